@@ -1,0 +1,119 @@
+import { parseArgs } from 'node:util';
+import { loadConfig } from '@sdx/config';
+import { createDb, ensureDatabase, migrateToLatest } from '@sdx/db';
+import { createApiKey, createWorkspace, findWorkspace, grantCredits, revokeApiKey, systemClock } from '@sdx/domain';
+
+/**
+ * Admin CLI (decisions.md "Operations contract"):
+ *   npm run -s admin -- create-workspace --name N [--credits C] [--rate-limit R] [--max-active-jobs A] [--max-result-limit M] --json
+ *   npm run -s admin -- create-key --workspace ID --json
+ *   npm run -s admin -- revoke-key --key-id ID
+ *   npm run -s admin -- grant-credits --workspace ID --credits N [--kind purchased|promotional] [--expires-at ISO]
+ * The key secret is printed once, here, and never stored.
+ */
+const USAGE = `usage: admin <create-workspace|create-key|revoke-key|grant-credits> [options]`;
+
+class UsageError extends Error {}
+
+function positiveInt(name: string, value: string | undefined, required = false): number | undefined {
+  if (value === undefined) {
+    if (required) throw new UsageError(`--${name} is required`);
+    return undefined;
+  }
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 0) throw new UsageError(`--${name} must be a whole number`);
+  return n;
+}
+
+function required(name: string, value: string | undefined): string {
+  if (!value) throw new UsageError(`--${name} is required`);
+  return value;
+}
+
+async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  const { values } = parseArgs({
+    args: rest,
+    options: {
+      name: { type: 'string' },
+      credits: { type: 'string' },
+      'rate-limit': { type: 'string' },
+      'max-active-jobs': { type: 'string' },
+      'max-result-limit': { type: 'string' },
+      workspace: { type: 'string' },
+      'key-id': { type: 'string' },
+      kind: { type: 'string' },
+      'expires-at': { type: 'string' },
+      json: { type: 'boolean', default: false },
+    },
+    strict: true,
+  });
+  const config = loadConfig();
+  await ensureDatabase(config.databaseUrl);
+  const db = createDb({ connectionString: config.databaseUrl, max: 2, applicationName: 'admin' });
+  const print = (payload: object, text: string) => {
+    process.stdout.write(values.json ? `${JSON.stringify(payload)}\n` : `${text}\n`);
+  };
+  try {
+    await migrateToLatest(db);
+    switch (command) {
+      case 'create-workspace': {
+        const name = required('name', values.name);
+        const created = await db.transaction().execute(async (tx) => {
+          const workspace = await createWorkspace(tx, systemClock, {
+            name,
+            credits: positiveInt('credits', values.credits),
+            rateLimitPerMinute: positiveInt('rate-limit', values['rate-limit']),
+            maxActiveJobs: positiveInt('max-active-jobs', values['max-active-jobs']),
+            maxResultLimit: positiveInt('max-result-limit', values['max-result-limit']),
+          });
+          const key = await createApiKey(tx, workspace.id, 'admin');
+          return { workspace_id: workspace.id, key_id: key.key_id, api_key: key.api_key };
+        });
+        print(created, `workspace ${created.workspace_id}\nkey ${created.key_id}\napi key (shown once): ${created.api_key}`);
+        return 0;
+      }
+      case 'create-key': {
+        const workspaceId = required('workspace', values.workspace);
+        if (!(await findWorkspace(db, workspaceId))) throw new UsageError(`no workspace ${workspaceId}`);
+        const key = await createApiKey(db, workspaceId, 'admin');
+        print(key, `key ${key.key_id}\napi key (shown once): ${key.api_key}`);
+        return 0;
+      }
+      case 'revoke-key': {
+        const keyId = required('key-id', values['key-id']);
+        if (!(await revokeApiKey(db, keyId))) throw new UsageError(`no key ${keyId}`);
+        print({ key_id: keyId, revoked: true }, `key ${keyId} revoked`);
+        return 0;
+      }
+      case 'grant-credits': {
+        const workspaceId = required('workspace', values.workspace);
+        const credits = positiveInt('credits', values.credits, true)!;
+        if (credits <= 0) throw new UsageError('--credits must be positive');
+        const kind = values.kind ?? 'purchased';
+        if (kind !== 'purchased' && kind !== 'promotional') throw new UsageError('--kind is purchased or promotional');
+        let expiresAt: Date | null = null;
+        if (values['expires-at']) {
+          expiresAt = new Date(values['expires-at']);
+          if (Number.isNaN(expiresAt.getTime())) throw new UsageError('--expires-at must be an ISO 8601 date-time');
+        }
+        const workspace = await findWorkspace(db, workspaceId);
+        if (!workspace) throw new UsageError(`no workspace ${workspaceId}`);
+        await db.transaction().execute((tx) => grantCredits(tx, workspace, new Date(), { credits, kind, expiresAt, note: 'admin grant' }));
+        print({ workspace_id: workspaceId, credits, kind, expires_at: expiresAt?.toISOString() ?? null }, `granted ${credits} ${kind} credits to ${workspaceId}`);
+        return 0;
+      }
+      default:
+        throw new UsageError(USAGE);
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
+main(process.argv.slice(2))
+  .then((code) => process.exit(code))
+  .catch((error) => {
+    process.stderr.write(`${error instanceof UsageError ? error.message : error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(error instanceof UsageError ? 2 : 1);
+  });

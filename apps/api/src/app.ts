@@ -1,0 +1,83 @@
+import express, { type Express, type RequestHandler } from 'express';
+import * as OpenApiValidator from 'express-openapi-validator';
+import pinoHttp from 'pino-http';
+import { OPENAPI_PATH } from '@sdx/contract';
+import type { ApiDeps } from './deps';
+import { authenticate } from './middleware/auth';
+import { notFound, renderErrors } from './middleware/errors';
+import { rateLimit } from './middleware/rate-limit';
+import { requestId } from './middleware/request-id';
+import { cancelJob } from './routes/cancelJob';
+import { createJob } from './routes/createJob';
+import { extract } from './routes/extract';
+import { getAccount } from './routes/getAccount';
+import { getCurrentUsage } from './routes/getCurrentUsage';
+import { getJob } from './routes/getJob';
+import { healthz, readyz } from './routes/health';
+import { listJobs } from './routes/listJobs';
+import { listPlatforms } from './routes/listPlatforms';
+import { routeTable } from './routes';
+
+type Method = 'get' | 'post' | 'put' | 'delete';
+
+export interface RouteDef {
+  method: Method;
+  path: string;
+  /** Public routes skip authentication and rate limiting. */
+  public?: boolean;
+  handler: (deps: ApiDeps) => RequestHandler;
+}
+
+/** Every route of the API, by operationId of openapi.yaml. */
+export const ROUTES: RouteDef[] = [
+  { method: 'get', path: '/healthz', public: true, handler: healthz },
+  { method: 'get', path: '/readyz', public: true, handler: readyz },
+  { method: 'get', path: '/v1/platforms', public: true, handler: listPlatforms },
+  { method: 'get', path: '/v1/account', handler: getAccount },
+  { method: 'get', path: '/v1/usage/current', handler: getCurrentUsage },
+  { method: 'post', path: '/v1/extract', handler: extract },
+  { method: 'post', path: '/v1/jobs', handler: createJob },
+  { method: 'get', path: '/v1/jobs', handler: listJobs },
+  { method: 'get', path: '/v1/jobs/:job_id', handler: getJob },
+  { method: 'post', path: '/v1/jobs/:job_id/cancel', handler: cancelJob },
+  ...routeTable,
+];
+
+/**
+ * The API: request ID → access log → route match → authentication (tenant resolved once) →
+ * rate limit → request validation against openapi.yaml → route → one error renderer.
+ */
+export function createApp(deps: ApiDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('query parser', 'simple');
+  app.use(requestId);
+  app.use(
+    pinoHttp({
+      logger: deps.services.log,
+      genReqId: (_req, res) => String(res.getHeader('X-Request-ID')),
+      customProps: (_req, res) => ({ workspace_id: (res as express.Response).locals?.tenant?.workspace?.id }),
+      autoLogging: { ignore: (req) => req.url === '/healthz' },
+    }),
+  );
+  app.use(express.json({ limit: '1mb', type: () => true }));
+
+  const authenticated = [authenticate(deps.services), rateLimit(deps.limiter)];
+  const validator = OpenApiValidator.middleware({
+    apiSpec: OPENAPI_PATH,
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, allErrors: true },
+    validateResponses: false,
+    validateSecurity: false,
+    validateFormats: true,
+    ignoreUndocumented: false,
+  });
+
+  for (const route of ROUTES) {
+    const chain: RequestHandler[] = route.public ? [] : authenticated;
+    app[route.method](route.path, ...chain, ...validator, route.handler(deps));
+  }
+  app.use(notFound);
+  app.use(renderErrors(deps.services.log));
+  return app;
+}

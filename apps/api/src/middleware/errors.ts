@@ -1,0 +1,167 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import { ApiError, RequestValidationError, type ValidationIssue } from '@sdx/domain';
+
+/** One validator error as express-openapi-validator reports it. */
+interface ValidatorItem {
+  path?: string;
+  message?: string;
+  errorCode?: string;
+  params?: Record<string, unknown>;
+}
+
+interface ValidatorError {
+  status?: number;
+  errors?: ValidatorItem[];
+  message?: string;
+}
+
+/** Maps an ajv/openapi error code to the pydantic-style type callers know. */
+function issueType(item: ValidatorItem): string {
+  const code = (item.errorCode ?? '').replace(/\.openapi\.(validation|requestValidation)$/, '');
+  const message = item.message ?? '';
+  switch (code) {
+    case 'required':
+      return 'missing';
+    case 'additionalProperties':
+      return 'extra_forbidden';
+    case 'minimum':
+    case 'exclusiveMinimum':
+      return 'greater_than_equal';
+    case 'maximum':
+    case 'exclusiveMaximum':
+      return 'less_than_equal';
+    case 'minLength':
+      return 'string_too_short';
+    case 'maxLength':
+      return 'string_too_long';
+    case 'minItems':
+      return 'too_short';
+    case 'maxItems':
+      return 'too_long';
+    case 'enum':
+      return 'enum';
+    case 'format':
+      return /date-time/.test(message) ? 'datetime_from_date_parsing' : 'value_error';
+    case 'pattern':
+      return 'string_pattern_mismatch';
+    case 'type': {
+      if (/integer/.test(message)) return 'int_parsing';
+      if (/number/.test(message)) return 'float_parsing';
+      if (/boolean/.test(message)) return 'bool_parsing';
+      if (/string/.test(message)) return 'string_type';
+      if (/array/.test(message)) return 'list_type';
+      if (/object/.test(message)) return 'model_type';
+      return 'type_error';
+    }
+    default:
+      return 'value_error';
+  }
+}
+
+function humanMessage(item: ValidatorItem, type: string): string {
+  const message = item.message ?? 'Invalid value';
+  switch (type) {
+    case 'missing':
+      return 'Field required';
+    case 'extra_forbidden':
+      return 'Extra inputs are not permitted';
+    case 'int_parsing':
+      return 'Input should be a valid integer';
+    default: {
+      const bound = /must be (<=|>=) (\S+)/.exec(message);
+      if (bound) return `Input should be ${bound[1] === '<=' ? 'less' : 'greater'} than or equal to ${bound[2]}`;
+      const len = /must NOT have (more|fewer) than (\d+) characters/.exec(message);
+      if (len) return `String should have at ${len[1] === 'more' ? 'most' : 'least'} ${len[2]} characters`;
+      const items = /must NOT have (more|fewer) than (\d+) items/.exec(message);
+      if (items) return `List should have at ${items[1] === 'more' ? 'most' : 'least'} ${items[2]} items`;
+      const allowed = /must be equal to one of the allowed values:? ?(.*)$/.exec(message);
+      if (allowed) return `Input should be one of the allowed values${allowed[1] ? `: ${allowed[1]}` : ''}`;
+      return message.charAt(0).toUpperCase() + message.slice(1);
+    }
+  }
+}
+
+/** "/body/targets/3" → ["body", "targets", 3]; header names lower-case. */
+function toLoc(item: ValidatorItem, type: string): (string | number)[] {
+  const parts = (item.path ?? '')
+    .replace(/^\./, '')
+    .split(/[/.]/)
+    .filter(Boolean)
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : decodeURIComponent(p)));
+  if (parts[0] === 'headers') parts[0] = 'header';
+  if (parts.length === 0) parts.push('body');
+  const extra = item.params?.additionalProperty;
+  if (type === 'extra_forbidden' && typeof extra === 'string' && parts[parts.length - 1] !== extra) parts.push(extra);
+  const missing = item.params?.missingProperty;
+  if (type === 'missing' && typeof missing === 'string' && parts[parts.length - 1] !== missing) parts.push(missing);
+  return parts;
+}
+
+export function validatorIssues(error: ValidatorError, body: unknown): ValidationIssue[] {
+  return (error.errors ?? []).map((item) => {
+    const type = issueType(item);
+    const loc = toLoc(item, type);
+    const issue: ValidationIssue = { loc, msg: humanMessage(item, type), type };
+    if (loc[0] === 'body') {
+      let value: unknown = body;
+      for (const key of loc.slice(1)) value = value && typeof value === 'object' ? (value as Record<string | number, unknown>)[key] : undefined;
+      if (value !== undefined && type !== 'missing') issue.input = value;
+    }
+    return issue;
+  });
+}
+
+export const notFound: RequestHandler = (req) => {
+  throw new ApiError('not_found', `No route for ${req.method} ${req.path}.`);
+};
+
+/**
+ * The one renderer: service errors as {"detail": {"error": code, "message", ...context}},
+ * validation failures as the HTTPValidationError body (422). Never HTML, never a stack.
+ */
+export function renderErrors(log: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    if (res.headersSent) {
+      req.socket.destroy();
+      return;
+    }
+    if (err instanceof ApiError) {
+      for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
+      res.status(err.status).json({ detail: { error: err.code, message: err.message, ...err.fields } });
+      return;
+    }
+    if (err instanceof RequestValidationError) {
+      res.status(422).json({ detail: err.issues });
+      return;
+    }
+    const e = err as ValidatorError & { type?: string; status?: number; statusCode?: number; name?: string };
+    if (e.type === 'entity.parse.failed') {
+      res.status(422).json({ detail: [{ loc: ['body'], msg: 'JSON decode error', type: 'json_invalid' }] });
+      return;
+    }
+    if (e.type === 'entity.too.large') {
+      res.status(413).json({ detail: { error: 'invalid_request', message: 'Request body too large.' } });
+      return;
+    }
+    const status = e.status ?? e.statusCode;
+    if (status === 404) {
+      res.status(404).json({ detail: { error: 'not_found', message: `No route for ${req.method} ${req.path}.` } });
+      return;
+    }
+    if (status === 405) {
+      res.status(405).json({ detail: { error: 'method_not_allowed', message: `${req.method} is not allowed on ${req.path}.` } });
+      return;
+    }
+    if (status === 415) {
+      res.status(415).json({ detail: { error: 'invalid_request', message: 'Send the body as application/json.' } });
+      return;
+    }
+    if (status === 400 && Array.isArray(e.errors)) {
+      res.status(422).json({ detail: validatorIssues(e, req.body) });
+      return;
+    }
+    log.error({ err, requestId: res.locals.requestId }, 'unhandled error');
+    res.status(500).json({ detail: { error: 'internal_error', message: 'Something went wrong on our side.', request_id: res.locals.requestId } });
+  };
+}

@@ -1,0 +1,87 @@
+import type { RequestHandler } from 'express';
+import type IORedis from 'ioredis';
+import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
+import { ApiError, type Tenant } from '@sdx/domain';
+
+export interface RateDecision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  /** Milliseconds until the current window ends. */
+  resetMs: number;
+}
+
+/** Per-workspace, per-minute request limiter. */
+export interface RateLimiter {
+  consume(workspaceId: string, limitPerMinute: number): Promise<RateDecision>;
+}
+
+export class RateLimiterUnavailable extends Error {}
+
+/**
+ * One rate-limiter-flexible instance per process over the shared Redis, so every API process
+ * counts against the same fixed one-minute window per workspace. Each workspace has its own
+ * allowance: the limiter counts (with a ceiling no plan reaches) and the allowance is compared
+ * here, which keeps one instance for all plans.
+ */
+export class RedisRateLimiter implements RateLimiter {
+  private readonly limiter: RateLimiterRedis;
+
+  constructor(redis: IORedis, keyPrefix: string) {
+    this.limiter = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `${keyPrefix}:rl`,
+      points: Number.MAX_SAFE_INTEGER,
+      duration: 60,
+    });
+  }
+
+  async consume(workspaceId: string, limitPerMinute: number): Promise<RateDecision> {
+    let res: RateLimiterRes;
+    try {
+      res = await this.limiter.consume(workspaceId, 1);
+    } catch (error) {
+      if (error instanceof RateLimiterRes) res = error;
+      else throw new RateLimiterUnavailable(error instanceof Error ? error.message : String(error));
+    }
+    return {
+      allowed: res.consumedPoints <= limitPerMinute,
+      limit: limitPerMinute,
+      remaining: Math.max(0, limitPerMinute - res.consumedPoints),
+      resetMs: res.msBeforeNext,
+    };
+  }
+}
+
+/**
+ * Counts every authenticated request, before any database write. Sets RateLimit-Limit,
+ * RateLimit-Remaining and RateLimit-Reset (seconds); a 429 adds Retry-After (whole seconds, at
+ * least 1). Redis unreachable: 503 rate_limiter_unavailable at once, nothing written.
+ */
+export function rateLimit(limiter: RateLimiter): RequestHandler {
+  return async (_req, res, next) => {
+    const tenant = res.locals.tenant as Tenant;
+    let decision: RateDecision;
+    try {
+      decision = await limiter.consume(tenant.workspace.id, tenant.workspace.rate_limit_per_minute);
+    } catch (error) {
+      if (error instanceof RateLimiterUnavailable) {
+        throw new ApiError('rate_limiter_unavailable', 'The rate limiter is temporarily unavailable; retry with backoff.', {}, { 'Retry-After': '1' });
+      }
+      throw error;
+    }
+    const resetSeconds = Math.max(1, Math.ceil(decision.resetMs / 1000));
+    res.setHeader('RateLimit-Limit', String(decision.limit));
+    res.setHeader('RateLimit-Remaining', String(decision.remaining));
+    res.setHeader('RateLimit-Reset', String(resetSeconds));
+    if (!decision.allowed) {
+      throw new ApiError(
+        'rate_limit_exceeded',
+        `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${resetSeconds} s.`,
+        { limit: decision.limit, retry_after: resetSeconds },
+        { 'Retry-After': String(resetSeconds) },
+      );
+    }
+    next();
+  };
+}

@@ -1,0 +1,38 @@
+import type { RequestHandler } from 'express';
+import { ApiError, createJob, isTerminal, loadResult, renderJob, waitForJob } from '@sdx/domain';
+import type { ApiDeps } from '../deps';
+import { tenantOf } from '../middleware/tenant';
+import { jobInput, skipCache } from './job-request';
+
+/** Largest effective limit POST /v1/extract accepts; larger work goes through POST /v1/jobs. */
+export const SYNC_LIMIT_MAX = 200;
+
+/**
+ * POST /v1/extract — runs on the worker fleet like any job and waits for it: 200 with the
+ * completed job; a terminal failure answers 502 extraction_failed naming the job and the
+ * cause; past SYNC_TIMEOUT_MS, 202 with the job, still pollable.
+ */
+export const extract = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
+  const created = await createJob(services, tenantOf(res), jobInput(req), {
+    endpoint: 'POST /v1/extract',
+    idempotencyKey: req.get('idempotency-key') ?? null,
+    skipCache: skipCache(req),
+    maxSyncLimit: SYNC_LIMIT_MAX,
+  });
+  const controller = new AbortController();
+  req.on('close', () => controller.abort());
+  const job = isTerminal(created.job.status) ? created.job : await waitForJob(services.db, created.job.id, services.config.syncTimeoutMs, controller.signal);
+  const flags = { deduplicated: created.deduplicated, idempotent_replay: created.idempotentReplay };
+  if (job.status === 'completed') {
+    res.status(200).json(renderJob(job, await loadResult(services.db, job), flags));
+    return;
+  }
+  if (job.status === 'failed' || job.status === 'cancelled') {
+    const cause = job.status === 'failed' ? job.error : { code: 'cancelled', message: 'The job was cancelled.', retryable: false };
+    throw new ApiError('extraction_failed', `Job ${job.id} ${job.status}: ${(cause as { message?: string } | null)?.message ?? 'no detail'}`, {
+      job_id: job.id,
+      cause,
+    });
+  }
+  res.status(202).json(renderJob(job, null, flags));
+};

@@ -1,0 +1,61 @@
+import type { components, operations, paths } from './openapi';
+
+/**
+ * The HTTP contract of the service: openapi.yaml at the repository root, the types generated
+ * from it (`npm run generate:types` writes src/openapi.d.ts) and a response validator.
+ */
+
+export type { components, operations, paths };
+
+type Schemas = components['schemas'];
+
+export type JobResponse = Schemas['JobResponse'];
+export type JobStatus = Schemas['JobStatus'];
+export type JobError = Schemas['JobError'];
+export type JobErrorCode = Schemas['JobErrorCode'];
+export type BatchResponse = Schemas['BatchResponse'];
+export type BatchChild = Schemas['BatchChild'];
+export type BatchStatus = Schemas['BatchStatus'];
+export type ScheduleResponse = Schemas['ScheduleResponse'];
+export type ScheduleRun = Schemas['ScheduleRun'];
+export type AccountResponse = Schemas['AccountResponse'];
+export type UsageResponse = Schemas['UsageResponse'];
+export type PlatformResponse = Schemas['PlatformResponse'];
+export type OperationCapability = Schemas['OperationCapability'];
+export type OperationName = Schemas['OperationName'];
+export type HTTPValidationError = Schemas['HTTPValidationError'];
+export type ValidationErrorItem = Schemas['ValidationError'];
+export type ServiceError = Schemas['ServiceError'];
+export type InsufficientCreditsError = Schemas['InsufficientCreditsError'];
+export type ExtractionFailedError = Schemas['ExtractionFailedError'];
+export type HealthResponse = Schemas['HealthResponse'];
+export type ReadinessResponse = Schemas['ReadinessResponse'];
+export type Item = Schemas['Item'];
+export type ProfileBundle = Schemas['ProfileBundle'];
+
+/**
+ * Request bodies as a route sees them after validation: keys with a default (platform, limit,
+ * include_posts, overlap_policy) are always present.
+ */
+export type ExtractionRequest = Schemas['ExtractionRequest'];
+export type BatchExtractionRequest = Schemas['BatchExtractionRequest'];
+export type ScheduleCreateRequest = Schemas['ScheduleCreateRequest'];
+export type ScheduleUpdateRequest = Schemas['ScheduleUpdateRequest'];
+
+type WithOptional<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
+
+/** Request bodies as a caller may send them: keys with a default may be left out. */
+export type ExtractionRequestInput = WithOptional<ExtractionRequest, 'platform' | 'limit' | 'include_posts'>;
+export type BatchExtractionRequestInput = WithOptional<BatchExtractionRequest, 'platform' | 'limit' | 'include_posts'>;
+export type ScheduleRequestInput = WithOptional<
+  ScheduleCreateRequest,
+  'platform' | 'limit' | 'include_posts' | 'overlap_policy'
+>;
+
+/** Every operationId of the contract (one API route file per operationId). */
+export type OperationId = keyof operations;
+
+export { OPENAPI_PATH, loadOpenApiDocument } from './document';
+export type { OpenApiDocument } from './document';
+export { createResponseValidator, ResponseContractError } from './response-validator';
+export type { ResponseValidator, MatchedOperation } from './response-validator';

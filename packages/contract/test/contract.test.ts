@@ -1,0 +1,492 @@
+import { OPERATION_NAMES } from '@sdx/catalog';
+import { existsSync } from 'node:fs';
+import {
+  OPENAPI_PATH,
+  ResponseContractError,
+  createResponseValidator,
+  loadOpenApiDocument,
+  type AccountResponse,
+  type BatchResponse,
+  type JobResponse,
+  type ScheduleResponse,
+  type UsageResponse,
+  type components,
+} from '../src';
+
+type Schemas = components['schemas'];
+
+const validator = createResponseValidator();
+
+function problemsOf(method: string, url: string, status: number, body: unknown, contentType?: string): string {
+  try {
+    validator.validate(method, url, status, body, contentType);
+  } catch (error) {
+    expect(error).toBeInstanceOf(ResponseContractError);
+    return (error as Error).message;
+  }
+  throw new Error(`expected ${method} ${url} ${status} to be rejected`);
+}
+
+/** Returns a deep copy of `value` with `mutate` applied. */
+function altered<T>(value: T, mutate: (copy: Record<string, any>) => void): unknown {
+  const copy = structuredClone(value) as Record<string, any>;
+  mutate(copy);
+  return copy;
+}
+
+const post: Schemas['PostItem'] = {
+  kind: 'post',
+  platform: 'instagram',
+  id: '3141592653',
+  username: 'natgeo',
+  caption: 'A glacier at dawn #ice',
+  url: 'https://instagram.com/p/Cabc123',
+  published_at: '2024-05-01T10:00:00Z',
+  title: null,
+  media_type: 'image',
+  duration_seconds: null,
+  hashtags: ['ice'],
+  collaborator_usernames: [],
+  metrics: { views: null, likes: 1200, comments: 34, shares: null },
+};
+
+const video: Schemas['PostItem'] = { ...post, kind: 'video', platform: 'youtube', title: 'Glaciers', duration_seconds: 61.5 };
+
+const profile: Schemas['ProfileItem'] = {
+  kind: 'profile',
+  platform: 'instagram',
+  id: '787132',
+  username: 'natgeo',
+  caption: null,
+  url: 'https://instagram.com/natgeo',
+  published_at: null,
+  display_name: 'National Geographic',
+  bio: 'Experience the world',
+  avatar_url: null,
+  verified: true,
+  private: false,
+  followers_count: 280000000,
+  following_count: 150,
+  posts_count: 30000,
+};
+
+const transcript: Schemas['TranscriptItem'] = {
+  kind: 'transcript',
+  platform: 'tiktok',
+  id: '7301',
+  username: 'someone',
+  caption: null,
+  url: null,
+  published_at: null,
+  language: 'en',
+  text: 'hello world',
+  segments: [{ start: 0, end: 1.5, text: 'hello world' }],
+};
+
+const job: JobResponse = {
+  id: 'job_01HZX0000000000000000000',
+  platform: 'instagram',
+  operation: 'posts',
+  target: 'natgeo',
+  requested_limit: 2,
+  include_posts: 0,
+  status: 'completed',
+  attempts: 1,
+  max_attempts: 4,
+  progress_stage: 'completed',
+  progress_message: null,
+  progress_current: 2,
+  progress_total: 2,
+  heartbeat_at: '2024-05-01T10:00:05.123Z',
+  next_attempt_at: null,
+  cancel_requested_at: null,
+  result_count: 2,
+  billed_units: 2,
+  credit_rate: 2,
+  results_per_credit: 1,
+  billed_credits: 4,
+  result: [post, video],
+  error: null,
+  created_at: '2024-05-01T10:00:00.000Z',
+  started_at: '2024-05-01T10:00:01.000Z',
+  finished_at: '2024-05-01T10:00:06.000Z',
+  cached: false,
+  deduplicated: false,
+  idempotent_replay: false,
+};
+
+const queuedJob: JobResponse = {
+  ...job,
+  status: 'queued',
+  attempts: 0,
+  progress_stage: 'queued',
+  progress_current: 0,
+  progress_total: null,
+  heartbeat_at: null,
+  result_count: null,
+  billed_units: 0,
+  billed_credits: 0,
+  result: null,
+  started_at: null,
+  finished_at: null,
+};
+
+const failedJob: JobResponse = {
+  ...queuedJob,
+  status: 'failed',
+  attempts: 4,
+  progress_stage: 'failed',
+  error: { code: 'retries_exhausted', message: 'upstream kept failing', retryable: false, last_code: 'upstream_unavailable' },
+  finished_at: '2024-05-01T10:05:00Z',
+};
+
+const bundleJob: JobResponse = {
+  ...job,
+  operation: 'profile',
+  requested_limit: 1,
+  include_posts: 1,
+  result: { profile, posts: [post] },
+};
+
+const batch: BatchResponse = {
+  id: 'bat_01HZX0000000000000000000',
+  platform: 'instagram',
+  operation: 'profile',
+  requested_limit: 1,
+  include_posts: 0,
+  target_count: 2,
+  status: 'queued',
+  queued_count: 2,
+  running_count: 0,
+  completed_count: 0,
+  failed_count: 0,
+  cancelled_count: 0,
+  result_count: 0,
+  reserved_credits: 2,
+  billed_credits: 0,
+  cancel_requested_at: null,
+  created_at: '2024-05-01T10:00:00Z',
+  jobs: [
+    { id: 'job_a', target: 'natgeo', status: 'queued' },
+    { id: 'job_b', target: 'nasa', status: 'queued' },
+  ],
+  idempotent_replay: false,
+};
+
+const schedule: ScheduleResponse = {
+  id: 'sch_01HZX0000000000000000000',
+  name: 'Daily natgeo',
+  platform: 'instagram',
+  operation: 'posts',
+  targets: ['natgeo'],
+  requested_limit: 12,
+  include_posts: 0,
+  frequency: 'daily',
+  timezone: 'Europe/Paris',
+  starts_at: '2024-05-01T09:00:00+02:00',
+  next_run_at: '2024-05-02T07:00:00Z',
+  last_run_at: '2024-05-01T07:00:00Z',
+  status: 'active',
+  overlap_policy: 'skip',
+  created_at: '2024-04-30T12:00:00Z',
+  updated_at: '2024-04-30T12:00:00Z',
+  runs: [
+    {
+      id: 'run_1',
+      trigger: 'manual',
+      scheduled_for: '2024-05-01T07:00:00Z',
+      status: 'queued',
+      job_id: 'job_a',
+      batch_id: null,
+      error: null,
+      created_at: '2024-05-01T07:00:00Z',
+      dispatched_at: '2024-05-01T07:00:00Z',
+    },
+    {
+      id: 'run_0',
+      trigger: 'scheduled',
+      scheduled_for: '2024-04-30T07:00:00Z',
+      status: 'failed',
+      job_id: null,
+      batch_id: null,
+      error: { error: 'concurrent_job_limit_exceeded', message: 'too many active jobs', active: 5, limit: 5 },
+      created_at: '2024-04-30T07:00:00Z',
+      dispatched_at: null,
+    },
+  ],
+};
+
+const usage: UsageResponse = {
+  period_start: '2024-05-01',
+  credit_limit: 1000,
+  units_used: 10,
+  units_reserved: 2,
+  units_remaining: 988,
+  credits_used: 20,
+  credits_reserved: 4,
+  credits_remaining: 976,
+  purchased_credits: 0,
+  promotional_credits: 0,
+  promotional_expires_at: null,
+  lifetime_purchased: 0,
+  lifetime_spent: 20,
+};
+
+const account: AccountResponse = {
+  organization_id: 'ws_01HZX0000000000000000000',
+  organization_name: 'Acme',
+  monthly_quota: 1000,
+  rate_limit_per_minute: 60,
+  max_result_limit: 25000,
+  max_active_jobs: 10,
+  authenticated_key_id: 'key_01HZX0000000000000000000',
+  auth_type: 'api_key',
+  role: 'owner',
+  user: null,
+  workspaces: [{ id: 'ws_01HZX0000000000000000000', name: 'Acme', kind: 'team', role: 'owner' }],
+};
+
+describe('openapi.yaml', () => {
+  const document = loadOpenApiDocument();
+  const schemas = document.components?.schemas as Record<string, any>;
+
+  it('parses as OpenAPI 3.0.3 version 1.0.0 at OPENAPI_PATH', () => {
+    expect(existsSync(OPENAPI_PATH)).toBe(true);
+    expect(document.openapi).toBe('3.0.3');
+    expect(document.info.version).toBe('1.0.0');
+  });
+
+  it('lists every catalog operation name, and only those, in the operation enum', () => {
+    expect(schemas.OperationName.enum).toEqual([...OPERATION_NAMES].sort());
+    expect(schemas.OperationName.enum).toHaveLength(27);
+  });
+
+  it('declares every operationId the API routes are named after', () => {
+    const ids = Object.values(document.paths).flatMap((item) =>
+      Object.values(item as Record<string, { operationId?: string }>).map((op) => op.operationId),
+    );
+    expect(ids.sort()).toEqual(
+      [
+        'listPlatforms', 'getAccount', 'getCurrentUsage', 'extract', 'createJob', 'listJobs', 'getJob', 'cancelJob',
+        'exportJob', 'createBatch', 'listBatches', 'getBatch', 'cancelBatch', 'exportBatch', 'createSchedule',
+        'listSchedules', 'getSchedule', 'updateSchedule', 'deleteSchedule', 'pauseSchedule', 'resumeSchedule',
+        'runSchedule', 'healthz', 'readyz',
+      ].sort(),
+    );
+  });
+
+  it('describes a job error the same way on JobResponse.error and in the 502 cause (JobError)', () => {
+    const { nullable, description: _a, ...inline } = schemas.JobResponse.properties.error;
+    const { description: _b, ...standalone } = schemas.JobError;
+    expect(nullable).toBe(true);
+    expect(inline).toEqual(standalone);
+  });
+
+  it('documents X-Request-ID on every response, rate-limit statuses on authenticated operations', () => {
+    const deref = (value: any): any => {
+      let node = value;
+      while (node && node.$ref) node = node.$ref.slice(2).split('/').reduce((n: any, k: string) => n[k], document);
+      return node;
+    };
+    const publicOperations = ['healthz', 'readyz', 'listPlatforms'];
+    for (const item of Object.values(document.paths) as Record<string, any>[]) {
+      for (const operation of Object.values(item)) {
+        const authenticated = !publicOperations.includes(operation.operationId);
+        expect({ id: operation.operationId, security: operation.security }).toEqual({
+          id: operation.operationId,
+          security: authenticated ? undefined : [],
+        });
+        for (const [status, raw] of Object.entries(operation.responses as Record<string, unknown>)) {
+          const response = deref(raw);
+          expect({ id: operation.operationId, status, requestId: Boolean(response.headers?.['X-Request-ID']) }).toEqual({
+            id: operation.operationId,
+            status,
+            requestId: true,
+          });
+          if (status === '429') expect(response.headers['Retry-After']).toBeDefined();
+          if (authenticated && /^2/.test(status)) expect(response.headers['RateLimit-Remaining']).toBeDefined();
+        }
+        if (authenticated) {
+          expect({ id: operation.operationId, statuses: ['401', '403', '422', '429', '503'].filter((c) => !(c in operation.responses)) })
+            .toEqual({ id: operation.operationId, statuses: [] });
+          const headerNames = (operation.parameters ?? []).map((p: any) => deref(p)).filter((p: any) => p.in === 'header').map((p: any) => p.name);
+          expect(headerNames).toContain('X-Workspace-ID');
+          expect(headerNames).not.toContain('X-API-Key');
+          expect(headerNames).not.toContain('Authorization');
+        }
+      }
+    }
+  });
+
+  it('requires every property of every response object schema', () => {
+    const optional: Record<string, string[]> = { BatchResponse: ['jobs'], ValidationError: ['input', 'ctx'] };
+    for (const [name, schema] of Object.entries(schemas)) {
+      if (schema.type !== 'object' || !schema.properties || /Request$/.test(name)) continue;
+      const notRequired = Object.keys(schema.properties).filter((key) => !(schema.required ?? []).includes(key));
+      expect({ name, notRequired }).toEqual({ name, notRequired: optional[name] ?? [] });
+    }
+  });
+});
+
+describe('createResponseValidator', () => {
+  it('accepts valid jobs: completed, queued, failed, profile bundle', () => {
+    validator.validate('GET', '/v1/jobs/job_123', 200, job, 'application/json; charset=utf-8');
+    validator.validate('POST', '/v1/jobs', 202, queuedJob);
+    validator.validate('GET', '/v1/jobs/job_123', 200, failedJob);
+    validator.validate('POST', '/v1/extract', 200, bundleJob);
+    validator.validate('POST', '/v1/jobs/job_123/cancel', 200, { ...queuedJob, status: 'cancelled' });
+    validator.validate('GET', '/v1/jobs?limit=5', 200, [job, queuedJob, failedJob]);
+    validator.validate('POST', '/v1/extract', 200, { ...job, operation: 'transcript', result: [transcript] });
+  });
+
+  it('rejects broken jobs', () => {
+    const { billed_credits: _dropped, ...missing } = job;
+    expect(problemsOf('GET', '/v1/jobs/job_123', 200, missing)).toMatch(/missing property "billed_credits"/);
+    expect(problemsOf('GET', '/v1/jobs/job_123', 200, { ...job, surprise: 1 })).toMatch(/unexpected property "surprise"/);
+    expect(problemsOf('GET', '/v1/jobs/job_123', 200, { ...job, attempts: '1' })).toMatch(/\/attempts must be integer/);
+    expect(problemsOf('GET', '/v1/jobs/job_123', 200, { ...job, status: 'done' })).toMatch(/\/status must be equal to one of/);
+    expect(problemsOf('GET', '/v1/jobs/job_123', 200, { ...job, created_at: 'yesterday' })).toMatch(/created_at must match format/);
+    expect(problemsOf('GET', '/v1/jobs/job_123', 200, { ...job, error: { code: 'oops', message: 'x', retryable: true } })).toMatch(/error\/code/);
+    expect(
+      problemsOf('GET', '/v1/jobs/job_123', 200, altered(job, (j) => delete j.result[0].metrics)),
+    ).toMatch(/result/);
+    expect(problemsOf('GET', '/v1/jobs/job_123', 200, altered(job, (j) => (j.result[0].extra = true)))).toMatch(/result/);
+    expect(problemsOf('GET', '/v1/jobs', 200, [job, { ...job, cached: null }])).toMatch(/\/1\/cached must be boolean/);
+  });
+
+  it('accepts a valid batch with and without child summaries', () => {
+    validator.validate('POST', '/v1/batches', 202, batch);
+    const { jobs: _jobs, ...withoutJobs } = batch;
+    validator.validate('GET', '/v1/batches?include_jobs=false', 200, [withoutJobs]);
+    validator.validate('POST', '/v1/batches/bat_1/cancel', 200, { ...batch, status: 'cancelled' });
+  });
+
+  it('rejects broken batches', () => {
+    const { reserved_credits: _dropped, ...missing } = batch;
+    expect(problemsOf('GET', '/v1/batches/bat_1', 200, missing)).toMatch(/missing property "reserved_credits"/);
+    expect(problemsOf('GET', '/v1/batches/bat_1', 200, { ...batch, children: [] })).toMatch(/unexpected property "children"/);
+    expect(problemsOf('GET', '/v1/batches/bat_1', 200, { ...batch, target_count: 2.5 })).toMatch(/target_count must be integer/);
+    expect(problemsOf('GET', '/v1/batches/bat_1', 200, altered(batch, (b) => (b.jobs[0].result = null)))).toMatch(
+      /jobs\/0 has unexpected property "result"/,
+    );
+  });
+
+  it('accepts a valid schedule and rejects broken ones', () => {
+    validator.validate('POST', '/v1/schedules', 201, schedule);
+    validator.validate('POST', '/v1/schedules/sch_1/run', 202, schedule);
+    validator.validate('PUT', '/v1/schedules/sch_1', 200, { ...schedule, status: 'paused', next_run_at: null });
+    const { runs: _runs, ...missing } = schedule;
+    expect(problemsOf('GET', '/v1/schedules/sch_1', 200, missing)).toMatch(/missing property "runs"/);
+    expect(problemsOf('GET', '/v1/schedules/sch_1', 200, { ...schedule, cron: '* * * * *' })).toMatch(/unexpected property "cron"/);
+    expect(problemsOf('GET', '/v1/schedules/sch_1', 200, { ...schedule, targets: 'natgeo' })).toMatch(/targets must be array/);
+    expect(problemsOf('GET', '/v1/schedules', 200, [altered(schedule, (s) => (s.runs[0].trigger = 'cron'))])).toMatch(/trigger/);
+  });
+
+  it('accepts valid usage and account bodies and rejects broken ones', () => {
+    validator.validate('GET', '/v1/usage/current', 200, usage);
+    validator.validate('GET', '/v1/account', 200, account);
+    validator.validate('GET', '/v1/account', 200, {
+      ...account,
+      auth_type: 'session',
+      authenticated_key_id: null,
+      user: { id: 'usr_1', email: null, display_name: 'Ann', avatar_url: null },
+    });
+    const { lifetime_spent: _dropped, ...missing } = usage;
+    expect(problemsOf('GET', '/v1/usage/current', 200, missing)).toMatch(/missing property "lifetime_spent"/);
+    expect(problemsOf('GET', '/v1/usage/current', 200, { ...usage, bonus: 0 })).toMatch(/unexpected property "bonus"/);
+    expect(problemsOf('GET', '/v1/usage/current', 200, { ...usage, period_start: '2024-05-01T00:00:00Z' })).toMatch(
+      /period_start must match format "date"/,
+    );
+    expect(problemsOf('GET', '/v1/account', 200, { ...account, monthly_quota: '1000' })).toMatch(/monthly_quota must be integer/);
+    expect(problemsOf('GET', '/v1/account', 200, { ...account, user: { id: 'usr_1' } })).toMatch(/missing property "email"/);
+    const { workspaces: _ws, ...noWorkspaces } = account;
+    expect(problemsOf('GET', '/v1/account', 200, noWorkspaces)).toMatch(/missing property "workspaces"/);
+  });
+
+  it('validates error bodies: service errors, validation errors, 402 and 502 details', () => {
+    validator.validate('GET', '/v1/jobs/job_x', 404, { detail: { error: 'job_not_found', message: 'Job not found' } });
+    validator.validate('POST', '/v1/jobs', 422, {
+      detail: [{ loc: ['body', 'extra'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden', input: 1 }],
+    });
+    validator.validate('POST', '/v1/batches', 422, {
+      detail: { error: 'duplicate_batch_target', message: 'Duplicate targets', duplicates: ['natgeo'] },
+    });
+    validator.validate('POST', '/v1/jobs', 402, {
+      detail: { error: 'insufficient_credits', message: 'Not enough credits', available: 1, reserved: 4, required: 10 },
+    });
+    validator.validate('POST', '/v1/extract', 502, {
+      detail: {
+        error: 'extraction_failed',
+        message: 'The extraction failed',
+        job_id: 'job_1',
+        cause: { code: 'target_not_found', message: 'No such user', retryable: false },
+      },
+    });
+    expect(problemsOf('POST', '/v1/jobs', 402, { detail: { error: 'insufficient_credits', message: 'x' } })).toMatch(
+      /missing property "available"/,
+    );
+    expect(problemsOf('GET', '/v1/jobs/job_x', 404, { error: 'job_not_found' })).toMatch(/missing property "detail"/);
+    expect(problemsOf('GET', '/v1/jobs/job_x', 404, { detail: 'Not found' })).toMatch(/detail must be object/);
+    expect(problemsOf('POST', '/v1/jobs', 422, { detail: [{ loc: ['body'], msg: 'x' }] })).toMatch(/must match exactly one schema/);
+  });
+
+  it('validates health probes and the public platform list', () => {
+    validator.validate('GET', '/healthz', 200, { status: 'ok' });
+    validator.validate('GET', '/readyz', 503, { status: 'error', checks: { postgres: 'ok', redis: 'error' } });
+    validator.validate('GET', '/v1/platforms', 200, [
+      {
+        platform: 'instagram',
+        label: 'Instagram',
+        operations: [
+          { operation: 'profile', max_results: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false },
+        ],
+      },
+    ]);
+    expect(problemsOf('GET', '/readyz', 200, { status: 'ok' })).toMatch(/missing property "checks"/);
+    expect(
+      problemsOf('GET', '/v1/platforms', 200, [
+        { platform: 'instagram', label: 'Instagram', operations: [{ operation: 'profile', max_results: 1 }] },
+      ]),
+    ).toMatch(/missing property "credits_per_result"/);
+  });
+
+  it('checks only the documented status and content type of downloads', () => {
+    validator.validate('GET', '/v1/jobs/job_1/export?format=csv', 200, 'id,kind\n1,post\n', 'text/csv; charset=utf-8');
+    validator.validate(
+      'GET',
+      '/v1/batches/bat_1/export?format=xlsx',
+      200,
+      Buffer.from('PK'),
+      'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+    );
+    validator.validate('GET', '/v1/batches/bat_1/export', 200, [{ job_id: 'job_1', target: 'a', status: 'completed', result_count: 0, result: [] }]);
+    expect(problemsOf('GET', '/v1/jobs/job_1/export', 200, '<html>', 'text/html')).toMatch(/content type text\/html is not documented/);
+    expect(problemsOf('GET', '/v1/jobs/job_1/export', 201, 'a,b', 'text/csv')).toMatch(/status 201 is not documented/);
+  });
+
+  it('accepts an empty 204 and rejects a body on it', () => {
+    validator.validate('DELETE', '/v1/schedules/sch_1', 204, undefined);
+    validator.validate('DELETE', '/v1/schedules/sch_1', 204, {});
+    expect(problemsOf('DELETE', '/v1/schedules/sch_1', 204, schedule)).toMatch(/documents no body/);
+  });
+
+  it('rejects unknown paths, undocumented methods and undocumented statuses', () => {
+    expect(problemsOf('GET', '/v1/nope', 200, {})).toMatch(/path \/v1\/nope is not documented/);
+    expect(problemsOf('GET', '/v1/jobs/job_1/cancel/extra', 200, job)).toMatch(/is not documented/);
+    expect(problemsOf('PATCH', '/v1/jobs/job_1', 200, job)).toMatch(/method PATCH is not documented/);
+    expect(problemsOf('GET', '/v1/jobs/job_1', 418, {})).toMatch(/status 418 is not documented for getJob/);
+    expect(problemsOf('POST', '/v1/jobs', 200, queuedJob)).toMatch(/status 200 is not documented for createJob/);
+  });
+
+  it('matches concrete paths to operations', () => {
+    expect(validator.match('post', '/v1/jobs/job_123/cancel')).toEqual({
+      operationId: 'cancelJob',
+      method: 'post',
+      template: '/v1/jobs/{job_id}/cancel',
+      params: { job_id: 'job_123' },
+    });
+    expect(validator.match('GET', '/v1/usage/current')?.operationId).toBe('getCurrentUsage');
+    expect(validator.match('GET', '/v1/schedules/sch_9?x=1')?.params).toEqual({ schedule_id: 'sch_9' });
+    expect(validator.match('GET', '/v2/jobs')).toBeUndefined();
+  });
+});

@@ -1,0 +1,3 @@
+export * from './schema';
+export * from './pool';
+export { migrateToLatest, migrateDown, ensureDatabase } from './migrate';

@@ -1,0 +1,55 @@
+import { Migrator, type Migration, type MigrationProvider, sql } from 'kysely';
+import pg from 'pg';
+import type { Db } from './pool';
+import * as m0001 from './migrations/20261122_0001_initial';
+
+/** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
+const MIGRATIONS: Record<string, Migration> = {
+  '20261122_0001_initial': m0001,
+};
+
+const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+const MIGRATION_LOCK = 715517;
+
+export async function migrateToLatest(db: Db): Promise<string[]> {
+  // Several processes may start at once (api, worker, scheduler replicas): serialise them.
+  return db.connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(${MIGRATION_LOCK})`.execute(conn);
+    try {
+      const { error, results } = await new Migrator({ db: conn, provider }).migrateToLatest();
+      if (error) throw error instanceof Error ? error : new Error(String(error));
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    } finally {
+      await sql`select pg_advisory_unlock(${MIGRATION_LOCK})`.execute(conn);
+    }
+  });
+}
+
+export async function migrateDown(db: Db): Promise<void> {
+  const { error } = await new Migrator({ db, provider }).migrateDown();
+  if (error) throw error instanceof Error ? error : new Error(String(error));
+}
+
+/** Creates the database named in the URL when it does not exist yet (first start on a fresh machine). */
+export async function ensureDatabase(connectionString: string): Promise<boolean> {
+  const url = new URL(connectionString);
+  const name = decodeURIComponent(url.pathname.replace(/^\//, ''));
+  if (!name) return false;
+  url.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: url.toString() });
+  await client.connect();
+  try {
+    const found = await client.query('select 1 from pg_database where datname = $1', [name]);
+    if (found.rowCount) return false;
+    try {
+      await client.query(`create database "${name.replace(/"/g, '""')}"`);
+    } catch (error) {
+      // Another process created it first.
+      if ((error as { code?: string }).code !== '42P04') throw error;
+      return false;
+    }
+    return true;
+  } finally {
+    await client.end();
+  }
+}

@@ -1,0 +1,31 @@
+import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import pg from 'pg';
+import type { Database } from './schema';
+
+// bigint (int8) and numeric counts come back as numbers: credit amounts stay far below 2^53.
+pg.types.setTypeParser(20, (value) => Number(value));
+// `date` columns stay ISO strings (YYYY-MM-DD), never shifted by the local time zone.
+pg.types.setTypeParser(1082, (value) => value);
+
+export type Db = Kysely<Database>;
+export type Tx = Transaction<Database>;
+/** Either the pool or an open transaction: read functions accept both. */
+export type Executor = Kysely<Database> | Transaction<Database>;
+
+export interface DbOptions {
+  connectionString: string;
+  max?: number;
+  applicationName?: string;
+}
+
+export function createDb(options: DbOptions): Db {
+  const pool = new pg.Pool({
+    connectionString: options.connectionString,
+    max: options.max ?? 10,
+    application_name: options.applicationName ?? 'social-data',
+    connectionTimeoutMillis: 5000,
+  });
+  // An idle client that loses its connection must not crash the process.
+  pool.on('error', () => undefined);
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+}

@@ -1,0 +1,224 @@
+import type { ColumnType, Generated, Insertable, Selectable, Updateable } from 'kysely';
+
+/** Table types of the migrations in ./migrations. bigint columns are parsed to numbers (see pool.ts). */
+type Timestamp = ColumnType<Date, Date | string, Date | string>;
+type CreatedAt = ColumnType<Date, Date | string | undefined, Date | string>;
+type Json = ColumnType<unknown, string, string>;
+
+export interface WorkspacesTable {
+  id: string;
+  name: string;
+  kind: Generated<string>;
+  monthly_quota: number;
+  rate_limit_per_minute: number;
+  max_result_limit: number;
+  max_active_jobs: number;
+  created_at: CreatedAt;
+}
+
+export interface ApiKeysTable {
+  id: string;
+  workspace_id: string;
+  name: string | null;
+  prefix: string;
+  secret_hash: string;
+  role: Generated<string>;
+  created_at: CreatedAt;
+  revoked_at: Timestamp | null;
+  last_used_at: Timestamp | null;
+}
+
+export interface CreditBalancesTable {
+  workspace_id: string;
+  period_start: ColumnType<string, string, string>;
+  plan_used: Generated<number>;
+  plan_reserved: Generated<number>;
+  promo_balance: Generated<number>;
+  promo_reserved: Generated<number>;
+  promo_expires_at: Timestamp | null;
+  purchased_balance: Generated<number>;
+  purchased_reserved: Generated<number>;
+  period_promo_spent: Generated<number>;
+  period_purchased_spent: Generated<number>;
+  units_used: Generated<number>;
+  units_reserved: Generated<number>;
+  lifetime_purchased: Generated<number>;
+  lifetime_spent: Generated<number>;
+  updated_at: CreatedAt;
+}
+
+export type ReservationStatus = 'held' | 'settled' | 'released';
+
+export interface CreditReservationsTable {
+  id: string;
+  workspace_id: string;
+  job_id: string;
+  plan_amount: number;
+  promo_amount: number;
+  purchased_amount: number;
+  units: number;
+  status: ReservationStatus;
+  settled_credits: number | null;
+  created_at: CreatedAt;
+  closed_at: Timestamp | null;
+}
+
+export type LedgerEntryType = 'plan_allowance' | 'grant' | 'reserve' | 'release' | 'settle' | 'expire';
+export type CreditBucket = 'plan' | 'promotional' | 'purchased';
+
+export interface CreditLedgerTable {
+  id: Generated<number>;
+  workspace_id: string;
+  entry_type: LedgerEntryType;
+  bucket: CreditBucket | null;
+  credits: number;
+  plan_credits: Generated<number>;
+  promo_credits: Generated<number>;
+  purchased_credits: Generated<number>;
+  units: Generated<number>;
+  reservation_id: string | null;
+  job_id: string | null;
+  period_start: string;
+  note: string | null;
+  created_at: CreatedAt;
+}
+
+export type JobStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled';
+
+export interface JobsTable {
+  id: string;
+  workspace_id: string;
+  batch_id: string | null;
+  batch_position: number | null;
+  schedule_id: string | null;
+  platform: string;
+  operation: string;
+  target: string;
+  normalized_target: string;
+  request_key: string;
+  requested_limit: number;
+  include_posts: Generated<number>;
+  status: JobStatus;
+  attempts: Generated<number>;
+  max_attempts: number;
+  progress_stage: Generated<string>;
+  progress_message: string | null;
+  progress_current: Generated<number>;
+  progress_total: number | null;
+  heartbeat_at: Timestamp | null;
+  next_attempt_at: Timestamp | null;
+  cancel_requested_at: Timestamp | null;
+  result_count: number | null;
+  billed_units: Generated<number>;
+  credit_rate: number;
+  results_per_credit: number;
+  base_credits: number;
+  reserved_credits: Generated<number>;
+  billed_credits: Generated<number>;
+  error: Json | null;
+  cached: Generated<boolean>;
+  source_job_id: string | null;
+  lease_token: string | null;
+  checkpoint_cursor: string | null;
+  checkpoint_pages: Generated<number>;
+  created_at: CreatedAt;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+}
+
+export interface JobResultPagesTable {
+  job_id: string;
+  page_no: number;
+  item_count: number;
+  items: Json;
+  created_at: CreatedAt;
+}
+
+export interface BatchesTable {
+  id: string;
+  workspace_id: string;
+  platform: string;
+  operation: string;
+  requested_limit: number;
+  include_posts: Generated<number>;
+  target_count: number;
+  cancel_requested_at: Timestamp | null;
+  schedule_id: string | null;
+  created_at: CreatedAt;
+}
+
+export type ScheduleStatus = 'active' | 'paused' | 'completed';
+
+export interface SchedulesTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  platform: string;
+  operation: string;
+  targets: ColumnType<string[], string, string>;
+  requested_limit: number;
+  include_posts: Generated<number>;
+  frequency: 'once' | 'daily' | 'weekly' | 'monthly';
+  timezone: string;
+  starts_at: Timestamp;
+  starts_at_text: string;
+  next_run_at: Timestamp | null;
+  last_run_at: Timestamp | null;
+  status: ScheduleStatus;
+  overlap_policy: Generated<string>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+  deleted_at: Timestamp | null;
+}
+
+export type ScheduleRunStatus = 'queued' | 'skipped_credits' | 'skipped_overlap' | 'failed';
+
+export interface ScheduleRunsTable {
+  id: string;
+  schedule_id: string;
+  workspace_id: string;
+  trigger: 'scheduled' | 'manual';
+  scheduled_for: Timestamp;
+  status: ScheduleRunStatus;
+  job_id: string | null;
+  batch_id: string | null;
+  error: Json | null;
+  created_at: CreatedAt;
+  dispatched_at: Timestamp | null;
+}
+
+export interface IdempotencyKeysTable {
+  workspace_id: string;
+  endpoint: string;
+  key: string;
+  request_hash: string;
+  resource_type: string;
+  resource_id: string;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+}
+
+export interface Database {
+  workspaces: WorkspacesTable;
+  api_keys: ApiKeysTable;
+  credit_balances: CreditBalancesTable;
+  credit_reservations: CreditReservationsTable;
+  credit_ledger: CreditLedgerTable;
+  jobs: JobsTable;
+  job_result_pages: JobResultPagesTable;
+  batches: BatchesTable;
+  schedules: SchedulesTable;
+  schedule_runs: ScheduleRunsTable;
+  idempotency_keys: IdempotencyKeysTable;
+}
+
+export type WorkspaceRow = Selectable<WorkspacesTable>;
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type CreditBalanceRow = Selectable<CreditBalancesTable>;
+export type ReservationRow = Selectable<CreditReservationsTable>;
+export type JobRow = Selectable<JobsTable>;
+export type NewJob = Insertable<JobsTable>;
+export type JobUpdate = Updateable<JobsTable>;
+export type BatchRow = Selectable<BatchesTable>;
+export type ScheduleRow = Selectable<SchedulesTable>;
+export type ScheduleRunRow = Selectable<ScheduleRunsTable>;

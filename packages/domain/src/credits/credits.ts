@@ -1,0 +1,424 @@
+import { sql } from 'kysely';
+import type { CreditBalanceRow, Executor, ReservationRow, Tx, WorkspaceRow } from '@sdx/db';
+import { ApiError } from '../errors';
+import { newId } from '../ids';
+import { periodStartOf } from '../time';
+
+/**
+ * Credits as a ledger. Every grant, reservation, release and settlement is a row in
+ * credit_ledger; the per-workspace balance row is changed in the same transaction, under a
+ * row lock, so concurrent reservations serialise per workspace and can never overdraw.
+ *
+ * Buckets: the monthly plan allowance (renewed on the first day of the UTC month), promotional
+ * credits (expire at promo_expires_at) and purchased credits (never expire). Reserving and
+ * spending draw from plan first, then promotional, then purchased.
+ */
+
+type Balance = CreditBalanceRow;
+
+export interface Available {
+  plan: number;
+  promo: number;
+  purchased: number;
+  total: number;
+}
+
+function promoActive(balance: Balance, now: Date): boolean {
+  return balance.promo_expires_at === null || balance.promo_expires_at.getTime() > now.getTime();
+}
+
+/** The balance as of `now`: a new month resets the plan usage; expired promotional credits are gone. */
+function rolled(balance: Balance, now: Date): Balance {
+  const period = periodStartOf(now);
+  let b = balance;
+  if (b.period_start < period) {
+    b = { ...b, period_start: period, plan_used: 0, units_used: 0, period_promo_spent: 0, period_purchased_spent: 0 };
+  }
+  if (!promoActive(b, now) && b.promo_balance > b.promo_reserved) {
+    b = { ...b, promo_balance: b.promo_reserved };
+  }
+  return b;
+}
+
+export function availableOf(balance: Balance, workspace: Pick<WorkspaceRow, 'monthly_quota'>, now: Date): Available {
+  const plan = Math.max(0, workspace.monthly_quota - balance.plan_used - balance.plan_reserved);
+  const promo = promoActive(balance, now) ? balance.promo_balance - balance.promo_reserved : 0;
+  const purchased = balance.purchased_balance - balance.purchased_reserved;
+  return { plan, promo, purchased, total: plan + promo + purchased };
+}
+
+export async function openBalance(tx: Tx, workspace: WorkspaceRow, now: Date): Promise<void> {
+  const period = periodStartOf(now);
+  await tx.insertInto('credit_balances').values({ workspace_id: workspace.id, period_start: period }).execute();
+  await tx
+    .insertInto('credit_ledger')
+    .values({
+      workspace_id: workspace.id,
+      entry_type: 'plan_allowance',
+      bucket: 'plan',
+      credits: workspace.monthly_quota,
+      plan_credits: workspace.monthly_quota,
+      period_start: period,
+      note: 'monthly plan allowance',
+    })
+    .execute();
+}
+
+/**
+ * Locks the workspace's balance row for the rest of the transaction and applies a month
+ * rollover or promotional expiry, each recorded in the ledger.
+ */
+export async function lockBalance(tx: Tx, workspaceId: string, now: Date, quota: number): Promise<Balance> {
+  const current = await tx
+    .selectFrom('credit_balances')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .forUpdate()
+    .executeTakeFirstOrThrow();
+  const next = rolled(current, now);
+  if (next === current) return current;
+  if (next.period_start !== current.period_start) {
+    await tx
+      .insertInto('credit_ledger')
+      .values({
+        workspace_id: workspaceId,
+        entry_type: 'plan_allowance',
+        bucket: 'plan',
+        credits: quota,
+        plan_credits: quota,
+        period_start: next.period_start,
+        note: 'monthly plan allowance',
+      })
+      .execute();
+  }
+  if (next.promo_balance !== current.promo_balance) {
+    const expired = current.promo_balance - next.promo_balance;
+    await tx
+      .insertInto('credit_ledger')
+      .values({
+        workspace_id: workspaceId,
+        entry_type: 'expire',
+        bucket: 'promotional',
+        credits: -expired,
+        promo_credits: -expired,
+        period_start: next.period_start,
+        note: 'promotional credits expired',
+      })
+      .execute();
+  }
+  await tx
+    .updateTable('credit_balances')
+    .set({
+      period_start: next.period_start,
+      plan_used: next.plan_used,
+      units_used: next.units_used,
+      period_promo_spent: next.period_promo_spent,
+      period_purchased_spent: next.period_purchased_spent,
+      promo_balance: next.promo_balance,
+      updated_at: now,
+    })
+    .where('workspace_id', '=', workspaceId)
+    .execute();
+  return next;
+}
+
+export interface ReserveRequest {
+  jobId: string;
+  credits: number;
+  units: number;
+}
+
+/** Split of `amount` over the buckets in spending order. */
+function split(amount: number, available: Available): { plan: number; promo: number; purchased: number } {
+  const plan = Math.min(amount, available.plan);
+  const promo = Math.min(amount - plan, available.promo);
+  const purchased = amount - plan - promo;
+  return { plan, promo, purchased };
+}
+
+/**
+ * Reserves the maximum cost of one job. The caller holds the balance lock (lockBalance) and
+ * passes the balance it got; the returned balance reflects the reservation, so several
+ * reservations can follow in one transaction (a batch is all-or-nothing).
+ */
+export async function reserveCredits(
+  tx: Tx,
+  workspace: WorkspaceRow,
+  balance: Balance,
+  now: Date,
+  request: ReserveRequest,
+): Promise<Balance> {
+  const available = availableOf(balance, workspace, now);
+  if (request.credits > available.total) {
+    throw insufficientCredits(balance, available, request.credits);
+  }
+  const parts = split(request.credits, available);
+  const reservationId = newId('res');
+  await tx
+    .insertInto('credit_reservations')
+    .values({
+      id: reservationId,
+      workspace_id: workspace.id,
+      job_id: request.jobId,
+      plan_amount: parts.plan,
+      promo_amount: parts.promo,
+      purchased_amount: parts.purchased,
+      units: request.units,
+      status: 'held',
+    })
+    .execute();
+  await tx
+    .insertInto('credit_ledger')
+    .values({
+      workspace_id: workspace.id,
+      entry_type: 'reserve',
+      credits: -request.credits,
+      plan_credits: -parts.plan,
+      promo_credits: -parts.promo,
+      purchased_credits: -parts.purchased,
+      units: request.units,
+      reservation_id: reservationId,
+      job_id: request.jobId,
+      period_start: balance.period_start,
+    })
+    .execute();
+  const next: Balance = {
+    ...balance,
+    plan_reserved: balance.plan_reserved + parts.plan,
+    promo_reserved: balance.promo_reserved + parts.promo,
+    purchased_reserved: balance.purchased_reserved + parts.purchased,
+    units_reserved: balance.units_reserved + request.units,
+  };
+  await tx
+    .updateTable('credit_balances')
+    .set({
+      plan_reserved: next.plan_reserved,
+      promo_reserved: next.promo_reserved,
+      purchased_reserved: next.purchased_reserved,
+      units_reserved: next.units_reserved,
+      updated_at: now,
+    })
+    .where('workspace_id', '=', workspace.id)
+    .execute();
+  return next;
+}
+
+export function insufficientCredits(balance: Balance, available: Available, required: number): ApiError {
+  const reserved = balance.plan_reserved + balance.promo_reserved + balance.purchased_reserved;
+  return new ApiError('insufficient_credits', `This request needs ${required} credits; ${available.total} are available.`, {
+    available: available.total,
+    reserved,
+    required,
+  });
+}
+
+/** Takes the held reservation of a job, or nothing when it was already settled or released. */
+async function claimReservation(tx: Tx, jobId: string, status: 'settled' | 'released', settled: number | null, now: Date): Promise<ReservationRow | undefined> {
+  return tx
+    .updateTable('credit_reservations')
+    .set({ status, settled_credits: settled, closed_at: now })
+    .where('job_id', '=', jobId)
+    .where('status', '=', 'held')
+    .returningAll()
+    .executeTakeFirst();
+}
+
+export interface SettleRequest {
+  jobId: string;
+  /** Credits the delivered results cost (never more than was reserved). */
+  credits: number;
+  /** Results delivered. */
+  units: number;
+}
+
+/**
+ * Settles a job's reservation against what was delivered: charges `credits` (drawn from the
+ * reservation's parts in bucket order) and returns the rest. At most once per job: the
+ * reservation row moves from held exactly once, and the ledger's unique index backs it.
+ * Returns the credits charged, or null when the reservation was no longer held.
+ */
+export async function settleReservation(tx: Tx, now: Date, request: SettleRequest): Promise<number | null> {
+  const held = await tx.selectFrom('credit_reservations').select(['workspace_id', 'plan_amount', 'promo_amount', 'purchased_amount']).where('job_id', '=', request.jobId).executeTakeFirst();
+  if (!held) return null;
+  const reservedTotal = held.plan_amount + held.promo_amount + held.purchased_amount;
+  const charge = Math.max(0, Math.min(request.credits, reservedTotal));
+  const reservation = await claimReservation(tx, request.jobId, 'settled', charge, now);
+  if (!reservation) return null;
+  const plan = Math.min(charge, reservation.plan_amount);
+  const promo = Math.min(charge - plan, reservation.promo_amount);
+  const purchased = charge - plan - promo;
+  const balance = await lockBalance(tx, reservation.workspace_id, now, await quotaOf(tx, reservation.workspace_id));
+  await tx
+    .insertInto('credit_ledger')
+    .values({
+      workspace_id: reservation.workspace_id,
+      entry_type: 'settle',
+      credits: charge,
+      plan_credits: plan,
+      promo_credits: promo,
+      purchased_credits: purchased,
+      units: request.units,
+      reservation_id: reservation.id,
+      job_id: request.jobId,
+      period_start: balance.period_start,
+      note: charge < reservedTotal ? `released ${reservedTotal - charge} unused credits` : null,
+    })
+    .execute();
+  await tx
+    .updateTable('credit_balances')
+    .set((eb) => ({
+      plan_reserved: eb('plan_reserved', '-', reservation.plan_amount),
+      promo_reserved: eb('promo_reserved', '-', reservation.promo_amount),
+      purchased_reserved: eb('purchased_reserved', '-', reservation.purchased_amount),
+      units_reserved: eb('units_reserved', '-', reservation.units),
+      plan_used: eb('plan_used', '+', plan),
+      promo_balance: eb('promo_balance', '-', promo),
+      purchased_balance: eb('purchased_balance', '-', purchased),
+      period_promo_spent: eb('period_promo_spent', '+', promo),
+      period_purchased_spent: eb('period_purchased_spent', '+', purchased),
+      units_used: eb('units_used', '+', request.units),
+      lifetime_spent: eb('lifetime_spent', '+', charge),
+      updated_at: now,
+    }))
+    .where('workspace_id', '=', reservation.workspace_id)
+    .execute();
+  return charge;
+}
+
+/** Returns a job's whole reservation (failure, cancellation). At most once; false when not held. */
+export async function releaseReservation(tx: Tx, now: Date, jobId: string, note: string): Promise<boolean> {
+  const reservation = await claimReservation(tx, jobId, 'released', 0, now);
+  if (!reservation) return false;
+  const balance = await lockBalance(tx, reservation.workspace_id, now, await quotaOf(tx, reservation.workspace_id));
+  const total = reservation.plan_amount + reservation.promo_amount + reservation.purchased_amount;
+  await tx
+    .insertInto('credit_ledger')
+    .values({
+      workspace_id: reservation.workspace_id,
+      entry_type: 'release',
+      credits: total,
+      plan_credits: reservation.plan_amount,
+      promo_credits: reservation.promo_amount,
+      purchased_credits: reservation.purchased_amount,
+      units: reservation.units,
+      reservation_id: reservation.id,
+      job_id: jobId,
+      period_start: balance.period_start,
+      note,
+    })
+    .execute();
+  await tx
+    .updateTable('credit_balances')
+    .set((eb) => ({
+      plan_reserved: eb('plan_reserved', '-', reservation.plan_amount),
+      promo_reserved: eb('promo_reserved', '-', reservation.promo_amount),
+      purchased_reserved: eb('purchased_reserved', '-', reservation.purchased_amount),
+      units_reserved: eb('units_reserved', '-', reservation.units),
+      updated_at: now,
+    }))
+    .where('workspace_id', '=', reservation.workspace_id)
+    .execute();
+  return true;
+}
+
+async function quotaOf(db: Executor, workspaceId: string): Promise<number> {
+  const row = await db.selectFrom('workspaces').select('monthly_quota').where('id', '=', workspaceId).executeTakeFirstOrThrow();
+  return row.monthly_quota;
+}
+
+export interface GrantRequest {
+  credits: number;
+  kind: 'purchased' | 'promotional';
+  expiresAt?: Date | null;
+  note?: string;
+}
+
+/** Adds purchased or promotional credits; they can be spent at once. */
+export async function grantCredits(tx: Tx, workspace: WorkspaceRow, now: Date, grant: GrantRequest): Promise<void> {
+  if (!Number.isInteger(grant.credits) || grant.credits <= 0) throw new Error('credits must be a positive integer');
+  const balance = await lockBalance(tx, workspace.id, now, workspace.monthly_quota);
+  const promo = grant.kind === 'promotional';
+  await tx
+    .insertInto('credit_ledger')
+    .values({
+      workspace_id: workspace.id,
+      entry_type: 'grant',
+      bucket: grant.kind,
+      credits: grant.credits,
+      promo_credits: promo ? grant.credits : 0,
+      purchased_credits: promo ? 0 : grant.credits,
+      period_start: balance.period_start,
+      note: grant.note ?? null,
+    })
+    .execute();
+  await tx
+    .updateTable('credit_balances')
+    .set((eb) =>
+      promo
+        ? {
+            promo_balance: eb('promo_balance', '+', grant.credits),
+            // One promotional pool: a new grant's expiry (if any) applies to the pool.
+            promo_expires_at: grant.expiresAt ?? balance.promo_expires_at,
+            updated_at: now,
+          }
+        : {
+            purchased_balance: eb('purchased_balance', '+', grant.credits),
+            lifetime_purchased: eb('lifetime_purchased', '+', grant.credits),
+            updated_at: now,
+          },
+    )
+    .where('workspace_id', '=', workspace.id)
+    .execute();
+}
+
+export interface Usage {
+  period_start: string;
+  credit_limit: number;
+  units_used: number;
+  units_reserved: number;
+  units_remaining: number;
+  credits_used: number;
+  credits_reserved: number;
+  credits_remaining: number;
+  purchased_credits: number;
+  promotional_credits: number;
+  promotional_expires_at: string | null;
+  lifetime_purchased: number;
+  lifetime_spent: number;
+}
+
+/** GET /v1/usage/current: every field from the balance row as of `now`, without writing. */
+export async function getUsage(db: Executor, workspace: WorkspaceRow, now: Date): Promise<Usage> {
+  const stored = await db.selectFrom('credit_balances').selectAll().where('workspace_id', '=', workspace.id).executeTakeFirstOrThrow();
+  const b = rolled(stored, now);
+  const available = availableOf(b, workspace, now);
+  const promoLive = promoActive(b, now);
+  const creditsReserved = b.plan_reserved + b.promo_reserved + b.purchased_reserved;
+  return {
+    period_start: b.period_start,
+    credit_limit: workspace.monthly_quota,
+    units_used: b.units_used,
+    units_reserved: b.units_reserved,
+    units_remaining: available.total,
+    credits_used: b.plan_used + b.period_promo_spent + b.period_purchased_spent,
+    credits_reserved: creditsReserved,
+    credits_remaining: available.total,
+    purchased_credits: b.purchased_balance,
+    promotional_credits: promoLive ? b.promo_balance : b.promo_reserved,
+    promotional_expires_at: b.promo_expires_at ? b.promo_expires_at.toISOString() : null,
+    lifetime_purchased: b.lifetime_purchased,
+    lifetime_spent: b.lifetime_spent,
+  };
+}
+
+/** Sum of the ledger for a workspace, for audits and tests of the balance row. */
+export async function ledgerTotals(db: Executor, workspaceId: string): Promise<{ reserved: number; settled: number; released: number }> {
+  const rows = await db
+    .selectFrom('credit_ledger')
+    .select(['entry_type', sql<number>`coalesce(sum(credits), 0)::bigint`.as('total')])
+    .where('workspace_id', '=', workspaceId)
+    .groupBy('entry_type')
+    .execute();
+  const get = (t: string) => Number(rows.find((r) => r.entry_type === t)?.total ?? 0);
+  return { reserved: -get('reserve'), settled: get('settle'), released: get('release') };
+}

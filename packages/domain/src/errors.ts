@@ -1,0 +1,62 @@
+/**
+ * The closed set of service error identifiers and their HTTP status. Every service error the
+ * API answers is an ApiError; one renderer turns it into {"detail": {"error": code, "message", ...}}.
+ */
+export const ERROR_STATUS = {
+  invalid_request: 400,
+  missing_authentication: 401,
+  invalid_api_key: 401,
+  insufficient_credits: 402,
+  workspace_forbidden: 403,
+  not_found: 404,
+  job_not_found: 404,
+  batch_not_found: 404,
+  schedule_not_found: 404,
+  idempotency_key_conflict: 409,
+  idempotency_key_in_use: 409,
+  results_not_ready: 409,
+  unsupported_operation: 422,
+  duplicate_batch_target: 422,
+  invalid_target: 422,
+  rate_limit_exceeded: 429,
+  concurrent_job_limit_exceeded: 429,
+  internal_error: 500,
+  extraction_failed: 502,
+  rate_limiter_unavailable: 503,
+  service_unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+export class ApiError extends Error {
+  readonly status: number;
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    readonly fields: Record<string, unknown> = {},
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+    this.name = 'ApiError';
+    this.status = ERROR_STATUS[code];
+  }
+}
+
+/**
+ * A request-validation failure found by domain code (for example a limit above the operation's
+ * maximum), rendered as the HTTPValidationError body exactly like schema failures.
+ */
+export interface ValidationIssue {
+  loc: (string | number)[];
+  msg: string;
+  type: string;
+  input?: unknown;
+  ctx?: Record<string, unknown>;
+}
+
+export class RequestValidationError extends Error {
+  constructor(readonly issues: ValidationIssue[]) {
+    super(issues.map((i) => `${i.loc.join('.')}: ${i.msg}`).join('; '));
+    this.name = 'RequestValidationError';
+  }
+}

@@ -1,0 +1,46 @@
+import type { JobRow } from '@sdx/db';
+import type { JobResult } from './results';
+
+export interface JobFlags {
+  deduplicated?: boolean;
+  idempotent_replay?: boolean;
+}
+
+const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
+
+/** JobResponse of api-v1.md 2.4: every key, always. */
+export function renderJob(job: JobRow, result: JobResult | null, flags: JobFlags = {}) {
+  return {
+    id: job.id,
+    platform: job.platform,
+    operation: job.operation,
+    target: job.target,
+    requested_limit: job.requested_limit,
+    include_posts: job.include_posts,
+    status: job.status,
+    attempts: job.attempts,
+    max_attempts: job.max_attempts,
+    progress_stage: job.progress_stage,
+    progress_message: job.progress_message,
+    progress_current: job.progress_current,
+    progress_total: job.progress_total,
+    heartbeat_at: iso(job.heartbeat_at),
+    next_attempt_at: iso(job.next_attempt_at),
+    cancel_requested_at: iso(job.cancel_requested_at),
+    result_count: job.result_count,
+    billed_units: job.billed_units,
+    credit_rate: job.credit_rate,
+    results_per_credit: job.results_per_credit,
+    billed_credits: job.billed_credits,
+    result: job.status === 'completed' ? result : null,
+    error: job.status === 'failed' ? ((job.error as unknown) ?? null) : null,
+    created_at: job.created_at.toISOString(),
+    started_at: iso(job.started_at),
+    finished_at: iso(job.finished_at),
+    cached: job.cached,
+    deduplicated: flags.deduplicated ?? false,
+    idempotent_replay: flags.idempotent_replay ?? false,
+  };
+}
+
+export type JobResponse = ReturnType<typeof renderJob>;

@@ -1,0 +1,285 @@
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import { findOperation, type Platform } from '@sdx/catalog';
+import type { JobRow } from '@sdx/db';
+import { type Item, type Provider, ProviderError } from '@sdx/providers';
+import type { Services } from '../context';
+import { releaseReservation, settleReservation } from '../credits/credits';
+import { deliveredCost } from './recipe';
+import { savePage } from './results';
+import { enqueueJob } from './create-job';
+
+export interface ProviderLookup {
+  resolve(platform: string, operation: string): Provider | undefined;
+}
+
+export interface JobError {
+  code: string;
+  message: string;
+  retryable: boolean;
+  [context: string]: unknown;
+}
+
+export type RunOutcome = 'completed' | 'failed' | 'retrying' | 'discarded' | 'skipped';
+
+/**
+ * Runs one attempt of one job. The attempt first claims the job (queued, or running with a dead
+ * heartbeat) with a fresh lease token; every later write requires that token and status
+ * running, so a stale or duplicate delivery, a cancelled job or a second worker can never
+ * deliver, bill or fail it twice. Settlement happens in the same transaction as completion.
+ */
+export async function runJobAttempt(services: Services, providers: ProviderLookup, jobId: string): Promise<RunOutcome> {
+  const { db, config, log } = services;
+  const lease = randomUUID();
+  const staleBefore = sql<Date>`now() - make_interval(secs => ${config.heartbeatTimeoutMs / 1000})`;
+  const job = await db
+    .updateTable('jobs')
+    .set((eb) => ({
+      status: 'running',
+      attempts: eb('attempts', '+', 1),
+      lease_token: lease,
+      started_at: sql<Date>`coalesce(started_at, now())`,
+      heartbeat_at: sql<Date>`now()`,
+      next_attempt_at: null,
+      progress_stage: 'running',
+      progress_message: 'Extracting',
+    }))
+    .where('id', '=', jobId)
+    .where((eb) =>
+      eb.or([
+        eb.and([eb('status', '=', 'queued'), eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', sql<Date>`now() + interval '1 second'`)])]),
+        eb.and([eb('status', '=', 'running'), eb('heartbeat_at', '<', staleBefore), eb('attempts', '<', eb.ref('max_attempts'))]),
+      ]),
+    )
+    .returningAll()
+    .executeTakeFirst();
+  if (!job) return 'skipped';
+  if (job.attempts > job.max_attempts) {
+    await failJob(services, job, lease, { code: 'retries_exhausted', message: 'No attempts left.', retryable: false });
+    return 'failed';
+  }
+
+  const controller = new AbortController();
+  const heartbeat = setInterval(() => {
+    db.updateTable('jobs')
+      .set({ heartbeat_at: sql<Date>`now()` })
+      .where('id', '=', job.id)
+      .where('lease_token', '=', lease)
+      .where('status', '=', 'running')
+      .executeTakeFirst()
+      .then((r) => {
+        if (Number(r.numUpdatedRows) === 0) controller.abort(new Error('job no longer owned by this attempt'));
+      })
+      .catch((err) => log.warn({ err, jobId: job.id }, 'heartbeat failed'));
+  }, config.heartbeatIntervalMs);
+  heartbeat.unref();
+
+  try {
+    const delivered = await extractPages(services, providers, job, lease, controller.signal);
+    if (delivered === null) return 'discarded';
+    return (await completeJob(services, job, lease, delivered)) ? 'completed' : 'discarded';
+  } catch (error) {
+    if (controller.signal.aborted) return 'discarded';
+    return handleFailure(services, job, lease, error);
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
+
+interface Delivered {
+  total: number;
+  primary: number;
+  bundled: number;
+}
+
+/** Streams the provider's pages into job_result_pages, checkpointing each. Null when the attempt lost the job. */
+async function extractPages(services: Services, providers: ProviderLookup, job: JobRow, lease: string, signal: AbortSignal): Promise<Delivered | null> {
+  const spec = findOperation(job.platform, job.operation);
+  const provider = providers.resolve(job.platform, job.operation);
+  if (!spec || !provider) {
+    throw new ProviderError('internal_error', `No provider serves ${job.platform} ${job.operation}.`, false);
+  }
+  const bundle = job.include_posts > 0;
+  const cap = job.requested_limit + (bundle ? job.include_posts : 0);
+  let total = job.progress_current;
+  let pageNo = job.checkpoint_pages;
+  const request = {
+    platform: job.platform as Platform,
+    operation: job.operation,
+    spec,
+    target: job.normalized_target,
+    limit: job.requested_limit,
+    includePosts: job.include_posts,
+    attempt: job.attempts,
+    resumeCursor: job.checkpoint_cursor,
+    signal,
+  };
+  if (pageNo > 0 && job.checkpoint_cursor === null) {
+    // Every page was saved by an earlier attempt; only completion is left.
+  } else {
+    for await (const page of provider.extract(request)) {
+      if (signal.aborted) return null;
+      const items: Item[] = page.items.slice(0, Math.max(0, cap - total));
+      pageNo += 1;
+      const owned = await services.db.transaction().execute(async (tx) => {
+        const updated = await tx
+          .updateTable('jobs')
+          .set({
+            progress_current: total + items.length,
+            progress_total: page.total ?? null,
+            progress_message: `Fetched page ${pageNo} (${total + items.length} results)`,
+            checkpoint_cursor: page.cursor,
+            checkpoint_pages: pageNo,
+            heartbeat_at: sql<Date>`now()`,
+          })
+          .where('id', '=', job.id)
+          .where('lease_token', '=', lease)
+          .where('status', '=', 'running')
+          .executeTakeFirst();
+        if (Number(updated.numUpdatedRows) === 0) return false;
+        await savePage(tx, job.id, pageNo, items);
+        return true;
+      });
+      if (!owned) return null;
+      total += items.length;
+      if (total >= cap || page.cursor === null) break;
+    }
+  }
+  // Count what was delivered by kind: for a bundle, the profile is primary and the rest bundled.
+  if (!bundle) return { total, primary: total, bundled: 0 };
+  const first = await services.db
+    .selectFrom('job_result_pages')
+    .select(sql<string | null>`items->0->>'kind'`.as('kind'))
+    .where('job_id', '=', job.id)
+    .where('item_count', '>', 0)
+    .orderBy('page_no')
+    .limit(1)
+    .executeTakeFirst();
+  const primary = first?.kind === 'profile' ? 1 : 0;
+  return { total, primary, bundled: total - primary };
+}
+
+async function completeJob(services: Services, job: JobRow, lease: string, delivered: Delivered): Promise<boolean> {
+  const spec = findOperation(job.platform, job.operation)!;
+  const credits = deliveredCost({ platform: job.platform as Platform, spec, includePosts: job.include_posts }, delivered.primary, delivered.bundled);
+  const now = services.clock.now();
+  return services.db.transaction().execute(async (tx) => {
+    const done = await tx
+      .updateTable('jobs')
+      .set({
+        status: 'completed',
+        progress_stage: 'completed',
+        progress_message: delivered.total === 0 ? 'Completed with no results' : `Completed with ${delivered.total} results`,
+        progress_current: delivered.total,
+        progress_total: delivered.total,
+        result_count: delivered.total,
+        billed_units: delivered.total,
+        billed_credits: credits,
+        finished_at: now,
+        lease_token: null,
+        checkpoint_cursor: null,
+      })
+      .where('id', '=', job.id)
+      .where('lease_token', '=', lease)
+      .where('status', '=', 'running')
+      .returning('id')
+      .executeTakeFirst();
+    if (!done) return false;
+    const charged = await settleReservation(tx, now, { jobId: job.id, credits, units: delivered.total });
+    if (charged !== null && charged !== credits) {
+      await tx.updateTable('jobs').set({ billed_credits: charged }).where('id', '=', job.id).execute();
+    }
+    return true;
+  });
+}
+
+function toJobError(error: unknown): { error: JobError; retryable: boolean; retryAfterMs: number | null } {
+  if (error instanceof ProviderError) {
+    return {
+      error: { ...error.context, code: error.code, message: error.message, retryable: error.retryable },
+      retryable: error.retryable,
+      retryAfterMs: error.retryAfterMs,
+    };
+  }
+  return {
+    error: { code: 'internal_error', message: 'The extraction failed unexpectedly.', retryable: true },
+    retryable: true,
+    retryAfterMs: null,
+  };
+}
+
+/** Exponential backoff with full jitter on top of the base: base * 2^(attempt-1) + random(0, base). */
+export function retryDelayMs(baseMs: number, attempt: number, retryAfterMs: number | null): number {
+  const backoff = baseMs * 2 ** Math.max(0, attempt - 1) + Math.random() * baseMs;
+  return Math.max(backoff, retryAfterMs ?? 0);
+}
+
+async function handleFailure(services: Services, job: JobRow, lease: string, error: unknown): Promise<RunOutcome> {
+  const { error: jobError, retryable, retryAfterMs } = toJobError(error);
+  if (!(error instanceof ProviderError)) services.log.error({ err: error, jobId: job.id }, 'extraction attempt crashed');
+  if (!retryable) {
+    await failJob(services, job, lease, jobError);
+    return 'failed';
+  }
+  if (job.attempts >= job.max_attempts) {
+    await failJob(services, job, lease, {
+      code: 'retries_exhausted',
+      message: `Gave up after ${job.attempts} attempts: ${jobError.message}`,
+      retryable: false,
+      last_error: jobError,
+    });
+    return 'failed';
+  }
+  const delay = retryDelayMs(services.config.jobRetryBaseMs, job.attempts, retryAfterMs);
+  const next = new Date(services.clock.now().getTime() + delay);
+  const requeued = await services.db
+    .updateTable('jobs')
+    .set({
+      status: 'queued',
+      next_attempt_at: next,
+      lease_token: null,
+      progress_stage: 'retrying',
+      progress_message: `Attempt ${job.attempts} failed (${jobError.code}); retrying at ${next.toISOString()}`,
+    })
+    .where('id', '=', job.id)
+    .where('lease_token', '=', lease)
+    .where('status', '=', 'running')
+    .returning(['id', 'attempts', 'batch_id'])
+    .executeTakeFirst();
+  if (!requeued) return 'discarded';
+  try {
+    await services.queues.enqueue({ jobId: job.id, attempt: requeued.attempts + 1, batchChild: requeued.batch_id !== null, delayMs: delay });
+  } catch (err) {
+    services.log.warn({ err, jobId: job.id }, 'could not enqueue the retry; the reconciler will');
+  }
+  return 'retrying';
+}
+
+export async function failJob(services: Services, job: Pick<JobRow, 'id'>, lease: string | null, error: JobError): Promise<boolean> {
+  const now = services.clock.now();
+  return services.db.transaction().execute(async (tx) => {
+    let query = tx
+      .updateTable('jobs')
+      .set({
+        status: 'failed',
+        error: JSON.stringify(error),
+        progress_stage: 'failed',
+        progress_message: error.message,
+        finished_at: now,
+        lease_token: null,
+        next_attempt_at: null,
+        billed_credits: 0,
+        billed_units: 0,
+        result_count: null,
+      })
+      .where('id', '=', job.id);
+    query = lease === null ? query.where('status', 'in', ['queued', 'running']) : query.where('lease_token', '=', lease).where('status', '=', 'running');
+    const failed = await query.returning('id').executeTakeFirst();
+    if (!failed) return false;
+    await releaseReservation(tx, now, job.id, `job failed: ${error.code}`);
+    await tx.deleteFrom('job_result_pages').where('job_id', '=', job.id).execute();
+    return true;
+  });
+}
+
+export { enqueueJob };

@@ -1,0 +1,59 @@
+import type IORedis from 'ioredis';
+import { type AppConfig, createLogger, type Logger } from '@sdx/config';
+import { createDb, type Db } from '@sdx/db';
+import { type Clock, type Services, systemClock } from '@sdx/domain';
+import { createProviderRegistry, createSandboxProvider, type Provider, type ProviderRegistry } from '@sdx/providers';
+import { createFastRedis, ExtractionQueues } from '@sdx/queue';
+
+/**
+ * Wires one process: configuration → Postgres pool, Redis connections, queues, provider
+ * registry and the Services every domain function takes. Built once at start, closed on exit.
+ */
+export interface Runtime {
+  config: AppConfig;
+  log: Logger;
+  db: Db;
+  /** Fail-fast connection for request paths (rate limiter, queue producers). */
+  redis: IORedis;
+  queues: ExtractionQueues;
+  registry: ProviderRegistry;
+  services: Services;
+  close(): Promise<void>;
+}
+
+export interface RuntimeOptions {
+  name: string;
+  log?: Logger;
+  clock?: Clock;
+  /** Providers to use instead of those chosen from the environment (tests). */
+  providers?: Provider[];
+  dbPoolSize?: number;
+}
+
+export function chooseProviders(config: AppConfig): Provider[] {
+  return [createSandboxProvider({ latencyMs: config.sandboxLatencyMs })];
+}
+
+export function createRuntime(config: AppConfig, options: RuntimeOptions): Runtime {
+  const log = options.log ?? createLogger(config, { name: options.name });
+  const db = createDb({ connectionString: config.databaseUrl, max: options.dbPoolSize ?? 10, applicationName: options.name });
+  const redis = createFastRedis(config.redisUrl);
+  redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
+  const queues = new ExtractionQueues(redis, config.redisPrefix);
+  const registry = createProviderRegistry(options.providers ?? chooseProviders(config));
+  const services: Services = { db, queues, gate: registry, config, clock: options.clock ?? systemClock, log };
+  return {
+    config,
+    log,
+    db,
+    redis,
+    queues,
+    registry,
+    services,
+    async close() {
+      await queues.close().catch(() => undefined);
+      redis.disconnect();
+      await db.destroy();
+    },
+  };
+}

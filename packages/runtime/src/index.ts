@@ -2,7 +2,7 @@ import type IORedis from 'ioredis';
 import { type AppConfig, createLogger, type Logger } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
 import { type Clock, type Services, systemClock } from '@sdx/domain';
-import { createProviderRegistry, createSandboxProvider, type Provider, type ProviderRegistry } from '@sdx/providers';
+import { createProviderRegistry, createSandboxProvider, type Provider, type ProviderRegistry, selectProviders } from '@sdx/providers';
 import { createFastRedis, ExtractionQueues } from '@sdx/queue';
 
 /**
@@ -30,8 +30,12 @@ export interface RuntimeOptions {
   dbPoolSize?: number;
 }
 
-export function chooseProviders(config: AppConfig): Provider[] {
-  return [createSandboxProvider({ latencyMs: config.sandboxLatencyMs })];
+/** The sandbox unless upstream credentials (or PROVIDER_MODE) select live adapters; see docs/providers.md. */
+export function chooseProviders(config: AppConfig, log: Logger, env: NodeJS.ProcessEnv = process.env): Provider[] {
+  const selection = selectProviders(env, { sandbox: createSandboxProvider({ latencyMs: config.sandboxLatencyMs }) });
+  for (const warning of selection.warnings) log.warn(warning);
+  log.info({ mode: selection.mode, platforms: selection.platforms }, 'providers selected');
+  return selection.providers;
 }
 
 export function createRuntime(config: AppConfig, options: RuntimeOptions): Runtime {
@@ -40,7 +44,7 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
   const redis = createFastRedis(config.redisUrl);
   redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
   const queues = new ExtractionQueues(redis, config.redisPrefix);
-  const registry = createProviderRegistry(options.providers ?? chooseProviders(config));
+  const registry = createProviderRegistry(options.providers ?? chooseProviders(config, log));
   const services: Services = { db, queues, gate: registry, config, clock: options.clock ?? systemClock, log };
   return {
     config,

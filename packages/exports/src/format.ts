@@ -1,0 +1,47 @@
+export type ExportFormat = 'json' | 'csv' | 'xlsx';
+export type ExportSubject = 'job' | 'batch';
+
+export const EXPORT_FORMATS: readonly ExportFormat[] = ['json', 'csv', 'xlsx'];
+
+const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
+  json: 'application/json; charset=utf-8',
+  csv: 'text/csv; charset=utf-8',
+  xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+};
+
+/** Resource ID prefixes (decisions.md: `job_…`, `bat_…`). */
+const ID_PREFIXES: Readonly<Record<ExportSubject, string>> = { job: 'job_', batch: 'bat_' };
+
+export function isExportFormat(value: unknown): value is ExportFormat {
+  return typeof value === 'string' && (EXPORT_FORMATS as readonly string[]).includes(value);
+}
+
+/** The Content-Type header of an export body. */
+export function exportContentType(format: ExportFormat): string {
+  return CONTENT_TYPES[format];
+}
+
+/**
+ * The download name: the resource ID (prefixed `job_` or `bat_` when it is not already)
+ * and the format's extension, e.g. `job_01ABC.csv`. Characters outside [A-Za-z0-9_-]
+ * become `_` so the name is safe in a header.
+ */
+export function exportFileName(kind: ExportSubject, id: string, format: ExportFormat): string {
+  const prefix = ID_PREFIXES[kind];
+  const safe = id.replace(/[^A-Za-z0-9_-]/g, '_');
+  return `${safe.startsWith(prefix) ? safe : prefix + safe}.${format}`;
+}
+
+/**
+ * The Content-Disposition header for an attachment, e.g. `attachment; filename="job_01ABC.csv"`.
+ * Quotes, backslashes and control characters are dropped from the quoted name; a name with
+ * characters beyond ASCII also gets an RFC 5987 `filename*` parameter.
+ */
+export function contentDisposition(filename: string): string {
+  // eslint-disable-next-line no-control-regex
+  const ascii = filename.replace(/[\u0000-\u001f\u007f"\\]/g, '').replace(/[^\x20-\x7e]/g, '_');
+  const header = `attachment; filename="${ascii}"`;
+  if (/^[\x20-\x7e]*$/.test(filename)) return header;
+  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
+  return `${header}; filename*=UTF-8''${encoded}`;
+}

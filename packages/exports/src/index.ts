@@ -1,0 +1,15 @@
+export { neutraliseCell } from './cells';
+export { BASE_FIELDS, type Cell, columnsFor, compileFlattener, EXTRA_COLUMN, flattenItem, KIND_FIELDS } from './columns';
+export { CSV_NEWLINE, encodeCsvRecord, writeCsv } from './csv';
+export {
+  contentDisposition,
+  EXPORT_FORMATS,
+  type ExportFormat,
+  type ExportSubject,
+  exportContentType,
+  exportFileName,
+  isExportFormat,
+} from './format';
+export { writeJson } from './json';
+export { type ExportRow, type RowEncoder, rowEncoder, type TabularExportOptions } from './rows';
+export { XLSX_SHEET_NAME, writeXlsx } from './xlsx';

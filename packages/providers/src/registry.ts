@@ -1,0 +1,81 @@
+import { CATALOG, PLATFORMS, PLATFORM_LABELS, findOperation, type OperationSpec, type Platform } from '@sdx/catalog';
+import type { Provider } from './types';
+
+/** A platform with the operations some provider serves, in catalog order. */
+export interface EnabledPlatform {
+  platform: Platform;
+  label: string;
+  operations: OperationSpec[];
+}
+
+/** OperationCapability of GET /v1/platforms (api-v1.md 2.3, decisions.md "Identifiers and catalog"). */
+export interface OperationCapability {
+  operation: string;
+  max_results: number;
+  credits_per_result: number;
+  results_per_credit: number;
+  base_credits: number;
+  requires_session: boolean;
+}
+
+/** PlatformResponse of GET /v1/platforms. */
+export interface PlatformResponse {
+  platform: string;
+  label: string;
+  operations: OperationCapability[];
+}
+
+/**
+ * Which provider serves each catalog operation. An operation is enabled when it is in the
+ * catalog and at least one provider supports it; the first such provider (in the order given)
+ * serves it.
+ */
+export class ProviderRegistry {
+  private readonly providers: readonly Provider[];
+
+  constructor(providers: readonly Provider[]) {
+    this.providers = [...providers];
+  }
+
+  /** The provider that serves (platform, operation), or undefined when none does. */
+  resolve(platform: string, operation: string): Provider | undefined {
+    const spec = findOperation(platform, operation);
+    if (!spec) return undefined;
+    const known = platform as Platform;
+    return this.providers.find((p) => p.supports(known, spec.operation));
+  }
+
+  isEnabled(platform: string, operation: string): boolean {
+    return this.resolve(platform, operation) !== undefined;
+  }
+
+  /** Enabled operations per platform, in catalog order; platforms with none are left out. */
+  platforms(): EnabledPlatform[] {
+    const out: EnabledPlatform[] = [];
+    for (const platform of PLATFORMS) {
+      const operations = CATALOG[platform].filter((spec) => this.isEnabled(platform, spec.operation));
+      if (operations.length > 0) out.push({ platform, label: PLATFORM_LABELS[platform], operations });
+    }
+    return out;
+  }
+}
+
+export function createProviderRegistry(providers: readonly Provider[]): ProviderRegistry {
+  return new ProviderRegistry(providers);
+}
+
+/** The GET /v1/platforms body for the operations the registry enables. */
+export function toPlatformResponse(registry: ProviderRegistry): PlatformResponse[] {
+  return registry.platforms().map(({ platform, label, operations }) => ({
+    platform,
+    label,
+    operations: operations.map((spec) => ({
+      operation: spec.operation,
+      max_results: spec.max_results,
+      credits_per_result: spec.credits_per_result,
+      results_per_credit: spec.results_per_credit,
+      base_credits: spec.base_credits,
+      requires_session: false,
+    })),
+  }));
+}

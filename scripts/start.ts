@@ -1,0 +1,88 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { createLogger, loadConfig } from '@sdx/config';
+import { createDb, ensureDatabase, migrateToLatest } from '@sdx/db';
+import { countWorkspaces, createApiKey, createWorkspace, systemClock } from '@sdx/domain';
+
+/**
+ * `npm start`: migrates the database, then runs the api, worker and scheduler as three processes
+ * against DATABASE_URL and REDIS_URL. On first start against an empty database (not in
+ * production) it creates a demo workspace and prints its API key once.
+ */
+const ROOT = path.resolve(__dirname, '..');
+const APPS = ['api', 'worker', 'scheduler'] as const;
+const DEMO_CREDITS = 100_000;
+
+async function prepare(): Promise<void> {
+  const config = loadConfig();
+  const log = createLogger({ logLevel: config.logLevel }, { name: 'start' });
+  await ensureDatabase(config.databaseUrl);
+  const db = createDb({ connectionString: config.databaseUrl, max: 2, applicationName: 'start' });
+  try {
+    const applied = await migrateToLatest(db);
+    log.info({ applied }, applied.length ? 'migrations applied' : 'database schema is up to date');
+    if (config.seedDemo && (await countWorkspaces(db)) === 0) {
+      const key = await db.transaction().execute(async (tx) => {
+        const workspace = await createWorkspace(tx, systemClock, { name: 'Demo workspace', credits: DEMO_CREDITS });
+        return { workspace, ...(await createApiKey(tx, workspace.id, 'demo')) };
+      });
+      process.stdout.write(
+        [
+          '',
+          `Demo workspace ${key.workspace.id} created with ${DEMO_CREDITS} credits.`,
+          `API key (shown once, keep it): ${key.api_key}`,
+          `Try: curl -H "X-API-Key: ${key.api_key}" http://localhost:${config.port}/v1/account`,
+          '',
+        ].join('\n') + '\n',
+      );
+    }
+  } finally {
+    await db.destroy();
+  }
+}
+
+function run(app: (typeof APPS)[number]): ChildProcess {
+  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps', app, 'src', 'main.ts')], {
+    cwd: ROOT,
+    stdio: 'inherit',
+    env: process.env,
+  });
+}
+
+async function main(): Promise<void> {
+  await prepare();
+  const children = new Map<string, ChildProcess>();
+  let stopping = false;
+  const stopAll = (signal: NodeJS.Signals, code: number) => {
+    if (stopping) return;
+    stopping = true;
+    for (const child of children.values()) child.kill(signal);
+    const force = setTimeout(() => {
+      for (const child of children.values()) child.kill('SIGKILL');
+      process.exit(code || 1);
+    }, 20_000);
+    force.unref();
+    const wait = () => {
+      if ([...children.values()].every((c) => c.exitCode !== null || c.signalCode !== null)) process.exit(code);
+      else setTimeout(wait, 50);
+    };
+    wait();
+  };
+  for (const app of APPS) {
+    const child = run(app);
+    children.set(app, child);
+    child.on('exit', (code, signal) => {
+      if (!stopping) {
+        console.error(`${app} exited (${signal ?? code}); stopping the service`);
+        stopAll('SIGTERM', 1);
+      }
+    });
+  }
+  process.on('SIGTERM', () => stopAll('SIGTERM', 0));
+  process.on('SIGINT', () => stopAll('SIGTERM', 0));
+}
+
+main().catch((error) => {
+  console.error(error);
+  process.exit(1);
+});

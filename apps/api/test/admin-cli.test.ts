@@ -1,0 +1,57 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { startTestStack, type TestStack } from '@sdx/testing';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../../..');
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+afterAll(async () => {
+  await stack.close();
+});
+
+async function admin(...args: string[]): Promise<string> {
+  const { stdout } = await run('npm', ['run', '-s', 'admin', '--', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'silent' },
+  });
+  return stdout;
+}
+
+it('creates a workspace and keys, grants credits and revokes keys, as decisions.md specifies', async () => {
+  const out = await admin('create-workspace', '--name', 'Acme', '--credits', '1234', '--rate-limit', '77', '--max-active-jobs', '9', '--max-result-limit', '500', '--json');
+  const lines = out.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  const created = JSON.parse(lines[0]!);
+  expect(Object.keys(created).sort()).toEqual(['api_key', 'key_id', 'workspace_id']);
+  expect(created.api_key).toMatch(/^sdx_live_[0-9A-Za-z]{32,}$/);
+  expect(created.workspace_id).toMatch(/^ws_/);
+  expect(created.key_id).toMatch(/^key_/);
+
+  const auth = { 'X-API-Key': created.api_key };
+  const account = await stack.api.get('/v1/account', { headers: auth });
+  expect(account.body).toMatchObject({ organization_id: created.workspace_id, organization_name: 'Acme', monthly_quota: 1234, rate_limit_per_minute: 77, max_active_jobs: 9, max_result_limit: 500 });
+  const usage = await stack.api.get('/v1/usage/current', { headers: auth });
+  expect(usage.body).toMatchObject({ credit_limit: 1234, credits_remaining: 1234 });
+
+  const second = JSON.parse((await admin('create-key', '--workspace', created.workspace_id, '--json')).trim());
+  expect(Object.keys(second).sort()).toEqual(['api_key', 'key_id']);
+  expect((await stack.api.get('/v1/account', { headers: { 'X-API-Key': second.api_key } })).body.authenticated_key_id).toBe(second.key_id);
+
+  await admin('grant-credits', '--workspace', created.workspace_id, '--credits', '100');
+  const granted = await stack.api.get('/v1/usage/current', { headers: auth });
+  expect(granted.body).toMatchObject({ purchased_credits: 100, lifetime_purchased: 100, credits_remaining: 1334 });
+
+  await admin('revoke-key', '--key-id', created.key_id);
+  expect((await stack.api.get('/v1/account', { headers: auth })).status).toBe(401);
+  expect((await stack.api.get('/v1/account', { headers: { 'X-API-Key': second.api_key } })).status).toBe(200);
+});
+
+it('fails clearly on bad arguments', async () => {
+  await expect(admin('create-workspace', '--json')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--name') });
+  await expect(admin('revoke-key', '--key-id', 'key_missing')).rejects.toMatchObject({ code: 2 });
+});

@@ -1,1 +1,5 @@
 export * from './types';
+export * from './sandbox';
+export * from './registry';
+export * from './upstream';
+export * from './live';

@@ -1,0 +1,219 @@
+/**
+ * Fake Meta Graph API under /v<major>.<minor> (Ad Library, Facebook Pages, Instagram Graph API).
+ * Shapes follow https://developers.facebook.com/docs/graph-api/reference/ads_archive and
+ * https://developers.facebook.com/docs/marketing-api/reference/archived-ad (ArchivedAd fields;
+ * ad_reached_countries required), https://developers.facebook.com/docs/graph-api/results
+ * (data + paging{cursors{before, after}, next}), https://developers.facebook.com/docs/graph-api/reference/page,
+ * the Instagram business_discovery and ig_hashtag_search references, and
+ * https://developers.facebook.com/docs/graph-api/guides/error-handling
+ * (error{message, type, code, error_subcode, fbtrace_id, is_transient}) with the
+ * X-Business-Use-Case-Usage header of https://developers.facebook.com/docs/graph-api/overview/rate-limiting.
+ */
+import { FIXTURES } from './fixtures';
+import { bearer, encodeToken, decodeToken, hash, iso, pick, sentence, type FakeApi, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
+
+const F = FIXTURES.graph;
+const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+
+function graphError(status: number, code: number, message: string, extra: Record<string, unknown> = {}): FakeResponse {
+  return { status, body: { error: { message, type: 'OAuthException', code, fbtrace_id: `Afake${hash(message + Date.now())}`, ...extra } } };
+}
+
+const missing = (id: string): FakeResponse =>
+  graphError(400, 100, `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`, { error_subcode: 33 });
+
+/** A page of an edge: data plus paging (next only when there is more). */
+function edge(base: string, req: FakeRequest, total: number, make: (i: number) => unknown, dflt = 25, max = 100): FakeResponse {
+  const limit = req.query.limit === undefined ? dflt : Number(req.query.limit);
+  if (!Number.isInteger(limit) || limit < 1 || limit > max) return graphError(400, 100, `(#100) The parameter limit must be between 1 and ${max}`);
+  const offset = decodeToken('g', req.query.after);
+  if (offset === null) return graphError(400, 100, '(#100) Invalid after cursor');
+  return { status: 200, body: page(base, req, total, make, offset, limit) };
+}
+
+function page(base: string, req: FakeRequest, total: number, make: (i: number) => unknown, offset: number, limit: number) {
+  const data = [];
+  for (let i = offset; i < Math.min(total, offset + limit); i++) data.push(make(i));
+  const more = offset + data.length < total;
+  const after = encodeToken('g', offset + data.length);
+  const next = new URLSearchParams({ ...req.query, limit: String(limit), after });
+  return {
+    data,
+    ...(data.length > 0
+      ? { paging: { cursors: { before: encodeToken('g', offset), after }, ...(more ? { next: `https://graph.facebook.com${base}?${next.toString()}` } : {}) } }
+      : {}),
+  };
+}
+
+function archivedAd(source: string, i: number) {
+  const id = `${source === 'page' ? 2 : 3}${String(i).padStart(14, '0')}`;
+  const stopped = i % 3 !== 0;
+  return {
+    id,
+    ad_creation_time: iso(T0 - (i + 10) * 86_400_000),
+    ad_creative_bodies: [sentence(`${id}:b`, 10)],
+    ad_creative_link_titles: [sentence(`${id}:t`, 4)],
+    ad_delivery_start_time: iso(T0 - (i + 9) * 86_400_000),
+    ...(stopped ? { ad_delivery_stop_time: iso(T0 - i * 86_400_000) } : {}),
+    // ad_snapshot_url carries the caller's token in the real API.
+    ad_snapshot_url: `https://www.facebook.com/ads/archive/render_ad/?id=${id}&access_token=REDACTED`,
+    bylines: 'Paid for by Fake Org',
+    currency: 'USD',
+    impressions: { lower_bound: '1000', upper_bound: '4999' },
+    spend: { lower_bound: '100', upper_bound: '199' },
+    languages: ['en'],
+    page_id: source === 'page' ? F.adPageId : `1${String(hash(id) % 1000).padStart(14, '0')}`,
+    page_name: source === 'page' ? F.page.name : `Advertiser ${hash(id) % 1000}`,
+    publisher_platforms: ['FACEBOOK', 'INSTAGRAM'],
+  };
+}
+
+const pageObject = () => ({
+  id: F.page.id,
+  name: F.page.name,
+  username: F.page.username,
+  about: 'The page of fixtures.',
+  link: `https://www.facebook.com/${F.page.username}`,
+  fan_count: 45_000,
+  followers_count: 47_000,
+  verification_status: 'blue_verified',
+  picture: { data: { url: `https://scontent.xx.fbcdn.net/${F.page.id}.jpg`, is_silhouette: false } },
+});
+
+const postIdOf = (i: number): string => `${F.page.id}_${String(900000000 + i)}`;
+
+function post(i: number) {
+  const id = postIdOf(i);
+  return {
+    id,
+    message: `${sentence(`${id}:m`, 9)} #fakepage`,
+    created_time: iso(T0 - i * 7_200_000).replace('Z', '+0000'),
+    permalink_url: `https://www.facebook.com/${F.page.username}/posts/${String(900000000 + i)}`,
+    attachments: { data: [{ media_type: i % 2 === 0 ? 'photo' : 'video' }] },
+    shares: { count: pick(`${id}:s`, 0, 400) },
+    reactions: { data: [], summary: { total_count: pick(`${id}:r`, 0, 9000) } },
+    comments: { data: [], summary: { total_count: F.page.commentsPerPost, order: 'ranked' } },
+    from: { id: F.page.id, name: F.page.name },
+  };
+}
+
+function igMedia(i: number, owner: boolean) {
+  const id = `${owner ? 178 : 179}${String(i).padStart(14, '0')}`;
+  const reel = owner && i % 3 === 0;
+  return {
+    id,
+    caption: `${sentence(`${id}:c`, 8)} #${owner ? 'fakebrand' : F.igHashtag.name}`,
+    media_type: reel ? 'VIDEO' : i % 2 === 0 ? 'IMAGE' : 'CAROUSEL_ALBUM',
+    ...(owner ? { media_product_type: reel ? 'REELS' : 'FEED' } : {}),
+    permalink: `https://www.instagram.com/${reel ? 'reel' : 'p'}/C${id.slice(-8)}/`,
+    timestamp: iso(T0 - i * 5_400_000).replace('Z', '+0000'),
+    like_count: pick(`${id}:l`, 0, 20_000),
+    comments_count: pick(`${id}:c`, 0, 900),
+  };
+}
+
+/** business_discovery.username(u){fields,media.limit(n).after(c){fields}} */
+function businessDiscovery(req: FakeRequest, fields: string): FakeResponse {
+  const m = /^business_discovery\.username\(([^)]+)\)\{(.*)\}$/.exec(fields);
+  if (!m) return graphError(400, 100, '(#100) Invalid fields parameter');
+  const username = (m[1] as string).toLowerCase();
+  if (username !== F.igBusiness.username) {
+    return graphError(400, 110, 'Invalid user id', { error_subcode: 2207013, error_user_title: 'Cannot find User', error_user_msg: `The user with username: ${username} cannot be found.` });
+  }
+  const b = F.igBusiness;
+  const result: Record<string, unknown> = {
+    id: b.id,
+    username: b.username,
+    name: 'Fake Brand',
+    biography: 'We sell fixtures.',
+    profile_picture_url: `https://scontent.cdninstagram.com/${b.id}.jpg`,
+    followers_count: 120_000,
+    follows_count: 80,
+    media_count: b.media,
+    website: 'https://example.com',
+  };
+  const media = /media(?:\.limit\((\d+)\))?(?:\.after\(([^)]+)\))?\{/.exec(m[2] as string);
+  if (media) {
+    const limit = Number(media[1] ?? 25);
+    const offset = decodeToken('g', media[2]);
+    if (offset === null || limit < 1 || limit > 100) return graphError(400, 100, '(#100) Invalid media edge parameters');
+    result.media = page(`/${F.igUserId}`, req, b.media, (i) => igMedia(i, true), offset, limit);
+  }
+  return { status: 200, body: { business_discovery: result, id: F.igUserId } };
+}
+
+export function createGraphApi(): FakeApi {
+  function handle(req: FakeRequest): FakeResponse {
+    const token = bearer(req) ?? req.query.access_token;
+    if (!token || token === F.badToken) return graphError(400, 190, 'Invalid OAuth access token - Cannot parse access token');
+    const parts = req.path.split('/').filter(Boolean).slice(1).map(decodeURIComponent);
+    const [node, edgeName] = parts;
+    const base = `/${F.version}/${parts.join('/')}`;
+    if (node === 'ads_archive') {
+      if (!req.query.ad_reached_countries) return graphError(400, 100, '(#100) The parameter ad_reached_countries is required');
+      if (req.query.search_page_ids !== undefined) {
+        const known = req.query.search_page_ids.split(',').includes(F.adPageId);
+        return edge(base, req, known ? F.pageAds : 0, (i) => archivedAd('page', i), 25, 1000);
+      }
+      if (req.query.search_terms === undefined) return graphError(400, 100, '(#100) search_terms or search_page_ids is required');
+      const total = req.query.search_terms.includes(FIXTURES.emptyQueryWord) ? 0 : F.searchAds;
+      return edge(base, req, total, (i) => archivedAd('search', i), 25, 1000);
+    }
+    if (node === 'ig_hashtag_search') {
+      if (req.query.user_id !== F.igUserId) return graphError(400, 100, '(#100) user_id is required and must be your Instagram professional account');
+      const hit = (req.query.q ?? '').toLowerCase() === F.igHashtag.name;
+      return { status: 200, body: { data: hit ? [{ id: F.igHashtag.id }] : [] } };
+    }
+    if (node === F.igUserId && !edgeName) return businessDiscovery(req, req.query.fields ?? '');
+    if (node === F.igHashtag.id && (edgeName === 'top_media' || edgeName === 'recent_media')) {
+      if (req.query.user_id !== F.igUserId) return graphError(400, 100, '(#100) user_id is required');
+      return edge(base, req, F.igHashtag.media, (i) => igMedia(i, false), 25, 50);
+    }
+    if (node === F.page.id || node?.toLowerCase() === F.page.username) {
+      if (!edgeName) return { status: 200, body: pageObject() };
+      if (edgeName === 'posts' || edgeName === 'published_posts') return edge(base, req, F.page.posts, post);
+      return missing(`${node}/${edgeName}`);
+    }
+    const postMatch = node ? /^(\d+)_(\d+)$/.exec(node) : null;
+    if (postMatch && postMatch[1] === F.page.id) {
+      const i = Number(postMatch[2]) - 900000000;
+      if (i < 0 || i >= F.page.posts) return missing(node as string);
+      if (!edgeName) return { status: 200, body: post(i) };
+      if (edgeName === 'comments') {
+        return edge(base, req, F.page.commentsPerPost, (c) => {
+          const cid = `${node}_${String(c).padStart(6, '0')}`;
+          return {
+            id: cid,
+            message: sentence(`${cid}:m`, 6),
+            created_time: iso(T0 - c * 300_000).replace('Z', '+0000'),
+            from: { id: `9${String(hash(cid) % 1e9).padStart(14, '0')}`, name: `Commenter ${hash(cid) % 500}` },
+            like_count: pick(`${cid}:l`, 0, 300),
+            comment_count: pick(`${cid}:r`, 0, 9),
+            permalink_url: `https://www.facebook.com/${F.page.username}/posts/${postMatch[2]}?comment_id=${c}`,
+          };
+        });
+      }
+    }
+    return missing(node ?? '');
+  }
+
+  function misbehave(rule: MisbehaveRule): FakeResponse {
+    const buc = (type: string, minutes: number) => ({
+      'x-business-use-case-usage': JSON.stringify({ [F.page.id]: [{ type, call_count: 100, total_cputime: 40, total_time: 60, estimated_time_to_regain_access: minutes }] }),
+    });
+    switch (rule.kind) {
+      case 'rate_limit':
+        return { ...graphError(400, 80001, 'There have been too many calls to this Page account. Wait a bit and try again.', { is_transient: false }), headers: buc('pages', rule.regainMinutes ?? 5) };
+      case 'quota':
+        return { ...graphError(400, 613, 'Calls to this api have exceeded the rate limit.'), headers: buc('ads_archive', rule.regainMinutes ?? 60) };
+      case 'errors_200':
+        return { status: 200, body: { error: { message: 'An unknown error occurred', type: 'OAuthException', code: 1, is_transient: true, fbtrace_id: 'Afake200' } } };
+      case 'token_invalid':
+        return graphError(400, 190, 'Error validating access token: Session has expired.', { error_subcode: 463 });
+      default:
+        return graphError(rule.status ?? 500, 2, 'An unexpected error has occurred. Please retry your request later.', { is_transient: true });
+    }
+  }
+
+  return { name: 'graph', matches: (p) => /^\/v\d+\.\d+\//.test(p), handle, misbehave };
+}

@@ -1,0 +1,209 @@
+/**
+ * Fake X API v2 under /2.
+ * Shapes follow https://docs.x.com/x-api/users/lookup (data, errors), /x-api/users/follows,
+ * /x-api/posts/timelines, /x-api/posts/search (meta{result_count, next_token}; search takes
+ * next_token, timelines and follows take pagination_token), problem bodies of
+ * https://docs.x.com/x-api/fundamentals/response-codes-and-errors and the x-rate-limit-limit,
+ * -remaining, -reset headers of https://docs.x.com/x-api/fundamentals/rate-limits.
+ */
+import { FIXTURES } from './fixtures';
+import { bearer, decodeToken, encodeToken, hash, iso, pick, sentence, type FakeApi, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
+
+const F = FIXTURES.x;
+const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+const PROBLEM = 'https://api.twitter.com/2/problems/';
+
+function problem(status: number, title: string, detail: string, type = 'about:blank'): FakeResponse {
+  return { status, body: { title, detail, type, status } };
+}
+
+function invalid(message: string): FakeResponse {
+  return {
+    status: 400,
+    body: { errors: [{ message }], title: 'Invalid Request', detail: 'One or more parameters to your request was invalid.', type: `${PROBLEM}invalid-request` },
+  };
+}
+
+function notFound(resourceType: string, parameter: string, value: string, detail: string): FakeResponse {
+  return {
+    status: 200,
+    body: { errors: [{ value, detail, title: 'Not Found Error', resource_type: resourceType, parameter, resource_id: value, type: `${PROBLEM}resource-not-found` }] },
+  };
+}
+
+function notAuthorized(id: string): FakeResponse {
+  return {
+    status: 200,
+    body: {
+      errors: [{ value: id, detail: `Sorry, you are not authorized to see the user with id: [${id}].`, title: 'Authorization Error', resource_type: 'user', parameter: 'id', resource_id: id, section: 'data', type: `${PROBLEM}not-authorized-for-resource` }],
+    },
+  };
+}
+
+function userObject(username: string, id: string, index = 0, protectedUser = false) {
+  const main = id === F.user.id;
+  return {
+    id,
+    username,
+    name: main ? F.user.name : `Person ${index}`,
+    created_at: iso(T0 - (index + 100) * 86_400_000),
+    description: sentence(`${id}:bio`, 6),
+    profile_image_url: `https://pbs.twimg.com/profile_images/${id}/photo_normal.jpg`,
+    verified: main,
+    protected: protectedUser,
+    public_metrics: main
+      ? { followers_count: F.user.followers, following_count: F.user.following, tweet_count: F.user.tweets, listed_count: 12, like_count: 3400 }
+      : { followers_count: pick(`${id}:f`, 0, 5000), following_count: pick(`${id}:g`, 0, 900), tweet_count: pick(`${id}:t`, 0, 9000), listed_count: 0, like_count: 10 },
+  };
+}
+
+/** Post IDs: "18", a stream digit and a 16-digit index, so any can be looked up. */
+const tweetIdOf = (stream: number, index: number): string => `18${stream}${String(index).padStart(16, '0')}`;
+
+function tweetObject(id: string) {
+  const m = /^18(\d)(\d{16})$/.exec(id);
+  const stream = Number(m?.[1] ?? 0);
+  const index = Number(m?.[2] ?? 0);
+  const authorId = stream === 0 ? F.user.id : `15${String(hash(id) % 1000).padStart(17, '0')}`;
+  const tag = ['news', 'tech', 'fake'][hash(id) % 3] as string;
+  return {
+    tweet: {
+      id,
+      text: `${sentence(`${id}:t`, 9)} #${tag}`,
+      created_at: iso(T0 - index * 3_600_000 - stream * 60_000),
+      author_id: authorId,
+      conversation_id: id,
+      lang: 'en',
+      entities: { hashtags: [{ start: 0, end: tag.length + 1, tag }] },
+      public_metrics: { retweet_count: pick(`${id}:r`, 0, 900), reply_count: pick(`${id}:p`, 0, 300), like_count: pick(`${id}:l`, 0, 9000), quote_count: 1, bookmark_count: 2, impression_count: pick(`${id}:i`, 100, 900_000) },
+    },
+    author: stream === 0 ? userObject(F.user.username, F.user.id) : userObject(`author${hash(id) % 1000}`, authorId, hash(id) % 1000),
+  };
+}
+
+function knownTweet(id: string): boolean {
+  const m = /^18(\d)(\d{16})$/.exec(id);
+  if (!m) return false;
+  const total = m[1] === '0' ? F.user.tweets : m[1] === '1' ? F.searchResults : 0;
+  return Number(m[2]) < total;
+}
+
+function tweetsPage(ids: string[], offset: number, size: number, total: number, tokenParam: string): FakeResponse {
+  const found = ids.map(tweetObject);
+  const users = new Map(found.map((f) => [f.author.id, { id: f.author.id, username: f.author.username, name: f.author.name }]));
+  const next = offset + size < total ? encodeToken(tokenParam, offset + size) : undefined;
+  return {
+    status: 200,
+    body: {
+      ...(found.length > 0 ? { data: found.map((f) => f.tweet), includes: { users: [...users.values()] } } : {}),
+      meta: { result_count: found.length, ...(found[0] ? { newest_id: found[0].tweet.id, oldest_id: found[found.length - 1]?.tweet.id } : {}), ...(next ? { next_token: next } : {}) },
+    },
+  };
+}
+
+function range(req: FakeRequest, min: number, max: number, dflt: number): number | FakeResponse {
+  const raw = req.query.max_results;
+  const n = raw === undefined ? dflt : Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) return invalid(`The \`max_results\` query parameter value [${raw}] is not between ${min} and ${max}`);
+  return n;
+}
+
+export function createXApi(): FakeApi {
+  let remaining = 900;
+
+  function rateHeaders(): Record<string, string> {
+    remaining = Math.max(0, remaining - 1);
+    return { 'x-rate-limit-limit': '900', 'x-rate-limit-remaining': String(remaining), 'x-rate-limit-reset': String(Math.floor(Date.now() / 1000) + 900) };
+  }
+
+  function route(req: FakeRequest): FakeResponse {
+    const token = bearer(req);
+    if (!token || token === F.badToken) return problem(401, 'Unauthorized', 'Unauthorized');
+    const p = req.path;
+    let m: RegExpExecArray | null;
+    if ((m = /^\/2\/users\/by\/username\/([^/]+)$/.exec(p))) {
+      const u = decodeURIComponent(m[1] as string).toLowerCase();
+      if (u === F.user.username) return { status: 200, body: { data: userObject(F.user.username, F.user.id) } };
+      if (u === F.protectedUser.username) return { status: 200, body: { data: userObject(F.protectedUser.username, F.protectedUser.id, 1, true) } };
+      return notFound('user', 'username', u, `Could not find user with username: [${u}].`);
+    }
+    if ((m = /^\/2\/users\/(\d+)\/(followers|following|tweets)$/.exec(p))) {
+      const [, id, edge] = m as unknown as [string, string, string];
+      if (id === F.protectedUser.id) return notAuthorized(id);
+      if (id !== F.user.id) return notFound('user', 'id', id, `Could not find user with id: [${id}].`);
+      const offset = decodeToken('x', req.query.pagination_token);
+      if (offset === null) return invalid('The `pagination_token` query parameter value is not valid');
+      if (edge === 'tweets') {
+        const size = range(req, 5, 100, 10);
+        if (typeof size !== 'number') return size;
+        const ids = [];
+        for (let i = offset; i < Math.min(F.user.tweets, offset + size); i++) ids.push(tweetIdOf(0, i));
+        return tweetsPage(ids, offset, size, F.user.tweets, 'x');
+      }
+      const size = range(req, 1, 1000, 100);
+      if (typeof size !== 'number') return size;
+      const total = edge === 'followers' ? F.user.followers : F.user.following;
+      const data = [];
+      for (let i = offset; i < Math.min(total, offset + size); i++) {
+        const uid = `16${edge === 'followers' ? 0 : 1}${String(i).padStart(16, '0')}`;
+        data.push(userObject(`${edge === 'followers' ? 'follower' : 'followed'}${i}`, uid, i));
+      }
+      const next = offset + size < total ? encodeToken('x', offset + size) : undefined;
+      return { status: 200, body: { data, meta: { result_count: data.length, ...(next ? { next_token: next } : {}) } } };
+    }
+    if (p === '/2/tweets/search/recent') {
+      if (!req.query.query) return invalid('The `query` query parameter can not be empty');
+      const size = range(req, 10, 100, 10);
+      if (typeof size !== 'number') return size;
+      const offset = decodeToken('x', req.query.next_token);
+      if (offset === null) return invalid('The `next_token` query parameter value is not valid');
+      const total = req.query.query.includes(FIXTURES.emptyQueryWord) ? 0 : F.searchResults;
+      const ids = [];
+      for (let i = offset; i < Math.min(total, offset + size); i++) ids.push(tweetIdOf(1, i));
+      return tweetsPage(ids, offset, size, total, 'x');
+    }
+    if ((m = /^\/2\/tweets\/(\d+)$/.exec(p))) {
+      const id = m[1] as string;
+      if (!knownTweet(id)) return notFound('tweet', 'id', id, `Could not find tweet with id: [${id}].`);
+      const t = tweetObject(id);
+      return { status: 200, body: { data: t.tweet, includes: { users: [{ id: t.author.id, username: t.author.username, name: t.author.name }] } } };
+    }
+    return problem(404, 'Not Found Error', 'Not Found');
+  }
+
+  function handle(req: FakeRequest): FakeResponse {
+    const answer = route(req);
+    return { ...answer, headers: { ...rateHeaders(), ...(answer.headers ?? {}) } };
+  }
+
+  function misbehave(rule: MisbehaveRule): FakeResponse {
+    const reset = String(Math.floor(Date.now() / 1000) + (rule.resetInSeconds ?? 60));
+    const limitHeaders = { 'x-rate-limit-limit': '900', 'x-rate-limit-remaining': '0', 'x-rate-limit-reset': reset };
+    switch (rule.kind) {
+      case 'rate_limit':
+        return { ...problem(429, 'Too Many Requests', 'Too Many Requests'), headers: limitHeaders };
+      case 'quota':
+        return {
+          status: 429,
+          headers: limitHeaders,
+          body: { title: 'UsageCapExceeded', detail: 'Usage cap exceeded: Monthly product cap', type: `${PROBLEM}usage-capped`, period: 'Monthly', scope: 'Product' },
+        };
+      case 'errors_200':
+        return notFound('user', 'username', 'unknown', 'Could not find user with username: [unknown].');
+      case 'token_invalid':
+        return problem(401, 'Unauthorized', 'Unauthorized');
+      default:
+        return problem(rule.status ?? 503, 'Service Unavailable', 'Service Unavailable');
+    }
+  }
+
+  return {
+    name: 'x',
+    matches: (p) => p.startsWith('/2/'),
+    handle,
+    misbehave,
+    reset() {
+      remaining = 900;
+    },
+  };
+}

@@ -1,0 +1,14 @@
+export { createYouTubeProvider, YOUTUBE_DEFAULT_BASE_URL, type YouTubeConfig } from './youtube';
+export { createXProvider, X_DEFAULT_BASE_URL, type XConfig } from './x';
+export { createTikTokProvider, TIKTOK_DEFAULT_BASE_URL, type TikTokConfig } from './tiktok';
+export {
+  createMetaAdLibraryProvider,
+  createFacebookPagesProvider,
+  createInstagramProvider,
+  type MetaAdLibraryConfig,
+  type InstagramConfig,
+} from './meta';
+export { GRAPH_DEFAULT_BASE_URL, type GraphConfig } from './graph';
+export type { HttpSettings } from './http';
+export type { UpstreamProvider } from './provider';
+export { parseJsonExact } from './json';

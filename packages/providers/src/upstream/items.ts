@@ -1,0 +1,164 @@
+import type { Platform } from '@sdx/catalog';
+import type { AdItem, CommentItem, Metrics, PlaylistItem, PostItem, ProfileItem, TranscriptItem } from '../types';
+
+/**
+ * Builders of the normalized items. Every builder sets every field of its kind in a fixed order,
+ * so items of one kind have one shape whichever upstream they come from. Upstream IDs become
+ * strings; counts that arrive as strings (YouTube) become numbers.
+ */
+
+type Fields<T, K extends keyof T> = Partial<Omit<T, 'kind' | 'platform' | K>> & Pick<T, K>;
+
+export function str(value: unknown): string | null {
+  if (value === null || value === undefined || value === '') return null;
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean') return String(value);
+  return null;
+}
+
+export function num(value: unknown): number | null {
+  if (typeof value === 'number') return Number.isFinite(value) ? value : null;
+  if (typeof value === 'string' && /^-?\d+(\.\d+)?$/.test(value.trim())) return Number(value);
+  return null;
+}
+
+/** ISO 8601 from an ISO string, unix seconds, or YYYYMMDD. */
+export function isoTime(value: unknown): string | null {
+  if (typeof value === 'number' || (typeof value === 'string' && /^\d{9,11}$/.test(value))) {
+    return new Date(Number(value) * 1000).toISOString();
+  }
+  if (typeof value === 'string' && /^\d{8}$/.test(value)) {
+    return `${value.slice(0, 4)}-${value.slice(4, 6)}-${value.slice(6, 8)}T00:00:00.000Z`;
+  }
+  if (typeof value === 'string') {
+    const t = Date.parse(value.replace(/\+0000$/, 'Z'));
+    return Number.isNaN(t) ? null : new Date(t).toISOString();
+  }
+  return null;
+}
+
+export function metrics(m: Partial<Metrics>): Metrics {
+  return { views: m.views ?? null, likes: m.likes ?? null, comments: m.comments ?? null, shares: m.shares ?? null };
+}
+
+/** Hashtags of a caption, lower-cased, without '#', in order of appearance, unique. */
+export function hashtagsOf(text: string | null): string[] {
+  if (!text) return [];
+  const tags = Array.from(text.matchAll(/#([\p{L}\p{N}_]+)/gu), (m) => (m[1] as string).toLowerCase());
+  return Array.from(new Set(tags));
+}
+
+export function profileItem(platform: Platform, f: Fields<ProfileItem, 'id'>): ProfileItem {
+  return {
+    kind: 'profile',
+    platform,
+    id: f.id,
+    username: f.username ?? null,
+    caption: f.caption ?? f.bio ?? null,
+    url: f.url ?? null,
+    published_at: f.published_at ?? null,
+    display_name: f.display_name ?? null,
+    bio: f.bio ?? null,
+    avatar_url: f.avatar_url ?? null,
+    verified: f.verified ?? false,
+    private: f.private ?? false,
+    followers_count: f.followers_count ?? null,
+    following_count: f.following_count ?? null,
+    posts_count: f.posts_count ?? null,
+  };
+}
+
+export function postItem(platform: Platform, kind: 'post' | 'video', f: Fields<PostItem, 'id'>): PostItem {
+  return {
+    kind,
+    platform,
+    id: f.id,
+    username: f.username ?? null,
+    caption: f.caption ?? null,
+    url: f.url ?? null,
+    published_at: f.published_at ?? null,
+    title: f.title ?? null,
+    media_type: f.media_type ?? null,
+    duration_seconds: f.duration_seconds ?? null,
+    hashtags: f.hashtags ?? hashtagsOf(f.caption ?? null),
+    collaborator_usernames: f.collaborator_usernames ?? [],
+    metrics: f.metrics ?? metrics({}),
+  };
+}
+
+export function commentItem(platform: Platform, f: Fields<CommentItem, 'id'>): CommentItem {
+  return {
+    kind: 'comment',
+    platform,
+    id: f.id,
+    username: f.username ?? null,
+    caption: f.caption ?? null,
+    url: f.url ?? null,
+    published_at: f.published_at ?? null,
+    parent_id: f.parent_id ?? null,
+    comment_url: f.comment_url ?? null,
+    likes: f.likes ?? null,
+    reply_count: f.reply_count ?? null,
+  };
+}
+
+export function playlistItem(platform: Platform, f: Fields<PlaylistItem, 'id'>): PlaylistItem {
+  return {
+    kind: 'playlist',
+    platform,
+    id: f.id,
+    username: f.username ?? null,
+    caption: f.caption ?? null,
+    url: f.url ?? null,
+    published_at: f.published_at ?? null,
+    title: f.title ?? null,
+    items_count: f.items_count ?? null,
+  };
+}
+
+export function adItem(platform: Platform, f: Fields<AdItem, 'id'>): AdItem {
+  return {
+    kind: 'ad',
+    platform,
+    id: f.id,
+    username: f.username ?? null,
+    caption: f.caption ?? f.body ?? null,
+    url: f.url ?? null,
+    published_at: f.published_at ?? f.first_shown_at ?? null,
+    advertiser_id: f.advertiser_id ?? null,
+    advertiser_name: f.advertiser_name ?? null,
+    first_shown_at: f.first_shown_at ?? null,
+    last_shown_at: f.last_shown_at ?? null,
+    status: f.status ?? null,
+    body: f.body ?? null,
+    media_urls: f.media_urls ?? [],
+    platforms: f.platforms ?? [],
+    countries: f.countries ?? [],
+    spend: f.spend ?? null,
+    impressions: f.impressions ?? null,
+  };
+}
+
+export function transcriptItem(platform: Platform, f: Fields<TranscriptItem, 'id' | 'text'>): TranscriptItem {
+  return {
+    kind: 'transcript',
+    platform,
+    id: f.id,
+    username: f.username ?? null,
+    caption: f.caption ?? null,
+    url: f.url ?? null,
+    published_at: f.published_at ?? null,
+    language: f.language ?? null,
+    text: f.text,
+    segments: f.segments ?? [],
+  };
+}
+
+/** ISO 8601 duration (PT1H2M3S) in seconds. */
+export function isoDurationSeconds(value: unknown): number | null {
+  if (typeof value !== 'string') return null;
+  const m = /^P(?:(\d+)D)?T?(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?$/.exec(value);
+  if (!m) return null;
+  const [, d, h, min, s] = m;
+  return Number(d ?? 0) * 86400 + Number(h ?? 0) * 3600 + Number(min ?? 0) * 60 + Number(s ?? 0);
+}

@@ -1,0 +1,359 @@
+/**
+ * TikTok Research API and Commercial Content API adapter.
+ * References: https://developers.tiktok.com/doc/client-access-token-management (client
+ * credentials token, 2 hours), https://developers.tiktok.com/doc/research-api-specs-query-user-info,
+ * /doc/research-api-specs-query-videos (query of EQ/IN conditions, start_date/end_date at most
+ * 30 days apart, max_count up to 100, cursor + search_id + has_more),
+ * /doc/research-api-specs-query-video-comments, /doc/commercial-content-api-query-ads
+ * (search_term, filters, max_count up to 50, search_id) and
+ * /doc/commercial-content-api-get-ad-details. Every reply carries error{code,message,log_id};
+ * code "ok" is success. IDs are 64-bit integers in JSON and are parsed without losing digits.
+ */
+import { DateTime } from 'luxon';
+import { ProviderError, type ExtractionRequest, type Item } from '../types';
+import { UpstreamHttp, arr, obj, retryAfterMs, type HttpResponse, type HttpSettings } from './http';
+import { adItem, commentItem, isoTime, metrics, num, postItem, profileItem, str, transcriptItem } from './items';
+import { decodeCursor, paginate, profileBundle, single, type CursorState } from './paging';
+import { asUrl, upstreamProvider, type UpstreamProvider } from './provider';
+
+export const TIKTOK_DEFAULT_BASE_URL = 'https://open.tiktokapis.com';
+
+export interface TikTokConfig extends Partial<HttpSettings> {
+  clientKey: string;
+  clientSecret: string;
+  /** How far back video queries walk, in 30-day windows (default 365 days). */
+  lookbackDays?: number;
+  now?: () => number;
+}
+
+type Json = Record<string, unknown>;
+
+const USER_FIELDS = 'display_name,bio_description,avatar_url,is_verified,follower_count,following_count,likes_count,video_count';
+const VIDEO_FIELDS =
+  'id,video_description,create_time,region_code,share_count,view_count,like_count,comment_count,music_id,hashtag_names,username,video_duration,voice_to_text';
+const COMMENT_FIELDS = 'id,video_id,text,like_count,reply_count,parent_comment_id,create_time';
+const AD_FIELDS =
+  'ad.id,ad.first_shown_date,ad.last_shown_date,ad.status,ad.videos,ad.image_urls,ad.reach,advertiser.business_id,advertiser.business_name,advertiser.paid_for_by';
+const WINDOW_DAYS = 30;
+const ADS_EARLIEST = '20221001';
+
+const ymd = (d: DateTime): string => d.toFormat('yyyyLLdd');
+const fromYmd = (s: string): DateTime => DateTime.fromFormat(s, 'yyyyLLdd', { zone: 'utc' });
+
+export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
+  const secrets = (): string[] => [config.clientSecret, config.clientKey, ...(token ? [token.value] : [])];
+  const http = new UpstreamHttp('tiktok', { ...config, baseUrl: config.baseUrl ?? TIKTOK_DEFAULT_BASE_URL }, secrets);
+  const now = config.now ?? Date.now;
+  const lookbackDays = config.lookbackDays ?? 365;
+
+  // ---- client access token: cached until it expires, refreshed once on access_token_invalid --
+  let token: { value: string; expiresAt: number } | null = null;
+  let pending: Promise<string> | null = null;
+
+  async function fetchToken(signal: AbortSignal): Promise<string> {
+    const res = await http.request({
+      method: 'POST',
+      path: '/v2/oauth/token/',
+      form: { client_key: config.clientKey, client_secret: config.clientSecret, grant_type: 'client_credentials' },
+      signal,
+    });
+    const body = obj(res.body);
+    const value = str(body.access_token);
+    if (res.status >= 500) throw ProviderError.unavailable('TikTok token endpoint unavailable', null, { upstream: 'tiktok', status: res.status });
+    if (res.status === 429) throw ProviderError.rateLimited('TikTok token endpoint rate limit', retryAfterMs(res.headers, now()) ?? 60_000, { upstream: 'tiktok' });
+    if (!value) {
+      throw new ProviderError('upstream_auth', `TikTok refused the client credentials: ${http.safe(body.error ?? res.status)}`, false, null, {
+        upstream: 'tiktok',
+        status: res.status,
+        log_id: str(body.log_id),
+      });
+    }
+    const ttl = (num(body.expires_in) ?? 7200) * 1000;
+    token = { value, expiresAt: now() + ttl - Math.min(60_000, ttl / 10) };
+    return value;
+  }
+
+  async function accessToken(signal: AbortSignal): Promise<string> {
+    if (token && token.expiresAt > now()) return token.value;
+    pending ??= fetchToken(signal).finally(() => {
+      pending = null;
+    });
+    return pending;
+  }
+
+  function classify(res: HttpResponse): ProviderError {
+    const error = obj(obj(res.body).error);
+    const code = str(error.code) ?? '';
+    const message = http.safe(error.message ?? `HTTP ${res.status}`);
+    const context = { upstream: 'tiktok', status: res.status, error_code: code, log_id: str(error.log_id) };
+    switch (code) {
+      case 'rate_limit_exceeded':
+        return ProviderError.rateLimited(`TikTok rate limit: ${message}`, retryAfterMs(res.headers, now()) ?? 60_000, context);
+      case 'daily_quota_limit_exceeded':
+        return new ProviderError('quota_exceeded', `TikTok daily quota exceeded: ${message}`, false, msUntilUtcMidnight(), context);
+      case 'internal_error':
+        return ProviderError.unavailable(`TikTok internal error: ${message}`, retryAfterMs(res.headers, now()), context);
+      case 'access_token_invalid':
+      case 'scope_not_authorized':
+      case 'scope_permission_missed':
+        return new ProviderError('upstream_auth', `TikTok rejected the access token: ${message}`, false, null, context);
+      case 'invalid_params':
+        if (/private/i.test(message)) return ProviderError.private(`TikTok: ${message}`, context);
+        if (/not (be )?found|not exist|doesn't exist|cannot be found|no such/i.test(message)) {
+          return ProviderError.notFound(`TikTok: ${message}`, context);
+        }
+        return ProviderError.invalid(`TikTok: ${message}`, context);
+    }
+    if (res.status === 429) return ProviderError.rateLimited(`TikTok rate limit: ${message}`, retryAfterMs(res.headers, now()) ?? 60_000, context);
+    if (res.status >= 500) return ProviderError.unavailable(`TikTok unavailable: ${message}`, retryAfterMs(res.headers, now()), context);
+    if (res.status === 401 || res.status === 403) {
+      return new ProviderError('upstream_auth', `TikTok rejected the request: ${message}`, false, null, context);
+    }
+    if (res.status === 404) return ProviderError.notFound(`TikTok: ${message}`, context);
+    return new ProviderError('internal_error', `TikTok answered HTTP ${res.status} (${code || 'no code'}): ${message}`, false, null, context);
+  }
+
+  function msUntilUtcMidnight(): number {
+    const t = DateTime.fromMillis(now(), { zone: 'utc' });
+    return t.plus({ days: 1 }).startOf('day').toMillis() - t.toMillis();
+  }
+
+  /** POST to a Research endpoint; the body's error.code decides, whatever the status. */
+  async function post(path: string, fields: string, json: Json, signal: AbortSignal): Promise<Json> {
+    for (let attempt = 0; ; attempt++) {
+      const bearer = await accessToken(signal);
+      const res = await http.request({ method: 'POST', path, query: { fields }, json, headers: { authorization: `Bearer ${bearer}` }, signal });
+      const body = obj(res.body);
+      const code = str(obj(body.error).code);
+      if (code === 'ok' && res.status >= 200 && res.status < 300) return obj(body.data);
+      if (code === 'access_token_invalid' && attempt === 0) {
+        if (token?.value === bearer) token = null;
+        continue;
+      }
+      throw classify(res);
+    }
+  }
+
+  // ---- targets ---------------------------------------------------------------------------------
+
+  function videoId(target: string): string {
+    const url = asUrl(target);
+    const id = url ? /\/video\/(\d{8,20})/.exec(url.pathname)?.[1] ?? url.searchParams.get('id') : target;
+    if (!id || !/^\d{8,20}$/.test(id)) throw ProviderError.invalid('not a TikTok video ID or video URL', { target });
+    return id;
+  }
+
+  function adId(target: string): string {
+    const url = asUrl(target);
+    const id = url ? url.searchParams.get('ad_id') ?? /\/(\d{8,20})\/?$/.exec(url.pathname)?.[1] : target;
+    if (!id || !/^\d{1,20}$/.test(id)) throw ProviderError.invalid('not a TikTok ad ID or ad library URL', { target });
+    return id;
+  }
+
+  // ---- mapping ---------------------------------------------------------------------------------
+
+  function mapVideo(v: Json): Item {
+    const id = String(v.id);
+    const username = str(v.username);
+    const tags = arr(v.hashtag_names).map((t) => String(t).toLowerCase());
+    return postItem('tiktok', 'video', {
+      id,
+      username,
+      caption: str(v.video_description),
+      url: username ? `https://www.tiktok.com/@${username}/video/${id}` : `https://www.tiktok.com/video/${id}`,
+      published_at: isoTime(v.create_time),
+      media_type: 'video',
+      duration_seconds: num(v.video_duration),
+      ...(tags.length > 0 ? { hashtags: tags } : {}),
+      metrics: metrics({ views: num(v.view_count), likes: num(v.like_count), comments: num(v.comment_count), shares: num(v.share_count) }),
+    });
+  }
+
+  function mapAd(entry: Json): Item {
+    const ad = obj(entry.ad);
+    const advertiser = obj(entry.advertiser);
+    const id = String(ad.id);
+    const media = [...arr(ad.videos).map((v) => str(obj(v).url)), ...arr(ad.image_urls).map(str)].filter((u): u is string => Boolean(u));
+    return adItem('tiktok', {
+      id,
+      url: `https://library.tiktok.com/ads/detail/?ad_id=${id}`,
+      advertiser_id: str(advertiser.business_id),
+      advertiser_name: str(advertiser.business_name),
+      first_shown_at: isoTime(ad.first_shown_date),
+      last_shown_at: isoTime(ad.last_shown_date),
+      status: str(ad.status),
+      media_urls: media,
+      platforms: ['tiktok'],
+      impressions: str(obj(ad.reach).unique_users_seen),
+    });
+  }
+
+  // ---- video queries over 30-day windows, newest window first ----------------------------------
+
+  /** Token: "<window end YYYYMMDD>|<cursor>|<search_id>". */
+  function videoQuery(conditions: Json[], limit: number, start: CursorState | null, signal: AbortSignal, stage?: string) {
+    const today = DateTime.fromMillis(now(), { zone: 'utc' }).startOf('day');
+    const oldest = today.minus({ days: lookbackDays });
+    return paginate({
+      limit,
+      pageMax: 100,
+      start: start ?? { n: 0, t: `${ymd(today)}|0|` },
+      stage,
+      signal,
+      fetch: async (tok, size) => {
+        const [endText, cursorText, searchId] = (tok ?? `${ymd(today)}|0|`).split('|');
+        const end = fromYmd(endText ?? ymd(today));
+        const begin = DateTime.max(end.minus({ days: WINDOW_DAYS - 1 }), oldest);
+        const data = await post(
+          '/v2/research/video/query/',
+          VIDEO_FIELDS,
+          {
+            query: { and: conditions },
+            start_date: ymd(begin),
+            end_date: ymd(end),
+            max_count: size,
+            cursor: Number(cursorText ?? 0),
+            ...(searchId ? { search_id: searchId } : {}),
+            is_random: false,
+          },
+          signal,
+        );
+        const items = arr(data.videos).map((v) => mapVideo(obj(v)));
+        let next: string | null;
+        if (data.has_more === true) next = `${ymd(end)}|${num(data.cursor) ?? 0}|${str(data.search_id) ?? ''}`;
+        else {
+          const previous = begin.minus({ days: 1 });
+          next = previous < oldest ? null : `${ymd(previous)}|0|`;
+        }
+        return { items, next };
+      },
+    });
+  }
+
+  const eq = (field: string, value: string): Json => ({ operation: 'EQ', field_name: field, field_values: [field === 'username' || field === 'hashtag_name' ? value.replace(/^[@#]/, '') : value] });
+
+  /** The one video with this ID: its ID carries its creation time in the upper 32 bits. */
+  async function video(target: string, signal: AbortSignal): Promise<Json> {
+    const id = videoId(target);
+    const created = DateTime.fromSeconds(Number(BigInt(id) >> 32n), { zone: 'utc' });
+    const data = await post(
+      '/v2/research/video/query/',
+      VIDEO_FIELDS,
+      {
+        query: { and: [eq('video_id', id)] },
+        start_date: ymd(created.minus({ days: 1 })),
+        end_date: ymd(created.plus({ days: 1 })),
+        max_count: 1,
+        is_random: false,
+      },
+      signal,
+    );
+    const v = arr(data.videos)[0];
+    if (!v) throw ProviderError.notFound('TikTok video not found', { upstream: 'tiktok', target });
+    return obj(v);
+  }
+
+  async function user(target: string, signal: AbortSignal) {
+    const username = target.replace(/^@/, '');
+    const u = await post('/v2/research/user/info/', USER_FIELDS, { username }, signal);
+    return profileItem('tiktok', {
+      id: username,
+      username,
+      url: `https://www.tiktok.com/@${username}`,
+      display_name: str(u.display_name),
+      bio: str(u.bio_description),
+      avatar_url: str(u.avatar_url),
+      verified: u.is_verified === true,
+      followers_count: num(u.follower_count),
+      following_count: num(u.following_count),
+      posts_count: num(u.video_count),
+    });
+  }
+
+  const page = (request: ExtractionRequest) => decodeCursor(request.resumeCursor);
+
+  return upstreamProvider('tiktok-research-api', {
+    tiktok: {
+      profile: (request) =>
+        profileBundle(
+          request,
+          () => user(request.target, request.signal),
+          (_p, limit, start) => videoQuery([eq('username', request.target)], limit, start, request.signal, 'posts'),
+        ),
+      posts: (request) => videoQuery([eq('username', request.target)], request.limit, page(request), request.signal),
+      hashtag: (request) => videoQuery([eq('hashtag_name', request.target)], request.limit, page(request), request.signal),
+      search: (request) => videoQuery([eq('keyword', request.target)], request.limit, page(request), request.signal),
+      post: (request) => single(async () => mapVideo(await video(request.target, request.signal))),
+      transcript: (request) =>
+        single(async () => {
+          const v = await video(request.target, request.signal);
+          const text = str(v.voice_to_text);
+          if (!text) throw ProviderError.notFound('TikTok video has no voice-to-text transcript', { upstream: 'tiktok' });
+          const id = String(v.id);
+          const duration = num(v.video_duration);
+          return transcriptItem('tiktok', {
+            id,
+            username: str(v.username),
+            caption: text,
+            url: str(v.username) ? `https://www.tiktok.com/@${str(v.username)}/video/${id}` : null,
+            published_at: isoTime(v.create_time),
+            text,
+            segments: [{ start: 0, end: duration ?? 0, text }],
+          });
+        }),
+      comments: (request) => {
+        const id = videoId(request.target);
+        return paginate({
+          limit: request.limit,
+          pageMax: 100,
+          start: page(request),
+          signal: request.signal,
+          fetch: async (tok, size) => {
+            const data = await post('/v2/research/video/comment/list/', COMMENT_FIELDS, { video_id: id, max_count: size, cursor: Number(tok ?? 0) }, request.signal);
+            const items = arr(data.comments).map((raw) => {
+              const c = obj(raw);
+              const cid = String(c.id);
+              return commentItem('tiktok', {
+                id: cid,
+                caption: str(c.text),
+                published_at: isoTime(c.create_time),
+                parent_id: str(c.parent_comment_id) && str(c.parent_comment_id) !== str(c.video_id) ? str(c.parent_comment_id) : str(c.video_id) ?? id,
+                likes: num(c.like_count),
+                reply_count: num(c.reply_count),
+              });
+            });
+            return { items, next: data.has_more === true ? String(num(data.cursor) ?? 0) : null };
+          },
+        });
+      },
+      adlibrary_search: (request) =>
+        paginate({
+          limit: request.limit,
+          pageMax: 50,
+          start: page(request),
+          signal: request.signal,
+          fetch: async (tok, size) => {
+            const today = ymd(DateTime.fromMillis(now(), { zone: 'utc' }));
+            const data = await post(
+              '/v2/research/adlib/ad/query/',
+              AD_FIELDS,
+              {
+                filters: { ad_published_date_range: { min: ADS_EARLIEST, max: today }, country_code: 'ALL' },
+                search_term: request.target,
+                max_count: size,
+                ...(tok ? { search_id: tok } : {}),
+              },
+              request.signal,
+            );
+            return { items: arr(data.ads).map((a) => mapAd(obj(a))), next: data.has_more === true ? str(data.search_id) : null };
+          },
+        }),
+      adlibrary_ad: (request) =>
+        single(async () => {
+          const data = await post('/v2/research/adlib/ad/detail/', AD_FIELDS, { ad_id: adId(request.target) }, request.signal);
+          if (!data.ad) throw ProviderError.notFound('TikTok ad not found', { upstream: 'tiktok' });
+          return mapAd(data);
+        }),
+    },
+  });
+}

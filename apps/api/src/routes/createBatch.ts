@@ -1,0 +1,20 @@
+import type { RequestHandler } from 'express';
+import type { components } from '@sdx/contract';
+import { aggregateChildren, createBatch as create, renderBatch } from '@sdx/domain';
+import type { ApiDeps } from '../deps';
+import { tenantOf } from '../middleware/tenant';
+
+type BatchExtractionRequestBody = components['schemas']['BatchExtractionRequest'];
+
+/** POST /v1/batches — 202 with the queued batch and one child summary per target (or the replayed batch). */
+export const createBatch = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
+  const body = req.body as BatchExtractionRequestBody;
+  const created = await create(
+    services,
+    tenantOf(res),
+    { platform: body.platform, operation: body.operation, targets: body.targets, limit: body.limit, include_posts: body.include_posts },
+    { endpoint: 'POST /v1/batches', idempotencyKey: req.get('idempotency-key') ?? null },
+  );
+  const children = created.jobs.map((job) => ({ id: job.id, target: job.target, status: job.status }));
+  res.status(202).json(renderBatch(created.batch, aggregateChildren(created.jobs), children, { idempotent_replay: created.idempotentReplay }));
+};

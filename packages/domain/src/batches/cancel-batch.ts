@@ -1,0 +1,37 @@
+import type { BatchRow } from '@sdx/db';
+import type { Services, Tenant } from '../context';
+import { ApiError } from '../errors';
+import { cancelJobInTx } from '../jobs/cancel-job';
+
+/**
+ * POST /v1/batches/{batch_id}/cancel. In one transaction, with the batch row locked so two
+ * cancels serialise: records cancel_requested_at (once) and cancels every child still queued or
+ * running exactly as a job cancel does (status cancelled, reservation released; a running
+ * attempt notices and discards its output). A batch whose children are all terminal already is
+ * returned unchanged, as a finished job is. Repeating the call changes nothing.
+ */
+export async function cancelBatch(services: Services, tenant: Tenant, batchId: string): Promise<BatchRow> {
+  return services.db.transaction().execute(async (tx) => {
+    const batch = await tx
+      .selectFrom('batches')
+      .selectAll()
+      .where('id', '=', batchId)
+      .where('workspace_id', '=', tenant.workspace.id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!batch) throw new ApiError('batch_not_found', `No batch ${batchId} in this workspace.`, { batch_id: batchId });
+    const active = await tx
+      .selectFrom('jobs')
+      .select('id')
+      .where('workspace_id', '=', tenant.workspace.id)
+      .where('batch_id', '=', batch.id)
+      .where('status', 'in', ['queued', 'running'])
+      .orderBy('batch_position')
+      .execute();
+    if (active.length === 0) return batch;
+    const now = services.clock.now();
+    for (const child of active) await cancelJobInTx(tx, now, child.id, 'Cancelled with its batch');
+    if (batch.cancel_requested_at !== null) return batch;
+    return tx.updateTable('batches').set({ cancel_requested_at: now }).where('id', '=', batch.id).returningAll().executeTakeFirstOrThrow();
+  });
+}

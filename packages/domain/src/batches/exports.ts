@@ -1,0 +1,130 @@
+import { bundlePostsSpec, findOperation, type ItemKind, type Platform } from '@sdx/catalog';
+import type { BatchRow, Executor, JobRow } from '@sdx/db';
+import type { Tenant } from '../context';
+import { ApiError } from '../errors';
+import { getJobOrThrow } from '../jobs/queries';
+import { loadResult, resultPages } from '../jobs/results';
+import { completedChildren, getBatchOrThrow } from './queries';
+
+/**
+ * Downloads of stored results (GET /v1/jobs/{id}/export, GET /v1/batches/{id}/export). They read
+ * job_result_pages a few pages at a time and hand them on as they come, so neither a
+ * 25,000-item job nor a 100-child batch is ever held in memory whole. No credits, no extraction.
+ */
+
+/** One tabular export row: leading context cells and one result item. */
+export interface ExportRowSource {
+  context?: Record<string, string | number | null>;
+  item: unknown;
+}
+
+export const BATCH_CONTEXT_COLUMNS = ['batch_id', 'job_id', 'target'];
+
+/** Item kinds a job of this recipe can deliver: the operation's, plus the posts of a profile bundle. */
+export function exportItemKinds(platform: string, operation: string, includePosts: number): ItemKind[] {
+  const spec = findOperation(platform, operation);
+  const kinds: ItemKind[] = spec ? [spec.itemKind] : [];
+  if (includePosts > 0) {
+    const posts = bundlePostsSpec(platform as Platform);
+    if (posts && !kinds.includes(posts.itemKind)) kinds.push(posts.itemKind);
+  }
+  return kinds;
+}
+
+export interface JobExport {
+  job: JobRow;
+  itemKinds: ItemKind[];
+}
+
+/** A completed job of the workspace; 404 job_not_found, 409 results_not_ready before completion. */
+export async function prepareJobExport(db: Executor, tenant: Tenant, jobId: string): Promise<JobExport> {
+  const job = await getJobOrThrow(db, tenant, jobId);
+  if (job.status !== 'completed') {
+    throw new ApiError('results_not_ready', `Job ${job.id} is ${job.status}; its results can be exported once it has completed.`, {
+      job_id: job.id,
+      status: job.status,
+    });
+  }
+  return { job, itemKinds: exportItemKinds(job.platform, job.operation, job.include_posts) };
+}
+
+export interface BatchExport {
+  batch: BatchRow;
+  /** Completed children in target order. */
+  children: JobRow[];
+  itemKinds: ItemKind[];
+}
+
+/** A batch of the workspace with at least one completed child; 404 batch_not_found, 409 results_not_ready. */
+export async function prepareBatchExport(db: Executor, tenant: Tenant, batchId: string): Promise<BatchExport> {
+  const batch = await getBatchOrThrow(db, tenant, batchId);
+  const children = await completedChildren(db, tenant, batch.id);
+  if (children.length === 0) {
+    throw new ApiError('results_not_ready', `Batch ${batch.id} has no completed child yet; it can be exported once one has completed.`, {
+      batch_id: batch.id,
+    });
+  }
+  return { batch, children, itemKinds: exportItemKinds(batch.platform, batch.operation, batch.include_posts) };
+}
+
+/** Rows of a job's csv/xlsx: one per result item (a profile bundle: the profile, then its posts). */
+export async function* jobExportRows(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>): AsyncGenerator<ExportRowSource[]> {
+  for await (const page of resultPages(db, job)) yield page.map((item) => ({ item }));
+}
+
+/** Rows of a batch's csv/xlsx: every completed child's items in target order, led by batch_id, job_id, target. */
+export async function* batchExportRows(db: Executor, prepared: BatchExport): AsyncGenerator<ExportRowSource[]> {
+  for (const child of prepared.children) {
+    const context = { batch_id: prepared.batch.id, job_id: child.id, target: child.target };
+    for await (const page of resultPages(db, child)) yield page.map((item) => ({ context, item }));
+  }
+}
+
+/** Items are serialised this many at a time into one chunk of JSON text. */
+const JSON_ITEMS_PER_CHUNK = 500;
+
+/** A job's result as JSON text chunks, as GET /v1/jobs/{id} shows it: a list, or {profile, posts} for a bundle. */
+export async function* jobResultJson(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>): AsyncGenerator<string> {
+  if (job.include_posts > 0) {
+    // A bundle is one profile plus at most 200 posts: small enough to assemble.
+    yield JSON.stringify(await loadResult(db, job));
+    return;
+  }
+  yield '[';
+  let first = true;
+  let parts: string[] = [];
+  for await (const page of resultPages(db, job)) {
+    for (const item of page) {
+      parts.push(first ? JSON.stringify(item) : `,${JSON.stringify(item)}`);
+      first = false;
+      if (parts.length >= JSON_ITEMS_PER_CHUNK) {
+        yield parts.join('');
+        parts = [];
+      }
+    }
+  }
+  parts.push(']');
+  yield parts.join('');
+}
+
+/**
+ * A batch's json export as text chunks: an array, in target order, of
+ * {job_id, target, status, result_count, result} for the completed children, each result
+ * streamed from its pages.
+ */
+export async function* batchExportJson(db: Executor, prepared: BatchExport): AsyncGenerator<string> {
+  yield '[';
+  for (const [index, child] of prepared.children.entries()) {
+    const head = {
+      job_id: child.id,
+      target: child.target,
+      status: child.status,
+      result_count: child.result_count,
+    };
+    const open = JSON.stringify(head);
+    yield `${index === 0 ? '' : ','}${open.slice(0, -1)},"result":`;
+    yield* jobResultJson(db, child);
+    yield '}';
+  }
+  yield ']';
+}

@@ -1,0 +1,119 @@
+import { sql } from 'kysely';
+import type { BatchRow, Executor, JobRow, JobStatus } from '@sdx/db';
+import type { Tenant } from '../context';
+import { ApiError } from '../errors';
+
+/** Aggregate of a batch's children: counts per status and the credit and result sums. */
+export interface BatchCounts {
+  queued: number;
+  running: number;
+  completed: number;
+  failed: number;
+  cancelled: number;
+  /** Results delivered by completed children. */
+  resultCount: number;
+  /** Credits still held by children that are queued or running. */
+  reservedCredits: number;
+  billedCredits: number;
+}
+
+/** A child as the batch shows it. */
+export interface BatchChildSummary {
+  id: string;
+  target: string;
+  status: JobStatus;
+}
+
+export function emptyCounts(): BatchCounts {
+  return { queued: 0, running: 0, completed: 0, failed: 0, cancelled: 0, resultCount: 0, reservedCredits: 0, billedCredits: 0 };
+}
+
+function addToCounts(counts: BatchCounts, status: JobStatus, n: number, results: number, reserved: number, billed: number): void {
+  counts[status] += n;
+  if (status === 'completed') counts.resultCount += results;
+  if (status === 'queued' || status === 'running') counts.reservedCredits += reserved;
+  counts.billedCredits += billed;
+}
+
+/** The same aggregate as countBatchChildren, from child rows already in hand (a new batch). */
+export function aggregateChildren(jobs: Array<Pick<JobRow, 'status' | 'result_count' | 'reserved_credits' | 'billed_credits'>>): BatchCounts {
+  const counts = emptyCounts();
+  for (const job of jobs) addToCounts(counts, job.status, 1, job.result_count ?? 0, job.reserved_credits, job.billed_credits);
+  return counts;
+}
+
+/** Every read is filtered by the tenant's workspace: another workspace's batch does not exist. */
+export async function findBatch(db: Executor, tenant: Tenant, batchId: string): Promise<BatchRow | undefined> {
+  return db.selectFrom('batches').selectAll().where('id', '=', batchId).where('workspace_id', '=', tenant.workspace.id).executeTakeFirst();
+}
+
+export async function getBatchOrThrow(db: Executor, tenant: Tenant, batchId: string): Promise<BatchRow> {
+  const batch = await findBatch(db, tenant, batchId);
+  if (!batch) throw new ApiError('batch_not_found', `No batch ${batchId} in this workspace.`, { batch_id: batchId });
+  return batch;
+}
+
+/** Newest first. */
+export async function listBatchRows(db: Executor, tenant: Tenant, limit: number): Promise<BatchRow[]> {
+  return db
+    .selectFrom('batches')
+    .selectAll()
+    .where('workspace_id', '=', tenant.workspace.id)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(limit)
+    .execute();
+}
+
+/** Child counts and sums of several batches in one GROUP BY query. */
+export async function countBatchChildren(db: Executor, tenant: Tenant, batchIds: string[]): Promise<Map<string, BatchCounts>> {
+  const out = new Map<string, BatchCounts>(batchIds.map((id) => [id, emptyCounts()]));
+  if (batchIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('jobs')
+    .select([
+      'batch_id',
+      'status',
+      sql<number>`count(*)::int`.as('n'),
+      sql<number>`coalesce(sum(result_count), 0)::int`.as('results'),
+      sql<number>`coalesce(sum(reserved_credits), 0)::int`.as('reserved'),
+      sql<number>`coalesce(sum(billed_credits), 0)::int`.as('billed'),
+    ])
+    .where('workspace_id', '=', tenant.workspace.id)
+    .where('batch_id', 'in', batchIds)
+    .groupBy(['batch_id', 'status'])
+    .execute();
+  for (const row of rows) {
+    const counts = out.get(row.batch_id!);
+    if (counts) addToCounts(counts, row.status, row.n, row.results, row.reserved, row.billed);
+  }
+  return out;
+}
+
+/** Child summaries of several batches, in target order, in one query. */
+export async function childSummaries(db: Executor, tenant: Tenant, batchIds: string[]): Promise<Map<string, BatchChildSummary[]>> {
+  const out = new Map<string, BatchChildSummary[]>(batchIds.map((id) => [id, []]));
+  if (batchIds.length === 0) return out;
+  const rows = await db
+    .selectFrom('jobs')
+    .select(['id', 'batch_id', 'target', 'status'])
+    .where('workspace_id', '=', tenant.workspace.id)
+    .where('batch_id', 'in', batchIds)
+    .orderBy('batch_id')
+    .orderBy('batch_position')
+    .execute();
+  for (const row of rows) out.get(row.batch_id!)?.push({ id: row.id, target: row.target, status: row.status });
+  return out;
+}
+
+/** Completed children of a batch in target order (what its export contains). */
+export async function completedChildren(db: Executor, tenant: Tenant, batchId: string): Promise<JobRow[]> {
+  return db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('workspace_id', '=', tenant.workspace.id)
+    .where('batch_id', '=', batchId)
+    .where('status', '=', 'completed')
+    .orderBy('batch_position')
+    .execute();
+}

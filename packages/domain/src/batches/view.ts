@@ -1,0 +1,35 @@
+import type { BatchRow, Executor } from '@sdx/db';
+import type { Tenant } from '../context';
+import { type BatchChildSummary, type BatchCounts, childSummaries, countBatchChildren, emptyCounts, getBatchOrThrow, listBatchRows } from './queries';
+
+/** A batch with what its response needs: child aggregate and (optionally) child summaries. */
+export interface BatchView {
+  batch: BatchRow;
+  counts: BatchCounts;
+  children: BatchChildSummary[] | null;
+}
+
+/** GET /v1/batches/{batch_id}: one batch with counts and child summaries; 404 batch_not_found otherwise. */
+export async function getBatchView(db: Executor, tenant: Tenant, batchId: string): Promise<BatchView> {
+  const batch = await getBatchOrThrow(db, tenant, batchId);
+  return (await viewsOf(db, tenant, [batch], true))[0]!;
+}
+
+/** GET /v1/batches: newest first; three queries whatever the number of batches. */
+export async function listBatchViews(db: Executor, tenant: Tenant, options: { limit: number; includeJobs: boolean }): Promise<BatchView[]> {
+  const batches = await listBatchRows(db, tenant, options.limit);
+  return viewsOf(db, tenant, batches, options.includeJobs);
+}
+
+export async function viewsOf(db: Executor, tenant: Tenant, batches: BatchRow[], includeJobs: boolean): Promise<BatchView[]> {
+  const ids = batches.map((b) => b.id);
+  const [counts, children] = await Promise.all([
+    countBatchChildren(db, tenant, ids),
+    includeJobs ? childSummaries(db, tenant, ids) : Promise.resolve(null),
+  ]);
+  return batches.map((batch) => ({
+    batch,
+    counts: counts.get(batch.id) ?? emptyCounts(),
+    children: children ? (children.get(batch.id) ?? []) : null,
+  }));
+}

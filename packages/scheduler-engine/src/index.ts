@@ -1,1 +1,3 @@
 export * from './recurrence';
+export * from './dispatch';
+export * from './scheduler';

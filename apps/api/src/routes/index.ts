@@ -1,4 +1,33 @@
 import type { RouteDef } from '../app';
+import { cancelBatch } from './cancelBatch';
+import { createBatch } from './createBatch';
+import { exportBatch } from './exportBatch';
+import { exportJob } from './exportJob';
+import { getBatch } from './getBatch';
+import { listBatches } from './listBatches';
+import { createSchedule } from './createSchedule';
+import { deleteSchedule } from './deleteSchedule';
+import { getSchedule } from './getSchedule';
+import { listSchedules } from './listSchedules';
+import { pauseSchedule } from './pauseSchedule';
+import { resumeSchedule } from './resumeSchedule';
+import { runSchedule } from './runSchedule';
+import { updateSchedule } from './updateSchedule';
 
 /** Routes of batches, schedules and exports; registered after the core routes in app.ts. */
-export const routeTable: RouteDef[] = [];
+export const routeTable: RouteDef[] = [
+  { method: 'get', path: '/v1/jobs/:job_id/export', handler: exportJob },
+  { method: 'post', path: '/v1/batches', handler: createBatch },
+  { method: 'get', path: '/v1/batches', handler: listBatches },
+  { method: 'get', path: '/v1/batches/:batch_id', handler: getBatch },
+  { method: 'post', path: '/v1/batches/:batch_id/cancel', handler: cancelBatch },
+  { method: 'get', path: '/v1/batches/:batch_id/export', handler: exportBatch },
+  { method: 'post', path: '/v1/schedules', handler: createSchedule },
+  { method: 'get', path: '/v1/schedules', handler: listSchedules },
+  { method: 'get', path: '/v1/schedules/:schedule_id', handler: getSchedule },
+  { method: 'put', path: '/v1/schedules/:schedule_id', handler: updateSchedule },
+  { method: 'delete', path: '/v1/schedules/:schedule_id', handler: deleteSchedule },
+  { method: 'post', path: '/v1/schedules/:schedule_id/pause', handler: pauseSchedule },
+  { method: 'post', path: '/v1/schedules/:schedule_id/resume', handler: resumeSchedule },
+  { method: 'post', path: '/v1/schedules/:schedule_id/run', handler: runSchedule },
+];

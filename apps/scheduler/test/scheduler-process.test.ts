@@ -1,0 +1,74 @@
+import { type ChildProcess, spawn } from 'child_process';
+import path from 'path';
+import { eventually, startTestStack, type TestStack } from '@sdx/testing';
+
+/**
+ * The scheduler app as a process (apps/scheduler/src/main.ts under tsx, as `npm start` runs it)
+ * against the test database, with a worker in the test: a once schedule dispatches a job that
+ * completes, a paused daily schedule dispatches nothing, SIGTERM stops the process cleanly.
+ */
+let stack: TestStack;
+let proc: ChildProcess | null = null;
+beforeAll(async () => {
+  stack = await startTestStack({ withWorker: true });
+});
+afterAll(async () => {
+  if (proc && proc.exitCode === null) proc.kill('SIGKILL');
+  await stack.close();
+});
+
+const ROOT = path.resolve(__dirname, '../../..');
+
+function startScheduler(): ChildProcess {
+  const child = spawn(path.join(ROOT, 'node_modules/.bin/tsx'), [path.join(ROOT, 'apps/scheduler/src/main.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      DATABASE_URL: stack.databaseUrl,
+      REDIS_URL: stack.config.redisUrl,
+      REDIS_PREFIX: stack.config.redisPrefix,
+      SCHEDULER_TICK_MS: '100',
+      LOG_LEVEL: 'silent',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  return child;
+}
+
+it('dispatches a due once schedule into a job that completes, skips a paused one, and stops on SIGTERM', async () => {
+  const ws = await stack.workspace({ credits: 100, rateLimitPerMinute: 100_000 });
+  const startsAt = new Date(Date.now() + 1500);
+  const once = await stack.api.post('/v1/schedules', {
+    headers: ws.auth,
+    body: { name: 'once', operation: 'profile', targets: ['nasa'], frequency: 'once', timezone: 'Europe/Berlin', starts_at: startsAt.toISOString() },
+  });
+  expect(once.status).toBe(201);
+  const paused = await stack.api.post('/v1/schedules', {
+    headers: ws.auth,
+    body: { name: 'paused', operation: 'profile', targets: ['esa'], frequency: 'daily', timezone: 'UTC', starts_at: startsAt.toISOString() },
+  });
+  expect((await stack.api.post(`/v1/schedules/${paused.body.id}/pause`, { headers: ws.auth })).status).toBe(200);
+
+  proc = startScheduler();
+  const exited = new Promise<number | null>((resolve) => proc!.on('exit', (code) => resolve(code)));
+
+  const view = await eventually(async () => {
+    const res = await stack.api.get(`/v1/schedules/${once.body.id}`, { headers: ws.auth });
+    return res.body.runs.length > 0 && res.body.runs[0].job_id ? res.body : null;
+  }, 30_000);
+  expect(view).toMatchObject({ status: 'completed', next_run_at: null });
+  expect(view.runs[0]).toMatchObject({ trigger: 'scheduled', status: 'queued', scheduled_for: new Date(startsAt).toISOString() });
+  expect(new Date(view.runs[0].created_at).getTime()).toBeGreaterThanOrEqual(startsAt.getTime());
+  const job = await eventually(async () => {
+    const res = await stack.api.get(`/v1/jobs/${view.runs[0].job_id}`, { headers: ws.auth });
+    return res.body.status === 'completed' ? res.body : null;
+  }, 20_000);
+  expect(job).toMatchObject({ target: 'nasa', result_count: 1, billed_credits: 1 });
+
+  const pausedView = await stack.api.get(`/v1/schedules/${paused.body.id}`, { headers: ws.auth });
+  expect(pausedView.body).toMatchObject({ status: 'paused', runs: [], last_run_at: null });
+
+  proc.kill('SIGTERM');
+  expect(await exited).toBe(0);
+});

@@ -1,0 +1,319 @@
+/**
+ * Jobs benchmark, in one run, on one machine:
+ *
+ * (a) POST /v1/jobs (the whole API: authentication, rate limiter, OpenAPI validation, catalog
+ *     and target checks, balance lock, dedup and cache lookups, active-job cap, credit
+ *     reservation, job insert, BullMQ enqueue) against a bare Express route doing one Postgres
+ *     insert of the request body.
+ *     - open loop: a fixed offered rate (200 req/s for 10 s), latency measured from each
+ *       request's scheduled time, so queueing counts;
+ *     - closed loop: `concurrency` request loops for a few seconds, the maximum throughput.
+ *     The ratio is API / bare for the closed-loop throughput. The API is measured twice: all
+ *     requests from one workspace (the target's case; admissions of one workspace serialise on
+ *     its balance row), and spread over BENCH_SPREAD_WORKSPACES workspaces (8), which shows
+ *     what that serialisation costs.
+ *     While the API is measured, jobs older than one second are retired in the database (as a
+ *     worker fleet would finish them), so the active-job count stays what a live workspace has.
+ * (b) Completed jobs per second through the service's worker (startWorker, sandbox at zero
+ *     latency), against raw BullMQ with a no-op processor, same concurrency:
+ *     - end to end: jobs submitted (POST /v1/jobs over HTTP / Queue.add) while the worker
+ *       processes them, from the first submission to the last completion;
+ *     - drain: the queue filled first, then the worker started; start to last completion.
+ *     Ratios are service / raw BullMQ.
+ *
+ * The load generator and the workers are separate processes (as they are in production); the
+ * API runs in this process. Every request has a distinct target, so deduplication and the
+ * cache never short-circuit the work; the workspace has ample credits, rate limit and cap.
+ *
+ * Targets: (a) API (one workspace) ≥ 0.5 × bare throughput, p99 < 50 ms and no failure at
+ *              200 req/s offered;
+ *          (b) service ≥ 0.3 × raw BullMQ (end to end). Exits with code 1 when one is missed.
+ *
+ * Run: npm run bench:jobs
+ *   BENCH_RATE (200), BENCH_OPEN_SECONDS (10), BENCH_CLOSED_SECONDS (8), BENCH_CONCURRENCY (16),
+ *   BENCH_JOBS (2000), BENCH_WORKER_CONCURRENCY (16), BENCH_SPREAD_WORKSPACES (8),
+ *   BENCH_LOG_LEVEL (silent); DATABASE_URL / REDIS_URL.
+ */
+import os from 'node:os';
+import express from 'express';
+import pg from 'pg';
+import { Queue } from 'bullmq';
+import { createApp } from '@sdx/app-api/src/app';
+import { RedisRateLimiter } from '@sdx/app-api/src/middleware/rate-limit';
+import { loadConfig } from '@sdx/config';
+import { newId } from '@sdx/domain';
+import { createRuntime } from '@sdx/runtime';
+import { sql } from 'kysely';
+import { benchPrefix, benchRedisUrl, createBenchDatabase } from './lib/db';
+import { serve } from './lib/http';
+import { type LoadPlan, type LoadReport, runLoad } from './lib/loadgen';
+import { AMPLE, seedBenchWorkspace, waitFor } from './lib/seed';
+import { ms, summarize, table, verdict } from './lib/stats';
+import { epochNow, startWorkerChild } from './lib/worker-child';
+
+const RATE = Number(process.env.BENCH_RATE ?? 200);
+const OPEN_SECONDS = Number(process.env.BENCH_OPEN_SECONDS ?? 10);
+const CLOSED_SECONDS = Number(process.env.BENCH_CLOSED_SECONDS ?? 8);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
+const JOBS = Number(process.env.BENCH_JOBS ?? 2000);
+const WORKER_CONCURRENCY = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 16);
+const SPREAD_WORKSPACES = Number(process.env.BENCH_SPREAD_WORKSPACES ?? 8);
+const TARGET_RATIO_A = 0.5;
+const TARGET_P99_MS = 50;
+const TARGET_RATIO_B = 0.3;
+
+async function main(): Promise<void> {
+  const database = await createBenchDatabase('jobs');
+  const env: Record<string, string> = {
+    NODE_ENV: 'production',
+    DATABASE_URL: database.url,
+    REDIS_URL: benchRedisUrl(),
+    REDIS_PREFIX: benchPrefix('jobs'),
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
+    SANDBOX_LATENCY_MS: '0',
+    SEED_DEMO: '0',
+  };
+  const config = loadConfig(env);
+  const runtime = createRuntime(config, { name: 'bench-api', dbPoolSize: 20 });
+  const bare = new pg.Pool({ connectionString: database.url, max: 20 });
+  const closers: Array<() => Promise<void>> = [];
+  const rawQueueName = 'bench-raw-noop';
+  const rawQueue = new Queue(rawQueueName, { connection: runtime.redis, prefix: config.redisPrefix });
+  let failed = false;
+  try {
+    await waitFor(() => runtime.redis.status === 'ready', 5000, 'Redis');
+    console.log(`jobs benchmark: ${new Date().toISOString()}, load average ${loadAverage()}`);
+
+    // ---- (a) POST /v1/jobs against a bare insert --------------------------------------------
+    const ws = await seedBenchWorkspace(runtime, { name: 'bench jobs', ...AMPLE });
+    const spread = await Promise.all(
+      Array.from({ length: SPREAD_WORKSPACES }, (_, i) => seedBenchWorkspace(runtime, { name: `bench spread ${i}`, ...AMPLE })),
+    );
+    const api = await serve(
+      createApp({
+        services: runtime.services,
+        registry: runtime.registry,
+        limiter: new RedisRateLimiter(runtime.redis, config.redisPrefix),
+        redis: runtime.redis,
+      }),
+    );
+    closers.push(api.close);
+    await bare.query('create table bare_jobs (id text primary key, workspace_id text not null, request jsonb not null, created_at timestamptz not null default now())');
+    const bareApp = express();
+    bareApp.use(express.json());
+    bareApp.post('/bare', async (req, res) => {
+      const id = newId('job');
+      await bare.query('insert into bare_jobs (id, workspace_id, request) values ($1, $2, $3)', [id, ws.workspaceId, JSON.stringify(req.body)]);
+      res.status(202).json({ id, status: 'queued' });
+    });
+    const bareServer = await serve(bareApp);
+    closers.push(bareServer.close);
+
+    const body = (tag: string) => `{"platform":"instagram","operation":"profile","target":"${tag}_{i}"}`;
+    const plans: Record<'bare' | 'api' | 'spread', (tag: string) => Omit<LoadPlan, 'mode'>> = {
+      bare: (tag) => ({ baseUrl: bareServer.url, path: '/bare', headers: {}, bodyTemplate: body(tag), okStatus: 202 }),
+      api: (tag) => ({ baseUrl: api.url, path: '/v1/jobs', headers: { 'X-API-Key': ws.apiKey }, bodyTemplate: body(tag), okStatus: 202 }),
+      spread: (tag) => ({
+        baseUrl: api.url,
+        path: '/v1/jobs',
+        headers: {},
+        headerSets: spread.map((w) => ({ 'X-API-Key': w.apiKey })),
+        bodyTemplate: body(tag),
+        okStatus: 202,
+      }),
+    };
+    const names = { bare: 'bare insert', api: 'POST /v1/jobs, 1 workspace', spread: `POST /v1/jobs, ${SPREAD_WORKSPACES} workspaces` };
+    const retirer = startRetirer(runtime.db, [ws.workspaceId, ...spread.map((w) => w.workspaceId)]);
+    closers.push(retirer.stop);
+
+    console.log('(a) warming up...');
+    for (const kind of ['bare', 'api', 'spread'] as const) {
+      await runLoad({ ...plans[kind](`warm${kind}`), mode: 'closed', concurrency: CONCURRENCY, durationMs: 2000 });
+    }
+    const open = { mode: 'open' as const, rate: RATE, durationMs: OPEN_SECONDS * 1000 };
+    const closed = { mode: 'closed' as const, concurrency: CONCURRENCY, durationMs: CLOSED_SECONDS * 1000 };
+    const reports: Record<string, LoadReport> = {};
+    for (const kind of ['bare', 'api', 'spread'] as const) {
+      console.log(`(a) ${names[kind]}: open loop ${RATE} req/s for ${OPEN_SECONDS} s, then closed loop c=${CONCURRENCY} for ${CLOSED_SECONDS} s...`);
+      reports[`${kind}-open`] = await runLoad({ ...plans[kind](`${kind}open`), ...open });
+      reports[`${kind}-closed`] = await runLoad({ ...plans[kind](`${kind}closed`), ...closed });
+    }
+    await retirer.stop();
+    // The entries of (a) were never meant to be processed: empty the queue before (b).
+    await runtime.queues.jobs.drain(true);
+
+    const rowsA = [['(a) endpoint', 'mode', 'ok', 'failed', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms']];
+    for (const kind of ['bare', 'api', 'spread'] as const) {
+      for (const mode of ['open', 'closed'] as const) {
+        const r = reports[`${kind}-${mode}`]!;
+        const s = summarize(r.latencies);
+        const label = mode === 'open' ? `open ${RATE}/s` : `closed c=${CONCURRENCY}`;
+        rowsA.push([names[kind], label, String(r.ok), String(r.sent - r.ok), rps(r).toFixed(0), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max)]);
+      }
+    }
+    console.log(`\n${table(rowsA)}`);
+    for (const [name, r] of Object.entries(reports)) if (r.firstError) console.log(`    ${name}: first failure: ${r.firstError}`);
+    const judge = (kind: 'api' | 'spread') => {
+      const ratio = rps(reports[`${kind}-closed`]!) / rps(reports['bare-closed']!);
+      const openRun = reports[`${kind}-open`]!;
+      const p99 = summarize(openRun.latencies).p99;
+      const sustained = openRun.ok === openRun.sent && rps(openRun) >= RATE * 0.97;
+      const ok = ratio >= TARGET_RATIO_A && p99 < TARGET_P99_MS && sustained;
+      console.log(
+        `(a) ${names[kind]}: max throughput ratio to bare insert ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO_A}); ` +
+          `at ${RATE} req/s offered: ${rps(openRun).toFixed(0)} req/s answered, ${openRun.sent - openRun.ok} failed, p99 ${ms(p99)} ms (target < ${TARGET_P99_MS} ms): ${verdict(ok)}`,
+      );
+      return ok;
+    };
+    console.log('');
+    const okA = judge('api');
+    judge('spread');
+    failed ||= !okA;
+
+    // ---- (b) completed jobs/s through the worker against raw BullMQ ------------------------
+    console.log(`\n(b) ${JOBS} jobs per run, worker concurrency ${WORKER_CONCURRENCY}, submit concurrency ${CONCURRENCY}...`);
+    const workerPlan = { kind: 'real' as const, concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, env };
+
+    // End to end: submissions and processing at the same time.
+    const e2eWs = await seedBenchWorkspace(runtime, { name: 'bench e2e', ...AMPLE });
+    const worker = await startWorkerChild(workerPlan);
+    const e2eStart = epochNow();
+    const submitted = await checked(
+      runLoad({ ...plans.api('e2e'), headers: { 'X-API-Key': e2eWs.apiKey }, mode: 'closed', concurrency: CONCURRENCY, total: JOBS }),
+      'end-to-end submissions',
+    );
+    const e2eDone = await waitForCompleted(runtime.db, e2eWs.workspaceId, JOBS);
+    await worker.stop();
+    const serviceE2e = JOBS / ((e2eDone - e2eStart) / 1000);
+
+    const rawE2eQueue = `${rawQueueName}-e2e`;
+    const rawE2eProducer = new Queue(rawE2eQueue, { connection: runtime.redis, prefix: config.redisPrefix });
+    const rawWorker = await startWorkerChild({ kind: 'raw', concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, queueName: rawE2eQueue, expected: JOBS });
+    const rawStart = epochNow();
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: CONCURRENCY }, async () => {
+        while (next < JOBS) {
+          const i = next++;
+          await rawE2eProducer.add('noop', { i }, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
+        }
+      }),
+    );
+    const rawDone = await rawWorker.done;
+    await rawWorker.stop();
+    const rawE2e = JOBS / ((rawDone - rawStart) / 1000);
+    await rawE2eProducer.obliterate({ force: true });
+    await rawE2eProducer.close();
+
+    // Drain: the queue is full before the worker starts.
+    const drainWs = await seedBenchWorkspace(runtime, { name: 'bench drain', ...AMPLE });
+    await checked(
+      runLoad({ ...plans.api('drain'), headers: { 'X-API-Key': drainWs.apiKey }, mode: 'closed', concurrency: CONCURRENCY, total: JOBS }),
+      'drain submissions',
+    );
+    const drainWorker = await startWorkerChild(workerPlan);
+    const drainDone = await waitForCompleted(runtime.db, drainWs.workspaceId, JOBS);
+    await drainWorker.stop();
+    const serviceDrain = JOBS / ((drainDone - drainWorker.startedAt) / 1000);
+
+    await rawQueue.addBulk(Array.from({ length: JOBS }, (_, i) => ({ name: 'noop', data: { i }, opts: { removeOnComplete: true, removeOnFail: true, attempts: 1 } })));
+    const rawDrainWorker = await startWorkerChild({ kind: 'raw', concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, queueName: rawQueueName, expected: JOBS });
+    const rawDrainDone = await rawDrainWorker.done;
+    await rawDrainWorker.stop();
+    const rawDrain = JOBS / ((rawDrainDone - rawDrainWorker.startedAt) / 1000);
+
+    const failedJobs = await runtime.db
+      .selectFrom('jobs')
+      .select(sql<number>`count(*)::int`.as('n'))
+      .where('workspace_id', 'in', [e2eWs.workspaceId, drainWs.workspaceId])
+      .where('status', '!=', 'completed')
+      .executeTakeFirstOrThrow();
+    if (failedJobs.n !== 0) throw new Error(`${failedJobs.n} jobs did not complete`);
+
+    const rowsB = [['(b) run', 'service jobs/s', 'raw BullMQ jobs/s', 'ratio']];
+    rowsB.push(['end to end (submit + process)', serviceE2e.toFixed(0), rawE2e.toFixed(0), (serviceE2e / rawE2e).toFixed(2)]);
+    rowsB.push(['drain (pre-filled queue)', serviceDrain.toFixed(0), rawDrain.toFixed(0), (serviceDrain / rawDrain).toFixed(2)]);
+    console.log(`\n${table(rowsB)}`);
+    console.log(`    (submissions of the end-to-end run: ${rps(submitted).toFixed(0)} req/s over HTTP)`);
+    const ratioB = serviceE2e / rawE2e;
+    const okB = ratioB >= TARGET_RATIO_B;
+    failed ||= !okB;
+    console.log(`\n(b) end-to-end ratio service / raw BullMQ: ${ratioB.toFixed(2)} (target ≥ ${TARGET_RATIO_B}): ${verdict(okB)}`);
+    console.log(`load average at the end: ${loadAverage()}`);
+  } finally {
+    for (const close of closers.reverse()) await close().catch(() => undefined);
+    await rawQueue.obliterate({ force: true }).catch(() => undefined);
+    await rawQueue.close().catch(() => undefined);
+    await runtime.queues.jobs.obliterate({ force: true }).catch(() => undefined);
+    await runtime.close();
+    await bare.end();
+    await database.drop();
+  }
+  if (failed) process.exitCode = 1;
+}
+
+function rps(report: LoadReport): number {
+  return report.ok / (report.elapsedMs / 1000);
+}
+
+function loadAverage(): string {
+  return os
+    .loadavg()
+    .map((n) => n.toFixed(2))
+    .join(' ');
+}
+
+async function checked(report: Promise<LoadReport>, what: string): Promise<LoadReport> {
+  const r = await report;
+  if (r.ok !== r.sent) throw new Error(`${what}: ${r.sent - r.ok} of ${r.sent} requests failed (${JSON.stringify(r.statuses)}); first: ${r.firstError}`);
+  return r;
+}
+
+/** Epoch ms at which the workspace has `count` completed jobs (polled every 20 ms). */
+async function waitForCompleted(db: ReturnType<typeof createRuntime>['db'], workspaceId: string, count: number): Promise<number> {
+  const deadline = Date.now() + 300_000;
+  for (;;) {
+    const row = await db
+      .selectFrom('jobs')
+      .select(sql<number>`count(*) filter (where status = 'completed')::int`.as('done'))
+      .select(sql<number>`count(*) filter (where status = 'failed' or status = 'cancelled')::int`.as('bad'))
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirstOrThrow();
+    if (row.bad > 0) throw new Error(`${row.bad} jobs failed`);
+    if (row.done >= count) return epochNow();
+    if (Date.now() > deadline) throw new Error(`only ${row.done} of ${count} jobs completed`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+/**
+ * Retires this workspace's queued jobs older than one second, twice a second, standing in for
+ * the worker fleet during (a) so that the active-job count stays bounded.
+ */
+function startRetirer(db: ReturnType<typeof createRuntime>['db'], workspaceIds: string[]): { stop(): Promise<void> } {
+  let running: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = db
+      .updateTable('jobs')
+      .set({ status: 'cancelled', progress_stage: 'cancelled', finished_at: new Date() })
+      .where('workspace_id', 'in', workspaceIds)
+      .where('status', '=', 'queued')
+      .where('created_at', '<', new Date(Date.now() - 1000))
+      .execute()
+      .catch(() => undefined);
+  }, 500);
+  return {
+    async stop() {
+      clearInterval(timer);
+      await running;
+    },
+  };
+}
+
+main().then(
+  () => process.exit(process.exitCode ?? 0),
+  (error) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,120 @@
+/**
+ * A worker process for the jobs benchmark, forked so that it owns its event loop as a real
+ * worker process does.
+ *   real: the service's worker (startWorker) over its own runtime, as apps/worker runs it.
+ *   raw:  a bare BullMQ Worker with a no-op processor, reporting when `expected` entries ran.
+ * The child reports {type: 'started', at} once consuming, and for raw {type: 'done', at};
+ * times are epoch milliseconds with sub-millisecond precision (epochNow).
+ */
+import { fork } from 'node:child_process';
+import { Worker } from 'bullmq';
+import { startWorker } from '@sdx/app-worker/src/worker';
+import { loadConfig } from '@sdx/config';
+import { createWorkerRedis } from '@sdx/queue';
+import { createRuntime } from '@sdx/runtime';
+
+export interface WorkerPlan {
+  kind: 'real' | 'raw';
+  concurrency: number;
+  redisUrl: string;
+  prefix: string;
+  /** real: the environment the worker's configuration is read from. */
+  env?: Record<string, string>;
+  /** raw: queue name and how many entries to wait for. */
+  queueName?: string;
+  expected?: number;
+}
+
+type ChildMessage = { type: 'started'; at: number } | { type: 'done'; at: number };
+
+export function epochNow(): number {
+  return performance.timeOrigin + performance.now();
+}
+
+export interface WorkerChild {
+  startedAt: number;
+  /** raw only: when the expected number of entries were processed. */
+  done: Promise<number>;
+  stop(): Promise<void>;
+}
+
+export function startWorkerChild(plan: WorkerPlan): Promise<WorkerChild> {
+  const child = fork(__filename, ['--worker-child'], { stdio: ['ignore', 'inherit', 'inherit', 'ipc'] });
+  let resolveDone!: (at: number) => void;
+  const done = new Promise<number>((resolve) => {
+    resolveDone = resolve;
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.on('message', (raw) => {
+      const message = raw as ChildMessage;
+      if (message.type === 'started') {
+        resolve({
+          startedAt: message.at,
+          done,
+          async stop() {
+            if (child.exitCode === null) child.send('stop');
+            await exited;
+          },
+        });
+      } else if (message.type === 'done') resolveDone(message.at);
+    });
+    exited.then(() => reject(new Error('worker child exited before starting')));
+    child.send(plan);
+  });
+}
+
+async function runChild(plan: WorkerPlan): Promise<() => Promise<void>> {
+  if (plan.kind === 'real') {
+    const config = loadConfig({ ...plan.env, LOG_LEVEL: 'silent' });
+    const runtime = createRuntime(config, { name: 'bench-worker', dbPoolSize: plan.concurrency + 4 });
+    while (runtime.redis.status !== 'ready') await new Promise((r) => setTimeout(r, 10));
+    const worker = startWorker({
+      services: runtime.services,
+      providers: runtime.registry,
+      redisUrl: plan.redisUrl,
+      prefix: plan.prefix,
+      concurrency: plan.concurrency,
+      reconcile: false,
+    });
+    process.send!({ type: 'started', at: epochNow() } satisfies ChildMessage);
+    return async () => {
+      await worker.close();
+      await runtime.close();
+    };
+  }
+  const connection = createWorkerRedis(plan.redisUrl);
+  let processed = 0;
+  const worker = new Worker(
+    plan.queueName!,
+    async () => {
+      processed++;
+      if (processed === plan.expected) process.send!({ type: 'done', at: epochNow() } satisfies ChildMessage);
+    },
+    { connection, prefix: plan.prefix, concurrency: plan.concurrency },
+  );
+  process.send!({ type: 'started', at: epochNow() } satisfies ChildMessage);
+  return async () => {
+    await worker.close();
+    connection.disconnect();
+  };
+}
+
+if (process.argv.includes('--worker-child')) {
+  let stop: (() => Promise<void>) | null = null;
+  process.on('message', (message) => {
+    if (message === 'stop') {
+      (stop ?? (async () => undefined))().finally(() => process.exit(0));
+      return;
+    }
+    runChild(message as WorkerPlan)
+      .then((s) => {
+        stop = s;
+      })
+      .catch((error) => {
+        console.error(error);
+        process.exit(1);
+      });
+  });
+}

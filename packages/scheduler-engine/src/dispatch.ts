@@ -1,0 +1,316 @@
+/**
+ * Due selection and dispatch of automatic schedule occurrences.
+ *
+ * Exactly once, with any number of scheduler processes, and one of them killed at any point:
+ *
+ * 1. Claim (one short transaction): due schedules (active, not deleted, next_run_at <= now) are
+ *    selected `FOR UPDATE SKIP LOCKED`, so concurrent schedulers take disjoint sets and never
+ *    wait on each other. For each, the run row (schedule_id, scheduled_for) is inserted and
+ *    next_run_at advanced past now, in the same transaction. The unique index
+ *    schedule_runs_occurrence_once (trigger 'scheduled') makes a second row for the same
+ *    occurrence impossible even if two processes somehow read the same due state (a schedule
+ *    replaced by PUT to the occurrence just claimed, a clock that differs between hosts): the
+ *    insert does nothing on conflict. A process killed before commit leaves no trace; the
+ *    schedule is still due and the next tick of any process claims it.
+ * 2. Dispatch (after commit, outside the claim): the run's job or batch is created by the same
+ *    domain functions as POST /v1/jobs and POST /v1/batches, with the run ID as idempotency
+ *    key, and the outcome is written on the run.
+ * 3. Recovery: a process killed between 1 and 2 (or inside 2) leaves a run still `queued` with
+ *    no job, no batch and no dispatched_at. Once it is older than `staleMs`, any scheduler
+ *    re-dispatches it: it first looks up the idempotency record of the run ID (the work a dead
+ *    attempt committed), else creates the work with that same key, so a re-dispatch never
+ *    creates a second job or batch even if the first attempt was merely slow.
+ *
+ * A lease (a claimed-until column renewed while dispatching) would also work, but needs a
+ * renewal loop and a clock agreement between hosts; row locks are released by Postgres the
+ * moment a process dies, and the unique index needs no cooperation at all.
+ */
+import { sql } from 'kysely';
+import type { Db, ScheduleRow, ScheduleRunRow, ScheduleStatus } from '@sdx/db';
+import {
+  CATCH_UP_WINDOW_MS,
+  IDEMPOTENCY_TTL_MS,
+  attemptScheduleRun,
+  newId,
+  recordRunOutcomes,
+  type ScheduleRunOutcome,
+  recurrenceOf,
+  schedulesWithActiveWork,
+  type Services,
+  type Tenant,
+} from '@sdx/domain';
+import { latestOccurrenceAtOrBefore, nextOccurrence } from './recurrence';
+
+export interface DispatchOptions {
+  /** Defaults to services.clock.now(). Dispatch itself (job creation, dispatched_at) reads services.clock. */
+  now?: Date;
+  /** Schedules claimed per transaction. */
+  limit?: number;
+  /** Runs dispatched at once. */
+  concurrency?: number;
+  /** The latest missed occurrence is still dispatched when at most this old. */
+  catchUpMs?: number;
+}
+
+export interface DispatchResult {
+  /** Schedules claimed (advanced) by this call. */
+  claimed: number;
+  /** Runs created by this call, with their outcome. */
+  runs: ScheduleRunRow[];
+  /** Schedules whose due occurrence was older than the catch-up window and was dropped. */
+  dropped: number;
+}
+
+export const DEFAULT_CLAIM_LIMIT = 200;
+export const DEFAULT_DISPATCH_CONCURRENCY = 16;
+/** A run left undispatched this long is considered abandoned by a dead process. */
+export const DEFAULT_STALE_RUN_MS = 60_000;
+
+interface Plan {
+  schedule: ScheduleRow;
+  /** The occurrence to run now, or null when it is too old (dropped). */
+  scheduledFor: Date | null;
+  nextRunAt: Date | null;
+  status: ScheduleStatus;
+}
+
+/**
+ * What a due schedule does at `now`: the occurrence to run is the latest one at or before now
+ * (at least next_run_at), i.e. after downtime only the newest missed occurrence, and only when
+ * it is within the catch-up window; the occurrences before it are passed over without runs.
+ * next_run_at moves to the first occurrence after now; a once schedule completes.
+ */
+export function planOccurrence(schedule: ScheduleRow, now: Date, catchUpMs = CATCH_UP_WINDOW_MS): Plan {
+  const rule = recurrenceOf(schedule);
+  const due = schedule.next_run_at ?? schedule.starts_at;
+  const latest = latestOccurrenceAtOrBefore(rule, now);
+  const occurrence = latest && latest.getTime() > due.getTime() ? latest : due;
+  const scheduledFor = now.getTime() - occurrence.getTime() <= catchUpMs ? occurrence : null;
+  const nextRunAt = nextOccurrence(rule, now);
+  return { schedule, scheduledFor, nextRunAt, status: nextRunAt === null ? 'completed' : schedule.status };
+}
+
+/**
+ * The claim transaction of step 1: locks up to `limit` due schedules (skipping those another
+ * process holds), inserts one run per occurrence to run (skipped_overlap at once when the
+ * previous occurrence's work is still active) and advances next_run_at.
+ */
+export async function claimDueRuns(
+  services: Pick<Services, 'db' | 'log'>,
+  now: Date,
+  options: { limit?: number; catchUpMs?: number } = {},
+): Promise<{ claimed: number; dropped: number; runs: Array<{ schedule: ScheduleRow; run: ScheduleRunRow }> }> {
+  const limit = options.limit ?? DEFAULT_CLAIM_LIMIT;
+  const catchUpMs = options.catchUpMs ?? CATCH_UP_WINDOW_MS;
+  return services.db.transaction().execute(async (tx) => {
+    const due = await tx
+      .selectFrom('schedules')
+      .selectAll()
+      .where('status', '=', 'active')
+      .where('deleted_at', 'is', null)
+      .where('next_run_at', '<=', now)
+      .orderBy('next_run_at')
+      .limit(limit)
+      .forUpdate()
+      .skipLocked()
+      .execute();
+    if (due.length === 0) return { claimed: 0, dropped: 0, runs: [] };
+
+    const plans: Plan[] = due.map((schedule) => {
+      try {
+        return planOccurrence(schedule, now, catchUpMs);
+      } catch (error) {
+        // A rule that cannot produce occurrences (a zone the runtime no longer knows) stops
+        // being due instead of blocking the queue; it shows next_run_at null.
+        services.log.error({ err: error, scheduleId: schedule.id }, 'schedule recurrence failed; no further occurrences');
+        return { schedule, scheduledFor: null, nextRunAt: null, status: schedule.status };
+      }
+    });
+    const toRun = plans.filter((p) => p.scheduledFor !== null);
+    const overlapping = await schedulesWithActiveWork(
+      tx,
+      toRun.filter((p) => p.schedule.overlap_policy === 'skip').map((p) => p.schedule.id),
+    );
+    const inserted =
+      toRun.length === 0
+        ? []
+        : await tx
+            .insertInto('schedule_runs')
+            .values(
+              toRun.map((p) => ({
+                id: newId('run'),
+                schedule_id: p.schedule.id,
+                workspace_id: p.schedule.workspace_id,
+                trigger: 'scheduled' as const,
+                scheduled_for: p.scheduledFor!,
+                status: overlapping.has(p.schedule.id) ? ('skipped_overlap' as const) : ('queued' as const),
+                created_at: now,
+              })),
+            )
+            .onConflict((oc) => oc.columns(['schedule_id', 'scheduled_for']).where('trigger', '=', 'scheduled').doNothing())
+            .returningAll()
+            .execute();
+    const ran = new Map(inserted.map((run) => [run.schedule_id, run]));
+
+    const rows = plans.map(
+      (p) => sql`(${p.schedule.id}::text, ${p.nextRunAt}::timestamptz, ${p.status}::text, ${ran.has(p.schedule.id)}::boolean)`,
+    );
+    await sql`
+      update schedules s
+      set next_run_at = v.next_run_at,
+          status = v.status,
+          last_run_at = case when v.ran then ${now}::timestamptz else s.last_run_at end
+      from (values ${sql.join(rows)}) as v(id, next_run_at, status, ran)
+      where s.id = v.id
+    `.execute(tx);
+
+    const byId = new Map(due.map((s) => [s.id, s]));
+    return {
+      claimed: due.length,
+      dropped: plans.length - toRun.length,
+      runs: inserted.map((run) => ({ schedule: byId.get(run.schedule_id)!, run })),
+    };
+  });
+}
+
+type Claim = Awaited<ReturnType<typeof claimDueRuns>>;
+
+/** Claims due occurrences (step 1) and dispatches them (step 2). One round; call it until `claimed` < limit. */
+export async function dispatchDue(services: Services, options: DispatchOptions = {}): Promise<DispatchResult> {
+  const claim = await claimDueRuns(services, options.now ?? services.clock.now(), options);
+  return dispatchClaim(services, claim, options);
+}
+
+/**
+ * Dispatches everything due, round after round until a round comes back short. The next claim
+ * runs while the current round dispatches, so the claim transactions cost no dispatch time.
+ */
+export async function dispatchAllDue(services: Services, options: Omit<DispatchOptions, 'now'> = {}): Promise<DispatchResult> {
+  const limit = options.limit ?? DEFAULT_CLAIM_LIMIT;
+  const total: DispatchResult = { claimed: 0, runs: [], dropped: 0 };
+  let next: Promise<Claim> | null = claimDueRuns(services, services.clock.now(), options);
+  while (next) {
+    const claim: Claim = await next;
+    next = claim.claimed >= limit ? claimDueRuns(services, services.clock.now(), options) : null;
+    // Keep a failed early claim from being an unhandled rejection; the await above rethrows it.
+    next?.catch(() => undefined);
+    const round = await dispatchClaim(services, claim, options);
+    total.claimed += round.claimed;
+    total.dropped += round.dropped;
+    total.runs.push(...round.runs);
+  }
+  return total;
+}
+
+async function dispatchClaim(services: Services, claim: Claim, options: DispatchOptions): Promise<DispatchResult> {
+  const pending = claim.runs.filter((c) => c.run.status === 'queued');
+  const settled = claim.runs.filter((c) => c.run.status !== 'queued').map((c) => c.run);
+  const tenants = await loadTenants(services, pending.map((c) => c.schedule.workspace_id));
+  const dispatched = await dispatchAll(services, pending, options.concurrency ?? DEFAULT_DISPATCH_CONCURRENCY, (schedule) => ({
+    tenant: tenants.get(schedule.workspace_id),
+  }));
+  return { claimed: claim.claimed, runs: [...settled, ...dispatched], dropped: claim.dropped };
+}
+
+export interface RecoverOptions {
+  now?: Date;
+  staleMs?: number;
+  limit?: number;
+  concurrency?: number;
+}
+
+/**
+ * Step 3: re-dispatches runs a dead process left undispatched (status queued, no job, no batch,
+ * no dispatched_at, older than staleMs). A run older than the idempotency window can no longer
+ * be re-dispatched safely and is marked failed.
+ */
+export async function recoverStalledRuns(services: Services, options: RecoverOptions = {}): Promise<ScheduleRunRow[]> {
+  const now = options.now ?? services.clock.now();
+  const staleBefore = new Date(now.getTime() - (options.staleMs ?? DEFAULT_STALE_RUN_MS));
+  const expiredBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_MS + 60_000);
+  const abandoned = services.db
+    .updateTable('schedule_runs')
+    .set({
+      status: 'failed',
+      error: JSON.stringify({ error: 'internal_error', message: 'The occurrence could not be dispatched in time.' }),
+    })
+    .where('status', '=', 'queued')
+    .where('job_id', 'is', null)
+    .where('batch_id', 'is', null)
+    .where('dispatched_at', 'is', null)
+    .where('created_at', '<', expiredBefore);
+  await abandoned.execute();
+
+  const stalled = await services.db
+    .selectFrom('schedule_runs')
+    .selectAll()
+    .where('status', '=', 'queued')
+    .where('job_id', 'is', null)
+    .where('batch_id', 'is', null)
+    .where('dispatched_at', 'is', null)
+    .where('created_at', '<=', staleBefore)
+    .orderBy('created_at')
+    .limit(options.limit ?? DEFAULT_CLAIM_LIMIT)
+    .execute();
+  if (stalled.length === 0) return [];
+  const schedules = await services.db
+    .selectFrom('schedules')
+    .selectAll()
+    .where('id', 'in', [...new Set(stalled.map((r) => r.schedule_id))])
+    .execute();
+  const byId = new Map(schedules.map((s) => [s.id, s]));
+  const tenants = await loadTenants(services, schedules.map((s) => s.workspace_id));
+  const dispatched = await dispatchAll(
+    services,
+    stalled.map((run) => ({ schedule: byId.get(run.schedule_id)!, run })),
+    options.concurrency ?? DEFAULT_DISPATCH_CONCURRENCY,
+    (schedule) => ({ tenant: tenants.get(schedule.workspace_id), recovering: true }),
+  );
+  for (const run of dispatched) {
+    services.log.warn({ scheduleId: run.schedule_id, runId: run.id, status: run.status }, 'recovered an undispatched schedule run');
+  }
+  return dispatched;
+}
+
+/**
+ * Dispatches runs `concurrency` at a time, then records every outcome in one statement. A run
+ * whose dispatch threw (database unreachable) is returned as it was, left for recovery.
+ */
+async function dispatchAll(
+  services: Services,
+  items: Array<{ schedule: ScheduleRow; run: ScheduleRunRow }>,
+  concurrency: number,
+  optionsFor: (schedule: ScheduleRow) => { tenant?: Tenant; recovering?: boolean },
+): Promise<ScheduleRunRow[]> {
+  const outcomes = await mapConcurrent(items, concurrency, async ({ schedule, run }): Promise<ScheduleRunOutcome | null> => {
+    try {
+      return await attemptScheduleRun(services, schedule, run, optionsFor(schedule));
+    } catch (error) {
+      services.log.error({ err: error, scheduleId: schedule.id, runId: run.id }, 'schedule dispatch failed; left for recovery');
+      return null;
+    }
+  });
+  const settled = items.flatMap(({ run }, i) => (outcomes[i] ? [{ run, outcome: outcomes[i]! }] : []));
+  const recorded = new Map((await recordRunOutcomes(services.db, settled, services.clock.now())).map((r) => [r.id, r]));
+  return items.map(({ run }) => recorded.get(run.id) ?? run);
+}
+
+async function loadTenants(services: Pick<Services, 'db'>, workspaceIds: string[]): Promise<Map<string, Tenant>> {
+  const ids = [...new Set(workspaceIds)];
+  if (ids.length === 0) return new Map();
+  const rows = await services.db.selectFrom('workspaces').selectAll().where('id', 'in', ids).execute();
+  return new Map(rows.map((workspace) => [workspace.id, { workspace, keyId: null, role: null }]));
+}
+
+async function mapConcurrent<T, R>(items: T[], concurrency: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, async () => {
+    while (next < items.length) {
+      const index = next++;
+      out[index] = await fn(items[index]!);
+    }
+  });
+  await Promise.all(lanes);
+  return out;
+}

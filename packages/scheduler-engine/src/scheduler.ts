@@ -1,0 +1,103 @@
+import type { Services } from '@sdx/domain';
+import {
+  DEFAULT_CLAIM_LIMIT,
+  DEFAULT_DISPATCH_CONCURRENCY,
+  DEFAULT_STALE_RUN_MS,
+  dispatchAllDue,
+  recoverStalledRuns,
+} from './dispatch';
+
+export interface SchedulerOptions {
+  /** Polling interval (SCHEDULER_TICK_MS). */
+  tickMs: number;
+  /** Schedules claimed per transaction. */
+  claimLimit?: number;
+  /** Runs dispatched at once. */
+  concurrency?: number;
+  catchUpMs?: number;
+  /** A run left undispatched this long is re-dispatched by recovery. */
+  staleMs?: number;
+  /** How often (wall-clock ms) the recovery step runs. */
+  recoverEveryMs?: number;
+}
+
+export interface TickResult {
+  claimed: number;
+  runs: number;
+  dropped: number;
+  recovered: number;
+}
+
+export interface RunningScheduler {
+  /** One pass now: dispatches everything due (dispatchAllDue), then recovery when it is time. */
+  tick(): Promise<TickResult>;
+  /** Stops polling and waits for the pass in progress to finish. */
+  stop(): Promise<void>;
+}
+
+/**
+ * The scheduler loop: every tickMs, dispatch every due occurrence (claim rounds repeat while a
+ * round comes back full), and every recoverEveryMs re-dispatch runs a dead process abandoned.
+ * Any number of these may run against one database (see dispatch.ts). A failed pass is logged
+ * and the next tick tries again.
+ */
+export function startScheduler(services: Services, options: SchedulerOptions): RunningScheduler {
+  const claimLimit = options.claimLimit ?? DEFAULT_CLAIM_LIMIT;
+  const recoverEveryMs = options.recoverEveryMs ?? 10_000;
+  let stopping = false;
+  let lastRecovery = 0;
+  let timer: NodeJS.Timeout | null = null;
+  let wake: (() => void) | null = null;
+  let current: Promise<TickResult> | null = null;
+
+  const pass = async (): Promise<TickResult> => {
+    const result: TickResult = { claimed: 0, runs: 0, dropped: 0, recovered: 0 };
+    const due = await dispatchAllDue(services, { limit: claimLimit, concurrency: options.concurrency, catchUpMs: options.catchUpMs });
+    result.claimed = due.claimed;
+    result.runs = due.runs.length;
+    result.dropped = due.dropped;
+    if (!stopping && Date.now() - lastRecovery >= recoverEveryMs) {
+      lastRecovery = Date.now();
+      const recovered = await recoverStalledRuns(services, {
+        staleMs: options.staleMs ?? DEFAULT_STALE_RUN_MS,
+        concurrency: options.concurrency ?? DEFAULT_DISPATCH_CONCURRENCY,
+      });
+      result.recovered = recovered.length;
+    }
+    return result;
+  };
+
+  const tick = (): Promise<TickResult> => {
+    // Passes never overlap within one process.
+    if (!current) current = pass().finally(() => (current = null));
+    return current;
+  };
+
+  const loop = async (): Promise<void> => {
+    while (!stopping) {
+      try {
+        const result = await tick();
+        if (result.runs > 0 || result.dropped > 0 || result.recovered > 0) services.log.info(result, 'scheduler pass');
+      } catch (error) {
+        services.log.error({ err: error }, 'scheduler pass failed');
+      }
+      if (stopping) break;
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        timer = setTimeout(resolve, options.tickMs);
+      });
+      wake = null;
+    }
+  };
+  const running = loop();
+
+  return {
+    tick,
+    async stop() {
+      stopping = true;
+      if (timer) clearTimeout(timer);
+      wake?.();
+      await running;
+    },
+  };
+}

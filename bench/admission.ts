@@ -37,6 +37,7 @@ const WARMUP_ROUNDS = 200;
 const RETIRE_EVERY = 100;
 const DEAD_REQUESTS = 500;
 const STALLED_REQUESTS = 10;
+const WARMUP_503 = 5;
 const TARGET_ADDED_P50_MS = 2;
 const TARGET_503_P99_MS = 100;
 
@@ -133,7 +134,7 @@ async function main(): Promise<void> {
     closers.push(async () => dead.disconnect());
     const deadServer = await serve(appWith(new RedisRateLimiter(dead, config.redisPrefix)));
     closers.push(deadServer.close);
-    const deadSamples = await measure503(deadServer.url, auth, DEAD_REQUESTS, 'dead');
+    const { samples: deadSamples, first: deadFirst } = await measure503(deadServer.url, auth, DEAD_REQUESTS, 'dead');
     const deadSummary = summarize(deadSamples);
     const written = await runtime.db
       .selectFrom('jobs')
@@ -145,12 +146,11 @@ async function main(): Promise<void> {
     // Redis that accepts connections but does not answer (SIGSTOP): bounded by the command timeout.
     const stalled = await measureStalledRedis(appWith, config.redisPrefix, auth);
 
-    const slowest = deadSamples.indexOf(Math.max(...deadSamples));
-    const rows503 = [['503 rate_limiter_unavailable', 'n', 'p50 ms', 'p99 ms', 'max ms', 'first request ms']];
-    rows503.push(['Redis unreachable (dead port)', String(deadSummary.count), ms(deadSummary.p50), ms(deadSummary.p99), ms(deadSummary.max), ms(deadSamples[0]!)]);
-    rows503.push(['Redis stopped answering (SIGSTOP)', String(stalled.count), ms(stalled.p50), ms(stalled.p99), ms(stalled.max), '-']);
+    const rows503 = [['503 rate_limiter_unavailable', 'n', 'p50 ms', 'p99 ms', 'max ms']];
+    rows503.push(['Redis unreachable (dead port)', String(deadSummary.count), ms(deadSummary.p50), ms(deadSummary.p99), ms(deadSummary.max)]);
+    rows503.push(['Redis stopped answering (SIGSTOP)', String(stalled.count), ms(stalled.p50), ms(stalled.p99), ms(stalled.max)]);
     console.log(`\n${table(rows503)}`);
-    console.log(`(slowest dead-port answer: request #${slowest + 1} of ${deadSamples.length})`);
+    console.log(`(first request to the freshly built app, not counted: ${ms(deadFirst)} ms; ${WARMUP_503} warm-up requests per row)`);
     const deadOk = deadSummary.p99 < TARGET_503_P99_MS;
     failed ||= !deadOk;
     console.log(`\n503 with Redis unreachable: p99 ${ms(deadSummary.p99)} ms (target < ${TARGET_503_P99_MS} ms): ${verdict(deadOk)}; jobs written: 0`);
@@ -163,20 +163,28 @@ async function main(): Promise<void> {
   if (failed) process.exitCode = 1;
 }
 
-async function measure503(url: string, auth: Record<string, string>, count: number, tag: string): Promise<number[]> {
+/**
+ * Sequential requests that must all answer 503 rate_limiter_unavailable. The first WARMUP_503
+ * are not kept: a freshly built app is still compiling openapi.yaml (express-openapi-validator
+ * loads it when the app is created), once per process at start.
+ */
+async function measure503(url: string, auth: Record<string, string>, count: number, tag: string): Promise<{ samples: number[]; first: number }> {
   const agent = keepAliveAgent(1);
   const samples: number[] = [];
-  for (let i = 0; i < count; i++) {
+  let first = Number.NaN;
+  for (let i = -WARMUP_503; i < count; i++) {
     const body = JSON.stringify({ platform: 'instagram', operation: 'profile', target: `${tag}_${i}` });
     const started = performance.now();
     const reply = await send(agent, url, { method: 'POST', path: '/v1/jobs', headers: auth, body });
-    samples.push(performance.now() - started);
+    const elapsed = performance.now() - started;
+    if (i === -WARMUP_503) first = elapsed;
+    if (i >= 0) samples.push(elapsed);
     if (reply.status !== 503 || !reply.body.includes('rate_limiter_unavailable')) {
       throw new Error(`expected 503 rate_limiter_unavailable, got ${reply.status} ${reply.body.slice(0, 200)}`);
     }
   }
   agent.destroy();
-  return samples;
+  return { samples, first };
 }
 
 async function measureStalledRedis(
@@ -194,7 +202,7 @@ async function measureStalledRedis(
   try {
     await waitFor(() => redis.status === 'ready', 5000, 'the spare redis-server');
     server.kill('SIGSTOP');
-    return summarize(await measure503(http.url, auth, STALLED_REQUESTS, 'stalled'));
+    return summarize((await measure503(http.url, auth, STALLED_REQUESTS, 'stalled')).samples);
   } finally {
     server.kill('SIGCONT');
     server.kill('SIGTERM');

@@ -138,15 +138,17 @@ async function scenario(template: string, engines: number, prefix: string): Prom
     const done: Array<Promise<number>> = [];
     const ready: Array<Promise<void>> = [];
     for (let i = 0; i < engines; i++) {
-      const proc = fork(__filename, [], { env, execArgv: [...process.execArgv, ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.BENCH_CPU_PROF] : [])] });
+      const proc = fork(__filename, [], {
+        env,
+        execArgv: [...process.execArgv, ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
+      });
       children.push(proc);
-      ready.push(new Promise((resolve) => proc.on('message', (m: ChildMessage) => m.kind === 'ready' && resolve())));
-      done.push(
-        new Promise((resolve, reject) => {
-          proc.on('message', (m: ChildMessage) => m.kind === 'done' && resolve(m.dispatched ?? 0));
-          proc.on('exit', (code) => code !== 0 && reject(new Error(`scheduler process exited with ${code}`)));
-        }),
+      const exited = new Promise<never>((_, reject) =>
+        proc.on('exit', (code) => reject(new Error(`scheduler process exited with ${code} before it finished`))),
       );
+      exited.catch(() => undefined);
+      ready.push(Promise.race([new Promise<void>((resolve) => proc.on('message', (m: ChildMessage) => m.kind === 'ready' && resolve())), exited]));
+      done.push(Promise.race([new Promise<number>((resolve) => proc.on('message', (m: ChildMessage) => m.kind === 'done' && resolve(m.dispatched ?? 0))), exited]));
     }
     await Promise.all(ready);
     const started = performance.now();

@@ -2,10 +2,12 @@ import { Migrator, type Migration, type MigrationProvider, sql } from 'kysely';
 import pg from 'pg';
 import type { Db } from './pool';
 import * as m0001 from './migrations/20261122_0001_initial';
+import * as m0002 from './migrations/20261122_0002_schedule_run_recovery';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
   '20261122_0001_initial': m0001,
+  '20261122_0002_schedule_run_recovery': m0002,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

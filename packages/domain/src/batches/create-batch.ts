@@ -1,11 +1,10 @@
-import type { BatchRow, JobRow, Tx } from '@sdx/db';
+import type { BatchRow, JobRow } from '@sdx/db';
 import type { Services, Tenant } from '../context';
-import { availableOf, insufficientCredits, lockBalance } from '../credits/credits';
 import { ApiError } from '../errors';
 import { claimIdempotencyKey, requestHash } from '../idempotency/idempotency';
 import { newId } from '../ids';
-import { admitJobs, countActiveJobs } from '../jobs/admission';
-import { type Recipe, type RecipeInput, resolveRecipe } from '../jobs/recipe';
+import { admitJobs } from '../jobs/admission';
+import { type RecipeInput, resolveRecipe } from '../jobs/recipe';
 import { findBatch } from './queries';
 
 export interface CreateBatchInput extends RecipeInput {
@@ -95,7 +94,6 @@ export async function createBatch(services: Services, tenant: Tenant, input: Cre
         }
       }
     }
-    await checkAffordable(tx, tenant, now, recipe, targets.length);
     const batch = await tx
       .insertInto('batches')
       .values({
@@ -125,23 +123,6 @@ export async function createBatch(services: Services, tenant: Tenant, input: Cre
 
   if (!created.idempotentReplay) await enqueueChildren(services, created.jobs);
   return created;
-}
-
-/**
- * A 402 for an unaffordable batch reports the whole batch: `required` = every child's
- * reservation and `available` = what the workspace had before any of them (admission reserves
- * child by child and would otherwise report the balance left after the ones that fit). When
- * the children would not fit under the active-job cap, admission's 429 answers instead.
- */
-async function checkAffordable(tx: Tx, tenant: Tenant, now: Date, recipe: Recipe, count: number): Promise<void> {
-  const { workspace } = tenant;
-  const balance = await lockBalance(tx, workspace.id, now, workspace.monthly_quota);
-  const available = availableOf(balance, workspace, now);
-  const required = recipe.maxCredits * count;
-  if (required <= available.total) return;
-  const active = await countActiveJobs(tx, workspace.id);
-  if (active + count > workspace.max_active_jobs) return;
-  throw insufficientCredits(balance, available, required);
 }
 
 /** Adds one queue entry per child (entry ID `${jobId}-a1`, so adding twice is a no-op). */

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { JobRow, NewJob, Tx } from '@sdx/db';
 import type { Tenant } from '../context';
-import { lockBalance, reserveCredits } from '../credits/credits';
+import { availableOf, insufficientCredits, lockBalance, reserveCredits } from '../credits/credits';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { type Recipe, requestKey } from './recipe';
@@ -46,6 +46,10 @@ export async function admitJobs(tx: Tx, tenant: Tenant, now: Date, recipe: Recip
       { active, limit: workspace.max_active_jobs, requested: targets.length },
     );
   }
+  // The whole admission must fit: a 402 reports what all of it requires against what was available.
+  const required = recipe.maxCredits * targets.length;
+  const available = availableOf(balance, workspace, now);
+  if (required > available.total) throw insufficientCredits(balance, available, required);
   const rows: NewJob[] = [];
   for (const [index, t] of targets.entries()) {
     const id = options.ids?.[index] ?? newId('job');

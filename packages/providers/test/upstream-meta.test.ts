@@ -1,52 +1,16 @@
-import { findOperation, type Platform } from '@sdx/catalog';
 import { FIXTURES, startFakeUpstream, type FakeUpstream } from '@sdx/fake-upstream';
 import {
   createFacebookPagesProvider,
   createInstagramProvider,
   createMetaAdLibraryProvider,
-  ProviderError,
-  type ExtractionRequest,
-  type Item,
   type PostItem,
-  type Page,
   type Provider,
+  type ProviderError,
 } from '@sdx/providers';
+import { collect, failure, request } from './helpers';
 
 const TOKEN = 'EAAFAKEgraphAccessToken0123456789ZZ';
 const G = FIXTURES.graph;
-
-function request(platform: Platform, operation: string, target: string, limit: number, extra: Partial<ExtractionRequest> = {}): ExtractionRequest {
-  const spec = findOperation(platform, operation);
-  if (!spec) throw new Error(`no ${platform} ${operation}`);
-  return {
-    platform,
-    operation,
-    spec,
-    target,
-    limit: Math.min(limit, spec.max_results),
-    includePosts: 0,
-    attempt: 1,
-    resumeCursor: null,
-    signal: new AbortController().signal,
-    ...extra,
-  };
-}
-
-async function collect(provider: Provider, req: ExtractionRequest): Promise<{ pages: Page[]; items: Item[] }> {
-  const pages: Page[] = [];
-  for await (const page of provider.extract(req)) pages.push(page);
-  return { pages, items: pages.flatMap((p) => p.items) };
-}
-
-async function failure(provider: Provider, req: ExtractionRequest): Promise<ProviderError> {
-  try {
-    await collect(provider, req);
-  } catch (error) {
-    if (error instanceof ProviderError) return error;
-    throw error;
-  }
-  throw new Error('extraction did not fail');
-}
 
 let fake: FakeUpstream;
 let ads: Provider;

@@ -1,5 +1,5 @@
-import type { Platform } from '@sdx/catalog';
-import type { AdItem, CommentItem, Metrics, PlaylistItem, PostItem, ProfileItem, TranscriptItem } from '../types';
+import type { ItemKind, Platform } from '@sdx/catalog';
+import type { AdItem, CommentItem, ItemBase, Metrics, PlaylistItem, PostItem, ProfileItem, TranscriptItem } from '../types';
 
 /**
  * Builders of the normalized items. Every builder sets every field of its kind in a fixed order,
@@ -48,15 +48,30 @@ export function hashtagsOf(text: string | null): string[] {
   return Array.from(new Set(tags));
 }
 
-export function profileItem(platform: Platform, f: Fields<ProfileItem, 'id'>): ProfileItem {
+/**
+ * The fields every kind shares, in their fixed order. `fallback` supplies caption and published_at
+ * for kinds that derive them from another field when the upstream gives none.
+ */
+function common<K extends ItemKind>(
+  kind: K,
+  platform: Platform,
+  f: Pick<ItemBase, 'id'> & Partial<Omit<ItemBase, 'kind' | 'platform' | 'id'>>,
+  fallback: { caption?: string | null; published_at?: string | null } = {},
+): ItemBase & { kind: K } {
   return {
-    kind: 'profile',
+    kind,
     platform,
     id: f.id,
     username: f.username ?? null,
-    caption: f.caption ?? f.bio ?? null,
+    caption: f.caption ?? fallback.caption ?? null,
     url: f.url ?? null,
-    published_at: f.published_at ?? null,
+    published_at: f.published_at ?? fallback.published_at ?? null,
+  };
+}
+
+export function profileItem(platform: Platform, f: Fields<ProfileItem, 'id'>): ProfileItem {
+  return {
+    ...common('profile', platform, f, { caption: f.bio }),
     display_name: f.display_name ?? null,
     bio: f.bio ?? null,
     avatar_url: f.avatar_url ?? null,
@@ -70,13 +85,7 @@ export function profileItem(platform: Platform, f: Fields<ProfileItem, 'id'>): P
 
 export function postItem(platform: Platform, kind: 'post' | 'video', f: Fields<PostItem, 'id'>): PostItem {
   return {
-    kind,
-    platform,
-    id: f.id,
-    username: f.username ?? null,
-    caption: f.caption ?? null,
-    url: f.url ?? null,
-    published_at: f.published_at ?? null,
+    ...common(kind, platform, f),
     title: f.title ?? null,
     media_type: f.media_type ?? null,
     duration_seconds: f.duration_seconds ?? null,
@@ -88,13 +97,7 @@ export function postItem(platform: Platform, kind: 'post' | 'video', f: Fields<P
 
 export function commentItem(platform: Platform, f: Fields<CommentItem, 'id'>): CommentItem {
   return {
-    kind: 'comment',
-    platform,
-    id: f.id,
-    username: f.username ?? null,
-    caption: f.caption ?? null,
-    url: f.url ?? null,
-    published_at: f.published_at ?? null,
+    ...common('comment', platform, f),
     parent_id: f.parent_id ?? null,
     comment_url: f.comment_url ?? null,
     likes: f.likes ?? null,
@@ -104,13 +107,7 @@ export function commentItem(platform: Platform, f: Fields<CommentItem, 'id'>): C
 
 export function playlistItem(platform: Platform, f: Fields<PlaylistItem, 'id'>): PlaylistItem {
   return {
-    kind: 'playlist',
-    platform,
-    id: f.id,
-    username: f.username ?? null,
-    caption: f.caption ?? null,
-    url: f.url ?? null,
-    published_at: f.published_at ?? null,
+    ...common('playlist', platform, f),
     title: f.title ?? null,
     items_count: f.items_count ?? null,
   };
@@ -118,13 +115,7 @@ export function playlistItem(platform: Platform, f: Fields<PlaylistItem, 'id'>):
 
 export function adItem(platform: Platform, f: Fields<AdItem, 'id'>): AdItem {
   return {
-    kind: 'ad',
-    platform,
-    id: f.id,
-    username: f.username ?? null,
-    caption: f.caption ?? f.body ?? null,
-    url: f.url ?? null,
-    published_at: f.published_at ?? f.first_shown_at ?? null,
+    ...common('ad', platform, f, { caption: f.body, published_at: f.first_shown_at }),
     advertiser_id: f.advertiser_id ?? null,
     advertiser_name: f.advertiser_name ?? null,
     first_shown_at: f.first_shown_at ?? null,
@@ -141,13 +132,7 @@ export function adItem(platform: Platform, f: Fields<AdItem, 'id'>): AdItem {
 
 export function transcriptItem(platform: Platform, f: Fields<TranscriptItem, 'id' | 'text'>): TranscriptItem {
   return {
-    kind: 'transcript',
-    platform,
-    id: f.id,
-    username: f.username ?? null,
-    caption: f.caption ?? null,
-    url: f.url ?? null,
-    published_at: f.published_at ?? null,
+    ...common('transcript', platform, f),
     language: f.language ?? null,
     text: f.text,
     segments: f.segments ?? [],

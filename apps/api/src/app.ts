@@ -3,7 +3,7 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import pinoHttp from 'pino-http';
 import { OPENAPI_PATH } from '@sdx/contract';
 import type { ApiDeps } from './deps';
-import { authenticate } from './middleware/auth';
+import { authenticate, recordKeyUse } from './middleware/auth';
 import { notFound, renderErrors } from './middleware/errors';
 import { rateLimit } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
@@ -63,7 +63,7 @@ export function createApp(deps: ApiDeps): Express {
   );
   app.use(express.json({ limit: '1mb', type: () => true }));
 
-  const authenticated = [authenticate(deps.services), rateLimit(deps.limiter)];
+  const authenticated = [authenticate(deps.services), rateLimit(deps.limiter), recordKeyUse(deps.services)];
   const validator = OpenApiValidator.middleware({
     apiSpec: OPENAPI_PATH,
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, allErrors: true },

@@ -532,7 +532,7 @@ export interface components {
             include_posts: number;
             /** @enum {string} */
             frequency: "once" | "daily" | "weekly" | "monthly";
-            /** @description IANA timezone name (an unknown name is 400 `invalid_request`). */
+            /** @description IANA timezone name; an unknown zone or a bare offset is a 422 validation error (`loc` ["body", "timezone"], type `value_error`). */
             timezone: string;
             /**
              * Format: date-time
@@ -871,10 +871,11 @@ export interface components {
         /**
          * @description A service error. `detail.error` is one of: invalid_request, missing_authentication,
          *     invalid_api_key, insufficient_credits, workspace_forbidden, job_not_found,
-         *     batch_not_found, schedule_not_found, not_found, idempotency_key_conflict,
-         *     idempotency_key_in_use, results_not_ready, unsupported_operation,
+         *     batch_not_found, schedule_not_found, not_found, method_not_allowed,
+         *     idempotency_key_conflict, results_not_ready, unsupported_operation,
          *     duplicate_batch_target, invalid_target, rate_limit_exceeded,
-         *     concurrent_job_limit_exceeded, extraction_failed, rate_limiter_unavailable.
+         *     concurrent_job_limit_exceeded, extraction_failed, rate_limiter_unavailable,
+         *     service_unavailable, internal_error.
          */
         ServiceError: {
             detail: {
@@ -1217,10 +1218,7 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
-        /**
-         * @description `idempotency_key_conflict`: the Idempotency-Key was used before with a different body;
-         *     `idempotency_key_in_use`: the first request with this key is still being created.
-         */
+        /** @description `idempotency_key_conflict`: the Idempotency-Key was used before with a different body. */
         IdempotencyConflict: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1310,7 +1308,7 @@ export interface components {
          * @description Makes the creation safe to retry. Scoped to workspace and endpoint, kept 24 hours. Same
          *     key and same body (canonical JSON): the original work is returned with
          *     `idempotent_replay: true`. Same key, different body: 409 `idempotency_key_conflict`.
-         *     Same key while the first request is still being created: 409 `idempotency_key_in_use`.
+         *     Same key while the first request is still being created: the second waits and replays.
          */
         IdempotencyKey: string;
         /** @description `no-cache` skips the result cache; any other value is ignored. */
@@ -1508,7 +1506,7 @@ export interface operations {
                  * @description Makes the creation safe to retry. Scoped to workspace and endpoint, kept 24 hours. Same
                  *     key and same body (canonical JSON): the original work is returned with
                  *     `idempotent_replay: true`. Same key, different body: 409 `idempotency_key_conflict`.
-                 *     Same key while the first request is still being created: 409 `idempotency_key_in_use`.
+                 *     Same key while the first request is still being created: the second waits and replays.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description `no-cache` skips the result cache; any other value is ignored. */
@@ -1626,7 +1624,7 @@ export interface operations {
                  * @description Makes the creation safe to retry. Scoped to workspace and endpoint, kept 24 hours. Same
                  *     key and same body (canonical JSON): the original work is returned with
                  *     `idempotent_replay: true`. Same key, different body: 409 `idempotency_key_conflict`.
-                 *     Same key while the first request is still being created: 409 `idempotency_key_in_use`.
+                 *     Same key while the first request is still being created: the second waits and replays.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /** @description `no-cache` skips the result cache; any other value is ignored. */
@@ -1826,7 +1824,7 @@ export interface operations {
                  * @description Makes the creation safe to retry. Scoped to workspace and endpoint, kept 24 hours. Same
                  *     key and same body (canonical JSON): the original work is returned with
                  *     `idempotent_replay: true`. Same key, different body: 409 `idempotency_key_conflict`.
-                 *     Same key while the first request is still being created: 409 `idempotency_key_in_use`.
+                 *     Same key while the first request is still being created: the second waits and replays.
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };

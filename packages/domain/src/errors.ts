@@ -13,7 +13,6 @@ export const ERROR_STATUS = {
   batch_not_found: 404,
   schedule_not_found: 404,
   idempotency_key_conflict: 409,
-  idempotency_key_in_use: 409,
   results_not_ready: 409,
   unsupported_operation: 422,
   duplicate_batch_target: 422,

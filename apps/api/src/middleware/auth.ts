@@ -47,7 +47,24 @@ export function authenticate(services: Services): RequestHandler {
     }
     const tenant: Tenant = { workspace: found.workspace, keyId: found.key.id, role: found.key.role };
     res.locals.tenant = tenant;
-    touchApiKey(services.db, found.key.id).catch((err) => services.log.warn({ err }, 'could not record key use'));
+    next();
+  };
+}
+
+/**
+ * Records the key's last use, at most once a minute per key and process, and only for requests
+ * the rate limiter let through (a 429 or 503 writes nothing).
+ */
+export function recordKeyUse(services: Services): RequestHandler {
+  const lastWrite = new Map<string, number>();
+  return (_req, res, next) => {
+    const keyId = (res.locals.tenant as Tenant | undefined)?.keyId;
+    const now = Date.now();
+    if (keyId && now - (lastWrite.get(keyId) ?? 0) > 60_000) {
+      lastWrite.set(keyId, now);
+      if (lastWrite.size > 10_000) lastWrite.clear();
+      touchApiKey(services.db, keyId).catch((err) => services.log.warn({ err }, 'could not record key use'));
+    }
     next();
   };
 }

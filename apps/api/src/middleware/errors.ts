@@ -112,6 +112,13 @@ export function validatorIssues(error: ValidatorError, body: unknown): Validatio
   });
 }
 
+/** The pool could not hand out a connection in time, or Postgres refused one: temporary. */
+function isOverload(err: unknown): boolean {
+  const message = err instanceof Error ? err.message : '';
+  const code = (err as { code?: string } | null)?.code;
+  return /timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message) || code === '53300' || code === '57P03';
+}
+
 export const notFound: RequestHandler = (req) => {
   throw new ApiError('not_found', `No route for ${req.method} ${req.path}.`);
 };
@@ -159,6 +166,12 @@ export function renderErrors(log: Logger): ErrorRequestHandler {
     }
     if (status === 400 && Array.isArray(e.errors)) {
       res.status(422).json({ detail: validatorIssues(e, req.body) });
+      return;
+    }
+    if (isOverload(err)) {
+      log.warn({ err: (err as Error).message, requestId: res.locals.requestId }, 'database overloaded');
+      res.setHeader('Retry-After', '1');
+      res.status(503).json({ detail: { error: 'service_unavailable', message: 'The service is overloaded; retry with backoff.' } });
       return;
     }
     log.error({ err, requestId: res.locals.requestId }, 'unhandled error');

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { JobRow, NewJob, Tx } from '@sdx/db';
+import type { CreditBalanceRow, JobRow, NewJob, Tx } from '@sdx/db';
 import type { Tenant } from '../context';
 import { availableOf, insufficientCredits, lockBalance, reserveCredits } from '../credits/credits';
 import { ApiError } from '../errors';
@@ -17,6 +17,8 @@ export interface AdmitOptions {
   scheduleId?: string | null;
   /** Job IDs to use (the first may be pre-allocated for an idempotency claim). */
   ids?: string[];
+  /** The balance, when the caller already holds its lock in this transaction. */
+  balance?: CreditBalanceRow;
 }
 
 /** Jobs of the workspace (batch children included) that are queued or running. */
@@ -37,7 +39,7 @@ export async function countActiveJobs(tx: Tx, workspaceId: string): Promise<numb
  */
 export async function admitJobs(tx: Tx, tenant: Tenant, now: Date, recipe: Recipe, targets: AdmitTarget[], options: AdmitOptions): Promise<JobRow[]> {
   const { workspace } = tenant;
-  let balance = await lockBalance(tx, workspace.id, now, workspace.monthly_quota);
+  let balance = options.balance ?? (await lockBalance(tx, workspace.id, now, workspace.monthly_quota));
   const active = await countActiveJobs(tx, workspace.id);
   if (active + targets.length > workspace.max_active_jobs) {
     throw new ApiError(

@@ -1,5 +1,7 @@
 import type { JobRow, Tx } from '@sdx/db';
 import type { Services, Tenant } from '../context';
+import { sql } from 'kysely';
+import { lockBalance } from '../credits/credits';
 import { ApiError } from '../errors';
 import { claimIdempotencyKey, pointIdempotencyKey, requestHash } from '../idempotency/idempotency';
 import { newId } from '../ids';
@@ -87,76 +89,78 @@ async function admitOrReuse(
   options: CreateJobOptions,
 ): Promise<CreatedJob> {
   const key = requestKey(recipe, target.normalized);
-  // Serialise this workspace's admissions first, so dedup and cache checks see a stable picture.
-  await tx.selectFrom('credit_balances').select('workspace_id').where('workspace_id', '=', tenant.workspace.id).forUpdate().execute();
+  // Serialise this workspace's admissions first, so the reuse checks see a stable picture.
+  const balance = await lockBalance(tx, tenant.workspace.id, now, tenant.workspace.monthly_quota);
 
-  const running = await tx
+  // One query finds work to reuse: a queued or running twin (deduplicated) first, else the
+  // latest fresh completed result (cached) unless the caller skipped the cache.
+  const cacheFrom = new Date(now.getTime() - services.config.cacheTtlSeconds * 1000);
+  const useCache = !options.skipCache && services.config.cacheTtlSeconds > 0;
+  const reusable = await tx
     .selectFrom('jobs')
     .selectAll()
     .where('workspace_id', '=', tenant.workspace.id)
     .where('request_key', '=', key)
-    .where('status', 'in', ['queued', 'running'])
-    .orderBy('id', 'desc')
+    .where((eb) =>
+      useCache
+        ? eb.or([
+            eb('status', 'in', ['queued', 'running']),
+            eb.and([eb('status', '=', 'completed'), eb('cached', '=', false), eb('finished_at', '>', cacheFrom)]),
+          ])
+        : eb('status', 'in', ['queued', 'running']),
+    )
+    .orderBy(sql`status in ('queued', 'running')`, 'desc')
+    .orderBy('finished_at', sql`desc nulls last`)
     .limit(1)
     .executeTakeFirst();
-  if (running) return { job: running, deduplicated: true, idempotentReplay: false, enqueue: false };
+  if (reusable && reusable.status !== 'completed') return { job: reusable, deduplicated: true, idempotentReplay: false, enqueue: false };
 
-  if (!options.skipCache && services.config.cacheTtlSeconds > 0) {
-    const fresh = await tx
-      .selectFrom('jobs')
-      .selectAll()
-      .where('workspace_id', '=', tenant.workspace.id)
-      .where('request_key', '=', key)
-      .where('status', '=', 'completed')
-      .where('cached', '=', false)
-      .where('finished_at', '>', new Date(now.getTime() - services.config.cacheTtlSeconds * 1000))
-      .orderBy('finished_at', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    if (fresh) {
-      const job = await tx
-        .insertInto('jobs')
-        .values({
-          id: jobId,
-          workspace_id: tenant.workspace.id,
-          schedule_id: options.scheduleId ?? null,
-          platform: fresh.platform,
-          operation: fresh.operation,
-          target: target.target,
-          normalized_target: target.normalized,
-          request_key: key,
-          requested_limit: fresh.requested_limit,
-          include_posts: fresh.include_posts,
-          status: 'completed',
-          attempts: 0,
-          max_attempts: services.config.jobMaxAttempts,
-          progress_stage: 'completed',
-          progress_message: `Reused the result of ${fresh.id}`,
-          progress_current: fresh.result_count ?? 0,
-          progress_total: fresh.result_count,
-          result_count: fresh.result_count,
-          billed_units: 0,
-          credit_rate: fresh.credit_rate,
-          results_per_credit: fresh.results_per_credit,
-          base_credits: fresh.base_credits,
-          reserved_credits: 0,
-          billed_credits: 0,
-          cached: true,
-          source_job_id: fresh.id,
-          created_at: now,
-          started_at: now,
-          finished_at: now,
-        })
-        .returningAll()
-        .executeTakeFirstOrThrow();
-      return { job, deduplicated: false, idempotentReplay: false, enqueue: false };
-    }
+  if (reusable) {
+    // A fresh completed result: a new job that is already completed, billed nothing.
+    const fresh = reusable;
+    const job = await tx
+      .insertInto('jobs')
+      .values({
+        id: jobId,
+        workspace_id: tenant.workspace.id,
+        schedule_id: options.scheduleId ?? null,
+        platform: fresh.platform,
+        operation: fresh.operation,
+        target: target.target,
+        normalized_target: target.normalized,
+        request_key: key,
+        requested_limit: fresh.requested_limit,
+        include_posts: fresh.include_posts,
+        status: 'completed',
+        attempts: 0,
+        max_attempts: services.config.jobMaxAttempts,
+        progress_stage: 'completed',
+        progress_message: `Reused the result of ${fresh.id}`,
+        progress_current: fresh.result_count ?? 0,
+        progress_total: fresh.result_count,
+        result_count: fresh.result_count,
+        billed_units: 0,
+        credit_rate: fresh.credit_rate,
+        results_per_credit: fresh.results_per_credit,
+        base_credits: fresh.base_credits,
+        reserved_credits: 0,
+        billed_credits: 0,
+        cached: true,
+        source_job_id: fresh.id,
+        created_at: now,
+        started_at: now,
+        finished_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return { job, deduplicated: false, idempotentReplay: false, enqueue: false };
   }
 
   const [job] = await admitJobs(tx, tenant, now, recipe, [target], {
     maxAttempts: services.config.jobMaxAttempts,
     scheduleId: options.scheduleId,
     ids: [jobId],
+    balance,
   });
   return { job: job!, deduplicated: false, idempotentReplay: false, enqueue: true };
 }

@@ -90,6 +90,8 @@ interface Delivered {
   total: number;
   primary: number;
   bundled: number;
+  /** The last page, not yet saved: it is written with the completion. */
+  finalPage: { pageNo: number; items: Item[] } | null;
 }
 
 /** Streams the provider's pages into job_result_pages, checkpointing each. Null when the attempt lost the job. */
@@ -103,6 +105,8 @@ async function extractPages(services: Services, providers: ProviderLookup, job: 
   const cap = job.requested_limit + (bundle ? job.include_posts : 0);
   let total = job.progress_current;
   let pageNo = job.checkpoint_pages;
+  let firstKind: string | undefined;
+  let finalPage: { pageNo: number; items: Item[] } | null = null;
   const request = {
     platform: job.platform as Platform,
     operation: job.operation,
@@ -121,6 +125,13 @@ async function extractPages(services: Services, providers: ProviderLookup, job: 
       if (signal.aborted) return null;
       const items: Item[] = page.items.slice(0, Math.max(0, cap - total));
       pageNo += 1;
+      if (firstKind === undefined && items.length > 0) firstKind = items[0]!.kind;
+      if (total + items.length >= cap || page.cursor === null) {
+        // The last page is saved in the completion transaction: one commit fewer per job.
+        finalPage = { pageNo, items };
+        total += items.length;
+        break;
+      }
       const owned = await services.db.transaction().execute(async (tx) => {
         const updated = await tx
           .updateTable('jobs')
@@ -142,21 +153,24 @@ async function extractPages(services: Services, providers: ProviderLookup, job: 
       });
       if (!owned) return null;
       total += items.length;
-      if (total >= cap || page.cursor === null) break;
     }
   }
   // Count what was delivered by kind: for a bundle, the profile is primary and the rest bundled.
-  if (!bundle) return { total, primary: total, bundled: 0 };
-  const first = await services.db
-    .selectFrom('job_result_pages')
-    .select(sql<string | null>`items->0->>'kind'`.as('kind'))
-    .where('job_id', '=', job.id)
-    .where('item_count', '>', 0)
-    .orderBy('page_no')
-    .limit(1)
-    .executeTakeFirst();
-  const primary = first?.kind === 'profile' ? 1 : 0;
-  return { total, primary, bundled: total - primary };
+  if (!bundle) return { total, primary: total, bundled: 0, finalPage };
+  if (job.checkpoint_pages > 0) {
+    // Resumed: the first page was saved by an earlier attempt.
+    const first = await services.db
+      .selectFrom('job_result_pages')
+      .select(sql<string | null>`items->0->>'kind'`.as('kind'))
+      .where('job_id', '=', job.id)
+      .where('item_count', '>', 0)
+      .orderBy('page_no')
+      .limit(1)
+      .executeTakeFirst();
+    firstKind = first?.kind ?? firstKind;
+  }
+  const primary = firstKind === 'profile' ? 1 : 0;
+  return { total, primary, bundled: total - primary, finalPage };
 }
 
 async function completeJob(services: Services, job: JobRow, lease: string, delivered: Delivered): Promise<boolean> {
@@ -185,6 +199,7 @@ async function completeJob(services: Services, job: JobRow, lease: string, deliv
       .returning('id')
       .executeTakeFirst();
     if (!done) return false;
+    if (delivered.finalPage) await savePage(tx, job.id, delivered.finalPage.pageNo, delivered.finalPage.items);
     const charged = await settleReservation(tx, now, { jobId: job.id, credits, units: delivered.total });
     if (charged !== null && charged !== credits) {
       await tx.updateTable('jobs').set({ billed_credits: charged }).where('id', '=', job.id).execute();

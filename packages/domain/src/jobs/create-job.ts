@@ -110,7 +110,7 @@ async function admitOrReuse(
         : eb('status', 'in', ['queued', 'running']),
     )
     .orderBy(sql`status in ('queued', 'running')`, 'desc')
-    .orderBy('finished_at', sql`desc nulls last`)
+    .orderBy('finished_at', (ob) => ob.desc().nullsLast())
     .limit(1)
     .executeTakeFirst();
   if (reusable && reusable.status !== 'completed') return { job: reusable, deduplicated: true, idempotentReplay: false, enqueue: false };

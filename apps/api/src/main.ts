@@ -1,7 +1,7 @@
 import { createServer } from 'node:http';
 import { loadConfig } from '@sdx/config';
 import { migrateToLatest } from '@sdx/db';
-import { createRuntime } from '@sdx/runtime';
+import { createRuntime, onShutdown } from '@sdx/runtime';
 import { createApp } from './app';
 import { RedisRateLimiter } from './middleware/rate-limit';
 
@@ -16,20 +16,17 @@ async function main(): Promise<void> {
   server.keepAliveTimeout = 65_000;
   server.listen(config.port, () => runtime.log.info({ port: config.port }, 'api listening'));
 
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    runtime.log.info({ signal }, 'api shutting down');
-    const force = setTimeout(() => process.exit(1), 10_000);
-    force.unref();
-    server.close(() => {
-      runtime.close().finally(() => process.exit(0));
-    });
-    server.closeIdleConnections();
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
+  onShutdown(
+    runtime.log,
+    'api',
+    async () => {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
+      await runtime.close();
+    },
+    10_000,
+  );
 }
 
 main().catch((error) => {

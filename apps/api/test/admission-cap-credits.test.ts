@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import { startTestStack, type TestStack } from '@sdx/testing';
+import { startTestStack, type TestStack, countWorkspaceRows } from '@sdx/testing';
 
 /**
  * The active-job cap and the credit reservation under concurrent submissions: both are checked
@@ -14,14 +13,7 @@ afterAll(async () => {
   await stack.close();
 });
 
-async function countRows(table: 'jobs' | 'credit_reservations', workspaceId: string): Promise<number> {
-  const row = await stack.runtime.db
-    .selectFrom(table)
-    .select(sql<number>`count(*)::int`.as('n'))
-    .where('workspace_id', '=', workspaceId)
-    .executeTakeFirstOrThrow();
-  return row.n;
-}
+const countRows = (table: 'jobs' | 'credit_reservations', workspaceId: string) => countWorkspaceRows(stack, table, workspaceId);
 
 describe('active-job cap', () => {
   it('accepts exactly 5 of 30 concurrent slow jobs against a cap of 5', async () => {

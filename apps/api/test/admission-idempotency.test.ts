@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import { startTestStack, type TestStack } from '@sdx/testing';
+import { startTestStack, type TestStack, countWorkspaceRows } from '@sdx/testing';
 
 /**
  * Idempotency-Key on POST /v1/jobs through HTTP against real Postgres: one key yields exactly
@@ -15,14 +14,7 @@ afterAll(async () => {
   await stack.close();
 });
 
-async function countRows(table: 'jobs' | 'idempotency_keys' | 'credit_reservations', workspaceId: string): Promise<number> {
-  const row = await stack.runtime.db
-    .selectFrom(table)
-    .select(sql<number>`count(*)::int`.as('n'))
-    .where('workspace_id', '=', workspaceId)
-    .executeTakeFirstOrThrow();
-  return row.n;
-}
+const countRows = (table: 'jobs' | 'idempotency_keys' | 'credit_reservations', workspaceId: string) => countWorkspaceRows(stack, table, workspaceId);
 
 describe('Idempotency-Key', () => {
   it('turns 50 concurrent requests with one key into one job and one reservation', async () => {

@@ -1,12 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
-import { sql } from 'kysely';
 import type IORedis from 'ioredis';
 import { createApp } from '@sdx/app-api/src/app';
 import { RedisRateLimiter } from '@sdx/app-api/src/middleware/rate-limit';
 import { createFastRedis } from '@sdx/queue';
 import { createRuntime, type Runtime } from '@sdx/runtime';
-import { ContractClient, eventually, startTestStack, type TestStack } from '@sdx/testing';
+import { ContractClient, eventually, startTestStack, type TestStack, countWorkspaceRows } from '@sdx/testing';
 
 /**
  * Per-minute rate limit through HTTP against the real Redis: headers, 429 with Retry-After,
@@ -30,14 +29,7 @@ function appWithLimiterRedis(redis: IORedis): ContractClient {
   return new ContractClient(app);
 }
 
-async function countRows(table: 'jobs' | 'idempotency_keys' | 'credit_reservations', workspaceId: string): Promise<number> {
-  const row = await stack.runtime.db
-    .selectFrom(table)
-    .select(sql<number>`count(*)::int`.as('n'))
-    .where('workspace_id', '=', workspaceId)
-    .executeTakeFirstOrThrow();
-  return row.n;
-}
+const countRows = (table: 'jobs' | 'idempotency_keys' | 'credit_reservations', workspaceId: string) => countWorkspaceRows(stack, table, workspaceId);
 
 describe('rate limiter outage', () => {
   it('answers 503 rate_limiter_unavailable at once when Redis is unreachable, writing nothing', async () => {

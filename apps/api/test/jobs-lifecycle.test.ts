@@ -1,4 +1,4 @@
-import { eventually, startTestStack, type SeededWorkspace, type TestStack } from '@sdx/testing';
+import { startTestStack, type SeededWorkspace, type TestStack, waitForJob } from '@sdx/testing';
 
 /**
  * The job lifecycle of api-v1.md 3 through HTTP with a real worker: completion and billing
@@ -36,13 +36,8 @@ async function submit(ws: SeededWorkspace, body: Record<string, unknown>) {
   return res.body as { id: string };
 }
 
-async function waitFor(ws: SeededWorkspace, jobId: string, accept: (job: Record<string, any>) => boolean, timeoutMs = 15_000) {
-  const res = await eventually(async () => {
-    const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
-    return accept(r.body) ? r : undefined;
-  }, timeoutMs, 25);
-  return res.body as Record<string, any>;
-}
+const waitFor = (ws: SeededWorkspace, jobId: string, accept: (job: Record<string, any>) => boolean, timeoutMs?: number) =>
+  waitForJob(stack, ws.auth, jobId, accept, timeoutMs);
 
 const terminal = (job: Record<string, any>) => ['completed', 'failed', 'cancelled'].includes(job.status);
 

@@ -1,5 +1,5 @@
 import { loadConfig } from '@sdx/config';
-import { createRuntime } from '@sdx/runtime';
+import { createRuntime, onShutdown } from '@sdx/runtime';
 import { startScheduler } from '@sdx/scheduler-engine';
 
 /**
@@ -13,21 +13,12 @@ async function main(): Promise<void> {
   const scheduler = startScheduler(runtime.services, { tickMs: config.schedulerTickMs });
   runtime.log.info({ tickMs: config.schedulerTickMs }, 'scheduler started');
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    runtime.log.info({ signal }, 'scheduler shutting down');
-    // A pass still dispatching after the grace period is abandoned: its claimed runs are
-    // committed, and another replica's recovery dispatches them.
-    const force = setTimeout(() => process.exit(1), 15_000);
-    force.unref();
+  // A pass still dispatching after the grace period is abandoned: its claimed runs are
+  // committed, and another replica's recovery dispatches them.
+  onShutdown(runtime.log, 'scheduler', async () => {
     await scheduler.stop();
     await runtime.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  });
 }
 
 main().catch((error) => {

@@ -1,5 +1,5 @@
 import { loadConfig } from '@sdx/config';
-import { createRuntime } from '@sdx/runtime';
+import { createRuntime, onShutdown } from '@sdx/runtime';
 import { startWorker } from './worker';
 
 /** The worker process: scale it with `--scale worker=N`; each runs WORKER_CONCURRENCY attempts at once. */
@@ -15,21 +15,12 @@ async function main(): Promise<void> {
   });
   runtime.log.info({ concurrency: config.workerConcurrency }, 'worker started');
 
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    runtime.log.info({ signal }, 'worker shutting down');
-    // Attempts still running after the grace period are abandoned; their heartbeat stops and the
-    // reconciler hands them to another worker.
-    const force = setTimeout(() => process.exit(1), 15_000);
-    force.unref();
+  // Attempts still running after the grace period are abandoned; their heartbeat stops and the
+  // reconciler hands them to another worker.
+  onShutdown(runtime.log, 'worker', async () => {
     await worker.close();
     await runtime.close();
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  });
 }
 
 main().catch((error) => {

@@ -61,3 +61,25 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
     },
   };
 }
+
+/**
+ * Graceful shutdown for a process: on SIGTERM or SIGINT, run `stop` once, then exit 0; exit 1
+ * if it has not finished within `graceMs` (work still running is recovered elsewhere).
+ */
+export function onShutdown(log: Logger, name: string, stop: () => Promise<void>, graceMs = 15_000): void {
+  let stopping = false;
+  const handle = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, `${name} shutting down`);
+    setTimeout(() => process.exit(1), graceMs).unref();
+    stop()
+      .then(() => process.exit(0))
+      .catch((err) => {
+        log.error({ err }, `${name} did not shut down cleanly`);
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', handle);
+  process.on('SIGINT', handle);
+}

@@ -216,3 +216,28 @@ export async function listen(app: ReturnType<typeof createApp>): Promise<{ url: 
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, server };
 }
+
+/** Polls GET /v1/jobs/{id} as `auth` until `accept` holds; returns the job body. */
+export async function waitForJob(
+  stack: TestStack,
+  auth: Record<string, string>,
+  jobId: string,
+  accept: (job: Record<string, any>) => boolean,
+  timeoutMs = 15_000,
+): Promise<Record<string, any>> {
+  const res = await eventually(async () => {
+    const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: auth });
+    return accept(r.body) ? r : undefined;
+  }, timeoutMs, 25);
+  return res.body as Record<string, any>;
+}
+
+/** Rows of a workspace in one of its tables (to check that a refused request wrote nothing). */
+export async function countWorkspaceRows(stack: TestStack, table: 'jobs' | 'batches' | 'idempotency_keys' | 'credit_reservations' | 'credit_ledger', workspaceId: string): Promise<number> {
+  const row = await stack.runtime.db
+    .selectFrom(table)
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

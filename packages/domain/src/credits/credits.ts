@@ -213,10 +213,15 @@ export function insufficientCredits(balance: Balance, available: Available, requ
 }
 
 /** Takes the held reservation of a job, or nothing when it was already settled or released. */
-async function claimReservation(tx: Tx, jobId: string, status: 'settled' | 'released', settled: number | null, now: Date): Promise<ReservationRow | undefined> {
+async function claimReservation(tx: Tx, jobId: string, status: 'settled' | 'released', now: Date, charge = 0): Promise<ReservationRow | undefined> {
+  // settled_credits: the charge, capped at what was reserved (computed in the same statement).
   return tx
     .updateTable('credit_reservations')
-    .set({ status, settled_credits: settled, closed_at: now })
+    .set({
+      status,
+      settled_credits: sql<number>`least(greatest(${charge}::bigint, 0), plan_amount + promo_amount + purchased_amount)`,
+      closed_at: now,
+    })
     .where('job_id', '=', jobId)
     .where('status', '=', 'held')
     .returningAll()
@@ -238,12 +243,10 @@ export interface SettleRequest {
  * Returns the credits charged, or null when the reservation was no longer held.
  */
 export async function settleReservation(tx: Tx, now: Date, request: SettleRequest): Promise<number | null> {
-  const held = await tx.selectFrom('credit_reservations').select(['workspace_id', 'plan_amount', 'promo_amount', 'purchased_amount']).where('job_id', '=', request.jobId).executeTakeFirst();
-  if (!held) return null;
-  const reservedTotal = held.plan_amount + held.promo_amount + held.purchased_amount;
-  const charge = Math.max(0, Math.min(request.credits, reservedTotal));
-  const reservation = await claimReservation(tx, request.jobId, 'settled', charge, now);
+  const reservation = await claimReservation(tx, request.jobId, 'settled', now, request.credits);
   if (!reservation) return null;
+  const reservedTotal = reservation.plan_amount + reservation.promo_amount + reservation.purchased_amount;
+  const charge = reservation.settled_credits ?? 0;
   const plan = Math.min(charge, reservation.plan_amount);
   const promo = Math.min(charge - plan, reservation.promo_amount);
   const purchased = charge - plan - promo;
@@ -287,7 +290,7 @@ export async function settleReservation(tx: Tx, now: Date, request: SettleReques
 
 /** Returns a job's whole reservation (failure, cancellation). At most once; false when not held. */
 export async function releaseReservation(tx: Tx, now: Date, jobId: string, note: string): Promise<boolean> {
-  const reservation = await claimReservation(tx, jobId, 'released', 0, now);
+  const reservation = await claimReservation(tx, jobId, 'released', now);
   if (!reservation) return false;
   const balance = await lockBalance(tx, reservation.workspace_id, now, await quotaOf(tx, reservation.workspace_id));
   const total = reservation.plan_amount + reservation.promo_amount + reservation.purchased_amount;

@@ -1,6 +1,6 @@
 import type { Services, Tenant } from '../context';
 import { newId } from '../ids';
-import { checkScheduleInput, type ScheduleInput } from './definition';
+import { checkScheduleInput, definitionColumns, type ScheduleInput } from './definition';
 import type { ScheduleView } from './queries';
 
 /** POST /v1/schedules: stores the recipe and recurrence, status active, next_run_at computed. Reserves nothing. */
@@ -12,20 +12,9 @@ export async function createSchedule(services: Services, tenant: Tenant, input: 
     .values({
       id: newId('sch'),
       workspace_id: tenant.workspace.id,
-      name: def.name,
-      platform: def.platform,
-      operation: def.operation,
-      targets: JSON.stringify(def.targets),
-      requested_limit: def.requestedLimit,
-      include_posts: def.includePosts,
-      frequency: def.frequency,
-      timezone: def.timezone,
-      starts_at: def.startsAt,
-      starts_at_text: def.startsAtText,
-      next_run_at: def.nextRunAt,
+      ...definitionColumns(def),
       last_run_at: null,
       status: 'active',
-      overlap_policy: def.overlapPolicy,
       created_at: now,
       updated_at: now,
     })

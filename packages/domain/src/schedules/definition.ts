@@ -40,6 +40,24 @@ export interface ScheduleDefinition {
   nextRunAt: Date;
 }
 
+/** The stored columns of a definition: the recipe and the recurrence, shared by create and PUT. */
+export function definitionColumns(def: ScheduleDefinition) {
+  return {
+    name: def.name,
+    platform: def.platform,
+    operation: def.operation,
+    targets: JSON.stringify(def.targets),
+    requested_limit: def.requestedLimit,
+    include_posts: def.includePosts,
+    frequency: def.frequency,
+    timezone: def.timezone,
+    starts_at: def.startsAt,
+    starts_at_text: def.startsAtText,
+    next_run_at: def.nextRunAt,
+    overlap_policy: def.overlapPolicy,
+  };
+}
+
 /**
  * After downtime, the latest missed occurrence is still dispatched when it is at most this old;
  * older ones are dropped (decisions.md, Schedules). A `once` schedule may also be created with a

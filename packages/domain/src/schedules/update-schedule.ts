@@ -1,5 +1,5 @@
 import type { Services, Tenant } from '../context';
-import { checkScheduleInput, type ScheduleInput } from './definition';
+import { checkScheduleInput, definitionColumns, type ScheduleInput } from './definition';
 import { lockScheduleOrThrow, type ScheduleView, scheduleViewsOf } from './queries';
 
 /**
@@ -15,19 +15,8 @@ export async function updateSchedule(services: Services, tenant: Tenant, schedul
     return tx
       .updateTable('schedules')
       .set({
-        name: def.name,
-        platform: def.platform,
-        operation: def.operation,
-        targets: JSON.stringify(def.targets),
-        requested_limit: def.requestedLimit,
-        include_posts: def.includePosts,
-        frequency: def.frequency,
-        timezone: def.timezone,
-        starts_at: def.startsAt,
-        starts_at_text: def.startsAtText,
-        next_run_at: def.nextRunAt,
+        ...definitionColumns(def),
         status: current.status === 'paused' ? 'paused' : 'active',
-        overlap_policy: def.overlapPolicy,
         updated_at: now,
       })
       .where('id', '=', current.id)

@@ -58,6 +58,7 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const JOBS = Number(process.env.BENCH_JOBS ?? 2000);
 const WORKER_CONCURRENCY = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 16);
 const SPREAD_WORKSPACES = Number(process.env.BENCH_SPREAD_WORKSPACES ?? 8);
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'a,b').split(','));
 const TARGET_RATIO_A = 0.5;
 const TARGET_P99_MS = 50;
 const TARGET_RATIO_B = 0.3;
@@ -123,122 +124,126 @@ async function main(): Promise<void> {
       }),
     };
     const names = { bare: 'bare insert', api: 'POST /v1/jobs, 1 workspace', spread: `POST /v1/jobs, ${SPREAD_WORKSPACES} workspaces` };
-    const retirer = startRetirer(runtime.db, [ws.workspaceId, ...spread.map((w) => w.workspaceId)]);
-    closers.push(retirer.stop);
+    if (PARTS.has('a')) {
+      const retirer = startRetirer(runtime.db, [ws.workspaceId, ...spread.map((w) => w.workspaceId)]);
+      closers.push(retirer.stop);
 
-    console.log('(a) warming up...');
-    for (const kind of ['bare', 'api', 'spread'] as const) {
-      await runLoad({ ...plans[kind](`warm${kind}`), mode: 'closed', concurrency: CONCURRENCY, durationMs: 2000 });
-    }
-    const open = { mode: 'open' as const, rate: RATE, durationMs: OPEN_SECONDS * 1000 };
-    const closed = { mode: 'closed' as const, concurrency: CONCURRENCY, durationMs: CLOSED_SECONDS * 1000 };
-    const reports: Record<string, LoadReport> = {};
-    for (const kind of ['bare', 'api', 'spread'] as const) {
-      console.log(`(a) ${names[kind]}: open loop ${RATE} req/s for ${OPEN_SECONDS} s, then closed loop c=${CONCURRENCY} for ${CLOSED_SECONDS} s...`);
-      reports[`${kind}-open`] = await runLoad({ ...plans[kind](`${kind}open`), ...open });
-      reports[`${kind}-closed`] = await runLoad({ ...plans[kind](`${kind}closed`), ...closed });
-    }
-    await retirer.stop();
-    // The entries of (a) were never meant to be processed: empty the queue before (b).
-    await runtime.queues.jobs.drain(true);
-
-    const rowsA = [['(a) endpoint', 'mode', 'ok', 'failed', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms']];
-    for (const kind of ['bare', 'api', 'spread'] as const) {
-      for (const mode of ['open', 'closed'] as const) {
-        const r = reports[`${kind}-${mode}`]!;
-        const s = summarize(r.latencies);
-        const label = mode === 'open' ? `open ${RATE}/s` : `closed c=${CONCURRENCY}`;
-        rowsA.push([names[kind], label, String(r.ok), String(r.sent - r.ok), rps(r).toFixed(0), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max)]);
+      console.log('(a) warming up...');
+      for (const kind of ['bare', 'api', 'spread'] as const) {
+        await runLoad({ ...plans[kind](`warm${kind}`), mode: 'closed', concurrency: CONCURRENCY, durationMs: 2000 });
       }
+      const open = { mode: 'open' as const, rate: RATE, durationMs: OPEN_SECONDS * 1000 };
+      const closed = { mode: 'closed' as const, concurrency: CONCURRENCY, durationMs: CLOSED_SECONDS * 1000 };
+      const reports: Record<string, LoadReport> = {};
+      for (const kind of ['bare', 'api', 'spread'] as const) {
+        console.log(`(a) ${names[kind]}: open loop ${RATE} req/s for ${OPEN_SECONDS} s, then closed loop c=${CONCURRENCY} for ${CLOSED_SECONDS} s...`);
+        reports[`${kind}-open`] = await runLoad({ ...plans[kind](`${kind}open`), ...open });
+        reports[`${kind}-closed`] = await runLoad({ ...plans[kind](`${kind}closed`), ...closed });
+      }
+      await retirer.stop();
+      // The entries of (a) were never meant to be processed: empty the queue before (b).
+      await runtime.queues.jobs.drain(true);
+
+      const rowsA = [['(a) endpoint', 'mode', 'ok', 'failed', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms']];
+      for (const kind of ['bare', 'api', 'spread'] as const) {
+        for (const mode of ['open', 'closed'] as const) {
+          const r = reports[`${kind}-${mode}`]!;
+          const s = summarize(r.latencies);
+          const label = mode === 'open' ? `open ${RATE}/s` : `closed c=${CONCURRENCY}`;
+          rowsA.push([names[kind], label, String(r.ok), String(r.sent - r.ok), rps(r).toFixed(0), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max)]);
+        }
+      }
+      console.log(`\n${table(rowsA)}`);
+      for (const [name, r] of Object.entries(reports)) if (r.firstError) console.log(`    ${name}: first failure: ${r.firstError}`);
+      const judge = (kind: 'api' | 'spread') => {
+        const ratio = rps(reports[`${kind}-closed`]!) / rps(reports['bare-closed']!);
+        const openRun = reports[`${kind}-open`]!;
+        const p99 = summarize(openRun.latencies).p99;
+        const sustained = openRun.ok === openRun.sent && rps(openRun) >= RATE * 0.97;
+        const ok = ratio >= TARGET_RATIO_A && p99 < TARGET_P99_MS && sustained;
+        console.log(
+          `(a) ${names[kind]}: max throughput ratio to bare insert ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO_A}); ` +
+            `at ${RATE} req/s offered: ${rps(openRun).toFixed(0)} req/s answered, ${openRun.sent - openRun.ok} failed, p99 ${ms(p99)} ms (target < ${TARGET_P99_MS} ms): ${verdict(ok)}`,
+        );
+        return ok;
+      };
+      console.log('');
+      const okA = judge('api');
+      judge('spread');
+      failed ||= !okA;
     }
-    console.log(`\n${table(rowsA)}`);
-    for (const [name, r] of Object.entries(reports)) if (r.firstError) console.log(`    ${name}: first failure: ${r.firstError}`);
-    const judge = (kind: 'api' | 'spread') => {
-      const ratio = rps(reports[`${kind}-closed`]!) / rps(reports['bare-closed']!);
-      const openRun = reports[`${kind}-open`]!;
-      const p99 = summarize(openRun.latencies).p99;
-      const sustained = openRun.ok === openRun.sent && rps(openRun) >= RATE * 0.97;
-      const ok = ratio >= TARGET_RATIO_A && p99 < TARGET_P99_MS && sustained;
-      console.log(
-        `(a) ${names[kind]}: max throughput ratio to bare insert ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO_A}); ` +
-          `at ${RATE} req/s offered: ${rps(openRun).toFixed(0)} req/s answered, ${openRun.sent - openRun.ok} failed, p99 ${ms(p99)} ms (target < ${TARGET_P99_MS} ms): ${verdict(ok)}`,
-      );
-      return ok;
-    };
-    console.log('');
-    const okA = judge('api');
-    judge('spread');
-    failed ||= !okA;
 
     // ---- (b) completed jobs/s through the worker against raw BullMQ ------------------------
-    console.log(`\n(b) ${JOBS} jobs per run, worker concurrency ${WORKER_CONCURRENCY}, submit concurrency ${CONCURRENCY}...`);
-    const workerPlan = { kind: 'real' as const, concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, env };
+    if (PARTS.has('b')) {
+      console.log(`\n(b) ${JOBS} jobs per run, worker concurrency ${WORKER_CONCURRENCY}, submit concurrency ${CONCURRENCY}...`);
+      const workerPlan = { kind: 'real' as const, concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, env };
 
-    // End to end: submissions and processing at the same time.
-    const e2eWs = await seedBenchWorkspace(runtime, { name: 'bench e2e', ...AMPLE });
-    const worker = await startWorkerChild(workerPlan);
-    const e2eStart = epochNow();
-    const submitted = await checked(
-      runLoad({ ...plans.api('e2e'), headers: { 'X-API-Key': e2eWs.apiKey }, mode: 'closed', concurrency: CONCURRENCY, total: JOBS }),
-      'end-to-end submissions',
-    );
-    const e2eDone = await waitForCompleted(runtime.db, e2eWs.workspaceId, JOBS);
-    await worker.stop();
-    const serviceE2e = JOBS / ((e2eDone - e2eStart) / 1000);
+      // End to end: submissions and processing at the same time.
+      const e2eWs = await seedBenchWorkspace(runtime, { name: 'bench e2e', ...AMPLE });
+      const worker = await startWorkerChild(workerPlan);
+      const e2eStart = epochNow();
+      const submitted = await checked(
+        runLoad({ ...plans.api('e2e'), headers: { 'X-API-Key': e2eWs.apiKey }, mode: 'closed', concurrency: CONCURRENCY, total: JOBS }),
+        'end-to-end submissions',
+      );
+      const e2eDone = await waitForCompleted(runtime.db, e2eWs.workspaceId, JOBS);
+      await worker.stop();
+      const serviceE2e = JOBS / ((e2eDone - e2eStart) / 1000);
 
-    const rawE2eQueue = `${rawQueueName}-e2e`;
-    const rawE2eProducer = new Queue(rawE2eQueue, { connection: runtime.redis, prefix: config.redisPrefix });
-    const rawWorker = await startWorkerChild({ kind: 'raw', concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, queueName: rawE2eQueue, expected: JOBS });
-    const rawStart = epochNow();
-    let next = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (next < JOBS) {
-          const i = next++;
-          await rawE2eProducer.add('noop', { i }, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
-        }
-      }),
-    );
-    const rawDone = await rawWorker.done;
-    await rawWorker.stop();
-    const rawE2e = JOBS / ((rawDone - rawStart) / 1000);
-    await rawE2eProducer.obliterate({ force: true });
-    await rawE2eProducer.close();
+      const rawE2eQueue = `${rawQueueName}-e2e`;
+      const rawE2eProducer = new Queue(rawE2eQueue, { connection: runtime.redis, prefix: config.redisPrefix });
+      const rawWorker = await startWorkerChild({ kind: 'raw', concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, queueName: rawE2eQueue, expected: JOBS });
+      const rawStart = epochNow();
+      let next = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (next < JOBS) {
+            const i = next++;
+            await rawE2eProducer.add('noop', { i }, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
+          }
+        }),
+      );
+      const rawDone = await rawWorker.done;
+      await rawWorker.stop();
+      const rawE2e = JOBS / ((rawDone - rawStart) / 1000);
+      await rawE2eProducer.obliterate({ force: true });
+      await rawE2eProducer.close();
 
-    // Drain: the queue is full before the worker starts.
-    const drainWs = await seedBenchWorkspace(runtime, { name: 'bench drain', ...AMPLE });
-    await checked(
-      runLoad({ ...plans.api('drain'), headers: { 'X-API-Key': drainWs.apiKey }, mode: 'closed', concurrency: CONCURRENCY, total: JOBS }),
-      'drain submissions',
-    );
-    const drainWorker = await startWorkerChild(workerPlan);
-    const drainDone = await waitForCompleted(runtime.db, drainWs.workspaceId, JOBS);
-    await drainWorker.stop();
-    const serviceDrain = JOBS / ((drainDone - drainWorker.startedAt) / 1000);
+      // Drain: the queue is full before the worker starts.
+      const drainWs = await seedBenchWorkspace(runtime, { name: 'bench drain', ...AMPLE });
+      await checked(
+        runLoad({ ...plans.api('drain'), headers: { 'X-API-Key': drainWs.apiKey }, mode: 'closed', concurrency: CONCURRENCY, total: JOBS }),
+        'drain submissions',
+      );
+      const drainWorker = await startWorkerChild(workerPlan);
+      const drainDone = await waitForCompleted(runtime.db, drainWs.workspaceId, JOBS);
+      await drainWorker.stop();
+      const serviceDrain = JOBS / ((drainDone - drainWorker.startedAt) / 1000);
 
-    await rawQueue.addBulk(Array.from({ length: JOBS }, (_, i) => ({ name: 'noop', data: { i }, opts: { removeOnComplete: true, removeOnFail: true, attempts: 1 } })));
-    const rawDrainWorker = await startWorkerChild({ kind: 'raw', concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, queueName: rawQueueName, expected: JOBS });
-    const rawDrainDone = await rawDrainWorker.done;
-    await rawDrainWorker.stop();
-    const rawDrain = JOBS / ((rawDrainDone - rawDrainWorker.startedAt) / 1000);
+      await rawQueue.addBulk(Array.from({ length: JOBS }, (_, i) => ({ name: 'noop', data: { i }, opts: { removeOnComplete: true, removeOnFail: true, attempts: 1 } })));
+      const rawDrainWorker = await startWorkerChild({ kind: 'raw', concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, queueName: rawQueueName, expected: JOBS });
+      const rawDrainDone = await rawDrainWorker.done;
+      await rawDrainWorker.stop();
+      const rawDrain = JOBS / ((rawDrainDone - rawDrainWorker.startedAt) / 1000);
 
-    const failedJobs = await runtime.db
-      .selectFrom('jobs')
-      .select(sql<number>`count(*)::int`.as('n'))
-      .where('workspace_id', 'in', [e2eWs.workspaceId, drainWs.workspaceId])
-      .where('status', '!=', 'completed')
-      .executeTakeFirstOrThrow();
-    if (failedJobs.n !== 0) throw new Error(`${failedJobs.n} jobs did not complete`);
+      const failedJobs = await runtime.db
+        .selectFrom('jobs')
+        .select(sql<number>`count(*)::int`.as('n'))
+        .where('workspace_id', 'in', [e2eWs.workspaceId, drainWs.workspaceId])
+        .where('status', '!=', 'completed')
+        .executeTakeFirstOrThrow();
+      if (failedJobs.n !== 0) throw new Error(`${failedJobs.n} jobs did not complete`);
 
-    const rowsB = [['(b) run', 'service jobs/s', 'raw BullMQ jobs/s', 'ratio']];
-    rowsB.push(['end to end (submit + process)', serviceE2e.toFixed(0), rawE2e.toFixed(0), (serviceE2e / rawE2e).toFixed(2)]);
-    rowsB.push(['drain (pre-filled queue)', serviceDrain.toFixed(0), rawDrain.toFixed(0), (serviceDrain / rawDrain).toFixed(2)]);
-    console.log(`\n${table(rowsB)}`);
-    console.log(`    (submissions of the end-to-end run: ${rps(submitted).toFixed(0)} req/s over HTTP)`);
-    const ratioB = serviceE2e / rawE2e;
-    const okB = ratioB >= TARGET_RATIO_B;
-    failed ||= !okB;
-    console.log(`\n(b) end-to-end ratio service / raw BullMQ: ${ratioB.toFixed(2)} (target ≥ ${TARGET_RATIO_B}): ${verdict(okB)}`);
+      const rowsB = [['(b) run', 'service jobs/s', 'raw BullMQ jobs/s', 'ratio']];
+      rowsB.push(['end to end (submit + process)', serviceE2e.toFixed(0), rawE2e.toFixed(0), (serviceE2e / rawE2e).toFixed(2)]);
+      rowsB.push(['drain (pre-filled queue)', serviceDrain.toFixed(0), rawDrain.toFixed(0), (serviceDrain / rawDrain).toFixed(2)]);
+      console.log(`\n${table(rowsB)}`);
+      console.log(`    (submissions of the end-to-end run: ${rps(submitted).toFixed(0)} req/s over HTTP)`);
+      const ratioB = serviceE2e / rawE2e;
+      const okB = ratioB >= TARGET_RATIO_B;
+      failed ||= !okB;
+      console.log(`\n(b) end-to-end ratio service / raw BullMQ: ${ratioB.toFixed(2)} (target ≥ ${TARGET_RATIO_B}): ${verdict(okB)}`);
+    }
     console.log(`load average at the end: ${loadAverage()}`);
   } finally {
     for (const close of closers.reverse()) await close().catch(() => undefined);

@@ -1,6 +1,7 @@
 export * from './errors';
 export * from './ids';
 export * from './time';
+export * from './group-commit';
 export * from './context';
 export * from './workspaces/api-keys';
 export * from './workspaces/workspaces';
@@ -8,6 +9,7 @@ export * from './credits/credits';
 export * from './idempotency/idempotency';
 export * from './jobs/recipe';
 export * from './jobs/admission';
+export * from './jobs/admit-group';
 export * from './jobs/create-job';
 export * from './jobs/queries';
 export * from './jobs/results';

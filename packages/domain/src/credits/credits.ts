@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { CreditBalanceRow, Executor, ReservationRow, Tx, WorkspaceRow } from '@sdx/db';
+import type { Insertable } from 'kysely';
+import type { CreditBalanceRow, CreditLedgerTable, CreditReservationsTable, Executor, ReservationRow, Tx, WorkspaceRow } from '@sdx/db';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { periodStartOf } from '../time';
@@ -75,6 +76,35 @@ export async function lockBalance(tx: Tx, workspaceId: string, now: Date, quota:
     .where('workspace_id', '=', workspaceId)
     .forUpdate()
     .executeTakeFirstOrThrow();
+  return applyRollover(tx, current, now, quota);
+}
+
+/**
+ * lockBalance for several workspaces in one statement. Rows are locked in workspace_id order,
+ * the order every multi-workspace locker uses, so two such transactions cannot deadlock.
+ */
+export async function lockBalances(
+  tx: Tx,
+  workspaces: ReadonlyArray<Pick<WorkspaceRow, 'id' | 'monthly_quota'>>,
+  now: Date,
+): Promise<Map<string, Balance>> {
+  const quotas = new Map(workspaces.map((w) => [w.id, w.monthly_quota]));
+  if (quotas.size === 0) return new Map();
+  const rows = await tx
+    .selectFrom('credit_balances')
+    .selectAll()
+    .where('workspace_id', 'in', [...quotas.keys()])
+    .orderBy('workspace_id')
+    .forUpdate()
+    .execute();
+  const locked = new Map<string, Balance>();
+  for (const row of rows) locked.set(row.workspace_id, await applyRollover(tx, row, now, quotas.get(row.workspace_id)!));
+  return locked;
+}
+
+/** Records a month rollover or promotional expiry of a locked balance row (rare: at most monthly). */
+async function applyRollover(tx: Tx, current: Balance, now: Date, quota: number): Promise<Balance> {
+  const workspaceId = current.workspace_id;
   const next = rolled(current, now);
   if (next === current) return current;
   if (next.period_start !== current.period_start) {
@@ -136,10 +166,89 @@ function split(amount: number, available: Available): { plan: number; promo: num
   return { plan, promo, purchased };
 }
 
+export interface PlannedReservation {
+  reservation: Insertable<CreditReservationsTable>;
+  ledger: Insertable<CreditLedgerTable>;
+}
+
+/**
+ * The reservation of one job's maximum cost against a locked balance, without writing: the rows
+ * to insert and the balance after it. Throws 402 when it does not fit. Several plans can follow
+ * each other on the returned balance (a batch, a group of submissions) and be written at once
+ * with writeReservations.
+ */
+export function planReservation(
+  workspace: Pick<WorkspaceRow, 'id' | 'monthly_quota'>,
+  balance: Balance,
+  now: Date,
+  request: ReserveRequest,
+): { planned: PlannedReservation; balance: Balance } {
+  const available = availableOf(balance, workspace, now);
+  if (request.credits > available.total) {
+    throw insufficientCredits(balance, available, request.credits);
+  }
+  const parts = split(request.credits, available);
+  const reservationId = newId('res');
+  return {
+    planned: {
+      reservation: {
+        id: reservationId,
+        workspace_id: workspace.id,
+        job_id: request.jobId,
+        plan_amount: parts.plan,
+        promo_amount: parts.promo,
+        purchased_amount: parts.purchased,
+        units: request.units,
+        status: 'held',
+      },
+      ledger: {
+        workspace_id: workspace.id,
+        entry_type: 'reserve',
+        credits: -request.credits,
+        plan_credits: -parts.plan,
+        promo_credits: -parts.promo,
+        purchased_credits: -parts.purchased,
+        units: request.units,
+        reservation_id: reservationId,
+        job_id: request.jobId,
+        period_start: balance.period_start,
+      },
+    },
+    balance: {
+      ...balance,
+      plan_reserved: balance.plan_reserved + parts.plan,
+      promo_reserved: balance.promo_reserved + parts.promo,
+      purchased_reserved: balance.purchased_reserved + parts.purchased,
+      units_reserved: balance.units_reserved + request.units,
+    },
+  };
+}
+
+/**
+ * Writes planned reservations in three statements whatever their number: the reservation rows,
+ * their ledger entries, and each balance's reserved totals as planned (the caller holds the
+ * balance locks, so the planned totals are the truth).
+ */
+export async function writeReservations(tx: Tx, planned: PlannedReservation[], balances: Iterable<Balance>, now: Date): Promise<void> {
+  if (planned.length === 0) return;
+  await tx.insertInto('credit_reservations').values(planned.map((p) => p.reservation)).execute();
+  await tx.insertInto('credit_ledger').values(planned.map((p) => p.ledger)).execute();
+  const rows = [...balances].map(
+    (b) => sql`(${b.workspace_id}::text, ${b.plan_reserved}::bigint, ${b.promo_reserved}::bigint, ${b.purchased_reserved}::bigint, ${b.units_reserved}::bigint)`,
+  );
+  if (rows.length === 0) return;
+  await sql`
+    update credit_balances b
+    set plan_reserved = v.plan_reserved, promo_reserved = v.promo_reserved, purchased_reserved = v.purchased_reserved,
+        units_reserved = v.units_reserved, updated_at = ${now}
+    from (values ${sql.join(rows)}) as v(workspace_id, plan_reserved, promo_reserved, purchased_reserved, units_reserved)
+    where b.workspace_id = v.workspace_id
+  `.execute(tx);
+}
+
 /**
  * Reserves the maximum cost of one job. The caller holds the balance lock (lockBalance) and
- * passes the balance it got; the returned balance reflects the reservation, so several
- * reservations can follow in one transaction (a batch is all-or-nothing).
+ * passes the balance it got; the returned balance reflects the reservation.
  */
 export async function reserveCredits(
   tx: Tx,
@@ -148,59 +257,9 @@ export async function reserveCredits(
   now: Date,
   request: ReserveRequest,
 ): Promise<Balance> {
-  const available = availableOf(balance, workspace, now);
-  if (request.credits > available.total) {
-    throw insufficientCredits(balance, available, request.credits);
-  }
-  const parts = split(request.credits, available);
-  const reservationId = newId('res');
-  await tx
-    .insertInto('credit_reservations')
-    .values({
-      id: reservationId,
-      workspace_id: workspace.id,
-      job_id: request.jobId,
-      plan_amount: parts.plan,
-      promo_amount: parts.promo,
-      purchased_amount: parts.purchased,
-      units: request.units,
-      status: 'held',
-    })
-    .execute();
-  await tx
-    .insertInto('credit_ledger')
-    .values({
-      workspace_id: workspace.id,
-      entry_type: 'reserve',
-      credits: -request.credits,
-      plan_credits: -parts.plan,
-      promo_credits: -parts.promo,
-      purchased_credits: -parts.purchased,
-      units: request.units,
-      reservation_id: reservationId,
-      job_id: request.jobId,
-      period_start: balance.period_start,
-    })
-    .execute();
-  const next: Balance = {
-    ...balance,
-    plan_reserved: balance.plan_reserved + parts.plan,
-    promo_reserved: balance.promo_reserved + parts.promo,
-    purchased_reserved: balance.purchased_reserved + parts.purchased,
-    units_reserved: balance.units_reserved + request.units,
-  };
-  await tx
-    .updateTable('credit_balances')
-    .set({
-      plan_reserved: next.plan_reserved,
-      promo_reserved: next.promo_reserved,
-      purchased_reserved: next.purchased_reserved,
-      units_reserved: next.units_reserved,
-      updated_at: now,
-    })
-    .where('workspace_id', '=', workspace.id)
-    .execute();
-  return next;
+  const next = planReservation(workspace, balance, now, request);
+  await writeReservations(tx, [next.planned], [next.balance], now);
+  return next.balance;
 }
 
 export function insufficientCredits(balance: Balance, available: Available, required: number): ApiError {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { CreditBalanceRow, JobRow, NewJob, Tx } from '@sdx/db';
+import type { CreditBalanceRow, JobRow, NewJob, Tx, WorkspaceRow } from '@sdx/db';
 import type { Tenant } from '../context';
-import { availableOf, insufficientCredits, lockBalance, reserveCredits } from '../credits/credits';
+import { availableOf, insufficientCredits, lockBalance, lockBalances, type PlannedReservation, planReservation } from '../credits/credits';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { type Recipe, requestKey } from './recipe';
@@ -36,51 +36,126 @@ export async function countActiveJobs(tx: Tx, workspaceId: string): Promise<numb
  * Admits new queued jobs under the workspace's balance lock: the active-job cap and the credit
  * reservations are checked and taken in the same transaction, so concurrent submissions can
  * exceed neither. All or nothing: a batch whose targets do not all fit creates nothing.
+ * However many targets, the writes are four statements (reservations, ledger, balance, jobs).
  */
 export async function admitJobs(tx: Tx, tenant: Tenant, now: Date, recipe: Recipe, targets: AdmitTarget[], options: AdmitOptions): Promise<JobRow[]> {
   const { workspace } = tenant;
   let balance = options.balance ?? (await lockBalance(tx, workspace.id, now, workspace.monthly_quota));
   const active = await countActiveJobs(tx, workspace.id);
-  if (active + targets.length > workspace.max_active_jobs) {
-    throw new ApiError(
-      'concurrent_job_limit_exceeded',
-      `This workspace has ${active} active jobs; its limit is ${workspace.max_active_jobs}.`,
-      { active, limit: workspace.max_active_jobs, requested: targets.length },
-    );
-  }
+  checkActiveCap(workspace, active, targets.length);
   // The whole admission must fit: a 402 reports what all of it requires against what was available.
   const required = recipe.maxCredits * targets.length;
   const available = availableOf(balance, workspace, now);
   if (required > available.total) throw insufficientCredits(balance, available, required);
   const rows: NewJob[] = [];
+  const planned: PlannedReservation[] = [];
   for (const [index, t] of targets.entries()) {
     const id = options.ids?.[index] ?? newId('job');
-    balance = await reserveCredits(tx, workspace, balance, now, { jobId: id, credits: recipe.maxCredits, units: recipe.maxUnits });
-    rows.push({
-      id,
-      workspace_id: workspace.id,
-      batch_id: options.batchId ?? null,
-      batch_position: options.batchId ? index : null,
-      schedule_id: options.scheduleId ?? null,
-      platform: recipe.platform,
-      operation: recipe.operation,
-      target: t.target,
-      normalized_target: t.normalized,
-      request_key: requestKey(recipe, t.normalized),
-      requested_limit: recipe.limit,
-      include_posts: recipe.includePosts,
-      status: 'queued',
-      max_attempts: options.maxAttempts,
-      progress_stage: 'queued',
-      progress_message: 'Waiting for a worker',
-      progress_total: null,
-      credit_rate: recipe.spec.credits_per_result,
-      results_per_credit: recipe.spec.results_per_credit,
-      base_credits: recipe.spec.base_credits,
-      reserved_credits: recipe.maxCredits,
-      created_at: now,
-    });
+    const next = planReservation(workspace, balance, now, { jobId: id, credits: recipe.maxCredits, units: recipe.maxUnits });
+    balance = next.balance;
+    planned.push(next.planned);
+    rows.push(queuedJobRow(workspace.id, now, recipe, t, id, { ...options, batchPosition: options.batchId ? index : null }));
   }
-  if (rows.length === 0) return [];
-  return tx.insertInto('jobs').values(rows).returningAll().execute();
+  return writeAdmissions(tx, now, planned, [balance], rows);
+}
+
+/**
+ * Locks the balance rows of `workspaces` (in workspace_id order, as every multi-workspace locker
+ * does), then counts each one's active jobs. The count is a statement of its own, after the
+ * lock: a statement's snapshot is taken when it starts, so a count inside the locking
+ * statement would miss the jobs of the admission it waited for, and admit past the cap.
+ */
+export async function lockForAdmission(
+  tx: Tx,
+  workspaces: ReadonlyArray<Pick<WorkspaceRow, 'id' | 'monthly_quota'>>,
+  now: Date,
+): Promise<{ balances: Map<string, CreditBalanceRow>; active: Map<string, number> }> {
+  const balances = await lockBalances(tx, workspaces, now);
+  const rows = await tx
+    .selectFrom('jobs')
+    .select(['workspace_id', sql<number>`count(*)::int`.as('n')])
+    .where('workspace_id', 'in', [...balances.keys()])
+    .where('status', 'in', ['queued', 'running'])
+    .groupBy('workspace_id')
+    .execute();
+  return { balances, active: new Map(rows.map((r) => [r.workspace_id, r.n])) };
+}
+
+/**
+ * Writes an admission in one statement: the reservations, their ledger entries, the reserved
+ * totals of each (locked) balance as planned, and the job rows, which it returns.
+ */
+export async function writeAdmissions(
+  tx: Tx,
+  now: Date,
+  planned: PlannedReservation[],
+  balances: CreditBalanceRow[],
+  jobs: NewJob[],
+): Promise<JobRow[]> {
+  if (jobs.length === 0) return [];
+  if (planned.length === 0) return tx.insertInto('jobs').values(jobs).returningAll().execute();
+  const totals = balances.map(
+    (b) => sql`(${b.workspace_id}::text, ${b.plan_reserved}::bigint, ${b.promo_reserved}::bigint, ${b.purchased_reserved}::bigint, ${b.units_reserved}::bigint)`,
+  );
+  return tx
+    .with('reservations', (db) => db.insertInto('credit_reservations').values(planned.map((p) => p.reservation)))
+    .with('ledger', (db) => db.insertInto('credit_ledger').values(planned.map((p) => p.ledger)))
+    // A raw CTE body is printed as is: its parentheses are part of it.
+    .with('balances', () => sql`(
+      update credit_balances b
+      set plan_reserved = v.plan_reserved, promo_reserved = v.promo_reserved, purchased_reserved = v.purchased_reserved,
+          units_reserved = v.units_reserved, updated_at = ${now}
+      from (values ${sql.join(totals)}) as v(workspace_id, plan_reserved, promo_reserved, purchased_reserved, units_reserved)
+      where b.workspace_id = v.workspace_id
+    )`)
+    .insertInto('jobs')
+    .values(jobs)
+    .returningAll()
+    .execute();
+}
+
+/** 429 concurrent_job_limit_exceeded unless `adding` more active jobs fit under the cap. */
+export function checkActiveCap(workspace: Pick<WorkspaceRow, 'max_active_jobs'>, active: number, adding: number): void {
+  if (active + adding > workspace.max_active_jobs) {
+    throw new ApiError(
+      'concurrent_job_limit_exceeded',
+      `This workspace has ${active} active jobs; its limit is ${workspace.max_active_jobs}.`,
+      { active, limit: workspace.max_active_jobs, requested: adding },
+    );
+  }
+}
+
+/** The row of a newly admitted job, status queued, its maximum cost reserved. */
+export function queuedJobRow(
+  workspaceId: string,
+  now: Date,
+  recipe: Recipe,
+  target: AdmitTarget,
+  id: string,
+  options: { maxAttempts: number; batchId?: string | null; batchPosition?: number | null; scheduleId?: string | null },
+): NewJob {
+  return {
+    id,
+    workspace_id: workspaceId,
+    batch_id: options.batchId ?? null,
+    batch_position: options.batchPosition ?? null,
+    schedule_id: options.scheduleId ?? null,
+    platform: recipe.platform,
+    operation: recipe.operation,
+    target: target.target,
+    normalized_target: target.normalized,
+    request_key: requestKey(recipe, target.normalized),
+    requested_limit: recipe.limit,
+    include_posts: recipe.includePosts,
+    status: 'queued',
+    max_attempts: options.maxAttempts,
+    progress_stage: 'queued',
+    progress_message: 'Waiting for a worker',
+    progress_total: null,
+    credit_rate: recipe.spec.credits_per_result,
+    results_per_credit: recipe.spec.results_per_credit,
+    base_credits: recipe.spec.base_credits,
+    reserved_credits: recipe.maxCredits,
+    created_at: now,
+  };
 }

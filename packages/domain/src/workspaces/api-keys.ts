@@ -1,6 +1,7 @@
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ApiKeyRow, Db, Executor, WorkspaceRow } from '@sdx/db';
+import { GroupCommit, perProcess } from '../group-commit';
 import { newId } from '../ids';
 
 /** API keys: `sdx_live_` + 40 random base62 characters. Only the SHA-256 hash is stored. */
@@ -53,11 +54,25 @@ export interface AuthenticatedKey {
 /**
  * Resolves a presented secret to its key and workspace. The lookup goes through the hash index
  * and the stored hash is compared in constant time. No cache: a revocation takes effect at once.
+ * Lookups that arrive together share one query (one round trip for a burst of requests); each
+ * still reads the key as it is after the request arrived.
  */
 export async function authenticateApiKey(db: Db, secret: string): Promise<AuthenticatedKey | null> {
   if (!secret.startsWith(API_KEY_PREFIX) || secret.length > 200) return null;
   const hash = hashApiKey(secret);
-  const row = await db
+  const lookups = perProcess(keyLookups, db, () => new GroupCommit((hashes: string[]) => lookupKeys(db, hashes), { maxBatch: 128, maxInFlight: 4 }));
+  const found = await lookups.submit(hash);
+  if (!found) return null;
+  if (!timingSafeEqual(Buffer.from(found.key.secret_hash, 'hex'), Buffer.from(hash, 'hex'))) return null;
+  if (found.key.revoked_at) return null;
+  return found;
+}
+
+const keyLookups = new WeakMap<Db, GroupCommit<string, AuthenticatedKey | null>>();
+
+/** Keys (and their workspaces) by secret hash, in the order asked; null where none matches. */
+async function lookupKeys(db: Db, hashes: string[]): Promise<Array<AuthenticatedKey | null>> {
+  const rows = await db
     .selectFrom('api_keys')
     .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
     .select([
@@ -78,34 +93,41 @@ export async function authenticateApiKey(db: Db, secret: string): Promise<Authen
       'workspaces.max_active_jobs',
       'workspaces.created_at',
     ])
-    .where('api_keys.secret_hash', '=', hash)
-    .executeTakeFirst();
-  if (!row) return null;
-  if (!timingSafeEqual(Buffer.from(row.secret_hash, 'hex'), Buffer.from(hash, 'hex'))) return null;
-  if (row.revoked_at) return null;
-  return {
-    key: {
-      id: row.key_id,
-      workspace_id: row.workspace_id,
-      name: row.key_name,
-      prefix: row.prefix,
-      secret_hash: row.secret_hash,
-      role: row.role,
-      created_at: row.key_created_at,
-      revoked_at: row.revoked_at,
-      last_used_at: row.last_used_at,
-    },
-    workspace: {
-      id: row.workspace_id,
-      name: row.name,
-      kind: row.kind,
-      monthly_quota: row.monthly_quota,
-      rate_limit_per_minute: row.rate_limit_per_minute,
-      max_result_limit: row.max_result_limit,
-      max_active_jobs: row.max_active_jobs,
-      created_at: row.created_at,
-    },
-  };
+    .where('api_keys.secret_hash', 'in', [...new Set(hashes)])
+    .execute();
+  const byHash = new Map<string, AuthenticatedKey>(
+    rows.map((row) => [
+      row.secret_hash,
+      {
+        key: {
+          id: row.key_id,
+          workspace_id: row.workspace_id,
+          name: row.key_name,
+          prefix: row.prefix,
+          secret_hash: row.secret_hash,
+          role: row.role,
+          created_at: row.key_created_at,
+          revoked_at: row.revoked_at,
+          last_used_at: row.last_used_at,
+        },
+        workspace: {
+          id: row.workspace_id,
+          name: row.name,
+          kind: row.kind,
+          monthly_quota: row.monthly_quota,
+          rate_limit_per_minute: row.rate_limit_per_minute,
+          max_result_limit: row.max_result_limit,
+          max_active_jobs: row.max_active_jobs,
+          created_at: row.created_at,
+        },
+      },
+    ]),
+  );
+  // Each request gets its own copy: routes may hold on to the tenant.
+  return hashes.map((hash) => {
+    const found = byHash.get(hash);
+    return found ? { key: { ...found.key }, workspace: { ...found.workspace } } : null;
+  });
 }
 
 /** Records use at most once a minute per key, off the request's critical path. */

@@ -1,0 +1,345 @@
+import { sql } from 'kysely';
+import type { Insertable } from 'kysely';
+import type { IdempotencyKeysTable, JobRow, NewJob, Tx } from '@sdx/db';
+import type { Services, Tenant } from '../context';
+import { type PlannedReservation, planReservation } from '../credits/credits';
+import { ApiError } from '../errors';
+import { type FlushResult, GroupCommit, perProcess } from '../group-commit';
+import { IDEMPOTENCY_TTL_MS } from '../idempotency/idempotency';
+import { type AdmitTarget, checkActiveCap, lockForAdmission, queuedJobRow, writeAdmissions } from './admission';
+import { type Recipe, requestKey } from './recipe';
+
+/** One checked single-job submission (POST /v1/jobs, /v1/extract, a single-target schedule run). */
+export interface JobSubmission {
+  tenant: Tenant;
+  recipe: Recipe;
+  target: AdmitTarget;
+  /** The ID a new job gets (pre-allocated so an idempotency record can name it). */
+  jobId: string;
+  idempotency: { endpoint: string; key: string; requestHash: string } | null;
+  skipCache: boolean;
+  scheduleId: string | null;
+}
+
+export interface CreatedJob {
+  job: JobRow;
+  deduplicated: boolean;
+  idempotentReplay: boolean;
+  /** Whether a new queue entry is needed (a new queued job). */
+  enqueue: boolean;
+}
+
+/**
+ * A submission whose Idempotency-Key another submission of the same group claimed: it goes to
+ * the next group, where it finds the first one's committed record (a replay), or takes the key
+ * if the first one failed, exactly as a concurrent request waiting on the key's row would.
+ */
+const NEXT_GROUP = Symbol('next group');
+type Outcome = CreatedJob | typeof NEXT_GROUP;
+
+const groups = new WeakMap<Services, GroupCommit<JobSubmission, Outcome>>();
+
+/**
+ * Admits a single-job submission. Concurrent submissions of one process are admitted together
+ * (see GroupCommit): one transaction, one lock of each workspace's balance row, one statement
+ * per step for the whole group, one bulk queue add after commit. Each submission still gets
+ * exactly the answer it would get alone, in submission order: replay, 409, deduplicated,
+ * cached, 429, 402 or a new queued job with its reservation.
+ */
+export async function admitSubmission(services: Services, submission: JobSubmission): Promise<CreatedJob> {
+  const group = perProcess(groups, services, () => new GroupCommit((items: JobSubmission[]) => admitGroup(services, items), { maxBatch: 64, maxInFlight: 2 }));
+  for (;;) {
+    const outcome = await group.submit(submission);
+    if (outcome !== NEXT_GROUP) return outcome;
+  }
+}
+
+/** The admission of one group, retried once when Postgres picks it as a deadlock victim. */
+async function admitGroup(services: Services, items: JobSubmission[]): Promise<FlushResult<Outcome>> {
+  let results: FlushResult<Outcome>;
+  try {
+    results = await services.db.transaction().execute((tx) => admitInTransaction(services, tx, items));
+  } catch (error) {
+    if ((error as { code?: string }).code !== '40P01') throw error;
+    results = await services.db.transaction().execute((tx) => admitInTransaction(services, tx, items));
+  }
+  const fresh = results.filter((r): r is CreatedJob => r !== NEXT_GROUP && !(r instanceof Error) && r.enqueue);
+  if (fresh.length > 0) {
+    try {
+      await services.queues.enqueueMany(fresh.map((r) => ({ jobId: r.job.id, attempt: r.job.attempts + 1, batchChild: false })));
+    } catch (error) {
+      // The jobs are safely queued in Postgres; the reconciler enqueues them once Redis answers.
+      services.log.warn({ err: error, jobs: fresh.length }, 'enqueue failed; the reconciler will retry');
+    }
+  }
+  return results;
+}
+
+function idempotencyId(s: JobSubmission): string {
+  return `${s.tenant.workspace.id}\u0000${s.idempotency!.endpoint}\u0000${s.idempotency!.key}`;
+}
+
+function reuseId(workspaceId: string, key: string): string {
+  return `${workspaceId}\u0000${key}`;
+}
+
+async function admitInTransaction(services: Services, tx: Tx, items: JobSubmission[]): Promise<FlushResult<Outcome>> {
+  const now = services.clock.now();
+  const results: Array<Outcome | Error | undefined> = new Array(items.length);
+  /** Submissions holding an idempotency claim inserted in this transaction. */
+  const claimed = new Set<number>();
+
+  // 1. Idempotency keys, claimed in key order (so two groups cannot deadlock on them). An
+  //    expired record is replaced as if it did not exist.
+  const claimers = new Map<string, number>();
+  items.forEach((s, i) => {
+    if (!s.idempotency) return;
+    const id = idempotencyId(s);
+    if (claimers.has(id)) results[i] = NEXT_GROUP;
+    else claimers.set(id, i);
+  });
+  if (claimers.size > 0) {
+    const ordered = [...claimers.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, i]) => i);
+    const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
+    const rows: Array<Insertable<IdempotencyKeysTable>> = ordered.map((i) => ({
+      workspace_id: items[i]!.tenant.workspace.id,
+      endpoint: items[i]!.idempotency!.endpoint,
+      key: items[i]!.idempotency!.key,
+      request_hash: items[i]!.idempotency!.requestHash,
+      resource_type: 'job',
+      resource_id: items[i]!.jobId,
+      created_at: now,
+      expires_at: expiresAt,
+    }));
+    const inserted = await tx
+      .insertInto('idempotency_keys')
+      .values(rows)
+      .onConflict((oc) =>
+        oc
+          .columns(['workspace_id', 'endpoint', 'key'])
+          .doUpdateSet((eb) => ({
+            request_hash: eb.ref('excluded.request_hash'),
+            resource_type: eb.ref('excluded.resource_type'),
+            resource_id: eb.ref('excluded.resource_id'),
+            created_at: eb.ref('excluded.created_at'),
+            expires_at: eb.ref('excluded.expires_at'),
+          }))
+          .where('idempotency_keys.expires_at', '<=', now),
+      )
+      .returning(['workspace_id', 'endpoint', 'key'])
+      .execute();
+    const won = new Set(inserted.map((r) => `${r.workspace_id}\u0000${r.endpoint}\u0000${r.key}`));
+    const taken = ordered.filter((i) => !won.has(idempotencyId(items[i]!)));
+    for (const i of ordered) if (won.has(idempotencyId(items[i]!))) claimed.add(i);
+    if (taken.length > 0) await resolveTakenKeys(tx, items, taken, results, claimed);
+  }
+
+  // 2. Everything left is admitted under its workspace's balance lock, in submission order.
+  const pending = items.map((_, i) => i).filter((i) => results[i] === undefined);
+  if (pending.length > 0) {
+    const workspaces = new Map(pending.map((i) => [items[i]!.tenant.workspace.id, items[i]!.tenant.workspace]));
+    const { balances, active } = await lockForAdmission(tx, [...workspaces.values()], now);
+    const keys = pending.map((i) => requestKey(items[i]!.recipe, items[i]!.target.normalized));
+    const reusable = await findReusable(tx, services, now, pending.map((i, n) => ({ workspaceId: items[i]!.tenant.workspace.id, key: keys[n]! })));
+
+    const newRows: NewJob[] = [];
+    const planned: PlannedReservation[] = [];
+    const reserved = new Set<string>();
+    /** What each pending submission is answered with, once the new rows are inserted. */
+    const answers = new Map<number, { job: JobRow | string; deduplicated: boolean; enqueue: boolean }>();
+    /** Jobs admitted in this group by request: a later identical submission is deduplicated onto them. */
+    const admittedTwins = new Map<string, string>();
+    const repoint: Array<{ index: number; jobId: string }> = [];
+    const useCache = services.config.cacheTtlSeconds > 0;
+
+    pending.forEach((i, n) => {
+      const s = items[i]!;
+      const workspace = s.tenant.workspace;
+      const key = keys[n]!;
+      const twin = admittedTwins.get(reuseId(workspace.id, key));
+      const found = reusable.get(reuseId(workspace.id, key));
+      if (twin !== undefined || (found && (found.status === 'queued' || found.status === 'running'))) {
+        const job = twin ?? found!;
+        answers.set(i, { job, deduplicated: true, enqueue: false });
+        repoint.push({ index: i, jobId: typeof job === 'string' ? job : job.id });
+        return;
+      }
+      if (found && useCache && !s.skipCache) {
+        newRows.push(cachedJobRow(services, s, found, key, now));
+        answers.set(i, { job: s.jobId, deduplicated: false, enqueue: false });
+        return;
+      }
+      try {
+        const count = active.get(workspace.id) ?? 0;
+        checkActiveCap(workspace, count, 1);
+        const next = planReservation(workspace, balances.get(workspace.id)!, now, {
+          jobId: s.jobId,
+          credits: s.recipe.maxCredits,
+          units: s.recipe.maxUnits,
+        });
+        balances.set(workspace.id, next.balance);
+        reserved.add(workspace.id);
+        planned.push(next.planned);
+        active.set(workspace.id, count + 1);
+        admittedTwins.set(reuseId(workspace.id, key), s.jobId);
+        newRows.push(queuedJobRow(workspace.id, now, s.recipe, s.target, s.jobId, { maxAttempts: services.config.jobMaxAttempts, scheduleId: s.scheduleId }));
+        answers.set(i, { job: s.jobId, deduplicated: false, enqueue: true });
+      } catch (error) {
+        if (!(error instanceof ApiError)) throw error;
+        results[i] = error;
+      }
+    });
+
+    const inserted = await writeAdmissions(tx, now, planned, [...reserved].map((id) => balances.get(id)!), newRows);
+    const byId = new Map(inserted.map((job) => [job.id, job]));
+    for (const [i, answer] of answers) {
+      const job = typeof answer.job === 'string' ? byId.get(answer.job)! : answer.job;
+      results[i] = { job, deduplicated: answer.deduplicated, idempotentReplay: false, enqueue: answer.enqueue };
+    }
+    await settleClaims(
+      tx,
+      items,
+      [...claimed].filter((i) => results[i] instanceof Error),
+      repoint.filter((p) => claimed.has(p.index)),
+    );
+  }
+  return results.map((r) => r ?? new Error('group admission: submission left unanswered'));
+}
+
+/**
+ * Submissions whose key is held by a live record: a different body is 409
+ * idempotency_key_conflict; the same body replays the work the record names.
+ */
+async function resolveTakenKeys(
+  tx: Tx,
+  items: JobSubmission[],
+  taken: number[],
+  results: Array<Outcome | Error | undefined>,
+  claimed: Set<number>,
+): Promise<void> {
+  const { rows: records } = await sql<{ workspace_id: string; endpoint: string; key: string; request_hash: string; resource_id: string }>`
+    select i.workspace_id, i.endpoint, i.key, i.request_hash, i.resource_id
+    from idempotency_keys i
+    join unnest(${taken.map((i) => items[i]!.tenant.workspace.id)}::text[], ${taken.map((i) => items[i]!.idempotency!.endpoint)}::text[],
+                ${taken.map((i) => items[i]!.idempotency!.key)}::text[]) as k(workspace_id, endpoint, key)
+      on i.workspace_id = k.workspace_id and i.endpoint = k.endpoint and i.key = k.key
+  `.execute(tx);
+  const byKey = new Map(records.map((r) => [`${r.workspace_id}\u0000${r.endpoint}\u0000${r.key}`, r]));
+  const replays: number[] = [];
+  for (const i of taken) {
+    const record = byKey.get(idempotencyId(items[i]!));
+    if (!record) {
+      // Deleted between the insert and this read (purged as expired): try again next group.
+      results[i] = NEXT_GROUP;
+    } else if (record.request_hash !== items[i]!.idempotency!.requestHash) {
+      results[i] = new ApiError('idempotency_key_conflict', 'This Idempotency-Key was already used with a different request body.', {
+        idempotency_key: items[i]!.idempotency!.key,
+      });
+    } else {
+      replays.push(i);
+    }
+  }
+  if (replays.length === 0) return;
+  const ids = replays.map((i) => byKey.get(idempotencyId(items[i]!))!.resource_id);
+  const jobs = await tx.selectFrom('jobs').selectAll().where('id', 'in', ids).execute();
+  const jobById = new Map(jobs.map((j) => [j.id, j]));
+  replays.forEach((i, n) => {
+    const job = jobById.get(ids[n]!);
+    if (job && job.workspace_id === items[i]!.tenant.workspace.id) {
+      results[i] = { job, deduplicated: false, idempotentReplay: true, enqueue: false };
+    } else {
+      // The record names no job of this workspace: the request is admitted afresh and the
+      // record pointed at what answers it.
+      claimed.add(i);
+    }
+  });
+}
+
+/**
+ * The queued or running twin of each request (deduplication) or else its latest fresh
+ * completed result (cache), one index lookup per distinct request, in one statement.
+ */
+async function findReusable(
+  tx: Tx,
+  services: Services,
+  now: Date,
+  requests: Array<{ workspaceId: string; key: string }>,
+): Promise<Map<string, JobRow>> {
+  const distinct = [...new Map(requests.map((r) => [reuseId(r.workspaceId, r.key), r])).values()];
+  const cacheFrom = new Date(now.getTime() - services.config.cacheTtlSeconds * 1000);
+  const { rows } = await sql<JobRow>`
+    select j.* from unnest(${distinct.map((r) => r.workspaceId)}::text[], ${distinct.map((r) => r.key)}::text[]) as k(workspace_id, request_key)
+    cross join lateral (
+      (select * from jobs
+        where workspace_id = k.workspace_id and request_key = k.request_key and status in ('queued', 'running')
+        limit 1)
+      union all
+      (select * from jobs
+        where workspace_id = k.workspace_id and request_key = k.request_key and status = 'completed' and not cached
+          and finished_at > ${cacheFrom}
+        order by finished_at desc
+        limit 1)
+      limit 1
+    ) j
+  `.execute(tx);
+  return new Map(rows.map((job) => [reuseId(job.workspace_id, job.request_key), job]));
+}
+
+/** A new job that is already completed, reusing a fresh result: billed nothing. */
+function cachedJobRow(services: Services, s: JobSubmission, fresh: JobRow, key: string, now: Date): NewJob {
+  return {
+    id: s.jobId,
+    workspace_id: s.tenant.workspace.id,
+    schedule_id: s.scheduleId,
+    platform: fresh.platform,
+    operation: fresh.operation,
+    target: s.target.target,
+    normalized_target: s.target.normalized,
+    request_key: key,
+    requested_limit: fresh.requested_limit,
+    include_posts: fresh.include_posts,
+    status: 'completed',
+    attempts: 0,
+    max_attempts: services.config.jobMaxAttempts,
+    progress_stage: 'completed',
+    progress_message: `Reused the result of ${fresh.id}`,
+    progress_current: fresh.result_count ?? 0,
+    progress_total: fresh.result_count,
+    result_count: fresh.result_count,
+    billed_units: 0,
+    credit_rate: fresh.credit_rate,
+    results_per_credit: fresh.results_per_credit,
+    base_credits: fresh.base_credits,
+    reserved_credits: 0,
+    billed_credits: 0,
+    cached: true,
+    source_job_id: fresh.id,
+    created_at: now,
+    started_at: now,
+    finished_at: now,
+  };
+}
+
+/**
+ * Claims of submissions that failed (402, 429) are removed, so the key stays free as if the
+ * request had never been made; claims answered by existing work (deduplicated) name that work.
+ */
+async function settleClaims(tx: Tx, items: JobSubmission[], failed: number[], repoint: Array<{ index: number; jobId: string }>): Promise<void> {
+  if (failed.length > 0) {
+    await sql`
+      delete from idempotency_keys i
+      using unnest(${failed.map((i) => items[i]!.tenant.workspace.id)}::text[], ${failed.map((i) => items[i]!.idempotency!.endpoint)}::text[],
+                   ${failed.map((i) => items[i]!.idempotency!.key)}::text[]) as k(workspace_id, endpoint, key)
+      where i.workspace_id = k.workspace_id and i.endpoint = k.endpoint and i.key = k.key
+    `.execute(tx);
+  }
+  if (repoint.length > 0) {
+    await sql`
+      update idempotency_keys i set resource_id = k.resource_id
+      from unnest(${repoint.map((p) => items[p.index]!.tenant.workspace.id)}::text[], ${repoint.map((p) => items[p.index]!.idempotency!.endpoint)}::text[],
+                  ${repoint.map((p) => items[p.index]!.idempotency!.key)}::text[], ${repoint.map((p) => p.jobId)}::text[])
+        as k(workspace_id, endpoint, key, resource_id)
+      where i.workspace_id = k.workspace_id and i.endpoint = k.endpoint and i.key = k.key
+    `.execute(tx);
+  }
+}

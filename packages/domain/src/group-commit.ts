@@ -98,3 +98,13 @@ export function perProcess<K extends object, V>(cache: WeakMap<K, V>, owner: K, 
   }
   return value;
 }
+
+/**
+ * Whether Postgres refused a group's data (SQLSTATE class 22, data exception, or 23, integrity
+ * constraint violation): then the group is worth retrying item by item, so that only the item at
+ * fault fails. Other failures (unreachable, pool exhausted) would fail each item alike.
+ */
+export function refusedData(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && /^2[23]/.test(code);
+}

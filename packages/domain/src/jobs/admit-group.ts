@@ -4,7 +4,7 @@ import type { IdempotencyKeysTable, JobRow, NewJob, Tx } from '@sdx/db';
 import type { Services, Tenant } from '../context';
 import { type PlannedReservation, planReservation } from '../credits/credits';
 import { ApiError } from '../errors';
-import { type FlushResult, GroupCommit, perProcess } from '../group-commit';
+import { type FlushResult, GroupCommit, perProcess, refusedData } from '../group-commit';
 import { IDEMPOTENCY_TTL_MS } from '../idempotency/idempotency';
 import { type AdmitTarget, checkActiveCap, lockForAdmission, queuedJobRow, writeAdmissions } from './admission';
 import { type Recipe, requestKey } from './recipe';
@@ -47,21 +47,34 @@ const groups = new WeakMap<Services, GroupCommit<JobSubmission, Outcome>>();
  * cached, 429, 402 or a new queued job with its reservation.
  */
 export async function admitSubmission(services: Services, submission: JobSubmission): Promise<CreatedJob> {
-  const group = perProcess(groups, services, () => new GroupCommit((items: JobSubmission[]) => admitGroup(services, items), { maxBatch: 64, maxInFlight: 2 }));
+  const group = perProcess(groups, services, () => new GroupCommit((items: JobSubmission[]) => admitGroup(services, items), { maxBatch: 64 }));
   for (;;) {
     const outcome = await group.submit(submission);
     if (outcome !== NEXT_GROUP) return outcome;
   }
 }
 
-/** The admission of one group, retried once when Postgres picks it as a deadlock victim. */
+/**
+ * The admission of one group. When Postgres refuses its data (a data exception or constraint
+ * violation), each submission is tried again alone, so a submission it refuses fails only
+ * itself, as it would have without grouping. Any other failure (database unreachable, pool
+ * exhausted) is every submission's answer at once.
+ */
 async function admitGroup(services: Services, items: JobSubmission[]): Promise<FlushResult<Outcome>> {
   let results: FlushResult<Outcome>;
   try {
-    results = await services.db.transaction().execute((tx) => admitInTransaction(services, tx, items));
+    results = await admitTogether(services, items);
   } catch (error) {
-    if ((error as { code?: string }).code !== '40P01') throw error;
-    results = await services.db.transaction().execute((tx) => admitInTransaction(services, tx, items));
+    if (items.length === 1 || !refusedData(error)) throw error;
+    services.log.warn({ err: error, submissions: items.length }, 'group admission failed; admitting its submissions one by one');
+    results = [];
+    for (const item of items) {
+      try {
+        results.push(...(await admitTogether(services, [item])));
+      } catch (err) {
+        results.push(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
   }
   const fresh = results.filter((r): r is CreatedJob => r !== NEXT_GROUP && !(r instanceof Error) && r.enqueue);
   if (fresh.length > 0) {
@@ -73,6 +86,18 @@ async function admitGroup(services: Services, items: JobSubmission[]): Promise<F
     }
   }
   return results;
+}
+
+/** One transaction for the given submissions, retried when Postgres picks it as a deadlock victim. */
+async function admitTogether(services: Services, items: JobSubmission[]): Promise<FlushResult<Outcome>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await services.db.transaction().execute((tx) => admitInTransaction(services, tx, items));
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt >= 3) throw error;
+      services.log.warn({ submissions: items.length, attempt }, 'group admission chosen as deadlock victim; retrying');
+    }
+  }
 }
 
 function idempotencyId(s: JobSubmission): string {

@@ -1,11 +1,11 @@
-import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { type SqlBool, sql } from 'kysely';
 import { findOperation, type Platform } from '@sdx/catalog';
 import type { JobRow } from '@sdx/db';
 import { type Item, type Provider, ProviderError } from '@sdx/providers';
 import type { Services } from '../context';
-import { releaseReservation, settleReservation } from '../credits/credits';
-import { deliveredCost } from './recipe';
+import { releaseReservation } from '../credits/credits';
+import { type FlushResult, GroupCommit, perProcess } from '../group-commit';
+import { completeJob, type Delivered } from './complete-jobs';
 import { savePage } from './results';
 import { enqueueJob } from './create-job';
 
@@ -27,33 +27,14 @@ export type RunOutcome = 'completed' | 'failed' | 'retrying' | 'discarded' | 'sk
  * heartbeat) with a fresh lease token; every later write requires that token and status
  * running, so a stale or duplicate delivery, a cancelled job or a second worker can never
  * deliver, bill or fail it twice. Settlement happens in the same transaction as completion.
+ * Claims and completions of the attempts running at once in this process are grouped (see
+ * claimJob and completeJob): one statement claims a group, one transaction completes one.
  */
 export async function runJobAttempt(services: Services, providers: ProviderLookup, jobId: string): Promise<RunOutcome> {
   const { db, config, log } = services;
-  const lease = randomUUID();
-  const staleBefore = sql<Date>`now() - make_interval(secs => ${config.heartbeatTimeoutMs / 1000})`;
-  const job = await db
-    .updateTable('jobs')
-    .set((eb) => ({
-      status: 'running',
-      attempts: eb('attempts', '+', 1),
-      lease_token: lease,
-      started_at: sql<Date>`coalesce(started_at, now())`,
-      heartbeat_at: sql<Date>`now()`,
-      next_attempt_at: null,
-      progress_stage: 'running',
-      progress_message: 'Extracting',
-    }))
-    .where('id', '=', jobId)
-    .where((eb) =>
-      eb.or([
-        eb.and([eb('status', '=', 'queued'), eb.or([eb('next_attempt_at', 'is', null), eb('next_attempt_at', '<=', sql<Date>`now() + interval '1 second'`)])]),
-        eb.and([eb('status', '=', 'running'), eb('heartbeat_at', '<', staleBefore), eb('attempts', '<', eb.ref('max_attempts'))]),
-      ]),
-    )
-    .returningAll()
-    .executeTakeFirst();
+  const job = await claimJob(services, jobId);
   if (!job) return 'skipped';
+  const lease = job.lease_token!;
   if (job.attempts > job.max_attempts) {
     await failJob(services, job, lease, { code: 'retries_exhausted', message: 'No attempts left.', retryable: false });
     return 'failed';
@@ -77,7 +58,7 @@ export async function runJobAttempt(services: Services, providers: ProviderLooku
   try {
     const delivered = await extractPages(services, providers, job, lease, controller.signal);
     if (delivered === null) return 'discarded';
-    return (await completeJob(services, job, lease, delivered)) ? 'completed' : 'discarded';
+    return (await completeJob(services, { job, lease, delivered })) ? 'completed' : 'discarded';
   } catch (error) {
     if (controller.signal.aborted) return 'discarded';
     return handleFailure(services, job, lease, error);
@@ -86,12 +67,56 @@ export async function runJobAttempt(services: Services, providers: ProviderLooku
   }
 }
 
-interface Delivered {
-  total: number;
-  primary: number;
-  bundled: number;
-  /** The last page, not yet saved: it is written with the completion. */
-  finalPage: { pageNo: number; items: Item[] } | null;
+const claims = new WeakMap<Services, GroupCommit<string, JobRow | null>>();
+
+/**
+ * Claims a job for one attempt: the job row, running under a fresh lease token, or null when the
+ * job is not claimable (already running and alive, terminal, or not yet due). The attempts
+ * starting at once in this process are claimed by one statement (see GroupCommit).
+ */
+export async function claimJob(services: Services, jobId: string): Promise<JobRow | null> {
+  const group = perProcess(claims, services, () => new GroupCommit((ids: string[]) => claimJobs(services, ids), { maxBatch: 64 }));
+  return group.submit(jobId);
+}
+
+/**
+ * One claim statement for a group of attempts. Each claimed row gets its own lease. The rows are
+ * locked in id order first, so the claims of several worker processes racing over the same
+ * jobs (duplicate queue entries) cannot deadlock. When one job appears twice in the group (two
+ * deliveries of it in this process), the first delivery gets it and the other is skipped, as
+ * the second of two consecutive claims would be.
+ */
+export async function claimJobs(services: Services, jobIds: readonly string[]): Promise<FlushResult<JobRow | null>> {
+  const staleBefore = sql<Date>`now() - make_interval(secs => ${services.config.heartbeatTimeoutMs / 1000})`;
+  // Queued and due, or running with a dead heartbeat and an attempt left.
+  const claimable = sql<SqlBool>`(
+    (status = 'queued' and (next_attempt_at is null or next_attempt_at <= now() + interval '1 second'))
+    or (status = 'running' and heartbeat_at < ${staleBefore} and attempts < max_attempts)
+  )`;
+  const ids = [...new Set(jobIds)];
+  const rows = await services.db
+    .updateTable('jobs')
+    .set((eb) => ({
+      status: 'running',
+      attempts: eb('attempts', '+', 1),
+      lease_token: sql<string>`gen_random_uuid()::text`,
+      started_at: sql<Date>`coalesce(started_at, now())`,
+      heartbeat_at: sql<Date>`now()`,
+      next_attempt_at: null,
+      progress_stage: 'running',
+      progress_message: 'Extracting',
+    }))
+    .where('id', 'in', (eb) => eb.selectFrom('jobs as l').select('l.id').where('l.id', 'in', ids).where(claimable).orderBy('l.id').forUpdate())
+    .where(claimable)
+    .returningAll()
+    .execute();
+  const claimed = new Map(rows.map((row) => [row.id, row]));
+  return jobIds.map((id) => {
+    const row = claimed.get(id);
+    if (!row) return null;
+    claimed.delete(id);
+    return row;
+  });
 }
 
 /** Streams the provider's pages into job_result_pages, checkpointing each. Null when the attempt lost the job. */
@@ -171,41 +196,6 @@ async function extractPages(services: Services, providers: ProviderLookup, job: 
   }
   const primary = firstKind === 'profile' ? 1 : 0;
   return { total, primary, bundled: total - primary, finalPage };
-}
-
-async function completeJob(services: Services, job: JobRow, lease: string, delivered: Delivered): Promise<boolean> {
-  const spec = findOperation(job.platform, job.operation)!;
-  const credits = deliveredCost({ platform: job.platform as Platform, spec, includePosts: job.include_posts }, delivered.primary, delivered.bundled);
-  const now = services.clock.now();
-  return services.db.transaction().execute(async (tx) => {
-    const done = await tx
-      .updateTable('jobs')
-      .set({
-        status: 'completed',
-        progress_stage: 'completed',
-        progress_message: delivered.total === 0 ? 'Completed with no results' : `Completed with ${delivered.total} results`,
-        progress_current: delivered.total,
-        progress_total: delivered.total,
-        result_count: delivered.total,
-        billed_units: delivered.total,
-        billed_credits: credits,
-        finished_at: now,
-        lease_token: null,
-        checkpoint_cursor: null,
-      })
-      .where('id', '=', job.id)
-      .where('lease_token', '=', lease)
-      .where('status', '=', 'running')
-      .returning('id')
-      .executeTakeFirst();
-    if (!done) return false;
-    if (delivered.finalPage) await savePage(tx, job.id, delivered.finalPage.pageNo, delivered.finalPage.items);
-    const charged = await settleReservation(tx, now, { jobId: job.id, credits, units: delivered.total });
-    if (charged !== null && charged !== credits) {
-      await tx.updateTable('jobs').set({ billed_credits: charged }).where('id', '=', job.id).execute();
-    }
-    return true;
-  });
 }
 
 function toJobError(error: unknown): { error: JobError; retryable: boolean; retryAfterMs: number | null } {

@@ -1,0 +1,158 @@
+import { type RawBuilder, sql } from 'kysely';
+import type { ReservationRow, Tx } from '@sdx/db';
+import { lockBalances, type SettleRequest } from './credits';
+
+/** A reservation just moved from held to settled, with its workspace's plan quota. */
+export type ClaimedReservation = Pick<
+  ReservationRow,
+  'id' | 'workspace_id' | 'job_id' | 'plan_amount' | 'promo_amount' | 'purchased_amount' | 'units' | 'settled_credits'
+> & { monthly_quota: number };
+
+/** A claimed reservation and the results its job delivered. */
+export interface Settlement {
+  reservation: ClaimedReservation;
+  units: number;
+}
+
+/**
+ * The statement that moves held reservations to settled, as SQL so that a caller can run it
+ * inside a larger statement. `source` is a relation aliased `v` with columns job_id and charge
+ * (one row per job). settled_credits is the charge capped at what was reserved, as
+ * claimReservation computes it; the quota comes back for the month rollover of the balance lock.
+ * A reservation no longer held (settled or released before) is left alone and not returned.
+ */
+export function claimHeldReservations(now: Date, source: RawBuilder<unknown>): RawBuilder<ClaimedReservation> {
+  return sql<ClaimedReservation>`
+    update credit_reservations r
+    set status = 'settled',
+        settled_credits = least(greatest(v.charge, 0), r.plan_amount + r.promo_amount + r.purchased_amount),
+        closed_at = ${now}
+    from ${source}
+    where r.job_id = v.job_id and r.status = 'held'
+    returning r.id, r.workspace_id, r.job_id, r.plan_amount, r.promo_amount, r.purchased_amount, r.units, r.settled_credits,
+              (select w.monthly_quota from workspaces w where w.id = r.workspace_id) as monthly_quota
+  `;
+}
+
+/**
+ * settleReservation for many jobs in one transaction, with a fixed number of statements
+ * whatever their number (see settleClaimed). Each job is charged exactly as settleReservation
+ * would charge it alone, and at most once: a reservation moves from held once, and the
+ * ledger's unique index backs it. The caller passes each job once and holds the jobs' row
+ * locks when other writers may close the same reservations (jobs are always locked before
+ * their reservation and balance). Returns the credits charged per job whose reservation was
+ * still held; a job missing from the map was settled or released before.
+ */
+export async function settleReservations(tx: Tx, now: Date, requests: readonly SettleRequest[]): Promise<Map<string, number>> {
+  if (requests.length === 0) return new Map();
+  const wanted = requests.map((r) => sql`(${r.jobId}::text, ${r.credits}::bigint)`);
+  const claimed = await claimHeldReservations(now, sql`(values ${sql.join(wanted)}) as v(job_id, charge)`).execute(tx);
+  const byJob = new Map(claimed.rows.map((r) => [r.job_id, r]));
+  const settlements: Settlement[] = [];
+  for (const request of requests) {
+    const reservation = byJob.get(request.jobId);
+    if (reservation) settlements.push({ reservation, units: request.units });
+  }
+  return settleClaimed(tx, now, settlements);
+}
+
+interface Spent {
+  plan_reserved: number;
+  promo_reserved: number;
+  purchased_reserved: number;
+  units_reserved: number;
+  plan: number;
+  promo: number;
+  purchased: number;
+  units: number;
+  charge: number;
+}
+
+/**
+ * Books reservations claimed by claimHeldReservations: locks each workspace's balance row once
+ * (lockBalances: workspace_id order, month rollover and promotional expiry applied), then one
+ * statement inserts every ledger entry and applies each workspace's summed change to its
+ * balance. Per job, the same entry and the same change as settleReservation: the charge drawn
+ * from the reservation's plan, then promotional, then purchased parts, the rest returned.
+ * Ledger entries follow the order of `settlements`. Returns the credits charged per job.
+ */
+export async function settleClaimed(tx: Tx, now: Date, settlements: readonly Settlement[]): Promise<Map<string, number>> {
+  const charged = new Map<string, number>();
+  if (settlements.length === 0) return charged;
+  const quotas = new Map(settlements.map((s) => [s.reservation.workspace_id, s.reservation.monthly_quota]));
+  const balances = await lockBalances(
+    tx,
+    [...quotas.entries()].map(([id, monthly_quota]) => ({ id, monthly_quota })),
+    now,
+  );
+
+  const ledger: Array<RawBuilder<unknown>> = [];
+  const spent = new Map<string, Spent>();
+  for (const { reservation, units } of settlements) {
+    const balance = balances.get(reservation.workspace_id);
+    if (!balance) throw new Error(`workspace ${reservation.workspace_id} has no balance row`);
+    const reservedTotal = reservation.plan_amount + reservation.promo_amount + reservation.purchased_amount;
+    const charge = reservation.settled_credits ?? 0;
+    const plan = Math.min(charge, reservation.plan_amount);
+    const promo = Math.min(charge - plan, reservation.promo_amount);
+    const purchased = charge - plan - promo;
+    const note = charge < reservedTotal ? `released ${reservedTotal - charge} unused credits` : null;
+    ledger.push(
+      sql`(${reservation.workspace_id}::text, 'settle', ${charge}::bigint, ${plan}::bigint, ${promo}::bigint, ${purchased}::bigint,
+           ${units}::bigint, ${reservation.id}::text, ${reservation.job_id}::text, ${balance.period_start}::date, ${note}::text)`,
+    );
+    const s = spent.get(reservation.workspace_id) ?? {
+      plan_reserved: 0,
+      promo_reserved: 0,
+      purchased_reserved: 0,
+      units_reserved: 0,
+      plan: 0,
+      promo: 0,
+      purchased: 0,
+      units: 0,
+      charge: 0,
+    };
+    s.plan_reserved += reservation.plan_amount;
+    s.promo_reserved += reservation.promo_amount;
+    s.purchased_reserved += reservation.purchased_amount;
+    s.units_reserved += reservation.units;
+    s.plan += plan;
+    s.promo += promo;
+    s.purchased += purchased;
+    s.units += units;
+    s.charge += charge;
+    spent.set(reservation.workspace_id, s);
+    charged.set(reservation.job_id, charge);
+  }
+
+  const rows = [...spent.entries()].map(
+    ([workspaceId, s]) =>
+      sql`(${workspaceId}::text, ${s.plan_reserved}::bigint, ${s.promo_reserved}::bigint, ${s.purchased_reserved}::bigint, ${s.units_reserved}::bigint,
+           ${s.plan}::bigint, ${s.promo}::bigint, ${s.purchased}::bigint, ${s.units}::bigint, ${s.charge}::bigint)`,
+  );
+  // The ledger insert runs as part of the balance update (a data-modifying WITH always runs):
+  // one round trip for both, in one statement.
+  await sql`
+    with ledger as (
+      insert into credit_ledger
+        (workspace_id, entry_type, credits, plan_credits, promo_credits, purchased_credits, units, reservation_id, job_id, period_start, note)
+      values ${sql.join(ledger)}
+    )
+    update credit_balances b
+    set plan_reserved = b.plan_reserved - v.plan_reserved,
+        promo_reserved = b.promo_reserved - v.promo_reserved,
+        purchased_reserved = b.purchased_reserved - v.purchased_reserved,
+        units_reserved = b.units_reserved - v.units_reserved,
+        plan_used = b.plan_used + v.plan,
+        promo_balance = b.promo_balance - v.promo,
+        purchased_balance = b.purchased_balance - v.purchased,
+        period_promo_spent = b.period_promo_spent + v.promo,
+        period_purchased_spent = b.period_purchased_spent + v.purchased,
+        units_used = b.units_used + v.units,
+        lifetime_spent = b.lifetime_spent + v.charge,
+        updated_at = ${now}
+    from (values ${sql.join(rows)}) as v(workspace_id, plan_reserved, promo_reserved, purchased_reserved, units_reserved, plan, promo, purchased, units, charge)
+    where b.workspace_id = v.workspace_id
+  `.execute(tx);
+  return charged;
+}

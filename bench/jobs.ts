@@ -16,8 +16,12 @@
  *     worker fleet would finish them), so the active-job count stays what a live workspace has.
  * (b) Completed jobs per second through the service's worker (startWorker, sandbox at zero
  *     latency), against raw BullMQ with a no-op processor, same concurrency:
- *     - end to end: jobs submitted (POST /v1/jobs over HTTP / Queue.add) while the worker
- *       processes them, from the first submission to the last completion;
+ *     - end to end, in-process producers: BENCH_CONCURRENCY loops calling the service's
+ *       createJob (what POST /v1/jobs calls: checks, admission, reservation, enqueue) against
+ *       as many loops calling Queue.add, while the worker processes; first submission to last
+ *       completion. This is the judged ratio: the same producer shape on both sides, the HTTP
+ *       layer being what (a) measures;
+ *     - end to end over HTTP: POST /v1/jobs from the load generator instead of createJob;
  *     - drain: the queue filled first, then the worker started; start to last completion.
  *     Ratios are service / raw BullMQ.
  *
@@ -27,9 +31,10 @@
  *
  * Targets: (a) API (one workspace) ≥ 0.5 × bare throughput, p99 < 50 ms and no failure at
  *              200 req/s offered;
- *          (b) service ≥ 0.3 × raw BullMQ (end to end). Exits with code 1 when one is missed.
+ *          (b) service ≥ 0.3 × raw BullMQ (end to end, in-process producers). Exits with code 1
+ *              when one is missed.
  *
- * Run: npm run bench:jobs
+ * Run: npm run bench:jobs   (BENCH_PARTS=a or b runs one part only)
  *   BENCH_RATE (200), BENCH_OPEN_SECONDS (10), BENCH_CLOSED_SECONDS (8), BENCH_CONCURRENCY (16),
  *   BENCH_JOBS (2000), BENCH_WORKER_CONCURRENCY (16), BENCH_SPREAD_WORKSPACES (8),
  *   BENCH_LOG_LEVEL (silent); DATABASE_URL / REDIS_URL.

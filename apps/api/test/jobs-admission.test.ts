@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { startTestStack, type SeededWorkspace, type TestStack } from '@sdx/testing';
+import { startTestStack, type SeededWorkspace, type TestStack, usageChecked } from '@sdx/testing';
 
 /**
  * Admission of jobs through HTTP with no worker running: request checks and their order,
@@ -15,14 +15,7 @@ afterAll(async () => {
   await stack.close();
 });
 
-async function usage(ws: SeededWorkspace) {
-  const res = await stack.api.get('/v1/usage/current', { headers: ws.auth });
-  expect(res.status).toBe(200);
-  const u = res.body as { credit_limit: number; credits_used: number; credits_reserved: number; credits_remaining: number };
-  expect(u.credits_used + u.credits_reserved + u.credits_remaining).toBe(u.credit_limit);
-  expect(u.credits_remaining).toBeGreaterThanOrEqual(0);
-  return u;
-}
+const usage = (ws: SeededWorkspace) => usageChecked(stack, ws);
 
 async function jobRows(workspaceId: string) {
   return stack.runtime.db.selectFrom('jobs').selectAll().where('workspace_id', '=', workspaceId).execute();

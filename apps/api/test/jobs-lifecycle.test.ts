@@ -1,4 +1,4 @@
-import { startTestStack, type SeededWorkspace, type TestStack, waitForJob } from '@sdx/testing';
+import { startTestStack, type SeededWorkspace, type TestStack, waitForJob, usageChecked } from '@sdx/testing';
 
 /**
  * The job lifecycle of api-v1.md 3 through HTTP with a real worker: completion and billing
@@ -14,21 +14,7 @@ afterAll(async () => {
   await stack.close();
 });
 
-interface Usage {
-  credit_limit: number;
-  credits_used: number;
-  credits_reserved: number;
-  credits_remaining: number;
-}
-
-async function usage(ws: SeededWorkspace): Promise<Usage> {
-  const res = await stack.api.get('/v1/usage/current', { headers: ws.auth });
-  expect(res.status).toBe(200);
-  const u = res.body as Usage;
-  expect(u.credits_used + u.credits_reserved + u.credits_remaining).toBe(u.credit_limit);
-  expect(u.credits_remaining).toBeGreaterThanOrEqual(0);
-  return u;
-}
+const usage = (ws: SeededWorkspace) => usageChecked(stack, ws);
 
 async function submit(ws: SeededWorkspace, body: Record<string, unknown>) {
   const res = await stack.api.post('/v1/jobs', { headers: ws.auth, body });

@@ -1,4 +1,4 @@
-import { startTestStack, type SeededWorkspace, type TestStack, waitForJob } from '@sdx/testing';
+import { startTestStack, type SeededWorkspace, type TestStack, waitForJob, usageChecked } from '@sdx/testing';
 
 /**
  * Retryable failures (running → queued with next_attempt_at in the future, the reservation
@@ -17,12 +17,7 @@ afterAll(async () => {
   await stack.close();
 });
 
-async function usage(ws: SeededWorkspace) {
-  const res = await stack.api.get('/v1/usage/current', { headers: ws.auth });
-  const u = res.body as { credit_limit: number; credits_used: number; credits_reserved: number; credits_remaining: number };
-  expect(u.credits_used + u.credits_reserved + u.credits_remaining).toBe(u.credit_limit);
-  return u;
-}
+const usage = (ws: SeededWorkspace) => usageChecked(stack, ws);
 
 const waitFor = (ws: SeededWorkspace, jobId: string, accept: (job: Record<string, any>) => boolean, timeoutMs?: number) =>
   waitForJob(stack, ws.auth, jobId, accept, timeoutMs);

@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
-import { eventually, startTestStack, testRedisUrl, type SeededWorkspace, type TestStack } from '@sdx/testing';
+import { eventually, startTestStack, testRedisUrl, type SeededWorkspace, type TestStack, usageChecked } from '@sdx/testing';
 
 /**
  * Crash safety with a real worker process: a worker killed with SIGKILL in the middle of a
@@ -59,12 +59,7 @@ function killChild(): void {
   }
 }
 
-async function usage(ws: SeededWorkspace) {
-  const res = await stack.api.get('/v1/usage/current', { headers: ws.auth });
-  const u = res.body as { credit_limit: number; credits_used: number; credits_reserved: number; credits_remaining: number };
-  expect(u.credits_used + u.credits_reserved + u.credits_remaining).toBe(u.credit_limit);
-  return u;
-}
+const usage = (ws: SeededWorkspace) => usageChecked(stack, ws);
 
 async function ledger(jobId: string) {
   const rows = await stack.runtime.db.selectFrom('credit_ledger').select(['entry_type', 'credits']).where('job_id', '=', jobId).orderBy('id').execute();

@@ -1,6 +1,6 @@
 import { startWorker, type RunningWorker } from '@sdx/app-worker/src/worker';
 import { createRuntime, type Runtime } from '@sdx/runtime';
-import { eventually, startTestStack, type SeededWorkspace, type TestStack } from '@sdx/testing';
+import { eventually, startTestStack, type SeededWorkspace, type TestStack, usageChecked } from '@sdx/testing';
 
 /**
  * A worker running many attempts at once claims them in groups and completes them in groups
@@ -26,20 +26,7 @@ afterAll(async () => {
   await stack.close();
 });
 
-interface Usage {
-  credit_limit: number;
-  credits_used: number;
-  credits_reserved: number;
-  credits_remaining: number;
-}
-
-async function usage(ws: SeededWorkspace): Promise<Usage> {
-  const res = await stack.api.get('/v1/usage/current', { headers: ws.auth });
-  expect(res.status).toBe(200);
-  const u = res.body as Usage;
-  expect(u.credits_used + u.credits_reserved + u.credits_remaining).toBe(u.credit_limit);
-  return u;
-}
+const usage = (ws: SeededWorkspace) => usageChecked(stack, ws);
 
 async function submit(ws: SeededWorkspace, body: Record<string, unknown>): Promise<string> {
   const res = await stack.api.post('/v1/jobs', { headers: ws.auth, body });

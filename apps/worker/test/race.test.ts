@@ -1,5 +1,5 @@
 import type { RunningWorker } from '@sdx/app-worker/src/worker';
-import { eventually, startTestStack, type SeededWorkspace, type TestStack } from '@sdx/testing';
+import { eventually, startTestStack, type SeededWorkspace, type TestStack, usageChecked } from '@sdx/testing';
 
 /**
  * Exactly-once settlement when queue entries are duplicated and workers race, and the
@@ -8,12 +8,7 @@ import { eventually, startTestStack, type SeededWorkspace, type TestStack } from
 
 const TIMING = { HEARTBEAT_TIMEOUT_MS: '2000', HEARTBEAT_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' };
 
-async function usage(stack: TestStack, ws: SeededWorkspace) {
-  const res = await stack.api.get('/v1/usage/current', { headers: ws.auth });
-  const u = res.body as { credit_limit: number; credits_used: number; credits_reserved: number; credits_remaining: number };
-  expect(u.credits_used + u.credits_reserved + u.credits_remaining).toBe(u.credit_limit);
-  return u;
-}
+const usage = (stack: TestStack, ws: SeededWorkspace) => usageChecked(stack, ws);
 
 async function ledgerTypes(stack: TestStack, jobId: string) {
   const rows = await stack.runtime.db.selectFrom('credit_ledger').select('entry_type').where('job_id', '=', jobId).orderBy('id').execute();

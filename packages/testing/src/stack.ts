@@ -241,3 +241,25 @@ export async function countWorkspaceRows(stack: TestStack, table: 'jobs' | 'batc
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+export interface UsageBody {
+  credit_limit: number;
+  credits_used: number;
+  credits_reserved: number;
+  credits_remaining: number;
+  [field: string]: unknown;
+}
+
+/**
+ * GET /v1/usage/current as `ws`, checking the usage invariant of decisions.md on the way (no
+ * purchased or promotional credits: used + reserved + remaining = credit_limit, never negative).
+ */
+export async function usageChecked(stack: TestStack, ws: Pick<SeededWorkspace, 'auth'>): Promise<UsageBody> {
+  const res = await stack.api.get('/v1/usage/current', { headers: ws.auth });
+  if (res.status !== 200) throw new Error(`GET /v1/usage/current answered ${res.status}`);
+  const u = res.body as UsageBody;
+  if (u.credits_used + u.credits_reserved + u.credits_remaining !== u.credit_limit || u.credits_remaining < 0) {
+    throw new Error(`usage invariant broken: ${u.credits_used} used + ${u.credits_reserved} reserved + ${u.credits_remaining} remaining vs limit ${u.credit_limit}`);
+  }
+  return u;
+}

@@ -30,7 +30,15 @@ export type RunOutcome = 'completed' | 'failed' | 'retrying' | 'discarded' | 'sk
  * Claims and completions of the attempts running at once in this process are grouped (see
  * claimJob and completeJob): one statement claims a group, one transaction completes one.
  */
-export async function runJobAttempt(services: Services, providers: ProviderLookup, jobId: string): Promise<RunOutcome> {
+export interface AttemptOptions {
+  /**
+   * Called once the extraction has delivered and the completion is handed to the completion
+   * group: from then on the attempt only waits for that commit (its heartbeat goes on until it).
+   */
+  onDelivered?: () => void;
+}
+
+export async function runJobAttempt(services: Services, providers: ProviderLookup, jobId: string, options: AttemptOptions = {}): Promise<RunOutcome> {
   const { db, config, log } = services;
   const job = await claimJob(services, jobId);
   if (!job) return 'skipped';
@@ -58,7 +66,9 @@ export async function runJobAttempt(services: Services, providers: ProviderLooku
   try {
     const delivered = await extractPages(services, providers, job, lease, controller.signal);
     if (delivered === null) return 'discarded';
-    return (await completeJob(services, { job, lease, delivered })) ? 'completed' : 'discarded';
+    const completed = completeJob(services, { job, lease, delivered });
+    options.onDelivered?.();
+    return (await completed) ? 'completed' : 'discarded';
   } catch (error) {
     if (controller.signal.aborted) return 'discarded';
     return handleFailure(services, job, lease, error);

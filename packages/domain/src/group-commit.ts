@@ -14,12 +14,28 @@ export interface GroupCommitOptions {
   maxBatch?: number;
   /** Flushes in flight at once (default 1). */
   maxInFlight?: number;
+  /**
+   * Overload bounds, for callers that answer someone waiting (a request): an item still waiting
+   * for its flush after maxWaitMs, or submitted while maxQueued items wait, is refused with
+   * GroupCommitOverloaded instead of queueing without end. Unbounded when not set.
+   */
+  maxWaitMs?: number;
+  maxQueued?: number;
+}
+
+/** The group's queue is over its bounds: a temporary refusal (the API answers 503 with Retry-After). */
+export class GroupCommitOverloaded extends Error {
+  constructor(message = 'too much work is waiting to be written; retry with backoff') {
+    super(message);
+    this.name = 'GroupCommitOverloaded';
+  }
 }
 
 export type FlushResult<O> = Array<O | Error>;
 
 interface Pending<I, O> {
   item: I;
+  queuedAt: number;
   resolve(value: O): void;
   reject(error: unknown): void;
 }
@@ -28,8 +44,11 @@ export class GroupCommit<I, O> {
   private readonly queue: Array<Pending<I, O>> = [];
   private inFlight = 0;
   private scheduled = false;
+  private staleTimer: NodeJS.Timeout | null = null;
   private readonly maxBatch: number;
   private readonly maxInFlight: number;
+  private readonly maxWaitMs: number;
+  private readonly maxQueued: number;
 
   constructor(
     private readonly flush: (items: I[]) => Promise<FlushResult<O>>,
@@ -37,12 +56,16 @@ export class GroupCommit<I, O> {
   ) {
     this.maxBatch = Math.max(1, options.maxBatch ?? 64);
     this.maxInFlight = Math.max(1, options.maxInFlight ?? 1);
+    this.maxWaitMs = options.maxWaitMs ?? Number.POSITIVE_INFINITY;
+    this.maxQueued = options.maxQueued ?? Number.POSITIVE_INFINITY;
   }
 
   submit(item: I): Promise<O> {
+    if (this.queue.length >= this.maxQueued) return Promise.reject(new GroupCommitOverloaded());
     return new Promise<O>((resolve, reject) => {
-      this.queue.push({ item, resolve, reject });
+      this.queue.push({ item, queuedAt: performance.now(), resolve, reject });
       this.schedule();
+      this.armStaleTimer();
     });
   }
 
@@ -62,6 +85,7 @@ export class GroupCommit<I, O> {
   }
 
   private run(): void {
+    this.refuseStale();
     while (this.inFlight < this.maxInFlight && this.queue.length > 0) {
       const group = this.queue.splice(0, this.maxBatch);
       this.inFlight += 1;
@@ -70,6 +94,27 @@ export class GroupCommit<I, O> {
         this.schedule();
       });
     }
+  }
+
+  /** While items wait behind a flush, refuses each one when it reaches maxWaitMs. */
+  private armStaleTimer(): void {
+    if (this.staleTimer || !Number.isFinite(this.maxWaitMs) || this.queue.length === 0) return;
+    const due = this.queue[0]!.queuedAt + this.maxWaitMs - performance.now();
+    this.staleTimer = setTimeout(() => {
+      this.staleTimer = null;
+      this.refuseStale();
+      this.armStaleTimer();
+    }, Math.max(0, due) + 1);
+    this.staleTimer.unref();
+  }
+
+  /** Refuses the items that waited past maxWaitMs (the oldest are at the front). */
+  private refuseStale(): void {
+    if (!Number.isFinite(this.maxWaitMs)) return;
+    const limit = performance.now() - this.maxWaitMs;
+    let stale = 0;
+    while (stale < this.queue.length && this.queue[stale]!.queuedAt < limit) stale += 1;
+    for (const p of this.queue.splice(0, stale)) p.reject(new GroupCommitOverloaded());
   }
 
   private async flushGroup(group: Array<Pending<I, O>>): Promise<void> {

@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { ApiError, RequestValidationError, type ValidationIssue } from '@sdx/domain';
+import { ApiError, GroupCommitOverloaded, RequestValidationError, type ValidationIssue } from '@sdx/domain';
 
 /** One validator error as express-openapi-validator reports it. */
 interface ValidatorItem {
@@ -112,8 +112,9 @@ export function validatorIssues(error: ValidatorError, body: unknown): Validatio
   });
 }
 
-/** The pool could not hand out a connection in time, or Postgres refused one: temporary. */
+/** The pool could not hand out a connection in time, Postgres refused one, or too many writes wait: temporary. */
 function isOverload(err: unknown): boolean {
+  if (err instanceof GroupCommitOverloaded) return true;
   const message = err instanceof Error ? err.message : '';
   const code = (err as { code?: string } | null)?.code;
   return /timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message) || code === '53300' || code === '57P03';

@@ -40,6 +40,12 @@ type Outcome = CreatedJob | typeof NEXT_GROUP;
 const groups = new WeakMap<Services, GroupCommit<JobSubmission, Outcome>>();
 
 /**
+ * A submission that cannot start within 5 s (as long as the pool waits for a connection) is
+ * answered 503 service_unavailable instead of waiting on: overload sheds load, never hangs.
+ */
+export const ADMISSION_BOUNDS = { maxBatch: 64, maxWaitMs: 5_000, maxQueued: 10_000 } as const;
+
+/**
  * Admits a single-job submission. Concurrent submissions of one process are admitted together
  * (see GroupCommit): one transaction, one lock of each workspace's balance row, one statement
  * per step for the whole group, one bulk queue add after commit. Each submission still gets
@@ -47,7 +53,7 @@ const groups = new WeakMap<Services, GroupCommit<JobSubmission, Outcome>>();
  * cached, 429, 402 or a new queued job with its reservation.
  */
 export async function admitSubmission(services: Services, submission: JobSubmission): Promise<CreatedJob> {
-  const group = perProcess(groups, services, () => new GroupCommit((items: JobSubmission[]) => admitGroup(services, items), { maxBatch: 64 }));
+  const group = perProcess(groups, services, () => new GroupCommit((items: JobSubmission[]) => admitGroup(services, items), ADMISSION_BOUNDS));
   for (;;) {
     const outcome = await group.submit(submission);
     if (outcome !== NEXT_GROUP) return outcome;

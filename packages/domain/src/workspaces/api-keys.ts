@@ -60,7 +60,7 @@ export interface AuthenticatedKey {
 export async function authenticateApiKey(db: Db, secret: string): Promise<AuthenticatedKey | null> {
   if (!secret.startsWith(API_KEY_PREFIX) || secret.length > 200) return null;
   const hash = hashApiKey(secret);
-  const lookups = perProcess(keyLookups, db, () => new GroupCommit((hashes: string[]) => lookupKeys(db, hashes), { maxBatch: 128, maxInFlight: 4 }));
+  const lookups = perProcess(keyLookups, db, () => new GroupCommit((hashes: string[]) => lookupKeys(db, hashes), { maxBatch: 128, maxInFlight: 4, maxWaitMs: 5_000, maxQueued: 10_000 }));
   const found = await lookups.submit(hash);
   if (!found) return null;
   if (!timingSafeEqual(Buffer.from(found.key.secret_hash, 'hex'), Buffer.from(hash, 'hex'))) return null;

@@ -26,7 +26,7 @@ import { createApp } from '@sdx/app-api/src/app';
 import { RedisRateLimiter, type RateLimiter } from '@sdx/app-api/src/middleware/rate-limit';
 import { loadConfig } from '@sdx/config';
 import { createFastRedis } from '@sdx/queue';
-import { createRuntime, type Runtime } from '@sdx/runtime';
+import { createRuntime } from '@sdx/runtime';
 import { benchPrefix, benchRedisUrl, createBenchDatabase } from './lib/db';
 import { keepAliveAgent, send, serve } from './lib/http';
 import { AMPLE, seedBenchWorkspace, waitFor } from './lib/seed';

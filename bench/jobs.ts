@@ -205,14 +205,8 @@ async function main(): Promise<void> {
       };
       const directWorker = await startWorkerChild(workerPlan);
       const directStart = epochNow();
-      let nextDirect = 0;
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, async () => {
-          while (nextDirect < JOBS) {
-            const i = nextDirect++;
-            await createJob(runtime.services, directTenant, { platform: 'instagram', operation: 'profile', target: `direct_${i}` }, { endpoint: 'POST /v1/jobs' });
-          }
-        }),
+      await produce(JOBS, CONCURRENCY, (i) =>
+        createJob(runtime.services, directTenant, { platform: 'instagram', operation: 'profile', target: `direct_${i}` }, { endpoint: 'POST /v1/jobs' }),
       );
       const directDone = await waitForCompleted(runtime.db, directWs.workspaceId, JOBS);
       await directWorker.stop();
@@ -222,15 +216,7 @@ async function main(): Promise<void> {
       const rawE2eProducer = new Queue(rawE2eQueue, { connection: runtime.redis, prefix: config.redisPrefix });
       const rawWorker = await startWorkerChild({ kind: 'raw', concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, queueName: rawE2eQueue, expected: JOBS });
       const rawStart = epochNow();
-      let next = 0;
-      await Promise.all(
-        Array.from({ length: CONCURRENCY }, async () => {
-          while (next < JOBS) {
-            const i = next++;
-            await rawE2eProducer.add('noop', { i }, { removeOnComplete: true, removeOnFail: true, attempts: 1 });
-          }
-        }),
-      );
+      await produce(JOBS, CONCURRENCY, (i) => rawE2eProducer.add('noop', { i }, { removeOnComplete: true, removeOnFail: true, attempts: 1 }));
       const rawDone = await rawWorker.done;
       await rawWorker.stop();
       const rawE2e = JOBS / ((rawDone - rawStart) / 1000);
@@ -287,6 +273,16 @@ async function main(): Promise<void> {
     await database.drop();
   }
   if (failed) process.exitCode = 1;
+}
+
+/** Calls `submit` for 0..total-1 from `concurrency` loops, each waiting for its previous call. */
+async function produce(total: number, concurrency: number, submit: (i: number) => Promise<unknown>): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < total) await submit(next++);
+    }),
+  );
 }
 
 function rps(report: LoadReport): number {

@@ -23,6 +23,12 @@ export interface GroupCommitOptions {
   maxQueued?: number;
 }
 
+/**
+ * The bounds of groups that answer a request: as long as the pool waits for a connection
+ * (5 s), and no more waiting than a process can hold. Past them the answer is 503, not a wait.
+ */
+export const REQUEST_PATH_BOUNDS = { maxWaitMs: 5_000, maxQueued: 10_000 } as const;
+
 /** The group's queue is over its bounds: a temporary refusal (the API answers 503 with Retry-After). */
 export class GroupCommitOverloaded extends Error {
   constructor(message = 'too much work is waiting to be written; retry with backoff') {

@@ -4,14 +4,11 @@ import {
   type Completion,
   completeJobs,
   getUsage,
-  lockBalance,
-  newId,
-  reserveCredits,
   settleReservation,
   settleReservations,
 } from '@sdx/domain';
 import type { Item } from '@sdx/providers';
-import { startTestStack, type SeededWorkspace, type TestStack } from '@sdx/testing';
+import { startTestStack, type SeededWorkspace, type TestStack, reserveForTest } from '@sdx/testing';
 
 /**
  * Group completion: the claims of concurrent attempts share one statement, their completions
@@ -236,16 +233,7 @@ describe('group completion', () => {
 });
 
 describe('settleReservations', () => {
-  async function reserve(workspaceId: string, credits: number): Promise<string> {
-    const jobId = newId('job');
-    await stack.runtime.db.transaction().execute(async (tx) => {
-      const workspace = await tx.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirstOrThrow();
-      const now = new Date();
-      const balance = await lockBalance(tx, workspaceId, now, workspace.monthly_quota);
-      await reserveCredits(tx, workspace, balance, now, { jobId, credits, units: credits });
-    });
-    return jobId;
-  }
+  const reserve = (workspaceId: string, credits: number) => reserveForTest(stack, workspaceId, credits);
 
   async function ledgerOf(workspaceId: string) {
     return stack.runtime.db

@@ -1,5 +1,5 @@
-import { ApiError, getUsage, ledgerTotals, lockBalance, newId, releaseReservation, reserveCredits, settleReservation } from '@sdx/domain';
-import { startTestStack, type TestStack } from '@sdx/testing';
+import { ApiError, getUsage, ledgerTotals, releaseReservation, settleReservation } from '@sdx/domain';
+import { startTestStack, type TestStack, reserveForTest } from '@sdx/testing';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -9,17 +9,7 @@ afterAll(async () => {
   await stack.close();
 });
 
-async function reserve(workspaceId: string, credits: number): Promise<string> {
-  const db = stack.runtime.db;
-  const jobId = newId('job');
-  await db.transaction().execute(async (tx) => {
-    const workspace = await tx.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirstOrThrow();
-    const now = new Date();
-    const balance = await lockBalance(tx, workspaceId, now, workspace.monthly_quota);
-    await reserveCredits(tx, workspace, balance, now, { jobId, credits, units: credits });
-  });
-  return jobId;
-}
+const reserve = (workspaceId: string, credits: number) => reserveForTest(stack, workspaceId, credits);
 
 async function usage(workspaceId: string) {
   const db = stack.runtime.db;

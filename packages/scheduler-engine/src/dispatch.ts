@@ -26,7 +26,7 @@
  * moment a process dies, and the unique index needs no cooperation at all.
  */
 import { sql } from 'kysely';
-import type { Db, ScheduleRow, ScheduleRunRow, ScheduleStatus } from '@sdx/db';
+import type { ScheduleRow, ScheduleRunRow, ScheduleStatus } from '@sdx/db';
 import {
   CATCH_UP_WINDOW_MS,
   IDEMPOTENCY_TTL_MS,

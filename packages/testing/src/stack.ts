@@ -8,7 +8,7 @@ import { RedisRateLimiter, type RateLimiter } from '@sdx/app-api/src/middleware/
 import { startWorker, type RunningWorker } from '@sdx/app-worker/src/worker';
 import { type AppConfig, loadConfig } from '@sdx/config';
 import { createResponseValidator } from '@sdx/contract';
-import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, systemClock } from '@sdx/domain';
+import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, reserveCredits, systemClock } from '@sdx/domain';
 import type { Provider } from '@sdx/providers';
 import { createRuntime, type Runtime } from '@sdx/runtime';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
@@ -262,4 +262,16 @@ export async function usageChecked(stack: TestStack, ws: Pick<SeededWorkspace, '
     throw new Error(`usage invariant broken: ${u.credits_used} used + ${u.credits_reserved} reserved + ${u.credits_remaining} remaining vs limit ${u.credit_limit}`);
   }
   return u;
+}
+
+/** Reserves `credits` for a new job ID in the workspace, as an admission would; returns the job ID. */
+export async function reserveForTest(stack: TestStack, workspaceId: string, credits: number): Promise<string> {
+  const jobId = newId('job');
+  await stack.runtime.db.transaction().execute(async (tx) => {
+    const workspace = await tx.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirstOrThrow();
+    const now = new Date();
+    const balance = await lockBalance(tx, workspaceId, now, workspace.monthly_quota);
+    await reserveCredits(tx, workspace, balance, now, { jobId, credits, units: credits });
+  });
+  return jobId;
 }

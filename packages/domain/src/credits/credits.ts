@@ -1,5 +1,4 @@
-import { sql } from 'kysely';
-import type { Insertable } from 'kysely';
+import { type Insertable, type RawBuilder, sql } from 'kysely';
 import type { CreditBalanceRow, CreditLedgerTable, CreditReservationsTable, Executor, ReservationRow, Tx, WorkspaceRow } from '@sdx/db';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
@@ -233,17 +232,24 @@ export async function writeReservations(tx: Tx, planned: PlannedReservation[], b
   if (planned.length === 0) return;
   await tx.insertInto('credit_reservations').values(planned.map((p) => p.reservation)).execute();
   await tx.insertInto('credit_ledger').values(planned.map((p) => p.ledger)).execute();
-  const rows = [...balances].map(
+  await setReservedTotals([...balances], now).execute(tx);
+}
+
+/**
+ * The statement that sets each balance's reserved totals to the planned ones (the caller holds
+ * the locks, so they are the truth); also run as a CTE of the admission's write.
+ */
+export function setReservedTotals(balances: readonly Balance[], now: Date): RawBuilder<Record<string, never>> {
+  const rows = balances.map(
     (b) => sql`(${b.workspace_id}::text, ${b.plan_reserved}::bigint, ${b.promo_reserved}::bigint, ${b.purchased_reserved}::bigint, ${b.units_reserved}::bigint)`,
   );
-  if (rows.length === 0) return;
-  await sql`
+  return sql<Record<string, never>>`
     update credit_balances b
     set plan_reserved = v.plan_reserved, promo_reserved = v.promo_reserved, purchased_reserved = v.purchased_reserved,
         units_reserved = v.units_reserved, updated_at = ${now}
     from (values ${sql.join(rows)}) as v(workspace_id, plan_reserved, promo_reserved, purchased_reserved, units_reserved)
     where b.workspace_id = v.workspace_id
-  `.execute(tx);
+  `;
 }
 
 /**
@@ -271,16 +277,14 @@ export function insufficientCredits(balance: Balance, available: Available, requ
   });
 }
 
-/** Takes the held reservation of a job, or nothing when it was already settled or released. */
-async function claimReservation(tx: Tx, jobId: string, status: 'settled' | 'released', now: Date, charge = 0): Promise<ReservationRow | undefined> {
-  // settled_credits: the charge, capped at what was reserved (computed in the same statement).
+/**
+ * Takes the held reservation of a job for release, or nothing when it was already settled or
+ * released (settlement claims through claimHeldReservations, in settle-many.ts).
+ */
+async function claimForRelease(tx: Tx, jobId: string, now: Date): Promise<ReservationRow | undefined> {
   return tx
     .updateTable('credit_reservations')
-    .set({
-      status,
-      settled_credits: sql<number>`least(greatest(${charge}::bigint, 0), plan_amount + promo_amount + purchased_amount)`,
-      closed_at: now,
-    })
+    .set({ status: 'released', settled_credits: 0, closed_at: now })
     .where('job_id', '=', jobId)
     .where('status', '=', 'held')
     .returningAll()
@@ -295,61 +299,9 @@ export interface SettleRequest {
   units: number;
 }
 
-/**
- * Settles a job's reservation against what was delivered: charges `credits` (drawn from the
- * reservation's parts in bucket order) and returns the rest. At most once per job: the
- * reservation row moves from held exactly once, and the ledger's unique index backs it.
- * Returns the credits charged, or null when the reservation was no longer held.
- */
-export async function settleReservation(tx: Tx, now: Date, request: SettleRequest): Promise<number | null> {
-  const reservation = await claimReservation(tx, request.jobId, 'settled', now, request.credits);
-  if (!reservation) return null;
-  const reservedTotal = reservation.plan_amount + reservation.promo_amount + reservation.purchased_amount;
-  const charge = reservation.settled_credits ?? 0;
-  const plan = Math.min(charge, reservation.plan_amount);
-  const promo = Math.min(charge - plan, reservation.promo_amount);
-  const purchased = charge - plan - promo;
-  const balance = await lockBalance(tx, reservation.workspace_id, now, await quotaOf(tx, reservation.workspace_id));
-  await tx
-    .insertInto('credit_ledger')
-    .values({
-      workspace_id: reservation.workspace_id,
-      entry_type: 'settle',
-      credits: charge,
-      plan_credits: plan,
-      promo_credits: promo,
-      purchased_credits: purchased,
-      units: request.units,
-      reservation_id: reservation.id,
-      job_id: request.jobId,
-      period_start: balance.period_start,
-      note: charge < reservedTotal ? `released ${reservedTotal - charge} unused credits` : null,
-    })
-    .execute();
-  await tx
-    .updateTable('credit_balances')
-    .set((eb) => ({
-      plan_reserved: eb('plan_reserved', '-', reservation.plan_amount),
-      promo_reserved: eb('promo_reserved', '-', reservation.promo_amount),
-      purchased_reserved: eb('purchased_reserved', '-', reservation.purchased_amount),
-      units_reserved: eb('units_reserved', '-', reservation.units),
-      plan_used: eb('plan_used', '+', plan),
-      promo_balance: eb('promo_balance', '-', promo),
-      purchased_balance: eb('purchased_balance', '-', purchased),
-      period_promo_spent: eb('period_promo_spent', '+', promo),
-      period_purchased_spent: eb('period_purchased_spent', '+', purchased),
-      units_used: eb('units_used', '+', request.units),
-      lifetime_spent: eb('lifetime_spent', '+', charge),
-      updated_at: now,
-    }))
-    .where('workspace_id', '=', reservation.workspace_id)
-    .execute();
-  return charge;
-}
-
 /** Returns a job's whole reservation (failure, cancellation). At most once; false when not held. */
 export async function releaseReservation(tx: Tx, now: Date, jobId: string, note: string): Promise<boolean> {
-  const reservation = await claimReservation(tx, jobId, 'released', now);
+  const reservation = await claimForRelease(tx, jobId, now);
   if (!reservation) return false;
   const balance = await lockBalance(tx, reservation.workspace_id, now, await quotaOf(tx, reservation.workspace_id));
   const total = reservation.plan_amount + reservation.promo_amount + reservation.purchased_amount;

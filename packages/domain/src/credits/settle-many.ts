@@ -17,8 +17,8 @@ export interface Settlement {
 /**
  * The statement that moves held reservations to settled, as SQL so that a caller can run it
  * inside a larger statement. `source` is a relation aliased `v` with columns job_id and charge
- * (one row per job). settled_credits is the charge capped at what was reserved, as
- * claimReservation computes it; the quota comes back for the month rollover of the balance lock.
+ * (one row per job). settled_credits is the charge, never negative and capped at what was
+ * reserved; the quota comes back for the month rollover of the balance lock.
  * A reservation no longer held (settled or released before) is left alone and not returned.
  */
 export function claimHeldReservations(now: Date, source: RawBuilder<unknown>): RawBuilder<ClaimedReservation> {
@@ -35,9 +35,20 @@ export function claimHeldReservations(now: Date, source: RawBuilder<unknown>): R
 }
 
 /**
+ * Settles a job's reservation against what was delivered: charges `credits` (drawn from the
+ * reservation's parts in bucket order) and returns the rest. At most once per job: the
+ * reservation row moves from held exactly once, and the ledger's unique index backs it.
+ * Returns the credits charged, or null when the reservation was no longer held.
+ */
+export async function settleReservation(tx: Tx, now: Date, request: SettleRequest): Promise<number | null> {
+  const charged = await settleReservations(tx, now, [request]);
+  return charged.get(request.jobId) ?? null;
+}
+
+/**
  * settleReservation for many jobs in one transaction, with a fixed number of statements
- * whatever their number (see settleClaimed). Each job is charged exactly as settleReservation
- * would charge it alone, and at most once: a reservation moves from held once, and the
+ * whatever their number (see settleClaimed). Each job is charged as if it were settled alone,
+ * and at most once: a reservation moves from held once, and the
  * ledger's unique index backs it. The caller passes each job once and holds the jobs' row
  * locks when other writers may close the same reservations (jobs are always locked before
  * their reservation and balance). Returns the credits charged per job whose reservation was
@@ -72,8 +83,8 @@ interface Spent {
  * Books reservations claimed by claimHeldReservations: locks each workspace's balance row once
  * (lockBalances: workspace_id order, month rollover and promotional expiry applied), then one
  * statement inserts every ledger entry and applies each workspace's summed change to its
- * balance. Per job, the same entry and the same change as settleReservation: the charge drawn
- * from the reservation's plan, then promotional, then purchased parts, the rest returned.
+ * balance. Per job: the charge drawn from the reservation's plan, then promotional, then
+ * purchased parts, the rest returned (noted in the entry).
  * Ledger entries follow the order of `settlements`. Returns the credits charged per job.
  */
 export async function settleClaimed(tx: Tx, now: Date, settlements: readonly Settlement[]): Promise<Map<string, number>> {

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { CreditBalanceRow, JobRow, NewJob, Tx, WorkspaceRow } from '@sdx/db';
 import type { Tenant } from '../context';
-import { availableOf, insufficientCredits, lockBalance, lockBalances, type PlannedReservation, planReservation } from '../credits/credits';
+import { availableOf, insufficientCredits, lockBalances, type PlannedReservation, planReservation, setReservedTotals } from '../credits/credits';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { type Recipe, requestKey } from './recipe';
@@ -17,19 +17,6 @@ export interface AdmitOptions {
   scheduleId?: string | null;
   /** Job IDs to use (the first may be pre-allocated for an idempotency claim). */
   ids?: string[];
-  /** The balance, when the caller already holds its lock in this transaction. */
-  balance?: CreditBalanceRow;
-}
-
-/** Jobs of the workspace (batch children included) that are queued or running. */
-export async function countActiveJobs(tx: Tx, workspaceId: string): Promise<number> {
-  const row = await tx
-    .selectFrom('jobs')
-    .select(sql<number>`count(*)::int`.as('n'))
-    .where('workspace_id', '=', workspaceId)
-    .where('status', 'in', ['queued', 'running'])
-    .executeTakeFirstOrThrow();
-  return row.n;
 }
 
 /**
@@ -40,9 +27,9 @@ export async function countActiveJobs(tx: Tx, workspaceId: string): Promise<numb
  */
 export async function admitJobs(tx: Tx, tenant: Tenant, now: Date, recipe: Recipe, targets: AdmitTarget[], options: AdmitOptions): Promise<JobRow[]> {
   const { workspace } = tenant;
-  let balance = options.balance ?? (await lockBalance(tx, workspace.id, now, workspace.monthly_quota));
-  const active = await countActiveJobs(tx, workspace.id);
-  checkActiveCap(workspace, active, targets.length);
+  const locked = await lockForAdmission(tx, [workspace], now);
+  let balance = locked.balances.get(workspace.id)!;
+  checkActiveCap(workspace, locked.active.get(workspace.id) ?? 0, targets.length);
   // The whole admission must fit: a 402 reports what all of it requires against what was available.
   const required = recipe.maxCredits * targets.length;
   const available = availableOf(balance, workspace, now);
@@ -54,7 +41,7 @@ export async function admitJobs(tx: Tx, tenant: Tenant, now: Date, recipe: Recip
     const next = planReservation(workspace, balance, now, { jobId: id, credits: recipe.maxCredits, units: recipe.maxUnits });
     balance = next.balance;
     planned.push(next.planned);
-    rows.push(queuedJobRow(workspace.id, now, recipe, t, id, { ...options, batchPosition: options.batchId ? index : null }));
+    rows.push(queuedJobRow(workspace.id, now, recipe, t, requestKey(recipe, t.normalized), id, { ...options, batchPosition: options.batchId ? index : null }));
   }
   return writeAdmissions(tx, now, planned, [balance], rows);
 }
@@ -94,20 +81,11 @@ export async function writeAdmissions(
 ): Promise<JobRow[]> {
   if (jobs.length === 0) return [];
   if (planned.length === 0) return tx.insertInto('jobs').values(jobs).returningAll().execute();
-  const totals = balances.map(
-    (b) => sql`(${b.workspace_id}::text, ${b.plan_reserved}::bigint, ${b.promo_reserved}::bigint, ${b.purchased_reserved}::bigint, ${b.units_reserved}::bigint)`,
-  );
   return tx
     .with('reservations', (db) => db.insertInto('credit_reservations').values(planned.map((p) => p.reservation)))
     .with('ledger', (db) => db.insertInto('credit_ledger').values(planned.map((p) => p.ledger)))
     // A raw CTE body is printed as is: its parentheses are part of it.
-    .with('balances', () => sql`(
-      update credit_balances b
-      set plan_reserved = v.plan_reserved, promo_reserved = v.promo_reserved, purchased_reserved = v.purchased_reserved,
-          units_reserved = v.units_reserved, updated_at = ${now}
-      from (values ${sql.join(totals)}) as v(workspace_id, plan_reserved, promo_reserved, purchased_reserved, units_reserved)
-      where b.workspace_id = v.workspace_id
-    )`)
+    .with('balances', () => sql<Record<string, never>>`(${setReservedTotals(balances, now)})`)
     .insertInto('jobs')
     .values(jobs)
     .returningAll()
@@ -125,12 +103,13 @@ export function checkActiveCap(workspace: Pick<WorkspaceRow, 'max_active_jobs'>,
   }
 }
 
-/** The row of a newly admitted job, status queued, its maximum cost reserved. */
+/** The row of a newly admitted job, status queued, its maximum cost reserved; `key` is its requestKey. */
 export function queuedJobRow(
   workspaceId: string,
   now: Date,
   recipe: Recipe,
   target: AdmitTarget,
+  key: string,
   id: string,
   options: { maxAttempts: number; batchId?: string | null; batchPosition?: number | null; scheduleId?: string | null },
 ): NewJob {
@@ -144,7 +123,7 @@ export function queuedJobRow(
     operation: recipe.operation,
     target: target.target,
     normalized_target: target.normalized,
-    request_key: requestKey(recipe, target.normalized),
+    request_key: key,
     requested_limit: recipe.limit,
     include_posts: recipe.includePosts,
     status: 'queued',

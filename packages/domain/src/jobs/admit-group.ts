@@ -1,11 +1,10 @@
 import { sql } from 'kysely';
-import type { Insertable } from 'kysely';
-import type { IdempotencyKeysTable, JobRow, NewJob, Tx } from '@sdx/db';
+import type { JobRow, NewJob, Tx } from '@sdx/db';
 import type { Services, Tenant } from '../context';
 import { type PlannedReservation, planReservation } from '../credits/credits';
 import { ApiError } from '../errors';
-import { type FlushResult, GroupCommit, perProcess, refusedData } from '../group-commit';
-import { IDEMPOTENCY_TTL_MS } from '../idempotency/idempotency';
+import { type FlushResult, GroupCommit, perProcess, REQUEST_PATH_BOUNDS, refusedData } from '../group-commit';
+import { dropClaims, findClaimRecords, type IdempotencyClaim, insertClaims, pointClaims, scopeId } from '../idempotency/idempotency';
 import { type AdmitTarget, checkActiveCap, lockForAdmission, queuedJobRow, writeAdmissions } from './admission';
 import { type Recipe, requestKey } from './recipe';
 
@@ -39,11 +38,6 @@ type Outcome = CreatedJob | typeof NEXT_GROUP;
 
 const groups = new WeakMap<Services, GroupCommit<JobSubmission, Outcome>>();
 
-/**
- * A submission that cannot start within 5 s (as long as the pool waits for a connection) is
- * answered 503 service_unavailable instead of waiting on: overload sheds load, never hangs.
- */
-export const ADMISSION_BOUNDS = { maxBatch: 64, maxWaitMs: 5_000, maxQueued: 10_000 } as const;
 
 /**
  * Admits a single-job submission. Concurrent submissions of one process are admitted together
@@ -53,7 +47,7 @@ export const ADMISSION_BOUNDS = { maxBatch: 64, maxWaitMs: 5_000, maxQueued: 10_
  * cached, 429, 402 or a new queued job with its reservation.
  */
 export async function admitSubmission(services: Services, submission: JobSubmission): Promise<CreatedJob> {
-  const group = perProcess(groups, services, () => new GroupCommit((items: JobSubmission[]) => admitGroup(services, items), ADMISSION_BOUNDS));
+  const group = perProcess(groups, services, () => new GroupCommit((items: JobSubmission[]) => admitGroup(services, items), { maxBatch: 64, ...REQUEST_PATH_BOUNDS }));
   for (;;) {
     const outcome = await group.submit(submission);
     if (outcome !== NEXT_GROUP) return outcome;
@@ -106,8 +100,17 @@ async function admitTogether(services: Services, items: JobSubmission[]): Promis
   }
 }
 
-function idempotencyId(s: JobSubmission): string {
-  return `${s.tenant.workspace.id}\u0000${s.idempotency!.endpoint}\u0000${s.idempotency!.key}`;
+/** The idempotency claim of a submission that carries a key. */
+function claimOf(s: JobSubmission, now: Date): IdempotencyClaim {
+  return {
+    workspaceId: s.tenant.workspace.id,
+    endpoint: s.idempotency!.endpoint,
+    key: s.idempotency!.key,
+    requestHash: s.idempotency!.requestHash,
+    resourceType: 'job',
+    resourceId: s.jobId,
+    now,
+  };
 }
 
 function reuseId(workspaceId: string, key: string): string {
@@ -120,49 +123,23 @@ async function admitInTransaction(services: Services, tx: Tx, items: JobSubmissi
   /** Submissions holding an idempotency claim inserted in this transaction. */
   const claimed = new Set<number>();
 
-  // 1. Idempotency keys, claimed in key order (so two groups cannot deadlock on them). An
-  //    expired record is replaced as if it did not exist.
+  // 1. Idempotency keys, claimed in key order (so two groups cannot deadlock on them).
+  const claims = new Map<number, IdempotencyClaim>();
   const claimers = new Map<string, number>();
   items.forEach((s, i) => {
     if (!s.idempotency) return;
-    const id = idempotencyId(s);
+    const claim = claimOf(s, now);
+    claims.set(i, claim);
+    const id = scopeId(claim);
     if (claimers.has(id)) results[i] = NEXT_GROUP;
     else claimers.set(id, i);
   });
   if (claimers.size > 0) {
     const ordered = [...claimers.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, i]) => i);
-    const expiresAt = new Date(now.getTime() + IDEMPOTENCY_TTL_MS);
-    const rows: Array<Insertable<IdempotencyKeysTable>> = ordered.map((i) => ({
-      workspace_id: items[i]!.tenant.workspace.id,
-      endpoint: items[i]!.idempotency!.endpoint,
-      key: items[i]!.idempotency!.key,
-      request_hash: items[i]!.idempotency!.requestHash,
-      resource_type: 'job',
-      resource_id: items[i]!.jobId,
-      created_at: now,
-      expires_at: expiresAt,
-    }));
-    const inserted = await tx
-      .insertInto('idempotency_keys')
-      .values(rows)
-      .onConflict((oc) =>
-        oc
-          .columns(['workspace_id', 'endpoint', 'key'])
-          .doUpdateSet((eb) => ({
-            request_hash: eb.ref('excluded.request_hash'),
-            resource_type: eb.ref('excluded.resource_type'),
-            resource_id: eb.ref('excluded.resource_id'),
-            created_at: eb.ref('excluded.created_at'),
-            expires_at: eb.ref('excluded.expires_at'),
-          }))
-          .where('idempotency_keys.expires_at', '<=', now),
-      )
-      .returning(['workspace_id', 'endpoint', 'key'])
-      .execute();
-    const won = new Set(inserted.map((r) => `${r.workspace_id}\u0000${r.endpoint}\u0000${r.key}`));
-    const taken = ordered.filter((i) => !won.has(idempotencyId(items[i]!)));
-    for (const i of ordered) if (won.has(idempotencyId(items[i]!))) claimed.add(i);
-    if (taken.length > 0) await resolveTakenKeys(tx, items, taken, results, claimed);
+    const won = await insertClaims(tx, ordered.map((i) => claims.get(i)!));
+    const taken = ordered.filter((i) => !won.has(scopeId(claims.get(i)!)));
+    for (const i of ordered) if (won.has(scopeId(claims.get(i)!))) claimed.add(i);
+    if (taken.length > 0) await resolveTakenKeys(tx, items, taken.map((i) => ({ index: i, claim: claims.get(i)! })), results, claimed);
   }
 
   // 2. Everything left is admitted under its workspace's balance lock, in submission order.
@@ -213,7 +190,7 @@ async function admitInTransaction(services: Services, tx: Tx, items: JobSubmissi
         planned.push(next.planned);
         active.set(workspace.id, count + 1);
         admittedTwins.set(reuseId(workspace.id, key), s.jobId);
-        newRows.push(queuedJobRow(workspace.id, now, s.recipe, s.target, s.jobId, { maxAttempts: services.config.jobMaxAttempts, scheduleId: s.scheduleId }));
+        newRows.push(queuedJobRow(workspace.id, now, s.recipe, s.target, key, s.jobId, { maxAttempts: services.config.jobMaxAttempts, scheduleId: s.scheduleId }));
         answers.set(i, { job: s.jobId, deduplicated: false, enqueue: true });
       } catch (error) {
         if (!(error instanceof ApiError)) throw error;
@@ -227,11 +204,12 @@ async function admitInTransaction(services: Services, tx: Tx, items: JobSubmissi
       const job = typeof answer.job === 'string' ? byId.get(answer.job)! : answer.job;
       results[i] = { job, deduplicated: answer.deduplicated, idempotentReplay: false, enqueue: answer.enqueue };
     }
-    await settleClaims(
+    // Claims of refused submissions (402, 429) are dropped, so the key stays free as if the
+    // request had never been made; claims answered by existing work name that work.
+    await dropClaims(tx, [...claimed].filter((i) => results[i] instanceof Error).map((i) => claims.get(i)!));
+    await pointClaims(
       tx,
-      items,
-      [...claimed].filter((i) => results[i] instanceof Error),
-      repoint.filter((p) => claimed.has(p.index)),
+      repoint.filter((p) => claimed.has(p.index)).map((p) => ({ scope: claims.get(p.index)!, resourceId: p.jobId })),
     );
   }
   return results.map((r) => r ?? new Error('group admission: submission left unanswered'));
@@ -244,38 +222,30 @@ async function admitInTransaction(services: Services, tx: Tx, items: JobSubmissi
 async function resolveTakenKeys(
   tx: Tx,
   items: JobSubmission[],
-  taken: number[],
+  taken: Array<{ index: number; claim: IdempotencyClaim }>,
   results: Array<Outcome | Error | undefined>,
   claimed: Set<number>,
 ): Promise<void> {
-  const { rows: records } = await sql<{ workspace_id: string; endpoint: string; key: string; request_hash: string; resource_id: string }>`
-    select i.workspace_id, i.endpoint, i.key, i.request_hash, i.resource_id
-    from idempotency_keys i
-    join unnest(${taken.map((i) => items[i]!.tenant.workspace.id)}::text[], ${taken.map((i) => items[i]!.idempotency!.endpoint)}::text[],
-                ${taken.map((i) => items[i]!.idempotency!.key)}::text[]) as k(workspace_id, endpoint, key)
-      on i.workspace_id = k.workspace_id and i.endpoint = k.endpoint and i.key = k.key
-  `.execute(tx);
-  const byKey = new Map(records.map((r) => [`${r.workspace_id}\u0000${r.endpoint}\u0000${r.key}`, r]));
-  const replays: number[] = [];
-  for (const i of taken) {
-    const record = byKey.get(idempotencyId(items[i]!));
+  const records = await findClaimRecords(tx, taken.map((t) => t.claim));
+  const replays: Array<{ index: number; resourceId: string }> = [];
+  for (const { index: i, claim } of taken) {
+    const record = records.get(scopeId(claim));
     if (!record) {
       // Deleted between the insert and this read (purged as expired): try again next group.
       results[i] = NEXT_GROUP;
-    } else if (record.request_hash !== items[i]!.idempotency!.requestHash) {
+    } else if (record.request_hash !== claim.requestHash) {
       results[i] = new ApiError('idempotency_key_conflict', 'This Idempotency-Key was already used with a different request body.', {
-        idempotency_key: items[i]!.idempotency!.key,
+        idempotency_key: claim.key,
       });
     } else {
-      replays.push(i);
+      replays.push({ index: i, resourceId: record.resource_id });
     }
   }
   if (replays.length === 0) return;
-  const ids = replays.map((i) => byKey.get(idempotencyId(items[i]!))!.resource_id);
-  const jobs = await tx.selectFrom('jobs').selectAll().where('id', 'in', ids).execute();
+  const jobs = await tx.selectFrom('jobs').selectAll().where('id', 'in', replays.map((r) => r.resourceId)).execute();
   const jobById = new Map(jobs.map((j) => [j.id, j]));
-  replays.forEach((i, n) => {
-    const job = jobById.get(ids[n]!);
+  for (const { index: i, resourceId } of replays) {
+    const job = jobById.get(resourceId);
     if (job && job.workspace_id === items[i]!.tenant.workspace.id) {
       results[i] = { job, deduplicated: false, idempotentReplay: true, enqueue: false };
     } else {
@@ -283,7 +253,7 @@ async function resolveTakenKeys(
       // record pointed at what answers it.
       claimed.add(i);
     }
-  });
+  }
 }
 
 /**
@@ -351,26 +321,3 @@ function cachedJobRow(services: Services, s: JobSubmission, fresh: JobRow, key: 
   };
 }
 
-/**
- * Claims of submissions that failed (402, 429) are removed, so the key stays free as if the
- * request had never been made; claims answered by existing work (deduplicated) name that work.
- */
-async function settleClaims(tx: Tx, items: JobSubmission[], failed: number[], repoint: Array<{ index: number; jobId: string }>): Promise<void> {
-  if (failed.length > 0) {
-    await sql`
-      delete from idempotency_keys i
-      using unnest(${failed.map((i) => items[i]!.tenant.workspace.id)}::text[], ${failed.map((i) => items[i]!.idempotency!.endpoint)}::text[],
-                   ${failed.map((i) => items[i]!.idempotency!.key)}::text[]) as k(workspace_id, endpoint, key)
-      where i.workspace_id = k.workspace_id and i.endpoint = k.endpoint and i.key = k.key
-    `.execute(tx);
-  }
-  if (repoint.length > 0) {
-    await sql`
-      update idempotency_keys i set resource_id = k.resource_id
-      from unnest(${repoint.map((p) => items[p.index]!.tenant.workspace.id)}::text[], ${repoint.map((p) => items[p.index]!.idempotency!.endpoint)}::text[],
-                  ${repoint.map((p) => items[p.index]!.idempotency!.key)}::text[], ${repoint.map((p) => p.jobId)}::text[])
-        as k(workspace_id, endpoint, key, resource_id)
-      where i.workspace_id = k.workspace_id and i.endpoint = k.endpoint and i.key = k.key
-    `.execute(tx);
-  }
-}

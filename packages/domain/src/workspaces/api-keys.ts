@@ -1,7 +1,7 @@
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ApiKeyRow, Db, Executor, WorkspaceRow } from '@sdx/db';
-import { GroupCommit, perProcess } from '../group-commit';
+import { GroupCommit, perProcess, REQUEST_PATH_BOUNDS } from '../group-commit';
 import { newId } from '../ids';
 
 /** API keys: `sdx_live_` + 40 random base62 characters. Only the SHA-256 hash is stored. */
@@ -60,7 +60,7 @@ export interface AuthenticatedKey {
 export async function authenticateApiKey(db: Db, secret: string): Promise<AuthenticatedKey | null> {
   if (!secret.startsWith(API_KEY_PREFIX) || secret.length > 200) return null;
   const hash = hashApiKey(secret);
-  const lookups = perProcess(keyLookups, db, () => new GroupCommit((hashes: string[]) => lookupKeys(db, hashes), { maxBatch: 128, maxInFlight: 4, maxWaitMs: 5_000, maxQueued: 10_000 }));
+  const lookups = perProcess(keyLookups, db, () => new GroupCommit((hashes: string[]) => lookupKeys(db, hashes), { maxBatch: 128, maxInFlight: 4, ...REQUEST_PATH_BOUNDS }));
   const found = await lookups.submit(hash);
   if (!found) return null;
   if (!timingSafeEqual(Buffer.from(found.key.secret_hash, 'hex'), Buffer.from(hash, 'hex'))) return null;

@@ -1287,7 +1287,7 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
-        /** @description `rate_limiter_unavailable`: temporary; retry with backoff. */
+        /** @description `rate_limiter_unavailable` or `service_unavailable` (overloaded): temporary, nothing was written; retry with backoff. */
         ServiceUnavailable: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];

@@ -1,8 +1,8 @@
 import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import pinoHttp from 'pino-http';
 import { OPENAPI_PATH } from '@sdx/contract';
 import type { ApiDeps } from './deps';
+import { accessLog } from './middleware/access-log';
 import { authenticate, recordKeyUse } from './middleware/auth';
 import { notFound, renderErrors } from './middleware/errors';
 import { rateLimit } from './middleware/rate-limit';
@@ -53,14 +53,7 @@ export function createApp(deps: ApiDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestId);
-  app.use(
-    pinoHttp({
-      logger: deps.services.log,
-      genReqId: (_req, res) => String(res.getHeader('X-Request-ID')),
-      customProps: (_req, res) => ({ workspace_id: (res as express.Response).locals?.tenant?.workspace?.id }),
-      autoLogging: { ignore: (req) => req.url === '/healthz' },
-    }),
-  );
+  app.use(accessLog(deps.services.log));
   app.use(express.json({ limit: '1mb', type: () => true }));
 
   const authenticated = [authenticate(deps.services), rateLimit(deps.limiter), recordKeyUse(deps.services)];

@@ -1,0 +1,30 @@
+import type { RequestHandler } from 'express';
+import type { Logger } from 'pino';
+import type { Tenant } from '@sdx/domain';
+
+/**
+ * One line per request at info level, written when the response is finished (or the client
+ * went away first). The request's headers go through the logger's redaction, so a key never
+ * reaches the log. Nothing is computed when info is off, and no logger is made per request.
+ */
+export function accessLog(log: Logger): RequestHandler {
+  return (req, res, next) => {
+    if (req.url === '/healthz' || !log.isLevelEnabled('info')) {
+      next();
+      return;
+    }
+    const started = performance.now();
+    const line = (msg: string) =>
+      log.info(
+        {
+          req: { id: res.locals.requestId, method: req.method, url: req.originalUrl, headers: req.headers, remoteAddress: req.socket.remoteAddress },
+          res: { statusCode: res.statusCode },
+          responseTime: Math.round(performance.now() - started),
+          workspace_id: (res.locals.tenant as Tenant | undefined)?.workspace.id,
+        },
+        msg,
+      );
+    res.once('close', () => line(res.writableFinished ? 'request completed' : 'request aborted'));
+    next();
+  };
+}

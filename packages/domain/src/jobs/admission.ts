@@ -46,26 +46,70 @@ export async function admitJobs(tx: Tx, tenant: Tenant, now: Date, recipe: Recip
   return writeAdmissions(tx, now, planned, [balance], rows);
 }
 
+/** A request whose queued, running or fresh completed twin an admission may reuse. */
+export interface ReuseLookup {
+  requests: Array<{ workspaceId: string; key: string }>;
+  /** Completed results finished after this are fresh enough to be reused (the cache). */
+  cacheFrom: Date;
+}
+
+export interface AdmissionState {
+  balances: Map<string, CreditBalanceRow>;
+  /** Active (queued or running) jobs per workspace. */
+  active: Map<string, number>;
+  /** By reuseKey(workspace, request key): the queued or running twin, else the latest fresh completed job. */
+  reusable: Map<string, JobRow>;
+}
+
+export function reuseKey(workspaceId: string, key: string): string {
+  return `${workspaceId}\u0000${key}`;
+}
+
 /**
  * Locks the balance rows of `workspaces` (in workspace_id order, as every multi-workspace locker
- * does), then counts each one's active jobs. The count is a statement of its own, after the
- * lock: a statement's snapshot is taken when it starts, so a count inside the locking
- * statement would miss the jobs of the admission it waited for, and admit past the cap.
+ * does), then reads, in one statement, each one's active-job count and the reusable twin of each
+ * request. The reads are a statement of their own, after the lock: a statement's snapshot is
+ * taken when it starts, so reads inside the locking statement would miss the jobs of the
+ * admission it waited for, and admit past the cap or beside a twin.
  */
 export async function lockForAdmission(
   tx: Tx,
   workspaces: ReadonlyArray<Pick<WorkspaceRow, 'id' | 'monthly_quota'>>,
   now: Date,
-): Promise<{ balances: Map<string, CreditBalanceRow>; active: Map<string, number> }> {
+  reuse: ReuseLookup | null = null,
+): Promise<AdmissionState> {
   const balances = await lockBalances(tx, workspaces, now);
-  const rows = await tx
-    .selectFrom('jobs')
-    .select(['workspace_id', sql<number>`count(*)::int`.as('n')])
-    .where('workspace_id', 'in', [...balances.keys()])
-    .where('status', 'in', ['queued', 'running'])
-    .groupBy('workspace_id')
-    .execute();
-  return { balances, active: new Map(rows.map((r) => [r.workspace_id, r.n])) };
+  const requests = [...new Map((reuse?.requests ?? []).map((r) => [reuseKey(r.workspaceId, r.key), r])).values()];
+  // One row per reusable job (active_n null), then one per workspace with active jobs (the
+  // job columns null).
+  const { rows } = await sql<JobRow & { active_workspace: string | null; active_n: number | null }>`
+    select j.*, null::text as active_workspace, null::int as active_n
+    from unnest(${requests.map((r) => r.workspaceId)}::text[], ${requests.map((r) => r.key)}::text[]) as k(workspace_id, request_key)
+    cross join lateral (
+      (select * from jobs
+        where workspace_id = k.workspace_id and request_key = k.request_key and status in ('queued', 'running')
+        limit 1)
+      union all
+      (select * from jobs
+        where workspace_id = k.workspace_id and request_key = k.request_key and status = 'completed' and not cached
+          and finished_at > ${reuse?.cacheFrom ?? now}
+        order by finished_at desc
+        limit 1)
+      limit 1
+    ) j
+    union all
+    select (null::jobs).*, workspace_id, count(*)::int
+    from jobs
+    where workspace_id = any(${[...balances.keys()]}::text[]) and status in ('queued', 'running')
+    group by workspace_id
+  `.execute(tx);
+  const active = new Map<string, number>();
+  const reusable = new Map<string, JobRow>();
+  for (const { active_workspace, active_n, ...job } of rows) {
+    if (active_workspace !== null) active.set(active_workspace, active_n ?? 0);
+    else reusable.set(reuseKey(job.workspace_id, job.request_key), job);
+  }
+  return { balances, active, reusable };
 }
 
 /**

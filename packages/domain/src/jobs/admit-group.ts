@@ -5,7 +5,7 @@ import { type PlannedReservation, planReservation } from '../credits/credits';
 import { ApiError } from '../errors';
 import { type FlushResult, GroupCommit, perProcess, REQUEST_PATH_BOUNDS, refusedData } from '../group-commit';
 import { dropClaims, findClaimRecords, type IdempotencyClaim, insertClaims, pointClaims, scopeId } from '../idempotency/idempotency';
-import { type AdmitTarget, checkActiveCap, lockForAdmission, queuedJobRow, writeAdmissions } from './admission';
+import { type AdmitTarget, checkActiveCap, lockForAdmission, queuedJobRow, reuseKey, writeAdmissions } from './admission';
 import { type Recipe, requestKey } from './recipe';
 
 /** One checked single-job submission (POST /v1/jobs, /v1/extract, a single-target schedule run). */
@@ -36,8 +36,13 @@ export interface CreatedJob {
 const NEXT_GROUP = Symbol('next group');
 type Outcome = CreatedJob | typeof NEXT_GROUP;
 
-const groups = new WeakMap<Services, GroupCommit<JobSubmission, Outcome>>();
+/**
+ * A group's answer to a submission: its outcome, and the group's queue add, which the
+ * submission waits for but the next group does not (it is not part of the transaction).
+ */
+type Answer = { created: CreatedJob; queued: Promise<void> } | typeof NEXT_GROUP;
 
+const groups = new WeakMap<Services, GroupCommit<JobSubmission, Answer>>();
 
 /**
  * Admits a single-job submission. Concurrent submissions of one process are admitted together
@@ -49,8 +54,10 @@ const groups = new WeakMap<Services, GroupCommit<JobSubmission, Outcome>>();
 export async function admitSubmission(services: Services, submission: JobSubmission): Promise<CreatedJob> {
   const group = perProcess(groups, services, () => new GroupCommit((items: JobSubmission[]) => admitGroup(services, items), { maxBatch: 64, ...REQUEST_PATH_BOUNDS }));
   for (;;) {
-    const outcome = await group.submit(submission);
-    if (outcome !== NEXT_GROUP) return outcome;
+    const answer = await group.submit(submission);
+    if (answer === NEXT_GROUP) continue;
+    await answer.queued;
+    return answer.created;
   }
 }
 
@@ -60,7 +67,7 @@ export async function admitSubmission(services: Services, submission: JobSubmiss
  * itself, as it would have without grouping. Any other failure (database unreachable, pool
  * exhausted) is every submission's answer at once.
  */
-async function admitGroup(services: Services, items: JobSubmission[]): Promise<FlushResult<Outcome>> {
+async function admitGroup(services: Services, items: JobSubmission[]): Promise<FlushResult<Answer>> {
   let results: FlushResult<Outcome>;
   try {
     results = await admitTogether(services, items);
@@ -77,15 +84,14 @@ async function admitGroup(services: Services, items: JobSubmission[]): Promise<F
     }
   }
   const fresh = results.filter((r): r is CreatedJob => r !== NEXT_GROUP && !(r instanceof Error) && r.enqueue);
-  if (fresh.length > 0) {
-    try {
-      await services.queues.enqueueMany(fresh.map((r) => ({ jobId: r.job.id, attempt: r.job.attempts + 1, batchChild: false })));
-    } catch (error) {
-      // The jobs are safely queued in Postgres; the reconciler enqueues them once Redis answers.
-      services.log.warn({ err: error, jobs: fresh.length }, 'enqueue failed; the reconciler will retry');
-    }
-  }
-  return results;
+  const queued =
+    fresh.length === 0
+      ? Promise.resolve()
+      : services.queues.enqueueMany(fresh.map((r) => ({ jobId: r.job.id, attempt: r.job.attempts + 1, batchChild: false }))).catch((error) => {
+          // The jobs are safely queued in Postgres; the reconciler enqueues them once Redis answers.
+          services.log.warn({ err: error, jobs: fresh.length }, 'enqueue failed; the reconciler will retry');
+        });
+  return results.map((r) => (r === NEXT_GROUP || r instanceof Error ? r : { created: r, queued }));
 }
 
 /** One transaction for the given submissions, retried when Postgres picks it as a deadlock victim. */
@@ -111,10 +117,6 @@ function claimOf(s: JobSubmission, now: Date): IdempotencyClaim {
     resourceId: s.jobId,
     now,
   };
-}
-
-function reuseId(workspaceId: string, key: string): string {
-  return `${workspaceId}\u0000${key}`;
 }
 
 async function admitInTransaction(services: Services, tx: Tx, items: JobSubmission[]): Promise<FlushResult<Outcome>> {
@@ -146,9 +148,11 @@ async function admitInTransaction(services: Services, tx: Tx, items: JobSubmissi
   const pending = items.map((_, i) => i).filter((i) => results[i] === undefined);
   if (pending.length > 0) {
     const workspaces = new Map(pending.map((i) => [items[i]!.tenant.workspace.id, items[i]!.tenant.workspace]));
-    const { balances, active } = await lockForAdmission(tx, [...workspaces.values()], now);
     const keys = pending.map((i) => requestKey(items[i]!.recipe, items[i]!.target.normalized));
-    const reusable = await findReusable(tx, services, now, pending.map((i, n) => ({ workspaceId: items[i]!.tenant.workspace.id, key: keys[n]! })));
+    const { balances, active, reusable } = await lockForAdmission(tx, [...workspaces.values()], now, {
+      requests: pending.map((i, n) => ({ workspaceId: items[i]!.tenant.workspace.id, key: keys[n]! })),
+      cacheFrom: new Date(now.getTime() - services.config.cacheTtlSeconds * 1000),
+    });
 
     const newRows: NewJob[] = [];
     const planned: PlannedReservation[] = [];
@@ -164,8 +168,8 @@ async function admitInTransaction(services: Services, tx: Tx, items: JobSubmissi
       const s = items[i]!;
       const workspace = s.tenant.workspace;
       const key = keys[n]!;
-      const twin = admittedTwins.get(reuseId(workspace.id, key));
-      const found = reusable.get(reuseId(workspace.id, key));
+      const twin = admittedTwins.get(reuseKey(workspace.id, key));
+      const found = reusable.get(reuseKey(workspace.id, key));
       if (twin !== undefined || (found && (found.status === 'queued' || found.status === 'running'))) {
         const job = twin ?? found!;
         answers.set(i, { job, deduplicated: true, enqueue: false });
@@ -189,7 +193,7 @@ async function admitInTransaction(services: Services, tx: Tx, items: JobSubmissi
         reserved.add(workspace.id);
         planned.push(next.planned);
         active.set(workspace.id, count + 1);
-        admittedTwins.set(reuseId(workspace.id, key), s.jobId);
+        admittedTwins.set(reuseKey(workspace.id, key), s.jobId);
         newRows.push(queuedJobRow(workspace.id, now, s.recipe, s.target, key, s.jobId, { maxAttempts: services.config.jobMaxAttempts, scheduleId: s.scheduleId }));
         answers.set(i, { job: s.jobId, deduplicated: false, enqueue: true });
       } catch (error) {
@@ -254,36 +258,6 @@ async function resolveTakenKeys(
       claimed.add(i);
     }
   }
-}
-
-/**
- * The queued or running twin of each request (deduplication) or else its latest fresh
- * completed result (cache), one index lookup per distinct request, in one statement.
- */
-async function findReusable(
-  tx: Tx,
-  services: Services,
-  now: Date,
-  requests: Array<{ workspaceId: string; key: string }>,
-): Promise<Map<string, JobRow>> {
-  const distinct = [...new Map(requests.map((r) => [reuseId(r.workspaceId, r.key), r])).values()];
-  const cacheFrom = new Date(now.getTime() - services.config.cacheTtlSeconds * 1000);
-  const { rows } = await sql<JobRow>`
-    select j.* from unnest(${distinct.map((r) => r.workspaceId)}::text[], ${distinct.map((r) => r.key)}::text[]) as k(workspace_id, request_key)
-    cross join lateral (
-      (select * from jobs
-        where workspace_id = k.workspace_id and request_key = k.request_key and status in ('queued', 'running')
-        limit 1)
-      union all
-      (select * from jobs
-        where workspace_id = k.workspace_id and request_key = k.request_key and status = 'completed' and not cached
-          and finished_at > ${cacheFrom}
-        order by finished_at desc
-        limit 1)
-      limit 1
-    ) j
-  `.execute(tx);
-  return new Map(rows.map((job) => [reuseId(job.workspace_id, job.request_key), job]));
 }
 
 /** A new job that is already completed, reusing a fresh result: billed nothing. */

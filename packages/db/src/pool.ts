@@ -1,5 +1,6 @@
 import { Kysely, PostgresDialect, type Transaction } from 'kysely';
 import pg from 'pg';
+import { PipelinedPool } from './pipelined';
 import type { Database } from './schema';
 
 // bigint (int8) and numeric counts come back as numbers: credit amounts stay far below 2^53.
@@ -27,5 +28,5 @@ export function createDb(options: DbOptions): Db {
   });
   // An idle client that loses its connection must not crash the process.
   pool.on('error', () => undefined);
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PipelinedPool(pool) }) });
 }

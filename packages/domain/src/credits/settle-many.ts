@@ -1,5 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
-import type { ReservationRow, Tx } from '@sdx/db';
+import { type ReservationRow, thenCommit, type Tx } from '@sdx/db';
 import { lockBalances, type SettleRequest } from './credits';
 
 /** A reservation just moved from held to settled, with its workspace's plan quota. */
@@ -87,7 +87,12 @@ interface Spent {
  * purchased parts, the rest returned (noted in the entry).
  * Ledger entries follow the order of `settlements`. Returns the credits charged per job.
  */
-export async function settleClaimed(tx: Tx, now: Date, settlements: readonly Settlement[]): Promise<Map<string, number>> {
+export async function settleClaimed(
+  tx: Tx,
+  now: Date,
+  settlements: readonly Settlement[],
+  { last = false }: { last?: boolean } = {},
+): Promise<Map<string, number>> {
   const charged = new Map<string, number>();
   if (settlements.length === 0) return charged;
   const quotas = new Map(settlements.map((s) => [s.reservation.workspace_id, s.reservation.monthly_quota]));
@@ -164,6 +169,7 @@ export async function settleClaimed(tx: Tx, now: Date, settlements: readonly Set
         updated_at = ${now}
     from (values ${sql.join(rows)}) as v(workspace_id, plan_reserved, promo_reserved, purchased_reserved, units_reserved, plan, promo, purchased, units, charge)
     where b.workspace_id = v.workspace_id
+    ${last ? thenCommit : sql``}
   `.execute(tx);
   return charged;
 }

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { CreditBalanceRow, JobRow, NewJob, Tx, WorkspaceRow } from '@sdx/db';
+import { type CreditBalanceRow, type JobRow, type NewJob, thenCommit, type Tx, type WorkspaceRow } from '@sdx/db';
 import type { Tenant } from '../context';
 import { availableOf, insufficientCredits, lockBalances, type PlannedReservation, planReservation, setReservedTotals } from '../credits/credits';
 import { ApiError } from '../errors';
@@ -114,7 +114,8 @@ export async function lockForAdmission(
 
 /**
  * Writes an admission in one statement: the reservations, their ledger entries, the reserved
- * totals of each (locked) balance as planned, and the job rows, which it returns.
+ * totals of each (locked) balance as planned, and the job rows, which it returns. `last`: it is
+ * the transaction's last statement, and its COMMIT goes with it (see thenCommit).
  */
 export async function writeAdmissions(
   tx: Tx,
@@ -122,9 +123,11 @@ export async function writeAdmissions(
   planned: PlannedReservation[],
   balances: CreditBalanceRow[],
   jobs: NewJob[],
+  { last = false }: { last?: boolean } = {},
 ): Promise<JobRow[]> {
   if (jobs.length === 0) return [];
-  if (planned.length === 0) return tx.insertInto('jobs').values(jobs).returningAll().execute();
+  const end = last ? thenCommit : sql``;
+  if (planned.length === 0) return tx.insertInto('jobs').values(jobs).returningAll().modifyEnd(end).execute();
   return tx
     .with('reservations', (db) => db.insertInto('credit_reservations').values(planned.map((p) => p.reservation)))
     .with('ledger', (db) => db.insertInto('credit_ledger').values(planned.map((p) => p.ledger)))
@@ -133,6 +136,7 @@ export async function writeAdmissions(
     .insertInto('jobs')
     .values(jobs)
     .returningAll()
+    .modifyEnd(end)
     .execute();
 }
 

@@ -202,19 +202,21 @@ async function admitInTransaction(services: Services, tx: Tx, items: JobSubmissi
       }
     });
 
-    const inserted = await writeAdmissions(tx, now, planned, [...reserved].map((id) => balances.get(id)!), newRows);
+    // Claims of refused submissions (402, 429) are dropped, so the key stays free as if the
+    // request had never been made; claims answered by existing work name that work.
+    const dropped = [...claimed].filter((i) => results[i] instanceof Error).map((i) => claims.get(i)!);
+    const pointed = repoint.filter((p) => claimed.has(p.index)).map((p) => ({ scope: claims.get(p.index)!, resourceId: p.jobId }));
+    const last = dropped.length === 0 && pointed.length === 0;
+    const inserted = await writeAdmissions(tx, now, planned, [...reserved].map((id) => balances.get(id)!), newRows, { last });
     const byId = new Map(inserted.map((job) => [job.id, job]));
     for (const [i, answer] of answers) {
       const job = typeof answer.job === 'string' ? byId.get(answer.job)! : answer.job;
       results[i] = { job, deduplicated: answer.deduplicated, idempotentReplay: false, enqueue: answer.enqueue };
     }
-    // Claims of refused submissions (402, 429) are dropped, so the key stays free as if the
-    // request had never been made; claims answered by existing work name that work.
-    await dropClaims(tx, [...claimed].filter((i) => results[i] instanceof Error).map((i) => claims.get(i)!));
-    await pointClaims(
-      tx,
-      repoint.filter((p) => claimed.has(p.index)).map((p) => ({ scope: claims.get(p.index)!, resourceId: p.jobId })),
-    );
+    if (!last) {
+      await dropClaims(tx, dropped);
+      await pointClaims(tx, pointed);
+    }
   }
   return results.map((r) => r ?? new Error('group admission: submission left unanswered'));
 }

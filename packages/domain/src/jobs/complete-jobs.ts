@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { findOperation, type Platform } from '@sdx/catalog';
-import type { JobRow, Tx } from '@sdx/db';
+import { type JobRow, thenCommit, type Tx } from '@sdx/db';
 import type { Item } from '@sdx/providers';
 import type { Services } from '../context';
 import { type ClaimedReservation, claimHeldReservations, type Settlement, settleClaimed } from '../credits/settle-many';
@@ -151,17 +151,17 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
   }
   if (settlements.length === 0) return results;
 
-  const charged = await settleClaimed(tx, now, settlements);
-  const capped = result.rows.filter((row) => {
-    const charge = charged.get(items[row.idx]!.job.id);
-    return charge !== undefined && charge !== credits[row.idx];
-  });
+  // A charge capped at its reservation (settled_credits, from the claim) also corrects the
+  // job's billed_credits, in a statement of its own; otherwise the settlement is the last one.
+  const capped = result.rows.filter((row) => row.reservation_id !== null && (row.settled_credits ?? 0) !== credits[row.idx]);
+  await settleClaimed(tx, now, settlements, { last: capped.length === 0 });
   if (capped.length > 0) {
-    const rows = capped.map((row) => sql`(${items[row.idx]!.job.id}::text, ${charged.get(items[row.idx]!.job.id)!}::int)`);
+    const rows = capped.map((row) => sql`(${items[row.idx]!.job.id}::text, ${row.settled_credits ?? 0}::int)`);
     await sql`
       update jobs j set billed_credits = v.credits
       from (values ${sql.join(rows)}) as v(id, credits)
       where j.id = v.id
+      ${thenCommit}
     `.execute(tx);
   }
   return results;

@@ -1,0 +1,185 @@
+import { type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, sql } from 'kysely';
+import pg from 'pg';
+// pg's own conversion of a JavaScript value to the text it sends for a parameter, and its quoting.
+import { escapeLiteral, prepareValue } from 'pg/lib/utils';
+
+/**
+ * Fewer round trips per transaction. kysely sends BEGIN on its own, then each statement, then
+ * COMMIT on its own: two of a short transaction's round trips carry no work. The clients this
+ * pool hands out hold BEGIN back and send it in front of the transaction's first statement, as
+ * one simple-protocol message; a statement marked with `thenCommit` carries the COMMIT behind
+ * it the same way, and kysely's own COMMIT is then answered without a round trip.
+ *
+ * A statement sent with BEGIN or COMMIT has its parameters written into the text as literals:
+ * each value goes through pg's own parameter conversion and is quoted by pg's escapeLiteral,
+ * so Postgres resolves its type from the context exactly as it would a parameter's, and no
+ * value is ever read as SQL. Every other statement goes through unchanged.
+ *
+ * Statements that follow in a multi-statement message run one after the other, each with its
+ * own snapshot, as separate round trips would; an error stops the message there, leaving the
+ * transaction aborted for the ROLLBACK that kysely sends.
+ */
+const THEN_COMMIT = '/* then commit */';
+
+/**
+ * Marks the last statement of a transaction: COMMIT travels with it. Append with kysely's
+ * `modifyEnd(thenCommit)`. A statement after it in the same transaction is refused (it would
+ * run outside the transaction).
+ */
+export const thenCommit = sql.raw(THEN_COMMIT);
+
+type Result = PostgresQueryResult<unknown>;
+
+/** The answer to a statement that was not sent (BEGIN held back, COMMIT already sent). */
+const answered = (): Result => ({ command: 'SELECT', rowCount: 0, rows: [] });
+
+/** A pg.Pool whose clients hold BEGIN back and let a marked statement carry COMMIT. */
+export class PipelinedPool implements PostgresPool {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async connect(): Promise<PipelinedClient> {
+    return new PipelinedClient(await this.pool.connect());
+  }
+
+  end(): Promise<void> {
+    return this.pool.end();
+  }
+}
+
+export class PipelinedClient implements PostgresPoolClient {
+  /** BEGIN was asked for and not yet sent. */
+  private beginHeld = false;
+  /** The transaction committed with its last statement; kysely's COMMIT is still to come. */
+  private committed = false;
+
+  constructor(private readonly client: pg.PoolClient) {}
+
+  release(): void {
+    this.beginHeld = false;
+    this.committed = false;
+    this.client.release();
+  }
+
+  query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
+  query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
+  query<R>(textOrCursor: string | PostgresCursor<R>, parameters: ReadonlyArray<unknown> = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
+    if (typeof textOrCursor !== 'string') return (this.client.query as unknown as (c: PostgresCursor<R>) => PostgresCursor<R>)(textOrCursor);
+    return this.send(textOrCursor, parameters) as Promise<PostgresQueryResult<R>>;
+  }
+
+  private async send(text: string, values: ReadonlyArray<unknown>): Promise<Result> {
+    const verb = text.trim().toLowerCase();
+    if (verb === 'begin') {
+      this.beginHeld = true;
+      return answered();
+    }
+    const commits = text.trimEnd().endsWith(THEN_COMMIT);
+    if (this.committed) {
+      if (verb === 'commit') {
+        this.committed = false;
+        return answered();
+      }
+      throw new Error('a statement after the final statement of a transaction (thenCommit) would run outside it');
+    }
+    if (this.beginHeld) {
+      this.beginHeld = false;
+      // A transaction with no statement: nothing to send at all.
+      if (verb === 'commit' || verb === 'rollback') return answered();
+      const results = await this.script(`begin;\n${inlineParameters(text, values)}${commits ? ';\ncommit' : ''}`);
+      this.committed = commits;
+      return results[1];
+    }
+    if (commits) {
+      const results = await this.script(`${inlineParameters(text, values)};\ncommit`);
+      this.committed = true;
+      return results[0];
+    }
+    return this.client.query(text, values as unknown[]) as unknown as Promise<Result>;
+  }
+
+  /** Several statements in one simple-protocol message: pg answers with one result each. */
+  private async script(text: string): Promise<Result[]> {
+    return (await this.client.query(text)) as unknown as Result[];
+  }
+}
+
+/** A value as a SQL literal of unknown type, as Postgres would receive it as a parameter. */
+export function literal(value: unknown): string {
+  const text = prepareValue(value);
+  if (text === null || text === undefined) return 'NULL';
+  if (Buffer.isBuffer(text)) return `'\\x${text.toString('hex')}'::bytea`;
+  return escapeLiteral(String(text));
+}
+
+/**
+ * Replaces the $n placeholders of a statement with the literals of `values`. Quoted strings,
+ * quoted identifiers, dollar-quoted bodies and comments are copied untouched.
+ */
+export function inlineParameters(text: string, values: ReadonlyArray<unknown>): string {
+  let out = '';
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text[i]!;
+    const start = i;
+    if (c === "'") {
+      // 'it''s' and E'it\'s': a backslash escapes only in E strings.
+      const escapes = i > 0 && /[eE]/.test(text[i - 1]!) && (i < 2 || !/[\w$]/.test(text[i - 2]!));
+      i++;
+      while (i < n) {
+        if (escapes && text[i] === '\\') i += 2;
+        else if (text[i] === "'" && text[i + 1] === "'") i += 2;
+        else if (text[i] === "'") break;
+        else i++;
+      }
+      i++;
+      out += text.slice(start, i);
+    } else if (c === '"') {
+      i = skipQuoted(text, i + 1, '"');
+      out += text.slice(start, i);
+    } else if (c === '-' && text[i + 1] === '-') {
+      const end = text.indexOf('\n', i);
+      i = end === -1 ? n : end;
+      out += text.slice(start, i);
+    } else if (c === '/' && text[i + 1] === '*') {
+      let depth = 1;
+      i += 2;
+      while (i < n && depth > 0) {
+        if (text[i] === '/' && text[i + 1] === '*') (depth++, (i += 2));
+        else if (text[i] === '*' && text[i + 1] === '/') (depth--, (i += 2));
+        else i++;
+      }
+      out += text.slice(start, i);
+    } else if (c === '$') {
+      const param = /^\$(\d+)/.exec(text.slice(i, i + 12));
+      const tag = param ? null : /^\$([A-Za-z_][A-Za-z_0-9]*)?\$/.exec(text.slice(i, i + 64));
+      if (param && !(i > 0 && /[\w$]/.test(text[i - 1]!))) {
+        const index = Number(param[1]) - 1;
+        if (index < 0 || index >= values.length) throw new Error(`statement refers to $${param[1]}, but ${values.length} values were given`);
+        out += literal(values[index]);
+        i += param[0].length;
+      } else if (tag && !(i > 0 && /[\w$]/.test(text[i - 1]!))) {
+        const end = text.indexOf(tag[0], i + tag[0].length);
+        i = end === -1 ? n : end + tag[0].length;
+        out += text.slice(start, i);
+      } else {
+        out += c;
+        i++;
+      }
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  return out;
+}
+
+function skipQuoted(text: string, from: number, quote: string): number {
+  let i = from;
+  while (i < text.length) {
+    if (text[i] === quote && text[i + 1] === quote) i += 2;
+    else if (text[i] === quote) return i + 1;
+    else i++;
+  }
+  return i;
+}

@@ -24,7 +24,8 @@ const THEN_COMMIT = '/* then commit */';
 /**
  * Marks the last statement of a transaction: COMMIT travels with it. Append with kysely's
  * `modifyEnd(thenCommit)`. A statement after it in the same transaction is refused (it would
- * run outside the transaction).
+ * run outside the transaction), and the transaction is committed once it succeeds: the code
+ * after it must not be able to fail.
  */
 export const thenCommit = sql.raw(THEN_COMMIT);
 
@@ -63,7 +64,14 @@ export class PipelinedClient implements PostgresPoolClient {
   query<R>(sql: string, parameters: ReadonlyArray<unknown>): Promise<PostgresQueryResult<R>>;
   query<R>(cursor: PostgresCursor<R>): PostgresCursor<R>;
   query<R>(textOrCursor: string | PostgresCursor<R>, parameters: ReadonlyArray<unknown> = []): Promise<PostgresQueryResult<R>> | PostgresCursor<R> {
-    if (typeof textOrCursor !== 'string') return (this.client.query as unknown as (c: PostgresCursor<R>) => PostgresCursor<R>)(textOrCursor);
+    if (typeof textOrCursor !== 'string') {
+      // A cursor is sent as it is; a held BEGIN goes ahead of it (pg runs its queue in order).
+      if (this.beginHeld) {
+        this.beginHeld = false;
+        this.client.query('begin').catch(() => undefined);
+      }
+      return (this.client.query as unknown as (c: PostgresCursor<R>) => PostgresCursor<R>)(textOrCursor);
+    }
     return this.send(textOrCursor, parameters) as Promise<PostgresQueryResult<R>>;
   }
 
@@ -75,7 +83,9 @@ export class PipelinedClient implements PostgresPoolClient {
     }
     const commits = text.trimEnd().endsWith(THEN_COMMIT);
     if (this.committed) {
-      if (verb === 'commit') {
+      // kysely's COMMIT, or its ROLLBACK when the caller failed after the final statement: the
+      // transaction is committed either way, and the caller's own error is what it reports.
+      if (verb === 'commit' || verb === 'rollback') {
         this.committed = false;
         return answered();
       }

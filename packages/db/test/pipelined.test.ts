@@ -120,6 +120,16 @@ describe('pipelined transactions', () => {
     expect(rows.rows).toEqual([{ id: 'fourth' }]);
   });
 
+  it('keeps what the final statement committed when the caller fails after it, and reports the caller\'s error', async () => {
+    await expect(
+      db.transaction().execute(async (tx) => {
+        await sql`insert into pipelined (id, n) values (${'sixth'}, ${6}) ${thenCommit}`.execute(tx);
+        throw new Error('caller failed after the commit');
+      }),
+    ).rejects.toThrow('caller failed after the commit');
+    expect((await sql<{ id: string }>`select id from pipelined where id = 'sixth'`.execute(db)).rows).toEqual([{ id: 'sixth' }]);
+  });
+
   it('sees, in its first statement, what a transaction it waited for committed', async () => {
     await sql`insert into pipelined (id, n) values ('counter', 0)`.execute(db);
     // Two transactions increment the same row; the second one's first statement (sent with its

@@ -7,8 +7,9 @@
  *     insert of the request body.
  *     - open loop: a fixed offered rate (200 req/s for 10 s), latency measured from each
  *       request's scheduled time, so queueing counts;
- *     - closed loop: `concurrency` request loops for a few seconds, the maximum throughput.
- *     The ratio is API / bare for the closed-loop throughput. The API is measured twice: all
+ *     - closed loop: `concurrency` request loops for a few seconds, the maximum throughput;
+ *       bare and API take turns for BENCH_TURNS rounds, so drift of the machine reaches both.
+ *     The ratio is API / bare for the closed-loop throughput, the median of the rounds' ratios. The API is measured twice: all
  *     requests from one workspace (the target's case; admissions of one workspace serialise on
  *     its balance row), and spread over BENCH_SPREAD_WORKSPACES workspaces (8), which shows
  *     what that serialisation costs.
@@ -19,8 +20,9 @@
  *     - end to end, in-process producers: BENCH_CONCURRENCY loops calling the service's
  *       createJob (what POST /v1/jobs calls: checks, admission, reservation, enqueue) against
  *       as many loops calling Queue.add, while the worker processes; first submission to last
- *       completion. This is the judged ratio: the same producer shape on both sides, the HTTP
- *       layer being what (a) measures;
+ *       completion, the two taking turns for BENCH_TURNS rounds. This is the judged ratio (the
+ *       median of the rounds'): the same producer shape on both sides, the HTTP layer being what
+ *       (a) measures;
  *     - end to end over HTTP: POST /v1/jobs from the load generator instead of createJob;
  *     - drain: the queue filled first, then the worker started; start to last completion.
  *     Ratios are service / raw BullMQ.
@@ -35,7 +37,8 @@
  *              when one is missed.
  *
  * Run: npm run bench:jobs   (BENCH_PARTS=a or b runs one part only)
- *   BENCH_RATE (200), BENCH_OPEN_SECONDS (10), BENCH_CLOSED_SECONDS (8), BENCH_CONCURRENCY (16),
+ *   BENCH_RATE (200), BENCH_OPEN_SECONDS (10), BENCH_CLOSED_SECONDS (4, per round), BENCH_TURNS (3),
+ *   BENCH_CONCURRENCY (16),
  *   BENCH_JOBS (2000), BENCH_WORKER_CONCURRENCY (16), BENCH_SPREAD_WORKSPACES (8),
  *   BENCH_LOG_LEVEL (silent); DATABASE_URL / REDIS_URL.
  */
@@ -58,7 +61,8 @@ import { epochNow, startWorkerChild } from './lib/worker-child';
 
 const RATE = Number(process.env.BENCH_RATE ?? 200);
 const OPEN_SECONDS = Number(process.env.BENCH_OPEN_SECONDS ?? 10);
-const CLOSED_SECONDS = Number(process.env.BENCH_CLOSED_SECONDS ?? 8);
+const CLOSED_SECONDS = Number(process.env.BENCH_CLOSED_SECONDS ?? 4);
+const ROUNDS = Math.max(1, Number(process.env.BENCH_TURNS ?? 3));
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const JOBS = Number(process.env.BENCH_JOBS ?? 2000);
 const WORKER_CONCURRENCY = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 16);
@@ -141,10 +145,19 @@ async function main(): Promise<void> {
       const closed = { mode: 'closed' as const, concurrency: CONCURRENCY, durationMs: CLOSED_SECONDS * 1000 };
       const reports: Record<string, LoadReport> = {};
       for (const kind of ['bare', 'api', 'spread'] as const) {
-        console.log(`(a) ${names[kind]}: open loop ${RATE} req/s for ${OPEN_SECONDS} s, then closed loop c=${CONCURRENCY} for ${CLOSED_SECONDS} s...`);
+        console.log(`(a) ${names[kind]}: open loop ${RATE} req/s for ${OPEN_SECONDS} s...`);
         reports[`${kind}-open`] = await runLoad({ ...plans[kind](`${kind}open`), ...open });
-        reports[`${kind}-closed`] = await runLoad({ ...plans[kind](`${kind}closed`), ...closed });
       }
+      // The closed loops take turns, round after round, so that drift of the machine reaches
+      // the bare route and the API alike; the ratio judged is the median of the rounds' ratios.
+      const rounds: Record<'bare' | 'api' | 'spread', LoadReport[]> = { bare: [], api: [], spread: [] };
+      for (let round = 1; round <= ROUNDS; round++) {
+        console.log(`(a) closed loops c=${CONCURRENCY}, ${CLOSED_SECONDS} s each, round ${round} of ${ROUNDS}...`);
+        for (const kind of ['bare', 'api', 'spread'] as const) {
+          rounds[kind].push(await runLoad({ ...plans[kind](`${kind}closed${round}`), ...closed }));
+        }
+      }
+      for (const kind of ['bare', 'api', 'spread'] as const) reports[`${kind}-closed`] = mergeReports(rounds[kind]);
       await retirer.stop();
       // The entries of (a) were never meant to be processed: empty the queue before (b).
       await runtime.queues.jobs.drain(true);
@@ -154,20 +167,21 @@ async function main(): Promise<void> {
         for (const mode of ['open', 'closed'] as const) {
           const r = reports[`${kind}-${mode}`]!;
           const s = summarize(r.latencies);
-          const label = mode === 'open' ? `open ${RATE}/s` : `closed c=${CONCURRENCY}`;
+          const label = mode === 'open' ? `open ${RATE}/s` : `closed c=${CONCURRENCY} x${ROUNDS}`;
           rowsA.push([names[kind], label, String(r.ok), String(r.sent - r.ok), rps(r).toFixed(0), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max)]);
         }
       }
       console.log(`\n${table(rowsA)}`);
       for (const [name, r] of Object.entries(reports)) if (r.firstError) console.log(`    ${name}: first failure: ${r.firstError}`);
       const judge = (kind: 'api' | 'spread') => {
-        const ratio = rps(reports[`${kind}-closed`]!) / rps(reports['bare-closed']!);
+        const ratios = rounds[kind].map((r, i) => rps(r) / rps(rounds.bare[i]!));
+        const ratio = median(ratios);
         const openRun = reports[`${kind}-open`]!;
         const p99 = summarize(openRun.latencies).p99;
         const sustained = openRun.ok === openRun.sent && rps(openRun) >= RATE * 0.97;
         const ok = ratio >= TARGET_RATIO_A && p99 < TARGET_P99_MS && sustained;
         console.log(
-          `(a) ${names[kind]}: max throughput ratio to bare insert ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO_A}); ` +
+          `(a) ${names[kind]}: max throughput ratio to bare insert ${ratio.toFixed(2)} (median of rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}; target ≥ ${TARGET_RATIO_A}); ` +
             `at ${RATE} req/s offered: ${rps(openRun).toFixed(0)} req/s answered, ${openRun.sent - openRun.ok} failed, p99 ${ms(p99)} ms (target < ${TARGET_P99_MS} ms): ${verdict(ok)}`,
         );
         return ok;
@@ -196,32 +210,48 @@ async function main(): Promise<void> {
       const serviceE2e = JOBS / ((e2eDone - e2eStart) / 1000);
 
       // End to end with in-process producers: the service's createJob (what the route calls,
-      // without HTTP) against Queue.add, both CONCURRENCY producers in this process.
-      const directWs = await seedBenchWorkspace(runtime, { name: 'bench direct', ...AMPLE });
-      const directTenant = {
-        workspace: await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', directWs.workspaceId).executeTakeFirstOrThrow(),
-        keyId: null,
-        role: null,
+      // without HTTP) against Queue.add, both CONCURRENCY producers in this process. The two
+      // take turns for ROUNDS rounds; the ratio judged is the median of the rounds' ratios.
+      const directWorkspaces: string[] = [];
+      const runDirect = async (round: number): Promise<number> => {
+        const directWs = await seedBenchWorkspace(runtime, { name: `bench direct ${round}`, ...AMPLE });
+        directWorkspaces.push(directWs.workspaceId);
+        const directTenant = {
+          workspace: await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', directWs.workspaceId).executeTakeFirstOrThrow(),
+          keyId: null,
+          role: null,
+        };
+        const directWorker = await startWorkerChild(workerPlan);
+        const directStart = epochNow();
+        await produce(JOBS, CONCURRENCY, (i) =>
+          createJob(runtime.services, directTenant, { platform: 'instagram', operation: 'profile', target: `direct${round}_${i}` }, { endpoint: 'POST /v1/jobs' }),
+        );
+        const directDone = await waitForCompleted(runtime.db, directWs.workspaceId, JOBS);
+        await directWorker.stop();
+        return JOBS / ((directDone - directStart) / 1000);
       };
-      const directWorker = await startWorkerChild(workerPlan);
-      const directStart = epochNow();
-      await produce(JOBS, CONCURRENCY, (i) =>
-        createJob(runtime.services, directTenant, { platform: 'instagram', operation: 'profile', target: `direct_${i}` }, { endpoint: 'POST /v1/jobs' }),
-      );
-      const directDone = await waitForCompleted(runtime.db, directWs.workspaceId, JOBS);
-      await directWorker.stop();
-      const serviceDirect = JOBS / ((directDone - directStart) / 1000);
-
-      const rawE2eQueue = `${rawQueueName}-e2e`;
-      const rawE2eProducer = new Queue(rawE2eQueue, { connection: runtime.redis, prefix: config.redisPrefix });
-      const rawWorker = await startWorkerChild({ kind: 'raw', concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, queueName: rawE2eQueue, expected: JOBS });
-      const rawStart = epochNow();
-      await produce(JOBS, CONCURRENCY, (i) => rawE2eProducer.add('noop', { i }, { removeOnComplete: true, removeOnFail: true, attempts: 1 }));
-      const rawDone = await rawWorker.done;
-      await rawWorker.stop();
-      const rawE2e = JOBS / ((rawDone - rawStart) / 1000);
-      await rawE2eProducer.obliterate({ force: true });
-      await rawE2eProducer.close();
+      const runRawE2e = async (round: number): Promise<number> => {
+        const rawE2eQueue = `${rawQueueName}-e2e${round}`;
+        const rawE2eProducer = new Queue(rawE2eQueue, { connection: runtime.redis, prefix: config.redisPrefix });
+        const rawWorker = await startWorkerChild({ kind: 'raw', concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, queueName: rawE2eQueue, expected: JOBS });
+        const rawStart = epochNow();
+        await produce(JOBS, CONCURRENCY, (i) => rawE2eProducer.add('noop', { i }, { removeOnComplete: true, removeOnFail: true, attempts: 1 }));
+        const rawDone = await rawWorker.done;
+        await rawWorker.stop();
+        await rawE2eProducer.obliterate({ force: true });
+        await rawE2eProducer.close();
+        return JOBS / ((rawDone - rawStart) / 1000);
+      };
+      const directRuns: number[] = [];
+      const rawRuns: number[] = [];
+      for (let round = 1; round <= ROUNDS; round++) {
+        console.log(`(b) end to end, createJob then Queue.add, round ${round} of ${ROUNDS}...`);
+        directRuns.push(await runDirect(round));
+        rawRuns.push(await runRawE2e(round));
+      }
+      const directRatios = directRuns.map((d, i) => d / rawRuns[i]!);
+      const serviceDirect = median(directRuns);
+      const rawE2e = median(rawRuns);
 
       // Drain: the queue is full before the worker starts.
       const drainWs = await seedBenchWorkspace(runtime, { name: 'bench drain', ...AMPLE });
@@ -243,22 +273,23 @@ async function main(): Promise<void> {
       const failedJobs = await runtime.db
         .selectFrom('jobs')
         .select(sql<number>`count(*)::int`.as('n'))
-        .where('workspace_id', 'in', [e2eWs.workspaceId, directWs.workspaceId, drainWs.workspaceId])
+        .where('workspace_id', 'in', [e2eWs.workspaceId, ...directWorkspaces, drainWs.workspaceId])
         .where('status', '!=', 'completed')
         .executeTakeFirstOrThrow();
       if (failedJobs.n !== 0) throw new Error(`${failedJobs.n} jobs did not complete`);
 
       const rowsB = [['(b) run', 'service jobs/s', 'raw BullMQ jobs/s', 'ratio']];
-      rowsB.push(['end to end: createJob / Queue.add', serviceDirect.toFixed(0), rawE2e.toFixed(0), (serviceDirect / rawE2e).toFixed(2)]);
+      rowsB.push([`end to end: createJob / Queue.add (median of ${ROUNDS})`, serviceDirect.toFixed(0), rawE2e.toFixed(0), median(directRatios).toFixed(2)]);
       rowsB.push(['end to end: POST /v1/jobs / Queue.add', serviceE2e.toFixed(0), rawE2e.toFixed(0), (serviceE2e / rawE2e).toFixed(2)]);
       rowsB.push(['drain (pre-filled queue)', serviceDrain.toFixed(0), rawDrain.toFixed(0), (serviceDrain / rawDrain).toFixed(2)]);
       console.log(`\n${table(rowsB)}`);
       console.log(`    (submissions of the end-to-end run: ${rps(submitted).toFixed(0)} req/s over HTTP)`);
-      const ratioB = serviceDirect / rawE2e;
+      const ratioB = median(directRatios);
       const okB = ratioB >= TARGET_RATIO_B;
       failed ||= !okB;
       console.log(
-        `\n(b) end-to-end ratio service (createJob + worker) / raw BullMQ (Queue.add + no-op worker): ${ratioB.toFixed(2)} (target ≥ ${TARGET_RATIO_B}): ${verdict(okB)}`,
+        `\n(b) end-to-end ratio service (createJob + worker) / raw BullMQ (Queue.add + no-op worker): ${ratioB.toFixed(2)} ` +
+          `(median of rounds ${directRatios.map((x) => x.toFixed(2)).join(', ')}; target ≥ ${TARGET_RATIO_B}): ${verdict(okB)}`,
       );
       console.log(`    over HTTP (POST /v1/jobs + worker): ${(serviceE2e / rawE2e).toFixed(2)}`);
     }
@@ -283,6 +314,26 @@ async function produce(total: number, concurrency: number, submit: (i: number) =
       while (next < total) await submit(next++);
     }),
   );
+}
+
+/** Several runs of one plan as one report: all latencies, summed counts and time. */
+function mergeReports(reports: LoadReport[]): LoadReport {
+  const statuses: Record<string, number> = {};
+  for (const r of reports) for (const [k, v] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + v;
+  return {
+    latencies: reports.flatMap((r) => r.latencies),
+    sent: reports.reduce((n, r) => n + r.sent, 0),
+    ok: reports.reduce((n, r) => n + r.ok, 0),
+    statuses,
+    elapsedMs: reports.reduce((n, r) => n + r.elapsedMs, 0),
+    firstError: reports.find((r) => r.firstError)?.firstError ?? null,
+  };
+}
+
+function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 }
 
 function rps(report: LoadReport): number {

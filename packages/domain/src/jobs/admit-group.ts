@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { JobRow, NewJob, Tx } from '@sdx/db';
 import type { Services, Tenant } from '../context';
 import { type PlannedReservation, planReservation } from '../credits/credits';

@@ -1,4 +1,4 @@
 export * from './schema';
 export * from './pool';
-export { thenCommit } from './pipelined';
+export { thenCommit, together } from './pipelined';
 export { migrateToLatest, migrateDown, ensureDatabase } from './migrate';

@@ -1,4 +1,4 @@
-import { type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, sql } from 'kysely';
+import { type CompiledQuery, CompiledQuery as Compiled, type Kysely, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, sql } from 'kysely';
 import pg from 'pg';
 // pg's own conversion of a JavaScript value to the text it sends for a parameter, and its quoting.
 import { escapeLiteral, prepareValue } from 'pg/lib/utils';
@@ -28,6 +28,24 @@ const THEN_COMMIT = '/* then commit */';
  * after it must not be able to fail.
  */
 export const thenCommit = sql.raw(THEN_COMMIT);
+
+/** Ends a message of several statements built by `together`. */
+const TOGETHER = '/* together */';
+const RESULTS = '__together_results';
+
+/**
+ * Sends several statements as one message (after a held BEGIN, in the same one) and answers
+ * with each statement's rows. They still run one after the other, each with its own snapshot,
+ * exactly as separate round trips would: a statement that waits for a lock is followed by one
+ * that sees what the lock's holder committed. Their parameters are written as literals.
+ */
+export async function together<A, B>(db: Kysely<any>, first: CompiledQuery<A>, second: CompiledQuery<B>): Promise<[A[], B[]]> {
+  const text = [first, second].map((q) => inlineParameters(q.sql, q.parameters)).join(';\n');
+  const { rows } = await db.executeQuery<Record<string, unknown[][]>>(Compiled.raw(`${text}\n${TOGETHER}`));
+  const results = rows[0]?.[RESULTS];
+  if (!results || results.length !== 2) throw new Error('together: the statements were not sent as one message');
+  return [results[0] as A[], results[1] as B[]];
+}
 
 type Result = PostgresQueryResult<unknown>;
 
@@ -82,6 +100,14 @@ export class PipelinedClient implements PostgresPoolClient {
       return answered();
     }
     const commits = text.trimEnd().endsWith(THEN_COMMIT);
+    if (text.endsWith(TOGETHER)) {
+      if (this.committed) throw new Error('a statement after the final statement of a transaction (thenCommit) would run outside it');
+      const held = this.beginHeld;
+      this.beginHeld = false;
+      const results = await this.script(held ? `begin;\n${text}` : text);
+      const own = held ? results.slice(1) : results;
+      return { command: 'SELECT', rowCount: 1, rows: [{ [RESULTS]: own.map((r) => r.rows) }] };
+    }
     if (this.committed) {
       // kysely's COMMIT, or its ROLLBACK when the caller failed after the final statement: the
       // transaction is committed either way, and the caller's own error is what it reports.

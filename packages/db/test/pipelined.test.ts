@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import pg from 'pg';
-import { createDb, type Db, thenCommit } from '@sdx/db';
+import { createDb, type Db, thenCommit, together } from '@sdx/db';
 import { inlineParameters, literal } from '@sdx/db/src/pipelined';
 import { createTestDatabase } from '@sdx/testing';
 
@@ -128,6 +128,35 @@ describe('pipelined transactions', () => {
       }),
     ).rejects.toThrow('caller failed after the commit');
     expect((await sql<{ id: string }>`select id from pipelined where id = 'sixth'`.execute(db)).rows).toEqual([{ id: 'sixth' }]);
+  });
+
+  it('sends two statements together in one message, the second reading after the first has its lock', async () => {
+    await sql`insert into pipelined (id, n) values ('shared', 0)`.execute(db);
+    let held!: () => void;
+    const locked = new Promise<void>((resolve) => (held = resolve));
+    const first = db.transaction().execute(async (tx) => {
+      await sql`select n from pipelined where id = 'shared' for update`.execute(tx);
+      held();
+      await sql`select pg_sleep(0.1)`.execute(tx);
+      await sql`update pipelined set n = 7 where id = 'shared' ${thenCommit}`.execute(tx);
+    });
+    await locked;
+    statements = [];
+    const [lockedRows, read] = await db.transaction().execute((tx) =>
+      together(
+        tx,
+        sql<{ id: string }>`select id from pipelined where id = ${'shared'} for update`.compile(tx),
+        sql<{ n: number }>`select n from pipelined where id = ${'shared'}`.compile(tx),
+      ),
+    );
+    await first;
+    expect(lockedRows).toEqual([{ id: 'shared' }]);
+    // The read's snapshot was taken after the lock wait: it sees the first transaction's 7.
+    expect(read).toEqual([{ n: 7 }]);
+    // One message: BEGIN, the lock and the read (the other transaction's statements aside).
+    const ours = statements.filter((t) => t.includes("where id = 'shared'") && !t.includes('update pipelined'));
+    expect(ours).toHaveLength(1);
+    expect(ours[0]).toMatch(/^begin;\nselect id from pipelined where id = 'shared' for update;\nselect n from pipelined where id = 'shared'/);
   });
 
   it('sees, in its first statement, what a transaction it waited for committed', async () => {

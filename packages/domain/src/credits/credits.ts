@@ -14,7 +14,7 @@ import { periodStartOf } from '../time';
  * spending draw from plan first, then promotional, then purchased.
  */
 
-type Balance = CreditBalanceRow;
+export type Balance = CreditBalanceRow;
 
 export interface Available {
   plan: number;
@@ -87,15 +87,29 @@ export async function lockBalances(
   workspaces: ReadonlyArray<Pick<WorkspaceRow, 'id' | 'monthly_quota'>>,
   now: Date,
 ): Promise<Map<string, Balance>> {
-  const quotas = new Map(workspaces.map((w) => [w.id, w.monthly_quota]));
-  if (quotas.size === 0) return new Map();
-  const rows = await tx
+  if (workspaces.length === 0) return new Map();
+  const rows = await balanceLock(tx, workspaces).execute();
+  return rollLocked(tx, rows, workspaces, now);
+}
+
+/** The statement of lockBalances, for a caller that sends it together with another (see together). */
+export function balanceLock(tx: Tx, workspaces: ReadonlyArray<Pick<WorkspaceRow, 'id'>>) {
+  return tx
     .selectFrom('credit_balances')
     .selectAll()
-    .where('workspace_id', 'in', [...quotas.keys()])
+    .where('workspace_id', 'in', [...new Set(workspaces.map((w) => w.id))])
     .orderBy('workspace_id')
-    .forUpdate()
-    .execute();
+    .forUpdate();
+}
+
+/** The rest of lockBalances, on the rows balanceLock locked: rollovers and expiries recorded. */
+export async function rollLocked(
+  tx: Tx,
+  rows: readonly Balance[],
+  workspaces: ReadonlyArray<Pick<WorkspaceRow, 'id' | 'monthly_quota'>>,
+  now: Date,
+): Promise<Map<string, Balance>> {
+  const quotas = new Map(workspaces.map((w) => [w.id, w.monthly_quota]));
   const locked = new Map<string, Balance>();
   for (const row of rows) locked.set(row.workspace_id, await applyRollover(tx, row, now, quotas.get(row.workspace_id)!));
   return locked;

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import { type CreditBalanceRow, type JobRow, type NewJob, thenCommit, type Tx, type WorkspaceRow } from '@sdx/db';
+import { type CreditBalanceRow, type JobRow, type NewJob, thenCommit, together, type Tx, type WorkspaceRow } from '@sdx/db';
 import type { Tenant } from '../context';
-import { availableOf, insufficientCredits, lockBalances, type PlannedReservation, planReservation, setReservedTotals } from '../credits/credits';
+import { availableOf, balanceLock, insufficientCredits, type PlannedReservation, planReservation, rollLocked, setReservedTotals } from '../credits/credits';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { type Recipe, requestKey } from './recipe';
@@ -70,7 +70,8 @@ export function reuseKey(workspaceId: string, key: string): string {
  * does), then reads, in one statement, each one's active-job count and the reusable twin of each
  * request. The reads are a statement of their own, after the lock: a statement's snapshot is
  * taken when it starts, so reads inside the locking statement would miss the jobs of the
- * admission it waited for, and admit past the cap or beside a twin.
+ * admission it waited for, and admit past the cap or beside a twin. Both statements travel in
+ * one message (together), which keeps that order.
  */
 export async function lockForAdmission(
   tx: Tx,
@@ -78,11 +79,10 @@ export async function lockForAdmission(
   now: Date,
   reuse: ReuseLookup | null = null,
 ): Promise<AdmissionState> {
-  const balances = await lockBalances(tx, workspaces, now);
   const requests = [...new Map((reuse?.requests ?? []).map((r) => [reuseKey(r.workspaceId, r.key), r])).values()];
   // One row per reusable job (active_n null), then one per workspace with active jobs (the
   // job columns null).
-  const { rows } = await sql<JobRow & { active_workspace: string | null; active_n: number | null }>`
+  const reads = sql<JobRow & { active_workspace: string | null; active_n: number | null }>`
     select j.*, null::text as active_workspace, null::int as active_n
     from unnest(${requests.map((r) => r.workspaceId)}::text[], ${requests.map((r) => r.key)}::text[]) as k(workspace_id, request_key)
     cross join lateral (
@@ -100,9 +100,12 @@ export async function lockForAdmission(
     union all
     select (null::jobs).*, workspace_id, count(*)::int
     from jobs
-    where workspace_id = any(${[...balances.keys()]}::text[]) and status in ('queued', 'running')
+    where workspace_id = any(${[...new Set(workspaces.map((w) => w.id))]}::text[]) and status in ('queued', 'running')
     group by workspace_id
-  `.execute(tx);
+  `;
+  // The lock and the reads go in one message; the reads still start after the lock is held.
+  const [locked, rows] = await together(tx, balanceLock(tx, workspaces).compile(), reads.compile(tx));
+  const balances = await rollLocked(tx, locked, workspaces, now);
   const active = new Map<string, number>();
   const reusable = new Map<string, JobRow>();
   for (const { active_workspace, active_n, ...job } of rows) {

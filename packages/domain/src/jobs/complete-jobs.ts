@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
 import { findOperation, type Platform } from '@sdx/catalog';
-import { type JobRow, thenCommit, type Tx } from '@sdx/db';
+import { type JobRow, thenCommit, together, type Tx } from '@sdx/db';
 import type { Item } from '@sdx/providers';
 import type { Services } from '../context';
+import { balanceLock, rollLocked } from '../credits/credits';
 import { type ClaimedReservation, claimHeldReservations, type Settlement, settleClaimed } from '../credits/settle-many';
 import { type FlushResult, GroupCommit, perProcess, refusedData } from '../group-commit';
 import { deliveredCost } from './recipe';
@@ -84,8 +85,10 @@ async function completeTogether(services: Services, items: readonly Completion[]
  *    rows locked in id order first, so the groups of several worker processes cannot
  *    deadlock); with it, the final result pages of those jobs and the claim of their held
  *    reservations (claimHeldReservations);
- * 2. and 3. the settlement of what was claimed (settleClaimed: balance locks in workspace order,
- *    then ledger entries and balances);
+ * 2. the balance rows of the group's workspaces locked in workspace order, sent in the same
+ *    message as 1 (together), so both cost one round trip;
+ * 3. the settlement of what was claimed (settleClaimed: ledger entries and balances, with the
+ *    COMMIT);
  * plus, rarely, billed_credits corrected where the charge was capped at the reservation.
  * Locks are taken jobs, then reservations, then balances: the order of every other writer of
  * them (cancellation, failure, reconciler).
@@ -114,7 +117,7 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
           join done d on d.id = p.job_id and d.lease = p.lease
           on conflict (job_id, page_no) do update set item_count = excluded.item_count, items = excluded.items
         )`;
-  const result = await sql<ClaimedReservation & { idx: number; reservation_id: string | null }>`
+  const completion = sql<ClaimedReservation & { idx: number; reservation_id: string | null }>`
     with done as (
       update jobs j
       set status = 'completed',
@@ -140,10 +143,13 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
            s.settled_credits, s.monthly_quota
     from done d left join settled s on s.job_id = d.id
     order by d.idx
-  `.execute(tx);
+  `;
+  // The balance rows of the group's workspaces are locked by a second statement in the same
+  // message: after the jobs and reservations (the lock order of every writer), one round trip.
+  const [rows, lockedRows] = await together(tx, completion.compile(tx), balanceLock(tx, items.map(({ job }) => ({ id: job.workspace_id }))).compile());
   const results: boolean[] = items.map(() => false);
   const settlements: Settlement[] = [];
-  for (const row of result.rows) {
+  for (const row of rows) {
     results[row.idx] = true;
     if (row.reservation_id !== null) {
       settlements.push({ reservation: { ...row, id: row.reservation_id }, units: items[row.idx]!.delivered.total });
@@ -153,13 +159,20 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
 
   // A charge capped at its reservation (settled_credits, from the claim) also corrects the
   // job's billed_credits, in a statement of its own; otherwise the settlement is the last one.
-  const capped = result.rows.filter((row) => row.reservation_id !== null && (row.settled_credits ?? 0) !== credits[row.idx]);
-  await settleClaimed(tx, now, settlements, { last: capped.length === 0 });
+  const capped = rows.filter((row) => row.reservation_id !== null && (row.settled_credits ?? 0) !== credits[row.idx]);
+  const quotas = new Map(settlements.map(({ reservation }) => [reservation.workspace_id, reservation.monthly_quota]));
+  const locked = await rollLocked(
+    tx,
+    lockedRows.filter((row) => quotas.has(row.workspace_id)),
+    [...quotas].map(([id, monthly_quota]) => ({ id, monthly_quota })),
+    now,
+  );
+  await settleClaimed(tx, now, settlements, { last: capped.length === 0, locked });
   if (capped.length > 0) {
-    const rows = capped.map((row) => sql`(${items[row.idx]!.job.id}::text, ${row.settled_credits ?? 0}::int)`);
+    const corrections = capped.map((row) => sql`(${items[row.idx]!.job.id}::text, ${row.settled_credits ?? 0}::int)`);
     await sql`
       update jobs j set billed_credits = v.credits
-      from (values ${sql.join(rows)}) as v(id, credits)
+      from (values ${sql.join(corrections)}) as v(id, credits)
       where j.id = v.id
       ${thenCommit}
     `.execute(tx);

@@ -1,4 +1,4 @@
-import { type CompiledQuery, CompiledQuery as Compiled, type Kysely, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, sql } from 'kysely';
+import { CompiledQuery, type Kysely, type PostgresCursor, type PostgresPool, type PostgresPoolClient, type PostgresQueryResult, sql } from 'kysely';
 import pg from 'pg';
 // pg's own conversion of a JavaScript value to the text it sends for a parameter, and its quoting.
 import { escapeLiteral, prepareValue } from 'pg/lib/utils';
@@ -41,7 +41,7 @@ const RESULTS = '__together_results';
  */
 export async function together<A, B>(db: Kysely<any>, first: CompiledQuery<A>, second: CompiledQuery<B>): Promise<[A[], B[]]> {
   const text = [first, second].map((q) => inlineParameters(q.sql, q.parameters)).join(';\n');
-  const { rows } = await db.executeQuery<Record<string, unknown[][]>>(Compiled.raw(`${text}\n${TOGETHER}`));
+  const { rows } = await db.executeQuery<Record<string, unknown[][]>>(CompiledQuery.raw(`${text}\n${TOGETHER}`));
   const results = rows[0]?.[RESULTS];
   if (!results || results.length !== 2) throw new Error('together: the statements were not sent as one message');
   return [results[0] as A[], results[1] as B[]];
@@ -99,15 +99,6 @@ export class PipelinedClient implements PostgresPoolClient {
       this.beginHeld = true;
       return answered();
     }
-    const commits = text.trimEnd().endsWith(THEN_COMMIT);
-    if (text.endsWith(TOGETHER)) {
-      if (this.committed) throw new Error('a statement after the final statement of a transaction (thenCommit) would run outside it');
-      const held = this.beginHeld;
-      this.beginHeld = false;
-      const results = await this.script(held ? `begin;\n${text}` : text);
-      const own = held ? results.slice(1) : results;
-      return { command: 'SELECT', rowCount: 1, rows: [{ [RESULTS]: own.map((r) => r.rows) }] };
-    }
     if (this.committed) {
       // kysely's COMMIT, or its ROLLBACK when the caller failed after the final statement: the
       // transaction is committed either way, and the caller's own error is what it reports.
@@ -117,20 +108,19 @@ export class PipelinedClient implements PostgresPoolClient {
       }
       throw new Error('a statement after the final statement of a transaction (thenCommit) would run outside it');
     }
-    if (this.beginHeld) {
-      this.beginHeld = false;
-      // A transaction with no statement: nothing to send at all.
-      if (verb === 'commit' || verb === 'rollback') return answered();
-      const results = await this.script(`begin;\n${inlineParameters(text, values)}${commits ? ';\ncommit' : ''}`);
-      this.committed = commits;
-      return results[1];
-    }
-    if (commits) {
-      const results = await this.script(`${inlineParameters(text, values)};\ncommit`);
-      this.committed = true;
-      return results[0];
-    }
-    return this.client.query(text, values as unknown[]) as unknown as Promise<Result>;
+    const held = this.beginHeld;
+    this.beginHeld = false;
+    // A transaction with no statement: nothing to send at all.
+    if (held && (verb === 'commit' || verb === 'rollback')) return answered();
+    const several = text.endsWith(TOGETHER);
+    const commits = !several && text.trimEnd().endsWith(THEN_COMMIT);
+    if (!held && !several && !commits) return this.client.query(text, values as unknown[]) as unknown as Promise<Result>;
+    // together() wrote its statements' parameters already.
+    const body = several ? text : inlineParameters(text, values);
+    const results = await this.script(`${held ? 'begin;\n' : ''}${body}${commits ? ';\ncommit' : ''}`);
+    this.committed = commits;
+    const own = held ? results.slice(1) : results;
+    return several ? { command: 'SELECT', rowCount: 1, rows: [{ [RESULTS]: own.map((r) => r.rows) }] } : own[0]!;
   }
 
   /** Several statements in one simple-protocol message: pg answers with one result each. */

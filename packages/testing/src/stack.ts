@@ -8,7 +8,7 @@ import { RedisRateLimiter, type RateLimiter } from '@sdx/app-api/src/middleware/
 import { startWorker, type RunningWorker } from '@sdx/app-worker/src/worker';
 import { type AppConfig, loadConfig } from '@sdx/config';
 import { createResponseValidator } from '@sdx/contract';
-import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, reserveCredits, systemClock } from '@sdx/domain';
+import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, planReservation, systemClock, writeReservations } from '@sdx/domain';
 import type { Provider } from '@sdx/providers';
 import { createRuntime, type Runtime } from '@sdx/runtime';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
@@ -271,7 +271,8 @@ export async function reserveForTest(stack: TestStack, workspaceId: string, cred
     const workspace = await tx.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirstOrThrow();
     const now = new Date();
     const balance = await lockBalance(tx, workspaceId, now, workspace.monthly_quota);
-    await reserveCredits(tx, workspace, balance, now, { jobId, credits, units: credits });
+    const next = planReservation(workspace, balance, now, { jobId, credits, units: credits });
+    await writeReservations(tx, [next.planned], [next.balance], now);
   });
   return jobId;
 }

@@ -1,4 +1,4 @@
-import { type Insertable, type RawBuilder, sql } from 'kysely';
+import { type Insertable, sql } from 'kysely';
 import type { CreditBalanceRow, CreditLedgerTable, CreditReservationsTable, Executor, ReservationRow, Tx, WorkspaceRow } from '@sdx/db';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
@@ -69,13 +69,10 @@ export async function openBalance(tx: Tx, workspace: WorkspaceRow, now: Date): P
  * rollover or promotional expiry, each recorded in the ledger.
  */
 export async function lockBalance(tx: Tx, workspaceId: string, now: Date, quota: number): Promise<Balance> {
-  const current = await tx
-    .selectFrom('credit_balances')
-    .selectAll()
-    .where('workspace_id', '=', workspaceId)
-    .forUpdate()
-    .executeTakeFirstOrThrow();
-  return applyRollover(tx, current, now, quota);
+  const locked = await lockBalances(tx, [{ id: workspaceId, monthly_quota: quota }], now);
+  const balance = locked.get(workspaceId);
+  if (!balance) throw new Error(`workspace ${workspaceId} has no balance row`);
+  return balance;
 }
 
 /**
@@ -188,7 +185,7 @@ export interface PlannedReservation {
  * The reservation of one job's maximum cost against a locked balance, without writing: the rows
  * to insert and the balance after it. Throws 402 when it does not fit. Several plans can follow
  * each other on the returned balance (a batch, a group of submissions) and be written at once
- * with writeReservations.
+ * with writeReservations (or, with their jobs, writeAdmissions).
  */
 export function planReservation(
   workspace: Pick<WorkspaceRow, 'id' | 'monthly_quota'>,
@@ -238,48 +235,39 @@ export function planReservation(
 }
 
 /**
- * Writes planned reservations in three statements whatever their number: the reservation rows,
- * their ledger entries, and each balance's reserved totals as planned (the caller holds the
- * balance locks, so the planned totals are the truth).
+ * The writes of planned reservations, as the WITH clauses of one statement: the reservation
+ * rows, their ledger entries, and each balance's reserved totals as planned (the caller holds
+ * the balance locks, so the planned totals are the truth). writeAdmissions adds the job rows to
+ * it; writeReservations runs it alone.
  */
-export async function writeReservations(tx: Tx, planned: PlannedReservation[], balances: Iterable<Balance>, now: Date): Promise<void> {
-  if (planned.length === 0) return;
-  await tx.insertInto('credit_reservations').values(planned.map((p) => p.reservation)).execute();
-  await tx.insertInto('credit_ledger').values(planned.map((p) => p.ledger)).execute();
-  await setReservedTotals([...balances], now).execute(tx);
-}
-
-/**
- * The statement that sets each balance's reserved totals to the planned ones (the caller holds
- * the locks, so they are the truth); also run as a CTE of the admission's write.
- */
-export function setReservedTotals(balances: readonly Balance[], now: Date): RawBuilder<Record<string, never>> {
-  const rows = balances.map(
+export function withReservations(tx: Tx, planned: readonly PlannedReservation[], balances: readonly Balance[], now: Date) {
+  const totals = balances.map(
     (b) => sql`(${b.workspace_id}::text, ${b.plan_reserved}::bigint, ${b.promo_reserved}::bigint, ${b.purchased_reserved}::bigint, ${b.units_reserved}::bigint)`,
   );
-  return sql<Record<string, never>>`
-    update credit_balances b
-    set plan_reserved = v.plan_reserved, promo_reserved = v.promo_reserved, purchased_reserved = v.purchased_reserved,
-        units_reserved = v.units_reserved, updated_at = ${now}
-    from (values ${sql.join(rows)}) as v(workspace_id, plan_reserved, promo_reserved, purchased_reserved, units_reserved)
-    where b.workspace_id = v.workspace_id
-  `;
+  return (
+    tx
+      .with('reservations', (db) => db.insertInto('credit_reservations').values(planned.map((p) => p.reservation)))
+      .with('ledger', (db) => db.insertInto('credit_ledger').values(planned.map((p) => p.ledger)))
+      // A raw CTE body is printed as is: its parentheses are part of it.
+      .with(
+        'balances',
+        () => sql<Record<string, never>>`(
+          update credit_balances b
+          set plan_reserved = v.plan_reserved, promo_reserved = v.promo_reserved, purchased_reserved = v.purchased_reserved,
+              units_reserved = v.units_reserved, updated_at = ${now}
+          from (values ${sql.join(totals)}) as v(workspace_id, plan_reserved, promo_reserved, purchased_reserved, units_reserved)
+          where b.workspace_id = v.workspace_id
+        )`,
+      )
+  );
 }
 
-/**
- * Reserves the maximum cost of one job. The caller holds the balance lock (lockBalance) and
- * passes the balance it got; the returned balance reflects the reservation.
- */
-export async function reserveCredits(
-  tx: Tx,
-  workspace: WorkspaceRow,
-  balance: Balance,
-  now: Date,
-  request: ReserveRequest,
-): Promise<Balance> {
-  const next = planReservation(workspace, balance, now, request);
-  await writeReservations(tx, [next.planned], [next.balance], now);
-  return next.balance;
+/** Writes planned reservations (see withReservations) in one statement. */
+export async function writeReservations(tx: Tx, planned: readonly PlannedReservation[], balances: readonly Balance[], now: Date): Promise<void> {
+  if (planned.length === 0) return;
+  await withReservations(tx, planned, balances, now)
+    .selectNoFrom(sql<number>`1`.as('written'))
+    .execute();
 }
 
 export function insufficientCredits(balance: Balance, available: Available, required: number): ApiError {

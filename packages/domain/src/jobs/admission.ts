@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import { type CreditBalanceRow, type JobRow, type NewJob, thenCommit, together, type Tx, type WorkspaceRow } from '@sdx/db';
 import type { Tenant } from '../context';
-import { availableOf, balanceLock, insufficientCredits, type PlannedReservation, planReservation, rollLocked, setReservedTotals } from '../credits/credits';
+import { availableOf, balanceLock, insufficientCredits, type PlannedReservation, planReservation, rollLocked, withReservations } from '../credits/credits';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { type Recipe, requestKey } from './recipe';
@@ -131,11 +131,7 @@ export async function writeAdmissions(
   if (jobs.length === 0) return [];
   const end = last ? thenCommit : sql``;
   if (planned.length === 0) return tx.insertInto('jobs').values(jobs).returningAll().modifyEnd(end).execute();
-  return tx
-    .with('reservations', (db) => db.insertInto('credit_reservations').values(planned.map((p) => p.reservation)))
-    .with('ledger', (db) => db.insertInto('credit_ledger').values(planned.map((p) => p.ledger)))
-    // A raw CTE body is printed as is: its parentheses are part of it.
-    .with('balances', () => sql<Record<string, never>>`(${setReservedTotals(balances, now)})`)
+  return withReservations(tx, planned, balances, now)
     .insertInto('jobs')
     .values(jobs)
     .returningAll()

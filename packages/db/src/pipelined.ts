@@ -140,14 +140,52 @@ export function literal(value: unknown): string {
 /**
  * Replaces the $n placeholders of a statement with the literals of `values`. Quoted strings,
  * quoted identifiers, dollar-quoted bodies and comments are copied untouched.
+ *
+ * The statements of a hot path repeat their text, so each text is split at its placeholders
+ * once and kept (a bounded number of texts); inlining is then a join of the pieces and the
+ * values' literals.
  */
 export function inlineParameters(text: string, values: ReadonlyArray<unknown>): string {
-  let out = '';
-  let i = 0;
+  let template = templates.get(text);
+  if (!template) {
+    template = splitAtPlaceholders(text);
+    if (templates.size >= MAX_TEMPLATES) templates.clear();
+    templates.set(text, template);
+  }
+  const { pieces, slots } = template;
+  let out = pieces[0]!;
+  for (let k = 0; k < slots.length; k++) {
+    const index = slots[k]!;
+    if (index < 0 || index >= values.length) throw new Error(`statement refers to $${index + 1}, but ${values.length} values were given`);
+    out += literal(values[index]) + pieces[k + 1]!;
+  }
+  return out;
+}
+
+/** A statement's text around its placeholders: pieces[k], then the value of slots[k], and so on. */
+interface Template {
+  pieces: string[];
+  slots: number[];
+}
+
+const MAX_TEMPLATES = 2000;
+const templates = new Map<string, Template>();
+
+/** Where a quoted string, quoted identifier, comment, dollar quote or placeholder may start. */
+const SPECIAL = /['"$]|--|\/\*/g;
+
+function splitAtPlaceholders(text: string): Template {
+  const pieces: string[] = [];
+  const slots: number[] = [];
   const n = text.length;
+  let pieceStart = 0;
+  let i = 0;
   while (i < n) {
+    SPECIAL.lastIndex = i;
+    const found = SPECIAL.exec(text);
+    if (!found) break;
+    i = found.index;
     const c = text[i]!;
-    const start = i;
     if (c === "'") {
       // 'it''s' and E'it\'s': a backslash escapes only in E strings.
       const escapes = i > 0 && /[eE]/.test(text[i - 1]!) && (i < 2 || !/[\w$]/.test(text[i - 2]!));
@@ -159,15 +197,12 @@ export function inlineParameters(text: string, values: ReadonlyArray<unknown>): 
         else i++;
       }
       i++;
-      out += text.slice(start, i);
     } else if (c === '"') {
       i = skipQuoted(text, i + 1, '"');
-      out += text.slice(start, i);
-    } else if (c === '-' && text[i + 1] === '-') {
+    } else if (c === '-') {
       const end = text.indexOf('\n', i);
       i = end === -1 ? n : end;
-      out += text.slice(start, i);
-    } else if (c === '/' && text[i + 1] === '*') {
+    } else if (c === '/') {
       let depth = 1;
       i += 2;
       while (i < n && depth > 0) {
@@ -175,29 +210,25 @@ export function inlineParameters(text: string, values: ReadonlyArray<unknown>): 
         else if (text[i] === '*' && text[i + 1] === '/') (depth--, (i += 2));
         else i++;
       }
-      out += text.slice(start, i);
-    } else if (c === '$') {
+    } else {
+      const glued = i > 0 && /[\w$]/.test(text[i - 1]!);
       const param = /^\$(\d+)/.exec(text.slice(i, i + 12));
       const tag = param ? null : /^\$([A-Za-z_][A-Za-z_0-9]*)?\$/.exec(text.slice(i, i + 64));
-      if (param && !(i > 0 && /[\w$]/.test(text[i - 1]!))) {
-        const index = Number(param[1]) - 1;
-        if (index < 0 || index >= values.length) throw new Error(`statement refers to $${param[1]}, but ${values.length} values were given`);
-        out += literal(values[index]);
+      if (param && !glued) {
+        pieces.push(text.slice(pieceStart, i));
+        slots.push(Number(param[1]) - 1);
         i += param[0].length;
-      } else if (tag && !(i > 0 && /[\w$]/.test(text[i - 1]!))) {
+        pieceStart = i;
+      } else if (tag && !glued) {
         const end = text.indexOf(tag[0], i + tag[0].length);
         i = end === -1 ? n : end + tag[0].length;
-        out += text.slice(start, i);
       } else {
-        out += c;
         i++;
       }
-    } else {
-      out += c;
-      i++;
     }
   }
-  return out;
+  pieces.push(text.slice(pieceStart));
+  return { pieces, slots };
 }
 
 function skipQuoted(text: string, from: number, quote: string): number {

@@ -27,6 +27,13 @@ describe('inlineParameters', () => {
   it('refuses a placeholder without a value', () => {
     expect(() => inlineParameters('select $2', ['only one'])).toThrow(/\$2/);
   });
+
+  it('reuses a text\'s split, each time with that call\'s values', () => {
+    const text = `insert into t (a, b) values ($1, $2), ($2, '$1')`;
+    expect(inlineParameters(text, ['x', 1])).toBe(`insert into t (a, b) values ('x', '1'), ('1', '$1')`);
+    expect(inlineParameters(text, ["o'k", null])).toBe(`insert into t (a, b) values ('o''k', NULL), (NULL, '$1')`);
+    expect(() => inlineParameters(text, ['x'])).toThrow(/\$2/);
+  });
 });
 
 describe('pipelined transactions', () => {

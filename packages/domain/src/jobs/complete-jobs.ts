@@ -84,7 +84,10 @@ async function completeTogether(services: Services, items: readonly Completion[]
  * 1. the jobs completed, each only if its attempt still holds the lease on a running job (job
  *    rows locked in id order first, so the groups of several worker processes cannot
  *    deadlock); with it, the final result pages of those jobs and the claim of their held
- *    reservations (claimHeldReservations);
+ *    reservations (claimHeldReservations). The lease and status are tested on the locked rows
+ *    (the CTE `locked`, re-read after any lock wait), never in a WHERE clause on jobs, which
+ *    would let the planner scan the partial index of running jobs instead of the primary key;
+ *    see claimJobs;
  * 2. the balance rows of the group's workspaces locked in workspace order, sent in the same
  *    message as 1 (together), so both cost one round trip;
  * 3. the settlement of what was claimed (settleClaimed: ledger entries and balances, with the
@@ -118,7 +121,9 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
           on conflict (job_id, page_no) do update set item_count = excluded.item_count, items = excluded.items
         )`;
   const completion = sql<ClaimedReservation & { idx: number; reservation_id: string | null }>`
-    with done as (
+    with locked as materialized (
+      select l.id, l.status, l.lease_token from jobs l where l.id in (${sql.join(ids)}) order by l.id for update
+    ), done as (
       update jobs j
       set status = 'completed',
           progress_stage = 'completed',
@@ -131,11 +136,11 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
           finished_at = ${now},
           lease_token = null,
           checkpoint_cursor = null
-      from (values ${sql.join(values)}) as v(idx, id, lease, message, total, credits)
-      where j.id = v.id
-        and j.lease_token = v.lease
-        and j.status = 'running'
-        and j.id in (select l.id from jobs l where l.id in (${sql.join(ids)}) order by l.id for update)
+      from (values ${sql.join(values)}) as v(idx, id, lease, message, total, credits), locked k
+      where k.id = v.id
+        and k.lease_token = v.lease
+        and k.status = 'running'
+        and j.id = k.id
       returning v.idx, j.id, v.lease, v.credits
     )${writePages},
     settled as (${claimHeldReservations(now, sql`(select d.id as job_id, d.credits as charge from done d) as v`)})

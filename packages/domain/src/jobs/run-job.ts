@@ -95,30 +95,42 @@ export async function claimJob(services: Services, jobId: string): Promise<JobRo
  * jobs (duplicate queue entries) cannot deadlock. When one job appears twice in the group (two
  * deliveries of it in this process), the first delivery gets it and the other is skipped, as
  * the second of two consecutive claims would be.
+ *
+ * The claimable test is computed in the locking CTE's select list, not in a WHERE clause: after
+ * a lock wait, Postgres re-evaluates the locked row's latest version (EvalPlanQual), so a job
+ * claimed meanwhile by another worker reads as not claimable. Kept out of every WHERE clause, it
+ * also cannot steer the planner to the partial status indexes: with fresh or stale statistics
+ * those look tiny, and a bitmap scan of every active job replaced the few primary-key lookups
+ * (5 ms instead of 0.8 ms per claim with 3,000 jobs queued).
  */
 export async function claimJobs(services: Services, jobIds: readonly string[]): Promise<FlushResult<JobRow | null>> {
   const staleBefore = sql<Date>`now() - make_interval(secs => ${services.config.heartbeatTimeoutMs / 1000})`;
   // Queued and due, or running with a dead heartbeat and an attempt left.
   const claimable = sql<SqlBool>`(
-    (status = 'queued' and (next_attempt_at is null or next_attempt_at <= now() + interval '1 second'))
-    or (status = 'running' and heartbeat_at < ${staleBefore} and attempts < max_attempts)
+    (l.status = 'queued' and (l.next_attempt_at is null or l.next_attempt_at <= now() + interval '1 second'))
+    or (l.status = 'running' and l.heartbeat_at < ${staleBefore} and l.attempts < l.max_attempts)
   )`;
   const ids = [...new Set(jobIds)];
   const rows = await services.db
-    .updateTable('jobs')
+    .with(
+      (cte) => cte('c').materialized(),
+      (db) => db.selectFrom('jobs as l').select(['l.id', claimable.as('claimable')]).where('l.id', 'in', ids).orderBy('l.id').forUpdate(),
+    )
+    .updateTable('jobs as j')
+    .from('c')
     .set((eb) => ({
       status: 'running',
-      attempts: eb('attempts', '+', 1),
+      attempts: eb('j.attempts', '+', 1),
       lease_token: sql<string>`gen_random_uuid()::text`,
-      started_at: sql<Date>`coalesce(started_at, now())`,
+      started_at: sql<Date>`coalesce(j.started_at, now())`,
       heartbeat_at: sql<Date>`now()`,
       next_attempt_at: null,
       progress_stage: 'running',
       progress_message: 'Extracting',
     }))
-    .where('id', 'in', (eb) => eb.selectFrom('jobs as l').select('l.id').where('l.id', 'in', ids).where(claimable).orderBy('l.id').forUpdate())
-    .where(claimable)
-    .returningAll()
+    .whereRef('j.id', '=', 'c.id')
+    .where('c.claimable', '=', true)
+    .returningAll('j')
     .execute();
   const claimed = new Map(rows.map((row) => [row.id, row]));
   return jobIds.map((id) => {

@@ -160,6 +160,29 @@ describe('per-minute rate limit', () => {
     }
   });
 
+  it('decides requests arriving in the same turn as if each were counted alone, in arrival order', async () => {
+    const limiter = new RedisRateLimiter(stack.runtime.redis, stack.config.redisPrefix);
+    const a = await stack.workspace({ rateLimitPerMinute: 7 });
+    const b = await stack.workspace({ rateLimitPerMinute: 3 });
+    const calls: Array<Promise<string>> = [];
+    // Same turn of the event loop: one Redis call per workspace.
+    for (let i = 0; i < 10; i++) calls.push(limiter.consume(a.workspaceId, 7).then((d) => `a:${d.allowed}:${d.remaining}`));
+    for (let i = 0; i < 4; i++) calls.push(limiter.consume(b.workspaceId, 3).then((d) => `b:${d.allowed}:${d.remaining}`));
+    expect(await Promise.all(calls)).toEqual([
+      ...[6, 5, 4, 3, 2, 1, 0].map((r) => `a:true:${r}`),
+      'a:false:0',
+      'a:false:0',
+      'a:false:0',
+      ...[2, 1, 0].map((r) => `b:true:${r}`),
+      'b:false:0',
+    ]);
+    // A later turn continues from the counts the first one left.
+    const later = await limiter.consume(b.workspaceId, 5);
+    expect(later).toMatchObject({ allowed: true, remaining: 0 });
+    const res = await stack.api.get('/v1/account', { headers: a.auth });
+    expect(res.status).toBe(429);
+  });
+
   it('admits exactly the allowance under concurrent requests from two processes', async () => {
     const second: Runtime = createRuntime(stack.config, { name: 'api-2', dbPoolSize: 4 });
     try {

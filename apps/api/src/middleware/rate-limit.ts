@@ -23,9 +23,15 @@ export class RateLimiterUnavailable extends Error {}
  * counts against the same fixed one-minute window per workspace. Each workspace has its own
  * allowance: the limiter counts (with a ceiling no plan reaches) and the allowance is compared
  * here, which keeps one instance for all plans.
+ *
+ * Requests of one workspace that reach the limiter in the same turn of the event loop are
+ * counted by one Redis call of as many points; each then gets the count it would have got had
+ * they been counted one by one, in arrival order, so the decisions and headers are the same
+ * as with one call each.
  */
 export class RedisRateLimiter implements RateLimiter {
   private readonly limiter: RateLimiterRedis;
+  private pending = new Map<string, Array<{ limit: number; resolve(d: RateDecision): void; reject(e: unknown): void }>>();
 
   constructor(redis: IORedis, keyPrefix: string) {
     this.limiter = new RateLimiterRedis({
@@ -36,20 +42,42 @@ export class RedisRateLimiter implements RateLimiter {
     });
   }
 
-  async consume(workspaceId: string, limitPerMinute: number): Promise<RateDecision> {
-    let res: RateLimiterRes;
-    try {
-      res = await this.limiter.consume(workspaceId, 1);
-    } catch (error) {
-      if (error instanceof RateLimiterRes) res = error;
-      else throw new RateLimiterUnavailable(error instanceof Error ? error.message : String(error));
+  consume(workspaceId: string, limitPerMinute: number): Promise<RateDecision> {
+    return new Promise((resolve, reject) => {
+      if (this.pending.size === 0) setImmediate(() => this.flush());
+      const waiting = this.pending.get(workspaceId);
+      const entry = { limit: limitPerMinute, resolve, reject };
+      if (waiting) waiting.push(entry);
+      else this.pending.set(workspaceId, [entry]);
+    });
+  }
+
+  private flush(): void {
+    const batch = this.pending;
+    this.pending = new Map();
+    for (const [workspaceId, waiting] of batch) {
+      this.count(workspaceId, waiting.length).then(
+        (res) => {
+          const before = res.consumedPoints - waiting.length;
+          waiting.forEach(({ limit, resolve }, i) => {
+            const consumed = before + i + 1;
+            resolve({ allowed: consumed <= limit, limit, remaining: Math.max(0, limit - consumed), resetMs: res.msBeforeNext });
+          });
+        },
+        (error) => {
+          for (const { reject } of waiting) reject(error);
+        },
+      );
     }
-    return {
-      allowed: res.consumedPoints <= limitPerMinute,
-      limit: limitPerMinute,
-      remaining: Math.max(0, limitPerMinute - res.consumedPoints),
-      resetMs: res.msBeforeNext,
-    };
+  }
+
+  private async count(workspaceId: string, points: number): Promise<RateLimiterRes> {
+    try {
+      return await this.limiter.consume(workspaceId, points);
+    } catch (error) {
+      if (error instanceof RateLimiterRes) return error;
+      throw new RateLimiterUnavailable(error instanceof Error ? error.message : String(error));
+    }
   }
 }
 

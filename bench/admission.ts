@@ -157,6 +157,7 @@ async function main(): Promise<void> {
   } finally {
     for (const close of closers.reverse()) await close().catch(() => undefined);
     await runtime.queues.jobs.obliterate({ force: true }).catch(() => undefined);
+    await runtime.queues.batchChildren.obliterate({ force: true }).catch(() => undefined);
     await runtime.close();
     await database.drop();
   }

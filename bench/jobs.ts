@@ -299,6 +299,7 @@ async function main(): Promise<void> {
     await rawQueue.obliterate({ force: true }).catch(() => undefined);
     await rawQueue.close().catch(() => undefined);
     await runtime.queues.jobs.obliterate({ force: true }).catch(() => undefined);
+    await runtime.queues.batchChildren.obliterate({ force: true }).catch(() => undefined);
     await runtime.close();
     await bare.end();
     await database.drop();

@@ -59,7 +59,7 @@ export function createApp(deps: ApiDeps): Express {
   const authenticated = [authenticate(deps.services), rateLimit(deps.limiter), recordKeyUse(deps.services)];
   const validator = OpenApiValidator.middleware({
     apiSpec: OPENAPI_PATH,
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, allErrors: true },
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
     validateResponses: false,
     validateSecurity: false,
     validateFormats: true,

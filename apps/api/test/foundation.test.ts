@@ -4,7 +4,7 @@ import { CATALOG, PLATFORMS } from '@sdx/catalog';
 import { createLogger } from '@sdx/config';
 import { revokeApiKey } from '@sdx/domain';
 import { createApp } from '@sdx/app-api/src/app';
-import { startTestStack, type TestStack } from '@sdx/testing';
+import { countWorkspaceRows, startTestStack, type TestStack } from '@sdx/testing';
 
 let stack: TestStack;
 beforeAll(async () => {
@@ -197,11 +197,38 @@ describe('validation', () => {
     expect(query.status).toBe(422);
     expect(query.body.detail[0]).toMatchObject({ loc: ['query', 'limit'], type: 'less_than_equal' });
   });
+  it('takes JSON types as sent in the body: no string from a number, boolean or null', async () => {
+    const ws = await stack.workspace();
+    const cases: Array<[Record<string, unknown>, string, string, unknown]> = [
+      [{ operation: 'profile', target: 123 }, 'target', 'string_type', 123],
+      [{ operation: 'profile', target: true }, 'target', 'string_type', true],
+      [{ operation: 'profile', target: null }, 'target', 'string_type', null],
+      [{ operation: 'posts', target: 'nasa', limit: true }, 'limit', 'int_parsing', true],
+      [{ operation: 'posts', target: 'nasa', limit: null }, 'limit', 'int_parsing', null],
+    ];
+    for (const [body, field, type, input] of cases) {
+      const res = await stack.api.post('/v1/jobs', { headers: ws.auth, body });
+      expect(res.status).toBe(422);
+      expect(res.body.detail).toContainEqual(expect.objectContaining({ loc: ['body', field], type, input }));
+    }
+    expect(await countWorkspaceRows(stack, 'jobs', ws.workspaceId)).toBe(0);
+    // Query parameters arrive as text and are still read as numbers.
+    const listed = await stack.api.get('/v1/jobs', { headers: ws.auth, query: { limit: '5' } });
+    expect(listed.status).toBe(200);
+  });
   it('answers 422 to malformed JSON, never 500', async () => {
     const ws = await stack.workspace();
     const res = await stack.api.post('/v1/jobs', { headers: ws.auth, raw: '{"operation": "profile",' });
     expect(res.status).toBe(422);
     expect(res.body.detail[0]).toMatchObject({ loc: ['body'], type: 'json_invalid' });
+  });
+  it('answers 422 to a path parameter that is not valid percent-encoding, never 500', async () => {
+    const ws = await stack.workspace();
+    for (const path of ['/v1/jobs/%ZZ', '/v1/jobs/%E0%A4%A/cancel', '/v1/batches/%ZZ', '/v1/schedules/%ZZ']) {
+      const res = path.endsWith('cancel') ? await stack.api.post(path, { headers: ws.auth }) : await stack.api.get(path, { headers: ws.auth });
+      expect(res.status).toBe(422);
+      expect(res.body.detail[0]).toMatchObject({ loc: ['path'], type: 'value_error' });
+    }
   });
   it('answers JSON 404 on unknown paths', async () => {
     // Undocumented on purpose, so not checked against openapi.yaml.

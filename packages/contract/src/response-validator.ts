@@ -154,7 +154,7 @@ export function createResponseValidator(document: OpenApiDocument = loadOpenApiD
       if (!operation) continue;
       const params: Record<string, string> = {};
       route.paramNames.forEach((name, i) => {
-        params[name] = decodeURIComponent(found[i + 1]);
+        params[name] = decodeLenient(found[i + 1]!);
       });
       return { operationId: operation.operationId ?? `${verb} ${route.template}`, method: verb, template: route.template, params };
     }
@@ -226,4 +226,13 @@ export function createResponseValidator(document: OpenApiDocument = loadOpenApiD
   }
 
   return { validate, match };
+}
+
+/** A path segment decoded, or as sent when it is not valid percent-encoding. */
+function decodeLenient(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
 }

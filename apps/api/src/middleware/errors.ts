@@ -68,6 +68,16 @@ function humanMessage(item: ValidatorItem, type: string): string {
       return 'Extra inputs are not permitted';
     case 'int_parsing':
       return 'Input should be a valid integer';
+    case 'float_parsing':
+      return 'Input should be a valid number';
+    case 'bool_parsing':
+      return 'Input should be a valid boolean';
+    case 'string_type':
+      return 'Input should be a valid string';
+    case 'list_type':
+      return 'Input should be a valid list';
+    case 'model_type':
+      return 'Input should be a valid dictionary';
     default: {
       const bound = /must be (<=|>=) (\S+)/.exec(message);
       if (bound) return `Input should be ${bound[1] === '<=' ? 'less' : 'greater'} than or equal to ${bound[2]}`;
@@ -153,6 +163,11 @@ export function renderErrors(log: Logger): ErrorRequestHandler {
       return;
     }
     const status = e.status ?? e.statusCode;
+    if (err instanceof URIError && status === 400) {
+      // A path parameter that is not valid percent-encoding (the router cannot decode it).
+      res.status(422).json({ detail: [{ loc: ['path'], msg: 'Path parameter is not valid percent-encoding', type: 'value_error', input: req.path }] });
+      return;
+    }
     if (status === 404) {
       res.status(404).json({ detail: { error: 'not_found', message: `No route for ${req.method} ${req.path}.` } });
       return;

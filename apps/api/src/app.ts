@@ -4,7 +4,7 @@ import { OPENAPI_PATH } from '@sdx/contract';
 import type { ApiDeps } from './deps';
 import { accessLog } from './middleware/access-log';
 import { authenticate, recordKeyUse } from './middleware/auth';
-import { notFound, renderErrors } from './middleware/errors';
+import { methodNotAllowed, notFound, renderErrors } from './middleware/errors';
 import { rateLimit } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
 import { cancelJob } from './routes/cancelJob';
@@ -70,6 +70,7 @@ export function createApp(deps: ApiDeps): Express {
     const chain: RequestHandler[] = route.public ? [] : authenticated;
     app[route.method](route.path, ...chain, ...validator, route.handler(deps));
   }
+  app.use(methodNotAllowed(ROUTES));
   app.use(notFound);
   app.use(renderErrors(deps.services.log));
   return app;

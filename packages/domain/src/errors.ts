@@ -12,6 +12,7 @@ export const ERROR_STATUS = {
   job_not_found: 404,
   batch_not_found: 404,
   schedule_not_found: 404,
+  method_not_allowed: 405,
   idempotency_key_conflict: 409,
   results_not_ready: 409,
   unsupported_operation: 422,

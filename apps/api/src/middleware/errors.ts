@@ -135,6 +135,28 @@ export const notFound: RequestHandler = (req) => {
 };
 
 /**
+ * 405 method_not_allowed, with Allow, for a path the API serves under other methods. Paths it
+ * does not serve at all go on to notFound.
+ */
+export function methodNotAllowed(routes: ReadonlyArray<{ method: string; path: string }>): RequestHandler {
+  const byPath = new Map<string, { pattern: RegExp; methods: Set<string> }>();
+  for (const { method, path } of routes) {
+    const entry = byPath.get(path) ?? { pattern: new RegExp(`^${path.replace(/:[^/]+/g, '[^/]+')}/?$`), methods: new Set<string>() };
+    entry.methods.add(method.toUpperCase());
+    byPath.set(path, entry);
+  }
+  return (req, _res, next) => {
+    const allowed = new Set<string>();
+    for (const { pattern, methods } of byPath.values()) if (pattern.test(req.path)) for (const m of methods) allowed.add(m);
+    if (allowed.size === 0 || allowed.has(req.method)) {
+      next();
+      return;
+    }
+    throw new ApiError('method_not_allowed', `${req.method} is not allowed on ${req.path}.`, {}, { Allow: [...allowed].join(', ') });
+  };
+}
+
+/**
  * The one renderer: service errors as {"detail": {"error": code, "message", ...context}},
  * validation failures as the HTTPValidationError body (422). Never HTML, never a stack.
  */

@@ -192,10 +192,10 @@ describe('validation', () => {
     const badType = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'abc', limit: 'many' } });
     expect(badType.body.detail[0]).toMatchObject({ loc: ['body', 'limit'], type: 'int_parsing' });
     const tooLong = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'a'.repeat(256) } });
-    expect(tooLong.body.detail[0]).toMatchObject({ loc: ['body', 'target'], type: 'string_too_long' });
+    expect(tooLong.body.detail[0]).toMatchObject({ loc: ['body', 'target'], type: 'string_too_long', ctx: { max_length: 255 } });
     const query = await stack.api.get('/v1/jobs', { headers: ws.auth, query: { limit: 101 } });
     expect(query.status).toBe(422);
-    expect(query.body.detail[0]).toMatchObject({ loc: ['query', 'limit'], type: 'less_than_equal' });
+    expect(query.body.detail[0]).toMatchObject({ loc: ['query', 'limit'], type: 'less_than_equal', ctx: { le: 100 } });
   });
   it('takes JSON types as sent in the body: no string from a number, boolean or null', async () => {
     const ws = await stack.workspace();

@@ -108,11 +108,23 @@ function toLoc(item: ValidatorItem, type: string): (string | number)[] {
   return parts;
 }
 
+/** The bound a failed check names, keyed as pydantic's ctx: {"le": 200}, {"max_length": 255}. */
+function boundOf(item: ValidatorItem): Record<string, unknown> | null {
+  const message = item.message ?? '';
+  const bound = /must be (<=|>=) (-?\d+(?:\.\d+)?)$/.exec(message);
+  if (bound) return { [bound[1] === '<=' ? 'le' : 'ge']: Number(bound[2]) };
+  const length = /must NOT have (more|fewer) than (\d+) (?:characters|items)$/.exec(message);
+  if (length) return { [length[1] === 'more' ? 'max_length' : 'min_length']: Number(length[2]) };
+  return null;
+}
+
 export function validatorIssues(error: ValidatorError, body: unknown): ValidationIssue[] {
   return (error.errors ?? []).map((item) => {
     const type = issueType(item);
     const loc = toLoc(item, type);
     const issue: ValidationIssue = { loc, msg: humanMessage(item, type), type };
+    const ctx = boundOf(item);
+    if (ctx) issue.ctx = ctx;
     if (loc[0] === 'body') {
       let value: unknown = body;
       for (const key of loc.slice(1)) value = value && typeof value === 'object' ? (value as Record<string | number, unknown>)[key] : undefined;

@@ -94,7 +94,8 @@ export class PipelinedClient implements PostgresPoolClient {
   }
 
   private async send(text: string, values: ReadonlyArray<unknown>): Promise<Result> {
-    const verb = text.trim().toLowerCase();
+    // Only kysely's own BEGIN / COMMIT / ROLLBACK matter here: a statement is never lowered whole.
+    const verb = text.length <= 16 ? text.trim().toLowerCase() : '';
     if (verb === 'begin') {
       this.beginHeld = true;
       return answered();

@@ -59,7 +59,7 @@ function issueType(item: ValidatorItem): string {
   }
 }
 
-function humanMessage(item: ValidatorItem, type: string): string {
+function humanMessage(item: ValidatorItem, type: string, bound: Bound | null): string {
   const message = item.message ?? 'Invalid value';
   switch (type) {
     case 'missing':
@@ -79,12 +79,8 @@ function humanMessage(item: ValidatorItem, type: string): string {
     case 'model_type':
       return 'Input should be a valid dictionary';
     default: {
-      const bound = /must be (<=|>=) (\S+)/.exec(message);
-      if (bound) return `Input should be ${bound[1] === '<=' ? 'less' : 'greater'} than or equal to ${bound[2]}`;
-      const len = /must NOT have (more|fewer) than (\d+) characters/.exec(message);
-      if (len) return `String should have at ${len[1] === 'more' ? 'most' : 'least'} ${len[2]} characters`;
-      const items = /must NOT have (more|fewer) than (\d+) items/.exec(message);
-      if (items) return `List should have at ${items[1] === 'more' ? 'most' : 'least'} ${items[2]} items`;
+      if (bound?.unit) return `${bound.unit === 'characters' ? 'String' : 'List'} should have at ${bound.key === 'max_length' ? 'most' : 'least'} ${bound.value} ${bound.unit}`;
+      if (bound) return `Input should be ${bound.key === 'le' ? 'less' : 'greater'} than or equal to ${bound.value}`;
       const allowed = /must be equal to one of the allowed values:? ?(.*)$/.exec(message);
       if (allowed) return `Input should be one of the allowed values${allowed[1] ? `: ${allowed[1]}` : ''}`;
       return message.charAt(0).toUpperCase() + message.slice(1);
@@ -108,13 +104,20 @@ function toLoc(item: ValidatorItem, type: string): (string | number)[] {
   return parts;
 }
 
-/** The bound a failed check names, keyed as pydantic's ctx: {"le": 200}, {"max_length": 255}. */
-function boundOf(item: ValidatorItem): Record<string, unknown> | null {
+/** The bound a failed check names (read from the validator's message), keyed as pydantic's ctx. */
+interface Bound {
+  key: 'le' | 'ge' | 'max_length' | 'min_length';
+  value: string;
+  /** For lengths: what is counted. */
+  unit: 'characters' | 'items' | null;
+}
+
+function boundOf(item: ValidatorItem): Bound | null {
   const message = item.message ?? '';
-  const bound = /must be (<=|>=) (-?\d+(?:\.\d+)?)$/.exec(message);
-  if (bound) return { [bound[1] === '<=' ? 'le' : 'ge']: Number(bound[2]) };
-  const length = /must NOT have (more|fewer) than (\d+) (?:characters|items)$/.exec(message);
-  if (length) return { [length[1] === 'more' ? 'max_length' : 'min_length']: Number(length[2]) };
+  const limit = /must be (<=|>=) (-?\d+(?:\.\d+)?)$/.exec(message);
+  if (limit) return { key: limit[1] === '<=' ? 'le' : 'ge', value: limit[2]!, unit: null };
+  const length = /must NOT have (more|fewer) than (\d+) (characters|items)$/.exec(message);
+  if (length) return { key: length[1] === 'more' ? 'max_length' : 'min_length', value: length[2]!, unit: length[3] as 'characters' | 'items' };
   return null;
 }
 
@@ -122,9 +125,9 @@ export function validatorIssues(error: ValidatorError, body: unknown): Validatio
   return (error.errors ?? []).map((item) => {
     const type = issueType(item);
     const loc = toLoc(item, type);
-    const issue: ValidationIssue = { loc, msg: humanMessage(item, type), type };
-    const ctx = boundOf(item);
-    if (ctx) issue.ctx = ctx;
+    const bound = boundOf(item);
+    const issue: ValidationIssue = { loc, msg: humanMessage(item, type, bound), type };
+    if (bound) issue.ctx = { [bound.key]: Number(bound.value) };
     if (loc[0] === 'body') {
       let value: unknown = body;
       for (const key of loc.slice(1)) value = value && typeof value === 'object' ? (value as Record<string | number, unknown>)[key] : undefined;

@@ -1,6 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import { type ReservationRow, thenCommit, type Tx } from '@sdx/db';
-import { type Balance, lockBalances, type SettleRequest } from './credits';
+import { type Balance, lockBalances, rollLocked, type SettleRequest } from './credits';
 
 /** A reservation just moved from held to settled, with its workspace's plan quota. */
 export type ClaimedReservation = Pick<
@@ -91,19 +91,22 @@ export async function settleClaimed(
   tx: Tx,
   now: Date,
   settlements: readonly Settlement[],
-  { last = false, locked }: { last?: boolean; locked?: Map<string, Balance> } = {},
+  { last = false, lockedRows }: { last?: boolean; lockedRows?: readonly Balance[] } = {},
 ): Promise<Map<string, number>> {
   const charged = new Map<string, number>();
   if (settlements.length === 0) return charged;
   const quotas = new Map(settlements.map((s) => [s.reservation.workspace_id, s.reservation.monthly_quota]));
-  // The caller may have locked them already (sent with its own statement, see completeJobs).
-  const balances =
-    locked ??
-    (await lockBalances(
-      tx,
-      [...quotas.entries()].map(([id, monthly_quota]) => ({ id, monthly_quota })),
-      now,
-    ));
+  const workspaces = [...quotas].map(([id, monthly_quota]) => ({ id, monthly_quota }));
+  // The caller may have locked the rows already (balanceLock sent with its own statement, see
+  // completeJobs): only their rollovers are left to apply.
+  const balances = lockedRows
+    ? await rollLocked(
+        tx,
+        lockedRows.filter((row) => quotas.has(row.workspace_id)),
+        workspaces,
+        now,
+      )
+    : await lockBalances(tx, workspaces, now);
 
   const ledger: Array<RawBuilder<unknown>> = [];
   const spent = new Map<string, Spent>();

@@ -3,7 +3,7 @@ import { findOperation, type Platform } from '@sdx/catalog';
 import { type JobRow, thenCommit, together, type Tx } from '@sdx/db';
 import type { Item } from '@sdx/providers';
 import type { Services } from '../context';
-import { balanceLock, rollLocked } from '../credits/credits';
+import { balanceLock } from '../credits/credits';
 import { type ClaimedReservation, claimHeldReservations, type Settlement, settleClaimed } from '../credits/settle-many';
 import { type FlushResult, GroupCommit, perProcess, refusedData } from '../group-commit';
 import { deliveredCost } from './recipe';
@@ -165,14 +165,7 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
   // A charge capped at its reservation (settled_credits, from the claim) also corrects the
   // job's billed_credits, in a statement of its own; otherwise the settlement is the last one.
   const capped = rows.filter((row) => row.reservation_id !== null && (row.settled_credits ?? 0) !== credits[row.idx]);
-  const quotas = new Map(settlements.map(({ reservation }) => [reservation.workspace_id, reservation.monthly_quota]));
-  const locked = await rollLocked(
-    tx,
-    lockedRows.filter((row) => quotas.has(row.workspace_id)),
-    [...quotas].map(([id, monthly_quota]) => ({ id, monthly_quota })),
-    now,
-  );
-  await settleClaimed(tx, now, settlements, { last: capped.length === 0, locked });
+  await settleClaimed(tx, now, settlements, { last: capped.length === 0, lockedRows });
   if (capped.length > 0) {
     const corrections = capped.map((row) => sql`(${items[row.idx]!.job.id}::text, ${row.settled_credits ?? 0}::int)`);
     await sql`

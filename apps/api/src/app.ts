@@ -44,6 +44,16 @@ export const ROUTES: RouteDef[] = [
 ];
 
 /**
+ * HEAD is GET without a body (RFC 9110, 9.3.2), so a health check or a client probing a
+ * resource by HEAD gets what GET would answer. openapi.yaml documents GET only, so the request
+ * goes on as GET; Node's response already knows it answers a HEAD and sends no body.
+ */
+const headAsGet: RequestHandler = (req, _res, next) => {
+  if (req.method === 'HEAD') req.method = 'GET';
+  next();
+};
+
+/**
  * The API: request ID → access log → route match → authentication (tenant resolved once) →
  * rate limit → request validation against openapi.yaml → route → one error renderer.
  */
@@ -54,6 +64,7 @@ export function createApp(deps: ApiDeps): Express {
   app.set('query parser', 'simple');
   app.use(requestId);
   app.use(accessLog(deps.services.log));
+  app.use(headAsGet);
   app.use(express.json({ limit: '1mb', type: () => true }));
 
   const authenticated = [authenticate(deps.services), rateLimit(deps.limiter), recordKeyUse(deps.services)];

@@ -244,6 +244,21 @@ describe('validation', () => {
     expect(patch.headers.allow!.split(', ').sort()).toEqual(['DELETE', 'GET', 'PUT']);
     expect((await request(stack.app).put('/v1/nope')).status).toBe(404);
   });
+  it('answers HEAD as GET without a body, authentication included', async () => {
+    // Undocumented on purpose (openapi.yaml lists GET), so not checked against it.
+    const health = await request(stack.app).head('/healthz');
+    expect(health.status).toBe(200);
+    expect(health.text).toBeUndefined();
+    const ws = await stack.workspace();
+    const get = await request(stack.app).get('/v1/platforms');
+    const head = await request(stack.app).head('/v1/platforms');
+    expect(head.status).toBe(200);
+    expect(head.headers['content-length']).toBe(get.headers['content-length']);
+    expect(head.headers['x-request-id']).toBeTruthy();
+    expect((await request(stack.app).head('/v1/account').set(ws.auth)).status).toBe(200);
+    expect((await request(stack.app).head('/v1/account')).status).toBe(401);
+    expect((await request(stack.app).head('/v1/jobs/job_missing').set(ws.auth)).status).toBe(404);
+  });
   it('answers JSON 404 on unknown paths', async () => {
     // Undocumented on purpose, so not checked against openapi.yaml.
     const res = await request(stack.app).get('/v1/nope');

@@ -14,10 +14,12 @@ export function accessLog(log: Logger): RequestHandler {
       return;
     }
     const started = performance.now();
+    // Read now: a HEAD request is handled as GET further on (see app.ts).
+    const method = req.method;
     const line = (msg: string) =>
       log.info(
         {
-          req: { id: res.locals.requestId, method: req.method, url: req.originalUrl, headers: req.headers, remoteAddress: req.socket.remoteAddress },
+          req: { id: res.locals.requestId, method, url: req.originalUrl, headers: req.headers, remoteAddress: req.socket.remoteAddress },
           res: { statusCode: res.statusCode },
           responseTime: Math.round(performance.now() - started),
           workspace_id: (res.locals.tenant as Tenant | undefined)?.workspace.id,

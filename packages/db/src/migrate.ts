@@ -4,12 +4,14 @@ import type { Db } from './pool';
 import * as m0001 from './migrations/20261122_0001_initial';
 import * as m0002 from './migrations/20261122_0002_schedule_run_recovery';
 import * as m0003 from './migrations/20261122_0003_active_key_index';
+import * as m0004 from './migrations/20261122_0004_partial_batch_index';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
   '20261122_0001_initial': m0001,
   '20261122_0002_schedule_run_recovery': m0002,
   '20261122_0003_active_key_index': m0003,
+  '20261122_0004_partial_batch_index': m0004,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

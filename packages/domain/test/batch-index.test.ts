@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { startTestStack, type TestStack } from '@sdx/testing';
+import { indexesIn, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
  * Batch children are found through a partial index that single jobs never enter (migration
@@ -14,21 +14,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack.close();
 });
-
-function indexesIn(plan: unknown): string[] {
-  const found: string[] = [];
-  const walk = (node: unknown) => {
-    if (Array.isArray(node)) node.forEach(walk);
-    else if (node && typeof node === 'object') {
-      for (const [key, value] of Object.entries(node)) {
-        if (key === 'Index Name' && typeof value === 'string') found.push(value);
-        else walk(value);
-      }
-    }
-  };
-  walk(plan);
-  return found;
-}
 
 it('keeps single jobs out of the batch index and finds batch children through it', async () => {
   const db = stack.runtime.db;

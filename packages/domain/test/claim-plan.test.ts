@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { claimJobs, claimStatement } from '@sdx/domain';
-import { startTestStack, type TestStack } from '@sdx/testing';
+import { indexesIn, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
  * A claim costs a few primary-key lookups however many jobs are queued. The claimable test
@@ -29,21 +29,6 @@ async function backlog(templateId: string, count: number): Promise<string[]> {
     returning id
   `.execute(stack.runtime.db);
   return rows.map((r) => r.id);
-}
-
-function indexesIn(plan: unknown): string[] {
-  const found: string[] = [];
-  const walk = (node: unknown) => {
-    if (Array.isArray(node)) node.forEach(walk);
-    else if (node && typeof node === 'object') {
-      for (const [key, value] of Object.entries(node)) {
-        if (key === 'Index Name' && typeof value === 'string') found.push(value);
-        else walk(value);
-      }
-    }
-  };
-  walk(plan);
-  return found;
 }
 
 it('claims by primary key while thousands of jobs are queued, and claims only those given', async () => {

@@ -1,2 +1,3 @@
 export * from './env';
 export * from './stack';
+export * from './plans';

@@ -1,136 +1,30 @@
-import type { ItemKind, OperationSpec, Platform } from '@sdx/catalog';
+import type { OperationSpec, Platform } from '@sdx/catalog';
+import type { components } from '@sdx/contract';
 
 /**
- * Normalized result items. Every item carries `kind`, `platform`, `username` and `caption`
- * (api-v1.md 2.4); the rest depends on the kind. Upstream IDs are always strings.
- * openapi.yaml documents the same shapes (components/schemas/*Item).
+ * Normalized result items, exactly as openapi.yaml documents them (components/schemas/*Item):
+ * the contract is their one definition, and the providers produce what it promises. Every item
+ * carries `kind`, `platform`, `username` and `caption` (api-v1.md 2.4); the rest depends on the
+ * kind. Upstream IDs are always strings.
  */
-export interface ItemBase {
-  kind: ItemKind;
-  platform: Platform;
-  id: string;
-  username: string | null;
-  caption: string | null;
-  url: string | null;
-  published_at: string | null;
-}
+type Schemas = components['schemas'];
 
-export interface ProfileItem extends ItemBase {
-  kind: 'profile';
-  display_name: string | null;
-  bio: string | null;
-  avatar_url: string | null;
-  verified: boolean;
-  private: boolean;
-  followers_count: number | null;
-  following_count: number | null;
-  posts_count: number | null;
-}
+export type Item = Schemas['Item'];
+export type ProfileItem = Schemas['ProfileItem'];
+export type PostItem = Schemas['PostItem'];
+export type CommentItem = Schemas['CommentItem'];
+export type HighlightItem = Schemas['HighlightItem'];
+export type StoryItem = Schemas['StoryItem'];
+export type TranscriptItem = Schemas['TranscriptItem'];
+export type PlaylistItem = Schemas['PlaylistItem'];
+export type AdItem = Schemas['AdItem'];
+export type AdvertiserItem = Schemas['AdvertiserItem'];
+export type AnalyticsItem = Schemas['AnalyticsItem'];
+export type Metrics = Schemas['Metrics'];
+export type TranscriptSegment = Schemas['TranscriptSegment'];
 
-export interface Metrics {
-  views: number | null;
-  likes: number | null;
-  comments: number | null;
-  shares: number | null;
-}
-
-export interface PostItem extends ItemBase {
-  kind: 'post' | 'video';
-  title: string | null;
-  media_type: string | null;
-  duration_seconds: number | null;
-  hashtags: string[];
-  collaborator_usernames: string[];
-  metrics: Metrics;
-}
-
-export interface CommentItem extends ItemBase {
-  kind: 'comment';
-  /** The commented content's ID. */
-  parent_id: string | null;
-  /** Pass as the target of facebook comment_replies. */
-  comment_url: string | null;
-  likes: number | null;
-  reply_count: number | null;
-}
-
-export interface HighlightItem extends ItemBase {
-  kind: 'highlight';
-  title: string | null;
-  cover_url: string | null;
-  items_count: number | null;
-}
-
-export interface StoryItem extends ItemBase {
-  kind: 'story';
-  media_type: string | null;
-  media_url: string | null;
-  expires_at: string | null;
-}
-
-export interface TranscriptSegment {
-  start: number;
-  end: number;
-  text: string;
-}
-
-export interface TranscriptItem extends ItemBase {
-  kind: 'transcript';
-  language: string | null;
-  text: string;
-  segments: TranscriptSegment[];
-}
-
-export interface PlaylistItem extends ItemBase {
-  kind: 'playlist';
-  title: string | null;
-  items_count: number | null;
-}
-
-export interface AdItem extends ItemBase {
-  kind: 'ad';
-  advertiser_id: string | null;
-  advertiser_name: string | null;
-  first_shown_at: string | null;
-  last_shown_at: string | null;
-  status: string | null;
-  body: string | null;
-  media_urls: string[];
-  platforms: string[];
-  countries: string[];
-  spend: string | null;
-  impressions: string | null;
-}
-
-export interface AdvertiserItem extends ItemBase {
-  kind: 'advertiser';
-  name: string;
-  page_id: string;
-  category: string | null;
-  ads_count: number | null;
-}
-
-export interface AnalyticsItem extends ItemBase {
-  kind: 'analytics';
-  followers_count: number | null;
-  posts_count: number | null;
-  average_likes: number | null;
-  average_comments: number | null;
-  engagement_rate: number | null;
-  posting_frequency_per_week: number | null;
-}
-
-export type Item =
-  | ProfileItem
-  | PostItem
-  | CommentItem
-  | HighlightItem
-  | StoryItem
-  | TranscriptItem
-  | PlaylistItem
-  | AdItem
-  | AdvertiserItem
-  | AnalyticsItem;
+/** The fields every item carries, whatever its kind. */
+export type ItemBase = Pick<Item, 'kind' | 'platform' | 'id' | 'username' | 'caption' | 'url' | 'published_at'>;
 
 /** What the worker asks a provider to do. */
 export interface ExtractionRequest {

@@ -31,6 +31,18 @@ export type ExtractionFailedError = Schemas['ExtractionFailedError'];
 export type HealthResponse = Schemas['HealthResponse'];
 export type ReadinessResponse = Schemas['ReadinessResponse'];
 export type Item = Schemas['Item'];
+export type ProfileItem = Schemas['ProfileItem'];
+export type PostItem = Schemas['PostItem'];
+export type CommentItem = Schemas['CommentItem'];
+export type HighlightItem = Schemas['HighlightItem'];
+export type StoryItem = Schemas['StoryItem'];
+export type TranscriptItem = Schemas['TranscriptItem'];
+export type PlaylistItem = Schemas['PlaylistItem'];
+export type AdItem = Schemas['AdItem'];
+export type AdvertiserItem = Schemas['AdvertiserItem'];
+export type AnalyticsItem = Schemas['AnalyticsItem'];
+export type Metrics = Schemas['Metrics'];
+export type TranscriptSegment = Schemas['TranscriptSegment'];
 export type ProfileBundle = Schemas['ProfileBundle'];
 
 /**

@@ -4,11 +4,9 @@ import {
   type Completion,
   completeJobs,
   getUsage,
-  settleReservation,
-  settleReservations,
 } from '@sdx/domain';
 import type { Item } from '@sdx/providers';
-import { startTestStack, type SeededWorkspace, type TestStack, reserveForTest } from '@sdx/testing';
+import { startTestStack, type SeededWorkspace, type TestStack, reserveForTest, settleReservation, settleReservations } from '@sdx/testing';
 
 /**
  * Group completion: the claims of concurrent attempts share one statement, their completions

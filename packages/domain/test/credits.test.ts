@@ -1,5 +1,5 @@
-import { ApiError, getUsage, ledgerTotals, releaseReservation, settleReservation } from '@sdx/domain';
-import { startTestStack, type TestStack, reserveForTest } from '@sdx/testing';
+import { ApiError, getUsage, ledgerTotals, releaseReservation } from '@sdx/domain';
+import { startTestStack, type TestStack, reserveForTest, settleReservation } from '@sdx/testing';
 
 let stack: TestStack;
 beforeAll(async () => {

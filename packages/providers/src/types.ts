@@ -1,5 +1,5 @@
 import type { OperationSpec, Platform } from '@sdx/catalog';
-import type { components } from '@sdx/contract';
+import type { Item } from '@sdx/contract';
 
 /**
  * Normalized result items, exactly as openapi.yaml documents them (components/schemas/*Item):
@@ -7,21 +7,21 @@ import type { components } from '@sdx/contract';
  * carries `kind`, `platform`, `username` and `caption` (api-v1.md 2.4); the rest depends on the
  * kind. Upstream IDs are always strings.
  */
-type Schemas = components['schemas'];
-
-export type Item = Schemas['Item'];
-export type ProfileItem = Schemas['ProfileItem'];
-export type PostItem = Schemas['PostItem'];
-export type CommentItem = Schemas['CommentItem'];
-export type HighlightItem = Schemas['HighlightItem'];
-export type StoryItem = Schemas['StoryItem'];
-export type TranscriptItem = Schemas['TranscriptItem'];
-export type PlaylistItem = Schemas['PlaylistItem'];
-export type AdItem = Schemas['AdItem'];
-export type AdvertiserItem = Schemas['AdvertiserItem'];
-export type AnalyticsItem = Schemas['AnalyticsItem'];
-export type Metrics = Schemas['Metrics'];
-export type TranscriptSegment = Schemas['TranscriptSegment'];
+export type {
+  AdItem,
+  AdvertiserItem,
+  AnalyticsItem,
+  CommentItem,
+  HighlightItem,
+  Item,
+  Metrics,
+  PlaylistItem,
+  PostItem,
+  ProfileItem,
+  StoryItem,
+  TranscriptItem,
+  TranscriptSegment,
+} from '@sdx/contract';
 
 /** The fields every item carries, whatever its kind. */
 export type ItemBase = Pick<Item, 'kind' | 'platform' | 'id' | 'username' | 'caption' | 'url' | 'published_at'>;

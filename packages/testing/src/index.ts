@@ -1,3 +1,4 @@
 export * from './env';
 export * from './stack';
 export * from './plans';
+export * from './credits';

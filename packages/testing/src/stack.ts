@@ -8,9 +8,10 @@ import { RedisRateLimiter, type RateLimiter } from '@sdx/app-api/src/middleware/
 import { startWorker, type RunningWorker } from '@sdx/app-worker/src/worker';
 import { type AppConfig, loadConfig } from '@sdx/config';
 import { createResponseValidator } from '@sdx/contract';
-import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, planReservation, systemClock, writeReservations } from '@sdx/domain';
+import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, planReservation, systemClock } from '@sdx/domain';
 import type { Provider } from '@sdx/providers';
 import { createRuntime, type Runtime } from '@sdx/runtime';
+import { writeReservations } from './credits';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
 
 /**

@@ -209,10 +209,6 @@ export function renderErrors(log: Logger): ErrorRequestHandler {
       res.status(404).json({ detail: { error: 'not_found', message: `No route for ${req.method} ${req.path}.` } });
       return;
     }
-    if (status === 405) {
-      res.status(405).json({ detail: { error: 'method_not_allowed', message: `${req.method} is not allowed on ${req.path}.` } });
-      return;
-    }
     if (status === 415) {
       res.status(415).json({ detail: { error: 'invalid_request', message: 'Send the body as application/json.' } });
       return;

@@ -185,7 +185,7 @@ export interface PlannedReservation {
  * The reservation of one job's maximum cost against a locked balance, without writing: the rows
  * to insert and the balance after it. Throws 402 when it does not fit. Several plans can follow
  * each other on the returned balance (a batch, a group of submissions) and be written at once
- * with writeReservations (or, with their jobs, writeAdmissions).
+ * with their jobs (writeAdmissions).
  */
 export function planReservation(
   workspace: Pick<WorkspaceRow, 'id' | 'monthly_quota'>,
@@ -238,7 +238,7 @@ export function planReservation(
  * The writes of planned reservations, as the WITH clauses of one statement: the reservation
  * rows, their ledger entries, and each balance's reserved totals as planned (the caller holds
  * the balance locks, so the planned totals are the truth). writeAdmissions adds the job rows to
- * it; writeReservations runs it alone.
+ * it.
  */
 export function withReservations(tx: Tx, planned: readonly PlannedReservation[], balances: readonly Balance[], now: Date) {
   const totals = balances.map(
@@ -262,14 +262,6 @@ export function withReservations(tx: Tx, planned: readonly PlannedReservation[],
   );
 }
 
-/** Writes planned reservations (see withReservations) in one statement. */
-export async function writeReservations(tx: Tx, planned: readonly PlannedReservation[], balances: readonly Balance[], now: Date): Promise<void> {
-  if (planned.length === 0) return;
-  await withReservations(tx, planned, balances, now)
-    .selectNoFrom(sql<number>`1`.as('written'))
-    .execute();
-}
-
 export function insufficientCredits(balance: Balance, available: Available, required: number): ApiError {
   const reserved = balance.plan_reserved + balance.promo_reserved + balance.purchased_reserved;
   return new ApiError('insufficient_credits', `This request needs ${required} credits; ${available.total} are available.`, {
@@ -291,14 +283,6 @@ async function claimForRelease(tx: Tx, jobId: string, now: Date): Promise<Reserv
     .where('status', '=', 'held')
     .returningAll()
     .executeTakeFirst();
-}
-
-export interface SettleRequest {
-  jobId: string;
-  /** Credits the delivered results cost (never more than was reserved). */
-  credits: number;
-  /** Results delivered. */
-  units: number;
 }
 
 /** Returns a job's whole reservation (failure, cancellation). At most once; false when not held. */

@@ -1,6 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import { type ReservationRow, thenCommit, type Tx } from '@sdx/db';
-import { type Balance, lockBalances, rollLocked, type SettleRequest } from './credits';
+import { type Balance, lockBalances, rollLocked } from './credits';
 
 /** A reservation just moved from held to settled, with its workspace's plan quota. */
 export type ClaimedReservation = Pick<
@@ -32,39 +32,6 @@ export function claimHeldReservations(now: Date, source: RawBuilder<unknown>): R
     returning r.id, r.workspace_id, r.job_id, r.plan_amount, r.promo_amount, r.purchased_amount, r.units, r.settled_credits,
               (select w.monthly_quota from workspaces w where w.id = r.workspace_id) as monthly_quota
   `;
-}
-
-/**
- * Settles a job's reservation against what was delivered: charges `credits` (drawn from the
- * reservation's parts in bucket order) and returns the rest. At most once per job: the
- * reservation row moves from held exactly once, and the ledger's unique index backs it.
- * Returns the credits charged, or null when the reservation was no longer held.
- */
-export async function settleReservation(tx: Tx, now: Date, request: SettleRequest): Promise<number | null> {
-  const charged = await settleReservations(tx, now, [request]);
-  return charged.get(request.jobId) ?? null;
-}
-
-/**
- * settleReservation for many jobs in one transaction, with a fixed number of statements
- * whatever their number (see settleClaimed). Each job is charged as if it were settled alone,
- * and at most once: a reservation moves from held once, and the
- * ledger's unique index backs it. The caller passes each job once and holds the jobs' row
- * locks when other writers may close the same reservations (jobs are always locked before
- * their reservation and balance). Returns the credits charged per job whose reservation was
- * still held; a job missing from the map was settled or released before.
- */
-export async function settleReservations(tx: Tx, now: Date, requests: readonly SettleRequest[]): Promise<Map<string, number>> {
-  if (requests.length === 0) return new Map();
-  const wanted = requests.map((r) => sql`(${r.jobId}::text, ${r.credits}::bigint)`);
-  const claimed = await claimHeldReservations(now, sql`(values ${sql.join(wanted)}) as v(job_id, charge)`).execute(tx);
-  const byJob = new Map(claimed.rows.map((r) => [r.job_id, r]));
-  const settlements: Settlement[] = [];
-  for (const request of requests) {
-    const reservation = byJob.get(request.jobId);
-    if (reservation) settlements.push({ reservation, units: request.units });
-  }
-  return settleClaimed(tx, now, settlements);
 }
 
 interface Spent {

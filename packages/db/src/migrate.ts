@@ -5,6 +5,7 @@ import * as m0001 from './migrations/20261122_0001_initial';
 import * as m0002 from './migrations/20261122_0002_schedule_run_recovery';
 import * as m0003 from './migrations/20261122_0003_active_key_index';
 import * as m0004 from './migrations/20261122_0004_partial_batch_index';
+import * as m0005 from './migrations/20261123_0005_shared_queue_entry';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -12,6 +13,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261122_0002_schedule_run_recovery': m0002,
   '20261122_0003_active_key_index': m0003,
   '20261122_0004_partial_batch_index': m0004,
+  '20261123_0005_shared_queue_entry': m0005,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

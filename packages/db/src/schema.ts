@@ -121,6 +121,8 @@ export interface JobsTable {
   lease_token: string | null;
   checkpoint_cursor: string | null;
   checkpoint_pages: Generated<number>;
+  /** The shared queue entry of the job's first attempt (null: an entry of its own). */
+  queue_entry: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   started_at: Timestamp | null;
   finished_at: Timestamp | null;

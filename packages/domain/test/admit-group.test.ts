@@ -81,9 +81,15 @@ describe('group admission', () => {
     expect(await countWorkspaceRows(stack, 'jobs', capped.workspaceId)).toBe(2);
     expect(await usageOf(capped.workspaceId)).toMatchObject({ credits_reserved: 2, credits_remaining: 98 });
 
-    // Every new job has its queue entry.
-    const entries = await Promise.all([0, 1, 3, 5, 8, 9].map((i) => stack.runtime.queues.jobs.getJob(`${value(i).job.id}-a1`)));
-    expect(entries.every((e) => e !== undefined)).toBe(true);
+    // The six new jobs of the group share one queue entry, which each row names.
+    const fresh = [0, 1, 3, 5, 8, 9].map((i) => value(i).job);
+    const entryIds = new Set(fresh.map((job) => job.queue_entry));
+    expect(entryIds.size).toBe(1);
+    const [entryId] = [...entryIds];
+    expect(entryId).toBe(`${fresh[0]!.id}-a1+5`);
+    const entry = await stack.runtime.queues.jobs.getJob(entryId!);
+    expect(entry?.data).toEqual({ jobId: fresh[0]!.id, attempt: 1, jobIds: fresh.map((job) => job.id) });
+    expect(await stack.runtime.queues.jobs.getJob(`${fresh[1]!.id}-a1`)).toBeUndefined();
   });
 
   it('frees the idempotency key of a submission refused inside a group', async () => {

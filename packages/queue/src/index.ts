@@ -5,9 +5,10 @@ import IORedis, { type RedisOptions } from 'ioredis';
  * The job catalog: every queue the fleet uses, its payload and its delivery options, in one
  * place. The API and the scheduler enqueue through it; workers process through it.
  *
- * A queue entry only wakes a worker for one attempt of one job: Postgres holds the job's state,
- * attempts and retries. Entry IDs are derived from the job ID and attempt, so enqueueing the same
- * attempt twice (a retry of the API, the reconciler) adds nothing.
+ * A queue entry only wakes a worker for attempts: Postgres holds each job's state, attempts and
+ * retries. An entry carries one job's attempt, or the first attempts of jobs admitted together
+ * (see planEntries). Entry IDs are deterministic, so enqueueing the same attempt twice (a retry
+ * of the API, the reconciler) adds nothing while the entry waits.
  */
 export const QUEUES = {
   /** Single jobs (POST /v1/jobs, /v1/extract, scheduled single-target runs). */
@@ -18,9 +19,32 @@ export const QUEUES = {
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
+/**
+ * One queue entry: the given attempt of one job, or the first attempts of several jobs admitted
+ * together (jobIds, in admission order; jobId is the first of them).
+ */
 export interface ExtractionPayload {
   jobId: string;
   attempt: number;
+  jobIds?: string[];
+}
+
+/** The jobs an entry carries. */
+export function jobIdsOf(payload: ExtractionPayload): string[] {
+  return payload.jobIds && payload.jobIds.length > 0 ? payload.jobIds : [payload.jobId];
+}
+
+/**
+ * Jobs per shared entry, at most. Queue work (an add, a delivery, an acknowledgement) is per
+ * entry, so the jobs of one admission share entries of up to this many; a worker with fewer
+ * free slots hands the rest back to the queue (see the worker app).
+ */
+export const ENTRY_MAX_JOBS = 16;
+
+/** One entry to add: its ID and the jobs it carries. */
+export interface EntryPlan {
+  id: string;
+  jobIds: string[];
 }
 
 export const EXTRACTION_ENTRY = 'extract';
@@ -32,8 +56,32 @@ const ENTRY_OPTIONS: JobsOptions = {
   removeOnFail: true,
 };
 
-export function entryId(payload: ExtractionPayload): string {
+export function entryId(payload: Pick<ExtractionPayload, 'jobId' | 'attempt'>): string {
   return `${payload.jobId}-a${payload.attempt}`;
+}
+
+/**
+ * The entries that carry the given attempt of `jobIds`, in order: runs of up to ENTRY_MAX_JOBS.
+ * A run of one job is that job's own entry (entryId); a longer run is named after its first job
+ * and its size. Both are deterministic, so adding the same plan twice adds nothing new while
+ * the first entries still wait.
+ */
+export function planEntries(jobIds: readonly string[], attempt: number): EntryPlan[] {
+  const plans: EntryPlan[] = [];
+  for (let i = 0; i < jobIds.length; i += ENTRY_MAX_JOBS) {
+    const run = jobIds.slice(i, i + ENTRY_MAX_JOBS);
+    const id = run.length === 1 ? entryId({ jobId: run[0]!, attempt }) : `${run[0]}-a${attempt}+${run.length - 1}`;
+    plans.push({ id, jobIds: run });
+  }
+  return plans;
+}
+
+/** A job attempt to enqueue; `entry` names the shared entry it travels in (null: its own). */
+export interface EnqueueRequest {
+  jobId: string;
+  attempt: number;
+  batchChild: boolean;
+  entry?: string | null;
 }
 
 /** Redis for long-lived blocking consumers (BullMQ workers): retry forever. */
@@ -69,8 +117,10 @@ export class ExtractionQueues {
     return isBatchChild ? this.batchChildren : this.jobs;
   }
 
-  async enqueue(payload: ExtractionPayload & { batchChild: boolean; delayMs?: number }): Promise<void> {
-    const { batchChild, delayMs, ...data } = payload;
+  /** Adds the entry of one job's attempt, after `delayMs` when given (a retry's backoff). */
+  async enqueue(payload: { jobId: string; attempt: number; batchChild: boolean; delayMs?: number }): Promise<void> {
+    const { batchChild, delayMs, jobId, attempt } = payload;
+    const data: ExtractionPayload = { jobId, attempt };
     await this.queueFor(batchChild).add(EXTRACTION_ENTRY, data, {
       ...ENTRY_OPTIONS,
       jobId: entryId(data),
@@ -78,15 +128,30 @@ export class ExtractionQueues {
     });
   }
 
-  async enqueueMany(payloads: Array<ExtractionPayload & { batchChild: boolean }>): Promise<void> {
-    const groups = new Map<Queue<ExtractionPayload>, ExtractionPayload[]>();
-    for (const { batchChild, ...data } of payloads) {
+  /**
+   * Adds the entries of many job attempts, one bulk add per queue. Requests naming the same
+   * shared entry (and attempt) become that one entry, carrying their jobs in order; the others
+   * get an entry each.
+   */
+  async enqueueMany(requests: readonly EnqueueRequest[]): Promise<void> {
+    const byQueue = new Map<Queue<ExtractionPayload>, Map<string, ExtractionPayload>>();
+    for (const { jobId, attempt, batchChild, entry } of requests) {
       const queue = this.queueFor(batchChild);
-      groups.set(queue, [...(groups.get(queue) ?? []), data]);
+      const entries = byQueue.get(queue) ?? new Map<string, ExtractionPayload>();
+      byQueue.set(queue, entries);
+      const id = entry ?? entryId({ jobId, attempt });
+      const shared = entries.get(id);
+      if (!shared) entries.set(id, entry ? { jobId, attempt, jobIds: [jobId] } : { jobId, attempt });
+      else if (shared.jobIds && !shared.jobIds.includes(jobId)) shared.jobIds.push(jobId);
     }
-    for (const [queue, list] of groups) {
-      await queue.addBulk(list.map((data) => ({ name: EXTRACTION_ENTRY, data, opts: { ...ENTRY_OPTIONS, jobId: entryId(data) } })));
+    for (const [queue, entries] of byQueue) {
+      await queue.addBulk([...entries].map(([id, data]) => ({ name: EXTRACTION_ENTRY, data, opts: { ...ENTRY_OPTIONS, jobId: id } })));
     }
+  }
+
+  /** Adds planned entries (see planEntries) of the given attempt. */
+  async enqueuePlanned(plans: readonly EntryPlan[], attempt: number, batchChild: boolean): Promise<void> {
+    await this.enqueueMany(plans.flatMap((plan) => plan.jobIds.map((jobId) => ({ jobId, attempt, batchChild, entry: plan.jobIds.length > 1 ? plan.id : null }))));
   }
 
   async close(): Promise<void> {

@@ -1,4 +1,5 @@
 import type { JobRow, NewJob, Tx } from '@sdx/db';
+import { planEntries } from '@sdx/queue';
 import type { Services, Tenant } from '../context';
 import { type PlannedReservation, planReservation } from '../credits/credits';
 import { ApiError } from '../errors';
@@ -46,9 +47,10 @@ const groups = new WeakMap<Services, GroupCommit<JobSubmission, Answer>>();
 /**
  * Admits a single-job submission. Concurrent submissions of one process are admitted together
  * (see GroupCommit): one transaction, one lock of each workspace's balance row, one statement
- * per step for the whole group, one bulk queue add after commit. Each submission still gets
- * exactly the answer it would get alone, in submission order: replay, 409, deduplicated,
- * cached, 429, 402 or a new queued job with its reservation.
+ * per step for the whole group, one bulk queue add after commit, in which the new jobs share
+ * entries (planEntries). Each submission still gets exactly the answer it would get alone, in
+ * submission order: replay, 409, deduplicated, cached, 429, 402 or a new queued job with its
+ * reservation.
  */
 export async function admitSubmission(services: Services, submission: JobSubmission): Promise<CreatedJob> {
   const group = perProcess(groups, services, () => new GroupCommit((items: JobSubmission[]) => admitGroup(services, items), { maxBatch: 64, ...REQUEST_PATH_BOUNDS }));
@@ -86,7 +88,7 @@ async function admitGroup(services: Services, items: JobSubmission[]): Promise<F
   const queued =
     fresh.length === 0
       ? Promise.resolve()
-      : services.queues.enqueueMany(fresh.map((r) => ({ jobId: r.job.id, attempt: r.job.attempts + 1, batchChild: false }))).catch((error) => {
+      : services.queues.enqueueMany(fresh.map((r) => ({ jobId: r.job.id, attempt: r.job.attempts + 1, batchChild: false, entry: r.job.queue_entry }))).catch((error) => {
           // The jobs are safely queued in Postgres; the reconciler enqueues them once Redis answers.
           services.log.warn({ err: error, jobs: fresh.length }, 'enqueue failed; the reconciler will retry');
         });
@@ -200,6 +202,14 @@ async function admitInTransaction(services: Services, tx: Tx, items: JobSubmissi
         results[i] = error;
       }
     });
+
+    // The new queued jobs travel in shared queue entries; each row records the entry that
+    // carries its first attempt, so that the reconciler can add it again under the same ID.
+    const queuedRows = newRows.filter((row) => row.status === 'queued');
+    const rowById = new Map(queuedRows.map((row) => [row.id, row]));
+    for (const plan of planEntries(queuedRows.map((row) => row.id), 1)) {
+      if (plan.jobIds.length > 1) for (const id of plan.jobIds) rowById.get(id)!.queue_entry = plan.id;
+    }
 
     // Claims of refused submissions (402, 429) are dropped, so the key stays free as if the
     // request had never been made; claims answered by existing work name that work.

@@ -14,8 +14,8 @@ export interface ReconcileReport {
  * - a running job whose heartbeat stopped (its worker died) goes back to queued for its next
  *   attempt, or fails with retries_exhausted (reservation released) when none is left;
  * - a queued job that is due but may have no queue entry (the process died between commit and
- *   enqueue, or Redis lost it) is enqueued again. Entry IDs are deterministic per attempt, so
- *   re-adding an entry that still exists is a no-op.
+ *   enqueue, or Redis lost it) is enqueued again. Entry IDs are deterministic (per attempt, or
+ *   the shared entry the job's row names), so re-adding an entry that still waits is a no-op.
  * Safe to run concurrently from several processes: every change is a guarded UPDATE.
  */
 export async function reconcileJobs(services: Services, options: { batchSize?: number; enqueueGraceMs?: number } = {}): Promise<ReconcileReport> {
@@ -58,7 +58,7 @@ export async function reconcileJobs(services: Services, options: { batchSize?: n
 
   const due = await db
     .selectFrom('jobs')
-    .select(['id', 'attempts', 'batch_id'])
+    .select(['id', 'attempts', 'batch_id', 'queue_entry'])
     .where('status', '=', 'queued')
     .where((eb) =>
       eb.or([
@@ -70,7 +70,11 @@ export async function reconcileJobs(services: Services, options: { batchSize?: n
     .limit(batchSize)
     .execute();
   if (due.length > 0) {
-    await services.queues.enqueueMany(due.map((j) => ({ jobId: j.id, attempt: j.attempts + 1, batchChild: j.batch_id !== null })));
+    // A first attempt admitted in a shared entry is added under that entry's ID again: a no-op
+    // while the entry still waits, one entry for those of its jobs still queued when it is gone.
+    await services.queues.enqueueMany(
+      due.map((j) => ({ jobId: j.id, attempt: j.attempts + 1, batchChild: j.batch_id !== null, entry: j.attempts === 0 ? j.queue_entry : null })),
+    );
     report.enqueued = due.length;
   }
   return report;

@@ -1,0 +1,142 @@
+import { createJob, reconcileJobs } from '@sdx/domain';
+import { jobIdsOf } from '@sdx/queue';
+import { eventually, startTestStack, type SeededWorkspace, type TestStack } from '@sdx/testing';
+
+/**
+ * Jobs admitted together share queue entries: the worker still runs at most WORKER_CONCURRENCY
+ * attempts at once, hands what it cannot start back to the queue, and every job runs, completes
+ * and settles once. The reconciler re-adds a lost shared entry under its own ID.
+ */
+
+let stack: TestStack;
+beforeAll(async () => {
+  stack = await startTestStack();
+});
+afterAll(async () => {
+  await stack.close();
+});
+
+async function tenantOf(ws: SeededWorkspace) {
+  const workspace = await stack.runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+  return { workspace, keyId: null, role: null };
+}
+
+/** Submits the targets in one turn of the event loop: one admission group. */
+async function submitTogether(ws: SeededWorkspace, targets: string[]) {
+  const tenant = await tenantOf(ws);
+  const created = await Promise.all(
+    targets.map((target) => createJob(stack.runtime.services, tenant, { platform: 'instagram', operation: 'profile', target }, { endpoint: 'POST /v1/jobs' })),
+  );
+  return created.map((c) => c.job);
+}
+
+async function jobsOf(ids: string[]) {
+  return stack.runtime.db.selectFrom('jobs').selectAll().where('id', 'in', ids).orderBy('id').execute();
+}
+
+async function ledgerTypes(jobId: string): Promise<string[]> {
+  const rows = await stack.runtime.db.selectFrom('credit_ledger').select('entry_type').where('job_id', '=', jobId).orderBy('id').execute();
+  return rows.map((r) => r.entry_type);
+}
+
+async function waitingEntries() {
+  return stack.runtime.queues.jobs.getJobs(['waiting']);
+}
+
+describe('shared queue entries', () => {
+  it('runs at most WORKER_CONCURRENCY attempts of a shared entry at once and hands the rest back', async () => {
+    const ws = await stack.workspace({ credits: 100 });
+    const targets = Array.from({ length: 5 }, (_, i) => `shared${i}_sandbox_slow_300`);
+    targets.push('shared_flaky_sandbox_flaky_1_sandbox_slow_300');
+    const jobs = await submitTogether(ws, targets);
+    const ids = jobs.map((j) => j.id);
+
+    const entries = await waitingEntries();
+    expect(entries).toHaveLength(1);
+    expect(entries[0]!.id).toBe(`${ids[0]}-a1+5`);
+    expect(jobIdsOf(entries[0]!.data)).toEqual(ids);
+
+    // One worker with two slots: the entry's other four jobs can only run through the entries
+    // it hands back.
+    const worker = stack.startWorker(2);
+    let mostRunning = 0;
+    const done = await eventually(async () => {
+      const rows = await jobsOf(ids);
+      mostRunning = Math.max(mostRunning, rows.filter((r) => r.status === 'running').length);
+      return rows.every((r) => r.status === 'completed') ? rows : undefined;
+    }, 30_000, 20);
+    await worker.close();
+    stack.worker = null;
+
+    expect(mostRunning).toBeGreaterThan(0);
+    expect(mostRunning).toBeLessThanOrEqual(2);
+    for (const job of done) {
+      expect(job).toMatchObject({ status: 'completed', result_count: 1, billed_credits: 1 });
+      expect(job.attempts).toBe(job.target.includes('flaky') ? 2 : 1);
+      expect(await ledgerTypes(job.id)).toEqual(['reserve', 'settle']);
+    }
+    expect(await stack.runtime.queues.jobs.getJobCounts('waiting', 'active', 'delayed')).toEqual({ waiting: 0, active: 0, delayed: 0 });
+  }, 40_000);
+
+  it('leaves entries in the queue while all its slots are busy', async () => {
+    const ws = await stack.workspace({ credits: 100 });
+    const pair = await submitTogether(ws, ['busy_a_sandbox_slow_1000', 'busy_b_sandbox_slow_1000']);
+    const [other] = await submitTogether(ws, ['busy_c']);
+    const ids = [...pair.map((j) => j.id), other!.id];
+    expect((await waitingEntries()).map((e) => e.id).sort()).toEqual([`${pair[0]!.id}-a1+1`, `${other!.id}-a1`].sort());
+
+    const worker = stack.startWorker(2);
+    await eventually(async () => (await jobsOf(pair.map((j) => j.id))).every((r) => r.status === 'running'), 10_000, 20);
+    // Both slots run the pair: the other entry stays in the queue, free for any other worker.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(await stack.runtime.queues.jobs.getJobCounts('waiting', 'active')).toEqual({ waiting: 1, active: 1 });
+    expect((await jobsOf([other!.id]))[0]!.status).toBe('queued');
+
+    const done = await eventually(async () => {
+      const rows = await jobsOf(ids);
+      return rows.every((r) => r.status === 'completed') ? rows : undefined;
+    }, 20_000);
+    await worker.close();
+    stack.worker = null;
+    expect(done.map((r) => r.billed_credits)).toEqual([1, 1, 1]);
+  }, 40_000);
+
+  it('re-adds a lost shared entry under its ID, with the jobs still queued, once', async () => {
+    const ws = await stack.workspace({ credits: 100 });
+    const jobs = await submitTogether(ws, ['lost_a', 'lost_b', 'lost_c', 'lost_d']);
+    const ids = jobs.map((j) => j.id);
+    const entryId = `${ids[0]}-a1+3`;
+    expect(new Set(jobs.map((j) => j.queue_entry))).toEqual(new Set([entryId]));
+
+    // While the entry waits, the reconciler adds nothing.
+    await reconcileJobs(stack.runtime.services, { enqueueGraceMs: 0 });
+    expect((await waitingEntries()).map((e) => e.id)).toEqual([entryId]);
+
+    // Lost (Redis flushed, say); one of the jobs is cancelled meanwhile.
+    await stack.runtime.queues.jobs.remove(entryId);
+    const cancelled = await stack.api.post(`/v1/jobs/${ids[1]}/cancel`, { headers: ws.auth });
+    expect(cancelled.body.status).toBe('cancelled');
+    expect(await waitingEntries()).toHaveLength(0);
+
+    await reconcileJobs(stack.runtime.services, { enqueueGraceMs: 0 });
+    await reconcileJobs(stack.runtime.services, { enqueueGraceMs: 0 });
+    const [again, ...more] = await waitingEntries();
+    expect(more).toHaveLength(0);
+    expect(again!.id).toBe(entryId);
+    expect(new Set(jobIdsOf(again!.data))).toEqual(new Set([ids[0], ids[2], ids[3]]));
+    expect(again!.data.attempt).toBe(1);
+
+    const worker = stack.startWorker(4);
+    const done = await eventually(async () => {
+      const rows = await jobsOf(ids);
+      return rows.every((r) => r.status === 'completed' || r.status === 'cancelled') ? rows : undefined;
+    }, 20_000);
+    await worker.close();
+    stack.worker = null;
+    expect(done.map((r) => r.status).sort()).toEqual(['cancelled', 'completed', 'completed', 'completed']);
+    for (const job of done.filter((r) => r.status === 'completed')) {
+      expect(job).toMatchObject({ attempts: 1, billed_credits: 1 });
+      expect(await ledgerTypes(job.id)).toEqual(['reserve', 'settle']);
+    }
+  }, 40_000);
+});

@@ -1,5 +1,5 @@
 import { type RawBuilder, sql } from 'kysely';
-import { type ReservationRow, thenCommit, type Tx } from '@sdx/db';
+import { jsonRows, type ReservationRow, thenCommit, type Tx } from '@sdx/db';
 import { type Balance, lockBalances, rollLocked } from './credits';
 
 /** A reservation just moved from held to settled, with its workspace's plan quota. */
@@ -75,7 +75,7 @@ export async function settleClaimed(
       )
     : await lockBalances(tx, workspaces, now);
 
-  const ledger: Array<RawBuilder<unknown>> = [];
+  const ledger: Array<Record<string, unknown>> = [];
   const spent = new Map<string, Spent>();
   for (const { reservation, units } of settlements) {
     const balance = balances.get(reservation.workspace_id);
@@ -86,10 +86,18 @@ export async function settleClaimed(
     const promo = Math.min(charge - plan, reservation.promo_amount);
     const purchased = charge - plan - promo;
     const note = charge < reservedTotal ? `released ${reservedTotal - charge} unused credits` : null;
-    ledger.push(
-      sql`(${reservation.workspace_id}::text, 'settle', ${charge}::bigint, ${plan}::bigint, ${promo}::bigint, ${purchased}::bigint,
-           ${units}::bigint, ${reservation.id}::text, ${reservation.job_id}::text, ${balance.period_start}::date, ${note}::text)`,
-    );
+    ledger.push({
+      workspace_id: reservation.workspace_id,
+      credits: charge,
+      plan_credits: plan,
+      promo_credits: promo,
+      purchased_credits: purchased,
+      units,
+      reservation_id: reservation.id,
+      job_id: reservation.job_id,
+      period_start: balance.period_start,
+      note,
+    });
     const s = spent.get(reservation.workspace_id) ?? {
       plan_reserved: 0,
       promo_reserved: 0,
@@ -114,18 +122,16 @@ export async function settleClaimed(
     charged.set(reservation.job_id, charge);
   }
 
-  const rows = [...spent.entries()].map(
-    ([workspaceId, s]) =>
-      sql`(${workspaceId}::text, ${s.plan_reserved}::bigint, ${s.promo_reserved}::bigint, ${s.purchased_reserved}::bigint, ${s.units_reserved}::bigint,
-           ${s.plan}::bigint, ${s.promo}::bigint, ${s.purchased}::bigint, ${s.units}::bigint, ${s.charge}::bigint)`,
-  );
+  const rows = [...spent.entries()].map(([workspace_id, s]) => ({ workspace_id, ...s }));
   // The ledger insert runs as part of the balance update (a data-modifying WITH always runs):
   // one round trip for both, in one statement.
   await sql`
     with ledger as (
       insert into credit_ledger
         (workspace_id, entry_type, credits, plan_credits, promo_credits, purchased_credits, units, reservation_id, job_id, period_start, note)
-      values ${sql.join(ledger)}
+      select l.workspace_id, 'settle', l.credits, l.plan_credits, l.promo_credits, l.purchased_credits, l.units, l.reservation_id, l.job_id,
+             l.period_start, l.note
+      from ${jsonRows(ledger, 'workspace_id text, credits bigint, plan_credits bigint, promo_credits bigint, purchased_credits bigint, units bigint, reservation_id text, job_id text, period_start date, note text')} as l
     )
     update credit_balances b
     set plan_reserved = b.plan_reserved - v.plan_reserved,
@@ -140,7 +146,7 @@ export async function settleClaimed(
         units_used = b.units_used + v.units,
         lifetime_spent = b.lifetime_spent + v.charge,
         updated_at = ${now}
-    from (values ${sql.join(rows)}) as v(workspace_id, plan_reserved, promo_reserved, purchased_reserved, units_reserved, plan, promo, purchased, units, charge)
+    from ${jsonRows(rows, 'workspace_id text, plan_reserved bigint, promo_reserved bigint, purchased_reserved bigint, units_reserved bigint, plan bigint, promo bigint, purchased bigint, units bigint, charge bigint')} as v
     where b.workspace_id = v.workspace_id
     ${last ? thenCommit : sql``}
   `.execute(tx);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { findOperation, type Platform } from '@sdx/catalog';
-import { type JobRow, thenCommit, together, type Tx } from '@sdx/db';
+import { type JobRow, jsonRows, thenCommit, together, type Tx } from '@sdx/db';
 import type { Item } from '@sdx/providers';
 import type { Services } from '../context';
 import { balanceLock } from '../credits/credits';
@@ -101,14 +101,18 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
     const spec = findOperation(job.platform, job.operation)!;
     return deliveredCost({ platform: job.platform as Platform, spec, includePosts: job.include_posts }, delivered.primary, delivered.bundled);
   });
-  const values = items.map(({ job, lease, delivered }, i) => {
-    const message = delivered.total === 0 ? 'Completed with no results' : `Completed with ${delivered.total} results`;
-    return sql`(${i}::int, ${job.id}::text, ${lease}::text, ${message}::text, ${delivered.total}::int, ${credits[i]!}::int)`;
-  });
+  const values = items.map(({ job, lease, delivered }, idx) => ({
+    idx,
+    id: job.id,
+    lease,
+    message: delivered.total === 0 ? 'Completed with no results' : `Completed with ${delivered.total} results`,
+    total: delivered.total,
+    credits: credits[idx]!,
+  }));
   const ids = [...new Set(items.map((c) => c.job.id))];
   // Pages of every item are sent; only those of jobs completed here are written.
   const pages = items.flatMap(({ job, lease, delivered: { finalPage } }) =>
-    finalPage ? [sql`(${job.id}::text, ${lease}::text, ${finalPage.pageNo}::int, ${finalPage.items.length}::int, ${JSON.stringify(finalPage.items)}::jsonb)`] : [],
+    finalPage ? [{ job_id: job.id, lease, page_no: finalPage.pageNo, item_count: finalPage.items.length, items: finalPage.items }] : [],
   );
   const writePages =
     pages.length === 0
@@ -116,7 +120,7 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
       : sql`, pages as (
           insert into job_result_pages (job_id, page_no, item_count, items)
           select p.job_id, p.page_no, p.item_count, p.items
-          from (values ${sql.join(pages)}) as p(job_id, lease, page_no, item_count, items)
+          from ${jsonRows(pages, 'job_id text, lease text, page_no int, item_count int, items jsonb')} as p
           join done d on d.id = p.job_id and d.lease = p.lease
           on conflict (job_id, page_no) do update set item_count = excluded.item_count, items = excluded.items
         )`;
@@ -136,7 +140,7 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
           finished_at = ${now},
           lease_token = null,
           checkpoint_cursor = null
-      from (values ${sql.join(values)}) as v(idx, id, lease, message, total, credits), locked k
+      from ${jsonRows(values, 'idx int, id text, lease text, message text, total int, credits int')} as v, locked k
       where k.id = v.id
         and k.lease_token = v.lease
         and k.status = 'running'
@@ -167,10 +171,10 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
   const capped = rows.filter((row) => row.reservation_id !== null && (row.settled_credits ?? 0) !== credits[row.idx]);
   await settleClaimed(tx, now, settlements, { last: capped.length === 0, lockedRows });
   if (capped.length > 0) {
-    const corrections = capped.map((row) => sql`(${items[row.idx]!.job.id}::text, ${row.settled_credits ?? 0}::int)`);
+    const corrections = capped.map((row) => ({ id: items[row.idx]!.job.id, credits: row.settled_credits ?? 0 }));
     await sql`
       update jobs j set billed_credits = v.credits
-      from (values ${sql.join(corrections)}) as v(id, credits)
+      from ${jsonRows(corrections, 'id text, credits int')} as v
       where j.id = v.id
       ${thenCommit}
     `.execute(tx);

@@ -125,7 +125,7 @@ describe('queued → running → completed', () => {
 
   it('a bundle that delivers fewer posts settles on what was delivered', async () => {
     const ws = await stack.workspace({ credits: 100 });
-    const job = await submit(ws, { operation: 'profile', target: 'natgeo_sandbox_count_2', include_posts: 10 });
+    const job = await submit(ws, { operation: 'profile', target: 'natgeo_sandbox_count_2_sandbox_slow_300', include_posts: 10 });
     expect((await usage(ws)).credits_reserved).toBe(21);
     const done = await waitFor(ws, job.id, terminal);
     expect(done).toMatchObject({ status: 'completed', result_count: 3, billed_credits: 1 + 2 * 2 });

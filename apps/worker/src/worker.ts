@@ -29,10 +29,7 @@ export class AttemptSlots {
   private free: number;
   private readonly waiters: Array<() => void> = [];
 
-  constructor(
-    readonly size: number,
-    private readonly onChange: () => void = () => undefined,
-  ) {
+  constructor(readonly size: number) {
     this.free = size;
   }
 
@@ -44,7 +41,6 @@ export class AttemptSlots {
   async acquire(): Promise<void> {
     if (this.free > 0) {
       this.free -= 1;
-      this.onChange();
       return;
     }
     await new Promise<void>((resolve) => this.waiters.push(resolve));
@@ -53,10 +49,7 @@ export class AttemptSlots {
   /** Up to `count` of the slots free now, without waiting; how many were taken. */
   take(count: number): number {
     const taken = Math.max(0, Math.min(count, this.free));
-    if (taken > 0) {
-      this.free -= taken;
-      this.onChange();
-    }
+    this.free -= taken;
     return taken;
   }
 
@@ -67,7 +60,6 @@ export class AttemptSlots {
       return;
     }
     this.free += 1;
-    this.onChange();
   }
 }
 
@@ -77,32 +69,34 @@ export class AttemptSlots {
  *
  * Slots (AttemptSlots, WORKER_CONCURRENCY of them) bound the attempts, not the entries. An entry
  * of several jobs (jobs admitted together share one, see planEntries) starts as many of them as
- * there are free slots and hands the rest back to the queue at once, for any worker. A consumer
- * fetches a new entry only while a slot is free, one at a time (its BullMQ concurrency is its
- * entries in hand plus one while a slot is free), so a busy process does not hold entries that
- * other workers could start.
+ * there are free slots and hands the rest back to the queue at once, for any worker. The entry
+ * is done as soon as its attempts have started: the queue only wakes attempts, and Postgres
+ * holds each job from its claim on (a lease and a heartbeat; if this process dies, the
+ * reconciler re-adds a job still queued and re-runs one whose heartbeat stopped). So each slot
+ * is refilled as soon as it frees, whatever the entry its attempt came in.
+ *
+ * Each consumer takes one entry at a time. An entry that finds every slot busy waits for the
+ * first to free, so a busy worker holds at most one entry per queue that another worker could
+ * start; it then takes what is free after that turn (the attempts of one claim group hand over
+ * together) and hands the rest back.
  *
  * A slot is given back as soon as its attempt has delivered and handed its completion to the
- * completion group, not when that group commits: the queue entry only woke the attempt, and
- * Postgres keeps the job running under its lease (heartbeat included) until the commit. If the
- * process dies before it, the job's heartbeat stops and the reconciler hands it to another
- * worker, as for a crash during extraction. Commits waiting are bounded (COMMITTING_PER_SLOT per
- * slot: past that an attempt waits before it starts) and awaited on close.
+ * completion group, not when that group commits: Postgres keeps the job running under its lease
+ * (heartbeat included) until the commit. If the process dies before it, the job's heartbeat
+ * stops and the reconciler hands it to another worker, as for a crash during extraction.
+ * Commits waiting are bounded (COMMITTING_PER_SLOT per slot: past that an attempt waits before
+ * it starts). close() stops taking entries, hands back an entry still waiting for a slot, and
+ * waits for the attempts and commits in progress.
  */
 export function startWorker(options: WorkerOptions): RunningWorker {
   const { services, providers } = options;
   const connection = createWorkerRedis(options.redisUrl);
   connection.on('error', (err) => services.log.debug({ err: err.message }, 'worker redis error'));
   const committing = new Set<Promise<void>>();
+  const running = new Set<Promise<unknown>>();
   const maxCommitting = options.concurrency * COMMITTING_PER_SLOT;
-  const consumers: Array<{ worker: Worker<ExtractionPayload>; entries: number }> = [];
-  // A consumer fetches one entry at a time, and only while a slot is free: an entry fetched
-  // while none is free would wait here, holding jobs that another worker could start.
-  const fetchLimit = (entries: number) => Math.max(1, entries + (slots.available > 0 ? 1 : 0));
-  const rebalance = () => {
-    for (const c of consumers) c.worker.concurrency = fetchLimit(c.entries);
-  };
-  const slots = new AttemptSlots(options.concurrency, rebalance);
+  const slots = new AttemptSlots(options.concurrency);
+  let closing = false;
 
   /** One attempt in a slot already taken; settles once the attempt has handed over or finished. */
   const runAttempt = async (jobId: string, attempt: number): Promise<RunOutcome | 'committing'> => {
@@ -126,55 +120,63 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       committing.add(commit);
       void commit.finally(() => committing.delete(commit));
       return outcome;
+    } catch (err) {
+      services.log.warn({ err, jobId, attempt }, 'attempt failed unexpectedly; the reconciler will retry it');
+      return 'discarded';
     } finally {
       slots.release();
     }
   };
 
-  const handler = (consumer: { entries: number }, batchChild: boolean) => async (entry: { data: ExtractionPayload }) => {
-    consumer.entries += 1;
-    try {
-      const { attempt } = entry.data;
-      const jobIds = jobIdsOf(entry.data);
-      // Slots are taken in the same turn as the entry arrives, so the consumer's fetch limit
-      // drops before BullMQ can fetch again; only when none is free does the entry wait.
-      let started = slots.take(jobIds.length);
-      if (started === 0) {
-        await slots.acquire();
-        started = 1 + slots.take(jobIds.length - 1);
-      }
-      const rest = jobIds.slice(started);
-      if (rest.length > 0) {
-        // Too few free slots here: the rest go back to the queue at once, for any worker. If that
-        // fails, they stay queued in Postgres and the reconciler enqueues them again.
-        await services.queues
-          .enqueuePlanned(planEntries(rest, attempt), attempt, batchChild)
-          .catch((err) => services.log.warn({ err, jobs: rest.length }, 'could not hand entries back; the reconciler will'));
-      }
-      return await Promise.all(jobIds.slice(0, started).map((jobId) => runAttempt(jobId, attempt)));
-    } finally {
-      consumer.entries -= 1;
-      rebalance();
-    }
+  /** Back to the queue, as one entry, for any worker. If that fails, the reconciler re-adds them. */
+  const handBack = async (jobIds: string[], attempt: number, batchChild: boolean) => {
+    if (jobIds.length === 0) return;
+    await services.queues
+      .enqueuePlanned(planEntries(jobIds, attempt), attempt, batchChild)
+      .catch((err) => services.log.warn({ err, jobs: jobIds.length }, 'could not hand entries back; the reconciler will'));
   };
 
-  for (const [name, batchChild] of [
-    [QUEUES.jobs, false],
-    [QUEUES.batchChildren, true],
-  ] as const) {
-    const consumer = { entries: 0 } as { worker: Worker<ExtractionPayload>; entries: number };
-    consumer.worker = new Worker<ExtractionPayload>(name, handler(consumer, batchChild), {
+  const handler = (batchChild: boolean) => async (entry: { data: ExtractionPayload }) => {
+    const { attempt } = entry.data;
+    const jobIds = jobIdsOf(entry.data);
+    let started = closing ? 0 : slots.take(jobIds.length);
+    if (started === 0 && !closing) {
+      await slots.acquire();
+      // Let the other attempts handing over in this turn free their slots too.
+      await new Promise((resolve) => setImmediate(resolve));
+      started = 1 + slots.take(jobIds.length - 1);
+      if (closing) {
+        for (let i = 0; i < started; i++) slots.release();
+        started = 0;
+      }
+    }
+    for (const jobId of jobIds.slice(0, started)) {
+      const attemptRun = runAttempt(jobId, attempt);
+      running.add(attemptRun);
+      void attemptRun.finally(() => running.delete(attemptRun));
+    }
+    await handBack(jobIds.slice(started), attempt, batchChild);
+    return started;
+  };
+
+  const consumers = (
+    [
+      [QUEUES.jobs, false],
+      [QUEUES.batchChildren, true],
+    ] as const
+  ).map(([name, batchChild]) => {
+    const worker = new Worker<ExtractionPayload>(name, handler(batchChild), {
       connection,
       prefix: options.prefix,
-      concurrency: fetchLimit(0),
+      concurrency: 1,
       // The job's heartbeat in Postgres is the source of truth; BullMQ's stall check re-delivers
       // entries of a dead worker, and the claim ignores entries whose job is owned and alive.
       stalledInterval: 5_000,
       maxStalledCount: 10,
     });
-    consumer.worker.on('error', (err) => services.log.warn({ err: err.message }, 'worker error'));
-    consumers.push(consumer);
-  }
+    worker.on('error', (err) => services.log.warn({ err: err.message }, 'worker error'));
+    return worker;
+  });
 
   let reconciling = false;
   const timer = options.reconcile === false
@@ -195,8 +197,10 @@ export function startWorker(options: WorkerOptions): RunningWorker {
 
   return {
     async close() {
+      closing = true;
       if (timer) clearInterval(timer);
-      await Promise.all(consumers.map((c) => c.worker.close()));
+      await Promise.all(consumers.map((worker) => worker.close()));
+      await Promise.allSettled([...running]);
       await Promise.allSettled([...committing]);
       connection.disconnect();
     },

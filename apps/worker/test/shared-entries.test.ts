@@ -27,6 +27,8 @@ async function submitTogether(ws: SeededWorkspace, targets: string[]) {
   const created = await Promise.all(
     targets.map((target) => createJob(stack.runtime.services, tenant, { platform: 'instagram', operation: 'profile', target }, { endpoint: 'POST /v1/jobs' })),
   );
+  // Submissions are answered once committed; their queue add goes on behind.
+  await stack.runtime.queues.idle();
   return created.map((c) => c.job);
 }
 

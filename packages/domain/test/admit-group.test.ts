@@ -87,6 +87,7 @@ describe('group admission', () => {
     expect(entryIds.size).toBe(1);
     const [entryId] = [...entryIds];
     expect(entryId).toBe(`${fresh[0]!.id}-a1+5`);
+    await stack.runtime.queues.idle(); // the add goes on after the answer
     const entry = await stack.runtime.queues.jobs.getJob(entryId!);
     expect(entry?.data).toEqual({ jobId: fresh[0]!.id, attempt: 1, jobIds: fresh.map((job) => job.id) });
     expect(await stack.runtime.queues.jobs.getJob(`${fresh[1]!.id}-a1`)).toBeUndefined();

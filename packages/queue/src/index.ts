@@ -133,7 +133,22 @@ export class ExtractionQueues {
    * shared entry (and attempt) become that one entry, carrying their jobs in order; the others
    * get an entry each.
    */
-  async enqueueMany(requests: readonly EnqueueRequest[]): Promise<void> {
+  enqueueMany(requests: readonly EnqueueRequest[]): Promise<void> {
+    const adding = this.addEntries(requests);
+    this.adding.add(adding);
+    const done = () => this.adding.delete(adding);
+    adding.then(done, done);
+    return adding;
+  }
+
+  /** Resolves once every add started so far has answered (or failed). */
+  async idle(): Promise<void> {
+    await Promise.allSettled([...this.adding]);
+  }
+
+  private readonly adding = new Set<Promise<void>>();
+
+  private async addEntries(requests: readonly EnqueueRequest[]): Promise<void> {
     const byQueue = new Map<Queue<ExtractionPayload>, Map<string, ExtractionPayload>>();
     for (const { jobId, attempt, batchChild, entry } of requests) {
       const queue = this.queueFor(batchChild);
@@ -154,7 +169,9 @@ export class ExtractionQueues {
     await this.enqueueMany(plans.flatMap((plan) => plan.jobIds.map((jobId) => ({ jobId, attempt, batchChild, entry: plan.jobIds.length > 1 ? plan.id : null }))));
   }
 
+  /** Closes the queues once the adds in progress have answered. */
   async close(): Promise<void> {
+    await this.idle();
     await Promise.all([this.jobs.close(), this.batchChildren.close()]);
   }
 }

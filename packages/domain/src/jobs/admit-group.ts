@@ -36,13 +36,7 @@ export interface CreatedJob {
 const NEXT_GROUP = Symbol('next group');
 type Outcome = CreatedJob | typeof NEXT_GROUP;
 
-/**
- * A group's answer to a submission: its outcome, and the group's queue add, which the
- * submission waits for but the next group does not (it is not part of the transaction).
- */
-type Answer = { created: CreatedJob; queued: Promise<void> } | typeof NEXT_GROUP;
-
-const groups = new WeakMap<Services, GroupCommit<JobSubmission, Answer>>();
+const groups = new WeakMap<Services, GroupCommit<JobSubmission, Outcome>>();
 
 /**
  * Admits a single-job submission. Concurrent submissions of one process are admitted together
@@ -50,15 +44,13 @@ const groups = new WeakMap<Services, GroupCommit<JobSubmission, Answer>>();
  * per step for the whole group, one bulk queue add after commit, in which the new jobs share
  * entries (planEntries). Each submission still gets exactly the answer it would get alone, in
  * submission order: replay, 409, deduplicated, cached, 429, 402 or a new queued job with its
- * reservation.
+ * reservation. It is answered once the group has committed; the queue add goes on behind.
  */
 export async function admitSubmission(services: Services, submission: JobSubmission): Promise<CreatedJob> {
   const group = perProcess(groups, services, () => new GroupCommit((items: JobSubmission[]) => admitGroup(services, items), { maxBatch: 64, ...REQUEST_PATH_BOUNDS }));
   for (;;) {
-    const answer = await group.submit(submission);
-    if (answer === NEXT_GROUP) continue;
-    await answer.queued;
-    return answer.created;
+    const outcome = await group.submit(submission);
+    if (outcome !== NEXT_GROUP) return outcome;
   }
 }
 
@@ -68,7 +60,7 @@ export async function admitSubmission(services: Services, submission: JobSubmiss
  * itself, as it would have without grouping. Any other failure (database unreachable, pool
  * exhausted) is every submission's answer at once.
  */
-async function admitGroup(services: Services, items: JobSubmission[]): Promise<FlushResult<Answer>> {
+async function admitGroup(services: Services, items: JobSubmission[]): Promise<FlushResult<Outcome>> {
   let results: FlushResult<Outcome>;
   try {
     results = await admitTogether(services, items);
@@ -84,15 +76,16 @@ async function admitGroup(services: Services, items: JobSubmission[]): Promise<F
       }
     }
   }
+  // The new jobs are committed as queued: the group's queue add only wakes workers, so nobody
+  // waits for it (ExtractionQueues.close waits for it). If it fails, the reconciler adds the
+  // entries once Redis answers.
   const fresh = results.filter((r): r is CreatedJob => r !== NEXT_GROUP && !(r instanceof Error) && r.enqueue);
-  const queued =
-    fresh.length === 0
-      ? Promise.resolve()
-      : services.queues.enqueueMany(fresh.map((r) => ({ jobId: r.job.id, attempt: r.job.attempts + 1, batchChild: false, entry: r.job.queue_entry }))).catch((error) => {
-          // The jobs are safely queued in Postgres; the reconciler enqueues them once Redis answers.
-          services.log.warn({ err: error, jobs: fresh.length }, 'enqueue failed; the reconciler will retry');
-        });
-  return results.map((r) => (r === NEXT_GROUP || r instanceof Error ? r : { created: r, queued }));
+  if (fresh.length > 0) {
+    services.queues
+      .enqueueMany(fresh.map((r) => ({ jobId: r.job.id, attempt: r.job.attempts + 1, batchChild: false, entry: r.job.queue_entry })))
+      .catch((error) => services.log.warn({ err: error, jobs: fresh.length }, 'enqueue failed; the reconciler will retry'));
+  }
+  return results;
 }
 
 /** One transaction for the given submissions, retried when Postgres picks it as a deadlock victim. */

@@ -38,7 +38,7 @@ it('claims by primary key while thousands of jobs are queued, and claims only th
   const queued = await backlog(res.body.id, 3_000);
   const wanted = queued.slice(100, 106);
 
-  const compiled = claimStatement(stack.runtime.services, wanted).compile();
+  const compiled = claimStatement(stack.runtime.services, wanted).compile(stack.runtime.db);
   const plan = await stack.runtime.db.transaction().execute(async (tx) => {
     const { rows } = await tx.executeQuery<{ 'QUERY PLAN': unknown }>({ ...compiled, sql: `explain (format json) ${compiled.sql}` });
     return rows[0]!['QUERY PLAN'];

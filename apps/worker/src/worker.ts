@@ -25,17 +25,10 @@ const COMMITTING_PER_SLOT = 8;
  * that carry them (an entry may carry several jobs). A slot is held from the start of an
  * attempt until it has delivered and handed its completion over, or has finished.
  */
-export class AttemptSlots {
-  private free: number;
+class AttemptSlots {
   private readonly waiters: Array<() => void> = [];
 
-  constructor(readonly size: number) {
-    this.free = size;
-  }
-
-  get available(): number {
-    return this.free;
-  }
+  constructor(private free: number) {}
 
   /** One slot, waiting while none is free. */
   async acquire(): Promise<void> {

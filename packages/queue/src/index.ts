@@ -76,6 +76,11 @@ export function planEntries(jobIds: readonly string[], attempt: number): EntryPl
   return plans;
 }
 
+/** The ID a planned entry's jobs name as their shared entry; null for a lone job's own entry. */
+export function sharedEntry(plan: EntryPlan): string | null {
+  return plan.jobIds.length > 1 ? plan.id : null;
+}
+
 /** A job attempt to enqueue; `entry` names the shared entry it travels in (null: its own). */
 export interface EnqueueRequest {
   jobId: string;
@@ -166,7 +171,7 @@ export class ExtractionQueues {
 
   /** Adds planned entries (see planEntries) of the given attempt. */
   async enqueuePlanned(plans: readonly EntryPlan[], attempt: number, batchChild: boolean): Promise<void> {
-    await this.enqueueMany(plans.flatMap((plan) => plan.jobIds.map((jobId) => ({ jobId, attempt, batchChild, entry: plan.jobIds.length > 1 ? plan.id : null }))));
+    await this.enqueueMany(plans.flatMap((plan) => plan.jobIds.map((jobId) => ({ jobId, attempt, batchChild, entry: sharedEntry(plan) }))));
   }
 
   /** Closes the queues once the adds in progress have answered. */

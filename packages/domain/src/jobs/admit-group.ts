@@ -1,5 +1,5 @@
 import type { JobRow, NewJob, Tx } from '@sdx/db';
-import { planEntries } from '@sdx/queue';
+import { planEntries, sharedEntry } from '@sdx/queue';
 import type { Services, Tenant } from '../context';
 import { type PlannedReservation, planReservation } from '../credits/credits';
 import { ApiError } from '../errors';
@@ -201,7 +201,7 @@ async function admitInTransaction(services: Services, tx: Tx, items: JobSubmissi
     const queuedRows = newRows.filter((row) => row.status === 'queued');
     const rowById = new Map(queuedRows.map((row) => [row.id, row]));
     for (const plan of planEntries(queuedRows.map((row) => row.id), 1)) {
-      if (plan.jobIds.length > 1) for (const id of plan.jobIds) rowById.get(id)!.queue_entry = plan.id;
+      for (const id of plan.jobIds) rowById.get(id)!.queue_entry = sharedEntry(plan);
     }
 
     // Claims of refused submissions (402, 429) are dropped, so the key stays free as if the

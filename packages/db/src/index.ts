@@ -1,5 +1,5 @@
 export * from './schema';
 export * from './pool';
-export { thenCommit, together } from './pipelined';
+export { prepared, thenCommit, together } from './pipelined';
 export { jsonRows } from './rows';
 export { migrateToLatest, migrateDown, ensureDatabase } from './migrate';

@@ -29,6 +29,22 @@ const THEN_COMMIT = '/* then commit */';
  */
 export const thenCommit = sql.raw(THEN_COMMIT);
 
+/** Marks a statement sent as a named prepared statement (see `prepared`). */
+const PREPARED = /\/\* prepared:([a-z_]+) \*\/$/;
+
+/**
+ * Marks a statement of fixed text, sent outside a transaction, to be sent as a named prepared
+ * statement: each connection parses it once, and Postgres plans it once it finds its generic
+ * plan as good as a custom one (a lookup by a unique key, with one parameter per value, is). A
+ * hot statement then skips parsing and planning, which for a short lookup cost more than running
+ * it. Append with kysely's `modifyEnd(prepared('name'))`; the name must be unique to the text.
+ * Inside a transaction whose BEGIN is held back the statement is sent like any other.
+ */
+export function prepared(name: string) {
+  if (!/^[a-z_]+$/.test(name)) throw new Error(`prepared: ${name} is not a statement name`);
+  return sql.raw(`/* prepared:${name} */`);
+}
+
 /** Ends a message of several statements built by `together`. */
 const TOGETHER = '/* together */';
 const RESULTS = '__together_results';
@@ -39,12 +55,12 @@ const RESULTS = '__together_results';
  * exactly as separate round trips would: a statement that waits for a lock is followed by one
  * that sees what the lock's holder committed. Their parameters are written as literals.
  */
-export async function together<A, B>(db: Kysely<any>, first: CompiledQuery<A>, second: CompiledQuery<B>): Promise<[A[], B[]]> {
-  const text = [first, second].map((q) => inlineParameters(q.sql, q.parameters)).join(';\n');
+export async function together<Q extends readonly CompiledQuery<any>[]>(db: Kysely<any>, ...queries: Q): Promise<{ [K in keyof Q]: Q[K] extends CompiledQuery<infer R> ? R[] : never }> {
+  const text = queries.map((q) => inlineParameters(q.sql, q.parameters)).join(';\n');
   const { rows } = await db.executeQuery<Record<string, unknown[][]>>(CompiledQuery.raw(`${text}\n${TOGETHER}`));
   const results = rows[0]?.[RESULTS];
-  if (!results || results.length !== 2) throw new Error('together: the statements were not sent as one message');
-  return [results[0] as A[], results[1] as B[]];
+  if (!results || results.length !== queries.length) throw new Error('together: the statements were not sent as one message');
+  return results as { [K in keyof Q]: Q[K] extends CompiledQuery<infer R> ? R[] : never };
 }
 
 type Result = PostgresQueryResult<unknown>;
@@ -115,7 +131,12 @@ export class PipelinedClient implements PostgresPoolClient {
     if (held && (verb === 'commit' || verb === 'rollback')) return answered();
     const several = text.endsWith(TOGETHER);
     const commits = !several && text.trimEnd().endsWith(THEN_COMMIT);
-    if (!held && !several && !commits) return this.client.query(text, values as unknown[]) as unknown as Promise<Result>;
+    if (!held && !several && !commits) {
+      const mark = text.endsWith(' */') ? text.lastIndexOf('/* prepared:') : -1;
+      const name = mark >= 0 ? PREPARED.exec(text.slice(mark))?.[1] : undefined;
+      const query = name ? { name, text, values: values as unknown[] } : { text, values: values as unknown[] };
+      return this.client.query(query) as unknown as Promise<Result>;
+    }
     // together() wrote its statements' parameters already.
     const body = several ? text : inlineParameters(text, values);
     const results = await this.script(`${held ? 'begin;\n' : ''}${body}${commits ? ';\ncommit' : ''}`);

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import pg from 'pg';
-import { createDb, type Db, thenCommit, together } from '@sdx/db';
+import { createDb, type Db, prepared, thenCommit, together } from '@sdx/db';
 import { inlineParameters, literal } from '@sdx/db/src/pipelined';
 import { createTestDatabase } from '@sdx/testing';
 
@@ -52,7 +52,8 @@ describe('pipelined transactions', () => {
     statements = [];
     const original = pg.Client.prototype.query;
     spy = jest.spyOn(pg.Client.prototype, 'query').mockImplementation(function (this: pg.Client, ...args: unknown[]) {
-      if (typeof args[0] === 'string') statements.push(args[0]);
+      const text = typeof args[0] === 'string' ? args[0] : (args[0] as { text?: unknown } | undefined)?.text;
+      if (typeof text === 'string') statements.push(text);
       return (original as (...a: unknown[]) => unknown).apply(this, args);
     } as never);
   });
@@ -164,6 +165,38 @@ describe('pipelined transactions', () => {
     const ours = statements.filter((t) => t.includes("where id = 'shared'") && !t.includes('update pipelined'));
     expect(ours).toHaveLength(1);
     expect(ours[0]).toMatch(/^begin;\nselect id from pipelined where id = 'shared' for update;\nselect n from pipelined where id = 'shared'/);
+  });
+
+  it('sends three statements together, each with its own rows', async () => {
+    await sql`insert into pipelined (id, n) values ('three', 3)`.execute(db);
+    statements = [];
+    const [a, b, c] = await db.transaction().execute((tx) =>
+      together(
+        tx,
+        sql<{ id: string }>`select id from pipelined where id = ${'three'} for update`.compile(tx),
+        sql<{ n: number }>`select n from pipelined where id = ${'three'}`.compile(tx),
+        sql<{ none: number }>`select 1 as none where false`.compile(tx),
+      ),
+    );
+    expect([a, b, c]).toEqual([[{ id: 'three' }], [{ n: 3 }], []]);
+    expect(statements.filter((t) => t.includes("'three'"))).toHaveLength(1);
+  });
+
+  it('sends a statement marked prepared as a named statement, parsed once per connection', async () => {
+    await sql`insert into pipelined (id, n) values ('p1', 1), ('p2', 2)`.execute(db);
+    const byId = (conn: Db, id: string) => sql<{ n: number }>`select n from pipelined where id = ${id} ${prepared('pipelined_by_id')}`.execute(conn);
+    const seen = await db.connection().execute(async (conn) => {
+      const found = [(await byId(conn, 'p1')).rows, (await byId(conn, 'p2')).rows, (await byId(conn, 'none')).rows];
+      const named = await sql<{ name: string }>`select name from pg_prepared_statements`.execute(conn);
+      return { found, named: named.rows.map((r) => r.name) };
+    });
+    expect(seen.found).toEqual([[{ n: 1 }], [{ n: 2 }], []]);
+    expect(seen.named).toEqual(['pipelined_by_id']);
+    // In a transaction whose BEGIN is held back, it travels with BEGIN like any other statement.
+    const inTx = await db.transaction().execute(async (tx) => (await byId(tx as unknown as Db, 'p2')).rows);
+    expect(inTx).toEqual([{ n: 2 }]);
+    expect(statements.at(-2)).toMatch(/^begin;\nselect n from pipelined where id = 'p2'/);
+    expect(() => prepared('Robert; drop')).toThrow(/not a statement name/);
   });
 
   it('sees, in its first statement, what a transaction it waited for committed', async () => {

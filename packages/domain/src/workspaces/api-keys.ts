@@ -1,6 +1,6 @@
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
-import type { ApiKeyRow, Db, Executor, WorkspaceRow } from '@sdx/db';
+import { type ApiKeyRow, type Db, type Executor, prepared, type WorkspaceRow } from '@sdx/db';
 import { GroupCommit, perProcess, REQUEST_PATH_BOUNDS } from '../group-commit';
 import { newId } from '../ids';
 
@@ -72,7 +72,8 @@ const keyLookups = new WeakMap<Db, GroupCommit<string, AuthenticatedKey | null>>
 
 /** Keys (and their workspaces) by secret hash, in the order asked; null where none matches. */
 async function lookupKeys(db: Db, hashes: string[]): Promise<Array<AuthenticatedKey | null>> {
-  const rows = await db
+  const unique = [...new Set(hashes)];
+  const query = db
     .selectFrom('api_keys')
     .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
     .select([
@@ -93,8 +94,13 @@ async function lookupKeys(db: Db, hashes: string[]): Promise<Array<Authenticated
       'workspaces.max_active_jobs',
       'workspaces.created_at',
     ])
-    .where('api_keys.secret_hash', 'in', [...new Set(hashes)])
-    .execute();
+  // A lone lookup (the usual case below a few hundred requests per second) is one fixed
+  // statement, prepared once per connection and no longer planned; a burst's lookup lists its
+  // hashes and is planned once for all of them.
+  const rows = await (unique.length === 1
+    ? query.where('api_keys.secret_hash', '=', unique[0]!).modifyEnd(prepared('api_key_by_hash'))
+    : query.where('api_keys.secret_hash', 'in', unique)
+  ).execute();
   const byHash = new Map<string, AuthenticatedKey>(
     rows.map((row) => [
       row.secret_hash,

@@ -67,11 +67,11 @@ export function reuseKey(workspaceId: string, key: string): string {
 
 /**
  * Locks the balance rows of `workspaces` (in workspace_id order, as every multi-workspace locker
- * does), then reads, in one statement, each one's active-job count and the reusable twin of each
- * request. The reads are a statement of their own, after the lock: a statement's snapshot is
- * taken when it starts, so reads inside the locking statement would miss the jobs of the
- * admission it waited for, and admit past the cap or beside a twin. Both statements travel in
- * one message (together), which keeps that order.
+ * does), then reads each one's active-job count and the reusable twin of each request. The reads
+ * are statements of their own, after the lock: a statement's snapshot is taken when it starts,
+ * so reads inside the locking statement would miss the jobs of the admission it waited for, and
+ * admit past the cap or beside a twin. The statements travel in one message (together), which
+ * keeps that order.
  */
 export async function lockForAdmission(
   tx: Tx,
@@ -80,10 +80,10 @@ export async function lockForAdmission(
   reuse: ReuseLookup | null = null,
 ): Promise<AdmissionState> {
   const requests = [...new Map((reuse?.requests ?? []).map((r) => [reuseKey(r.workspaceId, r.key), r])).values()];
-  // One row per reusable job (active_n null), then one per workspace with active jobs (the
-  // job columns null).
-  const reads = sql<JobRow & { active_workspace: string | null; active_n: number | null }>`
-    select j.*, null::text as active_workspace, null::int as active_n
+  // Two reads, each planned on its own: joined into one statement (a union of the twins and
+  // the counts), they cost Postgres more to plan than to run.
+  const twins = sql<JobRow>`
+    select j.*
     from unnest(${requests.map((r) => r.workspaceId)}::text[], ${requests.map((r) => r.key)}::text[]) as k(workspace_id, request_key)
     cross join lateral (
       (select * from jobs
@@ -97,21 +97,23 @@ export async function lockForAdmission(
         limit 1)
       limit 1
     ) j
-    union all
-    select (null::jobs).*, workspace_id, count(*)::int
+  `;
+  const counts = sql<{ workspace_id: string; n: number }>`
+    select workspace_id, count(*)::int as n
     from jobs
     where workspace_id = any(${[...new Set(workspaces.map((w) => w.id))]}::text[]) and status in ('queued', 'running')
     group by workspace_id
   `;
   // The lock and the reads go in one message; the reads still start after the lock is held.
-  const [locked, rows] = await together(tx, balanceLock(tx, workspaces).compile(), reads.compile(tx));
+  const lock = balanceLock(tx, workspaces).compile();
+  let locked: CreditBalanceRow[];
+  let actives: Array<{ workspace_id: string; n: number }>;
+  let found: JobRow[] = [];
+  if (requests.length > 0) [locked, actives, found] = await together(tx, lock, counts.compile(tx), twins.compile(tx));
+  else [locked, actives] = await together(tx, lock, counts.compile(tx));
   const balances = await rollLocked(tx, locked, workspaces, now);
-  const active = new Map<string, number>();
-  const reusable = new Map<string, JobRow>();
-  for (const { active_workspace, active_n, ...job } of rows) {
-    if (active_workspace !== null) active.set(active_workspace, active_n ?? 0);
-    else reusable.set(reuseKey(job.workspace_id, job.request_key), job);
-  }
+  const active = new Map(actives.map((row) => [row.workspace_id, row.n]));
+  const reusable = new Map(found.map((job) => [reuseKey(job.workspace_id, job.request_key), job]));
   return { balances, active, reusable };
 }
 

@@ -5,8 +5,9 @@
  *     and target checks, balance lock, dedup and cache lookups, active-job cap, credit
  *     reservation, job insert, BullMQ enqueue) against a bare Express route doing one Postgres
  *     insert of the request body.
- *     - open loop: a fixed offered rate (200 req/s for 10 s), latency measured from each
- *       request's scheduled time, so queueing counts;
+ *     - open loop: a fixed offered rate (200 req/s for 10 s, after 5 s at that rate that are not
+ *       recorded, so the figures are a running server's), latency measured from each request's
+ *       scheduled time, so queueing counts;
  *     - closed loops: BENCH_LEVELS concurrency levels (16, 64, 256), a few seconds each; an
  *       endpoint's maximum throughput is its best level's. Bare and API take turns, level by
  *       level, for BENCH_TURNS rounds, so drift of the machine reaches both.
@@ -39,7 +40,7 @@
  *              when one is missed.
  *
  * Run: npm run bench:jobs   (BENCH_PARTS=a or b runs one part only)
- *   BENCH_RATE (200), BENCH_OPEN_SECONDS (10), BENCH_CLOSED_SECONDS (4, per level and round), BENCH_TURNS (3),
+ *   BENCH_RATE (200), BENCH_OPEN_SECONDS (10), BENCH_OPEN_WARMUP_SECONDS (5), BENCH_CLOSED_SECONDS (4, per level and round), BENCH_TURNS (3),
  *   BENCH_LEVELS (16,64,256: the closed loops of (a)), BENCH_CONCURRENCY (16: warm-up of (a), producers of (b)),
  *   BENCH_JOBS (2000), BENCH_WORKER_CONCURRENCY (16), BENCH_SPREAD_WORKSPACES (8),
  *   BENCH_LOG_LEVEL (silent); DATABASE_URL / REDIS_URL.
@@ -64,6 +65,7 @@ import { epochNow, startWorkerChild } from './lib/worker-child';
 
 const RATE = Number(process.env.BENCH_RATE ?? 200);
 const OPEN_SECONDS = Number(process.env.BENCH_OPEN_SECONDS ?? 10);
+const OPEN_WARMUP_SECONDS = Number(process.env.BENCH_OPEN_WARMUP_SECONDS ?? 5);
 const CLOSED_SECONDS = Number(process.env.BENCH_CLOSED_SECONDS ?? 4);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_TURNS ?? 3));
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
@@ -148,10 +150,10 @@ async function main(): Promise<void> {
       for (const kind of KINDS) {
         await runLoad({ ...plans[kind](`warm${kind}`), mode: 'closed', concurrency: CONCURRENCY, durationMs: 2000 });
       }
-      const open = { mode: 'open' as const, rate: RATE, durationMs: OPEN_SECONDS * 1000 };
+      const open = { mode: 'open' as const, rate: RATE, durationMs: OPEN_SECONDS * 1000, warmupMs: OPEN_WARMUP_SECONDS * 1000 };
       const reports: Record<string, LoadReport> = {};
       for (const kind of KINDS) {
-        console.log(`(a) ${names[kind]}: open loop ${RATE} req/s for ${OPEN_SECONDS} s...`);
+        console.log(`(a) ${names[kind]}: open loop ${RATE} req/s for ${OPEN_SECONDS} s (after ${OPEN_WARMUP_SECONDS} s not recorded)...`);
         reports[`${kind}-open`] = await runLoad({ ...plans[kind](`${kind}open`), ...open });
       }
       // Maximum throughput: each endpoint is driven by closed loops at every level of

@@ -21,6 +21,11 @@ export interface LoadPlan {
   bodyTemplate: string;
   /** open: requests per second. */
   rate?: number;
+  /**
+   * open: the first warmupMs of the schedule run at the same rate but are not recorded, so the
+   * figures are those of a server (and a load generator) already running at that rate.
+   */
+  warmupMs?: number;
   /** closed: parallel request loops. */
   concurrency?: number;
   durationMs?: number;
@@ -49,37 +54,41 @@ async function run(plan: LoadPlan): Promise<LoadReport> {
   let sent = 0;
   let firstError: string | null = null;
   let index = plan.firstIndex ?? 0;
-  const one = async (scheduledAt: number) => {
+  const one = async (scheduledAt: number, record = true) => {
     const i = index++;
     const body = plan.bodyTemplate.replaceAll('{i}', String(i));
     const headers = plan.headerSets ? { ...plan.headers, ...plan.headerSets[i % plan.headerSets.length] } : plan.headers;
-    sent++;
+    if (record) sent++;
     try {
       const reply = await send(agent, plan.baseUrl, { method: 'POST', path: plan.path, headers, body });
+      if (!record) return;
       statuses[reply.status] = (statuses[reply.status] ?? 0) + 1;
       if (reply.status === plan.okStatus) {
         ok++;
         latencies.push(performance.now() - scheduledAt);
       } else if (!firstError) firstError = `${reply.status} ${reply.body.slice(0, 300)}`;
     } catch (error) {
+      if (!record) return;
       statuses.error = (statuses.error ?? 0) + 1;
       if (!firstError) firstError = String(error);
     }
   };
 
-  const started = performance.now();
+  let started = performance.now();
   if (plan.mode === 'open') {
     const interval = 1000 / plan.rate!;
-    const count = Math.round((plan.durationMs! / 1000) * plan.rate!);
+    const warm = Math.round(((plan.warmupMs ?? 0) / 1000) * plan.rate!);
+    const count = warm + Math.round((plan.durationMs! / 1000) * plan.rate!);
+    const scheduleStart = started;
     const inflight: Promise<void>[] = [];
     for (let i = 0; i < count; i++) {
-      const due = started + i * interval;
+      const due = scheduleStart + i * interval;
+      // No busy-wait for an exact start: the load generator shares the machine with the server,
+      // and latency is measured from the scheduled time, so a late timer hides no queueing.
       const wait = due - performance.now();
-      if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait - 0.5));
-      while (performance.now() < due) {
-        // Spin the last fraction of a millisecond for an even schedule.
-      }
-      inflight.push(one(due));
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (i === warm) started = due;
+      inflight.push(one(due, i >= warm));
     }
     await Promise.all(inflight);
   } else {

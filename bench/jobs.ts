@@ -5,9 +5,11 @@
  *     and target checks, balance lock, dedup and cache lookups, active-job cap, credit
  *     reservation, job insert, BullMQ enqueue) against a bare Express route doing one Postgres
  *     insert of the request body.
- *     - open loop: a fixed offered rate (200 req/s for 10 s, after 5 s at that rate that are not
+ *     - open loop: a fixed offered rate (200 req/s for 30 s, after 5 s at that rate that are not
  *       recorded, so the figures are a running server's), latency measured from each request's
- *       scheduled time, so queueing counts;
+ *       scheduled time, so queueing counts. 30 s make the p99 the 60 slowest of 6,000 requests:
+ *       over 10 s, one stall of the shared machine decided it (10 s thirds of one 30 s run
+ *       ranged from 22 to 59 ms);
  *     - closed loops: BENCH_LEVELS concurrency levels (16, 64, 256), a few seconds each; an
  *       endpoint's maximum throughput is its best level's. Bare and API take turns, level by
  *       level, for BENCH_TURNS rounds, so drift of the machine reaches both.
@@ -40,7 +42,7 @@
  *              when one is missed.
  *
  * Run: npm run bench:jobs   (BENCH_PARTS=a or b runs one part only)
- *   BENCH_RATE (200), BENCH_OPEN_SECONDS (10), BENCH_OPEN_WARMUP_SECONDS (5), BENCH_CLOSED_SECONDS (4, per level and round), BENCH_TURNS (3),
+ *   BENCH_RATE (200), BENCH_OPEN_SECONDS (30), BENCH_OPEN_WARMUP_SECONDS (5), BENCH_CLOSED_SECONDS (4, per level and round), BENCH_TURNS (3),
  *   BENCH_LEVELS (16,64,256: the closed loops of (a)), BENCH_CONCURRENCY (16: warm-up of (a), producers of (b)),
  *   BENCH_JOBS (2000), BENCH_WORKER_CONCURRENCY (16), BENCH_SPREAD_WORKSPACES (8),
  *   BENCH_LOG_LEVEL (silent); DATABASE_URL / REDIS_URL.
@@ -64,7 +66,7 @@ import { ms, summarize, table, verdict } from './lib/stats';
 import { epochNow, startWorkerChild } from './lib/worker-child';
 
 const RATE = Number(process.env.BENCH_RATE ?? 200);
-const OPEN_SECONDS = Number(process.env.BENCH_OPEN_SECONDS ?? 10);
+const OPEN_SECONDS = Number(process.env.BENCH_OPEN_SECONDS ?? 30);
 const OPEN_WARMUP_SECONDS = Number(process.env.BENCH_OPEN_WARMUP_SECONDS ?? 5);
 const CLOSED_SECONDS = Number(process.env.BENCH_CLOSED_SECONDS ?? 4);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_TURNS ?? 3));

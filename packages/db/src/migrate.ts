@@ -6,6 +6,7 @@ import * as m0002 from './migrations/20261122_0002_schedule_run_recovery';
 import * as m0003 from './migrations/20261122_0003_active_key_index';
 import * as m0004 from './migrations/20261122_0004_partial_batch_index';
 import * as m0005 from './migrations/20261123_0005_shared_queue_entry';
+import * as m0006 from './migrations/20261123_0006_drop_held_reservation_index';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -14,6 +15,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261122_0003_active_key_index': m0003,
   '20261122_0004_partial_batch_index': m0004,
   '20261123_0005_shared_queue_entry': m0005,
+  '20261123_0006_drop_held_reservation_index': m0006,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -1,21 +1,18 @@
 import { sql } from 'kysely';
-import { createDb, type Db, migrateDown, migrateToLatest } from '@sdx/db';
-import { createTestDatabase } from '@sdx/testing';
+import { type Db, migrateDown, migrateToLatest } from '@sdx/db';
+import { createTestDb } from '@sdx/testing';
 
 /** The latest migration, down and up again, on a database migrated to the latest schema. */
 describe('migrations', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let database: Awaited<ReturnType<typeof createTestDb>>;
   let db: Db;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = createDb({ connectionString: database.url, max: 2 });
+    database = await createTestDb();
+    db = database.db;
   });
 
-  afterAll(async () => {
-    await db.destroy();
-    await database.drop();
-  });
+  afterAll(() => database.drop());
 
   const reservationIndexes = async () =>
     (await sql<{ indexname: string }>`select indexname from pg_indexes where tablename = 'credit_reservations' order by indexname`.execute(db)).rows.map((r) => r.indexname);

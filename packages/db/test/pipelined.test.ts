@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import pg from 'pg';
-import { createDb, type Db, prepared, thenCommit, together } from '@sdx/db';
+import { type Db, prepared, thenCommit, together } from '@sdx/db';
 import { inlineParameters, literal } from '@sdx/db/src/pipelined';
-import { createTestDatabase } from '@sdx/testing';
+import { createTestDb } from '@sdx/testing';
 
 /**
  * The pipelined client: BEGIN travels with a transaction's first statement and COMMIT with a
@@ -37,14 +37,14 @@ describe('inlineParameters', () => {
 });
 
 describe('pipelined transactions', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let database: Awaited<ReturnType<typeof createTestDb>>;
   let db: Db;
   let statements: string[];
   let spy: jest.SpyInstance;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = createDb({ connectionString: database.url, max: 2 });
+    database = await createTestDb();
+    db = database.db;
     await sql`create table pipelined (id text primary key, n int not null, at timestamptz, tags text[], doc jsonb)`.execute(db);
   });
 
@@ -60,10 +60,7 @@ describe('pipelined transactions', () => {
 
   afterEach(() => spy.mockRestore());
 
-  afterAll(async () => {
-    await db.destroy();
-    await database.drop();
-  });
+  afterAll(() => database.drop());
 
   it('sends BEGIN with the first statement and COMMIT with the marked one: two round trips', async () => {
     const at = new Date('2026-11-22T10:00:00.123Z');

@@ -1,21 +1,18 @@
 import { sql } from 'kysely';
-import { createDb, type Db, jsonRows } from '@sdx/db';
-import { createTestDatabase } from '@sdx/testing';
+import { type Db, jsonRows } from '@sdx/db';
+import { createTestDb } from '@sdx/testing';
 
 /** jsonRows: many rows as one JSON value, read back with their declared types, never as SQL. */
 describe('jsonRows', () => {
-  let database: Awaited<ReturnType<typeof createTestDatabase>>;
+  let database: Awaited<ReturnType<typeof createTestDb>>;
   let db: Db;
 
   beforeAll(async () => {
-    database = await createTestDatabase();
-    db = createDb({ connectionString: database.url, max: 2 });
+    database = await createTestDb();
+    db = database.db;
   });
 
-  afterAll(async () => {
-    await db.destroy();
-    await database.drop();
-  });
+  afterAll(() => database.drop());
 
   it('reads each row with its declared column types, missing keys as null, nested JSON as jsonb', async () => {
     const at = new Date('2026-11-23T10:11:12.345Z');

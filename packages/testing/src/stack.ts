@@ -7,6 +7,7 @@ import { createApp } from '@sdx/app-api/src/app';
 import { RedisRateLimiter, type RateLimiter } from '@sdx/app-api/src/middleware/rate-limit';
 import { startWorker, type RunningWorker } from '@sdx/app-worker/src/worker';
 import { type AppConfig, loadConfig } from '@sdx/config';
+import { createDb, type Db } from '@sdx/db';
 import { createResponseValidator } from '@sdx/contract';
 import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, planReservation, systemClock } from '@sdx/domain';
 import type { Provider } from '@sdx/providers';
@@ -70,6 +71,19 @@ export async function createTestDatabase(): Promise<{ name: string; url: string;
       } finally {
         await c.end();
       }
+    },
+  };
+}
+
+/** A database cloned from the migrated template and a Db on it; drop() closes the one and drops the other. */
+export async function createTestDb(): Promise<{ db: Db; drop(): Promise<void> }> {
+  const database = await createTestDatabase();
+  const db = createDb({ connectionString: database.url, max: 2 });
+  return {
+    db,
+    async drop() {
+      await db.destroy();
+      await database.drop();
     },
   };
 }

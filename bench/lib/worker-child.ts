@@ -74,7 +74,6 @@ async function runChild(plan: WorkerPlan): Promise<() => Promise<void>> {
       services: runtime.services,
       providers: runtime.registry,
       redisUrl: plan.redisUrl,
-      prefix: plan.prefix,
       concurrency: plan.concurrency,
       reconcile: false,
     });

@@ -10,7 +10,6 @@ async function main(): Promise<void> {
     services: runtime.services,
     providers: runtime.registry,
     redisUrl: config.redisUrl,
-    prefix: config.redisPrefix,
     concurrency: config.workerConcurrency,
   });
   runtime.log.info({ concurrency: config.workerConcurrency }, 'worker started');

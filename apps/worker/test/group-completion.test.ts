@@ -148,7 +148,7 @@ describe('group completion through the worker', () => {
     // A second process: its own Services, so its own claim and completion groups.
     if (!stack.worker) stack.startWorker(32);
     const runtime = createRuntime(stack.config, { name: 'second-worker', dbPoolSize: 10 });
-    const worker = startWorker({ services: runtime.services, providers: runtime.registry, redisUrl: stack.config.redisUrl, prefix: stack.config.redisPrefix, concurrency: 32 });
+    const worker = startWorker({ services: runtime.services, providers: runtime.registry, redisUrl: stack.config.redisUrl, concurrency: 32 });
     extra.push({ worker, runtime });
 
     const rows = await settledAll(ids);

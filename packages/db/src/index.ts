@@ -1,5 +1,5 @@
 export * from './schema';
 export * from './pool';
-export { prepared, thenCommit, together } from './pipelined';
+export { sendTogether } from './driver';
 export { jsonRows } from './rows';
 export { migrateToLatest, migrateDown, ensureDatabase } from './migrate';

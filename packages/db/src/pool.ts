@@ -1,6 +1,6 @@
-import { Kysely, PostgresDialect, type Transaction } from 'kysely';
+import { Kysely, type Transaction } from 'kysely';
 import pg from 'pg';
-import { PipelinedPool } from './pipelined';
+import { pipelinedDialect } from './driver';
 import type { Database } from './schema';
 
 // bigint (int8) and numeric counts come back as numbers: credit amounts stay far below 2^53.
@@ -25,8 +25,12 @@ export function createDb(options: DbOptions): Db {
     max: options.max ?? 10,
     application_name: options.applicationName ?? 'social-data',
     connectionTimeoutMillis: 5000,
-  });
-  // An idle client that loses its connection must not crash the process.
+    // pg's pipeline mode (see driver.ts): statements go out without waiting for the previous answer.
+    pipeline: true,
+  } as pg.PoolConfig);
+  // A client that loses its connection, idle or checked out, must not crash the process: the
+  // query it was running fails with the error, and the pool discards the client.
   pool.on('error', () => undefined);
-  return new Kysely<Database>({ dialect: new PostgresDialect({ pool: new PipelinedPool(pool) }) });
+  pool.on('connect', (client) => client.on('error', () => undefined));
+  return new Kysely<Database>({ dialect: pipelinedDialect(pool) });
 }

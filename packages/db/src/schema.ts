@@ -113,6 +113,10 @@ export interface JobsTable {
   credit_rate: number;
   results_per_credit: number;
   base_credits: number;
+  /** The rates of bundled posts (include_posts), recorded at admission; null without a bundle. */
+  bundle_credit_rate: ColumnType<number | null, number | null | undefined, number | null>;
+  bundle_results_per_credit: ColumnType<number | null, number | null | undefined, number | null>;
+  bundle_base_credits: ColumnType<number | null, number | null | undefined, number | null>;
   reserved_credits: Generated<number>;
   billed_credits: Generated<number>;
   error: Json | null;

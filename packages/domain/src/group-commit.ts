@@ -140,16 +140,6 @@ export class GroupCommit<I, O> {
   }
 }
 
-/** One instance of something per Services object (per process), made on first use. */
-export function perProcess<K extends object, V>(cache: WeakMap<K, V>, owner: K, make: () => V): V {
-  let value = cache.get(owner);
-  if (!value) {
-    value = make();
-    cache.set(owner, value);
-  }
-  return value;
-}
-
 /**
  * Whether Postgres refused a group's data (SQLSTATE class 22, data exception, or 23, integrity
  * constraint violation): then the group is worth retrying item by item, so that only the item at

@@ -1,7 +1,7 @@
 import type IORedis from 'ioredis';
 import { type AppConfig, createLogger, type Logger } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
-import { type Clock, type Services, systemClock } from '@sdx/domain';
+import { admitGroup, type Batchers, claimJobs, type Clock, completeJobs, GroupCommit, lookupKeys, REQUEST_PATH_BOUNDS, type Services, systemClock } from '@sdx/domain';
 import { createProviderRegistry, createSandboxProvider, type Provider, type ProviderRegistry, selectProviders } from '@sdx/providers';
 import { createFastRedis, ExtractionQueues } from '@sdx/queue';
 
@@ -45,7 +45,9 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
   redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
   const queues = new ExtractionQueues(redis, config.redisPrefix);
   const registry = createProviderRegistry(options.providers ?? chooseProviders(config, log));
-  const services: Services = { db, queues, gate: registry, config, clock: options.clock ?? systemClock, log };
+  // The batchers call back into the domain with the services they belong to.
+  const batch = createBatchers(() => services);
+  const services: Services = { db, queues, gate: registry, config, clock: options.clock ?? systemClock, log, batch };
   return {
     config,
     log,
@@ -59,6 +61,21 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
       redis.disconnect();
       await db.destroy();
     },
+  };
+}
+
+/**
+ * The process's group commits, each around the domain function that does one group's work.
+ * Requests (admissions, key lookups) are bounded: past the bounds they are refused with a 503
+ * rather than queued without end. Claims and completions come from the worker's slots, which
+ * bound them already.
+ */
+export function createBatchers(services: () => Services): Batchers {
+  return {
+    admissions: new GroupCommit((items) => admitGroup(services(), items), { maxBatch: 64, ...REQUEST_PATH_BOUNDS }),
+    claims: new GroupCommit((ids) => claimJobs(services(), ids), { maxBatch: 64 }),
+    completions: new GroupCommit((items) => completeJobs(services(), items), { maxBatch: 64 }),
+    keyLookups: new GroupCommit((hashes) => lookupKeys(services().db, hashes), { maxBatch: 128, maxInFlight: 4, ...REQUEST_PATH_BOUNDS }),
   };
 }
 

@@ -39,7 +39,7 @@ import {
   type Services,
   type Tenant,
 } from '@sdx/domain';
-import { latestOccurrenceAtOrBefore, nextOccurrence } from './recurrence';
+import { latestOccurrenceAtOrBefore, nextOccurrence } from '@sdx/recurrence';
 
 export interface DispatchOptions {
   /** Defaults to services.clock.now(). Dispatch itself (job creation, dispatched_at) reads services.clock. */

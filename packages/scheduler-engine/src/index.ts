@@ -1,3 +1,2 @@
-export * from './recurrence';
 export * from './dispatch';
 export * from './scheduler';

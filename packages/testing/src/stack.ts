@@ -12,7 +12,7 @@ import { createResponseValidator } from '@sdx/contract';
 import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, planReservation, systemClock } from '@sdx/domain';
 import type { Provider } from '@sdx/providers';
 import { createRuntime, type Runtime } from '@sdx/runtime';
-import { writeReservations } from './credits';
+import { writeReservations } from '@sdx/domain';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
 
 /**
@@ -76,11 +76,12 @@ export async function createTestDatabase(): Promise<{ name: string; url: string;
 }
 
 /** A database cloned from the migrated template and a Db on it; drop() closes the one and drops the other. */
-export async function createTestDb(): Promise<{ db: Db; drop(): Promise<void> }> {
+export async function createTestDb(): Promise<{ db: Db; url: string; drop(): Promise<void> }> {
   const database = await createTestDatabase();
   const db = createDb({ connectionString: database.url, max: 2 });
   return {
     db,
+    url: database.url,
     async drop() {
       await db.destroy();
       await database.drop();
@@ -123,7 +124,6 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
         services: runtime.services,
         providers: runtime.registry,
         redisUrl: config.redisUrl,
-        prefix: config.redisPrefix,
         concurrency,
       });
       stack.worker = worker;

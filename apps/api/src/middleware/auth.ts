@@ -26,7 +26,7 @@ export function authenticate(services: Services): RequestHandler {
     if (!secret) {
       throw new ApiError('missing_authentication', 'Send an API key in X-API-Key or as Authorization: Bearer <key>.');
     }
-    const found = await authenticateApiKey(services.db, secret);
+    const found = await authenticateApiKey(services.batch.keyLookups, secret);
     if (!found) throw new ApiError('invalid_api_key', 'The API key is unknown or revoked.');
     const workspaceHeader = req.get('x-workspace-id');
     if (workspaceHeader !== undefined) {

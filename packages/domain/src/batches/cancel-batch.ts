@@ -1,7 +1,7 @@
 import type { BatchRow } from '@sdx/db';
 import type { Services, Tenant } from '../context';
 import { ApiError } from '../errors';
-import { cancelJobInTx } from '../jobs/cancel-job';
+import { cancelJobs } from '../jobs/state';
 
 /**
  * POST /v1/batches/{batch_id}/cancel. In one transaction, with the batch row locked so two
@@ -30,7 +30,7 @@ export async function cancelBatch(services: Services, tenant: Tenant, batchId: s
       .execute();
     if (active.length === 0) return batch;
     const now = services.clock.now();
-    for (const child of active) await cancelJobInTx(tx, now, child.id, 'Cancelled with its batch');
+    await cancelJobs(tx, now, active.map((child) => child.id), 'Cancelled with its batch');
     if (batch.cancel_requested_at !== null) return batch;
     return tx.updateTable('batches').set({ cancel_requested_at: now }).where('id', '=', batch.id).returningAll().executeTakeFirstOrThrow();
   });

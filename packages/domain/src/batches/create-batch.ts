@@ -1,11 +1,10 @@
 import type { BatchRow, JobRow } from '@sdx/db';
 import type { Services, Tenant } from '../context';
 import { ApiError } from '../errors';
-import { claimIdempotencyKey, requestHash } from '../idempotency/idempotency';
+import { admit } from '../admission/admit';
+import { requestHash } from '../idempotency/idempotency';
 import { newId } from '../ids';
-import { admitJobs } from '../jobs/admission';
 import { type RecipeInput, resolveRecipe } from '../jobs/recipe';
-import { findBatch } from './queries';
 
 export interface CreateBatchInput extends RecipeInput {
   targets: string[];
@@ -51,11 +50,11 @@ export function uniqueTargets(targets: string[]): string[] {
 
 /**
  * POST /v1/batches (and batch occurrences of schedules). Checks, in order: duplicates, catalog,
- * each target's syntax (loc ["body", "targets", i]), limits; then, in one transaction, claims
- * the idempotency key, inserts the batch and admits every child (active-job cap and credit
- * reservation, all or nothing: an unaffordable batch creates nothing). After commit the
- * children are enqueued in one bulk add with deterministic entry IDs; if the process dies
- * before that, the reconciler enqueues the queued children it finds. Batch children are never
+ * each target's syntax (loc ["body", "targets", i]), limits; then admits the batch and every
+ * child as one submission (see the admission planner): its idempotency key, the active-job cap
+ * and the credit reservations, all or nothing (an unaffordable batch creates nothing). After
+ * commit the children are enqueued with deterministic entry IDs; if the process dies before
+ * that, the reconciler enqueues the queued children it finds. Batch children are never
  * deduplicated or served from the cache: each target is fresh work.
  */
 export async function createBatch(services: Services, tenant: Tenant, input: CreateBatchInput, options: CreateBatchOptions): Promise<CreatedBatch> {
@@ -66,72 +65,16 @@ export async function createBatch(services: Services, tenant: Tenant, input: Cre
     tenant.workspace,
     services.gate,
   );
-  const now = services.clock.now();
-  const batchId = newId('bat');
-
-  const created = await services.db.transaction().execute(async (tx): Promise<CreatedBatch> => {
-    if (options.idempotencyKey) {
-      const outcome = await claimIdempotencyKey(tx, {
-        workspaceId: tenant.workspace.id,
-        endpoint: options.endpoint,
-        key: options.idempotencyKey,
-        requestHash: requestHash(input),
-        resourceType: 'batch',
-        resourceId: batchId,
-        now,
-      });
-      if (outcome.kind === 'replay') {
-        const batch = await findBatch(tx, tenant, outcome.resourceId);
-        if (batch) {
-          const jobs = await tx
-            .selectFrom('jobs')
-            .selectAll()
-            .where('workspace_id', '=', tenant.workspace.id)
-            .where('batch_id', '=', batch.id)
-            .orderBy('batch_position')
-            .execute();
-          return { batch, jobs, idempotentReplay: true };
-        }
-      }
-    }
-    const batch = await tx
-      .insertInto('batches')
-      .values({
-        id: batchId,
-        workspace_id: tenant.workspace.id,
-        platform: recipe.platform,
-        operation: recipe.operation,
-        requested_limit: recipe.limit,
-        include_posts: recipe.includePosts,
-        target_count: targets.length,
-        schedule_id: options.scheduleId ?? null,
-        created_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
-    const jobs = await admitJobs(
-      tx,
-      tenant,
-      now,
-      recipe,
-      targets.map((target, i) => ({ target, normalized: normalized[i]! })),
-      { maxAttempts: services.config.jobMaxAttempts, batchId, scheduleId: options.scheduleId ?? null },
-    );
-    jobs.sort((a, b) => (a.batch_position ?? 0) - (b.batch_position ?? 0));
-    return { batch, jobs, idempotentReplay: false };
+  const admitted = await admit(services, {
+    tenant,
+    recipe,
+    targets: targets.map((target, i) => ({ target, normalized: normalized[i]! })),
+    jobIds: targets.map(() => newId('job')),
+    batchId: newId('bat'),
+    idempotency: options.idempotencyKey ? { endpoint: options.endpoint, key: options.idempotencyKey, requestHash: requestHash(input) } : null,
+    skipCache: false,
+    scheduleId: options.scheduleId ?? null,
   });
-
-  if (!created.idempotentReplay) await enqueueChildren(services, created.jobs);
-  return created;
-}
-
-/** Adds one queue entry per child (entry ID `${jobId}-a1`, so adding twice is a no-op). */
-export async function enqueueChildren(services: Services, jobs: Array<Pick<JobRow, 'id' | 'attempts'>>): Promise<void> {
-  if (jobs.length === 0) return;
-  try {
-    await services.queues.enqueueMany(jobs.map((job) => ({ jobId: job.id, attempt: job.attempts + 1, batchChild: true })));
-  } catch (error) {
-    // The children are safely queued in Postgres; the reconciler enqueues them once Redis answers.
-    services.log.warn({ err: error, jobs: jobs.length }, 'batch enqueue failed; the reconciler will retry');
-  }
+  if (admitted.kind !== 'batch') throw new Error('a batch submission was answered with a job');
+  return { batch: admitted.batch, jobs: admitted.jobs, idempotentReplay: admitted.idempotentReplay };
 }

@@ -1,26 +1,47 @@
-import { type Insertable, sql } from 'kysely';
-import type { CreditBalanceRow, CreditLedgerTable, CreditReservationsTable, Executor, ReservationRow, Tx, WorkspaceRow } from '@sdx/db';
+import { type Insertable, type RawBuilder, sql } from 'kysely';
+import { type CreditBalanceRow, type CreditLedgerTable, type CreditReservationsTable, type Executor, jsonRows, type ReservationRow, type Tx, type WorkspaceRow } from '@sdx/db';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { periodStartOf } from '../time';
 
 /**
- * Credits as a ledger. Every grant, reservation, release and settlement is a row in
- * credit_ledger; the per-workspace balance row is changed in the same transaction, under a
- * row lock, so concurrent reservations serialise per workspace and can never overdraw.
+ * The money module: every write to credit balances, reservations and the ledger is here.
+ *
+ * Credits are a ledger. Every grant, reservation, release, settlement, monthly allowance and
+ * expiry is a row in credit_ledger; the per-workspace balance row changes in the same
+ * transaction, under its row lock, so concurrent writers serialise per workspace and can never
+ * overdraw. Several workspaces' rows are always locked in workspace_id order.
  *
  * Buckets: the monthly plan allowance (renewed on the first day of the UTC month), promotional
  * credits (expire at promo_expires_at) and purchased credits (never expire). Reserving and
- * spending draw from plan first, then promotional, then purchased.
+ * spending draw from plan first, then promotional, then purchased (drawInOrder).
+ *
+ * Lifecycle of a job's credits: reserved at admission (its maximum cost), then exactly once
+ * either settled (the charge drawn from the reservation, the rest returned) or released whole.
  */
 
 export type Balance = CreditBalanceRow;
 
-export interface Available {
+/** Credits per bucket. */
+export interface Buckets {
   plan: number;
   promo: number;
   purchased: number;
+}
+
+export interface Available extends Buckets {
   total: number;
+}
+
+/**
+ * The bucket rule, written once: `amount` drawn from plan, then promotional, then purchased,
+ * each up to its limit in `from` (the last bucket takes the rest). Reservations draw from what
+ * is available; a settlement draws its charge from what the reservation holds.
+ */
+export function drawInOrder(amount: number, from: Buckets): Buckets {
+  const plan = Math.min(amount, from.plan);
+  const promo = Math.min(amount - plan, from.promo);
+  return { plan, promo, purchased: amount - plan - promo };
 }
 
 function promoActive(balance: Balance, now: Date): boolean {
@@ -47,60 +68,50 @@ export function availableOf(balance: Balance, workspace: Pick<WorkspaceRow, 'mon
   return { plan, promo, purchased, total: plan + promo + purchased };
 }
 
+export function insufficientCredits(balance: Balance, available: Available, required: number): ApiError {
+  const reserved = balance.plan_reserved + balance.promo_reserved + balance.purchased_reserved;
+  return new ApiError('insufficient_credits', `This request needs ${required} credits; ${available.total} are available.`, {
+    available: available.total,
+    reserved,
+    required,
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Balance rows: opening, locking, rollover and expiry
+
 export async function openBalance(tx: Tx, workspace: WorkspaceRow, now: Date): Promise<void> {
   const period = periodStartOf(now);
   await tx.insertInto('credit_balances').values({ workspace_id: workspace.id, period_start: period }).execute();
-  await tx
-    .insertInto('credit_ledger')
-    .values({
-      workspace_id: workspace.id,
-      entry_type: 'plan_allowance',
-      bucket: 'plan',
-      credits: workspace.monthly_quota,
-      plan_credits: workspace.monthly_quota,
-      period_start: period,
-      note: 'monthly plan allowance',
-    })
-    .execute();
+  await tx.insertInto('credit_ledger').values(allowanceEntry(workspace.id, workspace.monthly_quota, period)).execute();
 }
 
 /**
- * Locks the workspace's balance row for the rest of the transaction and applies a month
- * rollover or promotional expiry, each recorded in the ledger.
+ * Locks the balance rows of `workspaces` for the rest of the transaction and applies a month
+ * rollover or promotional expiry, each recorded in the ledger. Returns them by workspace.
  */
+export async function lockBalances(tx: Tx, workspaces: ReadonlyArray<Pick<WorkspaceRow, 'id' | 'monthly_quota'>>, now: Date): Promise<Map<string, Balance>> {
+  if (workspaces.length === 0) return new Map();
+  return rollOver(tx, await balanceLock(tx, workspaces.map((w) => w.id)).execute(), workspaces, now);
+}
+
+/** lockBalances for one workspace. */
 export async function lockBalance(tx: Tx, workspaceId: string, now: Date, quota: number): Promise<Balance> {
-  const locked = await lockBalances(tx, [{ id: workspaceId, monthly_quota: quota }], now);
-  const balance = locked.get(workspaceId);
+  const balance = (await lockBalances(tx, [{ id: workspaceId, monthly_quota: quota }], now)).get(workspaceId);
   if (!balance) throw new Error(`workspace ${workspaceId} has no balance row`);
   return balance;
 }
 
 /**
- * lockBalance for several workspaces in one statement. Rows are locked in workspace_id order,
- * the order every multi-workspace locker uses, so two such transactions cannot deadlock.
+ * The locking statement of lockBalances, built and not run, for a caller that sends it together
+ * with other statements; rollOver then finishes the lock on the rows it returned.
  */
-export async function lockBalances(
-  tx: Tx,
-  workspaces: ReadonlyArray<Pick<WorkspaceRow, 'id' | 'monthly_quota'>>,
-  now: Date,
-): Promise<Map<string, Balance>> {
-  if (workspaces.length === 0) return new Map();
-  const rows = await balanceLock(tx, workspaces).execute();
-  return rollLocked(tx, rows, workspaces, now);
+export function balanceLock(tx: Tx, workspaceIds: readonly string[]) {
+  return tx.selectFrom('credit_balances').selectAll().where('workspace_id', 'in', [...new Set(workspaceIds)]).orderBy('workspace_id').forUpdate();
 }
 
-/** The statement of lockBalances, for a caller that sends it together with another (see together). */
-export function balanceLock(tx: Tx, workspaces: ReadonlyArray<Pick<WorkspaceRow, 'id'>>) {
-  return tx
-    .selectFrom('credit_balances')
-    .selectAll()
-    .where('workspace_id', 'in', [...new Set(workspaces.map((w) => w.id))])
-    .orderBy('workspace_id')
-    .forUpdate();
-}
-
-/** The rest of lockBalances, on the rows balanceLock locked: rollovers and expiries recorded. */
-export async function rollLocked(
+/** Records the month rollover or promotional expiry of locked balance rows (rare: at most monthly). */
+export async function rollOver(
   tx: Tx,
   rows: readonly Balance[],
   workspaces: ReadonlyArray<Pick<WorkspaceRow, 'id' | 'monthly_quota'>>,
@@ -108,28 +119,31 @@ export async function rollLocked(
 ): Promise<Map<string, Balance>> {
   const quotas = new Map(workspaces.map((w) => [w.id, w.monthly_quota]));
   const locked = new Map<string, Balance>();
-  for (const row of rows) locked.set(row.workspace_id, await applyRollover(tx, row, now, quotas.get(row.workspace_id)!));
+  for (const row of rows) {
+    const quota = quotas.get(row.workspace_id);
+    if (quota !== undefined) locked.set(row.workspace_id, await applyRollover(tx, row, now, quota));
+  }
   return locked;
 }
 
-/** Records a month rollover or promotional expiry of a locked balance row (rare: at most monthly). */
+function allowanceEntry(workspaceId: string, quota: number, period: string): Insertable<CreditLedgerTable> {
+  return {
+    workspace_id: workspaceId,
+    entry_type: 'plan_allowance',
+    bucket: 'plan',
+    credits: quota,
+    plan_credits: quota,
+    period_start: period,
+    note: 'monthly plan allowance',
+  };
+}
+
 async function applyRollover(tx: Tx, current: Balance, now: Date, quota: number): Promise<Balance> {
   const workspaceId = current.workspace_id;
   const next = rolled(current, now);
   if (next === current) return current;
   if (next.period_start !== current.period_start) {
-    await tx
-      .insertInto('credit_ledger')
-      .values({
-        workspace_id: workspaceId,
-        entry_type: 'plan_allowance',
-        bucket: 'plan',
-        credits: quota,
-        plan_credits: quota,
-        period_start: next.period_start,
-        note: 'monthly plan allowance',
-      })
-      .execute();
+    await tx.insertInto('credit_ledger').values(allowanceEntry(workspaceId, quota, next.period_start)).execute();
   }
   if (next.promo_balance !== current.promo_balance) {
     const expired = current.promo_balance - next.promo_balance;
@@ -162,18 +176,13 @@ async function applyRollover(tx: Tx, current: Balance, now: Date, quota: number)
   return next;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Reserve
+
 export interface ReserveRequest {
   jobId: string;
   credits: number;
   units: number;
-}
-
-/** Split of `amount` over the buckets in spending order. */
-function split(amount: number, available: Available): { plan: number; promo: number; purchased: number } {
-  const plan = Math.min(amount, available.plan);
-  const promo = Math.min(amount - plan, available.promo);
-  const purchased = amount - plan - promo;
-  return { plan, promo, purchased };
 }
 
 export interface PlannedReservation {
@@ -185,7 +194,7 @@ export interface PlannedReservation {
  * The reservation of one job's maximum cost against a locked balance, without writing: the rows
  * to insert and the balance after it. Throws 402 when it does not fit. Several plans can follow
  * each other on the returned balance (a batch, a group of submissions) and be written at once
- * with their jobs (writeAdmissions).
+ * (withReservations).
  */
 export function planReservation(
   workspace: Pick<WorkspaceRow, 'id' | 'monthly_quota'>,
@@ -194,10 +203,8 @@ export function planReservation(
   request: ReserveRequest,
 ): { planned: PlannedReservation; balance: Balance } {
   const available = availableOf(balance, workspace, now);
-  if (request.credits > available.total) {
-    throw insufficientCredits(balance, available, request.credits);
-  }
-  const parts = split(request.credits, available);
+  if (request.credits > available.total) throw insufficientCredits(balance, available, request.credits);
+  const parts = drawInOrder(request.credits, available);
   const reservationId = newId('res');
   return {
     planned: {
@@ -237,8 +244,8 @@ export function planReservation(
 /**
  * The writes of planned reservations, as the WITH clauses of one statement: the reservation
  * rows, their ledger entries, and each balance's reserved totals as planned (the caller holds
- * the balance locks, so the planned totals are the truth). writeAdmissions adds the job rows to
- * it.
+ * the balance locks, so the planned totals are the truth). The caller completes the statement
+ * (the admission inserts its job rows in it).
  */
 export function withReservations(tx: Tx, planned: readonly PlannedReservation[], balances: readonly Balance[], now: Date) {
   const totals = balances.map(
@@ -262,69 +269,237 @@ export function withReservations(tx: Tx, planned: readonly PlannedReservation[],
   );
 }
 
-export function insufficientCredits(balance: Balance, available: Available, required: number): ApiError {
-  const reserved = balance.plan_reserved + balance.promo_reserved + balance.purchased_reserved;
-  return new ApiError('insufficient_credits', `This request needs ${required} credits; ${available.total} are available.`, {
-    available: available.total,
-    reserved,
-    required,
-  });
+/** Writes planned reservations on their own (no job rows with them), in one statement. */
+export async function writeReservations(tx: Tx, planned: readonly PlannedReservation[], balances: readonly Balance[], now: Date): Promise<void> {
+  if (planned.length === 0) return;
+  await withReservations(tx, planned, balances, now).selectNoFrom(sql<number>`1`.as('written')).execute();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Settle
+
+/** A reservation just moved from held to settled, with the charge it settled at and its workspace's plan quota. */
+export type ClaimedReservation = Pick<
+  ReservationRow,
+  'id' | 'workspace_id' | 'job_id' | 'plan_amount' | 'promo_amount' | 'purchased_amount' | 'units' | 'settled_credits'
+> & { monthly_quota: number };
+
+/** A claimed reservation and the results its job delivered. */
+export interface Settlement {
+  reservation: ClaimedReservation;
+  units: number;
 }
 
 /**
- * Takes the held reservation of a job for release, or nothing when it was already settled or
- * released (settlement claims through claimHeldReservations, in settle-many.ts).
+ * The statement that moves held reservations to settled, as SQL so that a caller can run it
+ * inside a larger statement (the completion of jobs). `source` is a relation aliased `v` with
+ * columns job_id and charge (one row per job), the charge decided by the caller (chargeOf, for
+ * a job). It settles at most what the reservation holds. A reservation no longer held (settled or released before) is left
+ * alone and not returned: a reservation is settled at most once.
  */
-async function claimForRelease(tx: Tx, jobId: string, now: Date): Promise<ReservationRow | undefined> {
-  return tx
+export function claimHeldReservations(now: Date, source: RawBuilder<unknown>): RawBuilder<ClaimedReservation> {
+  return sql<ClaimedReservation>`
+    update credit_reservations r
+    set status = 'settled',
+        -- the invariant of a reservation: a settlement never takes more than it holds
+        settled_credits = least(greatest(v.charge, 0), r.plan_amount + r.promo_amount + r.purchased_amount),
+        closed_at = ${now}
+    from ${source}
+    where r.job_id = v.job_id and r.status = 'held'
+    returning r.id, r.workspace_id, r.job_id, r.plan_amount, r.promo_amount, r.purchased_amount, r.units, r.settled_credits,
+              (select w.monthly_quota from workspaces w where w.id = r.workspace_id) as monthly_quota
+  `;
+}
+
+interface Spent extends Buckets {
+  plan_reserved: number;
+  promo_reserved: number;
+  purchased_reserved: number;
+  units_reserved: number;
+  units: number;
+  charge: number;
+}
+
+/**
+ * Books claimed settlements against their workspaces' locked balances (lockBalances, or
+ * balanceLock + rollOver): one statement inserts every ledger entry and applies each
+ * workspace's summed change to its balance. Per job, the charge is drawn from the reservation's
+ * parts (drawInOrder) and the rest returned (noted in the entry). Ledger entries follow the
+ * order of `settlements`. Returns the credits charged per job.
+ */
+export async function bookSettlements(tx: Tx, now: Date, settlements: readonly Settlement[], balances: ReadonlyMap<string, Balance>): Promise<Map<string, number>> {
+  const charged = new Map<string, number>();
+  if (settlements.length === 0) return charged;
+  const ledger: Array<Record<string, unknown>> = [];
+  const spent = new Map<string, Spent>();
+  for (const { reservation, units } of settlements) {
+    const balance = balances.get(reservation.workspace_id);
+    if (!balance) throw new Error(`the balance of workspace ${reservation.workspace_id} is not locked`);
+    const held: Buckets = { plan: reservation.plan_amount, promo: reservation.promo_amount, purchased: reservation.purchased_amount };
+    const reservedTotal = held.plan + held.promo + held.purchased;
+    const charge = reservation.settled_credits ?? 0;
+    const drawn = drawInOrder(charge, held);
+    ledger.push({
+      workspace_id: reservation.workspace_id,
+      credits: charge,
+      plan_credits: drawn.plan,
+      promo_credits: drawn.promo,
+      purchased_credits: drawn.purchased,
+      units,
+      reservation_id: reservation.id,
+      job_id: reservation.job_id,
+      period_start: balance.period_start,
+      note: charge < reservedTotal ? `released ${reservedTotal - charge} unused credits` : null,
+    });
+    const s = spent.get(reservation.workspace_id) ?? {
+      plan_reserved: 0,
+      promo_reserved: 0,
+      purchased_reserved: 0,
+      units_reserved: 0,
+      plan: 0,
+      promo: 0,
+      purchased: 0,
+      units: 0,
+      charge: 0,
+    };
+    s.plan_reserved += held.plan;
+    s.promo_reserved += held.promo;
+    s.purchased_reserved += held.purchased;
+    s.units_reserved += reservation.units;
+    s.plan += drawn.plan;
+    s.promo += drawn.promo;
+    s.purchased += drawn.purchased;
+    s.units += units;
+    s.charge += charge;
+    spent.set(reservation.workspace_id, s);
+    charged.set(reservation.job_id, charge);
+  }
+
+  const rows = [...spent.entries()].map(([workspace_id, s]) => ({ workspace_id, ...s }));
+  // The ledger insert runs as part of the balance update (a data-modifying WITH always runs).
+  await sql`
+    with ledger as (
+      insert into credit_ledger
+        (workspace_id, entry_type, credits, plan_credits, promo_credits, purchased_credits, units, reservation_id, job_id, period_start, note)
+      select l.workspace_id, 'settle', l.credits, l.plan_credits, l.promo_credits, l.purchased_credits, l.units, l.reservation_id, l.job_id,
+             l.period_start, l.note
+      from ${jsonRows(ledger, 'workspace_id text, credits bigint, plan_credits bigint, promo_credits bigint, purchased_credits bigint, units bigint, reservation_id text, job_id text, period_start date, note text')} as l
+    )
+    update credit_balances b
+    set plan_reserved = b.plan_reserved - v.plan_reserved,
+        promo_reserved = b.promo_reserved - v.promo_reserved,
+        purchased_reserved = b.purchased_reserved - v.purchased_reserved,
+        units_reserved = b.units_reserved - v.units_reserved,
+        plan_used = b.plan_used + v.plan,
+        promo_balance = b.promo_balance - v.promo,
+        purchased_balance = b.purchased_balance - v.purchased,
+        period_promo_spent = b.period_promo_spent + v.promo,
+        period_purchased_spent = b.period_purchased_spent + v.purchased,
+        units_used = b.units_used + v.units,
+        lifetime_spent = b.lifetime_spent + v.charge,
+        updated_at = ${now}
+    from ${jsonRows(rows, 'workspace_id text, plan_reserved bigint, promo_reserved bigint, purchased_reserved bigint, units_reserved bigint, plan bigint, promo bigint, purchased bigint, units bigint, charge bigint')} as v
+    where b.workspace_id = v.workspace_id
+  `.execute(tx);
+  return charged;
+}
+
+export interface SettleRequest {
+  jobId: string;
+  /** Credits the delivered results cost (settled at most at what was reserved). */
+  credits: number;
+  /** Results delivered. */
+  units: number;
+}
+
+/**
+ * Settles held reservations of jobs on their own, each at most once: the claim, the balance
+ * locks, the booking. (A job's completion runs the same claim and booking inside its own
+ * statement, see the job-state module.) Returns the credits charged per job whose reservation
+ * was still held.
+ */
+export async function settleReservations(tx: Tx, now: Date, requests: readonly SettleRequest[]): Promise<Map<string, number>> {
+  if (requests.length === 0) return new Map();
+  const claimed = await claimHeldReservations(now, sql`${jsonRows(requests.map((r) => ({ job_id: r.jobId, charge: r.credits })), 'job_id text, charge bigint')} as v`).execute(tx);
+  const byJob = new Map(claimed.rows.map((r) => [r.job_id, r]));
+  const settlements: Settlement[] = [];
+  for (const request of requests) {
+    const reservation = byJob.get(request.jobId);
+    if (reservation) settlements.push({ reservation, units: request.units });
+  }
+  const workspaces = [...new Map(settlements.map((s) => [s.reservation.workspace_id, s.reservation.monthly_quota]))].map(([id, monthly_quota]) => ({ id, monthly_quota }));
+  return bookSettlements(tx, now, settlements, await lockBalances(tx, workspaces, now));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Release
+
+/**
+ * Returns the whole held reservations of jobs that end without billing (failure, cancellation,
+ * exhausted retries), each at most once: the reservations are claimed (held → released), their
+ * workspaces' balances locked, one ledger entry per reservation written and each balance's
+ * reserved totals lowered. Returns the IDs of the jobs whose reservation was still held.
+ */
+export async function releaseReservations(tx: Tx, now: Date, jobIds: readonly string[], note: string): Promise<Set<string>> {
+  if (jobIds.length === 0) return new Set();
+  const claimed = await tx
     .updateTable('credit_reservations')
     .set({ status: 'released', settled_credits: 0, closed_at: now })
-    .where('job_id', '=', jobId)
+    .where('job_id', 'in', [...new Set(jobIds)])
     .where('status', '=', 'held')
     .returningAll()
-    .executeTakeFirst();
+    .execute();
+  if (claimed.length === 0) return new Set();
+  const workspaceIds = [...new Set(claimed.map((r) => r.workspace_id))];
+  const quotas = await tx.selectFrom('workspaces').select(['id', 'monthly_quota']).where('id', 'in', workspaceIds).execute();
+  const balances = await lockBalances(tx, quotas, now);
+  const ledger = claimed.map((r) => ({
+    workspace_id: r.workspace_id,
+    credits: r.plan_amount + r.promo_amount + r.purchased_amount,
+    plan_credits: r.plan_amount,
+    promo_credits: r.promo_amount,
+    purchased_credits: r.purchased_amount,
+    units: r.units,
+    reservation_id: r.id,
+    job_id: r.job_id,
+    period_start: balances.get(r.workspace_id)!.period_start,
+  }));
+  const totals = new Map<string, { workspace_id: string; plan: number; promo: number; purchased: number; units: number }>();
+  for (const r of claimed) {
+    const t = totals.get(r.workspace_id) ?? { workspace_id: r.workspace_id, plan: 0, promo: 0, purchased: 0, units: 0 };
+    t.plan += r.plan_amount;
+    t.promo += r.promo_amount;
+    t.purchased += r.purchased_amount;
+    t.units += r.units;
+    totals.set(r.workspace_id, t);
+  }
+  await sql`
+    with ledger as (
+      insert into credit_ledger
+        (workspace_id, entry_type, credits, plan_credits, promo_credits, purchased_credits, units, reservation_id, job_id, period_start, note)
+      select l.workspace_id, 'release', l.credits, l.plan_credits, l.promo_credits, l.purchased_credits, l.units, l.reservation_id, l.job_id,
+             l.period_start, ${note}
+      from ${jsonRows(ledger, 'workspace_id text, credits bigint, plan_credits bigint, promo_credits bigint, purchased_credits bigint, units bigint, reservation_id text, job_id text, period_start date')} as l
+    )
+    update credit_balances b
+    set plan_reserved = b.plan_reserved - v.plan,
+        promo_reserved = b.promo_reserved - v.promo,
+        purchased_reserved = b.purchased_reserved - v.purchased,
+        units_reserved = b.units_reserved - v.units,
+        updated_at = ${now}
+    from ${jsonRows([...totals.values()], 'workspace_id text, plan bigint, promo bigint, purchased bigint, units bigint')} as v
+    where b.workspace_id = v.workspace_id
+  `.execute(tx);
+  return new Set(claimed.map((r) => r.job_id));
 }
 
-/** Returns a job's whole reservation (failure, cancellation). At most once; false when not held. */
+/** releaseReservations for one job: false when its reservation was not held. */
 export async function releaseReservation(tx: Tx, now: Date, jobId: string, note: string): Promise<boolean> {
-  const reservation = await claimForRelease(tx, jobId, now);
-  if (!reservation) return false;
-  const balance = await lockBalance(tx, reservation.workspace_id, now, await quotaOf(tx, reservation.workspace_id));
-  const total = reservation.plan_amount + reservation.promo_amount + reservation.purchased_amount;
-  await tx
-    .insertInto('credit_ledger')
-    .values({
-      workspace_id: reservation.workspace_id,
-      entry_type: 'release',
-      credits: total,
-      plan_credits: reservation.plan_amount,
-      promo_credits: reservation.promo_amount,
-      purchased_credits: reservation.purchased_amount,
-      units: reservation.units,
-      reservation_id: reservation.id,
-      job_id: jobId,
-      period_start: balance.period_start,
-      note,
-    })
-    .execute();
-  await tx
-    .updateTable('credit_balances')
-    .set((eb) => ({
-      plan_reserved: eb('plan_reserved', '-', reservation.plan_amount),
-      promo_reserved: eb('promo_reserved', '-', reservation.promo_amount),
-      purchased_reserved: eb('purchased_reserved', '-', reservation.purchased_amount),
-      units_reserved: eb('units_reserved', '-', reservation.units),
-      updated_at: now,
-    }))
-    .where('workspace_id', '=', reservation.workspace_id)
-    .execute();
-  return true;
+  return (await releaseReservations(tx, now, [jobId], note)).size > 0;
 }
 
-async function quotaOf(db: Executor, workspaceId: string): Promise<number> {
-  const row = await db.selectFrom('workspaces').select('monthly_quota').where('id', '=', workspaceId).executeTakeFirstOrThrow();
-  return row.monthly_quota;
-}
+// ---------------------------------------------------------------------------------------------
+// Grant
 
 export interface GrantRequest {
   credits: number;
@@ -371,6 +546,9 @@ export async function grantCredits(tx: Tx, workspace: WorkspaceRow, now: Date, g
     .execute();
 }
 
+// ---------------------------------------------------------------------------------------------
+// Reads
+
 export interface Usage {
   period_start: string;
   credit_limit: number;
@@ -393,7 +571,6 @@ export async function getUsage(db: Executor, workspace: WorkspaceRow, now: Date)
   const b = rolled(stored, now);
   const available = availableOf(b, workspace, now);
   const promoLive = promoActive(b, now);
-  const creditsReserved = b.plan_reserved + b.promo_reserved + b.purchased_reserved;
   return {
     period_start: b.period_start,
     credit_limit: workspace.monthly_quota,
@@ -401,7 +578,7 @@ export async function getUsage(db: Executor, workspace: WorkspaceRow, now: Date)
     units_reserved: b.units_reserved,
     units_remaining: available.total,
     credits_used: b.plan_used + b.period_promo_spent + b.period_purchased_spent,
-    credits_reserved: creditsReserved,
+    credits_reserved: b.plan_reserved + b.promo_reserved + b.purchased_reserved,
     credits_remaining: available.total,
     purchased_credits: b.purchased_balance,
     promotional_credits: promoLive ? b.promo_balance : b.promo_reserved,

@@ -1,9 +1,9 @@
 import type { JobRow } from '@sdx/db';
+import { admit } from '../admission/admit';
 import type { Services, Tenant } from '../context';
 import { ApiError } from '../errors';
 import { requestHash } from '../idempotency/idempotency';
 import { newId } from '../ids';
-import { admitSubmission, type CreatedJob } from './admit-group';
 import { type RecipeInput, resolveRecipe } from './recipe';
 
 export interface CreateJobInput extends RecipeInput {
@@ -21,12 +21,19 @@ export interface CreateJobOptions {
   maxSyncLimit?: number;
 }
 
+export interface CreatedJob {
+  job: JobRow;
+  deduplicated: boolean;
+  idempotentReplay: boolean;
+  /** Whether the job is new and queued: its queue entry is being added. */
+  enqueue: boolean;
+}
+
 /**
  * POST /v1/jobs and /v1/extract (and single-target schedule runs): checks the request (catalog,
- * target syntax, limits), then admits it with its idempotency key, deduplication, cache,
- * active-job cap and credit reservation in one transaction shared with the other submissions
- * of the moment (admitSubmission). The queue entry is added after commit; the reconciler
- * re-adds it if the process dies in between.
+ * target syntax, limits), then admits it (idempotency, deduplication, cache, active-job cap and
+ * credit reservation; see the admission planner). The queue entry is added after commit; the
+ * reconciler re-adds it if the process dies in between.
  */
 export async function createJob(services: Services, tenant: Tenant, input: CreateJobInput, options: CreateJobOptions): Promise<CreatedJob> {
   const { recipe, normalized } = resolveRecipe(input, [{ value: input.target, loc: ['body', 'target'] }], tenant.workspace, services.gate);
@@ -37,24 +44,17 @@ export async function createJob(services: Services, tenant: Tenant, input: Creat
       { limit: recipe.limit, max_sync_limit: options.maxSyncLimit, use: 'POST /v1/jobs' },
     );
   }
-  return admitSubmission(services, {
+  const admitted = await admit(services, {
     tenant,
     recipe,
-    target: { target: input.target.trim(), normalized: normalized[0]! },
-    jobId: newId('job'),
-    idempotency: options.idempotencyKey
-      ? { endpoint: options.endpoint, key: options.idempotencyKey, requestHash: requestHash(input) }
-      : null,
+    targets: [{ target: input.target.trim(), normalized: normalized[0]! }],
+    jobIds: [newId('job')],
+    batchId: null,
+    idempotency: options.idempotencyKey ? { endpoint: options.endpoint, key: options.idempotencyKey, requestHash: requestHash(input) } : null,
     skipCache: options.skipCache ?? false,
     scheduleId: options.scheduleId ?? null,
   });
-}
-
-export async function enqueueJob(services: Services, job: Pick<JobRow, 'id' | 'attempts' | 'batch_id'>): Promise<void> {
-  try {
-    await services.queues.enqueue({ jobId: job.id, attempt: job.attempts + 1, batchChild: job.batch_id !== null });
-  } catch (error) {
-    // The job is safely queued in Postgres; the reconciler enqueues it once Redis answers.
-    services.log.warn({ err: error, jobId: job.id }, 'enqueue failed; the reconciler will retry');
-  }
+  if (admitted.kind !== 'job') throw new Error('a job submission was answered with a batch');
+  const { job, deduplicated, idempotentReplay } = admitted;
+  return { job, deduplicated, idempotentReplay, enqueue: !deduplicated && !idempotentReplay && job.status === 'queued' };
 }

@@ -30,6 +30,8 @@ export interface Recipe {
   /** min(limit, max_results). */
   limit: number;
   includePosts: number;
+  /** The spec whose rates price bundled posts (the platform's posts operation), when include_posts > 0. */
+  bundleSpec: OperationSpec | null;
   /** Maximum credits one target can cost: what is reserved at acceptance. */
   maxCredits: number;
   /** Maximum results one target can deliver. */
@@ -79,18 +81,16 @@ export function resolveRecipe(
     });
   }
   const includePosts = input.include_posts ?? 0;
-  let maxCredits = costOf(spec, limit);
-  let maxUnits = limit;
+  let bundleSpec: OperationSpec | null = null;
   if (includePosts > 0) {
-    const postsSpec = supportsBundle(spec) ? bundlePostsSpec(platform as Platform) : undefined;
-    if (!postsSpec) {
+    bundleSpec = (supportsBundle(spec) ? bundlePostsSpec(platform as Platform) : undefined) ?? null;
+    if (!bundleSpec) {
       throw new ApiError('invalid_request', 'include_posts is only accepted on profile operations.', { include_posts: includePosts });
     }
-    maxCredits += costOf(postsSpec, includePosts);
-    maxUnits += includePosts;
   }
+  const maxCredits = priceOf(ratesOf({ spec, bundleSpec }), limit, includePosts);
   return {
-    recipe: { platform: platform as Platform, operation: spec.operation, spec, limit, includePosts, maxCredits, maxUnits },
+    recipe: { platform: platform as Platform, operation: spec.operation, spec, limit, includePosts, bundleSpec, maxCredits, maxUnits: limit + includePosts },
     normalized,
   };
 }
@@ -115,12 +115,46 @@ export function requestKey(recipe: Recipe, normalizedTarget: string): string {
     .digest('hex');
 }
 
-/** Cost of what a job delivered: items of the operation, plus bundled posts at the posts rate. */
-export function deliveredCost(recipe: Pick<Recipe, 'platform' | 'spec' | 'includePosts'>, primary: number, bundled: number): number {
-  let cost = costOf(recipe.spec, primary);
-  if (recipe.includePosts > 0 && bundled > 0) {
-    const postsSpec = bundlePostsSpec(recipe.platform);
-    if (postsSpec) cost += costOf(postsSpec, bundled);
+/** The rates a job is priced at, recorded on its row at admission. */
+export interface JobRates {
+  credit_rate: number;
+  results_per_credit: number;
+  base_credits: number;
+  bundle_credit_rate: number | null;
+  bundle_results_per_credit: number | null;
+  bundle_base_credits: number | null;
+}
+
+/** The rates of a checked request, as its jobs record them. */
+export function ratesOf(recipe: Pick<Recipe, 'spec' | 'bundleSpec'>): JobRates {
+  return {
+    credit_rate: recipe.spec.credits_per_result,
+    results_per_credit: recipe.spec.results_per_credit,
+    base_credits: recipe.spec.base_credits,
+    bundle_credit_rate: recipe.bundleSpec?.credits_per_result ?? null,
+    bundle_results_per_credit: recipe.bundleSpec?.results_per_credit ?? null,
+    bundle_base_credits: recipe.bundleSpec?.base_credits ?? null,
+  };
+}
+
+/**
+ * The price rule, written once: what `primary` results of the operation plus `bundled` posts
+ * cost at the given rates. Admission reserves it for the most a job can deliver; completion
+ * charges it for what the job delivered, at the rates recorded on the job, never more than
+ * was reserved.
+ */
+export function priceOf(rates: JobRates, primary: number, bundled: number): number {
+  let cost = costOf({ base_credits: rates.base_credits, credits_per_result: rates.credit_rate, results_per_credit: rates.results_per_credit }, primary);
+  if (bundled > 0 && rates.bundle_credit_rate !== null) {
+    cost += costOf(
+      { base_credits: rates.bundle_base_credits ?? 0, credits_per_result: rates.bundle_credit_rate, results_per_credit: rates.bundle_results_per_credit ?? 1 },
+      bundled,
+    );
   }
   return cost;
+}
+
+/** The charge of a job that delivered `primary` results and `bundled` posts: its price at its own rates, capped at its reservation. */
+export function chargeOf(job: JobRates & { reserved_credits: number }, primary: number, bundled: number): number {
+  return Math.min(priceOf(job, primary, bundled), job.reserved_credits);
 }

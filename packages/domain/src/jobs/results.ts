@@ -1,18 +1,10 @@
-import type { Executor, JobRow, Tx } from '@sdx/db';
+import type { Executor, JobRow } from '@sdx/db';
 
 /**
- * Results are stored page by page (job_result_pages) as the provider delivers them, so a long
- * job checkpoints its progress and a 25,000-item result never sits in one row or in memory.
+ * Results are stored page by page (job_result_pages) as the provider delivers them (see the
+ * job-state module's saveProgress and completeJobs), so a long job checkpoints its progress and a 25,000-item result never sits in one row or in memory.
  * A cached job reads the pages of the job it reuses (source_job_id).
  */
-export async function savePage(tx: Tx, jobId: string, pageNo: number, items: unknown[]): Promise<void> {
-  await tx
-    .insertInto('job_result_pages')
-    .values({ job_id: jobId, page_no: pageNo, item_count: items.length, items: JSON.stringify(items) })
-    .onConflict((oc) => oc.columns(['job_id', 'page_no']).doUpdateSet({ item_count: items.length, items: JSON.stringify(items) }))
-    .execute();
-}
-
 export function resultSourceId(job: Pick<JobRow, 'id' | 'source_job_id'>): string {
   return job.source_job_id ?? job.id;
 }

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
 import type { ScheduleRow, WorkspaceRow } from '@sdx/db';
-import { type Frequency, isValidTimeZone, nextOccurrence, type Recurrence } from '@sdx/scheduler-engine/src/recurrence';
+import { type Frequency, isValidTimeZone, nextOccurrence, type Recurrence } from '@sdx/recurrence';
 import { uniqueTargets } from '../batches/create-batch';
 import type { OperationGate } from '../context';
 import { RequestValidationError } from '../errors';

@@ -1,4 +1,4 @@
-import { nextOccurrence } from '@sdx/scheduler-engine/src/recurrence';
+import { nextOccurrence } from '@sdx/recurrence';
 import type { Services, Tenant } from '../context';
 import { ApiError } from '../errors';
 import { recurrenceOf } from './definition';

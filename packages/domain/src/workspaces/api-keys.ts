@@ -1,7 +1,7 @@
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
-import { type ApiKeyRow, type Db, type Executor, prepared, type WorkspaceRow } from '@sdx/db';
-import { GroupCommit, perProcess, REQUEST_PATH_BOUNDS } from '../group-commit';
+import type { ApiKeyRow, Db, Executor, WorkspaceRow } from '@sdx/db';
+import type { Batcher } from '../context';
 import { newId } from '../ids';
 
 /** API keys: `sdx_live_` + 40 random base62 characters. Only the SHA-256 hash is stored. */
@@ -54,13 +54,12 @@ export interface AuthenticatedKey {
 /**
  * Resolves a presented secret to its key and workspace. The lookup goes through the hash index
  * and the stored hash is compared in constant time. No cache: a revocation takes effect at once.
- * Lookups that arrive together share one query (one round trip for a burst of requests); each
- * still reads the key as it is after the request arrived.
+ * `lookups` is the process's key-lookup batcher (lookupKeys behind it): lookups that arrive
+ * together share one query; each still reads the key as it is after the request arrived.
  */
-export async function authenticateApiKey(db: Db, secret: string): Promise<AuthenticatedKey | null> {
+export async function authenticateApiKey(lookups: Batcher<string, AuthenticatedKey | null>, secret: string): Promise<AuthenticatedKey | null> {
   if (!secret.startsWith(API_KEY_PREFIX) || secret.length > 200) return null;
   const hash = hashApiKey(secret);
-  const lookups = perProcess(keyLookups, db, () => new GroupCommit((hashes: string[]) => lookupKeys(db, hashes), { maxBatch: 128, maxInFlight: 4, ...REQUEST_PATH_BOUNDS }));
   const found = await lookups.submit(hash);
   if (!found) return null;
   if (!timingSafeEqual(Buffer.from(found.key.secret_hash, 'hex'), Buffer.from(hash, 'hex'))) return null;
@@ -68,10 +67,8 @@ export async function authenticateApiKey(db: Db, secret: string): Promise<Authen
   return found;
 }
 
-const keyLookups = new WeakMap<Db, GroupCommit<string, AuthenticatedKey | null>>();
-
 /** Keys (and their workspaces) by secret hash, in the order asked; null where none matches. */
-async function lookupKeys(db: Db, hashes: string[]): Promise<Array<AuthenticatedKey | null>> {
+export async function lookupKeys(db: Db, hashes: string[]): Promise<Array<AuthenticatedKey | null>> {
   const unique = [...new Set(hashes)];
   const query = db
     .selectFrom('api_keys')
@@ -94,13 +91,7 @@ async function lookupKeys(db: Db, hashes: string[]): Promise<Array<Authenticated
       'workspaces.max_active_jobs',
       'workspaces.created_at',
     ])
-  // A lone lookup (the usual case below a few hundred requests per second) is one fixed
-  // statement, prepared once per connection and no longer planned; a burst's lookup lists its
-  // hashes and is planned once for all of them.
-  const rows = await (unique.length === 1
-    ? query.where('api_keys.secret_hash', '=', unique[0]!).modifyEnd(prepared('api_key_by_hash'))
-    : query.where('api_keys.secret_hash', 'in', unique)
-  ).execute();
+  const rows = await query.where('api_keys.secret_hash', 'in', unique).execute();
   const byHash = new Map<string, AuthenticatedKey>(
     rows.map((row) => [
       row.secret_hash,

@@ -1,0 +1,517 @@
+import { sql } from 'kysely';
+import type { Executor, JobRow, NewJob, Tx } from '@sdx/db';
+import type { EnqueueRequest } from '@sdx/queue';
+import type { Services } from '../context';
+import {
+  type Balance,
+  bookSettlements,
+  balanceLock,
+  type ClaimedReservation,
+  claimHeldReservations,
+  type PlannedReservation,
+  releaseReservations,
+  rollOver,
+  type Settlement,
+  withReservations,
+} from '../credits/credits';
+import { type FlushResult, refusedData } from '../group-commit';
+import { jsonRows, sendTogether } from '@sdx/db';
+import { chargeOf, type Recipe, ratesOf } from './recipe';
+import type { Item } from '@sdx/providers';
+
+/**
+ * The job-state module: every transition of a job's status (api-v1.md 3) is one function here,
+ * for single jobs and batch children alike.
+ *
+ *   queue     (new)              → queued       queueJobs
+ *   claim     queued | abandoned → running      claimJobs
+ *   heartbeat running            → running      heartbeat
+ *   progress  running            → running      saveProgress (a checkpointed page)
+ *   retry     running            → queued       retryLater; abandoned running → queued: requeueAbandoned
+ *   complete  running            → completed    completeJobs (billed: the reservation settled)
+ *   fail      queued | running   → failed       failJob     ┐ one path that ends without billing:
+ *   cancel    queued | running   → cancelled    cancelJobs  ┘ endWithoutBilling (reservation released)
+ *
+ * A running job is owned by the attempt holding its lease token: every write of an attempt
+ * requires that token and status running, so a stale or duplicate delivery, a cancelled job or a
+ * second worker can never deliver, bill or fail it twice. Queue entries are added after commit
+ * by enqueueAfterCommit; if that fails, the reconciler adds them later.
+ */
+
+export interface JobError {
+  code: string;
+  message: string;
+  retryable: boolean;
+  [context: string]: unknown;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queue
+
+export interface QueueOptions {
+  maxAttempts: number;
+  batchId?: string | null;
+  batchPosition?: number | null;
+  scheduleId?: string | null;
+}
+
+/** The row of a newly admitted job, status queued, its maximum cost reserved and its rates recorded. */
+export function queuedJobRow(
+  workspaceId: string,
+  now: Date,
+  recipe: Recipe,
+  target: { target: string; normalized: string },
+  key: string,
+  id: string,
+  options: QueueOptions,
+): NewJob {
+  return {
+    id,
+    workspace_id: workspaceId,
+    batch_id: options.batchId ?? null,
+    batch_position: options.batchPosition ?? null,
+    schedule_id: options.scheduleId ?? null,
+    platform: recipe.platform,
+    operation: recipe.operation,
+    target: target.target,
+    normalized_target: target.normalized,
+    request_key: key,
+    requested_limit: recipe.limit,
+    include_posts: recipe.includePosts,
+    status: 'queued',
+    max_attempts: options.maxAttempts,
+    progress_stage: 'queued',
+    progress_message: 'Waiting for a worker',
+    progress_total: null,
+    ...ratesOf(recipe),
+    reserved_credits: recipe.maxCredits,
+    created_at: now,
+  };
+}
+
+/** A new job that is already completed, reusing the fresh result of `fresh`: billed nothing. */
+export function cachedJobRow(
+  workspaceId: string,
+  now: Date,
+  fresh: JobRow,
+  target: { target: string; normalized: string },
+  key: string,
+  id: string,
+  options: { maxAttempts: number; scheduleId: string | null },
+): NewJob {
+  return {
+    id,
+    workspace_id: workspaceId,
+    schedule_id: options.scheduleId,
+    platform: fresh.platform,
+    operation: fresh.operation,
+    target: target.target,
+    normalized_target: target.normalized,
+    request_key: key,
+    requested_limit: fresh.requested_limit,
+    include_posts: fresh.include_posts,
+    status: 'completed',
+    attempts: 0,
+    max_attempts: options.maxAttempts,
+    progress_stage: 'completed',
+    progress_message: `Reused the result of ${fresh.id}`,
+    progress_current: fresh.result_count ?? 0,
+    progress_total: fresh.result_count,
+    result_count: fresh.result_count,
+    billed_units: 0,
+    credit_rate: fresh.credit_rate,
+    results_per_credit: fresh.results_per_credit,
+    base_credits: fresh.base_credits,
+    bundle_credit_rate: fresh.bundle_credit_rate,
+    bundle_results_per_credit: fresh.bundle_results_per_credit,
+    bundle_base_credits: fresh.bundle_base_credits,
+    reserved_credits: 0,
+    billed_credits: 0,
+    cached: true,
+    source_job_id: fresh.id,
+    created_at: now,
+    started_at: now,
+    finished_at: now,
+  };
+}
+
+/**
+ * Inserts admitted jobs (queued, or completed from the cache) with the reservations planned for
+ * them, in one statement: the reservations, their ledger entries, the reserved totals of each
+ * (locked) balance, and the job rows, which it returns.
+ */
+export async function queueJobs(tx: Tx, now: Date, rows: NewJob[], planned: PlannedReservation[], balances: Balance[]): Promise<JobRow[]> {
+  if (rows.length === 0) return [];
+  if (planned.length === 0) return tx.insertInto('jobs').values(rows).returningAll().execute();
+  return withReservations(tx, planned, balances, now).insertInto('jobs').values(rows).returningAll().execute();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Claim
+
+/**
+ * Claims jobs for one attempt each: every claimable job comes back running under a fresh lease
+ * token; null for a job that is not claimable (running and alive, terminal, or not yet due).
+ * When one job appears twice (two deliveries of it), the first gets it and the other is
+ * skipped, as the second of two consecutive claims would be.
+ */
+export async function claimJobs(services: Services, jobIds: readonly string[]): Promise<FlushResult<JobRow | null>> {
+  const { rows } = await claimStatement(services, jobIds).execute(services.db);
+  const claimed = new Map(rows.map((row) => [row.id, row]));
+  return jobIds.map((id) => {
+    const row = claimed.get(id);
+    if (!row) return null;
+    claimed.delete(id);
+    return row;
+  });
+}
+
+/**
+ * The claim statement, built and not run. Queued and due, or running with a dead heartbeat and
+ * an attempt left, is claimable. The rows are locked in id order first, so the claims of several
+ * worker processes racing over the same jobs cannot deadlock.
+ *
+ * The claimable test is computed in the locking CTE's select list, not in a WHERE clause: after
+ * a lock wait, Postgres re-evaluates the locked row's latest version (EvalPlanQual), so a job
+ * claimed meanwhile by another worker reads as not claimable. Kept out of every WHERE clause, it
+ * also cannot steer the planner to the partial status indexes (a bitmap scan of every active job
+ * instead of a few primary-key lookups).
+ */
+export function claimStatement(services: Services, jobIds: readonly string[]) {
+  const ids = [...new Set(jobIds)];
+  return sql<JobRow>`
+    with c as materialized (
+      select l.id, (
+        (l.status = 'queued' and (l.next_attempt_at is null or l.next_attempt_at <= now() + interval '1 second'))
+        or (l.status = 'running' and l.heartbeat_at < now() - make_interval(secs => ${services.config.heartbeatTimeoutMs / 1000})
+            and l.attempts < l.max_attempts)
+      ) as claimable
+      from jobs l
+      where l.id = any(${ids}::text[])
+      order by l.id
+      for update
+    )
+    update jobs j
+    set status = 'running',
+        attempts = j.attempts + 1,
+        lease_token = gen_random_uuid()::text,
+        started_at = coalesce(j.started_at, now()),
+        heartbeat_at = now(),
+        next_attempt_at = null,
+        progress_stage = 'running',
+        progress_message = 'Extracting'
+    from c
+    where j.id = c.id and c.claimable
+    returning j.*
+  `;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Heartbeat and progress
+
+/** Records that the attempt holding `lease` is alive; false when it no longer owns the job. */
+export async function heartbeat(db: Executor, jobId: string, lease: string): Promise<boolean> {
+  const result = await db
+    .updateTable('jobs')
+    .set({ heartbeat_at: sql<Date>`now()` })
+    .where('id', '=', jobId)
+    .where('lease_token', '=', lease)
+    .where('status', '=', 'running')
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export interface Progress {
+  current: number;
+  total: number | null;
+  pageNo: number;
+  cursor: string | null;
+}
+
+/**
+ * Checkpoints a delivered page: the items saved and the progress and resume cursor recorded, in
+ * one transaction, only while the attempt holding `lease` still owns the job (false otherwise).
+ */
+export async function saveProgress(services: Services, jobId: string, lease: string, progress: Progress, items: unknown[]): Promise<boolean> {
+  return services.db.transaction().execute(async (tx) => {
+    const updated = await tx
+      .updateTable('jobs')
+      .set({
+        progress_current: progress.current,
+        progress_total: progress.total,
+        progress_message: `Fetched page ${progress.pageNo} (${progress.current} results)`,
+        checkpoint_cursor: progress.cursor,
+        checkpoint_pages: progress.pageNo,
+        heartbeat_at: sql<Date>`now()`,
+      })
+      .where('id', '=', jobId)
+      .where('lease_token', '=', lease)
+      .where('status', '=', 'running')
+      .executeTakeFirst();
+    if (Number(updated.numUpdatedRows) === 0) return false;
+    await savePage(tx, jobId, progress.pageNo, items);
+    return true;
+  });
+}
+
+async function savePage(tx: Tx, jobId: string, pageNo: number, items: unknown[]): Promise<void> {
+  await tx
+    .insertInto('job_result_pages')
+    .values({ job_id: jobId, page_no: pageNo, item_count: items.length, items: JSON.stringify(items) })
+    .onConflict((oc) => oc.columns(['job_id', 'page_no']).doUpdateSet({ item_count: items.length, items: JSON.stringify(items) }))
+    .execute();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Retry
+
+/**
+ * Puts the job of a failed attempt back in the queue for its next attempt at `next` (its queue
+ * entry delayed until then), while the attempt holding `lease` still owns it; false otherwise.
+ */
+export async function retryLater(services: Services, jobId: string, lease: string, next: Date, message: string): Promise<boolean> {
+  const requeued = await services.db
+    .updateTable('jobs')
+    .set({ status: 'queued', next_attempt_at: next, lease_token: null, progress_stage: 'retrying', progress_message: message })
+    .where('id', '=', jobId)
+    .where('lease_token', '=', lease)
+    .where('status', '=', 'running')
+    .returning(['id', 'attempts', 'batch_id'])
+    .executeTakeFirst();
+  if (!requeued) return false;
+  const delayMs = Math.max(0, next.getTime() - services.clock.now().getTime());
+  await enqueueAfterCommit(services, [{ ...nextAttempt(requeued), delayMs }]);
+  return true;
+}
+
+/**
+ * Running jobs whose heartbeat stopped before `staleBefore` (their worker died) go back to
+ * queued for their next attempt, up to `limit` of them; returns those requeued. The caller
+ * fails the ones with no attempt left first (failJob with no lease).
+ */
+export async function requeueAbandoned(db: Executor, jobIds: readonly string[], staleBefore: Date): Promise<Array<Pick<JobRow, 'id' | 'attempts' | 'batch_id'>>> {
+  if (jobIds.length === 0) return [];
+  return db
+    .updateTable('jobs')
+    .set({ status: 'queued', lease_token: null, next_attempt_at: sql<Date>`now()`, progress_stage: 'retrying', progress_message: 'The worker stopped responding; retrying' })
+    .where('id', 'in', [...jobIds])
+    .where('status', '=', 'running')
+    .where('heartbeat_at', '<', staleBefore)
+    .where(sql<boolean>`attempts < max_attempts`)
+    .returning(['id', 'attempts', 'batch_id'])
+    .execute();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Complete
+
+/** What an attempt delivered, counted by kind: for a bundle, the profile is primary and the rest bundled. */
+export interface Delivered {
+  total: number;
+  primary: number;
+  bundled: number;
+  /** The last page, not yet saved: it is written with the completion. */
+  finalPage: { pageNo: number; items: Item[] } | null;
+}
+
+/** An attempt that delivered its results and asks to complete the job it claimed with `lease`. */
+export interface Completion {
+  job: JobRow;
+  lease: string;
+  delivered: Delivered;
+}
+
+/**
+ * Completes jobs and settles their reservations, in one transaction for all of them. Each is
+ * completed only if its attempt still holds the lease on a running job; true for those, false
+ * for the others (cancelled, or taken over by another attempt): then nothing is written and
+ * nothing is billed. Each job is charged its price at the rates recorded on it (chargeOf).
+ * Retried when Postgres picks the transaction as a deadlock victim.
+ */
+export async function completeJobs(services: Services, items: readonly Completion[]): Promise<FlushResult<boolean>> {
+  try {
+    return await completeTogether(services, items);
+  } catch (error) {
+    // Postgres refused the group's data (a result it cannot store): each job is tried alone, so
+    // only the job at fault fails its attempt. Any other failure is every attempt's answer.
+    if (items.length === 1 || !refusedData(error)) throw error;
+    services.log.warn({ err: error, jobs: items.length }, 'group completion failed; completing its jobs one by one');
+    const results: FlushResult<boolean> = [];
+    for (const item of items) {
+      try {
+        results.push(...(await completeTogether(services, [item])));
+      } catch (err) {
+        results.push(err instanceof Error ? err : new Error(String(err)));
+      }
+    }
+    return results;
+  }
+}
+
+async function completeTogether(services: Services, items: readonly Completion[]): Promise<FlushResult<boolean>> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await services.db.transaction().execute((tx) => completeInTransaction(tx, services.clock.now(), items));
+    } catch (error) {
+      if ((error as { code?: string }).code !== '40P01' || attempt >= 3) throw error;
+      services.log.warn({ jobs: items.length, attempt }, 'job completion chosen as deadlock victim; retrying');
+    }
+  }
+}
+
+/**
+ * Two statements, sent together:
+ * 1. the jobs completed (job rows locked in id order first; lease and status tested on the
+ *    locked rows, re-read after any lock wait), their final result pages written, and their
+ *    held reservations claimed for settlement at their charge;
+ * 2. the balance rows of their workspaces locked, in workspace order;
+ * then the settlements booked (money module). Locks are taken jobs, then reservations, then
+ * balances: the order of every other writer of them (cancellation, failure, reconciler).
+ */
+async function completeInTransaction(tx: Tx, now: Date, items: readonly Completion[]): Promise<FlushResult<boolean>> {
+  const values = items.map(({ job, lease, delivered }, idx) => ({
+    idx,
+    id: job.id,
+    lease,
+    message: delivered.total === 0 ? 'Completed with no results' : `Completed with ${delivered.total} results`,
+    total: delivered.total,
+    credits: chargeOf(job, delivered.primary, delivered.bundled),
+  }));
+  const ids = [...new Set(items.map((c) => c.job.id))];
+  // Pages of every item are sent; only those of jobs completed here are written.
+  const pages = items.flatMap(({ job, lease, delivered: { finalPage } }) =>
+    finalPage ? [{ job_id: job.id, lease, page_no: finalPage.pageNo, item_count: finalPage.items.length, items: finalPage.items }] : [],
+  );
+  const writePages =
+    pages.length === 0
+      ? sql``
+      : sql`, pages as (
+          insert into job_result_pages (job_id, page_no, item_count, items)
+          select p.job_id, p.page_no, p.item_count, p.items
+          from ${jsonRows(pages, 'job_id text, lease text, page_no int, item_count int, items jsonb')} as p
+          join done d on d.id = p.job_id and d.lease = p.lease
+          on conflict (job_id, page_no) do update set item_count = excluded.item_count, items = excluded.items
+        )`;
+  const completion = sql<ClaimedReservation & { idx: number; reservation_id: string | null }>`
+    with locked as materialized (
+      select l.id, l.status, l.lease_token from jobs l where l.id in (${sql.join(ids)}) order by l.id for update
+    ), done as (
+      update jobs j
+      set status = 'completed',
+          progress_stage = 'completed',
+          progress_message = v.message,
+          progress_current = v.total,
+          progress_total = v.total,
+          result_count = v.total,
+          billed_units = v.total,
+          billed_credits = v.credits,
+          finished_at = ${now},
+          lease_token = null,
+          checkpoint_cursor = null
+      from ${jsonRows(values, 'idx int, id text, lease text, message text, total int, credits int')} as v, locked k
+      where k.id = v.id
+        and k.lease_token = v.lease
+        and k.status = 'running'
+        and j.id = k.id
+      returning v.idx, j.id, v.lease, v.credits
+    )${writePages},
+    settled as (${claimHeldReservations(now, sql`(select d.id as job_id, d.credits as charge from done d) as v`)})
+    select d.idx, s.id as reservation_id, s.workspace_id, s.job_id, s.plan_amount, s.promo_amount, s.purchased_amount, s.units,
+           s.settled_credits, s.monthly_quota
+    from done d left join settled s on s.job_id = d.id
+    order by d.idx
+  `;
+  const [rows, lockedRows] = await sendTogether(tx, completion.compile(tx), balanceLock(tx, items.map(({ job }) => job.workspace_id)).compile());
+  const results: boolean[] = items.map(() => false);
+  const settlements: Settlement[] = [];
+  for (const row of rows) {
+    results[row.idx] = true;
+    if (row.reservation_id !== null) settlements.push({ reservation: { ...row, id: row.reservation_id }, units: items[row.idx]!.delivered.total });
+  }
+  if (settlements.length === 0) return results;
+  const quotas = [...new Map(settlements.map((s) => [s.reservation.workspace_id, s.reservation.monthly_quota]))].map(([id, monthly_quota]) => ({ id, monthly_quota }));
+  await bookSettlements(tx, now, settlements, await rollOver(tx, lockedRows, quotas, now));
+  return results;
+}
+
+// ---------------------------------------------------------------------------------------------
+// End without billing: fail and cancel
+
+export interface Ending {
+  status: 'failed' | 'cancelled';
+  /** progress_message of the ended jobs. */
+  message: string;
+  /** The job's error (failed), or null (cancelled). */
+  error: JobError | null;
+}
+
+/**
+ * The one path by which jobs end without billing: status failed or cancelled, their held
+ * reservations released whole, their saved result pages discarded. Only jobs still queued or
+ * running end; with a `lease`, only while the attempt holding it owns the (running) job.
+ * Returns the jobs ended.
+ */
+export async function endWithoutBilling(tx: Tx, now: Date, jobIds: readonly string[], ending: Ending, lease: string | null = null): Promise<JobRow[]> {
+  if (jobIds.length === 0) return [];
+  let query = tx
+    .updateTable('jobs')
+    .set({
+      status: ending.status,
+      error: ending.error === null ? null : JSON.stringify(ending.error),
+      cancel_requested_at: ending.status === 'cancelled' ? now : undefined,
+      progress_stage: ending.status,
+      progress_message: ending.message,
+      finished_at: now,
+      lease_token: null,
+      next_attempt_at: null,
+      billed_credits: 0,
+      billed_units: 0,
+      result_count: null,
+    })
+    // The rows are locked in id order, as every writer of several jobs locks them.
+    .where('id', 'in', (eb) => eb.selectFrom('jobs').select('id').where('id', 'in', [...jobIds]).orderBy('id').forUpdate());
+  query = lease === null ? query.where('status', 'in', ['queued', 'running']) : query.where('lease_token', '=', lease).where('status', '=', 'running');
+  const ended = await query.returningAll().execute();
+  if (ended.length === 0) return [];
+  const endedIds = ended.map((job) => job.id);
+  const note = ending.status === 'failed' ? `job failed: ${ending.error?.code ?? 'unknown'}` : 'job cancelled';
+  await releaseReservations(tx, now, endedIds, note);
+  await tx.deleteFrom('job_result_pages').where('job_id', 'in', endedIds).execute();
+  return ended;
+}
+
+/** Fails a job (with `lease`: only while that attempt owns it; without: if still queued or running). */
+export async function failJob(services: Services, jobId: string, lease: string | null, error: JobError): Promise<boolean> {
+  const ended = await services.db
+    .transaction()
+    .execute((tx) => endWithoutBilling(tx, services.clock.now(), [jobId], { status: 'failed', message: error.message, error }, lease));
+  return ended.length > 0;
+}
+
+/** Cancels the jobs still queued or running among `jobIds`; returns those cancelled. */
+export async function cancelJobs(tx: Tx, now: Date, jobIds: readonly string[], message: string): Promise<JobRow[]> {
+  return endWithoutBilling(tx, now, jobIds, { status: 'cancelled', message, error: null });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queue entries
+
+/** The queue entry of a queued job's next attempt (its own entry, not a shared one). */
+export function nextAttempt(job: Pick<JobRow, 'id' | 'attempts' | 'batch_id'>): EnqueueRequest {
+  return { jobId: job.id, attempt: job.attempts + 1, batchChild: job.batch_id !== null };
+}
+
+/**
+ * Adds the queue entries of jobs already committed as queued. The queue only wakes workers:
+ * Postgres holds the jobs, so if Redis does not answer, the failure is logged and the
+ * reconciler adds the entries once it does (entry IDs are deterministic, so adding twice adds
+ * nothing). Never throws.
+ */
+export async function enqueueAfterCommit(services: Services, requests: readonly EnqueueRequest[]): Promise<void> {
+  if (requests.length === 0) return;
+  try {
+    await services.queues.enqueueMany(requests);
+  } catch (error) {
+    services.log.warn({ err: error, jobs: requests.length }, 'enqueue failed; the reconciler will retry');
+  }
+}

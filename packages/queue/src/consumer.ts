@@ -1,0 +1,162 @@
+import { Worker } from 'bullmq';
+import type IORedis from 'ioredis';
+import { type ExtractionPayload, type ExtractionQueues, jobIdsOf, planEntries, QUEUES } from './queues';
+
+/**
+ * The consumer of the extraction queues for one worker process. It knows queue entries and
+ * attempt slots, nothing of what an attempt does: `run` is handed each job an entry wakes.
+ *
+ * Slots (`concurrency` of them) bound the attempts, not the entries. An entry of several jobs
+ * (jobs admitted together share one, see planEntries) starts as many of them as there are free
+ * slots and hands the rest back to the queue at once, for any worker. The entry is done as soon
+ * as its attempts have started: the queue only wakes attempts, and Postgres holds each job from
+ * its claim on (a lease and a heartbeat; if this process dies, the reconciler re-adds a job
+ * still queued and re-runs one whose heartbeat stopped). So each slot is refilled as soon as it
+ * frees, whatever the entry its attempt came in.
+ *
+ * Each queue is consumed one entry at a time. An entry that finds every slot busy waits for the
+ * first to free, so a busy worker holds at most one entry per queue that another worker could
+ * start; it then takes what is free after that turn and hands the rest back.
+ *
+ * A slot is given back as soon as its attempt calls `handOver` (it has delivered and handed its
+ * completion to a group commit), not when that commit is done; the commits waiting are bounded
+ * (COMMITTING_PER_SLOT per slot: past that an attempt waits before it starts). close() stops
+ * taking entries, hands back an entry still waiting for a slot, and waits for the attempts and
+ * commits in progress.
+ */
+export interface ConsumerOptions {
+  connection: IORedis;
+  queues: ExtractionQueues;
+  /** Attempts this process runs at once. */
+  concurrency: number;
+  /** Runs one attempt; calls `handOver` once only its commit is left. */
+  run(jobId: string, attempt: number, handOver: () => void): Promise<unknown>;
+  /** A failure the queue recovers from by itself (an entry not handed back, a connection error). */
+  onError(message: string, context: Record<string, unknown>): void;
+}
+
+export interface RunningConsumer {
+  close(): Promise<void>;
+}
+
+/** Delivered attempts waiting for their completion commit, per slot, at most. */
+const COMMITTING_PER_SLOT = 8;
+
+class AttemptSlots {
+  private readonly waiters: Array<() => void> = [];
+
+  constructor(private free: number) {}
+
+  /** One slot, waiting while none is free. */
+  async acquire(): Promise<void> {
+    if (this.free > 0) {
+      this.free -= 1;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Up to `count` of the slots free now, without waiting; how many were taken. */
+  take(count: number): number {
+    const taken = Math.max(0, Math.min(count, this.free));
+    this.free -= taken;
+    return taken;
+  }
+
+  release(): void {
+    const waiter = this.waiters.shift();
+    if (waiter) {
+      waiter();
+      return;
+    }
+    this.free += 1;
+  }
+}
+
+export function startConsumer(options: ConsumerOptions): RunningConsumer {
+  const { queues } = options;
+  const committing = new Set<Promise<unknown>>();
+  const running = new Set<Promise<unknown>>();
+  const maxCommitting = options.concurrency * COMMITTING_PER_SLOT;
+  const slots = new AttemptSlots(options.concurrency);
+  let closing = false;
+
+  /** One attempt in a slot already taken; the slot frees once the attempt has handed over or finished. */
+  const runAttempt = async (jobId: string, attempt: number): Promise<void> => {
+    try {
+      while (committing.size >= maxCommitting) await Promise.race(committing);
+      let handOver!: () => void;
+      const handedOver = new Promise<'handed over'>((resolve) => {
+        handOver = () => resolve('handed over');
+      });
+      const run = options.run(jobId, attempt, handOver);
+      if ((await Promise.race([run, handedOver])) !== 'handed over') return;
+      const commit = run.catch(() => undefined);
+      committing.add(commit);
+      void commit.finally(() => committing.delete(commit));
+    } catch (err) {
+      options.onError('attempt failed unexpectedly; the reconciler will retry it', { err, jobId, attempt });
+    } finally {
+      slots.release();
+    }
+  };
+
+  /** Back to the queue, as one entry, for any worker. If that fails, the reconciler re-adds them. */
+  const handBack = async (jobIds: string[], attempt: number, batchChild: boolean) => {
+    if (jobIds.length === 0) return;
+    await queues
+      .enqueuePlanned(planEntries(jobIds, attempt), attempt, batchChild)
+      .catch((err) => options.onError('could not hand entries back; the reconciler will', { err, jobs: jobIds.length }));
+  };
+
+  const handler = (batchChild: boolean) => async (entry: { data: ExtractionPayload }) => {
+    const { attempt } = entry.data;
+    const jobIds = jobIdsOf(entry.data);
+    let started = closing ? 0 : slots.take(jobIds.length);
+    if (started === 0 && !closing) {
+      await slots.acquire();
+      // Let the other attempts handing over in this turn free their slots too.
+      await new Promise((resolve) => setImmediate(resolve));
+      started = 1 + slots.take(jobIds.length - 1);
+      if (closing) {
+        for (let i = 0; i < started; i++) slots.release();
+        started = 0;
+      }
+    }
+    for (const jobId of jobIds.slice(0, started)) {
+      const attemptRun = runAttempt(jobId, attempt);
+      running.add(attemptRun);
+      void attemptRun.finally(() => running.delete(attemptRun));
+    }
+    await handBack(jobIds.slice(started), attempt, batchChild);
+    return started;
+  };
+
+  const workers = (
+    [
+      [QUEUES.jobs, false],
+      [QUEUES.batchChildren, true],
+    ] as const
+  ).map(([name, batchChild]) => {
+    const worker = new Worker<ExtractionPayload>(name, handler(batchChild), {
+      connection: options.connection,
+      prefix: queues.prefix,
+      concurrency: 1,
+      // The job's heartbeat in Postgres is the source of truth; BullMQ's stall check re-delivers
+      // entries of a dead worker, and the claim ignores entries whose job is owned and alive.
+      stalledInterval: 5_000,
+      maxStalledCount: 10,
+    });
+    worker.on('error', (err) => options.onError('worker error', { err: err.message }));
+    return worker;
+  });
+
+  return {
+    async close() {
+      closing = true;
+      await Promise.all(workers.map((worker) => worker.close()));
+      await Promise.allSettled([...running]);
+      await Promise.allSettled([...committing]);
+    },
+  };
+}

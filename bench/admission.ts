@@ -22,8 +22,7 @@
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer as createNetServer } from 'node:net';
-import { createApp } from '@sdx/app-api/src/app';
-import { RedisRateLimiter, type RateLimiter } from '@sdx/app-api/src/middleware/rate-limit';
+import { createApp, RedisRateLimiter, type RateLimiter } from '@sdx/app-api';
 import { loadConfig } from '@sdx/config';
 import { createFastRedis } from '@sdx/queue';
 import { createRuntime } from '@sdx/runtime';

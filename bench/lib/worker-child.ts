@@ -8,7 +8,7 @@
  */
 import { fork } from 'node:child_process';
 import { Worker } from 'bullmq';
-import { startWorker } from '@sdx/app-worker/src/worker';
+import { startWorker } from '@sdx/app-worker';
 import { loadConfig } from '@sdx/config';
 import { createWorkerRedis } from '@sdx/queue';
 import { createRuntime } from '@sdx/runtime';

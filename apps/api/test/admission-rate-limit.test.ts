@@ -1,8 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import type IORedis from 'ioredis';
-import { createApp } from '@sdx/app-api/src/app';
-import { RedisRateLimiter } from '@sdx/app-api/src/middleware/rate-limit';
+import { createApp, RedisRateLimiter } from '@sdx/app-api';
 import { createFastRedis } from '@sdx/queue';
 import { createRuntime, type Runtime } from '@sdx/runtime';
 import { ContractClient, eventually, startTestStack, type TestStack, countWorkspaceRows } from '@sdx/testing';

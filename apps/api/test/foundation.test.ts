@@ -3,7 +3,7 @@ import request from 'supertest';
 import { CATALOG, PLATFORMS } from '@sdx/catalog';
 import { createLogger } from '@sdx/config';
 import { revokeApiKey } from '@sdx/domain';
-import { createApp } from '@sdx/app-api/src/app';
+import { createApp } from '@sdx/app-api';
 import { countWorkspaceRows, startTestStack, type TestStack } from '@sdx/testing';
 
 let stack: TestStack;

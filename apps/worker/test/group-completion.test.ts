@@ -1,4 +1,4 @@
-import { startWorker, type RunningWorker } from '@sdx/app-worker/src/worker';
+import { startWorker, type RunningWorker } from '@sdx/app-worker';
 import { createRuntime, type Runtime } from '@sdx/runtime';
 import { eventually, startTestStack, type SeededWorkspace, type TestStack, usageChecked } from '@sdx/testing';
 

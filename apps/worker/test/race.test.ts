@@ -1,4 +1,4 @@
-import type { RunningWorker } from '@sdx/app-worker/src/worker';
+import type { RunningWorker } from '@sdx/app-worker';
 import { eventually, startTestStack, type SeededWorkspace, type TestStack, usageChecked } from '@sdx/testing';
 
 /**

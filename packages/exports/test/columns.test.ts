@@ -1,5 +1,5 @@
 import type { ItemKind } from '@sdx/catalog';
-import type { Item } from '@sdx/providers/src/types';
+import type { Item } from '@sdx/providers';
 import {
   BASE_FIELDS,
   columnsFor,

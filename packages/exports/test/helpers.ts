@@ -1,6 +1,6 @@
 import { Writable } from 'stream';
 import type { ExportRow } from '../src';
-import type { CommentItem, PostItem, ProfileItem } from '@sdx/providers/src/types';
+import type { CommentItem, PostItem, ProfileItem } from '@sdx/providers';
 
 /** A Writable that keeps what it receives, for reading an export back. */
 export class Collector extends Writable {

@@ -1,0 +1,3 @@
+/** The API app's public entry, for processes and test harnesses that embed it (main.ts serves it). */
+export { createApp } from './app';
+export { RedisRateLimiter, type RateLimiter } from './middleware/rate-limit';

@@ -311,13 +311,96 @@ export function claimHeldReservations(now: Date, source: RawBuilder<unknown>): R
   `;
 }
 
-interface Spent extends Buckets {
+/** A change to one balance row, summed over the entries that explain it (each field added as is). */
+interface BalanceDelta {
   plan_reserved: number;
   promo_reserved: number;
   purchased_reserved: number;
   units_reserved: number;
-  units: number;
-  charge: number;
+  plan_used: number;
+  promo_balance: number;
+  purchased_balance: number;
+  period_promo_spent: number;
+  period_purchased_spent: number;
+  units_used: number;
+  lifetime_spent: number;
+}
+
+const NO_CHANGE: BalanceDelta = {
+  plan_reserved: 0,
+  promo_reserved: 0,
+  purchased_reserved: 0,
+  units_reserved: 0,
+  plan_used: 0,
+  promo_balance: 0,
+  purchased_balance: 0,
+  period_promo_spent: 0,
+  period_purchased_spent: 0,
+  units_used: 0,
+  lifetime_spent: 0,
+};
+
+/** A ledger entry of a settlement or release, with the balance change it explains. */
+interface Posting {
+  entry: {
+    workspace_id: string;
+    credits: number;
+    plan_credits: number;
+    promo_credits: number;
+    purchased_credits: number;
+    units: number;
+    reservation_id: string;
+    job_id: string;
+    period_start: string;
+    note: string | null;
+  };
+  delta: Partial<BalanceDelta>;
+}
+
+/**
+ * Writes postings in one statement: their ledger entries (in order), and each workspace's
+ * balance changed by the sum of its postings' deltas. The balance rows must be locked.
+ */
+async function post(tx: Tx, now: Date, entryType: 'settle' | 'release', postings: readonly Posting[]): Promise<void> {
+  if (postings.length === 0) return;
+  const sums = new Map<string, BalanceDelta>();
+  for (const { entry, delta } of postings) {
+    const sum = sums.get(entry.workspace_id) ?? { ...NO_CHANGE };
+    for (const [column, value] of Object.entries(delta) as Array<[keyof BalanceDelta, number]>) sum[column] += value;
+    sums.set(entry.workspace_id, sum);
+  }
+  const deltas = [...sums].map(([workspace_id, sum]) => ({ workspace_id, ...sum }));
+  // The ledger insert runs as part of the balance update (a data-modifying WITH always runs).
+  await sql`
+    with ledger as (
+      insert into credit_ledger
+        (workspace_id, entry_type, credits, plan_credits, promo_credits, purchased_credits, units, reservation_id, job_id, period_start, note)
+      select l.workspace_id, ${entryType}, l.credits, l.plan_credits, l.promo_credits, l.purchased_credits, l.units, l.reservation_id, l.job_id,
+             l.period_start, l.note
+      from ${jsonRows(
+        postings.map((p) => p.entry),
+        'workspace_id text, credits bigint, plan_credits bigint, promo_credits bigint, purchased_credits bigint, units bigint, reservation_id text, job_id text, period_start date, note text',
+      )} as l
+    )
+    update credit_balances b
+    set plan_reserved = b.plan_reserved + v.plan_reserved,
+        promo_reserved = b.promo_reserved + v.promo_reserved,
+        purchased_reserved = b.purchased_reserved + v.purchased_reserved,
+        units_reserved = b.units_reserved + v.units_reserved,
+        plan_used = b.plan_used + v.plan_used,
+        promo_balance = b.promo_balance + v.promo_balance,
+        purchased_balance = b.purchased_balance + v.purchased_balance,
+        period_promo_spent = b.period_promo_spent + v.period_promo_spent,
+        period_purchased_spent = b.period_purchased_spent + v.period_purchased_spent,
+        units_used = b.units_used + v.units_used,
+        lifetime_spent = b.lifetime_spent + v.lifetime_spent,
+        updated_at = ${now}
+    from ${jsonRows(
+      deltas,
+      'workspace_id text, plan_reserved bigint, promo_reserved bigint, purchased_reserved bigint, units_reserved bigint, plan_used bigint, promo_balance bigint, purchased_balance bigint, period_promo_spent bigint, period_purchased_spent bigint, units_used bigint, lifetime_spent bigint',
+    )} as v
+    where b.workspace_id = v.workspace_id
+  `.execute(tx);
 }
 
 /**
@@ -329,78 +412,44 @@ interface Spent extends Buckets {
  */
 export async function bookSettlements(tx: Tx, now: Date, settlements: readonly Settlement[], balances: ReadonlyMap<string, Balance>): Promise<Map<string, number>> {
   const charged = new Map<string, number>();
-  if (settlements.length === 0) return charged;
-  const ledger: Array<Record<string, unknown>> = [];
-  const spent = new Map<string, Spent>();
-  for (const { reservation, units } of settlements) {
-    const balance = balances.get(reservation.workspace_id);
-    if (!balance) throw new Error(`the balance of workspace ${reservation.workspace_id} is not locked`);
-    const held: Buckets = { plan: reservation.plan_amount, promo: reservation.promo_amount, purchased: reservation.purchased_amount };
+  const postings = settlements.map(({ reservation: r, units }): Posting => {
+    const balance = balances.get(r.workspace_id);
+    if (!balance) throw new Error(`the balance of workspace ${r.workspace_id} is not locked`);
+    const held: Buckets = { plan: r.plan_amount, promo: r.promo_amount, purchased: r.purchased_amount };
     const reservedTotal = held.plan + held.promo + held.purchased;
-    const charge = reservation.settled_credits ?? 0;
+    const charge = r.settled_credits ?? 0;
     const drawn = drawInOrder(charge, held);
-    ledger.push({
-      workspace_id: reservation.workspace_id,
-      credits: charge,
-      plan_credits: drawn.plan,
-      promo_credits: drawn.promo,
-      purchased_credits: drawn.purchased,
-      units,
-      reservation_id: reservation.id,
-      job_id: reservation.job_id,
-      period_start: balance.period_start,
-      note: charge < reservedTotal ? `released ${reservedTotal - charge} unused credits` : null,
-    });
-    const s = spent.get(reservation.workspace_id) ?? {
-      plan_reserved: 0,
-      promo_reserved: 0,
-      purchased_reserved: 0,
-      units_reserved: 0,
-      plan: 0,
-      promo: 0,
-      purchased: 0,
-      units: 0,
-      charge: 0,
+    charged.set(r.job_id, charge);
+    return {
+      entry: {
+        workspace_id: r.workspace_id,
+        credits: charge,
+        plan_credits: drawn.plan,
+        promo_credits: drawn.promo,
+        purchased_credits: drawn.purchased,
+        units,
+        reservation_id: r.id,
+        job_id: r.job_id,
+        period_start: balance.period_start,
+        note: charge < reservedTotal ? `released ${reservedTotal - charge} unused credits` : null,
+      },
+      // The whole reservation leaves the reserved totals; what was drawn is spent, the rest is free again.
+      delta: {
+        plan_reserved: -held.plan,
+        promo_reserved: -held.promo,
+        purchased_reserved: -held.purchased,
+        units_reserved: -r.units,
+        plan_used: drawn.plan,
+        promo_balance: -drawn.promo,
+        purchased_balance: -drawn.purchased,
+        period_promo_spent: drawn.promo,
+        period_purchased_spent: drawn.purchased,
+        units_used: units,
+        lifetime_spent: charge,
+      },
     };
-    s.plan_reserved += held.plan;
-    s.promo_reserved += held.promo;
-    s.purchased_reserved += held.purchased;
-    s.units_reserved += reservation.units;
-    s.plan += drawn.plan;
-    s.promo += drawn.promo;
-    s.purchased += drawn.purchased;
-    s.units += units;
-    s.charge += charge;
-    spent.set(reservation.workspace_id, s);
-    charged.set(reservation.job_id, charge);
-  }
-
-  const rows = [...spent.entries()].map(([workspace_id, s]) => ({ workspace_id, ...s }));
-  // The ledger insert runs as part of the balance update (a data-modifying WITH always runs).
-  await sql`
-    with ledger as (
-      insert into credit_ledger
-        (workspace_id, entry_type, credits, plan_credits, promo_credits, purchased_credits, units, reservation_id, job_id, period_start, note)
-      select l.workspace_id, 'settle', l.credits, l.plan_credits, l.promo_credits, l.purchased_credits, l.units, l.reservation_id, l.job_id,
-             l.period_start, l.note
-      from ${jsonRows(ledger, 'workspace_id text, credits bigint, plan_credits bigint, promo_credits bigint, purchased_credits bigint, units bigint, reservation_id text, job_id text, period_start date, note text')} as l
-    )
-    update credit_balances b
-    set plan_reserved = b.plan_reserved - v.plan_reserved,
-        promo_reserved = b.promo_reserved - v.promo_reserved,
-        purchased_reserved = b.purchased_reserved - v.purchased_reserved,
-        units_reserved = b.units_reserved - v.units_reserved,
-        plan_used = b.plan_used + v.plan,
-        promo_balance = b.promo_balance - v.promo,
-        purchased_balance = b.purchased_balance - v.purchased,
-        period_promo_spent = b.period_promo_spent + v.promo,
-        period_purchased_spent = b.period_purchased_spent + v.purchased,
-        units_used = b.units_used + v.units,
-        lifetime_spent = b.lifetime_spent + v.charge,
-        updated_at = ${now}
-    from ${jsonRows(rows, 'workspace_id text, plan_reserved bigint, promo_reserved bigint, purchased_reserved bigint, units_reserved bigint, plan bigint, promo bigint, purchased bigint, units bigint, charge bigint')} as v
-    where b.workspace_id = v.workspace_id
-  `.execute(tx);
+  });
+  await post(tx, now, 'settle', postings);
   return charged;
 }
 
@@ -453,43 +502,26 @@ export async function releaseReservations(tx: Tx, now: Date, jobIds: readonly st
   const workspaceIds = [...new Set(claimed.map((r) => r.workspace_id))];
   const quotas = await tx.selectFrom('workspaces').select(['id', 'monthly_quota']).where('id', 'in', workspaceIds).execute();
   const balances = await lockBalances(tx, quotas, now);
-  const ledger = claimed.map((r) => ({
-    workspace_id: r.workspace_id,
-    credits: r.plan_amount + r.promo_amount + r.purchased_amount,
-    plan_credits: r.plan_amount,
-    promo_credits: r.promo_amount,
-    purchased_credits: r.purchased_amount,
-    units: r.units,
-    reservation_id: r.id,
-    job_id: r.job_id,
-    period_start: balances.get(r.workspace_id)!.period_start,
-  }));
-  const totals = new Map<string, { workspace_id: string; plan: number; promo: number; purchased: number; units: number }>();
-  for (const r of claimed) {
-    const t = totals.get(r.workspace_id) ?? { workspace_id: r.workspace_id, plan: 0, promo: 0, purchased: 0, units: 0 };
-    t.plan += r.plan_amount;
-    t.promo += r.promo_amount;
-    t.purchased += r.purchased_amount;
-    t.units += r.units;
-    totals.set(r.workspace_id, t);
-  }
-  await sql`
-    with ledger as (
-      insert into credit_ledger
-        (workspace_id, entry_type, credits, plan_credits, promo_credits, purchased_credits, units, reservation_id, job_id, period_start, note)
-      select l.workspace_id, 'release', l.credits, l.plan_credits, l.promo_credits, l.purchased_credits, l.units, l.reservation_id, l.job_id,
-             l.period_start, ${note}
-      from ${jsonRows(ledger, 'workspace_id text, credits bigint, plan_credits bigint, promo_credits bigint, purchased_credits bigint, units bigint, reservation_id text, job_id text, period_start date')} as l
-    )
-    update credit_balances b
-    set plan_reserved = b.plan_reserved - v.plan,
-        promo_reserved = b.promo_reserved - v.promo,
-        purchased_reserved = b.purchased_reserved - v.purchased,
-        units_reserved = b.units_reserved - v.units,
-        updated_at = ${now}
-    from ${jsonRows([...totals.values()], 'workspace_id text, plan bigint, promo bigint, purchased bigint, units bigint')} as v
-    where b.workspace_id = v.workspace_id
-  `.execute(tx);
+  await post(
+    tx,
+    now,
+    'release',
+    claimed.map((r) => ({
+      entry: {
+        workspace_id: r.workspace_id,
+        credits: r.plan_amount + r.promo_amount + r.purchased_amount,
+        plan_credits: r.plan_amount,
+        promo_credits: r.promo_amount,
+        purchased_credits: r.purchased_amount,
+        units: r.units,
+        reservation_id: r.id,
+        job_id: r.job_id,
+        period_start: balances.get(r.workspace_id)!.period_start,
+        note,
+      },
+      delta: { plan_reserved: -r.plan_amount, promo_reserved: -r.promo_amount, purchased_reserved: -r.purchased_amount, units_reserved: -r.units },
+    })),
+  );
   return new Set(claimed.map((r) => r.job_id));
 }
 

@@ -171,13 +171,11 @@ export function createScrapeCreatorsApi(): FakeApi {
         const to = Math.min(total, offset + 10);
         return ok({
           cursor: to,
-          has_more: to < total ? 1 : 0,
           users: range(offset, to).map((i) => ({
             user_info: {
               uid: String(7_000_000_000_000_000_000n + BigInt(i)),
               unique_id: `creator${i}`,
               nickname: `Creator ${i}`,
-              signature: sentence(`ttu${i}`, 5),
               follower_count: pick(`ttu${i}:f`, 0, 2_000_000),
               following_count: pick(`ttu${i}:g`, 0, 500),
               aweme_count: pick(`ttu${i}:a`, 0, 800),
@@ -199,8 +197,7 @@ export function createScrapeCreatorsApi(): FakeApi {
               region: q.region,
               create_time: Math.floor(T0 / 1000) - i * 1800,
               statistics: { aweme_id: id, comment_count: pick(`tr${i}:c`, 0, 900), digg_count: pick(`tr${i}:l`, 0, 90_000), play_count: pick(`tr${i}:v`, 1000, 2_000_000), share_count: pick(`tr${i}:s`, 0, 5000) },
-              author: { uid: String(6_700_000_000_000_000_000n + BigInt(i)), unique_id: `trender${i}`, nickname: `Trender ${i}` },
-              video: { duration: pick(`tr${i}:d`, 5_000, 60_000) },
+              author: { uid: String(6_700_000_000_000_000_000n + BigInt(i)), nickname: `Trender ${i}` },
               url: `https://www.tiktok.com/@trender${i}/video/${id}`,
             };
           }),
@@ -302,7 +299,7 @@ export function createScrapeCreatorsApi(): FakeApi {
           snapshot: {
             caption: 'fakepage.example',
             link_url: 'https://fakepage.example/',
-            body: { text: 'Fixtures for everyone. #fakepage' },
+            body: 'Fixtures for everyone. #fakepage',
             videos: [{ video_hd_url: `https://video.xx.fbcdn.net/${F.adId}_hd.mp4`, video_sd_url: `https://video.xx.fbcdn.net/${F.adId}_sd.mp4` }],
             images: [],
             page_id: 100000000000001,

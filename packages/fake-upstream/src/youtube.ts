@@ -252,7 +252,9 @@ export function createYouTubeApi(): FakeApi {
         const items = [];
         for (let i = args.offset; i < Math.min(total, args.offset + args.size); i++) {
           const v = video(videoIdOf('sr', i));
-          items.push({ kind: 'youtube#searchResult', etag: `s${i}`, id: { kind: 'youtube#video', videoId: v.id }, snippet: v.snippet });
+          // SearchResultSnippet: a subset of the video snippet (no tags, no categoryId).
+          const { publishedAt, channelId, title, description, thumbnails, channelTitle, liveBroadcastContent } = v.snippet;
+          items.push({ kind: 'youtube#searchResult', etag: `s${i}`, id: { kind: 'youtube#video', videoId: v.id }, snippet: { publishedAt, channelId, title, description, thumbnails, channelTitle, liveBroadcastContent } });
         }
         return list('youtube#searchListResponse', items, args.offset, args.size, total);
       }

@@ -63,6 +63,8 @@ export interface Page {
  */
 export interface Provider {
   readonly name: string;
+  /** What the provider's items come from (absent: not stated). */
+  readonly source?: ItemSource;
   supports(platform: Platform, operation: string): boolean;
   extract(request: ExtractionRequest): AsyncIterable<Page>;
 }

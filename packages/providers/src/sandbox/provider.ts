@@ -159,6 +159,7 @@ export function createSandboxProvider(options: SandboxProviderOptions = {}): Pro
 
   return {
     name: SANDBOX_PROVIDER_NAME,
+    source: 'sandbox' as const,
     supports: (platform: Platform, operation: string) =>
       findOperation(platform, operation) !== undefined && hasGenerator(platform, operation),
     extract,

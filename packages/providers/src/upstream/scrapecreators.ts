@@ -282,7 +282,6 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
                 username: name,
                 url: name ? `https://www.tiktok.com/@${name}` : null,
                 display_name: str(u.nickname),
-                bio: str(u.signature),
                 verified: (num(u.verification_type) ?? 0) > 0 || Boolean(str(u.custom_verify)),
                 private: num(u.is_private_account) === 1,
                 followers_count: num(u.follower_count),
@@ -290,7 +289,8 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
                 posts_count: num(u.aweme_count),
               });
             });
-            return { items, next: items.length > 0 && body.has_more !== false ? str(body.cursor) : null };
+            // The reply has no has_more: an empty page ends the listing.
+            return { items, next: items.length > 0 ? str(body.cursor) : null };
           },
         }),
       trending: (request) =>
@@ -302,12 +302,12 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
             const caption = str(v.desc);
             return postItem('tiktok', 'video', {
               id: String(v.aweme_id),
-              username: str(obj(v.author).unique_id),
+              // The author carries no handle; the post URL does (https://www.tiktok.com/@<handle>/video|photo/<id>).
+              username: /tiktok\.com\/@([^/]+)/.exec(str(v.url) ?? '')?.[1] ?? null,
               caption,
               url: str(v.url),
               published_at: isoTime(v.create_time),
-              media_type: 'video',
-              duration_seconds: num(obj(v.video).duration) === null ? null : Math.round((num(obj(v.video).duration) as number) / 1000),
+              media_type: /\/photo\//.test(str(v.url) ?? '') ? 'photo' : 'video',
               hashtags: hashtagsOf(caption),
               metrics: metrics({ views: num(s.play_count), likes: num(s.digg_count), comments: num(s.comment_count), shares: num(s.share_count) }),
             });
@@ -420,7 +420,8 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
           const body = await get('/v1/facebook/adLibrary/ad', { id: adId(request.target) }, request.signal);
           const snap = obj(body.snapshot);
           const id = String(body.adArchiveID ?? adId(request.target));
-          const text = str(obj(snap.body).text) ?? str(snap.caption);
+          // body is a string in the vendor's sample; older Ad Library snapshots nest it as {text}.
+          const text = str(snap.body) ?? str(obj(snap.body).text) ?? str(snap.caption);
           const media = [...arr(snap.videos).map((v) => str(obj(v).video_hd_url) ?? str(obj(v).video_sd_url)), ...arr(snap.images).map((i) => str(obj(i).original_image_url))].filter(
             (u): u is string => Boolean(u),
           );

@@ -917,6 +917,13 @@ export interface components {
         /** @enum {string} */
         Platform: "instagram" | "tiktok" | "youtube" | "twitter" | "facebook";
         /**
+         * @description Where the item came from: `sandbox` (synthetic data), `official` (the platform's own API)
+         *     or `vendor` (a commercial social-data vendor). Items stored before this field existed
+         *     carry none.
+         * @enum {string}
+         */
+        ItemSource: "sandbox" | "official" | "vendor";
+        /**
          * @description A normalized result item. Every item carries `kind`, `platform`, `id`, `username`,
          *     `caption`, `url` and `published_at`; the rest depends on `kind`.
          */
@@ -925,6 +932,7 @@ export interface components {
             /** @enum {string} */
             kind: "profile";
             platform: components["schemas"]["Platform"];
+            source?: components["schemas"]["ItemSource"];
             id: string;
             username: string | null;
             caption: string | null;
@@ -949,6 +957,7 @@ export interface components {
             /** @enum {string} */
             kind: "post" | "video";
             platform: components["schemas"]["Platform"];
+            source?: components["schemas"]["ItemSource"];
             id: string;
             /** @description The primary publisher. */
             username: string | null;
@@ -968,6 +977,7 @@ export interface components {
             /** @enum {string} */
             kind: "comment";
             platform: components["schemas"]["Platform"];
+            source?: components["schemas"]["ItemSource"];
             id: string;
             username: string | null;
             /** @description The comment text. */
@@ -985,6 +995,7 @@ export interface components {
             /** @enum {string} */
             kind: "highlight";
             platform: components["schemas"]["Platform"];
+            source?: components["schemas"]["ItemSource"];
             /** @description Highlight ID; pass it as the target of `highlight_items`. */
             id: string;
             username: string | null;
@@ -999,6 +1010,7 @@ export interface components {
             /** @enum {string} */
             kind: "story";
             platform: components["schemas"]["Platform"];
+            source?: components["schemas"]["ItemSource"];
             id: string;
             username: string | null;
             caption: string | null;
@@ -1018,6 +1030,7 @@ export interface components {
             /** @enum {string} */
             kind: "transcript";
             platform: components["schemas"]["Platform"];
+            source?: components["schemas"]["ItemSource"];
             id: string;
             username: string | null;
             caption: string | null;
@@ -1031,6 +1044,7 @@ export interface components {
             /** @enum {string} */
             kind: "playlist";
             platform: components["schemas"]["Platform"];
+            source?: components["schemas"]["ItemSource"];
             id: string;
             username: string | null;
             caption: string | null;
@@ -1043,6 +1057,7 @@ export interface components {
             /** @enum {string} */
             kind: "ad";
             platform: components["schemas"]["Platform"];
+            source?: components["schemas"]["ItemSource"];
             id: string;
             username: string | null;
             caption: string | null;
@@ -1066,6 +1081,7 @@ export interface components {
             /** @enum {string} */
             kind: "advertiser";
             platform: components["schemas"]["Platform"];
+            source?: components["schemas"]["ItemSource"];
             id: string;
             username: string | null;
             caption: string | null;
@@ -1081,6 +1097,7 @@ export interface components {
             /** @enum {string} */
             kind: "analytics";
             platform: components["schemas"]["Platform"];
+            source?: components["schemas"]["ItemSource"];
             id: string;
             username: string | null;
             caption: string | null;

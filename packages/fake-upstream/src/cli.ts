@@ -14,6 +14,7 @@ async function main(): Promise<void> {
     `TIKTOK_BASE_URL=${fake.url}`,
     `META_GRAPH_BASE_URL=${fake.url}/${FIXTURES.graph.version}`,
     `INSTAGRAM_BUSINESS_ACCOUNT_ID=${FIXTURES.graph.igUserId}`,
+    `SCRAPECREATORS_BASE_URL=${fake.url}/scrapecreators`,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
   const stop = (): void => {

@@ -5,7 +5,7 @@
  */
 export const FIXTURES = {
   youtube: {
-    channel: { handle: 'fakechannel', id: 'UCfakechannel0000000000A', title: 'Fake Channel', videos: 230 },
+    channel: { handle: 'fakechannel', id: 'UCfakechannel0000000000A', title: 'Fake Channel', videos: 230, shorts: 75 },
     playlist: { id: 'PLfakeplaylist000000000001', items: 320 },
     privatePlaylist: 'PLprivateplaylist0000000001',
     commentsPerVideo: 150,
@@ -13,7 +13,7 @@ export const FIXTURES = {
     commentsDisabledVideo: 'fvcd0000001',
     searchResults: 120,
     trendingResults: 200,
-    /** An API key the fake rejects (400 keyInvalid). */
+    /** An API key the fake rejects (400 badRequest, details reason API_KEY_INVALID). */
     badKey: 'bad-key',
   },
   x: {
@@ -32,7 +32,7 @@ export const FIXTURES = {
     badSecret: 'bad-secret',
   },
   graph: {
-    version: 'v19.0',
+    version: 'v26.0',
     page: { username: 'fakepage', id: '100000000000001', name: 'Fake Page', posts: 240, commentsPerPost: 230 },
     adPageId: '100000000000001',
     pageAds: 250,
@@ -41,6 +41,27 @@ export const FIXTURES = {
     igBusiness: { username: 'fakebrand', id: '17841400000000002', media: 180 },
     igHashtag: { name: 'fakehashtag', id: '17843853986012965', media: 120 },
     badToken: 'bad-token',
+  },
+  scrapecreators: {
+    igPost: { shortcode: 'DFakePost01', id: '3565077699422862001' },
+    igUser: { handle: 'fakebrand', id: '17841400000000002' },
+    comments: 140,
+    highlights: 6,
+    highlightId: '18067016518767501',
+    highlightItems: 12,
+    tagged: 130,
+    searchProfiles: 90,
+    tiktokUsers: 75,
+    trending: 40,
+    ytChannel: { handle: 'fakechannel', id: 'UCfakechannel0000000000A' },
+    ytShorts: 120,
+    /** A video the vendor has no transcript for. */
+    ytNoTranscript: 'fvnotrans01',
+    fbPage: 'fakepage',
+    fbReels: 110,
+    companies: 8,
+    adId: '702369045530001',
+    badKey: 'bad-key',
   },
   /** A search query containing this word has no results on every API. */
   emptyQueryWord: 'nothing',

@@ -8,11 +8,46 @@
  * https://developers.facebook.com/docs/graph-api/guides/error-handling
  * (error{message, type, code, error_subcode, fbtrace_id, is_transient}) with the
  * X-Business-Use-Case-Usage header of https://developers.facebook.com/docs/graph-api/overview/rate-limiting.
+ * ads_archive fields, parameters and value forms follow references/meta-graph.json (dates as
+ * YYYY-MM-DD, as the Ad Library script repository parses them); a field a node does not have
+ * answers (#100) "Tried accessing nonexisting field", as the Graph API does; an alias that names
+ * nothing answers (#803), an ID the token cannot read (#100) subcode 33.
  */
+
+/** Top-level names of a Graph `fields` list (a,b{c},d.limit(0) → a, b, d). */
+export function graphFieldNames(fields: string): string[] {
+  const out: string[] = [];
+  let depth = 0;
+  let current = '';
+  for (const ch of fields) {
+    if (ch === '{' || ch === '(') depth++;
+    if (ch === '}' || ch === ')') depth--;
+    if (ch === ',' && depth === 0) {
+      out.push(current);
+      current = '';
+    } else current += ch;
+  }
+  if (current) out.push(current);
+  return out.map((f) => (/^[a-z_]+/.exec(f.trim())?.[0] ?? f.trim()));
+}
+
+/** Fields of the nodes the fake serves (developers.facebook.com/docs/graph-api/reference/page, /post, /comment). */
+const NODE_FIELDS: Record<string, string[]> = {
+  Page: ['id', 'name', 'username', 'about', 'link', 'fan_count', 'followers_count', 'verification_status', 'picture', 'category', 'description', 'website', 'is_verified'],
+  Post: ['id', 'message', 'created_time', 'permalink_url', 'attachments', 'shares', 'reactions', 'comments', 'from', 'full_picture', 'status_type', 'updated_time'],
+  Comment: ['id', 'message', 'created_time', 'from', 'like_count', 'comment_count', 'permalink_url', 'parent', 'attachment'],
+};
+
+function nonexistingField(req: FakeRequest, node: keyof typeof NODE_FIELDS): FakeResponse | null {
+  const bad = graphFieldNames(req.query.fields ?? '').find((f) => !NODE_FIELDS[node]?.includes(f));
+  return bad ? graphError(400, 100, `(#100) Tried accessing nonexisting field (${bad}) on node type (${node})`) : null;
+}
 import { FIXTURES } from './fixtures';
+import { adsArchiveProblems } from './reference';
 import { bearer, encodeToken, decodeToken, hash, iso, pick, sentence, type FakeApi, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
 
 const F = FIXTURES.graph;
+const day = (ms: number): string => iso(ms).slice(0, 10);
 const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000;
 
 function graphError(status: number, code: number, message: string, extra: Record<string, unknown> = {}): FakeResponse {
@@ -50,11 +85,11 @@ function archivedAd(source: string, i: number) {
   const stopped = i % 3 !== 0;
   return {
     id,
-    ad_creation_time: iso(T0 - (i + 10) * 86_400_000),
+    ad_creation_time: day(T0 - (i + 10) * 86_400_000),
     ad_creative_bodies: [sentence(`${id}:b`, 10)],
     ad_creative_link_titles: [sentence(`${id}:t`, 4)],
-    ad_delivery_start_time: iso(T0 - (i + 9) * 86_400_000),
-    ...(stopped ? { ad_delivery_stop_time: iso(T0 - i * 86_400_000) } : {}),
+    ad_delivery_start_time: day(T0 - (i + 9) * 86_400_000),
+    ...(stopped ? { ad_delivery_stop_time: day(T0 - i * 86_400_000) } : {}),
     // ad_snapshot_url carries the caller's token in the real API.
     ad_snapshot_url: `https://www.facebook.com/ads/archive/render_ad/?id=${id}&access_token=REDACTED`,
     bylines: 'Paid for by Fake Org',
@@ -150,6 +185,8 @@ export function createGraphApi(): FakeApi {
     const [node, edgeName] = parts;
     const base = `/${F.version}/${parts.join('/')}`;
     if (node === 'ads_archive') {
+      const field = adsArchiveProblems({ fields: req.query.fields ?? '' }).find((p) => p.startsWith('field '));
+      if (field) return graphError(400, 100, `(#100) Tried accessing nonexisting field (${field.slice(6)}) on node type (ArchivedAd)`);
       if (!req.query.ad_reached_countries) return graphError(400, 100, '(#100) The parameter ad_reached_countries is required');
       if (req.query.search_page_ids !== undefined) {
         const known = req.query.search_page_ids.split(',').includes(F.adPageId);
@@ -170,16 +207,22 @@ export function createGraphApi(): FakeApi {
       return edge(base, req, F.igHashtag.media, (i) => igMedia(i, false), 25, 50);
     }
     if (node === F.page.id || node?.toLowerCase() === F.page.username) {
-      if (!edgeName) return { status: 200, body: pageObject() };
-      if (edgeName === 'posts' || edgeName === 'published_posts') return edge(base, req, F.page.posts, post);
+      if (!edgeName) return nonexistingField(req, 'Page') ?? { status: 200, body: pageObject() };
+      if (edgeName === 'posts' || edgeName === 'published_posts') return nonexistingField(req, 'Post') ?? edge(base, req, F.page.posts, post);
       return missing(`${node}/${edgeName}`);
+    }
+    // An alias (a page username) that names nothing.
+    if (node && !edgeName && /^[A-Za-z][A-Za-z0-9.]*$/.test(node) && node !== 'me') {
+      return graphError(404, 803, `(#803) Some of the aliases you requested do not exist: ${node}`);
     }
     const postMatch = node ? /^(\d+)_(\d+)$/.exec(node) : null;
     if (postMatch && postMatch[1] === F.page.id) {
       const i = Number(postMatch[2]) - 900000000;
       if (i < 0 || i >= F.page.posts) return missing(node as string);
-      if (!edgeName) return { status: 200, body: post(i) };
+      if (!edgeName) return nonexistingField(req, 'Post') ?? { status: 200, body: post(i) };
       if (edgeName === 'comments') {
+        const bad = nonexistingField(req, 'Comment');
+        if (bad) return bad;
         return edge(base, req, F.page.commentsPerPost, (c) => {
           const cid = `${node}_${String(c).padStart(6, '0')}`;
           return {
@@ -206,6 +249,8 @@ export function createGraphApi(): FakeApi {
         return { ...graphError(400, 80001, 'There have been too many calls to this Page account. Wait a bit and try again.', { is_transient: false }), headers: buc('pages', rule.regainMinutes ?? 5) };
       case 'quota':
         return { ...graphError(400, 613, 'Calls to this api have exceeded the rate limit.'), headers: buc('ads_archive', rule.regainMinutes ?? 60) };
+      case 'permission':
+        return graphError(400, 100, "Unsupported get request. Object with ID '100000000000001' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api", { error_subcode: 33 });
       case 'errors_200':
         return { status: 200, body: { error: { message: 'An unknown error occurred', type: 'OAuthException', code: 1, is_transient: true, fbtrace_id: 'Afake200' } } };
       case 'token_invalid':

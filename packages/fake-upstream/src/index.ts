@@ -2,3 +2,20 @@ export { startFakeUpstream, type FakeUpstream, type RecordedRequest } from './se
 export { FIXTURES } from './fixtures';
 export { fakeTikTokAdId, fakeTikTokVideoId } from './tiktok';
 export type { MisbehaveRule, MisbehaviourKind } from './util';
+export {
+  reference,
+  validate,
+  xDialect,
+  xOperation,
+  xQueryProblems,
+  youtubeDialect,
+  youtubeMethod,
+  youtubeQueryProblems,
+  adsArchiveProblems,
+  tiktokProblems,
+  vendorEndpoint,
+  vendorQueryProblems,
+  vendorResponseProblems,
+  GRAPH_VERSION,
+} from './reference';
+export { graphFieldNames } from './graph';

@@ -1,6 +1,7 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createGraphApi } from './graph';
+import { createScrapeCreatorsApi } from './scrapecreators';
 import { createTikTokApi } from './tiktok';
 import { serialize, type FakeApi, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
 import { createXApi } from './x';
@@ -11,10 +12,12 @@ export interface RecordedRequest {
   path: string;
   query: Record<string, string>;
   body: unknown;
+  /** The status and body the fake answered with (absent while the answer is pending or when the socket was destroyed). */
+  response?: { status: number; body: unknown };
 }
 
 export interface FakeUpstream {
-  /** Root URL, e.g. http://127.0.0.1:43210 (YouTube under /youtube/v3, X under /2, TikTok under /v2, Graph under /v19.0). */
+  /** Root URL, e.g. http://127.0.0.1:43210 (YouTube under /youtube/v3, X under /2, TikTok under /v2, Graph under /v26.0, ScrapeCreators under /scrapecreators). */
   url: string;
   close(): Promise<void>;
   /** Make the next `rule.times` requests under `rule.path` misbehave. */
@@ -46,11 +49,11 @@ function send(res: ServerResponse, answer: FakeResponse): void {
 }
 
 /**
- * A fake of the four upstream APIs on 127.0.0.1 (port 0): one HTTP server, one path prefix per
+ * A fake of the upstream APIs (four official, one vendor) on 127.0.0.1 (port 0): one HTTP server, one path prefix per
  * API, so each adapter's base URL points at it.
  */
 export async function startFakeUpstream(): Promise<FakeUpstream> {
-  const apis: FakeApi[] = [createYouTubeApi(), createXApi(), createTikTokApi(), createGraphApi()];
+  const apis: FakeApi[] = [createYouTubeApi(), createXApi(), createTikTokApi(), createGraphApi(), createScrapeCreatorsApi()];
   let rules: Array<MisbehaveRule & { left: number }> = [];
   const requests: RecordedRequest[] = [];
   const sockets = new Set<import('node:net').Socket>();
@@ -74,7 +77,12 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
       const body = await readBody(req);
       const recordedBody =
         body && typeof body === 'object' && 'client_secret' in body ? { ...(body as Record<string, unknown>), client_secret: '[redacted]' } : body;
-      requests.push({ method: req.method ?? 'GET', path: url.pathname, query, body: recordedBody });
+      const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query, body: recordedBody };
+      requests.push(recorded);
+      const reply = (answer: FakeResponse): void => {
+        recorded.response = { status: answer.status, body: typeof answer.body === 'string' ? answer.body : JSON.parse(serialize(answer.body)) };
+        send(res, answer);
+      };
       const fake: FakeRequest = {
         method: req.method ?? 'GET',
         path: url.pathname,
@@ -83,7 +91,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
         headers: req.headers,
       };
       const api = apis.find((a) => a.matches(fake.path));
-      if (!api) return send(res, { status: 404, body: { error: 'no such fake upstream path' } });
+      if (!api) return reply({ status: 404, body: { error: 'no such fake upstream path' } });
       const rule = rules.find((r) => r.left > 0 && fake.path.startsWith(r.path));
       if (rule) {
         rule.left -= 1;
@@ -95,10 +103,10 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
           await sleep(rule.delayMs ?? 1000);
           if (res.destroyed || req.socket.destroyed) return;
         } else {
-          return send(res, api.misbehave(rule, fake));
+          return reply(api.misbehave(rule, fake));
         }
       }
-      send(res, api.handle(fake));
+      reply(api.handle(fake));
     })().catch((error: unknown) => {
       if (!res.headersSent) send(res, { status: 500, body: { error: String(error) } });
     });

@@ -8,9 +8,14 @@
  * /doc/commercial-content-api-query-ads (data{ads[{ad, advertiser}], has_more, search_id}) and
  * /doc/commercial-content-api-get-ad-details. Every reply carries error{code, message, log_id}.
  * IDs are bare 64-bit JSON integers, as the documentation's examples show.
- * Not verified against the documentation: the exact messages for private and unknown users.
+ * Requested fields and body keys follow the documented lists (references/tiktok-research.json);
+ * anything else answers invalid_params. Where the pages show a value in more than one form the
+ * fake serves each (ad dates as YYYYMMDD strings and numbers), so the adapter must accept both.
+ * Not verified against the documentation: the exact messages for private and unknown users and
+ * for an expired search_id.
  */
 import { FIXTURES } from './fixtures';
+import { tiktokProblems } from './reference';
 import { BigId, bearer, hash, pick, sentence, type FakeApi, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
 
 const F = FIXTURES.tiktok;
@@ -189,8 +194,8 @@ function ad(index: number) {
   return {
     ad: {
       id: new BigId(id.toString()),
-      first_shown_date: '20230105',
-      last_shown_date: index % 2 === 0 ? '20240220' : '20240301',
+      first_shown_date: index % 2 === 0 ? 20230105 : '20230105',
+      last_shown_date: index % 2 === 0 ? 20240220 : '20240301',
       status: index % 4 === 0 ? 'active' : 'inactive',
       status_statement: '',
       videos: [{ url: `https://library.tiktok.com/api/v1/cdn/${id}/video.mp4`, cover_image_url: `https://library.tiktok.com/api/v1/cdn/${id}/cover.jpeg` }],
@@ -250,6 +255,11 @@ export function createTikTokApi(): FakeApi {
     if (req.method !== 'POST') return reply(405, {}, 'invalid_params', 'method not allowed');
     const token = bearer(req);
     if (!token || !tokens.has(token)) return reply(401, {}, 'access_token_invalid', 'The access token is invalid or not found in the request.');
+    const problem = tiktokProblems(req.path, req.query.fields ?? '', req.body)[0];
+    if (problem && !problem.startsWith('endpoint')) {
+      const [kind, name] = problem.startsWith('field') ? ['Invalid field', problem.slice(6)] : ['Unknown body key', problem.replace(/^body key |^condition (field|operation) /, '')];
+      return reply(400, {}, 'invalid_params', `${kind}: ${name}`);
+    }
     switch (req.path) {
       case '/v2/research/user/info/':
         return userInfo(req);
@@ -265,13 +275,15 @@ export function createTikTokApi(): FakeApi {
     return reply(404, {}, 'invalid_params', 'unknown endpoint');
   }
 
-  function misbehave(rule: MisbehaveRule): FakeResponse {
+  function misbehave(rule: MisbehaveRule, _req: FakeRequest): FakeResponse {
     const retry = rule.retryAfterSeconds !== undefined ? { 'retry-after': String(rule.retryAfterSeconds) } : undefined;
     switch (rule.kind) {
       case 'rate_limit':
         return { ...reply(429, {}, 'rate_limit_exceeded', 'API rate limit was exceeded, please try again later.'), headers: retry };
       case 'quota':
         return reply(429, {}, 'daily_quota_limit_exceeded', 'API daily quota limit was exceeded.');
+      case 'search_expired':
+        return reply(400, {}, 'invalid_params', `Search Id ${String(((_req.body ?? {}) as Json).search_id ?? '')} is invalid or expired`);
       case 'errors_200':
         return reply(200, {}, 'internal_error', 'Something went wrong. Please try again later.');
       case 'token_invalid':

@@ -16,7 +16,20 @@ export interface FakeResponse {
   body: unknown;
 }
 
-export type MisbehaviourKind = 'rate_limit' | 'server_error' | 'slow' | 'reset' | 'quota' | 'errors_200' | 'token_invalid';
+export type MisbehaviourKind =
+  | 'rate_limit'
+  | 'server_error'
+  | 'slow'
+  | 'reset'
+  | 'quota'
+  | 'errors_200'
+  | 'token_invalid'
+  /** X pay-per-use credits exhausted (402); the vendor's credits exhausted (402). */
+  | 'credits'
+  /** Graph: a permission the token lacks (code 10 / 200-299, or 100 subcode 33 on a node). */
+  | 'permission'
+  /** TikTok: the search_id of a video query has expired. */
+  | 'search_expired';
 
 export interface MisbehaveRule {
   /** Requests whose path starts with this prefix are affected. */

@@ -1,12 +1,16 @@
 /**
  * Fake X API v2 under /2.
- * Shapes follow https://docs.x.com/x-api/users/lookup (data, errors), /x-api/users/follows,
+ * Paths, parameters, field enums and response bodies follow X's OpenAPI document
+ * (references/x-openapi.json): a query parameter or field value the document does not name is
+ * answered 400 invalid-request, with the problem type at the top level and errors[] items of
+ * {message, parameters} (InvalidRequestProblem). Shapes also follow https://docs.x.com/x-api/users/lookup (data, errors), /x-api/users/follows,
  * /x-api/posts/timelines, /x-api/posts/search (meta{result_count, next_token}; search takes
  * next_token, timelines and follows take pagination_token), problem bodies of
  * https://docs.x.com/x-api/fundamentals/response-codes-and-errors and the x-rate-limit-limit,
  * -remaining, -reset headers of https://docs.x.com/x-api/fundamentals/rate-limits.
  */
 import { FIXTURES } from './fixtures';
+import { xQueryProblems } from './reference';
 import { bearer, decodeToken, encodeToken, hash, iso, pick, sentence, type FakeApi, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
 
 const F = FIXTURES.x;
@@ -17,10 +21,16 @@ function problem(status: number, title: string, detail: string, type = 'about:bl
   return { status, body: { title, detail, type, status } };
 }
 
-function invalid(message: string): FakeResponse {
+/** InvalidRequestProblem: the type is top-level; errors[] items carry message and parameters, no type. */
+function invalid(message: string, parameter = 'query', value = ''): FakeResponse {
   return {
     status: 400,
-    body: { errors: [{ message }], title: 'Invalid Request', detail: 'One or more parameters to your request was invalid.', type: `${PROBLEM}invalid-request` },
+    body: {
+      errors: [{ parameters: { [parameter]: [value] }, message }],
+      title: 'Invalid Request',
+      detail: 'One or more parameters to your request was invalid.',
+      type: `${PROBLEM}invalid-request`,
+    },
   };
 }
 
@@ -70,6 +80,7 @@ function tweetObject(id: string) {
     tweet: {
       id,
       text: `${sentence(`${id}:t`, 9)} #${tag}`,
+      edit_history_tweet_ids: [id],
       created_at: iso(T0 - index * 3_600_000 - stream * 60_000),
       author_id: authorId,
       conversation_id: id,
@@ -104,7 +115,7 @@ function tweetsPage(ids: string[], offset: number, size: number, total: number, 
 function range(req: FakeRequest, min: number, max: number, dflt: number): number | FakeResponse {
   const raw = req.query.max_results;
   const n = raw === undefined ? dflt : Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) return invalid(`The \`max_results\` query parameter value [${raw}] is not between ${min} and ${max}`);
+  if (!Number.isInteger(n) || n < min || n > max) return invalid(`The \`max_results\` query parameter value [${raw}] is not between ${min} and ${max}`, 'max_results', String(raw));
   return n;
 }
 
@@ -120,6 +131,11 @@ export function createXApi(): FakeApi {
     const token = bearer(req);
     if (!token || token === F.badToken) return problem(401, 'Unauthorized', 'Unauthorized');
     const p = req.path;
+    const problems = xQueryProblems(p, req.query);
+    if (problems.length > 0 && !problems[0]?.message.startsWith('no X operation')) {
+      const first = problems[0] as { parameter: string; value: string; message: string };
+      return invalid(first.message, first.parameter, first.value);
+    }
     let m: RegExpExecArray | null;
     if ((m = /^\/2\/users\/by\/username\/([^/]+)$/.exec(p))) {
       const u = decodeURIComponent(m[1] as string).toLowerCase();
@@ -132,7 +148,7 @@ export function createXApi(): FakeApi {
       if (id === F.protectedUser.id) return notAuthorized(id);
       if (id !== F.user.id) return notFound('user', 'id', id, `Could not find user with id: [${id}].`);
       const offset = decodeToken('x', req.query.pagination_token);
-      if (offset === null) return invalid('The `pagination_token` query parameter value is not valid');
+      if (offset === null) return invalid('The `pagination_token` query parameter value is not valid', 'pagination_token', String(req.query.pagination_token));
       if (edge === 'tweets') {
         const size = range(req, 5, 100, 10);
         if (typeof size !== 'number') return size;
@@ -152,11 +168,11 @@ export function createXApi(): FakeApi {
       return { status: 200, body: { data, meta: { result_count: data.length, ...(next ? { next_token: next } : {}) } } };
     }
     if (p === '/2/tweets/search/recent') {
-      if (!req.query.query) return invalid('The `query` query parameter can not be empty');
+      if (!req.query.query) return invalid('The `query` query parameter can not be empty', 'query', '');
       const size = range(req, 10, 100, 10);
       if (typeof size !== 'number') return size;
       const offset = decodeToken('x', req.query.next_token);
-      if (offset === null) return invalid('The `next_token` query parameter value is not valid');
+      if (offset === null) return invalid('The `next_token` query parameter value is not valid', 'next_token', String(req.query.next_token));
       const total = req.query.query.includes(FIXTURES.emptyQueryWord) ? 0 : F.searchResults;
       const ids = [];
       for (let i = offset; i < Math.min(total, offset + size); i++) ids.push(tweetIdOf(1, i));
@@ -187,6 +203,13 @@ export function createXApi(): FakeApi {
           status: 429,
           headers: limitHeaders,
           body: { title: 'UsageCapExceeded', detail: 'Usage cap exceeded: Monthly product cap', type: `${PROBLEM}usage-capped`, period: 'Monthly', scope: 'Product' },
+        };
+      case 'credits':
+        // Pay-per-use balance exhausted: HTTP 402 with title CreditsDepleted (not in the OpenAPI
+        // document; body as reported by callers of the live API, type URI not verified).
+        return {
+          status: 402,
+          body: { title: 'CreditsDepleted', detail: 'Your enrolled account does not have any credits to fulfill this request.', type: `${PROBLEM}credits-depleted` },
         };
       case 'errors_200':
         return notFound('user', 'username', 'unknown', 'Could not find user with username: [unknown].');

@@ -4,8 +4,13 @@
  * /playlistItems/list, /videos/list, /commentThreads/list, /search/list, /playlists/list
  * (list responses: kind, etag, nextPageToken, pageInfo{totalResults, resultsPerPage}, items) and
  * https://developers.google.com/youtube/v3/docs/errors (error{code, message, errors[{domain, reason, message}]}).
+ * Parameters, parts and response bodies follow the discovery document (references/youtube-v3.json):
+ * a parameter the method does not have answers 400 "Cannot bind query parameter" and an unknown
+ * part 400 unknownPart, as the Google API front end does. An invalid key answers 400 badRequest
+ * with a google.rpc.ErrorInfo detail of reason API_KEY_INVALID (https://cloud.google.com/apis/design/errors).
  */
 import { FIXTURES } from './fixtures';
+import { youtubeQueryProblems } from './reference';
 import { decodeToken, encodeToken, hash, iso, pick, sentence, type FakeApi, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
 
 const F = FIXTURES.youtube;
@@ -16,16 +21,48 @@ function error(code: number, reason: string, message: string, domain = 'youtube.
   return { status: code, body: { error: { code, message, errors: [{ message, domain, reason }] } } };
 }
 
+const KEY_INVALID: FakeResponse = {
+  status: 400,
+  body: {
+    error: {
+      code: 400,
+      message: 'API key not valid. Please pass a valid API key.',
+      errors: [{ message: 'API key not valid. Please pass a valid API key.', domain: 'global', reason: 'badRequest' }],
+      status: 'INVALID_ARGUMENT',
+      details: [
+        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'youtube.googleapis.com' } },
+        { '@type': 'type.googleapis.com/google.rpc.LocalizedMessage', locale: 'en-US', message: 'API key not valid. Please pass a valid API key.' },
+      ],
+    },
+  },
+};
+
+function unknownParameter(name: string): FakeResponse {
+  const message = `Invalid JSON payload received. Unknown name "${name}": Cannot bind query parameter. Field '${name}' could not be found in request message.`;
+  return {
+    status: 400,
+    body: {
+      error: {
+        code: 400,
+        message,
+        errors: [{ message, reason: 'invalid' }],
+        status: 'INVALID_ARGUMENT',
+        details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ description: message }] }],
+      },
+    },
+  };
+}
+
 /** Video IDs are 11 characters: "fv", a stream code and a 7-digit index, so the fake can look any up. */
-const STREAMS: Record<string, number> = { ch: 0, pl: 1, sr: 2, tr: 3, cd: 4 };
+const STREAMS: Record<string, number> = { ch: 0, pl: 1, sr: 2, tr: 3, cd: 4, sh: 5 };
 const videoIdOf = (stream: string, index: number): string => `fv${stream}${String(index).padStart(7, '0')}`;
 
 function knownVideo(id: string): { stream: string; index: number } | null {
-  const m = /^fv(ch|pl|sr|tr|cd)(\d{7})$/.exec(id);
+  const m = /^fv(ch|pl|sr|tr|cd|sh)(\d{7})$/.exec(id);
   if (!m) return null;
   const stream = m[1] as string;
   const index = Number(m[2]);
-  const sizes: Record<string, number> = { ch: F.channel.videos, pl: F.playlist.items, sr: F.searchResults, tr: F.trendingResults, cd: 2 };
+  const sizes: Record<string, number> = { ch: F.channel.videos, pl: F.playlist.items, sr: F.searchResults, tr: F.trendingResults, cd: 2, sh: F.channel.shorts };
   return index < (sizes[stream] ?? 0) ? { stream, index } : null;
 }
 
@@ -33,7 +70,7 @@ function video(id: string) {
   const known = knownVideo(id);
   const stream = known?.stream ?? 'ch';
   const index = known?.index ?? 0;
-  const own = stream === 'ch' || stream === 'cd';
+  const own = stream === 'ch' || stream === 'cd' || stream === 'sh';
   const title = `${sentence(`${id}:t`, 5)} #${['vlog', 'howto', 'music'][hash(id) % 3]}`;
   return {
     kind: 'youtube#video',
@@ -102,15 +139,19 @@ export function createYouTubeApi(): FakeApi {
   function handle(req: FakeRequest): FakeResponse {
     const key = req.query.key ?? (req.headers['x-goog-api-key'] as string | undefined);
     if (!key) return error(403, 'forbidden', 'Method doesn\'t allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.', 'global');
-    if (key === F.badKey) return error(400, 'keyInvalid', 'API key not valid. Please pass a valid API key.', 'usageLimits');
+    if (key === F.badKey) return KEY_INVALID;
     const route = req.path.slice(PREFIX.length);
     const q = req.query;
+    const given = Object.fromEntries(Object.entries(q).filter(([k]) => k !== 'key'));
+    const problem = youtubeQueryProblems(route, given)[0];
+    if (problem?.kind === 'parameter' && route !== problem.name) return unknownParameter(problem.name);
+    if (problem?.kind === 'part') return error(400, 'unknownPart', `'${problem.name}'`, 'youtube.part');
     switch (route) {
       case '/channels': {
         const c = F.channel;
         const hit =
           (q.forHandle && q.forHandle.replace(/^@/, '').toLowerCase() === c.handle) ||
-          (q.id && q.id === c.id) ||
+          (q.id && q.id.split(',').includes(c.id)) ||
           (q.forUsername && q.forUsername.toLowerCase() === c.handle);
         // Unknown channels answer 200 with no items.
         return { status: 200, body: { kind: 'youtube#channelListResponse', etag: 'c', pageInfo: { totalResults: hit ? 1 : 0, resultsPerPage: 5 }, ...(hit ? { items: [channel()] } : {}) } };
@@ -123,6 +164,7 @@ export function createYouTubeApi(): FakeApi {
         let stream: string;
         let total: number;
         if (id === `UU${F.channel.id.slice(2)}`) [stream, total] = ['ch', F.channel.videos];
+        else if (id === `UUSH${F.channel.id.slice(2)}`) [stream, total] = ['sh', F.channel.shorts];
         else if (id === F.playlist.id) [stream, total] = ['pl', F.playlist.items];
         else return error(404, 'playlistNotFound', 'The playlist identified with the request\'s <code>playlistId</code> parameter cannot be found.');
         const items = [];
@@ -198,11 +240,21 @@ export function createYouTubeApi(): FakeApi {
       case '/search': {
         const args = pageArgs(req, 50, 5);
         if ('status' in args) return args;
+        if (q.type === 'channel') {
+          // Channels named like the query: the fixture channel when its title matches.
+          const squash = (t: string): string => t.toLowerCase().replace(/[^a-z0-9]/g, '');
+          const hit = squash(q.q ?? '') !== '' && squash(F.channel.title).includes(squash(q.q ?? ''));
+          const c = channel();
+          const items = hit ? [{ kind: 'youtube#searchResult', etag: 'sc', id: { kind: 'youtube#channel', channelId: c.id }, snippet: { publishedAt: c.snippet.publishedAt, channelId: c.id, title: c.snippet.title, description: c.snippet.description, channelTitle: c.snippet.title, liveBroadcastContent: 'none' } }] : [];
+          return list('youtube#searchListResponse', items, 0, args.size, items.length);
+        }
         const total = (q.q ?? '').includes(FIXTURES.emptyQueryWord) ? 0 : F.searchResults;
         const items = [];
         for (let i = args.offset; i < Math.min(total, args.offset + args.size); i++) {
           const v = video(videoIdOf('sr', i));
-          items.push({ kind: 'youtube#searchResult', etag: `s${i}`, id: { kind: 'youtube#video', videoId: v.id }, snippet: v.snippet });
+          // SearchResultSnippet: a subset of the video snippet (no tags, no categoryId).
+          const { publishedAt, channelId, title, description, thumbnails, channelTitle, liveBroadcastContent } = v.snippet;
+          items.push({ kind: 'youtube#searchResult', etag: `s${i}`, id: { kind: 'youtube#video', videoId: v.id }, snippet: { publishedAt, channelId, title, description, thumbnails, channelTitle, liveBroadcastContent } });
         }
         return list('youtube#searchListResponse', items, args.offset, args.size, total);
       }
@@ -233,7 +285,7 @@ export function createYouTubeApi(): FakeApi {
       case 'errors_200':
         return { status: 200, body: { kind: 'youtube#channelListResponse', etag: 'e', pageInfo: { totalResults: 0, resultsPerPage: 5 } } };
       case 'token_invalid':
-        return error(400, 'keyInvalid', 'API key not valid. Please pass a valid API key.', 'usageLimits');
+        return KEY_INVALID;
       default:
         return { ...error(rule.status ?? 503, 'backendError', 'The service is currently unavailable.', 'global'), headers: retry };
     }

@@ -3,3 +3,4 @@ export * from './sandbox';
 export * from './registry';
 export * from './upstream';
 export * from './live';
+export * from './coverage';

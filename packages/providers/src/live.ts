@@ -7,12 +7,18 @@
  *   live     → only operations served by configured upstream adapters.
  *   per platform, e.g. `youtube=live,twitter=live,instagram=sandbox`: each listed platform is
  *            `live`, `sandbox` or `off`; unlisted platforms stay on the sandbox.
+ *
+ * Live sources are official APIs and the vendor. PROVIDER_ORDER (default `official,vendor`) says
+ * which serves an operation both offer; PROVIDER_ROUTES overrides it per platform or operation,
+ * e.g. `instagram.comments=vendor;youtube=vendor,official;twitter.transcript=off`.
  */
-import { PLATFORMS, isPlatform, type Platform } from '@sdx/catalog';
+import { CATALOG, PLATFORMS, findOperation, isPlatform, type Platform } from '@sdx/catalog';
 import type { Provider } from './types';
 import { createMetaAdLibraryProvider, createFacebookPagesProvider, createInstagramProvider } from './upstream/meta';
 import { createTikTokProvider } from './upstream/tiktok';
 import { createXProvider } from './upstream/x';
+import { createScrapeCreatorsProvider } from './upstream/scrapecreators';
+import type { UpstreamProvider } from './upstream/provider';
 import { createYouTubeProvider } from './upstream/youtube';
 import type { HttpSettings } from './upstream/http';
 
@@ -38,21 +44,28 @@ function positiveInt(name: string, v: string | undefined): number | undefined {
   return n;
 }
 
-/** The live adapters the credentials in `env` enable, per platform. */
-export function liveProviders(env: NodeJS.ProcessEnv): Record<Platform, Provider[]> {
+const flag = (v: string | undefined): boolean => ['1', 'true', 'yes'].includes(nonEmpty(v)?.toLowerCase() ?? '');
+
+/** The live adapters the credentials in `env` enable, per platform (official ones first, then the vendor). */
+export function liveProviders(env: NodeJS.ProcessEnv, warnings: string[] = []): Record<Platform, UpstreamProvider[]> {
   const timeoutMs = positiveInt('UPSTREAM_TIMEOUT_MS', env.UPSTREAM_TIMEOUT_MS) ?? 15_000;
   const http = (baseUrl: string | undefined): Partial<HttpSettings> => ({ timeoutMs, ...(baseUrl ? { baseUrl } : {}) });
-  const out: Record<Platform, Provider[]> = { instagram: [], tiktok: [], youtube: [], twitter: [], facebook: [] };
+  const out: Record<Platform, UpstreamProvider[]> = { instagram: [], tiktok: [], youtube: [], twitter: [], facebook: [] };
 
   const youtubeKey = nonEmpty(env.YOUTUBE_API_KEY);
-  if (youtubeKey) out.youtube.push(createYouTubeProvider({ ...http(nonEmpty(env.YOUTUBE_BASE_URL)), apiKey: youtubeKey }));
+  if (youtubeKey) {
+    out.youtube.push(createYouTubeProvider({ ...http(nonEmpty(env.YOUTUBE_BASE_URL)), apiKey: youtubeKey, shortsPlaylist: flag(env.YOUTUBE_SHORTS_PLAYLIST) }));
+  }
 
   const xToken = nonEmpty(env.X_BEARER_TOKEN);
   if (xToken) out.twitter.push(createXProvider({ ...http(nonEmpty(env.X_BASE_URL)), bearerToken: xToken }));
 
   const tiktokKey = nonEmpty(env.TIKTOK_CLIENT_KEY);
   const tiktokSecret = nonEmpty(env.TIKTOK_CLIENT_SECRET);
-  if (tiktokKey && tiktokSecret) {
+  if (tiktokKey && tiktokSecret && !flag(env.TIKTOK_RESEARCH_ELIGIBLE)) {
+    warnings.push('TikTok credentials are set but TIKTOK_RESEARCH_ELIGIBLE is not: TikTok licenses the Research and Commercial Content APIs for eligible research only, so they stay off');
+  }
+  if (tiktokKey && tiktokSecret && flag(env.TIKTOK_RESEARCH_ELIGIBLE)) {
     const lookback = positiveInt('TIKTOK_LOOKBACK_DAYS', env.TIKTOK_LOOKBACK_DAYS);
     out.tiktok.push(
       createTikTokProvider({
@@ -78,13 +91,80 @@ export function liveProviders(env: NodeJS.ProcessEnv): Record<Platform, Provider
   if (igAccount && igToken) {
     out.instagram.push(createInstagramProvider({ ...http(graphBase), accessToken: igToken, businessAccountId: igAccount }));
   }
+
+  const vendorKey = nonEmpty(env.SCRAPECREATORS_API_KEY);
+  if (vendorKey) {
+    const vendor = createScrapeCreatorsProvider({ ...http(nonEmpty(env.SCRAPECREATORS_BASE_URL)), apiKey: vendorKey });
+    for (const platform of PLATFORMS) if (vendor.operations().some((o) => o.platform === platform)) out[platform].push(vendor);
+  }
   return out;
+}
+
+export type LiveSource = 'official' | 'vendor';
+type RouteOrder = Array<LiveSource>;
+
+function parseOrder(name: string, raw: string): RouteOrder {
+  const parts = raw.split(',').map((p) => p.trim().toLowerCase()).filter(Boolean);
+  if (parts.length === 1 && parts[0] === 'off') return [];
+  for (const p of parts) if (p !== 'official' && p !== 'vendor') throw new Error(`${name}: "${p}" is not official, vendor or off`);
+  return Array.from(new Set(parts)) as RouteOrder;
+}
+
+/**
+ * The order of live sources per (platform, operation): PROVIDER_ORDER for all, then
+ * PROVIDER_ROUTES entries `<platform>=<order>` and `<platform>.<operation>=<order>` (the most
+ * specific wins), separated by `;`.
+ */
+export function routeOrders(env: NodeJS.ProcessEnv): (platform: Platform, operation: string) => RouteOrder {
+  const base = parseOrder('PROVIDER_ORDER', nonEmpty(env.PROVIDER_ORDER) ?? 'official,vendor');
+  const byPlatform = new Map<string, RouteOrder>();
+  const byOperation = new Map<string, RouteOrder>();
+  for (const entry of (nonEmpty(env.PROVIDER_ROUTES) ?? '').split(';').map((e) => e.trim()).filter(Boolean)) {
+    const [key, value] = entry.split('=').map((s) => s.trim());
+    const [platform, operation] = (key ?? '').split('.');
+    if (!platform || !isPlatform(platform) || value === undefined) {
+      throw new Error(`PROVIDER_ROUTES: "${entry}" is not <platform>[.<operation>]=<official|vendor|off>[,...]`);
+    }
+    const order = parseOrder('PROVIDER_ROUTES', value);
+    if (operation) {
+      if (!findOperation(platform, operation)) throw new Error(`PROVIDER_ROUTES: ${platform} has no operation ${operation}`);
+      byOperation.set(`${platform}.${operation}`, order);
+    } else byPlatform.set(platform, order);
+  }
+  return (platform, operation) => byOperation.get(`${platform}.${operation}`) ?? byPlatform.get(platform) ?? base;
+}
+
+/**
+ * The live providers, each answering only for the operations routing gives it: for each catalog
+ * operation, the first source in its order whose adapter serves it.
+ */
+export function routeProviders(live: Record<Platform, UpstreamProvider[]>, order: (platform: Platform, operation: string) => RouteOrder): Provider[] {
+  const chosen = new Map<UpstreamProvider, Set<string>>();
+  for (const platform of PLATFORMS) {
+    for (const spec of CATALOG[platform]) {
+      for (const source of order(platform, spec.operation)) {
+        const provider = live[platform].find((p) => p.source === source && p.supports(platform, spec.operation));
+        if (provider) {
+          if (!chosen.has(provider)) chosen.set(provider, new Set());
+          chosen.get(provider)?.add(`${platform}.${spec.operation}`);
+          break;
+        }
+      }
+    }
+  }
+  return [...chosen.entries()].map(([provider, served]) => ({
+    name: provider.name,
+    source: provider.source,
+    supports: (platform: Platform, operation: string) => served.has(`${platform}.${operation}`) && provider.supports(platform, operation),
+    extract: (request: Parameters<Provider['extract']>[0]) => provider.extract(request),
+  }));
 }
 
 /** The sandbox, answering only for `platforms`. */
 export function restrictProvider(provider: Provider, platforms: ReadonlySet<Platform>): Provider {
   return {
     name: provider.name,
+    ...(provider.source ? { source: provider.source } : {}),
     supports: (platform, operation) => platforms.has(platform) && provider.supports(platform, operation),
     extract: (request) => provider.extract(request),
   };
@@ -108,18 +188,21 @@ function parseMode(raw: string | undefined, anyCredentials: boolean): Record<Pla
 }
 
 export function selectProviders(env: NodeJS.ProcessEnv, options: { sandbox: Provider }): ProviderSelection {
-  const live = liveProviders(env);
+  const warnings: string[] = [];
+  const live = liveProviders(env, warnings);
   const anyCredentials = PLATFORMS.some((p) => live[p].length > 0);
   const platforms = parseMode(env.PROVIDER_MODE, anyCredentials);
-  const warnings: string[] = [];
+  const order = routeOrders(env);
   const providers: Provider[] = [];
   const sandboxed = new Set<Platform>();
+  const livePlatforms: Record<Platform, UpstreamProvider[]> = { instagram: [], tiktok: [], youtube: [], twitter: [], facebook: [] };
   for (const platform of PLATFORMS) {
     if (platforms[platform] === 'live') {
       if (live[platform].length === 0) warnings.push(`${platform} is live but no ${platform} credentials are set: its operations are unavailable`);
-      providers.push(...live[platform]);
+      livePlatforms[platform] = live[platform];
     } else if (platforms[platform] === 'sandbox') sandboxed.add(platform);
   }
+  providers.push(...routeProviders(livePlatforms, order));
   const choices = new Set(Object.values(platforms));
   const mode: ProviderMode = choices.size === 1 && choices.has('sandbox') ? 'sandbox' : choices.size === 1 && choices.has('live') ? 'live' : 'mixed';
   if (sandboxed.size === PLATFORMS.length) providers.push(options.sandbox);

@@ -23,6 +23,9 @@ export type {
   TranscriptSegment,
 } from '@sdx/contract';
 
+/** Where an item came from (the item field `source`): the sandbox, a platform's official API, or a data vendor. */
+export type ItemSource = 'sandbox' | 'official' | 'vendor';
+
 /** The fields every item carries, whatever its kind. */
 export type ItemBase = Pick<Item, 'kind' | 'platform' | 'id' | 'username' | 'caption' | 'url' | 'published_at'>;
 
@@ -60,6 +63,8 @@ export interface Page {
  */
 export interface Provider {
   readonly name: string;
+  /** What the provider's items come from (absent: not stated). */
+  readonly source?: ItemSource;
   supports(platform: Platform, operation: string): boolean;
   extract(request: ExtractionRequest): AsyncIterable<Page>;
 }

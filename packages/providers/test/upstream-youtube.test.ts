@@ -3,9 +3,9 @@ import { createYouTubeProvider, ProviderError, type PostItem, type Provider } fr
 import { collect, failure, request } from './helpers';
 
 const KEY = 'AIzaSyFAKE-youtube-key-0123456789';
-const POST_KEYS = ['kind', 'platform', 'id', 'username', 'caption', 'url', 'published_at', 'title', 'media_type', 'duration_seconds', 'hashtags', 'collaborator_usernames', 'metrics'];
-const COMMENT_KEYS = ['kind', 'platform', 'id', 'username', 'caption', 'url', 'published_at', 'parent_id', 'comment_url', 'likes', 'reply_count'];
-const PROFILE_KEYS = ['kind', 'platform', 'id', 'username', 'caption', 'url', 'published_at', 'display_name', 'bio', 'avatar_url', 'verified', 'private', 'followers_count', 'following_count', 'posts_count'];
+const POST_KEYS = ['kind', 'platform', 'id', 'username', 'caption', 'url', 'published_at', 'title', 'media_type', 'duration_seconds', 'hashtags', 'collaborator_usernames', 'metrics', 'source'];
+const COMMENT_KEYS = ['kind', 'platform', 'id', 'username', 'caption', 'url', 'published_at', 'parent_id', 'comment_url', 'likes', 'reply_count', 'source'];
+const PROFILE_KEYS = ['kind', 'platform', 'id', 'username', 'caption', 'url', 'published_at', 'display_name', 'bio', 'avatar_url', 'verified', 'private', 'followers_count', 'following_count', 'posts_count', 'source'];
 
 let fake: FakeUpstream;
 let youtube: Provider;

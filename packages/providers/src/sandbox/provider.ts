@@ -151,7 +151,7 @@ export function createSandboxProvider(options: SandboxProviderOptions = {}): Pro
       first = false;
       const end = work.bundle && offset === 0 ? 1 : Math.min(work.total, offset + work.pageSize);
       const items: Item[] = new Array(end - offset);
-      for (let i = offset; i < end; i++) items[i - offset] = work.item(i);
+      for (let i = offset; i < end; i++) items[i - offset] = { ...work.item(i), source: 'sandbox' };
       offset = end;
       yield { items, cursor: offset < work.total ? String(offset) : null, total: work.total };
     }
@@ -159,6 +159,7 @@ export function createSandboxProvider(options: SandboxProviderOptions = {}): Pro
 
   return {
     name: SANDBOX_PROVIDER_NAME,
+    source: 'sandbox' as const,
     supports: (platform: Platform, operation: string) =>
       findOperation(platform, operation) !== undefined && hasGenerator(platform, operation),
     extract,

@@ -7,11 +7,14 @@
  * (X-App-Usage, X-Business-Use-Case-Usage with estimated_time_to_regain_access in minutes).
  * The token travels in the Authorization header, never in the URL.
  */
-import { ProviderError } from '../types';
+import type { ProviderError } from '../types';
+import { between, classifyBy, type ErrorRule } from './classify';
 import { UpstreamHttp, arr, header, obj, retryAfterMs, type HttpResponse, type HttpSettings } from './http';
 import { num, str } from './items';
 
-export const GRAPH_DEFAULT_BASE_URL = 'https://graph.facebook.com/v19.0';
+/** The current Graph API version (facebook-nodejs-business-sdk's VERSION; each version lives about two years). */
+export const GRAPH_VERSION = 'v26.0';
+export const GRAPH_DEFAULT_BASE_URL = `https://graph.facebook.com/${GRAPH_VERSION}`;
 
 export interface GraphConfig extends Partial<HttpSettings> {
   accessToken: string;
@@ -22,6 +25,38 @@ type Json = Record<string, unknown>;
 
 /** Default wait for Graph throttling without a regain estimate ("long backoff"). */
 export const GRAPH_THROTTLE_DEFAULT_MS = 10 * 60_000;
+
+interface GraphFacts {
+  status: number;
+  code: number;
+  subcode: number | null;
+  transient: boolean;
+  message: string;
+  headers: HttpResponse['headers'];
+  now: number;
+}
+
+const throttleWait = (f: GraphFacts): number => businessUseCaseRegainMs(f.headers) ?? retryAfterMs(f.headers, f.now) ?? GRAPH_THROTTLE_DEFAULT_MS;
+
+/**
+ * Graph API errors (developers.facebook.com/docs/graph-api/guides/error-handling). Code 100
+ * subcode 33 ("does not exist, cannot be loaded due to missing permissions, or does not support
+ * this operation") is what a token without the needed permission or feature (Page Public Content
+ * Access, ads_read) gets for a node that exists, so it is the operator's to fix; a name that
+ * names nothing answers 803 (pages) or 110/2207013 (Instagram business_discovery).
+ */
+export const GRAPH_ERRORS: ErrorRule<GraphFacts>[] = [
+  { status: '400, 403', upstream: 'codes 4, 17, 32, 613, 80000-80014 (throttling)', code: 'rate_limited', retryable: true, wait: 'max estimated_time_to_regain_access of X-Business-Use-Case-Usage, else Retry-After, else 10 min', when: (f) => [4, 17, 32, 613].includes(f.code) || between(f.code, 80000, 80014), waitMs: throttleWait },
+  { status: 'any, 5xx', upstream: 'codes 1, 2, 341 or is_transient', code: 'upstream_unavailable', retryable: true, wait: 'regain time or Retry-After if sent', when: (f) => [1, 2, 341].includes(f.code) || f.transient || f.status >= 500, waitMs: (f) => businessUseCaseRegainMs(f.headers) ?? retryAfterMs(f.headers, f.now) },
+  { status: '400, 401', upstream: 'code 190, 102 (token invalid or expired)', code: 'upstream_auth', retryable: false, wait: '', when: (f) => f.code === 190 || f.code === 102 || f.status === 401 },
+  { status: '400, 403', upstream: 'code 10, 200-299 (permission denied)', code: 'upstream_auth', retryable: false, wait: '', when: (f) => f.code === 10 || between(f.code, 200, 299) },
+  { status: '400', upstream: 'code 100 subcode 33 (missing permission, or no such node)', code: 'upstream_auth', retryable: false, wait: '', when: (f) => f.code === 100 && f.subcode === 33 },
+  { status: '400, 404', upstream: 'code 803 (no such alias); 110 / subcode 2207013 (no such Instagram user)', code: 'target_not_found', retryable: false, wait: '', when: (f) => f.code === 803 || f.code === 110 || f.subcode === 2207013 },
+  { status: '400', upstream: 'code 100 for a field or parameter the node does not have', code: 'internal_error', retryable: false, wait: '', when: (f) => f.code === 100 && /nonexisting field|unknown field|invalid fields/i.test(f.message) },
+  { status: '400', upstream: 'code 100 (invalid parameter)', code: 'invalid_target', retryable: false, wait: '', when: (f) => f.code === 100 || f.status === 400 },
+  { status: '404', upstream: 'any', code: 'target_not_found', retryable: false, wait: '', when: (f) => f.status === 404 },
+  { status: 'any', upstream: 'anything else', code: 'internal_error', retryable: false, wait: '', when: () => true },
+];
 
 /** The longest estimated_time_to_regain_access (minutes) of X-Business-Use-Case-Usage, in ms. */
 export function businessUseCaseRegainMs(headers: HttpResponse['headers']): number | null {
@@ -55,30 +90,18 @@ export class GraphClient {
 
   classify(res: HttpResponse): ProviderError {
     const error = obj(obj(res.body).error);
-    const code = num(error.code) ?? 0;
-    const subcode = num(error.error_subcode);
+    const facts: GraphFacts = {
+      status: res.status,
+      code: num(error.code) ?? 0,
+      subcode: num(error.error_subcode),
+      transient: error.is_transient === true,
+      message: str(error.message) ?? '',
+      headers: res.headers,
+      now: this.now(),
+    };
     const message = this.http.safe(error.message ?? `HTTP ${res.status}`);
-    const context = { upstream: this.upstream, status: res.status, error_code: code, error_subcode: subcode, fbtrace_id: str(error.fbtrace_id) };
-    const regain = businessUseCaseRegainMs(res.headers);
-    if ((code === 100 && subcode === 33) || code === 803 || code === 110 || subcode === 2207013) {
-      return ProviderError.notFound(`${this.upstream}: ${message}`, context);
-    }
-    if ([4, 17, 32, 613].includes(code) || (code >= 80000 && code <= 80014)) {
-      return ProviderError.rateLimited(
-        `${this.upstream} throttled: ${message}`,
-        regain ?? retryAfterMs(res.headers, this.now()) ?? GRAPH_THROTTLE_DEFAULT_MS,
-        context,
-      );
-    }
-    if (code === 1 || code === 2 || code === 341 || error.is_transient === true || res.status >= 500) {
-      return ProviderError.unavailable(`${this.upstream} unavailable: ${message}`, regain ?? retryAfterMs(res.headers, this.now()), context);
-    }
-    if (code === 190 || code === 102 || code === 10 || (code >= 200 && code <= 299) || res.status === 401) {
-      return new ProviderError('upstream_auth', `${this.upstream} rejected the access token or permission: ${message}`, false, null, context);
-    }
-    if (code === 100 || res.status === 400) return ProviderError.invalid(`${this.upstream}: ${message}`, context);
-    if (res.status === 404) return ProviderError.notFound(`${this.upstream}: ${message}`, context);
-    return new ProviderError('internal_error', `${this.upstream} answered HTTP ${res.status}: ${message}`, false, null, context);
+    const context = { upstream: this.upstream, status: res.status, error_code: facts.code, error_subcode: facts.subcode, fbtrace_id: str(error.fbtrace_id) };
+    return classifyBy(GRAPH_ERRORS, facts, `${this.upstream}: ${message}`, context);
   }
 
   async get(path: string, query: Record<string, string | number | undefined>, signal: AbortSignal): Promise<Json> {

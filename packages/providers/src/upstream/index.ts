@@ -8,7 +8,9 @@ export {
   type MetaAdLibraryConfig,
   type InstagramConfig,
 } from './meta';
-export { GRAPH_DEFAULT_BASE_URL, type GraphConfig } from './graph';
+export { GRAPH_DEFAULT_BASE_URL, GRAPH_VERSION, GRAPH_ERRORS, type GraphConfig } from './graph';
 export type { HttpSettings } from './http';
 export type { UpstreamProvider } from './provider';
 export { parseJsonExact } from './json';
+export { createScrapeCreatorsProvider, SCRAPECREATORS_DEFAULT_BASE_URL, type ScrapeCreatorsConfig } from './scrapecreators';
+export { rows as errorRows, type ErrorRow } from './classify';

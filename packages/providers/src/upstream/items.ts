@@ -1,5 +1,5 @@
 import type { ItemKind, Platform } from '@sdx/catalog';
-import type { AdItem, CommentItem, ItemBase, Metrics, PlaylistItem, PostItem, ProfileItem, TranscriptItem } from '../types';
+import type { AdItem, AdvertiserItem, CommentItem, HighlightItem, ItemBase, Metrics, PlaylistItem, PostItem, ProfileItem, StoryItem, TranscriptItem } from '../types';
 
 /**
  * Builders of the normalized items. Every builder sets every field of its kind in a fixed order,
@@ -22,8 +22,12 @@ export function num(value: unknown): number | null {
   return null;
 }
 
-/** ISO 8601 from an ISO string, unix seconds, or YYYYMMDD. */
+/**
+ * ISO 8601 from an ISO string or date, unix seconds (number or digits), or YYYYMMDD (number or
+ * digits: TikTok's ad dates; eight digits are never unix seconds of this century).
+ */
 export function isoTime(value: unknown): string | null {
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 19000101 && value <= 29991231) return isoTime(String(value));
   if (typeof value === 'number' || (typeof value === 'string' && /^\d{9,11}$/.test(value))) {
     return new Date(Number(value) * 1000).toISOString();
   }
@@ -127,6 +131,34 @@ export function adItem(platform: Platform, f: Fields<AdItem, 'id'>): AdItem {
     countries: f.countries ?? [],
     spend: f.spend ?? null,
     impressions: f.impressions ?? null,
+  };
+}
+
+export function highlightItem(platform: Platform, f: Fields<HighlightItem, 'id'>): HighlightItem {
+  return {
+    ...common('highlight', platform, f, { caption: f.title }),
+    title: f.title ?? null,
+    cover_url: f.cover_url ?? null,
+    items_count: f.items_count ?? null,
+  };
+}
+
+export function storyItem(platform: Platform, f: Fields<StoryItem, 'id'>): StoryItem {
+  return {
+    ...common('story', platform, f),
+    media_type: f.media_type ?? null,
+    media_url: f.media_url ?? null,
+    expires_at: f.expires_at ?? null,
+  };
+}
+
+export function advertiserItem(platform: Platform, f: Fields<AdvertiserItem, 'id' | 'name' | 'page_id'>): AdvertiserItem {
+  return {
+    ...common('advertiser', platform, f, { caption: f.name }),
+    name: f.name,
+    page_id: f.page_id,
+    category: f.category ?? null,
+    ads_count: f.ads_count ?? null,
   };
 }
 

@@ -11,7 +11,8 @@
  */
 import { ProviderError, type ExtractionRequest, type Item, type ProfileItem } from '../types';
 import { arr, obj } from './http';
-import { GraphClient, nextAfter, type GraphConfig } from './graph';
+import { GRAPH_ERRORS, GraphClient, nextAfter, type GraphConfig } from './graph';
+import { rows } from './classify';
 import { adItem, commentItem, isoTime, metrics, num, postItem, profileItem, str } from './items';
 import { decodeCursor, paginate, profileBundle, single, type CursorState } from './paging';
 import { asUrl, upstreamProvider, type UpstreamProvider } from './provider';
@@ -83,7 +84,7 @@ export function createMetaAdLibraryProvider(config: MetaAdLibraryConfig): Upstre
     });
   }
 
-  return upstreamProvider('meta-ad-library', {
+  return upstreamProvider('meta-ad-library', 'official', rows(GRAPH_ERRORS), {
     facebook: {
       adlibrary_search: (request) => archive(request, { search_terms: request.target }),
       adlibrary_company_ads: (request) => archive(request, { search_page_ids: request.target }),
@@ -187,7 +188,7 @@ export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvid
     })();
   }
 
-  return upstreamProvider('facebook-pages', {
+  return upstreamProvider('facebook-pages', 'official', rows(GRAPH_ERRORS), {
     facebook: {
       profile: (request) =>
         profileBundle(
@@ -313,7 +314,7 @@ export function createInstagramProvider(config: InstagramConfig): UpstreamProvid
     });
   }
 
-  return upstreamProvider('instagram-graph', {
+  return upstreamProvider('instagram-graph', 'official', rows(GRAPH_ERRORS), {
     instagram: {
       profile: (request) =>
         profileBundle(

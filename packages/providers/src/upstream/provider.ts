@@ -1,18 +1,34 @@
 import type { Platform } from '@sdx/catalog';
-import { ProviderError, type ExtractionRequest, type Page, type Provider } from '../types';
+import { ProviderError, type ExtractionRequest, type Item, type ItemSource, type Page, type Provider } from '../types';
+import type { ErrorRow } from './classify';
 
 export type OperationHandler = (request: ExtractionRequest) => AsyncIterable<Page>;
 export type OperationHandlers = Partial<Record<Platform, Record<string, OperationHandler>>>;
 
 /** A provider backed by an upstream API: the operations it serves and one handler each. */
 export interface UpstreamProvider extends Provider {
+  readonly source: Exclude<ItemSource, 'sandbox'>;
+  /** The adapter's error classification table, in the order it is read. */
+  readonly errors: ErrorRow[];
   /** Every (platform, operation) pair this provider serves. */
   operations(): Array<{ platform: Platform; operation: string }>;
 }
 
-export function upstreamProvider(name: string, handlers: OperationHandlers): UpstreamProvider {
+/** Every item of `pages`, stamped with where it came from. */
+export async function* stamped(pages: AsyncIterable<Page>, source: ItemSource): AsyncGenerator<Page> {
+  for await (const page of pages) yield { ...page, items: page.items.map((item): Item => ({ ...item, source })) };
+}
+
+export function upstreamProvider(
+  name: string,
+  source: Exclude<ItemSource, 'sandbox'>,
+  errors: ErrorRow[],
+  handlers: OperationHandlers,
+): UpstreamProvider {
   return {
     name,
+    source,
+    errors,
     supports(platform, operation) {
       return Boolean(handlers[platform]?.[operation]);
     },
@@ -30,7 +46,7 @@ export function upstreamProvider(name: string, handlers: OperationHandlers): Ups
           false,
         );
       }
-      return handler(request);
+      return stamped(handler(request), source);
     },
   };
 }

@@ -11,6 +11,7 @@
  */
 import { DateTime } from 'luxon';
 import { ProviderError, type ExtractionRequest, type Item } from '../types';
+import { classifyBy, rows, type ErrorRule } from './classify';
 import { UpstreamHttp, arr, obj, retryAfterMs, type HttpResponse, type HttpSettings } from './http';
 import { adItem, commentItem, isoTime, metrics, num, postItem, profileItem, str, transcriptItem } from './items';
 import { decodeCursor, paginate, profileBundle, single, type CursorState } from './paging';
@@ -81,36 +82,47 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
     return pending;
   }
 
+  interface TikTokFacts {
+    status: number;
+    code: string;
+    message: string;
+    res: HttpResponse;
+  }
+
+  const invalidParams = (f: TikTokFacts, pattern: RegExp): boolean => f.code === 'invalid_params' && pattern.test(f.message);
+
+  /**
+   * TikTok Research / Commercial Content API errors (error.code of every reply; "ok" is success;
+   * developers.tiktok.com/doc/research-api-error-codes). access_token_invalid is retried once with
+   * a new token before this table is read; an expired search_id of a video query restarts the
+   * window without it before this table is read (the row says what is left when it cannot).
+   */
+  const TIKTOK_ERRORS: ErrorRule<TikTokFacts>[] = [
+    { status: '429', upstream: 'rate_limit_exceeded', code: 'rate_limited', retryable: true, wait: 'Retry-After, else 60 s', when: (f) => f.code === 'rate_limit_exceeded' || (f.status === 429 && f.code !== 'daily_quota_limit_exceeded'), waitMs: (f) => retryAfterMs(f.res.headers, now()) ?? 60_000 },
+    { status: '429', upstream: 'daily_quota_limit_exceeded', code: 'quota_exceeded', retryable: false, wait: 'until midnight UTC', when: (f) => f.code === 'daily_quota_limit_exceeded', waitMs: () => msUntilUtcMidnight() },
+    { status: 'any, 5xx', upstream: 'internal_error (even in a 200)', code: 'upstream_unavailable', retryable: true, wait: 'Retry-After if sent', when: (f) => f.code === 'internal_error' || f.status >= 500, waitMs: (f) => retryAfterMs(f.res.headers, now()) },
+    { status: '401, 403', upstream: 'access_token_invalid (after one refresh), scope_not_authorized, scope_permission_missed', code: 'upstream_auth', retryable: false, wait: '', when: (f) => ['access_token_invalid', 'scope_not_authorized', 'scope_permission_missed'].includes(f.code) || f.status === 401 || f.status === 403 },
+    { status: '400', upstream: 'invalid_params: search_id expired (an ad query cannot restart)', code: 'upstream_unavailable', retryable: true, wait: '', when: (f) => invalidParams(f, /search[_ ]?id/i) },
+    { status: '400', upstream: 'invalid_params naming a field or body key the API does not know', code: 'internal_error', retryable: false, wait: '', when: (f) => invalidParams(f, /invalid field|unknown (body )?(key|field)/i) },
+    { status: '400', upstream: 'invalid_params naming a private account', code: 'target_private', retryable: false, wait: '', when: (f) => invalidParams(f, /private/i) },
+    { status: '400', upstream: 'invalid_params naming a missing target', code: 'target_not_found', retryable: false, wait: '', when: (f) => invalidParams(f, /not (be )?found|not exist|doesn't exist|cannot be found|no such/i) },
+    { status: '400', upstream: 'other invalid_params', code: 'invalid_target', retryable: false, wait: '', when: (f) => f.code === 'invalid_params' },
+    { status: '404', upstream: 'any', code: 'target_not_found', retryable: false, wait: '', when: (f) => f.status === 404 },
+    { status: 'any', upstream: 'anything else', code: 'internal_error', retryable: false, wait: '', when: () => true },
+  ];
+
   function classify(res: HttpResponse): ProviderError {
     const error = obj(obj(res.body).error);
     const code = str(error.code) ?? '';
     const message = http.safe(error.message ?? `HTTP ${res.status}`);
-    const context = { upstream: 'tiktok', status: res.status, error_code: code, log_id: str(error.log_id) };
-    switch (code) {
-      case 'rate_limit_exceeded':
-        return ProviderError.rateLimited(`TikTok rate limit: ${message}`, retryAfterMs(res.headers, now()) ?? 60_000, context);
-      case 'daily_quota_limit_exceeded':
-        return new ProviderError('quota_exceeded', `TikTok daily quota exceeded: ${message}`, false, msUntilUtcMidnight(), context);
-      case 'internal_error':
-        return ProviderError.unavailable(`TikTok internal error: ${message}`, retryAfterMs(res.headers, now()), context);
-      case 'access_token_invalid':
-      case 'scope_not_authorized':
-      case 'scope_permission_missed':
-        return new ProviderError('upstream_auth', `TikTok rejected the access token: ${message}`, false, null, context);
-      case 'invalid_params':
-        if (/private/i.test(message)) return ProviderError.private(`TikTok: ${message}`, context);
-        if (/not (be )?found|not exist|doesn't exist|cannot be found|no such/i.test(message)) {
-          return ProviderError.notFound(`TikTok: ${message}`, context);
-        }
-        return ProviderError.invalid(`TikTok: ${message}`, context);
-    }
-    if (res.status === 429) return ProviderError.rateLimited(`TikTok rate limit: ${message}`, retryAfterMs(res.headers, now()) ?? 60_000, context);
-    if (res.status >= 500) return ProviderError.unavailable(`TikTok unavailable: ${message}`, retryAfterMs(res.headers, now()), context);
-    if (res.status === 401 || res.status === 403) {
-      return new ProviderError('upstream_auth', `TikTok rejected the request: ${message}`, false, null, context);
-    }
-    if (res.status === 404) return ProviderError.notFound(`TikTok: ${message}`, context);
-    return new ProviderError('internal_error', `TikTok answered HTTP ${res.status} (${code || 'no code'}): ${message}`, false, null, context);
+    const facts: TikTokFacts = { status: res.status, code, message: str(error.message) ?? '', res };
+    return classifyBy(TIKTOK_ERRORS, facts, `TikTok: ${message}`, {
+      upstream: 'tiktok',
+      status: res.status,
+      error_code: code,
+      log_id: str(error.log_id),
+      ...(invalidParams(facts, /search[_ ]?id/i) ? { search_expired: true } : {}),
+    });
   }
 
   function msUntilUtcMidnight(): number {
@@ -204,20 +216,23 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
         const [endText, cursorText, searchId] = (tok ?? `${ymd(today)}|0|`).split('|');
         const end = fromYmd(endText ?? ymd(today));
         const begin = DateTime.max(end.minus({ days: WINDOW_DAYS - 1 }), oldest);
-        const data = await post(
-          '/v2/research/video/query/',
-          VIDEO_FIELDS,
-          {
-            query: { and: conditions },
-            start_date: ymd(begin),
-            end_date: ymd(end),
-            max_count: size,
-            cursor: Number(cursorText ?? 0),
-            ...(searchId ? { search_id: searchId } : {}),
-            is_random: false,
-          },
-          signal,
-        );
+        const body = (search: string | undefined): Json => ({
+          query: { and: conditions },
+          start_date: ymd(begin),
+          end_date: ymd(end),
+          max_count: size,
+          cursor: Number(cursorText ?? 0),
+          ...(search ? { search_id: search } : {}),
+          is_random: false,
+        });
+        let data: Json;
+        try {
+          data = await post('/v2/research/video/query/', VIDEO_FIELDS, body(searchId), signal);
+        } catch (error) {
+          // An expired search_id: query the same window again from the same index without it.
+          if (!(searchId && error instanceof ProviderError && error.context.search_expired === true)) throw error;
+          data = await post('/v2/research/video/query/', VIDEO_FIELDS, body(undefined), signal);
+        }
         const items = arr(data.videos).map((v) => mapVideo(obj(v)));
         let next: string | null;
         if (data.has_more === true) next = `${ymd(end)}|${num(data.cursor) ?? 0}|${str(data.search_id) ?? ''}`;
@@ -272,7 +287,7 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
 
   const page = (request: ExtractionRequest) => decodeCursor(request.resumeCursor);
 
-  return upstreamProvider('tiktok-research-api', {
+  return upstreamProvider('tiktok-research-api', 'official', rows(TIKTOK_ERRORS), {
     tiktok: {
       profile: (request) =>
         profileBundle(

@@ -8,6 +8,7 @@
  * /x-api/fundamentals/rate-limits (x-rate-limit-* headers, epoch-second reset).
  */
 import { ProviderError, type ExtractionRequest, type Item, type ProfileItem } from '../types';
+import { classifyBy, rows, type ErrorRule } from './classify';
 import { UpstreamHttp, arr, header, obj, retryAfterMs, type HttpResponse, type HttpSettings } from './http';
 import { hashtagsOf, metrics, num, postItem, profileItem, str } from './items';
 import { decodeCursor, paginate, profileBundle, single, type CursorState } from './paging';
@@ -32,52 +33,57 @@ export function createXProvider(config: XConfig): UpstreamProvider {
   const http = new UpstreamHttp('x', { ...config, baseUrl: config.baseUrl ?? X_DEFAULT_BASE_URL }, () => [config.bearerToken]);
   const now = config.now ?? Date.now;
 
-  /** Wait until x-rate-limit-reset (epoch seconds), else Retry-After, else one 15-minute window. */
+  /** Wait until x-rate-limit-reset (epoch seconds), else Retry-After. */
   function resetDelay(res: HttpResponse): number | null {
     const reset = num(header(res.headers, 'x-rate-limit-reset'));
     if (reset !== null) return Math.max(1000, reset * 1000 - now());
     return retryAfterMs(res.headers, now());
   }
 
-  function fromProblems(problems: unknown[], status: number): ProviderError {
-    const first = obj(problems[0]);
-    const type = str(first.type) ?? '';
-    const message = http.safe(first.detail ?? first.title ?? `HTTP ${status}`);
-    const context = { upstream: 'x', status, problem: type.replace(PROBLEM, '') };
-    if (type.endsWith('resource-not-found')) return ProviderError.notFound(`X: ${message}`, context);
-    if (type.endsWith('not-authorized-for-resource')) return ProviderError.private(`X: ${message}`, context);
-    if (type.endsWith('invalid-request')) return ProviderError.invalid(`X: ${message}`, context);
-    return new ProviderError('internal_error', `X: ${message}`, false, null, context);
-  }
-
+  /**
+   * A problem answer: the top-level problem (4xx/5xx: type, title, detail, errors[] of
+   * {message, parameters} without type) or, in a 200, the first item of errors[] (which carries
+   * its own type).
+   */
   function classify(res: HttpResponse): ProviderError {
     const body = obj(res.body);
-    const type = str(body.type) ?? '';
-    const message = http.safe(body.detail ?? body.title ?? `HTTP ${res.status}`);
-    const context = { upstream: 'x', status: res.status, problem: type.replace(PROBLEM, '') };
-    if (type.endsWith('usage-capped')) {
-      return new ProviderError('quota_exceeded', `X usage cap reached: ${message}`, false, resetDelay(res), context);
-    }
-    if (res.status === 429) return ProviderError.rateLimited(`X rate limit: ${message}`, resetDelay(res) ?? 15 * 60_000, context);
-    if (res.status >= 500) return ProviderError.unavailable(`X unavailable: ${message}`, retryAfterMs(res.headers, now()), context);
-    if (type.endsWith('not-authorized-for-resource')) return ProviderError.private(`X: ${message}`, context);
-    if (res.status === 401 || res.status === 403) {
-      return new ProviderError('upstream_auth', `X rejected the credentials: ${message}`, false, null, context);
-    }
-    if (res.status === 404 || type.endsWith('resource-not-found')) return ProviderError.notFound(`X: ${message}`, context);
-    if (res.status === 400) {
-      const errors = arr(body.errors);
-      return errors.length > 0 ? fromProblems(errors, 400) : ProviderError.invalid(`X: ${message}`, context);
-    }
-    return new ProviderError('internal_error', `X answered HTTP ${res.status}: ${message}`, false, null, context);
+    const first = obj(arr(body.errors)[0]);
+    const topLevel = str(body.type) !== null || str(body.title) !== null;
+    const problem = topLevel ? body : first;
+    const type = (str(problem.type) ?? '').replace(PROBLEM, '');
+    const facts: XFacts = { status: res.status, type, title: str(problem.title) ?? '', message: str(first.message) ?? '', res };
+    const message = http.safe(problem.detail ?? first.message ?? problem.title ?? `HTTP ${res.status}`);
+    return classifyBy(X_ERRORS, facts, `X: ${message}`, { upstream: 'x', status: res.status, problem: type || str(problem.title) });
   }
+
+  interface XFacts {
+    status: number;
+    type: string;
+    title: string;
+    message: string;
+    res: HttpResponse;
+  }
+
+  /** X API v2 errors (docs.x.com/x-api/fundamentals/response-codes-and-errors, problem types of the OpenAPI document). */
+  const X_ERRORS: ErrorRule<XFacts>[] = [
+    { status: '402', upstream: 'CreditsDepleted (pay-per-use balance exhausted)', code: 'quota_exceeded', retryable: false, wait: 'until credits are bought', when: (f) => f.status === 402 },
+    { status: '429', upstream: 'problem usage-capped (daily or monthly cap)', code: 'quota_exceeded', retryable: false, wait: 'x-rate-limit-reset if sent', when: (f) => f.type === 'usage-capped', waitMs: (f) => resetDelay(f.res) },
+    { status: '429', upstream: 'Too Many Requests', code: 'rate_limited', retryable: true, wait: 'until x-rate-limit-reset, else Retry-After, else 15 min', when: (f) => f.status === 429, waitMs: (f) => resetDelay(f.res) ?? 15 * 60_000 },
+    { status: '5xx', upstream: 'any', code: 'upstream_unavailable', retryable: true, wait: 'Retry-After if sent', when: (f) => f.status >= 500, waitMs: (f) => retryAfterMs(f.res.headers, now()) },
+    { status: '200, 403', upstream: 'problem not-authorized-for-resource (protected account)', code: 'target_private', retryable: false, wait: '', when: (f) => f.type === 'not-authorized-for-resource' },
+    { status: '401, 403', upstream: 'Unauthorized; problem client-forbidden, unsupported-authentication', code: 'upstream_auth', retryable: false, wait: '', when: (f) => f.status === 401 || f.status === 403 || ['client-forbidden', 'unsupported-authentication', 'not-authorized-for-field'].includes(f.type) },
+    { status: '200, 404', upstream: 'problem resource-not-found', code: 'target_not_found', retryable: false, wait: '', when: (f) => f.type === 'resource-not-found' || f.status === 404 },
+    { status: '400', upstream: 'problem invalid-request naming a parameter X does not know', code: 'internal_error', retryable: false, wait: '', when: (f) => f.type === 'invalid-request' && /query parameter (value )?\[[^\]]*\] is not one of/.test(f.message) },
+    { status: '400', upstream: 'problem invalid-request (the query or target)', code: 'invalid_target', retryable: false, wait: '', when: (f) => f.type === 'invalid-request' || f.status === 400 },
+    { status: 'any', upstream: 'anything else', code: 'internal_error', retryable: false, wait: '', when: () => true },
+  ];
 
   async function get(path: string, query: Record<string, string | number | undefined>, signal: AbortSignal): Promise<Json> {
     const res = await http.request({ path, query, headers: { authorization: `Bearer ${config.bearerToken}` }, signal });
     if (res.status < 200 || res.status >= 300) throw classify(res);
     const body = obj(res.body);
     // A 200 may carry only errors[] (resource-not-found, not-authorized-for-resource).
-    if (body.data === undefined && arr(body.errors).length > 0) throw fromProblems(arr(body.errors), res.status);
+    if (body.data === undefined && arr(body.errors).length > 0) throw classify(res);
     return body;
   }
 
@@ -202,7 +208,7 @@ export function createXProvider(config: XConfig): UpstreamProvider {
     };
   }
 
-  return upstreamProvider('x-api-v2', {
+  return upstreamProvider('x-api-v2', 'official', rows(X_ERRORS), {
     twitter: {
       profile: (request) =>
         profileBundle(

@@ -6,16 +6,22 @@
  * The API key travels in the X-Goog-Api-Key header, never in the URL.
  */
 import { ProviderError, type ExtractionRequest, type Item, type ProfileItem } from '../types';
+import { classifyBy, rows, type ErrorRule } from './classify';
 import { UpstreamHttp, arr, obj, retryAfterMs, type HttpResponse, type HttpSettings } from './http';
 import { commentItem, hashtagsOf, isoDurationSeconds, metrics, num, playlistItem, postItem, profileItem, str } from './items';
 import { decodeCursor, paginate, profileBundle, single, type CursorState } from './paging';
-import { asUrl, upstreamProvider, type UpstreamProvider } from './provider';
+import { asUrl, upstreamProvider, type OperationHandler, type UpstreamProvider } from './provider';
 import { msUntilMidnightPacific } from './time';
 
 export const YOUTUBE_DEFAULT_BASE_URL = 'https://www.googleapis.com/youtube/v3';
 
 export interface YouTubeConfig extends Partial<HttpSettings> {
   apiKey: string;
+  /**
+   * Serve `shorts` from the channel's uploads-shorts playlist ("UUSH" + the channel ID without
+   * "UC"). YouTube does not document that playlist, so it is opt-in (YOUTUBE_SHORTS_PLAYLIST=1).
+   */
+  shortsPlaylist?: boolean;
   /** Clock for the quota reset time (tests). */
   now?: () => number;
 }
@@ -32,25 +38,54 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
   );
   const now = config.now ?? Date.now;
 
+  interface YouTubeFacts {
+    status: number;
+    /** errors[0].reason (v1 error format). */
+    reason: string;
+    /** details[].reason of a google.rpc.ErrorInfo (e.g. API_KEY_INVALID), '' when none. */
+    info: string;
+    message: string;
+    res: HttpResponse;
+  }
+
+  /**
+   * YouTube Data API errors (developers.google.com/youtube/v3/docs/errors, and the
+   * google.rpc.ErrorInfo details the Google API front end adds: an invalid key answers 400
+   * reason badRequest with details reason API_KEY_INVALID).
+   */
+  const YOUTUBE_ERRORS: ErrorRule<YouTubeFacts>[] = [
+    { status: '403', upstream: 'quotaExceeded, dailyLimitExceeded', code: 'quota_exceeded', retryable: false, wait: 'until midnight Pacific (the daily reset)', when: (f) => ['quotaExceeded', 'dailyLimitExceeded'].includes(f.reason), waitMs: () => msUntilMidnightPacific(now()) },
+    { status: '429, 403', upstream: 'rateLimitExceeded, userRateLimitExceeded', code: 'rate_limited', retryable: true, wait: 'Retry-After, else 60 s', when: (f) => f.status === 429 || ['rateLimitExceeded', 'userRateLimitExceeded'].includes(f.reason), waitMs: (f) => retryAfterMs(f.res.headers, now()) ?? 60_000 },
+    { status: '5xx', upstream: 'backendError and any other', code: 'upstream_unavailable', retryable: true, wait: 'Retry-After if sent', when: (f) => f.status >= 500, waitMs: (f) => retryAfterMs(f.res.headers, now()) },
+    {
+      status: '400, 401, 403',
+      upstream: 'details reason API_KEY_INVALID, API_KEY_SERVICE_BLOCKED, API_KEY_HTTP_REFERRER_BLOCKED, API_KEY_IP_ADDRESS_BLOCKED, SERVICE_DISABLED; keyInvalid, keyExpired, accessNotConfigured, ipRefererBlocked, forbidden for unregistered callers',
+      code: 'upstream_auth',
+      retryable: false,
+      wait: '',
+      when: (f) =>
+        f.status === 401 ||
+        /^API_KEY_|^SERVICE_DISABLED$/.test(f.info) ||
+        ['keyInvalid', 'keyExpired', 'accessNotConfigured', 'ipRefererBlocked', 'authError'].includes(f.reason) ||
+        (f.status === 403 && /unregistered callers/i.test(f.message)),
+    },
+    { status: '400', upstream: 'invalid / unknownPart for a parameter or part the API does not know', code: 'internal_error', retryable: false, wait: '', when: (f) => f.status === 400 && (f.reason === 'unknownPart' || /Cannot bind query parameter/.test(f.message)) },
+    { status: '404', upstream: 'videoNotFound, playlistNotFound, channelNotFound, notFound', code: 'target_not_found', retryable: false, wait: '', when: (f) => f.status === 404 },
+    { status: '403', upstream: 'commentsDisabled, playlistItemsNotAccessible, forbidden', code: 'target_private', retryable: false, wait: '', when: (f) => f.status === 403 },
+    { status: '400', upstream: 'invalidRegionCode, invalidParameter and other bad values', code: 'invalid_target', retryable: false, wait: '', when: (f) => f.status === 400 },
+    { status: 'any', upstream: 'anything else', code: 'internal_error', retryable: false, wait: '', when: () => true },
+  ];
+
   function classify(res: HttpResponse): ProviderError {
     const error = obj(obj(res.body).error);
     const reason = str(obj(arr(error.errors)[0]).reason) ?? '';
+    const info = arr(error.details).map((d) => str(obj(d).reason)).find((r): r is string => Boolean(r)) ?? '';
     const message = http.safe(error.message ?? `HTTP ${res.status}`);
-    const context = { upstream: 'youtube', status: res.status, reason };
-    if (reason === 'quotaExceeded' || reason === 'dailyLimitExceeded') {
-      return new ProviderError('quota_exceeded', `YouTube daily quota exceeded: ${message}`, false, msUntilMidnightPacific(now()), context);
-    }
-    if (res.status === 429 || reason === 'rateLimitExceeded' || reason === 'userRateLimitExceeded') {
-      return ProviderError.rateLimited(`YouTube rate limit: ${message}`, retryAfterMs(res.headers, now()) ?? 60_000, context);
-    }
-    if (res.status >= 500) return ProviderError.unavailable(`YouTube unavailable: ${message}`, retryAfterMs(res.headers, now()), context);
-    if (res.status === 401 || ['keyInvalid', 'keyExpired', 'accessNotConfigured', 'ipRefererBlocked', 'authError'].includes(reason)) {
-      return new ProviderError('upstream_auth', `YouTube rejected the API key: ${message}`, false, null, context);
-    }
-    if (res.status === 404) return ProviderError.notFound(`YouTube: ${message}`, context);
-    if (res.status === 403) return ProviderError.private(`YouTube: ${message}`, context);
-    if (res.status === 400) return ProviderError.invalid(`YouTube: ${message}`, context);
-    return new ProviderError('internal_error', `YouTube answered HTTP ${res.status}: ${message}`, false, null, context);
+    return classifyBy(YOUTUBE_ERRORS, { status: res.status, reason, info, message: str(error.message) ?? '', res }, `YouTube: ${message}`, {
+      upstream: 'youtube',
+      status: res.status,
+      reason: info || reason,
+    });
   }
 
   async function get(path: string, query: Record<string, string | number | undefined>, signal: AbortSignal): Promise<Json> {
@@ -61,18 +96,42 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
 
   // ---- targets -------------------------------------------------------------------------------
 
-  function channelQuery(target: string): Record<string, string> {
+  /**
+   * How channels.list finds the channel. A legacy custom URL (/c/<name>) is neither a handle nor
+   * a username and channels.list has no parameter for it: it is looked up with search.list.
+   */
+  function channelQuery(target: string): Record<string, string> | { customName: string } {
     const url = asUrl(target);
     if (url) {
       const [first, second] = url.pathname.split('/').filter(Boolean).map(decodeURIComponent);
       if (first?.startsWith('@')) return { forHandle: first };
       if (first === 'channel' && second) return { id: second };
       if (first === 'user' && second) return { forUsername: second };
-      if (first === 'c' && second) return { forHandle: `@${second}` };
+      if (first === 'c' && second) return { customName: second };
       throw ProviderError.invalid('URL does not name a YouTube channel', { target });
     }
     if (/^UC[A-Za-z0-9_-]{22}$/.test(target)) return { id: target };
     return { forHandle: `@${target.replace(/^@/, '')}` };
+  }
+
+  const squash = (s: string): string => s.toLowerCase().replace(/[^\p{L}\p{N}]/gu, '');
+
+  /**
+   * The channel of a legacy custom URL: search.list for channels named like it (100 quota units),
+   * then the one whose customUrl or title is the name (case, spaces and punctuation ignored).
+   */
+  async function channelByCustomName(name: string, signal: AbortSignal): Promise<Json> {
+    const found = await get('/search', { part: 'snippet', type: 'channel', q: name, maxResults: 5 }, signal);
+    const ids = arr(found.items).map((i) => str(obj(obj(i).id).channelId)).filter((x): x is string => Boolean(x));
+    if (ids.length === 0) throw ProviderError.notFound('no YouTube channel has that custom URL', { upstream: 'youtube' });
+    const body = await get('/channels', { part: 'snippet,statistics,contentDetails', id: ids.join(','), maxResults: ids.length }, signal);
+    const wanted = squash(name);
+    const channels = arr(body.items).map(obj);
+    const hit =
+      channels.find((c) => squash(str(obj(c.snippet).customUrl) ?? '') === wanted) ??
+      channels.find((c) => squash(str(obj(c.snippet).title) ?? '') === wanted);
+    if (!hit) throw ProviderError.notFound('no YouTube channel has that custom URL', { upstream: 'youtube' });
+    return hit;
   }
 
   function videoId(target: string): string {
@@ -148,7 +207,9 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
   }
 
   async function channel(target: string, signal: AbortSignal): Promise<Json> {
-    const body = await get('/channels', { part: 'snippet,statistics,contentDetails', ...channelQuery(target) }, signal);
+    const query = channelQuery(target);
+    if ('customName' in query) return channelByCustomName(query.customName, signal);
+    const body = await get('/channels', { part: 'snippet,statistics,contentDetails', ...query }, signal);
     const c = arr(body.items)[0];
     // An unknown handle answers 200 with no items.
     if (!c) throw ProviderError.notFound('YouTube channel not found', { upstream: 'youtube', target });
@@ -196,8 +257,33 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
     yield* playlistVideos(uploads, handle, limit, start, request.signal, stage);
   }
 
-  return upstreamProvider('youtube-data-api', {
+  /** The channel's shorts, newest first, from its uploads-shorts playlist. */
+  async function* channelShorts(request: ExtractionRequest) {
+    const start = decodeCursor(request.resumeCursor);
+    let playlist = start?.x?.u;
+    let handle = start?.x?.h ?? null;
+    if (!playlist) {
+      const c = await channel(request.target, request.signal);
+      playlist = `UUSH${String(c.id).slice(2)}`;
+      handle = str(obj(c.snippet).customUrl)?.replace(/^@/, '') ?? null;
+    }
+    try {
+      yield* playlistVideos(playlist, handle, request.limit, start, request.signal);
+    } catch (error) {
+      // A channel without shorts has no such playlist: zero results, not a failure.
+      if (error instanceof ProviderError && error.code === 'target_not_found' && (start?.n ?? 0) === 0) {
+        yield { items: [], cursor: null, total: 0 };
+        return;
+      }
+      throw error;
+    }
+  }
+
+  const shorts: Record<string, OperationHandler> = config.shortsPlaylist ? { shorts: channelShorts } : {};
+
+  return upstreamProvider('youtube-data-api', 'official', rows(YOUTUBE_ERRORS), {
     youtube: {
+      ...shorts,
       profile: (request) => {
         let raw: Json | null = null;
         return profileBundle(

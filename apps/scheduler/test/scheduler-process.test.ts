@@ -5,7 +5,8 @@ import { eventually, startTestStack, type TestStack } from '@sdx/testing';
 /**
  * The scheduler app as a process (apps/scheduler/src/main.ts under tsx, as `npm start` runs it)
  * against the test database, with a worker in the test: a once schedule dispatches a job that
- * completes, a paused daily schedule dispatches nothing, SIGTERM stops the process cleanly.
+ * completes, a paused daily schedule dispatches nothing, an expired idempotency record is purged,
+ * SIGTERM stops the process cleanly.
  */
 let stack: TestStack;
 let proc: ChildProcess | null = null;
@@ -36,7 +37,7 @@ function startScheduler(): ChildProcess {
   return child;
 }
 
-it('dispatches a due once schedule into a job that completes, skips a paused one, and stops on SIGTERM', async () => {
+it('dispatches a due once schedule into a job that completes, skips a paused one, purges expired idempotency records, and stops on SIGTERM', async () => {
   const ws = await stack.workspace({ credits: 100, rateLimitPerMinute: 100_000 });
   const startsAt = new Date(Date.now() + 1500);
   const once = await stack.api.post('/v1/schedules', {
@@ -49,6 +50,22 @@ it('dispatches a due once schedule into a job that completes, skips a paused one
     body: { name: 'paused', operation: 'profile', targets: ['esa'], frequency: 'daily', timezone: 'UTC', starts_at: startsAt.toISOString() },
   });
   expect((await stack.api.post(`/v1/schedules/${paused.body.id}/pause`, { headers: ws.auth })).status).toBe(200);
+
+  // An idempotency record that expired an hour ago: the scheduler's purge deletes it at start.
+  const expired = new Date(Date.now() - 3_600_000);
+  await stack.runtime.db
+    .insertInto('idempotency_keys')
+    .values({
+      workspace_id: ws.workspaceId,
+      endpoint: 'POST /v1/jobs',
+      key: 'expired-key',
+      request_hash: 'hash',
+      resource_type: 'job',
+      resource_id: 'job_expired',
+      created_at: new Date(expired.getTime() - 86_400_000),
+      expires_at: expired,
+    })
+    .execute();
 
   proc = startScheduler();
   const exited = new Promise<number | null>((resolve) => proc!.on('exit', (code) => resolve(code)));
@@ -65,6 +82,11 @@ it('dispatches a due once schedule into a job that completes, skips a paused one
     return res.body.status === 'completed' ? res.body : null;
   }, 20_000);
   expect(job).toMatchObject({ target: 'nasa', result_count: 1, billed_credits: 1 });
+
+  await eventually(async () => {
+    const left = await stack.runtime.db.selectFrom('idempotency_keys').select('key').where('key', '=', 'expired-key').execute();
+    return left.length === 0;
+  }, 10_000);
 
   const pausedView = await stack.api.get(`/v1/schedules/${paused.body.id}`, { headers: ws.auth });
   expect(pausedView.body).toMatchObject({ status: 'paused', runs: [], last_run_at: null });

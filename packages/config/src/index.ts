@@ -13,6 +13,8 @@ export interface AppConfig {
   redisPrefix: string;
   logLevel: string;
   schedulerTickMs: number;
+  /** How often the scheduler deletes expired idempotency records; 0 turns the purge off. */
+  idempotencyPurgeIntervalMs: number;
   jobRetryBaseMs: number;
   jobMaxAttempts: number;
   cacheTtlSeconds: number;
@@ -50,6 +52,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     redisPrefix: env.REDIS_PREFIX || 'sdx',
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     schedulerTickMs: int(env, 'SCHEDULER_TICK_MS', 1000, 10),
+    idempotencyPurgeIntervalMs: int(env, 'IDEMPOTENCY_PURGE_INTERVAL_MS', 3_600_000),
     jobRetryBaseMs: int(env, 'JOB_RETRY_BASE_MS', 2000),
     jobMaxAttempts: int(env, 'JOB_MAX_ATTEMPTS', 4, 1),
     cacheTtlSeconds: int(env, 'CACHE_TTL_SECONDS', 3600),

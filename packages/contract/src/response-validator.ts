@@ -1,20 +1,21 @@
-import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
+import type { ErrorObject } from 'ajv';
+import { dereferenceSync } from 'dereference-json-schema';
 import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
+import { type Document, OpenAPIRouter, OpenAPIValidator, type Operation } from 'openapi-backend';
 import { loadOpenApiDocument, type OpenApiDocument } from './document';
 
 /**
- * Validates responses against openapi.yaml: the path and method must be documented, the status
- * must be documented for that operation, and a JSON body must match the response schema.
- * Schemas are OpenAPI 3.0: `nullable` is handled by ajv's own `nullable` keyword (the same
- * semantics express-openapi-validator applies to requests).
+ * Validates responses against openapi.yaml with openapi-backend: its router finds the
+ * documented operation of a request, its validator checks a JSON body against the schema
+ * documented for the status (ajv, with ajv-formats for `date-time`, `date`, ...). On top of
+ * it, three checks openapi-backend leaves to the caller: the status must be documented for the
+ * operation, a body's content type must be documented, and a status documented without
+ * content must come without a body.
  */
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 type Method = (typeof METHODS)[number];
-
-/** `$id` under which the document's components are registered with ajv. */
-const DOCUMENT_ID = 'openapi-contract';
 
 export interface MatchedOperation {
   operationId: string;
@@ -41,69 +42,6 @@ export class ResponseContractError extends Error {
   }
 }
 
-interface Route {
-  template: string;
-  regex: RegExp;
-  paramNames: string[];
-  item: OpenAPIV3.PathItemObject;
-}
-
-function escapeRegex(text: string): string {
-  return text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-}
-
-function compileRoute(template: string, item: OpenAPIV3.PathItemObject): Route {
-  const paramNames: string[] = [];
-  const pattern = template
-    .split(/(\{[^}]+\})/)
-    .map((part) => {
-      const param = /^\{([^}]+)\}$/.exec(part);
-      if (param) {
-        paramNames.push(param[1]);
-        return '([^/]+)';
-      }
-      return escapeRegex(part);
-    })
-    .join('');
-  return { template, regex: new RegExp(`^${pattern}$`), paramNames, item };
-}
-
-/** Deep copy with every local `$ref` (`#/...`) pointed at the registered document. */
-function rebaseRefs(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(rebaseRefs);
-  if (value === null || typeof value !== 'object') return value;
-  const out: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(value)) {
-    out[key] = key === '$ref' && typeof child === 'string' && child.startsWith('#/') ? `${DOCUMENT_ID}${child}` : rebaseRefs(child);
-  }
-  return out;
-}
-
-function resolvePointer(document: OpenApiDocument, ref: string): unknown {
-  if (!ref.startsWith('#/')) throw new Error(`Only local references are supported, got ${ref}`);
-  let node: unknown = document;
-  for (const raw of ref.slice(2).split('/')) {
-    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
-    if (node === null || typeof node !== 'object' || !(key in node)) {
-      throw new Error(`Unresolvable reference ${ref}`);
-    }
-    node = (node as Record<string, unknown>)[key];
-  }
-  return node;
-}
-
-function deref<T>(document: OpenApiDocument, value: T | OpenAPIV3.ReferenceObject): T {
-  let current: unknown = value;
-  for (let depth = 0; depth < 10; depth += 1) {
-    if (current !== null && typeof current === 'object' && '$ref' in current && typeof current.$ref === 'string') {
-      current = resolvePointer(document, current.$ref);
-    } else {
-      return current as T;
-    }
-  }
-  throw new Error('Reference chain too deep');
-}
-
 function mediaTypeOf(contentType: string): string {
   return contentType.split(';')[0].trim().toLowerCase();
 }
@@ -112,6 +50,7 @@ function isJsonMediaType(mediaType: string): boolean {
   return mediaType === 'application/json' || /^application\/[^/]+\+json$/.test(mediaType);
 }
 
+/** supertest reports an empty JSON-less body as `{}`. */
 function isEmptyBody(body: unknown): boolean {
   if (body === undefined || body === null || body === '') return true;
   if (Buffer.isBuffer(body)) return body.length === 0;
@@ -127,71 +66,67 @@ function describeError(error: ErrorObject): string {
   return `${where} ${error.message ?? `fails ${error.keyword}`}`;
 }
 
+/** A path segment decoded, or as sent when it is not valid percent-encoding. */
+function decodeLenient(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /**
  * Builds a validator over openapi.yaml (or the given document). Response schemas are compiled
- * on first use and cached.
+ * on first use and cached by openapi-backend.
  */
 export function createResponseValidator(document: OpenApiDocument = loadOpenApiDocument()): ResponseValidator {
-  const ajv = new Ajv({ strict: false, allErrors: true });
-  addFormats(ajv);
-  ajv.addSchema({ $id: DOCUMENT_ID, components: rebaseRefs(document.components ?? {}) });
+  // openapi-backend compiles each response schema on its own, so every $ref is inlined first
+  const definition = dereferenceSync(document as never) as unknown as Document;
+  const router = new OpenAPIRouter({ definition, ignoreTrailingSlashes: false });
+  const validator = new OpenAPIValidator({
+    definition,
+    router,
+    lazyCompileValidators: true,
+    ajvOpts: { allErrors: true },
+    customizeAjv: (ajv) => addFormats(ajv),
+  });
 
-  // Literal paths win over templates (a `/v1/usage/current` beats `/v1/usage/{id}`).
-  const routes = Object.entries(document.paths)
-    .map(([template, item]) => compileRoute(template, item))
-    .sort((a, b) => a.paramNames.length - b.paramNames.length);
-
-  const compiled = new Map<string, ValidateFunction>();
+  function find(method: string, pathname: string): Operation | undefined {
+    return router.matchOperation({ method, path: pathname, headers: {} });
+  }
 
   function match(method: string, requestPath: string): MatchedOperation | undefined {
     const verb = method.toLowerCase() as Method;
     if (!METHODS.includes(verb)) return undefined;
-    const pathname = requestPath.split(/[?#]/)[0];
-    for (const route of routes) {
-      const found = route.regex.exec(pathname);
-      if (!found) continue;
-      const operation = route.item[verb];
-      if (!operation) continue;
-      const params: Record<string, string> = {};
-      route.paramNames.forEach((name, i) => {
-        params[name] = decodeLenient(found[i + 1]!);
-      });
-      return { operationId: operation.operationId ?? `${verb} ${route.template}`, method: verb, template: route.template, params };
-    }
-    return undefined;
-  }
-
-  function validatorFor(key: string, schema: unknown): ValidateFunction {
-    let fn = compiled.get(key);
-    if (!fn) {
-      fn = ajv.compile(rebaseRefs(schema) as object);
-      compiled.set(key, fn);
-    }
-    return fn;
+    const operation = find(verb, requestPath.split(/[?#]/)[0]);
+    if (!operation?.operationId) return undefined;
+    const { params } = router.parseRequest({ method: verb, path: requestPath.split(/[?#]/)[0], headers: {} }, operation);
+    const decoded: Record<string, string> = {};
+    for (const [name, value] of Object.entries(params as Record<string, string>)) decoded[name] = decodeLenient(value);
+    return { operationId: operation.operationId, method: verb, template: operation.path, params: decoded };
   }
 
   function validate(method: string, requestPath: string, status: number, body: unknown, contentType?: string): void {
     const context = `Response ${method.toUpperCase()} ${requestPath} ${status}`;
-    const matched = match(method, requestPath);
-    if (!matched) {
-      const pathname = requestPath.split(/[?#]/)[0];
-      const known = routes.some((r) => r.regex.test(pathname));
+    const pathname = requestPath.split(/[?#]/)[0];
+    const operation = find(method, pathname);
+    if (!operation?.operationId) {
+      const known = METHODS.some((verb) => find(verb, pathname) !== undefined);
       throw new ResponseContractError(
         [known ? `method ${method.toUpperCase()} is not documented for ${pathname}` : `path ${pathname} is not documented`],
         context,
       );
     }
-    const operation = document.paths[matched.template][matched.method] as OpenAPIV3.OperationObject;
-    const responses = operation.responses ?? {};
+    const { operationId } = operation;
+    const responses = (operation.responses ?? {}) as Record<string, OpenAPIV3.ResponseObject>;
     const statusKey = [String(status), `${String(status)[0]}XX`, 'default'].find((k) => k in responses);
     if (!statusKey) {
       throw new ResponseContractError(
-        [`status ${status} is not documented for ${matched.operationId} (documented: ${Object.keys(responses).join(', ')})`],
+        [`status ${status} is not documented for ${operationId} (documented: ${Object.keys(responses).join(', ')})`],
         context,
       );
     }
-    const response = deref<OpenAPIV3.ResponseObject>(document, responses[statusKey]);
-    const content = response.content ?? {};
+    const content = responses[statusKey]!.content ?? {};
     const documentedTypes = Object.keys(content);
 
     if (documentedTypes.length === 0) {
@@ -200,39 +135,20 @@ export function createResponseValidator(document: OpenApiDocument = loadOpenApiD
     }
 
     const mediaType = contentType === undefined ? undefined : mediaTypeOf(contentType);
-    if (mediaType !== undefined && !isJsonMediaType(mediaType)) {
-      if (!documentedTypes.includes(mediaType)) {
-        throw new ResponseContractError(
-          [`content type ${mediaType} is not documented (documented: ${documentedTypes.join(', ')})`],
-          context,
-        );
-      }
-      return;
-    }
-    const jsonType = mediaType ?? documentedTypes.find(isJsonMediaType);
-    if (jsonType === undefined) return; // no content type given and only non-JSON bodies documented
-    const media = content[jsonType];
-    if (!media) {
+    if (mediaType !== undefined && !documentedTypes.includes(mediaType)) {
       throw new ResponseContractError(
-        [`content type ${jsonType} is not documented (documented: ${documentedTypes.join(', ')})`],
+        [`content type ${mediaType} is not documented (documented: ${documentedTypes.join(', ')})`],
         context,
       );
     }
-    if (!media.schema) return;
-    const fn = validatorFor(`${matched.operationId} ${statusKey} ${jsonType}`, media.schema);
-    if (!fn(body)) {
-      throw new ResponseContractError((fn.errors ?? []).map(describeError), `${context} (${matched.operationId})`);
+    if (mediaType !== undefined && !isJsonMediaType(mediaType)) return; // a download: its bytes are not checked
+    if (mediaType === undefined && !documentedTypes.some(isJsonMediaType)) return;
+
+    const result = validator.validateResponse(body, operation, status);
+    if (!result.valid) {
+      throw new ResponseContractError((result.errors ?? []).map(describeError), `${context} (${operationId})`);
     }
   }
 
   return { validate, match };
-}
-
-/** A path segment decoded, or as sent when it is not valid percent-encoding. */
-function decodeLenient(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }

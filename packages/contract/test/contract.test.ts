@@ -470,6 +470,13 @@ describe('createResponseValidator', () => {
     expect(problemsOf('GET', '/v1/jobs/job_1/export', 201, 'a,b', 'text/csv')).toMatch(/status 201 is not documented/);
   });
 
+  it('rejects a JSON body under a media type the operation does not document', () => {
+    expect(
+      problemsOf('GET', '/v1/jobs/job_x', 404, { detail: { error: 'job_not_found', message: 'x' } }, 'application/problem+json'),
+    ).toMatch(/content type application\/problem\+json is not documented/);
+    expect(problemsOf('GET', '/v1/jobs/job_1', 200, 'id,kind\n', 'text/csv')).toMatch(/content type text\/csv is not documented/);
+  });
+
   it('accepts an empty 204 and rejects a body on it', () => {
     validator.validate('DELETE', '/v1/schedules/sch_1', 204, undefined);
     validator.validate('DELETE', '/v1/schedules/sch_1', 204, {});

@@ -1,6 +1,6 @@
 import type { Cell } from './columns';
 import { type ExportRow, type TabularExportOptions, rowEncoder } from './rows';
-import { endStream, writeChunk } from './stream';
+import { pipeTo } from './stream';
 
 /** Record separator of csv exports (RFC 4180). */
 export const CSV_NEWLINE = '\r\n';
@@ -33,10 +33,10 @@ const CSV_CHUNK_RECORDS = 2000;
 
 /**
  * Streams a csv export (UTF-8 without BOM, CRLF after every record, RFC 4180 quoting) to
- * `out`: the header once, then one record per row, written in chunks of CSV_CHUNK_RECORDS
- * records that wait for 'drain' when `out` is full. Ends `out` and resolves with the
- * number of data rows once it has finished. If `source` throws, the promise rejects and
- * `out` is left open for the caller to destroy.
+ * `out`: the header once, then one record per row, in chunks of CSV_CHUNK_RECORDS records
+ * piped to `out` with backpressure (stream.pipeline). Ends `out` and resolves with the number
+ * of data rows once it has finished. If `source` throws or `out` closes early, the promise
+ * rejects and `out` is destroyed.
  */
 export async function writeCsv(
   source: AsyncIterable<ExportRow[]>,
@@ -44,21 +44,21 @@ export async function writeCsv(
   options: TabularExportOptions,
 ): Promise<number> {
   const encoder = rowEncoder(options);
-  let pending: string[] = [encodeCsvRecord(encoder.header)];
   let count = 0;
-  const flush = async (): Promise<void> => {
-    const text = pending.join(CSV_NEWLINE) + CSV_NEWLINE;
-    pending = [];
-    await writeChunk(out, text);
-  };
-  for await (const page of source) {
-    for (const row of page) {
-      pending.push(encodeCsvRecord(encoder.encode(row)));
-      count += 1;
-      if (pending.length >= CSV_CHUNK_RECORDS) await flush();
+  async function* chunks(): AsyncGenerator<string> {
+    let pending: string[] = [encodeCsvRecord(encoder.header)];
+    for await (const page of source) {
+      for (const row of page) {
+        pending.push(encodeCsvRecord(encoder.encode(row)));
+        count += 1;
+        if (pending.length >= CSV_CHUNK_RECORDS) {
+          yield pending.join(CSV_NEWLINE) + CSV_NEWLINE;
+          pending = [];
+        }
+      }
     }
+    if (pending.length > 0) yield pending.join(CSV_NEWLINE) + CSV_NEWLINE;
   }
-  if (pending.length > 0) await flush();
-  await endStream(out);
+  await pipeTo(chunks(), out);
   return count;
 }

@@ -31,17 +31,3 @@ export function exportFileName(kind: ExportSubject, id: string, format: ExportFo
   const safe = id.replace(/[^A-Za-z0-9_-]/g, '_');
   return `${safe.startsWith(prefix) ? safe : prefix + safe}.${format}`;
 }
-
-/**
- * The Content-Disposition header for an attachment, e.g. `attachment; filename="job_01ABC.csv"`.
- * Quotes, backslashes and control characters are dropped from the quoted name; a name with
- * characters beyond ASCII also gets an RFC 5987 `filename*` parameter.
- */
-export function contentDisposition(filename: string): string {
-  // eslint-disable-next-line no-control-regex
-  const ascii = filename.replace(/[\u0000-\u001f\u007f"\\]/g, '').replace(/[^\x20-\x7e]/g, '_');
-  const header = `attachment; filename="${ascii}"`;
-  if (/^[\x20-\x7e]*$/.test(filename)) return header;
-  const encoded = encodeURIComponent(filename).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `${header}; filename*=UTF-8''${encoded}`;
-}

@@ -2,7 +2,6 @@ export { neutraliseCell } from './cells';
 export { BASE_FIELDS, type Cell, columnsFor, compileFlattener, EXTRA_COLUMN, flattenItem, KIND_FIELDS } from './columns';
 export { CSV_NEWLINE, encodeCsvRecord, writeCsv } from './csv';
 export {
-  contentDisposition,
   EXPORT_FORMATS,
   type ExportFormat,
   type ExportSubject,

@@ -3,7 +3,6 @@ import type { Item } from '@sdx/providers';
 import {
   BASE_FIELDS,
   columnsFor,
-  contentDisposition,
   EXTRA_COLUMN,
   exportContentType,
   exportFileName,
@@ -167,10 +166,5 @@ describe('download metadata', () => {
     expect(exportFileName('job', '01ABC', 'xlsx')).toBe('job_01ABC.xlsx');
     expect(exportFileName('batch', 'bat_01XYZ', 'json')).toBe('bat_01XYZ.json');
     expect(exportFileName('job', 'job_1"; x=/../', 'csv')).toBe('job_1___x_____.csv');
-  });
-  it('renders Content-Disposition', () => {
-    expect(contentDisposition('job_01ABC.csv')).toBe('attachment; filename="job_01ABC.csv"');
-    expect(contentDisposition('a"b\\c.csv')).toBe('attachment; filename="abc.csv"');
-    expect(contentDisposition('résumé.csv')).toBe(`attachment; filename="r_sum_.csv"; filename*=UTF-8''r%C3%A9sum%C3%A9.csv`);
   });
 });

@@ -83,12 +83,7 @@ export function recurrenceOf(schedule: Pick<ScheduleRow, 'frequency' | 'timezone
  * them (unsupported_operation, invalid_target, limit rules). Nothing is reserved.
  */
 export function checkScheduleInput(input: ScheduleInput, workspace: WorkspaceRow, gate: OperationGate, now: Date): ScheduleDefinition {
-  if (!isValidTimeZone(input.timezone)) {
-    throw new RequestValidationError([
-      { loc: ['body', 'timezone'], msg: 'Input should be a valid IANA time zone name', type: 'value_error', input: input.timezone },
-    ]);
-  }
-  const startsAt = parseStartsAt(input.starts_at);
+  const { startsAt, nextRunAt } = checkRecurrence(input, now);
   if (input.targets.length < 1 || input.targets.length > 100) {
     throw new RequestValidationError([
       {
@@ -105,18 +100,6 @@ export function checkScheduleInput(input: ScheduleInput, workspace: WorkspaceRow
     workspace,
     gate,
   );
-  const rule: Recurrence = { frequency: input.frequency, timezone: input.timezone, startsAt };
-  const nextRunAt = firstRunAt(rule, now);
-  if (nextRunAt === null) {
-    throw new RequestValidationError([
-      {
-        loc: ['body', 'starts_at'],
-        msg: 'A once schedule must start in the future',
-        type: 'value_error',
-        input: input.starts_at,
-      },
-    ]);
-  }
   return {
     name: input.name,
     platform: recipe.platform,
@@ -131,6 +114,49 @@ export function checkScheduleInput(input: ScheduleInput, workspace: WorkspaceRow
     overlapPolicy: input.overlap_policy ?? 'skip',
     nextRunAt,
   };
+}
+
+export interface RecurrenceInput {
+  frequency: Frequency;
+  timezone: string;
+  starts_at: string;
+}
+
+/**
+ * Checks a recurrence as a schedule body gives it: a real IANA zone, a starts_at with an offset
+ * (422 validation errors otherwise), and at least one occurrence to come (a once schedule no
+ * older than the catch-up window). Returns the rule and its first automatic occurrence.
+ */
+export function checkRecurrence(input: RecurrenceInput, now: Date): { rule: Recurrence; startsAt: Date; nextRunAt: Date } {
+  if (!isValidTimeZone(input.timezone)) {
+    throw new RequestValidationError([
+      { loc: ['body', 'timezone'], msg: 'Input should be a valid IANA time zone name', type: 'value_error', input: input.timezone },
+    ]);
+  }
+  const startsAt = parseStartsAt(input.starts_at);
+  const rule: Recurrence = { frequency: input.frequency, timezone: input.timezone, startsAt };
+  const nextRunAt = firstRunAt(rule, now);
+  if (nextRunAt === null) {
+    throw new RequestValidationError([
+      { loc: ['body', 'starts_at'], msg: 'A once schedule must start in the future', type: 'value_error', input: input.starts_at },
+    ]);
+  }
+  return { rule, startsAt, nextRunAt };
+}
+
+/**
+ * The occurrences the scheduler will dispatch, from now on, at most `count`: the first
+ * automatic occurrence (firstRunAt), then each next one (nextOccurrence), the same functions the
+ * scheduler advances a schedule with.
+ */
+export function upcomingRuns(rule: Recurrence, now: Date, count: number): Date[] {
+  const runs: Date[] = [];
+  let next = firstRunAt(rule, now);
+  while (next !== null && runs.length < count) {
+    runs.push(next);
+    next = rule.frequency === 'once' ? null : nextOccurrence(rule, next);
+  }
+  return runs;
 }
 
 /**

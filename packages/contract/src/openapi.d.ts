@@ -617,6 +617,17 @@ export interface components {
              * @enum {string}
              */
             overlap_policy: "skip";
+            /**
+             * @description `all`: every occurrence delivers everything. `new_only`: each occurrence's job for a
+             *     target delivers, and is billed for, only the items no earlier occurrence of this
+             *     schedule delivered for that target (by item ID; items without an ID by content);
+             *     the first occurrence delivers everything, and the reservation is unchanged. List
+             *     operations only: on a single-result operation it is a 422 validation error
+             *     (`loc` ["body", "delivery"]).
+             * @default all
+             * @enum {string}
+             */
+            delivery: "all" | "new_only";
         };
         /**
          * @description The body of `POST /v1/jobs` (with `target`) or of `POST /v1/batches` (with `targets`):
@@ -989,6 +1000,11 @@ export interface components {
             status: "active" | "paused" | "completed";
             /** @enum {string} */
             overlap_policy: "skip";
+            /**
+             * @description `all`, or `new_only`: each occurrence delivers only what no earlier one delivered.
+             * @enum {string}
+             */
+            delivery: "all" | "new_only";
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */

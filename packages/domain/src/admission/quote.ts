@@ -58,6 +58,7 @@ export async function quote(services: Services, tenant: Tenant, input: QuoteInpu
     idempotency: null,
     skipCache: options.skipCache ?? false,
     scheduleId: null,
+    newOnly: false,
   };
   const now = services.clock.now();
   const state = await readAdmissionState(services, services.db, [submission], [{ kind: 'none' }], now, 'peek');

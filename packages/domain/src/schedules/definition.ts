@@ -18,6 +18,7 @@ export interface ScheduleInput {
   timezone: string;
   starts_at: string;
   overlap_policy?: 'skip';
+  delivery?: 'all' | 'new_only';
 }
 
 /** A checked schedule: the recipe every occurrence dispatches, and its recurrence. */
@@ -36,6 +37,8 @@ export interface ScheduleDefinition {
   /** starts_at exactly as the caller wrote it, echoed with its offset. */
   startsAtText: string;
   overlapPolicy: 'skip';
+  /** new_only: each occurrence delivers (and bills) only items no earlier one delivered. */
+  delivery: 'all' | 'new_only';
   /** First automatic occurrence. */
   nextRunAt: Date;
 }
@@ -55,6 +58,7 @@ export function definitionColumns(def: ScheduleDefinition) {
     starts_at_text: def.startsAtText,
     next_run_at: def.nextRunAt,
     overlap_policy: def.overlapPolicy,
+    delivery: def.delivery,
   };
 }
 
@@ -100,6 +104,18 @@ export function checkScheduleInput(input: ScheduleInput, workspace: WorkspaceRow
     workspace,
     gate,
   );
+  const delivery = input.delivery ?? 'all';
+  // Only what is new is a question for lists; a single-result operation has nothing to filter.
+  if (delivery === 'new_only' && recipe.spec.max_results <= 1) {
+    throw new RequestValidationError([
+      {
+        loc: ['body', 'delivery'],
+        msg: `new_only applies to list operations; ${recipe.platform} ${recipe.operation} returns a single result`,
+        type: 'value_error',
+        input: delivery,
+      },
+    ]);
+  }
   return {
     name: input.name,
     platform: recipe.platform,
@@ -112,6 +128,7 @@ export function checkScheduleInput(input: ScheduleInput, workspace: WorkspaceRow
     startsAt,
     startsAtText: input.starts_at,
     overlapPolicy: input.overlap_policy ?? 'skip',
+    delivery,
     nextRunAt,
   };
 }

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { ledgerTotals } from '@sdx/domain';
 import { countWorkspaceRows, startTestStack, type TestStack, waitForJob } from '@sdx/testing';
 
 /**
@@ -42,12 +43,14 @@ describe('POST /v1/quotes', () => {
 
     const targets = Array.from({ length: 100 }, (_, i) => `batch_quote_${i}`);
     const batchBody = { platform: 'instagram', operation: 'profile', targets, include_posts: 3 };
-    const before = await reserved(ws.auth);
+    const ledgerReserved = async () => (await ledgerTotals(stack.runtime.db, ws.workspaceId)).reserved;
+    const before = await ledgerReserved();
     const batchQuote = await stack.api.post('/v1/quotes', { headers: ws.auth, body: batchBody });
     expect(batchQuote.body).toMatchObject({ target_count: 100, affordable: true, active_jobs: 1 });
     const batch = await stack.api.post('/v1/batches', { headers: ws.auth, body: batchBody });
     expect(batch.status).toBe(202);
-    expect((await reserved(ws.auth)) - before).toBe(batchQuote.body.max_credits);
+    expect((await ledgerReserved()) - before).toBe(batchQuote.body.max_credits);
+    expect(batchQuote.body.max_credits).toBe(100 * (1 + 3 * 2));
   });
 
   it('quotes cached and deduplicated work at zero, and an unaffordable request as affordable: false', async () => {
@@ -122,11 +125,13 @@ describe('POST /v1/quotes', () => {
           }
           const body = batch > 0 ? { ...base, targets: Array.from({ length: batch }, (_, i) => `${target}_${i}`) } : { ...base, target };
           const path = batch > 0 ? '/v1/batches' : '/v1/jobs';
-          const before = await reserved(ws.auth);
+          // Reserved by the create call: its ledger entries (they stay when its jobs settle at once).
+          const reservedSoFar = async () => (await ledgerTotals(stack.runtime.db, ws.workspaceId)).reserved;
+          const before = await reservedSoFar();
           const quoted = await stack.api.post('/v1/quotes', { headers: ws.auth, body });
           expect(quoted.status).toBe(200);
           const created = await stack.api.post(path, { headers: ws.auth, body });
-          const after = await reserved(ws.auth);
+          const after = await reservedSoFar();
           if (quoted.body.affordable) {
             expect(created.status).toBe(202);
             expect(after - before).toBe(quoted.body.max_credits);

@@ -104,6 +104,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/usage/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Credit usage per UTC day
+         * @description One row per UTC day for the last `days` days up to today, oldest first; days without
+         *     activity are included as zeros. From the credit ledger: `credits_used` is what
+         *     settlements charged that day, `results` what they delivered, `credits_released` what went
+         *     back to the balance (whole reservations of failed or cancelled jobs, and the unused part
+         *     of settled ones). Over the days of the current period, `credits_used` adds up to
+         *     `credits_used` of `GET /v1/usage/current`.
+         */
+        get: operations["getDailyUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/quotes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * What a job or batch would reserve now
+         * @description Takes the body of `POST /v1/jobs` (`target`) or of `POST /v1/batches` (`targets`) and
+         *     answers what that call would reserve at this moment, computed by the admission itself:
+         *     a target served from the cache or deduplicated onto active work counts 0, a batch is all
+         *     or nothing. Nothing is reserved or written. Validation and errors are those of the create
+         *     calls, except that what would be a 402 or a 429 `concurrent_job_limit_exceeded` is
+         *     `affordable: false`. `Cache-Control: no-cache` quotes a job that skips the cache.
+         */
+        post: operations["createQuote"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/schedules/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The next occurrences of a recurrence
+         * @description The next `count` occurrences of a recurrence, exactly as the scheduler would dispatch a
+         *     schedule created with it now (the same checks as a schedule body and the same recurrence
+         *     code), in UTC and in local time with the zone's offset. A `once` recurrence has one run.
+         */
+        post: operations["previewSchedule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/extract": {
         parameters: {
             query?: never;
@@ -545,6 +617,120 @@ export interface components {
              * @enum {string}
              */
             overlap_policy: "skip";
+            /**
+             * @description `all`: every occurrence delivers everything. `new_only`: each occurrence's job for a
+             *     target delivers, and is billed for, only the items no earlier occurrence of this
+             *     schedule delivered for that target (by item ID; items without an ID by content);
+             *     the first occurrence delivers everything, and the reservation is unchanged. List
+             *     operations only: on a single-result operation it is a 422 validation error
+             *     (`loc` ["body", "delivery"]).
+             * @default all
+             * @enum {string}
+             */
+            delivery: "all" | "new_only";
+        };
+        /**
+         * @description The body of `POST /v1/jobs` (with `target`) or of `POST /v1/batches` (with `targets`):
+         *     exactly one of the two. Unknown keys are rejected (422).
+         */
+        QuoteRequest: {
+            /**
+             * @description Platform identifier; an unknown platform is 422 `unsupported_operation`.
+             * @default instagram
+             */
+            platform: string;
+            operation: components["schemas"]["OperationName"];
+            /** @description The target of a job body. */
+            target?: string;
+            /** @description The targets of a batch body; unique as for batches. */
+            targets?: string[];
+            /**
+             * @description Results wanted per target; same rules as in `ExtractionRequest`.
+             * @default 12
+             */
+            limit: number;
+            /**
+             * @description Posts bundled with each profile; `profile` operations only.
+             * @default 0
+             */
+            include_posts: number;
+        };
+        QuoteResponse: {
+            /** @description The platform, its default applied. */
+            platform: string;
+            /** @description The operation. */
+            operation: string;
+            /** @description The effective limit per target, as a job reports it. */
+            requested_limit: number;
+            /** @description Targets quoted (1 for a job body). */
+            target_count: number;
+            /**
+             * @description What the create call would reserve now: the maximum cost of every target that would
+             *     be new work (cached and deduplicated targets count 0).
+             */
+            max_credits: number;
+            /** @description Targets that would be answered from a fresh cached result, at no cost. */
+            cached_targets: number;
+            /** @description Credits that can be reserved now (`credits_remaining` of the usage). */
+            available_credits: number;
+            /** @description False where the create call would answer 402 or 429 `concurrent_job_limit_exceeded`. */
+            affordable: boolean;
+            /** @description Queued and running jobs of the workspace now. */
+            active_jobs: number;
+            /** @description The workspace's cap on active jobs. */
+            max_active_jobs: number;
+        };
+        DailyUsage: {
+            /**
+             * Format: date
+             * @description The UTC day.
+             */
+            date: string;
+            /** @description Credits charged by settlements that day. */
+            credits_used: number;
+            /** @description Reserved credits returned that day (failed or cancelled jobs, unused parts of settlements). */
+            credits_released: number;
+            /** @description Results delivered by settled jobs that day. */
+            results: number;
+            /** @description Jobs that completed that day (cached ones included). */
+            jobs_completed: number;
+            /** @description Jobs that failed that day. */
+            jobs_failed: number;
+        };
+        /** @description A recurrence, as a schedule body gives it. Unknown keys are rejected (422). */
+        SchedulePreviewRequest: {
+            /**
+             * @description As in `ScheduleCreateRequest`.
+             * @enum {string}
+             */
+            frequency: "once" | "daily" | "weekly" | "monthly";
+            /** @description IANA timezone name, as in `ScheduleCreateRequest`. */
+            timezone: string;
+            /**
+             * Format: date-time
+             * @description First occurrence, with a UTC offset.
+             */
+            starts_at: string;
+            /**
+             * @description How many occurrences to show.
+             * @default 5
+             */
+            count: number;
+        };
+        SchedulePreviewResponse: {
+            /** @description The next occurrences, in order. */
+            runs: {
+                /**
+                 * Format: date-time
+                 * @description The occurrence in UTC.
+                 */
+                at_utc: string;
+                /**
+                 * Format: date-time
+                 * @description The same instant in the schedule's time zone, with its offset.
+                 */
+                at_local: string;
+            }[];
         };
         ScheduleUpdateRequest: components["schemas"]["ScheduleCreateRequest"];
         HealthResponse: {
@@ -814,6 +1000,11 @@ export interface components {
             status: "active" | "paused" | "completed";
             /** @enum {string} */
             overlap_policy: "skip";
+            /**
+             * @description `all`, or `new_only`: each occurrence delivers only what no earlier one delivered.
+             * @enum {string}
+             */
+            delivery: "all" | "new_only";
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1501,6 +1692,183 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["UsageResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDailyUsage: {
+        parameters: {
+            query?: {
+                /** @description How many days, today included. */
+                days?: number;
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Usage per day, oldest first. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "date": "2026-11-23",
+                     *         "credits_used": 0,
+                     *         "credits_released": 0,
+                     *         "results": 0,
+                     *         "jobs_completed": 0,
+                     *         "jobs_failed": 0
+                     *       },
+                     *       {
+                     *         "date": "2026-11-24",
+                     *         "credits_used": 1001,
+                     *         "credits_released": 24,
+                     *         "results": 501,
+                     *         "jobs_completed": 2,
+                     *         "jobs_failed": 1
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["DailyUsage"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createQuote: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["QuoteRequest"];
+            };
+        };
+        responses: {
+            /** @description The quote. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "platform": "twitter",
+                     *       "operation": "followers",
+                     *       "requested_limit": 25000,
+                     *       "target_count": 1,
+                     *       "max_credits": 50000,
+                     *       "cached_targets": 0,
+                     *       "available_credits": 98999,
+                     *       "affordable": true,
+                     *       "active_jobs": 0,
+                     *       "max_active_jobs": 200
+                     *     }
+                     */
+                    "application/json": components["schemas"]["QuoteResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    previewSchedule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "frequency": "daily",
+                 *       "timezone": "Europe/Berlin",
+                 *       "starts_at": "2026-10-23T09:00:00+02:00",
+                 *       "count": 3
+                 *     }
+                 */
+                "application/json": components["schemas"]["SchedulePreviewRequest"];
+            };
+        };
+        responses: {
+            /** @description The next occurrences, in order. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "runs": [
+                     *         {
+                     *           "at_utc": "2026-10-24T07:00:00.000Z",
+                     *           "at_local": "2026-10-24T09:00:00+02:00"
+                     *         },
+                     *         {
+                     *           "at_utc": "2026-10-25T08:00:00.000Z",
+                     *           "at_local": "2026-10-25T09:00:00+01:00"
+                     *         },
+                     *         {
+                     *           "at_utc": "2026-10-26T08:00:00.000Z",
+                     *           "at_local": "2026-10-26T09:00:00+01:00"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SchedulePreviewResponse"];
                 };
             };
             401: components["responses"]["Unauthorized"];

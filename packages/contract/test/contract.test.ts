@@ -188,6 +188,7 @@ const schedule: ScheduleResponse = {
   last_run_at: '2024-05-01T07:00:00Z',
   status: 'active',
   overlap_policy: 'skip',
+  delivery: 'all',
   created_at: '2024-04-30T12:00:00Z',
   updated_at: '2024-04-30T12:00:00Z',
   runs: [
@@ -270,7 +271,7 @@ describe('openapi.yaml', () => {
         'listPlatforms', 'getAccount', 'getCurrentUsage', 'extract', 'createJob', 'listJobs', 'getJob', 'cancelJob',
         'exportJob', 'createBatch', 'listBatches', 'getBatch', 'cancelBatch', 'exportBatch', 'createSchedule',
         'listSchedules', 'getSchedule', 'updateSchedule', 'deleteSchedule', 'pauseSchedule', 'resumeSchedule',
-        'runSchedule', 'healthz', 'readyz',
+        'runSchedule', 'healthz', 'readyz', 'createQuote', 'getDailyUsage', 'previewSchedule',
       ].sort(),
     );
   });

@@ -8,6 +8,7 @@ import * as m0004 from './migrations/20261122_0004_partial_batch_index';
 import * as m0005 from './migrations/20261123_0005_shared_queue_entry';
 import * as m0006 from './migrations/20261123_0006_drop_held_reservation_index';
 import * as m0007 from './migrations/20261124_0007_bundle_rates';
+import * as m0014 from './migrations/20261124_0014_new_only_delivery';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261123_0005_shared_queue_entry': m0005,
   '20261123_0006_drop_held_reservation_index': m0006,
   '20261124_0007_bundle_rates': m0007,
+  '20261124_0014_new_only_delivery': m0014,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
@@ -40,6 +42,17 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
 export async function migrateDown(db: Db): Promise<void> {
   const { error } = await new Migrator({ db, provider }).migrateDown();
   if (error) throw error instanceof Error ? error : new Error(String(error));
+}
+
+/** The names of every migration, in the order they apply. */
+export function migrationNames(): string[] {
+  return Object.keys(MIGRATIONS).sort();
+}
+
+/** Migrates down until `name` and every later migration are undone. */
+export async function migrateDownThrough(db: Db, name: string): Promise<void> {
+  const after = migrationNames().filter((n) => n >= name);
+  for (let i = 0; i < after.length; i++) await migrateDown(db);
 }
 
 /** Creates the database named in the URL when it does not exist yet (first start on a fresh machine). */

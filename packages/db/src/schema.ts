@@ -125,6 +125,8 @@ export interface JobsTable {
   lease_token: string | null;
   checkpoint_cursor: string | null;
   checkpoint_pages: Generated<number>;
+  /** Dispatched by a new_only schedule: completion delivers and bills only items not delivered before. */
+  new_only: Generated<boolean>;
   /** The shared queue entry of the job's first attempt (null: an entry of its own). */
   queue_entry: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
@@ -172,9 +174,27 @@ export interface SchedulesTable {
   last_run_at: Timestamp | null;
   status: ScheduleStatus;
   overlap_policy: Generated<string>;
+  /** all: every occurrence delivers everything; new_only: only items no earlier occurrence delivered. */
+  delivery: Generated<'all' | 'new_only'>;
   created_at: CreatedAt;
   updated_at: CreatedAt;
   deleted_at: Timestamp | null;
+}
+
+/** The identity of a feed a new_only schedule monitors. */
+export interface DeliverySetsTable {
+  id: Generated<number>;
+  schedule_id: string;
+  platform: string;
+  operation: string;
+  target: string;
+}
+
+/** Items already delivered from a feed, by a 64-bit hash of their identity. */
+export interface DeliveredItemsTable {
+  set_id: number;
+  /** A bigint, kept as text so no digit is lost. */
+  item_hash: string;
 }
 
 export type ScheduleRunStatus = 'queued' | 'skipped_credits' | 'skipped_overlap' | 'failed';
@@ -215,6 +235,8 @@ export interface Database {
   batches: BatchesTable;
   schedules: SchedulesTable;
   schedule_runs: ScheduleRunsTable;
+  delivery_sets: DeliverySetsTable;
+  delivered_items: DeliveredItemsTable;
   idempotency_keys: IdempotencyKeysTable;
 }
 

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { bundlePostsSpec } from '@sdx/catalog';
-import { type Db, migrateDown, migrateToLatest } from '@sdx/db';
+import { type Db, migrateDownThrough, migrateToLatest, migrationNames } from '@sdx/db';
 import { createTestDb } from '@sdx/testing';
 
 /** The latest migrations, down and up again, on a database migrated to the latest schema. */
@@ -15,6 +15,9 @@ describe('migrations', () => {
 
   afterAll(() => database.drop());
 
+  /** The migrations from `name` on, as migrateToLatest reports them after migrateDownThrough(name). */
+  const from = (name: string) => migrationNames().filter((n) => n >= name);
+
   const reservationIndexes = async () =>
     (await sql<{ indexname: string }>`select indexname from pg_indexes where tablename = 'credit_reservations' order by indexname`.execute(db)).rows.map((r) => r.indexname);
   const bundleColumns = async () =>
@@ -24,7 +27,7 @@ describe('migrations', () => {
 
   it('records bundle rates on jobs, filling them in for active bundle jobs, and removes them on the way down', async () => {
     expect(await bundleColumns()).toEqual(['bundle_base_credits', 'bundle_credit_rate', 'bundle_results_per_credit']);
-    await migrateDown(db);
+    await migrateDownThrough(db, '20261124_0007_bundle_rates');
     expect(await bundleColumns()).toEqual([]);
     await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_m', 'm', 10, 60, 100, 10)`.execute(db);
     const job = (id: string, status: string, includePosts: number) => sql`
@@ -34,7 +37,7 @@ describe('migrations', () => {
     await job('job_bundle', 'queued', 5).execute(db);
     await job('job_plain', 'queued', 0).execute(db);
     await job('job_done', 'completed', 5).execute(db);
-    expect(await migrateToLatest(db)).toEqual(['20261124_0007_bundle_rates']);
+    expect(await migrateToLatest(db)).toEqual(from('20261124_0007_bundle_rates'));
     const posts = bundlePostsSpec('instagram')!;
     const rows = await db.selectFrom('jobs').select(['id', 'bundle_credit_rate', 'bundle_results_per_credit', 'bundle_base_credits']).orderBy('id').execute();
     expect(rows).toEqual([
@@ -46,10 +49,23 @@ describe('migrations', () => {
 
   it('drops the held-reservation index no query reads, and restores it on the way down', async () => {
     expect(await reservationIndexes()).toEqual(['credit_reservations_job_id_key', 'credit_reservations_pkey']);
-    await migrateDown(db);
-    await migrateDown(db);
+    await migrateDownThrough(db, '20261123_0006_drop_held_reservation_index');
     expect(await reservationIndexes()).toEqual(['credit_reservations_held_idx', 'credit_reservations_job_id_key', 'credit_reservations_pkey']);
-    expect(await migrateToLatest(db)).toEqual(['20261123_0006_drop_held_reservation_index', '20261124_0007_bundle_rates']);
+    expect(await migrateToLatest(db)).toEqual(from('20261123_0006_drop_held_reservation_index'));
     expect(await reservationIndexes()).toEqual(['credit_reservations_job_id_key', 'credit_reservations_pkey']);
+  });
+
+  it('adds what new_only schedules need, and removes it on the way down', async () => {
+    const tables = async () =>
+      (await sql<{ table_name: string }>`select table_name from information_schema.tables where table_name in ('delivery_sets', 'delivered_items') order by 1`.execute(db)).rows.map(
+        (r) => r.table_name,
+      );
+    expect(await tables()).toEqual(['delivered_items', 'delivery_sets']);
+    await migrateDownThrough(db, '20261124_0014_new_only_delivery');
+    expect(await tables()).toEqual([]);
+    const columns = await sql`select 1 from information_schema.columns where (table_name, column_name) in (('schedules', 'delivery'), ('jobs', 'new_only'))`.execute(db);
+    expect(columns.rows).toEqual([]);
+    expect(await migrateToLatest(db)).toEqual(from('20261124_0014_new_only_delivery'));
+    expect(await tables()).toEqual(['delivered_items', 'delivery_sets']);
   });
 });

@@ -251,11 +251,13 @@ describe('sandbox provider: magic tokens', () => {
       slowMs: 250,
       empty: false,
       count: 7,
+      rolling: 0,
     });
+    expect(parseSandboxTokens('Sandbox_Rolling_25 news').rolling).toBe(25);
     expect(parseSandboxTokens('x_SANDBOX_NOT_FOUND').notFound).toBe(true);
     expect(parseSandboxTokens('Sandbox_Private').private).toBe(true);
     expect(parseSandboxTokens('sandbox_empty').empty).toBe(true);
-    expect(parseSandboxTokens('natgeo')).toEqual({ notFound: false, private: false, flakyAttempts: 0, slowMs: 0, empty: false, count: null });
+    expect(parseSandboxTokens('natgeo')).toEqual({ notFound: false, private: false, flakyAttempts: 0, slowMs: 0, empty: false, count: null, rolling: 0 });
   });
 
   test('sandbox_not_found: terminal target_not_found', async () => {

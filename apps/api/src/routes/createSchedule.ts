@@ -20,6 +20,7 @@ export function scheduleInput(req: Request): ScheduleInput {
     timezone: body.timezone,
     starts_at: body.starts_at,
     overlap_policy: body.overlap_policy,
+    delivery: body.delivery,
   };
 }
 

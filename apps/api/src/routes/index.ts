@@ -13,8 +13,11 @@ import { pauseSchedule } from './pauseSchedule';
 import { resumeSchedule } from './resumeSchedule';
 import { runSchedule } from './runSchedule';
 import { updateSchedule } from './updateSchedule';
+import { createQuote } from './createQuote';
+import { getDailyUsage } from './getDailyUsage';
+import { previewSchedule } from './previewSchedule';
 
-/** Routes of batches, schedules and exports; registered after the core routes in app.ts. */
+/** Routes of batches, schedules, exports, quotes and usage history; registered after the core routes in app.ts. */
 export const routeTable: RouteDef[] = [
   { method: 'get', path: '/v1/jobs/:job_id/export', handler: exportJob },
   { method: 'post', path: '/v1/batches', handler: createBatch },
@@ -22,6 +25,9 @@ export const routeTable: RouteDef[] = [
   { method: 'get', path: '/v1/batches/:batch_id', handler: getBatch },
   { method: 'post', path: '/v1/batches/:batch_id/cancel', handler: cancelBatch },
   { method: 'get', path: '/v1/batches/:batch_id/export', handler: exportBatch },
+  { method: 'post', path: '/v1/quotes', handler: createQuote },
+  { method: 'get', path: '/v1/usage/daily', handler: getDailyUsage },
+  { method: 'post', path: '/v1/schedules/preview', handler: previewSchedule },
   { method: 'post', path: '/v1/schedules', handler: createSchedule },
   { method: 'get', path: '/v1/schedules', handler: listSchedules },
   { method: 'get', path: '/v1/schedules/:schedule_id', handler: getSchedule },

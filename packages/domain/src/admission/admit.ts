@@ -1,7 +1,7 @@
-import { type BatchRow, type JobRow, type NewJob, sendTogether, type Tx } from '@sdx/db';
+import { type BatchRow, type Db, type JobRow, type NewJob, sendTogether, type Tx } from '@sdx/db';
 import { type EnqueueRequest, planEntries, sharedEntry } from '@sdx/queue';
 import type { Services } from '../context';
-import { balanceLock, rollOver } from '../credits/credits';
+import { balanceAsOf, balanceLock, rollOver } from '../credits/credits';
 import { type FlushResult, refusedData } from '../group-commit';
 import { dropClaims, findClaimRecords, type IdempotencyClaim, insertClaims, pointClaims, scopeId } from '../idempotency/idempotency';
 import { activeJobCounts, reusableTwins } from '../jobs/queries';
@@ -114,7 +114,7 @@ interface Replayable {
 async function admitInTransaction(services: Services, tx: Tx, items: Submission[]): Promise<FlushResult<GroupOutcome>> {
   const now = services.clock.now();
   const { keys, claims, replayable } = await claimKeys(tx, items, now);
-  const state = await readState(services, tx, items, keys, now);
+  const state = await readAdmissionState(services, tx, items, keys, now);
   const plan = planAdmission(items, state, now, { maxAttempts: services.config.jobMaxAttempts, useCache: services.config.cacheTtlSeconds > 0 });
 
   // The new single queued jobs travel in shared queue entries; each row records the entry that
@@ -251,8 +251,18 @@ async function claimKeys(tx: Tx, items: Submission[], now: Date): Promise<{ keys
   return { keys, claims, replayable };
 }
 
-/** Step 2: the balance locks, then the active counts and reusable twins, in one round trip. */
-async function readState(services: Services, tx: Tx, items: Submission[], keys: KeyState[], now: Date): Promise<AdmissionState> {
+/**
+ * Step 2: the balance locks, then the active counts and reusable twins, in one round trip.
+ * `peek` reads the same without locking or writing (a quote): rollovers are applied in memory.
+ */
+export async function readAdmissionState(
+  services: Services,
+  db: Tx | Db,
+  items: readonly Submission[],
+  keys: KeyState[],
+  now: Date,
+  mode: 'lock' | 'peek' = 'lock',
+): Promise<AdmissionState> {
   const pending = items.filter((_, i) => keys[i]!.kind === 'none' || keys[i]!.kind === 'claimed' || keys[i]!.kind === 'held');
   const workspaces = [...new Map(pending.map((s) => [s.tenant.workspace.id, s.tenant.workspace])).values()];
   if (workspaces.length === 0) return { balances: new Map(), active: new Map(), reusable: new Map(), keys };
@@ -266,16 +276,19 @@ async function readState(services: Services, tx: Tx, items: Submission[], keys: 
         }),
     ).values(),
   ];
-  const lock = balanceLock(tx, workspaces.map((w) => w.id)).compile();
-  const counts = activeJobCounts(tx, workspaces.map((w) => w.id));
+  const ids = workspaces.map((w) => w.id);
+  const balancesRead = mode === 'lock' ? balanceLock(db as Tx, ids).compile() : db.selectFrom('credit_balances').selectAll().where('workspace_id', 'in', ids).compile();
+  const counts = activeJobCounts(db, ids);
   const cacheFrom = new Date(now.getTime() - services.config.cacheTtlSeconds * 1000);
-  const [locked, actives, found] =
-    requests.length > 0 ? await sendTogether(tx, lock, counts, reusableTwins(tx, requests, cacheFrom)) : [...(await sendTogether(tx, lock, counts)), [] as JobRow[]];
+  const [rows, actives, found] =
+    requests.length > 0
+      ? await sendTogether(db, balancesRead, counts, reusableTwins(db, requests, cacheFrom))
+      : [...(await sendTogether(db, balancesRead, counts)), [] as JobRow[]];
+  const balances = mode === 'lock' ? await rollOver(db as Tx, rows, workspaces, now) : new Map(rows.map((row) => [row.workspace_id, balanceAsOf(row, now)]));
   return {
-    balances: await rollOver(tx, locked, workspaces, now),
+    balances,
     active: new Map(actives.map((row) => [row.workspace_id, row.n])),
     reusable: new Map(found.map((job) => [reuseKey(job.workspace_id, job.request_key), job])),
     keys,
   };
 }
-

@@ -39,6 +39,12 @@ export interface Submission {
   idempotency: { endpoint: string; key: string; requestHash: string } | null;
   skipCache: boolean;
   scheduleId: string | null;
+  /**
+   * An occurrence of a new_only schedule: its jobs deliver only what the schedule has not
+   * delivered yet, so they are fresh work (never deduplicated or served from the cache) and
+   * their request keys are the schedule's own (no other request reuses their filtered results).
+   */
+  newOnly: boolean;
 }
 
 /** What the submission's Idempotency-Key found, read before planning. */
@@ -89,8 +95,8 @@ export function reuseKey(workspaceId: string, key: string): string {
 }
 
 /** The request keys of a submission's targets (cache and deduplication identity). */
-export function requestKeys(s: Pick<Submission, 'recipe' | 'targets'>): string[] {
-  return s.targets.map((t) => requestKey(s.recipe, t.normalized));
+export function requestKeys(s: Pick<Submission, 'recipe' | 'targets' | 'newOnly' | 'scheduleId'>): string[] {
+  return s.targets.map((t) => requestKey(s.recipe, t.normalized, s.newOnly ? `new_only:${s.scheduleId}` : null));
 }
 
 export function planAdmission(submissions: readonly Submission[], state: AdmissionState, now: Date, rules: AdmissionRules): AdmissionPlan {
@@ -119,7 +125,7 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
 
     const workspace = s.tenant.workspace;
     const keys = requestKeys(s);
-    if (s.batchId === null) {
+    if (s.batchId === null && !s.newOnly) {
       const twinKey = reuseKey(workspace.id, keys[0]!);
       const twin = admittedTwins.get(twinKey);
       const found = state.reusable.get(twinKey);
@@ -161,13 +167,14 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
           batchId: s.batchId,
           batchPosition: s.batchId === null ? null : index,
           scheduleId: s.scheduleId,
+          newOnly: s.newOnly,
         }),
       );
     });
     balances.set(workspace.id, balance);
     reserved.add(workspace.id);
     active.set(workspace.id, count + n);
-    if (s.batchId === null) admittedTwins.set(reuseKey(workspace.id, keys[0]!), s.jobIds[0]!);
+    if (s.batchId === null && !s.newOnly) admittedTwins.set(reuseKey(workspace.id, keys[0]!), s.jobIds[0]!);
     return { kind: 'admitted', rows, reserved: required };
   });
 

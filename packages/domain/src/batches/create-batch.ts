@@ -16,6 +16,8 @@ export interface CreateBatchOptions {
   endpoint: string;
   /** Set when a schedule dispatches the batch. */
   scheduleId?: string | null;
+  /** A new_only schedule's occurrence: each child delivers only items not delivered yet. */
+  newOnly?: boolean;
 }
 
 export interface CreatedBatch {
@@ -74,6 +76,7 @@ export async function createBatch(services: Services, tenant: Tenant, input: Cre
     idempotency: options.idempotencyKey ? { endpoint: options.endpoint, key: options.idempotencyKey, requestHash: requestHash(input) } : null,
     skipCache: false,
     scheduleId: options.scheduleId ?? null,
+    newOnly: options.newOnly ?? false,
   });
   if (admitted.kind !== 'batch') throw new Error('a batch submission was answered with a job');
   return { batch: admitted.batch, jobs: admitted.jobs, idempotentReplay: admitted.idempotentReplay };

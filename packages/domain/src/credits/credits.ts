@@ -48,7 +48,14 @@ function promoActive(balance: Balance, now: Date): boolean {
   return balance.promo_expires_at === null || balance.promo_expires_at.getTime() > now.getTime();
 }
 
-/** The balance as of `now`: a new month resets the plan usage; expired promotional credits are gone. */
+/**
+ * The balance as of `now`, without writing: a new month resets the plan usage; expired
+ * promotional credits are gone. (rollOver records the same change on a locked row.)
+ */
+export function balanceAsOf(balance: Balance, now: Date): Balance {
+  return rolled(balance, now);
+}
+
 function rolled(balance: Balance, now: Date): Balance {
   const period = periodStartOf(now);
   let b = balance;
@@ -630,4 +637,59 @@ export async function ledgerTotals(db: Executor, workspaceId: string): Promise<{
     .execute();
   const get = (t: string) => Number(rows.find((r) => r.entry_type === t)?.total ?? 0);
   return { reserved: -get('reserve'), settled: get('settle'), released: get('release') };
+}
+
+export interface DailyUsage {
+  date: string;
+  credits_used: number;
+  credits_released: number;
+  results: number;
+  jobs_completed: number;
+  jobs_failed: number;
+}
+
+/**
+ * GET /v1/usage/daily: the last `days` UTC days up to today's, oldest first, days without
+ * activity as zeros. From the ledger: credits_used is what settlements charged, results what
+ * they delivered; credits_released is what went back to the balance: whole reservations of
+ * jobs that failed or were cancelled, and the unused part of settled ones. Jobs completed and
+ * failed are counted by the day they finished.
+ */
+export async function getDailyUsage(db: Executor, workspaceId: string, now: Date, days: number): Promise<DailyUsage[]> {
+  const today = new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), now.getUTCDate()));
+  const first = new Date(today.getTime() - (days - 1) * 86_400_000);
+  const { rows } = await sql<DailyUsage>`
+    with days as (
+      select d::date as day from generate_series(${first.toISOString().slice(0, 10)}::date, ${today.toISOString().slice(0, 10)}::date, interval '1 day') as d
+    ), ledger as (
+      select (l.created_at at time zone 'UTC')::date as day,
+             sum(l.credits) filter (where l.entry_type = 'settle') as used,
+             sum(case when l.entry_type = 'release' then l.credits
+                      else r.plan_amount + r.promo_amount + r.purchased_amount - l.credits end)
+               filter (where l.entry_type in ('settle', 'release')) as released,
+             sum(l.units) filter (where l.entry_type = 'settle') as results
+      from credit_ledger l
+      left join credit_reservations r on r.id = l.reservation_id
+      where l.workspace_id = ${workspaceId} and l.created_at >= ${first}
+      group by 1
+    ), ended as (
+      select (j.finished_at at time zone 'UTC')::date as day,
+             count(*) filter (where j.status = 'completed') as completed,
+             count(*) filter (where j.status = 'failed') as failed
+      from jobs j
+      where j.workspace_id = ${workspaceId} and j.status in ('completed', 'failed') and j.finished_at >= ${first}
+      group by 1
+    )
+    select to_char(d.day, 'YYYY-MM-DD') as date,
+           coalesce(l.used, 0)::bigint as credits_used,
+           coalesce(l.released, 0)::bigint as credits_released,
+           coalesce(l.results, 0)::bigint as results,
+           coalesce(e.completed, 0)::bigint as jobs_completed,
+           coalesce(e.failed, 0)::bigint as jobs_failed
+    from days d
+    left join ledger l on l.day = d.day
+    left join ended e on e.day = d.day
+    order by d.day
+  `.execute(db);
+  return rows;
 }

@@ -17,6 +17,8 @@ export interface CreateJobOptions {
   /** Cache-Control: no-cache. */
   skipCache?: boolean;
   scheduleId?: string | null;
+  /** A new_only schedule's occurrence: delivers only items the schedule has not delivered yet. */
+  newOnly?: boolean;
   /** POST /v1/extract: the largest effective limit served synchronously. */
   maxSyncLimit?: number;
 }
@@ -53,6 +55,7 @@ export async function createJob(services: Services, tenant: Tenant, input: Creat
     idempotency: options.idempotencyKey ? { endpoint: options.endpoint, key: options.idempotencyKey, requestHash: requestHash(input) } : null,
     skipCache: options.skipCache ?? false,
     scheduleId: options.scheduleId ?? null,
+    newOnly: options.newOnly ?? false,
   });
   if (admitted.kind !== 'job') throw new Error('a job submission was answered with a batch');
   const { job, deduplicated, idempotentReplay } = admitted;

@@ -108,11 +108,14 @@ function checkTarget(platform: Platform, spec: OperationSpec, target: string, lo
   return check.normalized;
 }
 
-/** Identity of a request for caching and deduplication. */
-export function requestKey(recipe: Recipe, normalizedTarget: string): string {
-  return createHash('sha256')
-    .update([recipe.platform, recipe.operation, normalizedTarget, recipe.limit, recipe.includePosts].join('\u0000'))
-    .digest('hex');
+/**
+ * Identity of a request for caching and deduplication. `scope` sets apart requests whose results
+ * differ from a plain request's for the same target (a new_only schedule's).
+ */
+export function requestKey(recipe: Recipe, normalizedTarget: string, scope: string | null = null): string {
+  const parts = [recipe.platform, recipe.operation, normalizedTarget, recipe.limit, recipe.includePosts];
+  if (scope !== null) parts.push(scope);
+  return createHash('sha256').update(parts.join('\u0000')).digest('hex');
 }
 
 /** The rates a job is priced at, recorded on its row at admission. */

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Executor, JobRow, NewJob, Tx } from '@sdx/db';
 import type { EnqueueRequest } from '@sdx/queue';
@@ -15,6 +16,7 @@ import {
   withReservations,
 } from '../credits/credits';
 import { type FlushResult, refusedData } from '../group-commit';
+import { canonicalJson } from '../idempotency/idempotency';
 import { jsonRows, sendTogether } from '@sdx/db';
 import { chargeOf, type Recipe, ratesOf } from './recipe';
 import type { Item } from '@sdx/providers';
@@ -53,6 +55,7 @@ export interface QueueOptions {
   batchId?: string | null;
   batchPosition?: number | null;
   scheduleId?: string | null;
+  newOnly?: boolean;
 }
 
 /** The row of a newly admitted job, status queued, its maximum cost reserved and its rates recorded. */
@@ -84,6 +87,7 @@ export function queuedJobRow(
     progress_message: 'Waiting for a worker',
     progress_total: null,
     ...ratesOf(recipe),
+    new_only: options.newOnly ?? false,
     reserved_credits: recipe.maxCredits,
     created_at: now,
   };
@@ -329,6 +333,24 @@ export interface Completion {
  * Retried when Postgres picks the transaction as a deadlock victim.
  */
 export async function completeJobs(services: Services, items: readonly Completion[]): Promise<FlushResult<boolean>> {
+  // A new_only schedule's jobs keep only what is new before they complete: each on its own.
+  if (items.some((c) => c.job.new_only)) {
+    const results: FlushResult<boolean> = new Array(items.length);
+    const regular = items.flatMap((c, i) => (c.job.new_only ? [] : [i]));
+    if (regular.length > 0) {
+      const answers = await completeJobs(services, regular.map((i) => items[i]!));
+      regular.forEach((i, k) => (results[i] = answers[k]!));
+    }
+    for (const [i, c] of items.entries()) {
+      if (!c.job.new_only) continue;
+      try {
+        results[i] = await retryDeadlocks(services, () => services.db.transaction().execute((tx) => completeNewOnly(tx, services.clock.now(), c)));
+      } catch (error) {
+        results[i] = error instanceof Error ? error : new Error(String(error));
+      }
+    }
+    return results;
+  }
   try {
     return await completeTogether(services, items);
   } catch (error) {
@@ -348,15 +370,94 @@ export async function completeJobs(services: Services, items: readonly Completio
   }
 }
 
-async function completeTogether(services: Services, items: readonly Completion[]): Promise<FlushResult<boolean>> {
+function completeTogether(services: Services, items: readonly Completion[]): Promise<FlushResult<boolean>> {
+  return retryDeadlocks(services, () => services.db.transaction().execute((tx) => completeInTransaction(tx, services.clock.now(), items)));
+}
+
+/** Runs a completion transaction again when Postgres picks it as a deadlock victim (up to 3 times). */
+async function retryDeadlocks<T>(services: Services, run: () => Promise<T>): Promise<T> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await services.db.transaction().execute((tx) => completeInTransaction(tx, services.clock.now(), items));
+      return await run();
     } catch (error) {
       if ((error as { code?: string }).code !== '40P01' || attempt >= 3) throw error;
-      services.log.warn({ jobs: items.length, attempt }, 'job completion chosen as deadlock victim; retrying');
+      services.log.warn({ attempt }, 'job completion chosen as deadlock victim; retrying');
     }
   }
+}
+
+/**
+ * Completes a new_only schedule's job with only the items no earlier occurrence of its schedule
+ * delivered for its target (extensions.md 10): its items are claimed in the feed's delivered set
+ * (delivered_items, by identity hash) in this transaction, its saved pages are cut down to the
+ * items it claimed, and it is completed and billed for those alone. The job row is locked and
+ * its lease checked first, so an attempt that lost the job claims nothing; a failed or
+ * cancelled occurrence never gets here; and of two overlapping occurrences, the second waits on
+ * the first's claims and then finds them taken.
+ */
+async function completeNewOnly(tx: Tx, now: Date, c: Completion): Promise<boolean> {
+  const owned = await tx
+    .selectFrom('jobs')
+    .select('id')
+    .where('id', '=', c.job.id)
+    .where('lease_token', '=', c.lease)
+    .where('status', '=', 'running')
+    .forUpdate()
+    .executeTakeFirst();
+  if (!owned) return false;
+  const saved = await tx.selectFrom('job_result_pages').select(['page_no', 'items']).where('job_id', '=', c.job.id).orderBy('page_no').execute();
+  const final = c.delivered.finalPage;
+  const pages = [...saved.map((p) => ({ pageNo: p.page_no, items: p.items as Item[] })), ...(final ? [{ pageNo: final.pageNo, items: final.items }] : [])];
+  const hashes = pages.map((p) => p.items.map(identityHash));
+  const set = await tx
+    .insertInto('delivery_sets')
+    .values({ schedule_id: c.job.schedule_id!, platform: c.job.platform, operation: c.job.operation, target: c.job.normalized_target })
+    .onConflict((oc) => oc.columns(['schedule_id', 'platform', 'operation', 'target']).doUpdateSet({ target: c.job.normalized_target }))
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  const unique = [...new Set(hashes.flat())];
+  const { rows } =
+    unique.length === 0
+      ? { rows: [] as Array<{ item_hash: string }> }
+      : await sql<{ item_hash: string }>`
+          insert into delivered_items (set_id, item_hash)
+          select ${set.id}, h from unnest(${unique}::bigint[]) as h
+          on conflict do nothing
+          returning item_hash::text
+        `.execute(tx);
+  const claimed = new Set(rows.map((r) => r.item_hash));
+  const kept = pages.map((p, k) =>
+    p.items.filter((_, i) => {
+      const hash = hashes[k]![i]!;
+      if (!claimed.has(hash)) return false;
+      claimed.delete(hash); // an item repeated within the job is delivered once
+      return true;
+    }),
+  );
+  const savedPages = kept.slice(0, saved.length).map((items, k) => ({ page_no: saved[k]!.page_no, item_count: items.length, items }));
+  if (savedPages.length > 0) {
+    await sql`
+      update job_result_pages p set items = v.items, item_count = v.item_count
+      from ${jsonRows(savedPages, 'page_no int, item_count int, items jsonb')} as v
+      where p.job_id = ${c.job.id} and p.page_no = v.page_no
+    `.execute(tx);
+  }
+  const total = kept.reduce((n, items) => n + items.length, 0);
+  const delivered: Delivered = {
+    total,
+    primary: total,
+    bundled: 0,
+    finalPage: final ? { pageNo: final.pageNo, items: kept[kept.length - 1]! } : null,
+  };
+  const [done] = await completeInTransaction(tx, now, [{ ...c, delivered }]);
+  return done === true;
+}
+
+/** An item's identity as a signed 64-bit hash (decimal text): its ID, or its content when it has none. */
+function identityHash(item: Item): string {
+  const id = (item as { id?: unknown }).id;
+  const identity = typeof id === 'string' || typeof id === 'number' ? `id:${id}` : `content:${canonicalJson(item)}`;
+  return BigInt.asIntN(64, createHash('sha256').update(identity).digest().readBigUInt64BE(0)).toString();
 }
 
 /**

@@ -18,6 +18,7 @@ export interface ScheduleInput {
   timezone: string;
   starts_at: string;
   overlap_policy?: 'skip';
+  delivery?: 'all' | 'new_only';
 }
 
 /** A checked schedule: the recipe every occurrence dispatches, and its recurrence. */
@@ -36,6 +37,8 @@ export interface ScheduleDefinition {
   /** starts_at exactly as the caller wrote it, echoed with its offset. */
   startsAtText: string;
   overlapPolicy: 'skip';
+  /** new_only: each occurrence delivers (and bills) only items no earlier one delivered. */
+  delivery: 'all' | 'new_only';
   /** First automatic occurrence. */
   nextRunAt: Date;
 }
@@ -55,6 +58,7 @@ export function definitionColumns(def: ScheduleDefinition) {
     starts_at_text: def.startsAtText,
     next_run_at: def.nextRunAt,
     overlap_policy: def.overlapPolicy,
+    delivery: def.delivery,
   };
 }
 
@@ -83,12 +87,7 @@ export function recurrenceOf(schedule: Pick<ScheduleRow, 'frequency' | 'timezone
  * them (unsupported_operation, invalid_target, limit rules). Nothing is reserved.
  */
 export function checkScheduleInput(input: ScheduleInput, workspace: WorkspaceRow, gate: OperationGate, now: Date): ScheduleDefinition {
-  if (!isValidTimeZone(input.timezone)) {
-    throw new RequestValidationError([
-      { loc: ['body', 'timezone'], msg: 'Input should be a valid IANA time zone name', type: 'value_error', input: input.timezone },
-    ]);
-  }
-  const startsAt = parseStartsAt(input.starts_at);
+  const { startsAt, nextRunAt } = checkRecurrence(input, now);
   if (input.targets.length < 1 || input.targets.length > 100) {
     throw new RequestValidationError([
       {
@@ -105,15 +104,15 @@ export function checkScheduleInput(input: ScheduleInput, workspace: WorkspaceRow
     workspace,
     gate,
   );
-  const rule: Recurrence = { frequency: input.frequency, timezone: input.timezone, startsAt };
-  const nextRunAt = firstRunAt(rule, now);
-  if (nextRunAt === null) {
+  const delivery = input.delivery ?? 'all';
+  // Only what is new is a question for lists; a single-result operation has nothing to filter.
+  if (delivery === 'new_only' && recipe.spec.max_results <= 1) {
     throw new RequestValidationError([
       {
-        loc: ['body', 'starts_at'],
-        msg: 'A once schedule must start in the future',
+        loc: ['body', 'delivery'],
+        msg: `new_only applies to list operations; ${recipe.platform} ${recipe.operation} returns a single result`,
         type: 'value_error',
-        input: input.starts_at,
+        input: delivery,
       },
     ]);
   }
@@ -129,8 +128,52 @@ export function checkScheduleInput(input: ScheduleInput, workspace: WorkspaceRow
     startsAt,
     startsAtText: input.starts_at,
     overlapPolicy: input.overlap_policy ?? 'skip',
+    delivery,
     nextRunAt,
   };
+}
+
+export interface RecurrenceInput {
+  frequency: Frequency;
+  timezone: string;
+  starts_at: string;
+}
+
+/**
+ * Checks a recurrence as a schedule body gives it: a real IANA zone, a starts_at with an offset
+ * (422 validation errors otherwise), and at least one occurrence to come (a once schedule no
+ * older than the catch-up window). Returns the rule and its first automatic occurrence.
+ */
+export function checkRecurrence(input: RecurrenceInput, now: Date): { rule: Recurrence; startsAt: Date; nextRunAt: Date } {
+  if (!isValidTimeZone(input.timezone)) {
+    throw new RequestValidationError([
+      { loc: ['body', 'timezone'], msg: 'Input should be a valid IANA time zone name', type: 'value_error', input: input.timezone },
+    ]);
+  }
+  const startsAt = parseStartsAt(input.starts_at);
+  const rule: Recurrence = { frequency: input.frequency, timezone: input.timezone, startsAt };
+  const nextRunAt = firstRunAt(rule, now);
+  if (nextRunAt === null) {
+    throw new RequestValidationError([
+      { loc: ['body', 'starts_at'], msg: 'A once schedule must start in the future', type: 'value_error', input: input.starts_at },
+    ]);
+  }
+  return { rule, startsAt, nextRunAt };
+}
+
+/**
+ * The occurrences the scheduler will dispatch, from now on, at most `count`: the first
+ * automatic occurrence (firstRunAt), then each next one (nextOccurrence), the same functions the
+ * scheduler advances a schedule with.
+ */
+export function upcomingRuns(rule: Recurrence, now: Date, count: number): Date[] {
+  const runs: Date[] = [];
+  let next = firstRunAt(rule, now);
+  while (next !== null && runs.length < count) {
+    runs.push(next);
+    next = rule.frequency === 'once' ? null : nextOccurrence(rule, next);
+  }
+  return runs;
 }
 
 /**

@@ -36,6 +36,7 @@ export function renderSchedule(schedule: ScheduleRow, runs: ScheduleRunRow[]): S
     last_run_at: iso(schedule.last_run_at),
     status: schedule.status,
     overlap_policy: schedule.overlap_policy as ScheduleResponse['overlap_policy'],
+    delivery: schedule.delivery,
     created_at: schedule.created_at.toISOString(),
     updated_at: schedule.updated_at.toISOString(),
     runs: runs.map(renderScheduleRun),

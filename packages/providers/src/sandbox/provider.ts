@@ -88,6 +88,18 @@ function plan(request: ExtractionRequest, options: Required<Omit<SandboxProvider
       item: (index) => (index === 0 ? stream.item(0) : posts.item(index - 1)),
     };
   }
+  if (tokens.rolling > 0) {
+    // A feed that gains `rolling` items a second: position 0 is the newest item, whose sequence
+    // number (its ID) is the number of items the feed has gained since the epoch.
+    const head = Math.floor((Date.now() / 1000) * tokens.rolling);
+    return {
+      total: tokens.empty ? 0 : available(limit),
+      pageSize,
+      bundle: false,
+      // Ages come from the position (newest first); the ID is the item's sequence number.
+      item: (index) => ({ ...stream.item(index), id: String(head - index) }) as Item,
+    };
+  }
   return {
     total: tokens.empty ? 0 : available(limit),
     pageSize,

@@ -15,6 +15,11 @@ export interface SandboxTokens {
   empty: boolean;
   /** `sandbox_count_N`: the target has N results (min(N, limit) are delivered); null when absent. */
   count: number | null;
+  /**
+   * `sandbox_rolling_N`: the target's items form a feed that gains N new items every second,
+   * newest first, with IDs increasing with time; 0 when absent.
+   */
+  rolling: number;
 }
 
 function numberAfter(target: string, token: string): number | null {
@@ -33,5 +38,6 @@ export function parseSandboxTokens(target: string): SandboxTokens {
     slowMs: numberAfter(target, 'sandbox_slow') ?? 0,
     empty: lower.includes('sandbox_empty'),
     count: numberAfter(target, 'sandbox_count'),
+    rolling: numberAfter(target, 'sandbox_rolling') ?? 0,
   };
 }

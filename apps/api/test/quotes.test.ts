@@ -8,7 +8,7 @@ import { countWorkspaceRows, startTestStack, type TestStack, waitForJob } from '
  */
 let stack: TestStack;
 beforeAll(async () => {
-  stack = await startTestStack({ withWorker: true });
+  stack = await startTestStack({ withWorker: true, workerConcurrency: 16 });
 });
 afterAll(async () => {
   await stack.close();
@@ -139,6 +139,9 @@ describe('POST /v1/quotes', () => {
             expect([402, 429]).toContain(created.status);
             expect(after).toBe(before);
           }
+          // Slow work of this run must not hold the worker's slots for the next runs.
+          const active = await stack.runtime.db.selectFrom('jobs').select('id').where('workspace_id', '=', ws.workspaceId).where('status', 'in', ['queued', 'running']).execute();
+          await Promise.all(active.map((job) => stack.api.post(`/v1/jobs/${job.id}/cancel`, { headers: ws.auth })));
         },
       ),
       { numRuns: 40 },

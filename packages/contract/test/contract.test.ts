@@ -1,9 +1,8 @@
 import { OPERATION_NAMES } from '@sdx/catalog';
 import { existsSync } from 'node:fs';
+import { ResponseContractError, createResponseValidator } from '@sdx/testing/src/response-validator';
 import {
   OPENAPI_PATH,
-  ResponseContractError,
-  createResponseValidator,
   loadOpenApiDocument,
   type AccountResponse,
   type BatchResponse,

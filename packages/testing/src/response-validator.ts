@@ -1,7 +1,7 @@
 import Ajv, { type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormats from 'ajv-formats';
 import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
-import { loadOpenApiDocument, type OpenApiDocument } from './document';
+import { loadOpenApiDocument, type OpenApiDocument } from '@sdx/contract';
 
 /**
  * Validates responses against openapi.yaml: the path and method must be documented, the status

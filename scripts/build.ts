@@ -2,6 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
+import { DEV_ONLY_IMPORTS } from './check-deps';
 
 /**
  * `npm run build`: compiles each process of the service into one file of dist/ that plain
@@ -26,10 +27,6 @@ export const ENTRIES: Record<string, string> = {
   migrate: 'packages/db/src/cli.ts',
 };
 
-/** Imports allowed from devDependencies: loaded lazily, never in production. */
-const DEV_ONLY_IMPORTS: Record<string, string> = {
-  'pino-pretty': 'packages/config loads it only for a terminal outside production',
-};
 
 const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 

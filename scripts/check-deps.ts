@@ -11,6 +11,11 @@ import ts from 'typescript';
  * more strictly by `npm run build` (runtime imports against "dependencies" only).
  */
 const ROOT = path.resolve(__dirname, '..');
+
+/** Imports of src/ allowed from devDependencies: loaded lazily, never in production. */
+export const DEV_ONLY_IMPORTS: Record<string, string> = {
+  'pino-pretty': 'packages/config loads it only for a terminal outside production',
+};
 const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
 interface Manifest {
@@ -92,7 +97,7 @@ export function undeclared(): string[] {
         for (const ref of importsOf(file)) {
           const name = packageOf(ref.specifier);
           if (name === pkg.name || runtime.has(name)) continue;
-          if (dev.has(name) && (isTest || ref.typeOnly)) continue;
+          if (dev.has(name) && (isTest || ref.typeOnly || DEV_ONLY_IMPORTS[name])) continue;
           const where = dev.has(name) ? '"dependencies" (it is only in devDependencies)' : isTest ? '"devDependencies"' : '"dependencies"';
           problems.push(`${rel}: ${ref.specifier} is not declared; add ${name} to ${where} of ${dir}/package.json`);
         }

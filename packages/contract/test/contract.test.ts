@@ -269,7 +269,7 @@ describe('openapi.yaml', () => {
         'listPlatforms', 'getAccount', 'getCurrentUsage', 'extract', 'createJob', 'listJobs', 'getJob', 'cancelJob',
         'exportJob', 'createBatch', 'listBatches', 'getBatch', 'cancelBatch', 'exportBatch', 'createSchedule',
         'listSchedules', 'getSchedule', 'updateSchedule', 'deleteSchedule', 'pauseSchedule', 'resumeSchedule',
-        'runSchedule', 'healthz', 'readyz',
+        'runSchedule', 'healthz', 'readyz', 'getMetrics',
       ].sort(),
     );
   });
@@ -287,7 +287,7 @@ describe('openapi.yaml', () => {
       while (node && node.$ref) node = node.$ref.slice(2).split('/').reduce((n: any, k: string) => n[k], document);
       return node;
     };
-    const publicOperations = ['healthz', 'readyz', 'listPlatforms'];
+    const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms'];
     for (const item of Object.values(document.paths) as Record<string, any>[]) {
       for (const operation of Object.values(item)) {
         const authenticated = !publicOperations.includes(operation.operationId);

@@ -2,7 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
-import { DEV_ONLY_IMPORTS } from './check-deps';
+import { DEV_ONLY_IMPORTS, TEST_ONLY_PACKAGES } from './check-deps';
 
 /**
  * `npm run build`: compiles each process of the service into one file of dist/ that plain
@@ -68,6 +68,7 @@ export function undeclaredImports(metafile: Metafile): string[] {
   const problems = new Set<string>();
   for (const [file, input] of Object.entries(metafile.inputs)) {
     const workspace = workspaceOf(file);
+    if (workspace && TEST_ONLY_PACKAGES.has(manifest(workspace).name)) problems.add(`${file} is test-only code in a built process`);
     for (const imported of input.imports) {
       if (!imported.external || builtins.has(imported.path)) continue;
       const name = packageOf(imported.path);

@@ -6,11 +6,18 @@ import ts from 'typescript';
 /**
  * `npm run -s check:deps`: each workspace package declares what its code imports. An import in
  * src/ must be in the package's "dependencies" or, when it is type-only, in "devDependencies";
- * an import in test/ may be in either. bench/ and scripts/ use the repository's tools, declared
+ * an import in test/, or in a test-only package, may be in either. bench/ and scripts/ use the repository's tools, declared
  * by the root or by any workspace package. What the built processes actually load is checked
  * more strictly by `npm run build` (runtime imports against "dependencies" only).
  */
 const ROOT = path.resolve(__dirname, '..');
+
+/**
+ * Packages only tests load. Their own packages are devDependencies, so a production install
+ * (`npm ci --omit=dev`, which installs every workspace's dependencies) leaves them out; no other
+ * package may list them in "dependencies", and no built process may contain them.
+ */
+export const TEST_ONLY_PACKAGES = new Set(['@sdx/testing', '@sdx/fake-upstream']);
 
 /** Imports of src/ allowed from devDependencies: loaded lazily, never in production. */
 export const DEV_ONLY_IMPORTS: Record<string, string> = {
@@ -89,15 +96,20 @@ export function undeclared(): string[] {
     const pkg = read(path.join(ROOT, dir, 'package.json'));
     everywhere.add(pkg.name);
     for (const name of Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })) everywhere.add(name);
+    const testOnly = TEST_ONLY_PACKAGES.has(pkg.name);
     const runtime = new Set(Object.keys(pkg.dependencies ?? {}));
     const dev = new Set(Object.keys(pkg.devDependencies ?? {}));
+    if (testOnly && runtime.size > 0) problems.push(`${dir}/package.json: a test-only package lists its packages in "devDependencies" only`);
+    for (const name of runtime) {
+      if (TEST_ONLY_PACKAGES.has(name)) problems.push(`${dir}/package.json: ${name} is test-only; list it in "devDependencies"`);
+    }
     for (const [sub, isTest] of [['src', false], ['test', true]] as const) {
       for (const file of tsFiles(path.join(ROOT, dir, sub))) {
         const rel = path.relative(ROOT, file);
         for (const ref of importsOf(file)) {
           const name = packageOf(ref.specifier);
           if (name === pkg.name || runtime.has(name)) continue;
-          if (dev.has(name) && (isTest || ref.typeOnly || DEV_ONLY_IMPORTS[name])) continue;
+          if (dev.has(name) && (isTest || testOnly || ref.typeOnly || DEV_ONLY_IMPORTS[name])) continue;
           const where = dev.has(name) ? '"dependencies" (it is only in devDependencies)' : isTest ? '"devDependencies"' : '"dependencies"';
           problems.push(`${rel}: ${ref.specifier} is not declared; add ${name} to ${where} of ${dir}/package.json`);
         }

@@ -85,10 +85,9 @@ export function undeclaredImports(metafile: Metafile): string[] {
   return [...problems].sort();
 }
 
-async function main(): Promise<void> {
-  const outdir = path.join(ROOT, 'dist');
+/** Builds every process of ENTRIES into `outdir` (emptied first) and checks its imports. */
+export async function buildProcesses(outdir: string): Promise<{ outputs: Array<[string, number]>; problems: string[] }> {
   rmSync(outdir, { recursive: true, force: true });
-  const started = performance.now();
   const result = await build({
     absWorkingDir: ROOT,
     entryPoints: ENTRIES,
@@ -102,13 +101,20 @@ async function main(): Promise<void> {
     logLevel: 'warning',
     plugins: [externalPackages],
   });
-  const problems = undeclaredImports(result.metafile);
+  const outputs = Object.entries(result.metafile.outputs)
+    .filter(([file]) => file.endsWith('.js'))
+    .map(([file, output]): [string, number] => [file, output.bytes]);
+  return { outputs, problems: undeclaredImports(result.metafile) };
+}
+
+async function main(): Promise<void> {
+  const started = performance.now();
+  const { outputs, problems } = await buildProcesses(path.join(ROOT, 'dist'));
   if (problems.length > 0) {
     console.error(`undeclared runtime dependencies:\n  ${problems.join('\n  ')}`);
     process.exit(1);
   }
-  const outputs = Object.entries(result.metafile.outputs).filter(([file]) => file.endsWith('.js'));
-  for (const [file, output] of outputs) console.log(`${file}  ${(output.bytes / 1024).toFixed(0)} KiB`);
+  for (const [file, bytes] of outputs) console.log(`${file}  ${(bytes / 1024).toFixed(0)} KiB`);
   console.log(`built in ${Math.round(performance.now() - started)} ms`);
 }
 

@@ -3,8 +3,10 @@ import * as OpenApiValidator from 'express-openapi-validator';
 import { OPENAPI_PATH } from '@sdx/contract';
 import type { ApiDeps } from './deps';
 import { accessLog } from './middleware/access-log';
+import { adminQueues } from './middleware/admin';
 import { authenticate, recordKeyUse } from './middleware/auth';
 import { methodNotAllowed, notFound, renderErrors } from './middleware/errors';
+import { httpMetrics } from './middleware/metrics';
 import { rateLimit } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
 import { cancelJob } from './routes/cancelJob';
@@ -13,6 +15,7 @@ import { extract } from './routes/extract';
 import { getAccount } from './routes/getAccount';
 import { getCurrentUsage } from './routes/getCurrentUsage';
 import { getJob } from './routes/getJob';
+import { getMetrics } from './routes/getMetrics';
 import { healthz, readyz } from './routes/health';
 import { listJobs } from './routes/listJobs';
 import { listPlatforms } from './routes/listPlatforms';
@@ -32,6 +35,7 @@ export interface RouteDef {
 export const ROUTES: RouteDef[] = [
   { method: 'get', path: '/healthz', public: true, handler: healthz },
   { method: 'get', path: '/readyz', public: true, handler: readyz },
+  { method: 'get', path: '/metrics', public: true, handler: getMetrics },
   { method: 'get', path: '/v1/platforms', public: true, handler: listPlatforms },
   { method: 'get', path: '/v1/account', handler: getAccount },
   { method: 'get', path: '/v1/usage/current', handler: getCurrentUsage },
@@ -54,8 +58,9 @@ const headAsGet: RequestHandler = (req, _res, next) => {
 };
 
 /**
- * The API: request ID → access log → route match → authentication (tenant resolved once) →
- * rate limit → request validation against openapi.yaml → route → one error renderer.
+ * The API: request ID → metrics → access log → route match → authentication (tenant resolved
+ * once) → rate limit → request validation against openapi.yaml → route → one error renderer.
+ * With ADMIN_TOKEN set, Bull Board answers at /admin/queues behind that token.
  */
 export function createApp(deps: ApiDeps): Express {
   const app = express();
@@ -63,9 +68,12 @@ export function createApp(deps: ApiDeps): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestId);
+  app.use(httpMetrics());
   app.use(accessLog(deps.services.log));
   app.use(headAsGet);
   app.use(express.json({ limit: '1mb', type: () => true }));
+  const adminToken = deps.services.config.adminToken;
+  if (adminToken) app.use(adminQueues(adminToken, deps.services.queues));
 
   const authenticated = [authenticate(deps.services), rateLimit(deps.limiter), recordKeyUse(deps.services)];
   const validator = OpenApiValidator.middleware({

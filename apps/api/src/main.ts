@@ -1,6 +1,7 @@
 import { createServer } from 'node:http';
 import { loadConfig } from '@sdx/config';
 import { migrateToLatest } from '@sdx/db';
+import { addQueueCountsSource, bullQueueCounts, collectProcessMetrics } from '@sdx/metrics';
 import { createRuntime, onShutdown } from '@sdx/runtime';
 import { createApp } from './app';
 import { RedisRateLimiter } from './middleware/rate-limit';
@@ -10,6 +11,9 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const runtime = createRuntime(config, { name: 'api', dbPoolSize: 20 });
   if (process.env.MIGRATE_ON_START === '1') await migrateToLatest(runtime.db);
+  collectProcessMetrics();
+  // sdx_queue_jobs comes from the API only: every replica reads the same queues.
+  addQueueCountsSource(bullQueueCounts([runtime.queues.jobs, runtime.queues.batchChildren]));
   const limiter = new RedisRateLimiter(runtime.redis, config.redisPrefix);
   const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis });
   const server = createServer(app);

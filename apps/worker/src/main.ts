@@ -1,4 +1,6 @@
+import { sql } from 'kysely';
 import { loadConfig } from '@sdx/config';
+import { collectProcessMetrics, startMetricsServer, type MetricsServer } from '@sdx/metrics';
 import { createRuntime, onShutdown } from '@sdx/runtime';
 import { startWorker } from './worker';
 
@@ -6,6 +8,16 @@ import { startWorker } from './worker';
 async function main(): Promise<void> {
   const config = loadConfig();
   const runtime = createRuntime(config, { name: 'worker' });
+  collectProcessMetrics();
+  // METRICS_PORT: /metrics, /healthz and /readyz for Prometheus and the orchestrator's probes.
+  let metrics: MetricsServer | undefined;
+  if (config.metricsPort) {
+    metrics = await startMetricsServer({
+      port: config.metricsPort,
+      checks: { postgres: () => sql`select 1`.execute(runtime.db), redis: () => runtime.redis.ping() },
+    });
+    runtime.log.info({ port: metrics.port }, 'metrics listening');
+  }
   const worker = startWorker({
     services: runtime.services,
     providers: runtime.registry,
@@ -17,8 +29,10 @@ async function main(): Promise<void> {
   // Attempts still running after the grace period are abandoned; their heartbeat stops and the
   // reconciler hands them to another worker.
   onShutdown(runtime.log, 'worker', async () => {
+    metrics?.drain();
     await worker.close();
     await runtime.close();
+    await metrics?.close();
   });
 }
 

@@ -12,6 +12,8 @@ export interface AppConfig {
   /** Prefix for BullMQ queues and other Redis keys, so several deployments or test files can share a Redis. */
   redisPrefix: string;
   logLevel: string;
+  /** `pretty` (colored lines, for a terminal) or `json` (one object per line, for collectors). */
+  logFormat: LogFormat;
   schedulerTickMs: number;
   /** How often the scheduler deletes expired idempotency records; 0 turns the purge off. */
   idempotencyPurgeIntervalMs: number;
@@ -27,6 +29,23 @@ export interface AppConfig {
   reconcileIntervalMs: number;
   /** Seed a demo workspace on first start against an empty database (never in production). */
   seedDemo: boolean;
+  /** Port of the worker's and scheduler's /metrics, /healthz and /readyz; undefined serves none. */
+  metricsPort: number | undefined;
+  /** Token of the operators' pages (Bull Board at /admin/queues); undefined turns them off. */
+  adminToken: string | undefined;
+}
+
+export type LogFormat = 'json' | 'pretty';
+
+/**
+ * LOG_FORMAT when set; otherwise pretty for a terminal outside production, JSON for everything
+ * else (a container, a pipe, a file, any production process).
+ */
+export function logFormatFor(env: NodeJS.ProcessEnv, tty: boolean): LogFormat {
+  const raw = env.LOG_FORMAT?.trim().toLowerCase();
+  if (raw === 'json' || raw === 'pretty') return raw;
+  if (raw) throw new Error(`LOG_FORMAT must be json or pretty, got "${env.LOG_FORMAT}"`);
+  return tty && (env.NODE_ENV ?? 'development') !== 'production' ? 'pretty' : 'json';
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -42,7 +61,7 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/social_data';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/0';
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = Boolean(process.stdout.isTTY)): AppConfig {
   const nodeEnv = env.NODE_ENV ?? 'development';
   return {
     nodeEnv,
@@ -51,6 +70,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     redisUrl: env.REDIS_URL || DEFAULT_REDIS_URL,
     redisPrefix: env.REDIS_PREFIX || 'sdx',
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
+    logFormat: logFormatFor(env, tty),
     schedulerTickMs: int(env, 'SCHEDULER_TICK_MS', 1000, 10),
     idempotencyPurgeIntervalMs: int(env, 'IDEMPOTENCY_PURGE_INTERVAL_MS', 3_600_000),
     jobRetryBaseMs: int(env, 'JOB_RETRY_BASE_MS', 2000),
@@ -63,7 +83,46 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     heartbeatIntervalMs: int(env, 'HEARTBEAT_INTERVAL_MS', 1000, 10),
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 5000, 10),
     seedDemo: nodeEnv !== 'production' && env.SEED_DEMO !== '0',
+    metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1) : undefined,
+    adminToken: adminToken(env.ADMIN_TOKEN),
   };
+}
+
+/** An admin token shorter than this is refused: it guards every queue of every tenant. */
+export const ADMIN_TOKEN_MIN_LENGTH = 24;
+
+function adminToken(raw: string | undefined): string | undefined {
+  const token = raw?.trim();
+  if (!token) return undefined;
+  if (token.length < ADMIN_TOKEN_MIN_LENGTH) throw new Error(`ADMIN_TOKEN must be at least ${ADMIN_TOKEN_MIN_LENGTH} characters`);
+  return token;
+}
+
+/**
+ * The PROVIDER_MODE the provider selection sees. Outside production an unset mode lets the
+ * selection pick (the sandbox when no upstream credentials are set). In production the sandbox
+ * is never picked by default: an unset mode means `live`, and the sandbox runs only where
+ * PROVIDER_MODE names it.
+ */
+export function resolveProviderMode(nodeEnv: string, raw: string | undefined): string | undefined {
+  const mode = raw?.trim();
+  if (mode) return mode;
+  return nodeEnv === 'production' ? 'live' : undefined;
+}
+
+/**
+ * The warning a production process logs when the sandbox serves any platform, or undefined.
+ * `platforms` maps each platform to what serves it (live, sandbox or off).
+ */
+export function sandboxWarning(nodeEnv: string, platforms: Record<string, string>): string | undefined {
+  if (nodeEnv !== 'production') return undefined;
+  const sandboxed = Object.keys(platforms).filter((platform) => platforms[platform] === 'sandbox');
+  if (sandboxed.length === 0) return undefined;
+  return (
+    `SANDBOX IN PRODUCTION: PROVIDER_MODE makes the sandbox serve ${sandboxed.join(', ')}. ` +
+    'Every result of these platforms is synthetic data, billed as real. Set PROVIDER_MODE=live ' +
+    '(or name each platform live or off) unless this deployment is a demo.'
+  );
 }
 
 /** Paths that can carry secrets; pino replaces them with [Redacted]. */
@@ -85,14 +144,39 @@ export const REDACT_PATHS = [
   '*.access_token',
 ];
 
-export function createLogger(config: Pick<AppConfig, 'logLevel'>, options: LoggerOptions = {}, destination?: pino.DestinationStream): Logger {
+type PrettyFactory = (options: Record<string, unknown>) => pino.DestinationStream;
+
+/** pino-pretty, a development dependency: absent from a production install, where logs are JSON. */
+function loadPretty(): PrettyFactory | undefined {
+  try {
+    return require('pino-pretty') as PrettyFactory;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The process logger. Secrets at REDACT_PATHS are replaced before a line is formatted, in both
+ * formats. Without `logFormat`, lines to a given destination are JSON, and lines to stdout take
+ * what logFormatFor says for this process's environment.
+ */
+export function createLogger(
+  config: Pick<AppConfig, 'logLevel'> & Partial<Pick<AppConfig, 'logFormat'>>,
+  options: LoggerOptions = {},
+  destination?: pino.DestinationStream,
+): Logger {
+  const format = config.logFormat ?? (destination ? 'json' : logFormatFor(process.env, Boolean(process.stdout.isTTY)));
+  const pretty = format === 'pretty' ? loadPretty() : undefined;
+  const stream = pretty
+    ? pretty({ colorize: destination === undefined, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true, ...(destination ? { destination } : {}) })
+    : destination;
   return pino(
     {
       level: config.logLevel,
       redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
       ...options,
     },
-    destination,
+    stream,
   );
 }
 

@@ -69,5 +69,3 @@ export type OperationId = keyof operations;
 
 export { OPENAPI_PATH, loadOpenApiDocument } from './document';
 export type { OpenApiDocument } from './document';
-export { createResponseValidator, ResponseContractError } from './response-validator';
-export type { ResponseValidator, MatchedOperation } from './response-validator';

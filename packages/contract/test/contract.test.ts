@@ -1,9 +1,8 @@
 import { OPERATION_NAMES } from '@sdx/catalog';
 import { existsSync } from 'node:fs';
+import { ResponseContractError, createResponseValidator } from '@sdx/testing';
 import {
   OPENAPI_PATH,
-  ResponseContractError,
-  createResponseValidator,
   loadOpenApiDocument,
   type AccountResponse,
   type BatchResponse,
@@ -271,7 +270,7 @@ describe('openapi.yaml', () => {
         'listPlatforms', 'getAccount', 'getCurrentUsage', 'extract', 'createJob', 'listJobs', 'getJob', 'cancelJob',
         'exportJob', 'createBatch', 'listBatches', 'getBatch', 'cancelBatch', 'exportBatch', 'createSchedule',
         'listSchedules', 'getSchedule', 'updateSchedule', 'deleteSchedule', 'pauseSchedule', 'resumeSchedule',
-        'runSchedule', 'healthz', 'readyz', 'createQuote', 'getDailyUsage', 'previewSchedule',
+        'runSchedule', 'healthz', 'readyz', 'createQuote', 'getDailyUsage', 'previewSchedule', 'getMetrics',
       ].sort(),
     );
   });
@@ -289,7 +288,7 @@ describe('openapi.yaml', () => {
       while (node && node.$ref) node = node.$ref.slice(2).split('/').reduce((n: any, k: string) => n[k], document);
       return node;
     };
-    const publicOperations = ['healthz', 'readyz', 'listPlatforms'];
+    const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms'];
     for (const item of Object.values(document.paths) as Record<string, any>[]) {
       for (const operation of Object.values(item)) {
         const authenticated = !publicOperations.includes(operation.operationId);

@@ -1,5 +1,5 @@
 import type IORedis from 'ioredis';
-import { type AppConfig, createLogger, type Logger } from '@sdx/config';
+import { type AppConfig, createLogger, type Logger, resolveProviderMode, sandboxWarning } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
 import { admitGroup, type Batchers, claimJobs, type Clock, completeJobs, GroupCommit, lookupKeys, REQUEST_PATH_BOUNDS, type Services, systemClock } from '@sdx/domain';
 import { createProviderRegistry, createSandboxProvider, type Provider, type ProviderRegistry, selectProviders } from '@sdx/providers';
@@ -30,9 +30,16 @@ export interface RuntimeOptions {
   dbPoolSize?: number;
 }
 
-/** The sandbox unless upstream credentials (or PROVIDER_MODE) select live adapters; see docs/providers.md. */
+/**
+ * The sandbox unless upstream credentials (or PROVIDER_MODE) select live adapters; see
+ * docs/providers.md. In production the sandbox runs only where PROVIDER_MODE names it, with a
+ * loud warning (resolveProviderMode, sandboxWarning).
+ */
 export function chooseProviders(config: AppConfig, log: Logger, env: NodeJS.ProcessEnv = process.env): Provider[] {
-  const selection = selectProviders(env, { sandbox: createSandboxProvider({ latencyMs: config.sandboxLatencyMs }) });
+  const mode = resolveProviderMode(config.nodeEnv, env.PROVIDER_MODE);
+  const selection = selectProviders({ ...env, PROVIDER_MODE: mode }, { sandbox: createSandboxProvider({ latencyMs: config.sandboxLatencyMs }) });
+  const loud = sandboxWarning(config.nodeEnv, selection.platforms);
+  if (loud) log.warn({ provider_mode: mode, platforms: selection.platforms }, loud);
   for (const warning of selection.warnings) log.warn(warning);
   log.info({ mode: selection.mode, platforms: selection.platforms }, 'providers selected');
   return selection.providers;

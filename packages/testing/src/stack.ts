@@ -7,11 +7,11 @@ import { createApp, RedisRateLimiter, type RateLimiter } from '@sdx/app-api';
 import { startWorker, type RunningWorker } from '@sdx/app-worker';
 import { type AppConfig, loadConfig } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
-import { createResponseValidator } from '@sdx/contract';
 import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, planReservation, systemClock } from '@sdx/domain';
 import type { Provider } from '@sdx/providers';
 import { createRuntime, type Runtime } from '@sdx/runtime';
 import { writeReservations } from '@sdx/domain';
+import { createResponseValidator } from './response-validator';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
 
 /**

@@ -3,13 +3,13 @@ import type { Logger } from 'pino';
 import type { Tenant } from '@sdx/domain';
 
 /**
- * One line per request at info level, written when the response is finished (or the client
+ * One line per request at info level (but /healthz and /metrics), written when the response is finished (or the client
  * went away first). The request's headers go through the logger's redaction, so a key never
  * reaches the log. Nothing is computed when info is off, and no logger is made per request.
  */
 export function accessLog(log: Logger): RequestHandler {
   return (req, res, next) => {
-    if (req.url === '/healthz' || !log.isLevelEnabled('info')) {
+    if (req.url === '/healthz' || req.url === '/metrics' || !log.isLevelEnabled('info')) {
       next();
       return;
     }

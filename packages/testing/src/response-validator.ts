@@ -3,7 +3,7 @@ import type { ErrorObject } from 'ajv';
 import { dereferenceSync } from 'dereference-json-schema';
 import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 import { type Document, OpenAPIRouter, OpenAPIValidator, type Operation } from 'openapi-backend';
-import { loadOpenApiDocument, type OpenApiDocument } from './document';
+import { loadOpenApiDocument, type OpenApiDocument } from '@sdx/contract';
 
 /**
  * Validates responses against openapi.yaml with openapi-backend: its router finds the

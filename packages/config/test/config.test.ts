@@ -1,0 +1,95 @@
+import { Writable } from 'node:stream';
+import { createLogger, loadConfig, logFormatFor, resolveProviderMode, sandboxWarning } from '../src';
+
+function sink(): { stream: Writable; text: () => string } {
+  const chunks: string[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      chunks.push(String(chunk));
+      done();
+    },
+  });
+  return { stream, text: () => chunks.join('') };
+}
+
+describe('log format', () => {
+  it('is pretty on a terminal outside production and JSON everywhere else', () => {
+    expect(logFormatFor({}, true)).toBe('pretty');
+    expect(logFormatFor({ NODE_ENV: 'development' }, true)).toBe('pretty');
+    expect(logFormatFor({ NODE_ENV: 'production' }, true)).toBe('json');
+    expect(logFormatFor({}, false)).toBe('json');
+    expect(logFormatFor({ NODE_ENV: 'production' }, false)).toBe('json');
+  });
+
+  it('follows LOG_FORMAT when set, and refuses an unknown one', () => {
+    expect(logFormatFor({ NODE_ENV: 'production', LOG_FORMAT: 'pretty' }, false)).toBe('pretty');
+    expect(logFormatFor({ LOG_FORMAT: 'JSON' }, true)).toBe('json');
+    expect(() => logFormatFor({ LOG_FORMAT: 'xml' }, true)).toThrow(/LOG_FORMAT/);
+    expect(loadConfig({ NODE_ENV: 'development' }, true).logFormat).toBe('pretty');
+    expect(loadConfig({ NODE_ENV: 'development' }, false).logFormat).toBe('json');
+  });
+
+  it('writes one JSON object per line in json, with secrets redacted', () => {
+    const out = sink();
+    const log = createLogger({ logLevel: 'info', logFormat: 'json' }, {}, out.stream);
+    log.info({ apiKey: 'sdx_live_json_secret', job: { token: 'tok_json_secret' } }, 'hello');
+    const line = JSON.parse(out.text().trim()) as Record<string, unknown>;
+    expect(line).toMatchObject({ msg: 'hello', level: 30, apiKey: '[Redacted]', job: { token: '[Redacted]' } });
+    expect(out.text()).not.toContain('secret');
+  });
+
+  it('writes readable lines in pretty, with secrets redacted before formatting', () => {
+    const out = sink();
+    const log = createLogger({ logLevel: 'info', logFormat: 'pretty' }, { name: 'api' }, out.stream);
+    log.info({ apiKey: 'sdx_live_pretty_secret', jobId: 'job_1' }, 'job admitted');
+    const text = out.text();
+    expect(() => JSON.parse(text)).toThrow();
+    expect(text).toMatch(/INFO.*\(api\): job admitted/);
+    expect(text).toContain('jobId: "job_1"');
+    expect(text).toContain('[Redacted]');
+    expect(text).not.toContain('pretty_secret');
+  });
+
+  it('writes JSON to a given destination unless told otherwise', () => {
+    const out = sink();
+    createLogger({ logLevel: 'info' }, {}, out.stream).info('plain');
+    expect(JSON.parse(out.text())).toMatchObject({ msg: 'plain' });
+  });
+});
+
+describe('provider mode', () => {
+  it('leaves the choice to the selection outside production, and means live in production', () => {
+    expect(resolveProviderMode('development', undefined)).toBeUndefined();
+    expect(resolveProviderMode('test', '  ')).toBeUndefined();
+    expect(resolveProviderMode('production', undefined)).toBe('live');
+    expect(resolveProviderMode('production', '')).toBe('live');
+    expect(resolveProviderMode('production', 'sandbox')).toBe('sandbox');
+    expect(resolveProviderMode('production', 'youtube=live')).toBe('youtube=live');
+  });
+
+  it('warns loudly in production for each platform the sandbox serves, and only there', () => {
+    const warning = sandboxWarning('production', { youtube: 'live', twitter: 'sandbox', tiktok: 'sandbox', facebook: 'off' });
+    expect(warning).toMatch(/^SANDBOX IN PRODUCTION/);
+    expect(warning).toContain('twitter, tiktok');
+    expect(warning).not.toContain('youtube');
+    expect(sandboxWarning('production', { youtube: 'live', twitter: 'off' })).toBeUndefined();
+    expect(sandboxWarning('development', { youtube: 'sandbox' })).toBeUndefined();
+  });
+});
+
+describe('operations settings', () => {
+  it('reads METRICS_PORT and ADMIN_TOKEN, both off when unset', () => {
+    const unset = loadConfig({});
+    expect(unset.metricsPort).toBeUndefined();
+    expect(unset.adminToken).toBeUndefined();
+    const set = loadConfig({ METRICS_PORT: '9464', ADMIN_TOKEN: '  an-admin-token-of-32-characters  ' });
+    expect(set.metricsPort).toBe(9464);
+    expect(set.adminToken).toBe('an-admin-token-of-32-characters');
+  });
+
+  it('refuses a malformed METRICS_PORT and a short ADMIN_TOKEN', () => {
+    expect(() => loadConfig({ METRICS_PORT: 'abc' })).toThrow(/METRICS_PORT/);
+    expect(() => loadConfig({ METRICS_PORT: '0' })).toThrow(/METRICS_PORT/);
+    expect(() => loadConfig({ ADMIN_TOKEN: 'short' })).toThrow(/ADMIN_TOKEN/);
+  });
+});

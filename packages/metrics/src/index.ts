@@ -1,0 +1,2 @@
+export * from './series';
+export * from './server';

@@ -30,8 +30,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     concurrency: options.concurrency,
     run: async (jobId, attempt, handOver) => {
       try {
-        const outcome = await runJobAttempt(services, providers, jobId, { onDelivered: handOver });
-        log.debug({ jobId, attempt, outcome }, 'attempt finished');
+        await runJobAttempt(services, providers, jobId, { onDelivered: handOver });
       } catch (err) {
         // The job stays running under its lease; when its heartbeat stops, the reconciler retries it.
         log.warn({ err, jobId, attempt }, 'attempt failed; the reconciler will retry it');

@@ -9,6 +9,7 @@ import * as m0005 from './migrations/20261123_0005_shared_queue_entry';
 import * as m0006 from './migrations/20261123_0006_drop_held_reservation_index';
 import * as m0007 from './migrations/20261124_0007_bundle_rates';
 import * as m0014 from './migrations/20261124_0014_new_only_delivery';
+import * as m0015 from './migrations/20261124_0015_job_request_id';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -20,6 +21,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261123_0006_drop_held_reservation_index': m0006,
   '20261124_0007_bundle_rates': m0007,
   '20261124_0014_new_only_delivery': m0014,
+  '20261124_0015_job_request_id': m0015,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -125,6 +125,8 @@ export interface JobsTable {
   lease_token: string | null;
   checkpoint_cursor: string | null;
   checkpoint_pages: Generated<number>;
+  /** The X-Request-ID of the request that admitted the job (a schedule run's ID for an occurrence). */
+  request_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** Dispatched by a new_only schedule: completion delivers and bills only items not delivered before. */
   new_only: Generated<boolean>;
   /** The shared queue entry of the job's first attempt (null: an entry of its own). */

@@ -68,4 +68,13 @@ describe('migrations', () => {
     expect(await migrateToLatest(db)).toEqual(from('20261124_0014_new_only_delivery'));
     expect(await tables()).toEqual(['delivered_items', 'delivery_sets']);
   });
+
+  it('records the request that admitted a job, and removes the column on the way down', async () => {
+    const column = async () => (await sql`select 1 from information_schema.columns where table_name = 'jobs' and column_name = 'request_id'`.execute(db)).rows.length;
+    expect(await column()).toBe(1);
+    await migrateDownThrough(db, '20261124_0015_job_request_id');
+    expect(await column()).toBe(0);
+    expect(await migrateToLatest(db)).toEqual(from('20261124_0015_job_request_id'));
+    expect(await column()).toBe(1);
+  });
 });

@@ -39,6 +39,7 @@ import {
   type Services,
   type Tenant,
 } from '@sdx/domain';
+import { observeDispatchLag } from '@sdx/metrics';
 import { latestOccurrenceAtOrBefore, nextOccurrence } from '@sdx/recurrence';
 
 export interface DispatchOptions {
@@ -292,6 +293,9 @@ async function dispatchAll(
   });
   const settled = items.flatMap(({ run }, i) => (outcomes[i] ? [{ run, outcome: outcomes[i]! }] : []));
   const recorded = new Map((await recordRunOutcomes(services.db, settled, services.clock.now())).map((r) => [r.id, r]));
+  for (const run of recorded.values()) {
+    if (run.trigger === 'scheduled' && run.dispatched_at) observeDispatchLag((run.dispatched_at.getTime() - run.scheduled_for.getTime()) / 1000);
+  }
   return items.map(({ run }) => recorded.get(run.id) ?? run);
 }
 

@@ -13,7 +13,7 @@ export const createBatch = ({ services }: ApiDeps): RequestHandler => async (req
     services,
     tenantOf(res),
     { platform: body.platform, operation: body.operation, targets: body.targets, limit: body.limit, include_posts: body.include_posts },
-    { endpoint: 'POST /v1/batches', idempotencyKey: req.get('idempotency-key') ?? null },
+    { endpoint: 'POST /v1/batches', idempotencyKey: req.get('idempotency-key') ?? null, requestId: res.locals.requestId as string },
   );
   const children = created.jobs.map((job) => ({ id: job.id, target: job.target, status: job.status }));
   res.status(202).json(renderBatch(created.batch, aggregateChildren(created.jobs), children, { idempotent_replay: created.idempotentReplay }));

@@ -9,6 +9,7 @@ export const createJob = ({ services }: ApiDeps): RequestHandler => async (req, 
   const created = await create(services, tenantOf(res), jobInput(req), {
     endpoint: 'POST /v1/jobs',
     idempotencyKey: req.get('idempotency-key') ?? null,
+    requestId: res.locals.requestId as string,
     skipCache: skipCache(req),
   });
   const result = created.job.status === 'completed' ? await loadResult(services.db, created.job) : null;

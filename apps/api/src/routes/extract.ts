@@ -16,6 +16,7 @@ export const extract = ({ services }: ApiDeps): RequestHandler => async (req, re
   const created = await createJob(services, tenantOf(res), jobInput(req), {
     endpoint: 'POST /v1/extract',
     idempotencyKey: req.get('idempotency-key') ?? null,
+    requestId: res.locals.requestId as string,
     skipCache: skipCache(req),
     maxSyncLimit: SYNC_LIMIT_MAX,
   });

@@ -1,4 +1,5 @@
 import { type BatchRow, type Db, type JobRow, type NewJob, sendTogether, type Tx } from '@sdx/db';
+import { recordJobsAdmitted } from '@sdx/metrics';
 import { type EnqueueRequest, planEntries, sharedEntry } from '@sdx/queue';
 import type { Services } from '../context';
 import { balanceAsOf, balanceLock, rollOver } from '../credits/credits';
@@ -67,6 +68,11 @@ export async function admitGroup(services: Services, items: Submission[]): Promi
     }
   }
   void enqueueAfterCommit(services, queueEntriesOf(results));
+  for (const r of results) {
+    if (r === NEXT_GROUP || r instanceof Error || r.idempotentReplay || (r.kind === 'job' && r.deduplicated)) continue;
+    const jobs = r.kind === 'job' ? [r.job] : r.jobs;
+    recordJobsAdmitted(jobs[0]!.platform, jobs[0]!.operation, jobs.length);
+  }
   return results;
 }
 

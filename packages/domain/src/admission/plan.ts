@@ -45,6 +45,8 @@ export interface Submission {
    * their request keys are the schedule's own (no other request reuses their filtered results).
    */
   newOnly: boolean;
+  /** The request that submitted it (X-Request-ID, or a schedule run's ID), recorded on its jobs. */
+  requestId: string | null;
 }
 
 /** What the submission's Idempotency-Key found, read before planning. */
@@ -132,7 +134,10 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
       if (twin !== undefined) return { kind: 'deduplicated', jobId: twin, job: null };
       if (found && (found.status === 'queued' || found.status === 'running')) return { kind: 'deduplicated', jobId: found.id, job: found };
       if (found && rules.useCache && !s.skipCache) {
-        return { kind: 'cached', row: cachedJobRow(workspace.id, now, found, s.targets[0]!, keys[0]!, s.jobIds[0]!, { maxAttempts: rules.maxAttempts, scheduleId: s.scheduleId }) };
+        return {
+          kind: 'cached',
+          row: cachedJobRow(workspace.id, now, found, s.targets[0]!, keys[0]!, s.jobIds[0]!, { maxAttempts: rules.maxAttempts, scheduleId: s.scheduleId, requestId: s.requestId }),
+        };
       }
     }
 
@@ -168,6 +173,7 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
           batchPosition: s.batchId === null ? null : index,
           scheduleId: s.scheduleId,
           newOnly: s.newOnly,
+          requestId: s.requestId,
         }),
       );
     });

@@ -59,6 +59,7 @@ export async function quote(services: Services, tenant: Tenant, input: QuoteInpu
     skipCache: options.skipCache ?? false,
     scheduleId: null,
     newOnly: false,
+    requestId: null,
   };
   const now = services.clock.now();
   const state = await readAdmissionState(services, services.db, [submission], [{ kind: 'none' }], now, 'peek');

@@ -16,6 +16,8 @@ export interface CreateBatchOptions {
   endpoint: string;
   /** Set when a schedule dispatches the batch. */
   scheduleId?: string | null;
+  /** The X-Request-ID of the request (a schedule run's ID for an occurrence), recorded on the jobs. */
+  requestId?: string | null;
   /** A new_only schedule's occurrence: each child delivers only items not delivered yet. */
   newOnly?: boolean;
 }
@@ -77,6 +79,7 @@ export async function createBatch(services: Services, tenant: Tenant, input: Cre
     skipCache: false,
     scheduleId: options.scheduleId ?? null,
     newOnly: options.newOnly ?? false,
+    requestId: options.requestId ?? null,
   });
   if (admitted.kind !== 'batch') throw new Error('a batch submission was answered with a job');
   return { batch: admitted.batch, jobs: admitted.jobs, idempotentReplay: admitted.idempotentReplay };

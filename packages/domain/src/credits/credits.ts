@@ -1,5 +1,6 @@
 import { type Insertable, type RawBuilder, sql } from 'kysely';
 import { type CreditBalanceRow, type CreditLedgerTable, type CreditReservationsTable, type Executor, jsonRows, type ReservationRow, type Tx, type WorkspaceRow } from '@sdx/db';
+import { recordCreditsSettled } from '@sdx/metrics';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { periodStartOf } from '../time';
@@ -457,6 +458,7 @@ export async function bookSettlements(tx: Tx, now: Date, settlements: readonly S
     };
   });
   await post(tx, now, 'settle', postings);
+  recordCreditsSettled([...charged.values()].reduce((sum, charge) => sum + charge, 0));
   return charged;
 }
 

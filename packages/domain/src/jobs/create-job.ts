@@ -17,6 +17,8 @@ export interface CreateJobOptions {
   /** Cache-Control: no-cache. */
   skipCache?: boolean;
   scheduleId?: string | null;
+  /** The X-Request-ID of the request (a schedule run's ID for an occurrence), recorded on the jobs. */
+  requestId?: string | null;
   /** A new_only schedule's occurrence: delivers only items the schedule has not delivered yet. */
   newOnly?: boolean;
   /** POST /v1/extract: the largest effective limit served synchronously. */
@@ -56,6 +58,7 @@ export async function createJob(services: Services, tenant: Tenant, input: Creat
     skipCache: options.skipCache ?? false,
     scheduleId: options.scheduleId ?? null,
     newOnly: options.newOnly ?? false,
+    requestId: options.requestId ?? null,
   });
   if (admitted.kind !== 'job') throw new Error('a job submission was answered with a batch');
   const { job, deduplicated, idempotentReplay } = admitted;

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import { findOperation, type Platform } from '@sdx/catalog';
 import type { JobRow } from '@sdx/db';
 import { type Item, type Provider, ProviderError } from '@sdx/providers';
+import { observeJobQueueWait, observeJobRun } from '@sdx/metrics';
 import type { Services } from '../context';
 import { type Delivered, failJob, heartbeat, type JobError, retryLater, saveProgress } from './state';
 
@@ -27,9 +28,21 @@ export interface AttemptOptions {
  * running at once in this process share their statements.
  */
 export async function runJobAttempt(services: Services, providers: ProviderLookup, jobId: string, options: AttemptOptions = {}): Promise<RunOutcome> {
-  const { db, config, log } = services;
   const job = await services.batch.claims.submit(jobId);
   if (!job) return 'skipped';
+  // Every line this attempt logs names the job and the request that admitted it.
+  const log = services.log.child({ jobId: job.id, requestId: job.request_id, attempt: job.attempts });
+  const attempt = { ...services, log };
+  const startedAt = performance.now();
+  if (job.attempts === 1 && job.started_at) observeJobQueueWait(job.platform, (job.started_at.getTime() - job.created_at.getTime()) / 1000);
+  const outcome = await runClaimed(attempt, providers, job, options);
+  observeJobRun(job.platform, (performance.now() - startedAt) / 1000);
+  log.debug({ outcome }, 'attempt finished');
+  return outcome;
+}
+
+async function runClaimed(services: Services, providers: ProviderLookup, job: JobRow, options: AttemptOptions): Promise<RunOutcome> {
+  const { db, config, log } = services;
   const lease = job.lease_token!;
   if (job.attempts > job.max_attempts) {
     await failJob(services, job.id, lease, { code: 'retries_exhausted', message: 'No attempts left.', retryable: false });
@@ -42,7 +55,7 @@ export async function runJobAttempt(services: Services, providers: ProviderLooku
       .then((owned) => {
         if (!owned) controller.abort(new Error('job no longer owned by this attempt'));
       })
-      .catch((err) => log.warn({ err, jobId: job.id }, 'heartbeat failed'));
+      .catch((err) => log.warn({ err }, 'heartbeat failed'));
   }, config.heartbeatIntervalMs);
   beat.unref();
 
@@ -150,7 +163,7 @@ export function retryDelayMs(baseMs: number, attempt: number, retryAfterMs: numb
 
 async function handleFailure(services: Services, job: JobRow, lease: string, error: unknown): Promise<RunOutcome> {
   const { error: jobError, retryable, retryAfterMs } = toJobError(error);
-  if (!(error instanceof ProviderError)) services.log.error({ err: error, jobId: job.id }, 'extraction attempt crashed');
+  if (!(error instanceof ProviderError)) services.log.error({ err: error }, 'extraction attempt crashed');
   if (!retryable) {
     await failJob(services, job.id, lease, jobError);
     return 'failed';

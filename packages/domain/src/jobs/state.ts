@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Executor, JobRow, NewJob, Tx } from '@sdx/db';
+import { recordJobFinished } from '@sdx/metrics';
 import type { EnqueueRequest } from '@sdx/queue';
 import type { Services } from '../context';
 import {
@@ -56,6 +57,7 @@ export interface QueueOptions {
   batchPosition?: number | null;
   scheduleId?: string | null;
   newOnly?: boolean;
+  requestId?: string | null;
 }
 
 /** The row of a newly admitted job, status queued, its maximum cost reserved and its rates recorded. */
@@ -88,6 +90,7 @@ export function queuedJobRow(
     progress_total: null,
     ...ratesOf(recipe),
     new_only: options.newOnly ?? false,
+    request_id: options.requestId ?? null,
     reserved_credits: recipe.maxCredits,
     created_at: now,
   };
@@ -101,12 +104,13 @@ export function cachedJobRow(
   target: { target: string; normalized: string },
   key: string,
   id: string,
-  options: { maxAttempts: number; scheduleId: string | null },
+  options: { maxAttempts: number; scheduleId: string | null; requestId: string | null },
 ): NewJob {
   return {
     id,
     workspace_id: workspaceId,
     schedule_id: options.scheduleId,
+    request_id: options.requestId,
     platform: fresh.platform,
     operation: fresh.operation,
     target: target.target,
@@ -345,6 +349,7 @@ export async function completeJobs(services: Services, items: readonly Completio
       if (!c.job.new_only) continue;
       try {
         results[i] = await retryDeadlocks(services, () => services.db.transaction().execute((tx) => completeNewOnly(tx, services.clock.now(), c)));
+        if (results[i] === true) recordJobFinished(c.job.platform, c.job.operation, 'completed');
       } catch (error) {
         results[i] = error instanceof Error ? error : new Error(String(error));
       }
@@ -370,8 +375,12 @@ export async function completeJobs(services: Services, items: readonly Completio
   }
 }
 
-function completeTogether(services: Services, items: readonly Completion[]): Promise<FlushResult<boolean>> {
-  return retryDeadlocks(services, () => services.db.transaction().execute((tx) => completeInTransaction(tx, services.clock.now(), items)));
+async function completeTogether(services: Services, items: readonly Completion[]): Promise<FlushResult<boolean>> {
+  const results = await retryDeadlocks(services, () => services.db.transaction().execute((tx) => completeInTransaction(tx, services.clock.now(), items)));
+  results.forEach((done, i) => {
+    if (done === true) recordJobFinished(items[i]!.job.platform, items[i]!.job.operation, 'completed');
+  });
+  return results;
 }
 
 /** Runs a completion transaction again when Postgres picks it as a deadlock victim (up to 3 times). */
@@ -578,6 +587,7 @@ export async function endWithoutBilling(tx: Tx, now: Date, jobIds: readonly stri
   const note = ending.status === 'failed' ? `job failed: ${ending.error?.code ?? 'unknown'}` : 'job cancelled';
   await releaseReservations(tx, now, endedIds, note);
   await tx.deleteFrom('job_result_pages').where('job_id', 'in', endedIds).execute();
+  for (const job of ended) recordJobFinished(job.platform, job.operation, ending.status);
   return ended;
 }
 

@@ -102,7 +102,7 @@ async function attempt(services: Services, tenant: Tenant, schedule: ScheduleRow
     limit: schedule.requested_limit,
     include_posts: schedule.include_posts,
   };
-  const options = { endpoint: SCHEDULE_RUN_ENDPOINT, idempotencyKey: run.id, scheduleId: schedule.id, newOnly: schedule.delivery === 'new_only' };
+  const options = { endpoint: SCHEDULE_RUN_ENDPOINT, idempotencyKey: run.id, scheduleId: schedule.id, newOnly: schedule.delivery === 'new_only', requestId: run.id };
   try {
     if (schedule.targets.length === 1) {
       const created = await createJob(services, tenant, { ...recipe, target: schedule.targets[0]! }, options);

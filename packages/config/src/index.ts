@@ -25,6 +25,17 @@ export interface AppConfig {
   reconcileIntervalMs: number;
   /** Seed a demo workspace on first start against an empty database (never in production). */
   seedDemo: boolean;
+  /** Plan allowance of a workspace made by sign-up or POST /v1/workspaces (NEW_WORKSPACE_CREDITS). */
+  newWorkspaceCredits: number;
+  /** SIGNUP_ENABLED=0 closes POST /v1/auth/signup. */
+  signupEnabled: boolean;
+  /** Where invitations are mailed through (nodemailer URL); null: nothing is mailed. */
+  smtpUrl: string | null;
+  smtpFrom: string;
+  /** Base of links handed to people (an invitation's accept_url): APP_URL, else http://localhost:PORT. */
+  appUrl: string;
+  /** Express's `trust proxy` (TRUST_PROXY: a hop count, or addresses/subnets); null: the TCP peer is the client. */
+  trustProxy: number | string | null;
 }
 
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): number {
@@ -60,6 +71,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     heartbeatIntervalMs: int(env, 'HEARTBEAT_INTERVAL_MS', 1000, 10),
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 5000, 10),
     seedDemo: nodeEnv !== 'production' && env.SEED_DEMO !== '0',
+    newWorkspaceCredits: int(env, 'NEW_WORKSPACE_CREDITS', 1000),
+    signupEnabled: env.SIGNUP_ENABLED !== '0' && env.SIGNUP_ENABLED !== 'false',
+    smtpUrl: env.SMTP_URL || null,
+    smtpFrom: env.SMTP_FROM || 'no-reply@localhost',
+    trustProxy: !env.TRUST_PROXY ? null : /^\d+$/.test(env.TRUST_PROXY) ? Number(env.TRUST_PROXY) : env.TRUST_PROXY,
+    appUrl: (env.APP_URL || `http://localhost:${int(env, 'PORT', 3000)}`).replace(/\/+$/, ''),
   };
 }
 
@@ -80,6 +97,14 @@ export const REDACT_PATHS = [
   '*.token',
   'access_token',
   '*.access_token',
+  'password',
+  '*.password',
+  '*.current_password',
+  '*.new_password',
+  'csrf_token',
+  '*.csrf_token',
+  'req.headers["x-csrf-token"]',
+  'res.headers["set-cookie"]',
 ];
 
 export function createLogger(config: Pick<AppConfig, 'logLevel'>, options: LoggerOptions = {}, destination?: pino.DestinationStream): Logger {

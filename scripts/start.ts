@@ -2,16 +2,19 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { createLogger, loadConfig } from '@sdx/config';
 import { createDb, ensureDatabase, migrateToLatest } from '@sdx/db';
-import { countWorkspaces, createApiKey, createWorkspace, systemClock } from '@sdx/domain';
+import { addMember, countWorkspaces, createApiKey, createUser, createWorkspace, hashPassword, randomToken, recordAudit, systemActor, systemClock } from '@sdx/domain';
 
 /**
  * `npm start`: migrates the database, then runs the api, worker and scheduler as three processes
  * against DATABASE_URL and REDIS_URL. On first start against an empty database (not in
- * production) it creates a demo workspace and prints its API key once.
+ * production) it creates a demo workspace owned by a demo user (demo@example.com, with a
+ * personal workspace of their own) and prints the workspace's API key and the user's random
+ * password once.
  */
 const ROOT = path.resolve(__dirname, '..');
 const APPS = ['api', 'worker', 'scheduler'] as const;
 const DEMO_CREDITS = 100_000;
+const DEMO_EMAIL = 'demo@example.com';
 
 async function prepare(): Promise<void> {
   const config = loadConfig();
@@ -22,16 +25,28 @@ async function prepare(): Promise<void> {
     const applied = await migrateToLatest(db);
     log.info({ applied }, applied.length ? 'migrations applied' : 'database schema is up to date');
     if (config.seedDemo && (await countWorkspaces(db)) === 0) {
+      const actor = systemActor('start');
+      const password = randomToken(12);
+      const passwordHash = await hashPassword(password);
       const key = await db.transaction().execute(async (tx) => {
         const workspace = await createWorkspace(tx, systemClock, { name: 'Demo workspace', credits: DEMO_CREDITS });
-        return { workspace, ...(await createApiKey(tx, workspace.id, 'demo')) };
+        await recordAudit(tx, { workspaceId: workspace.id, action: 'workspace.created', actor, targetType: 'workspace', targetId: workspace.id, data: { name: workspace.name } });
+        const { user } = await createUser(tx, systemClock, { email: DEMO_EMAIL, passwordHash, displayName: 'Demo', credits: config.newWorkspaceCredits }, { ip: null, actor });
+        await addMember(tx, workspace.id, user.id, 'owner', actor);
+        return { workspace, ...(await createApiKey(tx, workspace.id, 'demo', { role: 'owner', actor })) };
       });
+      const base = `http://localhost:${config.port}`;
       process.stdout.write(
         [
           '',
           `Demo workspace ${key.workspace.id} created with ${DEMO_CREDITS} credits.`,
           `API key (shown once, keep it): ${key.api_key}`,
-          `Try: curl -H "X-API-Key: ${key.api_key}" http://localhost:${config.port}/v1/account`,
+          `Try: curl -H "X-API-Key: ${key.api_key}" ${base}/v1/account`,
+          '',
+          `Demo user (owner of the demo workspace): ${DEMO_EMAIL}`,
+          `Password (shown once, keep it): ${password}`,
+          `Try: curl -c jar -H 'Content-Type: application/json' -d '{"email":"${DEMO_EMAIL}","password":"${password}"}' ${base}/v1/auth/login`,
+          `     curl -b jar -H "X-Workspace-ID: ${key.workspace.id}" ${base}/v1/account`,
           '',
         ].join('\n') + '\n',
       );

@@ -1,7 +1,19 @@
 import { parseArgs } from 'node:util';
 import { loadConfig } from '@sdx/config';
 import { createDb, ensureDatabase, migrateToLatest } from '@sdx/db';
-import { createApiKey, createWorkspace, findWorkspace, grantCredits, revokeApiKey, systemClock } from '@sdx/domain';
+import {
+  createApiKey,
+  createWorkspace,
+  findWorkspace,
+  grantCredits,
+  listAllWorkspaces,
+  listApiKeys,
+  recordAudit,
+  renderApiKey,
+  revokeApiKey,
+  systemActor,
+  systemClock,
+} from '@sdx/domain';
 
 /**
  * Admin CLI (decisions.md "Operations contract"):
@@ -9,9 +21,13 @@ import { createApiKey, createWorkspace, findWorkspace, grantCredits, revokeApiKe
  *   npm run -s admin -- create-key --workspace ID --json
  *   npm run -s admin -- revoke-key --key-id ID
  *   npm run -s admin -- grant-credits --workspace ID --credits N [--kind purchased|promotional] [--expires-at ISO]
- * The key secret is printed once, here, and never stored.
+ *   npm run -s admin -- list-workspaces [--json]
+ *   npm run -s admin -- list-keys --workspace ID [--json]
+ * The key secret is printed once, here, and never stored. Keys made here have the owner role;
+ * every change is in the workspace's audit log with the actor system/admin-cli.
  */
-const USAGE = `usage: admin <create-workspace|create-key|revoke-key|grant-credits> [options]`;
+const USAGE = `usage: admin <create-workspace|create-key|revoke-key|grant-credits|list-workspaces|list-keys> [options]`;
+const ACTOR = systemActor('admin-cli');
 
 class UsageError extends Error {}
 
@@ -67,7 +83,8 @@ async function main(argv: string[]): Promise<number> {
             maxActiveJobs: positiveInt('max-active-jobs', values['max-active-jobs']),
             maxResultLimit: positiveInt('max-result-limit', values['max-result-limit']),
           });
-          const key = await createApiKey(tx, workspace.id, 'admin');
+          await recordAudit(tx, { workspaceId: workspace.id, action: 'workspace.created', actor: ACTOR, targetType: 'workspace', targetId: workspace.id, data: { name } });
+          const key = await createApiKey(tx, workspace.id, 'admin', { role: 'owner', actor: ACTOR });
           return { workspace_id: workspace.id, key_id: key.key_id, api_key: key.api_key };
         });
         print(created, `workspace ${created.workspace_id}\nkey ${created.key_id}\napi key (shown once): ${created.api_key}`);
@@ -76,13 +93,13 @@ async function main(argv: string[]): Promise<number> {
       case 'create-key': {
         const workspaceId = required('workspace', values.workspace);
         if (!(await findWorkspace(db, workspaceId))) throw new UsageError(`no workspace ${workspaceId}`);
-        const key = await createApiKey(db, workspaceId, 'admin');
-        print(key, `key ${key.key_id}\napi key (shown once): ${key.api_key}`);
+        const key = await createApiKey(db, workspaceId, 'admin', { role: 'owner', actor: ACTOR });
+        print({ key_id: key.key_id, api_key: key.api_key }, `key ${key.key_id}\napi key (shown once): ${key.api_key}`);
         return 0;
       }
       case 'revoke-key': {
         const keyId = required('key-id', values['key-id']);
-        if (!(await revokeApiKey(db, keyId))) throw new UsageError(`no key ${keyId}`);
+        if (!(await revokeApiKey(db, keyId, { actor: ACTOR }))) throw new UsageError(`no key ${keyId}`);
         print({ key_id: keyId, revoked: true }, `key ${keyId} revoked`);
         return 0;
       }
@@ -99,8 +116,43 @@ async function main(argv: string[]): Promise<number> {
         }
         const workspace = await findWorkspace(db, workspaceId);
         if (!workspace) throw new UsageError(`no workspace ${workspaceId}`);
-        await db.transaction().execute((tx) => grantCredits(tx, workspace, new Date(), { credits, kind, expiresAt, note: 'admin grant' }));
+        await db.transaction().execute(async (tx) => {
+          await grantCredits(tx, workspace, new Date(), { credits, kind, expiresAt, note: 'admin grant' });
+          await recordAudit(tx, {
+            workspaceId,
+            action: 'credits.granted',
+            actor: ACTOR,
+            targetType: 'workspace',
+            targetId: workspaceId,
+            data: { credits, kind, expires_at: expiresAt?.toISOString() ?? null },
+          });
+        });
         print({ workspace_id: workspaceId, credits, kind, expires_at: expiresAt?.toISOString() ?? null }, `granted ${credits} ${kind} credits to ${workspaceId}`);
+        return 0;
+      }
+      case 'list-workspaces': {
+        const workspaces = await listAllWorkspaces(db);
+        print(
+          workspaces,
+          workspaces.length === 0
+            ? 'no workspaces'
+            : workspaces
+                .map((w) => `${w.id}  ${w.kind.padEnd(8)}  ${w.name}  owners: ${w.owners.join(', ') || '-'}  members: ${w.member_count}  active keys: ${w.active_key_count}`)
+                .join('\n'),
+        );
+        return 0;
+      }
+      case 'list-keys': {
+        const workspaceId = required('workspace', values.workspace);
+        if (!(await findWorkspace(db, workspaceId))) throw new UsageError(`no workspace ${workspaceId}`);
+        const keys = (await listApiKeys(db, workspaceId)).map(renderApiKey);
+        const state = (k: (typeof keys)[number]) => (k.revoked_at ? `revoked ${k.revoked_at}` : k.expires_at && Date.parse(k.expires_at) <= Date.now() ? `expired ${k.expires_at}` : 'active');
+        print(
+          keys,
+          keys.length === 0
+            ? `no keys in ${workspaceId}`
+            : keys.map((k) => `${k.id}  ${k.prefix}…  ${k.role.padEnd(6)}  ${k.name ?? ''}  ${state(k)}  last used ${k.last_used_at ?? 'never'}`).join('\n'),
+        );
         return 0;
       }
       default:

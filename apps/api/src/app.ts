@@ -1,12 +1,15 @@
 import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { OPENAPI_PATH } from '@sdx/contract';
-import type { ApiDeps } from './deps';
+import type { ApiDeps, AppDeps } from './deps';
+import { createMailer } from './mailer';
+import { requireAccess } from './middleware/access';
 import { accessLog } from './middleware/access-log';
 import { adminQueues } from './middleware/admin';
 import { authenticate, recordKeyUse } from './middleware/auth';
 import { methodNotAllowed, notFound, renderErrors } from './middleware/errors';
 import { httpMetrics } from './middleware/metrics';
+import { LoginLimiter } from './middleware/login-limit';
 import { rateLimit } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
 import { cancelJob } from './routes/cancelJob';
@@ -20,23 +23,24 @@ import { healthz, readyz } from './routes/health';
 import { listJobs } from './routes/listJobs';
 import { listPlatforms } from './routes/listPlatforms';
 import { routeTable } from './routes';
+import { accessOf } from './routes/access';
+import { accountRoutes } from './routes/accounts';
 
-type Method = 'get' | 'post' | 'put' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
+/** A route; who may call it is declared beside this table, in routes/access.ts (public routes skip authentication and rate limiting). */
 export interface RouteDef {
   method: Method;
   path: string;
-  /** Public routes skip authentication and rate limiting. */
-  public?: boolean;
-  handler: (deps: ApiDeps) => RequestHandler;
+  handler: (deps: AppDeps) => RequestHandler;
 }
 
 /** Every route of the API, by operationId of openapi.yaml. */
 export const ROUTES: RouteDef[] = [
-  { method: 'get', path: '/healthz', public: true, handler: healthz },
-  { method: 'get', path: '/readyz', public: true, handler: readyz },
-  { method: 'get', path: '/metrics', public: true, handler: getMetrics },
-  { method: 'get', path: '/v1/platforms', public: true, handler: listPlatforms },
+  { method: 'get', path: '/healthz', handler: healthz },
+  { method: 'get', path: '/readyz', handler: readyz },
+  { method: 'get', path: '/metrics', handler: getMetrics },
+  { method: 'get', path: '/v1/platforms', handler: listPlatforms },
   { method: 'get', path: '/v1/account', handler: getAccount },
   { method: 'get', path: '/v1/usage/current', handler: getCurrentUsage },
   { method: 'post', path: '/v1/extract', handler: extract },
@@ -45,6 +49,7 @@ export const ROUTES: RouteDef[] = [
   { method: 'get', path: '/v1/jobs/:job_id', handler: getJob },
   { method: 'post', path: '/v1/jobs/:job_id/cancel', handler: cancelJob },
   ...routeTable,
+  ...accountRoutes,
 ];
 
 /**
@@ -58,12 +63,22 @@ const headAsGet: RequestHandler = (req, _res, next) => {
 };
 
 /**
- * The API: request ID → metrics → access log → route match → authentication (tenant resolved
- * once) → rate limit → request validation against openapi.yaml → route → one error renderer.
- * With ADMIN_TOKEN set, Bull Board answers at /admin/queues behind that token.
+ * The API: request ID → metrics → access log → route match → authentication (caller and
+ * workspace resolved once) → rate limit → the route's declared access → request validation
+ * against openapi.yaml → route → one error renderer. A route without a declared access stops
+ * the app from being built. With ADMIN_TOKEN set, Bull Board answers at /admin/queues behind
+ * that token.
  */
-export function createApp(deps: ApiDeps): Express {
+export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Express {
+  const config = apiDeps.services.config;
+  const deps: AppDeps = {
+    ...apiDeps,
+    loginLimiter: apiDeps.loginLimiter ?? new LoginLimiter(apiDeps.redis, config.redisPrefix),
+    mailer: apiDeps.mailer !== undefined ? apiDeps.mailer : createMailer(config.smtpUrl, config.smtpFrom, apiDeps.services.log),
+  };
+  const access = new Map(routes.map((route) => [route, accessOf(route)]));
   const app = express();
+  if (config.trustProxy !== null) app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
@@ -75,7 +90,8 @@ export function createApp(deps: ApiDeps): Express {
   const adminToken = deps.services.config.adminToken;
   if (adminToken) app.use(adminQueues(adminToken, deps.services.queues));
 
-  const authenticated = [authenticate(deps.services), rateLimit(deps.limiter), recordKeyUse(deps.services)];
+  const authenticated = [authenticate(deps.services), rateLimit(deps.limiter)];
+  const recordUse = recordKeyUse(deps.services);
   const validator = OpenApiValidator.middleware({
     apiSpec: OPENAPI_PATH,
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
@@ -85,11 +101,12 @@ export function createApp(deps: ApiDeps): Express {
     ignoreUndocumented: false,
   });
 
-  for (const route of ROUTES) {
-    const chain: RequestHandler[] = route.public ? [] : authenticated;
+  for (const route of routes) {
+    const declared = access.get(route)!;
+    const chain: RequestHandler[] = declared === 'public' ? [] : [...authenticated, requireAccess(declared), recordUse];
     app[route.method](route.path, ...chain, ...validator, route.handler(deps));
   }
-  app.use(methodNotAllowed(ROUTES));
+  app.use(methodNotAllowed(routes));
   app.use(notFound);
   app.use(renderErrors(deps.services.log));
   return app;

@@ -1,6 +1,8 @@
 import type IORedis from 'ioredis';
 import type { Services } from '@sdx/domain';
 import type { ProviderRegistry } from '@sdx/providers';
+import type { Mailer } from './mailer';
+import type { LoginLimiter } from './middleware/login-limit';
 import type { RateLimiter } from './middleware/rate-limit';
 
 /** What the routes of one API process share. */
@@ -9,4 +11,14 @@ export interface ApiDeps {
   registry: ProviderRegistry;
   limiter: RateLimiter;
   redis: IORedis;
+  /** Built by createApp from `redis` when not given. */
+  loginLimiter?: LoginLimiter;
+  /** Built by createApp from SMTP_URL when not given; null mails nothing. */
+  mailer?: Mailer | null;
+}
+
+/** ApiDeps with everything createApp fills in. */
+export interface AppDeps extends ApiDeps {
+  loginLimiter: LoginLimiter;
+  mailer: Mailer | null;
 }

@@ -55,3 +55,40 @@ it('fails clearly on bad arguments', async () => {
   await expect(admin('create-workspace', '--json')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--name') });
   await expect(admin('revoke-key', '--key-id', 'key_missing')).rejects.toMatchObject({ code: 2 });
 });
+
+it('lists workspaces and keys (--json) so an operator can replace a lost key; its keys are owners; its changes are audited', async () => {
+  const created = JSON.parse((await admin('create-workspace', '--name', 'Lost keys', '--json')).trim());
+  const signup = await stack.api.post('/v1/auth/signup', { body: { email: 'operator.test@example.com', password: 'long enough password' } });
+  expect(signup.status).toBe(201);
+
+  const workspaces = JSON.parse((await admin('list-workspaces', '--json')).trim());
+  const listed = workspaces.find((w: { id: string }) => w.id === created.workspace_id);
+  expect(listed).toEqual({ id: created.workspace_id, name: 'Lost keys', kind: 'team', created_at: expect.any(String), owners: [], member_count: 0, active_key_count: 1 });
+  const personal = workspaces.find((w: { id: string }) => w.id === signup.body.workspaces[0].id);
+  expect(personal).toMatchObject({ kind: 'personal', owners: ['operator.test@example.com'], member_count: 1, active_key_count: 0 });
+  expect(await admin('list-workspaces')).toContain(created.workspace_id);
+
+  const replacement = JSON.parse((await admin('create-key', '--workspace', created.workspace_id, '--json')).trim());
+  await admin('revoke-key', '--key-id', created.key_id);
+  const keys = JSON.parse((await admin('list-keys', '--workspace', created.workspace_id, '--json')).trim());
+  expect(keys.map((k: { id: string; role: string; revoked_at: string | null; prefix: string }) => [k.id, k.role, k.revoked_at !== null, k.prefix.length])).toEqual([
+    [replacement.key_id, 'owner', false, 12],
+    [created.key_id, 'owner', true, 12],
+  ]);
+  expect(JSON.stringify(keys)).not.toContain(replacement.api_key);
+  expect(await admin('list-keys', '--workspace', created.workspace_id)).toContain(replacement.key_id);
+  await expect(admin('list-keys', '--workspace', 'ws_nosuch', '--json')).rejects.toMatchObject({ code: 2 });
+
+  const account = await stack.api.get('/v1/account', { headers: { 'X-API-Key': replacement.api_key } });
+  expect(account.body.role).toBe('owner');
+  await admin('grant-credits', '--workspace', created.workspace_id, '--credits', '50');
+  const audit = await stack.api.get('/v1/audit-events', { headers: { 'X-API-Key': replacement.api_key } });
+  expect(audit.body.map((e: { action: string; actor: object }) => [e.action, e.actor])).toEqual([
+    ['credits.granted', { type: 'system', id: 'admin-cli' }],
+    ['api_key.revoked', { type: 'system', id: 'admin-cli' }],
+    ['api_key.created', { type: 'system', id: 'admin-cli' }],
+    ['api_key.created', { type: 'system', id: 'admin-cli' }],
+    ['workspace.created', { type: 'system', id: 'admin-cli' }],
+  ]);
+  expect(audit.body[0].data).toEqual({ credits: 50, kind: 'purchased', expires_at: null });
+});

@@ -29,6 +29,17 @@ export interface AppConfig {
   reconcileIntervalMs: number;
   /** Seed a demo workspace on first start against an empty database (never in production). */
   seedDemo: boolean;
+  /** Plan allowance of a workspace made by sign-up or POST /v1/workspaces (NEW_WORKSPACE_CREDITS). */
+  newWorkspaceCredits: number;
+  /** SIGNUP_ENABLED=0 closes POST /v1/auth/signup. */
+  signupEnabled: boolean;
+  /** Where invitations are mailed through (nodemailer URL); null: nothing is mailed. */
+  smtpUrl: string | null;
+  smtpFrom: string;
+  /** Base of links handed to people (an invitation's accept_url): APP_URL, else http://localhost:PORT. */
+  appUrl: string;
+  /** Express's `trust proxy` (TRUST_PROXY: a hop count, or addresses/subnets); null: the TCP peer is the client. */
+  trustProxy: number | string | null;
   /** Port of the worker's and scheduler's /metrics, /healthz and /readyz; undefined serves none. */
   metricsPort: number | undefined;
   /** Token of the operators' pages (Bull Board at /admin/queues); undefined turns them off. */
@@ -83,6 +94,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     heartbeatIntervalMs: int(env, 'HEARTBEAT_INTERVAL_MS', 1000, 10),
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 5000, 10),
     seedDemo: nodeEnv !== 'production' && env.SEED_DEMO !== '0',
+    newWorkspaceCredits: int(env, 'NEW_WORKSPACE_CREDITS', 1000),
+    signupEnabled: env.SIGNUP_ENABLED !== '0' && env.SIGNUP_ENABLED !== 'false',
+    smtpUrl: env.SMTP_URL || null,
+    smtpFrom: env.SMTP_FROM || 'no-reply@localhost',
+    trustProxy: !env.TRUST_PROXY ? null : /^\d+$/.test(env.TRUST_PROXY) ? Number(env.TRUST_PROXY) : env.TRUST_PROXY,
+    appUrl: (env.APP_URL || `http://localhost:${int(env, 'PORT', 3000)}`).replace(/\/+$/, ''),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1) : undefined,
     adminToken: adminToken(env.ADMIN_TOKEN),
   };
@@ -142,6 +159,14 @@ export const REDACT_PATHS = [
   '*.token',
   'access_token',
   '*.access_token',
+  'password',
+  '*.password',
+  '*.current_password',
+  '*.new_password',
+  'csrf_token',
+  '*.csrf_token',
+  'req.headers["x-csrf-token"]',
+  'res.headers["set-cookie"]',
 ];
 
 type PrettyFactory = (options: Record<string, unknown>) => pino.DestinationStream;

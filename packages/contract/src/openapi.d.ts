@@ -548,6 +548,394 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/signup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign up
+         * @description Creates a user with their personal workspace (kind `personal`, role `owner`, plan
+         *     allowance `NEW_WORKSPACE_CREDITS`, default 1000) and signs them in: the response sets the
+         *     `sdx_session` cookie and carries the session's `csrf_token`. Emails compare
+         *     case-insensitively. Passwords are 10 to 128 characters, hashed with argon2id, never logged
+         *     or returned. An email already registered: 409 `email_taken`. `SIGNUP_ENABLED=0`: 403
+         *     `signup_disabled`.
+         *
+         *     Access: `public` (no credentials).
+         */
+        post: operations["signUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/login": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in
+         * @description Checks the email and password and starts a session: the response sets the `sdx_session`
+         *     cookie and carries the session's `csrf_token`. A wrong password and an unknown email get the
+         *     same 401 `invalid_credentials`, in similar time. After 10 failures for one email within 15
+         *     minutes, or 100 from one client address, further attempts get 429 `rate_limit_exceeded` with
+         *     `Retry-After` (a success clears the email's count).
+         *
+         *     Access: `public` (no credentials).
+         */
+        post: operations["logIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The current session
+         * @description The signed-in user, every workspace they belong to, the session's `csrf_token` (send it
+         *     as `X-CSRF-Token` on cookie-authenticated writes) and `expires_at`, when the session ends if
+         *     it is not used again (7 days after its last use, at most 30 days after sign-in). Without a
+         *     valid session: 401 `missing_authentication`.
+         *
+         *     Access: `session` (signed-in user; an API key is 403 `forbidden`).
+         */
+        get: operations["getSession"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/logout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out
+         * @description Ends the session at once, on every API process, and clears the cookie. API keys are not affected.
+         *
+         *     Access: `session`.
+         */
+        post: operations["logOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the password
+         * @description Checks the current password and sets the new one (10 to 128 characters). Every other
+         *     session of the user ends; this one goes on. A wrong current password is 401
+         *     `invalid_credentials` and counts as a failed sign-in for the user's email.
+         *
+         *     Access: `session`.
+         */
+        post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's workspaces
+         * @description A signed-in user's every workspace (the personal one first) with their role in each; for an API key, its one workspace with the key's role.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["listWorkspaces"];
+        put?: never;
+        /**
+         * Create a team workspace
+         * @description A `team` workspace with the caller as its owner and the plan allowance `NEW_WORKSPACE_CREDITS`.
+         *
+         *     Access: `session`.
+         */
+        post: operations["createWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Rename a workspace
+         * @description Renames the workspace. A workspace the caller does not belong to: 404 `workspace_not_found`.
+         *
+         *     Access: `owner`.
+         */
+        patch: operations["updateWorkspace"];
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List members
+         * @description Members, oldest first.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["listMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member
+         * @description Any member may remove themselves. Removing someone else needs `admin`, removing an owner
+         *     needs `owner`. Removing the last owner: 409 `last_owner`. The removed user's sessions go on,
+         *     without this workspace.
+         *
+         *     Access: `viewer` (others: `admin`; owners: `owner`).
+         */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role
+         * @description Admins change roles below owner (`viewer`, `member`, `admin`); making or unmaking an owner
+         *     needs an owner (403 `forbidden` with `required_role: owner`). Demoting the last owner: 409
+         *     `last_owner`. Concurrent changes are serialised per workspace, so two owners demoting each
+         *     other at once leave one owner. Unknown member: 404 `member_not_found`.
+         *
+         *     Access: `admin` (owners' memberships: `owner`).
+         */
+        patch: operations["updateMember"];
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List pending invitations
+         * @description Invitations neither accepted, revoked nor expired, newest first, without tokens.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["listInvitations"];
+        put?: never;
+        /**
+         * Invite someone
+         * @description Invites an email with a role (owners may invite owners; admins the roles below). The
+         *     `token` is shown in this response only and is valid 7 days; a new invitation to the same
+         *     email replaces a pending one. When `SMTP_URL` is set the invitation is also mailed. A personal
+         *     workspace takes no members: 409 `personal_workspace`; an email already a member: 409
+         *     `already_member`.
+         *
+         *     Access: `admin`.
+         */
+        post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/workspaces/{workspace_id}/invitations/{invitation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description Its token stops working at once (410 `invitation_invalid` on accept). Unknown: 404 `invitation_not_found`.
+         *
+         *     Access: `admin`.
+         */
+        delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description Joins the workspace with the invited role. The signed-in user's email must be the invited
+         *     one (403 `invitation_email_mismatch`); an expired, revoked or used invitation is 410
+         *     `invitation_invalid`.
+         *
+         *     Access: `session`.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List API keys
+         * @description The workspace's keys, newest first, revoked ones included with `revoked_at`; never a secret.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["listKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description Creates a key of the workspace. `role` defaults to `member` and may not exceed the
+         *     caller's (403 `forbidden`); `expires_at` must be in the future. `api_key`, the secret, is in
+         *     this response only; `prefix` is its first 12 characters. Rotation: create a replacement key,
+         *     confirm it can call `GET /v1/account`, then revoke the old key. Creating or revoking keys
+         *     never ends a session.
+         *
+         *     Access: `admin`.
+         */
+        post: operations["createKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/keys/{key_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description The key fails with 401 `invalid_api_key` on its next request, on every API process.
+         *     Revoking a revoked key again is a 204. Unknown or another workspace's: 404 `key_not_found`.
+         *
+         *     Access: `admin`.
+         */
+        delete: operations["revokeKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit events
+         * @description Append-only record of changes, each written in the transaction of its change, newest
+         *     first. `starting_after` (an event ID of the previous page) continues with older events.
+         *     Actions: `user.signed_up`, `workspace.created`, `workspace.renamed`, `member.invited`,
+         *     `member.joined`, `member.role_changed`, `member.removed`, `invitation.revoked`,
+         *     `api_key.created`, `api_key.revoked`, `credits.granted`.
+         *
+         *     Access: `admin`.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1084,7 +1472,10 @@ export interface components {
         };
         /**
          * @description A service error. `detail.error` is one of: invalid_request, missing_authentication,
-         *     invalid_api_key, insufficient_credits, workspace_forbidden, job_not_found,
+         *     invalid_api_key, invalid_credentials, forbidden, csrf_failed, signup_disabled,
+         *     invitation_email_mismatch, workspace_not_found, member_not_found, invitation_not_found,
+         *     key_not_found, email_taken, last_owner, personal_workspace, already_member,
+         *     invitation_invalid, insufficient_credits, workspace_forbidden, job_not_found,
          *     batch_not_found, schedule_not_found, not_found, method_not_allowed,
          *     idempotency_key_conflict, results_not_ready, unsupported_operation,
          *     duplicate_batch_target, invalid_target, rate_limit_exceeded,
@@ -1324,6 +1715,213 @@ export interface components {
             engagement_rate: number | null;
             posting_frequency_per_week: number | null;
         };
+        /**
+         * @description A signed-in user (api-v1.md 2.1).
+         * @example {
+         *       "id": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
+         *       "email": "ada@example.com",
+         *       "display_name": "Ada",
+         *       "avatar_url": null
+         *     }
+         */
+        User: {
+            /** @description User ID (`usr_...`). */
+            id: string;
+            email: string | null;
+            display_name: string | null;
+            avatar_url: string | null;
+        };
+        SignUpRequest: {
+            /** Format: email */
+            email: string;
+            /** @description 10 to 128 characters. */
+            password: string;
+            display_name?: string | null;
+        };
+        LoginRequest: {
+            email: string;
+            password: string;
+        };
+        SignedInResponse: {
+            user: components["schemas"]["User"];
+            workspaces: components["schemas"]["Workspace"][];
+            /** @description Send as `X-CSRF-Token` on every cookie-authenticated request other than GET, HEAD or OPTIONS. */
+            csrf_token: string;
+        };
+        SessionResponse: {
+            user: components["schemas"]["User"];
+            workspaces: components["schemas"]["Workspace"][];
+            csrf_token: string;
+            /**
+             * Format: date-time
+             * @description When the session ends if unused: 7 days after its last use, at most 30 days after sign-in.
+             */
+            expires_at: string;
+        };
+        PasswordChangeRequest: {
+            current_password: string;
+            /** @description 10 to 128 characters. */
+            new_password: string;
+        };
+        WorkspaceNameRequest: {
+            name: string;
+        };
+        Member: {
+            user_id: string;
+            email: string;
+            display_name: string | null;
+            /**
+             * @description Role in the workspace.
+             * @enum {string}
+             */
+            role: "viewer" | "member" | "admin" | "owner";
+            /** Format: date-time */
+            joined_at: string;
+        };
+        MemberUpdateRequest: {
+            /**
+             * @description The new role.
+             * @enum {string}
+             */
+            role: "viewer" | "member" | "admin" | "owner";
+        };
+        InvitationCreateRequest: {
+            /** Format: email */
+            email: string;
+            /**
+             * @description Role given on acceptance; `owner` only by an owner.
+             * @enum {string}
+             */
+            role: "viewer" | "member" | "admin" | "owner";
+        };
+        Invitation: {
+            /** @description Invitation ID (`inv_...`). */
+            id: string;
+            email: string;
+            /**
+             * @description Role given on acceptance.
+             * @enum {string}
+             */
+            role: "viewer" | "member" | "admin" | "owner";
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description 7 days after creation.
+             */
+            expires_at: string;
+        };
+        /** @description An invitation as created: with its token, shown once. */
+        CreatedInvitation: {
+            /** @description Invitation ID (`inv_...`). */
+            id: string;
+            email: string;
+            /**
+             * @description Role given on acceptance.
+             * @enum {string}
+             */
+            role: "viewer" | "member" | "admin" | "owner";
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description 7 days after creation.
+             */
+            expires_at: string;
+            /** @description Shown once; only its hash is stored. */
+            token: string;
+            /** @description `APP_URL` + `/invitations/accept?token=<token>`: where a front end takes the token to `POST /v1/invitations/accept`. */
+            accept_url: string;
+        };
+        InvitationAcceptRequest: {
+            token: string;
+        };
+        ApiKeyCreateRequest: {
+            name: string;
+            /**
+             * @description Default `member`; may not exceed the caller's role.
+             * @default member
+             * @enum {string}
+             */
+            role: "viewer" | "member" | "admin" | "owner";
+            /**
+             * Format: date-time
+             * @description When the key stops working (401 `invalid_api_key` after); in the future. Null or absent: never.
+             */
+            expires_at?: string | null;
+        };
+        ApiKey: {
+            /** @description Key ID (`key_...`). */
+            id: string;
+            name: string | null;
+            /** @description The first 12 characters of the secret. */
+            prefix: string;
+            /**
+             * @description The key's role.
+             * @enum {string}
+             */
+            role: "viewer" | "member" | "admin" | "owner";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description Updated at most once a minute.
+             */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @description The user (`usr_...`) or API key (`key_...`) that created it; null for the admin CLI. */
+            created_by: string | null;
+        };
+        /** @description A key as created: with its secret, shown once. */
+        CreatedApiKey: {
+            /** @description Key ID (`key_...`). */
+            id: string;
+            name: string | null;
+            /** @description The first 12 characters of the secret. */
+            prefix: string;
+            /**
+             * @description The key's role.
+             * @enum {string}
+             */
+            role: "viewer" | "member" | "admin" | "owner";
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string | null;
+            /**
+             * Format: date-time
+             * @description Updated at most once a minute.
+             */
+            last_used_at: string | null;
+            /** Format: date-time */
+            revoked_at: string | null;
+            /** @description The user (`usr_...`) or API key (`key_...`) that created it; null for the admin CLI. */
+            created_by: string | null;
+            /** @description The secret (`sdx_live_...`), in this response only. */
+            api_key: string;
+        };
+        AuditEvent: {
+            /** @description Event ID (`aud_...`), time-ordered. */
+            id: string;
+            action: string;
+            actor: {
+                /** @enum {string} */
+                type: "user" | "api_key" | "system";
+                /** @description `usr_...`, `key_...`, or for the system what acted (`admin-cli`, `start`). */
+                id: string | null;
+            };
+            target_type: string | null;
+            target_id: string | null;
+            data: {
+                [key: string]: unknown;
+            };
+            ip: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
     };
     responses: {
         /**
@@ -1366,7 +1964,7 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
-        /** @description `missing_authentication` (no API key) or `invalid_api_key` (unknown or revoked key). */
+        /** @description `missing_authentication` (no API key and no live session) or `invalid_api_key` (unknown, revoked or expired key). */
         Unauthorized: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1397,7 +1995,12 @@ export interface components {
                 "application/json": components["schemas"]["InsufficientCreditsError"];
             };
         };
-        /** @description `workspace_forbidden`: `X-Workspace-ID` names a workspace the credential does not grant. */
+        /**
+         * @description `workspace_forbidden`: `X-Workspace-ID` names a workspace the credential does not grant;
+         *     `forbidden`: the caller's role is below the operation's (`required_role`) or the operation
+         *     needs a session (`required_auth`); `csrf_failed`: a cookie-authenticated write without
+         *     `X-CSRF-Token`.
+         */
         Forbidden: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -1528,11 +2131,198 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
+        /** @description `invalid_credentials`: the email or password is wrong (the same answer for an unknown email). */
+        InvalidCredentials: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "invalid_credentials",
+                 *         "message": "The email or the password is wrong."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `rate_limit_exceeded`: too many failed sign-ins for the email or the client address; see `Retry-After`. */
+        LoginRateLimited: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "rate_limit_exceeded",
+                 *         "message": "Too many failed sign-ins; retry in 840 s.",
+                 *         "retry_after": 840
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `signup_disabled`: sign-up is closed (`SIGNUP_ENABLED=0`). */
+        SignupDisabled: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "signup_disabled",
+                 *         "message": "Sign-up is closed on this service."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `email_taken`, `last_owner`, `personal_workspace` or `already_member`. */
+        Conflict: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "last_owner",
+                 *         "message": "A workspace keeps at least one owner; make another owner first."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `workspace_not_found`: the path names a workspace the caller does not belong to. */
+        WorkspaceNotFound: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "workspace_not_found",
+                 *         "message": "No such workspace among yours.",
+                 *         "workspace_id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `workspace_not_found` or `member_not_found`. */
+        MemberNotFound: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "member_not_found",
+                 *         "message": "No such member in this workspace.",
+                 *         "user_id": "usr_01jd2x9m3n4p5q6r7s8t9v0w1x"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `workspace_not_found` or `invitation_not_found`. */
+        InvitationNotFound: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "invitation_not_found",
+                 *         "message": "No such invitation in this workspace.",
+                 *         "invitation_id": "inv_01jd2x8c2d3e4f5g6h7j8k9m0n"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `key_not_found`: no such key in the workspace. */
+        KeyNotFound: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "key_not_found",
+                 *         "message": "No such API key in this workspace.",
+                 *         "key_id": "key_01jd2xa4b5c6d7e8f9g0h1j2k3"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `invitation_invalid`: the invitation expired, was revoked or was used already. */
+        InvitationInvalid: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "invitation_invalid",
+                 *         "message": "This invitation has expired, was revoked or was used already."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
     };
     parameters: {
         /**
          * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-         *     own workspace (403 `workspace_forbidden` otherwise).
+         *     own workspace, for a session caller one of the user's workspaces (default: the personal
+         *     one); 403 `workspace_forbidden` otherwise.
          */
         WorkspaceId: string;
         /**
@@ -1558,6 +2348,23 @@ export interface components {
         IncludeJobs: boolean;
         /** @description Download format. Any other value is a 422 validation error. */
         ExportFormat: "json" | "csv" | "xlsx";
+        /**
+         * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+         *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+         */
+        CsrfToken: string;
+        /** @description Workspace ID (`ws_...`). One the caller does not belong to: 404 `workspace_not_found`. */
+        WorkspacePathId: string;
+        /** @description User ID (`usr_...`). */
+        UserPathId: string;
+        /** @description Invitation ID (`inv_...`). */
+        InvitationPathId: string;
+        /** @description API key ID (`key_...`). */
+        KeyPathId: string;
+        /** @description Maximum number of events returned. */
+        AuditLimit: number;
+        /** @description An ID of the previous page; the next page holds older items. */
+        StartingAfter: string;
     };
     requestBodies: never;
     headers: {
@@ -1576,6 +2383,13 @@ export interface components {
         "Retry-After": number;
         /** @description `attachment; filename="<id>.<format>"`. */
         "Content-Disposition": string;
+        /**
+         * @description `sdx_session=<opaque token>; Max-Age=2592000; Path=/; HttpOnly; SameSite=Lax` (plus `Secure`
+         *     when `NODE_ENV=production`). Only the token's hash is stored.
+         */
+        "Set-Cookie-Session": string;
+        /** @description `sdx_session=; Path=/; Expires=Thu, 01 Jan 1970 00:00:00 GMT; HttpOnly; SameSite=Lax`: clears the cookie. */
+        "Set-Cookie-Cleared": string;
     };
     pathItems: never;
 }
@@ -1681,7 +2495,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -1716,7 +2531,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -1754,7 +2570,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -1809,7 +2626,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -1863,7 +2681,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -1928,7 +2747,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
                 /**
@@ -2011,7 +2831,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2046,7 +2867,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
                 /**
@@ -2097,7 +2919,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2136,7 +2959,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2178,7 +3002,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2211,7 +3036,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2246,7 +3072,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
                 /**
@@ -2295,7 +3122,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2334,7 +3162,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2376,7 +3205,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2407,7 +3237,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2442,7 +3273,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2482,7 +3314,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2521,7 +3354,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2565,7 +3399,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2602,7 +3437,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2642,7 +3478,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2682,7 +3519,8 @@ export interface operations {
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
-                 *     own workspace (403 `workspace_forbidden` otherwise).
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
             };
@@ -2710,6 +3548,1017 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["ScheduleNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    signUp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery",
+                 *       "display_name": "Ada"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SignUpRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed up and signed in. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Set-Cookie": components["headers"]["Set-Cookie-Session"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user": {
+                     *         "id": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
+                     *         "email": "ada@example.com",
+                     *         "display_name": "Ada",
+                     *         "avatar_url": null
+                     *       },
+                     *       "workspaces": [
+                     *         {
+                     *           "id": "ws_01jd2x6v7q8m4k3n5p9r0s1t2v",
+                     *           "name": "Personal",
+                     *           "kind": "personal",
+                     *           "role": "owner"
+                     *         }
+                     *       ],
+                     *       "csrf_token": "q3J6kS0x9d8mZ1u2V7yT4wRbN5cHfLgP0eQaXiUoYs8"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SignedInResponse"];
+                };
+            };
+            403: components["responses"]["SignupDisabled"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    logIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com",
+                 *       "password": "correct horse battery"
+                 *     }
+                 */
+                "application/json": components["schemas"]["LoginRequest"];
+            };
+        };
+        responses: {
+            /** @description Signed in. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Set-Cookie": components["headers"]["Set-Cookie-Session"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user": {
+                     *         "id": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
+                     *         "email": "ada@example.com",
+                     *         "display_name": "Ada",
+                     *         "avatar_url": null
+                     *       },
+                     *       "workspaces": [
+                     *         {
+                     *           "id": "ws_01jd2x6v7q8m4k3n5p9r0s1t2v",
+                     *           "name": "Personal",
+                     *           "kind": "personal",
+                     *           "role": "owner"
+                     *         },
+                     *         {
+                     *           "id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
+                     *           "name": "Acme research",
+                     *           "kind": "team",
+                     *           "role": "owner"
+                     *         }
+                     *       ],
+                     *       "csrf_token": "q3J6kS0x9d8mZ1u2V7yT4wRbN5cHfLgP0eQaXiUoYs8"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SignedInResponse"];
+                };
+            };
+            401: components["responses"]["InvalidCredentials"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["LoginRateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user": {
+                     *         "id": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
+                     *         "email": "ada@example.com",
+                     *         "display_name": "Ada",
+                     *         "avatar_url": null
+                     *       },
+                     *       "workspaces": [
+                     *         {
+                     *           "id": "ws_01jd2x6v7q8m4k3n5p9r0s1t2v",
+                     *           "name": "Personal",
+                     *           "kind": "personal",
+                     *           "role": "owner"
+                     *         },
+                     *         {
+                     *           "id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
+                     *           "name": "Acme research",
+                     *           "kind": "team",
+                     *           "role": "owner"
+                     *         }
+                     *       ],
+                     *       "csrf_token": "q3J6kS0x9d8mZ1u2V7yT4wRbN5cHfLgP0eQaXiUoYs8",
+                     *       "expires_at": "2026-12-01T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SessionResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    logOut: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out. No body. */
+            204: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Set-Cookie": components["headers"]["Set-Cookie-Cleared"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    changePassword: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "current_password": "correct horse battery",
+                 *       "new_password": "a much longer passphrase"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasswordChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description Changed. No body. */
+            204: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["InvalidCredentials"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["LoginRateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWorkspaces: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspaces. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "ws_01jd2x6v7q8m4k3n5p9r0s1t2v",
+                     *         "name": "Personal",
+                     *         "kind": "personal",
+                     *         "role": "owner"
+                     *       },
+                     *       {
+                     *         "id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
+                     *         "name": "Acme research",
+                     *         "kind": "team",
+                     *         "role": "owner"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Workspace"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme research"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WorkspaceNameRequest"];
+            };
+        };
+        responses: {
+            /** @description The new workspace. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
+                     *       "name": "Acme research",
+                     *       "kind": "team",
+                     *       "role": "owner"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Workspace ID (`ws_...`). One the caller does not belong to: 404 `workspace_not_found`. */
+                workspace_id: components["parameters"]["WorkspacePathId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme research lab"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WorkspaceNameRequest"];
+            };
+        };
+        responses: {
+            /** @description The renamed workspace. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
+                     *       "name": "Acme research lab",
+                     *       "kind": "team",
+                     *       "role": "owner"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace ID (`ws_...`). One the caller does not belong to: 404 `workspace_not_found`. */
+                workspace_id: components["parameters"]["WorkspacePathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The members. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "user_id": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
+                     *         "email": "ada@example.com",
+                     *         "display_name": "Ada",
+                     *         "role": "owner",
+                     *         "joined_at": "2026-11-24T09:00:00Z"
+                     *       },
+                     *       {
+                     *         "user_id": "usr_01jd2x9m3n4p5q6r7s8t9v0w1x",
+                     *         "email": "grace@example.com",
+                     *         "display_name": "Grace",
+                     *         "role": "member",
+                     *         "joined_at": "2026-11-24T09:30:00Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Member"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Workspace ID (`ws_...`). One the caller does not belong to: 404 `workspace_not_found`. */
+                workspace_id: components["parameters"]["WorkspacePathId"];
+                /** @description User ID (`usr_...`). */
+                user_id: components["parameters"]["UserPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. No body. */
+            204: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MemberNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Workspace ID (`ws_...`). One the caller does not belong to: 404 `workspace_not_found`. */
+                workspace_id: components["parameters"]["WorkspacePathId"];
+                /** @description User ID (`usr_...`). */
+                user_id: components["parameters"]["UserPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "role": "admin"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MemberUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The member with the new role. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user_id": "usr_01jd2x9m3n4p5q6r7s8t9v0w1x",
+                     *       "email": "grace@example.com",
+                     *       "display_name": "Grace",
+                     *       "role": "admin",
+                     *       "joined_at": "2026-11-24T09:30:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Member"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MemberNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Workspace ID (`ws_...`). One the caller does not belong to: 404 `workspace_not_found`. */
+                workspace_id: components["parameters"]["WorkspacePathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Pending invitations. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "inv_01jd2x8c2d3e4f5g6h7j8k9m0n",
+                     *         "email": "grace@example.com",
+                     *         "role": "member",
+                     *         "created_at": "2026-11-24T09:00:00Z",
+                     *         "expires_at": "2026-12-01T09:00:00Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Invitation"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Workspace ID (`ws_...`). One the caller does not belong to: 404 `workspace_not_found`. */
+                workspace_id: components["parameters"]["WorkspacePathId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "grace@example.com",
+                 *       "role": "member"
+                 *     }
+                 */
+                "application/json": components["schemas"]["InvitationCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The invitation with its token. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "inv_01jd2x8c2d3e4f5g6h7j8k9m0n",
+                     *       "email": "grace@example.com",
+                     *       "role": "member",
+                     *       "created_at": "2026-11-24T09:00:00Z",
+                     *       "expires_at": "2026-12-01T09:00:00Z",
+                     *       "token": "Zr4T0b9mW2xK7pQ1sV5nY8cJ3fH6gL0dE2aR9uI4oB7",
+                     *       "accept_url": "http://localhost:3000/invitations/accept?token=Zr4T0b9mW2xK7pQ1sV5nY8cJ3fH6gL0dE2aR9uI4oB7"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedInvitation"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
+            409: components["responses"]["Conflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Workspace ID (`ws_...`). One the caller does not belong to: 404 `workspace_not_found`. */
+                workspace_id: components["parameters"]["WorkspacePathId"];
+                /** @description Invitation ID (`inv_...`). */
+                invitation_id: components["parameters"]["InvitationPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. No body. */
+            204: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["InvitationNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "Zr4T0b9mW2xK7pQ1sV5nY8cJ3fH6gL0dE2aR9uI4oB7"
+                 *     }
+                 */
+                "application/json": components["schemas"]["InvitationAcceptRequest"];
+            };
+        };
+        responses: {
+            /** @description The workspace joined, with the role in it. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
+                     *       "name": "Acme research",
+                     *       "kind": "team",
+                     *       "role": "member"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            410: components["responses"]["InvitationInvalid"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The keys. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "key_01jd2xa4b5c6d7e8f9g0h1j2k3",
+                     *         "name": "CI pipeline",
+                     *         "prefix": "sdx_live_7Qm",
+                     *         "role": "member",
+                     *         "created_at": "2026-11-24T10:00:00Z",
+                     *         "expires_at": "2027-05-24T00:00:00Z",
+                     *         "last_used_at": null,
+                     *         "revoked_at": null,
+                     *         "created_by": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["ApiKey"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "CI pipeline",
+                 *       "role": "member",
+                 *       "expires_at": "2027-05-24T00:00:00Z"
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The key and its secret, shown once. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "key_01jd2xa4b5c6d7e8f9g0h1j2k3",
+                     *       "name": "CI pipeline",
+                     *       "prefix": "sdx_live_7Qm",
+                     *       "role": "member",
+                     *       "created_at": "2026-11-24T10:00:00Z",
+                     *       "expires_at": "2027-05-24T00:00:00Z",
+                     *       "last_used_at": null,
+                     *       "revoked_at": null,
+                     *       "created_by": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
+                     *       "api_key": "sdx_live_7QmX2b9Kd4Lp0Rt6Vw8Yz1Ac3Ef5Gh7Jk9Mn2P"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedApiKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description API key ID (`key_...`). */
+                key_id: components["parameters"]["KeyPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. No body. */
+            204: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["KeyNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of events returned. */
+                limit?: components["parameters"]["AuditLimit"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Events, newest first. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "aud_01jd2xb7c8d9e0f1g2h3j4k5m6",
+                     *         "action": "api_key.created",
+                     *         "actor": {
+                     *           "type": "user",
+                     *           "id": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u"
+                     *         },
+                     *         "target_type": "api_key",
+                     *         "target_id": "key_01jd2xa4b5c6d7e8f9g0h1j2k3",
+                     *         "data": {
+                     *           "name": "CI pipeline",
+                     *           "role": "member",
+                     *           "prefix": "sdx_live_7Qm",
+                     *           "expires_at": "2027-05-24T00:00:00Z"
+                     *         },
+                     *         "ip": "203.0.113.7",
+                     *         "created_at": "2026-11-24T10:00:00Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["AuditEvent"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

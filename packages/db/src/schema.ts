@@ -14,6 +14,8 @@ export interface WorkspacesTable {
   max_result_limit: number;
   max_active_jobs: number;
   created_at: CreatedAt;
+  /** The user whose personal workspace this is; null for team workspaces. */
+  personal_user_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ApiKeysTable {
@@ -26,6 +28,70 @@ export interface ApiKeysTable {
   created_at: CreatedAt;
   revoked_at: Timestamp | null;
   last_used_at: Timestamp | null;
+  expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The user or API key that made the key; null when made by the admin CLI. */
+  created_by: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export type Role = 'viewer' | 'member' | 'admin' | 'owner';
+
+export interface UsersTable {
+  id: string;
+  email: string;
+  display_name: string | null;
+  avatar_url: ColumnType<string | null, string | null | undefined, string | null>;
+  password_hash: string;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export interface MembershipsTable {
+  workspace_id: string;
+  user_id: string;
+  role: Role;
+  created_at: CreatedAt;
+}
+
+export interface SessionsTable {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  csrf_token: string;
+  created_at: CreatedAt;
+  last_seen_at: CreatedAt;
+  expires_at: Timestamp;
+  ended_at: Timestamp | null;
+  ip: string | null;
+  user_agent: string | null;
+}
+
+export interface InvitationsTable {
+  id: string;
+  workspace_id: string;
+  email: string;
+  role: Role;
+  token_hash: string;
+  invited_by: string | null;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  accepted_at: Timestamp | null;
+  accepted_by: string | null;
+  revoked_at: Timestamp | null;
+}
+
+export type ActorType = 'user' | 'api_key' | 'system';
+
+export interface AuditEventsTable {
+  id: string;
+  workspace_id: string;
+  action: string;
+  actor_type: ActorType;
+  actor_id: string | null;
+  target_type: string | null;
+  target_id: string | null;
+  data: Json;
+  ip: string | null;
+  created_at: CreatedAt;
 }
 
 export interface CreditBalancesTable {
@@ -240,10 +306,20 @@ export interface Database {
   delivery_sets: DeliverySetsTable;
   delivered_items: DeliveredItemsTable;
   idempotency_keys: IdempotencyKeysTable;
+  users: UsersTable;
+  memberships: MembershipsTable;
+  sessions: SessionsTable;
+  invitations: InvitationsTable;
+  audit_events: AuditEventsTable;
 }
 
 export type WorkspaceRow = Selectable<WorkspacesTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type UserRow = Selectable<UsersTable>;
+export type MembershipRow = Selectable<MembershipsTable>;
+export type SessionRow = Selectable<SessionsTable>;
+export type InvitationRow = Selectable<InvitationsTable>;
+export type AuditEventRow = Selectable<AuditEventsTable>;
 export type CreditBalanceRow = Selectable<CreditBalancesTable>;
 export type ReservationRow = Selectable<CreditReservationsTable>;
 export type JobRow = Selectable<JobsTable>;

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { bundlePostsSpec } from '@sdx/catalog';
-import { type Db, migrateDownThrough, migrateToLatest, migrationNames } from '@sdx/db';
+import { type Db, migrateDown, migrateDownThrough, migrateToLatest, migrationNames } from '@sdx/db';
 import { createTestDb } from '@sdx/testing';
 
 /** The latest migrations, down and up again, on a database migrated to the latest schema. */
@@ -24,6 +24,44 @@ describe('migrations', () => {
     (await sql<{ column_name: string }>`select column_name from information_schema.columns where table_name = 'jobs' and column_name like 'bundle_%' order by 1`.execute(db)).rows.map(
       (r) => r.column_name,
     );
+
+  const tables = async () =>
+    (
+      await sql<{ table_name: string }>`
+        select table_name from information_schema.tables
+        where table_schema = 'public' and table_name in ('users', 'memberships', 'sessions', 'invitations', 'audit_events') order by 1`.execute(db)
+    ).rows.map((r) => r.table_name);
+  const columnsOf = async (table: string, names: string[]) =>
+    (await sql<{ column_name: string }>`select column_name from information_schema.columns where table_name = ${table} and column_name = any(${names}) order by 1`.execute(db)).rows.map(
+      (r) => r.column_name,
+    );
+
+  it('adds users, teams, sessions, invitations, key expiry and the append-only audit log, and removes them on the way down', async () => {
+    expect(await tables()).toEqual(['audit_events', 'invitations', 'memberships', 'sessions', 'users']);
+    expect(await columnsOf('api_keys', ['expires_at', 'created_by'])).toEqual(['created_by', 'expires_at']);
+    await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_a', 'a', 10, 60, 100, 10)`.execute(db);
+    await sql`insert into audit_events (id, workspace_id, action, actor_type) values ('aud_1', 'ws_a', 'workspace.created', 'system')`.execute(db);
+    await expect(sql`update audit_events set action = 'x'`.execute(db)).rejects.toThrow(/append-only/);
+    await expect(sql`delete from audit_events`.execute(db)).rejects.toThrow(/append-only/);
+
+    await migrateDownThrough(db, '20261124_0009_key_lifecycle_and_audit');
+    expect(await tables()).toEqual(['invitations', 'memberships', 'sessions', 'users']);
+    expect(await columnsOf('api_keys', ['expires_at', 'created_by'])).toEqual([]);
+    // A key made before: its prefix was the secret's first 13 characters; the shown prefix is 12.
+    await sql`insert into api_keys (id, workspace_id, prefix, secret_hash) values ('key_old', 'ws_a', 'sdx_live_AbCd', 'h1')`.execute(db);
+    await migrateDown(db);
+    expect(await tables()).toEqual([]);
+    expect(await columnsOf('workspaces', ['personal_user_id'])).toEqual([]);
+
+    expect(await migrateToLatest(db)).toEqual(from('20261124_0008_users_and_teams'));
+    expect(await tables()).toEqual(['audit_events', 'invitations', 'memberships', 'sessions', 'users']);
+    const key = await db.selectFrom('api_keys').select(['prefix', 'expires_at', 'created_by']).where('id', '=', 'key_old').executeTakeFirstOrThrow();
+    expect(key).toEqual({ prefix: 'sdx_live_AbC', expires_at: null, created_by: null });
+    // One user per email, whatever its case; one personal workspace per user.
+    await sql`insert into users (id, email, password_hash) values ('usr_1', 'Ada@Example.com', 'h')`.execute(db);
+    await expect(sql`insert into users (id, email, password_hash) values ('usr_2', 'ada@example.COM', 'h')`.execute(db)).rejects.toThrow(/users_email_key/);
+    await expect(sql`update workspaces set personal_user_id = 'usr_1' where id = 'ws_a'`.execute(db)).rejects.toThrow(/workspaces_personal_kind/);
+  });
 
   it('records bundle rates on jobs, filling them in for active bundle jobs, and removes them on the way down', async () => {
     expect(await bundleColumns()).toEqual(['bundle_base_credits', 'bundle_credit_rate', 'bundle_results_per_credit']);

@@ -13,6 +13,8 @@ export interface Tenant {
   workspace: WorkspaceRow;
   keyId: string | null;
   role: string | null;
+  /** The signed-in user of a session caller; absent or null for API keys and the system. */
+  userId?: string | null;
 }
 
 /** Which (platform, operation) pairs some provider serves: the registry, seen from the domain. */

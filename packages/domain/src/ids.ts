@@ -1,8 +1,11 @@
 import { randomFillSync } from 'node:crypto';
 import { monotonicFactory } from 'ulid';
 
-/** Prefixed, time-sortable resource IDs from one helper: job_…, bat_…, sch_…, run_…, key_…, ws_…, res_…. */
-export type IdPrefix = 'job' | 'bat' | 'sch' | 'run' | 'key' | 'ws' | 'res';
+/**
+ * Prefixed, time-sortable resource IDs from one helper: job_…, bat_…, sch_…, run_…, key_…, ws_…,
+ * res_…, and for users and teams usr_…, ses_…, inv_…, aud_….
+ */
+export type IdPrefix = 'job' | 'bat' | 'sch' | 'run' | 'key' | 'ws' | 'res' | 'usr' | 'ses' | 'inv' | 'aud';
 
 /**
  * ulid's own source asks the OS for one byte per character; this one draws the bytes from a

@@ -3,3 +3,4 @@ export * from './stack';
 export * from './plans';
 export * from './credits';
 export * from './response-validator';
+export * from './sessions';

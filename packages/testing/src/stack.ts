@@ -162,7 +162,7 @@ export async function seedWorkspace(runtime: Runtime, options: Partial<CreateWor
   };
 }
 
-type Method = 'get' | 'post' | 'put' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
 export interface CallOptions {
   headers?: Record<string, string>;
@@ -200,6 +200,9 @@ export class ContractClient {
   }
   put(path: string, options?: CallOptions) {
     return this.call('put', path, options);
+  }
+  patch(path: string, options?: CallOptions) {
+    return this.call('patch', path, options);
   }
   delete(path: string, options?: CallOptions) {
     return this.call('delete', path, options);

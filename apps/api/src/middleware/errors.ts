@@ -121,6 +121,8 @@ function boundOf(item: ValidatorItem): Bound | null {
   return null;
 }
 
+const SECRET_FIELD = /password|token|secret/i;
+
 export function validatorIssues(error: ValidatorError, body: unknown): ValidationIssue[] {
   return (error.errors ?? []).map((item) => {
     const type = issueType(item);
@@ -128,7 +130,8 @@ export function validatorIssues(error: ValidatorError, body: unknown): Validatio
     const bound = boundOf(item);
     const issue: ValidationIssue = { loc, msg: humanMessage(item, type, bound), type };
     if (bound) issue.ctx = { [bound.key]: Number(bound.value) };
-    if (loc[0] === 'body') {
+    // A secret sent in a body (a password, a token) is not echoed back.
+    if (loc[0] === 'body' && !SECRET_FIELD.test(String(loc[loc.length - 1]))) {
       let value: unknown = body;
       for (const key of loc.slice(1)) value = value && typeof value === 'object' ? (value as Record<string | number, unknown>)[key] : undefined;
       if (value !== undefined && type !== 'missing') issue.input = value;

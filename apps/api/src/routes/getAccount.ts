@@ -1,10 +1,17 @@
 import type { RequestHandler } from 'express';
+import { listUserWorkspaces, renderWorkspace, type Role } from '@sdx/domain';
 import type { ApiDeps } from '../deps';
+import { principalOf } from '../middleware/auth';
 import { tenantOf } from '../middleware/tenant';
 
-/** GET /v1/account */
-export const getAccount = (_deps: ApiDeps): RequestHandler => (_req, res) => {
+/**
+ * GET /v1/account — the workspace the request acts on. A session caller gets its user, every
+ * membership and its role in that workspace; an API key, its one workspace and its own role.
+ */
+export const getAccount = ({ services }: ApiDeps): RequestHandler => async (_req, res) => {
   const { workspace, keyId, role } = tenantOf(res);
+  const principal = principalOf(res);
+  const session = principal.kind === 'session' ? principal : null;
   res.json({
     organization_id: workspace.id,
     organization_name: workspace.name,
@@ -13,9 +20,9 @@ export const getAccount = (_deps: ApiDeps): RequestHandler => (_req, res) => {
     max_result_limit: workspace.max_result_limit,
     max_active_jobs: workspace.max_active_jobs,
     authenticated_key_id: keyId,
-    auth_type: 'api_key',
+    auth_type: session ? 'session' : 'api_key',
     role,
-    user: null,
-    workspaces: [{ id: workspace.id, name: workspace.name, kind: workspace.kind === 'personal' ? 'personal' : 'team', role: role ?? 'owner' }],
+    user: session ? session.user : null,
+    workspaces: session ? await listUserWorkspaces(services.db, session.user.id) : [renderWorkspace(workspace, (role ?? 'owner') as Role)],
   });
 };

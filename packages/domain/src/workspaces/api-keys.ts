@@ -1,8 +1,12 @@
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ApiKeyRow, Db, Executor, WorkspaceRow } from '@sdx/db';
+import { type Role, roleAtLeast } from '../accounts/roles';
+import { type Actor, recordAudit, systemActor } from '../audit/audit';
 import type { Batcher } from '../context';
+import { ApiError } from '../errors';
 import { newId } from '../ids';
+import { inTransaction } from '../tx';
 
 /** API keys: `sdx_live_` + 40 random base62 characters. Only the SHA-256 hash is stored. */
 export const API_KEY_PREFIX = 'sdx_live_';
@@ -19,31 +23,116 @@ export function hashApiKey(secret: string): string {
   return createHash('sha256').update(secret, 'utf8').digest('hex');
 }
 
+/** The part of the secret shown in listings: its first 12 characters (extensions.md 3). */
+export const KEY_PREFIX_LENGTH = 12;
+
 export interface CreatedApiKey {
   key_id: string;
+  /** The secret, shown once: it is not stored. */
   api_key: string;
+  key: ApiKeyRow;
 }
 
-export async function createApiKey(db: Executor, workspaceId: string, name: string | null = null): Promise<CreatedApiKey> {
+export interface CreateApiKeyOptions {
+  /** Default `owner`: keys of the admin CLI and of first start are owner keys. */
+  role?: Role;
+  expiresAt?: Date | null;
+  /** The user or key that asks for it; null for the admin CLI. */
+  createdBy?: string | null;
+  /** The role of whoever asks: the new key's role may not exceed it (absent: the system, no limit). */
+  grantorRole?: string | null;
+  actor?: Actor;
+}
+
+/**
+ * Makes a key: the one function behind POST /v1/keys, the admin CLI and first start. The key
+ * and its audit event are written in one transaction (the caller's, when it passes one).
+ */
+export async function createApiKey(db: Executor, workspaceId: string, name: string | null = null, options: CreateApiKeyOptions = {}): Promise<CreatedApiKey> {
+  const role = options.role ?? 'owner';
+  if (options.grantorRole !== undefined && !roleAtLeast(options.grantorRole, role)) {
+    throw new ApiError('forbidden', `A key's role may not exceed your own role (${options.grantorRole ?? 'none'}).`, { required_role: role });
+  }
   const secret = generateApiKeySecret();
   const id = newId('key');
-  await db
-    .insertInto('api_keys')
-    .values({ id, workspace_id: workspaceId, name, prefix: secret.slice(0, API_KEY_PREFIX.length + 4), secret_hash: hashApiKey(secret) })
-    .execute();
-  return { key_id: id, api_key: secret };
+  return inTransaction(db, async (tx) => {
+    const key = await tx
+      .insertInto('api_keys')
+      .values({
+        id,
+        workspace_id: workspaceId,
+        name,
+        prefix: secret.slice(0, KEY_PREFIX_LENGTH),
+        secret_hash: hashApiKey(secret),
+        role,
+        expires_at: options.expiresAt ?? null,
+        created_by: options.createdBy ?? null,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordAudit(tx, {
+      workspaceId,
+      action: 'api_key.created',
+      actor: options.actor ?? systemActor('admin-cli'),
+      targetType: 'api_key',
+      targetId: id,
+      data: { name, role, prefix: key.prefix, expires_at: key.expires_at?.toISOString() ?? null },
+    });
+    return { key_id: id, api_key: secret, key };
+  });
 }
 
-export async function revokeApiKey(db: Executor, keyId: string): Promise<boolean> {
-  const result = await db
-    .updateTable('api_keys')
-    .set({ revoked_at: sql<Date>`now()` })
-    .where('id', '=', keyId)
-    .where('revoked_at', 'is', null)
-    .executeTakeFirst();
-  if (Number(result.numUpdatedRows) > 0) return true;
-  const exists = await db.selectFrom('api_keys').select('id').where('id', '=', keyId).executeTakeFirst();
-  return Boolean(exists);
+export interface RevokeApiKeyOptions {
+  /** Only a key of this workspace (an API caller's); absent for the admin CLI. */
+  workspaceId?: string;
+  actor?: Actor;
+}
+
+/**
+ * Revokes a key at once (every process looks keys up on each request, without a cache).
+ * True when the key exists (in the workspace, when given), revoked now or before; the audit
+ * event is written only by the revocation that happens.
+ */
+export async function revokeApiKey(db: Executor, keyId: string, options: RevokeApiKeyOptions = {}): Promise<boolean> {
+  return inTransaction(db, async (tx) => {
+    let update = tx.updateTable('api_keys').set({ revoked_at: sql<Date>`now()` }).where('id', '=', keyId).where('revoked_at', 'is', null);
+    if (options.workspaceId) update = update.where('workspace_id', '=', options.workspaceId);
+    const revoked = await update.returning(['id', 'workspace_id', 'name', 'prefix']).executeTakeFirst();
+    if (revoked) {
+      await recordAudit(tx, {
+        workspaceId: revoked.workspace_id,
+        action: 'api_key.revoked',
+        actor: options.actor ?? systemActor('admin-cli'),
+        targetType: 'api_key',
+        targetId: revoked.id,
+        data: { name: revoked.name, prefix: revoked.prefix },
+      });
+      return true;
+    }
+    let exists = tx.selectFrom('api_keys').select('id').where('id', '=', keyId);
+    if (options.workspaceId) exists = exists.where('workspace_id', '=', options.workspaceId);
+    return Boolean(await exists.executeTakeFirst());
+  });
+}
+
+/** A workspace's keys, newest first, revoked ones included. */
+export async function listApiKeys(db: Executor, workspaceId: string): Promise<ApiKeyRow[]> {
+  return db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).orderBy('id', 'desc').execute();
+}
+
+/** A key as the API shows it: never its secret or hash. */
+export function renderApiKey(key: ApiKeyRow) {
+  return {
+    id: key.id,
+    name: key.name,
+    prefix: key.prefix.slice(0, KEY_PREFIX_LENGTH),
+    role: key.role,
+    created_at: key.created_at.toISOString(),
+    expires_at: key.expires_at?.toISOString() ?? null,
+    last_used_at: key.last_used_at?.toISOString() ?? null,
+    revoked_at: key.revoked_at?.toISOString() ?? null,
+    created_by: key.created_by,
+  };
 }
 
 export interface AuthenticatedKey {
@@ -64,6 +153,7 @@ export async function authenticateApiKey(lookups: Batcher<string, AuthenticatedK
   if (!found) return null;
   if (!timingSafeEqual(Buffer.from(found.key.secret_hash, 'hex'), Buffer.from(hash, 'hex'))) return null;
   if (found.key.revoked_at) return null;
+  if (found.key.expires_at && found.key.expires_at.getTime() <= Date.now()) return null;
   return found;
 }
 
@@ -83,6 +173,8 @@ export async function lookupKeys(db: Db, hashes: string[]): Promise<Array<Authen
       'api_keys.created_at as key_created_at',
       'api_keys.revoked_at',
       'api_keys.last_used_at',
+      'api_keys.expires_at',
+      'api_keys.created_by',
       'workspaces.name',
       'workspaces.kind',
       'workspaces.monthly_quota',
@@ -90,7 +182,8 @@ export async function lookupKeys(db: Db, hashes: string[]): Promise<Array<Authen
       'workspaces.max_result_limit',
       'workspaces.max_active_jobs',
       'workspaces.created_at',
-    ])
+      'workspaces.personal_user_id',
+    ]);
   const rows = await query.where('api_keys.secret_hash', 'in', unique).execute();
   const byHash = new Map<string, AuthenticatedKey>(
     rows.map((row) => [
@@ -106,6 +199,8 @@ export async function lookupKeys(db: Db, hashes: string[]): Promise<Array<Authen
           created_at: row.key_created_at,
           revoked_at: row.revoked_at,
           last_used_at: row.last_used_at,
+          expires_at: row.expires_at,
+          created_by: row.created_by,
         },
         workspace: {
           id: row.workspace_id,
@@ -116,6 +211,7 @@ export async function lookupKeys(db: Db, hashes: string[]): Promise<Array<Authen
           max_result_limit: row.max_result_limit,
           max_active_jobs: row.max_active_jobs,
           created_at: row.created_at,
+          personal_user_id: row.personal_user_id,
         },
       },
     ]),

@@ -10,6 +10,9 @@ export interface CreateWorkspaceOptions {
   rateLimitPerMinute?: number;
   maxActiveJobs?: number;
   maxResultLimit?: number;
+  /** `team` (default) or `personal`, the one workspace of `personalUserId`. */
+  kind?: 'team' | 'personal';
+  personalUserId?: string | null;
 }
 
 /** Plan defaults of a new workspace; the admin CLI can override each. */
@@ -30,6 +33,8 @@ export async function createWorkspace(tx: Tx, clock: Clock, options: CreateWorks
       rate_limit_per_minute: options.rateLimitPerMinute ?? WORKSPACE_DEFAULTS.rateLimitPerMinute,
       max_active_jobs: options.maxActiveJobs ?? WORKSPACE_DEFAULTS.maxActiveJobs,
       max_result_limit: options.maxResultLimit ?? WORKSPACE_DEFAULTS.maxResultLimit,
+      kind: options.kind ?? 'team',
+      personal_user_id: options.personalUserId ?? null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -1,0 +1,67 @@
+import type { Access } from '../middleware/access';
+
+/**
+ * The access of every route, declared once, beside the route table (app.ts ROUTES), keyed by
+ * `METHOD path`. The app refuses to start when a route has no entry here, and the security
+ * sweep (apps/api/test/security-sweep.test.ts) tests every entry.
+ */
+export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
+  'GET /healthz': 'public',
+  'GET /readyz': 'public',
+  'GET /metrics': 'public',
+  'GET /v1/platforms': 'public',
+  'GET /v1/account': 'viewer',
+  'GET /v1/usage/current': 'viewer',
+  'GET /v1/usage/daily': 'viewer',
+  // A quote writes nothing, but it answers for the create calls: the roles that may make them.
+  'POST /v1/quotes': 'member',
+  'POST /v1/extract': 'member',
+  'POST /v1/jobs': 'member',
+  'GET /v1/jobs': 'viewer',
+  'GET /v1/jobs/:job_id': 'viewer',
+  'POST /v1/jobs/:job_id/cancel': 'member',
+  'GET /v1/jobs/:job_id/export': 'viewer',
+  'POST /v1/batches': 'member',
+  'GET /v1/batches': 'viewer',
+  'GET /v1/batches/:batch_id': 'viewer',
+  'POST /v1/batches/:batch_id/cancel': 'member',
+  'GET /v1/batches/:batch_id/export': 'viewer',
+  'POST /v1/schedules/preview': 'viewer',
+  'POST /v1/schedules': 'member',
+  'GET /v1/schedules': 'viewer',
+  'GET /v1/schedules/:schedule_id': 'viewer',
+  'PUT /v1/schedules/:schedule_id': 'member',
+  'DELETE /v1/schedules/:schedule_id': 'member',
+  'POST /v1/schedules/:schedule_id/pause': 'member',
+  'POST /v1/schedules/:schedule_id/resume': 'member',
+  'POST /v1/schedules/:schedule_id/run': 'member',
+
+  'POST /v1/auth/signup': 'public',
+  'POST /v1/auth/login': 'public',
+  'GET /v1/auth/session': 'session',
+  'POST /v1/auth/logout': 'session',
+  'POST /v1/auth/password': 'session',
+  'GET /v1/workspaces': 'viewer',
+  'POST /v1/workspaces': 'session',
+  'PATCH /v1/workspaces/:workspace_id': 'owner',
+  'GET /v1/workspaces/:workspace_id/members': 'viewer',
+  // Admins manage roles below owner; owners' memberships need an owner (checked with the target, in the domain).
+  'PATCH /v1/workspaces/:workspace_id/members/:user_id': 'admin',
+  // Anyone may leave; removing someone else needs admin, an owner needs an owner (domain).
+  'DELETE /v1/workspaces/:workspace_id/members/:user_id': 'viewer',
+  'POST /v1/workspaces/:workspace_id/invitations': 'admin',
+  'GET /v1/workspaces/:workspace_id/invitations': 'viewer',
+  'DELETE /v1/workspaces/:workspace_id/invitations/:invitation_id': 'admin',
+  'POST /v1/invitations/accept': 'session',
+  'POST /v1/keys': 'admin',
+  'GET /v1/keys': 'viewer',
+  'DELETE /v1/keys/:key_id': 'admin',
+  'GET /v1/audit-events': 'admin',
+};
+
+/** The declared access of a route; throws for a route that declares none, so it is never served open. */
+export function accessOf(route: { method: string; path: string }): Access {
+  const access = ROUTE_ACCESS[`${route.method.toUpperCase()} ${route.path}`];
+  if (!access) throw new Error(`route ${route.method.toUpperCase()} ${route.path} declares no access in apps/api/src/routes/access.ts`);
+  return access;
+}

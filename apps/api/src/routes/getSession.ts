@@ -1,0 +1,16 @@
+import type { RequestHandler } from 'express';
+import { listUserWorkspaces, sessionExpiresAt } from '@sdx/domain';
+import type { AppDeps } from '../deps';
+import { principalOf } from '../middleware/auth';
+
+/** GET /v1/auth/session — the signed-in user, their workspaces, the CSRF token and when the session ends if unused. */
+export const getSession = ({ services }: AppDeps): RequestHandler => async (_req, res) => {
+  const principal = principalOf(res);
+  if (principal.kind !== 'session') throw new Error('session route reached without a session');
+  res.json({
+    user: principal.user,
+    workspaces: await listUserWorkspaces(services.db, principal.user.id),
+    csrf_token: principal.session.csrf_token,
+    expires_at: sessionExpiresAt(principal.session).toISOString(),
+  });
+};

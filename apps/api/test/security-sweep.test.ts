@@ -1,0 +1,226 @@
+import { sql } from 'kysely';
+import { type Access, accessOf, createApp, ROUTE_ACCESS, ROUTES } from '@sdx/app-api';
+import { loadOpenApiDocument } from '@sdx/contract';
+import { addMember, createApiKey, type Role, ROLES } from '@sdx/domain';
+import { signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
+
+/**
+ * The security sweep, generated from the route table and the access declared for each route:
+ * every authenticated route is called with no credentials, a revoked key, an expired key, an
+ * expired session, a cookie write without CSRF token, each role below the one it declares (as
+ * a session and as a key), another workspace chosen by X-Workspace-ID, and each path ID swapped
+ * for one of another workspace. A new route is covered as soon as it is in the table.
+ */
+let stack: TestStack;
+
+type Headers = Record<string, string>;
+interface Fixture {
+  ids: Record<string, string>;
+}
+
+const document = loadOpenApiDocument();
+const templateOf = (path: string) => path.replace(/:([a-z_]+)/g, '{$1}');
+
+/** Request bodies of routes whose openapi.yaml operation carries no example. */
+const FALLBACK_BODIES: Record<string, unknown> = {};
+
+/** The body a call sends: the operation's example. Only calls that get past authentication need it (strict). */
+function bodyFor(method: string, path: string, strict: boolean): unknown {
+  const operation = (document.paths[templateOf(path)] as Record<string, any> | undefined)?.[method];
+  const requestBody = operation?.requestBody;
+  if (!requestBody) return undefined;
+  const example = requestBody.content?.['application/json']?.example;
+  if (example !== undefined) return example;
+  const fallback = FALLBACK_BODIES[`${method.toUpperCase()} ${path}`];
+  if (fallback === undefined && requestBody.required && strict) throw new Error(`${method.toUpperCase()} ${path}: add a request example to openapi.yaml`);
+  return fallback;
+}
+
+const scheduleBody = () => ({
+  name: 'sweep',
+  operation: 'profile',
+  targets: ['nasa'],
+  frequency: 'daily',
+  timezone: 'UTC',
+  starts_at: new Date(Date.now() + 86_400_000).toISOString(),
+});
+FALLBACK_BODIES['PUT /v1/schedules/:schedule_id'] = scheduleBody();
+
+let a: Fixture;
+let b: Fixture;
+let owner: SessionUser;
+const sessions = {} as Record<Role, SessionUser>;
+const keys = {} as Record<Role, Headers>;
+let revokedKey: Headers;
+let expiredKey: Headers;
+let expiredSession: SessionUser;
+
+/** A team workspace with one of each resource a path can name, made over HTTP by its owner. */
+async function workspaceWithResources(user: SessionUser, name: string): Promise<Fixture & { workspaceId: string }> {
+  const team = await stack.api.post('/v1/workspaces', { headers: user.write(), body: { name } });
+  const workspaceId = team.body.id as string;
+  await sql`update workspaces set rate_limit_per_minute = 100000 where id = ${workspaceId}`.execute(stack.runtime.db);
+  const h = user.write(workspaceId);
+  const job = await stack.api.post('/v1/jobs', { headers: h, body: { operation: 'profile', target: `${name}_job` } });
+  const batch = await stack.api.post('/v1/batches', { headers: h, body: { operation: 'profile', targets: [`${name}_1`, `${name}_2`] } });
+  const schedule = await stack.api.post('/v1/schedules', { headers: h, body: scheduleBody() });
+  const key = await stack.api.post('/v1/keys', { headers: h, body: { name: 'sweep' } });
+  const invitation = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: h, body: { email: `invitee.${name}@example.com`, role: 'member' } });
+  const member = await signUpUser(stack);
+  await stack.runtime.db.transaction().execute((tx) => addMember(tx, workspaceId, member.userId, 'member', { type: 'system', id: 'test', ip: null }));
+  for (const res of [job, batch, schedule, key, invitation]) expect(res.status).toBeLessThan(300);
+  return {
+    workspaceId,
+    ids: {
+      workspace_id: workspaceId,
+      job_id: job.body.id,
+      batch_id: batch.body.id,
+      schedule_id: schedule.body.id,
+      key_id: key.body.id,
+      invitation_id: invitation.body.id,
+      user_id: member.userId,
+    },
+  };
+}
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  owner = await signUpUser(stack);
+  const fixtureA = await workspaceWithResources(owner, 'alpha');
+  a = fixtureA;
+  b = await workspaceWithResources(await signUpUser(stack), 'beta');
+  const workspaceId = fixtureA.workspaceId;
+  sessions.owner = owner;
+  for (const role of ROLES) {
+    if (role !== 'owner') {
+      const user = await signUpUser(stack);
+      await stack.runtime.db.transaction().execute((tx) => addMember(tx, workspaceId, user.userId, role, { type: 'system', id: 'test', ip: null }));
+      sessions[role] = user;
+    }
+    keys[role] = { 'X-API-Key': (await createApiKey(stack.runtime.db, workspaceId, `${role} key`, { role })).api_key };
+  }
+  const revoked = await createApiKey(stack.runtime.db, workspaceId, 'revoked');
+  await stack.api.delete(`/v1/keys/${revoked.key_id}`, { headers: owner.write(workspaceId) });
+  revokedKey = { 'X-API-Key': revoked.api_key };
+  const expired = await createApiKey(stack.runtime.db, workspaceId, 'expired', { expiresAt: new Date(Date.now() + 60_000) });
+  await sql`update api_keys set expires_at = now() - interval '1 second' where id = ${expired.key_id}`.execute(stack.runtime.db);
+  expiredKey = { 'X-API-Key': expired.api_key };
+  expiredSession = await signUpUser(stack);
+  await stack.runtime.db.transaction().execute((tx) => addMember(tx, workspaceId, expiredSession.userId, 'owner', { type: 'system', id: 'test', ip: null }));
+  await sql`update sessions set expires_at = now() - interval '1 second' where user_id = ${expiredSession.userId}`.execute(stack.runtime.db);
+});
+
+afterAll(async () => {
+  await stack.close();
+});
+
+const authenticated = ROUTES.filter((route) => accessOf(route) !== 'public');
+const label = (route: { method: string; path: string }) => `${route.method.toUpperCase()} ${route.path}`;
+const pathWith = (path: string, ids: Record<string, string>, foreign: Record<string, string> = {}) =>
+  path.replace(/:([a-z_]+)/g, (_m, name: string) => {
+    const id = foreign[name] ?? ids[name];
+    if (!id) throw new Error(`the sweep has no resource for :${name}; add one to workspaceWithResources`);
+    return id;
+  });
+const below = (access: Access): Role[] => (access === 'public' || access === 'session' ? [] : ROLES.slice(0, ROLES.indexOf(access)));
+
+function call(route: (typeof ROUTES)[number], headers: Headers, path = pathWith(route.path, a.ids), strict = false) {
+  return stack.api.call(route.method, path, { headers, body: bodyFor(route.method, route.path, strict) });
+}
+
+describe('the route table', () => {
+  it('declares an access for every route, and nothing for routes that do not exist', () => {
+    const declared = new Set(Object.keys(ROUTE_ACCESS));
+    const routed = new Set(ROUTES.map(label));
+    expect([...routed].filter((r) => !declared.has(r))).toEqual([]);
+    expect([...declared].filter((r) => !routed.has(r))).toEqual([]);
+  });
+
+  it('refuses to build an app with a route that declares no access', () => {
+    const undeclared = { method: 'get' as const, path: '/v1/undeclared', handler: () => () => undefined };
+    expect(() =>
+      createApp({ services: stack.runtime.services, registry: stack.runtime.registry, limiter: { consume: async () => ({ allowed: true, limit: 1, remaining: 1, resetMs: 1 }) }, redis: stack.runtime.redis }, [
+        ...ROUTES,
+        undeclared,
+      ]),
+    ).toThrow(/GET \/v1\/undeclared declares no access/);
+  });
+
+  it('agrees with the access openapi.yaml documents (x-required-access)', () => {
+    for (const route of ROUTES) {
+      const operation = (document.paths[templateOf(route.path)] as Record<string, any> | undefined)?.[route.method];
+      expect({ route: label(route), documented: Boolean(operation) }).toEqual({ route: label(route), documented: true });
+      if (operation['x-required-access']) expect({ route: label(route), access: operation['x-required-access'] }).toEqual({ route: label(route), access: accessOf(route) });
+    }
+  });
+});
+
+describe.each(authenticated.map((route) => [label(route), route] as const))('%s', (_name, route) => {
+  const access = accessOf(route);
+  const isWrite = route.method !== 'get';
+
+  it('refuses missing, revoked and expired credentials', async () => {
+    const cases: Array<[Headers, number, string]> = [
+      [{}, 401, 'missing_authentication'],
+      [revokedKey, 401, 'invalid_api_key'],
+      [expiredKey, 401, 'invalid_api_key'],
+      [expiredSession.write(), 401, 'missing_authentication'],
+    ];
+    for (const [headers, status, error] of cases) {
+      const res = await call(route, headers);
+      expect({ headers: Object.keys(headers), status: res.status, error: res.body?.detail?.error }).toEqual({ headers: Object.keys(headers), status, error });
+    }
+  });
+
+  if (isWrite) it('refuses a cookie write without the CSRF token', async () => {
+    const res = await call(route, owner.read(a.ids.workspace_id));
+    expect([res.status, res.body.detail.error]).toEqual([403, 'csrf_failed']);
+  });
+
+  if (below(access).length > 0) it(`refuses each role below ${access}, as a session and as a key`, async () => {
+    for (const role of below(access)) {
+      for (const [kind, headers] of [
+        ['session', sessions[role].write(a.ids.workspace_id)],
+        ['key', keys[role]],
+      ] as const) {
+        const res = await call(route, headers);
+        expect({ role, kind, status: res.status, detail: res.body.detail }).toEqual({ role, kind, status: 403, detail: expect.objectContaining({ error: 'forbidden', required_role: access }) });
+      }
+    }
+  });
+
+  if (access === 'session') it('refuses an API key', async () => {
+    const res = await call(route, keys.owner);
+    expect([res.status, res.body.detail.error, res.body.detail.required_auth]).toEqual([403, 'forbidden', 'session']);
+  });
+
+  if (!route.path.includes(':workspace_id')) it('refuses another workspace chosen by X-Workspace-ID', async () => {
+    for (const headers of [owner.write(b.ids.workspace_id), { ...keys.owner, 'X-Workspace-ID': b.ids.workspace_id }]) {
+      const res = await call(route, headers);
+      expect([res.status, res.body.detail.error]).toEqual([403, 'workspace_forbidden']);
+    }
+  });
+
+  const params = [...route.path.matchAll(/:([a-z_]+)/g)].map((m) => m[1]!);
+  if (params.length > 0) it(`answers 404 for another workspace's ${params.join(', ')}`, async () => {
+    const callers: Array<[string, Headers]> = access === 'session' ? [['session', owner.write(a.ids.workspace_id)]] : [['session', owner.write(a.ids.workspace_id)], ['key', keys.owner]];
+    for (const param of params) {
+      for (const [kind, headers] of callers) {
+        const res = await call(route, headers, pathWith(route.path, a.ids, { [param]: b.ids[param]! }), true);
+        expect({ param, kind, status: res.status, error: res.body.detail?.error }).toEqual({ param, kind, status: 404, error: expect.stringMatching(/_not_found$/) });
+      }
+    }
+  });
+});
+
+it('changed nothing in the other workspace', async () => {
+  const beta = b.ids;
+  const job = await stack.runtime.db.selectFrom('jobs').select(['status', 'cancel_requested_at']).where('id', '=', beta.job_id!).executeTakeFirstOrThrow();
+  expect(job.cancel_requested_at).toBeNull();
+  const key = await stack.runtime.db.selectFrom('api_keys').select('revoked_at').where('id', '=', beta.key_id!).executeTakeFirstOrThrow();
+  expect(key.revoked_at).toBeNull();
+  const schedule = await stack.runtime.db.selectFrom('schedules').select(['status', 'deleted_at', 'name']).where('id', '=', beta.schedule_id!).executeTakeFirstOrThrow();
+  expect(schedule).toEqual({ status: 'active', deleted_at: null, name: 'sweep' });
+  const member = await stack.runtime.db.selectFrom('memberships').select('role').where('user_id', '=', beta.user_id!).where('workspace_id', '=', beta.workspace_id!).executeTakeFirstOrThrow();
+  expect(member.role).toBe('member');
+});

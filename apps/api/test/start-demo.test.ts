@@ -1,0 +1,62 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { createTestDatabase, eventually } from '@sdx/testing';
+
+/** First `npm start` on an empty database: a demo workspace with its key, owned by a demo user with a password printed once. */
+const ROOT = path.resolve(__dirname, '../../..');
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+let child: ChildProcess | null = null;
+let database: Awaited<ReturnType<typeof createTestDatabase>>;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(async () => {
+  if (child?.pid && child.exitCode === null) {
+    process.kill(-child.pid, 'SIGTERM');
+    await new Promise((resolve) => child!.once('exit', resolve));
+  }
+  await database.drop();
+});
+
+it('creates the demo user, owner of the demo workspace, and prints its password beside the demo key', async () => {
+  const port = await freePort();
+  child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'start.ts')], {
+    cwd: ROOT,
+    detached: true,
+    env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), REDIS_PREFIX: `sdxstart${randomBytes(3).toString('hex')}`, LOG_LEVEL: 'silent', NODE_ENV: 'development' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (chunk) => (out += chunk.toString()));
+  const password = await eventually(async () => /Password \(shown once, keep it\): (\S+)/.exec(out)?.[1], 40_000);
+  const apiKey = /API key \(shown once, keep it\): (\S+)/.exec(out)![1]!;
+  expect(out).toContain('demo@example.com');
+  const base = `http://127.0.0.1:${port}`;
+  const login = await eventually(
+    async () => {
+      const res = await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'demo@example.com', password }) });
+      return res.status === 200 ? res : undefined;
+    },
+    40_000,
+    200,
+  );
+  const body = (await login.json()) as { workspaces: Array<{ id: string; name: string; kind: string; role: string }> };
+  const account = (await (await fetch(`${base}/v1/account`, { headers: { 'X-API-Key': apiKey } })).json()) as { organization_id: string; role: string };
+  expect(account.role).toBe('owner');
+  expect(body.workspaces).toEqual([
+    { id: expect.any(String), name: 'Personal', kind: 'personal', role: 'owner' },
+    { id: account.organization_id, name: 'Demo workspace', kind: 'team', role: 'owner' },
+  ]);
+  const wrong = await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'demo@example.com', password: 'not-the-password' }) });
+  expect(wrong.status).toBe(401);
+});

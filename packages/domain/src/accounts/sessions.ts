@@ -1,0 +1,164 @@
+import { sql } from 'kysely';
+import type { Db, Executor, Role, SessionRow, WorkspaceRow } from '@sdx/db';
+import { newId } from '../ids';
+import { isRole } from './roles';
+import { randomToken, tokenHash } from './secrets';
+import type { UserView } from './users';
+
+/** The session cookie (extensions.md 1). */
+export const SESSION_COOKIE = 'sdx_session';
+/** A session ends after 7 days without use, and 30 days after sign-in whatever happens. */
+export const SESSION_IDLE_MS = 7 * 24 * 3600_000;
+export const SESSION_MAX_MS = 30 * 24 * 3600_000;
+
+export interface ClientMeta {
+  ip: string | null;
+  userAgent: string | null;
+}
+
+export interface StartedSession {
+  /** The cookie's value, handed out once: only its hash is stored. */
+  token: string;
+  session: SessionRow;
+}
+
+export async function startSession(db: Executor, userId: string, meta: ClientMeta): Promise<StartedSession> {
+  const token = randomToken();
+  const session = await db
+    .insertInto('sessions')
+    .values({
+      id: newId('ses'),
+      user_id: userId,
+      token_hash: tokenHash(token),
+      csrf_token: randomToken(),
+      expires_at: sql<Date>`now() + ${`${SESSION_MAX_MS / 1000} seconds`}::interval`,
+      ip: meta.ip,
+      user_agent: meta.userAgent?.slice(0, 512) ?? null,
+    })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  return { token, session };
+}
+
+/** When a session ends if it is not used again: 7 days after its last use, at most 30 days after sign-in. */
+export function sessionExpiresAt(session: Pick<SessionRow, 'last_seen_at' | 'expires_at'>): Date {
+  return new Date(Math.min(session.last_seen_at.getTime() + SESSION_IDLE_MS, session.expires_at.getTime()));
+}
+
+export interface ResolvedSession {
+  session: SessionRow;
+  user: UserView;
+  /** The workspace asked for (X-Workspace-ID, or the personal one) when the user is a member; else null. */
+  workspace: WorkspaceRow | null;
+  role: Role | null;
+}
+
+interface ResolvedRow {
+  id: string;
+  user_id: string;
+  token_hash: string;
+  csrf_token: string;
+  created_at: Date;
+  last_seen_at: Date;
+  expires_at: Date;
+  ended_at: Date | null;
+  ip: string | null;
+  user_agent: string | null;
+  email: string;
+  display_name: string | null;
+  avatar_url: string | null;
+  role: string | null;
+  w_id: string | null;
+  w_name: string;
+  w_kind: string;
+  w_monthly_quota: number;
+  w_rate_limit_per_minute: number;
+  w_max_result_limit: number;
+  w_max_active_jobs: number;
+  w_created_at: Date;
+  w_personal_user_id: string | null;
+}
+
+/**
+ * A live session by its token, with its user and the user's membership in the workspace asked
+ * for, in one statement through the unique index on the token's hash. No cache: a session
+ * ended on one process fails on every process at its next request.
+ */
+export async function resolveSession(db: Db, token: string, workspaceId: string | null): Promise<ResolvedSession | null> {
+  if (!token || token.length > 200) return null;
+  const { rows } = await sql<ResolvedRow>`
+    select s.*, u.email, u.display_name, u.avatar_url, m.role,
+           w.id as w_id, w.name as w_name, w.kind as w_kind, w.monthly_quota as w_monthly_quota,
+           w.rate_limit_per_minute as w_rate_limit_per_minute, w.max_result_limit as w_max_result_limit,
+           w.max_active_jobs as w_max_active_jobs, w.created_at as w_created_at, w.personal_user_id as w_personal_user_id
+    from sessions s
+    join users u on u.id = s.user_id
+    left join memberships m
+      on m.user_id = s.user_id
+     and m.workspace_id = coalesce(${workspaceId}::text, (select pw.id from workspaces pw where pw.personal_user_id = s.user_id))
+    left join workspaces w on w.id = m.workspace_id
+    where s.token_hash = ${tokenHash(token)}
+      and s.ended_at is null
+      and s.expires_at > now()
+      and s.last_seen_at > now() - ${`${SESSION_IDLE_MS / 1000} seconds`}::interval
+  `.execute(db);
+  const row = rows[0];
+  if (!row) return null;
+  const session: SessionRow = {
+    id: row.id,
+    user_id: row.user_id,
+    token_hash: row.token_hash,
+    csrf_token: row.csrf_token,
+    created_at: row.created_at,
+    last_seen_at: row.last_seen_at,
+    expires_at: row.expires_at,
+    ended_at: row.ended_at,
+    ip: row.ip,
+    user_agent: row.user_agent,
+  };
+  const workspace: WorkspaceRow | null = row.w_id
+    ? {
+        id: row.w_id,
+        name: row.w_name,
+        kind: row.w_kind,
+        monthly_quota: Number(row.w_monthly_quota),
+        rate_limit_per_minute: Number(row.w_rate_limit_per_minute),
+        max_result_limit: Number(row.w_max_result_limit),
+        max_active_jobs: Number(row.w_max_active_jobs),
+        created_at: row.w_created_at,
+        personal_user_id: row.w_personal_user_id,
+      }
+    : null;
+  return {
+    session,
+    user: { id: row.user_id, email: row.email, display_name: row.display_name, avatar_url: row.avatar_url },
+    workspace,
+    role: workspace && isRole(row.role) ? row.role : null,
+  };
+}
+
+/** Records use at most once a minute per session (the idle expiry counts from it). */
+export async function touchSession(db: Db, sessionId: string): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({ last_seen_at: sql<Date>`now()` })
+    .where('id', '=', sessionId)
+    .where('last_seen_at', '<', sql<Date>`now() - interval '1 minute'`)
+    .execute();
+}
+
+export async function endSession(db: Executor, sessionId: string): Promise<void> {
+  await db.updateTable('sessions').set({ ended_at: sql<Date>`now()` }).where('id', '=', sessionId).where('ended_at', 'is', null).execute();
+}
+
+/** Ends every session of the user but `keep` (after a password change). */
+export async function endOtherSessions(db: Executor, userId: string, keep: string): Promise<number> {
+  const result = await db
+    .updateTable('sessions')
+    .set({ ended_at: sql<Date>`now()` })
+    .where('user_id', '=', userId)
+    .where('id', '!=', keep)
+    .where('ended_at', 'is', null)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows);
+}

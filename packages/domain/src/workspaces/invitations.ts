@@ -1,0 +1,147 @@
+import { sql } from 'kysely';
+import type { Executor, InvitationRow, Role } from '@sdx/db';
+import { roleAtLeast } from '../accounts/roles';
+import { randomToken, tokenHash } from '../accounts/secrets';
+import { normalizeEmail } from '../accounts/users';
+import { type Actor, recordAudit } from '../audit/audit';
+import type { Services } from '../context';
+import { ApiError } from '../errors';
+import { newId } from '../ids';
+import { addMember, type Caller } from './members';
+import { lockWorkspace, renderWorkspace, type WorkspaceView } from './teams';
+
+/** An invitation is valid 7 days. */
+export const INVITATION_TTL_MS = 7 * 24 * 3600_000;
+
+export interface CreatedInvitation {
+  invitation: InvitationRow;
+  /** Shown once (and mailed when SMTP_URL is set): only its hash is stored. */
+  token: string;
+  workspaceName: string;
+}
+
+/**
+ * Invites an email into a team workspace. Admins invite with the roles below owner, owners
+ * with any role. A new invitation to the same email replaces a pending one.
+ */
+export async function createInvitation(services: Services, workspaceId: string, email: string, role: Role, caller: Caller): Promise<CreatedInvitation> {
+  if (role === 'owner' && !roleAtLeast(caller.role, 'owner')) {
+    throw new ApiError('forbidden', 'Only an owner can invite an owner.', { required_role: 'owner' });
+  }
+  const address = normalizeEmail(email);
+  return services.db.transaction().execute(async (tx) => {
+    const workspace = await lockWorkspace(tx, workspaceId);
+    if (workspace.kind === 'personal') throw new ApiError('personal_workspace', 'A personal workspace takes no members; create a team workspace.');
+    const member = await tx
+      .selectFrom('memberships')
+      .innerJoin('users', 'users.id', 'memberships.user_id')
+      .select('users.id')
+      .where('memberships.workspace_id', '=', workspaceId)
+      .where((eb) => eb(eb.fn('lower', ['users.email']), '=', address.toLowerCase()))
+      .executeTakeFirst();
+    if (member) throw new ApiError('already_member', 'This email is a member of the workspace already.', { user_id: member.id });
+    await tx
+      .updateTable('invitations')
+      .set({ revoked_at: sql<Date>`now()` })
+      .where('workspace_id', '=', workspaceId)
+      .where((eb) => eb(eb.fn('lower', ['email']), '=', address.toLowerCase()))
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .execute();
+    const token = randomToken();
+    const invitation = await tx
+      .insertInto('invitations')
+      .values({
+        id: newId('inv'),
+        workspace_id: workspaceId,
+        email: address,
+        role,
+        token_hash: tokenHash(token),
+        invited_by: caller.userId,
+        expires_at: sql<Date>`now() + ${`${INVITATION_TTL_MS / 1000} seconds`}::interval`,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await recordAudit(tx, {
+      workspaceId,
+      action: 'member.invited',
+      actor: caller.actor,
+      targetType: 'invitation',
+      targetId: invitation.id,
+      data: { email: address, role },
+    });
+    return { invitation, token, workspaceName: workspace.name };
+  });
+}
+
+/** Pending invitations (neither accepted, revoked nor expired), newest first. */
+export async function listInvitations(db: Executor, workspaceId: string): Promise<InvitationRow[]> {
+  return db
+    .selectFrom('invitations')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('accepted_at', 'is', null)
+    .where('revoked_at', 'is', null)
+    .where('expires_at', '>', sql<Date>`now()`)
+    .orderBy('id', 'desc')
+    .execute();
+}
+
+export function renderInvitation(invitation: InvitationRow) {
+  return {
+    id: invitation.id,
+    email: invitation.email,
+    role: invitation.role,
+    created_at: invitation.created_at.toISOString(),
+    expires_at: invitation.expires_at.toISOString(),
+  };
+}
+
+/** Revokes a pending invitation; one already used, revoked or expired is left as it is. 404 when unknown. */
+export async function revokeInvitation(services: Services, workspaceId: string, invitationId: string, actor: Actor): Promise<void> {
+  await services.db.transaction().execute(async (tx) => {
+    const revoked = await tx
+      .updateTable('invitations')
+      .set({ revoked_at: sql<Date>`now()` })
+      .where('id', '=', invitationId)
+      .where('workspace_id', '=', workspaceId)
+      .where('accepted_at', 'is', null)
+      .where('revoked_at', 'is', null)
+      .returning(['id', 'email', 'role'])
+      .executeTakeFirst();
+    if (revoked) {
+      await recordAudit(tx, { workspaceId, action: 'invitation.revoked', actor, targetType: 'invitation', targetId: revoked.id, data: { email: revoked.email, role: revoked.role } });
+      return;
+    }
+    const exists = await tx.selectFrom('invitations').select('id').where('id', '=', invitationId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    if (!exists) throw new ApiError('invitation_not_found', 'No such invitation in this workspace.', { invitation_id: invitationId });
+  });
+}
+
+/**
+ * Accepts an invitation for the signed-in user, whose email must be the invited one. An
+ * expired, revoked or used invitation is 410 invitation_invalid. The invitation row is locked,
+ * so a token is used once.
+ */
+export async function acceptInvitation(services: Services, token: string, user: { id: string; email: string | null }, actor: Actor): Promise<WorkspaceView> {
+  return services.db.transaction().execute(async (tx) => {
+    const invitation = await tx.selectFrom('invitations').selectAll().where('token_hash', '=', tokenHash(token)).forUpdate().executeTakeFirst();
+    if (!invitation || invitation.accepted_at || invitation.revoked_at || invitation.expires_at.getTime() <= Date.now()) {
+      throw new ApiError('invitation_invalid', 'This invitation has expired, was revoked or was used already.');
+    }
+    if ((user.email ?? '').toLowerCase() !== invitation.email.toLowerCase()) {
+      throw new ApiError('invitation_email_mismatch', 'This invitation was sent to another email; sign in with that email to accept it.');
+    }
+    const workspace = await lockWorkspace(tx, invitation.workspace_id);
+    const existing = await tx
+      .selectFrom('memberships')
+      .select('role')
+      .where('workspace_id', '=', workspace.id)
+      .where('user_id', '=', user.id)
+      .executeTakeFirst();
+    await tx.updateTable('invitations').set({ accepted_at: sql<Date>`now()`, accepted_by: user.id }).where('id', '=', invitation.id).execute();
+    if (existing) return renderWorkspace(workspace, existing.role);
+    await addMember(tx, workspace.id, user.id, invitation.role, actor, { invitation_id: invitation.id });
+    return renderWorkspace(workspace, invitation.role);
+  });
+}

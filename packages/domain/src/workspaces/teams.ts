@@ -1,0 +1,110 @@
+import { sql } from 'kysely';
+import type { Executor, Role, Tx, WorkspaceRow } from '@sdx/db';
+import { type Actor, recordAudit } from '../audit/audit';
+import type { Services } from '../context';
+import { ApiError } from '../errors';
+import { createWorkspace } from './workspaces';
+
+/** The Workspace object of api-v1.md 2.1: the caller's role in it. */
+export interface WorkspaceView {
+  id: string;
+  name: string;
+  kind: 'personal' | 'team';
+  role: Role;
+}
+
+export function renderWorkspace(workspace: Pick<WorkspaceRow, 'id' | 'name' | 'kind'>, role: Role): WorkspaceView {
+  return { id: workspace.id, name: workspace.name, kind: workspace.kind === 'personal' ? 'personal' : 'team', role };
+}
+
+/** Every workspace the user belongs to: the personal one first, then the others by age. */
+export async function listUserWorkspaces(db: Executor, userId: string): Promise<WorkspaceView[]> {
+  const rows = await db
+    .selectFrom('memberships')
+    .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
+    .select(['workspaces.id', 'workspaces.name', 'workspaces.kind', 'memberships.role'])
+    .where('memberships.user_id', '=', userId)
+    .orderBy((eb) => eb.case().when('workspaces.kind', '=', 'personal').then(0).else(1).end())
+    .orderBy('workspaces.id')
+    .execute();
+  return rows.map((row) => renderWorkspace(row, row.role));
+}
+
+/**
+ * Locks the workspace against concurrent membership changes (FOR NO KEY UPDATE, which does not
+ * block the inserts of jobs and other rows that reference it). 404 when it does not exist.
+ */
+export async function lockWorkspace(tx: Tx, workspaceId: string): Promise<WorkspaceRow> {
+  const workspace = await tx.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).forNoKeyUpdate().executeTakeFirst();
+  if (!workspace) throw new ApiError('workspace_not_found', 'No such workspace among yours.', { workspace_id: workspaceId });
+  return workspace;
+}
+
+/** POST /v1/workspaces: a team workspace, its creator the owner, the plan allowance NEW_WORKSPACE_CREDITS. */
+export async function createTeamWorkspace(services: Services, userId: string, name: string, actor: Actor): Promise<WorkspaceView> {
+  return services.db.transaction().execute(async (tx) => {
+    const workspace = await createWorkspace(tx, services.clock, { name, kind: 'team', credits: services.config.newWorkspaceCredits });
+    await tx.insertInto('memberships').values({ workspace_id: workspace.id, user_id: userId, role: 'owner' }).execute();
+    await recordAudit(tx, { workspaceId: workspace.id, action: 'workspace.created', actor, targetType: 'workspace', targetId: workspace.id, data: { name } });
+    return renderWorkspace(workspace, 'owner');
+  });
+}
+
+export async function renameWorkspace(services: Services, workspaceId: string, name: string, callerRole: Role, actor: Actor): Promise<WorkspaceView> {
+  return services.db.transaction().execute(async (tx) => {
+    const before = await lockWorkspace(tx, workspaceId);
+    const workspace = await tx.updateTable('workspaces').set({ name }).where('id', '=', workspaceId).returningAll().executeTakeFirstOrThrow();
+    if (before.name !== name) {
+      await recordAudit(tx, { workspaceId, action: 'workspace.renamed', actor, targetType: 'workspace', targetId: workspaceId, data: { from: before.name, to: name } });
+    }
+    return renderWorkspace(workspace, callerRole);
+  });
+}
+
+export interface WorkspaceSummary {
+  id: string;
+  name: string;
+  kind: string;
+  created_at: string;
+  owners: string[];
+  member_count: number;
+  active_key_count: number;
+}
+
+/** Every workspace with its owners' emails and counts, oldest first: for an operator (admin CLI list-workspaces). */
+export async function listAllWorkspaces(db: Executor): Promise<WorkspaceSummary[]> {
+  const rows = await db
+    .selectFrom('workspaces')
+    .select((eb) => [
+      'workspaces.id',
+      'workspaces.name',
+      'workspaces.kind',
+      'workspaces.created_at',
+      eb
+        .selectFrom('memberships')
+        .innerJoin('users', 'users.id', 'memberships.user_id')
+        .select((e) => e.fn.coalesce(e.fn.agg<string[]>('array_agg', ['users.email']), sql<string[]>`'{}'`).as('emails'))
+        .whereRef('memberships.workspace_id', '=', 'workspaces.id')
+        .where('memberships.role', '=', 'owner')
+        .as('owners'),
+      eb.selectFrom('memberships').select((e) => e.fn.countAll<number>().as('n')).whereRef('memberships.workspace_id', '=', 'workspaces.id').as('member_count'),
+      eb
+        .selectFrom('api_keys')
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .whereRef('api_keys.workspace_id', '=', 'workspaces.id')
+        .where('api_keys.revoked_at', 'is', null)
+        .where((e) => e.or([e('api_keys.expires_at', 'is', null), e('api_keys.expires_at', '>', sql<Date>`now()`)]))
+        .as('active_key_count'),
+    ])
+    .orderBy('workspaces.id')
+    .execute();
+  return rows.map((row) => ({
+    id: row.id,
+    name: row.name,
+    kind: row.kind,
+    created_at: row.created_at.toISOString(),
+    owners: row.owners ?? [],
+    member_count: Number(row.member_count ?? 0),
+    active_key_count: Number(row.active_key_count ?? 0),
+  }));
+}

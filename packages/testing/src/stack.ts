@@ -5,7 +5,7 @@ import pg from 'pg';
 import request from 'supertest';
 import { createApp, RedisRateLimiter, type RateLimiter } from '@sdx/app-api';
 import { startWorker, type RunningWorker } from '@sdx/app-worker';
-import { type AppConfig, loadConfig } from '@sdx/config';
+import { type AppConfig, createLogger, loadConfig } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
 import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, planReservation, systemClock } from '@sdx/domain';
 import type { Provider } from '@sdx/providers';
@@ -48,6 +48,8 @@ export interface StackOptions {
   withWorker?: boolean;
   workerConcurrency?: number;
   limiter?: RateLimiter;
+  /** Where the stack's processes log (default: LOG_LEVEL of TEST_LOG_LEVEL, to stdout). */
+  logDestination?: { write(line: string): void };
 }
 
 export async function createTestDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
@@ -104,7 +106,8 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     SYNC_TIMEOUT_MS: '15000',
     ...options.env,
   });
-  const runtime = createRuntime(config, { name: 'test', providers: options.providers, clock: options.clock ?? systemClock, dbPoolSize: 20 });
+  const log = options.logDestination ? createLogger({ ...config, logFormat: 'json' }, { name: 'test' }, options.logDestination) : undefined;
+  const runtime = createRuntime(config, { name: 'test', providers: options.providers, clock: options.clock ?? systemClock, dbPoolSize: 20, log });
   await runtime.redis.ping().catch(async () => {
     await new Promise((resolve) => runtime.redis.once('ready', resolve));
   });

@@ -1,10 +1,11 @@
 import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { OPENAPI_PATH } from '@sdx/contract';
+import { loadOpenApiDocument, OPENAPI_PATH } from '@sdx/contract';
 import type { ApiDeps } from './deps';
 import { accessLog } from './middleware/access-log';
 import { authenticate, recordKeyUse } from './middleware/auth';
 import { methodNotAllowed, notFound, renderErrors } from './middleware/errors';
+import { integerQueryParameters, jsonBody, refuseUnstorableInput, takesBody } from './middleware/input';
 import { rateLimit } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
 import { cancelJob } from './routes/cancelJob';
@@ -54,8 +55,10 @@ const headAsGet: RequestHandler = (req, _res, next) => {
 };
 
 /**
- * The API: request ID → access log → route match → authentication (tenant resolved once) →
- * rate limit → request validation against openapi.yaml → route → one error renderer.
+ * The API: request ID → access log → route match → JSON body (operations that take one;
+ * bounded in size and depth) → authentication (tenant resolved once) → rate limit → input
+ * Postgres cannot store refused → request validation against openapi.yaml → route → one error
+ * renderer.
  */
 export function createApp(deps: ApiDeps): Express {
   const app = express();
@@ -65,7 +68,6 @@ export function createApp(deps: ApiDeps): Express {
   app.use(requestId);
   app.use(accessLog(deps.services.log));
   app.use(headAsGet);
-  app.use(express.json({ limit: '1mb', type: () => true }));
 
   const authenticated = [authenticate(deps.services), rateLimit(deps.limiter), recordKeyUse(deps.services)];
   const validator = OpenApiValidator.middleware({
@@ -77,9 +79,12 @@ export function createApp(deps: ApiDeps): Express {
     ignoreUndocumented: false,
   });
 
+  const document = loadOpenApiDocument();
   for (const route of ROUTES) {
     const chain: RequestHandler[] = route.public ? [] : authenticated;
-    app[route.method](route.path, ...chain, ...validator, route.handler(deps));
+    const body = takesBody(document, route.method, route.path) ? [jsonBody] : [];
+    const guard = refuseUnstorableInput(integerQueryParameters(document, route.method, route.path));
+    app[route.method](route.path, ...body, ...chain, guard, ...validator, route.handler(deps));
   }
   app.use(methodNotAllowed(ROUTES));
   app.use(notFound);

@@ -9,4 +9,6 @@ export interface ApiDeps {
   registry: ProviderRegistry;
   limiter: RateLimiter;
   redis: IORedis;
+  /** Aborted when the process starts shutting down: long waits (POST /v1/extract) answer at once. */
+  draining?: AbortSignal;
 }

@@ -1287,8 +1287,74 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
-        /** @description `rate_limiter_unavailable` or `service_unavailable` (overloaded): temporary, nothing was written; retry with backoff. */
+        /**
+         * @description Temporary; retry after `Retry-After` seconds with backoff. `rate_limiter_unavailable`:
+         *     the rate limiter's store is unreachable, nothing was written. `service_unavailable`: the
+         *     database is unreachable or restarting, or the service is overloaded. A write that met a
+         *     restart may have been committed: resend it with the same `Idempotency-Key`.
+         */
         ServiceUnavailable: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "service_unavailable",
+                 *         "message": "The service is temporarily unavailable; retry with backoff (writes with the same Idempotency-Key)."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description A query parameter this operation does not declare (it declares none). */
+        UnknownQueryParameter: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": [
+                 *         {
+                 *           "loc": [
+                 *             "query",
+                 *             "x"
+                 *           ],
+                 *           "msg": "Unknown query parameter 'x'",
+                 *           "type": "value_error"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["HTTPValidationError"];
+            };
+        };
+        /** @description `invalid_request`: the body is larger than 1 MiB (1,048,576 bytes). */
+        PayloadTooLarge: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "invalid_request",
+                 *         "message": "Request body too large: at most 1048576 bytes."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `invalid_request`: the body is not JSON in UTF-8 (another charset or content encoding). */
+        UnsupportedMediaType: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
                 [name: string]: unknown;
@@ -1369,6 +1435,7 @@ export interface operations {
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
+            422: components["responses"]["UnknownQueryParameter"];
         };
     };
     readyz: {
@@ -1390,6 +1457,7 @@ export interface operations {
                     "application/json": components["schemas"]["ReadinessResponse"];
                 };
             };
+            422: components["responses"]["UnknownQueryParameter"];
             /** @description At least one dependency does not answer; `status` is `error`. */
             503: {
                 headers: {
@@ -1421,6 +1489,7 @@ export interface operations {
                     "application/json": components["schemas"]["PlatformResponse"][];
                 };
             };
+            422: components["responses"]["UnknownQueryParameter"];
         };
     };
     getAccount: {
@@ -1552,6 +1621,8 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["IdempotencyConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             /**
@@ -1657,6 +1728,8 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["IdempotencyConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -1855,6 +1928,8 @@ export interface operations {
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
             409: components["responses"]["IdempotencyConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2042,6 +2117,8 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -2125,6 +2202,8 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["ScheduleNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

@@ -64,6 +64,12 @@ describe('text Postgres cannot store answers 422, never 500', () => {
   });
 });
 
+it('an unknown body key that looks like broken percent-encoding is named as sent', async () => {
+  const res = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { ...jobBody, 'x%q': 1 } });
+  expect(res.status).toBe(422);
+  expect(res.body.detail).toEqual([expect.objectContaining({ loc: ['body', 'x%q'], type: 'extra_forbidden' })]);
+});
+
 describe('integers in queries are strict decimal', () => {
   it.each(['Infinity', '1e309', '1e1', '5%20', '%205', '0x10', '1.0', '+5', '', '99999999999999999999999'])('limit=%s answers 422', async (value) => {
     const res = await stack.api.get(`/v1/jobs?limit=${value}`, { headers: ws.auth });

@@ -2,3 +2,4 @@ export * from './env';
 export * from './stack';
 export * from './plans';
 export * from './credits';
+export * from './fuzz';

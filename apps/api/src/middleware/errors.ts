@@ -90,13 +90,22 @@ function humanMessage(item: ValidatorItem, type: string, bound: Bound | null): s
   }
 }
 
+/** A segment of the validator's path decoded, or as it is when it is not percent-encoding (a key such as "50%"). */
+function decodeLenient(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** "/body/targets/3" → ["body", "targets", 3]; header names lower-case. */
 function toLoc(item: ValidatorItem, type: string): (string | number)[] {
   const parts = (item.path ?? '')
     .replace(/^\./, '')
     .split(/[/.]/)
     .filter(Boolean)
-    .map((p) => (/^\d+$/.test(p) ? Number(p) : decodeURIComponent(p)));
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : decodeLenient(p)));
   if (parts[0] === 'headers') parts[0] = 'header';
   if (parts.length === 0) parts.push('body');
   const extra = item.params?.additionalProperty;

@@ -11,7 +11,8 @@
  * It passes when: no service process died; no request met a 500, another unexpected status or
  * a lost connection; requests during each fault got 503 with Retry-After; the prober answered
  * 200 again within 5 s of Postgres being back, every round; every accepted job exists and is
- * terminal, and no job exists that no client was told of; the ledger audit is clean; each
+ * terminal, and no job exists that no client was told of; once-schedules falling due every
+ * second across the drill are each dispatched exactly once; the ledger audit is clean; each
  * process wrote only JSON log lines, with one outage warning when Postgres went and one when
  * it came back.
  *
@@ -62,6 +63,8 @@ export interface PostgresRestartFigures {
   /** 503 responses without Retry-After. */
   missingRetryAfter: number;
   submissions: { accepted: number; replays: number; abandoned: number };
+  /** Once-schedules due during the drill, and how many were dispatched exactly once. */
+  schedules: { due: number; dispatchedOnce: number };
   /** Accepted jobs missing from the database. */
   lostJobs: number;
   /** Jobs in the database that no client was answered for. */
@@ -136,6 +139,23 @@ export async function runPostgresRestartDrill(options: PostgresRestartOptions = 
     while ((await call('GET', '/readyz'))?.status !== 200) {
       if (Date.now() > upBy) throw new Error(`the service did not become ready: ${apps.flatMap((a) => a.lines.slice(-5)).join('\n')}`);
       await sleep(100);
+    }
+
+    // Schedules falling due one a second across the whole drill, faults included: each must be
+    // dispatched exactly once, so the scheduler waited the faults out and resumed.
+    const scheduleCount = options.rounds * 4 + 2;
+    const firstDue = Date.now() + 2000;
+    for (let i = 0; i < scheduleCount; i += 1) {
+      const body = JSON.stringify({
+        name: `drill ${i}`,
+        operation: 'profile',
+        targets: [`drill_schedule_${i}`],
+        frequency: 'once',
+        timezone: 'UTC',
+        starts_at: new Date(firstDue + i * 1000).toISOString(),
+      });
+      const created = await call('POST', '/v1/schedules', { 'Content-Type': 'application/json' }, body);
+      if (created?.status !== 201) throw new Error(`could not create a schedule: ${created?.status} ${created?.body}`);
     }
 
     const samples: Sample[] = [];
@@ -230,11 +250,24 @@ export async function runPostgresRestartDrill(options: PostgresRestartOptions = 
         .where('workspace_id', '=', workspaceId)
         .where('status', 'in', ['queued', 'running'])
         .executeTakeFirstOrThrow();
-      if (Number(open.n) === 0 || Date.now() > settledBy) break;
+      const lastDuePassed = Date.now() > firstDue + scheduleCount * 1000 + 3000;
+      if ((Number(open.n) === 0 && lastDuePassed) || Date.now() > settledBy) break;
       await sleep(250);
     }
     audit = await auditLedger(db, workspaceId);
-    const ids = new Set((await db.selectFrom('jobs').select('id').where('workspace_id', '=', workspaceId).execute()).map((r) => r.id));
+    const runs = await db
+      .selectFrom('schedules')
+      .leftJoin('schedule_runs', 'schedule_runs.schedule_id', 'schedules.id')
+      .select(['schedules.id as scheduleId', 'schedule_runs.job_id as jobId', 'schedule_runs.status as status'])
+      .where('schedules.workspace_id', '=', workspaceId)
+      .execute();
+    const runsPerSchedule = new Map<string, number>();
+    for (const r of runs) runsPerSchedule.set(r.scheduleId, (runsPerSchedule.get(r.scheduleId) ?? 0) + (r.jobId && r.status === 'queued' ? 1 : 0));
+    const scheduledJobs = new Set(runs.map((r) => r.jobId).filter((id): id is string => Boolean(id)));
+    const schedules = { due: scheduleCount, dispatchedOnce: [...runsPerSchedule.values()].filter((n) => n === 1).length };
+    const ids = new Set(
+      (await db.selectFrom('jobs').select('id').where('workspace_id', '=', workspaceId).execute()).map((r) => r.id).filter((id) => !scheduledJobs.has(id)),
+    );
     const told = new Set(accepted.values());
     const lostJobs = [...told].filter((id) => !ids.has(id)).length;
     const untoldJobs = [...ids].filter((id) => !told.has(id)).length;
@@ -256,6 +289,7 @@ export async function runPostgresRestartDrill(options: PostgresRestartOptions = 
       connectionErrors,
       missingRetryAfter: samples.filter((s) => s.status === 503 && !s.retryAfter).length,
       submissions: { accepted: accepted.size, replays, abandoned },
+      schedules,
       lostJobs,
       untoldJobs,
       deaths: apps.filter((a) => a.died).map((a) => `${a.app} (${a.died!.signal ?? a.died!.code})`),
@@ -286,6 +320,7 @@ function judge(f: PostgresRestartFigures, apps: AppProcess[]): string[] {
     if (!(r.recoveryMs <= f.options.recoveryTargetMs)) failures.push(`round ${r.round}: recovery ${r.recoveryMs} ms > ${f.options.recoveryTargetMs} ms`);
   }
   if (f.submissions.abandoned > 0) failures.push(`${f.submissions.abandoned} submissions never accepted`);
+  if (f.schedules.dispatchedOnce !== f.schedules.due) failures.push(`${f.schedules.due - f.schedules.dispatchedOnce} of ${f.schedules.due} due schedules not dispatched exactly once`);
   if (f.lostJobs > 0) failures.push(`${f.lostJobs} accepted jobs missing`);
   if (f.untoldJobs > 0) failures.push(`${f.untoldJobs} jobs no client was told of`);
   if (!f.audit.ok) failures.push(`ledger audit: ${JSON.stringify(f.audit)}`);
@@ -333,6 +368,7 @@ function summary(f: PostgresRestartFigures): string {
   return [
     `rounds: ${f.rounds.length}; requests: ${f.requests} ${JSON.stringify(f.byStatus)}; connection errors: ${f.connectionErrors}`,
     `503 during faults: ${served503} (all with Retry-After: ${f.missingRetryAfter === 0}); recovery after Postgres was back: max ${Math.max(...recoveries)} ms, mean ${Math.round(recoveries.reduce((a, b) => a + b, 0) / recoveries.length)} ms`,
+    `schedules due during the drill: ${f.schedules.due}, dispatched exactly once: ${f.schedules.dispatchedOnce}`,
     `process deaths: ${f.deaths.length}; submissions accepted ${f.submissions.accepted} (replayed after a lost answer: ${f.submissions.replays}), abandoned ${f.submissions.abandoned}; lost jobs ${f.lostJobs}; jobs no client was told of ${f.untoldJobs}`,
     `ledger: ${f.audit.jobs} jobs ${JSON.stringify(f.audit.byStatus)}; double-closed ${f.audit.doubleClosed}, unclosed ${f.audit.unclosed}, charge mismatches ${f.audit.chargeMismatches}, held for terminal ${f.audit.heldForTerminal}, balance drift ${f.audit.balanceDrift}`,
     `logs: ${f.unstructuredLogLines} non-JSON lines; outage warnings ${JSON.stringify(f.outageWarnings)}`,

@@ -6,10 +6,11 @@ import { addMember, countWorkspaces, createApiKey, createUser, createWorkspace, 
 
 /**
  * `npm start`: migrates the database, then runs the api, worker and scheduler as three processes
- * against DATABASE_URL and REDIS_URL. On first start against an empty database (not in
- * production) it creates a demo workspace owned by a demo user (demo@example.com, with a
- * personal workspace of their own) and prints the workspace's API key and the user's random
- * password once.
+ * against DATABASE_URL and REDIS_URL, and restarts any of them that exits unexpectedly (with a
+ * backoff: 0.5 s, doubling up to 30 s while it keeps dying young). On first start against an
+ * empty database (not in production) it creates a demo workspace owned by a demo user
+ * (demo@example.com, with a personal workspace of their own) and prints the workspace's API key
+ * and the user's random password once.
  */
 const ROOT = path.resolve(__dirname, '..');
 const APPS = ['api', 'worker', 'scheduler'] as const;
@@ -64,18 +65,40 @@ function run(app: (typeof APPS)[number]): ChildProcess {
   });
 }
 
+/** First restart delay after an unexpected exit; doubled after each quick exit, up to the cap. */
+const RESTART_BASE_MS = 500;
+const RESTART_CAP_MS = 30_000;
+/** A child that ran this long is considered healthy: its next restart starts from the base delay again. */
+const HEALTHY_AFTER_MS = 60_000;
+
+/**
+ * Delay before restarting a child that exited after running `ranMs`, given the delay used for
+ * its previous restart (0 if none).
+ */
+export function nextRestartDelay(previousMs: number, ranMs: number): number {
+  if (previousMs === 0 || ranMs >= HEALTHY_AFTER_MS) return RESTART_BASE_MS;
+  return Math.min(previousMs * 2, RESTART_CAP_MS);
+}
+
 async function main(): Promise<void> {
   await prepare();
+  const config = loadConfig();
+  const log = createLogger({ logLevel: config.logLevel }, { name: 'start' });
+  // The API waits up to SYNC_TIMEOUT_MS (plus a margin) for its last responses on SIGTERM.
+  const shutdownGraceMs = Math.max(20_000, config.syncTimeoutMs + 10_000);
   const children = new Map<string, ChildProcess>();
+  const timers = new Set<NodeJS.Timeout>();
   let stopping = false;
+
   const stopAll = (signal: NodeJS.Signals, code: number) => {
     if (stopping) return;
     stopping = true;
-    for (const child of children.values()) child.kill(signal);
+    for (const timer of timers) clearTimeout(timer);
+    for (const child of children.values()) if (child.exitCode === null && child.signalCode === null) child.kill(signal);
     const force = setTimeout(() => {
       for (const child of children.values()) child.kill('SIGKILL');
       process.exit(code || 1);
-    }, 20_000);
+    }, shutdownGraceMs);
     force.unref();
     const wait = () => {
       if ([...children.values()].every((c) => c.exitCode !== null || c.signalCode !== null)) process.exit(code);
@@ -83,21 +106,32 @@ async function main(): Promise<void> {
     };
     wait();
   };
-  for (const app of APPS) {
+
+  // A child that exits while the service is not stopping is restarted after a backoff delay;
+  // the other two keep serving meanwhile.
+  const supervise = (app: (typeof APPS)[number], previousDelayMs: number, restarts: number) => {
+    const startedAt = Date.now();
     const child = run(app);
     children.set(app, child);
     child.on('exit', (code, signal) => {
-      if (!stopping) {
-        console.error(`${app} exited (${signal ?? code}); stopping the service`);
-        stopAll('SIGTERM', 1);
-      }
+      if (stopping) return;
+      const delayMs = nextRestartDelay(previousDelayMs, Date.now() - startedAt);
+      log.warn({ app, pid: child.pid, exit: signal ?? code, restarts: restarts + 1, restartInMs: delayMs }, `${app} exited unexpectedly; restarting`);
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        if (!stopping) supervise(app, delayMs, restarts + 1);
+      }, delayMs);
+      timers.add(timer);
     });
-  }
+  };
+  for (const app of APPS) supervise(app, 0, 0);
   process.on('SIGTERM', () => stopAll('SIGTERM', 0));
   process.on('SIGINT', () => stopAll('SIGTERM', 0));
 }
 
-main().catch((error) => {
-  console.error(error);
-  process.exit(1);
-});
+if (require.main === module) {
+  main().catch((error) => {
+    console.error(error);
+    process.exit(1);
+  });
+}

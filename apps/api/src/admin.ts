@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
-import { loadConfig } from '@sdx/config';
-import { createDb, ensureDatabase, migrateToLatest } from '@sdx/db';
+import { isUnavailableError, loadConfig } from '@sdx/config';
+import { createDb, type Db, pendingMigrations } from '@sdx/db';
 import {
   createApiKey,
   createWorkspace,
@@ -25,11 +25,45 @@ import {
  *   npm run -s admin -- list-keys --workspace ID [--json]
  * The key secret is printed once, here, and never stored. Keys made here have the owner role;
  * every change is in the workspace's audit log with the actor system/admin-cli.
+ *
+ * It works on the service's existing database only: unreachable, missing or not fully migrated,
+ * it refuses with the reason (exit 3) and creates or migrates nothing.
  */
 const USAGE = `usage: admin <create-workspace|create-key|revoke-key|grant-credits|list-workspaces|list-keys> [options]`;
 const ACTOR = systemActor('admin-cli');
 
 class UsageError extends Error {}
+/** The database is not one the CLI can work on; the message says why and what to do. */
+class EnvironmentError extends Error {}
+
+/** The database URL without its password, for messages. */
+function describeUrl(connectionString: string): string {
+  try {
+    const url = new URL(connectionString);
+    url.password = '';
+    return url.toString();
+  } catch {
+    return '(unparseable DATABASE_URL)';
+  }
+}
+
+async function requireMigratedDatabase(db: Db, connectionString: string, fromEnv: boolean): Promise<void> {
+  const where = `${describeUrl(connectionString)}${fromEnv ? '' : ' (DATABASE_URL is not set; this is the default)'}`;
+  let pending: string[];
+  try {
+    pending = await pendingMigrations(db);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    if (code === '3D000') throw new EnvironmentError(`database ${where} does not exist; set DATABASE_URL to the service's database, or create it with \`npm run migrate\``);
+    if (isUnavailableError(error) || code === '28P01' || code === '28000') {
+      throw new EnvironmentError(`cannot reach the database ${where}: ${(error as Error).message}`);
+    }
+    throw error;
+  }
+  if (pending.length > 0) {
+    throw new EnvironmentError(`database ${where} is not migrated (${pending.length} pending: ${pending.join(', ')}); run \`npm run migrate\` first`);
+  }
+}
 
 function positiveInt(name: string, value: string | undefined, required = false): number | undefined {
   if (value === undefined) {
@@ -64,14 +98,14 @@ async function main(argv: string[]): Promise<number> {
     },
     strict: true,
   });
+  if (!['create-workspace', 'create-key', 'revoke-key', 'grant-credits', 'list-workspaces', 'list-keys'].includes(command ?? '')) throw new UsageError(USAGE);
   const config = loadConfig();
-  await ensureDatabase(config.databaseUrl);
   const db = createDb({ connectionString: config.databaseUrl, max: 2, applicationName: 'admin' });
   const print = (payload: object, text: string) => {
     process.stdout.write(values.json ? `${JSON.stringify(payload)}\n` : `${text}\n`);
   };
   try {
-    await migrateToLatest(db);
+    await requireMigratedDatabase(db, config.databaseUrl, Boolean(process.env.DATABASE_URL));
     switch (command) {
       case 'create-workspace': {
         const name = required('name', values.name);
@@ -166,6 +200,6 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2))
   .then((code) => process.exit(code))
   .catch((error) => {
-    process.stderr.write(`${error instanceof UsageError ? error.message : error instanceof Error ? error.message : String(error)}\n`);
-    process.exit(error instanceof UsageError ? 2 : 1);
+    process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(error instanceof UsageError ? 2 : error instanceof EnvironmentError ? 3 : 1);
   });

@@ -1,6 +1,6 @@
 import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { OPENAPI_PATH } from '@sdx/contract';
+import { loadOpenApiDocument, OPENAPI_PATH } from '@sdx/contract';
 import type { ApiDeps, AppDeps } from './deps';
 import { createMailer } from './mailer';
 import { requireAccess } from './middleware/access';
@@ -10,6 +10,7 @@ import { authenticate, recordKeyUse } from './middleware/auth';
 import { methodNotAllowed, notFound, renderErrors } from './middleware/errors';
 import { httpMetrics } from './middleware/metrics';
 import { LoginLimiter } from './middleware/login-limit';
+import { integerQueryParameters, jsonBody, refuseUnstorableInput, takesBody } from './middleware/input';
 import { rateLimit } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
 import { cancelJob } from './routes/cancelJob';
@@ -63,11 +64,12 @@ const headAsGet: RequestHandler = (req, _res, next) => {
 };
 
 /**
- * The API: request ID → metrics → access log → route match → authentication (caller and
- * workspace resolved once) → rate limit → the route's declared access → request validation
- * against openapi.yaml → route → one error renderer. A route without a declared access stops
- * the app from being built. With ADMIN_TOKEN set, Bull Board answers at /admin/queues behind
- * that token.
+ * The API: request ID → metrics → access log → route match → JSON body (operations that take
+ * one; bounded in size and depth) → authentication (caller and workspace resolved once) → rate
+ * limit → the route's declared access → input Postgres cannot store refused → request
+ * validation against openapi.yaml → route → one error renderer. A route without a declared
+ * access stops the app from being built. With ADMIN_TOKEN set, Bull Board answers at
+ * /admin/queues behind that token.
  */
 export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Express {
   const config = apiDeps.services.config;
@@ -86,7 +88,6 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   app.use(httpMetrics());
   app.use(accessLog(deps.services.log));
   app.use(headAsGet);
-  app.use(express.json({ limit: '1mb', type: () => true }));
   const adminToken = deps.services.config.adminToken;
   if (adminToken) app.use(adminQueues(adminToken, deps.services.queues));
 
@@ -101,10 +102,13 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
     ignoreUndocumented: false,
   });
 
+  const document = loadOpenApiDocument();
   for (const route of routes) {
     const declared = access.get(route)!;
     const chain: RequestHandler[] = declared === 'public' ? [] : [...authenticated, requireAccess(declared), recordUse];
-    app[route.method](route.path, ...chain, ...validator, route.handler(deps));
+    const body = takesBody(document, route.method, route.path) ? [jsonBody] : [];
+    const guard = refuseUnstorableInput(integerQueryParameters(document, route.method, route.path));
+    app[route.method](route.path, ...body, ...chain, guard, ...validator, route.handler(deps));
   }
   app.use(methodNotAllowed(routes));
   app.use(notFound);

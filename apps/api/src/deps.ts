@@ -11,6 +11,8 @@ export interface ApiDeps {
   registry: ProviderRegistry;
   limiter: RateLimiter;
   redis: IORedis;
+  /** Aborted when the process starts shutting down: long waits (POST /v1/extract) answer at once. */
+  draining?: AbortSignal;
   /** Built by createApp from `redis` when not given. */
   loginLimiter?: LoginLimiter;
   /** Built by createApp from SMTP_URL when not given; null mails nothing. */

@@ -4,3 +4,4 @@ export { RedisRateLimiter, type RateLimiter } from './middleware/rate-limit';
 export { ROUTES, type RouteDef } from './app';
 export { ROUTE_ACCESS, accessOf } from './routes/access';
 export type { Access } from './middleware/access';
+export { createApiServer } from './server';

@@ -1,10 +1,13 @@
-import { createServer } from 'node:http';
 import { loadConfig } from '@sdx/config';
 import { migrateToLatest } from '@sdx/db';
 import { addQueueCountsSource, bullQueueCounts, collectProcessMetrics } from '@sdx/metrics';
 import { createRuntime, onShutdown } from '@sdx/runtime';
 import { createApp } from './app';
 import { RedisRateLimiter } from './middleware/rate-limit';
+import { createApiServer } from './server';
+
+/** Time past SYNC_TIMEOUT_MS a shutdown allows for the last responses to be written. */
+const SHUTDOWN_MARGIN_MS = 5_000;
 
 /** The API process: stateless; scale it horizontally behind a load balancer. */
 async function main(): Promise<void> {
@@ -15,21 +18,28 @@ async function main(): Promise<void> {
   // sdx_queue_jobs comes from the API only: every replica reads the same queues.
   addQueueCountsSource(bullQueueCounts([runtime.queues.jobs, runtime.queues.batchChildren]));
   const limiter = new RedisRateLimiter(runtime.redis, config.redisPrefix);
-  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis });
-  const server = createServer(app);
-  server.keepAliveTimeout = 65_000;
+  const drain = new AbortController();
+  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, draining: drain.signal });
+  const server = createApiServer(app);
   server.listen(config.port, () => runtime.log.info({ port: config.port }, 'api listening'));
 
+  // On SIGTERM: stop accepting, answer every POST /v1/extract still waiting with 202 and its
+  // job (pollable), let requests in flight finish, then close. The grace outlasts the longest
+  // wait a request can be in, SYNC_TIMEOUT_MS.
   onShutdown(
     runtime.log,
     'api',
     async () => {
+      drain.abort();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      // Keep-alive connections become idle as their last response goes out: close them then.
+      const sweep = setInterval(() => server.closeIdleConnections(), 100);
       server.closeIdleConnections();
       await closed;
+      clearInterval(sweep);
       await runtime.close();
     },
-    10_000,
+    Math.max(10_000, config.syncTimeoutMs + SHUTDOWN_MARGIN_MS),
   );
 }
 

@@ -1,6 +1,9 @@
 import { execFile } from 'node:child_process';
+import net from 'node:net';
 import path from 'node:path';
 import { promisify } from 'node:util';
+import { sql } from 'kysely';
+import { createDb } from '@sdx/db';
 import { startTestStack, type TestStack } from '@sdx/testing';
 
 const run = promisify(execFile);
@@ -91,4 +94,58 @@ it('lists workspaces and keys (--json) so an operator can replace a lost key; it
     ['workspace.created', { type: 'system', id: 'admin-cli' }],
   ]);
   expect(audit.body[0].data).toEqual({ credits: 50, kind: 'purchased', expires_at: null });
+});
+
+describe('refuses a database it cannot work on, and says why', () => {
+  async function adminAt(databaseUrl: string, ...args: string[]) {
+    return run('npm', ['run', '-s', 'admin', '--', ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } });
+  }
+  const withDatabase = (name: string) => {
+    const url = new URL(stack.databaseUrl);
+    url.pathname = `/${name}`;
+    return url.toString();
+  };
+  async function databaseExists(name: string): Promise<boolean> {
+    const found = await sql<{ n: number }>`select count(*)::int as n from pg_database where datname = ${name}`.execute(stack.runtime.db);
+    return found.rows[0]!.n > 0;
+  }
+
+  it('a database that does not exist: exit 3, and it is not created', async () => {
+    const name = `sdx_absent_${Date.now().toString(36)}`;
+    await expect(adminAt(withDatabase(name), 'create-workspace', '--name', 'X', '--json')).rejects.toMatchObject({
+      code: 3,
+      stderr: expect.stringMatching(new RegExp(`database .*${name}.* does not exist`)),
+    });
+    expect(await databaseExists(name)).toBe(false);
+  });
+
+  it('a database that is not migrated: exit 3 naming the pending migrations, and nothing is migrated', async () => {
+    const name = `sdx_empty_${Date.now().toString(36)}`;
+    await sql.raw(`create database ${name}`).execute(stack.runtime.db);
+    try {
+      await expect(adminAt(withDatabase(name), 'create-workspace', '--name', 'X', '--json')).rejects.toMatchObject({
+        code: 3,
+        stderr: expect.stringMatching(/is not migrated \(\d+ pending: 20261122_0001_initial.*\); run `npm run migrate` first/),
+      });
+      const db = createDb({ connectionString: withDatabase(name), max: 1 });
+      try {
+        const tables = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = 'public'`.execute(db);
+        expect(tables.rows[0]!.n).toBe(0);
+      } finally {
+        await db.destroy();
+      }
+    } finally {
+      await sql.raw(`drop database if exists ${name} with (force)`).execute(stack.runtime.db);
+    }
+  });
+
+  it('an unreachable Postgres: exit 3 saying it cannot reach it, without the password', async () => {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    const failure = adminAt(`postgres://postgres:hunter2@127.0.0.1:${port}/social_data`, 'create-key', '--workspace', 'ws_x');
+    await expect(failure).rejects.toMatchObject({ code: 3, stderr: expect.stringContaining(`cannot reach the database postgres://postgres@127.0.0.1:${port}/social_data`) });
+    await expect(failure).rejects.toMatchObject({ stderr: expect.not.stringContaining('hunter2') });
+  });
 });

@@ -1,4 +1,8 @@
 import pino, { type Logger, type LoggerOptions } from 'pino';
+import { isUnavailableError } from './faults';
+
+export { isUnavailableError, faultOf, OutageLog } from './faults';
+export { isCredentialName, redactHeaders, redactUrl, REDACTED } from './redact';
 
 /**
  * Runtime configuration, read once from the environment at process start and passed down
@@ -146,9 +150,11 @@ export function sandboxWarning(nodeEnv: string, platforms: Record<string, string
 export const REDACT_PATHS = [
   'req.headers["x-api-key"]',
   'req.headers.authorization',
+  'req.headers["proxy-authorization"]',
   'req.headers.cookie',
   'headers["x-api-key"]',
   'headers.authorization',
+  'headers["proxy-authorization"]',
   'apiKey',
   'api_key',
   '*.apiKey',
@@ -168,6 +174,22 @@ export const REDACT_PATHS = [
   'req.headers["x-csrf-token"]',
   'res.headers["set-cookie"]',
 ];
+
+const WARN = 40;
+
+/**
+ * A warning or error whose `err` is a dependency outage (isUnavailableError) is written at
+ * debug: the process's OutageLog has already said, once, that the dependency is down, and a
+ * line per failed request, attempt or loop turn would bury that under a flood.
+ */
+function demoteOutageFaults(this: Logger, args: Parameters<pino.LogFn>, method: pino.LogFn, level: number): void {
+  const first = args[0] as unknown;
+  if (level >= WARN && first && typeof first === 'object' && 'err' in first && isUnavailableError((first as { err: unknown }).err)) {
+    if (this.isLevelEnabled('debug')) this.debug(...(args as [object, string?]));
+    return;
+  }
+  method.apply(this, args);
+}
 
 type PrettyFactory = (options: Record<string, unknown>) => pino.DestinationStream;
 
@@ -199,6 +221,7 @@ export function createLogger(
     {
       level: config.logLevel,
       redact: { paths: REDACT_PATHS, censor: '[Redacted]' },
+      hooks: { logMethod: demoteOutageFaults },
       ...options,
     },
     stream,

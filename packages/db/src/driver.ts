@@ -29,10 +29,15 @@ import pg from 'pg';
  * Cursors (streamed reads) keep a portal open across round trips and are refused in pipeline
  * mode; the service reads large results in keyset slices instead.
  */
-export function pipelinedDialect(pool: pg.Pool): Dialect {
+export interface DriverHooks {
+  /** A connection could not be made (Postgres down, restarting, or out of slots). */
+  onConnectError?(error: unknown): void;
+}
+
+export function pipelinedDialect(pool: pg.Pool, hooks: DriverHooks = {}): Dialect {
   return {
     createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new PipelinedDriver(pool),
+    createDriver: () => new PipelinedDriver(pool, hooks),
     createIntrospector: (db: Kysely<any>) => new PostgresIntrospector(db),
     createQueryCompiler: () => new PostgresQueryCompiler(),
   };
@@ -57,12 +62,21 @@ export async function sendTogether<Q extends readonly CompiledQuery<any>[]>(db: 
 class PipelinedDriver implements Driver {
   private readonly connections = new WeakMap<pg.PoolClient, PipelinedConnection>();
 
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly hooks: DriverHooks,
+  ) {}
 
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<PipelinedConnection> {
-    const client = await this.pool.connect();
+    let client: pg.PoolClient;
+    try {
+      client = await this.pool.connect();
+    } catch (error) {
+      this.hooks.onConnectError?.(error);
+      throw error;
+    }
     let connection = this.connections.get(client);
     if (!connection) {
       connection = new PipelinedConnection(client);

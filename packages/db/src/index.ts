@@ -2,4 +2,4 @@ export * from './schema';
 export * from './pool';
 export { sendTogether } from './driver';
 export { jsonRows } from './rows';
-export { migrateToLatest, migrateDown, migrateDownThrough, migrationNames, ensureDatabase } from './migrate';
+export { migrateToLatest, migrateDown, migrateDownThrough, migrationNames, ensureDatabase, pendingMigrations } from './migrate';

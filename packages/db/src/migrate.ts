@@ -45,6 +45,12 @@ export async function migrateToLatest(db: Db): Promise<string[]> {
   });
 }
 
+/** Migrations this code knows that the database has not run (all of them on an empty database). Creates nothing. */
+export async function pendingMigrations(db: Db): Promise<string[]> {
+  const migrations = await new Migrator({ db, provider }).getMigrations();
+  return migrations.filter((m) => m.executedAt === undefined).map((m) => m.name);
+}
+
 export async function migrateDown(db: Db): Promise<void> {
   const { error } = await new Migrator({ db, provider }).migrateDown();
   if (error) throw error instanceof Error ? error : new Error(String(error));

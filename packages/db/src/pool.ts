@@ -13,10 +13,17 @@ export type Tx = Transaction<Database>;
 /** Either the pool or an open transaction: read functions accept both. */
 export type Executor = Kysely<Database> | Transaction<Database>;
 
+/** Told when connections to Postgres fail and when one succeeds again (see OutageLog in @sdx/config). */
+export interface AvailabilityObserver {
+  failed(error: unknown): void;
+  succeeded(): void;
+}
+
 export interface DbOptions {
   connectionString: string;
   max?: number;
   applicationName?: string;
+  availability?: AvailabilityObserver;
 }
 
 export function createDb(options: DbOptions): Db {
@@ -29,8 +36,14 @@ export function createDb(options: DbOptions): Db {
     pipeline: true,
   } as pg.PoolConfig);
   // A client that loses its connection, idle or checked out, must not crash the process: the
-  // query it was running fails with the error, and the pool discards the client.
-  pool.on('error', () => undefined);
-  pool.on('connect', (client) => client.on('error', () => undefined));
-  return new Kysely<Database>({ dialect: pipelinedDialect(pool) });
+  // query it was running fails with the error, and the pool discards the client. Every client
+  // gets its listener the moment the pool has connected it, before anyone can check it out.
+  const availability = options.availability;
+  const lost = (error: unknown) => availability?.failed(error);
+  pool.on('error', lost);
+  pool.on('connect', (client) => {
+    client.on('error', lost);
+    availability?.succeeded();
+  });
+  return new Kysely<Database>({ dialect: pipelinedDialect(pool, { onConnectError: lost }) });
 }

@@ -1,5 +1,5 @@
 import type IORedis from 'ioredis';
-import { type AppConfig, createLogger, type Logger, resolveProviderMode, sandboxWarning } from '@sdx/config';
+import { type AppConfig, createLogger, type Logger, OutageLog, resolveProviderMode, sandboxWarning } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
 import { admitGroup, type Batchers, claimJobs, type Clock, completeJobs, GroupCommit, lookupKeys, REQUEST_PATH_BOUNDS, type Services, systemClock } from '@sdx/domain';
 import { createProviderRegistry, createSandboxProvider, type Provider, type ProviderRegistry, selectProviders } from '@sdx/providers';
@@ -47,9 +47,16 @@ export function chooseProviders(config: AppConfig, log: Logger, env: NodeJS.Proc
 
 export function createRuntime(config: AppConfig, options: RuntimeOptions): Runtime {
   const log = options.log ?? createLogger(config, { name: options.name });
-  const db = createDb({ connectionString: config.databaseUrl, max: options.dbPoolSize ?? 10, applicationName: options.name });
+  // Each dependency's outage is one warning when it starts and one when it ends.
+  const postgresOutage = new OutageLog(log, 'postgres');
+  const db = createDb({ connectionString: config.databaseUrl, max: options.dbPoolSize ?? 10, applicationName: options.name, availability: postgresOutage });
   const redis = createFastRedis(config.redisUrl);
-  redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
+  const redisOutage = new OutageLog(log, 'redis');
+  redis.on('error', (err) => {
+    redisOutage.failed(err);
+    log.debug({ err: err.message }, 'redis connection error');
+  });
+  redis.on('ready', () => redisOutage.succeeded());
   const queues = new ExtractionQueues(redis, config.redisPrefix);
   const registry = createProviderRegistry(options.providers ?? chooseProviders(config, log));
   // The batchers call back into the domain with the services they belong to.

@@ -4,3 +4,4 @@ export * from './plans';
 export * from './credits';
 export * from './response-validator';
 export * from './sessions';
+export * from './fuzz';

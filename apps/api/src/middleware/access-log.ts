@@ -1,11 +1,13 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { redactHeaders, redactUrl } from '@sdx/config';
 import type { Tenant } from '@sdx/domain';
 
 /**
  * One line per request at info level (but /healthz and /metrics), written when the response is finished (or the client
- * went away first). The request's headers go through the logger's redaction, so a key never
- * reaches the log. Nothing is computed when info is off, and no logger is made per request.
+ * went away first). Credential-like headers (Authorization, Proxy-Authorization, X-API-Key,
+ * Cookie, any *-Token ...) and query parameters (?api_key=, ?token= ...) are redacted before the
+ * line is built, so a key never reaches the log however it was sent. Nothing is computed when info is off, and no logger is made per request.
  */
 export function accessLog(log: Logger): RequestHandler {
   return (req, res, next) => {
@@ -19,7 +21,7 @@ export function accessLog(log: Logger): RequestHandler {
     const line = (msg: string) =>
       log.info(
         {
-          req: { id: res.locals.requestId, method, url: req.originalUrl, headers: req.headers, remoteAddress: req.socket.remoteAddress },
+          req: { id: res.locals.requestId, method, url: redactUrl(req.originalUrl), headers: redactHeaders(req.headers), remoteAddress: req.socket.remoteAddress },
           res: { statusCode: res.statusCode },
           responseTime: Math.round(performance.now() - started),
           workspace_id: (res.locals.tenant as Tenant | undefined)?.workspace.id,

@@ -1,5 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { faultOf, isUnavailableError } from '@sdx/config';
+import { MAX_JSON_BYTES, MAX_JSON_DEPTH } from './input';
 import { ApiError, GroupCommitOverloaded, RequestValidationError, type ValidationIssue } from '@sdx/domain';
 
 /** One validator error as express-openapi-validator reports it. */
@@ -88,13 +90,22 @@ function humanMessage(item: ValidatorItem, type: string, bound: Bound | null): s
   }
 }
 
+/** A segment of the validator's path decoded, or as it is when it is not percent-encoding (a key such as "50%"). */
+function decodeLenient(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
 /** "/body/targets/3" → ["body", "targets", 3]; header names lower-case. */
 function toLoc(item: ValidatorItem, type: string): (string | number)[] {
   const parts = (item.path ?? '')
     .replace(/^\./, '')
     .split(/[/.]/)
     .filter(Boolean)
-    .map((p) => (/^\d+$/.test(p) ? Number(p) : decodeURIComponent(p)));
+    .map((p) => (/^\d+$/.test(p) ? Number(p) : decodeLenient(p)));
   if (parts[0] === 'headers') parts[0] = 'header';
   if (parts.length === 0) parts.push('body');
   const extra = item.params?.additionalProperty;
@@ -140,13 +151,19 @@ export function validatorIssues(error: ValidatorError, body: unknown): Validatio
   });
 }
 
-/** The pool could not hand out a connection in time, Postgres refused one, or too many writes wait: temporary. */
+/** The pool could not hand out a connection in time, or too many writes wait: temporary. */
 function isOverload(err: unknown): boolean {
   if (err instanceof GroupCommitOverloaded) return true;
   const message = err instanceof Error ? err.message : '';
-  const code = (err as { code?: string } | null)?.code;
-  return /timeout exceeded when trying to connect|Connection terminated due to connection timeout/i.test(message) || code === '53300' || code === '57P03';
+  return /timeout exceeded when trying to connect/i.test(message);
 }
+
+/** Seconds a client should wait before retrying a 503: a restarting Postgres is back in a few. */
+const RETRY_AFTER_OVERLOADED = '1';
+const RETRY_AFTER_UNAVAILABLE = '2';
+
+/** A fixed body for the one case where rendering the real error failed: still JSON, never HTML. */
+const LAST_RESORT = JSON.stringify({ detail: { error: 'internal_error', message: 'Something went wrong on our side.' } });
 
 export const notFound: RequestHandler = (req) => {
   throw new ApiError('not_found', `No route for ${req.method} ${req.path}.`);
@@ -176,9 +193,28 @@ export function methodNotAllowed(routes: ReadonlyArray<{ method: string; path: s
 
 /**
  * The one renderer: service errors as {"detail": {"error": code, "message", ...context}},
- * validation failures as the HTTPValidationError body (422). Never HTML, never a stack.
+ * validation failures as the HTTPValidationError body (422). Never HTML, never a stack, never
+ * a server path: if rendering itself fails, a fixed JSON 500 goes out instead.
  */
 export function renderErrors(log: Logger): ErrorRequestHandler {
+  const render = renderError(log);
+  return (err, req, res, next) => {
+    try {
+      render(err, req, res, next);
+    } catch (failure) {
+      log.error({ err: faultOf(failure), requestId: res.locals.requestId }, 'error rendering failed');
+      if (res.headersSent) {
+        req.socket.destroy();
+        return;
+      }
+      res.statusCode = 500;
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      res.end(LAST_RESORT);
+    }
+  };
+}
+
+function renderError(log: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) {
       req.socket.destroy();
@@ -199,7 +235,11 @@ export function renderErrors(log: Logger): ErrorRequestHandler {
       return;
     }
     if (e.type === 'entity.too.large') {
-      res.status(413).json({ detail: { error: 'invalid_request', message: 'Request body too large.' } });
+      res.status(413).json({ detail: { error: 'invalid_request', message: `Request body too large: at most ${MAX_JSON_BYTES} bytes.` } });
+      return;
+    }
+    if (e.type === 'entity.too.deep') {
+      res.status(422).json({ detail: [{ loc: ['body'], msg: `JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep', ctx: { max_depth: MAX_JSON_DEPTH } }] });
       return;
     }
     const status = e.status ?? e.statusCode;
@@ -221,9 +261,21 @@ export function renderErrors(log: Logger): ErrorRequestHandler {
       return;
     }
     if (isOverload(err)) {
-      log.warn({ err: (err as Error).message, requestId: res.locals.requestId }, 'database overloaded');
-      res.setHeader('Retry-After', '1');
+      log.warn({ fault: faultOf(err), requestId: res.locals.requestId }, 'database overloaded');
+      res.setHeader('Retry-After', RETRY_AFTER_OVERLOADED);
       res.status(503).json({ detail: { error: 'service_unavailable', message: 'The service is overloaded; retry with backoff.' } });
+      return;
+    }
+    if (isUnavailableError(err)) {
+      // The process's OutageLog reports the outage once; one line per request would flood.
+      log.debug({ fault: faultOf(err), requestId: res.locals.requestId }, 'dependency unavailable');
+      res.setHeader('Retry-After', RETRY_AFTER_UNAVAILABLE);
+      res.status(503).json({
+        detail: {
+          error: 'service_unavailable',
+          message: 'The service is temporarily unavailable; retry with backoff (writes with the same Idempotency-Key).',
+        },
+      });
       return;
     }
     log.error({ err, requestId: res.locals.requestId }, 'unhandled error');

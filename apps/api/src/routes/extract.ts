@@ -10,9 +10,10 @@ export const SYNC_LIMIT_MAX = 200;
 /**
  * POST /v1/extract — runs on the worker fleet like any job and waits for it: 200 with the
  * completed job; a terminal failure answers 502 extraction_failed naming the job and the
- * cause; past SYNC_TIMEOUT_MS, 202 with the job, still pollable.
+ * cause; past SYNC_TIMEOUT_MS, or when the process starts shutting down, 202 with the job,
+ * still pollable.
  */
-export const extract = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
+export const extract = ({ services, draining }: ApiDeps): RequestHandler => async (req, res) => {
   const created = await createJob(services, tenantOf(res), jobInput(req), {
     endpoint: 'POST /v1/extract',
     idempotencyKey: req.get('idempotency-key') ?? null,
@@ -22,7 +23,8 @@ export const extract = ({ services }: ApiDeps): RequestHandler => async (req, re
   });
   const controller = new AbortController();
   req.on('close', () => controller.abort());
-  const job = isTerminal(created.job.status) ? created.job : await waitForJob(services.db, created.job.id, services.config.syncTimeoutMs, controller.signal);
+  const signal = draining ? AbortSignal.any([controller.signal, draining]) : controller.signal;
+  const job = isTerminal(created.job.status) ? created.job : await waitForJob(services.db, created.job.id, services.config.syncTimeoutMs, signal);
   const flags = { deduplicated: created.deduplicated, idempotent_replay: created.idempotentReplay };
   if (job.status === 'completed') {
     res.status(200).json(renderJob(job, await loadResult(services.db, job), flags));

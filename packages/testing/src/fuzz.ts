@@ -1,0 +1,317 @@
+import fc from 'fast-check';
+import { CATALOG, normalizeTarget, type Platform, PLATFORMS } from '@sdx/catalog';
+import type { OpenApiDocument } from '@sdx/contract';
+
+/**
+ * Request generation for the contract fuzzer: for every operation of openapi.yaml, arbitraries
+ * (fast-check) of valid requests drawn from the schemas, and of requests mutated the ways a
+ * hostile or careless client mutates them. A generated request is a template: path IDs name a
+ * pool ("an ID the service created", "an ID of another workspace") resolved when it is sent,
+ * so later requests reuse what earlier ones created.
+ */
+
+type Schema = Record<string, any>;
+
+export interface FuzzOperation {
+  operationId: string;
+  method: 'get' | 'post' | 'put' | 'delete';
+  template: string;
+  pathParams: string[];
+  query: Array<{ name: string; schema: Schema }>;
+  headers: Array<{ name: string; schema: Schema }>;
+  body: Schema | null;
+  secured: boolean;
+}
+
+/** How a path parameter is filled when the request is sent. */
+export type IdChoice = { kind: 'created'; pick: number } | { kind: 'foreign'; pick: number } | { kind: 'literal'; value: string };
+
+export type Credential = 'valid' | 'none' | 'unknown' | 'other_workspace' | 'bearer';
+
+export interface FuzzRequest {
+  operation: FuzzOperation;
+  ids: Record<string, IdChoice>;
+  query: Array<[string, string]>;
+  headers: Record<string, string>;
+  credential: Credential;
+  /** Raw body text (JSON unless mutated), or undefined for none. */
+  body?: string;
+  contentType?: string;
+  /** What was done to the request, for reports. */
+  mutation: string;
+}
+
+const METHODS = ['get', 'post', 'put', 'delete'] as const;
+
+function resolveRef(document: OpenApiDocument, value: any): any {
+  let node = value;
+  for (let i = 0; node && typeof node === 'object' && typeof node.$ref === 'string' && i < 10; i += 1) {
+    node = node.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .reduce((n: any, key: string) => n?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], document);
+  }
+  return node;
+}
+
+/** Every operation of the document, with its parameters and body schema resolved. */
+export function fuzzOperations(document: OpenApiDocument): FuzzOperation[] {
+  const operations: FuzzOperation[] = [];
+  for (const [template, rawItem] of Object.entries(document.paths)) {
+    const item = rawItem as Record<string, any>;
+    for (const method of METHODS) {
+      const op = item[method];
+      if (!op) continue;
+      const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: any) => resolveRef(document, p));
+      const body = op.requestBody ? resolveRef(document, resolveRef(document, op.requestBody).content?.['application/json']?.schema) : null;
+      operations.push({
+        operationId: op.operationId,
+        method,
+        template,
+        pathParams: params.filter((p: any) => p.in === 'path').map((p: any) => p.name),
+        query: params.filter((p: any) => p.in === 'query').map((p: any) => ({ name: p.name, schema: resolveRef(document, p.schema) })),
+        headers: params.filter((p: any) => p.in === 'header').map((p: any) => ({ name: p.name, schema: resolveRef(document, p.schema) })),
+        body,
+        secured: !(Array.isArray(op.security) && op.security.length === 0),
+      });
+    }
+  }
+  return operations;
+}
+
+/** Strings a careless or hostile client sends. */
+export const HOSTILE_STRINGS = [
+  '',
+  ' ',
+  '\u0000',
+  'a\u0000b',
+  '\ud800',
+  'x\udfff',
+  '%00',
+  '\u202e\u0301',
+  '😀'.repeat(40),
+  "' or 1=1 --",
+  '../../etc/passwd',
+  '<script>alert(1)</script>',
+  '{"$ne":null}',
+  'a'.repeat(300),
+  'a'.repeat(5000),
+  '\n\r\t',
+  'null',
+  '-1',
+];
+
+/** Query values that are not plain decimal integers, or not what the enum lists. */
+const HOSTILE_QUERY = ['Infinity', '-Infinity', 'NaN', '1e309', '1e3', '0x10', '1.0', '+5', ' 5', '5 ', '', '-1', '0', '101', '99999999999999999999', 'true', '%00', 'json%00', 'JSON'];
+
+/** Field-name hints so schema-valid bodies are often also meaningful (and reach the domain). */
+const HINTS: Record<string, fc.Arbitrary<unknown>> = {
+  platform: fc.constantFrom('instagram', 'tiktok', 'youtube', 'twitter', 'facebook'),
+  target: fc.constantFrom('natgeo', 'nasa', '@nasa', 'bbcnews', 'https://www.instagram.com/natgeo/', 'https://x.com/nasa', 'UCBJycsmduvYEL83R_U4JriQ', '#travel', 'travel', '7301112233445566778', 'C0abc123'),
+  timezone: fc.constantFrom('UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe'),
+  name: fc.string({ minLength: 1, maxLength: 40 }),
+};
+
+/** Targets of every kind; each operation gets the first its platform accepts. */
+const CANDIDATE_TARGETS = [
+  'natgeo',
+  '@nasa',
+  'travel',
+  'US',
+  'https://www.instagram.com/p/Cabc123/',
+  'https://www.tiktok.com/@nasa/video/7301112233445566778',
+  'https://x.com/nasa/status/1234567890123456789',
+  'https://www.youtube.com/watch?v=dQw4w9WgXcQ',
+  'https://www.facebook.com/nasa/posts/1234567890',
+  'dQw4w9WgXcQ',
+  '7301112233445566778',
+  '1234567890123456789',
+  'Cabc123',
+  'UCBJycsmduvYEL83R_U4JriQ',
+  'PLrAXtmErZgOeiKm4sgNOknGvNjby9efdf',
+  '17912345678901234',
+  '1234567890',
+  'https://www.instagram.com/stories/highlights/17912345678901234/',
+  'https://www.youtube.com/playlist?list=PLrAXtmErZgOeiKm4sgNOknGvNjby9efdf',
+  'https://www.facebook.com/ads/library/?id=1234567890',
+  'https://www.instagram.com/p/Cabc123/c/17912345678901234/',
+];
+
+/** One valid (platform, operation, target) per operation of the catalog that some candidate fits. */
+export const VALID_RECIPES: Array<{ platform: Platform; operation: string; target: string }> = PLATFORMS.flatMap((platform) =>
+  CATALOG[platform].flatMap((spec) => {
+    const target = CANDIDATE_TARGETS.find((t) => normalizeTarget(platform, spec.target, t).ok);
+    return target ? [{ platform, operation: spec.operation, target }] : [];
+  }),
+);
+
+const futureDate = fc.date({ min: new Date('2030-01-01T00:00:00Z'), max: new Date('2035-01-01T00:00:00Z'), noInvalidDate: true });
+
+/** An arbitrary of values valid against `schema` (the subset of JSON Schema openapi.yaml uses). */
+export function arbitraryOf(document: OpenApiDocument, raw: Schema, name?: string): fc.Arbitrary<unknown> {
+  const schema = resolveRef(document, raw) as Schema;
+  const nullable = (arb: fc.Arbitrary<unknown>) => (schema.nullable ? fc.option(arb, { nil: null }) : arb);
+  if (schema.enum) return nullable(fc.constantFrom(...(schema.enum as unknown[])));
+  if (schema.oneOf || schema.anyOf) return nullable(fc.oneof(...(schema.oneOf ?? schema.anyOf).map((s: Schema) => arbitraryOf(document, s, name))));
+  if (schema.allOf) return arbitraryOf(document, Object.assign({}, ...schema.allOf.map((s: Schema) => resolveRef(document, s))), name);
+  switch (schema.type) {
+    case 'object': {
+      const properties = (schema.properties ?? {}) as Record<string, Schema>;
+      const required = new Set<string>(schema.required ?? []);
+      const record: Record<string, fc.Arbitrary<unknown>> = {};
+      for (const [key, sub] of Object.entries(properties)) record[key] = arbitraryOf(document, sub, key);
+      return nullable(fc.record(record, { requiredKeys: [...required] }));
+    }
+    case 'array': {
+      const items = name === 'targets' ? fc.oneof(HINTS.target!, fc.string({ minLength: 1, maxLength: 30 })) : arbitraryOf(document, schema.items ?? {}, undefined);
+      const maxLength = Math.min(schema.maxItems ?? 5, name === 'targets' ? 5 : 5);
+      return nullable(fc.array(items, { minLength: schema.minItems ?? 0, maxLength: Math.max(maxLength, schema.minItems ?? 0) }));
+    }
+    case 'integer': {
+      const min = schema.minimum ?? -1000;
+      const max = schema.maximum ?? 1000;
+      // Mostly small values: large limits are valid but cost credits and time.
+      return nullable(fc.oneof({ weight: 4, arbitrary: fc.integer({ min, max: Math.min(max, min + 20) }) }, { weight: 1, arbitrary: fc.integer({ min, max }) }));
+    }
+    case 'number':
+      return nullable(fc.double({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6, noNaN: true }));
+    case 'boolean':
+      return nullable(fc.boolean());
+    case 'string': {
+      if (schema.format === 'date-time') return nullable(futureDate.map((d) => d.toISOString()));
+      if (name && HINTS[name]) return nullable(fc.oneof({ weight: 4, arbitrary: HINTS[name]! }, { weight: 1, arbitrary: fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 40, 40) }) }));
+      return nullable(fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 40, 40) }));
+    }
+    default:
+      return fc.jsonValue({ maxDepth: 2 });
+  }
+}
+
+/** A value of the wrong kind for any field. */
+const wrongValue: fc.Arbitrary<unknown> = fc.oneof(
+  fc.constantFrom<unknown>(null, true, false, 0, -1, 1.5, 2 ** 53, -(2 ** 31), [], {}, [1, 2], { a: 1 }, 'x'),
+  fc.constantFrom(...HOSTILE_STRINGS),
+);
+
+function deep(levels: number): unknown {
+  let value: unknown = 1;
+  for (let i = 0; i < levels; i += 1) value = i % 2 ? [value] : { a: value };
+  return value;
+}
+
+/** Ways of breaking a body, each named. */
+function mutatedBody(document: OpenApiDocument, schema: Schema): fc.Arbitrary<{ body?: string; contentType?: string; mutation: string }> {
+  const valid = arbitraryOf(document, schema) as fc.Arbitrary<Record<string, unknown>>;
+  const keys = Object.keys(resolveRef(document, schema).properties ?? {});
+  const key = keys.length ? fc.constantFrom(...keys) : fc.constant('x');
+  return fc.oneof(
+    fc.tuple(valid, key).map(([b, k]) => {
+      const copy = { ...b };
+      delete copy[k];
+      return { body: JSON.stringify(copy), mutation: `body without ${k}` };
+    }),
+    fc.tuple(valid, key, wrongValue).map(([b, k, v]) => ({ body: JSON.stringify({ ...b, [k]: v }), mutation: `body ${k} of the wrong kind` })),
+    fc.tuple(valid, fc.constantFrom(...HOSTILE_STRINGS), key).map(([b, s, k]) => ({ body: JSON.stringify({ ...b, [k]: s }), mutation: `body ${k} hostile string` })),
+    fc.tuple(valid, fc.string({ maxLength: 10 }), fc.jsonValue({ maxDepth: 2 })).map(([b, k, v]) => ({ body: JSON.stringify({ ...b, [`x_${k}`]: v }), mutation: 'body with an unknown key' })),
+    fc.tuple(valid, fc.constantFrom('a\u0000', '\ud800')).map(([b, k]) => ({ body: JSON.stringify({ ...b, [k]: 1 }), mutation: 'body key Postgres cannot store' })),
+    fc.tuple(valid, fc.integer({ min: 30, max: 40 }), key).map(([b, n, k]) => ({ body: JSON.stringify({ ...b, [k]: deep(n) }), mutation: `body nested ${n} deep` })),
+    fc.constantFrom(
+      { body: '', mutation: 'empty body' },
+      { body: '{', mutation: 'truncated JSON' },
+      { body: 'null', mutation: 'JSON null' },
+      { body: '[]', mutation: 'JSON array' },
+      { body: '"text"', mutation: 'JSON string' },
+      { body: '{"a":1}x', mutation: 'trailing garbage' },
+      { body: '['.repeat(50_000), mutation: 'deep unterminated nesting' },
+      { body: JSON.stringify({ target: 'a'.repeat(1_100_000) }), mutation: 'body over 1 MiB' },
+      { body: 'operation=profile&target=nasa', contentType: 'application/x-www-form-urlencoded', mutation: 'form body' },
+      { body: '{"operation":"profile","target":"nasa"}', contentType: 'text/plain', mutation: 'JSON as text/plain' },
+      { body: '{"operation":"profile","target":"nasa"}', contentType: 'application/json; charset=latin1', mutation: 'JSON in another charset' },
+      { body: undefined, mutation: 'no body' },
+    ),
+  );
+}
+
+const idChoice: fc.Arbitrary<IdChoice> = fc.oneof(
+  { weight: 6, arbitrary: fc.nat().map((pick) => ({ kind: 'created', pick }) as IdChoice) },
+  { weight: 1, arbitrary: fc.nat().map((pick) => ({ kind: 'foreign', pick }) as IdChoice) },
+  {
+    weight: 2,
+    arbitrary: fc
+      // No dot segments ('..', '%2e%2e'): the client removes them before sending (WHATWG URL), so
+      // the request would name another path than the operation's.
+      .oneof(fc.constantFrom('job_00000000000000000000000000', 'bat_0', 'sch_0', '0', '-1', 'null', '%00', 'job_%00', '%ff', '%ED%A0%80', 'a%20b', '%E2%80%AE'), fc.string({ minLength: 1, maxLength: 40 }).map(encodeURIComponent))
+      .map((value) => ({ kind: 'literal', value }) as IdChoice),
+  },
+);
+
+const credential: fc.Arbitrary<Credential> = fc.oneof(
+  { weight: 20, arbitrary: fc.constant<Credential>('valid') },
+  { weight: 2, arbitrary: fc.constant<Credential>('bearer') },
+  { weight: 1, arbitrary: fc.constantFrom<Credential>('none', 'unknown', 'other_workspace') },
+);
+
+function queryArbitrary(document: OpenApiDocument, op: FuzzOperation): fc.Arbitrary<{ query: Array<[string, string]>; mutated: boolean }> {
+  const valid = fc.tuple(
+    ...op.query.map((p) =>
+      fc.option(
+        arbitraryOf(document, p.schema).map((v) => [p.name, String(v)] as [string, string]),
+        { nil: null },
+      ),
+    ),
+  ).map((pairs) => ({ query: pairs.filter((p): p is [string, string] => p !== null), mutated: false }));
+  const hostile = op.query.length
+    ? fc.tuple(fc.constantFrom(...op.query.map((p) => p.name)), fc.constantFrom(...HOSTILE_QUERY)).map(([n, v]) => ({ query: [[n, v]] as Array<[string, string]>, mutated: true }))
+    : fc.constant({ query: [] as Array<[string, string]>, mutated: false });
+  const unknown = fc.constantFrom('x', 'api_key', 'limit', 'format', 'a%00').map((n) => ({ query: [[n, '1']] as Array<[string, string]>, mutated: true }));
+  return fc.oneof({ weight: 8, arbitrary: valid }, { weight: 2, arbitrary: hostile }, { weight: 1, arbitrary: unknown });
+}
+
+function headerArbitrary(op: FuzzOperation): fc.Arbitrary<Record<string, string>> {
+  const names = new Set(op.headers.map((h) => h.name));
+  const parts: Array<fc.Arbitrary<Record<string, string>>> = [];
+  /** The header absent `absent` times out of `absent + 1`, else one of `values`. */
+  const header = (name: string, values: fc.Arbitrary<string>, absent = 1): fc.Arbitrary<Record<string, string>> =>
+    fc.oneof({ weight: absent, arbitrary: fc.constant<Record<string, string>>({}) }, { weight: 1, arbitrary: values.map((v): Record<string, string> => ({ [name]: v })) });
+  if (names.has('Idempotency-Key')) parts.push(header('Idempotency-Key', fc.oneof(fc.uuid(), fc.constantFrom('k1', 'k2', 'same-key', 'x'.repeat(128), 'x'.repeat(129), ''))));
+  if (names.has('Cache-Control')) parts.push(header('Cache-Control', fc.constantFrom('no-cache', 'max-age=0', 'garbage')));
+  parts.push(header('X-Workspace-ID', fc.constantFrom('self', 'self', 'ws_other', 'x'.repeat(37), ''), 10));
+  return fc.tuple(...parts).map((hs) => Object.assign({}, ...hs) as Record<string, string>);
+}
+
+/** Requests for one operation: mostly valid, a share mutated in one place. */
+export function requestArbitrary(document: OpenApiDocument, op: FuzzOperation): fc.Arbitrary<FuzzRequest> {
+  const ids = fc.tuple(...op.pathParams.map(() => idChoice)).map((choices) => Object.fromEntries(op.pathParams.map((name, i) => [name, choices[i]!])));
+  type Body = { body?: string; contentType?: string; mutation: string };
+  const properties = op.body ? Object.keys(resolveRef(document, op.body).properties ?? {}) : [];
+  // Schema-valid bodies with a recipe the catalog accepts, a small limit and no bundle: these
+  // pass admission, so the IDs they create feed the requests that follow.
+  const admissible = op.body && properties.includes('operation')
+    ? fc.tuple(arbitraryOf(document, op.body) as fc.Arbitrary<Record<string, unknown>>, fc.constantFrom(...VALID_RECIPES), fc.integer({ min: 1, max: 5 })).map(([b, recipe, limit]): Body => {
+        const merged: Record<string, unknown> = { ...b, platform: recipe.platform, operation: recipe.operation, limit, include_posts: 0 };
+        if (properties.includes('target')) merged.target = recipe.target;
+        if (properties.includes('targets')) merged.targets = [recipe.target];
+        return { body: JSON.stringify(merged), mutation: 'admissible' };
+      })
+    : null;
+  const body: fc.Arbitrary<Body> = op.body
+    ? fc.oneof(
+        ...(admissible ? [{ weight: 3, arbitrary: admissible }] : []),
+        { weight: 2, arbitrary: arbitraryOf(document, op.body).map((b): Body => ({ body: JSON.stringify(b), mutation: 'valid' })) },
+        { weight: 2, arbitrary: mutatedBody(document, op.body) },
+      )
+    : fc.oneof(
+        { weight: 9, arbitrary: fc.constant<Body>({ mutation: 'valid' }) },
+        { weight: 1, arbitrary: fc.constant<Body>({ body: '['.repeat(10_000), mutation: 'body sent to an operation without one' }) },
+      );
+  return fc.record({ ids, query: queryArbitrary(document, op), headers: headerArbitrary(op), credential, body }).map((r) => ({
+    operation: op,
+    ids: r.ids,
+    query: r.query.query,
+    headers: r.headers,
+    credential: op.secured ? r.credential : 'none',
+    body: r.body.body,
+    contentType: r.body.contentType,
+    mutation: r.query.mutated ? `query ${r.query.query.map(([k, v]) => `${k}=${v}`).join('&')}` : r.body.mutation,
+  }));
+}

@@ -1,4 +1,4 @@
-import { reconcileJobs, runJobAttempt, type ProviderLookup, type Services } from '@sdx/domain';
+import { reconcileJobs, type ReconcileReport, runJobAttempt, type ProviderLookup, type Services } from '@sdx/domain';
 import { createWorkerRedis, startConsumer } from '@sdx/queue';
 
 export interface WorkerOptions {
@@ -9,15 +9,23 @@ export interface WorkerOptions {
   concurrency: number;
   /** Run the reconciler in this process (every worker may; it is safe concurrently). */
   reconcile?: boolean;
+  /** Called with the report of every reconciler pass that did something (drills, metrics). */
+  onReconciled?: (report: ReconcileReport) => void;
 }
 
 export interface RunningWorker {
-  close(): Promise<void>;
+  /**
+   * Stops taking work and waits for the attempts in progress; with `graceMs`, those still
+   * extracting after it hand their jobs back to the queue (WORKER_SHUTDOWN_GRACE_MS on SIGTERM).
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 /**
  * The extraction worker: the queue consumer (packages/queue) wired to the domain's job runner,
- * and the reconciler on a timer. Each job a queue entry wakes is one attempt of runJobAttempt.
+ * and the reconciler on a timer (and at once whenever the connection to Redis is back, so a
+ * Redis that lost its data is refilled without waiting for the timer). Each job a queue entry
+ * wakes is one attempt of runJobAttempt.
  */
 export function startWorker(options: WorkerOptions): RunningWorker {
   const { services, providers } = options;
@@ -28,9 +36,10 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     connection,
     queues: services.queues,
     concurrency: options.concurrency,
-    run: async (jobId, attempt, handOver) => {
+    run: async (jobId, attempt, handOver, shutdown) => {
       try {
-        const outcome = await runJobAttempt(services, providers, jobId, { onDelivered: handOver });
+        const outcome = await runJobAttempt(services, providers, jobId, { onDelivered: handOver, shutdown });
+        if (outcome === 'handed back') log.info({ jobId, attempt }, 'attempt handed back at shutdown');
         log.debug({ jobId, attempt, outcome }, 'attempt finished');
       } catch (err) {
         // The job stays running under its lease; when its heartbeat stops, the reconciler retries it.
@@ -40,28 +49,32 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     onError: (message, context) => log.warn(context, message),
   });
 
-  let reconciling = false;
-  const timer =
-    options.reconcile === false
-      ? null
-      : setInterval(() => {
-          if (reconciling) return;
-          reconciling = true;
-          reconcileJobs(services)
-            .then((report) => {
-              if (report.requeued || report.failed || report.enqueued) log.info(report, 'reconciled jobs');
-            })
-            .catch((err) => log.warn({ err }, 'reconcile failed'))
-            .finally(() => {
-              reconciling = false;
-            });
-        }, services.config.reconcileIntervalMs);
+  let reconciling: Promise<void> | null = null;
+  let closed = false;
+  const reconcile = () => {
+    if (reconciling || closed) return;
+    reconciling = reconcileJobs(services)
+      .then((report) => {
+        if (report.requeued || report.failed || report.enqueued) {
+          log.info({ requeued: report.requeued, failed: report.failed, enqueued: report.enqueued }, 'reconciled jobs');
+          options.onReconciled?.(report);
+        }
+      })
+      .catch((err) => log.warn({ err }, 'reconcile failed'))
+      .finally(() => {
+        reconciling = null;
+      });
+  };
+  const timer = options.reconcile === false ? null : setInterval(reconcile, services.config.reconcileIntervalMs);
   timer?.unref();
+  if (options.reconcile !== false) connection.on('ready', reconcile);
 
   return {
-    async close() {
+    async close(closeOptions = {}) {
+      closed = true;
       if (timer) clearInterval(timer);
-      await consumer.close();
+      await consumer.close(closeOptions);
+      await reconciling;
       connection.disconnect();
     },
   };

@@ -8,6 +8,7 @@ import * as m0004 from './migrations/20261122_0004_partial_batch_index';
 import * as m0005 from './migrations/20261123_0005_shared_queue_entry';
 import * as m0006 from './migrations/20261123_0006_drop_held_reservation_index';
 import * as m0007 from './migrations/20261124_0007_bundle_rates';
+import * as m0011 from './migrations/20261124_0011_job_deployment';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -18,6 +19,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261123_0005_shared_queue_entry': m0005,
   '20261123_0006_drop_held_reservation_index': m0006,
   '20261124_0007_bundle_rates': m0007,
+  '20261124_0011_job_deployment': m0011,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -43,7 +43,7 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
   const db = createDb({ connectionString: config.databaseUrl, max: options.dbPoolSize ?? 10, applicationName: options.name });
   const redis = createFastRedis(config.redisUrl);
   redis.on('error', (err) => log.debug({ err: err.message }, 'redis connection error'));
-  const queues = new ExtractionQueues(redis, config.redisPrefix);
+  const queues = new ExtractionQueues(redis, config.redisPrefix, config.queueFairness);
   const registry = createProviderRegistry(options.providers ?? chooseProviders(config, log));
   // The batchers call back into the domain with the services they belong to.
   const batch = createBatchers(() => services);

@@ -67,6 +67,8 @@ export interface AdmissionRules {
   maxAttempts: number;
   /** Whether fresh completed results may be reused (CACHE_TTL_SECONDS > 0). */
   useCache: boolean;
+  /** The deployment recorded on admitted jobs (its reconciler recovers them); null in tests of the planner. */
+  deployment?: string | null;
 }
 
 export type Decision =
@@ -161,6 +163,9 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
           batchId: s.batchId,
           batchPosition: s.batchId === null ? null : index,
           scheduleId: s.scheduleId,
+          deployment: rules.deployment ?? null,
+          // Round robin across workspaces: the k-th active job of a workspace goes with the k-th of the others.
+          priority: count + index + 1,
         }),
       );
     });

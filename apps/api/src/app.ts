@@ -4,6 +4,7 @@ import { OPENAPI_PATH } from '@sdx/contract';
 import type { ApiDeps } from './deps';
 import { accessLog } from './middleware/access-log';
 import { authenticate, recordKeyUse } from './middleware/auth';
+import { HeavyReads } from './middleware/heavy-reads';
 import { methodNotAllowed, notFound, renderErrors } from './middleware/errors';
 import { rateLimit } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
@@ -57,7 +58,9 @@ const headAsGet: RequestHandler = (req, _res, next) => {
  * The API: request ID → access log → route match → authentication (tenant resolved once) →
  * rate limit → request validation against openapi.yaml → route → one error renderer.
  */
-export function createApp(deps: ApiDeps): Express {
+export function createApp(given: Omit<ApiDeps, 'heavyReads'> & Partial<Pick<ApiDeps, 'heavyReads'>>): Express {
+  const { config } = given.services;
+  const deps: ApiDeps = { ...given, heavyReads: given.heavyReads ?? new HeavyReads(config.heavyReadsPerWorkspace, config.heavyReadMinItems) };
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);

@@ -20,6 +20,7 @@ export const ERROR_STATUS = {
   invalid_target: 422,
   rate_limit_exceeded: 429,
   concurrent_job_limit_exceeded: 429,
+  concurrent_read_limit_exceeded: 429,
   internal_error: 500,
   extraction_failed: 502,
   rate_limiter_unavailable: 503,

@@ -28,13 +28,13 @@ export function encodeCsvRecord(cells: readonly Cell[]): string {
   return fields.join(',');
 }
 
-/** Records buffered before one write (about 1 MB for typical post rows). */
-const CSV_CHUNK_RECORDS = 2000;
+/** Characters buffered before one write: a slow reader's export holds about this much text. */
+const CSV_CHUNK_CHARS = 64 * 1024;
 
 /**
  * Streams a csv export (UTF-8 without BOM, CRLF after every record, RFC 4180 quoting) to
- * `out`: the header once, then one record per row, written in chunks of CSV_CHUNK_RECORDS
- * records that wait for 'drain' when `out` is full. Ends `out` and resolves with the
+ * `out`: the header once, then one record per row, written in chunks of about CSV_CHUNK_CHARS
+ * characters that wait for 'drain' when `out` is full. Ends `out` and resolves with the
  * number of data rows once it has finished. If `source` throws, the promise rejects and
  * `out` is left open for the caller to destroy.
  */
@@ -45,17 +45,21 @@ export async function writeCsv(
 ): Promise<number> {
   const encoder = rowEncoder(options);
   let pending: string[] = [encodeCsvRecord(encoder.header)];
+  let pendingChars = 0;
   let count = 0;
   const flush = async (): Promise<void> => {
     const text = pending.join(CSV_NEWLINE) + CSV_NEWLINE;
     pending = [];
+    pendingChars = 0;
     await writeChunk(out, text);
   };
   for await (const page of source) {
     for (const row of page) {
-      pending.push(encodeCsvRecord(encoder.encode(row)));
+      const record = encodeCsvRecord(encoder.encode(row));
+      pending.push(record);
+      pendingChars += record.length + 2;
       count += 1;
-      if (pending.length >= CSV_CHUNK_RECORDS) await flush();
+      if (pendingChars >= CSV_CHUNK_CHARS) await flush();
     }
   }
   if (pending.length > 0) await flush();

@@ -11,5 +11,6 @@ export {
   isExportFormat,
 } from './format';
 export { writeJson } from './json';
+export { endStream, writeChunk } from './stream';
 export { type ExportRow, type RowEncoder, rowEncoder, type TabularExportOptions } from './rows';
 export { XLSX_SHEET_NAME, writeXlsx } from './xlsx';

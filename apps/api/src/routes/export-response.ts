@@ -1,5 +1,3 @@
-import { Readable } from 'node:stream';
-import { pipeline } from 'node:stream/promises';
 import type { Request, Response } from 'express';
 import {
   contentDisposition,
@@ -7,7 +5,9 @@ import {
   type ExportSubject,
   exportContentType,
   exportFileName,
+  endStream,
   isExportFormat,
+  writeChunk,
 } from '@sdx/exports';
 
 /** The validated `format` query parameter (json when absent). */
@@ -44,7 +44,13 @@ export async function sendDownload(
   }
 }
 
-/** Writes text chunks to `out` with backpressure (pipeline waits for 'drain') and ends it. */
+/**
+ * Writes text chunks to `out` one at a time, each once the one before has drained (no read-ahead:
+ * the next chunk is only read then), and ends it.
+ */
 export function streamText(chunks: AsyncIterable<string>): (out: NodeJS.WritableStream) => Promise<void> {
-  return (out) => pipeline(Readable.from(chunks), out);
+  return async (out) => {
+    for await (const chunk of chunks) await writeChunk(out, chunk);
+    await endStream(out);
+  };
 }

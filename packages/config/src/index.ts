@@ -81,7 +81,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     heartbeatIntervalMs: int(env, 'HEARTBEAT_INTERVAL_MS', 1000, 10),
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 5000, 10),
     deploymentId: env.DEPLOYMENT_ID || env.REDIS_PREFIX || 'sdx',
-    reconcileRecheckMs: int(env, 'RECONCILE_RECHECK_MS', 30000, 100),
+    reconcileRecheckMs: int(env, 'RECONCILE_RECHECK_MS', 10000, 100),
     queueFairness: fairness(env.QUEUE_FAIRNESS),
     heavyReadsPerWorkspace: int(env, 'HEAVY_READS_PER_WORKSPACE', 4, 1),
     heavyReadMinItems: int(env, 'HEAVY_READ_MIN_ITEMS', 1000, 0),

@@ -1,6 +1,9 @@
 import { reconcileJobs, type ReconcileReport, runJobAttempt, type ProviderLookup, type Services } from '@sdx/domain';
 import { createWorkerRedis, startConsumer } from '@sdx/queue';
 
+/** A reconciler pass that failed is tried again this soon. */
+const RECONCILE_RETRY_MS = 500;
+
 export interface WorkerOptions {
   services: Services;
   providers: ProviderLookup;
@@ -50,9 +53,12 @@ export function startWorker(options: WorkerOptions): RunningWorker {
   });
 
   let reconciling: Promise<void> | null = null;
+  let retry: NodeJS.Timeout | null = null;
   let closed = false;
   const reconcile = () => {
     if (reconciling || closed) return;
+    if (retry) clearTimeout(retry);
+    retry = null;
     reconciling = reconcileJobs(services)
       .then((report) => {
         if (report.requeued || report.failed || report.enqueued) {
@@ -60,7 +66,15 @@ export function startWorker(options: WorkerOptions): RunningWorker {
           options.onReconciled?.(report);
         }
       })
-      .catch((err) => log.warn({ err }, 'reconcile failed'))
+      .catch((err) => {
+        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'reconcile failed; retrying shortly');
+        // Redis or Postgres is coming back (the connections reconnect at their own pace): try
+        // again soon rather than a whole interval later.
+        if (!closed) {
+          retry = setTimeout(reconcile, Math.min(RECONCILE_RETRY_MS, services.config.reconcileIntervalMs));
+          retry.unref();
+        }
+      })
       .finally(() => {
         reconciling = null;
       });
@@ -73,6 +87,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     async close(closeOptions = {}) {
       closed = true;
       if (timer) clearInterval(timer);
+      if (retry) clearTimeout(retry);
       await consumer.close(closeOptions);
       await reconciling;
       connection.disconnect();

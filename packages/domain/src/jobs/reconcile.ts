@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Services } from '../context';
-import { enqueueAfterCommit, failJob, nextAttempt, requeueAbandoned } from './state';
+import { ENQUEUE_FAILED, enqueueAfterCommit, failJob, nextAttempt, requeueAbandoned } from './state';
 
 export interface ReconcileReport {
   requeued: number;
@@ -70,7 +70,7 @@ export async function reconcileJobs(services: Services, options: ReconcileOption
   const dueBefore = new Date(now.getTime() - grace);
   for (const own of [true, false]) {
     for (let batch = 0; batch < maxBatches; batch++) {
-      const taken = await takeQueued(services, { own, markedBefore, dueBefore, limit: batchSize });
+      const taken = await takeQueued(services, { own, now, markedBefore, dueBefore, limit: batchSize });
       if (taken.length === 0) break;
       // Each job in an entry of its own: the jobs of one shared entry may be split between
       // batches and reconcilers, and a second add under the shared ID would add nothing.
@@ -87,6 +87,7 @@ export async function reconcileJobs(services: Services, options: ReconcileOption
 interface TakeQueued {
   /** This deployment's jobs; false: jobs of no recorded deployment, adopted. */
   own: boolean;
+  now: Date;
   markedBefore: Date;
   dueBefore: Date;
   limit: number;
@@ -103,12 +104,16 @@ async function takeQueued(services: Services, take: TakeQueued) {
   const scope = take.own ? sql`l.deployment = ${deployment}` : sql`l.deployment is null`;
   const { rows } = await sql<{ id: string; attempts: number; batch_id: string | null; queue_priority: number }>`
     update jobs j
-    set enqueued_at = ${services.clock.now()}, deployment = ${deployment}
+    set enqueued_at = ${take.now}, deployment = ${deployment}
     from (
       select l.id from jobs l
       where l.status = 'queued' and ${scope}
         and l.enqueued_at < ${take.markedBefore}
-        and ((l.next_attempt_at is null and l.created_at < ${take.dueBefore}) or l.next_attempt_at < ${take.dueBefore})
+        and (
+          (l.next_attempt_at is null and l.created_at < ${take.dueBefore}) or l.next_attempt_at < ${take.dueBefore}
+          -- an add that failed: no add is in progress, so no grace
+          or (l.enqueued_at <= ${ENQUEUE_FAILED} and coalesce(l.next_attempt_at, l.created_at) <= ${take.now})
+        )
       order by l.enqueued_at
       limit ${take.limit}
       for update skip locked

@@ -83,7 +83,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     deploymentId: env.DEPLOYMENT_ID || env.REDIS_PREFIX || 'sdx',
     reconcileRecheckMs: int(env, 'RECONCILE_RECHECK_MS', 10000, 100),
     queueFairness: fairness(env.QUEUE_FAIRNESS),
-    heavyReadsPerWorkspace: int(env, 'HEAVY_READS_PER_WORKSPACE', 4, 1),
+    heavyReadsPerWorkspace: int(env, 'HEAVY_READS_PER_WORKSPACE', 2, 1),
     heavyReadMinItems: int(env, 'HEAVY_READ_MIN_ITEMS', 1000, 0),
     workerShutdownGraceMs: int(env, 'WORKER_SHUTDOWN_GRACE_MS', 10000, 0),
     seedDemo: nodeEnv !== 'production' && env.SEED_DEMO !== '0',

@@ -73,16 +73,19 @@ export function batchExportItems(prepared: BatchExport): number {
   return prepared.children.reduce((n, child) => n + (child.result_count ?? 0), 0);
 }
 
+/** Items per slice of a csv/xlsx export: parsed items weigh several times their text. */
+const TABULAR_SLICE_ITEMS = 50;
+
 /** Rows of a job's csv/xlsx: one per result item (a profile bundle: the profile, then its posts). */
 export async function* jobExportRows(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>): AsyncGenerator<ExportRowSource[]> {
-  for await (const page of resultPages(db, job)) yield page.map((item) => ({ item }));
+  for await (const page of resultPages(db, job, TABULAR_SLICE_ITEMS)) yield page.map((item) => ({ item }));
 }
 
 /** Rows of a batch's csv/xlsx: every completed child's items in target order, led by batch_id, job_id, target. */
 export async function* batchExportRows(db: Executor, prepared: BatchExport): AsyncGenerator<ExportRowSource[]> {
   for (const child of prepared.children) {
     const context = { batch_id: prepared.batch.id, job_id: child.id, target: child.target };
-    for await (const page of resultPages(db, child)) yield page.map((item) => ({ context, item }));
+    for await (const page of resultPages(db, child, TABULAR_SLICE_ITEMS)) yield page.map((item) => ({ context, item }));
   }
 }
 

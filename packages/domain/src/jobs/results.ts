@@ -4,9 +4,9 @@ import type { Executor, JobRow } from '@sdx/db';
 /**
  * Results are stored page by page (job_result_pages) as the provider delivers them (see the
  * job-state module's saveProgress and completeJobs), so a long job checkpoints its progress and a
- * 25,000-item result never sits in one row. Reads go the same way: in keyset slices of pages of
- * about RESULT_SLICE_ITEMS items (at least one page), each fetched only once the one before has
- * been handed on, so a reader (a slow client behind it) holds one slice, never the whole result.
+ * 25,000-item result never sits in one row. Reads go the same way: in keyset slices of
+ * RESULT_SLICE_ITEMS items (page number and position), each fetched only once the one before
+ * has been handed on, so a reader (a slow client behind it) holds one slice, never the result.
  * Pipeline mode refuses cursors, hence keyset slices rather than a streamed query.
  * A cached job reads the pages of the job it reuses (source_job_id).
  */
@@ -14,64 +14,89 @@ export function resultSourceId(job: Pick<JobRow, 'id' | 'source_job_id'>): strin
   return job.source_job_id ?? job.id;
 }
 
-/** Items per slice of a read, about (a slice is whole pages, at least one). */
-export const RESULT_SLICE_ITEMS = 500;
+/**
+ * Items per slice of a read. A slice's text stays well under V8's large-object size (128 KB),
+ * so the strings of a read are short-lived young objects, not large ones that only a full
+ * collection frees: 90 slow readers then cost the API little memory (bench/heavy-reads.ts).
+ */
+export const RESULT_SLICE_ITEMS = 100;
 
-/** Consecutive pages [from, to] of about `maxItems` items each, from the pages' item counts. */
-async function sliceBounds(db: Executor, sourceId: string, maxItems: number): Promise<Array<[number, number]>> {
+/** A run of consecutive items: from item `from` of page `first` to item `to` of page `last` (0-based, inclusive). */
+interface Slice {
+  first: number;
+  from: number;
+  last: number;
+  to: number;
+}
+
+/** The result's slices of at most `maxItems` items, from the pages' item counts (one small query). */
+async function slicesOf(db: Executor, sourceId: string, maxItems: number): Promise<Slice[]> {
   const pages = await db.selectFrom('job_result_pages').select(['page_no', 'item_count']).where('job_id', '=', sourceId).orderBy('page_no').execute();
-  const slices: Array<[number, number]> = [];
-  let start: number | null = null;
-  let end = 0;
+  const slices: Slice[] = [];
+  let open: Slice | null = null;
   let items = 0;
   for (const page of pages) {
-    if (start !== null && items + page.item_count > maxItems) {
-      slices.push([start, end]);
-      start = null;
-      items = 0;
+    for (let at = 0; at < page.item_count; ) {
+      if (!open) {
+        open = { first: page.page_no, from: at, last: page.page_no, to: at };
+        items = 0;
+      }
+      const take = Math.min(maxItems - items, page.item_count - at);
+      open.last = page.page_no;
+      open.to = at + take - 1;
+      items += take;
+      at += take;
+      if (items >= maxItems) {
+        slices.push(open);
+        open = null;
+      }
     }
-    start ??= page.page_no;
-    end = page.page_no;
-    items += page.item_count;
   }
-  if (start !== null) slices.push([start, end]);
+  if (open) slices.push(open);
   return slices;
 }
 
-/** The result's items in slices of about `maxItems`, in order. */
+/**
+ * One slice's pages, each as the jsonb array of its items in the slice: the whole page, or a
+ * part of it cut out by Postgres (jsonb_path_query_array), so no more than the slice is sent.
+ */
+function sliceQuery(db: Executor, sourceId: string, slice: Slice) {
+  const part = sql`jsonb_path_query_array(p.items, ('$[' || (case when p.page_no = ${slice.first} then ${slice.from}::int else 0 end)
+        || ' to ' || (case when p.page_no = ${slice.last} then ${slice.to}::int else p.item_count - 1 end) || ']')::jsonpath)`;
+  const whole = sql<boolean>`(p.page_no > ${slice.first} or ${slice.from}::int = 0) and (p.page_no < ${slice.last} or ${slice.to}::int = p.item_count - 1)`;
+  return db
+    .selectFrom('job_result_pages as p')
+    .where('p.job_id', '=', sourceId)
+    .where('p.page_no', '>=', slice.first)
+    .where('p.page_no', '<=', slice.last)
+    .orderBy('p.page_no')
+    .select(['p.page_no', sql<unknown>`case when ${whole} then p.items else ${part} end`.as('items')]);
+}
+
+/** The result's items in slices of at most `maxItems`, in order. */
 export async function* resultPages(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>, maxItems = RESULT_SLICE_ITEMS): AsyncGenerator<unknown[]> {
   const sourceId = resultSourceId(job);
-  for (const [from, to] of await sliceBounds(db, sourceId, maxItems)) {
-    const rows = await db
-      .selectFrom('job_result_pages')
-      .select('items')
-      .where('job_id', '=', sourceId)
-      .where('page_no', '>=', from)
-      .where('page_no', '<=', to)
-      .orderBy('page_no')
-      .execute();
+  for (const slice of await slicesOf(db, sourceId, maxItems)) {
+    const rows = await sliceQuery(db, sourceId, slice).execute();
     yield rows.length === 1 ? (rows[0]!.items as unknown[]) : rows.flatMap((row) => row.items as unknown[]);
   }
 }
 
 /**
- * The result's items as JSON text, in slices of about `maxItems`: each slice is the items of its
- * pages as Postgres writes them, separated by commas, without the array's brackets (empty
- * slices are skipped). Nothing is parsed or serialised again on the way.
+ * The result's items as JSON text, in slices of at most `maxItems`: the items as Postgres
+ * writes them, separated by commas, without the array's brackets. Nothing is parsed or
+ * serialised again on the way.
  */
 export async function* resultItemsJson(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>, maxItems = RESULT_SLICE_ITEMS): AsyncGenerator<string> {
   const sourceId = resultSourceId(job);
-  for (const [from, to] of await sliceBounds(db, sourceId, maxItems)) {
+  for (const slice of await slicesOf(db, sourceId, maxItems)) {
     const rows = await db
-      .selectFrom('job_result_pages')
-      .select(sql<string>`items::text`.as('items'))
-      .where('job_id', '=', sourceId)
-      .where('page_no', '>=', from)
-      .where('page_no', '<=', to)
-      .orderBy('page_no')
+      .selectFrom(sliceQuery(db, sourceId, slice).as('s'))
+      .select(sql<string>`s.items::text`.as('text'))
+      .orderBy('s.page_no')
       .execute();
     // jsonb's text of an array is "[...]": its inside is the items, comma-separated.
-    const parts = rows.map((row) => row.items.slice(1, -1)).filter((inside) => inside.length > 0);
+    const parts = rows.map((row) => row.text.slice(1, -1)).filter((inside) => inside.length > 0);
     if (parts.length > 0) yield parts.join(',');
   }
 }

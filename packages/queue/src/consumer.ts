@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Worker } from 'bullmq';
 import type IORedis from 'ioredis';
 import { type ExtractionPayload, type ExtractionQueues, jobIdsOf, planEntries, QUEUES } from './queues';
@@ -98,6 +99,8 @@ export function startConsumer(options: ConsumerOptions): RunningConsumer {
   const slots = new AttemptSlots(options.concurrency);
   /** Aborted once the shutdown grace is over: the attempts still running hand their jobs back. */
   const shutdown = new AbortController();
+  // Every attempt in progress listens to it (one listener each, removed when it ends).
+  setMaxListeners(0, shutdown.signal);
   let closing = false;
 
   /** One attempt in a slot already taken; the slot frees once the attempt has handed over or finished. */

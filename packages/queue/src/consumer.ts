@@ -171,6 +171,9 @@ export function startConsumer(options: ConsumerOptions): RunningConsumer {
       // entries of a dead worker, and the claim ignores entries whose job is owned and alive.
       stalledInterval: 5_000,
       maxStalledCount: 10,
+      // An entry a dead worker held (waiting for a slot) goes back to the queue once its lock
+      // lapses: 10 s rather than BullMQ's 30 s (the lock is renewed every 5 s while held).
+      lockDuration: 10_000,
     });
     worker.on('error', (err) => options.onError('worker error', { err: err.message }));
     return worker;

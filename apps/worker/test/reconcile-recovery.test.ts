@@ -128,6 +128,8 @@ it("touches only its own deployment's jobs, and adopts jobs admitted before depl
       dbPoolSize: 2,
     });
     expect(other.config.deploymentId).not.toBe(mine);
+    const connected = other.redis;
+    if (connected.status !== 'ready') await new Promise((resolve) => connected.once('ready', resolve));
     const theirs = await reconcileJobs(other.services, { enqueueGraceMs: 0 });
     // Only the job of no deployment, which it adopts.
     expect(theirs).toMatchObject({ requeued: 0, failed: 0, enqueued: 1, enqueuedIds: [legacy] });

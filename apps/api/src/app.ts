@@ -7,6 +7,7 @@ import { requireAccess } from './middleware/access';
 import { accessLog } from './middleware/access-log';
 import { adminQueues } from './middleware/admin';
 import { authenticate, recordKeyUse } from './middleware/auth';
+import { HeavyReads } from './middleware/heavy-reads';
 import { methodNotAllowed, notFound, renderErrors } from './middleware/errors';
 import { httpMetrics } from './middleware/metrics';
 import { LoginLimiter } from './middleware/login-limit';
@@ -77,6 +78,7 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
     ...apiDeps,
     loginLimiter: apiDeps.loginLimiter ?? new LoginLimiter(apiDeps.redis, config.redisPrefix),
     mailer: apiDeps.mailer !== undefined ? apiDeps.mailer : createMailer(config.smtpUrl, config.smtpFrom, apiDeps.services.log),
+    heavyReads: apiDeps.heavyReads ?? new HeavyReads(config.heavyReadsPerWorkspace, config.heavyReadMinItems),
   };
   const access = new Map(routes.map((route) => [route, accessOf(route)]));
   const app = express();

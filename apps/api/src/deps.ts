@@ -3,6 +3,7 @@ import type { Services } from '@sdx/domain';
 import type { ProviderRegistry } from '@sdx/providers';
 import type { Mailer } from './mailer';
 import type { LoginLimiter } from './middleware/login-limit';
+import type { HeavyReads } from './middleware/heavy-reads';
 import type { RateLimiter } from './middleware/rate-limit';
 
 /** What the routes of one API process share. */
@@ -13,6 +14,8 @@ export interface ApiDeps {
   redis: IORedis;
   /** Aborted when the process starts shutting down: long waits (POST /v1/extract) answer at once. */
   draining?: AbortSignal;
+  /** The per-workspace bound on heavy reads (built by createApp from the configuration when not given). */
+  heavyReads?: HeavyReads;
   /** Built by createApp from `redis` when not given. */
   loginLimiter?: LoginLimiter;
   /** Built by createApp from SMTP_URL when not given; null mails nothing. */
@@ -23,4 +26,5 @@ export interface ApiDeps {
 export interface AppDeps extends ApiDeps {
   loginLimiter: LoginLimiter;
   mailer: Mailer | null;
+  heavyReads: HeavyReads;
 }

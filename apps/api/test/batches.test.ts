@@ -344,15 +344,20 @@ describe('batch tenancy', () => {
 
 describe('batch enqueue recovery', () => {
   it('runs children whose queue entries were lost after commit (the reconciler re-enqueues queued jobs)', async () => {
-    const own = await startTestStack();
+    // Redis keeps its data here, so the reconciler finds the lost entries by its periodic recheck.
+    const own = await startTestStack({ env: { RECONCILE_RECHECK_MS: '1000' } });
+    const waiting = async () => {
+      const counts = await own.runtime.queues.batchChildren.getJobCounts('waiting', 'prioritized');
+      return counts.waiting! + counts.prioritized!;
+    };
     try {
       const ws = await own.workspace({ credits: 100 });
       const created = await own.api.post('/v1/batches', { headers: ws.auth, body: { operation: 'profile', targets: ['lost1', 'lost2', 'lost3'] } });
       expect(created.status).toBe(202);
-      expect(await own.runtime.queues.batchChildren.getWaitingCount()).toBe(3);
+      expect(await waiting()).toBe(3);
       // As if the process had died between commit and enqueue: the rows exist, the entries do not.
       await own.runtime.queues.batchChildren.obliterate({ force: true });
-      expect(await own.runtime.queues.batchChildren.getWaitingCount()).toBe(0);
+      expect(await waiting()).toBe(0);
 
       own.startWorker(2);
       const done = await eventually(async () => {

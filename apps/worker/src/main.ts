@@ -26,14 +26,19 @@ async function main(): Promise<void> {
   });
   runtime.log.info({ concurrency: config.workerConcurrency }, 'worker started');
 
-  // Attempts still running after the grace period are abandoned; their heartbeat stops and the
-  // reconciler hands them to another worker.
-  onShutdown(runtime.log, 'worker', async () => {
-    metrics?.drain();
-    await worker.close();
-    await runtime.close();
-    await metrics?.close();
-  });
+  // Attempts still extracting after WORKER_SHUTDOWN_GRACE_MS hand their jobs back to the queue,
+  // for another worker at once; the process itself is given a few seconds more to do that.
+  onShutdown(
+    runtime.log,
+    'worker',
+    async () => {
+      metrics?.drain();
+      await worker.close({ graceMs: config.workerShutdownGraceMs });
+      await runtime.close();
+      await metrics?.close();
+    },
+    config.workerShutdownGraceMs + 5_000,
+  );
 }
 
 main().catch((error) => {

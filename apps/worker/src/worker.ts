@@ -1,5 +1,8 @@
-import { reconcileJobs, runJobAttempt, type ProviderLookup, type Services } from '@sdx/domain';
+import { reconcileJobs, type ReconcileReport, runJobAttempt, type ProviderLookup, type Services } from '@sdx/domain';
 import { createWorkerRedis, startConsumer } from '@sdx/queue';
+
+/** A reconciler pass that failed is tried again this soon. */
+const RECONCILE_RETRY_MS = 500;
 
 export interface WorkerOptions {
   services: Services;
@@ -9,15 +12,23 @@ export interface WorkerOptions {
   concurrency: number;
   /** Run the reconciler in this process (every worker may; it is safe concurrently). */
   reconcile?: boolean;
+  /** Called with the report of every reconciler pass that did something (drills, metrics). */
+  onReconciled?: (report: ReconcileReport) => void;
 }
 
 export interface RunningWorker {
-  close(): Promise<void>;
+  /**
+   * Stops taking work and waits for the attempts in progress; with `graceMs`, those still
+   * extracting after it hand their jobs back to the queue (WORKER_SHUTDOWN_GRACE_MS on SIGTERM).
+   */
+  close(options?: { graceMs?: number }): Promise<void>;
 }
 
 /**
  * The extraction worker: the queue consumer (packages/queue) wired to the domain's job runner,
- * and the reconciler on a timer. Each job a queue entry wakes is one attempt of runJobAttempt.
+ * and the reconciler on a timer (and at once whenever the connection to Redis is back, so a
+ * Redis that lost its data is refilled without waiting for the timer). Each job a queue entry
+ * wakes is one attempt of runJobAttempt.
  */
 export function startWorker(options: WorkerOptions): RunningWorker {
   const { services, providers } = options;
@@ -28,9 +39,10 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     connection,
     queues: services.queues,
     concurrency: options.concurrency,
-    run: async (jobId, attempt, handOver) => {
+    run: async (jobId, attempt, handOver, shutdown) => {
       try {
-        await runJobAttempt(services, providers, jobId, { onDelivered: handOver });
+        const outcome = await runJobAttempt(services, providers, jobId, { onDelivered: handOver, shutdown });
+        if (outcome === 'handed back') log.info({ jobId, attempt }, 'attempt handed back at shutdown');
       } catch (err) {
         // The job stays running under its lease; when its heartbeat stops, the reconciler retries it.
         log.warn({ err, jobId, attempt }, 'attempt failed; the reconciler will retry it');
@@ -39,28 +51,44 @@ export function startWorker(options: WorkerOptions): RunningWorker {
     onError: (message, context) => log.warn(context, message),
   });
 
-  let reconciling = false;
-  const timer =
-    options.reconcile === false
-      ? null
-      : setInterval(() => {
-          if (reconciling) return;
-          reconciling = true;
-          reconcileJobs(services)
-            .then((report) => {
-              if (report.requeued || report.failed || report.enqueued) log.info(report, 'reconciled jobs');
-            })
-            .catch((err) => log.warn({ err }, 'reconcile failed'))
-            .finally(() => {
-              reconciling = false;
-            });
-        }, services.config.reconcileIntervalMs);
+  let reconciling: Promise<void> | null = null;
+  let retry: NodeJS.Timeout | null = null;
+  let closed = false;
+  const reconcile = () => {
+    if (reconciling || closed) return;
+    if (retry) clearTimeout(retry);
+    retry = null;
+    reconciling = reconcileJobs(services)
+      .then((report) => {
+        if (report.requeued || report.failed || report.enqueued) {
+          log.info({ requeued: report.requeued, failed: report.failed, enqueued: report.enqueued }, 'reconciled jobs');
+          options.onReconciled?.(report);
+        }
+      })
+      .catch((err) => {
+        log.warn({ err: err instanceof Error ? err.message : String(err) }, 'reconcile failed; retrying shortly');
+        // Redis or Postgres is coming back (the connections reconnect at their own pace): try
+        // again soon rather than a whole interval later.
+        if (!closed) {
+          retry = setTimeout(reconcile, Math.min(RECONCILE_RETRY_MS, services.config.reconcileIntervalMs));
+          retry.unref();
+        }
+      })
+      .finally(() => {
+        reconciling = null;
+      });
+  };
+  const timer = options.reconcile === false ? null : setInterval(reconcile, services.config.reconcileIntervalMs);
   timer?.unref();
+  if (options.reconcile !== false) connection.on('ready', reconcile);
 
   return {
-    async close() {
+    async close(closeOptions = {}) {
+      closed = true;
       if (timer) clearInterval(timer);
-      await consumer.close();
+      if (retry) clearTimeout(retry);
+      await consumer.close(closeOptions);
+      await reconciling;
       connection.disconnect();
     },
   };

@@ -53,8 +53,8 @@ async function settledAll(ids: string[], timeoutMs = 30_000) {
 /** Lets every leftover queue entry run out (duplicates are skipped) before settlements are counted. */
 async function queueIdle() {
   await eventually(async () => {
-    const counts = await stack.runtime.queues.jobs.getJobCounts('waiting', 'active', 'delayed');
-    return counts.waiting === 0 && counts.active === 0 && counts.delayed === 0;
+    const counts = await stack.runtime.queues.jobs.getJobCounts('waiting', 'prioritized', 'active', 'delayed');
+    return counts.waiting === 0 && counts.prioritized === 0 && counts.active === 0 && counts.delayed === 0;
   }, 15_000);
 }
 

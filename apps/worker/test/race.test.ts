@@ -50,7 +50,8 @@ describe('two workers racing over duplicate queue entries', () => {
       await stack.runtime.queues.enqueue({ jobId, attempt: 2, batchChild: false });
       await stack.runtime.queues.enqueue({ jobId, attempt: 7, batchChild: false });
     }
-    expect(await stack.runtime.queues.jobs.getWaitingCount()).toBe(jobs.length * 3);
+    const counts = await stack.runtime.queues.jobs.getJobCounts('waiting', 'prioritized');
+    expect(counts.waiting! + counts.prioritized!).toBe(jobs.length * 3);
 
     workers.push(stack.startWorker(8), stack.startWorker(8));
 
@@ -61,7 +62,10 @@ describe('two workers racing over duplicate queue entries', () => {
       expect(new Set(ids).size).toBe(200);
     }
     // Let every leftover delivery run out before counting settlements.
-    await eventually(async () => (await stack.runtime.queues.jobs.getJobCounts('waiting', 'active', 'delayed')).waiting === 0, 10_000);
+    await eventually(async () => {
+      const left = await stack.runtime.queues.jobs.getJobCounts('waiting', 'prioritized');
+      return left.waiting === 0 && left.prioritized === 0;
+    }, 10_000);
     await eventually(async () => (await stack.runtime.queues.jobs.getActiveCount()) === 0, 10_000);
     for (const id of jobs) expect(await ledgerTypes(stack, id)).toEqual(['reserve', 'settle']);
     const again = await Promise.all(jobs.map((id) => stack.api.get(`/v1/jobs/${id}`, { headers: ws.auth })));
@@ -105,7 +109,7 @@ describe('reconciler', () => {
       .where('id', '=', exhausted.id)
       .execute();
     await stack.runtime.queues.jobs.obliterate({ force: true });
-    expect(await stack.runtime.queues.jobs.getJobCounts('waiting', 'active', 'delayed')).toEqual({ waiting: 0, active: 0, delayed: 0 });
+    expect(await stack.runtime.queues.jobs.getJobCounts('waiting', 'prioritized', 'active', 'delayed')).toEqual({ waiting: 0, prioritized: 0, active: 0, delayed: 0 });
     expect(await usage(stack, ws)).toMatchObject({ credits_reserved: 60, credits_remaining: 40 });
 
     stack.startWorker(2);

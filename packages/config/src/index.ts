@@ -31,6 +31,21 @@ export interface AppConfig {
   heartbeatTimeoutMs: number;
   heartbeatIntervalMs: number;
   reconcileIntervalMs: number;
+  /**
+   * The deployment this process belongs to (DEPLOYMENT_ID, by default the REDIS_PREFIX): each job
+   * records the deployment that admitted it, and a reconciler touches only its own deployment's.
+   */
+  deploymentId: string;
+  /** A queued job's entry is re-added by the reconciler at most this often (its mark's age). */
+  reconcileRecheckMs: number;
+  /** Queue order: 'workspace' (round robin across workspaces, the default) or 'fifo'. */
+  queueFairness: 'workspace' | 'fifo';
+  /** Heavy reads (results of more than HEAVY_READ_MIN_ITEMS items, exports) one workspace may stream at once, per API process. */
+  heavyReadsPerWorkspace: number;
+  /** A read streaming more result items than this is a heavy read. */
+  heavyReadMinItems: number;
+  /** On SIGTERM, attempts a worker cannot finish within this are handed back to the queue. */
+  workerShutdownGraceMs: number;
   /** Seed a demo workspace on first start against an empty database (never in production). */
   seedDemo: boolean;
   /** Plan allowance of a workspace made by sign-up or POST /v1/workspaces (NEW_WORKSPACE_CREDITS). */
@@ -73,6 +88,12 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min = 0): n
   return value;
 }
 
+function fairness(raw: string | undefined): 'workspace' | 'fifo' {
+  if (raw === undefined || raw === '' || raw === 'workspace') return 'workspace';
+  if (raw === 'fifo') return 'fifo';
+  throw new Error(`QUEUE_FAIRNESS must be "workspace" or "fifo", got "${raw}"`);
+}
+
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/social_data';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/0';
 
@@ -97,6 +118,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     heartbeatTimeoutMs: int(env, 'HEARTBEAT_TIMEOUT_MS', 30000, 100),
     heartbeatIntervalMs: int(env, 'HEARTBEAT_INTERVAL_MS', 1000, 10),
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 5000, 10),
+    deploymentId: env.DEPLOYMENT_ID || env.REDIS_PREFIX || 'sdx',
+    reconcileRecheckMs: int(env, 'RECONCILE_RECHECK_MS', 10000, 100),
+    queueFairness: fairness(env.QUEUE_FAIRNESS),
+    heavyReadsPerWorkspace: int(env, 'HEAVY_READS_PER_WORKSPACE', 2, 1),
+    heavyReadMinItems: int(env, 'HEAVY_READ_MIN_ITEMS', 1000, 0),
+    workerShutdownGraceMs: int(env, 'WORKER_SHUTDOWN_GRACE_MS', 10000, 0),
     seedDemo: nodeEnv !== 'production' && env.SEED_DEMO !== '0',
     newWorkspaceCredits: int(env, 'NEW_WORKSPACE_CREDITS', 1000),
     signupEnabled: env.SIGNUP_ENABLED !== '0' && env.SIGNUP_ENABLED !== 'false',

@@ -238,7 +238,9 @@ export interface paths {
         };
         /**
          * List the latest jobs
-         * @description The workspace's jobs (batch children included), newest first.
+         * @description The workspace's jobs (batch children included), newest first, each result streamed.
+         *     Listing more than 1,000 result items in all is a heavy read (429
+         *     `concurrent_read_limit_exceeded` beyond the workspace's bound; see Large results).
          */
         get: operations["listJobs"];
         put?: never;
@@ -264,7 +266,9 @@ export interface paths {
         };
         /**
          * Get a job
-         * @description Progress, attempts, settlement, and the result or error.
+         * @description Progress, attempts, settlement, and the result or error. The result is streamed; one of
+         *     more than 1,000 items is a heavy read (429 `concurrent_read_limit_exceeded` beyond the
+         *     workspace's bound; see Large results).
          */
         get: operations["getJob"];
         put?: never;
@@ -312,7 +316,9 @@ export interface paths {
          *     - `json`: the job's `result` as stored.
          *     - `csv` / `xlsx`: one row per result item (a profile: one row), nested values flattened.
          *
-         *     Before the job is completed: 409 `results_not_ready`.
+         *     Before the job is completed: 409 `results_not_ready`. The download is streamed; one of
+         *     more than 1,000 items is a heavy read (429 `concurrent_read_limit_exceeded` beyond the
+         *     workspace's bound; see Large results).
          */
         get: operations["exportJob"];
         put?: never;
@@ -409,6 +415,9 @@ export interface paths {
          *       for the completed children.
          *     - `csv` / `xlsx`: one row per result item, led by the columns `batch_id`, `job_id`,
          *       `target`.
+         *
+         *     The download is streamed; one of more than 1,000 items in all is a heavy read (429
+         *     `concurrent_read_limit_exceeded` beyond the workspace's bound; see Large results).
          */
         get: operations["exportBatch"];
         put?: never;
@@ -1479,7 +1488,7 @@ export interface components {
          *     batch_not_found, schedule_not_found, not_found, method_not_allowed,
          *     idempotency_key_conflict, results_not_ready, unsupported_operation,
          *     duplicate_batch_target, invalid_target, rate_limit_exceeded,
-         *     concurrent_job_limit_exceeded, extraction_failed, rate_limiter_unavailable,
+         *     concurrent_job_limit_exceeded, concurrent_read_limit_exceeded, extraction_failed, rate_limiter_unavailable,
          *     service_unavailable, internal_error.
          */
         ServiceError: {
@@ -2098,7 +2107,9 @@ export interface components {
         };
         /**
          * @description `rate_limit_exceeded`: the per-minute rate limit was hit (see `Retry-After`);
-         *     `concurrent_job_limit_exceeded`: too many active jobs (detail carries `active` and `limit`).
+         *     `concurrent_job_limit_exceeded`: too many active jobs (detail carries `active` and `limit`);
+         *     `concurrent_read_limit_exceeded` (reads of results): the workspace already has as many
+         *     heavy reads in progress as it may (detail carries `active` and `limit`; see `Retry-After`).
          */
         TooManyRequests: {
             headers: {

@@ -10,6 +10,7 @@ import * as m0006 from './migrations/20261123_0006_drop_held_reservation_index';
 import * as m0007 from './migrations/20261124_0007_bundle_rates';
 import * as m0008 from './migrations/20261124_0008_users_and_teams';
 import * as m0009 from './migrations/20261124_0009_key_lifecycle_and_audit';
+import * as m0011 from './migrations/20261124_0011_job_deployment';
 import * as m0014 from './migrations/20261124_0014_new_only_delivery';
 import * as m0015 from './migrations/20261124_0015_job_request_id';
 
@@ -24,6 +25,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261124_0007_bundle_rates': m0007,
   '20261124_0008_users_and_teams': m0008,
   '20261124_0009_key_lifecycle_and_audit': m0009,
+  '20261124_0011_job_deployment': m0011,
   '20261124_0014_new_only_delivery': m0014,
   '20261124_0015_job_request_id': m0015,
 };

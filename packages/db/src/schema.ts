@@ -197,6 +197,12 @@ export interface JobsTable {
   new_only: Generated<boolean>;
   /** The shared queue entry of the job's first attempt (null: an entry of its own). */
   queue_entry: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The deployment (DEPLOYMENT_ID) that admitted the job; null before deployments were recorded. */
+  deployment: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the job's queue entry was last added; the epoch marks an add that failed. */
+  enqueued_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  /** The priority of the job's queue entries: its rank among its workspace's active jobs at admission. */
+  queue_priority: ColumnType<number, number | undefined, number>;
   created_at: CreatedAt;
   started_at: Timestamp | null;
   finished_at: Timestamp | null;

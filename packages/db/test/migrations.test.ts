@@ -63,6 +63,35 @@ describe('migrations', () => {
     await expect(sql`update workspaces set personal_user_id = 'usr_1' where id = 'ws_a'`.execute(db)).rejects.toThrow(/workspaces_personal_kind/);
   });
 
+  const jobColumns = async (names: string[]) =>
+    (await sql<{ column_name: string }>`select column_name from information_schema.columns where table_name = 'jobs' and column_name = any(${names}) order by 1`.execute(db)).rows.map(
+      (r) => r.column_name,
+    );
+  const jobIndexes = async () =>
+    (await sql<{ indexname: string }>`select indexname from pg_indexes where tablename = 'jobs' and indexname in ('jobs_queued_idx', 'jobs_reconcile_idx')`.execute(db)).rows.map((r) => r.indexname);
+
+  it('records the deployment, enqueue mark and queue priority of jobs, existing jobs included, and removes them on the way down', async () => {
+    const added = ['deployment', 'enqueued_at', 'queue_priority'];
+    expect(await jobColumns(added)).toEqual(added);
+    expect(await jobIndexes()).toEqual(['jobs_reconcile_idx']);
+    await migrateDownThrough(db, '20261124_0011_job_deployment');
+    expect(await jobColumns(added)).toEqual([]);
+    expect(await jobIndexes()).toEqual(['jobs_queued_idx']);
+    await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_d', 'd', 10, 60, 100, 10)`.execute(db);
+    await sql`
+      insert into jobs (id, workspace_id, platform, operation, target, normalized_target, request_key, requested_limit, status, max_attempts, credit_rate, results_per_credit, base_credits)
+      values ('job_old', 'ws_d', 'instagram', 'profile', 'natgeo', 'natgeo', 'k', 1, 'queued', 4, 1, 1, 0)`.execute(db);
+    const before = new Date();
+    expect(await migrateToLatest(db)).toEqual(from('20261124_0011_job_deployment'));
+    const old = await db.selectFrom('jobs').select(['deployment', 'enqueued_at', 'queue_priority']).where('id', '=', 'job_old').executeTakeFirstOrThrow();
+    // A job admitted before deployments were recorded belongs to none (the first reconciler adopts it).
+    expect(old.deployment).toBeNull();
+    expect(old.queue_priority).toBe(1);
+    expect(old.enqueued_at.getTime()).toBeGreaterThanOrEqual(before.getTime() - 1000);
+    expect(await jobIndexes()).toEqual(['jobs_reconcile_idx']);
+    await sql`delete from jobs where id = 'job_old'`.execute(db);
+  });
+
   it('records bundle rates on jobs, filling them in for active bundle jobs, and removes them on the way down', async () => {
     expect(await bundleColumns()).toEqual(['bundle_base_credits', 'bundle_credit_rate', 'bundle_results_per_credit']);
     await migrateDownThrough(db, '20261124_0007_bundle_rates');

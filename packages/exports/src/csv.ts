@@ -28,15 +28,16 @@ export function encodeCsvRecord(cells: readonly Cell[]): string {
   return fields.join(',');
 }
 
-/** Records buffered before one write (about 1 MB for typical post rows). */
-const CSV_CHUNK_RECORDS = 2000;
+/** Characters buffered before one write: a slow reader's export holds about this much text. */
+const CSV_CHUNK_CHARS = 16 * 1024;
 
 /**
  * Streams a csv export (UTF-8 without BOM, CRLF after every record, RFC 4180 quoting) to
- * `out`: the header once, then one record per row, in chunks of CSV_CHUNK_RECORDS records
- * piped to `out` with backpressure (stream.pipeline). Ends `out` and resolves with the number
- * of data rows once it has finished. If `source` throws or `out` closes early, the promise
- * rejects and `out` is destroyed.
+ * `out`: the header once, then one record per row, in chunks of about CSV_CHUNK_CHARS
+ * characters piped to `out` with backpressure (stream.pipeline: the next chunk is built only
+ * once `out` has taken the last). Ends `out` and resolves with the number of data rows once it
+ * has finished. If `source` throws or `out` closes early, the promise rejects and `out` is
+ * destroyed.
  */
 export async function writeCsv(
   source: AsyncIterable<ExportRow[]>,
@@ -47,13 +48,17 @@ export async function writeCsv(
   let count = 0;
   async function* chunks(): AsyncGenerator<string> {
     let pending: string[] = [encodeCsvRecord(encoder.header)];
+    let pendingChars = 0;
     for await (const page of source) {
       for (const row of page) {
-        pending.push(encodeCsvRecord(encoder.encode(row)));
+        const record = encodeCsvRecord(encoder.encode(row));
+        pending.push(record);
+        pendingChars += record.length + 2;
         count += 1;
-        if (pending.length >= CSV_CHUNK_RECORDS) {
+        if (pendingChars >= CSV_CHUNK_CHARS) {
           yield pending.join(CSV_NEWLINE) + CSV_NEWLINE;
           pending = [];
+          pendingChars = 0;
         }
       }
     }

@@ -10,5 +10,6 @@ export {
   isExportFormat,
 } from './format';
 export { writeJson } from './json';
+export { OUTPUT_CLOSED, pipeTo } from './stream';
 export { type ExportRow, type RowEncoder, rowEncoder, type TabularExportOptions } from './rows';
 export { XLSX_SHEET_NAME, writeXlsx } from './xlsx';

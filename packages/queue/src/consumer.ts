@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import { Worker } from 'bullmq';
 import type IORedis from 'ioredis';
 import { type ExtractionPayload, type ExtractionQueues, jobIdsOf, planEntries, QUEUES } from './queues';
@@ -23,37 +24,54 @@ import { type ExtractionPayload, type ExtractionQueues, jobIdsOf, planEntries, Q
  * (COMMITTING_PER_SLOT per slot: past that an attempt waits before it starts). close() stops
  * taking entries, hands back an entry still waiting for a slot, and waits for the attempts and
  * commits in progress.
+ *
+ * On shutdown, close({ graceMs }) gives the attempts in progress that long to finish; then it
+ * aborts the signal each was handed, and the runner hands its job back to the queue at once
+ * (the job-state module's handBack), instead of leaving it to wait for its heartbeat to expire.
  */
 export interface ConsumerOptions {
   connection: IORedis;
   queues: ExtractionQueues;
   /** Attempts this process runs at once. */
   concurrency: number;
-  /** Runs one attempt; calls `handOver` once only its commit is left. */
-  run(jobId: string, attempt: number, handOver: () => void): Promise<unknown>;
+  /**
+   * Runs one attempt; calls `handOver` once only its commit is left. `shutdown` is aborted when
+   * the process is stopping and the attempt must hand its job back.
+   */
+  run(jobId: string, attempt: number, handOver: () => void, shutdown: AbortSignal): Promise<unknown>;
   /** A failure the queue recovers from by itself (an entry not handed back, a connection error). */
   onError(message: string, context: Record<string, unknown>): void;
 }
 
+export interface CloseOptions {
+  /** How long attempts in progress may go on before they are told to hand their jobs back (default: no limit). */
+  graceMs?: number;
+}
+
 export interface RunningConsumer {
-  close(): Promise<void>;
+  close(options?: CloseOptions): Promise<void>;
 }
 
 /** Delivered attempts waiting for their completion commit, per slot, at most. */
 const COMMITTING_PER_SLOT = 8;
 
 class AttemptSlots {
-  private readonly waiters: Array<() => void> = [];
+  private readonly waiters: Array<(got: boolean) => void> = [];
 
   constructor(private free: number) {}
 
-  /** One slot, waiting while none is free. */
-  async acquire(): Promise<void> {
+  /** One slot, waiting while none is free; false when the wait was cancelled (closing). */
+  async acquire(): Promise<boolean> {
     if (this.free > 0) {
       this.free -= 1;
-      return;
+      return true;
     }
-    await new Promise<void>((resolve) => this.waiters.push(resolve));
+    return new Promise<boolean>((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Ends every wait for a slot without one. */
+  cancelWaits(): void {
+    for (const waiter of this.waiters.splice(0)) waiter(false);
   }
 
   /** Up to `count` of the slots free now, without waiting; how many were taken. */
@@ -66,7 +84,7 @@ class AttemptSlots {
   release(): void {
     const waiter = this.waiters.shift();
     if (waiter) {
-      waiter();
+      waiter(true);
       return;
     }
     this.free += 1;
@@ -79,6 +97,10 @@ export function startConsumer(options: ConsumerOptions): RunningConsumer {
   const running = new Set<Promise<unknown>>();
   const maxCommitting = options.concurrency * COMMITTING_PER_SLOT;
   const slots = new AttemptSlots(options.concurrency);
+  /** Aborted once the shutdown grace is over: the attempts still running hand their jobs back. */
+  const shutdown = new AbortController();
+  // Every attempt in progress listens to it (one listener each, removed when it ends).
+  setMaxListeners(0, shutdown.signal);
   let closing = false;
 
   /** One attempt in a slot already taken; the slot frees once the attempt has handed over or finished. */
@@ -89,7 +111,7 @@ export function startConsumer(options: ConsumerOptions): RunningConsumer {
       const handedOver = new Promise<'handed over'>((resolve) => {
         handOver = () => resolve('handed over');
       });
-      const run = options.run(jobId, attempt, handOver);
+      const run = options.run(jobId, attempt, handOver, shutdown.signal);
       if ((await Promise.race([run, handedOver])) !== 'handed over') return;
       const commit = run.catch(() => undefined);
       committing.add(commit);
@@ -102,19 +124,22 @@ export function startConsumer(options: ConsumerOptions): RunningConsumer {
   };
 
   /** Back to the queue, as one entry, for any worker. If that fails, the reconciler re-adds them. */
-  const handBack = async (jobIds: string[], attempt: number, batchChild: boolean) => {
+  const handBack = async (jobIds: string[], attempt: number, batchChild: boolean, priority: number | undefined) => {
     if (jobIds.length === 0) return;
     await queues
-      .enqueuePlanned(planEntries(jobIds, attempt), attempt, batchChild)
+      .enqueuePlanned(planEntries(jobIds, attempt), attempt, batchChild, priority)
       .catch((err) => options.onError('could not hand entries back; the reconciler will', { err, jobs: jobIds.length }));
   };
 
-  const handler = (batchChild: boolean) => async (entry: { data: ExtractionPayload }) => {
+  const handler = (batchChild: boolean) => async (entry: { data: ExtractionPayload; opts: { priority?: number } }) => {
     const { attempt } = entry.data;
     const jobIds = jobIdsOf(entry.data);
     let started = closing ? 0 : slots.take(jobIds.length);
     if (started === 0 && !closing) {
-      await slots.acquire();
+      if (!(await slots.acquire())) {
+        await handBack(jobIds, attempt, batchChild, entry.opts.priority);
+        return 0;
+      }
       // Let the other attempts handing over in this turn free their slots too.
       await new Promise((resolve) => setImmediate(resolve));
       started = 1 + slots.take(jobIds.length - 1);
@@ -128,7 +153,7 @@ export function startConsumer(options: ConsumerOptions): RunningConsumer {
       running.add(attemptRun);
       void attemptRun.finally(() => running.delete(attemptRun));
     }
-    await handBack(jobIds.slice(started), attempt, batchChild);
+    await handBack(jobIds.slice(started), attempt, batchChild, entry.opts.priority);
     return started;
   };
 
@@ -146,17 +171,28 @@ export function startConsumer(options: ConsumerOptions): RunningConsumer {
       // entries of a dead worker, and the claim ignores entries whose job is owned and alive.
       stalledInterval: 5_000,
       maxStalledCount: 10,
+      // An entry a dead worker held (waiting for a slot) goes back to the queue once its lock
+      // lapses: 10 s rather than BullMQ's 30 s (the lock is renewed every 5 s while held).
+      lockDuration: 10_000,
     });
     worker.on('error', (err) => options.onError('worker error', { err: err.message }));
     return worker;
   });
 
   return {
-    async close() {
+    async close(closeOptions = {}) {
       closing = true;
-      await Promise.all(workers.map((worker) => worker.close()));
-      await Promise.allSettled([...running]);
-      await Promise.allSettled([...committing]);
+      // An entry waiting for a slot goes back to the queue now, for another worker.
+      slots.cancelWaits();
+      const timer =
+        closeOptions.graceMs === undefined ? null : setTimeout(() => shutdown.abort(new Error('worker shutting down')), closeOptions.graceMs);
+      try {
+        await Promise.all(workers.map((worker) => worker.close()));
+        await Promise.allSettled([...running]);
+        await Promise.allSettled([...committing]);
+      } finally {
+        if (timer) clearTimeout(timer);
+      }
     },
   };
 }

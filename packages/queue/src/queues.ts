@@ -1,4 +1,4 @@
-import { Queue, type ConnectionOptions, type JobsOptions } from 'bullmq';
+import { Queue, type JobsOptions } from 'bullmq';
 import IORedis, { type RedisOptions } from 'ioredis';
 
 /**
@@ -49,6 +49,9 @@ export interface EntryPlan {
 
 export const EXTRACTION_ENTRY = 'extract';
 
+/** BullMQ's highest priority number (2^21 - 1). */
+const PRIORITY_LIMIT = 2 ** 21 - 1;
+
 const ENTRY_OPTIONS: JobsOptions = {
   // The job's own retry policy lives in Postgres; BullMQ delivers each attempt once.
   attempts: 1,
@@ -89,7 +92,17 @@ export interface EnqueueRequest {
   entry?: string | null;
   /** Delay before the entry can be taken (a retry's backoff). */
   delayMs?: number;
+  /**
+   * The entry's priority: 1 goes first; entries of equal priority in order of addition. The
+   * admission gives a job its rank among its workspace's active jobs, so the queue takes the
+   * first job of every workspace, then the second of every workspace, and so on. A shared
+   * entry takes its first request's.
+   */
+  priority?: number;
 }
+
+/** How the queue orders entries: by priority (round robin across workspaces) or first in, first out. */
+export type QueueFairness = 'workspace' | 'fifo';
 
 /** Redis for long-lived blocking consumers (BullMQ workers): retry forever. */
 export function createWorkerRedis(url: string, options: RedisOptions = {}): IORedis {
@@ -111,11 +124,20 @@ export function createFastRedis(url: string, options: RedisOptions = {}): IORedi
   });
 }
 
+/** The Redis key of a deployment's data epoch (see ExtractionQueues.dataEpoch). */
+export function dataEpochKey(prefix: string, deployment: string): string {
+  return `${prefix}:reconcile:${deployment}:epoch`;
+}
+
 export class ExtractionQueues {
   readonly jobs: Queue<ExtractionPayload>;
   readonly batchChildren: Queue<ExtractionPayload>;
 
-  constructor(connection: ConnectionOptions, readonly prefix: string) {
+  constructor(
+    private readonly connection: IORedis,
+    readonly prefix: string,
+    readonly fairness: QueueFairness = 'workspace',
+  ) {
     this.jobs = new Queue<ExtractionPayload>(QUEUES.jobs, { connection, prefix });
     this.batchChildren = new Queue<ExtractionPayload>(QUEUES.batchChildren, { connection, prefix });
   }
@@ -150,30 +172,65 @@ export class ExtractionQueues {
   private readonly adding = new Set<Promise<void>>();
 
   private async addEntries(requests: readonly EnqueueRequest[]): Promise<void> {
-    const byQueue = new Map<Queue<ExtractionPayload>, Map<string, { data: ExtractionPayload; delayMs?: number }>>();
-    for (const { jobId, attempt, batchChild, entry, delayMs } of requests) {
+    type Planned = { data: ExtractionPayload; delayMs?: number; priority?: number };
+    const byQueue = new Map<Queue<ExtractionPayload>, Map<string, Planned>>();
+    for (const { jobId, attempt, batchChild, entry, delayMs, priority } of requests) {
       const queue = this.queueFor(batchChild);
-      const entries = byQueue.get(queue) ?? new Map<string, { data: ExtractionPayload; delayMs?: number }>();
+      const entries = byQueue.get(queue) ?? new Map<string, Planned>();
       byQueue.set(queue, entries);
       const id = entry ?? entryId({ jobId, attempt });
       const shared = entries.get(id);
-      if (!shared) entries.set(id, { data: entry ? { jobId, attempt, jobIds: [jobId] } : { jobId, attempt }, delayMs });
+      if (!shared) entries.set(id, { data: entry ? { jobId, attempt, jobIds: [jobId] } : { jobId, attempt }, delayMs, priority });
       else if (shared.data.jobIds && !shared.data.jobIds.includes(jobId)) shared.data.jobIds.push(jobId);
     }
     for (const [queue, entries] of byQueue) {
       await queue.addBulk(
-        [...entries].map(([id, { data, delayMs }]) => ({
+        [...entries].map(([id, { data, delayMs, priority }]) => ({
           name: EXTRACTION_ENTRY,
           data,
-          opts: { ...ENTRY_OPTIONS, jobId: id, delay: delayMs && delayMs > 0 ? Math.ceil(delayMs) : undefined },
+          opts: {
+            ...ENTRY_OPTIONS,
+            jobId: id,
+            delay: delayMs && delayMs > 0 ? Math.ceil(delayMs) : undefined,
+            priority: this.priorityOf(priority),
+          },
         })),
       );
     }
   }
 
-  /** Adds planned entries (see planEntries) of the given attempt. */
-  async enqueuePlanned(plans: readonly EntryPlan[], attempt: number, batchChild: boolean): Promise<void> {
-    await this.enqueueMany(plans.flatMap((plan) => plan.jobIds.map((jobId) => ({ jobId, attempt, batchChild, entry: sharedEntry(plan) }))));
+  /** Adds planned entries (see planEntries) of the given attempt, with the given priority. */
+  async enqueuePlanned(plans: readonly EntryPlan[], attempt: number, batchChild: boolean, priority?: number): Promise<void> {
+    await this.enqueueMany(plans.flatMap((plan) => plan.jobIds.map((jobId) => ({ jobId, attempt, batchChild, entry: sharedEntry(plan), priority }))));
+  }
+
+  /**
+   * BullMQ's priority for an entry: none in fifo mode; otherwise at least 1 (an entry without a
+   * priority would go before every prioritized one) and at most BullMQ's limit.
+   */
+  private priorityOf(priority: number | undefined): number | undefined {
+    if (this.fairness === 'fifo') return undefined;
+    return Math.max(1, Math.min(PRIORITY_LIMIT, Math.floor(priority ?? 1)));
+  }
+
+  /**
+   * The time this deployment first saw the Redis dataset it is on, kept in Redis: `candidate`
+   * (a time of the database's clock) when the key is missing, that is on the first start or
+   * after Redis lost its data; the stored time otherwise. Every queue entry added before it may
+   * be gone. The key lives for a day from its last read, so an idle deployment's is dropped.
+   */
+  async dataEpoch(deployment: string, candidate: Date): Promise<Date> {
+    const client = this.connection;
+    const key = dataEpochKey(this.prefix, deployment);
+    const [[setError], [getError, stored]] = (await client
+      .multi()
+      .set(key, String(candidate.getTime()), 'NX')
+      .get(key)
+      .expire(key, 86_400)
+      .exec()) as Array<[Error | null, unknown]>;
+    if (setError ?? getError) throw setError ?? getError;
+    const time = Number(stored);
+    return Number.isFinite(time) ? new Date(time) : candidate;
   }
 
   /** Closes the queues once the adds in progress have answered. */

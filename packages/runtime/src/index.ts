@@ -57,7 +57,7 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
     log.debug({ err: err.message }, 'redis connection error');
   });
   redis.on('ready', () => redisOutage.succeeded());
-  const queues = new ExtractionQueues(redis, config.redisPrefix);
+  const queues = new ExtractionQueues(redis, config.redisPrefix, config.queueFairness);
   const registry = createProviderRegistry(options.providers ?? chooseProviders(config, log));
   // The batchers call back into the domain with the services they belong to.
   const batch = createBatchers(() => services);

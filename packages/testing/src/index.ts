@@ -5,3 +5,5 @@ export * from './credits';
 export * from './response-validator';
 export * from './sessions';
 export * from './fuzz';
+export * from './private-servers';
+export * from './ledger';

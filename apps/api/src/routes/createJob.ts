@@ -1,7 +1,8 @@
 import type { RequestHandler } from 'express';
-import { createJob as create, loadResult, renderJob } from '@sdx/domain';
+import { createJob as create } from '@sdx/domain';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { sendJob } from './job-body';
 import { jobInput, skipCache } from './job-request';
 
 /** POST /v1/jobs — 202 with the queued job (or the replayed, deduplicated or cached one). */
@@ -12,6 +13,5 @@ export const createJob = ({ services }: ApiDeps): RequestHandler => async (req, 
     requestId: res.locals.requestId as string,
     skipCache: skipCache(req),
   });
-  const result = created.job.status === 'completed' ? await loadResult(services.db, created.job) : null;
-  res.status(202).json(renderJob(created.job, result, { deduplicated: created.deduplicated, idempotent_replay: created.idempotentReplay }));
+  await sendJob(res, services, created.job, { deduplicated: created.deduplicated, idempotent_replay: created.idempotentReplay }, 202);
 };

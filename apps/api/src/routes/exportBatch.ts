@@ -1,18 +1,20 @@
 import type { RequestHandler } from 'express';
-import { BATCH_CONTEXT_COLUMNS, batchExportJson, batchExportRows, prepareBatchExport } from '@sdx/domain';
+import { BATCH_CONTEXT_COLUMNS, batchExportItems, batchExportJson, batchExportRows, prepareBatchExport } from '@sdx/domain';
 import { writeCsv, writeXlsx } from '@sdx/exports';
-import type { ApiDeps } from '../deps';
+import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { exportFormatOf, sendDownload, streamText } from './export-response';
 
 /**
  * GET /v1/batches/{batch_id}/export — every completed child in target order, streamed: json an
  * array of {job_id, target, status, result_count, result}; csv/xlsx one row per result item
- * led by batch_id, job_id, target.
+ * led by batch_id, job_id, target. Large results together are a heavy read (bounded per workspace).
  */
-export const exportBatch = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
+export const exportBatch = ({ services, heavyReads }: AppDeps): RequestHandler => async (req, res) => {
   const format = exportFormatOf(req);
-  const prepared = await prepareBatchExport(services.db, tenantOf(res), String(req.params.batch_id));
+  const tenant = tenantOf(res);
+  const prepared = await prepareBatchExport(services.db, tenant, String(req.params.batch_id));
+  heavyReads.admit(res, tenant.workspace.id, batchExportItems(prepared));
   const tabular = { contextColumns: BATCH_CONTEXT_COLUMNS, itemKinds: prepared.itemKinds };
   await sendDownload(res, 'batch', prepared.batch.id, format, (out) => {
     if (format === 'csv') return writeCsv(batchExportRows(services.db, prepared), out, tabular);

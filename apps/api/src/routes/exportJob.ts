@@ -1,22 +1,24 @@
 import type { RequestHandler } from 'express';
-import { jobExportRows, jobResultJson, prepareJobExport, resultPages } from '@sdx/domain';
-import { writeCsv, writeJson, writeXlsx } from '@sdx/exports';
-import type { ApiDeps } from '../deps';
+import { jobExportRows, prepareJobExport, resultJson } from '@sdx/domain';
+import { writeCsv, writeXlsx } from '@sdx/exports';
+import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { exportFormatOf, sendDownload, streamText } from './export-response';
 
 /**
- * GET /v1/jobs/{job_id}/export — the stored result of a completed job, streamed page by page:
- * json as GET /v1/jobs/{job_id} shows `result`; csv/xlsx one row per result item.
+ * GET /v1/jobs/{job_id}/export — the stored result of a completed job, streamed slice by slice:
+ * json as GET /v1/jobs/{job_id} shows `result`; csv/xlsx one row per result item. A large
+ * result is a heavy read (bounded per workspace).
  */
-export const exportJob = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
+export const exportJob = ({ services, heavyReads }: AppDeps): RequestHandler => async (req, res) => {
   const format = exportFormatOf(req);
-  const { job, itemKinds } = await prepareJobExport(services.db, tenantOf(res), String(req.params.job_id));
+  const tenant = tenantOf(res);
+  const { job, itemKinds } = await prepareJobExport(services.db, tenant, String(req.params.job_id));
+  heavyReads.admit(res, tenant.workspace.id, job.result_count ?? 0);
   const tabular = { contextColumns: [], itemKinds };
   await sendDownload(res, 'job', job.id, format, (out) => {
     if (format === 'csv') return writeCsv(jobExportRows(services.db, job), out, tabular);
     if (format === 'xlsx') return writeXlsx(jobExportRows(services.db, job), out, tabular);
-    if (job.include_posts > 0) return streamText(jobResultJson(services.db, job))(out);
-    return writeJson(resultPages(services.db, job), out);
+    return streamText(resultJson(services.db, job))(out);
   });
 };

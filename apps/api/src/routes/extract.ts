@@ -1,7 +1,8 @@
 import type { RequestHandler } from 'express';
-import { ApiError, createJob, isTerminal, loadResult, renderJob, waitForJob } from '@sdx/domain';
+import { ApiError, createJob, isTerminal, renderJob, waitForJob } from '@sdx/domain';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { sendJob } from './job-body';
 import { jobInput, skipCache } from './job-request';
 
 /** Largest effective limit POST /v1/extract accepts; larger work goes through POST /v1/jobs. */
@@ -27,7 +28,7 @@ export const extract = ({ services, draining }: ApiDeps): RequestHandler => asyn
   const job = isTerminal(created.job.status) ? created.job : await waitForJob(services.db, created.job.id, services.config.syncTimeoutMs, signal);
   const flags = { deduplicated: created.deduplicated, idempotent_replay: created.idempotentReplay };
   if (job.status === 'completed') {
-    res.status(200).json(renderJob(job, await loadResult(services.db, job), flags));
+    await sendJob(res, services, job, flags);
     return;
   }
   if (job.status === 'failed' || job.status === 'cancelled') {

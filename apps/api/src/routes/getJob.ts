@@ -1,11 +1,13 @@
 import type { RequestHandler } from 'express';
-import { getJobOrThrow, loadResult, renderJob } from '@sdx/domain';
-import type { ApiDeps } from '../deps';
+import { getJobOrThrow } from '@sdx/domain';
+import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { sendJob } from './job-body';
 
-/** GET /v1/jobs/{job_id} */
-export const getJob = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
-  const job = await getJobOrThrow(services.db, tenantOf(res), String(req.params.job_id));
-  const result = job.status === 'completed' ? await loadResult(services.db, job) : null;
-  res.json(renderJob(job, result));
+/** GET /v1/jobs/{job_id} — the result streamed; a large one is a heavy read (bounded per workspace). */
+export const getJob = ({ services, heavyReads }: AppDeps): RequestHandler => async (req, res) => {
+  const tenant = tenantOf(res);
+  const job = await getJobOrThrow(services.db, tenant, String(req.params.job_id));
+  if (job.status === 'completed') heavyReads.admit(res, tenant.workspace.id, job.result_count ?? 0);
+  await sendJob(res, services, job);
 };

@@ -1,12 +1,14 @@
 import type { RequestHandler } from 'express';
-import { listJobs as list, loadResults, renderJob } from '@sdx/domain';
-import type { ApiDeps } from '../deps';
+import { listJobs as list } from '@sdx/domain';
+import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { sendJobs } from './job-body';
 
-/** GET /v1/jobs — latest first. */
-export const listJobs = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
+/** GET /v1/jobs — latest first, each result streamed; large results together are a heavy read. */
+export const listJobs = ({ services, heavyReads }: AppDeps): RequestHandler => async (req, res) => {
+  const tenant = tenantOf(res);
   const limit = Number(req.query.limit ?? 25);
-  const jobs = await list(services.db, tenantOf(res), limit);
-  const results = await loadResults(services.db, jobs);
-  res.json(jobs.map((job) => renderJob(job, results.get(job.id) ?? null)));
+  const jobs = await list(services.db, tenant, limit);
+  heavyReads.admit(res, tenant.workspace.id, jobs.reduce((n, job) => n + (job.status === 'completed' ? (job.result_count ?? 0) : 0), 0));
+  await sendJobs(res, services, jobs);
 };

@@ -82,7 +82,7 @@ function queueEntriesOf(results: FlushResult<GroupOutcome>): EnqueueRequest[] {
   for (const r of results) {
     if (r === NEXT_GROUP || r instanceof Error || r.idempotentReplay) continue;
     const fresh = r.kind === 'job' ? (r.deduplicated ? [] : [r.job]) : r.jobs;
-    for (const job of fresh) if (job.status === 'queued') entries.push({ ...nextAttempt(job), entry: job.queue_entry });
+    for (const job of fresh) if (job.status === 'queued') entries.push({ ...nextAttempt(job), entry: job.queue_entry, priority: job.queue_priority });
   }
   return entries;
 }
@@ -121,10 +121,14 @@ async function admitInTransaction(services: Services, tx: Tx, items: Submission[
   const now = services.clock.now();
   const { keys, claims, replayable } = await claimKeys(tx, items, now);
   const state = await readAdmissionState(services, tx, items, keys, now);
-  const plan = planAdmission(items, state, now, { maxAttempts: services.config.jobMaxAttempts, useCache: services.config.cacheTtlSeconds > 0 });
+  const plan = planAdmission(items, state, now, {
+    maxAttempts: services.config.jobMaxAttempts,
+    useCache: services.config.cacheTtlSeconds > 0,
+    deployment: services.config.deploymentId,
+  });
 
   // The new single queued jobs travel in shared queue entries; each row records the entry that
-  // carries its first attempt, so that the reconciler can add it again under the same ID.
+  // carries its first attempt (the reconciler re-adds a lost one's jobs each in its own entry).
   const singles = plan.decisions.flatMap((d, i) => (d.kind === 'admitted' && items[i]!.batchId === null ? d.rows : []));
   const rowById = new Map(singles.map((row) => [row.id, row]));
   for (const entry of planEntries(singles.map((row) => row.id), 1)) {

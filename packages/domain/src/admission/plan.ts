@@ -75,6 +75,8 @@ export interface AdmissionRules {
   maxAttempts: number;
   /** Whether fresh completed results may be reused (CACHE_TTL_SECONDS > 0). */
   useCache: boolean;
+  /** The deployment recorded on admitted jobs (its reconciler recovers them); null in tests of the planner. */
+  deployment?: string | null;
 }
 
 export type Decision =
@@ -174,6 +176,9 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
           scheduleId: s.scheduleId,
           newOnly: s.newOnly,
           requestId: s.requestId,
+          deployment: rules.deployment ?? null,
+          // Round robin across workspaces: the k-th active job of a workspace goes with the k-th of the others.
+          priority: count + index + 1,
         }),
       );
     });

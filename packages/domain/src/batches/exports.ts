@@ -3,13 +3,14 @@ import type { BatchRow, Executor, JobRow } from '@sdx/db';
 import type { Tenant } from '../context';
 import { ApiError } from '../errors';
 import { getJobOrThrow } from '../jobs/queries';
-import { loadResult, resultPages } from '../jobs/results';
+import { resultJson, resultPages } from '../jobs/results';
 import { completedChildren, getBatchOrThrow } from './queries';
 
 /**
  * Downloads of stored results (GET /v1/jobs/{id}/export, GET /v1/batches/{id}/export). They read
- * job_result_pages a few pages at a time and hand them on as they come, so neither a
- * 25,000-item job nor a 100-child batch is ever held in memory whole. No credits, no extraction.
+ * job_result_pages in keyset slices (jobs/results.ts) and hand each on as it comes, the next read
+ * only once the last is written, so neither a 25,000-item job nor a 100-child batch is ever held
+ * in memory whole. No credits, no extraction.
  */
 
 /** One tabular export row: leading context cells and one result item. */
@@ -67,44 +68,25 @@ export async function prepareBatchExport(db: Executor, tenant: Tenant, batchId: 
   return { batch, children, itemKinds: exportItemKinds(batch.platform, batch.operation, batch.include_posts) };
 }
 
+/** Result items a batch export streams (its heavy-read weight). */
+export function batchExportItems(prepared: BatchExport): number {
+  return prepared.children.reduce((n, child) => n + (child.result_count ?? 0), 0);
+}
+
+/** Items per slice of a csv/xlsx export: parsed items weigh several times their text. */
+const TABULAR_SLICE_ITEMS = 50;
+
 /** Rows of a job's csv/xlsx: one per result item (a profile bundle: the profile, then its posts). */
 export async function* jobExportRows(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>): AsyncGenerator<ExportRowSource[]> {
-  for await (const page of resultPages(db, job)) yield page.map((item) => ({ item }));
+  for await (const page of resultPages(db, job, TABULAR_SLICE_ITEMS)) yield page.map((item) => ({ item }));
 }
 
 /** Rows of a batch's csv/xlsx: every completed child's items in target order, led by batch_id, job_id, target. */
 export async function* batchExportRows(db: Executor, prepared: BatchExport): AsyncGenerator<ExportRowSource[]> {
   for (const child of prepared.children) {
     const context = { batch_id: prepared.batch.id, job_id: child.id, target: child.target };
-    for await (const page of resultPages(db, child)) yield page.map((item) => ({ context, item }));
+    for await (const page of resultPages(db, child, TABULAR_SLICE_ITEMS)) yield page.map((item) => ({ context, item }));
   }
-}
-
-/** Items are serialised this many at a time into one chunk of JSON text. */
-const JSON_ITEMS_PER_CHUNK = 500;
-
-/** A job's result as JSON text chunks, as GET /v1/jobs/{id} shows it: a list, or {profile, posts} for a bundle. */
-export async function* jobResultJson(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>): AsyncGenerator<string> {
-  if (job.include_posts > 0) {
-    // A bundle is one profile plus at most 200 posts: small enough to assemble.
-    yield JSON.stringify(await loadResult(db, job));
-    return;
-  }
-  yield '[';
-  let first = true;
-  let parts: string[] = [];
-  for await (const page of resultPages(db, job)) {
-    for (const item of page) {
-      parts.push(first ? JSON.stringify(item) : `,${JSON.stringify(item)}`);
-      first = false;
-      if (parts.length >= JSON_ITEMS_PER_CHUNK) {
-        yield parts.join('');
-        parts = [];
-      }
-    }
-  }
-  parts.push(']');
-  yield parts.join('');
 }
 
 /**
@@ -123,7 +105,7 @@ export async function* batchExportJson(db: Executor, prepared: BatchExport): Asy
     };
     const open = JSON.stringify(head);
     yield `${index === 0 ? '' : ','}${open.slice(0, -1)},"result":`;
-    yield* jobResultJson(db, child);
+    yield* resultJson(db, child);
     yield '}';
   }
   yield ']';

@@ -1,26 +1,46 @@
+import { sql } from 'kysely';
 import type { Services } from '../context';
-import { enqueueAfterCommit, failJob, nextAttempt, requeueAbandoned } from './state';
+import { ENQUEUE_FAILED, enqueueAfterCommit, failJob, nextAttempt, requeueAbandoned } from './state';
 
 export interface ReconcileReport {
   requeued: number;
   failed: number;
   enqueued: number;
+  /** The jobs whose entries this pass added, in the order taken. */
+  enqueuedIds: string[];
+}
+
+export interface ReconcileOptions {
+  /** Rows claimed per statement. */
+  batchSize?: number;
+  /** A job admitted or due less than this ago is left to the add in progress. */
+  enqueueGraceMs?: number;
+  /** Batches one pass takes at most (so one pass ends even under a flood of admissions). */
+  maxBatches?: number;
 }
 
 /**
- * Keeps Postgres and the queue from diverging for good:
+ * Keeps Postgres and the queue from diverging for good, for the jobs of this process's
+ * deployment only (jobs.deployment; rows admitted before deployments were recorded are
+ * adopted by the first reconciler that takes them):
  * - a running job whose heartbeat stopped (its worker died) goes back to queued for its next
  *   attempt, or fails with retries_exhausted (reservation released) when none is left;
- * - a queued job that is due but may have no queue entry (the process died between commit and
- *   enqueue, or Redis lost it) is enqueued again. Entry IDs are deterministic (per attempt, or
- *   the shared entry the job's row names), so re-adding an entry that still waits is a no-op.
- * Safe to run concurrently from several processes: every change is a guarded transition.
+ * - a queued job whose entry may be gone has it added again. Its entry may be gone when its
+ *   mark (jobs.enqueued_at) is older than the Redis dataset (the data epoch: Redis restarted
+ *   empty), when the add failed (the epoch mark), or, as a safety net, when the mark is older
+ *   than RECONCILE_RECHECK_MS. Each goes in an entry of its own, at its priority (an entry that
+ *   still waits may then wake the job twice; the claim skips the second).
+ * The queued jobs are taken in batches by one statement each that claims the rows (FOR UPDATE
+ * SKIP LOCKED) and moves their mark on, so the reconcilers of every worker split a backlog
+ * between them and no two take the same job; a pass goes on until no batch is left.
  */
-export async function reconcileJobs(services: Services, options: { batchSize?: number; enqueueGraceMs?: number } = {}): Promise<ReconcileReport> {
+export async function reconcileJobs(services: Services, options: ReconcileOptions = {}): Promise<ReconcileReport> {
   const { db, config } = services;
   const batchSize = options.batchSize ?? 500;
+  const maxBatches = options.maxBatches ?? 200;
   const grace = options.enqueueGraceMs ?? Math.max(2000, config.heartbeatIntervalMs * 2);
-  const report: ReconcileReport = { requeued: 0, failed: 0, enqueued: 0 };
+  const report: ReconcileReport = { requeued: 0, failed: 0, enqueued: 0, enqueuedIds: [] };
+  const deployment = config.deploymentId;
   const now = services.clock.now();
   const staleBefore = new Date(now.getTime() - config.heartbeatTimeoutMs);
 
@@ -29,6 +49,7 @@ export async function reconcileJobs(services: Services, options: { batchSize?: n
     .select(['id', 'attempts', 'max_attempts'])
     .where('status', '=', 'running')
     .where('heartbeat_at', '<', staleBefore)
+    .where((eb) => eb.or([eb('deployment', '=', deployment), eb('deployment', 'is', null)]))
     .limit(batchSize)
     .execute();
   for (const job of stale.filter((j) => j.attempts >= j.max_attempts)) {
@@ -43,18 +64,62 @@ export async function reconcileJobs(services: Services, options: { batchSize?: n
   report.requeued = requeued.length;
   await enqueueAfterCommit(services, requeued.map(nextAttempt));
 
+  // Entries added before Redis's current dataset began may be gone with it.
+  const epoch = await services.queues.dataEpoch(deployment, now);
+  const markedBefore = new Date(Math.max(epoch.getTime(), now.getTime() - config.reconcileRecheckMs));
   const dueBefore = new Date(now.getTime() - grace);
-  const due = await db
-    .selectFrom('jobs')
-    .select(['id', 'attempts', 'batch_id', 'queue_entry'])
-    .where('status', '=', 'queued')
-    .where((eb) => eb.or([eb.and([eb('next_attempt_at', 'is', null), eb('created_at', '<', dueBefore)]), eb('next_attempt_at', '<', dueBefore)]))
-    .orderBy('created_at')
-    .limit(batchSize)
-    .execute();
-  // A first attempt admitted in a shared entry is added under that entry's ID again: a no-op
-  // while the entry still waits, one entry for those of its jobs still queued when it is gone.
-  await enqueueAfterCommit(services, due.map((j) => ({ ...nextAttempt(j), entry: j.attempts === 0 ? j.queue_entry : null })));
-  report.enqueued = due.length;
+  for (const own of [true, false]) {
+    for (let batch = 0; batch < maxBatches; batch++) {
+      const taken = await takeQueued(services, { own, now, markedBefore, dueBefore, limit: batchSize });
+      if (taken.length === 0) break;
+      // Each job in an entry of its own: the jobs of one shared entry may be split between
+      // batches and reconcilers, and a second add under the shared ID would add nothing.
+      const added = await enqueueAfterCommit(services, taken.map(nextAttempt));
+      if (!added) return report;
+      report.enqueued += taken.length;
+      for (const job of taken) report.enqueuedIds.push(job.id);
+      if (taken.length < batchSize) break;
+    }
+  }
   return report;
+}
+
+interface TakeQueued {
+  /** This deployment's jobs; false: jobs of no recorded deployment, adopted. */
+  own: boolean;
+  now: Date;
+  markedBefore: Date;
+  dueBefore: Date;
+  limit: number;
+}
+
+/**
+ * Claims up to `limit` due queued jobs whose mark is older than `markedBefore`, oldest mark
+ * first, skipping rows another reconciler holds, and marks them now (and as this deployment's).
+ * One statement: the row locks last only while it runs, and the new mark keeps every other
+ * reconciler off them afterwards.
+ */
+async function takeQueued(services: Services, take: TakeQueued) {
+  const deployment = services.config.deploymentId;
+  const scope = take.own ? sql`l.deployment = ${deployment}` : sql`l.deployment is null`;
+  const { rows } = await sql<{ id: string; attempts: number; batch_id: string | null; queue_priority: number }>`
+    update jobs j
+    set enqueued_at = ${take.now}, deployment = ${deployment}
+    from (
+      select l.id from jobs l
+      where l.status = 'queued' and ${scope}
+        and l.enqueued_at < ${take.markedBefore}
+        and (
+          (l.next_attempt_at is null and l.created_at < ${take.dueBefore}) or l.next_attempt_at < ${take.dueBefore}
+          -- an add that failed: no add is in progress, so no grace
+          or (l.enqueued_at <= ${ENQUEUE_FAILED} and coalesce(l.next_attempt_at, l.created_at) <= ${take.now})
+        )
+      order by l.enqueued_at
+      limit ${take.limit}
+      for update skip locked
+    ) c
+    where j.id = c.id and j.status = 'queued'
+    returning j.id, j.attempts, j.batch_id, j.queue_priority
+  `.execute(services.db);
+  return rows;
 }

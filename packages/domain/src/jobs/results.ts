@@ -1,39 +1,131 @@
+import { sql } from 'kysely';
 import type { Executor, JobRow } from '@sdx/db';
 
 /**
  * Results are stored page by page (job_result_pages) as the provider delivers them (see the
- * job-state module's saveProgress and completeJobs), so a long job checkpoints its progress and a 25,000-item result never sits in one row or in memory.
+ * job-state module's saveProgress and completeJobs), so a long job checkpoints its progress and a
+ * 25,000-item result never sits in one row. Reads go the same way: in keyset slices of
+ * RESULT_SLICE_ITEMS items (page number and position), each fetched only once the one before
+ * has been handed on, so a reader (a slow client behind it) holds one slice, never the result.
+ * Pipeline mode refuses cursors, hence keyset slices rather than a streamed query.
  * A cached job reads the pages of the job it reuses (source_job_id).
  */
 export function resultSourceId(job: Pick<JobRow, 'id' | 'source_job_id'>): string {
   return job.source_job_id ?? job.id;
 }
 
-/** Pages of items in order, fetched a few pages at a time. */
-export async function* resultPages(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>, pagesPerFetch = 10): AsyncGenerator<unknown[]> {
-  const sourceId = resultSourceId(job);
-  let after = 0;
-  for (;;) {
-    const rows = await db
-      .selectFrom('job_result_pages')
-      .select(['page_no', 'items'])
-      .where('job_id', '=', sourceId)
-      .where('page_no', '>', after)
-      .orderBy('page_no')
-      .limit(pagesPerFetch)
-      .execute();
-    for (const row of rows) yield row.items as unknown[];
-    if (rows.length < pagesPerFetch) return;
-    after = rows[rows.length - 1]!.page_no;
+/**
+ * Items per slice of a read. A slice's text stays well under V8's large-object size (128 KB),
+ * so the strings of a read are short-lived young objects, not large ones that only a full
+ * collection frees: 90 slow readers then cost the API little memory (bench/heavy-reads.ts).
+ */
+export const RESULT_SLICE_ITEMS = 100;
+
+/** A run of consecutive items: from item `from` of page `first` to item `to` of page `last` (0-based, inclusive). */
+interface Slice {
+  first: number;
+  from: number;
+  last: number;
+  to: number;
+}
+
+/** The result's slices of at most `maxItems` items, from the pages' item counts (one small query). */
+async function slicesOf(db: Executor, sourceId: string, maxItems: number): Promise<Slice[]> {
+  const pages = await db.selectFrom('job_result_pages').select(['page_no', 'item_count']).where('job_id', '=', sourceId).orderBy('page_no').execute();
+  const slices: Slice[] = [];
+  let open: Slice | null = null;
+  let items = 0;
+  for (const page of pages) {
+    for (let at = 0; at < page.item_count; ) {
+      if (!open) {
+        open = { first: page.page_no, from: at, last: page.page_no, to: at };
+        items = 0;
+      }
+      const take = Math.min(maxItems - items, page.item_count - at);
+      open.last = page.page_no;
+      open.to = at + take - 1;
+      items += take;
+      at += take;
+      if (items >= maxItems) {
+        slices.push(open);
+        open = null;
+      }
+    }
   }
+  if (open) slices.push(open);
+  return slices;
+}
+
+/**
+ * One slice's pages, each as the jsonb array of its items in the slice: the whole page, or a
+ * part of it cut out by Postgres (jsonb_path_query_array), so no more than the slice is sent.
+ */
+function sliceQuery(db: Executor, sourceId: string, slice: Slice) {
+  const part = sql`jsonb_path_query_array(p.items, ('$[' || (case when p.page_no = ${slice.first} then ${slice.from}::int else 0 end)
+        || ' to ' || (case when p.page_no = ${slice.last} then ${slice.to}::int else p.item_count - 1 end) || ']')::jsonpath)`;
+  const whole = sql<boolean>`(p.page_no > ${slice.first} or ${slice.from}::int = 0) and (p.page_no < ${slice.last} or ${slice.to}::int = p.item_count - 1)`;
+  return db
+    .selectFrom('job_result_pages as p')
+    .where('p.job_id', '=', sourceId)
+    .where('p.page_no', '>=', slice.first)
+    .where('p.page_no', '<=', slice.last)
+    .orderBy('p.page_no')
+    .select(['p.page_no', sql<unknown>`case when ${whole} then p.items else ${part} end`.as('items')]);
+}
+
+/** The result's items in slices of at most `maxItems`, in order. */
+export async function* resultPages(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>, maxItems = RESULT_SLICE_ITEMS): AsyncGenerator<unknown[]> {
+  const sourceId = resultSourceId(job);
+  for (const slice of await slicesOf(db, sourceId, maxItems)) {
+    const rows = await sliceQuery(db, sourceId, slice).execute();
+    yield rows.length === 1 ? (rows[0]!.items as unknown[]) : rows.flatMap((row) => row.items as unknown[]);
+  }
+}
+
+/**
+ * The result's items as JSON text, in slices of at most `maxItems`: the items as Postgres
+ * writes them, separated by commas, without the array's brackets. Nothing is parsed or
+ * serialised again on the way.
+ */
+export async function* resultItemsJson(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>, maxItems = RESULT_SLICE_ITEMS): AsyncGenerator<string> {
+  const sourceId = resultSourceId(job);
+  for (const slice of await slicesOf(db, sourceId, maxItems)) {
+    const rows = await db
+      .selectFrom(sliceQuery(db, sourceId, slice).as('s'))
+      .select(sql<string>`s.items::text`.as('text'))
+      .orderBy('s.page_no')
+      .execute();
+    // jsonb's text of an array is "[...]": its inside is the items, comma-separated.
+    const parts = rows.map((row) => row.text.slice(1, -1)).filter((inside) => inside.length > 0);
+    if (parts.length > 0) yield parts.join(',');
+  }
+}
+
+/**
+ * A job's result as JSON text chunks, as GET /v1/jobs/{id} shows it: a list, streamed slice by
+ * slice, or {profile, posts} for a bundle (one profile and at most a few hundred posts,
+ * assembled whole).
+ */
+export async function* resultJson(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>): AsyncGenerator<string> {
+  if (job.include_posts > 0) {
+    yield JSON.stringify(await loadResult(db, job));
+    return;
+  }
+  yield '[';
+  let first = true;
+  for await (const items of resultItemsJson(db, job)) {
+    yield first ? items : `,${items}`;
+    first = false;
+  }
+  yield ']';
 }
 
 export type JobResult = unknown[] | { profile: unknown; posts: unknown[] };
 
-/** The result payload of a completed job: a list of items, or {profile, posts} for a bundle. */
+/** The result payload of a completed job, whole: a list of items, or {profile, posts} for a bundle (small results only). */
 export async function loadResult(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>): Promise<JobResult> {
   const items: unknown[] = [];
-  for await (const page of resultPages(db, job, 50)) {
+  for await (const page of resultPages(db, job)) {
     for (const item of page) items.push(item);
   }
   return assemble(items, job.include_posts);
@@ -44,29 +136,4 @@ function assemble(items: unknown[], includePosts: number): JobResult {
   const [first, ...rest] = items;
   const isProfile = (first as { kind?: string } | undefined)?.kind === 'profile';
   return { profile: isProfile ? first : null, posts: isProfile ? rest : items };
-}
-
-/** Loads the results of several jobs in one query (list endpoints). */
-export async function loadResults(db: Executor, jobs: Array<Pick<JobRow, 'id' | 'source_job_id' | 'include_posts' | 'status'>>): Promise<Map<string, JobResult>> {
-  const completed = jobs.filter((j) => j.status === 'completed');
-  const out = new Map<string, JobResult>();
-  if (completed.length === 0) return out;
-  const sources = Array.from(new Set(completed.map(resultSourceId)));
-  const rows = await db
-    .selectFrom('job_result_pages')
-    .select(['job_id', 'page_no', 'items'])
-    .where('job_id', 'in', sources)
-    .orderBy('job_id')
-    .orderBy('page_no')
-    .execute();
-  const bySource = new Map<string, unknown[]>();
-  for (const row of rows) {
-    const list = bySource.get(row.job_id) ?? [];
-    for (const item of row.items as unknown[]) list.push(item);
-    bySource.set(row.job_id, list);
-  }
-  for (const job of completed) {
-    out.set(job.id, assemble(bySource.get(resultSourceId(job)) ?? [], job.include_posts));
-  }
-  return out;
 }

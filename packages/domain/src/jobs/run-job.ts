@@ -4,13 +4,13 @@ import type { JobRow } from '@sdx/db';
 import { type Item, type Provider, ProviderError } from '@sdx/providers';
 import { observeJobQueueWait, observeJobRun } from '@sdx/metrics';
 import type { Services } from '../context';
-import { type Delivered, failJob, heartbeat, type JobError, retryLater, saveProgress } from './state';
+import { type Delivered, failJob, handBack, heartbeat, type JobError, retryLater, saveProgress } from './state';
 
 export interface ProviderLookup {
   resolve(platform: string, operation: string): Provider | undefined;
 }
 
-export type RunOutcome = 'completed' | 'failed' | 'retrying' | 'discarded' | 'skipped';
+export type RunOutcome = 'completed' | 'failed' | 'retrying' | 'discarded' | 'skipped' | 'handed back';
 
 export interface AttemptOptions {
   /**
@@ -18,6 +18,33 @@ export interface AttemptOptions {
    * group: from then on the attempt only waits for that commit (its heartbeat goes on until it).
    */
   onDelivered?: () => void;
+  /**
+   * Aborted when the process is shutting down and the attempt cannot finish: while it is still
+   * extracting, it stops and hands the job back to the queue (handBack) for another worker.
+   */
+  shutdown?: AbortSignal;
+}
+
+const SHUTDOWN = Symbol('shutdown');
+
+/** `work`, or SHUTDOWN as soon as `signal` aborts (at once if it already has). */
+function unlessShutdown<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T | typeof SHUTDOWN> {
+  if (!signal) return work;
+  if (signal.aborted) return Promise.resolve(SHUTDOWN);
+  return new Promise((resolve, reject) => {
+    const onAbort = () => resolve(SHUTDOWN);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error);
+      },
+    );
+  });
 }
 
 /**
@@ -60,7 +87,15 @@ async function runClaimed(services: Services, providers: ProviderLookup, job: Jo
   beat.unref();
 
   try {
-    const delivered = await extractPages(services, providers, job, lease, controller.signal);
+    const extraction = extractPages(services, providers, job, lease, controller.signal);
+    const delivered = await unlessShutdown(extraction, options.shutdown);
+    if (delivered === SHUTDOWN) {
+      // The job goes back first; the extraction, told to stop, can no longer write (its lease is gone).
+      const handedBack = await handBack(services, job.id, lease);
+      controller.abort(new Error('the worker is shutting down'));
+      extraction.catch(() => undefined);
+      return handedBack ? 'handed back' : 'discarded';
+    }
     if (delivered === null) return 'discarded';
     const completed = services.batch.completions.submit({ job, lease, delivered });
     options.onDelivered?.();

@@ -31,6 +31,7 @@ import type { Item } from '@sdx/providers';
  *   heartbeat running            → running      heartbeat
  *   progress  running            → running      saveProgress (a checkpointed page)
  *   retry     running            → queued       retryLater; abandoned running → queued: requeueAbandoned
+ *   hand back running            → queued       handBack (its worker is shutting down; the attempt is not counted)
  *   complete  running            → completed    completeJobs (billed: the reservation settled)
  *   fail      queued | running   → failed       failJob     ┐ one path that ends without billing:
  *   cancel    queued | running   → cancelled    cancelJobs  ┘ endWithoutBilling (reservation released)
@@ -39,6 +40,10 @@ import type { Item } from '@sdx/providers';
  * requires that token and status running, so a stale or duplicate delivery, a cancelled job or a
  * second worker can never deliver, bill or fail it twice. Queue entries are added after commit
  * by enqueueAfterCommit; if that fails, the reconciler adds them later.
+ *
+ * Each job records the deployment that admitted it (its reconciler recovers it), when its queue
+ * entry was last added (enqueued_at, which the reconcilers claim rows by) and the priority of
+ * its entries (queue_priority: its rank among its workspace's active jobs at admission).
  */
 
 export interface JobError {
@@ -58,6 +63,10 @@ export interface QueueOptions {
   scheduleId?: string | null;
   newOnly?: boolean;
   requestId?: string | null;
+  /** The deployment whose reconciler recovers the job. */
+  deployment?: string | null;
+  /** The priority of its queue entries (its rank among its workspace's active jobs). */
+  priority?: number;
 }
 
 /** The row of a newly admitted job, status queued, its maximum cost reserved and its rates recorded. */
@@ -92,8 +101,18 @@ export function queuedJobRow(
     new_only: options.newOnly ?? false,
     request_id: options.requestId ?? null,
     reserved_credits: recipe.maxCredits,
+    deployment: options.deployment ?? null,
+    queue_priority: clampPriority(options.priority ?? 1),
+    enqueued_at: now,
     created_at: now,
   };
+}
+
+/** Queue priorities run from 1 (first) to MAX_PRIORITY; ranks beyond share the last. */
+export const MAX_PRIORITY = 2_000_000;
+
+export function clampPriority(rank: number): number {
+  return Math.max(1, Math.min(MAX_PRIORITY, Math.floor(rank)));
 }
 
 /** A new job that is already completed, reusing the fresh result of `fresh`: billed nothing. */
@@ -280,11 +299,11 @@ async function savePage(tx: Tx, jobId: string, pageNo: number, items: unknown[])
 export async function retryLater(services: Services, jobId: string, lease: string, next: Date, message: string): Promise<boolean> {
   const requeued = await services.db
     .updateTable('jobs')
-    .set({ status: 'queued', next_attempt_at: next, lease_token: null, progress_stage: 'retrying', progress_message: message })
+    .set({ status: 'queued', next_attempt_at: next, lease_token: null, progress_stage: 'retrying', progress_message: message, enqueued_at: sql<Date>`now()` })
     .where('id', '=', jobId)
     .where('lease_token', '=', lease)
     .where('status', '=', 'running')
-    .returning(['id', 'attempts', 'batch_id'])
+    .returning(['id', 'attempts', 'batch_id', 'queue_priority'])
     .executeTakeFirst();
   if (!requeued) return false;
   const delayMs = Math.max(0, next.getTime() - services.clock.now().getTime());
@@ -297,17 +316,53 @@ export async function retryLater(services: Services, jobId: string, lease: strin
  * queued for their next attempt, up to `limit` of them; returns those requeued. The caller
  * fails the ones with no attempt left first (failJob with no lease).
  */
-export async function requeueAbandoned(db: Executor, jobIds: readonly string[], staleBefore: Date): Promise<Array<Pick<JobRow, 'id' | 'attempts' | 'batch_id'>>> {
+export async function requeueAbandoned(db: Executor, jobIds: readonly string[], staleBefore: Date): Promise<Array<Pick<JobRow, 'id' | 'attempts' | 'batch_id' | 'queue_priority'>>> {
   if (jobIds.length === 0) return [];
   return db
     .updateTable('jobs')
-    .set({ status: 'queued', lease_token: null, next_attempt_at: sql<Date>`now()`, progress_stage: 'retrying', progress_message: 'The worker stopped responding; retrying' })
+    .set({
+      status: 'queued',
+      lease_token: null,
+      next_attempt_at: sql<Date>`now()`,
+      progress_stage: 'retrying',
+      progress_message: 'The worker stopped responding; retrying',
+      enqueued_at: sql<Date>`now()`,
+    })
     .where('id', 'in', [...jobIds])
     .where('status', '=', 'running')
     .where('heartbeat_at', '<', staleBefore)
     .where(sql<boolean>`attempts < max_attempts`)
-    .returning(['id', 'attempts', 'batch_id'])
+    .returning(['id', 'attempts', 'batch_id', 'queue_priority'])
     .execute();
+}
+
+/**
+ * Hands the job of an attempt that cannot finish back to the queue at once (its worker is
+ * shutting down), while the attempt holding `lease` still owns it: queued and due now, its
+ * attempt not counted (the worker chose to stop, the job did not fail), its checkpoint kept so
+ * the next attempt resumes after the last saved page, and its entry added. False when the
+ * attempt no longer owns the job (cancelled, or taken over).
+ */
+export async function handBack(services: Services, jobId: string, lease: string): Promise<boolean> {
+  const requeued = await services.db
+    .updateTable('jobs')
+    .set({
+      status: 'queued',
+      attempts: sql<number>`greatest(attempts - 1, 0)`,
+      lease_token: null,
+      next_attempt_at: sql<Date>`now()`,
+      progress_stage: 'queued',
+      progress_message: 'Handed back by a worker that shut down; waiting for another',
+      enqueued_at: sql<Date>`now()`,
+    })
+    .where('id', '=', jobId)
+    .where('lease_token', '=', lease)
+    .where('status', '=', 'running')
+    .returning(['id', 'attempts', 'batch_id', 'queue_priority'])
+    .executeTakeFirst();
+  if (!requeued) return false;
+  await enqueueAfterCommit(services, [nextAttempt(requeued)]);
+  return true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -607,22 +662,44 @@ export async function cancelJobs(tx: Tx, now: Date, jobIds: readonly string[], m
 // ---------------------------------------------------------------------------------------------
 // Queue entries
 
-/** The queue entry of a queued job's next attempt (its own entry, not a shared one). */
-export function nextAttempt(job: Pick<JobRow, 'id' | 'attempts' | 'batch_id'>): EnqueueRequest {
-  return { jobId: job.id, attempt: job.attempts + 1, batchChild: job.batch_id !== null };
+/** The queue entry of a queued job's next attempt (its own entry, not a shared one), at the job's priority. */
+export function nextAttempt(job: Pick<JobRow, 'id' | 'attempts' | 'batch_id'> & { queue_priority?: number }): EnqueueRequest {
+  return { jobId: job.id, attempt: job.attempts + 1, batchChild: job.batch_id !== null, priority: job.queue_priority };
 }
+
+/** The mark of a job whose queue entry could not be added: older than any reconciler's cutoff. */
+export const ENQUEUE_FAILED = new Date(0);
 
 /**
  * Adds the queue entries of jobs already committed as queued. The queue only wakes workers:
  * Postgres holds the jobs, so if Redis does not answer, the failure is logged and the
  * reconciler adds the entries once it does (entry IDs are deterministic, so adding twice adds
- * nothing). Never throws.
+ * nothing); the jobs are then marked (ENQUEUE_FAILED) so its next pass takes them first.
+ * Never throws; false when the entries could not be added.
  */
-export async function enqueueAfterCommit(services: Services, requests: readonly EnqueueRequest[]): Promise<void> {
-  if (requests.length === 0) return;
+export async function enqueueAfterCommit(services: Services, requests: readonly EnqueueRequest[]): Promise<boolean> {
+  if (requests.length === 0) return true;
   try {
     await services.queues.enqueueMany(requests);
+    return true;
   } catch (error) {
     services.log.warn({ err: error, jobs: requests.length }, 'enqueue failed; the reconciler will retry');
+    await markEnqueueFailed(services, requests.map((r) => r.jobId));
+    return false;
+  }
+}
+
+/** Marks queued jobs whose entries could not be added, so the next reconciler pass takes them first. Never throws. */
+async function markEnqueueFailed(services: Services, jobIds: readonly string[]): Promise<void> {
+  try {
+    await services.db
+      .updateTable('jobs')
+      .set({ enqueued_at: ENQUEUE_FAILED })
+      .where('id', 'in', [...new Set(jobIds)])
+      .where('status', '=', 'queued')
+      .execute();
+  } catch (error) {
+    // The reconciler's periodic recheck still finds them.
+    services.log.warn({ err: error, jobs: jobIds.length }, 'could not mark jobs whose enqueue failed');
   }
 }

@@ -1,0 +1,71 @@
+import type { Response } from 'express';
+import type { JobRow } from '@sdx/db';
+import { type JobFlags, renderJob, resultJson, type Services } from '@sdx/domain';
+import { pipeTo } from '@sdx/exports';
+
+/**
+ * Job responses with their results streamed: the job's fields, then `result` written slice by
+ * slice as it is read from job_result_pages (resultJson), each write waiting for the socket to
+ * drain. A slow client holds one slice in this process, never the whole result; no
+ * whole-result string is ever built.
+ *
+ * The first slice is read before anything is written, so a database failure at the start is
+ * still answered as a JSON error; a failure after the first byte cuts the connection (the
+ * error renderer), so a truncated body is never passed off as whole.
+ */
+
+/** The JSON text of one job, in chunks: its fields, then its result slice by slice. */
+export async function* jobChunks(services: Services, job: JobRow, flags: JobFlags): AsyncGenerator<string> {
+  if (job.status !== 'completed') {
+    yield JSON.stringify(renderJob(job, null, flags));
+    return;
+  }
+  const { result: _placeholder, ...fields } = renderJob(job, null, flags);
+  const head = JSON.stringify(fields);
+  yield `${head.slice(0, -1)},"result":`;
+  yield* resultJson(services.db, job);
+  yield '}';
+}
+
+/**
+ * Writes `chunks` to `out` with stream.pipeline: the next chunk is read only once `out` has taken
+ * the last one (waiting for 'drain' when its buffer is full); then ends `out`.
+ */
+export async function writeAll(out: NodeJS.WritableStream, chunks: AsyncIterable<string>): Promise<void> {
+  await pipeTo(chunks, out);
+}
+
+/** Answers `status` with one job, its result streamed. */
+export async function sendJob(res: Response, services: Services, job: JobRow, flags: JobFlags = {}, status = 200): Promise<void> {
+  await send(res, status, jobChunks(services, job, flags));
+}
+
+/** Answers 200 with a JSON array of jobs, each result streamed in turn. */
+export async function sendJobs(res: Response, services: Services, jobs: readonly JobRow[]): Promise<void> {
+  async function* chunks(): AsyncGenerator<string> {
+    yield '[';
+    for (const [index, job] of jobs.entries()) {
+      if (index > 0) yield ',';
+      yield* jobChunks(services, job, {});
+    }
+    yield ']';
+  }
+  await send(res, 200, chunks());
+}
+
+async function send(res: Response, status: number, chunks: AsyncGenerator<string>): Promise<void> {
+  // Up to the first slice of a result before the status line goes out.
+  const prefix: string[] = [];
+  let next = await chunks.next();
+  while (!next.done && prefix.length < 3) {
+    prefix.push(next.value);
+    next = await chunks.next();
+  }
+  res.status(status);
+  res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  async function* all(): AsyncGenerator<string> {
+    yield* prefix;
+    for (let rest = next; !rest.done; rest = await chunks.next()) yield rest.value;
+  }
+  await writeAll(res, all());
+}

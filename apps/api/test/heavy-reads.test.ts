@@ -1,0 +1,122 @@
+import { Writable } from 'node:stream';
+import { EventEmitter } from 'node:events';
+import { HeavyReads, RedisRateLimiter } from '@sdx/app-api';
+import { createApp } from '@sdx/app-api';
+import { ContractClient, eventually, startTestStack, type SeededWorkspace, type TestStack } from '@sdx/testing';
+import { jobChunks, writeAll } from '../src/routes/job-body';
+
+/**
+ * Heavy reads are streamed and bounded: a job's result goes out slice by slice as it is read,
+ * the next slice read only once the last one is written, so a slow client holds one slice; and
+ * a workspace streams at most HEAVY_READS_PER_WORKSPACE large results at once per process (429
+ * concurrent_read_limit_exceeded beyond), while other workspaces and small reads go on.
+ */
+
+let stack: TestStack;
+let ws: SeededWorkspace;
+let bigJobId: string;
+let smallJobId: string;
+
+beforeAll(async () => {
+  stack = await startTestStack({ withWorker: true });
+  ws = await stack.workspace({ credits: 20_000 });
+  const big = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'heavyreads', limit: 6_000 } });
+  const small = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'profile', target: 'smallread' } });
+  bigJobId = big.body.id;
+  smallJobId = small.body.id;
+  await eventually(async () => {
+    const rows = await stack.runtime.db.selectFrom('jobs').select('status').where('id', 'in', [bigJobId, smallJobId]).execute();
+    return rows.every((r) => r.status === 'completed');
+  }, 30_000);
+}, 60_000);
+afterAll(async () => {
+  await stack.close();
+});
+
+it('GET streams a large result whole and in order, in slices', async () => {
+  const res = await stack.api.get(`/v1/jobs/${bigJobId}`, { headers: ws.auth });
+  expect(res.status).toBe(200);
+  expect(res.headers['content-type']).toBe('application/json; charset=utf-8');
+  expect(res.body).toMatchObject({ id: bigJobId, status: 'completed', result_count: 6_000 });
+  const items = res.body.result as Array<{ id: string }>;
+  expect(items).toHaveLength(6_000);
+  expect(new Set(items.map((i) => i.id)).size).toBe(6_000);
+  // The same items, in the same order, as the pages hold them.
+  const pages = await stack.runtime.db.selectFrom('job_result_pages').select('items').where('job_id', '=', bigJobId).orderBy('page_no').execute();
+  expect(items.map((i) => i.id)).toEqual(pages.flatMap((p) => (p.items as Array<{ id: string }>).map((i) => i.id)));
+  // The list streams the same way.
+  const list = await stack.api.get('/v1/jobs', { headers: ws.auth, query: { limit: 5 } });
+  expect(list.status).toBe(200);
+  const listed = (list.body as Array<{ id: string; result: unknown[] | null }>).find((j) => j.id === bigJobId)!;
+  expect(listed.result).toHaveLength(6_000);
+});
+
+it('reads the next slice only once the client has taken the last one (backpressure)', async () => {
+  const job = await stack.runtime.db.selectFrom('jobs').selectAll().where('id', '=', bigJobId).executeTakeFirstOrThrow();
+  const written: string[] = [];
+  const waiting: Array<() => void> = [];
+  // A client that takes nothing until let go: its buffer is full after the first chunk.
+  const slow = new Writable({
+    highWaterMark: 1024,
+    decodeStrings: false,
+    write(chunk: string, _encoding, callback) {
+      written.push(chunk);
+      waiting.push(() => callback());
+    },
+  });
+  const done = writeAll(slow, jobChunks(stack.runtime.services, job, {}));
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  // The job's fields and at most one slice (100 items).
+  expect(written.length).toBeLessThanOrEqual(2);
+  expect(written.join('').length).toBeLessThan(100_000);
+  const release = setInterval(() => waiting.splice(0).forEach((go) => go()), 1);
+  await done;
+  clearInterval(release);
+  const body = JSON.parse(written.join('')) as { result: Array<{ id: string }> };
+  expect(body.result).toHaveLength(6_000);
+  // Six pages of 1,000 followers in slices of 100 items: the fields, '[', 60 slices, ']', '}'.
+  expect(written.length).toBeGreaterThanOrEqual(60);
+});
+
+describe('the per-workspace bound on heavy reads', () => {
+  const heavyReads = new HeavyReads(1, 1_000);
+  let api: ContractClient;
+  beforeAll(() => {
+    const app = createApp({
+      services: stack.runtime.services,
+      registry: stack.runtime.registry,
+      limiter: new RedisRateLimiter(stack.runtime.redis, stack.config.redisPrefix),
+      redis: stack.runtime.redis,
+      heavyReads,
+    });
+    api = new ContractClient(app);
+  });
+
+  it('answers 429 concurrent_read_limit_exceeded beyond it, for that workspace and large reads only', async () => {
+    // One large read of the workspace in progress.
+    const inProgress = new EventEmitter();
+    heavyReads.admit(inProgress, ws.workspaceId, 6_000);
+    expect(heavyReads.running(ws.workspaceId)).toBe(1);
+
+    for (const path of [`/v1/jobs/${bigJobId}`, `/v1/jobs/${bigJobId}/export?format=csv`, '/v1/jobs']) {
+      const refused = await api.get(path, { headers: ws.auth });
+      expect(refused.status).toBe(429);
+      expect(refused.headers['retry-after']).toBe('1');
+      expect(refused.body.detail).toMatchObject({ error: 'concurrent_read_limit_exceeded', active: 1, limit: 1 });
+    }
+    // A small result of the same workspace is not a heavy read.
+    expect((await api.get(`/v1/jobs/${smallJobId}`, { headers: ws.auth })).status).toBe(200);
+    // Another workspace is not bounded by this one's reads.
+    const other = await stack.workspace({ credits: 100 });
+    expect(heavyReads.running(other.workspaceId)).toBe(0);
+
+    // Once the read in progress ends, the next one goes.
+    inProgress.emit('close');
+    expect(heavyReads.running(ws.workspaceId)).toBe(0);
+    const allowed = await api.get(`/v1/jobs/${bigJobId}`, { headers: ws.auth });
+    expect(allowed.status).toBe(200);
+    expect(allowed.body.result).toHaveLength(6_000);
+    // Its place is given back when its response closes.
+    expect(heavyReads.running(ws.workspaceId)).toBe(0);
+  });
+});

@@ -23,8 +23,7 @@ import http from 'node:http';
 import { createDb, migrateToLatest } from '@sdx/db';
 import { createApiKey, createWorkspace, systemClock } from '@sdx/domain';
 import { keepAliveAgent, send } from '../lib/http';
-import { auditLedger, type LedgerAudit } from './lib/ledger';
-import { freePort, startPrivatePostgres, startPrivateRedis } from './lib/private-servers';
+import { checkLedger, freePort, type LedgerReport, startPrivatePostgres, startPrivateRedis } from '@sdx/testing';
 import { type AppProcess, startApp, unstructuredLines, warnings } from './lib/processes';
 
 export interface PostgresRestartOptions {
@@ -72,7 +71,7 @@ export interface PostgresRestartFigures {
   deaths: string[];
   unstructuredLogLines: number;
   outageWarnings: Record<string, { started: number; ended: number }>;
-  audit: LedgerAudit;
+  audit: LedgerReport;
   failures: string[];
 }
 
@@ -90,7 +89,7 @@ export async function runPostgresRestartDrill(options: PostgresRestartOptions = 
   const postgres = await startPrivatePostgres();
   const redis = await startPrivateRedis();
   const apps: AppProcess[] = [];
-  let audit: LedgerAudit | null = null;
+  let audit: LedgerReport | null = null;
   const agent: http.Agent = keepAliveAgent(64);
   try {
     const databaseUrl = await postgres.createDatabase('social_data');
@@ -256,7 +255,7 @@ export async function runPostgresRestartDrill(options: PostgresRestartOptions = 
       if ((Number(open.n) === 0 && lastDuePassed) || Date.now() > settledBy) break;
       await sleep(250);
     }
-    audit = await auditLedger(db, workspaceId);
+    audit = await checkLedger(db);
     const runs = await db
       .selectFrom('schedules')
       .leftJoin('schedule_runs', 'schedule_runs.schedule_id', 'schedules.id')
@@ -305,7 +304,7 @@ export async function runPostgresRestartDrill(options: PostgresRestartOptions = 
   } finally {
     agent.destroy();
     for (const app of apps) await app.stop('SIGKILL').catch(() => undefined);
-    await redis.stop();
+    await redis.destroy();
     await postgres.destroy();
   }
 }
@@ -325,7 +324,7 @@ function judge(f: PostgresRestartFigures, apps: AppProcess[]): string[] {
   if (f.schedules.dispatchedOnce !== f.schedules.due) failures.push(`${f.schedules.due - f.schedules.dispatchedOnce} of ${f.schedules.due} due schedules not dispatched exactly once`);
   if (f.lostJobs > 0) failures.push(`${f.lostJobs} accepted jobs missing`);
   if (f.untoldJobs > 0) failures.push(`${f.untoldJobs} jobs no client was told of`);
-  if (!f.audit.ok) failures.push(`ledger audit: ${JSON.stringify(f.audit)}`);
+  if (f.audit.problems.length > 0) failures.push(`ledger audit: ${f.audit.problems.slice(0, 10).join('; ')}`);
   if (f.unstructuredLogLines > 0) {
     const sample = apps.flatMap((a) => unstructuredLines(a.lines).slice(0, 3).map((l) => `${a.app}: ${l}`));
     failures.push(`${f.unstructuredLogLines} log lines are not JSON, e.g. ${sample.join(' | ')}`);
@@ -372,7 +371,7 @@ function summary(f: PostgresRestartFigures): string {
     `503 during faults: ${served503} (all with Retry-After: ${f.missingRetryAfter === 0}); recovery after Postgres was back: max ${Math.max(...recoveries)} ms, mean ${Math.round(recoveries.reduce((a, b) => a + b, 0) / recoveries.length)} ms`,
     `schedules due during the drill: ${f.schedules.due}, dispatched exactly once: ${f.schedules.dispatchedOnce}`,
     `process deaths: ${f.deaths.length}; submissions accepted ${f.submissions.accepted} (replayed after a lost answer: ${f.submissions.replays}), abandoned ${f.submissions.abandoned}; lost jobs ${f.lostJobs}; jobs no client was told of ${f.untoldJobs}`,
-    `ledger: ${f.audit.jobs} jobs ${JSON.stringify(f.audit.byStatus)}; double-closed ${f.audit.doubleClosed}, unclosed ${f.audit.unclosed}, charge mismatches ${f.audit.chargeMismatches}, held for terminal ${f.audit.heldForTerminal}, balance drift ${f.audit.balanceDrift}`,
+    `ledger: ${f.audit.jobs + f.audit.cached} jobs: ${f.audit.completed} completed (${f.audit.billed} credits billed), ${f.audit.failed} failed, ${f.audit.cancelled} cancelled, ${f.audit.active} active, ${f.audit.cached} cached; ${f.audit.problems.length} problems`,
     `logs: ${f.unstructuredLogLines} non-JSON lines; outage warnings ${JSON.stringify(f.outageWarnings)}`,
   ].join('\n');
 }

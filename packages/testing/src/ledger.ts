@@ -7,6 +7,8 @@ export interface LedgerReport {
   failed: number;
   cancelled: number;
   active: number;
+  /** Jobs served from the cache: no reservation, nothing billed, so not checked. */
+  cached: number;
   /** Credits billed in all (settled). */
   billed: number;
   /** Each broken rule, with the job or workspace it concerns; empty when the ledger is exact. */
@@ -20,8 +22,10 @@ export interface LedgerReport {
  *   entry and no release (billed once);
  * - a failed or cancelled job's is released, with one release entry, nothing settled or billed;
  * - a queued or running job's is still held, with neither;
- * - each workspace's reserved totals equal its held reservations.
- * Cached jobs (reusing a result, billed nothing) have no reservation and are skipped.
+ * - each workspace's reserved totals equal its held reservations, and its lifetime spend the
+ *   sum of its settlements.
+ * Cached jobs (reusing a result, billed nothing) have no reservation and are only counted.
+ * The one money audit of the drills and the tests that break things.
  */
 export async function checkLedger(db: Db): Promise<LedgerReport> {
   const { rows } = await sql<{
@@ -45,7 +49,8 @@ export async function checkLedger(db: Db): Promise<LedgerReport> {
     from jobs j
     where not j.cached
   `.execute(db);
-  const report: LedgerReport = { jobs: rows.length, completed: 0, failed: 0, cancelled: 0, active: 0, billed: 0, problems: [] };
+  const cached = await sql<{ n: number }>`select count(*)::int as n from jobs where cached`.execute(db);
+  const report: LedgerReport = { jobs: rows.length, completed: 0, failed: 0, cancelled: 0, active: 0, cached: cached.rows[0]!.n, billed: 0, problems: [] };
   for (const job of rows) {
     const problem = (what: string) => report.problems.push(`${job.id} (${job.status}): ${what}`);
     if (job.reservations !== 1) problem(`${job.reservations} reservations`);
@@ -67,16 +72,19 @@ export async function checkLedger(db: Db): Promise<LedgerReport> {
       if (job.settles !== 0 || job.releases !== 0) problem(`${job.settles} settle and ${job.releases} release entries`);
     }
   }
-  const { rows: balances } = await sql<{ workspace_id: string; reserved: number; held: number }>`
+  const { rows: balances } = await sql<{ workspace_id: string; reserved: number; held: number; spent: number; settled: number }>`
     select b.workspace_id,
            (b.plan_reserved + b.promo_reserved + b.purchased_reserved)::int as reserved,
            coalesce((select sum(r.plan_amount + r.promo_amount + r.purchased_amount) from credit_reservations r
-                     where r.workspace_id = b.workspace_id and r.status = 'held'), 0)::int as held
+                     where r.workspace_id = b.workspace_id and r.status = 'held'), 0)::int as held,
+           b.lifetime_spent::int as spent,
+           coalesce((select sum(l.credits) from credit_ledger l where l.workspace_id = b.workspace_id and l.entry_type = 'settle'), 0)::int as settled
     from credit_balances b
     where b.period_start = (select max(period_start) from credit_balances c where c.workspace_id = b.workspace_id)
   `.execute(db);
   for (const b of balances) {
     if (b.reserved !== b.held) report.problems.push(`workspace ${b.workspace_id}: reserved ${b.reserved}, held reservations ${b.held}`);
+    if (b.spent !== b.settled) report.problems.push(`workspace ${b.workspace_id}: lifetime spent ${b.spent}, settled ${b.settled}`);
   }
   return report;
 }

@@ -1,10 +1,13 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { chownSync, mkdtempSync, rmSync, unlinkSync, existsSync } from 'node:fs';
+import { type ChildProcess, execFile, execFileSync, spawn } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, unlinkSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import IORedis from 'ioredis';
+import { promisify } from 'node:util';
 import pg from 'pg';
+
+const run = promisify(execFile);
 
 /**
  * Private servers for fault drills: a Postgres cluster and a redis-server of their own, on free
@@ -95,18 +98,35 @@ export interface PrivatePostgres {
   url(database?: string): string;
   /** Creates a database and answers its URL. */
   createDatabase(name: string): Promise<string>;
-  /** Stops the cluster (fast shutdown) and removes its directory. */
+  /** pg_ctl stop: `fast` ends sessions with 57P01 (admin_shutdown), `immediate` kills them as a crash would. */
+  stop(mode?: 'fast' | 'immediate'): Promise<void>;
+  /** pg_ctl start, waiting until it accepts connections. */
+  start(): Promise<void>;
+  /** Stops the cluster for good and removes its directory. */
   destroy(): Promise<void>;
+}
+
+/** initdb and pg_ctl: on PATH, else the newest /usr/lib/postgresql/<version>/bin. */
+function postgresBin(name: string): string {
+  for (const dir of (process.env.PATH ?? '').split(':')) if (dir && existsSync(path.join(dir, name))) return path.join(dir, name);
+  const root = '/usr/lib/postgresql';
+  if (existsSync(root)) {
+    const versions = readdirSync(root)
+      .filter((v) => existsSync(path.join(root, v, 'bin', name)))
+      .sort((a, b) => Number(b) - Number(a));
+    if (versions[0]) return path.join(root, versions[0], 'bin', name);
+  }
+  throw new Error(`${name} not found: install the Postgres server binaries`);
 }
 
 /**
  * initdb and pg_ctl refuse to run as root: as root, the cluster belongs to (and its tools run
  * as) the `postgres` OS user.
  */
-function asClusterOwner(command: string, args: string[]): void {
+async function asClusterOwner(name: string, args: string[]): Promise<void> {
+  const bin = postgresBin(name);
   const root = process.getuid?.() === 0;
-  if (root) execFileSync('runuser', ['-u', 'postgres', '--', command, ...args], { stdio: 'pipe' });
-  else execFileSync(command, args, { stdio: 'pipe' });
+  await run(root ? 'runuser' : bin, root ? ['-u', 'postgres', '--', bin, ...args] : args, { maxBuffer: 16 * 1024 * 1024 });
 }
 
 export async function startPrivatePostgres(): Promise<PrivatePostgres> {
@@ -118,10 +138,11 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
     chownSync(dir, uid, gid);
   }
   const port = await freePort();
-  asClusterOwner('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '--no-sync']);
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c synchronous_commit=off -c max_connections=300`;
-  asClusterOwner('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-o', options, '-w', 'start']);
+  await asClusterOwner('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=300`;
+  const start = () => asClusterOwner('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-o', options, '-w', '-t', '60', 'start']);
   const url = (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
+  await start();
   return {
     port,
     url,
@@ -135,9 +156,13 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
       }
       return url(name);
     },
+    async stop(mode = 'fast') {
+      await asClusterOwner('pg_ctl', ['-D', data, '-m', mode, '-w', '-t', '60', 'stop']);
+    },
+    start,
     async destroy() {
       try {
-        asClusterOwner('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+        await asClusterOwner('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']).catch(() => undefined);
       } finally {
         rmSync(dir, { recursive: true, force: true });
       }

@@ -95,6 +95,8 @@ async function main(): Promise<void> {
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? 'silent',
     SANDBOX_LATENCY_MS: '0',
     SEED_DEMO: '0',
+    // The queue order under test (QUEUE_FAIRNESS=fifo measures the service without the fair order).
+    ...(process.env.QUEUE_FAIRNESS ? { QUEUE_FAIRNESS: process.env.QUEUE_FAIRNESS } : {}),
   };
   const config = loadConfig(env);
   const runtime = createRuntime(config, { name: 'bench-api', dbPoolSize: 20 });

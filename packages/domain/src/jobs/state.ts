@@ -586,7 +586,7 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
     from done d left join settled s on s.job_id = d.id
     order by d.idx
   `;
-  const [rows, lockedRows] = await sendTogether(tx, completion.compile(tx), balanceLock(tx, items.map(({ job }) => job.workspace_id)).compile());
+  const [rows, balanceRows] = await sendTogether(tx, completion.compile(tx), balanceLock(tx, items.map(({ job }) => job.workspace_id)).compile());
   const results: boolean[] = items.map(() => false);
   const settlements: Settlement[] = [];
   for (const row of rows) {
@@ -595,7 +595,7 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
   }
   if (settlements.length === 0) return results;
   const quotas = [...new Map(settlements.map((s) => [s.reservation.workspace_id, s.reservation.monthly_quota]))].map(([id, monthly_quota]) => ({ id, monthly_quota }));
-  await bookSettlements(tx, now, settlements, await rollOver(tx, lockedRows, quotas, now));
+  await bookSettlements(tx, now, settlements, await rollOver(tx, balanceRows, quotas, now));
   return results;
 }
 

@@ -1,3 +1,4 @@
+import type { QuoteResponse } from '@sdx/contract';
 import type { Services, Tenant } from '../context';
 import { availableOf } from '../credits/credits';
 import { RequestValidationError } from '../errors';
@@ -12,19 +13,8 @@ export interface QuoteInput extends RecipeInput {
   targets?: string[];
 }
 
-/** What the matching create call would reserve now (extensions.md 8). */
-export interface Quote {
-  platform: string;
-  operation: string;
-  requested_limit: number;
-  target_count: number;
-  max_credits: number;
-  cached_targets: number;
-  available_credits: number;
-  affordable: boolean;
-  active_jobs: number;
-  max_active_jobs: number;
-}
+/** What the matching create call would reserve now (extensions.md 8; QuoteResponse of openapi.yaml). */
+export type Quote = QuoteResponse;
 
 /**
  * POST /v1/quotes: the same checks as POST /v1/jobs or /v1/batches (catalog, targets, limits,

@@ -1,5 +1,6 @@
 import { type Insertable, type RawBuilder, sql } from 'kysely';
 import { type CreditBalanceRow, type CreditLedgerTable, type CreditReservationsTable, type Executor, jsonRows, type ReservationRow, type Tx, type WorkspaceRow } from '@sdx/db';
+import type { DailyUsage, UsageResponse } from '@sdx/contract';
 import { recordCreditsSettled } from '@sdx/metrics';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
@@ -590,21 +591,8 @@ export async function grantCredits(tx: Tx, workspace: WorkspaceRow, now: Date, g
 // ---------------------------------------------------------------------------------------------
 // Reads
 
-export interface Usage {
-  period_start: string;
-  credit_limit: number;
-  units_used: number;
-  units_reserved: number;
-  units_remaining: number;
-  credits_used: number;
-  credits_reserved: number;
-  credits_remaining: number;
-  purchased_credits: number;
-  promotional_credits: number;
-  promotional_expires_at: string | null;
-  lifetime_purchased: number;
-  lifetime_spent: number;
-}
+/** GET /v1/usage/current's body (UsageResponse of openapi.yaml). */
+export type Usage = UsageResponse;
 
 /** GET /v1/usage/current: every field from the balance row as of `now`, without writing. */
 export async function getUsage(db: Executor, workspace: WorkspaceRow, now: Date): Promise<Usage> {
@@ -639,15 +627,6 @@ export async function ledgerTotals(db: Executor, workspaceId: string): Promise<{
     .execute();
   const get = (t: string) => Number(rows.find((r) => r.entry_type === t)?.total ?? 0);
   return { reserved: -get('reserve'), settled: get('settle'), released: get('release') };
-}
-
-export interface DailyUsage {
-  date: string;
-  credits_used: number;
-  credits_released: number;
-  results: number;
-  jobs_completed: number;
-  jobs_failed: number;
 }
 
 /**

@@ -1,13 +1,12 @@
 import { DateTime } from 'luxon';
+import type { SchedulePreviewResponse } from '@sdx/contract';
 import { checkRecurrence, type RecurrenceInput, upcomingRuns } from './definition';
 
 export interface PreviewInput extends RecurrenceInput {
   count?: number;
 }
 
-export interface SchedulePreview {
-  runs: Array<{ at_utc: string; at_local: string }>;
-}
+export type SchedulePreview = SchedulePreviewResponse;
 
 /**
  * POST /v1/schedules/preview: the next `count` (default 5) occurrences of a recurrence, exactly

@@ -1287,6 +1287,8 @@ export interface components {
             /** @description The operation's credits_per_result. */
             credit_rate: number;
             results_per_credit: number;
+            /** @description Credits the job holds in reserve now (its maximum cost while queued or running; 0 once it has ended). */
+            reserved_credits: number;
             /** @description Credits charged at settlement (0 until then, and for cached, failed or cancelled jobs). */
             billed_credits: number;
             /**
@@ -2984,6 +2986,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description The URL path of the job that answers the request (`/v1/jobs/{job_id}`). */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3189,6 +3193,8 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    /** @description The URL path of the batch that answers the request (`/v1/batches/{batch_id}`). */
+                    Location?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -103,6 +103,7 @@ const job: JobResponse = {
   billed_units: 2,
   credit_rate: 2,
   results_per_credit: 1,
+  reserved_credits: 0,
   billed_credits: 4,
   result: [post, video],
   error: null,

@@ -16,5 +16,6 @@ export const createBatch = ({ services }: ApiDeps): RequestHandler => async (req
     { endpoint: 'POST /v1/batches', idempotencyKey: req.get('idempotency-key') ?? null, requestId: res.locals.requestId as string },
   );
   const children = created.jobs.map((job) => ({ id: job.id, target: job.target, status: job.status }));
+  res.setHeader('Location', `/v1/batches/${created.batch.id}`);
   res.status(202).json(renderBatch(created.batch, aggregateChildren(created.jobs), children, { idempotent_replay: created.idempotentReplay }));
 };

@@ -13,5 +13,6 @@ export const createJob = ({ services }: ApiDeps): RequestHandler => async (req, 
     requestId: res.locals.requestId as string,
     skipCache: skipCache(req),
   });
+  res.setHeader('Location', `/v1/jobs/${created.job.id}`);
   await sendJob(res, services, created.job, { deduplicated: created.deduplicated, idempotent_replay: created.idempotentReplay }, 202);
 };

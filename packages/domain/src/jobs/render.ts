@@ -31,6 +31,7 @@ export function renderJob(job: JobRow, result: JobResult | null, flags: JobFlags
     billed_units: job.billed_units,
     credit_rate: job.credit_rate,
     results_per_credit: job.results_per_credit,
+    reserved_credits: job.status === 'queued' || job.status === 'running' ? job.reserved_credits : 0,
     billed_credits: job.billed_credits,
     result: job.status === 'completed' ? result : null,
     error: job.status === 'failed' ? ((job.error as unknown) ?? null) : null,

@@ -1,7 +1,5 @@
-import { sql } from 'kysely';
 import { loadConfig } from '@sdx/config';
-import { collectProcessMetrics, startMetricsServer, type MetricsServer } from '@sdx/metrics';
-import { createRuntime, onShutdown } from '@sdx/runtime';
+import { createRuntime, onShutdown, startProcessMetrics } from '@sdx/runtime';
 import { startScheduler } from '@sdx/scheduler-engine';
 import { startIdempotencyPurge } from './purge';
 
@@ -13,16 +11,7 @@ import { startIdempotencyPurge } from './purge';
 async function main(): Promise<void> {
   const config = loadConfig();
   const runtime = createRuntime(config, { name: 'scheduler', dbPoolSize: 20 });
-  collectProcessMetrics();
-  // METRICS_PORT: /metrics, /healthz and /readyz for Prometheus and the orchestrator's probes.
-  let metrics: MetricsServer | undefined;
-  if (config.metricsPort) {
-    metrics = await startMetricsServer({
-      port: config.metricsPort,
-      checks: { postgres: () => sql`select 1`.execute(runtime.db), redis: () => runtime.redis.ping() },
-    });
-    runtime.log.info({ port: metrics.port }, 'metrics listening');
-  }
+  const metrics = await startProcessMetrics(runtime);
   // Up to 16 dispatches at once (DEFAULT_DISPATCH_CONCURRENCY), each on its own connection.
   const scheduler = startScheduler(runtime.services, { tickMs: config.schedulerTickMs });
   const purge =

@@ -1,23 +1,12 @@
-import { sql } from 'kysely';
 import { loadConfig } from '@sdx/config';
-import { collectProcessMetrics, startMetricsServer, type MetricsServer } from '@sdx/metrics';
-import { createRuntime, onShutdown } from '@sdx/runtime';
+import { createRuntime, onShutdown, startProcessMetrics } from '@sdx/runtime';
 import { startWorker } from './worker';
 
 /** The worker process: scale it with `--scale worker=N`; each runs WORKER_CONCURRENCY attempts at once. */
 async function main(): Promise<void> {
   const config = loadConfig();
   const runtime = createRuntime(config, { name: 'worker' });
-  collectProcessMetrics();
-  // METRICS_PORT: /metrics, /healthz and /readyz for Prometheus and the orchestrator's probes.
-  let metrics: MetricsServer | undefined;
-  if (config.metricsPort) {
-    metrics = await startMetricsServer({
-      port: config.metricsPort,
-      checks: { postgres: () => sql`select 1`.execute(runtime.db), redis: () => runtime.redis.ping() },
-    });
-    runtime.log.info({ port: metrics.port }, 'metrics listening');
-  }
+  const metrics = await startProcessMetrics(runtime);
   const worker = startWorker({
     services: runtime.services,
     providers: runtime.registry,

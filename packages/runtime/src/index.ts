@@ -1,3 +1,5 @@
+import { sql } from 'kysely';
+import { collectProcessMetrics, type MetricsServer, startMetricsServer } from '@sdx/metrics';
 import type IORedis from 'ioredis';
 import { type AppConfig, createLogger, type Logger, OutageLog, resolveProviderMode, sandboxWarning } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
@@ -91,6 +93,22 @@ export function createBatchers(services: () => Services): Batchers {
     completions: new GroupCommit((items) => completeJobs(services(), items), { maxBatch: 64 }),
     keyLookups: new GroupCommit((hashes) => lookupKeys(services().db, hashes), { maxBatch: 128, maxInFlight: 4, ...REQUEST_PATH_BOUNDS }),
   };
+}
+
+/**
+ * The process metrics and, with METRICS_PORT set, the port serving /metrics, /healthz and
+ * /readyz for Prometheus and the orchestrator's probes (worker and scheduler; the API serves
+ * /metrics itself). Readiness checks Postgres and Redis.
+ */
+export async function startProcessMetrics(runtime: Runtime): Promise<MetricsServer | undefined> {
+  collectProcessMetrics();
+  if (!runtime.config.metricsPort) return undefined;
+  const metrics = await startMetricsServer({
+    port: runtime.config.metricsPort,
+    checks: { postgres: () => sql`select 1`.execute(runtime.db), redis: () => runtime.redis.ping() },
+  });
+  runtime.log.info({ port: metrics.port }, 'metrics listening');
+  return metrics;
 }
 
 /**

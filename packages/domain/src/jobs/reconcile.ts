@@ -104,7 +104,10 @@ async function takeQueued(services: Services, take: TakeQueued) {
   const scope = take.own ? sql`l.deployment = ${deployment}` : sql`l.deployment is null`;
   const { rows } = await sql<{ id: string; attempts: number; batch_id: string | null; queue_priority: number }>`
     update jobs j
-    set enqueued_at = ${take.now}, deployment = ${deployment}
+    -- marked at the moment of the claim, not when the pass began: a pass that began before Redis
+    -- lost its data must not leave marks older than that loss, which another reconciler would
+    -- take again
+    set enqueued_at = greatest(${take.now}, clock_timestamp()), deployment = ${deployment}
     from (
       select l.id from jobs l
       where l.status = 'queued' and ${scope}

@@ -114,6 +114,8 @@ describe('worker drain on SIGTERM', () => {
     const signalled = Date.now();
     // What docker stop does: SIGTERM to the container's process (tini forwards it to node).
     process.kill(child.pid!, 'SIGTERM');
+    // Probed once the process has taken the signal (its first shutdown line), not before.
+    await until('the worker took the signal', async () => (output.join('').includes('worker shutting down') ? true : undefined));
     const draining = await fetch(`http://127.0.0.1:${metricsPort}/readyz`).then((r) => r.status).catch(() => 'closed');
     const exit = await exited;
     const drainMs = Date.now() - signalled;

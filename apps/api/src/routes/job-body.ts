@@ -14,9 +14,13 @@ import { pipeTo } from '@sdx/exports';
  * error renderer), so a truncated body is never passed off as whole.
  */
 
-/** The JSON text of one job, in chunks: its fields, then its result slice by slice. */
-export async function* jobChunks(services: Services, job: JobRow, flags: JobFlags): AsyncGenerator<string> {
-  if (job.status !== 'completed') {
+/**
+ * The JSON text of one job, in chunks: its fields, then its result slice by slice. Without
+ * `withResult` (a list asked with include_result=false), or once the result has expired, the
+ * job is rendered with `result` null and nothing is read.
+ */
+export async function* jobChunks(services: Services, job: JobRow, flags: JobFlags, withResult = true): AsyncGenerator<string> {
+  if (job.status !== 'completed' || job.result_expired || !withResult) {
     yield JSON.stringify(renderJob(job, null, flags));
     return;
   }
@@ -40,20 +44,21 @@ export async function sendJob(res: Response, services: Services, job: JobRow, fl
   await send(res, status, jobChunks(services, job, flags));
 }
 
-/** Answers 200 with a JSON array of jobs, each result streamed in turn. */
-export async function sendJobs(res: Response, services: Services, jobs: readonly JobRow[]): Promise<void> {
+/** Answers 200 with a JSON array of jobs, each result streamed in turn (or none: `withResult` false). */
+export async function sendJobs(res: Response, services: Services, jobs: readonly JobRow[], withResult = true): Promise<void> {
   async function* chunks(): AsyncGenerator<string> {
     yield '[';
     for (const [index, job] of jobs.entries()) {
       if (index > 0) yield ',';
-      yield* jobChunks(services, job, {});
+      yield* jobChunks(services, job, {}, withResult);
     }
     yield ']';
   }
   await send(res, 200, chunks());
 }
 
-async function send(res: Response, status: number, chunks: AsyncGenerator<string>): Promise<void> {
+/** Answers `status` with JSON text written chunk by chunk (see the top of this file). */
+export async function send(res: Response, status: number, chunks: AsyncGenerator<string>): Promise<void> {
   // Up to the first slice of a result before the status line goes out.
   const prefix: string[] = [];
   let next = await chunks.next();

@@ -82,6 +82,20 @@ export async function* resultPages(db: Executor, job: Pick<JobRow, 'id' | 'sourc
   }
 }
 
+/** A slice's items as JSON text as Postgres writes them, comma-separated, without brackets ('' when empty). */
+async function sliceText(db: Executor, sourceId: string, slice: Slice): Promise<string> {
+  const rows = await db
+    .selectFrom(sliceQuery(db, sourceId, slice).as('s'))
+    .select(sql<string>`s.items::text`.as('text'))
+    .orderBy('s.page_no')
+    .execute();
+  // jsonb's text of an array is "[...]": its inside is the items, comma-separated.
+  return rows
+    .map((row) => row.text.slice(1, -1))
+    .filter((inside) => inside.length > 0)
+    .join(',');
+}
+
 /**
  * The result's items as JSON text, in slices of at most `maxItems`: the items as Postgres
  * writes them, separated by commas, without the array's brackets. Nothing is parsed or
@@ -90,15 +104,80 @@ export async function* resultPages(db: Executor, job: Pick<JobRow, 'id' | 'sourc
 export async function* resultItemsJson(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>, maxItems = RESULT_SLICE_ITEMS): AsyncGenerator<string> {
   const sourceId = resultSourceId(job);
   for (const slice of await slicesOf(db, sourceId, maxItems)) {
-    const rows = await db
-      .selectFrom(sliceQuery(db, sourceId, slice).as('s'))
-      .select(sql<string>`s.items::text`.as('text'))
-      .orderBy('s.page_no')
-      .execute();
-    // jsonb's text of an array is "[...]": its inside is the items, comma-separated.
-    const parts = rows.map((row) => row.text.slice(1, -1)).filter((inside) => inside.length > 0);
-    if (parts.length > 0) yield parts.join(',');
+    const text = await sliceText(db, sourceId, slice);
+    if (text.length > 0) yield text;
   }
+}
+
+/**
+ * The result's items one per line (NDJSON), in slices of at most `maxItems`: each item's JSON
+ * text as Postgres writes it (one row per item, jsonb_array_elements), each line ended by \n.
+ * `wrap` turns an item's text into its line (a batch export adds the child's job_id and target).
+ */
+export async function* resultItemLines(
+  db: Executor,
+  job: Pick<JobRow, 'id' | 'source_job_id'>,
+  wrap: (item: string) => string = (item) => item,
+  maxItems = RESULT_SLICE_ITEMS,
+): AsyncGenerator<string> {
+  const sourceId = resultSourceId(job);
+  for (const slice of await slicesOf(db, sourceId, maxItems)) {
+    const { rows } = await sql<{ line: string }>`
+      select e.value::text as line
+      from (${sliceQuery(db, sourceId, slice)}) s
+      cross join lateral jsonb_array_elements(s.items) with ordinality as e(value, n)
+      order by s.page_no, e.n
+    `.execute(db);
+    if (rows.length > 0) yield `${rows.map((row) => wrap(row.line)).join('\n')}\n`;
+  }
+}
+
+/** Where an item of a result sits: its page and its 0-based index in the page. */
+export interface ItemPosition {
+  page: number;
+  index: number;
+}
+
+/** One page of GET /v1/jobs/{id}/items: its items as JSON text (comma-separated), and where the next page starts. */
+export interface ItemsPage {
+  itemsJson: string;
+  next: ItemPosition | null;
+}
+
+/**
+ * `limit` items of the result from `from` (the start when null), read in one slice: the item
+ * counts of the pages it needs (empty pages, which a new_only job may keep, skipped), then the
+ * items themselves, cut out of their pages by Postgres. Nothing before `from` or after the
+ * slice is read. Null when `from` names no item of the result (a cursor not handed out here).
+ */
+export async function resultItemsPage(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>, from: ItemPosition | null, limit: number): Promise<ItemsPage | null> {
+  const sourceId = resultSourceId(job);
+  let query = db.selectFrom('job_result_pages').select(['page_no', 'item_count']).where('job_id', '=', sourceId).where('item_count', '>', 0);
+  if (from) query = query.where('page_no', '>=', from.page);
+  // Each page holds an item at least: limit + 1 pages cover the slice and the item after it.
+  const pages = await query.orderBy('page_no').limit(limit + 1).execute();
+  const start = from ?? { page: pages[0]?.page_no ?? 0, index: 0 };
+  if (pages.length === 0) return from ? null : { itemsJson: '', next: null };
+  if (pages[0]!.page_no !== start.page || start.index >= pages[0]!.item_count) return null;
+  const slice: Slice = { first: start.page, from: start.index, last: start.page, to: start.index };
+  let taken = 0;
+  let next: ItemPosition | null = null;
+  for (const [k, page] of pages.entries()) {
+    const at = k === 0 ? start.index : 0;
+    if (taken === limit) {
+      next = { page: page.page_no, index: at };
+      break;
+    }
+    const take = Math.min(limit - taken, page.item_count - at);
+    slice.last = page.page_no;
+    slice.to = at + take - 1;
+    taken += take;
+    if (taken === limit && at + take < page.item_count) {
+      next = { page: page.page_no, index: at + take };
+      break;
+    }
+  }
+  return { itemsJson: await sliceText(db, sourceId, slice), next };
 }
 
 /**

@@ -1,4 +1,5 @@
-import type { Executor } from '@sdx/db';
+import { type OrderByDirection, type SelectQueryBuilder, sql } from 'kysely';
+import type { Database, Executor } from '@sdx/db';
 import type { Tenant } from './context';
 import { RequestValidationError } from './errors';
 
@@ -21,14 +22,37 @@ export interface Page<T> {
   next: string | null;
 }
 
+type Listed = 'jobs' | 'batches' | 'schedules';
+
+/**
+ * A page query of the tenant's rows: `workspace_id` in the tenant's workspace, after
+ * `starting_after`, ordered by (workspace_id, id desc), one row more than the page.
+ *
+ * The workspace is matched as `= any(array[id])` and is part of the order on purpose. Written as
+ * a plain `workspace_id = id`, the planner takes the workspace as a constant, drops it from the
+ * order, and may then read the primary key backwards and filter by workspace whenever the
+ * workspace holds most of the table: its page is then found only after every newer row of
+ * every other workspace (100,000 rows read for 26 in a measured case). Kept in the order, only
+ * the indexes that begin with workspace_id give the order without a sort, and every list index
+ * does (migration 0016), so the page is read off one of them.
+ */
+export function pageQuery<T extends Listed, O>(
+  query: SelectQueryBuilder<Database, T, O>,
+  tenant: Tenant,
+  page: PageRequest,
+): SelectQueryBuilder<Database, T, O> {
+  let q = query.where(sql<boolean>`workspace_id = any(${[tenant.workspace.id]}::text[])`);
+  if (page.startingAfter !== null) q = q.where(sql<boolean>`id < ${page.startingAfter}`);
+  const newestFirst: OrderByDirection = 'desc';
+  return q.orderBy(sql`workspace_id`).orderBy(sql`id`, newestFirst).limit(page.limit + 1);
+}
+
 /** The page of `limit` rows out of `rows`, read with a limit of `limit + 1`. */
 export function pageOf<T extends { id: string }>(rows: T[], limit: number): Page<T> {
   if (rows.length <= limit) return { rows, next: null };
   const page = rows.slice(0, limit);
   return { rows: page, next: page[page.length - 1]!.id };
 }
-
-type Listed = 'jobs' | 'batches' | 'schedules';
 
 const NOUN: Record<Listed, string> = { jobs: 'job', batches: 'batch', schedules: 'schedule' };
 

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import type { JobRow } from '@sdx/db';
-import { type JobFlags, renderJob, resultJson, type Services } from '@sdx/domain';
+import { type JobFlags, type PageCount, pageCountsOf, renderJob, resultJson, resultSourceId, type Services } from '@sdx/domain';
 import { pipeTo } from '@sdx/exports';
 
 /**
@@ -19,7 +19,7 @@ import { pipeTo } from '@sdx/exports';
  * `withResult` (a list asked with include_result=false), or once the result has expired, the
  * job is rendered with `result` null and nothing is read.
  */
-export async function* jobChunks(services: Services, job: JobRow, flags: JobFlags, withResult = true): AsyncGenerator<string> {
+export async function* jobChunks(services: Services, job: JobRow, flags: JobFlags, withResult = true, counts?: PageCount[]): AsyncGenerator<string> {
   if (job.status !== 'completed' || job.result_expired || !withResult) {
     yield JSON.stringify(renderJob(job, null, flags));
     return;
@@ -27,7 +27,7 @@ export async function* jobChunks(services: Services, job: JobRow, flags: JobFlag
   const { result: _placeholder, ...fields } = renderJob(job, null, flags);
   const head = JSON.stringify(fields);
   yield `${head.slice(0, -1)},"result":`;
-  yield* resultJson(services.db, job);
+  yield* resultJson(services.db, job, counts);
   yield '}';
 }
 
@@ -44,13 +44,18 @@ export async function sendJob(res: Response, services: Services, job: JobRow, fl
   await send(res, status, jobChunks(services, job, flags));
 }
 
-/** Answers 200 with a JSON array of jobs, each result streamed in turn (or none: `withResult` false). */
+/**
+ * Answers 200 with a JSON array of jobs, each result streamed in turn (or none: `withResult`
+ * false). The page counts of every listed result are read first, in one query.
+ */
 export async function sendJobs(res: Response, services: Services, jobs: readonly JobRow[], withResult = true): Promise<void> {
   async function* chunks(): AsyncGenerator<string> {
+    const withResults = withResult ? jobs.filter((job) => job.status === 'completed' && !job.result_expired && job.include_posts === 0) : [];
+    const counts = await pageCountsOf(services.db, withResults);
     yield '[';
     for (const [index, job] of jobs.entries()) {
       if (index > 0) yield ',';
-      yield* jobChunks(services, job, {}, withResult);
+      yield* jobChunks(services, job, {}, withResult, counts.get(resultSourceId(job)));
     }
     yield ']';
   }

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { BatchRow, Executor, JobRow, JobStatus } from '@sdx/db';
 import type { Tenant } from '../context';
 import { ApiError } from '../errors';
-import { checkStartingAfter, type Page, pageOf, type PageRequest } from '../paging';
+import { checkStartingAfter, type Page, pageOf, pageQuery, type PageRequest } from '../paging';
 
 /** Aggregate of a batch's children: counts per status and the credit and result sums. */
 export interface BatchCounts {
@@ -57,9 +57,7 @@ export async function getBatchOrThrow(db: Executor, tenant: Tenant, batchId: str
 /** A page of the workspace's batches, newest first (paging.ts), read off batches_workspace_idx. */
 export async function listBatchRows(db: Executor, tenant: Tenant, page: PageRequest): Promise<Page<BatchRow>> {
   await checkStartingAfter(db, tenant, 'batches', page);
-  let query = db.selectFrom('batches').selectAll().where('workspace_id', '=', tenant.workspace.id);
-  if (page.startingAfter !== null) query = query.where('id', '<', page.startingAfter);
-  return pageOf(await query.orderBy('id', 'desc').limit(page.limit + 1).execute(), page.limit);
+  return pageOf(await pageQuery(db.selectFrom('batches').selectAll(), tenant, page).execute(), page.limit);
 }
 
 /** Child counts and sums of several batches in one GROUP BY query. */

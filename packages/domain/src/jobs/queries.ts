@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Executor, JobRow, JobStatus } from '@sdx/db';
 import type { Tenant } from '../context';
 import { ApiError } from '../errors';
-import { checkStartingAfter, type Page, pageOf, type PageRequest } from '../paging';
+import { checkStartingAfter, type Page, pageOf, pageQuery, type PageRequest } from '../paging';
 
 /** Every read is filtered by the tenant's workspace: another workspace's job does not exist. */
 export async function findJob(db: Executor, tenant: Tenant, jobId: string): Promise<JobRow | undefined> {
@@ -47,18 +47,18 @@ export interface JobFilters {
 
 /**
  * A page of the workspace's jobs, newest first (paging.ts), filtered. Each filter has an index
- * ending in `id desc` (migration 0016), so the page is read off it whatever the depth.
+ * (workspace_id, <filter>, id desc) (migration 0016), so the page is read off it whatever the
+ * depth; a batch's children (at most 100) come from the batch index, sorted in memory.
  */
 export async function listJobs(db: Executor, tenant: Tenant, page: PageRequest, filters: JobFilters = {}): Promise<Page<JobRow>> {
   await checkStartingAfter(db, tenant, 'jobs', page);
-  let query = db.selectFrom('jobs').selectAll().where('workspace_id', '=', tenant.workspace.id);
+  let query = db.selectFrom('jobs').selectAll();
   if (filters.status !== undefined) query = query.where('status', '=', filters.status);
   if (filters.platform !== undefined) query = query.where('platform', '=', filters.platform);
   if (filters.operation !== undefined) query = query.where('operation', '=', filters.operation);
   if (filters.batchId !== undefined) query = query.where('batch_id', '=', filters.batchId);
   if (filters.scheduleId !== undefined) query = query.where('schedule_id', '=', filters.scheduleId);
-  if (page.startingAfter !== null) query = query.where('id', '<', page.startingAfter);
-  return pageOf(await query.orderBy('id', 'desc').limit(page.limit + 1).execute(), page.limit);
+  return pageOf(await pageQuery(query, tenant, page).execute(), page.limit);
 }
 
 export async function loadJobById(db: Executor, jobId: string): Promise<JobRow | undefined> {

@@ -29,9 +29,34 @@ interface Slice {
   to: number;
 }
 
-/** The result's slices of at most `maxItems` items, from the pages' item counts (one small query). */
-async function slicesOf(db: Executor, sourceId: string, maxItems: number): Promise<Slice[]> {
-  const pages = await db.selectFrom('job_result_pages').select(['page_no', 'item_count']).where('job_id', '=', sourceId).orderBy('page_no').execute();
+/** A stored page's number and item count: what slicing a result needs. */
+export interface PageCount {
+  page_no: number;
+  item_count: number;
+}
+
+/**
+ * The page counts of several jobs' results in one small query, by the job whose pages they are
+ * (resultSourceId): a list of jobs reads them at once instead of one query per job.
+ */
+export async function pageCountsOf(db: Executor, jobs: ReadonlyArray<Pick<JobRow, 'id' | 'source_job_id'>>): Promise<Map<string, PageCount[]>> {
+  const sources = [...new Set(jobs.map(resultSourceId))];
+  const out = new Map<string, PageCount[]>(sources.map((id) => [id, []]));
+  if (sources.length === 0) return out;
+  const rows = await db
+    .selectFrom('job_result_pages')
+    .select(['job_id', 'page_no', 'item_count'])
+    .where('job_id', 'in', sources)
+    .orderBy('job_id')
+    .orderBy('page_no')
+    .execute();
+  for (const row of rows) out.get(row.job_id)!.push({ page_no: row.page_no, item_count: row.item_count });
+  return out;
+}
+
+/** The result's slices of at most `maxItems` items, from the pages' item counts (one small query unless given). */
+async function slicesOf(db: Executor, sourceId: string, maxItems: number, counts?: PageCount[]): Promise<Slice[]> {
+  const pages = counts ?? (await db.selectFrom('job_result_pages').select(['page_no', 'item_count']).where('job_id', '=', sourceId).orderBy('page_no').execute());
   const slices: Slice[] = [];
   let open: Slice | null = null;
   let items = 0;
@@ -101,9 +126,14 @@ async function sliceText(db: Executor, sourceId: string, slice: Slice): Promise<
  * writes them, separated by commas, without the array's brackets. Nothing is parsed or
  * serialised again on the way.
  */
-export async function* resultItemsJson(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>, maxItems = RESULT_SLICE_ITEMS): AsyncGenerator<string> {
+export async function* resultItemsJson(
+  db: Executor,
+  job: Pick<JobRow, 'id' | 'source_job_id'>,
+  maxItems = RESULT_SLICE_ITEMS,
+  counts?: PageCount[],
+): AsyncGenerator<string> {
   const sourceId = resultSourceId(job);
-  for (const slice of await slicesOf(db, sourceId, maxItems)) {
+  for (const slice of await slicesOf(db, sourceId, maxItems, counts)) {
     const text = await sliceText(db, sourceId, slice);
     if (text.length > 0) yield text;
   }
@@ -183,16 +213,16 @@ export async function resultItemsPage(db: Executor, job: Pick<JobRow, 'id' | 'so
 /**
  * A job's result as JSON text chunks, as GET /v1/jobs/{id} shows it: a list, streamed slice by
  * slice, or {profile, posts} for a bundle (one profile and at most a few hundred posts,
- * assembled whole).
+ * assembled whole). `counts`, when read already (pageCountsOf), spares a query.
  */
-export async function* resultJson(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>): AsyncGenerator<string> {
+export async function* resultJson(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>, counts?: PageCount[]): AsyncGenerator<string> {
   if (job.include_posts > 0) {
     yield JSON.stringify(await loadResult(db, job));
     return;
   }
   yield '[';
   let first = true;
-  for await (const items of resultItemsJson(db, job)) {
+  for await (const items of resultItemsJson(db, job, RESULT_SLICE_ITEMS, counts)) {
     yield first ? items : `,${items}`;
     first = false;
   }

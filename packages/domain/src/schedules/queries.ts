@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Executor, ScheduleRow, ScheduleRunRow, Tx } from '@sdx/db';
 import type { Tenant } from '../context';
 import { ApiError } from '../errors';
-import { checkStartingAfter, type Page, pageOf, type PageRequest } from '../paging';
+import { checkStartingAfter, type Page, pageOf, pageQuery, type PageRequest } from '../paging';
 import { RECENT_RUNS } from './definition';
 
 /** A schedule with the recent runs its response shows, newest first. */
@@ -88,8 +88,7 @@ export async function getScheduleView(db: Executor, tenant: Tenant, scheduleId: 
  */
 export async function listScheduleViews(db: Executor, tenant: Tenant, page: PageRequest): Promise<Page<ScheduleView>> {
   await checkStartingAfter(db, tenant, 'schedules', page);
-  let query = db.selectFrom('schedules').selectAll().where('workspace_id', '=', tenant.workspace.id).where('deleted_at', 'is', null);
-  if (page.startingAfter !== null) query = query.where('id', '<', page.startingAfter);
-  const schedules = pageOf(await query.orderBy('id', 'desc').limit(page.limit + 1).execute(), page.limit);
+  const query = db.selectFrom('schedules').selectAll().where('deleted_at', 'is', null);
+  const schedules = pageOf(await pageQuery(query, tenant, page).execute(), page.limit);
   return { rows: await scheduleViewsOf(db, schedules.rows), next: schedules.next };
 }

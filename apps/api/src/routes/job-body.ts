@@ -77,5 +77,29 @@ export async function send(res: Response, status: number, chunks: AsyncGenerator
     yield* prefix;
     for (let rest = next; !rest.done; rest = await chunks.next()) yield rest.value;
   }
-  await writeAll(res, all());
+  await writeAll(res, coalesced(all()));
+}
+
+/** Writes smaller than this are joined with the next ones (a slice of a result is larger and goes alone). */
+const WRITE_BYTES = 16_384;
+
+/**
+ * Joins consecutive small chunks until they reach WRITE_BYTES: a page of 25 jobs with small
+ * results goes out in a write or two rather than a hundred (each a chunk of the response, and
+ * a pass through the compressor). A chunk is held only until the next one is read; no more than
+ * one slice of a result is ever held.
+ */
+async function* coalesced(chunks: AsyncIterable<string>): AsyncGenerator<string> {
+  let parts: string[] = [];
+  let size = 0;
+  for await (const chunk of chunks) {
+    parts.push(chunk);
+    size += chunk.length;
+    if (size >= WRITE_BYTES) {
+      yield parts.join('');
+      parts = [];
+      size = 0;
+    }
+  }
+  if (parts.length > 0) yield parts.join('');
 }

@@ -64,10 +64,10 @@ beforeAll(async () => {
   await eventually(async () => {
     const rows = await stack.runtime.db.selectFrom('jobs').select('status').where('workspace_id', '=', ws.workspaceId).execute();
     return rows.length === 3 && rows.every((r) => r.status === 'completed');
-  }, 30_000);
+  }, 60_000);
   ({ server, url } = await listen(stack.app));
   workdir = mkdtempSync(path.join(tmpdir(), 'sdx-api-guide-'));
-}, 60_000);
+}, 90_000);
 afterAll(async () => {
   rmSync(workdir, { recursive: true, force: true });
   server.closeAllConnections();

@@ -51,14 +51,14 @@ beforeAll(async () => {
   await eventually(async () => {
     const active = await stack.runtime.db.selectFrom('jobs').select('id').where('status', 'in', ['queued', 'running']).execute();
     return active.length === 0;
-  }, 30_000);
+  }, 60_000);
   all = await stack.runtime.db
     .selectFrom('jobs')
     .select(['id', 'status', 'platform', 'operation', 'batch_id', 'schedule_id'])
     .where('workspace_id', '=', ws.workspaceId)
     .orderBy('id', 'desc')
     .execute();
-}, 60_000);
+}, 90_000);
 afterAll(async () => {
   await stack.close();
 });

@@ -22,13 +22,13 @@ beforeAll(async () => {
   await eventually(async () => {
     const rows = await stack.runtime.db.selectFrom('jobs').select('status').where('workspace_id', '=', ws.workspaceId).execute();
     return rows.length === 3 && rows.every((r) => r.status === 'completed');
-  }, 30_000);
+  }, 60_000);
   before = (await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth })).body;
   expect(before).toMatchObject({ status: 'completed', result_count: 5, result_expired: false });
   // Thirty-one days on, the purge expires every result of the workspace.
   const later = new Date(Date.now() + 31 * 86_400_000);
   expect(await purgeExpiredResults(stack.runtime.db, later, 30)).toEqual({ jobs: 3, pages: 3 });
-}, 60_000);
+}, 90_000);
 afterAll(async () => {
   await stack.close();
 });

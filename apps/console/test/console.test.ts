@@ -286,6 +286,8 @@ describe('console: a team', () => {
       await page.setViewportSize({ width: 390, height: 844 });
       const phone = await seriousA11yViolations(page);
       if (phone.length > 0) violations[`${name} (phone)`] = phone;
+      const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+      if (width > 390) violations[`${name} (phone)`] = `the page is ${width} px wide on a 390 px screen`;
       await page.setViewportSize({ width: 1280, height: 800 });
     };
     await page.goto(`${base}/console/`);

@@ -55,7 +55,15 @@ export function RecipeFields(props: {
       </Field>
       <Field label="Operation" hint={price}>
         {(id, describedBy) => (
-          <select id={id} aria-describedby={describedBy} value={props.operation} onChange={(e) => props.onChange({ platform: props.platform, operation: e.target.value, limit: props.limit })}>
+          <select
+            id={id}
+            aria-describedby={describedBy}
+            value={props.operation}
+            onChange={(e) => {
+              const max = platform?.operations.find((o) => o.operation === e.target.value)?.max_results ?? props.limit;
+              props.onChange({ platform: props.platform, operation: e.target.value, limit: Math.min(Math.max(props.limit, 12), max) });
+            }}
+          >
             {platform?.operations.map((o) => (
               <option key={o.operation} value={o.operation}>
                 {o.operation.replace(/_/g, ' ')}

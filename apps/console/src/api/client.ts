@@ -91,16 +91,23 @@ export class ApiProblem extends Error {
   }
 }
 
-/** The data of an openapi-fetch call, or its error thrown as an ApiProblem. */
-export async function unwrap<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<T> {
-  let result: { data?: T; error?: unknown; response: Response };
+type Call<T> = Promise<{ data?: T; error?: unknown; response: Response }>;
+
+/** The answer of an openapi-fetch call when it succeeded; its error thrown as an ApiProblem otherwise. */
+async function settle<T>(call: Call<T>): Promise<{ data: T; response: Response }> {
+  let result: Awaited<Call<T>>;
   try {
     result = await call;
   } catch (error) {
     throw ApiProblem.network(error);
   }
   if (!result.response.ok) throw await ApiProblem.fromResponse(result.response, result.error);
-  return result.data as T;
+  return { data: result.data as T, response: result.response };
+}
+
+/** The data of an openapi-fetch call, or its error thrown as an ApiProblem. */
+export async function unwrap<T>(call: Call<T>): Promise<T> {
+  return (await settle(call)).data;
 }
 
 /** The URL of the next page a list response names in its Link header (rel="next"), if any. */
@@ -115,15 +122,9 @@ export function nextCursor(response: Response): string | null {
 }
 
 /** A list call that also reads the next page's cursor from the Link header. */
-export async function unwrapPage<T>(call: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<{ items: T; next: string | null }> {
-  let result: { data?: T; error?: unknown; response: Response };
-  try {
-    result = await call;
-  } catch (error) {
-    throw ApiProblem.network(error);
-  }
-  if (!result.response.ok) throw await ApiProblem.fromResponse(result.response, result.error);
-  return { items: result.data as T, next: nextCursor(result.response) };
+export async function unwrapPage<T>(call: Call<T>): Promise<{ items: T; next: string | null }> {
+  const { data, response } = await settle(call);
+  return { items: data, next: nextCursor(response) };
 }
 
 /**

@@ -74,7 +74,6 @@ function useLive<T extends { status: string }>(kind: 'jobs' | 'batches', id: str
       });
     return () => controller.abort();
     // Opened once per resource while it runs; the stream carries every change after that.
-    // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [id, Boolean(query.data), terminal]);
   return { ...query, mode, queryKey: key };
 }

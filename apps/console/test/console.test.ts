@@ -166,6 +166,40 @@ describe('console: a new user', () => {
     expect(await page.getByTestId('schedule-runs').textContent()).toContain('manual');
   });
 
+  it('is usable by keyboard alone: signs in, reaches the skip link, opens the phone menu and goes to a page', async () => {
+    const user = await signUpUser(stack, { password: PASSWORD });
+    const page = await newPage();
+    const focused = async () => (await page.evaluate(`(document.activeElement?.getAttribute('aria-label') || document.activeElement?.textContent || document.activeElement?.id || '').trim()`)) as string;
+    await page.goto(`${base}/console/`);
+    await heading(page, 'Sign in');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(user.email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press('Enter');
+    await heading(page, 'Overview');
+
+    // Focus is on the page's content; before it come the skip link, the workspace and the menu.
+    expect(await page.evaluate('document.activeElement.id')).toBe('main');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused()).toBe('Menu');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused()).toBe('Skip to content');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Overview');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Jobs');
+    await page.keyboard.press('Enter');
+    await heading(page, 'Jobs');
+    expect(await page.getByRole('button', { name: 'Menu' }).getAttribute('aria-expanded')).toBe('false');
+  });
+
   it('shows an error in words with its request ID', async () => {
     const page = await newPage();
     await signUpInBrowser(page);

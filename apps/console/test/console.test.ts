@@ -122,7 +122,7 @@ describe('console: a new user', () => {
     await eventually(async () => {
       seen.add((await page.getByTestId('progress-text').textContent()) ?? '');
       return (await page.getByTestId('job-status').textContent())?.includes('completed');
-    }, 30_000, 50);
+    }, 60_000, 50);
     const counts = [...seen].map((text) => Number(/^([\d,]+) of/.exec(text)?.[1]?.replace(/,/g, '') ?? NaN));
     expect(counts.some((n) => n > 0 && n < 60)).toBe(true);
     await page.getByTestId('progress-text').filter({ hasText: /^60 of 60/ }).waitFor();
@@ -136,7 +136,7 @@ describe('console: a new user', () => {
     expect(csv.data).toHaveLength(60);
     expect(csv.meta.fields).toEqual(expect.arrayContaining(['kind', 'platform']));
     expect(new Set(csv.data.map((row) => row.platform))).toEqual(new Set(['instagram']));
-  });
+  }, 120_000);
 
   it('creates a schedule after seeing its next five runs in its zone and in UTC, then runs it now', async () => {
     const page = await newPage();
@@ -236,8 +236,8 @@ describe('console: a team', () => {
     ids.schedule = schedule.body.id;
     await stack.api.post(`/v1/schedules/${ids.schedule}/run`, { headers: w });
     await stack.api.post('/v1/keys', { headers: w, body: { name: 'warehouse sync', role: 'viewer' } });
-    await eventually(async () => (await stack.api.get(`/v1/batches/${ids.batch}`, { headers: owner.read(teamId) })).body.status === 'completed', 20_000);
-  }, 60_000);
+    await eventually(async () => (await stack.api.get(`/v1/batches/${ids.batch}`, { headers: owner.read(teamId) })).body.status === 'completed', 60_000);
+  }, 120_000);
 
   it('invites a member, whose invitation is listed and whose link is shown once', async () => {
     const page = await newPage();

@@ -47,7 +47,8 @@ export type LiveMode = 'stream' | 'polling' | 'done';
 
 /**
  * A resource that changes while it runs (a job or a batch): read once, then kept current by its
- * event stream; if the stream cannot be had, by polling every second until it is terminal.
+ * event stream (and read again every 10 s, should an event be lost); if the stream cannot be
+ * had, by polling every second until it is terminal.
  */
 function useLive<T extends { status: string }>(kind: 'jobs' | 'batches', id: string, fetchOne: () => Promise<T>, strip: (fresh: T, old: T | undefined) => T) {
   const queryClient = useQueryClient();
@@ -56,7 +57,8 @@ function useLive<T extends { status: string }>(kind: 'jobs' | 'batches', id: str
   const query = useQuery({
     queryKey: key,
     queryFn: fetchOne,
-    refetchInterval: (q) => (mode === 'polling' && q.state.data && !isTerminal(q.state.data.status) ? 1000 : false),
+    // Polling when there is no stream; with one, a slow read now and then, should an event be lost.
+    refetchInterval: (q) => (!q.state.data || isTerminal(q.state.data.status) ? false : mode === 'polling' ? 1000 : 10_000),
   });
   const terminal = query.data ? isTerminal(query.data.status) : false;
   useEffect(() => {

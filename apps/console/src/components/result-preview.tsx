@@ -43,25 +43,27 @@ export function ResultPreview({ job }: { job: Job }) {
   const items = useQuery({
     queryKey: [currentWorkspaceId(), 'job-items', job.id],
     enabled: job.status === 'completed',
-    queryFn: async () => {
+    queryFn: async (): Promise<Row[] | 'no-items-endpoint'> => {
       try {
         const page = await unwrap(api.GET('/v1/jobs/{job_id}/items', { params: { path: { job_id: job.id }, query: { limit: PREVIEW } } }));
         return page.items as Row[];
       } catch (error) {
-        if (error instanceof ApiProblem && error.status === 404 && error.code === 'not_found') return itemsOf(job.result).slice(0, PREVIEW);
+        if (error instanceof ApiProblem && error.status === 404 && error.code === 'not_found') return 'no-items-endpoint';
         throw error;
       }
     },
   });
   if (job.status !== 'completed') return <p className="muted">The result appears here when the job has completed.</p>;
   if (items.error) return <ErrorNotice error={items.error} />;
-  if (!items.data) return <Loading label="Reading the result" />;
+  // Without the items endpoint, the job's own result (read again once the job has ended).
+  const rows = items.data === 'no-items-endpoint' ? (job.result == null && job.result_count ? undefined : itemsOf(job.result).slice(0, PREVIEW)) : items.data;
+  if (!rows) return <Loading label="Reading the result" />;
   return (
     <>
       <p className="muted small">
-        The first {Math.min(PREVIEW, items.data.length)} of {(job.result_count ?? items.data.length).toLocaleString()} items. Export for all of them.
+        The first {Math.min(PREVIEW, rows.length)} of {(job.result_count ?? rows.length).toLocaleString()} items. Export for all of them.
       </p>
-      <DataTable caption="Result preview" data={items.data} columns={columnsOf(items.data)} empty="The job delivered no items." testId="result-preview" />
+      <DataTable caption="Result preview" data={rows} columns={columnsOf(rows)} empty="The job delivered no items." testId="result-preview" />
     </>
   );
 }

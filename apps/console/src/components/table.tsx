@@ -15,7 +15,12 @@ export function DataTable<T>({ data, columns, caption, empty, testId }: { data: 
     getCoreRowModel: getCoreRowModel(),
     getSortedRowModel: getSortedRowModel(),
   });
-  if (data.length === 0) return <p className="empty">{empty ?? 'Nothing here yet.'}</p>;
+  if (data.length === 0)
+    return (
+      <p className="empty" data-testid={testId}>
+        {empty ?? 'Nothing here yet.'}
+      </p>
+    );
   return (
     <div className="table-wrap" tabIndex={0} role="region" aria-label={caption}>
       <table data-testid={testId}>

@@ -1,4 +1,4 @@
-import { QueryClient, QueryClientProvider } from '@tanstack/react-query';
+import { MutationCache, QueryCache, QueryClient, QueryClientProvider } from '@tanstack/react-query';
 import { StrictMode } from 'react';
 import { createRoot } from 'react-dom/client';
 import { BrowserRouter } from 'react-router';
@@ -6,9 +6,16 @@ import 'uplot/dist/uPlot.min.css';
 import './styles.css';
 import { ApiProblem } from './api/client';
 import { App } from './app';
-import { SessionProvider } from './session';
+import { SESSION_ENDED, SessionProvider } from './session';
+
+/** A 401 anywhere means the session ended (expired, signed out elsewhere): back to the sign-in. */
+const onError = (error: unknown) => {
+  if (error instanceof ApiProblem && error.status === 401) window.dispatchEvent(new Event(SESSION_ENDED));
+};
 
 const queryClient = new QueryClient({
+  queryCache: new QueryCache({ onError }),
+  mutationCache: new MutationCache({ onError }),
   defaultOptions: {
     queries: {
       staleTime: 5_000,

@@ -26,6 +26,8 @@ export interface Session {
 }
 
 const SessionContext = createContext<Session | null>(null);
+/** Dispatched on window when a call answers 401: the session is read again (and found ended). */
+export const SESSION_ENDED = 'sdx:session-ended';
 const CHOSEN = 'sdx.console.workspace';
 
 function pick(workspaces: Workspace[], wanted: string | null): Workspace | null {
@@ -66,6 +68,9 @@ export function SessionProvider({ children }: { children: ReactNode }) {
 
   useEffect(() => {
     void refresh();
+    const ended = () => void refresh();
+    window.addEventListener(SESSION_ENDED, ended);
+    return () => window.removeEventListener(SESSION_ENDED, ended);
   }, [refresh]);
 
   const session = useMemo<Session>(

@@ -200,7 +200,7 @@ describe('console: a new user', () => {
     expect(await page.getByRole('button', { name: 'Menu' }).getAttribute('aria-expanded')).toBe('false');
   });
 
-  it('shows an error in words with its request ID', async () => {
+  it('shows an error in words with its request ID, and the sign-in once the session has ended', async () => {
     const page = await newPage();
     await signUpInBrowser(page);
     await page.goto(`${base}/console/jobs/job_doesnotexist`);
@@ -208,6 +208,12 @@ describe('console: a new user', () => {
     await alert.waitFor();
     expect(await alert.textContent()).toMatch(/Not found\..*job/i);
     expect(await alert.getByTestId('request-id').textContent()).toMatch(/\S{8,}/);
+
+    // The session ends elsewhere: the next call's 401 brings the sign-in back.
+    const ended = await stack.api.post('/v1/auth/logout', { headers: await browserSession(page) });
+    expect(ended.status).toBe(204);
+    await page.getByRole('link', { name: 'Jobs' }).click();
+    await heading(page, 'Sign in');
   });
 });
 

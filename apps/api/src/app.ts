@@ -7,6 +7,7 @@ import { requireAccess } from './middleware/access';
 import { accessLog } from './middleware/access-log';
 import { adminQueues } from './middleware/admin';
 import { authenticate, recordKeyUse } from './middleware/auth';
+import { compressResponses } from './middleware/compression';
 import { consoleRoutes } from './middleware/console';
 import { HeavyReads } from './middleware/heavy-reads';
 import { methodNotAllowed, notFound, renderErrors } from './middleware/errors';
@@ -66,7 +67,8 @@ const headAsGet: RequestHandler = (req, _res, next) => {
 };
 
 /**
- * The API: request ID → metrics → access log → route match → JSON body (operations that take
+ * The API: request ID → metrics → access log → compression (responses over 1 KB, when the
+ * client accepts gzip or br) → route match → JSON body (operations that take
  * one; bounded in size and depth) → authentication (caller and workspace resolved once) → rate
  * limit → the route's declared access → input Postgres cannot store refused → request
  * validation against openapi.yaml → route → one error renderer. A route without a declared
@@ -91,6 +93,7 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   app.use(requestId);
   app.use(httpMetrics());
   app.use(accessLog(deps.services.log));
+  app.use(compressResponses());
   app.use(headAsGet);
   app.use(consoleRoutes());
   const adminToken = deps.services.config.adminToken;

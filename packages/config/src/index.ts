@@ -19,8 +19,13 @@ export interface AppConfig {
   /** `pretty` (colored lines, for a terminal) or `json` (one object per line, for collectors). */
   logFormat: LogFormat;
   schedulerTickMs: number;
-  /** How often the scheduler deletes expired idempotency records; 0 turns the purge off. */
-  idempotencyPurgeIntervalMs: number;
+  /**
+   * How often the scheduler runs the retention purge (expired results, idempotency records,
+   * ended sessions); 0 turns it off. RETENTION_INTERVAL_MS, formerly IDEMPOTENCY_PURGE_INTERVAL_MS.
+   */
+  retentionIntervalMs: number;
+  /** Results are deleted this many days after their job finished (RESULT_RETENTION_DAYS). */
+  resultRetentionDays: number;
   jobRetryBaseMs: number;
   jobMaxAttempts: number;
   cacheTtlSeconds: number;
@@ -108,7 +113,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     logFormat: logFormatFor(env, tty),
     schedulerTickMs: int(env, 'SCHEDULER_TICK_MS', 1000, 10),
-    idempotencyPurgeIntervalMs: int(env, 'IDEMPOTENCY_PURGE_INTERVAL_MS', 3_600_000),
+    retentionIntervalMs: int(env, 'RETENTION_INTERVAL_MS', int(env, 'IDEMPOTENCY_PURGE_INTERVAL_MS', 3_600_000)),
+    resultRetentionDays: int(env, 'RESULT_RETENTION_DAYS', 30, 1),
     jobRetryBaseMs: int(env, 'JOB_RETRY_BASE_MS', 2000),
     jobMaxAttempts: int(env, 'JOB_MAX_ATTEMPTS', 4, 1),
     cacheTtlSeconds: int(env, 'CACHE_TTL_SECONDS', 3600),

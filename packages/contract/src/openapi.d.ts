@@ -237,10 +237,20 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the latest jobs
-         * @description The workspace's jobs (batch children included), newest first, each result streamed.
+         * List jobs, page by page
+         * @description The workspace's jobs (batch children included), newest first (by ID: IDs are
+         *     time-ordered), each result streamed. Filters combine: `status`, `platform`,
+         *     `operation`, `batch_id`, `schedule_id`. `include_result=false` leaves `result` null
+         *     (the job's other fields are unchanged), which keeps a page small whatever the jobs hold.
+         *
+         *     Paging: when more jobs match, the answer carries `Link: <…>; rel="next"`, the URL of
+         *     the next page (the same filters, `starting_after` the last job of this page). A
+         *     `starting_after` that names no job of this workspace answers 422 (`loc`
+         *     `["query", "starting_after"]`).
+         *
          *     Listing more than 1,000 result items in all is a heavy read (429
-         *     `concurrent_read_limit_exceeded` beyond the workspace's bound; see Large results).
+         *     `concurrent_read_limit_exceeded` beyond the workspace's bound; see Large results);
+         *     without results it never is.
          */
         get: operations["listJobs"];
         put?: never;
@@ -314,13 +324,43 @@ export interface paths {
          * @description Downloads the stored result of a completed job; runs no extraction and costs no credits.
          *
          *     - `json`: the job's `result` as stored.
+         *     - `ndjson`: one result item per line (a profile bundle: the profile, then its posts).
          *     - `csv` / `xlsx`: one row per result item (a profile: one row), nested values flattened.
          *
-         *     Before the job is completed: 409 `results_not_ready`. The download is streamed; one of
-         *     more than 1,000 items is a heavy read (429 `concurrent_read_limit_exceeded` beyond the
-         *     workspace's bound; see Large results).
+         *     Before the job is completed: 409 `results_not_ready`; once its result has passed the
+         *     retention period: 410 `results_expired`. The download is streamed (and compressed when
+         *     the client accepts gzip or br); one of more than 1,000 items is a heavy read (429
+         *     `concurrent_read_limit_exceeded` beyond the workspace's bound; see Large results).
          */
         get: operations["exportJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{job_id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a job's result page by page
+         * @description The result items of a completed job, `limit` at a time, in the order of `result` (a
+         *     profile bundle: the profile, then its posts). `next_cursor` continues after the last
+         *     item of this page; it is null on the last page. A cursor is opaque: pass it back as
+         *     it came. Each page is read from the stored result on its own, so a 25,000-item result
+         *     can be read whole without ever being sent in one response.
+         *
+         *     Before the job is completed: 409 `results_not_ready`; once its result has passed the
+         *     retention period: 410 `results_expired`. A cursor that names no position of this job's
+         *     result answers 422 (`loc` `["query", "cursor"]`).
+         */
+        get: operations["listJobItems"];
         put?: never;
         post?: never;
         delete?: never;
@@ -337,8 +377,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the latest batches
-         * @description Newest first. Child summaries (`jobs`) are included only with `include_jobs=true`.
+         * List batches, page by page
+         * @description Newest first (by ID: IDs are time-ordered). Child summaries (`jobs`) are included only
+         *     with `include_jobs=true`.
+         *
+         *     Paging: when more batches exist, the answer carries `Link: <…>; rel="next"`, the URL of
+         *     the next page. A `starting_after` that names no batch of this workspace answers 422
+         *     (`loc` `["query", "starting_after"]`).
          */
         get: operations["listBatches"];
         put?: never;
@@ -413,11 +458,15 @@ export interface paths {
          *
          *     - `json`: an array, in target order, of `{job_id, target, status, result_count, result}`
          *       for the completed children.
+         *     - `ndjson`: one line per result item, `{job_id, target, item}`, children in target order.
          *     - `csv` / `xlsx`: one row per result item, led by the columns `batch_id`, `job_id`,
          *       `target`.
          *
-         *     The download is streamed; one of more than 1,000 items in all is a heavy read (429
-         *     `concurrent_read_limit_exceeded` beyond the workspace's bound; see Large results).
+         *     Once the result of a completed child has passed the retention period, the batch's
+         *     combined result is no longer whole: 410 `results_expired`. The download is streamed
+         *     (and compressed when the client accepts gzip or br); one of more than 1,000 items in
+         *     all is a heavy read (429 `concurrent_read_limit_exceeded` beyond the workspace's bound;
+         *     see Large results).
          */
         get: operations["exportBatch"];
         put?: never;
@@ -436,8 +485,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List schedules
-         * @description Schedules that are not deleted, newest first, each with its recent runs.
+         * List schedules, page by page
+         * @description Schedules that are not deleted, newest first (by ID: IDs are time-ordered), each with
+         *     its recent runs.
+         *
+         *     Paging: when more schedules exist, the answer carries `Link: <…>; rel="next"`, the URL
+         *     of the next page. A `starting_after` that names no schedule of this workspace answers
+         *     422 (`loc` `["query", "starting_after"]`); one deleted since the last page still
+         *     continues the list.
          */
         get: operations["listSchedules"];
         put?: never;
@@ -1296,6 +1351,12 @@ export interface components {
              *     profile bundle (`include_posts` > 0) an object `{profile, posts}`.
              */
             result: (components["schemas"]["Item"][] | null) | components["schemas"]["ProfileBundle"];
+            /**
+             * @description True once the result of a completed job has passed the retention period
+             *     (`RESULT_RETENTION_DAYS` after `finished_at`) and was deleted: `result` is then
+             *     null, and its export and items answer 410 `results_expired`. False otherwise.
+             */
+            result_expired: boolean;
             /** @description The structured terminal error of a failed job; null otherwise. */
             error: ({
                 code: components["schemas"]["JobErrorCode"];
@@ -1335,6 +1396,13 @@ export interface components {
             retryable: boolean;
         } & {
             [key: string]: unknown;
+        };
+        /** @description One page of a completed job's result items. */
+        JobItemsPage: {
+            /** @description The items of this page, in the order of the job's `result`. */
+            items: components["schemas"]["Item"][];
+            /** @description Pass as `cursor` to read the next page; null when this page ends the result. */
+            next_cursor: string | null;
         };
         ProfileBundle: {
             profile: components["schemas"]["ProfileItem"];
@@ -1488,7 +1556,7 @@ export interface components {
          *     key_not_found, email_taken, last_owner, personal_workspace, already_member,
          *     invitation_invalid, insufficient_credits, workspace_forbidden, job_not_found,
          *     batch_not_found, schedule_not_found, not_found, method_not_allowed,
-         *     idempotency_key_conflict, results_not_ready, unsupported_operation,
+         *     idempotency_key_conflict, results_not_ready, results_expired, unsupported_operation,
          *     duplicate_batch_target, invalid_target, rate_limit_exceeded,
          *     concurrent_job_limit_exceeded, concurrent_read_limit_exceeded, extraction_failed, rate_limiter_unavailable,
          *     service_unavailable, internal_error.
@@ -1936,8 +2004,10 @@ export interface components {
     };
     responses: {
         /**
-         * @description The download. `json` is `application/json`, `csv` is `text/csv` (UTF-8, header row),
-         *     `xlsx` is a spreadsheet with one sheet.
+         * @description The download. `json` is `application/json`, `ndjson` is `application/x-ndjson` (one
+         *     JSON value per line, each line ended by `\n`), `csv` is `text/csv` (UTF-8, header row),
+         *     `xlsx` is a spreadsheet with one sheet. Compressed (`Content-Encoding: gzip` or `br`)
+         *     when the client accepts it.
          */
         ExportDownload: {
             headers: {
@@ -1950,6 +2020,11 @@ export interface components {
             };
             content: {
                 "application/json": unknown;
+                /**
+                 * @example {"kind":"profile","platform":"twitter","id":"1002003004","username":"jane_doe","caption":null,"url":"https://x.com/jane_doe","published_at":null,"display_name":"Jane Doe","bio":null,"avatar_url":null,"verified":false,"private":false,"followers_count":812,"following_count":301,"posts_count":4410}
+                 *     {"kind":"profile","platform":"twitter","id":"1002003005","username":"sam_roe","caption":null,"url":"https://x.com/sam_roe","published_at":null,"display_name":"Sam Roe","bio":null,"avatar_url":null,"verified":false,"private":false,"followers_count":97,"following_count":120,"posts_count":35}
+                 */
+                "application/x-ndjson": string;
                 "text/csv": string;
                 "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
             };
@@ -2086,6 +2161,33 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /**
+         * @description `results_expired`: the result was deleted once it passed the retention period
+         *     (`RESULT_RETENTION_DAYS` after the job finished); the job itself stays, with
+         *     `result_expired` true.
+         */
+        ResultsExpired: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "results_expired",
+                 *         "message": "The result of job job_01jd2xb7c8d9e0f1g2h3j4k5m6 was deleted after the 30-day retention period.",
+                 *         "job_id": "job_01jd2xb7c8d9e0f1g2h3j4k5m6",
+                 *         "retention_days": 30
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
@@ -2426,7 +2528,41 @@ export interface components {
         /** @description Include the child summaries (`jobs`) of each batch. */
         IncludeJobs: boolean;
         /** @description Download format. Any other value is a 422 validation error. */
-        ExportFormat: "json" | "csv" | "xlsx";
+        ExportFormat: "json" | "ndjson" | "csv" | "xlsx";
+        /**
+         * @description Only jobs in this status.
+         * @example completed
+         */
+        JobStatusFilter: components["schemas"]["JobStatus"];
+        /**
+         * @description Only jobs of this platform (see `GET /v1/platforms`); an unknown one matches none.
+         * @example twitter
+         */
+        PlatformFilter: string;
+        /**
+         * @description Only jobs of this operation, on any platform unless `platform` is given too.
+         * @example followers
+         */
+        OperationFilter: string;
+        /**
+         * @description Only the child jobs of this batch (`bat_...`); another workspace's batch matches none.
+         * @example bat_01jd2x9f3g4h5j6k7m8n9p0q1r
+         */
+        BatchIdFilter: string;
+        /**
+         * @description Only the jobs dispatched by this schedule (`sch_...`), batch children included.
+         * @example sch_01jd2x8e2f3g4h5j6k7m8n9p0q
+         */
+        ScheduleIdFilter: string;
+        /** @description `false` leaves `result` null in every listed job, so a page stays small whatever the jobs hold. */
+        IncludeResult: boolean;
+        /** @description Maximum number of items in the page. */
+        ItemsLimit: number;
+        /**
+         * @description The `next_cursor` of the previous page; absent for the first page.
+         * @example Mzow
+         */
+        ItemsCursor: string;
         /**
          * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
          *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
@@ -2460,6 +2596,12 @@ export interface components {
         "RateLimit-Reset": number;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
+        /**
+         * @description `<URL>; rel="next"`: the path and query of the next page (the same parameters, with
+         *     `starting_after` the ID of the last item of this page). Absent on the last page.
+         * @example </v1/jobs?limit=25&status=completed&starting_after=job_01jd2xb7c8d9e0f1g2h3j4k5m6>; rel="next"
+         */
+        Link: string;
         /** @description `attachment; filename="<id>.<format>"`. */
         "Content-Disposition": string;
         /**
@@ -2916,6 +3058,35 @@ export interface operations {
             query?: {
                 /** @description Maximum number of items returned. */
                 limit?: components["parameters"]["ListLimit25"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description Only jobs in this status.
+                 * @example completed
+                 */
+                status?: components["parameters"]["JobStatusFilter"];
+                /**
+                 * @description Only jobs of this platform (see `GET /v1/platforms`); an unknown one matches none.
+                 * @example twitter
+                 */
+                platform?: components["parameters"]["PlatformFilter"];
+                /**
+                 * @description Only jobs of this operation, on any platform unless `platform` is given too.
+                 * @example followers
+                 */
+                operation?: components["parameters"]["OperationFilter"];
+                /**
+                 * @description Only the child jobs of this batch (`bat_...`); another workspace's batch matches none.
+                 * @example bat_01jd2x9f3g4h5j6k7m8n9p0q1r
+                 */
+                batch_id?: components["parameters"]["BatchIdFilter"];
+                /**
+                 * @description Only the jobs dispatched by this schedule (`sch_...`), batch children included.
+                 * @example sch_01jd2x8e2f3g4h5j6k7m8n9p0q
+                 */
+                schedule_id?: components["parameters"]["ScheduleIdFilter"];
+                /** @description `false` leaves `result` null in every listed job, so a page stays small whatever the jobs hold. */
+                include_result?: components["parameters"]["IncludeResult"];
             };
             header?: {
                 /**
@@ -2937,6 +3108,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3113,6 +3285,81 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["JobNotFound"];
             409: components["responses"]["ResultsNotReady"];
+            410: components["responses"]["ResultsExpired"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listJobItems: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items in the page. */
+                limit?: components["parameters"]["ItemsLimit"];
+                /**
+                 * @description The `next_cursor` of the previous page; absent for the first page.
+                 * @example Mzow
+                 */
+                cursor?: components["parameters"]["ItemsCursor"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Job ID (`job_...`). */
+                job_id: components["parameters"]["JobId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the job's result items. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "kind": "profile",
+                     *           "platform": "twitter",
+                     *           "id": "1002003004",
+                     *           "username": "jane_doe",
+                     *           "caption": null,
+                     *           "url": "https://x.com/jane_doe",
+                     *           "published_at": null,
+                     *           "display_name": "Jane Doe",
+                     *           "bio": "Space, mostly.",
+                     *           "avatar_url": "https://pbs.twimg.com/profile_images/1002003004/avatar.jpg",
+                     *           "verified": false,
+                     *           "private": false,
+                     *           "followers_count": 812,
+                     *           "following_count": 301,
+                     *           "posts_count": 4410
+                     *         }
+                     *       ],
+                     *       "next_cursor": "Mzow"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JobItemsPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["JobNotFound"];
+            409: components["responses"]["ResultsNotReady"];
+            410: components["responses"]["ResultsExpired"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3125,6 +3372,8 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit25"];
                 /** @description Include the child summaries (`jobs`) of each batch. */
                 include_jobs?: components["parameters"]["IncludeJobs"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
             };
             header?: {
                 /**
@@ -3146,6 +3395,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3320,6 +3570,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["BatchNotFound"];
             409: components["responses"]["ResultsNotReady"];
+            410: components["responses"]["ResultsExpired"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3330,6 +3581,8 @@ export interface operations {
             query?: {
                 /** @description Maximum number of items returned. */
                 limit?: components["parameters"]["ListLimit50"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
             };
             header?: {
                 /**
@@ -3351,6 +3604,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {

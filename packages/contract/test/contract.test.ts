@@ -106,6 +106,7 @@ const job: JobResponse = {
   reserved_credits: 0,
   billed_credits: 4,
   result: [post, video],
+  result_expired: false,
   error: null,
   created_at: '2024-05-01T10:00:00.000Z',
   started_at: '2024-05-01T10:00:01.000Z',
@@ -269,7 +270,7 @@ describe('openapi.yaml', () => {
     expect(ids.sort()).toEqual(
       [
         'listPlatforms', 'getAccount', 'getCurrentUsage', 'extract', 'createJob', 'listJobs', 'getJob', 'cancelJob',
-        'exportJob', 'createBatch', 'listBatches', 'getBatch', 'cancelBatch', 'exportBatch', 'createSchedule',
+        'exportJob', 'listJobItems', 'createBatch', 'listBatches', 'getBatch', 'cancelBatch', 'exportBatch', 'createSchedule',
         'listSchedules', 'getSchedule', 'updateSchedule', 'deleteSchedule', 'pauseSchedule', 'resumeSchedule',
         'runSchedule', 'healthz', 'readyz', 'createQuote', 'getDailyUsage', 'previewSchedule', 'getMetrics',
         'signUp', 'logIn', 'getSession', 'logOut', 'changePassword', 'listWorkspaces', 'createWorkspace', 'updateWorkspace',

@@ -203,6 +203,8 @@ export interface JobsTable {
   enqueued_at: ColumnType<Date, Date | string | undefined, Date | string>;
   /** The priority of the job's queue entries: its rank among its workspace's active jobs at admission. */
   queue_priority: ColumnType<number, number | undefined, number>;
+  /** Set by the retention purge once the job finished more than RESULT_RETENTION_DAYS ago: its result pages are gone. */
+  result_expired: Generated<boolean>;
   created_at: CreatedAt;
   started_at: Timestamp | null;
   finished_at: Timestamp | null;

@@ -35,6 +35,7 @@ export const ERROR_STATUS = {
   personal_workspace: 409,
   already_member: 409,
   invitation_invalid: 410,
+  results_expired: 410,
   concurrent_read_limit_exceeded: 429,
   internal_error: 500,
   extraction_failed: 502,

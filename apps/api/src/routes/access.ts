@@ -21,6 +21,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /v1/jobs/:job_id': 'viewer',
   'POST /v1/jobs/:job_id/cancel': 'member',
   'GET /v1/jobs/:job_id/export': 'viewer',
+  'GET /v1/jobs/:job_id/items': 'viewer',
   'POST /v1/batches': 'member',
   'GET /v1/batches': 'viewer',
   'GET /v1/batches/:batch_id': 'viewer',

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { BatchRow, Executor, JobRow, JobStatus } from '@sdx/db';
 import type { Tenant } from '../context';
 import { ApiError } from '../errors';
+import { checkStartingAfter, type Page, pageOf, pageQuery, type PageRequest } from '../paging';
 
 /** Aggregate of a batch's children: counts per status and the credit and result sums. */
 export interface BatchCounts {
@@ -53,16 +54,10 @@ export async function getBatchOrThrow(db: Executor, tenant: Tenant, batchId: str
   return batch;
 }
 
-/** Newest first. */
-export async function listBatchRows(db: Executor, tenant: Tenant, limit: number): Promise<BatchRow[]> {
-  return db
-    .selectFrom('batches')
-    .selectAll()
-    .where('workspace_id', '=', tenant.workspace.id)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+/** A page of the workspace's batches, newest first (paging.ts), read off batches_workspace_idx. */
+export async function listBatchRows(db: Executor, tenant: Tenant, page: PageRequest): Promise<Page<BatchRow>> {
+  await checkStartingAfter(db, tenant, 'batches', page);
+  return pageOf(await pageQuery(db.selectFrom('batches').selectAll(), tenant, page).execute(), page.limit);
 }
 
 /** Child counts and sums of several batches in one GROUP BY query. */

@@ -8,6 +8,7 @@ import { accessLog } from './middleware/access-log';
 import { adminQueues } from './middleware/admin';
 import { authenticate, recordKeyUse } from './middleware/auth';
 import { compressResponses } from './middleware/compression';
+import { consoleRoutes } from './middleware/console';
 import { HeavyReads } from './middleware/heavy-reads';
 import { methodNotAllowed, notFound, renderErrors } from './middleware/errors';
 import { httpMetrics } from './middleware/metrics';
@@ -71,8 +72,9 @@ const headAsGet: RequestHandler = (req, _res, next) => {
  * one; bounded in size and depth) → authentication (caller and workspace resolved once) → rate
  * limit → the route's declared access → input Postgres cannot store refused → request
  * validation against openapi.yaml → route → one error renderer. A route without a declared
- * access stops the app from being built. With ADMIN_TOKEN set, Bull Board answers at
- * /admin/queues behind that token.
+ * access stops the app from being built. The web console's files answer at /console
+ * (middleware/console.ts). With ADMIN_TOKEN set, Bull Board answers at /admin/queues behind
+ * that token.
  */
 export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Express {
   const config = apiDeps.services.config;
@@ -93,6 +95,7 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   app.use(accessLog(deps.services.log));
   app.use(compressResponses());
   app.use(headAsGet);
+  app.use(consoleRoutes());
   const adminToken = deps.services.config.adminToken;
   if (adminToken) app.use(adminQueues(adminToken, deps.services.queues));
 

@@ -21,15 +21,22 @@ interface Fixture {
 const document = loadOpenApiDocument();
 const templateOf = (path: string) => path.replace(/:([a-z_]+)/g, '{$1}');
 
+/** A request body as declared, or the components/requestBodies entry it names. */
+function resolveRef(node: any): any {
+  if (typeof node?.$ref !== 'string') return node;
+  return resolveRef(node.$ref.slice(2).split('/').reduce((n: any, key: string) => n?.[key], document));
+}
+
 /** Request bodies of routes whose openapi.yaml operation carries no example. */
 const FALLBACK_BODIES: Record<string, unknown> = {};
 
 /** The body a call sends: the operation's example. Only calls that get past authentication need it (strict). */
 function bodyFor(method: string, path: string, strict: boolean): unknown {
   const operation = (document.paths[templateOf(path)] as Record<string, any> | undefined)?.[method];
-  const requestBody = operation?.requestBody;
+  const requestBody = resolveRef(operation?.requestBody);
   if (!requestBody) return undefined;
-  const example = requestBody.content?.['application/json']?.example;
+  const media = requestBody.content?.['application/json'];
+  const example = media?.example ?? (Object.values(media?.examples ?? {})[0] as { value?: unknown } | undefined)?.value;
   if (example !== undefined) return example;
   const fallback = FALLBACK_BODIES[`${method.toUpperCase()} ${path}`];
   if (fallback === undefined && requestBody.required && strict) throw new Error(`${method.toUpperCase()} ${path}: add a request example to openapi.yaml`);

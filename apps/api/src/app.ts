@@ -7,6 +7,7 @@ import { requireAccess } from './middleware/access';
 import { accessLog } from './middleware/access-log';
 import { adminQueues } from './middleware/admin';
 import { authenticate, recordKeyUse } from './middleware/auth';
+import { corsFor } from './middleware/cors';
 import { HeavyReads } from './middleware/heavy-reads';
 import { methodNotAllowed, notFound, renderErrors } from './middleware/errors';
 import { httpMetrics } from './middleware/metrics';
@@ -20,7 +21,11 @@ import { extract } from './routes/extract';
 import { getAccount } from './routes/getAccount';
 import { getCurrentUsage } from './routes/getCurrentUsage';
 import { getJob } from './routes/getJob';
+import { getDocs } from './routes/getDocs';
+import { getDocsScript } from './routes/getDocsScript';
 import { getMetrics } from './routes/getMetrics';
+import { getOpenApiJson } from './routes/getOpenApiJson';
+import { getOpenApiYaml } from './routes/getOpenApiYaml';
 import { healthz, readyz } from './routes/health';
 import { listJobs } from './routes/listJobs';
 import { listPlatforms } from './routes/listPlatforms';
@@ -42,6 +47,10 @@ export const ROUTES: RouteDef[] = [
   { method: 'get', path: '/healthz', handler: healthz },
   { method: 'get', path: '/readyz', handler: readyz },
   { method: 'get', path: '/metrics', handler: getMetrics },
+  { method: 'get', path: '/openapi.yaml', handler: getOpenApiYaml },
+  { method: 'get', path: '/openapi.json', handler: getOpenApiJson },
+  { method: 'get', path: '/docs', handler: getDocs },
+  { method: 'get', path: '/docs/redoc.standalone.js', handler: getDocsScript },
   { method: 'get', path: '/v1/platforms', handler: listPlatforms },
   { method: 'get', path: '/v1/account', handler: getAccount },
   { method: 'get', path: '/v1/usage/current', handler: getCurrentUsage },
@@ -65,9 +74,9 @@ const headAsGet: RequestHandler = (req, _res, next) => {
 };
 
 /**
- * The API: request ID → metrics → access log → route match → JSON body (operations that take
- * one; bounded in size and depth) → authentication (caller and workspace resolved once) → rate
- * limit → the route's declared access → input Postgres cannot store refused → request
+ * The API: request ID → metrics → access log → CORS (origins of CORS_ORIGINS only) → route
+ * match → JSON body (operations that take one; bounded in size and depth) → authentication
+ * (caller and workspace resolved once) → rate limit → the route's declared access → input Postgres cannot store refused → request
  * validation against openapi.yaml → route → one error renderer. A route without a declared
  * access stops the app from being built. With ADMIN_TOKEN set, Bull Board answers at
  * /admin/queues behind that token.
@@ -89,6 +98,7 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   app.use(requestId);
   app.use(httpMetrics());
   app.use(accessLog(deps.services.log));
+  if (config.corsOrigins.length > 0) app.use(corsFor(config.corsOrigins));
   app.use(headAsGet);
   const adminToken = deps.services.config.adminToken;
   if (adminToken) app.use(adminQueues(adminToken, deps.services.queues));

@@ -63,6 +63,8 @@ export interface AppConfig {
   metricsPort: number | undefined;
   /** Token of the operators' pages (Bull Board at /admin/queues); undefined turns them off. */
   adminToken: string | undefined;
+  /** Browser origins (CORS_ORIGINS, a comma list) that may call the API with credentials; none by default. */
+  corsOrigins: string[];
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -133,7 +135,32 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     appUrl: (env.APP_URL || `http://localhost:${int(env, 'PORT', 3000)}`).replace(/\/+$/, ''),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1) : undefined,
     adminToken: adminToken(env.ADMIN_TOKEN),
+    corsOrigins: corsOrigins(env.CORS_ORIGINS),
   };
+}
+
+/**
+ * CORS_ORIGINS: `https://app.example.com,http://localhost:5173`. Each entry must be an origin
+ * (scheme, host, optional port; a trailing slash is dropped). `*` is refused: these origins call
+ * with credentials, and a browser's cookie must not be usable from any site.
+ */
+export function corsOrigins(raw: string | undefined): string[] {
+  const entries = (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim().replace(/\/+$/, ''))
+    .filter(Boolean);
+  for (const entry of entries) {
+    let origin: string | undefined;
+    try {
+      origin = new URL(entry).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin !== entry.toLowerCase() || entry.includes('*') || !/^https?:$/.test(new URL(entry).protocol)) {
+      throw new Error(`CORS_ORIGINS lists origins such as https://app.example.com (no path, no wildcard); got "${entry}"`);
+    }
+  }
+  return [...new Set(entries.map((entry) => entry.toLowerCase()))];
 }
 
 /** An admin token shorter than this is refused: it guards every queue of every tenant. */

@@ -67,6 +67,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openapi.yaml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The contract, as YAML
+         * @description This document, as written: the OpenAPI 3.0 description of the service that the API
+         *     validates requests against. Needs no credentials and is not rate limited.
+         */
+        get: operations["getOpenApiYaml"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The contract, as JSON
+         * @description The same document as `GET /openapi.yaml`, as JSON: give it to a client generator
+         *     (openapi-typescript, @hey-api/openapi-ts, ...). Needs no credentials and is not rate
+         *     limited.
+         */
+        get: operations["getOpenApiJson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The API reference page
+         * @description A reference of every operation, rendered in the browser from `GET /openapi.json` by
+         *     Redoc, which the service serves itself (`GET /docs/redoc.standalone.js`): the page
+         *     loads nothing from any other host, and its `Content-Security-Policy` allows nothing
+         *     else. Needs no credentials and is not rate limited.
+         */
+        get: operations["getDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/redoc.standalone.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The reference page's renderer
+         * @description Redoc's standalone bundle, as published on npm, which renders `GET /docs`. Cacheable
+         *     for a day. Needs no credentials and is not rate limited.
+         */
+        get: operations["getDocsScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/platforms": {
         parameters: {
             query?: never;
@@ -3431,6 +3518,129 @@ export interface operations {
                 };
             };
             422: components["responses"]["UnprocessableEntity"];
+        };
+    };
+    getOpenApiYaml: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description openapi.yaml. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example openapi: 3.0.3
+                     *     info:
+                     *       title: Social-Data Extraction Service API
+                     *       version: 1.0.0
+                     */
+                    "application/yaml": string;
+                };
+            };
+            422: components["responses"]["UnknownQueryParameter"];
+        };
+    };
+    getOpenApiJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI document. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.0.3",
+                     *       "info": {
+                     *         "title": "Social-Data Extraction Service API",
+                     *         "version": "1.0.0"
+                     *       },
+                     *       "paths": {}
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The OpenAPI version of the document, `3.0.3`. */
+                        openapi: string;
+                        /** @description Title, version (`1.0.0`) and description of the API. */
+                        info: Record<string, never>;
+                        /** @description Every operation, by path and method. */
+                        paths: Record<string, never>;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            422: components["responses"]["UnknownQueryParameter"];
+        };
+    };
+    getDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    /** @description `default-src 'none'`, with scripts, styles, images, fonts and fetches from this origin only. */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>Social-Data Extraction Service API 1.0.0: API reference</title></head>
+                     *     <body><redoc spec-url="/openapi.json"></redoc><script src="/docs/redoc.standalone.js"></script></body>
+                     *     </html>
+                     */
+                    "text/html": string;
+                };
+            };
+            422: components["responses"]["UnknownQueryParameter"];
+        };
+    };
+    getDocsScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example /*! For license information please see redoc.standalone.js.LICENSE.txt *\/ */
+                    "application/javascript": string;
+                };
+            };
+            422: components["responses"]["UnknownQueryParameter"];
         };
     };
     listPlatforms: {

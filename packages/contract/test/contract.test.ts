@@ -275,6 +275,7 @@ describe('openapi.yaml', () => {
         'signUp', 'logIn', 'getSession', 'logOut', 'changePassword', 'listWorkspaces', 'createWorkspace', 'updateWorkspace',
         'listMembers', 'updateMember', 'removeMember', 'createInvitation', 'listInvitations', 'revokeInvitation',
         'acceptInvitation', 'createKey', 'listKeys', 'revokeKey', 'listAuditEvents',
+        'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript',
       ].sort(),
     );
   });
@@ -292,7 +293,7 @@ describe('openapi.yaml', () => {
       while (node && node.$ref) node = node.$ref.slice(2).split('/').reduce((n: any, k: string) => n[k], document);
       return node;
     };
-    const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms', 'signUp', 'logIn'];
+    const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms', 'signUp', 'logIn', 'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript'];
     const sessionOperations = ['getSession', 'logOut', 'changePassword', 'createWorkspace', 'acceptInvitation'];
     for (const [path, item] of Object.entries(document.paths) as [string, Record<string, any>][]) {
       for (const operation of Object.values(item)) {

@@ -49,7 +49,7 @@ export type TranscriptSegment = Schemas['TranscriptSegment'];
 export type ProfileBundle = Schemas['ProfileBundle'];
 
 type RequestBodies = components['requestBodies'];
-type JsonBody<K extends keyof RequestBodies> = RequestBodies[K] extends { content: { 'application/json': infer B } } ? B : never;
+type JsonBody<K extends keyof RequestBodies> = RequestBodies[K]['content']['application/json'];
 
 /**
  * Request bodies as a caller sends them: keys with a default (platform, limit, include_posts,
@@ -59,7 +59,8 @@ type JsonBody<K extends keyof RequestBodies> = RequestBodies[K] extends { conten
 export type ExtractionRequest = JsonBody<'ExtractionRequest'>;
 export type BatchExtractionRequest = JsonBody<'BatchExtractionRequest'>;
 export type ScheduleCreateRequest = JsonBody<'ScheduleCreateRequest'>;
-export type ScheduleUpdateRequest = JsonBody<'ScheduleUpdateRequest'>;
+/** PUT /v1/schedules/{schedule_id} takes the body of POST /v1/schedules. */
+export type ScheduleUpdateRequest = ScheduleCreateRequest;
 export type QuoteRequest = JsonBody<'QuoteRequest'>;
 export type SchedulePreviewRequest = JsonBody<'SchedulePreviewRequest'>;
 export type ApiKeyCreateRequest = JsonBody<'ApiKeyCreateRequest'>;

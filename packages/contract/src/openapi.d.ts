@@ -3218,8 +3218,10 @@ export interface components {
             };
         };
         /**
-         * @description A job (one target) or batch (several targets) recipe plus a recurrence. Unknown keys are
-         *     rejected (422). The request `limit` appears in responses as `requested_limit`.
+         * @description A job (one target) or batch (several targets) recipe plus a recurrence, for
+         *     `POST /v1/schedules` and (as ScheduleUpdateRequest) `PUT /v1/schedules/{schedule_id}`.
+         *     Unknown keys are rejected (422). The request `limit` appears in responses as
+         *     `requested_limit`.
          */
         ScheduleCreateRequest: {
             content: {
@@ -3296,11 +3298,6 @@ export interface components {
                      */
                     delivery?: "all" | "new_only";
                 };
-            };
-        };
-        ScheduleUpdateRequest: {
-            content: {
-                "*/*"?: never;
             };
         };
         /**
@@ -4698,7 +4695,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: components["requestBodies"]["ScheduleUpdateRequest"];
+        requestBody: components["requestBodies"]["ScheduleCreateRequest"];
         responses: {
             /** @description The updated schedule. */
             200: {

@@ -67,6 +67,10 @@ export async function readme(): Promise<void> {
   await client.POST('/v1/schedules', {
     body: { name: 'Daily natgeo', operation: 'posts', targets: ['natgeo'], frequency: 'daily', timezone: 'Europe/Paris', starts_at: '2026-12-01T09:00:00+01:00' },
   });
+  await client.PUT('/v1/schedules/{schedule_id}', {
+    params: { path: { schedule_id: 'sch_1' } },
+    body: { name: 'Weekly natgeo', operation: 'posts', targets: ['natgeo'], frequency: 'weekly', timezone: 'UTC', starts_at: '2026-12-01T09:00:00Z' },
+  });
   await client.POST('/v1/schedules/preview', { body: { frequency: 'daily', timezone: 'UTC', starts_at: '2026-12-01T09:00:00Z' } });
 
   await client.POST('/v1/auth/signup', { body: { email: 'ada@example.com', password: 'at least 10 chars' } });

@@ -54,7 +54,9 @@ export async function checkedAddresses(host: string, policy: AddressPolicy): Pro
   if (!policy.allowPrivate) {
     for (const { address } of addresses) {
       const range = forbiddenRange(address);
-      if (range) throw new AddressRefused(`${host} resolves to ${address}, a ${range} address; webhooks may only reach public addresses`);
+      if (!range) continue;
+      const what = family !== 0 ? `${host} is a ${range} address` : `${host} resolves to ${address}, a ${range} address`;
+      throw new AddressRefused(`${what}; webhooks may only reach public addresses`);
     }
   }
   return addresses;

@@ -6,8 +6,8 @@ import { createWorkerRedis, type DeliveryPayload, QUEUES } from '@sdx/queue';
 export const DISPATCH_INTERVAL_MS = 200;
 /** The sweep re-queues deliveries whose entries were lost this often. */
 export const SWEEP_INTERVAL_MS = 5_000;
-/** Attempts to one webhook this process sends at once: a slow or dead receiver holds no more. */
-export const PER_WEBHOOK_IN_FLIGHT = 4;
+/** Attempts to one webhook this process has in flight at once: a slow or dead receiver holds no more. */
+export const PER_WEBHOOK_IN_FLIGHT = 32;
 
 export interface WebhookRunnerOptions {
   services: Services;
@@ -24,8 +24,9 @@ export interface RunningWebhooks {
  * A worker's webhook side: the dispatcher (outbox → delivery queue), the consumer of the
  * delivery queue and the sweep.
  *
- * Receivers are kept apart: an attempt runs in a lane of its webhook, and a lane runs at most
- * PER_WEBHOOK_IN_FLIGHT attempts; the entries of a webhook whose lane is full wait in the lane
+ * Receivers are kept apart: an attempt runs in a lane of its webhook, and a lane holds at most
+ * PER_WEBHOOK_IN_FLIGHT attempts between their claim and the receiver's answer (recording the
+ * answer happens outside the lane); the entries of a webhook whose lane is full wait in the lane
  * (in memory, without holding one of the consumer's `concurrency` slots) until one of its
  * attempts ends. A receiver that hangs for the whole 10 s timeout thus delays only its own
  * messages. Postgres holds every delivery, so entries waiting in a lane when the process dies
@@ -59,6 +60,7 @@ export function startWebhooks(options: WebhookRunnerOptions): RunningWebhooks {
   const stopListening = services.outbox.listen(dispatch);
   const dispatchTimer = setInterval(dispatch, DISPATCH_INTERVAL_MS);
   dispatchTimer.unref();
+  dispatch();
 
   let sweeping: Promise<unknown> | null = null;
   const sweepTimer = setInterval(() => {
@@ -72,9 +74,9 @@ export function startWebhooks(options: WebhookRunnerOptions): RunningWebhooks {
   }, SWEEP_INTERVAL_MS);
   sweepTimer.unref();
 
-  const lanes = new WebhookLanes(PER_WEBHOOK_IN_FLIGHT, async (deliveryId) => {
+  const lanes = new WebhookLanes(PER_WEBHOOK_IN_FLIGHT, async (deliveryId, sent) => {
     try {
-      await attemptDelivery(services, deliveryId);
+      await attemptDelivery(services, deliveryId, sent);
     } catch (err) {
       // The delivery stays pending (its lease lapses); the sweep queues it again.
       log.warn({ err, deliveryId }, 'webhook delivery attempt failed unexpectedly');
@@ -104,7 +106,10 @@ export function startWebhooks(options: WebhookRunnerOptions): RunningWebhooks {
   };
 }
 
-/** Per-webhook lanes of at most `limit` attempts each; what does not fit waits in its lane. */
+/**
+ * Per-webhook lanes of at most `limit` attempts each; what does not fit waits in its lane. An
+ * attempt holds its place in the lane until it calls `sent` (the receiver is done with) or ends.
+ */
 export class WebhookLanes {
   private readonly lanes = new Map<string, { active: number; waiting: string[] }>();
   private readonly running = new Set<Promise<void>>();
@@ -112,7 +117,7 @@ export class WebhookLanes {
 
   constructor(
     private readonly limit: number,
-    private readonly attempt: (deliveryId: string) => Promise<void>,
+    private readonly attempt: (deliveryId: string, sent: () => void) => Promise<void>,
   ) {}
 
   /** Runs the attempt now when its lane has room (resolving when it ends), else leaves it waiting in the lane (resolving at once). */
@@ -126,7 +131,7 @@ export class WebhookLanes {
     return this.start(webhookId, lane, deliveryId);
   }
 
-  /** Attempts waiting or running, per webhook with any. */
+  /** Attempts waiting or holding a place, per webhook with any. */
   load(): Map<string, { active: number; waiting: number }> {
     return new Map([...this.lanes].map(([id, lane]) => [id, { active: lane.active, waiting: lane.waiting.length }]));
   }
@@ -139,12 +144,18 @@ export class WebhookLanes {
 
   private start(webhookId: string, lane: { active: number; waiting: string[] }, deliveryId: string): Promise<void> {
     lane.active += 1;
-    const run = this.attempt(deliveryId).finally(() => {
-      this.running.delete(run);
+    let released = false;
+    const release = () => {
+      if (released) return;
+      released = true;
       lane.active -= 1;
       const next = this.stopped ? undefined : lane.waiting.shift();
       if (next !== undefined) void this.start(webhookId, lane, next);
       else if (lane.active === 0) this.lanes.delete(webhookId);
+    };
+    const run = this.attempt(deliveryId, release).finally(() => {
+      this.running.delete(run);
+      release();
     });
     this.running.add(run);
     return run;

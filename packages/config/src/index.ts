@@ -144,7 +144,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
     webhookAllowHttp: env.WEBHOOK_ALLOW_HTTP === '1' || env.WEBHOOK_ALLOW_HTTP === 'true',
     webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === '1' || env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === 'true',
-    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 32),
+    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 128),
   };
 }
 

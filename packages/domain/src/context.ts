@@ -5,6 +5,7 @@ import type { ExtractionQueues } from '@sdx/queue';
 import type { GroupOutcome } from './admission/admit';
 import type { Submission } from './admission/plan';
 import type { Completion } from './jobs/state';
+import type { ClaimedDelivery, DeliveryOutcome, RecordedDelivery } from './webhooks/deliver';
 import type { Clock } from './time';
 import type { AuthenticatedKey } from './workspaces/api-keys';
 import type { WebhookSender } from '@sdx/webhooks';
@@ -31,13 +32,16 @@ export interface Batcher<I, O> {
 /**
  * The per-process batchers (group commit) the domain's entry points submit to. They are built
  * where a process is wired (packages/runtime), each around the domain function that does one
- * group's work: admitGroup, claimJobs, completeJobs, lookupKeys.
+ * group's work: admitGroup, claimJobs, completeJobs, lookupKeys, and for webhook attempts
+ * claimDeliveries and recordDeliveryOutcomes.
  */
 export interface Batchers {
   admissions: Batcher<Submission, GroupOutcome>;
   claims: Batcher<string, JobRow | null>;
   completions: Batcher<Completion, boolean>;
   keyLookups: Batcher<string, AuthenticatedKey | null>;
+  deliveryClaims: Batcher<string, ClaimedDelivery | null>;
+  deliveryOutcomes: Batcher<DeliveryOutcome, RecordedDelivery | null>;
 }
 
 /** A job whose status or progress changed: the live streams of it (and of its batch) show the change. */

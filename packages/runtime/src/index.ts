@@ -6,6 +6,7 @@ import { createDb, type Db } from '@sdx/db';
 import {
   admitGroup,
   type Batchers,
+  claimDeliveries,
   claimJobs,
   type Clock,
   completeJobs,
@@ -14,6 +15,7 @@ import {
   type LivePublisher,
   lookupKeys,
   type OutboxSignal,
+  recordDeliveryOutcomes,
   REQUEST_PATH_BOUNDS,
   type Services,
   systemClock,
@@ -163,8 +165,8 @@ export class LocalSignal implements OutboxSignal {
 /**
  * The process's group commits, each around the domain function that does one group's work.
  * Requests (admissions, key lookups) are bounded: past the bounds they are refused with a 503
- * rather than queued without end. Claims and completions come from the worker's slots, which
- * bound them already.
+ * rather than queued without end. Claims and completions (of jobs and of webhook deliveries)
+ * come from the worker's slots, which bound them already.
  */
 export function createBatchers(services: () => Services): Batchers {
   return {
@@ -172,6 +174,8 @@ export function createBatchers(services: () => Services): Batchers {
     claims: new GroupCommit((ids) => claimJobs(services(), ids), { maxBatch: 64 }),
     completions: new GroupCommit((items) => completeJobs(services(), items), { maxBatch: 64 }),
     keyLookups: new GroupCommit((hashes) => lookupKeys(services().db, hashes), { maxBatch: 128, maxInFlight: 4, ...REQUEST_PATH_BOUNDS }),
+    deliveryClaims: new GroupCommit((ids) => claimDeliveries(services().db, ids), { maxBatch: 64, maxInFlight: 2 }),
+    deliveryOutcomes: new GroupCommit((outcomes) => recordDeliveryOutcomes(services().db, outcomes), { maxBatch: 64, maxInFlight: 2 }),
   };
 }
 

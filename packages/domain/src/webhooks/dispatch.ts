@@ -16,7 +16,8 @@ import { ALL_EVENTS, BATCH_CHILD_ENDED, recordEvents, type EventCandidate } from
  * dispatchers of several workers split them and never wait on each other), renders each
  * event's body once (the Job, Batch without `jobs`, or ScheduleRun as the API renders it, a
  * job's `result` null), makes one delivery per enabled webhook of the workspace that takes the
- * event, and marks the events dispatched. After commit, the deliveries' entries are queued.
+ * event, and marks the events dispatched. After commit, the deliveries' entries are queued
+ * (without waiting for Redis: the next pass goes on meanwhile).
  *
  * A crash before commit leaves the events undispatched for the next pass; one after it leaves
  * pending deliveries without entries, which the sweep (recoverDeliveries) queues. No event is
@@ -43,16 +44,18 @@ export async function dispatchEvents(services: Services, limit = 200): Promise<n
     const checks = events.filter((e) => e.type === BATCH_CHILD_ENDED);
     if (checks.length > 0) await resolveBatchChecks(tx, now, checks);
     const outgoing = events.filter((e) => e.type !== BATCH_CHILD_ENDED);
-    const bodies = await renderBodies(tx, outgoing);
-    const hooks =
-      outgoing.length === 0
-        ? []
-        : await tx
-            .selectFrom('webhooks')
-            .select(['id', 'workspace_id', 'events'])
-            .where('workspace_id', 'in', [...new Set(outgoing.map((e) => e.workspace_id))])
-            .where('enabled', '=', true)
-            .execute();
+    if (outgoing.length === 0) return { taken: events.length, deliveries: [] };
+    // The reads go together, then the writes (the connection pipelines them): a pass costs a
+    // few round trips whatever the number of events.
+    const [bodies, hooks] = await Promise.all([
+      renderBodies(tx, outgoing),
+      tx
+        .selectFrom('webhooks')
+        .select(['id', 'workspace_id', 'events'])
+        .where('workspace_id', 'in', [...new Set(outgoing.map((e) => e.workspace_id))])
+        .where('enabled', '=', true)
+        .execute(),
+    ]);
     const rows = outgoing.flatMap((event) => {
       if (!bodies.has(event.id)) return [];
       return hooks
@@ -60,18 +63,19 @@ export async function dispatchEvents(services: Services, limit = 200): Promise<n
         .filter((h) => event.webhook_id === null || event.webhook_id === h.id)
         .map((h) => ({ id: newId('dlv'), webhook_id: h.id, event_id: event.id, workspace_id: event.workspace_id, next_attempt_at: now, created_at: now }));
     });
-    const inserted = rows.length > 0 ? await tx.insertInto('webhook_deliveries').values(rows).returningAll().execute() : [];
-    if (outgoing.length > 0) {
-      const marks = outgoing.map((event) => ({ id: event.id, body: bodies.get(event.id) ?? null }));
-      await sql`
+    const marks = outgoing.map((event) => ({ id: event.id, body: bodies.get(event.id) ?? null }));
+    const [inserted] = await Promise.all([
+      rows.length > 0 ? tx.insertInto('webhook_deliveries').values(rows).returning(['id', 'webhook_id', 'attempts']).execute() : [],
+      sql`
         update webhook_events e set dispatched_at = ${now}, body = v.body
         from ${jsonRows(marks, 'id text, body text')} as v
         where e.id = v.id
-      `.execute(tx);
-    }
+      `.execute(tx),
+    ]);
     return { taken: events.length, deliveries: inserted };
   });
-  await enqueueDeliveries(services, deliveries.map((d) => nextDeliveryAttempt(d)));
+  // Not waited for: the next pass goes on while Redis takes these (a failure is the sweep's).
+  void enqueueDeliveries(services, deliveries.map((d) => nextDeliveryAttempt(d)));
   return taken;
 }
 
@@ -94,10 +98,14 @@ async function renderBodies(tx: Tx, events: WebhookEventRow[]): Promise<Map<stri
   const jobIds = ids('job.');
   const batchIds = ids('batch.');
   const runIds = ids('schedule.run.');
-  const jobs = jobIds.length ? await tx.selectFrom('jobs').selectAll().where('id', 'in', jobIds).execute() : [];
-  const batches = batchIds.length ? await tx.selectFrom('batches').selectAll().where('id', 'in', batchIds).execute() : [];
-  const runs = runIds.length ? await tx.selectFrom('schedule_runs').selectAll().where('id', 'in', runIds).execute() : [];
-  const counts = await countChildrenOf(tx, batches);
+  // Batches are counted by the IDs and workspaces the events name, so every read goes at once.
+  const subjects = events.filter((e) => e.type.startsWith('batch.')).map((e) => ({ id: e.subject_id!, workspace_id: e.workspace_id }));
+  const [jobs, batches, runs, counts] = await Promise.all([
+    jobIds.length ? tx.selectFrom('jobs').selectAll().where('id', 'in', jobIds).execute() : [],
+    batchIds.length ? tx.selectFrom('batches').selectAll().where('id', 'in', batchIds).execute() : [],
+    runIds.length ? tx.selectFrom('schedule_runs').selectAll().where('id', 'in', runIds).execute() : [],
+    countChildrenOf(tx, subjects),
+  ]);
   const data = new Map<string, unknown>([
     ...jobs.map((job) => [job.id, renderJob(job, null)] as const),
     ...batches.map((batch) => [batch.id, renderBatch(batch, counts.get(batch.id)!, null)] as const),

@@ -29,6 +29,9 @@ import { ALL_EVENTS, BATCH_CHILD_ENDED, recordEvents, type EventCandidate } from
  * whichever child's check sees it first; the check rows themselves go.
  */
 export async function dispatchEvents(services: Services, limit = 200): Promise<number> {
+  // An idle outbox costs one index probe, not a transaction.
+  const waiting = await services.db.selectFrom('webhook_events').select('id').where('dispatched_at', 'is', null).limit(1).executeTakeFirst();
+  if (!waiting) return 0;
   const { taken, deliveries } = await services.db.transaction().execute(async (tx) => {
     const events = await tx
       .selectFrom('webhook_events')

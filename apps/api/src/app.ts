@@ -29,6 +29,8 @@ import { listPlatforms } from './routes/listPlatforms';
 import { routeTable } from './routes';
 import { accessOf } from './routes/access';
 import { accountRoutes } from './routes/accounts';
+import { webhookRoutes } from './routes/webhooks';
+import { LiveHub } from './live/hub';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -54,6 +56,7 @@ export const ROUTES: RouteDef[] = [
   { method: 'post', path: '/v1/jobs/:job_id/cancel', handler: cancelJob },
   ...routeTable,
   ...accountRoutes,
+  ...webhookRoutes,
 ];
 
 /**
@@ -83,7 +86,10 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
     loginLimiter: apiDeps.loginLimiter ?? new LoginLimiter(apiDeps.redis, config.redisPrefix),
     mailer: apiDeps.mailer !== undefined ? apiDeps.mailer : createMailer(config.smtpUrl, config.smtpFrom, apiDeps.services.log),
     heavyReads: apiDeps.heavyReads ?? new HeavyReads(config.heavyReadsPerWorkspace, config.heavyReadMinItems),
+    live: apiDeps.live ?? new LiveHub({ db: apiDeps.services.db, redisUrl: config.redisUrl, prefix: config.redisPrefix, log: apiDeps.services.log }),
   };
+  // A draining process ends its live streams: their clients reconnect to another process.
+  apiDeps.draining?.addEventListener('abort', () => void deps.live.close(), { once: true });
   const access = new Map(routes.map((route) => [route, accessOf(route)]));
   const app = express();
   if (config.trustProxy !== null) app.set('trust proxy', config.trustProxy);

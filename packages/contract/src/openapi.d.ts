@@ -1000,6 +1000,229 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhooks
+         * @description The workspace's webhooks, newest first, never with their secrets.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook
+         * @description Registers an endpoint that receives the workspace's events, signed per Standard Webhooks.
+         *     `secret` is in this response only: keep it to verify signatures. The URL must use
+         *     https (http too when the service runs with `WEBHOOK_ALLOW_HTTP=1`) and every address its
+         *     host resolves to must be public: loopback, private, link-local, multicast and
+         *     unspecified ranges (IPv4, IPv6, IPv4-mapped IPv6) answer 422 `invalid_webhook_url`,
+         *     unless the service runs with `WEBHOOK_ALLOW_PRIVATE_NETWORKS=1` (tests and local
+         *     development only). Recorded in the audit log (`webhook.created`).
+         *
+         *     Access: `admin`.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook
+         * @description One webhook, without its secret. Unknown or another workspace's: 404 `webhook_not_found`.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description The webhook and its delivery log are removed; nothing more is sent to it. Recorded in
+         *     the audit log (`webhook.deleted`).
+         *
+         *     Access: `admin`.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook
+         * @description Changes the URL (checked like a new webhook's), the events, the description, or
+         *     `enabled`. A disabled webhook gets no new deliveries, and its pending ones fail at their
+         *     next attempt; test sends still go. Recorded in the audit log (`webhook.updated`).
+         *
+         *     Access: `admin`.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's secret
+         * @description A new secret signs every message from now on; it is in this response only. The secret
+         *     it replaces keeps signing beside it for 24 hours: during that time `webhook-signature`
+         *     carries two signatures, separated by a space, and a receiver accepts a message when
+         *     either verifies. Rotating again within the 24 hours retires the oldest secret at once.
+         *     Recorded in the audit log (`webhook.secret_rotated`).
+         *
+         *     Access: `admin`.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Sends a `webhook.test` event (see `TestWebhookEvent`) to this webhook alone, whatever
+         *     its `events` and even when it is disabled, signed and retried like any other event.
+         *     Answers the delivery; follow it in the delivery log.
+         *
+         *     Access: `admin`.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook's deliveries
+         * @description The delivery log, newest first: one delivery per event sent to this webhook (and per
+         *     redelivery), with its attempts, the last answer and when the next attempt is due.
+         *     `starting_after` (a delivery ID of the previous page) continues with older deliveries.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event
+         * @description Sends the delivery's event again as a new delivery with attempts of its own: the same
+         *     body and the same `webhook-id` (receivers deduplicate on it), signed anew. Unknown, or
+         *     not this webhook's: 404 `delivery_not_found`.
+         *
+         *     Access: `admin`.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{job_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a job live (Server-Sent Events)
+         * @description A `text/event-stream` of the job. The first event is its current state; then one event
+         *     at each change of status (`event: status`) or progress (`event: progress`), within a
+         *     second of the change; a comment line (`: keep-alive`) every 15 s; and the stream ends
+         *     after the event of the terminal state (at once when the job has ended already). Each
+         *     event's `data` is the job as `GET /v1/jobs/{job_id}` renders it, with `result` null
+         *     (fetch or export the result). Reconnect with a new request after a disconnect: the
+         *     first event is again the current state.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["streamJobEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batch_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a batch live (Server-Sent Events)
+         * @description A `text/event-stream` of the batch, as for a job: the current state first, then an
+         *     event at each change of the batch's status (`event: status`) or of its counts and sums
+         *     (`event: progress`: a child started or ended), a comment line every 15 s, and the end
+         *     after the terminal state. Each event's `data` is the batch as `GET /v1/batches/{batch_id}`
+         *     renders it, without `jobs`.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["streamBatchEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1505,6 +1728,8 @@ export interface components {
         ScheduleRun: {
             /** @description Run ID (`run_...`). */
             id: string;
+            /** @description The schedule the run belongs to (`sch_...`). */
+            schedule_id: string;
             /** @enum {string} */
             trigger: "scheduled" | "manual";
             /**
@@ -1533,6 +1758,247 @@ export interface components {
             /** Format: date-time */
             dispatched_at: string | null;
         };
+        /**
+         * @description An event a webhook can take. `job.completed`, `job.failed`, `job.cancelled`: a job
+         *     (batch children included) reached that status. `batch.completed`, `batch.failed`,
+         *     `batch.cancelled`: a batch reached that status. `schedule.run.dispatched`: a schedule's
+         *     occurrence created its job or batch; `schedule.run.skipped`: it was skipped
+         *     (`skipped_credits` or `skipped_overlap`). `webhook.test`: a test send.
+         * @enum {string}
+         */
+        WebhookEventType: "job.completed" | "job.failed" | "job.cancelled" | "batch.completed" | "batch.failed" | "batch.cancelled" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test";
+        /**
+         * @description An event type the webhook takes, or `*` for every event.
+         * @enum {string}
+         */
+        WebhookEventSelector: "*" | "job.completed" | "job.failed" | "job.cancelled" | "batch.completed" | "batch.failed" | "batch.cancelled" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test";
+        WebhookCreateRequest: {
+            /**
+             * @description Where events are POSTed: an absolute https URL (http only where the service allows it),
+             *     without user name or password, whose host resolves to public addresses only.
+             */
+            url: string;
+            /** @description The event types to send; `["*"]` sends all of them. */
+            events: components["schemas"]["WebhookEventSelector"][];
+            /** @description A note for people (what the endpoint is for). */
+            description?: string | null;
+        };
+        WebhookUpdateRequest: {
+            /** @description A new URL, checked like a new webhook's. */
+            url?: string;
+            /** @description The event types to send from now on; `["*"]` sends all of them. */
+            events?: components["schemas"]["WebhookEventSelector"][];
+            /** @description A new note; null clears it. */
+            description?: string | null;
+            /** @description False stops new deliveries (and fails pending ones at their next attempt); true resumes. */
+            enabled?: boolean;
+        };
+        Webhook: {
+            /** @description Webhook ID (`whk_...`). */
+            id: string;
+            /** @description Where events are POSTed. */
+            url: string;
+            /** @description The event types it takes; `["*"]` for all. */
+            events: components["schemas"]["WebhookEventSelector"][];
+            /** @description The note given at creation or since, or null. */
+            description: string | null;
+            /** @description Whether events are delivered to it. */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When it was registered.
+             */
+            created_at: string;
+        };
+        CreatedWebhook: {
+            /** @description Webhook ID (`whk_...`). */
+            id: string;
+            /** @description Where events are POSTed. */
+            url: string;
+            /** @description The event types it takes; `["*"]` for all. */
+            events: components["schemas"]["WebhookEventSelector"][];
+            /** @description The note given at creation or since, or null. */
+            description: string | null;
+            /** @description Whether events are delivered to it. */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When it was registered.
+             */
+            created_at: string;
+            /**
+             * @description The signing secret, `whsec_` + base64 of 32 random bytes. Shown in this response only;
+             *     the key of the HMAC is its base64-decoded part.
+             */
+            secret: string;
+        };
+        WebhookDelivery: {
+            /** @description Delivery ID (`dlv_...`). */
+            id: string;
+            /** @description The event (`evt_...`), sent as `webhook-id` on every attempt. */
+            event_id: string;
+            event_type: components["schemas"]["WebhookEventType"];
+            /**
+             * @description `pending`: not delivered yet (an attempt is due at `next_attempt_at`); `succeeded`: the
+             *     receiver answered 2xx; `failed`: the retry schedule is spent (or the webhook was
+             *     disabled).
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+            /** @description Attempts made so far. */
+            attempts: number;
+            /** @description The HTTP status of the last attempt's answer; null when none came (timeout, refused, unreachable). */
+            response_status: number | null;
+            /** @description Why the last attempt failed; null after a success or before any attempt. */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; null once the delivery succeeded or failed.
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the delivery was made (the event dispatched, a test or a redelivery asked for).
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the receiver answered 2xx; null until then.
+             */
+            delivered_at: string | null;
+        };
+        /**
+         * @description The body of `job.completed`, `job.failed` and `job.cancelled` (batch children included).
+         *     Headers `webhook-id` (= `id`), `webhook-timestamp` and `webhook-signature` sign it.
+         * @example {
+         *       "id": "evt_01jd2xj1e6f7g8h9j0k1m2n3p4",
+         *       "type": "job.completed",
+         *       "created_at": "2026-11-24T10:05:00Z",
+         *       "workspace_id": "ws_01jd2x5w6v7q8m4k3n5p9r0s1t",
+         *       "data": {
+         *         "id": "job_01jd2xg1e6f7g8h9j0k1m2n3p4",
+         *         "platform": "instagram",
+         *         "operation": "profile",
+         *         "target": "natgeo",
+         *         "requested_limit": 1,
+         *         "include_posts": 0,
+         *         "status": "completed",
+         *         "attempts": 1,
+         *         "max_attempts": 4,
+         *         "progress_stage": "completed",
+         *         "progress_message": "Completed with 1 results",
+         *         "progress_current": 1,
+         *         "progress_total": 1,
+         *         "heartbeat_at": "2026-11-24T10:04:59Z",
+         *         "next_attempt_at": null,
+         *         "cancel_requested_at": null,
+         *         "result_count": 1,
+         *         "billed_units": 1,
+         *         "credit_rate": 1,
+         *         "results_per_credit": 1,
+         *         "reserved_credits": 0,
+         *         "billed_credits": 1,
+         *         "result": null,
+         *         "error": null,
+         *         "created_at": "2026-11-24T10:04:58Z",
+         *         "started_at": "2026-11-24T10:04:59Z",
+         *         "finished_at": "2026-11-24T10:05:00Z",
+         *         "cached": false,
+         *         "deduplicated": false,
+         *         "idempotent_replay": false
+         *       }
+         *     }
+         */
+        JobWebhookEvent: {
+            /** @description Event ID (`evt_...`), the `webhook-id` of every attempt; deduplicate on it. */
+            id: string;
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "job.completed" | "job.failed" | "job.cancelled";
+            /**
+             * Format: date-time
+             * @description When the job reached its status.
+             */
+            created_at: string;
+            /** @description The workspace of the job. */
+            workspace_id: string;
+            data: components["schemas"]["JobResponse"];
+        };
+        /** @description The body of `batch.completed`, `batch.failed` and `batch.cancelled`, sent when the batch reaches that status. */
+        BatchWebhookEvent: {
+            /** @description Event ID (`evt_...`), the `webhook-id` of every attempt; deduplicate on it. */
+            id: string;
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "batch.completed" | "batch.failed" | "batch.cancelled";
+            /**
+             * Format: date-time
+             * @description When the batch's last child ended.
+             */
+            created_at: string;
+            /** @description The workspace of the batch. */
+            workspace_id: string;
+            data: components["schemas"]["BatchResponse"];
+        };
+        /**
+         * @description The body of `schedule.run.dispatched` (the occurrence created its job or batch:
+         *     `job_id` or `batch_id` set) and `schedule.run.skipped` (status `skipped_credits` or
+         *     `skipped_overlap`). A dispatch that fails (status `failed`) sends no event.
+         */
+        ScheduleRunWebhookEvent: {
+            /** @description Event ID (`evt_...`), the `webhook-id` of every attempt; deduplicate on it. */
+            id: string;
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "schedule.run.dispatched" | "schedule.run.skipped";
+            /**
+             * Format: date-time
+             * @description When the run was dispatched or skipped.
+             */
+            created_at: string;
+            /** @description The workspace of the schedule. */
+            workspace_id: string;
+            data: components["schemas"]["ScheduleRun"];
+        };
+        /** @description The body of `webhook.test`, sent by `POST /v1/webhooks/{webhook_id}/test`. */
+        TestWebhookEvent: {
+            /** @description Event ID (`evt_...`), the `webhook-id` of every attempt. */
+            id: string;
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "webhook.test";
+            /**
+             * Format: date-time
+             * @description When the test was asked for.
+             */
+            created_at: string;
+            /** @description The workspace of the webhook. */
+            workspace_id: string;
+            data: components["schemas"]["WebhookTestData"];
+        };
+        WebhookTestData: {
+            /** @description The webhook tested. */
+            webhook_id: string;
+            /** @description A fixed sentence saying this is a test. */
+            message: string;
+        };
+        /**
+         * @description The JSON body of every webhook message, by `type`. It is POSTed with
+         *     `Content-Type: application/json` and signed per Standard Webhooks: `webhook-id` (the
+         *     event ID, the same on every retry and redelivery), `webhook-timestamp` (Unix seconds of
+         *     the attempt) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of
+         *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes; two,
+         *     separated by a space, during a rotation). Verify against the exact bytes received.
+         */
+        WebhookEvent: components["schemas"]["JobWebhookEvent"] | components["schemas"]["BatchWebhookEvent"] | components["schemas"]["ScheduleRunWebhookEvent"] | components["schemas"]["TestWebhookEvent"];
         HTTPValidationError: {
             detail: components["schemas"]["ValidationError"][];
         };
@@ -1553,7 +2019,7 @@ export interface components {
          * @description A service error. `detail.error` is one of: invalid_request, missing_authentication,
          *     invalid_api_key, invalid_credentials, forbidden, csrf_failed, signup_disabled,
          *     invitation_email_mismatch, workspace_not_found, member_not_found, invitation_not_found,
-         *     key_not_found, email_taken, last_owner, personal_workspace, already_member,
+         *     key_not_found, webhook_not_found, delivery_not_found, invalid_webhook_url, email_taken, last_owner, personal_workspace, already_member,
          *     invitation_invalid, insufficient_credits, workspace_forbidden, job_not_found,
          *     batch_not_found, schedule_not_found, not_found, method_not_allowed,
          *     idempotency_key_conflict, results_not_ready, results_expired, unsupported_operation,
@@ -2498,6 +2964,131 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
+        /** @description `webhook_not_found`: no such webhook in the workspace. */
+        WebhookNotFound: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "webhook_not_found",
+                 *         "message": "No webhook whk_01jd2xc4d5e6f7g8h9j0k1m2n3 in this workspace.",
+                 *         "webhook_id": "whk_01jd2xc4d5e6f7g8h9j0k1m2n3"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `webhook_not_found`: no such webhook in the workspace; `delivery_not_found`: no such delivery of the webhook. */
+        WebhookOrDeliveryNotFound: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "delivery_not_found",
+                 *         "message": "No delivery dlv_01jd2xd5e6f7g8h9j0k1m2n3p4 of webhook whk_01jd2xc4d5e6f7g8h9j0k1m2n3.",
+                 *         "delivery_id": "dlv_01jd2xd5e6f7g8h9j0k1m2n3p4"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /**
+         * @description A validation failure (`HTTPValidationError`: a body value out of schema, an unknown event
+         *     type or body key) or `invalid_webhook_url` (`ServiceError`): the URL is not https (or
+         *     http where allowed), or its host resolves to a loopback, private, link-local, multicast,
+         *     unspecified or other non-public address, or does not resolve.
+         */
+        WebhookUnprocessable: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "invalid_webhook_url",
+                 *         "message": "This URL cannot receive webhooks: hooks.internal resolves to 10.0.0.1, a private address; webhooks may only reach public addresses.",
+                 *         "url": "https://hooks.internal/sdx"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ServiceError"];
+            };
+        };
+        /**
+         * @description The stream, `text/event-stream` (UTF-8). Each event is an `event:` line (`status` or
+         *     `progress`), a `data:` line holding the job's JSON (`JobResponse`, `result` null) and a
+         *     blank line; comment lines (`: keep-alive`) keep the connection open.
+         */
+        JobEventStream: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example event: status
+                 *     data: {"id":"job_01jd2xg1...","status":"running","progress_current":0,"progress_total":null,...}
+                 *
+                 *     event: progress
+                 *     data: {"id":"job_01jd2xg1...","status":"running","progress_current":100,"progress_total":300,...}
+                 *
+                 *     event: status
+                 *     data: {"id":"job_01jd2xg1...","status":"completed","progress_current":300,"result":null,...}
+                 */
+                "text/event-stream": string;
+            };
+        };
+        /**
+         * @description The stream, `text/event-stream` (UTF-8). Each event is an `event:` line (`status` or
+         *     `progress`), a `data:` line holding the batch's JSON (`BatchResponse` without `jobs`) and
+         *     a blank line; comment lines (`: keep-alive`) keep the connection open.
+         */
+        BatchEventStream: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example event: status
+                 *     data: {"id":"bat_01jd2xh1...","status":"running","queued_count":1,"running_count":1,"completed_count":0,...}
+                 *
+                 *     event: progress
+                 *     data: {"id":"bat_01jd2xh1...","status":"running","queued_count":0,"running_count":1,"completed_count":1,...}
+                 *
+                 *     event: status
+                 *     data: {"id":"bat_01jd2xh1...","status":"completed","queued_count":0,"running_count":0,"completed_count":2,...}
+                 */
+                "text/event-stream": string;
+            };
+        };
     };
     parameters: {
         /**
@@ -2580,6 +3171,12 @@ export interface components {
         AuditLimit: number;
         /** @description An ID of the previous page; the next page holds older items. */
         StartingAfter: string;
+        /** @description Webhook ID (`whk_...`). */
+        WebhookPathId: string;
+        /** @description Delivery ID (`dlv_...`). */
+        DeliveryPathId: string;
+        /** @description Maximum number of deliveries returned. */
+        DeliveryLimit: number;
     };
     requestBodies: never;
     headers: {
@@ -4932,6 +5529,608 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhooks. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "whk_01jd2xc4d5e6f7g8h9j0k1m2n3",
+                     *         "url": "https://hooks.example.com/sdx",
+                     *         "events": [
+                     *           "job.completed",
+                     *           "job.failed",
+                     *           "batch.completed"
+                     *         ],
+                     *         "description": "Results pipeline",
+                     *         "enabled": true,
+                     *         "created_at": "2026-11-24T10:00:00Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Webhook"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/sdx",
+                 *       "events": [
+                 *         "job.completed",
+                 *         "job.failed",
+                 *         "batch.completed"
+                 *       ],
+                 *       "description": "Results pipeline"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook and its signing secret, shown once. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_01jd2xc4d5e6f7g8h9j0k1m2n3",
+                     *       "url": "https://hooks.example.com/sdx",
+                     *       "events": [
+                     *         "job.completed",
+                     *         "job.failed",
+                     *         "batch.completed"
+                     *       ],
+                     *       "description": "Results pipeline",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-24T10:00:00Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw5d6PYYJ4TQ0="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedWebhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["WebhookUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_01jd2xc4d5e6f7g8h9j0k1m2n3",
+                     *       "url": "https://hooks.example.com/sdx",
+                     *       "events": [
+                     *         "job.completed",
+                     *         "job.failed",
+                     *         "batch.completed"
+                     *       ],
+                     *       "description": "Results pipeline",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-24T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. No body. */
+            204: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         "*"
+                 *       ],
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook as changed. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_01jd2xc4d5e6f7g8h9j0k1m2n3",
+                     *       "url": "https://hooks.example.com/sdx",
+                     *       "events": [
+                     *         "*"
+                     *       ],
+                     *       "description": "Results pipeline",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-24T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["WebhookUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook and its new secret, shown once. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_01jd2xc4d5e6f7g8h9j0k1m2n3",
+                     *       "url": "https://hooks.example.com/sdx",
+                     *       "events": [
+                     *         "job.completed",
+                     *         "job.failed",
+                     *         "batch.completed"
+                     *       ],
+                     *       "description": "Results pipeline",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-24T10:00:00Z",
+                     *       "secret": "whsec_Q2hhbmdlZCBzZWNyZXQgZm9yIHRoZSBleGFtcGxlISE="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedWebhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery of the test event, pending. */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_01jd2xd5e6f7g8h9j0k1m2n3p4",
+                     *       "event_id": "evt_01jd2xd5e6f7g8h9j0k1m2n3p3",
+                     *       "event_type": "webhook.test",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "response_status": null,
+                     *       "error": null,
+                     *       "next_attempt_at": "2026-11-24T10:05:00Z",
+                     *       "created_at": "2026-11-24T10:05:00Z",
+                     *       "delivered_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of deliveries returned. */
+                limit?: components["parameters"]["DeliveryLimit"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deliveries, newest first. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "dlv_01jd2xd9e6f7g8h9j0k1m2n3p4",
+                     *         "event_id": "evt_01jd2xd9e6f7g8h9j0k1m2n3p3",
+                     *         "event_type": "job.completed",
+                     *         "status": "pending",
+                     *         "attempts": 2,
+                     *         "response_status": 500,
+                     *         "error": "HTTP 500",
+                     *         "next_attempt_at": "2026-11-24T10:35:05Z",
+                     *         "created_at": "2026-11-24T10:05:00Z",
+                     *         "delivered_at": null
+                     *       },
+                     *       {
+                     *         "id": "dlv_01jd2xd5e6f7g8h9j0k1m2n3p4",
+                     *         "event_id": "evt_01jd2xd5e6f7g8h9j0k1m2n3p3",
+                     *         "event_type": "webhook.test",
+                     *         "status": "succeeded",
+                     *         "attempts": 1,
+                     *         "response_status": 204,
+                     *         "error": null,
+                     *         "next_attempt_at": null,
+                     *         "created_at": "2026-11-24T10:00:00Z",
+                     *         "delivered_at": "2026-11-24T10:00:00Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+                /** @description Delivery ID (`dlv_...`). */
+                delivery_id: components["parameters"]["DeliveryPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new delivery, pending. */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_01jd2xf1e6f7g8h9j0k1m2n3p4",
+                     *       "event_id": "evt_01jd2xd9e6f7g8h9j0k1m2n3p3",
+                     *       "event_type": "job.completed",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "response_status": null,
+                     *       "error": null,
+                     *       "next_attempt_at": "2026-11-24T11:00:00Z",
+                     *       "created_at": "2026-11-24T11:00:00Z",
+                     *       "delivered_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookOrDeliveryNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamJobEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Job ID (`job_...`). */
+                job_id: components["parameters"]["JobId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["JobEventStream"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["JobNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamBatchEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Batch ID (`bat_...`). */
+                batch_id: components["parameters"]["BatchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["BatchEventStream"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["BatchNotFound"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

@@ -195,6 +195,7 @@ const schedule: ScheduleResponse = {
   runs: [
     {
       id: 'run_1',
+      schedule_id: 'sch_1',
       trigger: 'manual',
       scheduled_for: '2024-05-01T07:00:00Z',
       status: 'queued',
@@ -206,6 +207,7 @@ const schedule: ScheduleResponse = {
     },
     {
       id: 'run_0',
+      schedule_id: 'sch_1',
       trigger: 'scheduled',
       scheduled_for: '2024-04-30T07:00:00Z',
       status: 'failed',
@@ -276,6 +278,8 @@ describe('openapi.yaml', () => {
         'signUp', 'logIn', 'getSession', 'logOut', 'changePassword', 'listWorkspaces', 'createWorkspace', 'updateWorkspace',
         'listMembers', 'updateMember', 'removeMember', 'createInvitation', 'listInvitations', 'revokeInvitation',
         'acceptInvitation', 'createKey', 'listKeys', 'revokeKey', 'listAuditEvents',
+        'createWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook', 'deleteWebhook', 'rotateWebhookSecret',
+        'testWebhook', 'listWebhookDeliveries', 'redeliverWebhookDelivery', 'streamJobEvents', 'streamBatchEvents',
       ].sort(),
     );
   });

@@ -30,6 +30,10 @@ export const ERROR_STATUS = {
   key_not_found: 404,
   member_not_found: 404,
   invitation_not_found: 404,
+  // Webhooks (extensions.md 5).
+  webhook_not_found: 404,
+  delivery_not_found: 404,
+  invalid_webhook_url: 422,
   email_taken: 409,
   last_owner: 409,
   personal_workspace: 409,

@@ -65,7 +65,7 @@ describe('the contract, served', () => {
     const script = await stack.api.get('/docs/redoc.standalone.js');
     expect(script.status).toBe(200);
     expect(script.headers['content-type']).toBe('application/javascript; charset=utf-8');
-    expect(Number(script.headers['content-length'])).toBeGreaterThan(100_000);
+    expect(String(script.text ?? script.body).length).toBeGreaterThan(100_000);
   });
 });
 

@@ -50,6 +50,8 @@ export interface TransportOptions {
 }
 
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
+/** Methods a session caller sends without its CSRF token. */
+const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const SESSION_COOKIE = 'sdx_session';
 
 export function createTransport(options: TransportOptions): (input: Request, init?: RequestInit) => Promise<Response> {
@@ -120,7 +122,7 @@ function withCredentials(input: Request, credentials: Credentials, extra: Record
   if (credentials.apiKey) headers.set('Authorization', `Bearer ${credentials.apiKey}`);
   if (credentials.workspaceId && !headers.has('x-workspace-id')) headers.set('X-Workspace-ID', credentials.workspaceId);
   if (credentials.sessionCookie && !credentials.apiKey) headers.set('Cookie', credentials.sessionCookie);
-  if (credentials.csrfToken && !credentials.apiKey && !IDEMPOTENT_METHODS.has(input.method)) headers.set('X-CSRF-Token', credentials.csrfToken);
+  if (credentials.csrfToken && !credentials.apiKey && !READ_METHODS.has(input.method)) headers.set('X-CSRF-Token', credentials.csrfToken);
   return new Request(input, { headers });
 }
 

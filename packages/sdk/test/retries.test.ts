@@ -1,4 +1,4 @@
-import { ApiError, ConnectionError } from '@sdx/sdk';
+import { ApiError, ConnectionError, type ScheduleRequest } from '@sdx/sdk';
 import { countWorkspaceRows, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
 import { backoff } from '../src/transport';
 import { clientFor, type SdkStack, serve, startProxy } from './support';
@@ -86,7 +86,7 @@ it('gives up after maxRetries and throws the last answer as a typed error', asyn
 it('never resends a write without an Idempotency-Key whose answer was lost', async () => {
   const proxy = await startProxy(service.url, ({ method, count }) => (method === 'POST' && count === 1 ? 'drop-response' : 'pass'));
   try {
-    const schedule = { name: 'Nightly', platform: 'instagram', operation: 'posts', targets: ['natgeo'], frequency: 'daily', timezone: 'UTC', starts_at: '2030-01-01T00:00:00Z' } as const;
+    const schedule = { name: 'Nightly', platform: 'instagram', operation: 'posts', targets: ['natgeo'], frequency: 'daily', timezone: 'UTC', starts_at: '2030-01-01T00:00:00Z' } satisfies ScheduleRequest;
     const error = await clientFor(proxy.url, ws).schedules.create(schedule).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectionError);
     expect(proxy.seen).toHaveLength(1);

@@ -7,3 +7,4 @@ export * from './sessions';
 export * from './fuzz';
 export * from './private-servers';
 export * from './ledger';
+export * from './docs';

@@ -1,0 +1,66 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { codeBlocks, listen, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
+import { ROOT } from './support';
+
+/**
+ * docs/cli.md: its `sh` blocks run in order, in one directory, with `sdx` on PATH as `npx sdx`
+ * finds it, against the real service. The first signs in from stdin; the others use what it
+ * stored (no SDX_API_KEY in their environment).
+ */
+
+const blocks = codeBlocks('cli.md', 'sh');
+
+let stack: TestStack;
+let server: Server;
+let baseUrl: string;
+let dir: string;
+let ws: SeededWorkspace;
+beforeAll(async () => {
+  stack = await startTestStack({ withWorker: true });
+  ({ url: baseUrl, server } = await listen(stack.app));
+  ws = await stack.workspace({ credits: 100_000 });
+  dir = mkdtempSync(path.join(tmpdir(), 'sdx-cli-docs-'));
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await stack.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function bash(script: string): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = execFile(
+      'bash',
+      ['-euo', 'pipefail', '-c', script],
+      {
+        cwd: dir,
+        env: {
+          PATH: `${path.join(ROOT, 'node_modules', '.bin')}:${process.env.PATH ?? ''}`,
+          HOME: dir,
+          XDG_CONFIG_HOME: path.join(dir, 'config'),
+          SDX_BASE_URL: baseUrl,
+        },
+        maxBuffer: 16 * 1024 * 1024,
+      },
+      (error, stdout, stderr) => (error ? reject(new Error(`docs/cli.md block failed (${error.code}):\n${script}\n${stderr}`)) : resolve({ stdout, stderr })),
+    );
+    child.stdin!.end(`${ws.apiKey}\n`);
+  });
+}
+
+it('runs every shell example of docs/cli.md', async () => {
+  expect(blocks.length).toBeGreaterThanOrEqual(5);
+  const outputs: string[] = [];
+  for (const block of blocks) outputs.push((await bash(block)).stdout);
+
+  const config = path.join(dir, 'config', 'sdx', 'config.json');
+  expect(statSync(config).mode & 0o777).toBe(0o600);
+  expect(outputs[0]).toContain(ws.workspaceId);
+  expect(outputs[1]).toMatch(/^status +completed$/m);
+  expect(outputs[1]).toMatch(/^results +25,000$/m);
+  expect(readFileSync(path.join(dir, 'posts.csv'), 'utf8').trim().split('\n')).toHaveLength(13);
+});

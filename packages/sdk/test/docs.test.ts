@@ -1,0 +1,84 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { promisify } from 'node:util';
+import ts from 'typescript';
+import { codeBlocks, listen, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
+
+/**
+ * docs/sdk.md: each `ts` block is a complete script. They type-check against the SDK, and each
+ * runs as its own process (tsx, @sdx/sdk resolved to the source) against the real service.
+ */
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../../..');
+const blocks = codeBlocks('sdk.md', 'ts');
+
+let stack: TestStack;
+let server: Server;
+let baseUrl: string;
+let dir: string;
+let ws: SeededWorkspace;
+beforeAll(async () => {
+  stack = await startTestStack({ withWorker: true });
+  ({ url: baseUrl, server } = await listen(stack.app));
+  ws = await stack.workspace({ credits: 200_000 });
+  dir = mkdtempSync(path.join(tmpdir(), 'sdx-sdk-docs-'));
+  blocks.forEach((block, i) => writeFileSync(path.join(dir, `example-${i}.mts`), block));
+});
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await stack.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+it('has examples, and they type-check against the SDK', () => {
+  expect(blocks.length).toBeGreaterThanOrEqual(6);
+  const files = blocks.map((_, i) => path.join(dir, `example-${i}.mts`));
+  const program = ts.createProgram(files, {
+    target: ts.ScriptTarget.ES2022,
+    module: ts.ModuleKind.ESNext,
+    moduleResolution: ts.ModuleResolutionKind.Bundler,
+    lib: ['lib.es2022.d.ts'],
+    types: ['node'],
+    typeRoots: [path.join(ROOT, 'node_modules', '@types')],
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+    esModuleInterop: true,
+    paths: { '@sdx/sdk': [path.join(ROOT, 'packages/sdk/src/index.ts')] },
+  });
+  const problems = ts.getPreEmitDiagnostics(program).map((d) => {
+    const where = d.file ? `${path.basename(d.file.fileName)}:${d.file.getLineAndCharacterOfPosition(d.start ?? 0).line + 1}` : '';
+    return `${where} ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`;
+  });
+  expect(problems).toEqual([]);
+});
+
+it('runs every example against the service', async () => {
+  // Independent scripts: run side by side.
+  const outputs = await Promise.all(
+    blocks.map(async (block, i) => {
+      const { stdout } = await run(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, path.join(dir, `example-${i}.mts`)], {
+        cwd: dir,
+        env: { PATH: process.env.PATH ?? '', HOME: dir, SDX_API_KEY: ws.apiKey, SDX_BASE_URL: baseUrl, TSX_TSCONFIG_PATH: path.join(ROOT, 'tsconfig.json') },
+        maxBuffer: 16 * 1024 * 1024,
+      }).catch((error: { stderr?: string; message: string }) => {
+        throw new Error(`example ${i} of docs/sdk.md failed:\n${block}\n${error.stderr ?? error.message}`);
+      });
+      return stdout;
+    }),
+  );
+  const [quickStart, waiting, lists, exportsOut, errors, retries, webhooks] = outputs;
+  expect(quickStart).toContain('25000 followers written to followers.csv');
+  expect(readFileSync(path.join(dir, 'followers.csv'), 'utf8').trim().split('\n')).toHaveLength(25_001);
+  expect(waiting).toMatch(/^completed \[/m);
+  expect(lists).toMatch(/jobs on the first page/);
+  expect(exportsOut).toMatch(/^\d+ bytes \(application\/vnd\.openxmlformats/m);
+  expect(errors).toMatch(/^422 validation_error \[ 'body\.limit' \]/m);
+  expect(retries.trim()).toBe('true true');
+  expect(webhooks).toMatch(/^verified webhook\.test evt_1\n204$/m);
+});

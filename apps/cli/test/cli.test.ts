@@ -144,15 +144,18 @@ it('exits 2 on bad usage, 3 on an API error, 5 when the waited job fails', async
 
 it('Ctrl-C during --wait stops waiting without cancelling the job, says so, and exits 130', async () => {
   const running = sdx(['jobs', 'create', 'instagram', 'profile', 'sandbox_slow_2000_ctrlc', '--wait'], { env });
-  await new Promise<void>((resolve) => {
+  const announced = await new Promise<string>((resolve) => {
     running.child.stderr!.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('queued') || chunk.toString().includes('running')) resolve();
+      const id = /(job_\w+) (queued|running)/.exec(chunk.toString())?.[1];
+      if (id) resolve(id);
     });
   });
+  // `sdx` is waiting (it listens for Ctrl-C before it prints the job) and the job runs.
+  await waitForJob(stack, ws.auth, announced, (job) => job.status === 'running');
   running.child.kill('SIGINT');
   const ran = await running;
   expect(ran.code).toBe(130);
-  const id = /(job_\w+)/.exec(ran.stderr)![1]!;
+  const id = announced;
   expect(ran.stderr).toContain(`${id} was not cancelled`);
   expect(ran.stderr).toContain(`sdx jobs wait ${id}`);
   const final = await waitForJob(stack, ws.auth, id, (job) => job.status !== 'queued' && job.status !== 'running');

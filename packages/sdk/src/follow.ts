@@ -66,8 +66,9 @@ async function fromStream<T extends Followed>(source: FollowSource<T>, report: (
   try {
     const body = await source.open(signal);
     for await (const event of readEvents(body)) {
-      if (event.event !== 'progress' && event.event !== 'status' && event.event !== 'message') continue;
-      const state = JSON.parse(event.data) as T;
+      // `status` and `progress` events carry the state; anything else without one is skipped.
+      const state = parseState<T>(event.data);
+      if (!state) continue;
       report(state);
       if (source.isTerminal(state)) return true;
     }
@@ -75,5 +76,14 @@ async function fromStream<T extends Followed>(source: FollowSource<T>, report: (
   } catch (error) {
     if (signal?.aborted) throw signal.reason ?? error;
     return false;
+  }
+}
+
+function parseState<T extends Followed>(data: string): T | null {
+  try {
+    const value = JSON.parse(data) as Partial<T> | null;
+    return value && typeof value === 'object' && typeof value.status === 'string' ? (value as T) : null;
+  } catch {
+    return null;
   }
 }

@@ -132,12 +132,12 @@ export interface PendingPaths {
     post: Operation<never, WebhookId, undefined, { 200: Json<WebhookEndpointWithSecret> }>;
   };
   '/v1/webhooks/{webhook_id}/test': {
-    post: Operation<never, WebhookId, undefined, { 200: Json<Record<string, unknown>>; 202: Json<Record<string, unknown>> }>;
+    post: Operation<never, WebhookId, undefined, { 202: Json<WebhookDelivery> }>;
   };
   '/v1/webhooks/{webhook_id}/deliveries': {
     get: Operation<{ limit?: number } & Paging, WebhookId, undefined, { 200: Json<WebhookDelivery[]> }>;
   };
   '/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver': {
-    post: Operation<never, WebhookId & { delivery_id: string }, undefined, { 200: Json<WebhookDelivery>; 202: Json<WebhookDelivery> }>;
+    post: Operation<never, WebhookId & { delivery_id: string }, undefined, { 202: Json<WebhookDelivery> }>;
   };
 }

@@ -39,10 +39,12 @@ export function registerBatches(program: Command): void {
         }
         const bar = batchProgress(ctx.out);
         let last = batch;
-        bar.update(batch);
         const done = await ctx
           .interruptible(
-            (signal) => sdx.batches.wait(batch.id, { signal, onProgress: (state) => bar.update((last = state)) }),
+            (signal) => {
+              bar.update(batch);
+              return sdx.batches.wait(batch.id, { signal, onProgress: (state) => bar.update((last = state)) });
+            },
             () => {
               bar.stop();
               if (ctx.out.json) ctx.out.data(last);

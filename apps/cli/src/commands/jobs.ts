@@ -76,8 +76,7 @@ export function registerJobs(program: Command): void {
           printJob(ctx.out, job);
           return;
         }
-        if (!ctx.out.json && !ctx.out.quiet) ctx.out.note(`${job.id} ${job.status}`);
-        await waitAndPrint(ctx, sdx, job);
+        await waitAndPrint(ctx, sdx, job, true);
       }),
     );
 
@@ -169,20 +168,23 @@ function request(platform: string, operation: string, target: string, options: J
   };
 }
 
-async function waitAndPrint(ctx: Context, sdx: Client, job: Job): Promise<void> {
+async function waitAndPrint(ctx: Context, sdx: Client, job: Job, announce = false): Promise<void> {
   const bar = jobProgress(ctx.out);
   let last: Job = job;
-  bar.update(job);
   const done = await ctx
     .interruptible(
-      (signal) =>
-        sdx.jobs.wait(job.id, {
+      (signal) => {
+        // Printed once Ctrl-C is handled: whoever sees the job's ID may interrupt.
+        if (announce && ctx.out.stderrIsTerminal && !ctx.out.json && !ctx.out.quiet) ctx.out.note(`${job.id} ${job.status}`);
+        bar.update(job);
+        return sdx.jobs.wait(job.id, {
           signal,
           onProgress: (state) => {
             last = state;
             bar.update(state);
           },
-        }),
+        });
+      },
       () => {
         bar.stop();
         interrupted(ctx, last);

@@ -43,8 +43,8 @@ export class Webhooks {
     return data;
   }
 
-  /** `POST /v1/webhooks/{webhook_id}/test`: sends a `webhook.test` event. */
-  async test(id: string): Promise<Record<string, unknown>> {
+  /** `POST /v1/webhooks/{webhook_id}/test`: sends a `webhook.test` event; answers its delivery, pending. */
+  async test(id: string): Promise<WebhookDelivery> {
     const { data } = await unwrap(this.core.http.POST('/v1/webhooks/{webhook_id}/test', { params: { path: { webhook_id: id } } }));
     return data;
   }

@@ -1,5 +1,6 @@
 import cliProgress from 'cli-progress';
 import type { Batch, Job } from '@sdx/sdk';
+import type { Context } from './context';
 import type { Output } from './output';
 
 /**
@@ -81,4 +82,32 @@ function progress<T>(out: Output, unit: string, read: (state: T) => Point): Prog
       started = false;
     },
   };
+}
+
+/**
+ * Waits with a progress bar until `wait` ends. Ctrl-C stops the bar first, then `interrupted`
+ * says what keeps running (with the last state seen), and the command exits 130.
+ */
+export async function withProgress<T>(
+  ctx: Context,
+  bar: Progress<T>,
+  wait: (signal: AbortSignal, onProgress: (state: T) => void) => Promise<T>,
+  interrupted: (last: T | undefined) => void,
+): Promise<T> {
+  let last: T | undefined;
+  const onProgress = (state: T) => {
+    last = state;
+    bar.update(state);
+  };
+  try {
+    return await ctx.interruptible(
+      (signal) => wait(signal, onProgress),
+      () => {
+        bar.stop();
+        interrupted(last);
+      },
+    );
+  } finally {
+    bar.stop();
+  }
 }

@@ -1,24 +1,22 @@
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { countWorkspaceRows, listen, type SeededWorkspace, startTestStack, type TestStack, waitForJob } from '@sdx/testing';
+import { countWorkspaceRows, type SeededWorkspace, type ServedStack, startServedStack, type TestStack, waitForJob } from '@sdx/testing';
 import { json, sdx } from './support';
 
 /** `sdx` as a child process against the real service: its main flows, their --json output and exit codes. */
 
 let stack: TestStack;
-let server: Server;
+let served: ServedStack;
 let baseUrl: string;
 let home: string;
 beforeAll(async () => {
-  stack = await startTestStack({ withWorker: true });
-  ({ url: baseUrl, server } = await listen(stack.app));
+  served = await startServedStack({ withWorker: true });
+  ({ stack, url: baseUrl } = served);
   home = mkdtempSync(path.join(tmpdir(), 'sdx-cli-'));
 });
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-  await stack.close();
+  await served.close();
   rmSync(home, { recursive: true, force: true });
 });
 

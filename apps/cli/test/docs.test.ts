@@ -1,9 +1,8 @@
 import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { codeBlocks, listen, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
+import { codeBlocks, type SeededWorkspace, type ServedStack, startServedStack, type TestStack } from '@sdx/testing';
 import { ROOT } from './support';
 
 /**
@@ -15,19 +14,18 @@ import { ROOT } from './support';
 const blocks = codeBlocks('cli.md', 'sh');
 
 let stack: TestStack;
-let server: Server;
+let served: ServedStack;
 let baseUrl: string;
 let dir: string;
 let ws: SeededWorkspace;
 beforeAll(async () => {
-  stack = await startTestStack({ withWorker: true });
-  ({ url: baseUrl, server } = await listen(stack.app));
+  served = await startServedStack({ withWorker: true });
+  ({ stack, url: baseUrl } = served);
   ws = await stack.workspace({ credits: 100_000 });
   dir = mkdtempSync(path.join(tmpdir(), 'sdx-cli-docs-'));
 });
 afterAll(async () => {
-  await new Promise((resolve) => server.close(resolve));
-  await stack.close();
+  await served.close();
   rmSync(dir, { recursive: true, force: true });
 });
 

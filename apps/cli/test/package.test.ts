@@ -1,11 +1,10 @@
 import { execFile } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
-import { listen, startTestStack, type TestStack } from '@sdx/testing';
+import { type ServedStack, startServedStack } from '@sdx/testing';
 import { ROOT } from './support';
 
 /**
@@ -110,27 +109,23 @@ it('bundles the browser entry with no Node module', async () => {
 });
 
 describe('the packed sdx', () => {
-  let stack: TestStack;
-  let server: Server;
-  let baseUrl: string;
+  let served: ServedStack;
   beforeAll(async () => {
-    stack = await startTestStack();
-    ({ url: baseUrl, server } = await listen(stack.app));
+    served = await startServedStack();
   });
   afterAll(async () => {
-    await new Promise((resolve) => server.close(resolve));
-    await stack.close();
+    await served.close();
   });
 
   it('runs its bin on the packed SDK', async () => {
     const bin = path.join(consumer, 'node_modules/@sdx/cli/bin/sdx.js');
     // commander, cli-progress and picocolors as npm installs them for the workspace: found through NODE_PATH.
     const nodePath = [path.join(ROOT, 'apps/cli/node_modules'), path.join(ROOT, 'node_modules')].join(path.delimiter);
-    const env = { PATH: process.env.PATH ?? '', HOME: dir, NODE_PATH: nodePath, SDX_BASE_URL: baseUrl };
+    const env = { PATH: process.env.PATH ?? '', HOME: dir, NODE_PATH: nodePath, SDX_BASE_URL: served.url };
     expect((await run(process.execPath, [bin, '--version'], { env })).stdout.trim()).toBe('1.0.0');
     const platforms = JSON.parse((await run(process.execPath, [bin, 'platforms', '--json'], { env })).stdout) as Array<{ platform: string }>;
     expect(platforms.map((p) => p.platform).sort()).toEqual(['facebook', 'instagram', 'tiktok', 'twitter', 'youtube']);
-    const ws = await stack.workspace();
+    const ws = await served.stack.workspace();
     const account = JSON.parse((await run(process.execPath, [bin, 'account', '--json'], { env: { ...env, SDX_API_KEY: ws.apiKey } })).stdout);
     expect(account.organization_id).toBe(ws.workspaceId);
   });

@@ -3,22 +3,21 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PassThrough } from 'node:stream';
 import { ApiError, type Client, InsufficientCreditsError, type Job, RateLimitError } from '@sdx/sdk';
-import { countWorkspaceRows, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
-import { clientFor, type SdkStack, type Sent, serve } from './support';
+import { countWorkspaceRows, type SeededWorkspace, type ServedStack, startServedStack, type TestStack } from '@sdx/testing';
+import { clientFor, type Sent } from './support';
 
 /** Jobs, batches, exports and errors through the SDK, against the real service. */
 
 let stack: TestStack;
-let service: SdkStack;
+let served: ServedStack;
 let dir: string;
 beforeAll(async () => {
-  stack = await startTestStack({ withWorker: true, env: { SYNC_TIMEOUT_MS: '300' } });
-  service = await serve(stack);
+  served = await startServedStack({ withWorker: true, env: { SYNC_TIMEOUT_MS: '300' } });
+  stack = served.stack;
   dir = mkdtempSync(path.join(tmpdir(), 'sdx-sdk-'));
 });
 afterAll(async () => {
-  await service.close();
-  await stack.close();
+  await served.close();
   rmSync(dir, { recursive: true, force: true });
 });
 
@@ -28,7 +27,7 @@ let sdx: Client;
 beforeEach(async () => {
   ws = await stack.workspace({ credits: 100_000 });
   sent = [];
-  sdx = clientFor(service.url, ws, { sent });
+  sdx = clientFor(served.url, ws, { sent });
 });
 
 it('creates a job with a generated Idempotency-Key, waits for it with progress, and reads it back', async () => {
@@ -86,7 +85,7 @@ it('waits by polling when the event stream is refused or fails', async () => {
     },
   ]) {
     const paths: string[] = [];
-    const client = clientFor(service.url, ws, {
+    const client = clientFor(served.url, ws, {
       maxRetries: 0,
       fetch: async (input) => {
         const { pathname } = new URL(input.url);
@@ -165,13 +164,13 @@ it('throws typed errors: validation (never retried), not found, insufficient cre
   await expect(sdx.jobs.get('job_missing')).rejects.toMatchObject({ status: 404, code: 'job_not_found', requestId: expect.any(String) });
 
   const poor = await stack.workspace({ credits: 10 });
-  const broke = await clientFor(service.url, poor).jobs.create({ platform: 'twitter', operation: 'followers', target: 'nasa', limit: 1000 }).catch((e: unknown) => e);
+  const broke = await clientFor(served.url, poor).jobs.create({ platform: 'twitter', operation: 'followers', target: 'nasa', limit: 1000 }).catch((e: unknown) => e);
   expect(broke).toBeInstanceOf(InsufficientCreditsError);
   expect(broke).toMatchObject({ status: 402, available: 10, required: 2000 });
   expect(await countWorkspaceRows(stack, 'jobs', poor.workspaceId)).toBe(0);
 
   const limited = await stack.workspace({ rateLimitPerMinute: 2 });
-  const client = clientFor(service.url, limited, { retry: { maxRetryAfterMs: 0 } });
+  const client = clientFor(served.url, limited, { retry: { maxRetryAfterMs: 0 } });
   await client.account.get();
   await client.account.get();
   const tooMany = await client.account.get().catch((e: unknown) => e);

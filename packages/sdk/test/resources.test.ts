@@ -1,29 +1,28 @@
 import { ApiError, Client, type ScheduleRequest } from '@sdx/sdk';
-import { type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
-import { clientFor, contractFetch, type SdkStack, serve } from './support';
+import { type SeededWorkspace, type ServedStack, startServedStack, type TestStack } from '@sdx/testing';
+import { clientFor, contractFetch } from './support';
 
 /** Catalog, account, usage, quotes, schedules, keys, audit events and session users through the SDK. */
 
 let stack: TestStack;
-let service: SdkStack;
+let served: ServedStack;
 beforeAll(async () => {
-  stack = await startTestStack({ withWorker: true });
-  service = await serve(stack);
+  served = await startServedStack({ withWorker: true });
+  stack = served.stack;
 });
 afterAll(async () => {
-  await service.close();
-  await stack.close();
+  await served.close();
 });
 
 let ws: SeededWorkspace;
 let sdx: Client;
 beforeEach(async () => {
   ws = await stack.workspace({ credits: 5_000 });
-  sdx = clientFor(service.url, ws);
+  sdx = clientFor(served.url, ws);
 });
 
 it('reads the catalog without a key, and the account and usage with one', async () => {
-  const anonymous = clientFor(service.url, null);
+  const anonymous = clientFor(served.url, null);
   const platforms = await anonymous.platforms.list();
   expect(platforms.data.map((p) => p.platform).sort()).toEqual(['facebook', 'instagram', 'tiktok', 'twitter', 'youtube']);
   expect(platforms.hasMore).toBe(false);
@@ -68,7 +67,7 @@ it('manages a schedule: create, list, get, update, pause, resume, run, preview, 
 it('creates, lists and revokes keys; a revoked key is refused', async () => {
   const key = await sdx.keys.create({ name: 'CI', role: 'viewer' });
   expect(key).toMatchObject({ name: 'CI', role: 'viewer', prefix: key.api_key.slice(0, 12) });
-  const viewer = clientFor(service.url, { apiKey: key.api_key });
+  const viewer = clientFor(served.url, { apiKey: key.api_key });
   expect((await viewer.account.get()).role).toBe('viewer');
   await expect(viewer.keys.create({ name: 'escalate' })).rejects.toMatchObject({ status: 403, code: 'forbidden' });
 
@@ -81,7 +80,7 @@ it('creates, lists and revokes keys; a revoked key is refused', async () => {
 });
 
 it('iterates audit events across pages (starting_after), newest first', async () => {
-  const owner = new Client({ baseUrl: service.url, apiKey: ws.apiKey, fetch: contractFetch() });
+  const owner = new Client({ baseUrl: served.url, apiKey: ws.apiKey, fetch: contractFetch() });
   const made: string[] = [];
   for (let i = 0; i < 5; i++) made.push((await owner.keys.create({ name: `key ${i}` })).id);
   const seen: string[] = [];
@@ -96,7 +95,7 @@ it('iterates audit events across pages (starting_after), newest first', async ()
 });
 
 it('signs up, works in a team workspace with a session, invites, and signs out', async () => {
-  const ada = new Client({ baseUrl: service.url, fetch: contractFetch() });
+  const ada = new Client({ baseUrl: served.url, fetch: contractFetch() });
   const signedUp = await ada.auth.signUp({ email: 'ada.sdk@example.com', password: 'correct horse battery' });
   expect(signedUp.user.email).toBe('ada.sdk@example.com');
   expect((await ada.auth.session()).user.id).toBe(signedUp.user.id);
@@ -106,7 +105,7 @@ it('signs up, works in a team workspace with a session, invites, and signs out',
   expect((await ada.workspaces.update(team.id, { name: 'Analytics team' })).name).toBe('Analytics team');
   expect((await ada.workspaces.list()).data.map((w) => w.id)).toContain(team.id);
 
-  const grace = new Client({ baseUrl: service.url, fetch: contractFetch() });
+  const grace = new Client({ baseUrl: served.url, fetch: contractFetch() });
   const graceUser = await grace.auth.signUp({ email: 'grace.sdk@example.com', password: 'another long password' });
   const invitation = await ada.workspaces.invitations.create(team.id, { email: 'grace.sdk@example.com', role: 'member' });
   expect((await ada.workspaces.invitations.list(team.id)).data.map((i) => i.id)).toEqual([invitation.id]);
@@ -119,7 +118,7 @@ it('signs up, works in a team workspace with a session, invites, and signs out',
   await ada.workspaces.invitations.revoke(team.id, spare.id);
   expect((await ada.workspaces.invitations.list(team.id)).data).toEqual([]);
 
-  const inTeam = new Client({ baseUrl: service.url, fetch: contractFetch(), workspaceId: team.id });
+  const inTeam = new Client({ baseUrl: served.url, fetch: contractFetch(), workspaceId: team.id });
   await inTeam.auth.logIn({ email: 'ada.sdk@example.com', password: 'correct horse battery' });
   expect((await inTeam.account.get()).organization_id).toBe(team.id);
   await inTeam.auth.changePassword({ current_password: 'correct horse battery', new_password: 'a brand new password' });

@@ -1,7 +1,7 @@
 import { ApiError, ConnectionError, type ScheduleRequest } from '@sdx/sdk';
-import { countWorkspaceRows, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
+import { countWorkspaceRows, type SeededWorkspace, type ServedStack, startServedStack, type TestStack } from '@sdx/testing';
 import { backoff } from '../src/transport';
-import { clientFor, type SdkStack, serve, startProxy } from './support';
+import { clientFor, startProxy } from './support';
 
 /**
  * Safe retries through a loopback proxy that plays the network between the SDK and the real
@@ -9,14 +9,13 @@ import { clientFor, type SdkStack, serve, startProxy } from './support';
  */
 
 let stack: TestStack;
-let service: SdkStack;
+let served: ServedStack;
 beforeAll(async () => {
-  stack = await startTestStack();
-  service = await serve(stack);
+  served = await startServedStack();
+  stack = served.stack;
 });
 afterAll(async () => {
-  await service.close();
-  await stack.close();
+  await served.close();
 });
 
 let ws: SeededWorkspace;
@@ -27,7 +26,7 @@ beforeEach(async () => {
 const body = { platform: 'instagram', operation: 'posts', target: 'natgeo', limit: 10 } as const;
 
 it('retries a create whose answer was lost with the same Idempotency-Key: exactly one job exists', async () => {
-  const proxy = await startProxy(service.url, ({ method, path, count }) => (method === 'POST' && path === '/v1/jobs' && count === 1 ? 'drop-response' : 'pass'));
+  const proxy = await startProxy(served.url, ({ method, path, count }) => (method === 'POST' && path === '/v1/jobs' && count === 1 ? 'drop-response' : 'pass'));
   try {
     const job = await clientFor(proxy.url, ws).jobs.create(body);
     const posts = proxy.seen.filter((r) => r.method === 'POST');
@@ -42,7 +41,7 @@ it('retries a create whose answer was lost with the same Idempotency-Key: exactl
 });
 
 it("keeps the caller's own Idempotency-Key on every attempt, for batches too", async () => {
-  const proxy = await startProxy(service.url, ({ method, count }) => (method === 'POST' && count === 1 ? 'drop-response' : 'pass'));
+  const proxy = await startProxy(served.url, ({ method, count }) => (method === 'POST' && count === 1 ? 'drop-response' : 'pass'));
   try {
     const client = clientFor(proxy.url, ws);
     const batch = await client.batches.create({ platform: 'instagram', operation: 'profile', targets: ['natgeo', 'nasa'] }, { idempotencyKey: 'order-42' });
@@ -56,7 +55,7 @@ it("keeps the caller's own Idempotency-Key on every attempt, for batches too", a
 });
 
 it('retries 429 and 503 answers, honouring Retry-After, until the service answers', async () => {
-  const proxy = await startProxy(service.url, ({ count }) => {
+  const proxy = await startProxy(served.url, ({ count }) => {
     if (count === 1) return { status: 503, headers: { 'retry-after': '0' }, body: { detail: { error: 'service_unavailable', message: 'restarting' } } };
     if (count === 2) return { status: 429, headers: { 'retry-after': '0' }, body: { detail: { error: 'rate_limit_exceeded', message: 'slow down' } } };
     return 'pass';
@@ -72,7 +71,7 @@ it('retries 429 and 503 answers, honouring Retry-After, until the service answer
 });
 
 it('gives up after maxRetries and throws the last answer as a typed error', async () => {
-  const proxy = await startProxy(service.url, () => ({ status: 503, headers: { 'retry-after': '0' }, body: { detail: { error: 'service_unavailable', message: 'down' } } }));
+  const proxy = await startProxy(served.url, () => ({ status: 503, headers: { 'retry-after': '0' }, body: { detail: { error: 'service_unavailable', message: 'down' } } }));
   try {
     const error = await clientFor(proxy.url, ws, { maxRetries: 3 }).account.get().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
@@ -84,13 +83,13 @@ it('gives up after maxRetries and throws the last answer as a typed error', asyn
 });
 
 it('never resends a write without an Idempotency-Key whose answer was lost', async () => {
-  const proxy = await startProxy(service.url, ({ method, count }) => (method === 'POST' && count === 1 ? 'drop-response' : 'pass'));
+  const proxy = await startProxy(served.url, ({ method, count }) => (method === 'POST' && count === 1 ? 'drop-response' : 'pass'));
   try {
     const schedule = { name: 'Nightly', platform: 'instagram', operation: 'posts', targets: ['natgeo'], frequency: 'daily', timezone: 'UTC', starts_at: '2030-01-01T00:00:00Z' } satisfies ScheduleRequest;
     const error = await clientFor(proxy.url, ws).schedules.create(schedule).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectionError);
     expect(proxy.seen).toHaveLength(1);
-    const listed = await clientFor(service.url, ws).schedules.list();
+    const listed = await clientFor(served.url, ws).schedules.list();
     expect(listed.data).toHaveLength(1);
   } finally {
     await proxy.close();
@@ -99,7 +98,7 @@ it('never resends a write without an Idempotency-Key whose answer was lost', asy
 
 it('retries a write without a key only when the service wrote nothing (429, 503 rate_limiter_unavailable)', async () => {
   let failNext: string | null = 'rate_limiter_unavailable';
-  const proxy = await startProxy(service.url, () => {
+  const proxy = await startProxy(served.url, () => {
     const error = failNext;
     failNext = null;
     return error === null ? 'pass' : { status: 503, headers: { 'retry-after': '0' }, body: { detail: { error, message: 'temporary' } } };

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Client, type ClientOptions } from '@sdx/sdk';
-import { createResponseValidator, listen, type SeededWorkspace, type TestStack } from '@sdx/testing';
+import { createResponseValidator, type SeededWorkspace } from '@sdx/testing';
 
 const validator = createResponseValidator();
 
@@ -27,20 +27,6 @@ export function contractFetch(sent: Sent[] = []): (input: Request) => Promise<Re
       validator.validate(input.method, url.pathname, response.status, body, contentType);
     }
     return response;
-  };
-}
-
-export interface SdkStack {
-  url: string;
-  close(): Promise<void>;
-}
-
-/** The stack's app on a real loopback port, for the SDK and the CLI to call. */
-export async function serve(stack: TestStack): Promise<SdkStack> {
-  const { url, server } = await listen(stack.app);
-  return {
-    url,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }
 

@@ -1,10 +1,10 @@
 import type { Command } from 'commander';
-import type { Batch } from '@sdx/sdk';
+import type { Batch, Client } from '@sdx/sdk';
 import { action, integer } from '../args';
-import { readTargets } from '../context';
+import { type Context, readTargets } from '../context';
 import { CliError, EXIT } from '../exit-codes';
 import { number, type Output } from '../output';
-import { batchProgress } from '../progress';
+import { batchProgress, withProgress } from '../progress';
 
 export function registerBatches(program: Command): void {
   const batches = program.command('batches').description('one operation over up to 100 targets');
@@ -37,23 +37,7 @@ export function registerBatches(program: Command): void {
           printBatch(ctx.out, batch);
           return;
         }
-        const bar = batchProgress(ctx.out);
-        let last = batch;
-        const done = await ctx
-          .interruptible(
-            (signal) => {
-              bar.update(batch);
-              return sdx.batches.wait(batch.id, { signal, onProgress: (state) => bar.update((last = state)) });
-            },
-            () => {
-              bar.stop();
-              if (ctx.out.json) ctx.out.data(last);
-              ctx.out.note(`\nStopped waiting. ${batch.id} was not cancelled: its jobs keep running on the service.\nFollow it again with \`sdx batches wait ${batch.id}\`, or cancel it with \`sdx batches cancel ${batch.id}\`.`);
-            },
-          )
-          .finally(() => bar.stop());
-        printBatch(ctx.out, done);
-        if (done.status !== 'completed') throw new CliError(`batch ${done.id} ended ${done.status}`, EXIT.jobFailed);
+        await waitAndPrint(ctx, sdx, batch.id, batch);
       }),
     );
 
@@ -101,23 +85,25 @@ export function registerBatches(program: Command): void {
     .command('wait')
     .argument('<batch_id>')
     .description('follow a batch until every child ends')
-    .action(
-      action(async (ctx, id: string) => {
-        const sdx = ctx.client();
-        const bar = batchProgress(ctx.out);
-        const done = await ctx
-          .interruptible(
-            (signal) => sdx.batches.wait(id, { signal, onProgress: (state) => bar.update(state) }),
-            () => {
-              bar.stop();
-              ctx.out.note(`\nStopped waiting. ${id} was not cancelled: its jobs keep running on the service.`);
-            },
-          )
-          .finally(() => bar.stop());
-        printBatch(ctx.out, done);
-        if (done.status !== 'completed') throw new CliError(`batch ${done.id} ended ${done.status}`, EXIT.jobFailed);
-      }),
-    );
+    .action(action(async (ctx, id: string) => waitAndPrint(ctx, ctx.client(), id)));
+}
+
+async function waitAndPrint(ctx: Context, sdx: Client, id: string, first?: Batch): Promise<void> {
+  const bar = batchProgress(ctx.out);
+  const done = await withProgress(
+    ctx,
+    bar,
+    (signal, onProgress) => {
+      if (first) bar.update(first);
+      return sdx.batches.wait(id, { signal, onProgress });
+    },
+    (last) => {
+      if (ctx.out.json && (last ?? first)) ctx.out.data(last ?? first);
+      ctx.out.note(`\nStopped waiting. ${id} was not cancelled: its jobs keep running on the service.\nFollow it again with \`sdx batches wait ${id}\`, or cancel it with \`sdx batches cancel ${id}\`.`);
+    },
+  );
+  printBatch(ctx.out, done);
+  if (done.status !== 'completed') throw new CliError(`batch ${done.id} ended ${done.status}`, EXIT.jobFailed);
 }
 
 function printBatch(out: Output, batch: Batch): void {

@@ -4,7 +4,7 @@ import { action, integer, oneOf } from '../args';
 import type { Context } from '../context';
 import { CliError, EXIT, UsageError } from '../exit-codes';
 import { number, type Output } from '../output';
-import { jobProgress } from '../progress';
+import { jobProgress, withProgress } from '../progress';
 
 const JOB_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
 const FORMATS = ['json', 'csv', 'xlsx', 'ndjson'] as const;
@@ -31,26 +31,13 @@ export function registerJobs(program: Command): void {
     .action(
       action(async (ctx, platform: string, operation: string, target: string, options: JobOptions) => {
         const sdx = ctx.client();
-        const bar = jobProgress(ctx.out);
-        let last: Job | undefined;
-        const job = await ctx
-          .interruptible(
-            (signal) =>
-              sdx.jobs.extract(request(platform, operation, target, options), {
-                idempotencyKey: options.idempotencyKey,
-                noCache: !options.cache,
-                signal,
-                onProgress: (state) => {
-                  last = state;
-                  bar.update(state);
-                },
-              }),
-            () => {
-              bar.stop();
-              interrupted(ctx, last);
-            },
-          )
-          .finally(() => bar.stop());
+        const body = request(platform, operation, target, options);
+        const job = await withProgress(
+          ctx,
+          jobProgress(ctx.out),
+          (signal, onProgress) => sdx.jobs.extract(body, { idempotencyKey: options.idempotencyKey, noCache: !options.cache, signal, onProgress }),
+          (last) => interrupted(ctx, last),
+        );
         printJob(ctx.out, job);
       }),
     );
@@ -170,27 +157,17 @@ function request(platform: string, operation: string, target: string, options: J
 
 async function waitAndPrint(ctx: Context, sdx: Client, job: Job, announce = false): Promise<void> {
   const bar = jobProgress(ctx.out);
-  let last: Job = job;
-  const done = await ctx
-    .interruptible(
-      (signal) => {
-        // Printed once Ctrl-C is handled: whoever sees the job's ID may interrupt.
-        if (announce && ctx.out.stderrIsTerminal && !ctx.out.json && !ctx.out.quiet) ctx.out.note(`${job.id} ${job.status}`);
-        bar.update(job);
-        return sdx.jobs.wait(job.id, {
-          signal,
-          onProgress: (state) => {
-            last = state;
-            bar.update(state);
-          },
-        });
-      },
-      () => {
-        bar.stop();
-        interrupted(ctx, last);
-      },
-    )
-    .finally(() => bar.stop());
+  const done = await withProgress(
+    ctx,
+    bar,
+    (signal, onProgress) => {
+      // Printed once Ctrl-C is handled: whoever sees the job's ID may interrupt.
+      if (announce && ctx.out.stderrIsTerminal && !ctx.out.json && !ctx.out.quiet) ctx.out.note(`${job.id} ${job.status}`);
+      bar.update(job);
+      return sdx.jobs.wait(job.id, { signal, onProgress });
+    },
+    (last) => interrupted(ctx, last ?? job),
+  );
   printJob(ctx.out, done);
   if (done.status !== 'completed') throw new CliError(`job ${done.id} ended ${done.status}`, EXIT.jobFailed);
 }

@@ -2,6 +2,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { build, type Metafile, type Plugin } from 'esbuild';
+import { ensureConsoleBuild } from '@sdx/console';
 import { DEV_ONLY_IMPORTS, TEST_ONLY_PACKAGES } from './check-deps';
 
 /**
@@ -9,6 +10,9 @@ import { DEV_ONLY_IMPORTS, TEST_ONLY_PACKAGES } from './check-deps';
  * `node` runs (the production image runs nothing else):
  *
  *   dist/api.js · dist/admin.js · dist/worker.js · dist/scheduler.js · dist/migrate.js
+ *
+ * and the web console into apps/console/dist (served by the API at /console), unless the
+ * build there is of the current sources.
  *
  * The workspace's own packages (@sdx/*) are compiled into each file; every other package stays
  * an import of node_modules, installed by `npm ci --omit=dev`. Types are checked apart, by
@@ -115,6 +119,8 @@ async function main(): Promise<void> {
     process.exit(1);
   }
   for (const [file, bytes] of outputs) console.log(`${file}  ${(bytes / 1024).toFixed(0)} KiB`);
+  const consoleBuild = await ensureConsoleBuild();
+  console.log(`apps/console/dist ${consoleBuild.built ? 'built' : 'up to date'}: initial JavaScript ${(consoleBuild.initialJsGzipBytes / 1024).toFixed(1)} KiB gzipped`);
   console.log(`built in ${Math.round(performance.now() - started)} ms`);
 }
 

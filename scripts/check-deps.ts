@@ -50,7 +50,7 @@ function tsFiles(dir: string): string[] {
     const full = path.join(dir, entry);
     if (entry === 'node_modules' || entry === 'dist') return [];
     if (statSync(full).isDirectory()) return tsFiles(full);
-    return full.endsWith('.ts') ? [full] : [];
+    return /\.tsx?$/.test(full) ? [full] : [];
   });
 }
 

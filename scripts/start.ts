@@ -1,11 +1,13 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import { ensureConsoleBuild } from '@sdx/console';
 import { createLogger, loadConfig } from '@sdx/config';
 import { createDb, ensureDatabase, migrateToLatest } from '@sdx/db';
 import { addMember, countWorkspaces, createApiKey, createUser, createWorkspace, hashPassword, randomToken, recordAudit, systemActor, systemClock } from '@sdx/domain';
 
 /**
- * `npm start`: migrates the database, then runs the api, worker and scheduler as three processes
+ * `npm start`: builds the web console when its build is missing or older than its sources,
+ * migrates the database, then runs the api, worker and scheduler as three processes
  * against DATABASE_URL and REDIS_URL, and restarts any of them that exits unexpectedly (with a
  * backoff: 0.5 s, doubling up to 30 s while it keeps dying young). On first start against an
  * empty database (not in production) it creates a demo workspace owned by a demo user
@@ -48,6 +50,7 @@ async function prepare(): Promise<void> {
           `Password (shown once, keep it): ${password}`,
           `Try: curl -c jar -H 'Content-Type: application/json' -d '{"email":"${DEMO_EMAIL}","password":"${password}"}' ${base}/v1/auth/login`,
           `     curl -b jar -H "X-Workspace-ID: ${key.workspace.id}" ${base}/v1/account`,
+          `Or sign in to the web console: ${base}/console`,
           '',
         ].join('\n') + '\n',
       );
@@ -81,9 +84,11 @@ export function nextRestartDelay(previousMs: number, ranMs: number): number {
 }
 
 async function main(): Promise<void> {
-  await prepare();
   const config = loadConfig();
   const log = createLogger({ logLevel: config.logLevel }, { name: 'start' });
+  const consoleBuild = await ensureConsoleBuild();
+  log.info({ built: consoleBuild.built, ms: consoleBuild.ms }, consoleBuild.built ? 'console built' : 'console build is up to date');
+  await prepare();
   // The API waits up to SYNC_TIMEOUT_MS (plus a margin) for its last responses on SIGTERM.
   const shutdownGraceMs = Math.max(20_000, config.syncTimeoutMs + 10_000);
   const children = new Map<string, ChildProcess>();

@@ -7,6 +7,7 @@ import { requireAccess } from './middleware/access';
 import { accessLog } from './middleware/access-log';
 import { adminQueues } from './middleware/admin';
 import { authenticate, recordKeyUse } from './middleware/auth';
+import { consoleRoutes } from './middleware/console';
 import { HeavyReads } from './middleware/heavy-reads';
 import { methodNotAllowed, notFound, renderErrors } from './middleware/errors';
 import { httpMetrics } from './middleware/metrics';
@@ -69,8 +70,9 @@ const headAsGet: RequestHandler = (req, _res, next) => {
  * one; bounded in size and depth) → authentication (caller and workspace resolved once) → rate
  * limit → the route's declared access → input Postgres cannot store refused → request
  * validation against openapi.yaml → route → one error renderer. A route without a declared
- * access stops the app from being built. With ADMIN_TOKEN set, Bull Board answers at
- * /admin/queues behind that token.
+ * access stops the app from being built. The web console's files answer at /console
+ * (middleware/console.ts). With ADMIN_TOKEN set, Bull Board answers at /admin/queues behind
+ * that token.
  */
 export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Express {
   const config = apiDeps.services.config;
@@ -90,6 +92,7 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   app.use(httpMetrics());
   app.use(accessLog(deps.services.log));
   app.use(headAsGet);
+  app.use(consoleRoutes());
   const adminToken = deps.services.config.adminToken;
   if (adminToken) app.use(adminQueues(adminToken, deps.services.queues));
 

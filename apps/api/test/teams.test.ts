@@ -139,7 +139,7 @@ describe('invitations', () => {
       created_at: expect.any(String),
       expires_at: expect.any(String),
       token: expect.stringMatching(/^[A-Za-z0-9_-]{40,}$/),
-      accept_url: `https://app.example.com/invitations/accept?token=${res.body.token}`,
+      accept_url: `https://app.example.com/console/invitations/accept?token=${res.body.token}`,
     });
     expect(Math.abs(Date.parse(res.body.expires_at) - Date.now() - 7 * 86_400_000)).toBeLessThan(120_000);
     const stored = await stack.runtime.db.selectFrom('invitations').selectAll().where('id', '=', res.body.id).executeTakeFirstOrThrow();

@@ -1,5 +1,6 @@
 import pg from 'pg';
 import IORedis from 'ioredis';
+import { ensureConsoleBuild } from '@sdx/console';
 import { createDb, migrateToLatest } from '@sdx/db';
 import { baseDatabaseUrl, databaseUrlFor, testRedisUrl } from './env';
 
@@ -30,10 +31,12 @@ async function redisAnswers(url: string): Promise<boolean> {
 /**
  * Uses the Postgres and Redis named by DATABASE_URL / REDIS_URL (or the local defaults). Only
  * when neither answers and a Docker engine exists does it start them with testcontainers.
- * Then it builds a migrated template database that every test file clones.
+ * Then it builds a migrated template database that every test file clones, and the web
+ * console (apps/console/dist) when its build is missing or stale, for the browser tests.
  */
 export default async function globalSetup(): Promise<void> {
   process.env.NODE_ENV = 'test';
+  await ensureConsoleBuild();
   if (!(await postgresAnswers(baseDatabaseUrl())) || !(await redisAnswers(testRedisUrl()))) {
     await startContainers();
   }

@@ -8,7 +8,7 @@ import { tenantOf } from '../middleware/tenant';
 export const createInvitation = ({ services, mailer }: AppDeps): RequestHandler => async (req, res) => {
   const { email, role } = req.body as { email: string; role: Role };
   const created = await create(services, tenantOf(res).workspace.id, email, role, caller(req, res));
-  const acceptUrl = `${services.config.appUrl}/invitations/accept?token=${encodeURIComponent(created.token)}`;
+  const acceptUrl = `${services.config.appUrl}/console/invitations/accept?token=${encodeURIComponent(created.token)}`;
   if (mailer) {
     const { invitation } = created;
     void mailer.sendInvitation({ to: invitation.email, workspaceName: created.workspaceName, role: invitation.role, acceptUrl, token: created.token, expiresAt: invitation.expires_at });

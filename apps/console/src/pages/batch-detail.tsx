@@ -1,0 +1,71 @@
+import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { Link, useParams } from 'react-router';
+import { api, unwrap } from '../api/client';
+import { isTerminal } from '../api/jobs';
+import { useLiveBatch } from '../api/live';
+import { ExportButtons } from '../components/exports';
+import { DataTable } from '../components/table';
+import { ConfirmButton, ErrorNotice, formatDate, formatNumber, Loading, PageHeader, StatusBadge } from '../components/ui';
+import { atLeast } from '../roles';
+import { useWorkspace } from '../session';
+import { childStates } from './batches';
+
+export default function BatchDetail() {
+  const { batchId = '' } = useParams();
+  const { role } = useWorkspace();
+  const queryClient = useQueryClient();
+  const batch = useLiveBatch(batchId);
+  const cancel = useMutation({
+    mutationFn: () => unwrap(api.POST('/v1/batches/{batch_id}/cancel', { params: { path: { batch_id: batchId } } })),
+    onSuccess: () => queryClient.invalidateQueries({ queryKey: batch.queryKey }),
+  });
+  if (batch.error) return <ErrorNotice error={batch.error} />;
+  const b = batch.data;
+  if (!b) return <Loading />;
+  const done = b.completed_count + b.failed_count + b.cancelled_count;
+  return (
+    <div>
+      <PageHeader title={`Batch ${b.id}`}>
+        {atLeast(role, 'member') && !isTerminal(b.status) && (
+          <ConfirmButton label="Cancel batch" danger question="Cancel every child of this batch that has not finished?" confirmLabel="Cancel the batch" onConfirm={() => cancel.mutate()} />
+        )}
+      </PageHeader>
+      <ErrorNotice error={cancel.error} />
+      <dl className="facts">
+        <dt>Status</dt>
+        <dd>
+          <StatusBadge status={b.status} />
+        </dd>
+        <dt>What</dt>
+        <dd>
+          {b.platform} · {b.operation} · {b.target_count} targets × {formatNumber(b.requested_limit)} results
+        </dd>
+        <dt>Children</dt>
+        <dd>
+          <progress max={b.target_count} value={done} aria-label="Children finished" /> {childStates(b)}
+        </dd>
+        <dt>Credits</dt>
+        <dd>
+          {formatNumber(b.billed_credits)} charged · {formatNumber(b.reserved_credits)} held
+        </dd>
+        <dt>Results</dt>
+        <dd>{formatNumber(b.result_count)}</dd>
+        <dt>Created</dt>
+        <dd>{formatDate(b.created_at)}</dd>
+      </dl>
+      <ExportButtons path={`/v1/batches/${b.id}/export`} baseName={b.id} ready={isTerminal(b.status) && b.completed_count > 0} />
+      <section aria-labelledby="children-title">
+        <h2 id="children-title">Children</h2>
+        <DataTable
+          caption="Child jobs"
+          data={b.jobs ?? []}
+          columns={[
+            { header: 'Target', accessorKey: 'target', cell: (c) => <span className="target">{c.row.original.target}</span> },
+            { header: 'Job', accessorKey: 'id', cell: (c) => <Link to={`/jobs/${c.row.original.id}`}><code>{c.row.original.id}</code></Link> },
+            { header: 'Status', accessorKey: 'status', cell: (c) => <StatusBadge status={c.row.original.status} /> },
+          ]}
+        />
+      </section>
+    </div>
+  );
+}

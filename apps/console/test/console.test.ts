@@ -1,0 +1,383 @@
+import { readFileSync } from 'node:fs';
+import type { Server } from 'node:http';
+import Papa from 'papaparse';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { createSandboxProvider } from '@sdx/providers';
+import { eventually, listen, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
+import { launchBrowser, screenshots, seriousA11yViolations, visibleButtons } from './browser';
+
+/**
+ * The web console in a real browser (Debian's chromium through playwright-core) against the
+ * real service: the API serving /console and the /v1 API, a worker, Postgres and Redis. The
+ * sandbox serves pages of 10 items so a job's progress moves visibly.
+ */
+let stack: TestStack;
+let server: Server;
+let base: string;
+let browser: Browser;
+const contexts: BrowserContext[] = [];
+
+beforeAll(async () => {
+  stack = await startTestStack({ withWorker: true, providers: [createSandboxProvider({ pageSize: 10, followPageSize: 10 })] });
+  ({ url: base, server } = await listen(stack.app));
+  browser = await launchBrowser();
+}, 60_000);
+
+afterAll(async () => {
+  for (const context of contexts) await context.close().catch(() => undefined);
+  await browser?.close();
+  await new Promise((resolve) => server?.close(resolve));
+  await stack?.close();
+});
+
+let seq = 0;
+const newEmail = (who: string) => `${who}${++seq}.${Date.now().toString(36)}@example.com`;
+const PASSWORD = 'correct horse battery';
+
+async function newPage(): Promise<Page> {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
+  contexts.push(context);
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  return page;
+}
+
+async function heading(page: Page, name: string | RegExp): Promise<void> {
+  await page.getByRole('heading', { level: 1, name }).waitFor();
+}
+
+async function signUpInBrowser(page: Page, email = newEmail('ada')): Promise<string> {
+  await page.goto(`${base}/console/signup`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
+  await page.getByRole('button', { name: 'Create account' }).click();
+  await heading(page, 'Overview');
+  return email;
+}
+
+async function signInInBrowser(page: Page, email: string, password: string): Promise<void> {
+  await page.goto(`${base}/console/`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await heading(page, 'Overview');
+}
+
+async function chooseWorkspace(page: Page, workspaceId: string): Promise<void> {
+  await page.getByLabel('Workspace').selectOption(workspaceId);
+  await heading(page, 'Overview');
+}
+
+/** A signed-in user's headers for the API, from the browser's session cookie. */
+async function browserSession(page: Page): Promise<Record<string, string>> {
+  const cookie = (await page.context().cookies()).find((c) => c.name === 'sdx_session');
+  if (!cookie) throw new Error('the browser has no session cookie');
+  const session = await stack.api.get('/v1/auth/session', { headers: { Cookie: `sdx_session=${cookie.value}` } });
+  return { Cookie: `sdx_session=${cookie.value}`, 'X-CSRF-Token': session.body.csrf_token };
+}
+
+describe('console: a new user', () => {
+  it('signs up, creates an API key and sees its secret once, with a copy button and a warning', async () => {
+    const page = await newPage();
+    await signUpInBrowser(page);
+    await page.getByRole('link', { name: 'API keys' }).click();
+    await heading(page, 'API keys');
+    await page.getByLabel('Name').fill('nightly export');
+    await page.getByRole('button', { name: 'Create key' }).click();
+
+    const shown = page.getByTestId('secret-once');
+    await shown.waitFor();
+    const secret = (await page.getByTestId('secret-value').textContent())!;
+    expect(secret).toMatch(/^sdx_live_[A-Za-z0-9]{32,}$/);
+    expect(await shown.textContent()).toContain('This is the only time it is shown');
+    expect(await shown.getByRole('button', { name: 'Copy' }).isVisible()).toBe(true);
+    const account = await stack.api.get('/v1/account', { headers: { 'X-API-Key': secret } });
+    expect(account.status).toBe(200);
+
+    await page.getByRole('button', { name: 'I have stored it' }).click();
+    await page.reload();
+    const table = page.getByTestId('keys-table');
+    await table.getByRole('cell', { name: 'nightly export' }).waitFor();
+    expect(await table.textContent()).toContain(`${secret.slice(0, 12)}…`);
+    expect(await page.content()).not.toContain(secret);
+    expect(await page.getByTestId('secret-once').count()).toBe(0);
+  });
+
+  it('runs a sandbox_slow_ job, watches its progress move, and downloads its csv', async () => {
+    const page = await newPage();
+    await signUpInBrowser(page);
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'New job' }).click();
+    await heading(page, 'New job');
+    await page.getByLabel('Platform').selectOption('instagram');
+    await page.getByLabel('Operation').selectOption('posts');
+    await page.getByLabel('Results per target').fill('60');
+    await page.getByLabel('Target', { exact: true }).fill('sandbox_slow_500');
+    expect(await page.getByText('A username (for example natgeo)').isVisible()).toBe(true);
+    await page.getByTestId('quote').getByText('Reserves at most 120 credits').waitFor();
+    await page.getByRole('button', { name: 'Start job' }).click();
+    await page.waitForURL(/\/console\/jobs\/job_/);
+
+    // Every figure the page showed until the job completed: it must have moved through the middle.
+    const seen = new Set<string>();
+    await eventually(async () => {
+      seen.add((await page.getByTestId('progress-text').textContent()) ?? '');
+      return (await page.getByTestId('job-status').textContent())?.includes('completed');
+    }, 60_000, 50);
+    const counts = [...seen].map((text) => Number(/^([\d,]+) of/.exec(text)?.[1]?.replace(/,/g, '') ?? NaN));
+    expect(counts.some((n) => n > 0 && n < 60)).toBe(true);
+    await page.getByTestId('progress-text').filter({ hasText: /^60 of 60/ }).waitFor();
+    await page.getByTestId('billed-credits').filter({ hasText: '120 credits' }).waitFor();
+    await page.getByTestId('result-preview').waitFor();
+
+    const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
+    expect(download.suggestedFilename()).toMatch(/\.csv$/);
+    const csv = Papa.parse<Record<string, string>>(readFileSync((await download.path())!, 'utf8'), { header: true, skipEmptyLines: true });
+    expect(csv.errors).toEqual([]);
+    expect(csv.data).toHaveLength(60);
+    expect(csv.meta.fields).toEqual(expect.arrayContaining(['kind', 'platform']));
+    expect(new Set(csv.data.map((row) => row.platform))).toEqual(new Set(['instagram']));
+  }, 120_000);
+
+  it('creates a schedule after seeing its next five runs in its zone and in UTC, then runs it now', async () => {
+    const page = await newPage();
+    await signUpInBrowser(page);
+    await page.getByRole('link', { name: 'Schedules' }).click();
+    await page.getByRole('link', { name: 'New schedule' }).click();
+    await heading(page, 'New schedule');
+    await page.getByLabel('Name').fill('Morning profiles');
+    await page.getByLabel('Platform').selectOption('instagram');
+    await page.getByLabel('Operation').selectOption('profile');
+    await page.getByLabel('Targets, one per line').fill('natgeo\nnasa');
+    await page.getByLabel('Repeats').selectOption('daily');
+    await page.getByLabel('Time zone').selectOption('Europe/Berlin');
+    // Two days before Europe's spring change: 09:00 in Berlin is 08:00 UTC, then 07:00 UTC.
+    await page.getByLabel('First run (in that zone)').fill('2030-03-29T09:00');
+
+    const rows = page.getByTestId('schedule-preview').locator('tbody tr');
+    await eventually(async () => (await rows.count()) === 5 && (await rows.first().textContent())?.includes('29'), 10_000);
+    const cells = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
+    expect(cells.map(([local]) => /09:00/.test(local!))).toEqual([true, true, true, true, true]);
+    expect(cells.map(([, utc]) => /(\d\d):00/.exec(utc!)?.[1])).toEqual(['08', '08', '07', '07', '07']);
+
+    await page.getByRole('button', { name: 'Create schedule' }).click();
+    await heading(page, 'Morning profiles');
+    await page.getByRole('button', { name: 'Run now' }).click();
+    await page.getByTestId('schedule-runs').getByText('Ran batch').waitFor();
+    expect(await page.getByTestId('schedule-runs').textContent()).toContain('manual');
+  });
+
+  it('is usable by keyboard alone: signs in, reaches the skip link, opens the phone menu and goes to a page', async () => {
+    const user = await signUpUser(stack, { password: PASSWORD });
+    const page = await newPage();
+    const focused = async () => (await page.evaluate(`(document.activeElement?.getAttribute('aria-label') || document.activeElement?.textContent || document.activeElement?.id || '').trim()`)) as string;
+    await page.goto(`${base}/console/`);
+    await heading(page, 'Sign in');
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(user.email);
+    await page.keyboard.press('Tab');
+    await page.keyboard.type(PASSWORD);
+    await page.keyboard.press('Enter');
+    await heading(page, 'Overview');
+
+    // Focus is on the page's content; before it come the skip link, the workspace and the menu.
+    expect(await page.evaluate('document.activeElement.id')).toBe('main');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused()).toBe('Menu');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Shift+Tab');
+    expect(await focused()).toBe('Skip to content');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Overview');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await focused()).toBe('Jobs');
+    await page.keyboard.press('Enter');
+    await heading(page, 'Jobs');
+    expect(await page.getByRole('button', { name: 'Menu' }).getAttribute('aria-expanded')).toBe('false');
+  });
+
+  it('shows an error in words with its request ID, and the sign-in once the session has ended', async () => {
+    const page = await newPage();
+    await signUpInBrowser(page);
+    await page.goto(`${base}/console/jobs/job_doesnotexist`);
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toMatch(/Not found\..*job/i);
+    expect(await alert.getByTestId('request-id').textContent()).toMatch(/\S{8,}/);
+
+    // The session ends elsewhere: the next call's 401 brings the sign-in back.
+    const ended = await stack.api.post('/v1/auth/logout', { headers: await browserSession(page) });
+    expect(ended.status).toBe(204);
+    await page.getByRole('link', { name: 'Jobs' }).click();
+    await heading(page, 'Sign in');
+  });
+});
+
+describe('console: a team', () => {
+  let owner: SessionUser;
+  let teamId: string;
+  let viewer: SessionUser;
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    owner = await signUpUser(stack, { password: PASSWORD, displayName: 'Olive Owner' });
+    const team = await stack.api.post('/v1/workspaces', { headers: owner.write(), body: { name: 'Acme research' } });
+    teamId = team.body.id;
+    viewer = await signUpUser(stack, { password: PASSWORD, displayName: 'Vic Viewer' });
+    const invited = await stack.api.post(`/v1/workspaces/${teamId}/invitations`, { headers: owner.write(), body: { email: viewer.email, role: 'viewer' } });
+    await stack.api.post('/v1/invitations/accept', { headers: viewer.write(), body: { token: invited.body.token } });
+    const w = owner.write(teamId);
+    const job = await stack.api.post('/v1/jobs', { headers: w, body: { platform: 'instagram', operation: 'posts', target: 'natgeo', limit: 30 } });
+    ids.job = job.body.id;
+    const batch = await stack.api.post('/v1/batches', { headers: w, body: { platform: 'instagram', operation: 'profile', targets: ['natgeo', 'nasa', 'sandbox_not_found'] } });
+    ids.batch = batch.body.id;
+    const schedule = await stack.api.post('/v1/schedules', {
+      headers: w,
+      body: { name: 'Weekly followers', platform: 'twitter', operation: 'followers', targets: ['nasa'], limit: 100, frequency: 'weekly', timezone: 'America/New_York', starts_at: '2030-01-07T08:30:00-05:00' },
+    });
+    ids.schedule = schedule.body.id;
+    await stack.api.post(`/v1/schedules/${ids.schedule}/run`, { headers: w });
+    await stack.api.post('/v1/keys', { headers: w, body: { name: 'warehouse sync', role: 'viewer' } });
+    await eventually(async () => (await stack.api.get(`/v1/batches/${ids.batch}`, { headers: owner.read(teamId) })).body.status === 'completed', 60_000);
+  }, 120_000);
+
+  it('invites a member, whose invitation is listed and whose link is shown once', async () => {
+    const page = await newPage();
+    await signInInBrowser(page, owner.email, PASSWORD);
+    await chooseWorkspace(page, teamId);
+    await page.getByRole('link', { name: 'Members' }).click();
+    await heading(page, 'Members');
+    const email = newEmail('grace');
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Role', { exact: true }).selectOption('member');
+    await page.getByRole('button', { name: 'Invite' }).click();
+    const created = page.getByTestId('invitation-created');
+    await created.waitFor();
+    const link = (await created.locator('code').textContent())!;
+    expect(link).toMatch(new RegExp(`^http://.+/console/invitations/accept\\?token=.+`));
+    await page.getByTestId('invitations-table').getByRole('cell', { name: email }).waitFor();
+
+    // The invitee follows the link, signs up with the invited email and joins.
+    const invitee = await newPage();
+    await invitee.goto(link.replace(/^http:\/\/[^/]+/, base));
+    await invitee.getByRole('link', { name: 'Create an account' }).click();
+    await invitee.getByLabel('Email').fill(email);
+    await invitee.getByLabel('Password', { exact: true }).fill(PASSWORD);
+    await invitee.getByRole('button', { name: 'Create account' }).click();
+    await heading(invitee, 'Accept an invitation');
+    await invitee.getByRole('button', { name: 'Accept invitation' }).click();
+    await heading(invitee, 'Overview');
+    expect(await invitee.getByText('Workspace Acme research · your role: member').count()).toBe(1);
+    const members = await stack.api.get(`/v1/workspaces/${teamId}/members`, { headers: owner.read(teamId) });
+    expect(members.body.map((m: { email: string; role: string }) => [m.email, m.role])).toContainEqual([email, 'member']);
+  });
+
+  it('shows a viewer no write controls on any page', async () => {
+    const page = await newPage();
+    await signInInBrowser(page, viewer.email, PASSWORD);
+    await chooseWorkspace(page, teamId);
+    expect(await page.getByText('your role: viewer').count()).toBe(1);
+    const nav = page.getByRole('navigation', { name: 'Console' });
+    expect(await nav.getByRole('link', { name: 'New job' }).count()).toBe(0);
+    expect(await nav.getByRole('link', { name: 'Audit events' }).count()).toBe(0);
+
+    // Buttons that read or move around: everything else would change the workspace. "Leave" is
+    // the viewer's own membership; Settings is the user's (own password, own new team).
+    const reading = new Set(['← Newer', 'Older →', 'Download JSON', 'Download CSV', 'Download Excel (xlsx)', 'Download NDJSON', 'Leave']);
+    const pages: Array<[string, string | RegExp]> = [
+      ['/', 'Overview'],
+      ['/jobs', 'Jobs'],
+      [`/jobs/${ids.job}`, /^Job /],
+      ['/batches', 'Batches'],
+      [`/batches/${ids.batch}`, /^Batch /],
+      ['/schedules', 'Schedules'],
+      [`/schedules/${ids.schedule}`, 'Weekly followers'],
+      ['/keys', 'API keys'],
+      ['/members', 'Members'],
+      ['/webhooks', 'Webhooks'],
+      ['/jobs/new', 'New job'],
+      ['/batches/new', 'New batch'],
+      ['/schedules/new', 'New schedule'],
+    ];
+    for (const [path, title] of pages) {
+      await page.goto(`${base}/console${path}`);
+      await heading(page, title);
+      await page.waitForLoadState('networkidle');
+      const writes = (await visibleButtons(page)).filter((name) => !reading.has(name));
+      expect({ path, writes }).toEqual({ path, writes: [] });
+      expect({ path, forms: await page.locator('main form:not(.filters):not([method="dialog"])').count() }).toEqual({ path, forms: 0 });
+      expect({ path, links: await page.locator('main a[href$="/new"], main a[href$="/edit"]').count() }).toEqual({ path, links: 0 });
+      expect({ path, selects: await page.locator('main td select').count() }).toEqual({ path, selects: 0 });
+    }
+  });
+
+  it('passes axe (no serious or critical violation) on every page, at desktop and phone width, and saves their screenshots', async () => {
+    const page = await newPage();
+    const violations: Record<string, unknown> = {};
+    const check = async (name: string) => {
+      await page.waitForLoadState('networkidle');
+      const found = await seriousA11yViolations(page);
+      if (found.length > 0) violations[`${name} (desktop)`] = found;
+      await screenshots(page, name);
+      await page.setViewportSize({ width: 390, height: 844 });
+      const phone = await seriousA11yViolations(page);
+      if (phone.length > 0) violations[`${name} (phone)`] = phone;
+      const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+      if (width > 390) violations[`${name} (phone)`] = `the page is ${width} px wide on a 390 px screen`;
+      await page.setViewportSize({ width: 1280, height: 800 });
+    };
+    await page.goto(`${base}/console/`);
+    await heading(page, 'Sign in');
+    await check('sign-in');
+    await page.goto(`${base}/console/signup`);
+    await heading(page, 'Create an account');
+    await check('sign-up');
+
+    await signInInBrowser(page, owner.email, PASSWORD);
+    await chooseWorkspace(page, teamId);
+    const pages: Array<[string, string, string | RegExp]> = [
+      ['overview', '/', 'Overview'],
+      ['new-job', '/jobs/new', 'New job'],
+      ['new-batch', '/batches/new', 'New batch'],
+      ['jobs', '/jobs', 'Jobs'],
+      ['job', `/jobs/${ids.job}`, /^Job /],
+      ['batches', '/batches', 'Batches'],
+      ['batch', `/batches/${ids.batch}`, /^Batch /],
+      ['schedules', '/schedules', 'Schedules'],
+      ['schedule', `/schedules/${ids.schedule}`, 'Weekly followers'],
+      ['schedule-new', '/schedules/new', 'New schedule'],
+      ['keys', '/keys', 'API keys'],
+      ['members', '/members', 'Members'],
+      ['webhooks', '/webhooks', 'Webhooks'],
+      ['audit', '/audit', 'Audit events'],
+      ['settings', '/settings', 'Settings'],
+    ];
+    for (const [name, path, title] of pages) {
+      await page.goto(`${base}/console${path}`);
+      await heading(page, title);
+      if (name === 'new-job') {
+        await page.getByLabel('Target', { exact: true }).fill('natgeo');
+        await page.getByTestId('quote').waitFor();
+      }
+      if (name === 'new-batch') {
+        await page.getByLabel('Targets, one per line').fill('natgeo\nnasa\nNatGeo');
+        await page.getByText('Duplicated: NatGeo').waitFor();
+      }
+      if (name === 'schedule-new') await page.getByTestId('schedule-preview').waitFor();
+      if (name === 'job') await page.getByTestId('result-preview').waitFor();
+      await check(name);
+    }
+    // The menu of the phone layout, opened.
+    await page.goto(`${base}/console/`);
+    await heading(page, 'Overview');
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.getByRole('button', { name: 'Menu' }).click();
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Jobs' }).waitFor();
+    expect(await seriousA11yViolations(page)).toEqual([]);
+    expect(violations).toEqual({});
+  }, 120_000);
+});

@@ -1841,7 +1841,7 @@ export interface components {
             expires_at: string;
             /** @description Shown once; only its hash is stored. */
             token: string;
-            /** @description `APP_URL` + `/invitations/accept?token=<token>`: where a front end takes the token to `POST /v1/invitations/accept`. */
+            /** @description `APP_URL` + `/console/invitations/accept?token=<token>`: the web console's page that takes the token to `POST /v1/invitations/accept`. */
             accept_url: string;
         };
         InvitationAcceptRequest: {
@@ -4341,7 +4341,7 @@ export interface operations {
                      *       "created_at": "2026-11-24T09:00:00Z",
                      *       "expires_at": "2026-12-01T09:00:00Z",
                      *       "token": "Zr4T0b9mW2xK7pQ1sV5nY8cJ3fH6gL0dE2aR9uI4oB7",
-                     *       "accept_url": "http://localhost:3000/invitations/accept?token=Zr4T0b9mW2xK7pQ1sV5nY8cJ3fH6gL0dE2aR9uI4oB7"
+                     *       "accept_url": "http://localhost:3000/console/invitations/accept?token=Zr4T0b9mW2xK7pQ1sV5nY8cJ3fH6gL0dE2aR9uI4oB7"
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedInvitation"];

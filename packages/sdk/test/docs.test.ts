@@ -87,7 +87,8 @@ it('checks what each example prints', () => {
 
 blocks.forEach((block, i) => {
   // The first, the quick start, makes and exports 25,000 results: more time on a busy machine.
-  it(`runs example ${i + 1}: ${block.split('\n').find((line) => line.startsWith('const ') && !line.includes('new Client')) ?? ''}`, async () => {
+  const gist = block.split('\n').find((line) => line.trim() !== '' && !line.startsWith('import ') && !line.includes('new Client')) ?? '';
+  it(`runs example ${i + 1}: ${gist}`, async () => {
     checks[i]!(await runExample(i));
   }, i === 0 ? 180_000 : 120_000);
 });

@@ -7,6 +7,7 @@ import { requireAccess } from './middleware/access';
 import { accessLog } from './middleware/access-log';
 import { adminQueues } from './middleware/admin';
 import { authenticate, recordKeyUse } from './middleware/auth';
+import { compressResponses } from './middleware/compression';
 import { consoleRoutes } from './middleware/console';
 import { HeavyReads } from './middleware/heavy-reads';
 import { methodNotAllowed, notFound, renderErrors } from './middleware/errors';
@@ -28,6 +29,8 @@ import { listPlatforms } from './routes/listPlatforms';
 import { routeTable } from './routes';
 import { accessOf } from './routes/access';
 import { accountRoutes } from './routes/accounts';
+import { webhookRoutes } from './routes/webhooks';
+import { LiveHub } from './live/hub';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -53,6 +56,7 @@ export const ROUTES: RouteDef[] = [
   { method: 'post', path: '/v1/jobs/:job_id/cancel', handler: cancelJob },
   ...routeTable,
   ...accountRoutes,
+  ...webhookRoutes,
 ];
 
 /**
@@ -66,7 +70,8 @@ const headAsGet: RequestHandler = (req, _res, next) => {
 };
 
 /**
- * The API: request ID → metrics → access log → route match → JSON body (operations that take
+ * The API: request ID → metrics → access log → compression (responses over 1 KB, when the
+ * client accepts gzip or br) → route match → JSON body (operations that take
  * one; bounded in size and depth) → authentication (caller and workspace resolved once) → rate
  * limit → the route's declared access → input Postgres cannot store refused → request
  * validation against openapi.yaml → route → one error renderer. A route without a declared
@@ -81,7 +86,10 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
     loginLimiter: apiDeps.loginLimiter ?? new LoginLimiter(apiDeps.redis, config.redisPrefix),
     mailer: apiDeps.mailer !== undefined ? apiDeps.mailer : createMailer(config.smtpUrl, config.smtpFrom, apiDeps.services.log),
     heavyReads: apiDeps.heavyReads ?? new HeavyReads(config.heavyReadsPerWorkspace, config.heavyReadMinItems),
+    live: apiDeps.live ?? new LiveHub({ db: apiDeps.services.db, redisUrl: config.redisUrl, prefix: config.redisPrefix, log: apiDeps.services.log }),
   };
+  // A draining process ends its live streams: their clients reconnect to another process.
+  apiDeps.draining?.addEventListener('abort', () => void deps.live.close(), { once: true });
   const access = new Map(routes.map((route) => [route, accessOf(route)]));
   const app = express();
   if (config.trustProxy !== null) app.set('trust proxy', config.trustProxy);
@@ -91,6 +99,7 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   app.use(requestId);
   app.use(httpMetrics());
   app.use(accessLog(deps.services.log));
+  app.use(compressResponses());
   app.use(headAsGet);
   app.use(consoleRoutes());
   const adminToken = deps.services.config.adminToken;

@@ -250,11 +250,15 @@ describe('validation', () => {
     expect(health.status).toBe(200);
     expect(health.text).toBeUndefined();
     const ws = await stack.workspace();
-    const get = await request(stack.app).get('/v1/platforms');
-    const head = await request(stack.app).head('/v1/platforms');
-    expect(head.status).toBe(200);
-    expect(head.headers['content-length']).toBe(get.headers['content-length']);
-    expect(head.headers['x-request-id']).toBeTruthy();
+    // The same headers for the same Accept-Encoding (supertest sends gzip on GET only unless told).
+    for (const encoding of ['identity', 'gzip']) {
+      const get = await request(stack.app).get('/v1/platforms').set('Accept-Encoding', encoding);
+      const head = await request(stack.app).head('/v1/platforms').set('Accept-Encoding', encoding);
+      expect(head.status).toBe(200);
+      expect(head.headers['content-length']).toBe(get.headers['content-length']);
+      expect(head.headers['content-encoding']).toBe(get.headers['content-encoding']);
+      expect(head.headers['x-request-id']).toBeTruthy();
+    }
     expect((await request(stack.app).head('/v1/account').set(ws.auth)).status).toBe(200);
     expect((await request(stack.app).head('/v1/account')).status).toBe(401);
     expect((await request(stack.app).head('/v1/jobs/job_missing').set(ws.auth)).status).toBe(404);

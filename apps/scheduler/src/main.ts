@@ -1,12 +1,13 @@
 import { loadConfig } from '@sdx/config';
 import { createRuntime, onShutdown, startProcessMetrics } from '@sdx/runtime';
 import { startScheduler } from '@sdx/scheduler-engine';
-import { startIdempotencyPurge } from './purge';
+import { startRetention } from './retention';
 
 /**
  * The scheduler process: polls every SCHEDULER_TICK_MS for due schedule occurrences and
  * dispatches them. Several replicas may run at once; each occurrence is dispatched once.
- * Every IDEMPOTENCY_PURGE_INTERVAL_MS (0: never) it also deletes expired idempotency records.
+ * Every RETENTION_INTERVAL_MS (0: never) it also runs the retention purge: results older than
+ * RESULT_RETENTION_DAYS, expired idempotency records, ended sessions.
  */
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -15,10 +16,13 @@ async function main(): Promise<void> {
   // Up to 16 dispatches at once (DEFAULT_DISPATCH_CONCURRENCY), each on its own connection.
   const scheduler = startScheduler(runtime.services, { tickMs: config.schedulerTickMs });
   const purge =
-    config.idempotencyPurgeIntervalMs > 0
-      ? startIdempotencyPurge(runtime.services, { intervalMs: config.idempotencyPurgeIntervalMs })
+    config.retentionIntervalMs > 0
+      ? startRetention(runtime.services, { intervalMs: config.retentionIntervalMs, resultRetentionDays: config.resultRetentionDays })
       : null;
-  runtime.log.info({ tickMs: config.schedulerTickMs, purgeIntervalMs: config.idempotencyPurgeIntervalMs }, 'scheduler started');
+  runtime.log.info(
+    { tickMs: config.schedulerTickMs, retentionIntervalMs: config.retentionIntervalMs, resultRetentionDays: config.resultRetentionDays },
+    'scheduler started',
+  );
 
   // A pass still dispatching after the grace period is abandoned: its claimed runs are
   // committed, and another replica's recovery dispatches them.

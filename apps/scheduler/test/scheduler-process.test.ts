@@ -1,12 +1,14 @@
 import { type ChildProcess, spawn } from 'child_process';
 import path from 'path';
+import { sql } from 'kysely';
 import { eventually, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
  * The scheduler app as a process (apps/scheduler/src/main.ts under tsx, as `npm start` runs it)
  * against the test database, with a worker in the test: a once schedule dispatches a job that
- * completes, a paused daily schedule dispatches nothing, an expired idempotency record is purged,
- * SIGTERM stops the process cleanly.
+ * completes, a paused daily schedule dispatches nothing, the retention purge expires a result past
+ * RESULT_RETENTION_DAYS and deletes an expired idempotency record, SIGTERM stops the process
+ * cleanly.
  */
 let stack: TestStack;
 let proc: ChildProcess | null = null;
@@ -30,6 +32,7 @@ function startScheduler(): ChildProcess {
       REDIS_URL: stack.config.redisUrl,
       REDIS_PREFIX: stack.config.redisPrefix,
       SCHEDULER_TICK_MS: '100',
+      RESULT_RETENTION_DAYS: '2',
       LOG_LEVEL: 'silent',
     },
     stdio: ['ignore', 'ignore', 'inherit'],
@@ -37,7 +40,7 @@ function startScheduler(): ChildProcess {
   return child;
 }
 
-it('dispatches a due once schedule into a job that completes, skips a paused one, purges expired idempotency records, and stops on SIGTERM', async () => {
+it('dispatches a due once schedule into a job that completes, skips a paused one, runs the retention purge, and stops on SIGTERM', async () => {
   const ws = await stack.workspace({ credits: 100, rateLimitPerMinute: 100_000 });
   const startsAt = new Date(Date.now() + 1500);
   const once = await stack.api.post('/v1/schedules', {
@@ -66,6 +69,12 @@ it('dispatches a due once schedule into a job that completes, skips a paused one
       expires_at: expired,
     })
     .execute();
+  // A result finished three days ago, kept two days (RESULT_RETENTION_DAYS=2): the purge expires it.
+  await sql`
+    insert into jobs (id, workspace_id, platform, operation, target, normalized_target, request_key, requested_limit, status, max_attempts, credit_rate, results_per_credit, base_credits, finished_at)
+    values ('job_old_result', ${ws.workspaceId}, 'instagram', 'profile', 'old', 'old', 'old', 1, 'completed', 4, 1, 1, 0, now() - interval '3 days')
+  `.execute(stack.runtime.db);
+  await sql`insert into job_result_pages (job_id, page_no, item_count, items) values ('job_old_result', 0, 1, '[{"id": "1"}]')`.execute(stack.runtime.db);
 
   proc = startScheduler();
   const exited = new Promise<number | null>((resolve) => proc!.on('exit', (code) => resolve(code)));
@@ -87,6 +96,9 @@ it('dispatches a due once schedule into a job that completes, skips a paused one
     const left = await stack.runtime.db.selectFrom('idempotency_keys').select('key').where('key', '=', 'expired-key').execute();
     return left.length === 0;
   }, 10_000);
+  const old = await stack.api.get('/v1/jobs/job_old_result', { headers: ws.auth });
+  expect(old.body).toMatchObject({ status: 'completed', result: null, result_expired: true });
+  expect(await stack.runtime.db.selectFrom('job_result_pages').select('page_no').where('job_id', '=', 'job_old_result').execute()).toEqual([]);
 
   const pausedView = await stack.api.get(`/v1/schedules/${paused.body.id}`, { headers: ws.auth });
   expect(pausedView.body).toMatchObject({ status: 'paused', runs: [], last_run_at: null });

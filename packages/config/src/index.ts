@@ -19,8 +19,13 @@ export interface AppConfig {
   /** `pretty` (colored lines, for a terminal) or `json` (one object per line, for collectors). */
   logFormat: LogFormat;
   schedulerTickMs: number;
-  /** How often the scheduler deletes expired idempotency records; 0 turns the purge off. */
-  idempotencyPurgeIntervalMs: number;
+  /**
+   * How often the scheduler runs the retention purge (expired results, idempotency records,
+   * ended sessions); 0 turns it off. RETENTION_INTERVAL_MS, formerly IDEMPOTENCY_PURGE_INTERVAL_MS.
+   */
+  retentionIntervalMs: number;
+  /** Results are deleted this many days after their job finished (RESULT_RETENTION_DAYS). */
+  resultRetentionDays: number;
   jobRetryBaseMs: number;
   jobMaxAttempts: number;
   cacheTtlSeconds: number;
@@ -63,6 +68,14 @@ export interface AppConfig {
   metricsPort: number | undefined;
   /** Token of the operators' pages (Bull Board at /admin/queues); undefined turns them off. */
   adminToken: string | undefined;
+  /** Seconds before each retry of a failed webhook delivery (WEBHOOK_RETRY_SCHEDULE); after the last, the delivery has failed. */
+  webhookRetrySchedule: number[];
+  /** WEBHOOK_ALLOW_HTTP=1: webhook URLs may use http besides https. */
+  webhookAllowHttp: boolean;
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS=1: webhook URLs may reach private and loopback addresses (tests and local development only). */
+  webhookAllowPrivateNetworks: boolean;
+  /** Webhook deliveries a worker process sends at once (WEBHOOK_CONCURRENCY); 0: this worker neither dispatches nor delivers. */
+  webhookConcurrency: number;
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -108,7 +121,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     logFormat: logFormatFor(env, tty),
     schedulerTickMs: int(env, 'SCHEDULER_TICK_MS', 1000, 10),
-    idempotencyPurgeIntervalMs: int(env, 'IDEMPOTENCY_PURGE_INTERVAL_MS', 3_600_000),
+    retentionIntervalMs: int(env, 'RETENTION_INTERVAL_MS', int(env, 'IDEMPOTENCY_PURGE_INTERVAL_MS', 3_600_000)),
+    resultRetentionDays: int(env, 'RESULT_RETENTION_DAYS', 30, 1),
     jobRetryBaseMs: int(env, 'JOB_RETRY_BASE_MS', 2000),
     jobMaxAttempts: int(env, 'JOB_MAX_ATTEMPTS', 4, 1),
     cacheTtlSeconds: int(env, 'CACHE_TTL_SECONDS', 3600),
@@ -133,7 +147,27 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     appUrl: (env.APP_URL || `http://localhost:${int(env, 'PORT', 3000)}`).replace(/\/+$/, ''),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1) : undefined,
     adminToken: adminToken(env.ADMIN_TOKEN),
+    webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
+    webhookAllowHttp: env.WEBHOOK_ALLOW_HTTP === '1' || env.WEBHOOK_ALLOW_HTTP === 'true',
+    webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === '1' || env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === 'true',
+    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 128),
   };
+}
+
+/**
+ * When a failed webhook delivery is tried again (extensions.md 5): about 5 s, 5 min, 30 min, 2 h,
+ * 5 h, 10 h and 10 h after each failed attempt; then the delivery has failed.
+ */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE: readonly number[] = [5, 300, 1800, 7200, 18000, 36000, 36000];
+
+/** WEBHOOK_RETRY_SCHEDULE: a comma list of seconds (decimals allowed, e.g. `0.2,0.2` in tests); the default when unset. */
+export function parseRetrySchedule(raw: string | undefined): number[] {
+  if (raw === undefined || raw.trim() === '') return [...DEFAULT_WEBHOOK_RETRY_SCHEDULE];
+  const values = raw.split(',').map((part) => part.trim());
+  if (values.some((v) => v === '' || !Number.isFinite(Number(v)) || Number(v) < 0)) {
+    throw new Error(`WEBHOOK_RETRY_SCHEDULE must be a comma list of seconds (numbers >= 0), got "${raw}"`);
+  }
+  return values.map(Number);
 }
 
 /** An admin token shorter than this is refused: it guards every queue of every tenant. */

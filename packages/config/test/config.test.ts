@@ -93,3 +93,19 @@ describe('operations settings', () => {
     expect(() => loadConfig({ ADMIN_TOKEN: 'short' })).toThrow(/ADMIN_TOKEN/);
   });
 });
+
+describe('retention', () => {
+  it('keeps results 30 days and purges hourly by default', () => {
+    const config = loadConfig({}, false);
+    expect(config.resultRetentionDays).toBe(30);
+    expect(config.retentionIntervalMs).toBe(3_600_000);
+  });
+
+  it('reads RESULT_RETENTION_DAYS (at least 1) and RETENTION_INTERVAL_MS, or the interval under its former name', () => {
+    expect(loadConfig({ RESULT_RETENTION_DAYS: '7' }, false).resultRetentionDays).toBe(7);
+    expect(() => loadConfig({ RESULT_RETENTION_DAYS: '0' }, false)).toThrow(/RESULT_RETENTION_DAYS must be an integer >= 1/);
+    expect(loadConfig({ RETENTION_INTERVAL_MS: '60000' }, false).retentionIntervalMs).toBe(60_000);
+    expect(loadConfig({ IDEMPOTENCY_PURGE_INTERVAL_MS: '0' }, false).retentionIntervalMs).toBe(0);
+    expect(loadConfig({ RETENTION_INTERVAL_MS: '5000', IDEMPOTENCY_PURGE_INTERVAL_MS: '0' }, false).retentionIntervalMs).toBe(5_000);
+  });
+});

@@ -106,6 +106,7 @@ const job: JobResponse = {
   reserved_credits: 0,
   billed_credits: 4,
   result: [post, video],
+  result_expired: false,
   error: null,
   created_at: '2024-05-01T10:00:00.000Z',
   started_at: '2024-05-01T10:00:01.000Z',
@@ -194,6 +195,7 @@ const schedule: ScheduleResponse = {
   runs: [
     {
       id: 'run_1',
+      schedule_id: 'sch_1',
       trigger: 'manual',
       scheduled_for: '2024-05-01T07:00:00Z',
       status: 'queued',
@@ -205,6 +207,7 @@ const schedule: ScheduleResponse = {
     },
     {
       id: 'run_0',
+      schedule_id: 'sch_1',
       trigger: 'scheduled',
       scheduled_for: '2024-04-30T07:00:00Z',
       status: 'failed',
@@ -269,12 +272,14 @@ describe('openapi.yaml', () => {
     expect(ids.sort()).toEqual(
       [
         'listPlatforms', 'getAccount', 'getCurrentUsage', 'extract', 'createJob', 'listJobs', 'getJob', 'cancelJob',
-        'exportJob', 'createBatch', 'listBatches', 'getBatch', 'cancelBatch', 'exportBatch', 'createSchedule',
+        'exportJob', 'listJobItems', 'createBatch', 'listBatches', 'getBatch', 'cancelBatch', 'exportBatch', 'createSchedule',
         'listSchedules', 'getSchedule', 'updateSchedule', 'deleteSchedule', 'pauseSchedule', 'resumeSchedule',
         'runSchedule', 'healthz', 'readyz', 'createQuote', 'getDailyUsage', 'previewSchedule', 'getMetrics',
         'signUp', 'logIn', 'getSession', 'logOut', 'changePassword', 'listWorkspaces', 'createWorkspace', 'updateWorkspace',
         'listMembers', 'updateMember', 'removeMember', 'createInvitation', 'listInvitations', 'revokeInvitation',
         'acceptInvitation', 'createKey', 'listKeys', 'revokeKey', 'listAuditEvents',
+        'createWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook', 'deleteWebhook', 'rotateWebhookSecret',
+        'testWebhook', 'listWebhookDeliveries', 'redeliverWebhookDelivery', 'streamJobEvents', 'streamBatchEvents',
       ].sort(),
     );
   });

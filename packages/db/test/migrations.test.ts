@@ -144,4 +144,50 @@ describe('migrations', () => {
     expect(await migrateToLatest(db)).toEqual(from('20261124_0015_job_request_id'));
     expect(await column()).toBe(1);
   });
+
+  const indexesNamed = async (names: string[]) =>
+    (await sql<{ indexname: string }>`select indexname from pg_indexes where tablename = 'jobs' and indexname = any(${names}) order by 1`.execute(db)).rows.map((r) => r.indexname);
+
+  it('adds the indexes of the paged, filtered job list, and removes them on the way down', async () => {
+    const added = ['jobs_schedule_idx', 'jobs_workspace_operation_idx', 'jobs_workspace_platform_idx', 'jobs_workspace_status_idx'];
+    expect(await indexesNamed(added)).toEqual(added);
+    await migrateDownThrough(db, '20261125_0016_list_indexes');
+    expect(await indexesNamed(added)).toEqual([]);
+    expect(await migrateToLatest(db)).toEqual(from('20261125_0016_list_indexes'));
+    expect(await indexesNamed(added)).toEqual(added);
+  });
+
+  it('adds result_expired and the retention indexes, existing jobs kept, and removes them on the way down', async () => {
+    const added = ['jobs_retention_idx', 'jobs_source_idx'];
+    expect(await indexesNamed(added)).toEqual(added);
+    expect(await jobColumns(['result_expired'])).toEqual(['result_expired']);
+    await migrateDownThrough(db, '20261125_0017_result_retention');
+    expect(await indexesNamed(added)).toEqual([]);
+    expect(await jobColumns(['result_expired'])).toEqual([]);
+    await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_r', 'r', 10, 60, 100, 10)`.execute(db);
+    await sql`
+      insert into jobs (id, workspace_id, platform, operation, target, normalized_target, request_key, requested_limit, status, max_attempts, credit_rate, results_per_credit, base_credits, finished_at)
+      values ('job_kept', 'ws_r', 'instagram', 'profile', 'natgeo', 'natgeo', 'k', 1, 'completed', 4, 1, 1, 0, now())`.execute(db);
+    expect(await migrateToLatest(db)).toEqual(from('20261125_0017_result_retention'));
+    // A job completed before retention existed keeps its result until the purge's turn comes.
+    expect(await db.selectFrom('jobs').select(['id', 'result_expired']).where('id', '=', 'job_kept').executeTakeFirst()).toEqual({ id: 'job_kept', result_expired: false });
+    expect(await indexesNamed(added)).toEqual(added);
+  });
+
+  it('adds the webhook tables (endpoints, outbox, deliveries), and removes them on the way down', async () => {
+    const tables = async () =>
+      (await sql<{ table_name: string }>`select table_name from information_schema.tables where table_name like 'webhook%' order by 1`.execute(db)).rows.map((r) => r.table_name);
+    expect(await tables()).toEqual(['webhook_deliveries', 'webhook_events', 'webhooks']);
+    await migrateDownThrough(db, '20261125_0020_webhooks');
+    expect(await tables()).toEqual([]);
+    expect(await migrateToLatest(db)).toEqual(from('20261125_0020_webhooks'));
+    expect(await tables()).toEqual(['webhook_deliveries', 'webhook_events', 'webhooks']);
+    // One event of a type per subject; internal batch checks may repeat.
+    await sql`insert into webhook_events (id, workspace_id, type, subject_id) values ('evt_1', 'ws_x', 'job.completed', 'job_1')`.execute(db);
+    await expect(sql`insert into webhook_events (id, workspace_id, type, subject_id) values ('evt_2', 'ws_x', 'job.completed', 'job_1')`.execute(db)).rejects.toThrow(
+      /webhook_events_subject_key/,
+    );
+    await sql`insert into webhook_events (id, workspace_id, type, subject_id) values ('evt_3', 'ws_x', 'batch.child_ended', 'bat_1'), ('evt_4', 'ws_x', 'batch.child_ended', 'bat_1')`.execute(db);
+    await sql`delete from webhook_events`.execute(db);
+  });
 });

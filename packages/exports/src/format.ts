@@ -1,10 +1,12 @@
-export type ExportFormat = 'json' | 'csv' | 'xlsx';
+export type ExportFormat = 'json' | 'ndjson' | 'csv' | 'xlsx';
 export type ExportSubject = 'job' | 'batch';
 
-export const EXPORT_FORMATS: readonly ExportFormat[] = ['json', 'csv', 'xlsx'];
+export const EXPORT_FORMATS: readonly ExportFormat[] = ['json', 'ndjson', 'csv', 'xlsx'];
 
 const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
   json: 'application/json; charset=utf-8',
+  // One JSON value per line (https://github.com/ndjson/ndjson-spec); UTF-8 like JSON itself.
+  ndjson: 'application/x-ndjson',
   csv: 'text/csv; charset=utf-8',
   xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
 };

@@ -110,6 +110,7 @@ const HINTS: Record<string, fc.Arbitrary<unknown>> = {
   target: fc.constantFrom('natgeo', 'nasa', '@nasa', 'bbcnews', 'https://www.instagram.com/natgeo/', 'https://x.com/nasa', 'UCBJycsmduvYEL83R_U4JriQ', '#travel', 'travel', '7301112233445566778', 'C0abc123'),
   timezone: fc.constantFrom('UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe'),
   name: fc.string({ minLength: 1, maxLength: 40 }),
+  url: fc.constantFrom('https://hooks.example.com/sdx', 'https://receiver.example.org/in?x=1', 'http://hooks.example.com/plain'),
 };
 
 /** Targets of every kind; each operation gets the first its platform accepts. */

@@ -8,3 +8,4 @@ export * from './fuzz';
 export * from './private-servers';
 export * from './ledger';
 export * from './docs';
+export * from './webhook-receiver';

@@ -21,6 +21,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /v1/jobs/:job_id': 'viewer',
   'POST /v1/jobs/:job_id/cancel': 'member',
   'GET /v1/jobs/:job_id/export': 'viewer',
+  'GET /v1/jobs/:job_id/items': 'viewer',
   'POST /v1/batches': 'member',
   'GET /v1/batches': 'viewer',
   'GET /v1/batches/:batch_id': 'viewer',
@@ -57,6 +58,18 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /v1/keys': 'viewer',
   'DELETE /v1/keys/:key_id': 'admin',
   'GET /v1/audit-events': 'admin',
+
+  'POST /v1/webhooks': 'admin',
+  'GET /v1/webhooks': 'viewer',
+  'GET /v1/webhooks/:webhook_id': 'viewer',
+  'PATCH /v1/webhooks/:webhook_id': 'admin',
+  'DELETE /v1/webhooks/:webhook_id': 'admin',
+  'POST /v1/webhooks/:webhook_id/rotate-secret': 'admin',
+  'POST /v1/webhooks/:webhook_id/test': 'admin',
+  'GET /v1/webhooks/:webhook_id/deliveries': 'viewer',
+  'POST /v1/webhooks/:webhook_id/deliveries/:delivery_id/redeliver': 'admin',
+  'GET /v1/jobs/:job_id/events': 'viewer',
+  'GET /v1/batches/:batch_id/events': 'viewer',
 };
 
 /** The declared access of a route; throws for a route that declares none, so it is never served open. */

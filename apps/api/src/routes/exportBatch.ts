@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { BATCH_CONTEXT_COLUMNS, batchExportItems, batchExportJson, batchExportRows, prepareBatchExport } from '@sdx/domain';
+import { BATCH_CONTEXT_COLUMNS, batchExportItems, batchExportJson, batchExportLines, batchExportRows, prepareBatchExport } from '@sdx/domain';
 import { writeCsv, writeXlsx } from '@sdx/exports';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
@@ -7,8 +7,8 @@ import { exportFormatOf, sendDownload, streamText } from './export-response';
 
 /**
  * GET /v1/batches/{batch_id}/export — every completed child in target order, streamed: json an
- * array of {job_id, target, status, result_count, result}; csv/xlsx one row per result item
- * led by batch_id, job_id, target. Large results together are a heavy read (bounded per workspace).
+ * array of {job_id, target, status, result_count, result}; ndjson one line {job_id, target, item}
+ * per result item; csv/xlsx one row per result item led by batch_id, job_id, target. Large results together are a heavy read (bounded per workspace).
  */
 export const exportBatch = ({ services, heavyReads }: AppDeps): RequestHandler => async (req, res) => {
   const format = exportFormatOf(req);
@@ -19,6 +19,7 @@ export const exportBatch = ({ services, heavyReads }: AppDeps): RequestHandler =
   await sendDownload(res, 'batch', prepared.batch.id, format, (out) => {
     if (format === 'csv') return writeCsv(batchExportRows(services.db, prepared), out, tabular);
     if (format === 'xlsx') return writeXlsx(batchExportRows(services.db, prepared), out, tabular);
+    if (format === 'ndjson') return streamText(batchExportLines(services.db, prepared))(out);
     return streamText(batchExportJson(services.db, prepared))(out);
   });
 };

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { jobExportRows, prepareJobExport, resultJson } from '@sdx/domain';
+import { jobExportRows, prepareJobExport, resultItemLines, resultJson } from '@sdx/domain';
 import { writeCsv, writeXlsx } from '@sdx/exports';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
@@ -7,8 +7,8 @@ import { exportFormatOf, sendDownload, streamText } from './export-response';
 
 /**
  * GET /v1/jobs/{job_id}/export — the stored result of a completed job, streamed slice by slice:
- * json as GET /v1/jobs/{job_id} shows `result`; csv/xlsx one row per result item. A large
- * result is a heavy read (bounded per workspace).
+ * json as GET /v1/jobs/{job_id} shows `result`; ndjson one item per line; csv/xlsx one row per
+ * result item. A large result is a heavy read (bounded per workspace).
  */
 export const exportJob = ({ services, heavyReads }: AppDeps): RequestHandler => async (req, res) => {
   const format = exportFormatOf(req);
@@ -19,6 +19,7 @@ export const exportJob = ({ services, heavyReads }: AppDeps): RequestHandler => 
   await sendDownload(res, 'job', job.id, format, (out) => {
     if (format === 'csv') return writeCsv(jobExportRows(services.db, job), out, tabular);
     if (format === 'xlsx') return writeXlsx(jobExportRows(services.db, job), out, tabular);
+    if (format === 'ndjson') return streamText(resultItemLines(services.db, job))(out);
     return streamText(resultJson(services.db, job))(out);
   });
 };

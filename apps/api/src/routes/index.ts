@@ -3,6 +3,7 @@ import { cancelBatch } from './cancelBatch';
 import { createBatch } from './createBatch';
 import { exportBatch } from './exportBatch';
 import { exportJob } from './exportJob';
+import { listJobItems } from './listJobItems';
 import { getBatch } from './getBatch';
 import { listBatches } from './listBatches';
 import { createSchedule } from './createSchedule';
@@ -17,9 +18,10 @@ import { createQuote } from './createQuote';
 import { getDailyUsage } from './getDailyUsage';
 import { previewSchedule } from './previewSchedule';
 
-/** Routes of batches, schedules, exports, quotes and usage history; registered after the core routes in app.ts. */
+/** Routes of batches, schedules, exports, result items, quotes and usage history; registered after the core routes in app.ts. */
 export const routeTable: RouteDef[] = [
   { method: 'get', path: '/v1/jobs/:job_id/export', handler: exportJob },
+  { method: 'get', path: '/v1/jobs/:job_id/items', handler: listJobItems },
   { method: 'post', path: '/v1/batches', handler: createBatch },
   { method: 'get', path: '/v1/batches', handler: listBatches },
   { method: 'get', path: '/v1/batches/:batch_id', handler: getBatch },

@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import type { JobRow } from '@sdx/db';
-import { type JobFlags, renderJob, resultJson, type Services } from '@sdx/domain';
+import { type JobFlags, type PageCount, pageCountsOf, renderJob, resultJson, resultSourceId, type Services } from '@sdx/domain';
 import { pipeTo } from '@sdx/exports';
 
 /**
@@ -14,16 +14,20 @@ import { pipeTo } from '@sdx/exports';
  * error renderer), so a truncated body is never passed off as whole.
  */
 
-/** The JSON text of one job, in chunks: its fields, then its result slice by slice. */
-export async function* jobChunks(services: Services, job: JobRow, flags: JobFlags): AsyncGenerator<string> {
-  if (job.status !== 'completed') {
+/**
+ * The JSON text of one job, in chunks: its fields, then its result slice by slice. Without
+ * `withResult` (a list asked with include_result=false), or once the result has expired, the
+ * job is rendered with `result` null and nothing is read.
+ */
+export async function* jobChunks(services: Services, job: JobRow, flags: JobFlags, withResult = true, counts?: PageCount[]): AsyncGenerator<string> {
+  if (job.status !== 'completed' || job.result_expired || !withResult) {
     yield JSON.stringify(renderJob(job, null, flags));
     return;
   }
   const { result: _placeholder, ...fields } = renderJob(job, null, flags);
   const head = JSON.stringify(fields);
   yield `${head.slice(0, -1)},"result":`;
-  yield* resultJson(services.db, job);
+  yield* resultJson(services.db, job, counts);
   yield '}';
 }
 
@@ -40,20 +44,26 @@ export async function sendJob(res: Response, services: Services, job: JobRow, fl
   await send(res, status, jobChunks(services, job, flags));
 }
 
-/** Answers 200 with a JSON array of jobs, each result streamed in turn. */
-export async function sendJobs(res: Response, services: Services, jobs: readonly JobRow[]): Promise<void> {
+/**
+ * Answers 200 with a JSON array of jobs, each result streamed in turn (or none: `withResult`
+ * false). The page counts of every listed result are read first, in one query.
+ */
+export async function sendJobs(res: Response, services: Services, jobs: readonly JobRow[], withResult = true): Promise<void> {
   async function* chunks(): AsyncGenerator<string> {
+    const withResults = withResult ? jobs.filter((job) => job.status === 'completed' && !job.result_expired && job.include_posts === 0) : [];
+    const counts = await pageCountsOf(services.db, withResults);
     yield '[';
     for (const [index, job] of jobs.entries()) {
       if (index > 0) yield ',';
-      yield* jobChunks(services, job, {});
+      yield* jobChunks(services, job, {}, withResult, counts.get(resultSourceId(job)));
     }
     yield ']';
   }
   await send(res, 200, chunks());
 }
 
-async function send(res: Response, status: number, chunks: AsyncGenerator<string>): Promise<void> {
+/** Answers `status` with JSON text written chunk by chunk (see the top of this file). */
+export async function send(res: Response, status: number, chunks: AsyncGenerator<string>): Promise<void> {
   // Up to the first slice of a result before the status line goes out.
   const prefix: string[] = [];
   let next = await chunks.next();
@@ -67,5 +77,29 @@ async function send(res: Response, status: number, chunks: AsyncGenerator<string
     yield* prefix;
     for (let rest = next; !rest.done; rest = await chunks.next()) yield rest.value;
   }
-  await writeAll(res, all());
+  await writeAll(res, coalesced(all()));
+}
+
+/** Writes smaller than this are joined with the next ones (a slice of a result is larger and goes alone). */
+const WRITE_BYTES = 16_384;
+
+/**
+ * Joins consecutive small chunks until they reach WRITE_BYTES: a page of 25 jobs with small
+ * results goes out in a write or two rather than a hundred (each a chunk of the response, and
+ * a pass through the compressor). A chunk is held only until the next one is read; no more than
+ * one slice of a result is ever held.
+ */
+async function* coalesced(chunks: AsyncIterable<string>): AsyncGenerator<string> {
+  let parts: string[] = [];
+  let size = 0;
+  for await (const chunk of chunks) {
+    parts.push(chunk);
+    size += chunk.length;
+    if (size >= WRITE_BYTES) {
+      yield parts.join('');
+      parts = [];
+      size = 0;
+    }
+  }
+  if (parts.length > 0) yield parts.join('');
 }

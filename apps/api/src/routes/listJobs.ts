@@ -1,14 +1,29 @@
 import type { RequestHandler } from 'express';
-import { listJobs as list } from '@sdx/domain';
+import { type JobFilters, listJobs as list } from '@sdx/domain';
+import type { JobStatus } from '@sdx/db';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { sendJobs } from './job-body';
+import { pageRequestOf, setNextLink } from './paging';
 
-/** GET /v1/jobs — latest first, each result streamed; large results together are a heavy read. */
+const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
+
+/**
+ * GET /v1/jobs — a page, newest first, filtered; `Link` to the next page. Each result is streamed
+ * (include_result=false: none); large results together are a heavy read.
+ */
 export const listJobs = ({ services, heavyReads }: AppDeps): RequestHandler => async (req, res) => {
   const tenant = tenantOf(res);
-  const limit = Number(req.query.limit ?? 25);
-  const jobs = await list(services.db, tenant, limit);
-  heavyReads.admit(res, tenant.workspace.id, jobs.reduce((n, job) => n + (job.status === 'completed' ? (job.result_count ?? 0) : 0), 0));
-  await sendJobs(res, services, jobs);
+  const withResult = String(req.query.include_result ?? 'true') !== 'false';
+  const filters: JobFilters = {
+    status: text(req.query.status) as JobStatus | undefined,
+    platform: text(req.query.platform),
+    operation: text(req.query.operation),
+    batchId: text(req.query.batch_id),
+    scheduleId: text(req.query.schedule_id),
+  };
+  const page = await list(services.db, tenant, pageRequestOf(req, 25), filters);
+  if (withResult) heavyReads.admit(res, tenant.workspace.id, page.rows.reduce((n, job) => n + (job.status === 'completed' && !job.result_expired ? (job.result_count ?? 0) : 0), 0));
+  setNextLink(req, res, page.next);
+  await sendJobs(res, services, page.rows, withResult);
 };

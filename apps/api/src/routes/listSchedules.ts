@@ -2,10 +2,11 @@ import type { RequestHandler } from 'express';
 import { listScheduleViews, renderScheduleView } from '@sdx/domain';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { pageRequestOf, setNextLink } from './paging';
 
-/** GET /v1/schedules — schedules that are not deleted, newest first, with recent runs. */
+/** GET /v1/schedules — a page of the schedules that are not deleted, newest first, with recent runs; `Link` to the next. */
 export const listSchedules = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
-  const limit = Number(req.query.limit ?? 50);
-  const views = await listScheduleViews(services.db, tenantOf(res), limit);
-  res.json(views.map(renderScheduleView));
+  const page = await listScheduleViews(services.db, tenantOf(res), pageRequestOf(req, 50));
+  setNextLink(req, res, page.next);
+  res.json(page.rows.map(renderScheduleView));
 };

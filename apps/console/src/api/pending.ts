@@ -48,7 +48,7 @@ export interface JobItemsPage {
 export interface JobFilters {
   limit?: number;
   starting_after?: string;
-  status?: string;
+  status?: components['schemas']['JobStatus'];
   platform?: string;
   operation?: string;
   batch_id?: string;

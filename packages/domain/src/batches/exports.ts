@@ -2,8 +2,8 @@ import { bundlePostsSpec, findOperation, type ItemKind, type Platform } from '@s
 import type { BatchRow, Executor, JobRow } from '@sdx/db';
 import type { Tenant } from '../context';
 import { ApiError } from '../errors';
-import { getJobOrThrow } from '../jobs/queries';
-import { resultJson, resultPages } from '../jobs/results';
+import { getKeptResultOrThrow } from '../jobs/queries';
+import { resultItemLines, resultJson, resultPages } from '../jobs/results';
 import { completedChildren, getBatchOrThrow } from './queries';
 
 /**
@@ -37,15 +37,9 @@ export interface JobExport {
   itemKinds: ItemKind[];
 }
 
-/** A completed job of the workspace; 404 job_not_found, 409 results_not_ready before completion. */
+/** A completed job of the workspace with its result kept; 404 job_not_found, 409 results_not_ready, 410 results_expired. */
 export async function prepareJobExport(db: Executor, tenant: Tenant, jobId: string): Promise<JobExport> {
-  const job = await getJobOrThrow(db, tenant, jobId);
-  if (job.status !== 'completed') {
-    throw new ApiError('results_not_ready', `Job ${job.id} is ${job.status}; its results can be exported once it has completed.`, {
-      job_id: job.id,
-      status: job.status,
-    });
-  }
+  const job = await getKeptResultOrThrow(db, tenant, jobId);
   return { job, itemKinds: exportItemKinds(job.platform, job.operation, job.include_posts) };
 }
 
@@ -56,13 +50,24 @@ export interface BatchExport {
   itemKinds: ItemKind[];
 }
 
-/** A batch of the workspace with at least one completed child; 404 batch_not_found, 409 results_not_ready. */
+/**
+ * A batch of the workspace with at least one completed child; 404 batch_not_found, 409
+ * results_not_ready, and 410 results_expired once a completed child's result has been deleted
+ * by the retention purge (the combined result is no longer whole).
+ */
 export async function prepareBatchExport(db: Executor, tenant: Tenant, batchId: string): Promise<BatchExport> {
   const batch = await getBatchOrThrow(db, tenant, batchId);
   const children = await completedChildren(db, tenant, batch.id);
   if (children.length === 0) {
     throw new ApiError('results_not_ready', `Batch ${batch.id} has no completed child yet; it can be exported once one has completed.`, {
       batch_id: batch.id,
+    });
+  }
+  const expired = children.filter((child) => child.result_expired).map((child) => child.id);
+  if (expired.length > 0) {
+    throw new ApiError('results_expired', `The results of ${expired.length} of the completed jobs of batch ${batch.id} were deleted after the retention period.`, {
+      batch_id: batch.id,
+      job_ids: expired,
     });
   }
   return { batch, children, itemKinds: exportItemKinds(batch.platform, batch.operation, batch.include_posts) };
@@ -86,6 +91,17 @@ export async function* batchExportRows(db: Executor, prepared: BatchExport): Asy
   for (const child of prepared.children) {
     const context = { batch_id: prepared.batch.id, job_id: child.id, target: child.target };
     for await (const page of resultPages(db, child, TABULAR_SLICE_ITEMS)) yield page.map((item) => ({ context, item }));
+  }
+}
+
+/**
+ * A batch's ndjson export as text chunks: one line per result item, `{job_id, target, item}`,
+ * the completed children in target order, each item's text as Postgres writes it.
+ */
+export async function* batchExportLines(db: Executor, prepared: BatchExport): AsyncGenerator<string> {
+  for (const child of prepared.children) {
+    const head = `{"job_id":${JSON.stringify(child.id)},"target":${JSON.stringify(child.target)},"item":`;
+    yield* resultItemLines(db, child, (item) => `${head}${item}}`);
   }
 }
 

@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { BatchRow, Executor, JobRow, JobStatus } from '@sdx/db';
 import type { Tenant } from '../context';
 import { ApiError } from '../errors';
+import { checkStartingAfter, type Page, pageOf, pageQuery, type PageRequest } from '../paging';
 
 /** Aggregate of a batch's children: counts per status and the credit and result sums. */
 export interface BatchCounts {
@@ -53,39 +54,40 @@ export async function getBatchOrThrow(db: Executor, tenant: Tenant, batchId: str
   return batch;
 }
 
-/** Newest first. */
-export async function listBatchRows(db: Executor, tenant: Tenant, limit: number): Promise<BatchRow[]> {
-  return db
-    .selectFrom('batches')
-    .selectAll()
-    .where('workspace_id', '=', tenant.workspace.id)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
+/** A page of the workspace's batches, newest first (paging.ts), read off batches_workspace_idx. */
+export async function listBatchRows(db: Executor, tenant: Tenant, page: PageRequest): Promise<Page<BatchRow>> {
+  await checkStartingAfter(db, tenant, 'batches', page);
+  return pageOf(await pageQuery(db.selectFrom('batches').selectAll(), tenant, page).execute(), page.limit);
 }
 
 /** Child counts and sums of several batches in one GROUP BY query. */
 export async function countBatchChildren(db: Executor, tenant: Tenant, batchIds: string[]): Promise<Map<string, BatchCounts>> {
-  const out = new Map<string, BatchCounts>(batchIds.map((id) => [id, emptyCounts()]));
-  if (batchIds.length === 0) return out;
+  return countChildrenOf(db, batchIds.map((id) => ({ id, workspace_id: tenant.workspace.id })));
+}
+
+/** countBatchChildren for batches of any workspaces (each read within its own workspace): the webhook dispatcher's and the live streams'. */
+export async function countChildrenOf(db: Executor, batches: ReadonlyArray<Pick<BatchRow, 'id' | 'workspace_id'>>): Promise<Map<string, BatchCounts>> {
+  const out = new Map<string, BatchCounts>(batches.map((b) => [b.id, emptyCounts()]));
+  if (batches.length === 0) return out;
   const rows = await db
     .selectFrom('jobs')
     .select([
       'batch_id',
+      'workspace_id',
       'status',
       sql<number>`count(*)::int`.as('n'),
       sql<number>`coalesce(sum(result_count), 0)::int`.as('results'),
       sql<number>`coalesce(sum(reserved_credits), 0)::int`.as('reserved'),
       sql<number>`coalesce(sum(billed_credits), 0)::int`.as('billed'),
     ])
-    .where('workspace_id', '=', tenant.workspace.id)
-    .where('batch_id', 'in', batchIds)
-    .groupBy(['batch_id', 'status'])
+    .where('workspace_id', 'in', [...new Set(batches.map((b) => b.workspace_id))])
+    .where('batch_id', 'in', batches.map((b) => b.id))
+    .groupBy(['batch_id', 'workspace_id', 'status'])
     .execute();
+  const owner = new Map(batches.map((b) => [b.id, b.workspace_id]));
   for (const row of rows) {
     const counts = out.get(row.batch_id!);
-    if (counts) addToCounts(counts, row.status, row.n, row.results, row.reserved, row.billed);
+    if (counts && owner.get(row.batch_id!) === row.workspace_id) addToCounts(counts, row.status, row.n, row.results, row.reserved, row.billed);
   }
   return out;
 }

@@ -1,5 +1,6 @@
 import type { BatchRow, Executor } from '@sdx/db';
 import type { Tenant } from '../context';
+import type { Page, PageRequest } from '../paging';
 import { type BatchChildSummary, type BatchCounts, childSummaries, countBatchChildren, emptyCounts, getBatchOrThrow, listBatchRows } from './queries';
 
 /** A batch with what its response needs: child aggregate and (optionally) child summaries. */
@@ -15,10 +16,10 @@ export async function getBatchView(db: Executor, tenant: Tenant, batchId: string
   return (await viewsOf(db, tenant, [batch], true))[0]!;
 }
 
-/** GET /v1/batches: newest first; three queries whatever the number of batches. */
-export async function listBatchViews(db: Executor, tenant: Tenant, options: { limit: number; includeJobs: boolean }): Promise<BatchView[]> {
-  const batches = await listBatchRows(db, tenant, options.limit);
-  return viewsOf(db, tenant, batches, options.includeJobs);
+/** GET /v1/batches: a page, newest first; three queries whatever the number of batches. */
+export async function listBatchViews(db: Executor, tenant: Tenant, page: PageRequest, options: { includeJobs: boolean }): Promise<Page<BatchView>> {
+  const batches = await listBatchRows(db, tenant, page);
+  return { rows: await viewsOf(db, tenant, batches.rows, options.includeJobs), next: batches.next };
 }
 
 export async function viewsOf(db: Executor, tenant: Tenant, batches: BatchRow[], includeJobs: boolean): Promise<BatchView[]> {

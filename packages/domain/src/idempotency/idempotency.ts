@@ -135,32 +135,3 @@ export async function pointClaims(tx: Tx, entries: Array<{ scope: KeyScope; reso
     where i.workspace_id = k.workspace_id and i.endpoint = k.endpoint and i.key = k.key
   `.execute(tx);
 }
-
-/** Records one purge statement deletes at most. */
-export const IDEMPOTENCY_PURGE_BATCH = 1000;
-
-/**
- * Deletes the records expired at `now`, oldest first, in statements of at most `batchSize`
- * rows, until one comes back short. Pass the pool, not a transaction: each statement then
- * commits on its own, so no lock outlives one batch. Rows another transaction holds (an
- * admission replacing an expired record) are skipped rather than waited for. Returns the
- * number of records deleted.
- */
-export async function purgeExpiredIdempotencyKeys(db: Db, now: Date, batchSize = IDEMPOTENCY_PURGE_BATCH): Promise<number> {
-  let deleted = 0;
-  for (;;) {
-    const result = await sql`
-      delete from idempotency_keys
-      where (workspace_id, endpoint, key) in (
-        select workspace_id, endpoint, key from idempotency_keys
-        where expires_at <= ${now}
-        order by expires_at
-        limit ${batchSize}
-        for update skip locked
-      )
-    `.execute(db);
-    const batch = Number(result.numAffectedRows ?? 0n);
-    deleted += batch;
-    if (batch < batchSize) return deleted;
-  }
-}

@@ -29,9 +29,34 @@ interface Slice {
   to: number;
 }
 
-/** The result's slices of at most `maxItems` items, from the pages' item counts (one small query). */
-async function slicesOf(db: Executor, sourceId: string, maxItems: number): Promise<Slice[]> {
-  const pages = await db.selectFrom('job_result_pages').select(['page_no', 'item_count']).where('job_id', '=', sourceId).orderBy('page_no').execute();
+/** A stored page's number and item count: what slicing a result needs. */
+export interface PageCount {
+  page_no: number;
+  item_count: number;
+}
+
+/**
+ * The page counts of several jobs' results in one small query, by the job whose pages they are
+ * (resultSourceId): a list of jobs reads them at once instead of one query per job.
+ */
+export async function pageCountsOf(db: Executor, jobs: ReadonlyArray<Pick<JobRow, 'id' | 'source_job_id'>>): Promise<Map<string, PageCount[]>> {
+  const sources = [...new Set(jobs.map(resultSourceId))];
+  const out = new Map<string, PageCount[]>(sources.map((id) => [id, []]));
+  if (sources.length === 0) return out;
+  const rows = await db
+    .selectFrom('job_result_pages')
+    .select(['job_id', 'page_no', 'item_count'])
+    .where('job_id', 'in', sources)
+    .orderBy('job_id')
+    .orderBy('page_no')
+    .execute();
+  for (const row of rows) out.get(row.job_id)!.push({ page_no: row.page_no, item_count: row.item_count });
+  return out;
+}
+
+/** The result's slices of at most `maxItems` items, from the pages' item counts (one small query unless given). */
+async function slicesOf(db: Executor, sourceId: string, maxItems: number, counts?: PageCount[]): Promise<Slice[]> {
+  const pages = counts ?? (await db.selectFrom('job_result_pages').select(['page_no', 'item_count']).where('job_id', '=', sourceId).orderBy('page_no').execute());
   const slices: Slice[] = [];
   let open: Slice | null = null;
   let items = 0;
@@ -82,38 +107,122 @@ export async function* resultPages(db: Executor, job: Pick<JobRow, 'id' | 'sourc
   }
 }
 
+/** A slice's items as JSON text as Postgres writes them, comma-separated, without brackets ('' when empty). */
+async function sliceText(db: Executor, sourceId: string, slice: Slice): Promise<string> {
+  const rows = await db
+    .selectFrom(sliceQuery(db, sourceId, slice).as('s'))
+    .select(sql<string>`s.items::text`.as('text'))
+    .orderBy('s.page_no')
+    .execute();
+  // jsonb's text of an array is "[...]": its inside is the items, comma-separated.
+  return rows
+    .map((row) => row.text.slice(1, -1))
+    .filter((inside) => inside.length > 0)
+    .join(',');
+}
+
 /**
  * The result's items as JSON text, in slices of at most `maxItems`: the items as Postgres
  * writes them, separated by commas, without the array's brackets. Nothing is parsed or
  * serialised again on the way.
  */
-export async function* resultItemsJson(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>, maxItems = RESULT_SLICE_ITEMS): AsyncGenerator<string> {
+export async function* resultItemsJson(
+  db: Executor,
+  job: Pick<JobRow, 'id' | 'source_job_id'>,
+  maxItems = RESULT_SLICE_ITEMS,
+  counts?: PageCount[],
+): AsyncGenerator<string> {
+  const sourceId = resultSourceId(job);
+  for (const slice of await slicesOf(db, sourceId, maxItems, counts)) {
+    const text = await sliceText(db, sourceId, slice);
+    if (text.length > 0) yield text;
+  }
+}
+
+/**
+ * The result's items one per line (NDJSON), in slices of at most `maxItems`: each item's JSON
+ * text as Postgres writes it (one row per item, jsonb_array_elements), each line ended by \n.
+ * `wrap` turns an item's text into its line (a batch export adds the child's job_id and target).
+ */
+export async function* resultItemLines(
+  db: Executor,
+  job: Pick<JobRow, 'id' | 'source_job_id'>,
+  wrap: (item: string) => string = (item) => item,
+  maxItems = RESULT_SLICE_ITEMS,
+): AsyncGenerator<string> {
   const sourceId = resultSourceId(job);
   for (const slice of await slicesOf(db, sourceId, maxItems)) {
-    const rows = await db
-      .selectFrom(sliceQuery(db, sourceId, slice).as('s'))
-      .select(sql<string>`s.items::text`.as('text'))
-      .orderBy('s.page_no')
-      .execute();
-    // jsonb's text of an array is "[...]": its inside is the items, comma-separated.
-    const parts = rows.map((row) => row.text.slice(1, -1)).filter((inside) => inside.length > 0);
-    if (parts.length > 0) yield parts.join(',');
+    const { rows } = await sql<{ line: string }>`
+      select e.value::text as line
+      from (${sliceQuery(db, sourceId, slice)}) s
+      cross join lateral jsonb_array_elements(s.items) with ordinality as e(value, n)
+      order by s.page_no, e.n
+    `.execute(db);
+    if (rows.length > 0) yield `${rows.map((row) => wrap(row.line)).join('\n')}\n`;
   }
+}
+
+/** Where an item of a result sits: its page and its 0-based index in the page. */
+export interface ItemPosition {
+  page: number;
+  index: number;
+}
+
+/** One page of GET /v1/jobs/{id}/items: its items as JSON text (comma-separated), and where the next page starts. */
+export interface ItemsPage {
+  itemsJson: string;
+  next: ItemPosition | null;
+}
+
+/**
+ * `limit` items of the result from `from` (the start when null), read in one slice: the item
+ * counts of the pages it needs (empty pages, which a new_only job may keep, skipped), then the
+ * items themselves, cut out of their pages by Postgres. Nothing before `from` or after the
+ * slice is read. Null when `from` names no item of the result (a cursor not handed out here).
+ */
+export async function resultItemsPage(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>, from: ItemPosition | null, limit: number): Promise<ItemsPage | null> {
+  const sourceId = resultSourceId(job);
+  let query = db.selectFrom('job_result_pages').select(['page_no', 'item_count']).where('job_id', '=', sourceId).where('item_count', '>', 0);
+  if (from) query = query.where('page_no', '>=', from.page);
+  // Each page holds an item at least: limit + 1 pages cover the slice and the item after it.
+  const pages = await query.orderBy('page_no').limit(limit + 1).execute();
+  const start = from ?? { page: pages[0]?.page_no ?? 0, index: 0 };
+  if (pages.length === 0) return from ? null : { itemsJson: '', next: null };
+  if (pages[0]!.page_no !== start.page || start.index >= pages[0]!.item_count) return null;
+  const slice: Slice = { first: start.page, from: start.index, last: start.page, to: start.index };
+  let taken = 0;
+  let next: ItemPosition | null = null;
+  for (const [k, page] of pages.entries()) {
+    const at = k === 0 ? start.index : 0;
+    if (taken === limit) {
+      next = { page: page.page_no, index: at };
+      break;
+    }
+    const take = Math.min(limit - taken, page.item_count - at);
+    slice.last = page.page_no;
+    slice.to = at + take - 1;
+    taken += take;
+    if (taken === limit && at + take < page.item_count) {
+      next = { page: page.page_no, index: at + take };
+      break;
+    }
+  }
+  return { itemsJson: await sliceText(db, sourceId, slice), next };
 }
 
 /**
  * A job's result as JSON text chunks, as GET /v1/jobs/{id} shows it: a list, streamed slice by
  * slice, or {profile, posts} for a bundle (one profile and at most a few hundred posts,
- * assembled whole).
+ * assembled whole). `counts`, when read already (pageCountsOf), spares a query.
  */
-export async function* resultJson(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>): AsyncGenerator<string> {
+export async function* resultJson(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>, counts?: PageCount[]): AsyncGenerator<string> {
   if (job.include_posts > 0) {
     yield JSON.stringify(await loadResult(db, job));
     return;
   }
   yield '[';
   let first = true;
-  for await (const items of resultItemsJson(db, job)) {
+  for await (const items of resultItemsJson(db, job, RESULT_SLICE_ITEMS, counts)) {
     yield first ? items : `,${items}`;
     first = false;
   }

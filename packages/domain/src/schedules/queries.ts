@@ -2,6 +2,7 @@ import { sql } from 'kysely';
 import type { Executor, ScheduleRow, ScheduleRunRow, Tx } from '@sdx/db';
 import type { Tenant } from '../context';
 import { ApiError } from '../errors';
+import { checkStartingAfter, type Page, pageOf, pageQuery, type PageRequest } from '../paging';
 import { RECENT_RUNS } from './definition';
 
 /** A schedule with the recent runs its response shows, newest first. */
@@ -81,16 +82,13 @@ export async function getScheduleView(db: Executor, tenant: Tenant, scheduleId: 
   return (await scheduleViewsOf(db, [schedule]))[0]!;
 }
 
-/** GET /v1/schedules: schedules that are not deleted, newest first, each with its recent runs. */
-export async function listScheduleViews(db: Executor, tenant: Tenant, limit: number): Promise<ScheduleView[]> {
-  const schedules = await db
-    .selectFrom('schedules')
-    .selectAll()
-    .where('workspace_id', '=', tenant.workspace.id)
-    .where('deleted_at', 'is', null)
-    .orderBy('created_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit)
-    .execute();
-  return scheduleViewsOf(db, schedules);
+/**
+ * GET /v1/schedules: a page of the schedules that are not deleted, newest first (paging.ts),
+ * each with its recent runs. A schedule deleted since the last page still marks its place.
+ */
+export async function listScheduleViews(db: Executor, tenant: Tenant, page: PageRequest): Promise<Page<ScheduleView>> {
+  await checkStartingAfter(db, tenant, 'schedules', page);
+  const query = db.selectFrom('schedules').selectAll().where('deleted_at', 'is', null);
+  const schedules = pageOf(await pageQuery(query, tenant, page).execute(), page.limit);
+  return { rows: await scheduleViewsOf(db, schedules.rows), next: schedules.next };
 }

@@ -1,0 +1,160 @@
+import { sql } from 'kysely';
+import type { Db } from '@sdx/db';
+import { SESSION_IDLE_MS } from '../accounts/sessions';
+
+/**
+ * What the service deletes once it is no longer owed to anyone (extensions.md 9), run by the
+ * scheduler every RETENTION_INTERVAL_MS:
+ * - results: RESULT_RETENTION_DAYS after a job completed, its result pages are deleted and the job
+ *   stays, with `result_expired` set (its result reads as null, its export and items 410);
+ * - idempotency keys, kept 24 hours (they expire at `expires_at`);
+ * - sessions that ended: signed out, replaced by a password change, idle for 7 days or past their
+ *   30 days.
+ * Audit events, the credit ledger, schedule runs and the job rows themselves are kept.
+ *
+ * Every purge runs as short statements on the pool, each deleting a bounded batch and committing
+ * on its own, oldest first, until one comes back short: no lock outlives one batch, and the
+ * rows locked are old ones no request writes. Rows another transaction holds are skipped, not
+ * waited for; the next pass takes them. `now` comes from the caller's clock.
+ */
+
+/** Idempotency keys or sessions one statement deletes at most. */
+export const RETENTION_BATCH = 1000;
+
+/** Jobs whose results one statement expires at most (a result may hold 25,000 items). */
+export const RESULT_PURGE_BATCH = 50;
+
+/** The advisory lock that lets one scheduler replica at a time expire results (see purgeExpiredResults). */
+const RESULT_PURGE_LOCK = 715519;
+
+const DAY_MS = 24 * 3600_000;
+
+/**
+ * Expires the results of jobs completed `retentionDays` or more before `now`: each job's
+ * `result_expired` is set, and the pages it read are deleted once no job still within its
+ * retention reads them (a cached job reads the pages of the job it reused, source_job_id, and
+ * completes later than it, so the pages go with the last of them). Returns the jobs expired and
+ * the pages deleted.
+ *
+ * Each batch takes a transaction-level advisory lock first: with several scheduler replicas,
+ * one expires results at a time (another finds the lock taken and leaves the work to it), so
+ * two batches never each see the other's jobs as unexpired and both keep pages nobody reads.
+ */
+export async function purgeExpiredResults(db: Db, now: Date, retentionDays: number, batchSize = RESULT_PURGE_BATCH): Promise<{ jobs: number; pages: number }> {
+  const cutoff = new Date(now.getTime() - retentionDays * DAY_MS);
+  const total = { jobs: 0, pages: 0 };
+  for (;;) {
+    const batch = await db.transaction().execute(async (tx) => {
+      const { rows: lock } = await sql<{ got: boolean }>`select pg_try_advisory_xact_lock(${RESULT_PURGE_LOCK}) as got`.execute(tx);
+      if (!lock[0]?.got) return null;
+      const { rows } = await sql<{ jobs: number; pages: number }>`
+        with picked as (
+          select id, coalesce(source_job_id, id) as source
+          from jobs
+          where status = 'completed' and not result_expired and finished_at <= ${cutoff}
+          order by finished_at
+          limit ${batchSize}
+          for update skip locked
+        ), expired as (
+          update jobs j set result_expired = true from picked where j.id = picked.id returning picked.source
+        ), unread as (
+          -- The statement sees the jobs it expires as they were: they are left out by ID.
+          select distinct e.source from expired e
+          where not exists (
+            select 1 from jobs r
+            where (r.id = e.source or r.source_job_id = e.source)
+              and r.status = 'completed' and not r.result_expired
+              and r.id not in (select id from picked)
+          )
+        ), gone as (
+          delete from job_result_pages p using unread u where p.job_id = u.source returning 1
+        )
+        select (select count(*) from expired)::int as jobs, (select count(*) from gone)::int as pages
+      `.execute(tx);
+      return rows[0]!;
+    });
+    if (!batch) return total;
+    total.jobs += batch.jobs;
+    total.pages += batch.pages;
+    if (batch.jobs < batchSize) return total;
+  }
+}
+
+/**
+ * Deletes the idempotency records expired at `now` (kept 24 hours), oldest first. Rows another
+ * transaction holds (an admission replacing an expired record) are skipped rather than waited
+ * for. Returns the number of records deleted.
+ */
+export async function purgeExpiredIdempotencyKeys(db: Db, now: Date, batchSize = RETENTION_BATCH): Promise<number> {
+  return deleteInBatches(
+    db,
+    batchSize,
+    (limit) => sql`
+      delete from idempotency_keys
+      where (workspace_id, endpoint, key) in (
+        select workspace_id, endpoint, key from idempotency_keys
+        where expires_at <= ${now}
+        order by expires_at
+        limit ${limit}
+        for update skip locked
+      )
+    `,
+  );
+}
+
+/**
+ * Deletes the sessions that have ended by `now`: signed out or ended by a password change
+ * (`ended_at`), past their 30 days (`expires_at`), or unused for SESSION_IDLE_MS. None of them
+ * can authenticate again (sessions.ts resolveSession refuses them). Returns the number deleted.
+ */
+export async function purgeEndedSessions(db: Db, now: Date, batchSize = RETENTION_BATCH): Promise<number> {
+  const idleSince = new Date(now.getTime() - SESSION_IDLE_MS);
+  return deleteInBatches(
+    db,
+    batchSize,
+    (limit) => sql`
+      delete from sessions
+      where id in (
+        select id from sessions
+        where ended_at is not null or expires_at <= ${now} or last_seen_at <= ${idleSince}
+        limit ${limit}
+        for update skip locked
+      )
+    `,
+  );
+}
+
+/** Runs `statement` (a delete of at most `limit` rows) until one deletes fewer; the rows deleted in all. */
+async function deleteInBatches(db: Db, batchSize: number, statement: (limit: number) => ReturnType<typeof sql>): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const result = await statement(batchSize).execute(db);
+    const batch = Number(result.numAffectedRows ?? 0n);
+    deleted += batch;
+    if (batch < batchSize) return deleted;
+  }
+}
+
+export interface RetentionPolicy {
+  /** RESULT_RETENTION_DAYS. */
+  resultRetentionDays: number;
+  /** Idempotency keys or sessions per statement (RETENTION_BATCH when absent). */
+  batchSize?: number;
+  /** Jobs per result-expiry statement (RESULT_PURGE_BATCH when absent). */
+  resultBatchSize?: number;
+}
+
+export interface RetentionPass {
+  resultsExpired: number;
+  resultPagesDeleted: number;
+  idempotencyKeysDeleted: number;
+  sessionsDeleted: number;
+}
+
+/** One pass of every purge, as of `now`. */
+export async function runRetention(db: Db, now: Date, policy: RetentionPolicy): Promise<RetentionPass> {
+  const results = await purgeExpiredResults(db, now, policy.resultRetentionDays, policy.resultBatchSize);
+  const idempotencyKeysDeleted = await purgeExpiredIdempotencyKeys(db, now, policy.batchSize);
+  const sessionsDeleted = await purgeEndedSessions(db, now, policy.batchSize);
+  return { resultsExpired: results.jobs, resultPagesDeleted: results.pages, idempotencyKeysDeleted, sessionsDeleted };
+}

@@ -237,10 +237,20 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the latest jobs
-         * @description The workspace's jobs (batch children included), newest first, each result streamed.
+         * List jobs, page by page
+         * @description The workspace's jobs (batch children included), newest first (by ID: IDs are
+         *     time-ordered), each result streamed. Filters combine: `status`, `platform`,
+         *     `operation`, `batch_id`, `schedule_id`. `include_result=false` leaves `result` null
+         *     (the job's other fields are unchanged), which keeps a page small whatever the jobs hold.
+         *
+         *     Paging: when more jobs match, the answer carries `Link: <…>; rel="next"`, the URL of
+         *     the next page (the same filters, `starting_after` the last job of this page). A
+         *     `starting_after` that names no job of this workspace answers 422 (`loc`
+         *     `["query", "starting_after"]`).
+         *
          *     Listing more than 1,000 result items in all is a heavy read (429
-         *     `concurrent_read_limit_exceeded` beyond the workspace's bound; see Large results).
+         *     `concurrent_read_limit_exceeded` beyond the workspace's bound; see Large results);
+         *     without results it never is.
          */
         get: operations["listJobs"];
         put?: never;
@@ -314,13 +324,43 @@ export interface paths {
          * @description Downloads the stored result of a completed job; runs no extraction and costs no credits.
          *
          *     - `json`: the job's `result` as stored.
+         *     - `ndjson`: one result item per line (a profile bundle: the profile, then its posts).
          *     - `csv` / `xlsx`: one row per result item (a profile: one row), nested values flattened.
          *
-         *     Before the job is completed: 409 `results_not_ready`. The download is streamed; one of
-         *     more than 1,000 items is a heavy read (429 `concurrent_read_limit_exceeded` beyond the
-         *     workspace's bound; see Large results).
+         *     Before the job is completed: 409 `results_not_ready`; once its result has passed the
+         *     retention period: 410 `results_expired`. The download is streamed (and compressed when
+         *     the client accepts gzip or br); one of more than 1,000 items is a heavy read (429
+         *     `concurrent_read_limit_exceeded` beyond the workspace's bound; see Large results).
          */
         get: operations["exportJob"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{job_id}/items": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a job's result page by page
+         * @description The result items of a completed job, `limit` at a time, in the order of `result` (a
+         *     profile bundle: the profile, then its posts). `next_cursor` continues after the last
+         *     item of this page; it is null on the last page. A cursor is opaque: pass it back as
+         *     it came. Each page is read from the stored result on its own, so a 25,000-item result
+         *     can be read whole without ever being sent in one response.
+         *
+         *     Before the job is completed: 409 `results_not_ready`; once its result has passed the
+         *     retention period: 410 `results_expired`. A cursor that names no position of this job's
+         *     result answers 422 (`loc` `["query", "cursor"]`).
+         */
+        get: operations["listJobItems"];
         put?: never;
         post?: never;
         delete?: never;
@@ -337,8 +377,13 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List the latest batches
-         * @description Newest first. Child summaries (`jobs`) are included only with `include_jobs=true`.
+         * List batches, page by page
+         * @description Newest first (by ID: IDs are time-ordered). Child summaries (`jobs`) are included only
+         *     with `include_jobs=true`.
+         *
+         *     Paging: when more batches exist, the answer carries `Link: <…>; rel="next"`, the URL of
+         *     the next page. A `starting_after` that names no batch of this workspace answers 422
+         *     (`loc` `["query", "starting_after"]`).
          */
         get: operations["listBatches"];
         put?: never;
@@ -413,11 +458,15 @@ export interface paths {
          *
          *     - `json`: an array, in target order, of `{job_id, target, status, result_count, result}`
          *       for the completed children.
+         *     - `ndjson`: one line per result item, `{job_id, target, item}`, children in target order.
          *     - `csv` / `xlsx`: one row per result item, led by the columns `batch_id`, `job_id`,
          *       `target`.
          *
-         *     The download is streamed; one of more than 1,000 items in all is a heavy read (429
-         *     `concurrent_read_limit_exceeded` beyond the workspace's bound; see Large results).
+         *     Once the result of a completed child has passed the retention period, the batch's
+         *     combined result is no longer whole: 410 `results_expired`. The download is streamed
+         *     (and compressed when the client accepts gzip or br); one of more than 1,000 items in
+         *     all is a heavy read (429 `concurrent_read_limit_exceeded` beyond the workspace's bound;
+         *     see Large results).
          */
         get: operations["exportBatch"];
         put?: never;
@@ -436,8 +485,14 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List schedules
-         * @description Schedules that are not deleted, newest first, each with its recent runs.
+         * List schedules, page by page
+         * @description Schedules that are not deleted, newest first (by ID: IDs are time-ordered), each with
+         *     its recent runs.
+         *
+         *     Paging: when more schedules exist, the answer carries `Link: <…>; rel="next"`, the URL
+         *     of the next page. A `starting_after` that names no schedule of this workspace answers
+         *     422 (`loc` `["query", "starting_after"]`); one deleted since the last page still
+         *     continues the list.
          */
         get: operations["listSchedules"];
         put?: never;
@@ -945,6 +1000,229 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhooks
+         * @description The workspace's webhooks, newest first, never with their secrets.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook
+         * @description Registers an endpoint that receives the workspace's events, signed per Standard Webhooks.
+         *     `secret` is in this response only: keep it to verify signatures. The URL must use
+         *     https (http too when the service runs with `WEBHOOK_ALLOW_HTTP=1`) and every address its
+         *     host resolves to must be public: loopback, private, link-local, multicast and
+         *     unspecified ranges (IPv4, IPv6, IPv4-mapped IPv6) answer 422 `invalid_webhook_url`,
+         *     unless the service runs with `WEBHOOK_ALLOW_PRIVATE_NETWORKS=1` (tests and local
+         *     development only). Recorded in the audit log (`webhook.created`).
+         *
+         *     Access: `admin`.
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a webhook
+         * @description One webhook, without its secret. Unknown or another workspace's: 404 `webhook_not_found`.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description The webhook and its delivery log are removed; nothing more is sent to it. Recorded in
+         *     the audit log (`webhook.deleted`).
+         *
+         *     Access: `admin`.
+         */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook
+         * @description Changes the URL (checked like a new webhook's), the events, the description, or
+         *     `enabled`. A disabled webhook gets no new deliveries, and its pending ones fail at their
+         *     next attempt; test sends still go. Recorded in the audit log (`webhook.updated`).
+         *
+         *     Access: `admin`.
+         */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate a webhook's secret
+         * @description A new secret signs every message from now on; it is in this response only. The secret
+         *     it replaces keeps signing beside it for 24 hours: during that time `webhook-signature`
+         *     carries two signatures, separated by a space, and a receiver accepts a message when
+         *     either verifies. Rotating again within the 24 hours retires the oldest secret at once.
+         *     Recorded in the audit log (`webhook.secret_rotated`).
+         *
+         *     Access: `admin`.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a test event
+         * @description Sends a `webhook.test` event (see `TestWebhookEvent`) to this webhook alone, whatever
+         *     its `events` and even when it is disabled, signed and retried like any other event.
+         *     Answers the delivery; follow it in the delivery log.
+         *
+         *     Access: `admin`.
+         */
+        post: operations["testWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a webhook's deliveries
+         * @description The delivery log, newest first: one delivery per event sent to this webhook (and per
+         *     redelivery), with its attempts, the last answer and when the next attempt is due.
+         *     `starting_after` (a delivery ID of the previous page) continues with older deliveries.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver an event
+         * @description Sends the delivery's event again as a new delivery with attempts of its own: the same
+         *     body and the same `webhook-id` (receivers deduplicate on it), signed anew. Unknown, or
+         *     not this webhook's: 404 `delivery_not_found`.
+         *
+         *     Access: `admin`.
+         */
+        post: operations["redeliverWebhookDelivery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/jobs/{job_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a job live (Server-Sent Events)
+         * @description A `text/event-stream` of the job. The first event is its current state; then one event
+         *     at each change of status (`event: status`) or progress (`event: progress`), within a
+         *     second of the change; a comment line (`: keep-alive`) every 15 s; and the stream ends
+         *     after the event of the terminal state (at once when the job has ended already). Each
+         *     event's `data` is the job as `GET /v1/jobs/{job_id}` renders it, with `result` null
+         *     (fetch or export the result). Reconnect with a new request after a disconnect: the
+         *     first event is again the current state.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["streamJobEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/batches/{batch_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a batch live (Server-Sent Events)
+         * @description A `text/event-stream` of the batch, as for a job: the current state first, then an
+         *     event at each change of the batch's status (`event: status`) or of its counts and sums
+         *     (`event: progress`: a child started or ended), a comment line every 15 s, and the end
+         *     after the terminal state. Each event's `data` is the batch as `GET /v1/batches/{batch_id}`
+         *     renders it, without `jobs`.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["streamBatchEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1296,6 +1574,12 @@ export interface components {
              *     profile bundle (`include_posts` > 0) an object `{profile, posts}`.
              */
             result: (components["schemas"]["Item"][] | null) | components["schemas"]["ProfileBundle"];
+            /**
+             * @description True once the result of a completed job has passed the retention period
+             *     (`RESULT_RETENTION_DAYS` after `finished_at`) and was deleted: `result` is then
+             *     null, and its export and items answer 410 `results_expired`. False otherwise.
+             */
+            result_expired: boolean;
             /** @description The structured terminal error of a failed job; null otherwise. */
             error: ({
                 code: components["schemas"]["JobErrorCode"];
@@ -1335,6 +1619,13 @@ export interface components {
             retryable: boolean;
         } & {
             [key: string]: unknown;
+        };
+        /** @description One page of a completed job's result items. */
+        JobItemsPage: {
+            /** @description The items of this page, in the order of the job's `result`. */
+            items: components["schemas"]["Item"][];
+            /** @description Pass as `cursor` to read the next page; null when this page ends the result. */
+            next_cursor: string | null;
         };
         ProfileBundle: {
             profile: components["schemas"]["ProfileItem"];
@@ -1437,6 +1728,8 @@ export interface components {
         ScheduleRun: {
             /** @description Run ID (`run_...`). */
             id: string;
+            /** @description The schedule the run belongs to (`sch_...`). */
+            schedule_id: string;
             /** @enum {string} */
             trigger: "scheduled" | "manual";
             /**
@@ -1465,6 +1758,247 @@ export interface components {
             /** Format: date-time */
             dispatched_at: string | null;
         };
+        /**
+         * @description An event a webhook can take. `job.completed`, `job.failed`, `job.cancelled`: a job
+         *     (batch children included) reached that status. `batch.completed`, `batch.failed`,
+         *     `batch.cancelled`: a batch reached that status. `schedule.run.dispatched`: a schedule's
+         *     occurrence created its job or batch; `schedule.run.skipped`: it was skipped
+         *     (`skipped_credits` or `skipped_overlap`). `webhook.test`: a test send.
+         * @enum {string}
+         */
+        WebhookEventType: "job.completed" | "job.failed" | "job.cancelled" | "batch.completed" | "batch.failed" | "batch.cancelled" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test";
+        /**
+         * @description An event type the webhook takes, or `*` for every event.
+         * @enum {string}
+         */
+        WebhookEventSelector: "*" | "job.completed" | "job.failed" | "job.cancelled" | "batch.completed" | "batch.failed" | "batch.cancelled" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test";
+        WebhookCreateRequest: {
+            /**
+             * @description Where events are POSTed: an absolute https URL (http only where the service allows it),
+             *     without user name or password, whose host resolves to public addresses only.
+             */
+            url: string;
+            /** @description The event types to send; `["*"]` sends all of them. */
+            events: components["schemas"]["WebhookEventSelector"][];
+            /** @description A note for people (what the endpoint is for). */
+            description?: string | null;
+        };
+        WebhookUpdateRequest: {
+            /** @description A new URL, checked like a new webhook's. */
+            url?: string;
+            /** @description The event types to send from now on; `["*"]` sends all of them. */
+            events?: components["schemas"]["WebhookEventSelector"][];
+            /** @description A new note; null clears it. */
+            description?: string | null;
+            /** @description False stops new deliveries (and fails pending ones at their next attempt); true resumes. */
+            enabled?: boolean;
+        };
+        Webhook: {
+            /** @description Webhook ID (`whk_...`). */
+            id: string;
+            /** @description Where events are POSTed. */
+            url: string;
+            /** @description The event types it takes; `["*"]` for all. */
+            events: components["schemas"]["WebhookEventSelector"][];
+            /** @description The note given at creation or since, or null. */
+            description: string | null;
+            /** @description Whether events are delivered to it. */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When it was registered.
+             */
+            created_at: string;
+        };
+        CreatedWebhook: {
+            /** @description Webhook ID (`whk_...`). */
+            id: string;
+            /** @description Where events are POSTed. */
+            url: string;
+            /** @description The event types it takes; `["*"]` for all. */
+            events: components["schemas"]["WebhookEventSelector"][];
+            /** @description The note given at creation or since, or null. */
+            description: string | null;
+            /** @description Whether events are delivered to it. */
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When it was registered.
+             */
+            created_at: string;
+            /**
+             * @description The signing secret, `whsec_` + base64 of 32 random bytes. Shown in this response only;
+             *     the key of the HMAC is its base64-decoded part.
+             */
+            secret: string;
+        };
+        WebhookDelivery: {
+            /** @description Delivery ID (`dlv_...`). */
+            id: string;
+            /** @description The event (`evt_...`), sent as `webhook-id` on every attempt. */
+            event_id: string;
+            event_type: components["schemas"]["WebhookEventType"];
+            /**
+             * @description `pending`: not delivered yet (an attempt is due at `next_attempt_at`); `succeeded`: the
+             *     receiver answered 2xx; `failed`: the retry schedule is spent (or the webhook was
+             *     disabled).
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+            /** @description Attempts made so far. */
+            attempts: number;
+            /** @description The HTTP status of the last attempt's answer; null when none came (timeout, refused, unreachable). */
+            response_status: number | null;
+            /** @description Why the last attempt failed; null after a success or before any attempt. */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When the next attempt is due; null once the delivery succeeded or failed.
+             */
+            next_attempt_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the delivery was made (the event dispatched, a test or a redelivery asked for).
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the receiver answered 2xx; null until then.
+             */
+            delivered_at: string | null;
+        };
+        /**
+         * @description The body of `job.completed`, `job.failed` and `job.cancelled` (batch children included).
+         *     Headers `webhook-id` (= `id`), `webhook-timestamp` and `webhook-signature` sign it.
+         * @example {
+         *       "id": "evt_01jd2xj1e6f7g8h9j0k1m2n3p4",
+         *       "type": "job.completed",
+         *       "created_at": "2026-11-24T10:05:00Z",
+         *       "workspace_id": "ws_01jd2x5w6v7q8m4k3n5p9r0s1t",
+         *       "data": {
+         *         "id": "job_01jd2xg1e6f7g8h9j0k1m2n3p4",
+         *         "platform": "instagram",
+         *         "operation": "profile",
+         *         "target": "natgeo",
+         *         "requested_limit": 1,
+         *         "include_posts": 0,
+         *         "status": "completed",
+         *         "attempts": 1,
+         *         "max_attempts": 4,
+         *         "progress_stage": "completed",
+         *         "progress_message": "Completed with 1 results",
+         *         "progress_current": 1,
+         *         "progress_total": 1,
+         *         "heartbeat_at": "2026-11-24T10:04:59Z",
+         *         "next_attempt_at": null,
+         *         "cancel_requested_at": null,
+         *         "result_count": 1,
+         *         "billed_units": 1,
+         *         "credit_rate": 1,
+         *         "results_per_credit": 1,
+         *         "reserved_credits": 0,
+         *         "billed_credits": 1,
+         *         "result": null,
+         *         "error": null,
+         *         "created_at": "2026-11-24T10:04:58Z",
+         *         "started_at": "2026-11-24T10:04:59Z",
+         *         "finished_at": "2026-11-24T10:05:00Z",
+         *         "cached": false,
+         *         "deduplicated": false,
+         *         "idempotent_replay": false
+         *       }
+         *     }
+         */
+        JobWebhookEvent: {
+            /** @description Event ID (`evt_...`), the `webhook-id` of every attempt; deduplicate on it. */
+            id: string;
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "job.completed" | "job.failed" | "job.cancelled";
+            /**
+             * Format: date-time
+             * @description When the job reached its status.
+             */
+            created_at: string;
+            /** @description The workspace of the job. */
+            workspace_id: string;
+            data: components["schemas"]["JobResponse"];
+        };
+        /** @description The body of `batch.completed`, `batch.failed` and `batch.cancelled`, sent when the batch reaches that status. */
+        BatchWebhookEvent: {
+            /** @description Event ID (`evt_...`), the `webhook-id` of every attempt; deduplicate on it. */
+            id: string;
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "batch.completed" | "batch.failed" | "batch.cancelled";
+            /**
+             * Format: date-time
+             * @description When the batch's last child ended.
+             */
+            created_at: string;
+            /** @description The workspace of the batch. */
+            workspace_id: string;
+            data: components["schemas"]["BatchResponse"];
+        };
+        /**
+         * @description The body of `schedule.run.dispatched` (the occurrence created its job or batch:
+         *     `job_id` or `batch_id` set) and `schedule.run.skipped` (status `skipped_credits` or
+         *     `skipped_overlap`). A dispatch that fails (status `failed`) sends no event.
+         */
+        ScheduleRunWebhookEvent: {
+            /** @description Event ID (`evt_...`), the `webhook-id` of every attempt; deduplicate on it. */
+            id: string;
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "schedule.run.dispatched" | "schedule.run.skipped";
+            /**
+             * Format: date-time
+             * @description When the run was dispatched or skipped.
+             */
+            created_at: string;
+            /** @description The workspace of the schedule. */
+            workspace_id: string;
+            data: components["schemas"]["ScheduleRun"];
+        };
+        /** @description The body of `webhook.test`, sent by `POST /v1/webhooks/{webhook_id}/test`. */
+        TestWebhookEvent: {
+            /** @description Event ID (`evt_...`), the `webhook-id` of every attempt. */
+            id: string;
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "webhook.test";
+            /**
+             * Format: date-time
+             * @description When the test was asked for.
+             */
+            created_at: string;
+            /** @description The workspace of the webhook. */
+            workspace_id: string;
+            data: components["schemas"]["WebhookTestData"];
+        };
+        WebhookTestData: {
+            /** @description The webhook tested. */
+            webhook_id: string;
+            /** @description A fixed sentence saying this is a test. */
+            message: string;
+        };
+        /**
+         * @description The JSON body of every webhook message, by `type`. It is POSTed with
+         *     `Content-Type: application/json` and signed per Standard Webhooks: `webhook-id` (the
+         *     event ID, the same on every retry and redelivery), `webhook-timestamp` (Unix seconds of
+         *     the attempt) and `webhook-signature` (`v1,` + base64 HMAC-SHA256 of
+         *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes; two,
+         *     separated by a space, during a rotation). Verify against the exact bytes received.
+         */
+        WebhookEvent: components["schemas"]["JobWebhookEvent"] | components["schemas"]["BatchWebhookEvent"] | components["schemas"]["ScheduleRunWebhookEvent"] | components["schemas"]["TestWebhookEvent"];
         HTTPValidationError: {
             detail: components["schemas"]["ValidationError"][];
         };
@@ -1485,10 +2019,10 @@ export interface components {
          * @description A service error. `detail.error` is one of: invalid_request, missing_authentication,
          *     invalid_api_key, invalid_credentials, forbidden, csrf_failed, signup_disabled,
          *     invitation_email_mismatch, workspace_not_found, member_not_found, invitation_not_found,
-         *     key_not_found, email_taken, last_owner, personal_workspace, already_member,
+         *     key_not_found, webhook_not_found, delivery_not_found, invalid_webhook_url, email_taken, last_owner, personal_workspace, already_member,
          *     invitation_invalid, insufficient_credits, workspace_forbidden, job_not_found,
          *     batch_not_found, schedule_not_found, not_found, method_not_allowed,
-         *     idempotency_key_conflict, results_not_ready, unsupported_operation,
+         *     idempotency_key_conflict, results_not_ready, results_expired, unsupported_operation,
          *     duplicate_batch_target, invalid_target, rate_limit_exceeded,
          *     concurrent_job_limit_exceeded, concurrent_read_limit_exceeded, extraction_failed, rate_limiter_unavailable,
          *     service_unavailable, internal_error.
@@ -1936,8 +2470,10 @@ export interface components {
     };
     responses: {
         /**
-         * @description The download. `json` is `application/json`, `csv` is `text/csv` (UTF-8, header row),
-         *     `xlsx` is a spreadsheet with one sheet.
+         * @description The download. `json` is `application/json`, `ndjson` is `application/x-ndjson` (one
+         *     JSON value per line, each line ended by `\n`), `csv` is `text/csv` (UTF-8, header row),
+         *     `xlsx` is a spreadsheet with one sheet. Compressed (`Content-Encoding: gzip` or `br`)
+         *     when the client accepts it.
          */
         ExportDownload: {
             headers: {
@@ -1950,6 +2486,11 @@ export interface components {
             };
             content: {
                 "application/json": unknown;
+                /**
+                 * @example {"kind":"profile","platform":"twitter","id":"1002003004","username":"jane_doe","caption":null,"url":"https://x.com/jane_doe","published_at":null,"display_name":"Jane Doe","bio":null,"avatar_url":null,"verified":false,"private":false,"followers_count":812,"following_count":301,"posts_count":4410}
+                 *     {"kind":"profile","platform":"twitter","id":"1002003005","username":"sam_roe","caption":null,"url":"https://x.com/sam_roe","published_at":null,"display_name":"Sam Roe","bio":null,"avatar_url":null,"verified":false,"private":false,"followers_count":97,"following_count":120,"posts_count":35}
+                 */
+                "application/x-ndjson": string;
                 "text/csv": string;
                 "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
             };
@@ -2086,6 +2627,33 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /**
+         * @description `results_expired`: the result was deleted once it passed the retention period
+         *     (`RESULT_RETENTION_DAYS` after the job finished); the job itself stays, with
+         *     `result_expired` true.
+         */
+        ResultsExpired: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "results_expired",
+                 *         "message": "The result of job job_01jd2xb7c8d9e0f1g2h3j4k5m6 was deleted after the 30-day retention period.",
+                 *         "job_id": "job_01jd2xb7c8d9e0f1g2h3j4k5m6",
+                 *         "retention_days": 30
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
@@ -2396,6 +2964,131 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
+        /** @description `webhook_not_found`: no such webhook in the workspace. */
+        WebhookNotFound: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "webhook_not_found",
+                 *         "message": "No webhook whk_01jd2xc4d5e6f7g8h9j0k1m2n3 in this workspace.",
+                 *         "webhook_id": "whk_01jd2xc4d5e6f7g8h9j0k1m2n3"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `webhook_not_found`: no such webhook in the workspace; `delivery_not_found`: no such delivery of the webhook. */
+        WebhookOrDeliveryNotFound: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "delivery_not_found",
+                 *         "message": "No delivery dlv_01jd2xd5e6f7g8h9j0k1m2n3p4 of webhook whk_01jd2xc4d5e6f7g8h9j0k1m2n3.",
+                 *         "delivery_id": "dlv_01jd2xd5e6f7g8h9j0k1m2n3p4"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /**
+         * @description A validation failure (`HTTPValidationError`: a body value out of schema, an unknown event
+         *     type or body key) or `invalid_webhook_url` (`ServiceError`): the URL is not https (or
+         *     http where allowed), or its host resolves to a loopback, private, link-local, multicast,
+         *     unspecified or other non-public address, or does not resolve.
+         */
+        WebhookUnprocessable: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "invalid_webhook_url",
+                 *         "message": "This URL cannot receive webhooks: hooks.internal resolves to 10.0.0.1, a private address; webhooks may only reach public addresses.",
+                 *         "url": "https://hooks.internal/sdx"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ServiceError"];
+            };
+        };
+        /**
+         * @description The stream, `text/event-stream` (UTF-8). Each event is an `event:` line (`status` or
+         *     `progress`), a `data:` line holding the job's JSON (`JobResponse`, `result` null) and a
+         *     blank line; comment lines (`: keep-alive`) keep the connection open.
+         */
+        JobEventStream: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example event: status
+                 *     data: {"id":"job_01jd2xg1...","status":"running","progress_current":0,"progress_total":null,...}
+                 *
+                 *     event: progress
+                 *     data: {"id":"job_01jd2xg1...","status":"running","progress_current":100,"progress_total":300,...}
+                 *
+                 *     event: status
+                 *     data: {"id":"job_01jd2xg1...","status":"completed","progress_current":300,"result":null,...}
+                 */
+                "text/event-stream": string;
+            };
+        };
+        /**
+         * @description The stream, `text/event-stream` (UTF-8). Each event is an `event:` line (`status` or
+         *     `progress`), a `data:` line holding the batch's JSON (`BatchResponse` without `jobs`) and
+         *     a blank line; comment lines (`: keep-alive`) keep the connection open.
+         */
+        BatchEventStream: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example event: status
+                 *     data: {"id":"bat_01jd2xh1...","status":"running","queued_count":1,"running_count":1,"completed_count":0,...}
+                 *
+                 *     event: progress
+                 *     data: {"id":"bat_01jd2xh1...","status":"running","queued_count":0,"running_count":1,"completed_count":1,...}
+                 *
+                 *     event: status
+                 *     data: {"id":"bat_01jd2xh1...","status":"completed","queued_count":0,"running_count":0,"completed_count":2,...}
+                 */
+                "text/event-stream": string;
+            };
+        };
     };
     parameters: {
         /**
@@ -2426,7 +3119,41 @@ export interface components {
         /** @description Include the child summaries (`jobs`) of each batch. */
         IncludeJobs: boolean;
         /** @description Download format. Any other value is a 422 validation error. */
-        ExportFormat: "json" | "csv" | "xlsx";
+        ExportFormat: "json" | "ndjson" | "csv" | "xlsx";
+        /**
+         * @description Only jobs in this status.
+         * @example completed
+         */
+        JobStatusFilter: components["schemas"]["JobStatus"];
+        /**
+         * @description Only jobs of this platform (see `GET /v1/platforms`); an unknown one matches none.
+         * @example twitter
+         */
+        PlatformFilter: string;
+        /**
+         * @description Only jobs of this operation, on any platform unless `platform` is given too.
+         * @example followers
+         */
+        OperationFilter: string;
+        /**
+         * @description Only the child jobs of this batch (`bat_...`); another workspace's batch matches none.
+         * @example bat_01jd2x9f3g4h5j6k7m8n9p0q1r
+         */
+        BatchIdFilter: string;
+        /**
+         * @description Only the jobs dispatched by this schedule (`sch_...`), batch children included.
+         * @example sch_01jd2x8e2f3g4h5j6k7m8n9p0q
+         */
+        ScheduleIdFilter: string;
+        /** @description `false` leaves `result` null in every listed job, so a page stays small whatever the jobs hold. */
+        IncludeResult: boolean;
+        /** @description Maximum number of items in the page. */
+        ItemsLimit: number;
+        /**
+         * @description The `next_cursor` of the previous page; absent for the first page.
+         * @example Mzow
+         */
+        ItemsCursor: string;
         /**
          * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
          *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
@@ -2444,6 +3171,12 @@ export interface components {
         AuditLimit: number;
         /** @description An ID of the previous page; the next page holds older items. */
         StartingAfter: string;
+        /** @description Webhook ID (`whk_...`). */
+        WebhookPathId: string;
+        /** @description Delivery ID (`dlv_...`). */
+        DeliveryPathId: string;
+        /** @description Maximum number of deliveries returned. */
+        DeliveryLimit: number;
     };
     requestBodies: never;
     headers: {
@@ -2460,6 +3193,12 @@ export interface components {
         "RateLimit-Reset": number;
         /** @description Seconds to wait before retrying. */
         "Retry-After": number;
+        /**
+         * @description `<URL>; rel="next"`: the path and query of the next page (the same parameters, with
+         *     `starting_after` the ID of the last item of this page). Absent on the last page.
+         * @example </v1/jobs?limit=25&status=completed&starting_after=job_01jd2xb7c8d9e0f1g2h3j4k5m6>; rel="next"
+         */
+        Link: string;
         /** @description `attachment; filename="<id>.<format>"`. */
         "Content-Disposition": string;
         /**
@@ -2916,6 +3655,35 @@ export interface operations {
             query?: {
                 /** @description Maximum number of items returned. */
                 limit?: components["parameters"]["ListLimit25"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
+                /**
+                 * @description Only jobs in this status.
+                 * @example completed
+                 */
+                status?: components["parameters"]["JobStatusFilter"];
+                /**
+                 * @description Only jobs of this platform (see `GET /v1/platforms`); an unknown one matches none.
+                 * @example twitter
+                 */
+                platform?: components["parameters"]["PlatformFilter"];
+                /**
+                 * @description Only jobs of this operation, on any platform unless `platform` is given too.
+                 * @example followers
+                 */
+                operation?: components["parameters"]["OperationFilter"];
+                /**
+                 * @description Only the child jobs of this batch (`bat_...`); another workspace's batch matches none.
+                 * @example bat_01jd2x9f3g4h5j6k7m8n9p0q1r
+                 */
+                batch_id?: components["parameters"]["BatchIdFilter"];
+                /**
+                 * @description Only the jobs dispatched by this schedule (`sch_...`), batch children included.
+                 * @example sch_01jd2x8e2f3g4h5j6k7m8n9p0q
+                 */
+                schedule_id?: components["parameters"]["ScheduleIdFilter"];
+                /** @description `false` leaves `result` null in every listed job, so a page stays small whatever the jobs hold. */
+                include_result?: components["parameters"]["IncludeResult"];
             };
             header?: {
                 /**
@@ -2937,6 +3705,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3113,6 +3882,81 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["JobNotFound"];
             409: components["responses"]["ResultsNotReady"];
+            410: components["responses"]["ResultsExpired"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listJobItems: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items in the page. */
+                limit?: components["parameters"]["ItemsLimit"];
+                /**
+                 * @description The `next_cursor` of the previous page; absent for the first page.
+                 * @example Mzow
+                 */
+                cursor?: components["parameters"]["ItemsCursor"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Job ID (`job_...`). */
+                job_id: components["parameters"]["JobId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the job's result items. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "items": [
+                     *         {
+                     *           "kind": "profile",
+                     *           "platform": "twitter",
+                     *           "id": "1002003004",
+                     *           "username": "jane_doe",
+                     *           "caption": null,
+                     *           "url": "https://x.com/jane_doe",
+                     *           "published_at": null,
+                     *           "display_name": "Jane Doe",
+                     *           "bio": "Space, mostly.",
+                     *           "avatar_url": "https://pbs.twimg.com/profile_images/1002003004/avatar.jpg",
+                     *           "verified": false,
+                     *           "private": false,
+                     *           "followers_count": 812,
+                     *           "following_count": 301,
+                     *           "posts_count": 4410
+                     *         }
+                     *       ],
+                     *       "next_cursor": "Mzow"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["JobItemsPage"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["JobNotFound"];
+            409: components["responses"]["ResultsNotReady"];
+            410: components["responses"]["ResultsExpired"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3125,6 +3969,8 @@ export interface operations {
                 limit?: components["parameters"]["ListLimit25"];
                 /** @description Include the child summaries (`jobs`) of each batch. */
                 include_jobs?: components["parameters"]["IncludeJobs"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
             };
             header?: {
                 /**
@@ -3146,6 +3992,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3320,6 +4167,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["BatchNotFound"];
             409: components["responses"]["ResultsNotReady"];
+            410: components["responses"]["ResultsExpired"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];
@@ -3330,6 +4178,8 @@ export interface operations {
             query?: {
                 /** @description Maximum number of items returned. */
                 limit?: components["parameters"]["ListLimit50"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
             };
             header?: {
                 /**
@@ -3351,6 +4201,7 @@ export interface operations {
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Link: components["headers"]["Link"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4678,6 +5529,608 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhooks. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "whk_01jd2xc4d5e6f7g8h9j0k1m2n3",
+                     *         "url": "https://hooks.example.com/sdx",
+                     *         "events": [
+                     *           "job.completed",
+                     *           "job.failed",
+                     *           "batch.completed"
+                     *         ],
+                     *         "description": "Results pipeline",
+                     *         "enabled": true,
+                     *         "created_at": "2026-11-24T10:00:00Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Webhook"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/sdx",
+                 *       "events": [
+                 *         "job.completed",
+                 *         "job.failed",
+                 *         "batch.completed"
+                 *       ],
+                 *       "description": "Results pipeline"
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook and its signing secret, shown once. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_01jd2xc4d5e6f7g8h9j0k1m2n3",
+                     *       "url": "https://hooks.example.com/sdx",
+                     *       "events": [
+                     *         "job.completed",
+                     *         "job.failed",
+                     *         "batch.completed"
+                     *       ],
+                     *       "description": "Results pipeline",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-24T10:00:00Z",
+                     *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw5d6PYYJ4TQ0="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedWebhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["WebhookUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_01jd2xc4d5e6f7g8h9j0k1m2n3",
+                     *       "url": "https://hooks.example.com/sdx",
+                     *       "events": [
+                     *         "job.completed",
+                     *         "job.failed",
+                     *         "batch.completed"
+                     *       ],
+                     *       "description": "Results pipeline",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-24T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. No body. */
+            204: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         "*"
+                 *       ],
+                 *       "enabled": true
+                 *     }
+                 */
+                "application/json": components["schemas"]["WebhookUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The webhook as changed. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_01jd2xc4d5e6f7g8h9j0k1m2n3",
+                     *       "url": "https://hooks.example.com/sdx",
+                     *       "events": [
+                     *         "*"
+                     *       ],
+                     *       "description": "Results pipeline",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-24T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["WebhookUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The webhook and its new secret, shown once. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "whk_01jd2xc4d5e6f7g8h9j0k1m2n3",
+                     *       "url": "https://hooks.example.com/sdx",
+                     *       "events": [
+                     *         "job.completed",
+                     *         "job.failed",
+                     *         "batch.completed"
+                     *       ],
+                     *       "description": "Results pipeline",
+                     *       "enabled": true,
+                     *       "created_at": "2026-11-24T10:00:00Z",
+                     *       "secret": "whsec_Q2hhbmdlZCBzZWNyZXQgZm9yIHRoZSBleGFtcGxlISE="
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CreatedWebhook"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    testWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The delivery of the test event, pending. */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_01jd2xd5e6f7g8h9j0k1m2n3p4",
+                     *       "event_id": "evt_01jd2xd5e6f7g8h9j0k1m2n3p3",
+                     *       "event_type": "webhook.test",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "response_status": null,
+                     *       "error": null,
+                     *       "next_attempt_at": "2026-11-24T10:05:00Z",
+                     *       "created_at": "2026-11-24T10:05:00Z",
+                     *       "delivered_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of deliveries returned. */
+                limit?: components["parameters"]["DeliveryLimit"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deliveries, newest first. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "dlv_01jd2xd9e6f7g8h9j0k1m2n3p4",
+                     *         "event_id": "evt_01jd2xd9e6f7g8h9j0k1m2n3p3",
+                     *         "event_type": "job.completed",
+                     *         "status": "pending",
+                     *         "attempts": 2,
+                     *         "response_status": 500,
+                     *         "error": "HTTP 500",
+                     *         "next_attempt_at": "2026-11-24T10:35:05Z",
+                     *         "created_at": "2026-11-24T10:05:00Z",
+                     *         "delivered_at": null
+                     *       },
+                     *       {
+                     *         "id": "dlv_01jd2xd5e6f7g8h9j0k1m2n3p4",
+                     *         "event_id": "evt_01jd2xd5e6f7g8h9j0k1m2n3p3",
+                     *         "event_type": "webhook.test",
+                     *         "status": "succeeded",
+                     *         "attempts": 1,
+                     *         "response_status": 204,
+                     *         "error": null,
+                     *         "next_attempt_at": null,
+                     *         "created_at": "2026-11-24T10:00:00Z",
+                     *         "delivered_at": "2026-11-24T10:00:00Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    redeliverWebhookDelivery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Webhook ID (`whk_...`). */
+                webhook_id: components["parameters"]["WebhookPathId"];
+                /** @description Delivery ID (`dlv_...`). */
+                delivery_id: components["parameters"]["DeliveryPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The new delivery, pending. */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dlv_01jd2xf1e6f7g8h9j0k1m2n3p4",
+                     *       "event_id": "evt_01jd2xd9e6f7g8h9j0k1m2n3p3",
+                     *       "event_type": "job.completed",
+                     *       "status": "pending",
+                     *       "attempts": 0,
+                     *       "response_status": null,
+                     *       "error": null,
+                     *       "next_attempt_at": "2026-11-24T11:00:00Z",
+                     *       "created_at": "2026-11-24T11:00:00Z",
+                     *       "delivered_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WebhookOrDeliveryNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamJobEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Job ID (`job_...`). */
+                job_id: components["parameters"]["JobId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["JobEventStream"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["JobNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    streamBatchEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Batch ID (`bat_...`). */
+                batch_id: components["parameters"]["BatchId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["BatchEventStream"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["BatchNotFound"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

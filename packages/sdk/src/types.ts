@@ -1,4 +1,4 @@
-import type { components, paths } from './openapi';
+import type { components, operations, paths } from './openapi';
 import type { PendingPaths } from './pending';
 
 /** Every operation the client calls: openapi.yaml's, plus the spec's that it does not describe yet. */
@@ -40,27 +40,19 @@ export type CreatedApiKey = Schemas['CreatedApiKey'];
 export type ApiKeyCreateRequest = Schemas['ApiKeyCreateRequest'];
 export type AuditEvent = Schemas['AuditEvent'];
 
-export type {
-  JobItemsPage,
-  JobListFilters,
-  WebhookCreateRequest,
-  WebhookDelivery,
-  WebhookEndpoint,
-  WebhookEndpointWithSecret,
-  WebhookEventType,
-  WebhookUpdateRequest,
-} from './pending';
-
-/** The body of a webhook delivery (extensions.md 5). `data` is the Job, Batch or ScheduleRun as the API renders it (a job without `result`). */
-export interface WebhookEvent {
-  id: string;
-  type: string;
-  created_at: string;
-  workspace_id: string;
-  data: Record<string, unknown>;
-}
+export type JobItemsPage = Schemas['JobItemsPage'];
+export type JobListFilters = Omit<NonNullable<operations['listJobs']['parameters']['query']>, 'limit'>;
+export type WebhookEventType = Schemas['WebhookEventType'];
+export type WebhookEndpoint = Schemas['Webhook'];
+/** A new endpoint, or one whose secret was just rotated: `secret` is in this answer only. */
+export type WebhookEndpointWithSecret = Schemas['CreatedWebhook'];
+export type WebhookCreateRequest = Schemas['WebhookCreateRequest'];
+export type WebhookUpdateRequest = Schemas['WebhookUpdateRequest'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+/** The body of a webhook delivery: `data` is the Job, Batch or ScheduleRun as the API renders it (a job without `result`). */
+export type WebhookEvent = Schemas['WebhookEvent'];
 
 /** Download formats of exports. */
-export type ExportFormat = 'json' | 'csv' | 'xlsx' | 'ndjson';
+export type ExportFormat = components['parameters']['ExportFormat'];
 
 export const TERMINAL_JOB_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);

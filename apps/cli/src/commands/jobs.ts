@@ -89,7 +89,9 @@ export function registerJobs(program: Command): void {
     .option('--schedule <schedule_id>', 'only the jobs of this schedule')
     .action(
       action(async (ctx, options: { limit?: number; all?: boolean; status?: JobStatus; platform?: string; operation?: string; batch?: string; schedule?: string }) => {
+        // A list shows no results (`sdx jobs get` or `sdx export` reads one): none are read.
         const list = ctx.client().jobs.list({
+          include_result: false,
           limit: options.limit,
           status: options.status,
           platform: options.platform,

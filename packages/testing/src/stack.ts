@@ -253,6 +253,28 @@ export async function listen(app: ReturnType<typeof createApp>): Promise<{ url: 
   return { url: `http://127.0.0.1:${port}`, server };
 }
 
+export interface ServedStack {
+  stack: TestStack;
+  /** The app's loopback origin, e.g. http://127.0.0.1:40123. */
+  url: string;
+  /** Closes the port, then the stack. */
+  close(): Promise<void>;
+}
+
+/** A test stack whose app listens on a loopback port, for clients that need a real URL (the SDK, the CLI). */
+export async function startServedStack(options: StackOptions = {}): Promise<ServedStack> {
+  const stack = await startTestStack(options);
+  const { url, server } = await listen(stack.app);
+  return {
+    stack,
+    url,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stack.close();
+    },
+  };
+}
+
 /** Polls GET /v1/jobs/{id} as `auth` until `accept` holds; returns the job body. */
 export async function waitForJob(
   stack: TestStack,

@@ -9,6 +9,7 @@ import { adminQueues } from './middleware/admin';
 import { authenticate, recordKeyUse } from './middleware/auth';
 import { compressResponses } from './middleware/compression';
 import { consoleRoutes } from './middleware/console';
+import { corsFor } from './middleware/cors';
 import { HeavyReads } from './middleware/heavy-reads';
 import { methodNotAllowed, notFound, renderErrors } from './middleware/errors';
 import { httpMetrics } from './middleware/metrics';
@@ -22,13 +23,19 @@ import { extract } from './routes/extract';
 import { getAccount } from './routes/getAccount';
 import { getCurrentUsage } from './routes/getCurrentUsage';
 import { getJob } from './routes/getJob';
+import { getDocs } from './routes/getDocs';
+import { getDocsScript } from './routes/getDocsScript';
 import { getMetrics } from './routes/getMetrics';
+import { getOpenApiJson } from './routes/getOpenApiJson';
+import { getOpenApiYaml } from './routes/getOpenApiYaml';
 import { healthz, readyz } from './routes/health';
 import { listJobs } from './routes/listJobs';
 import { listPlatforms } from './routes/listPlatforms';
 import { routeTable } from './routes';
 import { accessOf } from './routes/access';
 import { accountRoutes } from './routes/accounts';
+import { webhookRoutes } from './routes/webhooks';
+import { LiveHub } from './live/hub';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -44,6 +51,10 @@ export const ROUTES: RouteDef[] = [
   { method: 'get', path: '/healthz', handler: healthz },
   { method: 'get', path: '/readyz', handler: readyz },
   { method: 'get', path: '/metrics', handler: getMetrics },
+  { method: 'get', path: '/openapi.yaml', handler: getOpenApiYaml },
+  { method: 'get', path: '/openapi.json', handler: getOpenApiJson },
+  { method: 'get', path: '/docs', handler: getDocs },
+  { method: 'get', path: '/docs/redoc.standalone.js', handler: getDocsScript },
   { method: 'get', path: '/v1/platforms', handler: listPlatforms },
   { method: 'get', path: '/v1/account', handler: getAccount },
   { method: 'get', path: '/v1/usage/current', handler: getCurrentUsage },
@@ -54,6 +65,7 @@ export const ROUTES: RouteDef[] = [
   { method: 'post', path: '/v1/jobs/:job_id/cancel', handler: cancelJob },
   ...routeTable,
   ...accountRoutes,
+  ...webhookRoutes,
 ];
 
 /**
@@ -68,12 +80,12 @@ const headAsGet: RequestHandler = (req, _res, next) => {
 
 /**
  * The API: request ID → metrics → access log → compression (responses over 1 KB, when the
- * client accepts gzip or br) → route match → JSON body (operations that take
- * one; bounded in size and depth) → authentication (caller and workspace resolved once) → rate
- * limit → the route's declared access → input Postgres cannot store refused → request
- * validation against openapi.yaml → route → one error renderer. A route without a declared
- * access stops the app from being built. The web console's files answer at /console
- * (middleware/console.ts). With ADMIN_TOKEN set, Bull Board answers at /admin/queues behind
+ * client accepts gzip or br) → CORS (origins of CORS_ORIGINS only) → route match → JSON body
+ * (operations that take one; bounded in size and depth) → authentication (caller and workspace
+ * resolved once) → rate limit → the route's declared access → input Postgres cannot store
+ * refused → request validation against openapi.yaml → route → one error renderer. A route
+ * without a declared access stops the app from being built. The web console's files answer at
+ * /console (middleware/console.ts). With ADMIN_TOKEN set, Bull Board answers at /admin/queues behind
  * that token.
  */
 export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Express {
@@ -83,7 +95,10 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
     loginLimiter: apiDeps.loginLimiter ?? new LoginLimiter(apiDeps.redis, config.redisPrefix),
     mailer: apiDeps.mailer !== undefined ? apiDeps.mailer : createMailer(config.smtpUrl, config.smtpFrom, apiDeps.services.log),
     heavyReads: apiDeps.heavyReads ?? new HeavyReads(config.heavyReadsPerWorkspace, config.heavyReadMinItems),
+    live: apiDeps.live ?? new LiveHub({ db: apiDeps.services.db, redisUrl: config.redisUrl, prefix: config.redisPrefix, log: apiDeps.services.log }),
   };
+  // A draining process ends its live streams: their clients reconnect to another process.
+  apiDeps.draining?.addEventListener('abort', () => void deps.live.close(), { once: true });
   const access = new Map(routes.map((route) => [route, accessOf(route)]));
   const app = express();
   if (config.trustProxy !== null) app.set('trust proxy', config.trustProxy);
@@ -94,6 +109,7 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   app.use(httpMetrics());
   app.use(accessLog(deps.services.log));
   app.use(compressResponses());
+  if (config.corsOrigins.length > 0) app.use(corsFor(config.corsOrigins));
   app.use(headAsGet);
   app.use(consoleRoutes());
   const adminToken = deps.services.config.adminToken;

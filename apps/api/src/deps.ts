@@ -5,6 +5,7 @@ import type { Mailer } from './mailer';
 import type { LoginLimiter } from './middleware/login-limit';
 import type { HeavyReads } from './middleware/heavy-reads';
 import type { RateLimiter } from './middleware/rate-limit';
+import type { LiveHub } from './live/hub';
 
 /** What the routes of one API process share. */
 export interface ApiDeps {
@@ -20,6 +21,8 @@ export interface ApiDeps {
   loginLimiter?: LoginLimiter;
   /** Built by createApp from SMTP_URL when not given; null mails nothing. */
   mailer?: Mailer | null;
+  /** The live-progress streams (one Redis subscriber); built by createApp when not given. */
+  live?: LiveHub;
 }
 
 /** ApiDeps with everything createApp fills in. */
@@ -27,4 +30,5 @@ export interface AppDeps extends ApiDeps {
   loginLimiter: LoginLimiter;
   mailer: Mailer | null;
   heavyReads: HeavyReads;
+  live: LiveHub;
 }

@@ -6,3 +6,4 @@ export { ROUTES, type RouteDef } from './app';
 export { ROUTE_ACCESS, accessOf } from './routes/access';
 export type { Access } from './middleware/access';
 export { createApiServer } from './server';
+export { LiveHub, type LiveHubOptions } from './live/hub';

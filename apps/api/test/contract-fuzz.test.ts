@@ -38,7 +38,13 @@ let base: string;
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
 beforeAll(async () => {
-  stack = await startTestStack({ withWorker: true, workerConcurrency: 8, env: { SYNC_TIMEOUT_MS: '1500' } });
+  // Webhook hosts resolve to loopback (a fake DNS, allowed here): nothing leaves the machine.
+  stack = await startTestStack({
+    withWorker: true,
+    workerConcurrency: 8,
+    env: { SYNC_TIMEOUT_MS: '1500', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1' },
+    webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
+  });
   const ample = { credits: 1_000_000_000, rateLimitPerMinute: 1_000_000_000, maxActiveJobs: 1_000_000, maxResultLimit: 25_000 };
   main = await stack.workspace(ample);
   other = await stack.workspace(ample);
@@ -66,7 +72,13 @@ function send(method: string, path: string, headers: Record<string, string>, bod
     const req = http.request(`${base}${path}`, { agent, method: method.toUpperCase(), headers: all }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') }));
+      const reply = () => ({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') });
+      res.on('end', () => resolve(reply()));
+      // A live stream lasts until its job or batch ends: its status and headers are what is checked.
+      if (String(res.headers['content-type']).startsWith('text/event-stream')) {
+        resolve(reply());
+        res.destroy();
+      }
       res.on('error', reject);
     });
     req.on('error', reject);
@@ -76,9 +88,9 @@ function send(method: string, path: string, headers: Record<string, string>, bod
 }
 
 /** IDs by path parameter, created by the fuzzed workspace or by the other one. */
-const POOL_OF: Record<string, RegExp> = { job_id: /^job_/, batch_id: /^bat_/, schedule_id: /^sch_/ };
-const created: Record<string, string[]> = { job_id: [], batch_id: [], schedule_id: [] };
-const foreign: Record<string, string[]> = { job_id: [], batch_id: [], schedule_id: [] };
+const POOL_OF: Record<string, RegExp> = { job_id: /^job_/, batch_id: /^bat_/, schedule_id: /^sch_/, webhook_id: /^whk_/, delivery_id: /^dlv_/ };
+const created: Record<string, string[]> = { job_id: [], batch_id: [], schedule_id: [], webhook_id: [], delivery_id: [] };
+const foreign: Record<string, string[]> = { job_id: [], batch_id: [], schedule_id: [], webhook_id: [], delivery_id: [] };
 
 function harvest(value: unknown, into: Record<string, string[]>, depth = 0): void {
   if (depth > 3 || value === null || typeof value !== 'object') return;
@@ -164,7 +176,8 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
     headers: other.auth,
     body: { name: 'other', operation: 'profile', targets: ['nasa'], frequency: 'daily', timezone: 'UTC', starts_at: '2031-01-01T00:00:00Z' },
   });
-  for (const res of [job, batch, schedule]) harvest(res.body, foreign);
+  const webhook = await stack.api.post('/v1/webhooks', { headers: other.auth, body: { url: 'https://hooks.example.com/other', events: ['*'] } });
+  for (const res of [job, batch, schedule, webhook]) harvest(res.body, foreign);
 
   const arbitrary = fc.oneof(...operations.map((op) => requestArbitrary(document, op)));
   const tally = new Map<string, Map<number, number>>();

@@ -21,15 +21,22 @@ interface Fixture {
 const document = loadOpenApiDocument();
 const templateOf = (path: string) => path.replace(/:([a-z_]+)/g, '{$1}');
 
+/** A request body as declared, or the components/requestBodies entry it names. */
+function resolveRef(node: any): any {
+  if (typeof node?.$ref !== 'string') return node;
+  return resolveRef(node.$ref.slice(2).split('/').reduce((n: any, key: string) => n?.[key], document));
+}
+
 /** Request bodies of routes whose openapi.yaml operation carries no example. */
 const FALLBACK_BODIES: Record<string, unknown> = {};
 
 /** The body a call sends: the operation's example. Only calls that get past authentication need it (strict). */
 function bodyFor(method: string, path: string, strict: boolean): unknown {
   const operation = (document.paths[templateOf(path)] as Record<string, any> | undefined)?.[method];
-  const requestBody = operation?.requestBody;
+  const requestBody = resolveRef(operation?.requestBody);
   if (!requestBody) return undefined;
-  const example = requestBody.content?.['application/json']?.example;
+  const media = requestBody.content?.['application/json'];
+  const example = media?.example ?? (Object.values(media?.examples ?? {})[0] as { value?: unknown } | undefined)?.value;
   if (example !== undefined) return example;
   const fallback = FALLBACK_BODIES[`${method.toUpperCase()} ${path}`];
   if (fallback === undefined && requestBody.required && strict) throw new Error(`${method.toUpperCase()} ${path}: add a request example to openapi.yaml`);
@@ -66,9 +73,12 @@ async function workspaceWithResources(user: SessionUser, name: string): Promise<
   const schedule = await stack.api.post('/v1/schedules', { headers: h, body: scheduleBody() });
   const key = await stack.api.post('/v1/keys', { headers: h, body: { name: 'sweep' } });
   const invitation = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: h, body: { email: `invitee.${name}@example.com`, role: 'member' } });
+  // Port 9 (discard) on loopback: nothing listens, and no worker runs here to send anything.
+  const webhook = await stack.api.post('/v1/webhooks', { headers: h, body: { url: 'http://127.0.0.1:9/hook', events: ['*'] } });
+  const delivery = await stack.api.post(`/v1/webhooks/${webhook.body.id}/test`, { headers: h });
   const member = await signUpUser(stack);
   await stack.runtime.db.transaction().execute((tx) => addMember(tx, workspaceId, member.userId, 'member', { type: 'system', id: 'test', ip: null }));
-  for (const res of [job, batch, schedule, key, invitation]) expect(res.status).toBeLessThan(300);
+  for (const res of [job, batch, schedule, key, invitation, webhook, delivery]) expect(res.status).toBeLessThan(300);
   return {
     workspaceId,
     ids: {
@@ -79,12 +89,14 @@ async function workspaceWithResources(user: SessionUser, name: string): Promise<
       key_id: key.body.id,
       invitation_id: invitation.body.id,
       user_id: member.userId,
+      webhook_id: webhook.body.id,
+      delivery_id: delivery.body.id,
     },
   };
 }
 
 beforeAll(async () => {
-  stack = await startTestStack();
+  stack = await startTestStack({ env: { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1' } });
   owner = await signUpUser(stack);
   const fixtureA = await workspaceWithResources(owner, 'alpha');
   a = fixtureA;

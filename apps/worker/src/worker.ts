@@ -1,5 +1,6 @@
 import { reconcileJobs, type ReconcileReport, runJobAttempt, type ProviderLookup, type Services } from '@sdx/domain';
 import { createWorkerRedis, startConsumer } from '@sdx/queue';
+import { type RunningWebhooks, startWebhooks } from './webhooks';
 
 /** A reconciler pass that failed is tried again this soon. */
 const RECONCILE_RETRY_MS = 500;
@@ -14,6 +15,8 @@ export interface WorkerOptions {
   reconcile?: boolean;
   /** Called with the report of every reconciler pass that did something (drills, metrics). */
   onReconciled?: (report: ReconcileReport) => void;
+  /** Webhook deliveries sent at once (default WEBHOOK_CONCURRENCY); 0: no dispatcher, no delivery in this process. */
+  webhookConcurrency?: number;
 }
 
 export interface RunningWorker {
@@ -28,7 +31,8 @@ export interface RunningWorker {
  * The extraction worker: the queue consumer (packages/queue) wired to the domain's job runner,
  * and the reconciler on a timer (and at once whenever the connection to Redis is back, so a
  * Redis that lost its data is refilled without waiting for the timer). Each job a queue entry
- * wakes is one attempt of runJobAttempt.
+ * wakes is one attempt of runJobAttempt. Beside them, the webhook side (./webhooks.ts): the
+ * outbox dispatcher, the delivery consumer and its sweep.
  */
 export function startWorker(options: WorkerOptions): RunningWorker {
   const { services, providers } = options;
@@ -78,6 +82,10 @@ export function startWorker(options: WorkerOptions): RunningWorker {
         reconciling = null;
       });
   };
+  const webhookConcurrency = options.webhookConcurrency ?? services.config.webhookConcurrency;
+  const webhooks: RunningWebhooks | null =
+    webhookConcurrency > 0 ? startWebhooks({ services, redisUrl: options.redisUrl, concurrency: webhookConcurrency }) : null;
+
   const timer = options.reconcile === false ? null : setInterval(reconcile, services.config.reconcileIntervalMs);
   timer?.unref();
   if (options.reconcile !== false) connection.on('ready', reconcile);
@@ -88,6 +96,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       if (timer) clearInterval(timer);
       if (retry) clearTimeout(retry);
       await consumer.close(closeOptions);
+      await webhooks?.close();
       await reconciling;
       connection.disconnect();
     },

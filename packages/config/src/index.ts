@@ -68,6 +68,16 @@ export interface AppConfig {
   metricsPort: number | undefined;
   /** Token of the operators' pages (Bull Board at /admin/queues); undefined turns them off. */
   adminToken: string | undefined;
+  /** Seconds before each retry of a failed webhook delivery (WEBHOOK_RETRY_SCHEDULE); after the last, the delivery has failed. */
+  webhookRetrySchedule: number[];
+  /** WEBHOOK_ALLOW_HTTP=1: webhook URLs may use http besides https. */
+  webhookAllowHttp: boolean;
+  /** WEBHOOK_ALLOW_PRIVATE_NETWORKS=1: webhook URLs may reach private and loopback addresses (tests and local development only). */
+  webhookAllowPrivateNetworks: boolean;
+  /** Webhook deliveries a worker process sends at once (WEBHOOK_CONCURRENCY); 0: this worker neither dispatches nor delivers. */
+  webhookConcurrency: number;
+  /** Browser origins (CORS_ORIGINS, a comma list) that may call the API with credentials; none by default. */
+  corsOrigins: string[];
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -139,7 +149,52 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     appUrl: (env.APP_URL || `http://localhost:${int(env, 'PORT', 3000)}`).replace(/\/+$/, ''),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1) : undefined,
     adminToken: adminToken(env.ADMIN_TOKEN),
+    webhookRetrySchedule: parseRetrySchedule(env.WEBHOOK_RETRY_SCHEDULE),
+    webhookAllowHttp: env.WEBHOOK_ALLOW_HTTP === '1' || env.WEBHOOK_ALLOW_HTTP === 'true',
+    webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === '1' || env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === 'true',
+    webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 128),
+    corsOrigins: corsOrigins(env.CORS_ORIGINS),
   };
+}
+
+/**
+ * When a failed webhook delivery is tried again (extensions.md 5): about 5 s, 5 min, 30 min, 2 h,
+ * 5 h, 10 h and 10 h after each failed attempt; then the delivery has failed.
+ */
+export const DEFAULT_WEBHOOK_RETRY_SCHEDULE: readonly number[] = [5, 300, 1800, 7200, 18000, 36000, 36000];
+
+/** WEBHOOK_RETRY_SCHEDULE: a comma list of seconds (decimals allowed, e.g. `0.2,0.2` in tests); the default when unset. */
+export function parseRetrySchedule(raw: string | undefined): number[] {
+  if (raw === undefined || raw.trim() === '') return [...DEFAULT_WEBHOOK_RETRY_SCHEDULE];
+  const values = raw.split(',').map((part) => part.trim());
+  if (values.some((v) => v === '' || !Number.isFinite(Number(v)) || Number(v) < 0)) {
+    throw new Error(`WEBHOOK_RETRY_SCHEDULE must be a comma list of seconds (numbers >= 0), got "${raw}"`);
+  }
+  return values.map(Number);
+}
+
+/**
+ * CORS_ORIGINS: `https://app.example.com,http://localhost:5173`. Each entry must be an origin
+ * (scheme, host, optional port; a trailing slash is dropped). `*` is refused: these origins call
+ * with credentials, and a browser's cookie must not be usable from any site.
+ */
+export function corsOrigins(raw: string | undefined): string[] {
+  const entries = (raw ?? '')
+    .split(',')
+    .map((entry) => entry.trim().replace(/\/+$/, ''))
+    .filter(Boolean);
+  for (const entry of entries) {
+    let origin: string | undefined;
+    try {
+      origin = new URL(entry).origin;
+    } catch {
+      origin = undefined;
+    }
+    if (origin !== entry.toLowerCase() || entry.includes('*') || !/^https?:$/.test(new URL(entry).protocol)) {
+      throw new Error(`CORS_ORIGINS lists origins such as https://app.example.com (no path, no wildcard); got "${entry}"`);
+    }
+  }
+  return [...new Set(entries.map((entry) => entry.toLowerCase()))];
 }
 
 /** An admin token shorter than this is refused: it guards every queue of every tenant. */

@@ -48,24 +48,22 @@ export type Metrics = Schemas['Metrics'];
 export type TranscriptSegment = Schemas['TranscriptSegment'];
 export type ProfileBundle = Schemas['ProfileBundle'];
 
+type RequestBodies = components['requestBodies'];
+type JsonBody<K extends keyof RequestBodies> = RequestBodies[K]['content']['application/json'];
+
 /**
- * Request bodies as a route sees them after validation: keys with a default (platform, limit,
- * include_posts, overlap_policy) are always present.
+ * Request bodies as a caller sends them: keys with a default (platform, limit, include_posts,
+ * overlap_policy, ...) are optional. The API's validator fills those defaults in before a route
+ * runs, and the domain applies the same defaults when a key is absent.
  */
-export type ExtractionRequest = Schemas['ExtractionRequest'];
-export type BatchExtractionRequest = Schemas['BatchExtractionRequest'];
-export type ScheduleCreateRequest = Schemas['ScheduleCreateRequest'];
-export type ScheduleUpdateRequest = Schemas['ScheduleUpdateRequest'];
-
-type WithOptional<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
-
-/** Request bodies as a caller may send them: keys with a default may be left out. */
-export type ExtractionRequestInput = WithOptional<ExtractionRequest, 'platform' | 'limit' | 'include_posts'>;
-export type BatchExtractionRequestInput = WithOptional<BatchExtractionRequest, 'platform' | 'limit' | 'include_posts'>;
-export type ScheduleRequestInput = WithOptional<
-  ScheduleCreateRequest,
-  'platform' | 'limit' | 'include_posts' | 'overlap_policy'
->;
+export type ExtractionRequest = JsonBody<'ExtractionRequest'>;
+export type BatchExtractionRequest = JsonBody<'BatchExtractionRequest'>;
+export type ScheduleCreateRequest = JsonBody<'ScheduleCreateRequest'>;
+/** PUT /v1/schedules/{schedule_id} takes the body of POST /v1/schedules. */
+export type ScheduleUpdateRequest = ScheduleCreateRequest;
+export type QuoteRequest = JsonBody<'QuoteRequest'>;
+export type SchedulePreviewRequest = JsonBody<'SchedulePreviewRequest'>;
+export type ApiKeyCreateRequest = JsonBody<'ApiKeyCreateRequest'>;
 
 /** Every operationId of the contract (one API route file per operationId). */
 export type OperationId = keyof operations;

@@ -195,6 +195,7 @@ const schedule: ScheduleResponse = {
   runs: [
     {
       id: 'run_1',
+      schedule_id: 'sch_1',
       trigger: 'manual',
       scheduled_for: '2024-05-01T07:00:00Z',
       status: 'queued',
@@ -206,6 +207,7 @@ const schedule: ScheduleResponse = {
     },
     {
       id: 'run_0',
+      schedule_id: 'sch_1',
       trigger: 'scheduled',
       scheduled_for: '2024-04-30T07:00:00Z',
       status: 'failed',
@@ -276,6 +278,9 @@ describe('openapi.yaml', () => {
         'signUp', 'logIn', 'getSession', 'logOut', 'changePassword', 'listWorkspaces', 'createWorkspace', 'updateWorkspace',
         'listMembers', 'updateMember', 'removeMember', 'createInvitation', 'listInvitations', 'revokeInvitation',
         'acceptInvitation', 'createKey', 'listKeys', 'revokeKey', 'listAuditEvents',
+        'createWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook', 'deleteWebhook', 'rotateWebhookSecret',
+        'testWebhook', 'listWebhookDeliveries', 'redeliverWebhookDelivery', 'streamJobEvents', 'streamBatchEvents',
+        'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript',
       ].sort(),
     );
   });
@@ -293,7 +298,7 @@ describe('openapi.yaml', () => {
       while (node && node.$ref) node = node.$ref.slice(2).split('/').reduce((n: any, k: string) => n[k], document);
       return node;
     };
-    const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms', 'signUp', 'logIn'];
+    const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms', 'signUp', 'logIn', 'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript'];
     const sessionOperations = ['getSession', 'logOut', 'changePassword', 'createWorkspace', 'acceptInvitation'];
     for (const [path, item] of Object.entries(document.paths) as [string, Record<string, any>][]) {
       for (const operation of Object.values(item)) {
@@ -331,6 +336,14 @@ describe('openapi.yaml', () => {
     const optional: Record<string, string[]> = {
       BatchResponse: ['jobs'],
       ValidationError: ['input', 'ctx'],
+      // Context keys present for only some causes of the identifier (openapi.yaml says which).
+      InvalidRequestErrorDetail: ['limit', 'max_result_limit', 'max_sync_limit', 'use', 'include_posts', 'schedule_id', 'status'],
+      InternalErrorDetail: ['request_id'],
+      ForbiddenErrorDetail: ['required_role', 'required_auth'],
+      ResultsNotReadyErrorDetail: ['job_id', 'status', 'batch_id'],
+      ResultsExpiredErrorDetail: ['job_id', 'batch_id', 'job_ids'],
+      RateLimitExceededErrorDetail: ['limit'],
+      ConcurrentJobLimitErrorDetail: ['requested'],
       ...Object.fromEntries(items.map((name) => [name, ['source']])),
     };
     for (const [name, schema] of Object.entries(schemas)) {
@@ -417,7 +430,7 @@ describe('createResponseValidator', () => {
   });
 
   it('validates error bodies: service errors, validation errors, 402 and 502 details', () => {
-    validator.validate('GET', '/v1/jobs/job_x', 404, { detail: { error: 'job_not_found', message: 'Job not found' } });
+    validator.validate('GET', '/v1/jobs/job_x', 404, { detail: { error: 'job_not_found', message: 'Job not found', job_id: 'job_x' } });
     validator.validate('POST', '/v1/jobs', 422, {
       detail: [{ loc: ['body', 'extra'], msg: 'Extra inputs are not permitted', type: 'extra_forbidden', input: 1 }],
     });
@@ -439,6 +452,12 @@ describe('createResponseValidator', () => {
       /missing property "available"/,
     );
     expect(problemsOf('GET', '/v1/jobs/job_x', 404, { error: 'job_not_found' })).toMatch(/missing property "detail"/);
+    // Each identifier's context is typed: only the errors of the matching identifier are reported.
+    expect(problemsOf('GET', '/v1/jobs/job_x', 404, { detail: { error: 'job_not_found', message: 'x' } })).toBe(
+      'Response GET /v1/jobs/job_x 404 (getJob) does not match openapi.yaml:\n  - /detail is missing property "job_id"',
+    );
+    expect(problemsOf('GET', '/v1/jobs/job_x', 404, { detail: { error: 'no_such_error', message: 'x' } })).toMatch(/must match exactly one schema in oneOf/);
+    expect(problemsOf('GET', '/v1/jobs/job_x', 404, { detail: { error: 'not_found', message: 'x', job_id: 'job_x' } })).toMatch(/unexpected property "job_id"/);
     expect(problemsOf('GET', '/v1/jobs/job_x', 404, { detail: 'Not found' })).toMatch(/detail must be object/);
     expect(problemsOf('POST', '/v1/jobs', 422, { detail: [{ loc: ['body'], msg: 'x' }] })).toMatch(/must match exactly one schema/);
   });

@@ -15,6 +15,7 @@ import * as m0014 from './migrations/20261124_0014_new_only_delivery';
 import * as m0015 from './migrations/20261124_0015_job_request_id';
 import * as m0016 from './migrations/20261125_0016_list_indexes';
 import * as m0017 from './migrations/20261125_0017_result_retention';
+import * as m0020 from './migrations/20261125_0020_webhooks';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -32,6 +33,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261124_0015_job_request_id': m0015,
   '20261125_0016_list_indexes': m0016,
   '20261125_0017_result_retention': m0017,
+  '20261125_0020_webhooks': m0020,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -300,6 +300,61 @@ export interface IdempotencyKeysTable {
   expires_at: Timestamp;
 }
 
+/** A workspace's webhook endpoint (extensions.md 5). */
+export interface WebhooksTable {
+  id: string;
+  workspace_id: string;
+  url: string;
+  description: string | null;
+  /** Event types it takes; `*` takes all. */
+  events: ColumnType<string[], string[], string[]>;
+  enabled: Generated<boolean>;
+  /** `whsec_` + base64 of 32 random bytes: signs every message. */
+  secret: string;
+  /** The secret before the last rotation: signs beside `secret` until previous_secret_expires_at. */
+  previous_secret: string | null;
+  previous_secret_expires_at: Timestamp | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+/** The outbox: an event, written in the transaction of the change it tells of. */
+export interface WebhookEventsTable {
+  /** `evt_…`: the webhook-id header of every delivery of the event. */
+  id: string;
+  workspace_id: string;
+  /** An event type, or `batch.child_ended` (internal: the dispatcher decides whether the batch ended). */
+  type: string;
+  /** The job, batch or schedule run the event is about; null for a test send. */
+  subject_id: string | null;
+  /** Set for a test send: the one webhook it goes to. */
+  webhook_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The message body, rendered once by the dispatcher (or at a test send), the same on every attempt. */
+  body: ColumnType<string | null, string | null | undefined, string | null>;
+  created_at: CreatedAt;
+  dispatched_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
+/** One event to one webhook, attempted on the retry schedule. */
+export interface WebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  workspace_id: string;
+  status: Generated<WebhookDeliveryStatus>;
+  attempts: Generated<number>;
+  response_status: ColumnType<number | null, number | null | undefined, number | null>;
+  error: ColumnType<string | null, string | null | undefined, string | null>;
+  next_attempt_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The attempt sending now holds the delivery until lease_until. */
+  lease_token: ColumnType<string | null, string | null | undefined, string | null>;
+  lease_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  created_at: CreatedAt;
+  delivered_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
@@ -319,6 +374,9 @@ export interface Database {
   sessions: SessionsTable;
   invitations: InvitationsTable;
   audit_events: AuditEventsTable;
+  webhooks: WebhooksTable;
+  webhook_events: WebhookEventsTable;
+  webhook_deliveries: WebhookDeliveriesTable;
 }
 
 export type WorkspaceRow = Selectable<WorkspacesTable>;
@@ -336,3 +394,6 @@ export type JobUpdate = Updateable<JobsTable>;
 export type BatchRow = Selectable<BatchesTable>;
 export type ScheduleRow = Selectable<SchedulesTable>;
 export type ScheduleRunRow = Selectable<ScheduleRunsTable>;
+export type WebhookRow = Selectable<WebhooksTable>;
+export type WebhookEventRow = Selectable<WebhookEventsTable>;
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;

@@ -173,4 +173,21 @@ describe('migrations', () => {
     expect(await db.selectFrom('jobs').select(['id', 'result_expired']).where('id', '=', 'job_kept').executeTakeFirst()).toEqual({ id: 'job_kept', result_expired: false });
     expect(await indexesNamed(added)).toEqual(added);
   });
+
+  it('adds the webhook tables (endpoints, outbox, deliveries), and removes them on the way down', async () => {
+    const tables = async () =>
+      (await sql<{ table_name: string }>`select table_name from information_schema.tables where table_name like 'webhook%' order by 1`.execute(db)).rows.map((r) => r.table_name);
+    expect(await tables()).toEqual(['webhook_deliveries', 'webhook_events', 'webhooks']);
+    await migrateDownThrough(db, '20261125_0020_webhooks');
+    expect(await tables()).toEqual([]);
+    expect(await migrateToLatest(db)).toEqual(from('20261125_0020_webhooks'));
+    expect(await tables()).toEqual(['webhook_deliveries', 'webhook_events', 'webhooks']);
+    // One event of a type per subject; internal batch checks may repeat.
+    await sql`insert into webhook_events (id, workspace_id, type, subject_id) values ('evt_1', 'ws_x', 'job.completed', 'job_1')`.execute(db);
+    await expect(sql`insert into webhook_events (id, workspace_id, type, subject_id) values ('evt_2', 'ws_x', 'job.completed', 'job_1')`.execute(db)).rejects.toThrow(
+      /webhook_events_subject_key/,
+    );
+    await sql`insert into webhook_events (id, workspace_id, type, subject_id) values ('evt_3', 'ws_x', 'batch.child_ended', 'bat_1'), ('evt_4', 'ws_x', 'batch.child_ended', 'bat_1')`.execute(db);
+    await sql`delete from webhook_events`.execute(db);
+  });
 });

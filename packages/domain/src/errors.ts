@@ -1,6 +1,9 @@
+import type { components } from '@sdx/contract';
+
 /**
  * The closed set of service error identifiers and their HTTP status. Every service error the
  * API answers is an ApiError; one renderer turns it into {"detail": {"error": code, "message", ...}}.
+ * The set is openapi.yaml's ServiceErrorCode enum, no more and no less (checked by `satisfies`).
  */
 export const ERROR_STATUS = {
   invalid_request: 400,
@@ -30,6 +33,10 @@ export const ERROR_STATUS = {
   key_not_found: 404,
   member_not_found: 404,
   invitation_not_found: 404,
+  // Webhooks (extensions.md 5).
+  webhook_not_found: 404,
+  delivery_not_found: 404,
+  invalid_webhook_url: 422,
   email_taken: 409,
   last_owner: 409,
   personal_workspace: 409,
@@ -41,7 +48,7 @@ export const ERROR_STATUS = {
   extraction_failed: 502,
   rate_limiter_unavailable: 503,
   service_unavailable: 503,
-} as const;
+} as const satisfies Record<components['schemas']['ServiceErrorCode'], number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
 

@@ -51,3 +51,8 @@ export * from './accounts/users';
 export * from './workspaces/teams';
 export * from './workspaces/members';
 export * from './workspaces/invitations';
+export * from './webhooks/events';
+export * from './webhooks/endpoints';
+export * from './webhooks/deliveries';
+export * from './webhooks/dispatch';
+export * from './webhooks/deliver';

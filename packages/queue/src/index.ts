@@ -1,2 +1,3 @@
 export * from './queues';
 export * from './consumer';
+export * from './live';

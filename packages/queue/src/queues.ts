@@ -15,6 +15,8 @@ export const QUEUES = {
   jobs: 'extract-jobs',
   /** Children of batches, kept apart so a 100-target batch does not starve single jobs. */
   batchChildren: 'extract-batch-children',
+  /** Webhook delivery attempts (extensions.md 5): each entry wakes one attempt of one delivery. */
+  webhookDeliveries: 'webhook-deliveries',
 } as const;
 
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
@@ -48,6 +50,23 @@ export interface EntryPlan {
 }
 
 export const EXTRACTION_ENTRY = 'extract';
+export const DELIVERY_ENTRY = 'deliver';
+
+/**
+ * One attempt of one webhook delivery. Postgres holds the delivery (status, attempts, lease,
+ * next attempt); the entry only wakes a worker for it, and carries the webhook so the worker can
+ * bound the attempts in flight per receiver without a read.
+ */
+export interface DeliveryPayload {
+  deliveryId: string;
+  webhookId: string;
+}
+
+export interface DeliveryRequest extends DeliveryPayload {
+  /** The attempt the entry is for: with the delivery, its entry's ID (adding it twice adds nothing while it waits). */
+  attempt: number;
+  delayMs?: number;
+}
 
 /** BullMQ's highest priority number (2^21 - 1). */
 const PRIORITY_LIMIT = 2 ** 21 - 1;
@@ -132,6 +151,7 @@ export function dataEpochKey(prefix: string, deployment: string): string {
 export class ExtractionQueues {
   readonly jobs: Queue<ExtractionPayload>;
   readonly batchChildren: Queue<ExtractionPayload>;
+  readonly webhookDeliveries: Queue<DeliveryPayload>;
 
   constructor(
     private readonly connection: IORedis,
@@ -140,6 +160,27 @@ export class ExtractionQueues {
   ) {
     this.jobs = new Queue<ExtractionPayload>(QUEUES.jobs, { connection, prefix });
     this.batchChildren = new Queue<ExtractionPayload>(QUEUES.batchChildren, { connection, prefix });
+    this.webhookDeliveries = new Queue<DeliveryPayload>(QUEUES.webhookDeliveries, { connection, prefix });
+  }
+
+  /**
+   * Adds the entries of webhook delivery attempts, in one bulk add. An entry's ID names the
+   * delivery and attempt (`tag` tells apart an attempt put off for its receiver's turn).
+   */
+  async enqueueDeliveries(requests: readonly DeliveryRequest[], tag = ''): Promise<void> {
+    if (requests.length === 0) return;
+    const adding = this.webhookDeliveries.addBulk(
+      requests.map(({ deliveryId, webhookId, attempt, delayMs }) => ({
+        name: DELIVERY_ENTRY,
+        data: { deliveryId, webhookId },
+        opts: { ...ENTRY_OPTIONS, jobId: `${deliveryId}-a${attempt}${tag}`, delay: delayMs && delayMs > 0 ? Math.ceil(delayMs) : undefined },
+      })),
+    );
+    const settled = adding.then(() => undefined);
+    this.adding.add(settled);
+    const done = () => this.adding.delete(settled);
+    settled.then(done, done);
+    await settled;
   }
 
   queueFor(isBatchChild: boolean): Queue<ExtractionPayload> {
@@ -236,6 +277,6 @@ export class ExtractionQueues {
   /** Closes the queues once the adds in progress have answered. */
   async close(): Promise<void> {
     await this.idle();
-    await Promise.all([this.jobs.close(), this.batchChildren.close()]);
+    await Promise.all([this.jobs.close(), this.batchChildren.close(), this.webhookDeliveries.close()]);
   }
 }

@@ -34,7 +34,9 @@ import {
   newId,
   recordRunOutcomes,
   type ScheduleRunOutcome,
+  recordEvents,
   recurrenceOf,
+  runCandidates,
   schedulesWithActiveWork,
   type Services,
   type Tenant,
@@ -152,6 +154,8 @@ export async function claimDueRuns(
             .returningAll()
             .execute();
     const ran = new Map(inserted.map((run) => [run.schedule_id, run]));
+    // An occurrence skipped at once (overlap) tells schedule.run.skipped in this transaction.
+    await recordEvents(tx, now, runCandidates(inserted));
 
     const rows = plans.map(
       (p) => sql`(${p.schedule.id}::text, ${p.nextRunAt}::timestamptz, ${p.status}::text, ${ran.has(p.schedule.id)}::boolean)`,

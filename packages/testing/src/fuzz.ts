@@ -110,6 +110,7 @@ const HINTS: Record<string, fc.Arbitrary<unknown>> = {
   target: fc.constantFrom('natgeo', 'nasa', '@nasa', 'bbcnews', 'https://www.instagram.com/natgeo/', 'https://x.com/nasa', 'UCBJycsmduvYEL83R_U4JriQ', '#travel', 'travel', '7301112233445566778', 'C0abc123'),
   timezone: fc.constantFrom('UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe'),
   name: fc.string({ minLength: 1, maxLength: 40 }),
+  url: fc.constantFrom('https://hooks.example.com/sdx', 'https://receiver.example.org/in?x=1', 'http://hooks.example.com/plain'),
 };
 
 /** Targets of every kind; each operation gets the first its platform accepts. */
@@ -287,10 +288,14 @@ export function requestArbitrary(document: OpenApiDocument, op: FuzzOperation): 
   // Schema-valid bodies with a recipe the catalog accepts, a small limit and no bundle: these
   // pass admission, so the IDs they create feed the requests that follow.
   const admissible = op.body && properties.includes('operation')
-    ? fc.tuple(arbitraryOf(document, op.body) as fc.Arbitrary<Record<string, unknown>>, fc.constantFrom(...VALID_RECIPES), fc.integer({ min: 1, max: 5 })).map(([b, recipe, limit]): Body => {
+    ? fc.tuple(arbitraryOf(document, op.body) as fc.Arbitrary<Record<string, unknown>>, fc.constantFrom(...VALID_RECIPES), fc.integer({ min: 1, max: 5 }), fc.boolean()).map(([b, recipe, limit, single]): Body => {
         const merged: Record<string, unknown> = { ...b, platform: recipe.platform, operation: recipe.operation, limit, include_posts: 0 };
-        if (properties.includes('target')) merged.target = recipe.target;
-        if (properties.includes('targets')) merged.targets = [recipe.target];
+        // A body that takes either (a quote) gets exactly one of target and targets.
+        const both = properties.includes('target') && properties.includes('targets');
+        delete merged.target;
+        delete merged.targets;
+        if (properties.includes('target') && (!both || single)) merged.target = recipe.target;
+        if (properties.includes('targets') && (!both || !single)) merged.targets = [recipe.target];
         return { body: JSON.stringify(merged), mutation: 'admissible' };
       })
     : null;

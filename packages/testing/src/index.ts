@@ -7,3 +7,5 @@ export * from './sessions';
 export * from './fuzz';
 export * from './private-servers';
 export * from './ledger';
+export * from './docs';
+export * from './webhook-receiver';

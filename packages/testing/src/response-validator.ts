@@ -66,6 +66,27 @@ function describeError(error: ErrorObject): string {
   return `${where} ${error.message ?? `fails ${error.keyword}`}`;
 }
 
+/**
+ * A body that fails a `oneOf` told apart by an enum property (a service error's `error`, an
+ * item's `kind`) fails every branch; the errors of the branches whose enum property did not match
+ * say nothing. When some branch matched on it, only that branch's errors are kept.
+ */
+function relevantErrors(errors: ErrorObject[]): ErrorObject[] {
+  let kept = errors;
+  for (const oneOf of errors.filter((e) => e.keyword === 'oneOf')) {
+    const branchOf = (e: ErrorObject) => (e.schemaPath.startsWith(`${oneOf.schemaPath}/`) ? e.schemaPath.slice(oneOf.schemaPath.length + 1).split('/')[0] : undefined);
+    const branches = new Set(kept.map(branchOf).filter((b): b is string => b !== undefined));
+    const mismatched = new Set(
+      kept
+        .filter((e) => e.keyword === 'enum' && branchOf(e) !== undefined && e.instancePath.slice(0, e.instancePath.lastIndexOf('/')) === oneOf.instancePath)
+        .map(branchOf),
+    );
+    if (mismatched.size === 0 || mismatched.size === branches.size) continue;
+    kept = kept.filter((e) => e !== oneOf && !mismatched.has(branchOf(e)));
+  }
+  return kept;
+}
+
 /** A path segment decoded, or as sent when it is not valid percent-encoding. */
 function decodeLenient(segment: string): string {
   try {
@@ -146,7 +167,7 @@ export function createResponseValidator(document: OpenApiDocument = loadOpenApiD
 
     const result = validator.validateResponse(body, operation, status);
     if (!result.valid) {
-      throw new ResponseContractError((result.errors ?? []).map(describeError), `${context} (${operationId})`);
+      throw new ResponseContractError(relevantErrors(result.errors ?? []).map(describeError), `${context} (${operationId})`);
     }
   }
 

@@ -3,12 +3,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import request from 'supertest';
-import { createApp, RedisRateLimiter, type RateLimiter } from '@sdx/app-api';
+import { createApp, LiveHub, RedisRateLimiter, type RateLimiter } from '@sdx/app-api';
 import { startWorker, type RunningWorker } from '@sdx/app-worker';
 import { type AppConfig, createLogger, loadConfig } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
 import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, planReservation, systemClock } from '@sdx/domain';
 import type { Provider } from '@sdx/providers';
+import type { Resolver } from '@sdx/webhooks';
 import { createRuntime, type Runtime } from '@sdx/runtime';
 import { writeReservations } from '@sdx/domain';
 import { createResponseValidator } from './response-validator';
@@ -26,6 +27,8 @@ export interface TestStack {
   api: ContractClient;
   databaseUrl: string;
   databaseName: string;
+  /** The API's live-progress streams. */
+  live: LiveHub;
   worker: RunningWorker | null;
   startWorker(concurrency?: number): RunningWorker;
   workspace(options?: Partial<CreateWorkspaceOptions>): Promise<SeededWorkspace>;
@@ -50,6 +53,8 @@ export interface StackOptions {
   limiter?: RateLimiter;
   /** Where the stack's processes log (default: LOG_LEVEL of TEST_LOG_LEVEL, to stdout). */
   logDestination?: { write(line: string): void };
+  /** How webhook hosts resolve (a fake DNS); the system's resolver otherwise. */
+  webhookResolver?: Resolver;
 }
 
 export async function createTestDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
@@ -107,12 +112,20 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     ...options.env,
   });
   const log = options.logDestination ? createLogger({ ...config, logFormat: 'json' }, { name: 'test' }, options.logDestination) : undefined;
-  const runtime = createRuntime(config, { name: 'test', providers: options.providers, clock: options.clock ?? systemClock, dbPoolSize: 20, log });
+  const runtime = createRuntime(config, {
+    name: 'test',
+    providers: options.providers,
+    clock: options.clock ?? systemClock,
+    dbPoolSize: 20,
+    log,
+    webhookResolver: options.webhookResolver,
+  });
   await runtime.redis.ping().catch(async () => {
     await new Promise((resolve) => runtime.redis.once('ready', resolve));
   });
   const limiter = options.limiter ?? new RedisRateLimiter(runtime.redis, config.redisPrefix);
-  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis });
+  const live = new LiveHub({ db: runtime.db, redisUrl: config.redisUrl, prefix: config.redisPrefix, log: runtime.log });
+  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, live });
   const stack: TestStack = {
     runtime,
     config,
@@ -120,6 +133,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     api: new ContractClient(app),
     databaseUrl: database.url,
     databaseName: database.name,
+    live,
     worker: null,
     startWorker(concurrency = options.workerConcurrency ?? 4) {
       const worker = startWorker({
@@ -136,8 +150,10 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     },
     async close() {
       await stack.worker?.close();
+      await live.close();
       await runtime.queues.jobs.obliterate({ force: true }).catch(() => undefined);
       await runtime.queues.batchChildren.obliterate({ force: true }).catch(() => undefined);
+      await runtime.queues.webhookDeliveries.obliterate({ force: true }).catch(() => undefined);
       await runtime.close();
       await database.drop();
     },
@@ -235,6 +251,28 @@ export async function listen(app: ReturnType<typeof createApp>): Promise<{ url: 
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return { url: `http://127.0.0.1:${port}`, server };
+}
+
+export interface ServedStack {
+  stack: TestStack;
+  /** The app's loopback origin, e.g. http://127.0.0.1:40123. */
+  url: string;
+  /** Closes the port, then the stack. */
+  close(): Promise<void>;
+}
+
+/** A test stack whose app listens on a loopback port, for clients that need a real URL (the SDK, the CLI). */
+export async function startServedStack(options: StackOptions = {}): Promise<ServedStack> {
+  const stack = await startTestStack(options);
+  const { url, server } = await listen(stack.app);
+  return {
+    stack,
+    url,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await stack.close();
+    },
+  };
 }
 
 /** Polls GET /v1/jobs/{id} as `auth` until `accept` holds; returns the job body. */

@@ -9,6 +9,10 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /healthz': 'public',
   'GET /readyz': 'public',
   'GET /metrics': 'public',
+  'GET /openapi.yaml': 'public',
+  'GET /openapi.json': 'public',
+  'GET /docs': 'public',
+  'GET /docs/redoc.standalone.js': 'public',
   'GET /v1/platforms': 'public',
   'GET /v1/account': 'viewer',
   'GET /v1/usage/current': 'viewer',
@@ -58,6 +62,18 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /v1/keys': 'viewer',
   'DELETE /v1/keys/:key_id': 'admin',
   'GET /v1/audit-events': 'admin',
+
+  'POST /v1/webhooks': 'admin',
+  'GET /v1/webhooks': 'viewer',
+  'GET /v1/webhooks/:webhook_id': 'viewer',
+  'PATCH /v1/webhooks/:webhook_id': 'admin',
+  'DELETE /v1/webhooks/:webhook_id': 'admin',
+  'POST /v1/webhooks/:webhook_id/rotate-secret': 'admin',
+  'POST /v1/webhooks/:webhook_id/test': 'admin',
+  'GET /v1/webhooks/:webhook_id/deliveries': 'viewer',
+  'POST /v1/webhooks/:webhook_id/deliveries/:delivery_id/redeliver': 'admin',
+  'GET /v1/jobs/:job_id/events': 'viewer',
+  'GET /v1/batches/:batch_id/events': 'viewer',
 };
 
 /** The declared access of a route; throws for a route that declares none, so it is never served open. */

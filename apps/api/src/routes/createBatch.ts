@@ -1,14 +1,12 @@
 import type { RequestHandler } from 'express';
-import type { components } from '@sdx/contract';
+import type { BatchExtractionRequest } from '@sdx/contract';
 import { aggregateChildren, createBatch as create, renderBatch } from '@sdx/domain';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 
-type BatchExtractionRequestBody = components['schemas']['BatchExtractionRequest'];
-
 /** POST /v1/batches — 202 with the queued batch and one child summary per target (or the replayed batch). */
 export const createBatch = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
-  const body = req.body as BatchExtractionRequestBody;
+  const body = req.body as BatchExtractionRequest;
   const created = await create(
     services,
     tenantOf(res),

@@ -1,11 +1,9 @@
 import type { RequestHandler } from 'express';
-import type { components } from '@sdx/contract';
+import type { QuoteRequest } from '@sdx/contract';
 import { quote } from '@sdx/domain';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { skipCache } from './job-request';
-
-type QuoteRequest = components['schemas']['QuoteRequest'];
 
 /** POST /v1/quotes — what the matching create call would reserve now; writes nothing. */
 export const createQuote = ({ services }: ApiDeps): RequestHandler => async (req, res) => {

@@ -1,14 +1,12 @@
 import type { Request, RequestHandler } from 'express';
-import type { components } from '@sdx/contract';
+import type { ScheduleCreateRequest } from '@sdx/contract';
 import { createSchedule as create, renderScheduleView, type ScheduleInput } from '@sdx/domain';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 
-type ScheduleCreateRequestBody = components['schemas']['ScheduleCreateRequest'];
-
 /** The validated body of POST /v1/schedules and PUT /v1/schedules/{id}. */
 export function scheduleInput(req: Request): ScheduleInput {
-  const body = req.body as ScheduleCreateRequestBody;
+  const body = req.body as ScheduleCreateRequest;
   return {
     name: body.name,
     platform: body.platform,

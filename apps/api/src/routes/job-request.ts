@@ -1,12 +1,10 @@
 import type { Request } from 'express';
 import type { CreateJobInput } from '@sdx/domain';
-import type { components } from '@sdx/contract';
-
-type ExtractionRequestBody = components['schemas']['ExtractionRequest'];
+import type { ExtractionRequest } from '@sdx/contract';
 
 /** The validated body of POST /v1/jobs and /v1/extract. */
 export function jobInput(req: Request): CreateJobInput {
-  const body = req.body as ExtractionRequestBody;
+  const body = req.body as ExtractionRequest;
   return {
     platform: body.platform,
     operation: body.operation,

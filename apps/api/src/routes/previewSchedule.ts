@@ -1,9 +1,7 @@
 import type { RequestHandler } from 'express';
-import type { components } from '@sdx/contract';
+import type { SchedulePreviewRequest } from '@sdx/contract';
 import { previewSchedule as preview } from '@sdx/domain';
 import type { ApiDeps } from '../deps';
-
-type SchedulePreviewRequest = components['schemas']['SchedulePreviewRequest'];
 
 /** POST /v1/schedules/preview — the next occurrences, as the scheduler will dispatch them. */
 export const previewSchedule = ({ services }: ApiDeps): RequestHandler => async (req, res) => {

@@ -7,7 +7,9 @@ import type { PendingPaths, PendingSchemas } from './pending';
  * the generated `paths`). The session cookie travels by itself (same origin); every write
  * carries the session's CSRF token, and every call names the chosen workspace.
  */
-export type Schemas = components['schemas'] & PendingSchemas;
+/** Request bodies by name: openapi.yaml keeps them under requestBodies, so their defaults stay optional. */
+type RequestBodies = { [K in keyof components['requestBodies']]: components['requestBodies'][K]['content']['application/json'] };
+export type Schemas = components['schemas'] & RequestBodies & PendingSchemas;
 export type Job = Schemas['JobResponse'];
 export type Batch = Schemas['BatchResponse'];
 export type Schedule = Schemas['ScheduleResponse'];

@@ -62,25 +62,32 @@ export async function listBatchRows(db: Executor, tenant: Tenant, page: PageRequ
 
 /** Child counts and sums of several batches in one GROUP BY query. */
 export async function countBatchChildren(db: Executor, tenant: Tenant, batchIds: string[]): Promise<Map<string, BatchCounts>> {
-  const out = new Map<string, BatchCounts>(batchIds.map((id) => [id, emptyCounts()]));
-  if (batchIds.length === 0) return out;
+  return countChildrenOf(db, batchIds.map((id) => ({ id, workspace_id: tenant.workspace.id })));
+}
+
+/** countBatchChildren for batches of any workspaces (each read within its own workspace): the webhook dispatcher's and the live streams'. */
+export async function countChildrenOf(db: Executor, batches: ReadonlyArray<Pick<BatchRow, 'id' | 'workspace_id'>>): Promise<Map<string, BatchCounts>> {
+  const out = new Map<string, BatchCounts>(batches.map((b) => [b.id, emptyCounts()]));
+  if (batches.length === 0) return out;
   const rows = await db
     .selectFrom('jobs')
     .select([
       'batch_id',
+      'workspace_id',
       'status',
       sql<number>`count(*)::int`.as('n'),
       sql<number>`coalesce(sum(result_count), 0)::int`.as('results'),
       sql<number>`coalesce(sum(reserved_credits), 0)::int`.as('reserved'),
       sql<number>`coalesce(sum(billed_credits), 0)::int`.as('billed'),
     ])
-    .where('workspace_id', '=', tenant.workspace.id)
-    .where('batch_id', 'in', batchIds)
-    .groupBy(['batch_id', 'status'])
+    .where('workspace_id', 'in', [...new Set(batches.map((b) => b.workspace_id))])
+    .where('batch_id', 'in', batches.map((b) => b.id))
+    .groupBy(['batch_id', 'workspace_id', 'status'])
     .execute();
+  const owner = new Map(batches.map((b) => [b.id, b.workspace_id]));
   for (const row of rows) {
     const counts = out.get(row.batch_id!);
-    if (counts) addToCounts(counts, row.status, row.n, row.results, row.reserved, row.billed);
+    if (counts && owner.get(row.batch_id!) === row.workspace_id) addToCounts(counts, row.status, row.n, row.results, row.reserved, row.billed);
   }
   return out;
 }

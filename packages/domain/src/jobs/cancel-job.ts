@@ -1,7 +1,7 @@
 import type { JobRow } from '@sdx/db';
 import type { Services, Tenant } from '../context';
 import { getJobOrThrow } from './queries';
-import { cancelJobs } from './state';
+import { announce, cancelJobs } from './state';
 
 /**
  * Cancels a queued or running job at once: status cancelled, reservation released, result
@@ -10,9 +10,11 @@ import { cancelJobs } from './state';
  * or cancelling a terminal job, returns the job unchanged.
  */
 export async function cancelJob(services: Services, tenant: Tenant, jobId: string): Promise<JobRow> {
-  return services.db.transaction().execute(async (tx) => {
+  const { job, cancelled } = await services.db.transaction().execute(async (tx) => {
     const job = await getJobOrThrow(tx, tenant, jobId);
     const [cancelled] = await cancelJobs(tx, services.clock.now(), [job.id], 'Cancelled by request');
-    return cancelled ?? job;
+    return { job, cancelled };
   });
+  if (cancelled) announce(services, [cancelled], true);
+  return cancelled ?? job;
 }

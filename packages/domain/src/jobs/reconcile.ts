@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Services } from '../context';
-import { ENQUEUE_FAILED, enqueueAfterCommit, failJob, nextAttempt, requeueAbandoned } from './state';
+import { announce, ENQUEUE_FAILED, enqueueAfterCommit, failJob, nextAttempt, requeueAbandoned } from './state';
 
 export interface ReconcileReport {
   requeued: number;
@@ -62,6 +62,7 @@ export async function reconcileJobs(services: Services, options: ReconcileOption
   }
   const requeued = await requeueAbandoned(db, stale.filter((j) => j.attempts < j.max_attempts).map((j) => j.id), staleBefore);
   report.requeued = requeued.length;
+  announce(services, requeued);
   await enqueueAfterCommit(services, requeued.map(nextAttempt));
 
   // Entries added before Redis's current dataset began may be gone with it.

@@ -20,6 +20,8 @@ import { type FlushResult, refusedData } from '../group-commit';
 import { canonicalJson } from '../idempotency/idempotency';
 import { jsonRows, sendTogether } from '@sdx/db';
 import { chargeOf, type Recipe, ratesOf } from './recipe';
+import { newId } from '../ids';
+import { BATCH_CHILD_ENDED, endingCandidates, insertEvents, recordEvents } from '../webhooks/events';
 import type { Item } from '@sdx/providers';
 
 /**
@@ -44,6 +46,11 @@ import type { Item } from '@sdx/providers';
  * Each job records the deployment that admitted it (its reconciler recovers it), when its queue
  * entry was last added (enqueued_at, which the reconcilers claim rows by) and the priority of
  * its entries (queue_priority: its rank among its workspace's active jobs at admission).
+ *
+ * Every terminal transition writes its webhook events (webhooks/events.ts) in its own
+ * transaction, when a webhook of the workspace takes them: the job's `job.<status>` and, for a
+ * batch child, the check of its batch. After commit, each change is published to the live
+ * streams (announce).
  */
 
 export interface JobError {
@@ -165,12 +172,19 @@ export function cachedJobRow(
 /**
  * Inserts admitted jobs (queued, or completed from the cache) with the reservations planned for
  * them, in one statement: the reservations, their ledger entries, the reserved totals of each
- * (locked) balance, and the job rows, which it returns.
+ * (locked) balance, and the job rows, which it returns. Jobs completed from the cache have
+ * their webhook events written.
  */
 export async function queueJobs(tx: Tx, now: Date, rows: NewJob[], planned: PlannedReservation[], balances: Balance[]): Promise<JobRow[]> {
   if (rows.length === 0) return [];
-  if (planned.length === 0) return tx.insertInto('jobs').values(rows).returningAll().execute();
-  return withReservations(tx, planned, balances, now).insertInto('jobs').values(rows).returningAll().execute();
+  const inserted =
+    planned.length === 0
+      ? await tx.insertInto('jobs').values(rows).returningAll().execute()
+      : await withReservations(tx, planned, balances, now).insertInto('jobs').values(rows).returningAll().execute();
+  // A job served from the cache is completed as it is admitted: it tells job.completed at once.
+  const cached = inserted.filter((job) => job.status === 'completed');
+  if (cached.length > 0) await recordEvents(tx, now, endingCandidates(cached));
+  return inserted;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -184,6 +198,7 @@ export async function queueJobs(tx: Tx, now: Date, rows: NewJob[], planned: Plan
  */
 export async function claimJobs(services: Services, jobIds: readonly string[]): Promise<FlushResult<JobRow | null>> {
   const { rows } = await claimStatement(services, jobIds).execute(services.db);
+  announce(services, rows);
   const claimed = new Map(rows.map((row) => [row.id, row]));
   return jobIds.map((id) => {
     const row = claimed.get(id);
@@ -260,7 +275,7 @@ export interface Progress {
  * one transaction, only while the attempt holding `lease` still owns the job (false otherwise).
  */
 export async function saveProgress(services: Services, jobId: string, lease: string, progress: Progress, items: unknown[]): Promise<boolean> {
-  return services.db.transaction().execute(async (tx) => {
+  const saved = await services.db.transaction().execute(async (tx) => {
     const updated = await tx
       .updateTable('jobs')
       .set({
@@ -279,6 +294,9 @@ export async function saveProgress(services: Services, jobId: string, lease: str
     await savePage(tx, jobId, progress.pageNo, items);
     return true;
   });
+  // A child's progress changes its batch's view in nothing: only the job's stream is told.
+  if (saved) announce(services, [{ id: jobId, batch_id: null }]);
+  return saved;
 }
 
 async function savePage(tx: Tx, jobId: string, pageNo: number, items: unknown[]): Promise<void> {
@@ -306,6 +324,7 @@ export async function retryLater(services: Services, jobId: string, lease: strin
     .returning(['id', 'attempts', 'batch_id', 'queue_priority'])
     .executeTakeFirst();
   if (!requeued) return false;
+  announce(services, [requeued]);
   const delayMs = Math.max(0, next.getTime() - services.clock.now().getTime());
   await enqueueAfterCommit(services, [{ ...nextAttempt(requeued), delayMs }]);
   return true;
@@ -361,6 +380,7 @@ export async function handBack(services: Services, jobId: string, lease: string)
     .returning(['id', 'attempts', 'batch_id', 'queue_priority'])
     .executeTakeFirst();
   if (!requeued) return false;
+  announce(services, [requeued]);
   await enqueueAfterCommit(services, [nextAttempt(requeued)]);
   return true;
 }
@@ -403,8 +423,12 @@ export async function completeJobs(services: Services, items: readonly Completio
     for (const [i, c] of items.entries()) {
       if (!c.job.new_only) continue;
       try {
-        results[i] = await retryDeadlocks(services, () => services.db.transaction().execute((tx) => completeNewOnly(tx, services.clock.now(), c)));
-        if (results[i] === true) recordJobFinished(c.job.platform, c.job.operation, 'completed');
+        const { done, events } = await retryDeadlocks(services, () => services.db.transaction().execute((tx) => completeNewOnly(tx, services.clock.now(), c)));
+        results[i] = done;
+        if (done) {
+          recordJobFinished(c.job.platform, c.job.operation, 'completed');
+          announce(services, [c.job], events > 0);
+        }
       } catch (error) {
         results[i] = error instanceof Error ? error : new Error(String(error));
       }
@@ -431,10 +455,13 @@ export async function completeJobs(services: Services, items: readonly Completio
 }
 
 async function completeTogether(services: Services, items: readonly Completion[]): Promise<FlushResult<boolean>> {
-  const results = await retryDeadlocks(services, () => services.db.transaction().execute((tx) => completeInTransaction(tx, services.clock.now(), items)));
+  const { results, events } = await retryDeadlocks(services, () =>
+    services.db.transaction().execute((tx) => completeInTransaction(tx, services.clock.now(), items)),
+  );
   results.forEach((done, i) => {
     if (done === true) recordJobFinished(items[i]!.job.platform, items[i]!.job.operation, 'completed');
   });
+  announce(services, items.filter((_, i) => results[i] === true).map((c) => c.job), events > 0);
   return results;
 }
 
@@ -459,7 +486,7 @@ async function retryDeadlocks<T>(services: Services, run: () => Promise<T>): Pro
  * cancelled occurrence never gets here; and of two overlapping occurrences, the second waits on
  * the first's claims and then finds them taken.
  */
-async function completeNewOnly(tx: Tx, now: Date, c: Completion): Promise<boolean> {
+async function completeNewOnly(tx: Tx, now: Date, c: Completion): Promise<{ done: boolean; events: number }> {
   const owned = await tx
     .selectFrom('jobs')
     .select('id')
@@ -468,7 +495,7 @@ async function completeNewOnly(tx: Tx, now: Date, c: Completion): Promise<boolea
     .where('status', '=', 'running')
     .forUpdate()
     .executeTakeFirst();
-  if (!owned) return false;
+  if (!owned) return { done: false, events: 0 };
   const saved = await tx.selectFrom('job_result_pages').select(['page_no', 'items']).where('job_id', '=', c.job.id).orderBy('page_no').execute();
   const final = c.delivered.finalPage;
   const pages = [...saved.map((p) => ({ pageNo: p.page_no, items: p.items as Item[] })), ...(final ? [{ pageNo: final.pageNo, items: final.items }] : [])];
@@ -513,8 +540,8 @@ async function completeNewOnly(tx: Tx, now: Date, c: Completion): Promise<boolea
     bundled: 0,
     finalPage: final ? { pageNo: final.pageNo, items: kept[kept.length - 1]! } : null,
   };
-  const [done] = await completeInTransaction(tx, now, [{ ...c, delivered }]);
-  return done === true;
+  const { results, events } = await completeInTransaction(tx, now, [{ ...c, delivered }]);
+  return { done: results[0] === true, events };
 }
 
 /** An item's identity as a signed 64-bit hash (decimal text): its ID, or its content when it has none. */
@@ -532,8 +559,10 @@ function identityHash(item: Item): string {
  * 2. the balance rows of their workspaces locked, in workspace order;
  * then the settlements booked (money module). Locks are taken jobs, then reservations, then
  * balances: the order of every other writer of them (cancellation, failure, reconciler).
+ * The first statement also writes the completed jobs' webhook events (job.completed and their
+ * batches' checks) where a webhook of the workspace takes them; `events` counts those written.
  */
-async function completeInTransaction(tx: Tx, now: Date, items: readonly Completion[]): Promise<FlushResult<boolean>> {
+async function completeInTransaction(tx: Tx, now: Date, items: readonly Completion[]): Promise<{ results: FlushResult<boolean>; events: number }> {
   const values = items.map(({ job, lease, delivered }, idx) => ({
     idx,
     id: job.id,
@@ -541,6 +570,8 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
     message: delivered.total === 0 ? 'Completed with no results' : `Completed with ${delivered.total} results`,
     total: delivered.total,
     credits: chargeOf(job, delivered.primary, delivered.bundled),
+    event_id: newId('evt'),
+    check_id: job.batch_id === null ? null : newId('evt'),
   }));
   const ids = [...new Set(items.map((c) => c.job.id))];
   // Pages of every item are sent; only those of jobs completed here are written.
@@ -557,7 +588,15 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
           join done d on d.id = p.job_id and d.lease = p.lease
           on conflict (job_id, page_no) do update set item_count = excluded.item_count, items = excluded.items
         )`;
-  const completion = sql<ClaimedReservation & { idx: number; reservation_id: string | null }>`
+  const eventInsert = insertEvents(
+    sql`(
+      select d.event_id as id, d.workspace_id, 'job.completed' as type, d.id as subject_id from done d
+      union all
+      select d.check_id, d.workspace_id, ${BATCH_CHILD_ENDED}, d.batch_id from done d where d.batch_id is not null
+    )`,
+    now,
+  );
+  const completion = sql<ClaimedReservation & { idx: number; reservation_id: string | null; events: number }>`
     with locked as materialized (
       select l.id, l.status, l.lease_token from jobs l where l.id in (${sql.join(ids)}) order by l.id for update
     ), done as (
@@ -573,16 +612,17 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
           finished_at = ${now},
           lease_token = null,
           checkpoint_cursor = null
-      from ${jsonRows(values, 'idx int, id text, lease text, message text, total int, credits int')} as v, locked k
+      from ${jsonRows(values, 'idx int, id text, lease text, message text, total int, credits int, event_id text, check_id text')} as v, locked k
       where k.id = v.id
         and k.lease_token = v.lease
         and k.status = 'running'
         and j.id = k.id
-      returning v.idx, j.id, v.lease, v.credits
+      returning v.idx, j.id, v.lease, v.credits, j.workspace_id, j.batch_id, v.event_id, v.check_id
     )${writePages},
-    settled as (${claimHeldReservations(now, sql`(select d.id as job_id, d.credits as charge from done d) as v`)})
+    settled as (${claimHeldReservations(now, sql`(select d.id as job_id, d.credits as charge from done d) as v`)}),
+    events as (${eventInsert})
     select d.idx, s.id as reservation_id, s.workspace_id, s.job_id, s.plan_amount, s.promo_amount, s.purchased_amount, s.units,
-           s.settled_credits, s.monthly_quota
+           s.settled_credits, s.monthly_quota, (select count(*) from events)::int as events
     from done d left join settled s on s.job_id = d.id
     order by d.idx
   `;
@@ -593,10 +633,11 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
     results[row.idx] = true;
     if (row.reservation_id !== null) settlements.push({ reservation: { ...row, id: row.reservation_id }, units: items[row.idx]!.delivered.total });
   }
-  if (settlements.length === 0) return results;
+  const events = rows[0]?.events ?? 0;
+  if (settlements.length === 0) return { results, events };
   const quotas = [...new Map(settlements.map((s) => [s.reservation.workspace_id, s.reservation.monthly_quota]))].map(([id, monthly_quota]) => ({ id, monthly_quota }));
   await bookSettlements(tx, now, settlements, await rollOver(tx, balanceRows, quotas, now));
-  return results;
+  return { results, events };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -612,9 +653,9 @@ export interface Ending {
 
 /**
  * The one path by which jobs end without billing: status failed or cancelled, their held
- * reservations released whole, their saved result pages discarded. Only jobs still queued or
- * running end; with a `lease`, only while the attempt holding it owns the (running) job.
- * Returns the jobs ended.
+ * reservations released whole, their saved result pages discarded, their webhook events
+ * written. Only jobs still queued or running end; with a `lease`, only while the attempt holding
+ * it owns the (running) job. Returns the jobs ended; the caller announces them after commit.
  */
 export async function endWithoutBilling(tx: Tx, now: Date, jobIds: readonly string[], ending: Ending, lease: string | null = null): Promise<JobRow[]> {
   if (jobIds.length === 0) return [];
@@ -642,6 +683,7 @@ export async function endWithoutBilling(tx: Tx, now: Date, jobIds: readonly stri
   const note = ending.status === 'failed' ? `job failed: ${ending.error?.code ?? 'unknown'}` : 'job cancelled';
   await releaseReservations(tx, now, endedIds, note);
   await tx.deleteFrom('job_result_pages').where('job_id', 'in', endedIds).execute();
+  await recordEvents(tx, now, endingCandidates(ended));
   for (const job of ended) recordJobFinished(job.platform, job.operation, ending.status);
   return ended;
 }
@@ -651,12 +693,26 @@ export async function failJob(services: Services, jobId: string, lease: string |
   const ended = await services.db
     .transaction()
     .execute((tx) => endWithoutBilling(tx, services.clock.now(), [jobId], { status: 'failed', message: error.message, error }, lease));
+  announce(services, ended, ended.length > 0);
   return ended.length > 0;
 }
 
 /** Cancels the jobs still queued or running among `jobIds`; returns those cancelled. */
 export async function cancelJobs(tx: Tx, now: Date, jobIds: readonly string[], message: string): Promise<JobRow[]> {
   return endWithoutBilling(tx, now, jobIds, { status: 'cancelled', message, error: null });
+}
+
+// ---------------------------------------------------------------------------------------------
+// After commit
+
+/**
+ * Tells, after the change committed, the live streams that these jobs changed (status or
+ * progress; a batch child's stream and its batch's), and this process's webhook dispatcher when
+ * events were written. Never throws, never waits.
+ */
+export function announce(services: Services, jobs: ReadonlyArray<Pick<JobRow, 'id' | 'batch_id'>>, eventsWritten = false): void {
+  if (jobs.length > 0) services.live.publish(jobs.map((job) => ({ jobId: job.id, batchId: job.batch_id })));
+  if (eventsWritten) services.outbox.written();
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -5,6 +5,8 @@ import type { Services, Tenant } from '../context';
 import { ApiError, RequestValidationError } from '../errors';
 import { createJob } from '../jobs/create-job';
 import { findWorkspace } from '../workspaces/workspaces';
+import { inTransaction } from '../tx';
+import { recordEvents, runCandidates } from '../webhooks/events';
 
 /**
  * Idempotency scope of schedule dispatches. Each run uses its own ID as the key, so dispatching
@@ -145,8 +147,9 @@ async function workCreatedFor(db: Executor, tenant: Tenant, run: ScheduleRunRow)
  * Writes outcomes, each once, in one statement. Created work always wins: at most one job or
  * batch exists per run (the idempotency key), and if a slow first attempt and a recovery both
  * finish, the run ends up pointing at that work whatever order they record in. A skip or
- * failure is only written over a run that has not been settled yet. Returns the runs as stored,
- * in the order given.
+ * failure is only written over a run that has not been settled yet. The webhook events of the
+ * runs recorded now (schedule.run.dispatched, schedule.run.skipped) are written with them.
+ * Returns the runs as stored, in the order given.
  */
 export async function recordRunOutcomes(
   db: Executor,
@@ -160,13 +163,18 @@ export async function recordRunOutcomes(
         outcome.error === null ? null : JSON.stringify(outcome.error)
       }::jsonb, ${outcome.status === 'queued' ? now : null}::timestamptz)`,
   );
-  const { rows } = await sql<ScheduleRunRow>`
-    update schedule_runs r
-    set status = v.status, job_id = v.job_id, batch_id = v.batch_id, error = v.error, dispatched_at = v.dispatched_at
-    from (values ${sql.join(values)}) as v(id, status, job_id, batch_id, error, dispatched_at)
-    where r.id = v.id and r.job_id is null and r.batch_id is null and (v.status = 'queued' or r.status = 'queued')
-    returning r.*
-  `.execute(db);
+  // The runs and the webhook events of those dispatched or skipped now commit together.
+  const rows = await inTransaction(db, async (tx) => {
+    const { rows: updated } = await sql<ScheduleRunRow>`
+      update schedule_runs r
+      set status = v.status, job_id = v.job_id, batch_id = v.batch_id, error = v.error, dispatched_at = v.dispatched_at
+      from (values ${sql.join(values)}) as v(id, status, job_id, batch_id, error, dispatched_at)
+      where r.id = v.id and r.job_id is null and r.batch_id is null and (v.status = 'queued' or r.status = 'queued')
+      returning r.*
+    `.execute(tx);
+    await recordEvents(tx, now, runCandidates(updated));
+    return updated;
+  });
   const stored = new Map(rows.map((row) => [row.id, row]));
   const missing = entries.map((e) => e.run.id).filter((id) => !stored.has(id));
   if (missing.length > 0) {

@@ -8,6 +8,7 @@ const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 export function renderScheduleRun(run: ScheduleRunRow): ScheduleRun {
   return {
     id: run.id,
+    schedule_id: run.schedule_id,
     trigger: run.trigger,
     scheduled_for: run.scheduled_for.toISOString(),
     status: run.status,

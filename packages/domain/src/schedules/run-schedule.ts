@@ -2,6 +2,7 @@ import type { Services, Tenant } from '../context';
 import { newId } from '../ids';
 import { dispatchScheduleRun, schedulesWithActiveWork } from './dispatch-run';
 import { lockScheduleOrThrow, type ScheduleView, scheduleViewsOf } from './queries';
+import { recordEvents, runCandidates } from '../webhooks/events';
 
 /**
  * POST /v1/schedules/{id}/run: a manual occurrence (trigger manual, scheduled_for now),
@@ -28,6 +29,7 @@ export async function runScheduleNow(services: Services, tenant: Tenant, schedul
       .returningAll()
       .executeTakeFirstOrThrow();
     const updated = await tx.updateTable('schedules').set({ last_run_at: now }).where('id', '=', schedule.id).returningAll().executeTakeFirstOrThrow();
+    await recordEvents(tx, now, runCandidates([run]));
     return { schedule: updated, run };
   });
   if (run.status === 'queued') await dispatchScheduleRun(services, schedule, run, { tenant });

@@ -10,7 +10,7 @@
 import { ProviderError, type ExtractionRequest, type Item, type ProfileItem } from '../types';
 import { classifyBy, rows, type ErrorRule } from './classify';
 import { UpstreamHttp, arr, header, obj, retryAfterMs, type HttpResponse, type HttpSettings } from './http';
-import { hashtagsOf, metrics, num, postItem, profileItem, str } from './items';
+import { hashtagsOf, isoTime, metrics, num, postItem, profileItem, str } from './items';
 import { decodeCursor, paginate, profileBundle, single, type CursorState } from './paging';
 import { asUrl, upstreamProvider, type UpstreamProvider } from './provider';
 
@@ -94,7 +94,7 @@ export function createXProvider(config: XConfig): UpstreamProvider {
       id: String(u.id),
       username,
       url: username ? `https://x.com/${username}` : null,
-      published_at: str(u.created_at),
+      published_at: isoTime(u.created_at),
       display_name: str(u.name),
       bio: str(u.description),
       avatar_url: str(u.profile_image_url),
@@ -125,7 +125,7 @@ export function createXProvider(config: XConfig): UpstreamProvider {
         username,
         caption: text,
         url: `https://x.com/${username ?? 'i/web'}/status/${id}`,
-        published_at: str(t.created_at),
+        published_at: isoTime(t.created_at),
         media_type: firstMedia ? (str(firstMedia.type) === 'photo' ? 'photo' : 'video') : 'text',
         duration_seconds: durationMs === null ? null : Math.round(durationMs / 1000),
         hashtags: tags.length > 0 ? Array.from(new Set(tags)) : hashtagsOf(text),

@@ -8,7 +8,7 @@
 import { ProviderError, type ExtractionRequest, type Item, type ProfileItem } from '../types';
 import { classifyBy, rows, type ErrorRule } from './classify';
 import { UpstreamHttp, arr, obj, retryAfterMs, type HttpResponse, type HttpSettings } from './http';
-import { commentItem, hashtagsOf, isoDurationSeconds, metrics, num, playlistItem, postItem, profileItem, str } from './items';
+import { commentItem, hashtagsOf, isoDurationSeconds, isoTime, metrics, num, playlistItem, postItem, profileItem, str } from './items';
 import { decodeCursor, paginate, profileBundle, single, type CursorState } from './paging';
 import { asUrl, upstreamProvider, type OperationHandler, type UpstreamProvider } from './provider';
 import { msUntilMidnightPacific } from './time';
@@ -165,7 +165,7 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
       id,
       username: handle,
       url: handle ? `https://www.youtube.com/@${handle}` : `https://www.youtube.com/channel/${id}`,
-      published_at: str(snippet.publishedAt),
+      published_at: isoTime(snippet.publishedAt),
       display_name: str(snippet.title),
       bio: str(snippet.description),
       avatar_url: str(obj(thumbs.high).url) ?? str(obj(thumbs.default).url),
@@ -186,7 +186,7 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
       username: handle ?? str(snippet.channelTitle),
       caption: description,
       url: `https://www.youtube.com/watch?v=${id}`,
-      published_at: str(snippet.publishedAt),
+      published_at: isoTime(snippet.publishedAt),
       title,
       media_type: 'video',
       duration_seconds: isoDurationSeconds(details.duration),
@@ -323,7 +323,7 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
                 username: str(s.authorDisplayName)?.replace(/^@/, '') ?? null,
                 caption: str(s.textOriginal) ?? str(s.textDisplay),
                 url: link,
-                published_at: str(s.publishedAt),
+                published_at: isoTime(s.publishedAt),
                 parent_id: str(thread.videoId) ?? video,
                 likes: num(s.likeCount),
                 reply_count: num(thread.totalReplyCount),
@@ -380,7 +380,7 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
             username: str(snippet.channelTitle),
             caption: str(snippet.description),
             url: `https://www.youtube.com/playlist?list=${id}`,
-            published_at: str(snippet.publishedAt),
+            published_at: isoTime(snippet.publishedAt),
             title: str(snippet.title),
             items_count: num(obj(obj(p).contentDetails).itemCount),
           });

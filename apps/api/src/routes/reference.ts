@@ -1,0 +1,76 @@
+import { readFileSync } from 'node:fs';
+import { loadOpenApiDocument, OPENAPI_PATH } from '@sdx/contract';
+
+/**
+ * What the reference routes serve (GET /openapi.yaml, /openapi.json, /docs and the page's
+ * script), read once per process, on first use.
+ */
+
+/** The Redoc bundle from npm (redoc's standalone build): the whole page runs from this one file. */
+export const DOCS_SCRIPT_PATH = '/docs/redoc.standalone.js';
+
+/**
+ * The page's Content-Security-Policy: nothing from any other host. Redoc's styled-components
+ * write <style> elements (hence 'unsafe-inline' for styles only) and its search runs in a
+ * worker made from a blob: URL; the contract is fetched from this origin.
+ */
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "worker-src 'self' blob:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+function once<T>(make: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= make());
+}
+
+/** openapi.yaml as written. */
+export const contractYaml = once(() => readFileSync(OPENAPI_PATH, 'utf8'));
+
+/** openapi.yaml as JSON (the same document). */
+export const contractJson = once(() => JSON.stringify(loadOpenApiDocument()));
+
+/**
+ * Hosts the bundle itself would reach: the sidebar's "API docs by Redocly" credit shows Redocly's
+ * logo from their CDN (the image hides itself when it fails to load). Its address is blanked, so
+ * the page asks no other host for anything; the browser test fails if the bundle ever reaches out
+ * some other way.
+ */
+const REMOTE_ASSETS = ['https://cdn.redoc.ly/redoc/logo-mini.svg'];
+
+/** Redoc's standalone bundle as npm installed it, less its remote assets. */
+export const docsScript = once(() => {
+  let script = readFileSync(require.resolve('redoc/bundles/redoc.standalone.js'), 'utf8');
+  for (const asset of REMOTE_ASSETS) script = script.split(asset).join('');
+  return Buffer.from(script, 'utf8');
+});
+
+/** The reference page: Redoc renders /openapi.json into the <redoc> element on load. */
+export const docsPage = once(() => {
+  const { info } = loadOpenApiDocument();
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(info.title)} ${escapeHtml(info.version)}: API reference</title>
+</head>
+<body>
+<redoc spec-url="/openapi.json" required-props-first="true"></redoc>
+<script src="${DOCS_SCRIPT_PATH}"></script>
+</body>
+</html>
+`;
+});
+
+function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}

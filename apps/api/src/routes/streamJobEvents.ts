@@ -1,0 +1,10 @@
+import type { RequestHandler } from 'express';
+import { getJobOrThrow } from '@sdx/domain';
+import type { AppDeps } from '../deps';
+import { tenantOf } from '../middleware/tenant';
+
+/** GET /v1/jobs/{job_id}/events — Server-Sent Events of the job until its terminal state. */
+export const streamJobEvents = ({ services, live }: AppDeps): RequestHandler => async (req, res) => {
+  const job = await getJobOrThrow(services.db, tenantOf(res), String(req.params.job_id));
+  live.stream(req, res, { kind: 'job', id: job.id });
+};

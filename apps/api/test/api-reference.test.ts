@@ -1,0 +1,120 @@
+import type { Server } from 'node:http';
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { parse } from 'yaml';
+import { loadOpenApiDocument } from '@sdx/contract';
+import { listen, startTestStack, type TestStack } from '@sdx/testing';
+
+/**
+ * GET /openapi.yaml, /openapi.json and /docs (extensions.md 7): the contract served as it is,
+ * and a reference page that a real browser renders with every operation listed and no request
+ * to any other host. The browser is Debian's Chromium (`apt-get install -y chromium`; .ci/run
+ * installs it), driven by playwright-core.
+ */
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+let stack: TestStack;
+let server: Server;
+let base: string;
+
+beforeAll(async () => {
+  stack = await startTestStack();
+  ({ server, url: base } = await listen(stack.app));
+});
+
+afterAll(async () => {
+  await new Promise((resolve) => server.close(resolve));
+  await stack.close();
+});
+
+const contract = loadOpenApiDocument();
+const operationIds = Object.values(contract.paths).flatMap((item) =>
+  Object.values(item as Record<string, { operationId?: string }>).map((op) => op.operationId!),
+);
+
+describe('the contract, served', () => {
+  it('serves openapi.yaml as written and openapi.json as the same document, with no credentials', async () => {
+    const yaml = await stack.api.get('/openapi.yaml');
+    expect(yaml.status).toBe(200);
+    expect(yaml.headers['content-type']).toBe('application/yaml; charset=utf-8');
+    expect(parse(yaml.text)).toEqual(contract);
+
+    const json = await stack.api.get('/openapi.json');
+    expect(json.status).toBe(200);
+    expect(json.headers['content-type']).toBe('application/json; charset=utf-8');
+    expect(json.body).toEqual(contract);
+    expect(json.headers['ratelimit-limit']).toBeUndefined();
+  });
+
+  it('refuses a query parameter it does not declare', async () => {
+    const res = await stack.api.get('/openapi.json?x=1');
+    expect([res.status, res.body.detail[0].loc]).toEqual([422, ['query', 'x']]);
+  });
+
+  it('serves the docs page with a policy that allows this origin only', async () => {
+    const res = await stack.api.get('/docs');
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    const csp = String(res.headers['content-security-policy']);
+    expect(csp).toContain("default-src 'none'");
+    expect(csp).toContain("script-src 'self'");
+    expect(csp).toContain("connect-src 'self'");
+    expect(csp).not.toMatch(/https?:|\*/);
+    const scripts = [...res.text.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1]);
+    expect(scripts).toEqual(['/docs/redoc.standalone.js']);
+    const script = await stack.api.get('/docs/redoc.standalone.js');
+    expect(script.status).toBe(200);
+    expect(script.headers['content-type']).toBe('application/javascript; charset=utf-8');
+    expect(String(script.text ?? script.body).length).toBeGreaterThan(100_000);
+  });
+});
+
+describe('the reference page in a browser', () => {
+  let browser: Browser;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+  });
+
+  it('lists every operation of openapi.yaml, with no request to any other host and no policy violation', async () => {
+    const page = await browser.newPage();
+    const elsewhere: string[] = [];
+    await page.route('**/*', async (route) => {
+      const { protocol, hostname } = new URL(route.request().url());
+      const local = protocol === 'data:' || protocol === 'blob:' || hostname === '127.0.0.1' || hostname === 'localhost' || hostname === '[::1]';
+      if (local) await route.continue();
+      else {
+        elsewhere.push(route.request().url());
+        await route.abort();
+      }
+    });
+    // The page's own record of what its Content-Security-Policy blocked (the browser code runs as text: this file is typed for Node).
+    await page.addInitScript({
+      content: "window.violations = []; document.addEventListener('securitypolicyviolation', (e) => window.violations.push(e.violatedDirective + ' ' + e.blockedURI));",
+    });
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(String(error)));
+
+    const res = await page.goto(`${base}/docs`, { waitUntil: 'networkidle' });
+    expect(res?.status()).toBe(200);
+    await page.waitForSelector('[data-section-id]', { timeout: 30_000 });
+
+    const listed = (await page.evaluate("[...document.querySelectorAll('[data-section-id]')].map((e) => e.getAttribute('data-section-id'))")) as string[];
+    const missing = operationIds.filter((id) => !listed.some((section) => section.endsWith(`/operation/${id}`)));
+    expect(missing).toEqual([]);
+    expect(await page.title()).toContain('API reference');
+
+    expect(elsewhere).toEqual([]);
+    expect(await page.evaluate('window.violations')).toEqual([]);
+    expect(errors).toEqual([]);
+    await page.close();
+  });
+});

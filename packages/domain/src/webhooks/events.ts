@@ -1,0 +1,93 @@
+import { type RawBuilder, sql } from 'kysely';
+import { jsonRows, type Tx } from '@sdx/db';
+import { newId } from '../ids';
+
+/**
+ * The events webhooks take (extensions.md 5), and the outbox writers: every event row is written
+ * by the statement, and so in the transaction, of the change it tells of, and only when the
+ * workspace has an enabled webhook that takes it. That check is an index probe inside the same
+ * statement (webhooks_enabled_idx), so a workspace without webhooks pays next to nothing.
+ */
+export const WEBHOOK_EVENT_TYPES = [
+  'job.completed',
+  'job.failed',
+  'job.cancelled',
+  'batch.completed',
+  'batch.failed',
+  'batch.cancelled',
+  'schedule.run.dispatched',
+  'schedule.run.skipped',
+  'webhook.test',
+] as const;
+
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+
+/** What a webhook's `events` may hold: event types, or `*` for all of them. */
+export const ALL_EVENTS = '*';
+
+/**
+ * An outbox row telling the dispatcher that a batch child ended. Whether its batch ended with it
+ * is decided by the dispatcher from the committed state (the last child's row is always read
+ * after every child's change committed), which needs no lock on the batch in the job's
+ * transaction; the dispatcher then writes the batch's event (once: webhook_events_subject_key).
+ */
+export const BATCH_CHILD_ENDED = 'batch.child_ended';
+
+const BATCH_EVENTS = ['batch.completed', 'batch.failed', 'batch.cancelled'];
+
+/** An event to write, if a webhook of its workspace takes it. */
+export interface EventCandidate {
+  workspaceId: string;
+  type: WebhookEventType | typeof BATCH_CHILD_ENDED;
+  subjectId: string;
+}
+
+/** True when an enabled webhook of `workspace` takes events of `type` (an SQL condition). */
+export function takenByAWebhook(workspace: RawBuilder<unknown>, type: RawBuilder<unknown>): RawBuilder<boolean> {
+  return sql<boolean>`exists (
+    select 1 from webhooks w
+    where w.workspace_id = ${workspace} and w.enabled
+      and w.events && (case when ${type} = ${BATCH_CHILD_ENDED} then ${[...BATCH_EVENTS, ALL_EVENTS]}::text[] else array[${type}, ${ALL_EVENTS}]::text[] end)
+  )`;
+}
+
+/**
+ * The insert of the events of `relation` (columns id, workspace_id, type, subject_id) that a
+ * webhook takes, returning their IDs; an event already written for its subject is not written
+ * again. A statement of its own, or a CTE of a larger one (the completion's).
+ */
+export function insertEvents(relation: RawBuilder<unknown>, now: Date): RawBuilder<{ id: string }> {
+  return sql<{ id: string }>`
+    insert into webhook_events (id, workspace_id, type, subject_id, created_at)
+    select e.id, e.workspace_id, e.type, e.subject_id, ${now}::timestamptz
+    from ${relation} as e
+    where ${takenByAWebhook(sql`e.workspace_id`, sql`e.type`)}
+    on conflict do nothing
+    returning id
+  `;
+}
+
+/** Writes the candidates a webhook takes, in one statement; how many were written. */
+export async function recordEvents(tx: Tx, now: Date, candidates: readonly EventCandidate[]): Promise<number> {
+  if (candidates.length === 0) return 0;
+  const rows = candidates.map((c) => ({ id: newId('evt'), workspace_id: c.workspaceId, type: c.type, subject_id: c.subjectId }));
+  const { rows: written } = await insertEvents(jsonRows(rows, 'id text, workspace_id text, type text, subject_id text'), now).execute(tx);
+  return written.length;
+}
+
+/** The events of jobs that ended: their own, and a check of the batch of each batch child. */
+export function endingCandidates(jobs: ReadonlyArray<{ id: string; workspace_id: string; batch_id: string | null; status: string }>): EventCandidate[] {
+  return jobs.flatMap((job): EventCandidate[] => [
+    { workspaceId: job.workspace_id, type: `job.${job.status}` as WebhookEventType, subjectId: job.id },
+    ...(job.batch_id ? [{ workspaceId: job.workspace_id, type: BATCH_CHILD_ENDED, subjectId: job.batch_id } as const] : []),
+  ]);
+}
+
+/** The events of schedule runs: dispatched (queued with its work) or skipped; a failed dispatch tells none. */
+export function runCandidates(runs: ReadonlyArray<{ id: string; workspace_id: string; status: string; job_id: string | null; batch_id: string | null }>): EventCandidate[] {
+  return runs.flatMap((run): EventCandidate[] => {
+    if (run.status === 'queued' && (run.job_id || run.batch_id)) return [{ workspaceId: run.workspace_id, type: 'schedule.run.dispatched', subjectId: run.id }];
+    if (run.status === 'skipped_credits' || run.status === 'skipped_overlap') return [{ workspaceId: run.workspace_id, type: 'schedule.run.skipped', subjectId: run.id }];
+    return [];
+  });
+}

@@ -1,0 +1,58 @@
+import type { components, operations, paths } from './openapi';
+import type { PendingPaths } from './pending';
+
+/** Every operation the client calls: openapi.yaml's, plus the spec's that it does not describe yet. */
+export type Paths = paths & PendingPaths;
+
+type Schemas = components['schemas'];
+
+export type Platform = Schemas['PlatformResponse'];
+export type OperationCapability = Schemas['OperationCapability'];
+export type Account = Schemas['AccountResponse'];
+export type Usage = Schemas['UsageResponse'];
+export type DailyUsage = Schemas['DailyUsage'];
+export type Quote = Schemas['QuoteResponse'];
+export type QuoteRequest = Schemas['QuoteRequest'];
+export type ExtractionRequest = Schemas['ExtractionRequest'];
+export type BatchRequest = Schemas['BatchExtractionRequest'];
+export type Job = Schemas['JobResponse'];
+export type JobStatus = Schemas['JobStatus'];
+export type JobError = Schemas['JobError'];
+export type Item = Schemas['Item'];
+export type Batch = Schemas['BatchResponse'];
+export type BatchStatus = Schemas['BatchStatus'];
+export type Schedule = Schemas['ScheduleResponse'];
+export type ScheduleRun = Schemas['ScheduleRun'];
+export type ScheduleRequest = Schemas['ScheduleCreateRequest'];
+export type SchedulePreviewRequest = Schemas['SchedulePreviewRequest'];
+export type SchedulePreview = Schemas['SchedulePreviewResponse'];
+export type User = Schemas['User'];
+export type Workspace = Schemas['Workspace'];
+export type Member = Schemas['Member'];
+export type Invitation = Schemas['Invitation'];
+export type CreatedInvitation = Schemas['CreatedInvitation'];
+export type SignedIn = Schemas['SignedInResponse'];
+export type Session = Schemas['SessionResponse'];
+export type SignUpRequest = Schemas['SignUpRequest'];
+export type LoginRequest = Schemas['LoginRequest'];
+export type ApiKey = Schemas['ApiKey'];
+export type CreatedApiKey = Schemas['CreatedApiKey'];
+export type ApiKeyCreateRequest = Schemas['ApiKeyCreateRequest'];
+export type AuditEvent = Schemas['AuditEvent'];
+
+export type JobItemsPage = Schemas['JobItemsPage'];
+export type JobListFilters = Omit<NonNullable<operations['listJobs']['parameters']['query']>, 'limit'>;
+export type WebhookEventType = Schemas['WebhookEventType'];
+export type WebhookEndpoint = Schemas['Webhook'];
+/** A new endpoint, or one whose secret was just rotated: `secret` is in this answer only. */
+export type WebhookEndpointWithSecret = Schemas['CreatedWebhook'];
+export type WebhookCreateRequest = Schemas['WebhookCreateRequest'];
+export type WebhookUpdateRequest = Schemas['WebhookUpdateRequest'];
+export type WebhookDelivery = Schemas['WebhookDelivery'];
+/** The body of a webhook delivery: `data` is the Job, Batch or ScheduleRun as the API renders it (a job without `result`). */
+export type WebhookEvent = Schemas['WebhookEvent'];
+
+/** Download formats of exports. */
+export type ExportFormat = components['parameters']['ExportFormat'];
+
+export const TERMINAL_JOB_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);

@@ -1,0 +1,4 @@
+export * from './signing';
+export * from './retry-schedule';
+export * from './address-guard';
+export * from './sender';

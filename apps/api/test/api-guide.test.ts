@@ -69,10 +69,12 @@ beforeAll(async () => {
   workdir = mkdtempSync(path.join(tmpdir(), 'sdx-api-guide-'));
 }, 90_000);
 afterAll(async () => {
-  rmSync(workdir, { recursive: true, force: true });
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await stack.close();
+  if (workdir) rmSync(workdir, { recursive: true, force: true });
+  if (server) {
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  await stack?.close();
 });
 
 it('runs every example of docs/api-guide.md against the service, each answering as the guide says', async () => {

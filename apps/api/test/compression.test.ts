@@ -64,8 +64,8 @@ beforeAll(async () => {
   ({ server, url: base } = await listen(stack.app));
 }, 90_000);
 afterAll(async () => {
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await stack.close();
+  if (server) await new Promise<void>((resolve) => server.close(() => resolve()));
+  await stack?.close();
 });
 
 describe('GET /v1/jobs', () => {

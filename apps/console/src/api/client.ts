@@ -1,13 +1,12 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { components, paths } from '@sdx/contract';
-import type { PendingPaths, PendingSchemas } from './pending';
 
 /**
  * The console's only way to the service: a client typed from openapi.yaml (openapi-fetch over
  * the generated `paths`). The session cookie travels by itself (same origin); every write
  * carries the session's CSRF token, and every call names the chosen workspace.
  */
-export type Schemas = components['schemas'] & PendingSchemas;
+export type Schemas = components['schemas'];
 export type Job = Schemas['JobResponse'];
 export type Batch = Schemas['BatchResponse'];
 export type Schedule = Schemas['ScheduleResponse'];
@@ -45,7 +44,7 @@ const sessionMiddleware: Middleware = {
   },
 };
 
-export const api = createClient<paths & PendingPaths>({ baseUrl: '', credentials: 'same-origin' });
+export const api = createClient<paths>({ baseUrl: '', credentials: 'same-origin' });
 api.use(sessionMiddleware);
 
 /** One issue of a 422 validation body. */

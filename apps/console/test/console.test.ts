@@ -1,9 +1,10 @@
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
 import Papa from 'papaparse';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createSandboxProvider } from '@sdx/providers';
-import { eventually, listen, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
+import { eventually, listen, signUpUser, startTestStack, startWebhookReceiver, type SessionUser, type TestStack } from '@sdx/testing';
 import { launchBrowser, screenshots, seriousA11yViolations, visibleButtons } from './browser';
 
 /**
@@ -18,7 +19,12 @@ let browser: Browser;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  stack = await startTestStack({ withWorker: true, providers: [createSandboxProvider({ pageSize: 10, followPageSize: 10 })] });
+  stack = await startTestStack({
+    withWorker: true,
+    providers: [createSandboxProvider({ pageSize: 10, followPageSize: 10 })],
+    // The webhook receiver of the tests listens on loopback over http.
+    env: { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1' },
+  });
   ({ url: base, server } = await listen(stack.app));
   browser = await launchBrowser();
 }, 60_000);
@@ -103,7 +109,7 @@ describe('console: a new user', () => {
     expect(await page.getByTestId('secret-once').count()).toBe(0);
   });
 
-  it('runs a sandbox_slow_ job, watches its progress move, and downloads its csv', async () => {
+  it('runs a sandbox_slow_ job, watches its progress move live over its event stream, and downloads its csv and ndjson', async () => {
     const page = await newPage();
     await signUpInBrowser(page);
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'New job' }).click();
@@ -117,14 +123,21 @@ describe('console: a new user', () => {
     await page.getByRole('button', { name: 'Start job' }).click();
     await page.waitForURL(/\/console\/jobs\/job_/);
 
-    // Every figure the page showed until the job completed: it must have moved through the middle.
+    // The page follows the job over its event stream, not by polling.
+    await page.getByTestId('live-mode').filter({ hasText: '· live' }).waitFor();
+    // Every figure and mode the page showed until the job completed: the figure must have moved
+    // through the middle, and the page never fell back to polling.
     const seen = new Set<string>();
+    const modes = new Set<string>();
     await eventually(async () => {
       seen.add((await page.getByTestId('progress-text').textContent()) ?? '');
-      return (await page.getByTestId('job-status').textContent())?.includes('completed');
+      const status = (await page.getByTestId('job-status').textContent()) ?? '';
+      modes.add(status.replace(/^.*·\s*/, ''));
+      return status.includes('completed');
     }, 60_000, 50);
     const counts = [...seen].map((text) => Number(/^([\d,]+) of/.exec(text)?.[1]?.replace(/,/g, '') ?? NaN));
     expect(counts.some((n) => n > 0 && n < 60)).toBe(true);
+    expect([...modes].filter((m) => /refreshing/.test(m))).toEqual([]);
     await page.getByTestId('progress-text').filter({ hasText: /^60 of 60/ }).waitFor();
     await page.getByTestId('billed-credits').filter({ hasText: '120 credits' }).waitFor();
     await page.getByTestId('result-preview').waitFor();
@@ -136,6 +149,14 @@ describe('console: a new user', () => {
     expect(csv.data).toHaveLength(60);
     expect(csv.meta.fields).toEqual(expect.arrayContaining(['kind', 'platform']));
     expect(new Set(csv.data.map((row) => row.platform))).toEqual(new Set(['instagram']));
+
+    const [ndjson] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download NDJSON' }).click()]);
+    expect(ndjson.suggestedFilename()).toMatch(/\.ndjson$/);
+    const lines = readFileSync((await ndjson.path())!, 'utf8').split('\n').filter((line) => line !== '');
+    const items = lines.map((line) => JSON.parse(line) as { kind: string; platform: string; id: string });
+    expect(items).toHaveLength(60);
+    expect(new Set(items.map((item) => item.platform))).toEqual(new Set(['instagram']));
+    expect(items.map((item) => item.id)).toEqual(csv.data.map((row) => row.id));
   }, 120_000);
 
   it('creates a schedule after seeing its next five runs in its zone and in UTC, then runs it now', async () => {
@@ -198,6 +219,73 @@ describe('console: a new user', () => {
     await page.keyboard.press('Enter');
     await heading(page, 'Jobs');
     expect(await page.getByRole('button', { name: 'Menu' }).getAttribute('aria-expanded')).toBe('false');
+  });
+
+  it('pages through 27 jobs to the oldest by the Link header cursor, and back', async () => {
+    const user = await signUpUser(stack, { password: PASSWORD });
+    const created: string[] = [];
+    for (let i = 0; i < 27; i++) {
+      const job = await stack.api.post('/v1/jobs', { headers: user.write(), body: { platform: 'instagram', operation: 'profile', target: `pager_${i}` } });
+      expect(job.status).toBe(202);
+      created.push(job.body.id);
+    }
+    const page = await newPage();
+    await signInInBrowser(page, user.email, PASSWORD);
+    await page.getByRole('link', { name: 'Jobs' }).click();
+    await heading(page, 'Jobs');
+    const table = page.getByTestId('jobs-table');
+    const ids = () => table.locator('tbody tr code').allTextContents();
+    await eventually(async () => (await ids()).length === 25, 10_000);
+    expect(await ids()).toEqual(created.slice(2).reverse());
+
+    // "Older" asks for the page after the last job shown, with the cursor the Link header named.
+    const [older] = await Promise.all([
+      page.waitForRequest((r) => new URL(r.url()).pathname === '/v1/jobs' && new URL(r.url()).searchParams.has('starting_after')),
+      page.getByRole('button', { name: 'Older →' }).click(),
+    ]);
+    expect(new URL(older.url()).searchParams.get('starting_after')).toBe(created[2]);
+    await eventually(async () => (await ids()).length === 2, 10_000);
+    expect(await ids()).toEqual([created[1], created[0]]);
+    expect(await page.getByRole('button', { name: 'Older →' }).isDisabled()).toBe(true);
+
+    await page.getByRole('button', { name: '← Newer' }).click();
+    await eventually(async () => (await ids()).length === 25, 10_000);
+    expect((await ids())[0]).toBe(created[26]);
+    expect(await page.getByRole('button', { name: '← Newer' }).isDisabled()).toBe(true);
+  });
+
+  it('registers a webhook, shows its secret once, and sees a test delivery arrive at the receiver and in the delivery log', async () => {
+    const receiver = await startWebhookReceiver();
+    try {
+      const page = await newPage();
+      await signUpInBrowser(page);
+      await page.getByRole('link', { name: 'Webhooks' }).click();
+      await heading(page, 'Webhooks');
+      await page.getByLabel('URL').fill(receiver.url);
+      await page.getByLabel('Description (optional)').fill('warehouse');
+      await page.getByRole('button', { name: 'Add webhook' }).click();
+      const shown = page.getByTestId('secret-once');
+      await shown.waitFor();
+      const secret = (await page.getByTestId('secret-value').textContent())!;
+      expect(secret).toMatch(/^whsec_[A-Za-z0-9+/=]{40,}$/);
+      expect(await shown.textContent()).toContain('This is the only time it is shown');
+      await page.getByRole('button', { name: 'I have stored it' }).click();
+      await heading(page, 'Webhook');
+      await page.reload();
+      await heading(page, 'Webhook');
+      expect(await page.content()).not.toContain(secret);
+
+      await page.getByRole('button', { name: 'Send a test event' }).click();
+      const [message] = await receiver.received(1, 15_000);
+      expect(JSON.parse(message!.body).type).toBe('webhook.test');
+      // Signed with the secret the console showed (Standard Webhooks: HMAC-SHA256 of id.timestamp.body).
+      const signed = `${message!.headers['webhook-id']}.${message!.headers['webhook-timestamp']}.${message!.body}`;
+      const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(signed).digest('base64');
+      expect(message!.headers['webhook-signature']!.split(' ')).toContain(`v1,${expected}`);
+      await page.getByTestId('deliveries-table').locator('tbody tr').filter({ hasText: 'webhook.test' }).filter({ hasText: 'succeeded' }).waitFor();
+    } finally {
+      await receiver.close();
+    }
   });
 
   it('shows an error in words with its request ID, and the sign-in once the session has ended', async () => {

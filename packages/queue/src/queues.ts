@@ -161,6 +161,10 @@ export class ExtractionQueues {
     this.jobs = new Queue<ExtractionPayload>(QUEUES.jobs, { connection, prefix });
     this.batchChildren = new Queue<ExtractionPayload>(QUEUES.batchChildren, { connection, prefix });
     this.webhookDeliveries = new Queue<DeliveryPayload>(QUEUES.webhookDeliveries, { connection, prefix });
+    // A queue re-emits its connection's faults (a timed-out command while Redis or the process is
+    // stalled). The connection's own listener reports an outage once (packages/runtime); each
+    // caller gets the failure of its own command. Without a listener BullMQ prints every one.
+    for (const queue of [this.jobs, this.batchChildren, this.webhookDeliveries]) queue.on('error', () => undefined);
   }
 
   /**

@@ -137,7 +137,10 @@ export function createFastRedis(url: string, options: RedisOptions = {}): IORedi
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     connectTimeout: 1000,
-    commandTimeout: 1000,
+    // A Redis that accepts but does not answer fails a request after this. Not shorter: after a
+    // busy tick, Node runs due timers before it reads the socket, so a 1 s timeout failed
+    // commands whose answers had already arrived on a loaded host.
+    commandTimeout: 5000,
     retryStrategy: (times) => Math.min(times * 100, 1000),
     ...options,
   });

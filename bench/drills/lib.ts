@@ -32,7 +32,7 @@ export async function startDrillEnvironment(label: string, env: Record<string, s
   await migrateToLatest(db);
   await db.destroy();
   const prefix = `drill${randomBytes(3).toString('hex')}`;
-  const fullEnv = { NODE_ENV: 'production', DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: prefix, LOG_LEVEL: 'info', ...env };
+  const fullEnv = { NODE_ENV: 'production', PROVIDER_MODE: 'sandbox', DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: prefix, LOG_LEVEL: 'info', ...env };
   const runtime = createRuntime(loadConfig({ ...fullEnv, LOG_LEVEL: 'silent' }), { name: `drill-${label}`, dbPoolSize: 20 });
   await runtime.redis.ping().catch(() => new Promise((resolve) => runtime.redis.once('ready', resolve)));
   return {

@@ -4,7 +4,8 @@
  * A private Postgres and Redis; 1,000 daily schedules over 20 workspaces, all due now; two real
  * scheduler processes (apps/scheduler) start together; one is killed with SIGKILL as soon as
  * the first runs are dispatched. The other dispatches the rest, and recovers the runs the dead
- * one had claimed but not dispatched (after the stale-run delay, 60 s).
+ * one had claimed but not dispatched: their row locks (the dead dispatcher's hold) went with its
+ * connections, so the survivor's next recovery pass (every second) takes them.
  *
  * Checks: every occurrence dispatched, each exactly once (one run, one job per schedule), none
  * missed; the surviving scheduler never died; the ledger is exact (one reservation per job).
@@ -21,7 +22,7 @@ const WORKSPACES = 20;
 async function main(): Promise<void> {
   const drill = await startDrillEnvironment('scheduler_kill', { SCHEDULER_TICK_MS: '200' });
   const { runtime } = drill;
-  const schedulers = [];
+  const schedulers: Awaited<ReturnType<typeof startService>>[] = [];
   try {
     const due = new Date(Math.floor(Date.now() / 1000) * 1000 - 1000);
     const workspaces: string[] = [];
@@ -53,7 +54,10 @@ async function main(): Promise<void> {
     const atKill = await waitUntil(async () => {
       const n = await dispatched();
       return n > 0 ? n : null;
-    }, 60_000, 'first dispatches', 5);
+    }, 60_000, 'first dispatches', 5).catch((error: unknown) => {
+      for (const s of schedulers) console.error(`--- ${s.name}\n${s.output().slice(-4000)}`);
+      throw error;
+    });
     const killExit = await victim.stop('SIGKILL');
     const killedAt = Date.now();
     const claimedUndispatched = Number(

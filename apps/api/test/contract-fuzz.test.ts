@@ -3,7 +3,8 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { createApiServer } from '@sdx/app-api';
 import { loadOpenApiDocument } from '@sdx/contract';
-import { createResponseValidator, ResponseContractError } from '@sdx/testing';
+import { addMember } from '@sdx/domain';
+import { createResponseValidator, ResponseContractError, type SessionUser, signUpUser } from '@sdx/testing';
 import { type FuzzOperation, type FuzzRequest, fuzzOperations, requestArbitrary, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
@@ -11,28 +12,49 @@ import { type FuzzOperation, type FuzzRequest, fuzzOperations, requestArbitrary,
  * openapi.yaml for every operation, valid and mutated (missing and unknown keys, values of the
  * wrong kind, text Postgres cannot store, strict-integer breakers, deep and oversize bodies,
  * other content types, no or foreign credentials, foreign and hostile IDs), sent over HTTP to
- * the API with a worker running. IDs the service creates are reused by later requests. Every
- * response must be documented by openapi.yaml (status, content type, body schema), and none
- * may be a 5xx. FUZZ_SEED replays a run.
+ * the API with a worker running, with the workspace's API key or its owner's browser session
+ * (cookie and CSRF token). IDs the service creates are reused by later requests, and so is
+ * what the accounts side answers: the users the fuzzer signs up sign in, are invited to the
+ * workspace and accept, sessions from sign-ins are signed out, team workspaces, invitations,
+ * members and keys it created are listed, changed, revoked and removed. Every response must be
+ * documented by openapi.yaml (status, content type, body schema), none may be a 5xx, and every
+ * operation must answer a success at least once. FUZZ_SEED replays a run.
  */
 const REQUESTS = Number(process.env.FUZZ_REQUESTS ?? 10_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 17_2026);
 const CONCURRENCY = 8;
+/** The password of every user of the run. */
+const PASSWORD = 'fuzz-password-17';
 
-/**
- * Operations whose success needs a browser session (a cookie and CSRF token), a real sign-up, or
- * IDs of the accounts side (team workspaces, invitations, keys) that the fuzzer, calling with API
- * keys, does not create. They are fuzzed like every other operation (0 5xx, 0 contract breaks);
- * their successes are covered by the accounts tests (auth-sessions, teams, keys-audit).
- */
-const ACCOUNT_OPERATIONS = new Set([
-  'signUp', 'logIn', 'getSession', 'logOut', 'changePassword', 'createWorkspace', 'listMembers', 'removeMember',
-  'listInvitations', 'createInvitation', 'revokeInvitation', 'acceptInvitation', 'revokeKey',
-]);
+interface Session {
+  email: string;
+  cookie: string;
+  csrf: string;
+}
+
+interface Invitation {
+  id: string;
+  token: string;
+  email: string;
+}
 
 let stack: TestStack;
 let main: SeededWorkspace;
 let other: SeededWorkspace;
+/** Owner of `main`, signed in: its session is the fuzzer's second credential, never signed out. */
+let owner: SessionUser;
+/** The user whose password changes (to the same): the change ends its other sessions. */
+let changer: SessionUser;
+const PASSWORD_OPERATIONS = new Set(['signUp', 'logIn', 'changePassword']);
+
+/** Members of `main` besides its owner, added at the start: removed and given other roles. */
+const MEMBERS = 6;
+/** Users the fuzzer signed up (invitable), by email. */
+const users = new Map<string, Session>();
+/** Sessions of sign-ins and sign-ups, for sign-out. */
+const sessions: Session[] = [];
+/** Invitations not yet accepted or revoked. */
+const invitations: Invitation[] = [];
 let server: http.Server;
 let base: string;
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
@@ -48,6 +70,18 @@ beforeAll(async () => {
   const ample = { credits: 1_000_000_000, rateLimitPerMinute: 1_000_000_000, maxActiveJobs: 1_000_000, maxResultLimit: 25_000 };
   main = await stack.workspace(ample);
   other = await stack.workspace(ample);
+  owner = await signUpUser(stack, { password: PASSWORD });
+  changer = await signUpUser(stack, { password: PASSWORD });
+  await stack.runtime.db.transaction().execute((tx) => addMember(tx, main.workspaceId, owner.userId, 'owner', { type: 'system', id: null, ip: null }));
+  for (let i = 0; i < 3; i++) {
+    const user = await signUpUser(stack, { password: PASSWORD });
+    users.set(user.email, { email: user.email, cookie: user.cookie, csrf: user.csrf });
+  }
+  for (let i = 0; i < MEMBERS; i++) {
+    const member = await signUpUser(stack, { password: PASSWORD });
+    await stack.runtime.db.transaction().execute((tx) => addMember(tx, main.workspaceId, member.userId, 'member', { type: 'system', id: null, ip: null }));
+    remember(created, 'user_id', member.userId);
+  }
   server = createApiServer(stack.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -63,6 +97,8 @@ interface Reply {
   status: number;
   contentType: string;
   text: string;
+  /** The session cookie it set (`sdx_session=...`), if any. */
+  cookie: string | null;
 }
 
 function send(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Reply> {
@@ -72,7 +108,8 @@ function send(method: string, path: string, headers: Record<string, string>, bod
     const req = http.request(`${base}${path}`, { agent, method: method.toUpperCase(), headers: all }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      const reply = () => ({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8') });
+      const cookie = (res.headers['set-cookie'] ?? []).map((line) => line.split(';')[0]!).find((pair) => /^sdx_session=./.test(pair)) ?? null;
+      const reply = () => ({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8'), cookie });
       res.on('end', () => resolve(reply()));
       // A live stream lasts until its job or batch ends: its status and headers are what is checked.
       if (String(res.headers['content-type']).startsWith('text/event-stream')) {
@@ -88,25 +125,49 @@ function send(method: string, path: string, headers: Record<string, string>, bod
 }
 
 /** IDs by path parameter, created by the fuzzed workspace or by the other one. */
-const POOL_OF: Record<string, RegExp> = { job_id: /^job_/, batch_id: /^bat_/, schedule_id: /^sch_/, webhook_id: /^whk_/, delivery_id: /^dlv_/ };
-const created: Record<string, string[]> = { job_id: [], batch_id: [], schedule_id: [], webhook_id: [], delivery_id: [] };
-const foreign: Record<string, string[]> = { job_id: [], batch_id: [], schedule_id: [], webhook_id: [], delivery_id: [] };
+const POOL_OF: Record<string, RegExp> = {
+  job_id: /^job_/,
+  batch_id: /^bat_/,
+  schedule_id: /^sch_/,
+  workspace_id: /^ws_/,
+  invitation_id: /^inv_/,
+  key_id: /^key_/,
+  user_id: /^usr_/,
+  webhook_id: /^whk_/,
+  delivery_id: /^dlv_/,
+};
+const created: Record<string, string[]> = Object.fromEntries(Object.keys(POOL_OF).map((name) => [name, []]));
+const foreign: Record<string, string[]> = Object.fromEntries(Object.keys(POOL_OF).map((name) => [name, []]));
 
-function harvest(value: unknown, into: Record<string, string[]>, depth = 0): void {
+/** Pool sizes: the newest IDs are kept; workspaces few, so the fuzzed workspace (first, kept) is picked often. */
+const POOL_SIZE: Record<string, number> = { workspace_id: 2 };
+
+function remember(into: Record<string, string[]>, param: string, id: unknown): void {
+  if (typeof id !== 'string' || !POOL_OF[param]!.test(id) || into[param]!.includes(id)) return;
+  const pool = into[param]!;
+  pool.push(id);
+  if (pool.length > (POOL_SIZE[param] ?? 200)) pool.splice(param === 'workspace_id' ? 1 : 0, 1);
+}
+
+/**
+ * Collects the IDs an answer names, for later requests' paths. Key IDs only from the keys the
+ * run created (never the workspace's own key: revoking it would end the run's API access), and
+ * user IDs only of members other than the owner (removing or demoting the owner would end its
+ * session's access).
+ */
+function harvest(operationId: string, value: unknown, into: Record<string, string[]>, depth = 0): void {
   if (depth > 3 || value === null || typeof value !== 'object') return;
   if (Array.isArray(value)) {
-    for (const item of value.slice(0, 20)) harvest(item, into, depth + 1);
+    for (const item of value.slice(0, 20)) harvest(operationId, item, into, depth + 1);
     return;
   }
   const record = value as Record<string, unknown>;
-  for (const [param, pattern] of Object.entries(POOL_OF)) {
-    const id = record.id;
-    if (typeof id === 'string' && pattern.test(id) && !into[param]!.includes(id)) {
-      into[param]!.push(id);
-      if (into[param]!.length > 200) into[param]!.shift();
-    }
+  for (const param of Object.keys(POOL_OF)) {
+    if (param === 'key_id' && operationId !== 'createKey') continue;
+    if (param !== 'user_id') remember(into, param, record.id);
   }
-  if (Array.isArray(record.jobs)) harvest(record.jobs, into, depth + 1);
+  if (record.user_id !== owner.userId) remember(into, 'user_id', record.user_id);
+  if (Array.isArray(record.jobs)) harvest(operationId, record.jobs, into, depth + 1);
 }
 
 /**
@@ -140,9 +201,40 @@ function pathOf(request: FuzzRequest): string {
   return path;
 }
 
-function headersOf(request: FuzzRequest): Record<string, string> {
+let emails = 0;
+let signOuts = 0;
+
+/** A request as sent: its body with the fills made, and the session it is sent with, if any. */
+interface Prepared {
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+  session: Session | null;
+  invitation: Invitation | null;
+}
+
+const pick = <T>(items: readonly T[], n: number): T | undefined => (items.length ? items[n % items.length] : undefined);
+
+function prepare(request: FuzzRequest): Prepared {
+  let body = request.body;
+  let invitation: Invitation | null = null;
+  if (body !== undefined && Object.keys(request.fills).length > 0) {
+    const filled = JSON.parse(body) as Record<string, unknown>;
+    for (const [key, fill] of Object.entries(request.fills)) {
+      if (fill.pool === 'new_email') filled[key] = `fuzz${++emails}.${SEED}@example.com`;
+      if (fill.pool === 'user_email') filled[key] = pick([owner.email, changer.email, ...users.keys()], fill.pick);
+      if (fill.pool === 'invitee_email') filled[key] = pick([...users.keys()], fill.pick) ?? 'nobody@example.com';
+      if (fill.pool === 'invitation_token') {
+        invitation = pick(invitations, fill.pick) ?? null;
+        filled[key] = invitation?.token ?? 'inv_none';
+      }
+    }
+    body = JSON.stringify(filled);
+  }
+  const op = request.operation;
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(request.headers)) headers[name] = name === 'X-Workspace-ID' && value === 'self' ? main.workspaceId : value;
+  let session: Session | null = null;
   switch (request.credential) {
     case 'valid':
       headers['X-API-Key'] = main.apiKey;
@@ -156,11 +248,56 @@ function headersOf(request: FuzzRequest): Record<string, string> {
     case 'other_workspace':
       headers['X-API-Key'] = other.apiKey;
       break;
+    case 'session':
+    case 'session_without_csrf':
+      // The owner's session acts on the fuzzed workspace; signing out takes a session of a
+      // sign-in, a password change the changer's, an acceptance the invitee's.
+      if (op.operationId === 'logOut') session = pick(sessions, signOuts++) ?? null;
+      else if (op.operationId === 'changePassword') session = { email: changer.email, cookie: changer.cookie, csrf: changer.csrf };
+      else if (op.operationId === 'acceptInvitation') session = (invitation && users.get(invitation.email)) ?? null;
+      else {
+        session = { email: owner.email, cookie: owner.cookie, csrf: owner.csrf };
+        headers['X-Workspace-ID'] ??= main.workspaceId;
+      }
+      if (session) {
+        headers.Cookie = session.cookie;
+        if (op.method !== 'get' && request.credential === 'session') headers['X-CSRF-Token'] = session.csrf;
+      }
+      break;
     case 'none':
       break;
   }
-  if (request.body !== undefined) headers['Content-Type'] = request.contentType ?? 'application/json';
-  return headers;
+  if (body !== undefined) headers['Content-Type'] = request.contentType ?? 'application/json';
+  return { path: pathOf(request), headers, body, session, invitation };
+}
+
+/** What an answer of the accounts side gives later requests: sessions, users, invitations. */
+function learn(request: FuzzRequest, prepared: Prepared, reply: Reply, body: unknown): void {
+  const record = (body ?? {}) as { user?: { email?: string }; csrf_token?: string; id?: string; token?: string; email?: string };
+  switch (request.operation.operationId) {
+    case 'signUp':
+    case 'logIn':
+      if (reply.status < 300 && reply.cookie && record.user?.email && record.csrf_token) {
+        const session = { email: record.user.email, cookie: reply.cookie, csrf: record.csrf_token };
+        sessions.push(session);
+        if (sessions.length > 50) sessions.shift();
+        if (request.operation.operationId === 'signUp') users.set(session.email, session);
+      }
+      break;
+    case 'logOut':
+      if (reply.status === 204 && prepared.session && sessions.includes(prepared.session)) sessions.splice(sessions.indexOf(prepared.session), 1);
+      break;
+    case 'createInvitation':
+      if (reply.status === 201 && record.id && record.token && record.email) invitations.push({ id: record.id, token: record.token, email: record.email });
+      break;
+    case 'acceptInvitation':
+    case 'revokeInvitation':
+      if (reply.status < 300) {
+        const used = prepared.invitation ?? invitations.find((i) => prepared.path.includes(i.id));
+        if (used && invitations.includes(used)) invitations.splice(invitations.indexOf(used), 1);
+      }
+      break;
+  }
 }
 
 it(`${REQUESTS} generated requests over every operation: no 5xx, every response as openapi.yaml documents`, async () => {
@@ -177,9 +314,15 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
     body: { name: 'other', operation: 'profile', targets: ['nasa'], frequency: 'daily', timezone: 'UTC', starts_at: '2031-01-01T00:00:00Z' },
   });
   const webhook = await stack.api.post('/v1/webhooks', { headers: other.auth, body: { url: 'https://hooks.example.com/other', events: ['*'] } });
-  for (const res of [job, batch, schedule, webhook]) harvest(res.body, foreign);
+  for (const res of [job, batch, schedule, webhook]) harvest('other', res.body, foreign);
+  remember(foreign, 'workspace_id', other.workspaceId);
+  remember(created, 'workspace_id', main.workspaceId);
 
-  const arbitrary = fc.oneof(...operations.map((op) => requestArbitrary(document, op)));
+  // Operations that hash or check a password (argon2id, tens of milliseconds of CPU each) are
+  // drawn a quarter as often as the others.
+  const arbitrary = fc.oneof(
+    ...operations.map((op) => ({ weight: PASSWORD_OPERATIONS.has(op.operationId) ? 1 : 4, arbitrary: requestArbitrary(document, op, { password: PASSWORD }) })),
+  );
   const tally = new Map<string, Map<number, number>>();
   const serverErrors: string[] = [];
   const breaks: string[] = [];
@@ -187,12 +330,13 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
   const started = Date.now();
 
   const describe = (request: FuzzRequest, path: string, reply: Reply) =>
-    `${request.operation.method.toUpperCase()} ${path.slice(0, 160)} [${request.mutation}; ${request.credential}] ${(request.body ?? "").slice(0, 200)} → ${reply.status} ${reply.text.slice(0, 200)}`;
+    `${request.operation.method.toUpperCase()} ${path.slice(0, 160)} [${request.mutation}; ${request.credential}] ${(request.body ?? '').slice(0, 200)} → ${reply.status} ${reply.text.slice(0, 200)}`;
 
   const runOne = async (request: FuzzRequest) => {
     const op: FuzzOperation = request.operation;
-    const path = pathOf(request);
-    const reply = await send(op.method, path, headersOf(request), request.body);
+    const prepared = prepare(request);
+    const path = prepared.path;
+    const reply = await send(op.method, path, prepared.headers, prepared.body);
     const byStatus = tally.get(op.operationId) ?? new Map<number, number>();
     byStatus.set(reply.status, (byStatus.get(reply.status) ?? 0) + 1);
     tally.set(op.operationId, byStatus);
@@ -213,7 +357,8 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
       if (!(error instanceof ResponseContractError)) throw error;
       breaks.push(`${describe(request, path, reply)}: ${error.problems.join('; ')}`);
     }
-    if (reply.status < 300 && body !== undefined) harvest(body, request.credential === 'other_workspace' ? foreign : created);
+    if (reply.status < 300 && body !== undefined) harvest(op.operationId, body, request.credential === 'other_workspace' ? foreign : created);
+    learn(request, prepared, reply, body);
   };
 
   const CHUNK = 500;
@@ -250,7 +395,6 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
   expect([...tally.keys()].sort()).toEqual(operations.map((op) => op.operationId).sort());
   if (REQUESTS >= 5000) {
     const neverSucceeded = operations
-      .filter((op) => !ACCOUNT_OPERATIONS.has(op.operationId))
       .filter((op) => ![...(tally.get(op.operationId)?.keys() ?? [])].some((s) => s < 300))
       .map((op) => op.operationId);
     expect(neverSucceeded).toEqual([]);

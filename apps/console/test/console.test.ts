@@ -18,7 +18,10 @@ let browser: Browser;
 const contexts: BrowserContext[] = [];
 
 beforeAll(async () => {
-  stack = await startTestStack({ withWorker: true, providers: [createSandboxProvider({ pageSize: 10, followPageSize: 10 })] });
+  stack = await startTestStack({
+    withWorker: true,
+    providers: [createSandboxProvider({ pageSize: 10, followPageSize: 10 })],
+  });
   ({ url: base, server } = await listen(stack.app));
   browser = await launchBrowser();
 }, 60_000);
@@ -103,7 +106,7 @@ describe('console: a new user', () => {
     expect(await page.getByTestId('secret-once').count()).toBe(0);
   });
 
-  it('runs a sandbox_slow_ job, watches its progress move, and downloads its csv', async () => {
+  it('runs a sandbox_slow_ job, watches its progress move live over its event stream, and downloads its csv and ndjson', async () => {
     const page = await newPage();
     await signUpInBrowser(page);
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'New job' }).click();
@@ -117,14 +120,21 @@ describe('console: a new user', () => {
     await page.getByRole('button', { name: 'Start job' }).click();
     await page.waitForURL(/\/console\/jobs\/job_/);
 
-    // Every figure the page showed until the job completed: it must have moved through the middle.
+    // The page follows the job over its event stream, not by polling.
+    await page.getByTestId('live-mode').filter({ hasText: '· live' }).waitFor();
+    // Every figure and mode the page showed until the job completed: the figure must have moved
+    // through the middle, and the page never fell back to polling.
     const seen = new Set<string>();
+    const modes = new Set<string>();
     await eventually(async () => {
       seen.add((await page.getByTestId('progress-text').textContent()) ?? '');
-      return (await page.getByTestId('job-status').textContent())?.includes('completed');
+      const status = (await page.getByTestId('job-status').textContent()) ?? '';
+      modes.add(status.replace(/^.*·\s*/, ''));
+      return status.includes('completed');
     }, 60_000, 50);
     const counts = [...seen].map((text) => Number(/^([\d,]+) of/.exec(text)?.[1]?.replace(/,/g, '') ?? NaN));
     expect(counts.some((n) => n > 0 && n < 60)).toBe(true);
+    expect([...modes].filter((m) => /refreshing/.test(m))).toEqual([]);
     await page.getByTestId('progress-text').filter({ hasText: /^60 of 60/ }).waitFor();
     await page.getByTestId('billed-credits').filter({ hasText: '120 credits' }).waitFor();
     await page.getByTestId('result-preview').waitFor();
@@ -136,6 +146,14 @@ describe('console: a new user', () => {
     expect(csv.data).toHaveLength(60);
     expect(csv.meta.fields).toEqual(expect.arrayContaining(['kind', 'platform']));
     expect(new Set(csv.data.map((row) => row.platform))).toEqual(new Set(['instagram']));
+
+    const [ndjson] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download NDJSON' }).click()]);
+    expect(ndjson.suggestedFilename()).toMatch(/\.ndjson$/);
+    const lines = readFileSync((await ndjson.path())!, 'utf8').split('\n').filter((line) => line !== '');
+    const items = lines.map((line) => JSON.parse(line) as { kind: string; platform: string; id: string });
+    expect(items).toHaveLength(60);
+    expect(new Set(items.map((item) => item.platform))).toEqual(new Set(['instagram']));
+    expect(items.map((item) => item.id)).toEqual(csv.data.map((row) => row.id));
   }, 120_000);
 
   it('creates a schedule after seeing its next five runs in its zone and in UTC, then runs it now', async () => {
@@ -198,6 +216,39 @@ describe('console: a new user', () => {
     await page.keyboard.press('Enter');
     await heading(page, 'Jobs');
     expect(await page.getByRole('button', { name: 'Menu' }).getAttribute('aria-expanded')).toBe('false');
+  });
+
+  it('pages through 27 jobs to the oldest by the Link header cursor, and back', async () => {
+    const user = await signUpUser(stack, { password: PASSWORD });
+    const created: string[] = [];
+    for (let i = 0; i < 27; i++) {
+      const job = await stack.api.post('/v1/jobs', { headers: user.write(), body: { platform: 'instagram', operation: 'profile', target: `pager_${i}` } });
+      expect(job.status).toBe(202);
+      created.push(job.body.id);
+    }
+    const page = await newPage();
+    await signInInBrowser(page, user.email, PASSWORD);
+    await page.getByRole('link', { name: 'Jobs' }).click();
+    await heading(page, 'Jobs');
+    const table = page.getByTestId('jobs-table');
+    const ids = () => table.locator('tbody tr code').allTextContents();
+    await eventually(async () => (await ids()).length === 25, 10_000);
+    expect(await ids()).toEqual(created.slice(2).reverse());
+
+    // "Older" asks for the page after the last job shown, with the cursor the Link header named.
+    const [older] = await Promise.all([
+      page.waitForRequest((r) => new URL(r.url()).pathname === '/v1/jobs' && new URL(r.url()).searchParams.has('starting_after')),
+      page.getByRole('button', { name: 'Older →' }).click(),
+    ]);
+    expect(new URL(older.url()).searchParams.get('starting_after')).toBe(created[2]);
+    await eventually(async () => (await ids()).length === 2, 10_000);
+    expect(await ids()).toEqual([created[1], created[0]]);
+    expect(await page.getByRole('button', { name: 'Older →' }).isDisabled()).toBe(true);
+
+    await page.getByRole('button', { name: '← Newer' }).click();
+    await eventually(async () => (await ids()).length === 25, 10_000);
+    expect((await ids())[0]).toBe(created[26]);
+    expect(await page.getByRole('button', { name: '← Newer' }).isDisabled()).toBe(true);
   });
 
   it('shows an error in words with its request ID, and the sign-in once the session has ended', async () => {

@@ -137,7 +137,10 @@ export function createFastRedis(url: string, options: RedisOptions = {}): IORedi
     maxRetriesPerRequest: 1,
     enableOfflineQueue: false,
     connectTimeout: 1000,
-    commandTimeout: 1000,
+    // A Redis that accepts but does not answer fails a request after this. Not shorter: after a
+    // busy tick, Node runs due timers before it reads the socket, so a 1 s timeout failed
+    // commands whose answers had already arrived on a loaded host.
+    commandTimeout: 5000,
     retryStrategy: (times) => Math.min(times * 100, 1000),
     ...options,
   });
@@ -161,6 +164,10 @@ export class ExtractionQueues {
     this.jobs = new Queue<ExtractionPayload>(QUEUES.jobs, { connection, prefix });
     this.batchChildren = new Queue<ExtractionPayload>(QUEUES.batchChildren, { connection, prefix });
     this.webhookDeliveries = new Queue<DeliveryPayload>(QUEUES.webhookDeliveries, { connection, prefix });
+    // A queue re-emits its connection's faults (a timed-out command while Redis or the process is
+    // stalled). The connection's own listener reports an outage once (packages/runtime); each
+    // caller gets the failure of its own command. Without a listener BullMQ prints every one.
+    for (const queue of [this.jobs, this.batchChildren, this.webhookDeliveries]) queue.on('error', () => undefined);
   }
 
   /**

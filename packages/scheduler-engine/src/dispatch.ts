@@ -12,18 +12,24 @@
  *    replaced by PUT to the occurrence just claimed, a clock that differs between hosts): the
  *    insert does nothing on conflict. A process killed before commit leaves no trace; the
  *    schedule is still due and the next tick of any process claims it.
- * 2. Dispatch (after commit, outside the claim): the run's job or batch is created by the same
- *    domain functions as POST /v1/jobs and POST /v1/batches, with the run ID as idempotency
- *    key, and the outcome is written on the run.
- * 3. Recovery: a process killed between 1 and 2 (or inside 2) leaves a run still `queued` with
- *    no job, no batch and no dispatched_at. Once it is older than `staleMs`, any scheduler
- *    re-dispatches it: it first looks up the idempotency record of the run ID (the work a dead
- *    attempt committed), else creates the work with that same key, so a re-dispatch never
- *    creates a second job or batch even if the first attempt was merely slow.
+ * 2. Hold (right after the claim commits, on the same connection): the claimed runs are locked
+ *    FOR UPDATE in a transaction that stays open until they are dispatched (holdRuns in the
+ *    domain). The lock is the dispatch's lease: Postgres releases it the moment the process
+ *    dies or loses its connection, and never while it lives.
+ * 3. Dispatch: the run's job or batch is created by the same domain functions as POST /v1/jobs
+ *    and POST /v1/batches, with the run ID as idempotency key; the outcomes are written on the
+ *    runs in the holding transaction, which commits.
+ * 4. Recovery (every RECOVER_EVERY_MS): a process killed between 1 and 3 leaves runs still
+ *    `queued` with no job, no batch and no dispatched_at, and no lock on them. Any scheduler
+ *    holds such runs (FOR UPDATE SKIP LOCKED: runs a live dispatcher holds are skipped) and
+ *    re-dispatches them: it first looks up the idempotency record of the run ID (the work a dead
+ *    attempt committed), else creates the work with that same key. Runs younger than
+ *    RECOVERY_GRACE_MS are left alone, so a claim is not taken in the instant between its commit
+ *    and its hold; that only spares a needless hand-over, exactly once holds either way.
  *
- * A lease (a claimed-until column renewed while dispatching) would also work, but needs a
- * renewal loop and a clock agreement between hosts; row locks are released by Postgres the
- * moment a process dies, and the unique index needs no cooperation at all.
+ * A lease column renewed while dispatching would need a renewal loop and clocks that agree
+ * between hosts, and its takeover waits out the lease; the row lock needs neither, and the
+ * unique index needs no cooperation at all.
  */
 import { sql } from 'kysely';
 import type { ScheduleRow, ScheduleRunRow, ScheduleStatus } from '@sdx/db';
@@ -31,8 +37,9 @@ import {
   CATCH_UP_WINDOW_MS,
   IDEMPOTENCY_TTL_MS,
   attemptScheduleRun,
+  holdRuns,
   newId,
-  recordRunOutcomes,
+  type RunHold,
   type ScheduleRunOutcome,
   recordEvents,
   recurrenceOf,
@@ -66,8 +73,10 @@ export interface DispatchResult {
 
 export const DEFAULT_CLAIM_LIMIT = 200;
 export const DEFAULT_DISPATCH_CONCURRENCY = 16;
-/** A run left undispatched this long is considered abandoned by a dead process. */
-export const DEFAULT_STALE_RUN_MS = 60_000;
+/** Recovery leaves alone runs younger than this: their claim's own hold is a round trip behind. */
+export const RECOVERY_GRACE_MS = 2_000;
+/** How often a scheduler looks for runs nobody holds (wall clock). */
+export const RECOVER_EVERY_MS = 1_000;
 
 interface Plan {
   schedule: ScheduleRow;
@@ -178,28 +187,46 @@ export async function claimDueRuns(
   });
 }
 
-type Claim = Awaited<ReturnType<typeof claimDueRuns>>;
+/** A claim (step 1) with its runs held (step 2). */
+interface HeldClaim {
+  claim: Awaited<ReturnType<typeof claimDueRuns>>;
+  hold: RunHold;
+}
 
-/** Claims due occurrences (step 1) and dispatches them (step 2). One round; call it until `claimed` < limit. */
+/** Steps 1 and 2: the hold is taken as soon as the claim has committed. */
+async function claimAndHold(services: Services, now: Date, options: DispatchOptions): Promise<HeldClaim> {
+  const claim = await claimDueRuns(services, now, options);
+  const hold = await holdRuns(services.db, { ids: claim.runs.filter((c) => c.run.status === 'queued').map((c) => c.run.id) });
+  return { claim, hold };
+}
+
+/** Claims due occurrences, holds and dispatches them. One round; call it until `claimed` < limit. */
 export async function dispatchDue(services: Services, options: DispatchOptions = {}): Promise<DispatchResult> {
-  const claim = await claimDueRuns(services, options.now ?? services.clock.now(), options);
-  return dispatchClaim(services, claim, options);
+  return dispatchClaim(services, await claimAndHold(services, options.now ?? services.clock.now(), options), options);
 }
 
 /**
  * Dispatches everything due, round after round until a round comes back short. The next claim
- * runs while the current round dispatches, so the claim transactions cost no dispatch time.
+ * (and its hold) runs while the current round dispatches, so the claim transactions cost no
+ * dispatch time.
  */
 export async function dispatchAllDue(services: Services, options: Omit<DispatchOptions, 'now'> = {}): Promise<DispatchResult> {
   const limit = options.limit ?? DEFAULT_CLAIM_LIMIT;
   const total: DispatchResult = { claimed: 0, runs: [], dropped: 0 };
-  let next: Promise<Claim> | null = claimDueRuns(services, services.clock.now(), options);
+  let next: Promise<HeldClaim> | null = claimAndHold(services, services.clock.now(), options);
   while (next) {
-    const claim: Claim = await next;
-    next = claim.claimed >= limit ? claimDueRuns(services, services.clock.now(), options) : null;
+    const held: HeldClaim = await next;
+    next = held.claim.claimed >= limit ? claimAndHold(services, services.clock.now(), options) : null;
     // Keep a failed early claim from being an unhandled rejection; the await above rethrows it.
     next?.catch(() => undefined);
-    const round = await dispatchClaim(services, claim, options);
+    let round: DispatchResult;
+    try {
+      round = await dispatchClaim(services, held, options);
+    } catch (error) {
+      // The next claim's runs are left to recovery, unheld, rather than held by no one's dispatch.
+      await next?.then((h) => h.hold.release()).catch(() => undefined);
+      throw error;
+    }
     total.claimed += round.claimed;
     total.dropped += round.dropped;
     total.runs.push(...round.runs);
@@ -207,69 +234,66 @@ export async function dispatchAllDue(services: Services, options: Omit<DispatchO
   return total;
 }
 
-async function dispatchClaim(services: Services, claim: Claim, options: DispatchOptions): Promise<DispatchResult> {
-  const pending = claim.runs.filter((c) => c.run.status === 'queued');
-  const settled = claim.runs.filter((c) => c.run.status !== 'queued').map((c) => c.run);
-  const tenants = await loadTenants(services, pending.map((c) => c.schedule.workspace_id));
-  const dispatched = await dispatchAll(services, pending, options.concurrency ?? DEFAULT_DISPATCH_CONCURRENCY, (schedule) => ({
-    tenant: tenants.get(schedule.workspace_id),
-  }));
+async function dispatchClaim(services: Services, { claim, hold }: HeldClaim, options: DispatchOptions): Promise<DispatchResult> {
+  const held = new Map(hold.runs.map((run) => [run.id, run]));
+  const pending = claim.runs.flatMap((c) => (held.has(c.run.id) ? [{ schedule: c.schedule, run: held.get(c.run.id)! }] : []));
+  const settled = claim.runs.filter((c) => !held.has(c.run.id)).map((c) => c.run);
+  const dispatched = await dispatchAll(services, hold, pending, options.concurrency ?? DEFAULT_DISPATCH_CONCURRENCY, false);
   return { claimed: claim.claimed, runs: [...settled, ...dispatched], dropped: claim.dropped };
 }
 
 export interface RecoverOptions {
   now?: Date;
-  staleMs?: number;
+  /** Runs younger than this are left alone (RECOVERY_GRACE_MS). */
+  graceMs?: number;
   limit?: number;
   concurrency?: number;
 }
 
 /**
- * Step 3: re-dispatches runs a dead process left undispatched (status queued, no job, no batch,
- * no dispatched_at, older than staleMs). A run older than the idempotency window can no longer
- * be re-dispatched safely and is marked failed.
+ * Step 4: holds and re-dispatches runs no live dispatcher holds (status queued, no job, no
+ * batch, no dispatched_at, older than the grace). A run older than the idempotency window can
+ * no longer be re-dispatched safely and is marked failed.
  */
 export async function recoverStalledRuns(services: Services, options: RecoverOptions = {}): Promise<ScheduleRunRow[]> {
   const now = options.now ?? services.clock.now();
-  const staleBefore = new Date(now.getTime() - (options.staleMs ?? DEFAULT_STALE_RUN_MS));
   const expiredBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_MS + 60_000);
-  const abandoned = services.db
-    .updateTable('schedule_runs')
-    .set({
-      status: 'failed',
-      error: JSON.stringify({ error: 'internal_error', message: 'The occurrence could not be dispatched in time.' }),
-    })
-    .where('status', '=', 'queued')
-    .where('job_id', 'is', null)
-    .where('batch_id', 'is', null)
-    .where('dispatched_at', 'is', null)
-    .where('created_at', '<', expiredBefore);
-  await abandoned.execute();
+  await sql`
+    update schedule_runs
+    set status = 'failed', error = ${JSON.stringify({ error: 'internal_error', message: 'The occurrence could not be dispatched in time.' })}::jsonb
+    where id in (
+      select id from schedule_runs
+      where status = 'queued' and job_id is null and batch_id is null and dispatched_at is null and created_at < ${expiredBefore}
+      for update skip locked
+    )
+  `.execute(services.db);
 
-  const stalled = await services.db
-    .selectFrom('schedule_runs')
-    .selectAll()
-    .where('status', '=', 'queued')
-    .where('job_id', 'is', null)
-    .where('batch_id', 'is', null)
-    .where('dispatched_at', 'is', null)
-    .where('created_at', '<=', staleBefore)
-    .orderBy('created_at')
-    .limit(options.limit ?? DEFAULT_CLAIM_LIMIT)
-    .execute();
-  if (stalled.length === 0) return [];
-  const schedules = await services.db
-    .selectFrom('schedules')
-    .selectAll()
-    .where('id', 'in', [...new Set(stalled.map((r) => r.schedule_id))])
-    .execute();
+  const hold = await holdRuns(services.db, {
+    createdBefore: new Date(now.getTime() - (options.graceMs ?? RECOVERY_GRACE_MS)),
+    limit: options.limit ?? DEFAULT_CLAIM_LIMIT,
+  });
+  if (hold.runs.length === 0) {
+    await hold.release();
+    return [];
+  }
+  let schedules: ScheduleRow[];
+  try {
+    schedules = await services.db
+      .selectFrom('schedules')
+      .selectAll()
+      .where('id', 'in', [...new Set(hold.runs.map((r) => r.schedule_id))])
+      .execute();
+  } catch (error) {
+    await hold.release().catch(() => undefined);
+    throw error;
+  }
   const byId = new Map(schedules.map((s) => [s.id, s]));
-  const tenants = await loadTenants(services, schedules.map((s) => s.workspace_id));
   const dispatched = await dispatchAll(
     services,
-    stalled.map((run) => ({ schedule: byId.get(run.schedule_id)!, run })),
+    hold,
+    hold.runs.map((run) => ({ schedule: byId.get(run.schedule_id)!, run })),
     options.concurrency ?? DEFAULT_DISPATCH_CONCURRENCY,
-    (schedule) => ({ tenant: tenants.get(schedule.workspace_id), recovering: true }),
+    true,
   );
   for (const run of dispatched) {
     services.log.warn({ scheduleId: run.schedule_id, runId: run.id, status: run.status }, 'recovered an undispatched schedule run');
@@ -278,25 +302,34 @@ export async function recoverStalledRuns(services: Services, options: RecoverOpt
 }
 
 /**
- * Dispatches runs `concurrency` at a time, then records every outcome in one statement. A run
- * whose dispatch threw (database unreachable) is returned as it was, left for recovery.
+ * Dispatches held runs `concurrency` at a time, then records every outcome in one statement
+ * and ends the hold. A run whose dispatch threw (database unreachable) is returned as it was,
+ * left for recovery.
  */
 async function dispatchAll(
   services: Services,
+  hold: RunHold,
   items: Array<{ schedule: ScheduleRow; run: ScheduleRunRow }>,
   concurrency: number,
-  optionsFor: (schedule: ScheduleRow) => { tenant?: Tenant; recovering?: boolean },
+  recovering: boolean,
 ): Promise<ScheduleRunRow[]> {
+  let tenants: Map<string, Tenant>;
+  try {
+    tenants = await loadTenants(services, items.map((i) => i.schedule.workspace_id));
+  } catch (error) {
+    await hold.release().catch(() => undefined);
+    throw error;
+  }
   const outcomes = await mapConcurrent(items, concurrency, async ({ schedule, run }): Promise<ScheduleRunOutcome | null> => {
     try {
-      return await attemptScheduleRun(services, schedule, run, optionsFor(schedule));
+      return await attemptScheduleRun(services, schedule, run, { tenant: tenants.get(schedule.workspace_id), recovering });
     } catch (error) {
       services.log.error({ err: error, scheduleId: schedule.id, runId: run.id }, 'schedule dispatch failed; left for recovery');
       return null;
     }
   });
   const settled = items.flatMap(({ run }, i) => (outcomes[i] ? [{ run, outcome: outcomes[i]! }] : []));
-  const recorded = new Map((await recordRunOutcomes(services.db, settled, services.clock.now())).map((r) => [r.id, r]));
+  const recorded = new Map((await hold.settle(settled, services.clock.now())).map((r) => [r.id, r]));
   for (const run of recorded.values()) {
     if (run.trigger === 'scheduled' && run.dispatched_at) observeDispatchLag((run.dispatched_at.getTime() - run.scheduled_for.getTime()) / 1000);
   }

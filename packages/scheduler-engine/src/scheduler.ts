@@ -2,7 +2,8 @@ import type { Services } from '@sdx/domain';
 import {
   DEFAULT_CLAIM_LIMIT,
   DEFAULT_DISPATCH_CONCURRENCY,
-  DEFAULT_STALE_RUN_MS,
+  RECOVER_EVERY_MS,
+  RECOVERY_GRACE_MS,
   dispatchAllDue,
   recoverStalledRuns,
 } from './dispatch';
@@ -15,9 +16,9 @@ export interface SchedulerOptions {
   /** Runs dispatched at once. */
   concurrency?: number;
   catchUpMs?: number;
-  /** A run left undispatched this long is re-dispatched by recovery. */
-  staleMs?: number;
-  /** How often (wall-clock ms) the recovery step runs. */
+  /** Recovery leaves runs younger than this alone (RECOVERY_GRACE_MS). */
+  recoveryGraceMs?: number;
+  /** How often (wall-clock ms) the recovery step runs (RECOVER_EVERY_MS). */
   recoverEveryMs?: number;
 }
 
@@ -43,7 +44,7 @@ export interface RunningScheduler {
  */
 export function startScheduler(services: Services, options: SchedulerOptions): RunningScheduler {
   const claimLimit = options.claimLimit ?? DEFAULT_CLAIM_LIMIT;
-  const recoverEveryMs = options.recoverEveryMs ?? 10_000;
+  const recoverEveryMs = options.recoverEveryMs ?? RECOVER_EVERY_MS;
   let stopping = false;
   let lastRecovery = 0;
   let timer: NodeJS.Timeout | null = null;
@@ -59,7 +60,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): R
     if (!stopping && Date.now() - lastRecovery >= recoverEveryMs) {
       lastRecovery = Date.now();
       const recovered = await recoverStalledRuns(services, {
-        staleMs: options.staleMs ?? DEFAULT_STALE_RUN_MS,
+        graceMs: options.recoveryGraceMs ?? RECOVERY_GRACE_MS,
         concurrency: options.concurrency ?? DEFAULT_DISPATCH_CONCURRENCY,
       });
       result.recovered = recovered.length;

@@ -1,6 +1,6 @@
 import type { ScheduleRunRow } from '@sdx/db';
-import { createJob, SCHEDULE_RUN_ENDPOINT, scheduleTenant } from '@sdx/domain';
-import { claimDueRuns, dispatchDue, recoverStalledRuns } from '@sdx/scheduler-engine';
+import { createJob, holdRuns, SCHEDULE_RUN_ENDPOINT, scheduleTenant } from '@sdx/domain';
+import { claimDueRuns, dispatchDue, RECOVERY_GRACE_MS, recoverStalledRuns } from '@sdx/scheduler-engine';
 import { type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
@@ -256,17 +256,41 @@ describe('recovery of runs a dead scheduler left undispatched', () => {
     expect(run).toMatchObject({ status: 'queued', job_id: null, dispatched_at: null });
     // Another process does not dispatch the occurrence again: it is no longer due.
     expect((await dispatchDue(stack.runtime.services)).runs).toEqual([]);
-    // Not stale yet: recovery leaves it to its (possibly slow) owner.
-    clock.advance(30_000);
-    expect(await recoverStalledRuns(stack.runtime.services, { staleMs: 60_000 })).toEqual([]);
-    clock.advance(60_000);
-    const recovered = await recoverStalledRuns(stack.runtime.services, { staleMs: 60_000 });
+    // Within the grace, recovery leaves it to the hold its claim is about to take.
+    clock.advance(RECOVERY_GRACE_MS - 500);
+    expect(await recoverStalledRuns(stack.runtime.services)).toEqual([]);
+    // Nobody holds it: the next pass takes it, without waiting for it to grow old.
+    clock.advance(1_000);
+    const recovered = await recoverStalledRuns(stack.runtime.services);
     expect(recovered).toHaveLength(1);
     expect(recovered[0]).toMatchObject({ id: run.id, status: 'queued' });
     expect(recovered[0]!.job_id).toMatch(/^job_/);
-    expect(await recoverStalledRuns(stack.runtime.services, { staleMs: 60_000 })).toEqual([]);
+    expect(await recoverStalledRuns(stack.runtime.services)).toEqual([]);
     const jobs = await stack.runtime.db.selectFrom('jobs').select('id').where('schedule_id', '=', s.id).execute();
     expect(jobs.map((j) => j.id)).toEqual([recovered[0]!.job_id]);
+  });
+
+  it('leaves a run to the live dispatcher holding it however long it takes, and takes it the moment the hold is gone', async () => {
+    clock.set('2026-10-03T00:00:00Z');
+    const ws = await workspace();
+    const s = await createSchedule(ws, { timezone: 'UTC', starts_at: '2026-10-03T09:00:00Z' });
+    clock.set('2026-10-03T09:00:00Z');
+    const { run } = (await claimDueRuns(stack.runtime.services, clock.now())).runs[0]!;
+    // A dispatcher holds the run (its transaction open, as while it dispatches).
+    const hold = await holdRuns(stack.runtime.db, { ids: [run.id] });
+    expect(hold.runs.map((r) => r.id)).toEqual([run.id]);
+    // A second hold on the same run gets nothing.
+    const second = await holdRuns(stack.runtime.db, { ids: [run.id] });
+    expect(second.runs).toEqual([]);
+    await second.release();
+    clock.advance(HOUR);
+    expect(await recoverStalledRuns(stack.runtime.services)).toEqual([]);
+    // The dispatcher dies before dispatching: Postgres ends its transaction, and with it the hold.
+    await hold.release();
+    const recovered = await recoverStalledRuns(stack.runtime.services);
+    expect(recovered.map((r) => r.id)).toEqual([run.id]);
+    expect(recovered[0]!.job_id).toMatch(/^job_/);
+    expect(await stack.runtime.db.selectFrom('jobs').select('id').where('schedule_id', '=', s.id).execute()).toHaveLength(1);
   });
 
   it('finds the job a dead dispatcher created before it could record it, instead of creating another', async () => {

@@ -67,6 +67,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/openapi.yaml": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The contract, as YAML
+         * @description This document, as written: the OpenAPI 3.0 description of the service that the API
+         *     validates requests against. Needs no credentials and is not rate limited.
+         */
+        get: operations["getOpenApiYaml"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/openapi.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The contract, as JSON
+         * @description The same document as `GET /openapi.yaml`, as JSON: give it to a client generator
+         *     (openapi-typescript, @hey-api/openapi-ts, ...). Needs no credentials and is not rate
+         *     limited.
+         */
+        get: operations["getOpenApiJson"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The API reference page
+         * @description A reference of every operation, rendered in the browser from `GET /openapi.json` by
+         *     Redoc, which the service serves itself (`GET /docs/redoc.standalone.js`): the page
+         *     loads nothing from any other host, and its `Content-Security-Policy` allows nothing
+         *     else. Needs no credentials and is not rate limited.
+         */
+        get: operations["getDocs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/docs/redoc.standalone.js": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The reference page's renderer
+         * @description Redoc's standalone bundle, as published on npm, which renders `GET /docs`. Cacheable
+         *     for a day. Needs no credentials and is not rate limited.
+         */
+        get: operations["getDocsScript"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/platforms": {
         parameters: {
             query?: never;
@@ -1233,126 +1320,6 @@ export interface components {
          * @enum {string}
          */
         OperationName: "adlibrary_ad" | "adlibrary_ad_transcript" | "adlibrary_companies" | "adlibrary_company_ads" | "adlibrary_search" | "comment_replies" | "comments" | "followers" | "following" | "hashtag" | "highlight_items" | "highlights" | "playlist" | "playlist_items" | "post" | "posts" | "profile" | "profile_analytics" | "reels" | "search" | "search_users" | "shorts" | "stories" | "tagged" | "transcript" | "trending" | "video";
-        /** @description One operation against one target. Unknown keys are rejected (422). */
-        ExtractionRequest: {
-            /**
-             * @description Platform identifier (`instagram`, `tiktok`, `youtube`, `twitter`, `facebook`; see
-             *     `GET /v1/platforms`). An unknown platform is 422 `unsupported_operation`.
-             * @default instagram
-             */
-            platform?: string;
-            operation: components["schemas"]["OperationName"];
-            /**
-             * @description Username, content URL or ID, search query, hashtag, country code... as the operation
-             *     expects. Validated per platform and operation (422 `invalid_target`); the service
-             *     never fetches a URL a caller supplied.
-             */
-            target: string;
-            /**
-             * @description Results wanted. Effective limit = min(limit, the operation's `max_results`). Above
-             *     max(200, `max_results`): 422 validation error. Above the workspace's
-             *     `max_result_limit`: 400 `invalid_request`.
-             * @default 12
-             */
-            limit?: number;
-            /**
-             * @description Posts bundled with a profile; the result becomes `{profile, posts}`. Accepted on
-             *     `profile` operations only (400 `invalid_request` elsewhere when above 0).
-             * @default 0
-             */
-            include_posts?: number;
-        };
-        /** @description One operation against up to 100 targets. Unknown keys are rejected (422). */
-        BatchExtractionRequest: {
-            /**
-             * @description Platform identifier; an unknown platform is 422 `unsupported_operation`.
-             * @default instagram
-             */
-            platform?: string;
-            operation: components["schemas"]["OperationName"];
-            /**
-             * @description Targets in order. Trimmed and compared case-insensitively; they must be unique (422
-             *     `duplicate_batch_target`).
-             */
-            targets: string[];
-            /**
-             * @description Results wanted per target; same rules as in `ExtractionRequest`.
-             * @default 12
-             */
-            limit?: number;
-            /**
-             * @description Posts bundled with each profile; `profile` operations only.
-             * @default 0
-             */
-            include_posts?: number;
-        };
-        /**
-         * @description A job (one target) or batch (several targets) recipe plus a recurrence. Unknown keys are
-         *     rejected (422). The request `limit` appears in responses as `requested_limit`.
-         */
-        ScheduleCreateRequest: {
-            name: string;
-            /** @default instagram */
-            platform?: string;
-            operation: components["schemas"]["OperationName"];
-            targets: string[];
-            /** @default 12 */
-            limit?: number;
-            /** @default 0 */
-            include_posts?: number;
-            /** @enum {string} */
-            frequency: "once" | "daily" | "weekly" | "monthly";
-            /** @description IANA timezone name; an unknown zone or a bare offset is a 422 validation error (`loc` ["body", "timezone"], type `value_error`). */
-            timezone: string;
-            /**
-             * Format: date-time
-             * @description First occurrence; must include a UTC offset. Echoed as supplied.
-             */
-            starts_at: string;
-            /**
-             * @description `skip`: an occurrence is skipped while the previous one's work is still active.
-             * @default skip
-             * @enum {string}
-             */
-            overlap_policy?: "skip";
-            /**
-             * @description `all`: every occurrence delivers everything. `new_only`: each occurrence's job for a
-             *     target delivers, and is billed for, only the items no earlier occurrence of this
-             *     schedule delivered for that target (by item ID; items without an ID by content);
-             *     the first occurrence delivers everything, and the reservation is unchanged. List
-             *     operations only: on a single-result operation it is a 422 validation error
-             *     (`loc` ["body", "delivery"]).
-             * @default all
-             * @enum {string}
-             */
-            delivery?: "all" | "new_only";
-        };
-        /**
-         * @description The body of `POST /v1/jobs` (with `target`) or of `POST /v1/batches` (with `targets`):
-         *     exactly one of the two. Unknown keys are rejected (422).
-         */
-        QuoteRequest: {
-            /**
-             * @description Platform identifier; an unknown platform is 422 `unsupported_operation`.
-             * @default instagram
-             */
-            platform?: string;
-            operation: components["schemas"]["OperationName"];
-            /** @description The target of a job body. */
-            target?: string;
-            /** @description The targets of a batch body; unique as for batches. */
-            targets?: string[];
-            /**
-             * @description Results wanted per target; same rules as in `ExtractionRequest`.
-             * @default 12
-             */
-            limit?: number;
-            /**
-             * @description Posts bundled with each profile; `profile` operations only.
-             * @default 0
-             */
-            include_posts?: number;
-        };
         QuoteResponse: {
             /** @description The platform, its default applied. */
             platform: string;
@@ -1395,26 +1362,6 @@ export interface components {
             /** @description Jobs that failed that day. */
             jobs_failed: number;
         };
-        /** @description A recurrence, as a schedule body gives it. Unknown keys are rejected (422). */
-        SchedulePreviewRequest: {
-            /**
-             * @description As in `ScheduleCreateRequest`.
-             * @enum {string}
-             */
-            frequency: "once" | "daily" | "weekly" | "monthly";
-            /** @description IANA timezone name, as in `ScheduleCreateRequest`. */
-            timezone: string;
-            /**
-             * Format: date-time
-             * @description First occurrence, with a UTC offset.
-             */
-            starts_at: string;
-            /**
-             * @description How many occurrences to show.
-             * @default 5
-             */
-            count?: number;
-        };
         SchedulePreviewResponse: {
             /** @description The next occurrences, in order. */
             runs: {
@@ -1430,27 +1377,44 @@ export interface components {
                 at_local: string;
             }[];
         };
-        ScheduleUpdateRequest: components["schemas"]["ScheduleCreateRequest"];
         HealthResponse: {
-            /** @enum {string} */
+            /**
+             * @description `ok` while the process serves HTTP.
+             * @enum {string}
+             */
             status: "ok";
         };
         ReadinessResponse: {
-            /** @enum {string} */
+            /**
+             * @description `ok` when every dependency answers, `error` otherwise.
+             * @enum {string}
+             */
             status: "ok" | "error";
+            /** @description Each dependency and whether it answered. */
             checks: {
-                /** @enum {string} */
+                /**
+                 * @description PostgreSQL answered a query.
+                 * @enum {string}
+                 */
                 postgres: "ok" | "error";
-                /** @enum {string} */
+                /**
+                 * @description Redis answered a ping.
+                 * @enum {string}
+                 */
                 redis: "ok" | "error";
             };
         };
         AccountResponse: {
             /** @description Workspace identifier (`ws_...`). */
             organization_id: string;
+            /** @description The workspace's name. */
             organization_name: string;
             /** @description Monthly plan allowance in credits (equals `credit_limit` of the usage). */
             monthly_quota: number;
+            /**
+             * @description Authenticated requests the workspace may make per one-minute window (see Rate
+             *     limiting).
+             */
             rate_limit_per_minute: number;
             /** @description Largest `limit` the workspace may request. */
             max_result_limit: number;
@@ -1459,6 +1423,7 @@ export interface components {
             /** @description The API key used (`key_...`); null when no API key was used. */
             authenticated_key_id: string | null;
             /**
+             * @description How the caller authenticated: an API key or a browser session.
              * @default api_key
              * @enum {string}
              */
@@ -1467,19 +1432,30 @@ export interface components {
             role: string | null;
             /** @description The signed-in user; null for API-key callers. */
             user: {
+                /** @description User ID (`usr_...`). */
                 id: string;
+                /** @description The user's email. */
                 email: string | null;
+                /** @description The name the user chose; null when none. */
                 display_name: string | null;
+                /** @description URL of the user's picture; null when none. */
                 avatar_url: string | null;
             } | null;
             /** @description Workspaces the caller can act on. */
             workspaces: components["schemas"]["Workspace"][];
         };
         Workspace: {
+            /** @description Workspace ID (`ws_...`). */
             id: string;
+            /** @description The workspace's name. */
             name: string;
-            /** @enum {string} */
+            /**
+             * @description `personal`: the one workspace each user has, which takes no members; `team`:
+             *     shared with members.
+             * @enum {string}
+             */
             kind: "personal" | "team";
+            /** @description The caller's role in it: `viewer`, `member`, `admin` or `owner`. */
             role: string;
         };
         UsageResponse: {
@@ -1494,6 +1470,12 @@ export interface components {
             units_used: number;
             /** @description Results held by active reservations. */
             units_reserved: number;
+            /**
+             * @description Equals `credits_remaining`: the credits still available to reserve, read as the
+             *     number of results still affordable at 1 credit per result (an operation priced
+             *     higher affords fewer; `GET /v1/platforms` gives each price). Unlike `units_used`
+             *     and `units_reserved`, it is not a count of results.
+             */
             units_remaining: number;
             /** @description Credits settled in the period. */
             credits_used: number;
@@ -1505,15 +1487,22 @@ export interface components {
             purchased_credits: number;
             /** @description Promotional credits left; they expire at `promotional_expires_at`. */
             promotional_credits: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the promotional credits expire; null when there are none.
+             */
             promotional_expires_at: string | null;
+            /** @description Credits ever purchased (granted as `purchased`). */
             lifetime_purchased: number;
+            /** @description Credits ever charged by settlements, every period and source together. */
             lifetime_spent: number;
         };
         PlatformResponse: {
             /** @description Platform identifier used in requests. */
             platform: string;
+            /** @description Display name (`Instagram`, `TikTok`, `YouTube`, `X (Twitter)`, `Facebook`). */
             label: string;
+            /** @description The operations enabled on this platform. */
             operations: components["schemas"]["OperationCapability"][];
         };
         /**
@@ -1521,49 +1510,80 @@ export interface components {
          *     `base_credits + credits_per_result * ceil(n / results_per_credit)`.
          */
         OperationCapability: {
+            /** @description Operation name, as sent in `operation`. */
             operation: string;
+            /** @description Largest effective limit: a request's `limit` is capped at it. */
             max_results: number;
+            /** @description Credits charged per `results_per_credit` results delivered (0 for flat prices). */
             credits_per_result: number;
+            /** @description Results that `credits_per_result` pays for. */
             results_per_credit: number;
             /** @description Flat price charged once when the result is non-empty. */
             base_credits: number;
+            /**
+             * @description Whether the operation needs an upstream session; false for every operation of
+             *     the catalog.
+             */
             requires_session: boolean;
         };
-        /** @enum {string} */
+        /**
+         * @description `queued` (waiting for a worker, or for a retry), `running`, then one of the terminal
+         *     states `completed`, `failed`, `cancelled`.
+         * @enum {string}
+         */
         JobStatus: "queued" | "running" | "completed" | "failed" | "cancelled";
+        /**
+         * @description A job: one operation against one target, with its progress, settlement, and result
+         *     or error.
+         */
         JobResponse: {
             /** @description Job ID (`job_...`), sortable by creation time. */
             id: string;
+            /** @description The platform, its default applied. */
             platform: string;
+            /** @description The operation. */
             operation: string;
             /** @description The target as submitted (trimmed). */
             target: string;
             /** @description Effective limit, min(limit, max_results). */
             requested_limit: number;
+            /** @description Posts bundled with a profile (0 when not a bundle). */
             include_posts: number;
             status: components["schemas"]["JobStatus"];
+            /** @description Attempts started so far. */
             attempts: number;
+            /** @description Attempts allowed before the job fails with `retries_exhausted`. */
             max_attempts: number;
             /** @description Coarse stage, e.g. `queued`, `running`, `retrying`, `completed`, `failed`, `cancelled`. */
             progress_stage: string;
+            /** @description Progress in words, for people. */
             progress_message: string | null;
             /** @description Results delivered so far; equals `result_count` once completed. */
             progress_current: number;
+            /** @description Results expected in all, when known. */
             progress_total: number | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description Last sign of life of the running attempt.
+             */
             heartbeat_at: string | null;
             /**
              * Format: date-time
              * @description When a retry is due.
              */
             next_attempt_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When a cancellation was asked for.
+             */
             cancel_requested_at: string | null;
+            /** @description Results delivered; null until the job completes. */
             result_count: number | null;
             /** @description Results billed. */
             billed_units: number;
             /** @description The operation's credits_per_result. */
             credit_rate: number;
+            /** @description The operation's `results_per_credit`, recorded at admission. */
             results_per_credit: number;
             /** @description Credits the job holds in reserve now (its maximum cost while queued or running; 0 once it has ended). */
             reserved_credits: number;
@@ -1583,16 +1603,30 @@ export interface components {
             /** @description The structured terminal error of a failed job; null otherwise. */
             error: ({
                 code: components["schemas"]["JobErrorCode"];
+                /** @description Human-readable explanation. */
                 message: string;
+                /**
+                 * @description Whether the same request may succeed later (a new job is needed; this one is
+                 *     over).
+                 */
                 retryable: boolean;
             } & {
                 [key: string]: unknown;
             }) | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the job was accepted.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When its first attempt started.
+             */
             started_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When it reached a terminal state.
+             */
             finished_at: string | null;
             /**
              * @description True when a completed result of an identical job was reused.
@@ -1610,12 +1644,21 @@ export interface components {
              */
             idempotent_replay: boolean;
         };
-        /** @enum {string} */
+        /**
+         * @description Why a job failed: the target does not exist or is private or malformed, the upstream
+         *     stayed unavailable or refused, the retries ran out, or an internal error.
+         * @enum {string}
+         */
         JobErrorCode: "target_not_found" | "target_private" | "invalid_target" | "upstream_unavailable" | "rate_limited" | "quota_exceeded" | "upstream_auth" | "retries_exhausted" | "internal_error" | "cancelled";
         /** @description Structured terminal error of a job; further keys carry context. */
         JobError: {
             code: components["schemas"]["JobErrorCode"];
+            /** @description Human-readable explanation. */
             message: string;
+            /**
+             * @description Whether the same request may succeed later (a new job is needed; this one is
+             *     over).
+             */
             retryable: boolean;
         } & {
             [key: string]: unknown;
@@ -1627,10 +1670,17 @@ export interface components {
             /** @description Pass as `cursor` to read the next page; null when this page ends the result. */
             next_cursor: string | null;
         };
+        /** @description A profile with its latest posts (`include_posts` > 0). */
         ProfileBundle: {
             profile: components["schemas"]["ProfileItem"];
+            /** @description The profile's latest posts, at most `include_posts`. */
             posts: components["schemas"]["Item"][];
         };
+        /**
+         * @description A completed job's normalized result: an array of items, or for a profile bundle
+         *     (`include_posts` > 0) an object `{profile, posts}`.
+         */
+        JobResult: components["schemas"]["Item"][] | components["schemas"]["ProfileBundle"];
         /**
          * @description `queued` while every child is queued; `running` while any child is not terminal;
          *     `completed` when all are terminal and at least one completed; `failed` when all are
@@ -1642,52 +1692,99 @@ export interface components {
         BatchChild: {
             /** @description Child job ID. */
             id: string;
+            /** @description The child's target, as in the batch's `targets`. */
             target: string;
             status: components["schemas"]["JobStatus"];
         };
+        /**
+         * @description A batch: one operation against several targets, with its children's counts and
+         *     settlement.
+         */
         BatchResponse: {
             /** @description Batch ID (`bat_...`). */
             id: string;
+            /** @description The platform, its default applied. */
             platform: string;
+            /** @description The operation. */
             operation: string;
+            /** @description Effective limit of each child, min(limit, max_results). */
             requested_limit: number;
+            /** @description Posts bundled with each profile (0 when not a bundle). */
             include_posts: number;
+            /** @description Targets, hence children. */
             target_count: number;
             status: components["schemas"]["BatchStatus"];
+            /** @description Children waiting for a worker or a retry. */
             queued_count: number;
+            /** @description Children in progress. */
             running_count: number;
+            /** @description Children delivered. */
             completed_count: number;
             /** @description Failed children (their reservations are released). */
             failed_count: number;
+            /** @description Children cancelled. */
             cancelled_count: number;
             /** @description Results delivered by completed children. */
             result_count: number;
             /** @description Credits still held for children that are not terminal. */
             reserved_credits: number;
+            /** @description Credits charged for completed children. */
             billed_credits: number;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When a cancellation was asked for.
+             */
             cancel_requested_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the batch was accepted.
+             */
             created_at: string;
             /**
              * @description Child summaries in target order. Present on create, get and cancel; on list only
              *     with `include_jobs=true`.
              */
             jobs?: components["schemas"]["BatchChild"][];
-            /** @default false */
+            /**
+             * @description True when this answers a replayed Idempotency-Key.
+             * @default false
+             */
             idempotent_replay: boolean;
+        };
+        /** @description One completed child of a batch in its json export. */
+        BatchExportEntry: {
+            /** @description The child job (`job_...`). */
+            job_id: string;
+            /** @description The child's target, as in the batch's `targets`. */
+            target: string;
+            /**
+             * @description Always `completed`; children without a result are left out.
+             * @enum {string}
+             */
+            status: "completed";
+            /** @description Items in `result`. */
+            result_count: number;
+            result: components["schemas"]["JobResult"];
         };
         ScheduleResponse: {
             /** @description Schedule ID (`sch_...`). */
             id: string;
+            /** @description The schedule's name. */
             name: string;
+            /** @description The platform, its default applied. */
             platform: string;
+            /** @description The operation. */
             operation: string;
+            /** @description Targets, trimmed, in order; one dispatches a job, several a batch. */
             targets: string[];
             /** @description The request's `limit`. */
             requested_limit: number;
+            /** @description Posts bundled with each profile (0 when not a bundle). */
             include_posts: number;
-            /** @enum {string} */
+            /**
+             * @description `once`, `daily`, `weekly` or `monthly`.
+             * @enum {string}
+             */
             frequency: "once" | "daily" | "weekly" | "monthly";
             /** @description IANA timezone name. */
             timezone: string;
@@ -1711,26 +1808,43 @@ export interface components {
              * @enum {string}
              */
             status: "active" | "paused" | "completed";
-            /** @enum {string} */
+            /**
+             * @description `skip`: an occurrence is skipped while the previous one's work is still active.
+             * @enum {string}
+             */
             overlap_policy: "skip";
             /**
              * @description `all`, or `new_only`: each occurrence delivers only what no earlier one delivered.
              * @enum {string}
              */
             delivery: "all" | "new_only";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the schedule was created.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When its recipe, recurrence or status last changed.
+             */
             updated_at: string;
             /** @description Recent occurrences, newest first. */
             runs: components["schemas"]["ScheduleRun"][];
         };
+        /**
+         * @description One occurrence of a schedule: when it was due, and what its dispatch created or why
+         *     it did not.
+         */
         ScheduleRun: {
             /** @description Run ID (`run_...`). */
             id: string;
             /** @description The schedule the run belongs to (`sch_...`). */
             schedule_id: string;
-            /** @enum {string} */
+            /**
+             * @description `scheduled` (the recurrence) or `manual` (`POST
+             *     /v1/schedules/{schedule_id}/run`).
+             * @enum {string}
+             */
             trigger: "scheduled" | "manual";
             /**
              * Format: date-time
@@ -1744,18 +1858,31 @@ export interface components {
              * @enum {string}
              */
             status: "queued" | "skipped_credits" | "skipped_overlap" | "failed";
+            /** @description The job dispatched (one target); null otherwise. */
             job_id: string | null;
+            /** @description The batch dispatched (several targets); null otherwise. */
             batch_id: string | null;
-            /** @description Why dispatch failed, shaped like a ServiceError detail; null otherwise. */
+            /**
+             * @description Why dispatch failed or was skipped, shaped like the `detail` of the `ServiceError` the
+             *     create call answered (`insufficient_credits` with its context for `skipped_credits`);
+             *     null when work was dispatched.
+             */
             error: ({
-                error: string;
+                error: components["schemas"]["ServiceErrorCode"];
+                /** @description Human-readable explanation. */
                 message: string;
             } & {
                 [key: string]: unknown;
             }) | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the run was recorded.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When its work was created; null when none was.
+             */
             dispatched_at: string | null;
         };
         /**
@@ -1905,7 +2032,8 @@ export interface components {
          *         "finished_at": "2026-11-24T10:05:00Z",
          *         "cached": false,
          *         "deduplicated": false,
-         *         "idempotent_replay": false
+         *         "idempotent_replay": false,
+         *         "result_expired": false
          *       }
          *     }
          */
@@ -1984,6 +2112,7 @@ export interface components {
             workspace_id: string;
             data: components["schemas"]["WebhookTestData"];
         };
+        /** @description What a test event (`webhook.test`) carries. */
         WebhookTestData: {
             /** @description The webhook tested. */
             webhook_id: string;
@@ -2000,6 +2129,7 @@ export interface components {
          */
         WebhookEvent: components["schemas"]["JobWebhookEvent"] | components["schemas"]["BatchWebhookEvent"] | components["schemas"]["ScheduleRunWebhookEvent"] | components["schemas"]["TestWebhookEvent"];
         HTTPValidationError: {
+            /** @description One entry per problem found. */
             detail: components["schemas"]["ValidationError"][];
         };
         ValidationError: {
@@ -2008,63 +2138,428 @@ export interface components {
              *     `extra_forbidden`), `["query", "<name>"]`, `["path", "<name>"]`, `["header", "<name>"]`.
              */
             loc: (string | number)[];
+            /** @description Human-readable explanation. */
             msg: string;
+            /**
+             * @description Kind of problem (`missing`, `extra_forbidden`, `string_too_long`,
+             *     `less_than_equal`, `int_parsing`, `enum`, ...).
+             */
             type: string;
+            /** @description The value refused (left out for a missing value and for secrets). */
             input?: unknown;
+            /** @description The bound the value broke (`le`, `ge`, `max_length`, ...). */
             ctx?: {
                 [key: string]: unknown;
             };
         };
         /**
-         * @description A service error. `detail.error` is one of: invalid_request, missing_authentication,
-         *     invalid_api_key, invalid_credentials, forbidden, csrf_failed, signup_disabled,
-         *     invitation_email_mismatch, workspace_not_found, member_not_found, invitation_not_found,
-         *     key_not_found, webhook_not_found, delivery_not_found, invalid_webhook_url, email_taken, last_owner, personal_workspace, already_member,
-         *     invitation_invalid, insufficient_credits, workspace_forbidden, job_not_found,
-         *     batch_not_found, schedule_not_found, not_found, method_not_allowed,
-         *     idempotency_key_conflict, results_not_ready, results_expired, unsupported_operation,
-         *     duplicate_batch_target, invalid_target, rate_limit_exceeded,
-         *     concurrent_job_limit_exceeded, concurrent_read_limit_exceeded, extraction_failed, rate_limiter_unavailable,
-         *     service_unavailable, internal_error.
+         * @description Every service error identifier (`detail.error` of a `ServiceError`). Use the HTTP status
+         *     for broad handling and the identifier for precise handling; the table of the API's
+         *     description says when each is answered.
+         * @enum {string}
+         */
+        ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable";
+        /**
+         * @description A service error: `detail.error` is a stable identifier (`ServiceErrorCode`),
+         *     `detail.message` explains, and the other keys of `detail` are the context of that
+         *     identifier, typed per identifier (`ServiceErrorDetail`).
          */
         ServiceError: {
-            detail: {
-                /** @description Stable error identifier. */
-                error: string;
-                /** @description Human-readable explanation. */
-                message: string;
-            } & {
-                [key: string]: unknown;
-            };
+            detail: components["schemas"]["ServiceErrorDetail"];
         };
+        /**
+         * @description The body of a service error, told apart by `error`. Identifiers without context carry
+         *     `error` and `message` only.
+         */
+        ServiceErrorDetail: components["schemas"]["PlainErrorDetail"] | components["schemas"]["InvalidRequestErrorDetail"] | components["schemas"]["InternalErrorDetail"] | components["schemas"]["InsufficientCreditsErrorDetail"] | components["schemas"]["ForbiddenErrorDetail"] | components["schemas"]["WorkspaceErrorDetail"] | components["schemas"]["JobNotFoundErrorDetail"] | components["schemas"]["BatchNotFoundErrorDetail"] | components["schemas"]["ScheduleNotFoundErrorDetail"] | components["schemas"]["KeyNotFoundErrorDetail"] | components["schemas"]["MemberErrorDetail"] | components["schemas"]["InvitationNotFoundErrorDetail"] | components["schemas"]["IdempotencyConflictErrorDetail"] | components["schemas"]["ResultsNotReadyErrorDetail"] | components["schemas"]["ResultsExpiredErrorDetail"] | components["schemas"]["WebhookNotFoundErrorDetail"] | components["schemas"]["DeliveryNotFoundErrorDetail"] | components["schemas"]["InvalidWebhookUrlErrorDetail"] | components["schemas"]["UnsupportedOperationErrorDetail"] | components["schemas"]["DuplicateBatchTargetErrorDetail"] | components["schemas"]["InvalidTargetErrorDetail"] | components["schemas"]["RateLimitExceededErrorDetail"] | components["schemas"]["ConcurrentJobLimitErrorDetail"] | components["schemas"]["ConcurrentReadLimitErrorDetail"] | components["schemas"]["ExtractionFailedErrorDetail"];
+        /** @description A service error whose identifier carries no context. */
+        PlainErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "method_not_allowed" | "email_taken" | "last_owner" | "personal_workspace" | "invitation_invalid" | "rate_limiter_unavailable" | "service_unavailable";
+            /** @description Human-readable explanation. */
+            message: string;
+        };
+        /**
+         * @description `invalid_request` (400, and 413 / 415 / 431 for bodies and headers): the request cannot be
+         *     accepted; `message` explains. Context keys name the values at fault where there are some.
+         */
+        InvalidRequestErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "invalid_request";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The effective limit that was refused. */
+            limit?: number;
+            /** @description The workspace's `max_result_limit`, when `limit` exceeds it. */
+            max_result_limit?: number;
+            /** @description The largest effective limit `POST /v1/extract` serves (200). */
+            max_sync_limit?: number;
+            /** @description The call to use instead (`POST /v1/jobs` for a large extraction). */
+            use?: string;
+            /** @description The `include_posts` refused on an operation that is not `profile`. */
+            include_posts?: number;
+            /** @description The schedule a pause or resume was refused for. */
+            schedule_id?: string;
+            /** @description That schedule's status. */
+            status?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description `internal_error` (500): something went wrong on the service's side. */
+        InternalErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "internal_error";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The request's `X-Request-ID`, to quote to support. */
+            request_id?: string;
+        };
+        /** @description `insufficient_credits` (402): the reservation does not fit in the available credits. */
+        InsufficientCreditsErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "insufficient_credits";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description Credits available to reserve now. */
+            available: number;
+            /** @description Credits already held by active reservations. */
+            reserved: number;
+            /** @description Credits this request needs to reserve. */
+            required: number;
+        };
+        /**
+         * @description `forbidden` (403): the caller's role is below what the operation needs (`required_role`),
+         *     or the operation needs a signed-in user and an API key called it (`required_auth`).
+         */
+        ForbiddenErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "forbidden";
+            /** @description Human-readable explanation. */
+            message: string;
+            /**
+             * @description The least role the call needs.
+             * @enum {string}
+             */
+            required_role?: "viewer" | "member" | "admin" | "owner";
+            /**
+             * @description The call needs a session (the `sdx_session` cookie), not an API key.
+             * @enum {string}
+             */
+            required_auth?: "session";
+        };
+        /**
+         * @description `workspace_forbidden` (403): `X-Workspace-ID` names a workspace the credential does not
+         *     grant; `workspace_not_found` (404): a path names a workspace the caller does not belong to.
+         */
+        WorkspaceErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "workspace_forbidden" | "workspace_not_found";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The workspace asked for. */
+            workspace_id: string;
+        };
+        /** @description `job_not_found` (404): no such job in the workspace. */
+        JobNotFoundErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "job_not_found";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The job ID asked for. */
+            job_id: string;
+        };
+        /** @description `batch_not_found` (404): no such batch in the workspace. */
+        BatchNotFoundErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "batch_not_found";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The batch ID asked for. */
+            batch_id: string;
+        };
+        /** @description `schedule_not_found` (404): no such schedule in the workspace, or it was deleted. */
+        ScheduleNotFoundErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "schedule_not_found";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The schedule ID asked for. */
+            schedule_id: string;
+        };
+        /** @description `key_not_found` (404): no such API key in the workspace. */
+        KeyNotFoundErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "key_not_found";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The key ID asked for. */
+            key_id: string;
+        };
+        /**
+         * @description `member_not_found` (404): no such member in the workspace; `already_member` (409): the
+         *     invited email belongs to a member already.
+         */
+        MemberErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "member_not_found" | "already_member";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The user asked for, or the member the invited email belongs to. */
+            user_id: string;
+        };
+        /** @description `invitation_not_found` (404): no such invitation in the workspace. */
+        InvitationNotFoundErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "invitation_not_found";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The invitation ID asked for. */
+            invitation_id: string;
+        };
+        /** @description `idempotency_key_conflict` (409): the Idempotency-Key was used before with a different body. */
+        IdempotencyConflictErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "idempotency_key_conflict";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The key sent. */
+            idempotency_key: string;
+        };
+        /**
+         * @description `results_not_ready` (409): an export asked before there is a result: a job not completed
+         *     yet (`job_id`, `status`), or a batch without a completed child (`batch_id`).
+         */
+        ResultsNotReadyErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "results_not_ready";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The job asked for. */
+            job_id?: string;
+            status?: components["schemas"]["JobStatus"];
+            /** @description The batch asked for. */
+            batch_id?: string;
+        };
+        /**
+         * @description `results_expired` (410): the result was deleted after the retention period
+         *     (`RESULT_RETENTION_DAYS`); the job row stays, with `result` null. A job's (`job_id`), or
+         *     a batch's whose completed children lost theirs (`batch_id`, `job_ids`).
+         */
+        ResultsExpiredErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "results_expired";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The job whose result expired. */
+            job_id?: string;
+            /** @description The batch asked for. */
+            batch_id?: string;
+            /** @description Its completed children whose results expired. */
+            job_ids?: string[];
+        };
+        /** @description `webhook_not_found` (404): no such webhook in the workspace. */
+        WebhookNotFoundErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "webhook_not_found";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The webhook ID asked for. */
+            webhook_id: string;
+        };
+        /** @description `delivery_not_found` (404): no such delivery of that webhook. */
+        DeliveryNotFoundErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "delivery_not_found";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The delivery ID asked for. */
+            delivery_id: string;
+        };
+        /**
+         * @description `invalid_webhook_url` (422): the URL cannot receive webhooks (not https, or an address
+         *     in a loopback, private, link-local, multicast or unspecified range); `message` says why.
+         */
+        InvalidWebhookUrlErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "invalid_webhook_url";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The URL refused. */
+            url: string;
+        };
+        /**
+         * @description `unsupported_operation` (422): the catalog does not enable this operation on this
+         *     platform, or knows no such platform (`GET /v1/platforms` lists what is enabled).
+         */
+        UnsupportedOperationErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "unsupported_operation";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The platform asked for (its default applied). */
+            platform: string;
+            /** @description The operation asked for. */
+            operation: string;
+        };
+        /** @description `duplicate_batch_target` (422): targets repeat (trimmed, compared case-insensitively). */
+        DuplicateBatchTargetErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "duplicate_batch_target";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description Each repeated target, as first given. */
+            duplicates: string[];
+        };
+        /** @description `invalid_target` (422): the target's syntax does not suit the platform and operation. */
+        InvalidTargetErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "invalid_target";
+            /** @description Human-readable explanation, saying what the operation expects. */
+            message: string;
+            /** @description The target refused, as sent. */
+            target: string;
+            /** @description Where it is in the body (`["body", "target"]`, `["body", "targets", 2]`). */
+            loc: (string | number)[];
+            /** @description The platform. */
+            platform: string;
+            /** @description The operation. */
+            operation: string;
+        };
+        /**
+         * @description `rate_limit_exceeded` (429): the workspace's per-minute limit (with `limit`), or too many
+         *     failed sign-ins. `Retry-After` carries `retry_after` too.
+         */
+        RateLimitExceededErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "rate_limit_exceeded";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description Seconds to wait before retrying. */
+            retry_after: number;
+            /** @description The workspace's `rate_limit_per_minute` (absent for sign-in limits). */
+            limit?: number;
+        };
+        /** @description `concurrent_job_limit_exceeded` (429): the new jobs would not fit under `max_active_jobs`. */
+        ConcurrentJobLimitErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "concurrent_job_limit_exceeded";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description Queued and running jobs of the workspace now, batch children included. */
+            active: number;
+            /** @description The workspace's `max_active_jobs`. */
+            limit: number;
+            /** @description Jobs the request would have added (the targets of a batch). */
+            requested?: number;
+        };
+        /** @description `concurrent_read_limit_exceeded` (429): the workspace already has as many heavy reads in progress as it may. */
+        ConcurrentReadLimitErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "concurrent_read_limit_exceeded";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description Heavy reads of the workspace in progress on this API process. */
+            active: number;
+            /** @description How many it may have at once. */
+            limit: number;
+        };
+        /** @description `extraction_failed` (502, `POST /v1/extract` only): the job failed or was cancelled; nothing was charged. */
+        ExtractionFailedErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "extraction_failed";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The failed job, readable with `GET /v1/jobs/{job_id}`. */
+            job_id: string;
+            cause: components["schemas"]["JobError"];
+        };
+        /** @description The 402 body. */
         InsufficientCreditsError: {
-            detail: {
-                /** @enum {string} */
-                error: "insufficient_credits";
-                message: string;
-                /** @description Credits available to reserve now. */
-                available: number;
-                /** @description Credits already held by active reservations. */
-                reserved: number;
-                /** @description Credits this request needs to reserve. */
-                required: number;
-            } & {
-                [key: string]: unknown;
-            };
+            detail: components["schemas"]["InsufficientCreditsErrorDetail"];
         };
+        /** @description The 502 body of `POST /v1/extract`. */
         ExtractionFailedError: {
-            detail: {
-                /** @enum {string} */
-                error: "extraction_failed";
-                message: string;
-                /** @description The failed job, readable with `GET /v1/jobs/{job_id}`. */
-                job_id: string;
-                cause: components["schemas"]["JobError"];
-            } & {
-                [key: string]: unknown;
-            };
+            detail: components["schemas"]["ExtractionFailedErrorDetail"];
         };
-        /** @enum {string} */
+        /**
+         * @description A platform identifier.
+         * @enum {string}
+         */
         Platform: "instagram" | "tiktok" | "youtube" | "twitter" | "facebook";
         /**
          * @description Where the item came from: `sandbox` (synthetic data), `official` (the platform's own API)
@@ -2078,186 +2573,363 @@ export interface components {
          *     `caption`, `url` and `published_at`; the rest depends on `kind`.
          */
         Item: components["schemas"]["ProfileItem"] | components["schemas"]["PostItem"] | components["schemas"]["CommentItem"] | components["schemas"]["HighlightItem"] | components["schemas"]["StoryItem"] | components["schemas"]["TranscriptItem"] | components["schemas"]["PlaylistItem"] | components["schemas"]["AdItem"] | components["schemas"]["AdvertiserItem"] | components["schemas"]["AnalyticsItem"];
+        /** @description A profile (an account or a channel). */
         ProfileItem: {
-            /** @enum {string} */
+            /**
+             * @description What the item is; it tells the item schemas apart (`Item` discriminator). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
             kind: "profile";
             platform: components["schemas"]["Platform"];
             source?: components["schemas"]["ItemSource"];
+            /** @description The item's ID on the platform. */
             id: string;
+            /** @description The account that published it (for a profile, its own username). */
             username: string | null;
+            /** @description The item's text: a post's description, a comment's text, a profile's bio... */
             caption: string | null;
+            /** @description Public URL of the item on the platform. */
             url: string | null;
+            /**
+             * Format: date-time
+             * @description When it was published; null when the platform does not say.
+             */
             published_at: string | null;
+            /** @description The name shown on the profile. */
             display_name: string | null;
+            /** @description The profile's biography. */
             bio: string | null;
+            /** @description URL of the profile picture. */
             avatar_url: string | null;
+            /** @description Whether the platform marks the account as verified. */
             verified: boolean;
+            /** @description Whether the account is private (its content is then not extracted). */
             private: boolean;
+            /** @description Followers, as the platform counts them. */
             followers_count: number | null;
+            /** @description Accounts it follows. */
             following_count: number | null;
+            /** @description Posts or videos it has published. */
             posts_count: number | null;
         };
+        /** @description Engagement counts as the platform shows them; null where it shows none. */
         Metrics: {
+            /** @description Views or plays. */
             views: number | null;
+            /** @description Likes. */
             likes: number | null;
+            /** @description Comments. */
             comments: number | null;
+            /** @description Shares, reposts or retweets. */
             shares: number | null;
         };
+        /** @description A post or a video. */
         PostItem: {
-            /** @enum {string} */
+            /**
+             * @description What the item is; it tells the item schemas apart (`Item` discriminator). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
             kind: "post" | "video";
             platform: components["schemas"]["Platform"];
             source?: components["schemas"]["ItemSource"];
+            /** @description The item's ID on the platform. */
             id: string;
             /** @description The primary publisher. */
             username: string | null;
             /** @description Description text (the title is separate). */
             caption: string | null;
+            /** @description Public URL of the item on the platform. */
             url: string | null;
+            /**
+             * Format: date-time
+             * @description When it was published; null when the platform does not say.
+             */
             published_at: string | null;
+            /** @description The title, where the platform has one (YouTube videos). */
             title: string | null;
+            /** @description `image`, `video`, `carousel`, `reel`, `short`, `text`... as the platform tells. */
             media_type: string | null;
+            /** @description Length of a video, in seconds. */
             duration_seconds: number | null;
+            /** @description Hashtags of the caption, without `#`. */
             hashtags: string[];
             /** @description Participants of a collaborative post. */
             collaborator_usernames: string[];
             metrics: components["schemas"]["Metrics"];
         };
+        /** @description A comment or a reply. */
         CommentItem: {
-            /** @enum {string} */
+            /**
+             * @description What the item is; it tells the item schemas apart (`Item` discriminator). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
             kind: "comment";
             platform: components["schemas"]["Platform"];
             source?: components["schemas"]["ItemSource"];
+            /** @description The item's ID on the platform. */
             id: string;
+            /** @description The account that published it (for a profile, its own username). */
             username: string | null;
             /** @description The comment text. */
             caption: string | null;
+            /** @description Public URL of the item on the platform. */
             url: string | null;
+            /**
+             * Format: date-time
+             * @description When it was published; null when the platform does not say.
+             */
             published_at: string | null;
             /** @description ID of the commented content. */
             parent_id: string | null;
             /** @description Target for facebook `comment_replies`. */
             comment_url: string | null;
+            /** @description Likes of the comment. */
             likes: number | null;
+            /** @description Replies to the comment. */
             reply_count: number | null;
         };
+        /** @description A story highlight (Instagram). */
         HighlightItem: {
-            /** @enum {string} */
+            /**
+             * @description What the item is; it tells the item schemas apart (`Item` discriminator). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
             kind: "highlight";
             platform: components["schemas"]["Platform"];
             source?: components["schemas"]["ItemSource"];
             /** @description Highlight ID; pass it as the target of `highlight_items`. */
             id: string;
+            /** @description The account that published it (for a profile, its own username). */
             username: string | null;
+            /** @description The item's text: a post's description, a comment's text, a profile's bio... */
             caption: string | null;
+            /** @description Public URL of the item on the platform. */
             url: string | null;
+            /**
+             * Format: date-time
+             * @description When it was published; null when the platform does not say.
+             */
             published_at: string | null;
+            /** @description The highlight's title. */
             title: string | null;
+            /** @description URL of its cover image. */
             cover_url: string | null;
+            /** @description Stories in the highlight. */
             items_count: number | null;
         };
+        /** @description A story. */
         StoryItem: {
-            /** @enum {string} */
+            /**
+             * @description What the item is; it tells the item schemas apart (`Item` discriminator). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
             kind: "story";
             platform: components["schemas"]["Platform"];
             source?: components["schemas"]["ItemSource"];
+            /** @description The item's ID on the platform. */
             id: string;
+            /** @description The account that published it (for a profile, its own username). */
             username: string | null;
+            /** @description The item's text: a post's description, a comment's text, a profile's bio... */
             caption: string | null;
+            /** @description Public URL of the item on the platform. */
             url: string | null;
+            /**
+             * Format: date-time
+             * @description When it was published; null when the platform does not say.
+             */
             published_at: string | null;
+            /** @description `image` or `video`. */
             media_type: string | null;
+            /** @description URL of the story's image or video. */
             media_url: string | null;
+            /**
+             * Format: date-time
+             * @description When the story disappears from the platform; null once it has (or when kept in a
+             *     highlight).
+             */
             expires_at: string | null;
         };
+        /** @description A timed part of a transcript. */
         TranscriptSegment: {
             /** @description Seconds from the start of the media. */
             start: number;
+            /** @description Seconds from the start of the media. */
             end: number;
+            /** @description What is said in that part. */
             text: string;
         };
+        /** @description The transcript of a video or an ad. */
         TranscriptItem: {
-            /** @enum {string} */
+            /**
+             * @description What the item is; it tells the item schemas apart (`Item` discriminator). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
             kind: "transcript";
             platform: components["schemas"]["Platform"];
             source?: components["schemas"]["ItemSource"];
+            /** @description The item's ID on the platform. */
             id: string;
+            /** @description The account that published it (for a profile, its own username). */
             username: string | null;
+            /** @description The item's text: a post's description, a comment's text, a profile's bio... */
             caption: string | null;
+            /** @description Public URL of the item on the platform. */
             url: string | null;
+            /**
+             * Format: date-time
+             * @description When it was published; null when the platform does not say.
+             */
             published_at: string | null;
+            /** @description Language of the transcript (BCP 47 code), when known. */
             language: string | null;
+            /** @description The whole transcript. */
             text: string;
+            /** @description Timed parts, in order; empty when the platform gives none. */
             segments: components["schemas"]["TranscriptSegment"][];
         };
+        /** @description A playlist (YouTube). */
         PlaylistItem: {
-            /** @enum {string} */
+            /**
+             * @description What the item is; it tells the item schemas apart (`Item` discriminator). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
             kind: "playlist";
             platform: components["schemas"]["Platform"];
             source?: components["schemas"]["ItemSource"];
+            /** @description The item's ID on the platform. */
             id: string;
+            /** @description The account that published it (for a profile, its own username). */
             username: string | null;
+            /** @description The item's text: a post's description, a comment's text, a profile's bio... */
             caption: string | null;
+            /** @description Public URL of the item on the platform. */
             url: string | null;
+            /**
+             * Format: date-time
+             * @description When it was published; null when the platform does not say.
+             */
             published_at: string | null;
+            /** @description The playlist's title. */
             title: string | null;
+            /** @description Videos in the playlist. */
             items_count: number | null;
         };
+        /** @description An ad of an ad library. */
         AdItem: {
-            /** @enum {string} */
+            /**
+             * @description What the item is; it tells the item schemas apart (`Item` discriminator). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
             kind: "ad";
             platform: components["schemas"]["Platform"];
             source?: components["schemas"]["ItemSource"];
+            /** @description The item's ID on the platform. */
             id: string;
+            /** @description The account that published it (for a profile, its own username). */
             username: string | null;
+            /** @description The item's text: a post's description, a comment's text, a profile's bio... */
             caption: string | null;
+            /** @description Public URL of the item on the platform. */
             url: string | null;
+            /**
+             * Format: date-time
+             * @description When it was published; null when the platform does not say.
+             */
             published_at: string | null;
+            /** @description The advertiser's ID (a Facebook page_id). */
             advertiser_id: string | null;
+            /** @description The advertiser's name. */
             advertiser_name: string | null;
+            /**
+             * Format: date-time
+             * @description When the ad started running.
+             */
             first_shown_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it stopped running; null while it runs.
+             */
             last_shown_at: string | null;
+            /** @description Delivery status as the library shows it (`active`, `inactive`). */
             status: string | null;
+            /** @description The ad's text. */
             body: string | null;
+            /** @description URLs of its images and videos. */
             media_urls: string[];
+            /** @description Where it was shown (`facebook`, `instagram`, ...). */
             platforms: string[];
+            /** @description Countries it was shown in (ISO 3166 codes), when published. */
             countries: string[];
             /** @description Spend range as published (e.g. "100-499 USD"). */
             spend: string | null;
             /** @description Impression range as published. */
             impressions: string | null;
         };
+        /** @description An advertiser of an ad library. */
         AdvertiserItem: {
-            /** @enum {string} */
+            /**
+             * @description What the item is; it tells the item schemas apart (`Item` discriminator). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
             kind: "advertiser";
             platform: components["schemas"]["Platform"];
             source?: components["schemas"]["ItemSource"];
+            /** @description The item's ID on the platform. */
             id: string;
+            /** @description The account that published it (for a profile, its own username). */
             username: string | null;
+            /** @description The item's text: a post's description, a comment's text, a profile's bio... */
             caption: string | null;
+            /** @description Public URL of the item on the platform. */
             url: string | null;
+            /**
+             * Format: date-time
+             * @description When it was published; null when the platform does not say.
+             */
             published_at: string | null;
+            /** @description The advertiser's name. */
             name: string;
             /** @description Target for facebook `adlibrary_company_ads`. */
             page_id: string;
+            /** @description The page's category. */
             category: string | null;
+            /** @description Ads of the advertiser in the library, when published. */
             ads_count: number | null;
         };
+        /** @description A report of a profile's audience and engagement. */
         AnalyticsItem: {
-            /** @enum {string} */
+            /**
+             * @description What the item is; it tells the item schemas apart (`Item` discriminator). (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
             kind: "analytics";
             platform: components["schemas"]["Platform"];
             source?: components["schemas"]["ItemSource"];
+            /** @description The item's ID on the platform. */
             id: string;
+            /** @description The account that published it (for a profile, its own username). */
             username: string | null;
+            /** @description The item's text: a post's description, a comment's text, a profile's bio... */
             caption: string | null;
+            /** @description Public URL of the item on the platform. */
             url: string | null;
+            /**
+             * Format: date-time
+             * @description When it was published; null when the platform does not say.
+             */
             published_at: string | null;
+            /** @description Followers at the time of the report. */
             followers_count: number | null;
+            /** @description Posts published. */
             posts_count: number | null;
+            /** @description Mean likes per recent post. */
             average_likes: number | null;
+            /** @description Mean comments per recent post. */
             average_comments: number | null;
+            /** @description (likes + comments) per post over followers, as a fraction. */
             engagement_rate: number | null;
+            /** @description Recent posts per week. */
             posting_frequency_per_week: number | null;
         };
         /**
@@ -2272,30 +2944,45 @@ export interface components {
         User: {
             /** @description User ID (`usr_...`). */
             id: string;
+            /** @description The user's email (compared case-insensitively). */
             email: string | null;
+            /** @description The name the user chose; null when none. */
             display_name: string | null;
+            /** @description URL of the user's picture; null when none. */
             avatar_url: string | null;
         };
         SignUpRequest: {
-            /** Format: email */
+            /**
+             * Format: email
+             * @description The email to sign in with; an address already registered is 409 `email_taken`.
+             */
             email: string;
             /** @description 10 to 128 characters. */
             password: string;
+            /** @description The name shown to other members. */
             display_name?: string | null;
         };
         LoginRequest: {
+            /** @description The email signed up with. */
             email: string;
+            /** @description The password. */
             password: string;
         };
         SignedInResponse: {
             user: components["schemas"]["User"];
+            /** @description Every workspace of the user, the personal one first. */
             workspaces: components["schemas"]["Workspace"][];
             /** @description Send as `X-CSRF-Token` on every cookie-authenticated request other than GET, HEAD or OPTIONS. */
             csrf_token: string;
         };
         SessionResponse: {
             user: components["schemas"]["User"];
+            /** @description Every workspace of the user, the personal one first. */
             workspaces: components["schemas"]["Workspace"][];
+            /**
+             * @description Send as `X-CSRF-Token` on every cookie-authenticated request other than GET,
+             *     HEAD or OPTIONS.
+             */
             csrf_token: string;
             /**
              * Format: date-time
@@ -2304,23 +2991,31 @@ export interface components {
             expires_at: string;
         };
         PasswordChangeRequest: {
+            /** @description The password now; a wrong one is 401 `invalid_credentials`. */
             current_password: string;
             /** @description 10 to 128 characters. */
             new_password: string;
         };
         WorkspaceNameRequest: {
+            /** @description The workspace's name (not blank). */
             name: string;
         };
         Member: {
+            /** @description User ID (`usr_...`). */
             user_id: string;
+            /** @description The member's email. */
             email: string;
+            /** @description The name the member chose; null when none. */
             display_name: string | null;
             /**
              * @description Role in the workspace.
              * @enum {string}
              */
             role: "viewer" | "member" | "admin" | "owner";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When they joined the workspace.
+             */
             joined_at: string;
         };
         MemberUpdateRequest: {
@@ -2331,7 +3026,10 @@ export interface components {
             role: "viewer" | "member" | "admin" | "owner";
         };
         InvitationCreateRequest: {
-            /** Format: email */
+            /**
+             * Format: email
+             * @description Who is invited; they accept signed in with this email.
+             */
             email: string;
             /**
              * @description Role given on acceptance; `owner` only by an owner.
@@ -2342,13 +3040,17 @@ export interface components {
         Invitation: {
             /** @description Invitation ID (`inv_...`). */
             id: string;
+            /** @description Who is invited. */
             email: string;
             /**
              * @description Role given on acceptance.
              * @enum {string}
              */
             role: "viewer" | "member" | "admin" | "owner";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the invitation was made.
+             */
             created_at: string;
             /**
              * Format: date-time
@@ -2360,13 +3062,17 @@ export interface components {
         CreatedInvitation: {
             /** @description Invitation ID (`inv_...`). */
             id: string;
+            /** @description Who is invited. */
             email: string;
             /**
              * @description Role given on acceptance.
              * @enum {string}
              */
             role: "viewer" | "member" | "admin" | "owner";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the invitation was made.
+             */
             created_at: string;
             /**
              * Format: date-time
@@ -2379,25 +3085,13 @@ export interface components {
             accept_url: string;
         };
         InvitationAcceptRequest: {
+            /** @description The invitation's `token`. */
             token: string;
-        };
-        ApiKeyCreateRequest: {
-            name: string;
-            /**
-             * @description Default `member`; may not exceed the caller's role.
-             * @default member
-             * @enum {string}
-             */
-            role?: "viewer" | "member" | "admin" | "owner";
-            /**
-             * Format: date-time
-             * @description When the key stops working (401 `invalid_api_key` after); in the future. Null or absent: never.
-             */
-            expires_at?: string | null;
         };
         ApiKey: {
             /** @description Key ID (`key_...`). */
             id: string;
+            /** @description A name for people (what uses the key). */
             name: string | null;
             /** @description The first 12 characters of the secret. */
             prefix: string;
@@ -2406,16 +3100,25 @@ export interface components {
              * @enum {string}
              */
             role: "viewer" | "member" | "admin" | "owner";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the key was made.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When it stops working; null: never.
+             */
             expires_at: string | null;
             /**
              * Format: date-time
              * @description Updated at most once a minute.
              */
             last_used_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When it was revoked; null while it works.
+             */
             revoked_at: string | null;
             /** @description The user (`usr_...`) or API key (`key_...`) that created it; null for the admin CLI. */
             created_by: string | null;
@@ -2424,6 +3127,7 @@ export interface components {
         CreatedApiKey: {
             /** @description Key ID (`key_...`). */
             id: string;
+            /** @description A name for people (what uses the key). */
             name: string | null;
             /** @description The first 12 characters of the secret. */
             prefix: string;
@@ -2432,16 +3136,25 @@ export interface components {
              * @enum {string}
              */
             role: "viewer" | "member" | "admin" | "owner";
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the key was made.
+             */
             created_at: string;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When it stops working; null: never.
+             */
             expires_at: string | null;
             /**
              * Format: date-time
              * @description Updated at most once a minute.
              */
             last_used_at: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When it was revoked; null while it works.
+             */
             revoked_at: string | null;
             /** @description The user (`usr_...`) or API key (`key_...`) that created it; null for the admin CLI. */
             created_by: string | null;
@@ -2451,29 +3164,48 @@ export interface components {
         AuditEvent: {
             /** @description Event ID (`aud_...`), time-ordered. */
             id: string;
+            /**
+             * @description What changed: `user.signed_up`, `workspace.created`, `member.invited`,
+             *     `api_key.created`, ... (see `GET /v1/audit-events`).
+             */
             action: string;
+            /** @description Who made the change. */
             actor: {
-                /** @enum {string} */
+                /**
+                 * @description `user` (a session), `api_key`, or `system` (the admin CLI, the first start).
+                 * @enum {string}
+                 */
                 type: "user" | "api_key" | "system";
                 /** @description `usr_...`, `key_...`, or for the system what acted (`admin-cli`, `start`). */
                 id: string | null;
             };
+            /**
+             * @description Kind of thing changed (`workspace`, `membership`, `invitation`, `api_key`,
+             *     `credits`).
+             */
             target_type: string | null;
+            /** @description ID of the thing changed. */
             target_id: string | null;
+            /** @description Details of the change (never a secret). */
             data: {
                 [key: string]: unknown;
             };
+            /** @description Client address of the request that made the change; null for the system. */
             ip: string | null;
-            /** Format: date-time */
+            /**
+             * Format: date-time
+             * @description When the change was committed.
+             */
             created_at: string;
         };
     };
     responses: {
         /**
-         * @description The download. `json` is `application/json`, `ndjson` is `application/x-ndjson` (one
-         *     JSON value per line, each line ended by `\n`), `csv` is `text/csv` (UTF-8, header row),
-         *     `xlsx` is a spreadsheet with one sheet. Compressed (`Content-Encoding: gzip` or `br`)
-         *     when the client accepts it.
+         * @description The download of a job's result. `json` is `application/json`: the result as
+         *     `GET /v1/jobs/{job_id}` shows it (`JobResult`); `ndjson` is `application/x-ndjson` (one
+         *     item per line, each line ended by `\n`); `csv` is `text/csv` (UTF-8, header row), `xlsx`
+         *     is a spreadsheet with one sheet: one row per result item. Compressed
+         *     (`Content-Encoding: gzip` or `br`) when the client accepts it.
          */
         ExportDownload: {
             headers: {
@@ -2485,12 +3217,45 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": unknown;
+                "application/json": components["schemas"]["JobResult"];
                 /**
                  * @example {"kind":"profile","platform":"twitter","id":"1002003004","username":"jane_doe","caption":null,"url":"https://x.com/jane_doe","published_at":null,"display_name":"Jane Doe","bio":null,"avatar_url":null,"verified":false,"private":false,"followers_count":812,"following_count":301,"posts_count":4410}
                  *     {"kind":"profile","platform":"twitter","id":"1002003005","username":"sam_roe","caption":null,"url":"https://x.com/sam_roe","published_at":null,"display_name":"Sam Roe","bio":null,"avatar_url":null,"verified":false,"private":false,"followers_count":97,"following_count":120,"posts_count":35}
                  */
                 "application/x-ndjson": string;
+                /**
+                 * @example kind,platform,id,username,caption,url,published_at,display_name,bio,avatar_url,verified,private,followers_count,following_count,posts_count,extra
+                 *     profile,instagram,88974390021,natgeo,Designer. Runner. Dog person.,https://www.instagram.com/natgeo/,,Natgeo,Designer. Runner. Dog person.,https://scontent.cdninstagram.com/v/t51.2885-19/88974390021_415635838892832_n.jpg,true,false,72959,480,128,"{""source"":""sandbox""}"
+                 */
+                "text/csv": string;
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+            };
+        };
+        /**
+         * @description The download of a batch's completed children, in target order. `json` is
+         *     `application/json`: an array of `BatchExportEntry`; `ndjson` is `application/x-ndjson`:
+         *     one line per result item, `{job_id, target, item}`; `csv` is `text/csv` (UTF-8, header
+         *     row), `xlsx` a spreadsheet with one sheet: one row per result item, led by the columns
+         *     `batch_id`, `job_id`, `target`. Compressed (`Content-Encoding: gzip` or `br`) when the
+         *     client accepts it.
+         */
+        BatchExportDownload: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                "Content-Disposition": components["headers"]["Content-Disposition"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["BatchExportEntry"][];
+                /** @example {"job_id":"job_01jd2xc5d6e7f8g9h0j1k2m3n4","target":"natgeo","item":{"kind":"profile","platform":"instagram","id":"88974390021","username":"natgeo","caption":"Designer. Runner. Dog person.","url":"https://www.instagram.com/natgeo/","published_at":null,"display_name":"Natgeo","bio":"Designer. Runner. Dog person.","avatar_url":"https://scontent.cdninstagram.com/v/t51.2885-19/88974390021_415635838892832_n.jpg","verified":true,"private":false,"followers_count":72959,"following_count":480,"posts_count":128,"source":"sandbox"}} */
+                "application/x-ndjson": string;
+                /**
+                 * @example batch_id,job_id,target,kind,platform,id,username,caption,url,published_at,display_name,bio,avatar_url,verified,private,followers_count,following_count,posts_count,extra
+                 *     bat_01jd2xd6e7f8g9h0j1k2m3n4p5,job_01jd2xc5d6e7f8g9h0j1k2m3n4,natgeo,profile,instagram,88974390021,natgeo,Designer. Runner. Dog person.,https://www.instagram.com/natgeo/,,Natgeo,Designer. Runner. Dog person.,https://scontent.cdninstagram.com/v/t51.2885-19/88974390021_415635838892832_n.jpg,true,false,72959,480,128,"{""source"":""sandbox""}"
+                 */
                 "text/csv": string;
                 "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
             };
@@ -2648,9 +3413,8 @@ export interface components {
                  * @example {
                  *       "detail": {
                  *         "error": "results_expired",
-                 *         "message": "The result of job job_01jd2xb7c8d9e0f1g2h3j4k5m6 was deleted after the 30-day retention period.",
-                 *         "job_id": "job_01jd2xb7c8d9e0f1g2h3j4k5m6",
-                 *         "retention_days": 30
+                 *         "message": "The result of job job_01jd2xb7c8d9e0f1g2h3j4k5m6 was deleted after the retention period.",
+                 *         "job_id": "job_01jd2xb7c8d9e0f1g2h3j4k5m6"
                  *       }
                  *     }
                  */
@@ -2695,7 +3459,9 @@ export interface components {
                  * @example {
                  *       "detail": {
                  *         "error": "rate_limit_exceeded",
-                 *         "message": "Rate limit of 60 requests per minute exceeded."
+                 *         "message": "Rate limit of 60 requests per minute exceeded; retry in 17 s.",
+                 *         "limit": 60,
+                 *         "retry_after": 17
                  *       }
                  *     }
                  */
@@ -3178,7 +3944,265 @@ export interface components {
         /** @description Maximum number of deliveries returned. */
         DeliveryLimit: number;
     };
-    requestBodies: never;
+    requestBodies: {
+        /** @description One operation against one target. Unknown keys are rejected (422). */
+        ExtractionRequest: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The platform: `instagram` (the default), `tiktok`, `youtube`, `twitter` or
+                     *     `facebook`, as `GET /v1/platforms` lists them. Any text of 1 to 30 characters is
+                     *     accepted by validation; a platform the catalog does not enable answers 422
+                     *     `unsupported_operation`, as does an operation the platform does not offer.
+                     * @default instagram
+                     * @example twitter
+                     */
+                    platform?: string;
+                    operation: components["schemas"]["OperationName"];
+                    /**
+                     * @description Username, content URL or ID, search query, hashtag, country code... as the operation
+                     *     expects. Validated per platform and operation (422 `invalid_target`); the service
+                     *     never fetches a URL a caller supplied.
+                     * @example nasa
+                     */
+                    target: string;
+                    /**
+                     * @description Results wanted. Effective limit = min(limit, the operation's `max_results`). Above
+                     *     max(200, `max_results`): 422 validation error. Above the workspace's
+                     *     `max_result_limit`: 400 `invalid_request`.
+                     * @default 12
+                     */
+                    limit?: number;
+                    /**
+                     * @description Posts bundled with a profile; the result becomes `{profile, posts}`. Accepted on
+                     *     `profile` operations only (400 `invalid_request` elsewhere when above 0).
+                     * @default 0
+                     */
+                    include_posts?: number;
+                };
+            };
+        };
+        /** @description One operation against up to 100 targets. Unknown keys are rejected (422). */
+        BatchExtractionRequest: {
+            content: {
+                /**
+                 * @example {
+                 *       "platform": "tiktok",
+                 *       "operation": "posts",
+                 *       "targets": [
+                 *         "nasa",
+                 *         "natgeo",
+                 *         "esa"
+                 *       ],
+                 *       "limit": 50
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The platform: `instagram` (the default), `tiktok`, `youtube`, `twitter` or
+                     *     `facebook`, as `GET /v1/platforms` lists them. Any text of 1 to 30 characters is
+                     *     accepted by validation; a platform the catalog does not enable answers 422
+                     *     `unsupported_operation`, as does an operation the platform does not offer.
+                     * @default instagram
+                     * @example tiktok
+                     */
+                    platform?: string;
+                    operation: components["schemas"]["OperationName"];
+                    /**
+                     * @description Targets in order. Trimmed and compared case-insensitively; they must be unique (422
+                     *     `duplicate_batch_target`).
+                     */
+                    targets: string[];
+                    /**
+                     * @description Results wanted per target; same rules as in `ExtractionRequest`.
+                     * @default 12
+                     */
+                    limit?: number;
+                    /**
+                     * @description Posts bundled with each profile; `profile` operations only.
+                     * @default 0
+                     */
+                    include_posts?: number;
+                };
+            };
+        };
+        /**
+         * @description A job (one target) or batch (several targets) recipe plus a recurrence, for
+         *     `POST /v1/schedules` and (as ScheduleUpdateRequest) `PUT /v1/schedules/{schedule_id}`.
+         *     Unknown keys are rejected (422). The request `limit` appears in responses as
+         *     `requested_limit`.
+         */
+        ScheduleCreateRequest: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Daily natgeo posts",
+                 *       "platform": "instagram",
+                 *       "operation": "posts",
+                 *       "targets": [
+                 *         "natgeo"
+                 *       ],
+                 *       "limit": 24,
+                 *       "frequency": "daily",
+                 *       "timezone": "Europe/Paris",
+                 *       "starts_at": "2026-12-01T09:00:00+01:00"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A name for people; not unique. */
+                    name: string;
+                    /**
+                     * @description The platform: `instagram` (the default), `tiktok`, `youtube`, `twitter` or
+                     *     `facebook`, as `GET /v1/platforms` lists them. Any text of 1 to 30 characters is
+                     *     accepted by validation; a platform the catalog does not enable answers 422
+                     *     `unsupported_operation`, as does an operation the platform does not offer.
+                     * @default instagram
+                     * @example youtube
+                     */
+                    platform?: string;
+                    operation: components["schemas"]["OperationName"];
+                    /**
+                     * @description One target dispatches a job, several a batch. Trimmed and unique
+                     *     (case-insensitively), as for batches.
+                     */
+                    targets: string[];
+                    /**
+                     * @description Results wanted per target; same rules as in `ExtractionRequest`.
+                     * @default 12
+                     */
+                    limit?: number;
+                    /**
+                     * @description Posts bundled with each profile; `profile` operations only.
+                     * @default 0
+                     */
+                    include_posts?: number;
+                    /**
+                     * @description `once` runs at `starts_at`; `daily` at the same local time every day; `weekly` on the
+                     *     same weekday; `monthly` on the anchor day (the last day of shorter months).
+                     * @enum {string}
+                     */
+                    frequency: "once" | "daily" | "weekly" | "monthly";
+                    /** @description IANA timezone name; an unknown zone or a bare offset is a 422 validation error (`loc` ["body", "timezone"], type `value_error`). */
+                    timezone: string;
+                    /**
+                     * Format: date-time
+                     * @description First occurrence; must include a UTC offset. Echoed as supplied.
+                     */
+                    starts_at: string;
+                    /**
+                     * @description `skip`: an occurrence is skipped while the previous one's work is still active.
+                     * @default skip
+                     * @enum {string}
+                     */
+                    overlap_policy?: "skip";
+                    /**
+                     * @description `all`: every occurrence delivers everything. `new_only`: each occurrence's job for a
+                     *     target delivers, and is billed for, only the items no earlier occurrence of this
+                     *     schedule delivered for that target (by item ID; items without an ID by content);
+                     *     the first occurrence delivers everything, and the reservation is unchanged. List
+                     *     operations only: on a single-result operation it is a 422 validation error
+                     *     (`loc` ["body", "delivery"]).
+                     * @default all
+                     * @enum {string}
+                     */
+                    delivery?: "all" | "new_only";
+                };
+            };
+        };
+        /**
+         * @description The body of `POST /v1/jobs` (with `target`) or of `POST /v1/batches` (with `targets`):
+         *     exactly one of the two. Unknown keys are rejected (422).
+         */
+        QuoteRequest: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The platform: `instagram` (the default), `tiktok`, `youtube`, `twitter` or
+                     *     `facebook`, as `GET /v1/platforms` lists them. Any text of 1 to 30 characters is
+                     *     accepted by validation; a platform the catalog does not enable answers 422
+                     *     `unsupported_operation`, as does an operation the platform does not offer.
+                     * @default instagram
+                     * @example twitter
+                     */
+                    platform?: string;
+                    operation: components["schemas"]["OperationName"];
+                    /** @description The target of a job body. */
+                    target?: string;
+                    /** @description The targets of a batch body; unique as for batches. */
+                    targets?: string[];
+                    /**
+                     * @description Results wanted per target; same rules as in `ExtractionRequest`.
+                     * @default 12
+                     */
+                    limit?: number;
+                    /**
+                     * @description Posts bundled with each profile; `profile` operations only.
+                     * @default 0
+                     */
+                    include_posts?: number;
+                };
+            };
+        };
+        /** @description A recurrence, as a schedule body gives it. Unknown keys are rejected (422). */
+        SchedulePreviewRequest: {
+            content: {
+                /**
+                 * @example {
+                 *       "frequency": "daily",
+                 *       "timezone": "Europe/Berlin",
+                 *       "starts_at": "2026-10-23T09:00:00+02:00",
+                 *       "count": 3
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description As in `ScheduleCreateRequest`.
+                     * @enum {string}
+                     */
+                    frequency: "once" | "daily" | "weekly" | "monthly";
+                    /** @description IANA timezone name, as in `ScheduleCreateRequest`. */
+                    timezone: string;
+                    /**
+                     * Format: date-time
+                     * @description First occurrence, with a UTC offset.
+                     */
+                    starts_at: string;
+                    /**
+                     * @description How many occurrences to show.
+                     * @default 5
+                     */
+                    count?: number;
+                };
+            };
+        };
+        /** @description A new API key of the workspace. Unknown keys are rejected (422). */
+        ApiKeyCreateRequest: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "CI pipeline",
+                 *       "role": "member",
+                 *       "expires_at": "2027-05-24T00:00:00Z"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description A name for people (what uses the key); not unique. */
+                    name: string;
+                    /**
+                     * @description Default `member`; may not exceed the caller's role.
+                     * @default member
+                     * @enum {string}
+                     */
+                    role?: "viewer" | "member" | "admin" | "owner";
+                    /**
+                     * Format: date-time
+                     * @description When the key stops working (401 `invalid_api_key` after); in the future. Null or absent: never.
+                     */
+                    expires_at?: string | null;
+                };
+            };
+        };
+    };
     headers: {
         /**
          * @description Identifies the request for support correlation. Echoes a caller-sent `X-Request-ID`
@@ -3229,6 +4253,11 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok"
+                     *     }
+                     */
                     "application/json": components["schemas"]["HealthResponse"];
                 };
             };
@@ -3251,6 +4280,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "status": "ok",
+                     *       "checks": {
+                     *         "postgres": "ok",
+                     *         "redis": "ok"
+                     *       }
+                     *     }
+                     */
                     "application/json": components["schemas"]["ReadinessResponse"];
                 };
             };
@@ -3283,10 +4321,138 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example # HELP sdx_http_requests_total HTTP requests answered, by method, route template and status.
+                     *     # TYPE sdx_http_requests_total counter
+                     *     sdx_http_requests_total{method="POST",route="/v1/jobs",status="202"} 42
+                     */
                     "text/plain": string;
                 };
             };
             422: components["responses"]["UnprocessableEntity"];
+        };
+    };
+    getOpenApiYaml: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description openapi.yaml. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example openapi: 3.0.3
+                     *     info:
+                     *       title: Social-Data Extraction Service API
+                     *       version: 1.0.0
+                     */
+                    "application/yaml": string;
+                };
+            };
+            422: components["responses"]["UnknownQueryParameter"];
+        };
+    };
+    getOpenApiJson: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The OpenAPI document. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "openapi": "3.0.3",
+                     *       "info": {
+                     *         "title": "Social-Data Extraction Service API",
+                     *         "version": "1.0.0"
+                     *       },
+                     *       "paths": {}
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description The OpenAPI version of the document, `3.0.3`. */
+                        openapi: string;
+                        /** @description Title, version (`1.0.0`) and description of the API. */
+                        info: Record<string, never>;
+                        /** @description Every operation, by path and method. */
+                        paths: Record<string, never>;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            422: components["responses"]["UnknownQueryParameter"];
+        };
+    };
+    getDocs: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    /** @description `default-src 'none'`, with scripts, styles, images, fonts and fetches from this origin only. */
+                    "Content-Security-Policy"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en">
+                     *     <head><meta charset="utf-8"><title>Social-Data Extraction Service API 1.0.0: API reference</title></head>
+                     *     <body><redoc spec-url="/openapi.json"></redoc><script src="/docs/redoc.standalone.js"></script></body>
+                     *     </html>
+                     */
+                    "text/html": string;
+                };
+            };
+            422: components["responses"]["UnknownQueryParameter"];
+        };
+    };
+    getDocsScript: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The script. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example /*! For license information please see redoc.standalone.js.LICENSE.txt *\/ */
+                    "application/javascript": string;
+                };
+            };
+            422: components["responses"]["UnknownQueryParameter"];
         };
     };
     listPlatforms: {
@@ -3305,6 +4471,54 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "platform": "instagram",
+                     *         "label": "Instagram",
+                     *         "operations": [
+                     *           {
+                     *             "operation": "profile",
+                     *             "max_results": 1,
+                     *             "credits_per_result": 1,
+                     *             "results_per_credit": 1,
+                     *             "base_credits": 0,
+                     *             "requires_session": false
+                     *           },
+                     *           {
+                     *             "operation": "followers",
+                     *             "max_results": 5000,
+                     *             "credits_per_result": 2,
+                     *             "results_per_credit": 1,
+                     *             "base_credits": 0,
+                     *             "requires_session": false
+                     *           },
+                     *           {
+                     *             "operation": "stories",
+                     *             "max_results": 50,
+                     *             "credits_per_result": 0,
+                     *             "results_per_credit": 1,
+                     *             "base_credits": 10,
+                     *             "requires_session": false
+                     *           }
+                     *         ]
+                     *       },
+                     *       {
+                     *         "platform": "twitter",
+                     *         "label": "X (Twitter)",
+                     *         "operations": [
+                     *           {
+                     *             "operation": "followers",
+                     *             "max_results": 25000,
+                     *             "credits_per_result": 2,
+                     *             "results_per_credit": 1,
+                     *             "base_credits": 0,
+                     *             "requires_session": false
+                     *           }
+                     *         ]
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["PlatformResponse"][];
                 };
             };
@@ -3337,6 +4551,28 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "organization_id": "ws_01m86k36ftwkr295wqdm0e3bsx",
+                     *       "organization_name": "Acme research",
+                     *       "monthly_quota": 100000,
+                     *       "rate_limit_per_minute": 600,
+                     *       "max_result_limit": 25000,
+                     *       "max_active_jobs": 200,
+                     *       "authenticated_key_id": "key_01m86k38e1ce8gpfbt1hrts8a8",
+                     *       "auth_type": "api_key",
+                     *       "role": "owner",
+                     *       "user": null,
+                     *       "workspaces": [
+                     *         {
+                     *           "id": "ws_01m86k36ftwkr295wqdm0e3bsx",
+                     *           "name": "Acme research",
+                     *           "kind": "team",
+                     *           "role": "owner"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": components["schemas"]["AccountResponse"];
                 };
             };
@@ -3373,6 +4609,23 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "period_start": "2026-11-01",
+                     *       "credit_limit": 100000,
+                     *       "units_used": 125,
+                     *       "units_reserved": 25000,
+                     *       "units_remaining": 49751,
+                     *       "credits_used": 249,
+                     *       "credits_reserved": 50000,
+                     *       "credits_remaining": 49751,
+                     *       "purchased_credits": 0,
+                     *       "promotional_credits": 0,
+                     *       "promotional_expires_at": null,
+                     *       "lifetime_purchased": 0,
+                     *       "lifetime_spent": 249
+                     *     }
+                     */
                     "application/json": components["schemas"]["UsageResponse"];
                 };
             };
@@ -3456,11 +4709,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["QuoteRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["QuoteRequest"];
         responses: {
             /** @description The quote. */
             200: {
@@ -3513,19 +4762,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "frequency": "daily",
-                 *       "timezone": "Europe/Berlin",
-                 *       "starts_at": "2026-10-23T09:00:00+02:00",
-                 *       "count": 3
-                 *     }
-                 */
-                "application/json": components["schemas"]["SchedulePreviewRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["SchedulePreviewRequest"];
         responses: {
             /** @description The next occurrences, in order. */
             200: {
@@ -3590,11 +4827,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ExtractionRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["ExtractionRequest"];
         responses: {
             /** @description The job, completed, with its result and final billing. */
             200: {
@@ -3709,6 +4942,43 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "job_01m86k39kbhptgex29thj88qz7",
+                     *         "platform": "twitter",
+                     *         "operation": "followers",
+                     *         "target": "nasa",
+                     *         "requested_limit": 25000,
+                     *         "include_posts": 0,
+                     *         "status": "running",
+                     *         "attempts": 1,
+                     *         "max_attempts": 4,
+                     *         "progress_stage": "running",
+                     *         "progress_message": "Fetched 4000 of 25000",
+                     *         "progress_current": 4000,
+                     *         "progress_total": 25000,
+                     *         "heartbeat_at": "2026-11-24T10:54:50.394Z",
+                     *         "next_attempt_at": null,
+                     *         "cancel_requested_at": null,
+                     *         "result_count": null,
+                     *         "billed_units": 0,
+                     *         "credit_rate": 2,
+                     *         "results_per_credit": 1,
+                     *         "reserved_credits": 50000,
+                     *         "billed_credits": 0,
+                     *         "result": null,
+                     *         "error": null,
+                     *         "created_at": "2026-11-24T10:54:47.405Z",
+                     *         "started_at": "2026-11-24T10:54:48.386Z",
+                     *         "finished_at": null,
+                     *         "cached": false,
+                     *         "deduplicated": false,
+                     *         "idempotent_replay": false,
+                     *         "result_expired": false
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["JobResponse"][];
                 };
             };
@@ -3742,11 +5012,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ExtractionRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["ExtractionRequest"];
         responses: {
             /** @description The job was accepted (or reused; see the flags). */
             202: {
@@ -3996,6 +5262,30 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "bat_01m86k3dee5hkv8v7h7kc82yh2",
+                     *         "platform": "tiktok",
+                     *         "operation": "posts",
+                     *         "requested_limit": 50,
+                     *         "include_posts": 0,
+                     *         "target_count": 2,
+                     *         "status": "running",
+                     *         "queued_count": 0,
+                     *         "running_count": 1,
+                     *         "completed_count": 1,
+                     *         "failed_count": 0,
+                     *         "cancelled_count": 0,
+                     *         "result_count": 50,
+                     *         "reserved_credits": 100,
+                     *         "billed_credits": 100,
+                     *         "cancel_requested_at": null,
+                     *         "created_at": "2026-11-24T10:54:51.350Z",
+                     *         "idempotent_replay": false
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["BatchResponse"][];
                 };
             };
@@ -4027,11 +5317,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["BatchExtractionRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["BatchExtractionRequest"];
         responses: {
             /** @description The batch, with one child summary per target. */
             202: {
@@ -4162,7 +5448,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            200: components["responses"]["ExportDownload"];
+            200: components["responses"]["BatchExportDownload"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["BatchNotFound"];
@@ -4205,6 +5491,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "sch_01m86k3j6ckkhcxvtcdhfdx0qm",
+                     *         "name": "Daily natgeo posts",
+                     *         "platform": "instagram",
+                     *         "operation": "posts",
+                     *         "targets": [
+                     *           "natgeo"
+                     *         ],
+                     *         "requested_limit": 24,
+                     *         "include_posts": 0,
+                     *         "frequency": "daily",
+                     *         "timezone": "Europe/Paris",
+                     *         "starts_at": "2026-12-01T09:00:00+01:00",
+                     *         "next_run_at": "2026-12-01T08:00:00.000Z",
+                     *         "last_run_at": null,
+                     *         "status": "active",
+                     *         "overlap_policy": "skip",
+                     *         "delivery": "all",
+                     *         "created_at": "2026-11-24T10:54:56.152Z",
+                     *         "updated_at": "2026-11-24T10:54:56.152Z",
+                     *         "runs": []
+                     *       }
+                     *     ]
+                     */
                     "application/json": components["schemas"]["ScheduleResponse"][];
                 };
             };
@@ -4229,11 +5541,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ScheduleCreateRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["ScheduleCreateRequest"];
         responses: {
             /** @description The schedule, status `active`. */
             201: {
@@ -4315,11 +5623,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ScheduleUpdateRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["ScheduleCreateRequest"];
         responses: {
             /** @description The updated schedule. */
             200: {
@@ -5379,18 +6683,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "CI pipeline",
-                 *       "role": "member",
-                 *       "expires_at": "2027-05-24T00:00:00Z"
-                 *     }
-                 */
-                "application/json": components["schemas"]["ApiKeyCreateRequest"];
-            };
-        };
+        requestBody: components["requestBodies"]["ApiKeyCreateRequest"];
         responses: {
             /** @description The key and its secret, shown once. */
             201: {

@@ -1,10 +1,11 @@
 import type { components, operations, paths } from './openapi';
-import type { PendingPaths } from './pending';
 
-/** Every operation the client calls: openapi.yaml's, plus the spec's that it does not describe yet. */
-export type Paths = paths & PendingPaths;
+/** Every operation the client calls: openapi.yaml's. */
+export type Paths = paths;
 
 type Schemas = components['schemas'];
+/** A request body of openapi.yaml (`components.requestBodies`), as JSON. */
+type Body<Name extends keyof components['requestBodies']> = components['requestBodies'][Name]['content']['application/json'];
 
 export type Platform = Schemas['PlatformResponse'];
 export type OperationCapability = Schemas['OperationCapability'];
@@ -12,9 +13,9 @@ export type Account = Schemas['AccountResponse'];
 export type Usage = Schemas['UsageResponse'];
 export type DailyUsage = Schemas['DailyUsage'];
 export type Quote = Schemas['QuoteResponse'];
-export type QuoteRequest = Schemas['QuoteRequest'];
-export type ExtractionRequest = Schemas['ExtractionRequest'];
-export type BatchRequest = Schemas['BatchExtractionRequest'];
+export type QuoteRequest = Body<'QuoteRequest'>;
+export type ExtractionRequest = Body<'ExtractionRequest'>;
+export type BatchRequest = Body<'BatchExtractionRequest'>;
 export type Job = Schemas['JobResponse'];
 export type JobStatus = Schemas['JobStatus'];
 export type JobError = Schemas['JobError'];
@@ -23,8 +24,8 @@ export type Batch = Schemas['BatchResponse'];
 export type BatchStatus = Schemas['BatchStatus'];
 export type Schedule = Schemas['ScheduleResponse'];
 export type ScheduleRun = Schemas['ScheduleRun'];
-export type ScheduleRequest = Schemas['ScheduleCreateRequest'];
-export type SchedulePreviewRequest = Schemas['SchedulePreviewRequest'];
+export type ScheduleRequest = Body<'ScheduleCreateRequest'>;
+export type SchedulePreviewRequest = Body<'SchedulePreviewRequest'>;
 export type SchedulePreview = Schemas['SchedulePreviewResponse'];
 export type User = Schemas['User'];
 export type Workspace = Schemas['Workspace'];
@@ -37,7 +38,7 @@ export type SignUpRequest = Schemas['SignUpRequest'];
 export type LoginRequest = Schemas['LoginRequest'];
 export type ApiKey = Schemas['ApiKey'];
 export type CreatedApiKey = Schemas['CreatedApiKey'];
-export type ApiKeyCreateRequest = Schemas['ApiKeyCreateRequest'];
+export type ApiKeyCreateRequest = Body<'ApiKeyCreateRequest'>;
 export type AuditEvent = Schemas['AuditEvent'];
 
 export type JobItemsPage = Schemas['JobItemsPage'];

@@ -14,19 +14,30 @@ type Schema = Record<string, any>;
 
 export interface FuzzOperation {
   operationId: string;
-  method: 'get' | 'post' | 'put' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   template: string;
   pathParams: string[];
   query: Array<{ name: string; schema: Schema }>;
   headers: Array<{ name: string; schema: Schema }>;
   body: Schema | null;
   secured: boolean;
+  /** Only a browser session may call it (security: SessionCookie alone). */
+  sessionOnly: boolean;
 }
 
 /** How a path parameter is filled when the request is sent. */
 export type IdChoice = { kind: 'created'; pick: number } | { kind: 'foreign'; pick: number } | { kind: 'literal'; value: string };
 
-export type Credential = 'valid' | 'none' | 'unknown' | 'other_workspace' | 'bearer';
+export type Credential = 'valid' | 'none' | 'unknown' | 'other_workspace' | 'bearer' | 'session' | 'session_without_csrf';
+
+/**
+ * A value the sender puts into the body when the request is sent, from what the service has
+ * answered so far: an email of a signed-up user, a fresh email, an invitation's token.
+ */
+export interface Fill {
+  pool: 'new_email' | 'user_email' | 'invitee_email' | 'invitation_token';
+  pick: number;
+}
 
 export interface FuzzRequest {
   operation: FuzzOperation;
@@ -37,11 +48,19 @@ export interface FuzzRequest {
   /** Raw body text (JSON unless mutated), or undefined for none. */
   body?: string;
   contentType?: string;
+  /** Body keys filled when the request is sent (the body is then a JSON object). */
+  fills: Record<string, Fill>;
   /** What was done to the request, for reports. */
   mutation: string;
 }
 
-const METHODS = ['get', 'post', 'put', 'delete'] as const;
+/** What the fuzzer knows of the accounts it signed up, to write bodies their checks accept. */
+export interface FuzzAccounts {
+  /** The password of every user the fuzzer signs up. */
+  password: string;
+}
+
+const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 function resolveRef(document: OpenApiDocument, value: any): any {
   let node = value;
@@ -73,6 +92,7 @@ export function fuzzOperations(document: OpenApiDocument): FuzzOperation[] {
         headers: params.filter((p: any) => p.in === 'header').map((p: any) => ({ name: p.name, schema: resolveRef(document, p.schema) })),
         body,
         secured: !(Array.isArray(op.security) && op.security.length === 0),
+        sessionOnly: Array.isArray(op.security) && op.security.length > 0 && op.security.every((s: Record<string, unknown>) => Object.keys(s).join() === 'SessionCookie'),
       });
     }
   }
@@ -246,10 +266,18 @@ const idChoice: fc.Arbitrary<IdChoice> = fc.oneof(
   },
 );
 
+/** Mostly the workspace's API key, often the signed-in owner's session; now and then none, a wrong one or no CSRF token. */
 const credential: fc.Arbitrary<Credential> = fc.oneof(
-  { weight: 20, arbitrary: fc.constant<Credential>('valid') },
+  { weight: 16, arbitrary: fc.constant<Credential>('valid') },
+  { weight: 6, arbitrary: fc.constant<Credential>('session') },
   { weight: 2, arbitrary: fc.constant<Credential>('bearer') },
-  { weight: 1, arbitrary: fc.constantFrom<Credential>('none', 'unknown', 'other_workspace') },
+  { weight: 2, arbitrary: fc.constantFrom<Credential>('none', 'unknown', 'other_workspace', 'session_without_csrf') },
+);
+
+/** Operations only a browser session may call: mostly a session, now and then an API key, none or no CSRF token. */
+const sessionCredential: fc.Arbitrary<Credential> = fc.oneof(
+  { weight: 12, arbitrary: fc.constant<Credential>('session') },
+  { weight: 2, arbitrary: fc.constantFrom<Credential>('valid', 'none', 'unknown', 'session_without_csrf') },
 );
 
 function queryArbitrary(document: OpenApiDocument, op: FuzzOperation): fc.Arbitrary<{ query: Array<[string, string]>; mutated: boolean }> {
@@ -280,25 +308,56 @@ function headerArbitrary(op: FuzzOperation): fc.Arbitrary<Record<string, string>
   return fc.tuple(...parts).map((hs) => Object.assign({}, ...hs) as Record<string, string>);
 }
 
+type Body = { body?: string; contentType?: string; fills?: Record<string, Fill>; mutation: string };
+
+const fill = (pool: Fill['pool']) => fc.nat().map((pick): Fill => ({ pool, pick }));
+
+/**
+ * Bodies of the accounts' operations that their checks accept, once the sender has filled in
+ * what only the service's earlier answers tell (an unused email, a signed-up user's email, an
+ * invitation's token): sign-up, sign-in with the fuzzer's password, a password change that
+ * keeps it, invitations to users the fuzzer signed up, and their acceptance.
+ */
+function accountBody(op: FuzzOperation, accounts: FuzzAccounts): fc.Arbitrary<Body> | null {
+  const roles = fc.constantFrom('viewer', 'member', 'admin', 'owner');
+  switch (op.operationId) {
+    case 'signUp':
+      return fc.tuple(fill('new_email'), fc.option(fc.string({ minLength: 1, maxLength: 40 }), { nil: null })).map(([email, name]) => ({
+        body: JSON.stringify({ email: '', password: accounts.password, display_name: name }),
+        fills: { email },
+        mutation: 'admissible',
+      }));
+    case 'logIn':
+      return fill('user_email').map((email) => ({ body: JSON.stringify({ email: '', password: accounts.password }), fills: { email }, mutation: 'admissible' }));
+    case 'changePassword':
+      return fc.constant({ body: JSON.stringify({ current_password: accounts.password, new_password: accounts.password }), mutation: 'admissible' });
+    case 'createInvitation':
+      return fc.tuple(fill('invitee_email'), roles).map(([email, role]) => ({ body: JSON.stringify({ email: '', role }), fills: { email }, mutation: 'admissible' }));
+    case 'acceptInvitation':
+      return fill('invitation_token').map((token) => ({ body: JSON.stringify({ token: '' }), fills: { token }, mutation: 'admissible' }));
+    default:
+      return null;
+  }
+}
+
 /** Requests for one operation: mostly valid, a share mutated in one place. */
-export function requestArbitrary(document: OpenApiDocument, op: FuzzOperation): fc.Arbitrary<FuzzRequest> {
+export function requestArbitrary(document: OpenApiDocument, op: FuzzOperation, accounts: FuzzAccounts = { password: 'fuzz-password-0' }): fc.Arbitrary<FuzzRequest> {
   const ids = fc.tuple(...op.pathParams.map(() => idChoice)).map((choices) => Object.fromEntries(op.pathParams.map((name, i) => [name, choices[i]!])));
-  type Body = { body?: string; contentType?: string; mutation: string };
   const properties = op.body ? Object.keys(resolveRef(document, op.body).properties ?? {}) : [];
   // Schema-valid bodies with a recipe the catalog accepts, a small limit and no bundle: these
   // pass admission, so the IDs they create feed the requests that follow.
-  const admissible = op.body && properties.includes('operation')
+  const admissible = accountBody(op, accounts) ?? (op.body && properties.includes('operation')
     ? fc.tuple(arbitraryOf(document, op.body) as fc.Arbitrary<Record<string, unknown>>, fc.constantFrom(...VALID_RECIPES), fc.integer({ min: 1, max: 5 }), fc.boolean()).map(([b, recipe, limit, single]): Body => {
         const merged: Record<string, unknown> = { ...b, platform: recipe.platform, operation: recipe.operation, limit, include_posts: 0 };
-        // A body that takes either (a quote) gets exactly one of target and targets.
+        // A body taking either (a quote: exactly one of the two) gets one of them.
         const both = properties.includes('target') && properties.includes('targets');
         delete merged.target;
         delete merged.targets;
-        if (properties.includes('target') && (!both || single)) merged.target = recipe.target;
-        if (properties.includes('targets') && (!both || !single)) merged.targets = [recipe.target];
+        if (properties.includes('target') && (single || !both)) merged.target = recipe.target;
+        else if (properties.includes('targets')) merged.targets = [recipe.target];
         return { body: JSON.stringify(merged), mutation: 'admissible' };
       })
-    : null;
+    : null);
   const body: fc.Arbitrary<Body> = op.body
     ? fc.oneof(
         ...(admissible ? [{ weight: 3, arbitrary: admissible }] : []),
@@ -309,7 +368,7 @@ export function requestArbitrary(document: OpenApiDocument, op: FuzzOperation): 
         { weight: 9, arbitrary: fc.constant<Body>({ mutation: 'valid' }) },
         { weight: 1, arbitrary: fc.constant<Body>({ body: '['.repeat(10_000), mutation: 'body sent to an operation without one' }) },
       );
-  return fc.record({ ids, query: queryArbitrary(document, op), headers: headerArbitrary(op), credential, body }).map((r) => ({
+  return fc.record({ ids, query: queryArbitrary(document, op), headers: headerArbitrary(op), credential: op.sessionOnly ? sessionCredential : credential, body }).map((r) => ({
     operation: op,
     ids: r.ids,
     query: r.query.query,
@@ -317,6 +376,7 @@ export function requestArbitrary(document: OpenApiDocument, op: FuzzOperation): 
     credential: op.secured ? r.credential : 'none',
     body: r.body.body,
     contentType: r.body.contentType,
+    fills: r.body.fills ?? {},
     mutation: r.query.mutated ? `query ${r.query.query.map(([k, v]) => `${k}=${v}`).join('&')}` : r.body.mutation,
   }));
 }

@@ -12,6 +12,7 @@ import {
   type UserView,
 } from '@sdx/domain';
 import type { SessionRow } from '@sdx/db';
+import { isStorableText } from './input';
 import { sessionToken } from './session-cookie';
 
 /** The credential of a request: X-API-Key, or an Authorization header with the Bearer scheme. */
@@ -97,6 +98,8 @@ export function authenticate(services: Services): RequestHandler {
     if (!token) {
       throw new ApiError('missing_authentication', 'Send an API key in X-API-Key or as Authorization: Bearer <key>, or sign in for a session cookie.');
     }
+    // A workspace ID Postgres could not even store names no workspace of the caller's.
+    if (wanted !== null && !isStorableText(wanted)) throw notMember(wanted);
     const resolved = await resolveSession(services.db, token, wanted);
     if (!resolved) throw new ApiError('missing_authentication', 'The session has ended or expired; sign in again.');
     if (!SAFE_METHODS.has(req.method) && !sameSecret(req.get('x-csrf-token') ?? '', resolved.session.csrf_token)) {

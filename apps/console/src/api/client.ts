@@ -1,6 +1,5 @@
 import createClient, { type Middleware } from 'openapi-fetch';
 import type { components, paths } from '@sdx/contract';
-import type { PendingPaths, PendingSchemas } from './pending';
 
 /**
  * The console's only way to the service: a client typed from openapi.yaml (openapi-fetch over
@@ -9,7 +8,7 @@ import type { PendingPaths, PendingSchemas } from './pending';
  */
 /** Request bodies by name: openapi.yaml keeps them under requestBodies, so their defaults stay optional. */
 type RequestBodies = { [K in keyof components['requestBodies']]: components['requestBodies'][K]['content']['application/json'] };
-export type Schemas = components['schemas'] & RequestBodies & PendingSchemas;
+export type Schemas = components['schemas'] & RequestBodies;
 export type Job = Schemas['JobResponse'];
 export type Batch = Schemas['BatchResponse'];
 export type Schedule = Schemas['ScheduleResponse'];
@@ -47,7 +46,7 @@ const sessionMiddleware: Middleware = {
   },
 };
 
-export const api = createClient<paths & PendingPaths>({ baseUrl: '', credentials: 'same-origin' });
+export const api = createClient<paths>({ baseUrl: '', credentials: 'same-origin' });
 api.use(sessionMiddleware);
 
 /** One issue of a 422 validation body. */

@@ -5,14 +5,15 @@ import { isTerminal } from './jobs';
 
 /**
  * Reads a text/event-stream response (extensions.md 6) and calls `onEvent` with each event's
- * name and parsed data. Resolves when the stream ends; rejects if it cannot be opened. fetch,
- * not EventSource: the request must carry X-Workspace-ID.
+ * name and parsed data (`onOpen` once the stream is open). Resolves when the stream ends; rejects
+ * if it cannot be opened or breaks. fetch, not EventSource: the request must carry X-Workspace-ID.
  */
-export async function readEventStream(path: string, signal: AbortSignal, onEvent: (event: string, data: unknown) => void): Promise<void> {
+export async function readEventStream(path: string, signal: AbortSignal, onEvent: (event: string, data: unknown) => void, onOpen?: () => void): Promise<void> {
   const response = await fetch(path, { headers: { ...sessionHeaders(), Accept: 'text/event-stream' }, credentials: 'same-origin', signal });
   if (!response.ok || !response.body || !(response.headers.get('Content-Type') ?? '').startsWith('text/event-stream')) {
     throw new Error(`no event stream (${response.status})`);
   }
+  onOpen?.();
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   for (;;) {
@@ -43,17 +44,18 @@ export async function readEventStream(path: string, signal: AbortSignal, onEvent
   }
 }
 
-export type LiveMode = 'stream' | 'polling' | 'done';
+export type LiveMode = 'connecting' | 'stream' | 'polling' | 'done';
 
 /**
  * A resource that changes while it runs (a job or a batch): read once, then kept current by its
  * event stream (and read again every 10 s, should an event be lost); if the stream cannot be
- * had, by polling every second until it is terminal.
+ * had or breaks (a network error, a proxy that cuts it), by polling every second until it is
+ * terminal. `mode` is 'stream' only once the stream is open.
  */
 function useLive<T extends { status: string }>(kind: 'jobs' | 'batches', id: string, fetchOne: () => Promise<T>, strip: (fresh: T, old: T | undefined) => T) {
   const queryClient = useQueryClient();
   const key = [currentWorkspaceId(), kind, id];
-  const [mode, setMode] = useState<LiveMode>('stream');
+  const [mode, setMode] = useState<LiveMode>('connecting');
   const query = useQuery({
     queryKey: key,
     queryFn: fetchOne,
@@ -67,9 +69,14 @@ function useLive<T extends { status: string }>(kind: 'jobs' | 'batches', id: str
       return;
     }
     const controller = new AbortController();
-    readEventStream(`/v1/${kind}/${encodeURIComponent(id)}/events`, controller.signal, (_event, data) => {
-      queryClient.setQueryData<T>(key, (old) => strip(data as T, old));
-    })
+    readEventStream(
+      `/v1/${kind}/${encodeURIComponent(id)}/events`,
+      controller.signal,
+      (_event, data) => {
+        queryClient.setQueryData<T>(key, (old) => strip(data as T, old));
+      },
+      () => setMode('stream'),
+    )
       .then(() => void queryClient.invalidateQueries({ queryKey: key }))
       .catch(() => {
         if (!controller.signal.aborted) setMode('polling');

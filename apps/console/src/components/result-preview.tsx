@@ -1,22 +1,11 @@
 import { useQuery } from '@tanstack/react-query';
 import type { ColumnDef } from '@tanstack/react-table';
-import { api, ApiProblem, currentWorkspaceId, type Job, unwrap } from '../api/client';
+import { api, currentWorkspaceId, type Job, unwrap } from '../api/client';
 import { DataTable } from './table';
 import { ErrorNotice, Loading } from './ui';
 
 type Row = Record<string, unknown>;
 const PREVIEW = 20;
-
-/** The items of a result however it is shaped: a list, a profile bundle or one item. */
-export function itemsOf(result: unknown): Row[] {
-  if (Array.isArray(result)) return result as Row[];
-  if (result && typeof result === 'object') {
-    const bundle = result as { profile?: Row; posts?: Row[] };
-    if (bundle.profile && Array.isArray(bundle.posts)) return [bundle.profile, ...bundle.posts];
-    return [result as Row];
-  }
-  return [];
-}
 
 function show(value: unknown): string {
   if (value == null) return '';
@@ -35,28 +24,16 @@ function columnsOf(rows: Row[]): ColumnDef<Row, any>[] {
   return keys.slice(0, 12).map((key) => ({ header: key, id: key, accessorFn: (row: Row) => show(row[key]) }));
 }
 
-/**
- * The first items of a completed job: from GET /v1/jobs/{id}/items (a page, however large the
- * result), or from the job's result where that operation is not served.
- */
+/** The first items of a completed job, from GET /v1/jobs/{id}/items (one page, however large the result). */
 export function ResultPreview({ job }: { job: Job }) {
   const items = useQuery({
     queryKey: [currentWorkspaceId(), 'job-items', job.id],
     enabled: job.status === 'completed',
-    queryFn: async (): Promise<Row[] | 'no-items-endpoint'> => {
-      try {
-        const page = await unwrap(api.GET('/v1/jobs/{job_id}/items', { params: { path: { job_id: job.id }, query: { limit: PREVIEW } } }));
-        return page.items as Row[];
-      } catch (error) {
-        if (error instanceof ApiProblem && error.status === 404 && error.code === 'not_found') return 'no-items-endpoint';
-        throw error;
-      }
-    },
+    queryFn: async (): Promise<Row[]> => (await unwrap(api.GET('/v1/jobs/{job_id}/items', { params: { path: { job_id: job.id }, query: { limit: PREVIEW } } }))).items,
   });
   if (job.status !== 'completed') return <p className="muted">The result appears here when the job has completed.</p>;
   if (items.error) return <ErrorNotice error={items.error} />;
-  // Without the items endpoint, the job's own result (read again once the job has ended).
-  const rows = items.data === 'no-items-endpoint' ? (job.result == null && job.result_count ? undefined : itemsOf(job.result).slice(0, PREVIEW)) : items.data;
+  const rows = items.data;
   if (!rows) return <Loading label="Reading the result" />;
   return (
     <>

@@ -40,7 +40,7 @@ export default function JobDetail() {
           {!isTerminal(j.status) && (
             <span className="muted small" data-testid="live-mode">
               {' '}
-              · {job.mode === 'stream' ? 'live' : 'refreshing every second'}
+              · {job.mode === 'stream' ? 'live' : job.mode === 'polling' ? 'refreshing every second' : 'connecting…'}
             </span>
           )}
         </dd>

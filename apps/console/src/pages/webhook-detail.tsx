@@ -1,8 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
 import { useNavigate, useParams } from 'react-router';
-import { api, currentWorkspaceId, unwrap, unwrapPage } from '../api/client';
-import type { CreatedWebhook } from '../api/pending';
+import { api, currentWorkspaceId, type Schemas, unwrap, unwrapPage } from '../api/client';
 import { DataTable } from '../components/table';
 import { ConfirmButton, ErrorNotice, formatDate, Loading, PageHeader, Pager, SecretOnce, StatusBadge } from '../components/ui';
 import { atLeast } from '../roles';
@@ -26,11 +25,11 @@ export default function WebhookDetail() {
     placeholderData: keepPreviousData,
     refetchInterval: 2_000,
   });
-  const [secret, setSecret] = useState<CreatedWebhook | null>(null);
-  const [events, setEvents] = useState<string[] | null>(null);
+  const [secret, setSecret] = useState<Schemas['CreatedWebhook'] | null>(null);
+  const [events, setEvents] = useState<Schemas['WebhookEventSelector'][] | null>(null);
   const refreshAll = () => Promise.all([queryClient.invalidateQueries({ queryKey: key }), queryClient.invalidateQueries({ queryKey: deliveriesKey })]);
   const update = useMutation({
-    mutationFn: (body: { enabled?: boolean; events?: string[] }) => unwrap(api.PATCH('/v1/webhooks/{webhook_id}', { ...path, body })),
+    mutationFn: (body: Schemas['WebhookUpdateRequest']) => unwrap(api.PATCH('/v1/webhooks/{webhook_id}', { ...path, body })),
     onSuccess: () => {
       setEvents(null);
       void refreshAll();

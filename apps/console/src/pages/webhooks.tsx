@@ -1,8 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
-import { api, currentWorkspaceId, unwrap } from '../api/client';
-import type { CreatedWebhook } from '../api/pending';
+import { api, currentWorkspaceId, type Schemas, unwrap } from '../api/client';
 import { DataTable } from '../components/table';
 import { ErrorNotice, Field, formatDate, Loading, PageHeader, SecretOnce, StatusBadge, SubmitButton } from '../components/ui';
 import { atLeast } from '../roles';
@@ -18,10 +17,12 @@ export const WEBHOOK_EVENTS = [
   'schedule.run.dispatched',
   'schedule.run.skipped',
   'webhook.test',
-] as const;
+] as const satisfies ReadonlyArray<Schemas['WebhookEventType']>;
+
+type EventSelector = Schemas['WebhookEventSelector'];
 
 /** The events a webhook is sent, as checkboxes ("every event" is `*`). */
-export function EventPicker({ value, onChange }: { value: string[]; onChange: (events: string[]) => void }) {
+export function EventPicker({ value, onChange }: { value: EventSelector[]; onChange: (events: EventSelector[]) => void }) {
   const all = value.includes('*');
   return (
     <fieldset className="events">
@@ -52,8 +53,8 @@ export default function Webhooks() {
   const hooks = useQuery({ queryKey: key, queryFn: () => unwrap(api.GET('/v1/webhooks')) });
   const [url, setUrl] = useState('');
   const [description, setDescription] = useState('');
-  const [events, setEvents] = useState<string[]>(['*']);
-  const [created, setCreated] = useState<CreatedWebhook | null>(null);
+  const [events, setEvents] = useState<EventSelector[]>(['*']);
+  const [created, setCreated] = useState<Schemas['CreatedWebhook'] | null>(null);
   const create = useMutation({
     mutationFn: () => unwrap(api.POST('/v1/webhooks', { body: { url: url.trim(), events, ...(description.trim() ? { description: description.trim() } : {}) } })),
     onSuccess: (hook) => {

@@ -1,5 +1,5 @@
-import { sql } from 'kysely';
-import type { Executor, ScheduleRow, ScheduleRunRow, ScheduleRunStatus } from '@sdx/db';
+import { type ControlledTransaction, sql } from 'kysely';
+import type { Database, Db, Executor, ScheduleRow, ScheduleRunRow, ScheduleRunStatus } from '@sdx/db';
 import { createBatch } from '../batches/create-batch';
 import type { Services, Tenant } from '../context';
 import { ApiError, RequestValidationError } from '../errors';
@@ -67,12 +67,72 @@ export interface DispatchRunOptions {
   recovering?: boolean;
 }
 
+/** Which runs a hold asks for: given ones, or the oldest undispatched ones created before a time. */
+export type RunSelection = { ids: readonly string[] } | { createdBefore: Date; limit: number };
+
+/**
+ * A dispatcher's hold on runs: those still undispatched (queued, no job, no batch, no
+ * dispatched_at) among the ones asked for, locked FOR UPDATE SKIP LOCKED in a transaction that
+ * stays open while they are dispatched and commits with their outcomes. The row lock is the
+ * dispatch's lease: no one else dispatches a held run, and Postgres lets go of it the moment
+ * the holding process dies or loses its connection, so another scheduler's recovery takes the
+ * run at once, with no delay to wait out and no clock to agree on. A run another dispatcher
+ * holds, or one already dispatched, is left out.
+ */
+export interface RunHold {
+  /** The runs held, as locked. */
+  readonly runs: ScheduleRunRow[];
+  /** Records outcomes of held runs (recordRunOutcomes) and ends the hold; the runs as stored. */
+  settle(entries: Array<{ run: ScheduleRunRow; outcome: ScheduleRunOutcome }>, now: Date): Promise<ScheduleRunRow[]>;
+  /** Ends the hold without recording anything. */
+  release(): Promise<void>;
+}
+
+export async function holdRuns(db: Db, which: RunSelection): Promise<RunHold> {
+  if ('ids' in which && which.ids.length === 0) return { runs: [], settle: async () => [], release: async () => undefined };
+  const tx: ControlledTransaction<Database> = await db.startTransaction().execute();
+  let runs: ScheduleRunRow[];
+  try {
+    let query = tx
+      .selectFrom('schedule_runs')
+      .selectAll()
+      .where('status', '=', 'queued')
+      .where('job_id', 'is', null)
+      .where('batch_id', 'is', null)
+      .where('dispatched_at', 'is', null);
+    query = 'ids' in which ? query.where('id', 'in', [...which.ids]) : query.where('created_at', '<=', which.createdBefore).orderBy('created_at').limit(which.limit);
+    runs = await query.forUpdate().skipLocked().execute();
+  } catch (error) {
+    await tx.rollback().execute().catch(() => undefined);
+    throw error;
+  }
+  const release = async () => {
+    if (!tx.isCommitted && !tx.isRolledBack) await tx.rollback().execute();
+  };
+  return {
+    runs,
+    async settle(entries, now) {
+      try {
+        const recorded = await recordRunOutcomes(tx, entries, now);
+        await tx.commit().execute();
+        return recorded;
+      } catch (error) {
+        await release().catch(() => undefined);
+        throw error;
+      }
+    },
+    release,
+  };
+}
+
 /**
  * Dispatches one run exactly as POST /v1/jobs (one target) or POST /v1/batches (several) would:
  * the same checks, active-job cap and credit reservation, with the run ID as idempotency key.
  * Records the outcome on the run: queued with job_id or batch_id; skipped_credits on 402 (a
  * batch is all or nothing, so nothing was created); failed with the service error otherwise.
- * An unexpected error (database unreachable) is thrown and leaves the run for recovery.
+ * The run is held while it is dispatched (holdRuns); one another dispatcher holds, or that is
+ * no longer undispatched, is returned as stored, untouched. An unexpected error (database
+ * unreachable) is thrown and leaves the run for recovery.
  */
 export async function dispatchScheduleRun(
   services: Services,
@@ -80,8 +140,17 @@ export async function dispatchScheduleRun(
   run: ScheduleRunRow,
   options: DispatchRunOptions = {},
 ): Promise<ScheduleRunRow> {
-  const outcome = await attemptScheduleRun(services, schedule, run, options);
-  const [recorded] = await recordRunOutcomes(services.db, [{ run, outcome }], services.clock.now());
+  const hold = await holdRuns(services.db, { ids: [run.id] });
+  const held = hold.runs[0];
+  if (!held) return services.db.selectFrom('schedule_runs').selectAll().where('id', '=', run.id).executeTakeFirstOrThrow();
+  let outcome: ScheduleRunOutcome;
+  try {
+    outcome = await attemptScheduleRun(services, schedule, held, options);
+  } catch (error) {
+    await hold.release().catch(() => undefined);
+    throw error;
+  }
+  const [recorded] = await hold.settle([{ run: held, outcome }], services.clock.now());
   return recorded!;
 }
 

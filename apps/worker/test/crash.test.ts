@@ -1,6 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
-import { eventually, startTestStack, testRedisUrl, type SeededWorkspace, type TestStack, usageChecked } from '@sdx/testing';
+import { eventually, spawnWorkerProcess, startTestStack, type SeededWorkspace, type TestStack, usageChecked, type WorkerProcess } from '@sdx/testing';
 
 /**
  * Crash safety with a real worker process: a worker killed with SIGKILL in the middle of a
@@ -9,55 +7,18 @@ import { eventually, startTestStack, testRedisUrl, type SeededWorkspace, type Te
  * is billed exactly once.
  */
 
-const ROOT = path.resolve(__dirname, '../../..');
 const TIMING = { HEARTBEAT_TIMEOUT_MS: '2000', HEARTBEAT_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' };
 
 let stack: TestStack;
-let child: ChildProcess | null = null;
-let childOutput = '';
+let worker: WorkerProcess | null = null;
 
 beforeAll(async () => {
   stack = await startTestStack({ env: TIMING });
 });
 afterAll(async () => {
-  killChild();
+  worker?.kill();
   await stack.close();
 });
-
-/** Starts `npx tsx apps/worker/src/main.ts` in its own process group (tsx runs node as a grandchild). */
-function spawnWorker(): ChildProcess {
-  const proc = spawn('npx', ['tsx', 'apps/worker/src/main.ts'], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NODE_ENV: 'test',
-      DATABASE_URL: stack.databaseUrl,
-      REDIS_URL: testRedisUrl(),
-      REDIS_PREFIX: stack.config.redisPrefix,
-      WORKER_CONCURRENCY: '2',
-      JOB_RETRY_BASE_MS: '50',
-      LOG_LEVEL: 'info',
-      ...TIMING,
-    },
-  });
-  proc.stdout?.on('data', (d: Buffer) => (childOutput += d.toString()));
-  proc.stderr?.on('data', (d: Buffer) => (childOutput += d.toString()));
-  return proc;
-}
-
-/** SIGKILL to the whole process group of the worker this test started. */
-function killChild(): void {
-  if (child?.pid && child.exitCode === null && child.signalCode === null) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
-}
 
 const usage = (ws: SeededWorkspace) => usageChecked(stack, ws);
 
@@ -68,8 +29,9 @@ async function ledger(jobId: string) {
 
 it('a worker killed with SIGKILL mid-job: the job still completes once, resumes, and is billed once', async () => {
   const ws = await stack.workspace({ credits: 1000 });
-  child = spawnWorker();
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child!.once('exit', (code, signal) => resolve(signal ?? code)));
+  worker = spawnWorkerProcess(stack, { JOB_RETRY_BASE_MS: '50', ...TIMING });
+  const child = worker.proc;
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
 
   // Three pages of 100 playlist items, 1 s each.
   const created = await stack.api.post('/v1/jobs', {
@@ -83,7 +45,7 @@ it('a worker killed with SIGKILL mid-job: the job still completes once, resumes,
     const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
     return r.body.status === 'running' && r.body.progress_current > 0 ? r.body : undefined;
   }, 30_000, 25).catch((error) => {
-    throw new Error(`${String(error)}\nworker output:\n${childOutput}`);
+    throw new Error(`${String(error)}\nworker output:\n${worker!.output()}`);
   });
   expect(midway).toMatchObject({ attempts: 1, progress_current: 100 });
 

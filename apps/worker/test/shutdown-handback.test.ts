@@ -1,6 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
-import { eventually, startTestStack, testRedisUrl, type SeededWorkspace, type TestStack, usageChecked } from '@sdx/testing';
+import { eventually, spawnWorkerProcess, startTestStack, type SeededWorkspace, type TestStack, usageChecked, type WorkerProcess } from '@sdx/testing';
 
 /**
  * Shutdown hands work back: a worker process told to stop (SIGTERM) gives its attempts
@@ -9,58 +7,28 @@ import { eventually, startTestStack, testRedisUrl, type SeededWorkspace, type Te
  * for its heartbeat to expire. The next worker resumes it and it is billed once.
  */
 
-const ROOT = path.resolve(__dirname, '../../..');
 // A heartbeat timeout far longer than the test: only a hand-back can get the job going again in time.
 const TIMING = { HEARTBEAT_TIMEOUT_MS: '60000', HEARTBEAT_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '500' };
 
 let stack: TestStack;
-let child: ChildProcess | null = null;
-let childOutput = '';
+let worker: WorkerProcess | null = null;
 
 beforeAll(async () => {
   stack = await startTestStack({ env: TIMING });
 });
 afterAll(async () => {
-  if (child?.pid && child.exitCode === null && child.signalCode === null) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // already gone
-    }
-  }
+  worker?.kill();
   await stack.close();
 });
-
-/** The worker process itself (node with tsx's loader), so the signal reaches its own handler. */
-function spawnWorker(): ChildProcess {
-  const proc = spawn(process.execPath, ['--import', 'tsx', 'apps/worker/src/main.ts'], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NODE_ENV: 'test',
-      DATABASE_URL: stack.databaseUrl,
-      REDIS_URL: testRedisUrl(),
-      REDIS_PREFIX: stack.config.redisPrefix,
-      WORKER_CONCURRENCY: '2',
-      WORKER_SHUTDOWN_GRACE_MS: '300',
-      LOG_LEVEL: 'info',
-      ...TIMING,
-    },
-  });
-  proc.stdout?.on('data', (d: Buffer) => (childOutput += d.toString()));
-  proc.stderr?.on('data', (d: Buffer) => (childOutput += d.toString()));
-  return proc;
-}
 
 const usage = (ws: SeededWorkspace) => usageChecked(stack, ws);
 
 it('a worker stopped mid-job hands the job back at once; the next worker resumes it and it is billed once', async () => {
   const ws = await stack.workspace({ credits: 1000 });
-  child = spawnWorker();
-  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child!.once('exit', (code, signal) => resolve(signal ?? code)));
+  // The worker process itself (node with tsx's loader), so SIGTERM reaches its own handler.
+  worker = spawnWorkerProcess(stack, { WORKER_SHUTDOWN_GRACE_MS: '300', ...TIMING }, { direct: true });
+  const child = worker.proc;
+  const exited = new Promise<NodeJS.Signals | number | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
 
   // Four pages of 100 playlist items, 700 ms each.
   const created = await stack.api.post('/v1/jobs', {
@@ -73,7 +41,7 @@ it('a worker stopped mid-job hands the job back at once; the next worker resumes
     const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
     return r.body.status === 'running' && r.body.progress_current > 0 ? r.body : undefined;
   }, 30_000, 25).catch((error) => {
-    throw new Error(`${String(error)}\nworker output:\n${childOutput}`);
+    throw new Error(`${String(error)}\nworker output:\n${worker!.output()}`);
   });
 
   const stoppedAt = Date.now();
@@ -81,7 +49,7 @@ it('a worker stopped mid-job hands the job back at once; the next worker resumes
   expect(await exited).toBe(0);
   // Grace (300 ms) and the hand-back, not the heartbeat timeout (60 s).
   expect(Date.now() - stoppedAt).toBeLessThan(5_000);
-  expect(childOutput).toContain('attempt handed back at shutdown');
+  expect(worker!.output()).toContain('attempt handed back at shutdown');
 
   const handedBack = await stack.runtime.db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
   expect(handedBack).toMatchObject({ status: 'queued', attempts: 0, lease_token: null, progress_stage: 'queued' });

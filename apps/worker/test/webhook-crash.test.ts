@@ -1,8 +1,6 @@
-import { type ChildProcess, spawn } from 'node:child_process';
-import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
 import { dispatchEvents } from '@sdx/domain';
-import { eventually, startTestStack, startWebhookReceiver, testRedisUrl, type TestStack, type WebhookReceiver } from '@sdx/testing';
+import { eventually, spawnWorkerProcess, startTestStack, startWebhookReceiver, type TestStack, type WebhookReceiver, type WorkerProcess } from '@sdx/testing';
 
 /**
  * No event is lost to a crash. A real worker process (extraction only: WEBHOOK_CONCURRENCY=0,
@@ -11,11 +9,9 @@ import { eventually, startTestStack, startWebhookReceiver, testRedisUrl, type Te
  * delivers them. And when the deliveries were made but their queue entries are gone (a process
  * died before queueing them, or Redis lost them), the sweep queues them again.
  */
-const ROOT = path.resolve(__dirname, '../../..');
 let stack: TestStack;
 let receiver: WebhookReceiver;
-let child: ChildProcess | null = null;
-let output = '';
+let spawned: WorkerProcess | null = null;
 
 const ENV = { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1' };
 
@@ -24,56 +20,24 @@ beforeAll(async () => {
   receiver = await startWebhookReceiver();
 });
 afterAll(async () => {
-  kill();
+  spawned?.kill();
   await receiver.close();
   await stack.close();
 });
 
-function spawnWorker(): ChildProcess {
-  const proc = spawn('npx', ['tsx', 'apps/worker/src/main.ts'], {
-    cwd: ROOT,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: {
-      PATH: process.env.PATH,
-      HOME: process.env.HOME,
-      NODE_ENV: 'test',
-      DATABASE_URL: stack.databaseUrl,
-      REDIS_URL: testRedisUrl(),
-      REDIS_PREFIX: stack.config.redisPrefix,
-      WORKER_CONCURRENCY: '2',
-      WEBHOOK_CONCURRENCY: '0',
-      LOG_LEVEL: 'info',
-      ...ENV,
-    },
-  });
-  proc.stdout?.on('data', (d: Buffer) => (output += d.toString()));
-  proc.stderr?.on('data', (d: Buffer) => (output += d.toString()));
-  return proc;
-}
-
-function kill(): void {
-  if (child?.pid && child.exitCode === null && child.signalCode === null) {
-    try {
-      process.kill(-child.pid, 'SIGKILL');
-    } catch {
-      // gone already
-    }
-  }
-}
-
 it('delivers the events of jobs completed by a worker killed with SIGKILL before it could deliver them', async () => {
   const ws = await stack.workspace({ credits: 1000 });
   const hook = await stack.api.post('/v1/webhooks', { headers: ws.auth, body: { url: receiver.url, events: ['job.completed'] } });
-  child = spawnWorker();
-  const exited = new Promise<unknown>((resolve) => child!.once('exit', (code, signal) => resolve(signal ?? code)));
+  spawned = spawnWorkerProcess(stack, { WEBHOOK_CONCURRENCY: '0', ...ENV });
+  const child = spawned.proc;
+  const exited = new Promise<unknown>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
   const jobs = await Promise.all(['crash_a', 'crash_b'].map((target) => stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target } })));
   const ids = jobs.map((r) => r.body.id as string);
   await eventually(async () => {
     const rows = await stack.runtime.db.selectFrom('jobs').select('status').where('id', 'in', ids).execute();
     return rows.every((r) => r.status === 'completed');
   }, 60_000).catch((error) => {
-    throw new Error(`${String(error)}\nworker output:\n${output}`);
+    throw new Error(`${String(error)}\nworker output:\n${spawned!.output()}`);
   });
   process.kill(-child.pid!, 'SIGKILL');
   expect(await exited).toBe('SIGKILL');

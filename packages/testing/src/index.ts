@@ -9,3 +9,4 @@ export * from './private-servers';
 export * from './ledger';
 export * from './docs';
 export * from './webhook-receiver';
+export * from './worker-process';

@@ -1,14 +1,14 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
 import { ensureConsoleBuild } from '@sdx/console';
-import { createLogger, loadConfig } from '@sdx/config';
+import { createLogger, loadConfig, nodeHeapArgs } from '@sdx/config';
 import { createDb, ensureDatabase, migrateToLatest } from '@sdx/db';
 import { addMember, countWorkspaces, createApiKey, createUser, createWorkspace, hashPassword, randomToken, recordAudit, systemActor, systemClock } from '@sdx/domain';
 
 /**
  * `npm start`: builds the web console when its build is missing or older than its sources,
  * migrates the database, then runs the api, worker and scheduler as three processes
- * against DATABASE_URL and REDIS_URL, and restarts any of them that exits unexpectedly (with a
+ * against DATABASE_URL and REDIS_URL (each with a heap bound of MAX_HEAP_MB), and restarts any of them that exits unexpectedly (with a
  * backoff: 0.5 s, doubling up to 30 s while it keeps dying young). On first start against an
  * empty database (not in production) it creates a demo workspace owned by a demo user
  * (demo@example.com, with a personal workspace of their own) and prints the workspace's API key
@@ -61,7 +61,7 @@ async function prepare(): Promise<void> {
 }
 
 function run(app: (typeof APPS)[number]): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps', app, 'src', 'main.ts')], {
+  return spawn(process.execPath, [...nodeHeapArgs(loadConfig()), '--import', 'tsx', path.join(ROOT, 'apps', app, 'src', 'main.ts')], {
     cwd: ROOT,
     stdio: 'inherit',
     env: process.env,

@@ -15,7 +15,11 @@ export interface ApiDeps {
   redis: IORedis;
   /** Aborted when the process starts shutting down: long waits (POST /v1/extract) answer at once. */
   draining?: AbortSignal;
-  /** The per-workspace bound on heavy reads (built by createApp from the configuration when not given). */
+  /**
+   * The bounds on heavy reads. When not given, createApp builds the per-workspace bound from the
+   * configuration, and heavy reads use the services' pool (the API process passes
+   * HeavyReads.fromConfig, with a pool of their own).
+   */
   heavyReads?: HeavyReads;
   /** Built by createApp from `redis` when not given. */
   loginLimiter?: LoginLimiter;

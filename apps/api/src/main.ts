@@ -3,6 +3,7 @@ import { migrateToLatest } from '@sdx/db';
 import { addQueueCountsSource, bullQueueCounts, collectProcessMetrics } from '@sdx/metrics';
 import { createRuntime, onShutdown } from '@sdx/runtime';
 import { createApp } from './app';
+import { HeavyReads } from './middleware/heavy-reads';
 import { RedisRateLimiter } from './middleware/rate-limit';
 import { createApiServer } from './server';
 
@@ -19,7 +20,8 @@ async function main(): Promise<void> {
   addQueueCountsSource(bullQueueCounts([runtime.queues.jobs, runtime.queues.batchChildren]));
   const limiter = new RedisRateLimiter(runtime.redis, config.redisPrefix);
   const drain = new AbortController();
-  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, draining: drain.signal });
+  const heavyReads = HeavyReads.fromConfig(config);
+  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, draining: drain.signal, heavyReads });
   const server = createApiServer(app);
   server.listen(config.port, () => runtime.log.info({ port: config.port }, 'api listening'));
 
@@ -37,6 +39,7 @@ async function main(): Promise<void> {
       server.closeIdleConnections();
       await closed;
       clearInterval(sweep);
+      await heavyReads.close();
       await runtime.close();
     },
     Math.max(10_000, config.syncTimeoutMs + SHUTDOWN_MARGIN_MS),

@@ -27,8 +27,8 @@ afterAll(async () => {
   await stack.close();
 });
 
-const REQUEST_HEADERS = ['X-API-Key', 'X-CSRF-Token', 'X-Workspace-ID', 'Idempotency-Key', 'X-Request-ID', 'Content-Type', 'Authorization', 'Cache-Control'];
-const EXPOSED = ['X-Request-ID', 'Location', 'Link', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Content-Disposition'];
+const REQUEST_HEADERS = ['X-API-Key', 'X-CSRF-Token', 'X-Workspace-ID', 'Idempotency-Key', 'If-None-Match', 'X-Request-ID', 'Content-Type', 'Authorization', 'Cache-Control'];
+const EXPOSED = ['X-Request-ID', 'Location', 'Link', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Content-Disposition', 'ETag'];
 
 const listOf = (value: unknown) =>
   String(value ?? '')

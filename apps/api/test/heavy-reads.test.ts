@@ -1,4 +1,5 @@
 import { Writable } from 'node:stream';
+import { sql } from 'kysely';
 import { EventEmitter } from 'node:events';
 import { HeavyReads, RedisRateLimiter } from '@sdx/app-api';
 import { createApp } from '@sdx/app-api';
@@ -78,24 +79,30 @@ it('reads the next slice only once the client has taken the last one (backpressu
   expect(written.length).toBeGreaterThanOrEqual(60);
 });
 
-describe('the per-workspace bound on heavy reads', () => {
-  const heavyReads = new HeavyReads(1, 1_000);
-  let api: ContractClient;
-  beforeAll(() => {
-    const app = createApp({
+/** A client of an app of the test stack's services with these heavy-read bounds. */
+function clientWith(heavyReads: HeavyReads): ContractClient {
+  return new ContractClient(
+    createApp({
       services: stack.runtime.services,
       registry: stack.runtime.registry,
       limiter: new RedisRateLimiter(stack.runtime.redis, stack.config.redisPrefix),
       redis: stack.runtime.redis,
       heavyReads,
-    });
-    api = new ContractClient(app);
+    }),
+  );
+}
+
+describe('the per-workspace bound on heavy reads', () => {
+  const heavyReads = new HeavyReads(1, 1_000);
+  let api: ContractClient;
+  beforeAll(() => {
+    api = clientWith(heavyReads);
   });
 
   it('answers 429 concurrent_read_limit_exceeded beyond it, for that workspace and large reads only', async () => {
     // One large read of the workspace in progress.
     const inProgress = new EventEmitter();
-    heavyReads.admit(inProgress, ws.workspaceId, 6_000);
+    heavyReads.admit(inProgress, ws.workspaceId, 6_000, stack.runtime.db);
     expect(heavyReads.running(ws.workspaceId)).toBe(1);
 
     for (const path of [`/v1/jobs/${bigJobId}`, `/v1/jobs/${bigJobId}/export?format=csv`, '/v1/jobs']) {
@@ -118,5 +125,49 @@ describe('the per-workspace bound on heavy reads', () => {
     expect(allowed.body.result).toHaveLength(6_000);
     // Its place is given back when its response closes.
     expect(heavyReads.running(ws.workspaceId)).toBe(0);
+  });
+});
+
+describe("the heavy reads' pool", () => {
+  it('runs the slice queries of every heavy read, of any workspace, on its own connections, taking turns', async () => {
+    const heavyReads = HeavyReads.fromConfig({ ...stack.config, heavyReadConnections: 1 });
+    const client = clientWith(heavyReads);
+    const backends = async () => {
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity where datname = current_database() and application_name = 'api-heavy-reads'`.execute(stack.runtime.db);
+      return rows[0]!.n;
+    };
+    try {
+      // A second workspace with a large result of its own.
+      const other = await stack.workspace({ credits: 20_000 });
+      const created = await stack.api.post('/v1/jobs', { headers: other.auth, body: { platform: 'twitter', operation: 'followers', target: 'heavyreads2', limit: 3_000 } });
+      await eventually(async () => (await stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', created.body.id).executeTakeFirstOrThrow()).status === 'completed', 30_000);
+      // The test stack's own heavy-reads pool may hold a connection already (earlier tests).
+      const before = await backends();
+
+      let most = 0;
+      const sampling = setInterval(() => void backends().then((n) => (most = Math.max(most, n))), 20);
+      const [a, b, c, small] = await Promise.all([
+        client.get(`/v1/jobs/${bigJobId}`, { headers: ws.auth }),
+        client.get(`/v1/jobs/${created.body.id}/export`, { headers: other.auth, query: { format: 'ndjson' } }),
+        client.get(`/v1/jobs/${bigJobId}/export`, { headers: ws.auth, query: { format: 'csv' } }),
+        client.get(`/v1/jobs/${smallJobId}`, { headers: ws.auth }),
+      ]);
+      clearInterval(sampling);
+      // Every read whole, the heavy ones through one connection.
+      expect(a.status).toBe(200);
+      expect(a.body.result).toHaveLength(6_000);
+      expect(b.status).toBe(200);
+      expect(b.text.trim().split('\n')).toHaveLength(3_000);
+      expect(c.status).toBe(200);
+      expect(c.text.trim().split('\n')).toHaveLength(6_001);
+      expect(small.status).toBe(200);
+      expect(await backends()).toBe(before + 1);
+      expect(most).toBeLessThanOrEqual(before + 1);
+      await heavyReads.close();
+      // Its connection ends with it (the backend goes a moment after the client has closed).
+      await eventually(async () => (await backends()) === before, 5_000);
+    } finally {
+      await heavyReads.close();
+    }
   });
 });

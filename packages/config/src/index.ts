@@ -49,6 +49,19 @@ export interface AppConfig {
   heavyReadsPerWorkspace: number;
   /** A read streaming more result items than this is a heavy read. */
   heavyReadMinItems: number;
+  /**
+   * Connections of the API process's pool for heavy reads' slice queries: every heavy read of
+   * the process, of any workspace, takes its turn on them (first come, first served), and none
+   * takes a connection the other requests need.
+   */
+  heavyReadConnections: number;
+  /**
+   * The V8 heap bound (old space, MB) `npm start` gives each process it runs. Without one, V8
+   * sizes it from the host's memory and lets garbage pile up far beyond what is live before it
+   * collects (a streaming API's RSS then grows by hundreds of MB). Containers set theirs in
+   * NODE_OPTIONS, sized to their memory limit.
+   */
+  maxHeapMb: number;
   /** On SIGTERM, attempts a worker cannot finish within this are handed back to the queue. */
   workerShutdownGraceMs: number;
   /** Seed a demo workspace on first start against an empty database (never in production). */
@@ -139,6 +152,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     queueFairness: fairness(env.QUEUE_FAIRNESS),
     heavyReadsPerWorkspace: int(env, 'HEAVY_READS_PER_WORKSPACE', 2, 1),
     heavyReadMinItems: int(env, 'HEAVY_READ_MIN_ITEMS', 1000, 0),
+    heavyReadConnections: int(env, 'HEAVY_READ_CONNECTIONS', 1, 1),
+    maxHeapMb: int(env, 'MAX_HEAP_MB', 1024, 64),
     workerShutdownGraceMs: int(env, 'WORKER_SHUTDOWN_GRACE_MS', 10000, 0),
     seedDemo: nodeEnv !== 'production' && env.SEED_DEMO !== '0',
     newWorkspaceCredits: int(env, 'NEW_WORKSPACE_CREDITS', 1000),
@@ -317,3 +332,8 @@ export function createLogger(
 }
 
 export type { Logger };
+
+/** The node options a process of the service is started with: its heap bound (MAX_HEAP_MB). */
+export function nodeHeapArgs(config: Pick<AppConfig, 'maxHeapMb'>): string[] {
+  return [`--max-old-space-size=${config.maxHeapMb}`];
+}

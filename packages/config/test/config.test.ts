@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger, loadConfig, logFormatFor, resolveProviderMode, sandboxWarning } from '../src';
+import { createLogger, loadConfig, logFormatFor, nodeHeapArgs, resolveProviderMode, sandboxWarning } from '../src';
 
 function sink(): { stream: Writable; text: () => string } {
   const chunks: string[] = [];
@@ -107,5 +107,21 @@ describe('retention', () => {
     expect(loadConfig({ RETENTION_INTERVAL_MS: '60000' }, false).retentionIntervalMs).toBe(60_000);
     expect(loadConfig({ IDEMPOTENCY_PURGE_INTERVAL_MS: '0' }, false).retentionIntervalMs).toBe(0);
     expect(loadConfig({ RETENTION_INTERVAL_MS: '5000', IDEMPOTENCY_PURGE_INTERVAL_MS: '0' }, false).retentionIntervalMs).toBe(5_000);
+  });
+});
+
+describe('heavy reads and the heap bound', () => {
+  it('gives heavy reads one connection of their own and each process a 1,024 MB heap by default', () => {
+    const config = loadConfig({}, false);
+    expect(config.heavyReadConnections).toBe(1);
+    expect(config.maxHeapMb).toBe(1024);
+    expect(nodeHeapArgs(config)).toEqual(['--max-old-space-size=1024']);
+  });
+
+  it('reads HEAVY_READ_CONNECTIONS (at least 1) and MAX_HEAP_MB (at least 64)', () => {
+    expect(loadConfig({ HEAVY_READ_CONNECTIONS: '3' }, false).heavyReadConnections).toBe(3);
+    expect(() => loadConfig({ HEAVY_READ_CONNECTIONS: '0' }, false)).toThrow(/HEAVY_READ_CONNECTIONS must be an integer >= 1/);
+    expect(nodeHeapArgs(loadConfig({ MAX_HEAP_MB: '384' }, false))).toEqual(['--max-old-space-size=384']);
+    expect(() => loadConfig({ MAX_HEAP_MB: '32' }, false)).toThrow(/MAX_HEAP_MB must be an integer >= 64/);
   });
 });

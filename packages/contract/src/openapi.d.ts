@@ -365,7 +365,9 @@ export interface paths {
          * Get a job
          * @description Progress, attempts, settlement, and the result or error. The result is streamed; one of
          *     more than 1,000 items is a heavy read (429 `concurrent_read_limit_exceeded` beyond the
-         *     workspace's bound; see Large results).
+         *     workspace's bound; see Large results). Every answer carries an `ETag`; a poller that
+         *     sends it back in `If-None-Match` gets 304 with no body while the job is unchanged,
+         *     which reads no result and is never a heavy read.
          */
         get: operations["getJob"];
         put?: never;
@@ -3858,6 +3860,12 @@ export interface components {
     };
     parameters: {
         /**
+         * @description The `ETag` of an earlier answer (several, comma-separated, or `*`). While the job is
+         *     unchanged the answer is 304 with no body, and no result is read.
+         * @example W/"nq0Xq3oKQyCk2v0dM1m3UQ"
+         */
+        IfNoneMatch: string;
+        /**
          * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
          *     own workspace, for a session caller one of the user's workspaces (default: the personal
          *     one); 403 `workspace_forbidden` otherwise.
@@ -4204,6 +4212,12 @@ export interface components {
         };
     };
     headers: {
+        /**
+         * @description A weak validator of the job as answered: it changes whenever anything in the job does
+         *     (status, progress, heartbeat, settlement, the result or its expiry). Send it back in
+         *     `If-None-Match` to get 304 while nothing has changed.
+         */
+        ETag: string;
         /**
          * @description Identifies the request for support correlation. Echoes a caller-sent `X-Request-ID`
          *     (at most 128 characters of `[A-Za-z0-9._:-]`), otherwise generated.
@@ -5051,6 +5065,12 @@ export interface operations {
                  *     one); 403 `workspace_forbidden` otherwise.
                  */
                 "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The `ETag` of an earlier answer (several, comma-separated, or `*`). While the job is
+                 *     unchanged the answer is 304 with no body, and no result is read.
+                 * @example W/"nq0Xq3oKQyCk2v0dM1m3UQ"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
             path: {
                 /** @description Job ID (`job_...`). */
@@ -5064,6 +5084,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    ETag: components["headers"]["ETag"];
                     "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
                     "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
                     "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
@@ -5072,6 +5093,15 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["JobResponse"];
                 };
+            };
+            /** @description Not modified. The job is as it was when its `ETag` (sent in `If-None-Match`) was given; no body. */
+            304: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import request from 'supertest';
-import { createApp, LiveHub, RedisRateLimiter, type RateLimiter } from '@sdx/app-api';
+import { createApp, HeavyReads, LiveHub, RedisRateLimiter, type RateLimiter } from '@sdx/app-api';
 import { startWorker, type RunningWorker } from '@sdx/app-worker';
 import { type AppConfig, createLogger, loadConfig } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
@@ -120,12 +120,12 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     log,
     webhookResolver: options.webhookResolver,
   });
-  await runtime.redis.ping().catch(async () => {
-    await new Promise((resolve) => runtime.redis.once('ready', resolve));
-  });
+  await untilRedisReady(runtime);
   const limiter = options.limiter ?? new RedisRateLimiter(runtime.redis, config.redisPrefix);
   const live = new LiveHub({ db: runtime.db, redisUrl: config.redisUrl, prefix: config.redisPrefix, log: runtime.log });
-  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, live });
+  // As the API process builds it: heavy reads on a pool of their own.
+  const heavyReads = HeavyReads.fromConfig(config);
+  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, live, heavyReads });
   const stack: TestStack = {
     runtime,
     config,
@@ -151,6 +151,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     async close() {
       await stack.worker?.close();
       await live.close();
+      await heavyReads.close();
       await runtime.queues.jobs.obliterate({ force: true }).catch(() => undefined);
       await runtime.queues.batchChildren.obliterate({ force: true }).catch(() => undefined);
       await runtime.queues.webhookDeliveries.obliterate({ force: true }).catch(() => undefined);
@@ -242,6 +243,14 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
+}
+
+/**
+ * Waits until a runtime's Redis connection is ready. Its clients do not queue commands while
+ * offline, so a request served before then meets a Redis that looks down and answers 503.
+ */
+export async function untilRedisReady(runtime: Runtime, timeoutMs = 10_000): Promise<void> {
+  await eventually(async () => runtime.redis.status === 'ready', timeoutMs, 10);
 }
 
 /** Listens on an ephemeral loopback port (for tests that need a real socket). */

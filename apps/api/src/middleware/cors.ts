@@ -7,6 +7,7 @@ export const CORS_REQUEST_HEADERS = [
   'Cache-Control',
   'Content-Type',
   'Idempotency-Key',
+  'If-None-Match',
   'X-API-Key',
   'X-CSRF-Token',
   'X-Request-ID',
@@ -16,6 +17,7 @@ export const CORS_REQUEST_HEADERS = [
 /** Response headers a browser caller may read (beyond the CORS-safelisted ones). */
 export const CORS_EXPOSED_HEADERS = [
   'Content-Disposition',
+  'ETag',
   'Link',
   'Location',
   'RateLimit-Limit',

@@ -14,12 +14,12 @@ export const exportBatch = ({ services, heavyReads }: AppDeps): RequestHandler =
   const format = exportFormatOf(req);
   const tenant = tenantOf(res);
   const prepared = await prepareBatchExport(services.db, tenant, String(req.params.batch_id));
-  heavyReads.admit(res, tenant.workspace.id, batchExportItems(prepared));
+  const db = heavyReads.admit(res, tenant.workspace.id, batchExportItems(prepared), services.db);
   const tabular = { contextColumns: BATCH_CONTEXT_COLUMNS, itemKinds: prepared.itemKinds };
   await sendDownload(res, 'batch', prepared.batch.id, format, (out) => {
-    if (format === 'csv') return writeCsv(batchExportRows(services.db, prepared), out, tabular);
-    if (format === 'xlsx') return writeXlsx(batchExportRows(services.db, prepared), out, tabular);
-    if (format === 'ndjson') return streamText(batchExportLines(services.db, prepared))(out);
-    return streamText(batchExportJson(services.db, prepared))(out);
+    if (format === 'csv') return writeCsv(batchExportRows(db, prepared), out, tabular);
+    if (format === 'xlsx') return writeXlsx(batchExportRows(db, prepared), out, tabular);
+    if (format === 'ndjson') return streamText(batchExportLines(db, prepared))(out);
+    return streamText(batchExportJson(db, prepared))(out);
   });
 };

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import type { JobRow } from '@sdx/db';
 import { type JobFlags, type PageCount, pageCountsOf, renderJob, resultJson, resultSourceId, type Services } from '@sdx/domain';
@@ -102,4 +103,22 @@ async function* coalesced(chunks: AsyncIterable<string>): AsyncGenerator<string>
     }
   }
   if (parts.length > 0) yield parts.join('');
+}
+
+/**
+ * The job's ETag, weak (the bytes differ with the content encoding): a digest of its rendered
+ * fields and of where its result is read from. A completed job's stored result never changes
+ * (its expiry is one of the fields), so the fields stand for the whole answer; anything that
+ * changes the job (status, progress, heartbeat, settlement, expiry) changes the tag.
+ */
+export function jobETag(job: JobRow): string {
+  const digest = createHash('sha256').update(JSON.stringify(renderJob(job, null))).update(resultSourceId(job)).digest('base64url');
+  return `W/"${digest.slice(0, 22)}"`;
+}
+
+/** Whether an If-None-Match header (one tag, a comma-separated list, or *) names `etag`, compared weakly. */
+export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  const opaque = (tag: string) => tag.trim().replace(/^W\//, '');
+  return header.split(',').some((tag) => tag.trim() === '*' || opaque(tag) === opaque(etag));
 }

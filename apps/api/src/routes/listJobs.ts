@@ -23,7 +23,8 @@ export const listJobs = ({ services, heavyReads }: AppDeps): RequestHandler => a
     scheduleId: text(req.query.schedule_id),
   };
   const page = await list(services.db, tenant, pageRequestOf(req, 25), filters);
-  if (withResult) heavyReads.admit(res, tenant.workspace.id, page.rows.reduce((n, job) => n + (job.status === 'completed' && !job.result_expired ? (job.result_count ?? 0) : 0), 0));
+  const items = withResult ? page.rows.reduce((n, job) => n + (job.status === 'completed' && !job.result_expired ? (job.result_count ?? 0) : 0), 0) : 0;
+  const db = heavyReads.admit(res, tenant.workspace.id, items, services.db);
   setNextLink(req, res, page.next);
-  await sendJobs(res, services, page.rows, withResult);
+  await sendJobs(res, { ...services, db }, page.rows, withResult);
 };

@@ -33,7 +33,9 @@ export async function startDrillEnvironment(label: string, env: Record<string, s
   await db.destroy();
   const prefix = `drill${randomBytes(3).toString('hex')}`;
   const fullEnv = { NODE_ENV: 'production', PROVIDER_MODE: 'sandbox', DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: prefix, LOG_LEVEL: 'info', ...env };
-  const runtime = createRuntime(loadConfig({ ...fullEnv, LOG_LEVEL: 'silent' }), { name: `drill-${label}`, dbPoolSize: 20 });
+  const config = loadConfig({ ...fullEnv, LOG_LEVEL: 'silent' });
+  // This process's runtime chooses its providers from the drill's environment, as the service processes do.
+  const runtime = createRuntime(config, { name: `drill-${label}`, dbPoolSize: 20, env: fullEnv });
   await runtime.redis.ping().catch(() => new Promise((resolve) => runtime.redis.once('ready', resolve)));
   return {
     postgres,

@@ -53,6 +53,10 @@ async function main(): Promise<void> {
     await sleep(6_000);
 
     const queuedBefore = Number((await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0]!.n);
+    // Passes from here on are the recovery: one just before it (a worker's first pass re-adds
+    // what was admitted before the deployment's data epoch existed) is not, and its entries were
+    // lost with the data anyway.
+    const stoppingAt = Date.now();
     await drill.redis.stop({ save: false });
     await drill.redis.start();
     const restartedAt = Date.now();
@@ -74,7 +78,7 @@ async function main(): Promise<void> {
     );
     const requeueMs = requeuedAt - restartedAt;
     await sleep(1_000);
-    const perWorker = workers.map((w) => reconciled(w, restartedAt - 1000));
+    const perWorker = workers.map((w) => reconciled(w, stoppingAt));
     const total = perWorker.reduce((a, b) => a + b, 0);
     const queuedNow = Number((await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0]!.n);
     const alive = workers.filter((w) => w.alive()).length;

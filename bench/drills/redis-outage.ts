@@ -9,7 +9,7 @@
  * no process dies; every admitted job completes once Redis is back; the ledger is exact.
  * Figures: answers by phase, time from Redis back to the first 202 and to every job completed.
  *
- * Run: npm run drill:redis-outage   (DRILL_OUTAGE_S=20, DRILL_RATE=20)
+ * Run: npm run drill:redis-outage   (DRILL_OUTAGE_S=20, DRILL_RATE=20, DRILL_BEFORE_S=10, DRILL_AFTER_S=15)
  */
 import http from 'node:http';
 import { sql } from 'kysely';
@@ -19,8 +19,8 @@ import { checkLedger, report, sleep, startDrillEnvironment, startService, waitUn
 
 const OUTAGE_MS = Number(process.env.DRILL_OUTAGE_S ?? 20) * 1000;
 const RATE = Number(process.env.DRILL_RATE ?? 20);
-const BEFORE_MS = 10_000;
-const AFTER_MS = 15_000;
+const BEFORE_MS = Number(process.env.DRILL_BEFORE_S ?? 10) * 1000;
+const AFTER_MS = Number(process.env.DRILL_AFTER_S ?? 15) * 1000;
 const TIMING = { HEARTBEAT_TIMEOUT_MS: '3000', HEARTBEAT_INTERVAL_MS: '300', RECONCILE_INTERVAL_MS: '1000', WORKER_CONCURRENCY: '8' };
 
 type Phase = 'before' | 'during' | 'after';

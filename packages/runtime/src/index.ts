@@ -47,6 +47,8 @@ export interface RuntimeOptions {
   /** Providers to use instead of those chosen from the environment (tests). */
   providers?: Provider[];
   dbPoolSize?: number;
+  /** The environment providers are chosen from (PROVIDER_MODE, upstream credentials); process.env by default. */
+  env?: NodeJS.ProcessEnv;
   /** How webhook hosts are resolved (tests give a fake DNS); the system's resolver otherwise. */
   webhookResolver?: Resolver;
 }
@@ -79,7 +81,7 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
   });
   redis.on('ready', () => redisOutage.succeeded());
   const queues = new ExtractionQueues(redis, config.redisPrefix, config.queueFairness);
-  const registry = createProviderRegistry(options.providers ?? chooseProviders(config, log));
+  const registry = createProviderRegistry(options.providers ?? chooseProviders(config, log, options.env));
   // The batchers call back into the domain with the services they belong to.
   const batch = createBatchers(() => services);
   const webhooks = new WebhookSender({

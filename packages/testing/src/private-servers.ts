@@ -139,7 +139,10 @@ export async function startPrivatePostgres(): Promise<PrivatePostgres> {
   }
   const port = await freePort();
   await asClusterOwner('initdb', ['-D', data, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync']);
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c synchronous_commit=off -c max_connections=300`;
+  // fsync off: the drills crash Postgres, never the machine, so what reached the OS survives.
+  // synchronous_commit stays on: a commit is acknowledged only once its WAL is written, so an
+  // immediate stop (a crash) loses no job a client was told of, as on a real server.
+  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off -c max_connections=300`;
   const start = () => asClusterOwner('pg_ctl', ['-D', data, '-l', path.join(dir, 'log'), '-o', options, '-w', '-t', '60', 'start']);
   const url = (database = 'postgres') => `postgres://postgres@127.0.0.1:${port}/${database}`;
   await start();

@@ -36,9 +36,10 @@
  * API runs in this process. Every request has a distinct target, so deduplication and the
  * cache never short-circuit the work; the workspace has ample credits, rate limit and cap.
  *
- * Targets: (a) API (one workspace) ≥ 0.5 × bare throughput, p99 < 50 ms and no failure at
+ * Targets (since the job path was reorganised, docs/performance.md):
+ *          (a) API (one workspace) ≥ 0.45 × bare throughput, p99 < 50 ms and no failure at
  *              200 req/s offered;
- *          (b) service ≥ 0.3 × raw BullMQ (end to end, in-process producers). Exits with code 1
+ *          (b) service ≥ 0.25 × raw BullMQ (end to end, in-process producers). Exits with code 1
  *              when one is missed.
  *
  * Run: npm run bench:jobs   (BENCH_PARTS=a or b runs one part only)
@@ -78,9 +79,9 @@ const LEVELS = [...new Set((process.env.BENCH_LEVELS ?? '16,64,256').split(',').
 const KINDS = ['bare', 'api', 'spread'] as const;
 type Kind = (typeof KINDS)[number];
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'a,b').split(','));
-const TARGET_RATIO_A = 0.5;
+const TARGET_RATIO_A = 0.45;
 const TARGET_P99_MS = 50;
-const TARGET_RATIO_B = 0.3;
+const TARGET_RATIO_B = 0.25;
 
 async function main(): Promise<void> {
   // Production runs the sandbox only when told to (the provider choice reads the process's

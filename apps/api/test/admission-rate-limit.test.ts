@@ -4,7 +4,7 @@ import type IORedis from 'ioredis';
 import { createApp, RedisRateLimiter } from '@sdx/app-api';
 import { createFastRedis } from '@sdx/queue';
 import { createRuntime, type Runtime } from '@sdx/runtime';
-import { ContractClient, eventually, startTestStack, type TestStack, countWorkspaceRows } from '@sdx/testing';
+import { ContractClient, eventually, startTestStack, untilRedisReady, type TestStack, countWorkspaceRows } from '@sdx/testing';
 
 /**
  * Per-minute rate limit through HTTP against the real Redis: headers, 429 with Retry-After,
@@ -44,7 +44,9 @@ describe('rate limiter outage', () => {
         expect(res.status).toBe(503);
         expect(res.body.detail.error).toBe('rate_limiter_unavailable');
         expect(res.headers['retry-after']).toMatch(/^[1-9]\d*$/);
-        expect(elapsed).toBeLessThan(500);
+        // At once: not after a Redis command or connect timeout (5 s); the margin is for a
+        // loaded machine, where the app's first request also compiles its validators.
+        expect(elapsed).toBeLessThan(2_000);
       }
       expect(await countRows('jobs', ws.workspaceId)).toBe(0);
       expect(await countRows('idempotency_keys', ws.workspaceId)).toBe(0);
@@ -137,7 +139,7 @@ describe('per-minute rate limit', () => {
   it('is shared by two API processes over the same Redis', async () => {
     const second: Runtime = createRuntime(stack.config, { name: 'api-2', dbPoolSize: 4 });
     try {
-      await eventually(async () => second.redis.status === 'ready', 5000);
+      await untilRedisReady(second);
       const limiter = new RedisRateLimiter(second.redis, stack.config.redisPrefix);
       const api2 = new ContractClient(createApp({ services: second.services, registry: second.registry, limiter, redis: second.redis }));
       const ws = await stack.workspace({ rateLimitPerMinute: 6 });
@@ -185,7 +187,7 @@ describe('per-minute rate limit', () => {
   it('admits exactly the allowance under concurrent requests from two processes', async () => {
     const second: Runtime = createRuntime(stack.config, { name: 'api-2', dbPoolSize: 4 });
     try {
-      await eventually(async () => second.redis.status === 'ready', 5000);
+      await untilRedisReady(second);
       const limiter = new RedisRateLimiter(second.redis, stack.config.redisPrefix);
       const api2 = new ContractClient(createApp({ services: second.services, registry: second.registry, limiter, redis: second.redis }));
       const ws = await stack.workspace({ rateLimitPerMinute: 10 });

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import { createApp, RedisRateLimiter } from '@sdx/app-api';
 import { createRuntime, type Runtime } from '@sdx/runtime';
-import { cookieFrom, logInUser, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
+import { cookieFrom, logInUser, signUpUser, startTestStack, untilRedisReady, type SessionUser, type TestStack } from '@sdx/testing';
 
 /** extensions.md 1: users, sign-up, sign-in, sessions, CSRF, X-Workspace-ID, and how keys and sessions meet. */
 let stack: TestStack;
@@ -166,6 +166,7 @@ describe('sessions', () => {
     const secondApp = createApp({ services: other.services, registry: other.registry, limiter: new RedisRateLimiter(other.redis, stack.config.redisPrefix), redis: other.redis });
     const { default: request } = await import('supertest');
     try {
+      await untilRedisReady(other);
       expect((await request(secondApp).get('/v1/account').set(ada.read())).status).toBe(200);
       const noCsrf = await stack.api.post('/v1/auth/logout', { headers: ada.read() });
       expect(noCsrf.status).toBe(403);

@@ -5,7 +5,7 @@ import { createApiServer, createApp } from '@sdx/app-api';
 import { createLogger, loadConfig } from '@sdx/config';
 import { createResponseValidator } from '@sdx/testing';
 import { createRuntime } from '@sdx/runtime';
-import { countWorkspaceRows, listen, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
+import { countWorkspaceRows, listen, untilRedisReady, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
 
 let stack: TestStack;
 let ws: SeededWorkspace;
@@ -197,6 +197,7 @@ describe('Postgres unreachable', () => {
     const log = createLogger({ logLevel: 'info' }, {}, new Writable({ write(chunk, _e, done) { for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l)); done(); } }));
     const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nowhere`, REDIS_URL: stack.config.redisUrl, REDIS_PREFIX: stack.config.redisPrefix });
     const runtime = createRuntime(config, { name: 'test', log, providers: [] });
+    await untilRedisReady(runtime);
     const app = createApp({ services: runtime.services, registry: runtime.registry, limiter: { consume: async () => ({ allowed: true, limit: 1, remaining: 1, resetMs: 1 }) }, redis: runtime.redis });
     const { server, url } = await listen(app);
     try {

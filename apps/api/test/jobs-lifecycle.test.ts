@@ -35,7 +35,7 @@ async function reservationStatus(jobId: string) {
 describe('queued → running → completed', () => {
   it('runs, checkpoints and completes with per-result billing', async () => {
     const ws = await stack.workspace({ credits: 1000 });
-    const created = await submit(ws, { operation: 'posts', target: 'natgeo_sandbox_slow_400', limit: 40 });
+    const created = await submit(ws, { operation: 'posts', target: 'natgeo_sandbox_slow_1500', limit: 40 });
     const running = await waitFor(ws, created.id, (j) => j.status === 'running');
     expect(running.attempts).toBe(1);
     expect(running.heartbeat_at).not.toBeNull();

@@ -80,8 +80,8 @@ async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
 }
 
 it('shows a sandbox_slow_ job page by page, within a second of each page, and ends at its terminal state', async () => {
-  // Three pages of 100 items, 800 ms each.
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'youtube', operation: 'playlist_items', target: 'PLlive_sandbox_slow_800', limit: 300 } });
+  // Three pages of 100 items, 2 s each: the stream is open well before the first is saved.
+  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'youtube', operation: 'playlist_items', target: 'PLlive_sandbox_slow_2000', limit: 300 } });
   const stream = await open(`/v1/jobs/${created.body.id}/events`);
   expect(stream.status).toBe(200);
   expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8');

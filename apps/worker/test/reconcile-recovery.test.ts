@@ -3,7 +3,7 @@ import { loadConfig } from '@sdx/config';
 import { createJob, reconcileJobs, type Tenant } from '@sdx/domain';
 import { dataEpochKey, jobIdsOf } from '@sdx/queue';
 import { createRuntime, type Runtime } from '@sdx/runtime';
-import { startTestStack, testRedisUrl, type SeededWorkspace, type TestStack } from '@sdx/testing';
+import { startTestStack, testRedisUrl, untilRedisReady, type SeededWorkspace, type TestStack } from '@sdx/testing';
 
 /**
  * Recovery at full speed, for the right deployment: after Redis loses its data, reconcilers
@@ -128,8 +128,7 @@ it("touches only its own deployment's jobs, and adopts jobs admitted before depl
       dbPoolSize: 2,
     });
     expect(other.config.deploymentId).not.toBe(mine);
-    const connected = other.redis;
-    if (connected.status !== 'ready') await new Promise((resolve) => connected.once('ready', resolve));
+    await untilRedisReady(other);
     const theirs = await reconcileJobs(other.services, { enqueueGraceMs: 0 });
     // Only the job of no deployment, which it adopts.
     expect(theirs).toMatchObject({ requeued: 0, failed: 0, enqueued: 1, enqueuedIds: [legacy] });

@@ -1,7 +1,7 @@
 import { newId } from '@sdx/domain';
 import { createRuntime, type Runtime } from '@sdx/runtime';
 import { dispatchDue } from '@sdx/scheduler-engine';
-import { type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
+import { type SeededWorkspace, startTestStack, untilRedisReady, type TestStack } from '@sdx/testing';
 
 /**
  * Two scheduler engines (separate Services and connection pools) against one database dispatch
@@ -12,6 +12,7 @@ let second: Runtime;
 beforeAll(async () => {
   stack = await startTestStack();
   second = createRuntime(stack.config, { name: 'scheduler-b' });
+  await untilRedisReady(second);
 });
 afterAll(async () => {
   await second.close();

@@ -157,3 +157,35 @@ it('takes first, at its next pass, a job whose queue add failed', async () => {
   expect(report.enqueuedIds).toEqual([id]);
   expect((await queuedEntries()).has(id!)).toBe(true);
 }, 30_000);
+
+it("starts a new deployment's data epoch at its first add, so the first reconciler pass leaves the jobs already queued alone", async () => {
+  const fresh = await startTestStack();
+  try {
+    const key = dataEpochKey(fresh.config.redisPrefix, fresh.config.deploymentId);
+    expect(await fresh.runtime.redis.exists(key)).toBe(0);
+    const ws = await fresh.workspace({ credits: 100 });
+    const tenant: Tenant = {
+      workspace: await fresh.runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow(),
+      keyId: null,
+      role: null,
+    };
+    const admit = async (target: string) => (await createJob(fresh.runtime.services, tenant, { platform: 'instagram', operation: 'profile', target }, { endpoint: 'POST /v1/jobs' })).job.id;
+    const first = await admit('epoch_first');
+    await fresh.runtime.queues.idle();
+    // The first add started the epoch, before any reconciler ran.
+    expect(Number(await fresh.runtime.redis.get(key))).toBeGreaterThan(0);
+    const later: string[] = [];
+    for (let i = 0; i < 20; i += 1) later.push(await admit(`epoch_later_${i}`));
+    await fresh.runtime.queues.idle();
+
+    // The first pass may add the first job again (its mark precedes the epoch its add started);
+    // none admitted after that add.
+    const report = await reconcileJobs(fresh.runtime.services, { enqueueGraceMs: 0 });
+    expect(report.enqueued).toBeLessThanOrEqual(1);
+    for (const id of report.enqueuedIds) expect(id).toBe(first);
+    const entries = (await fresh.runtime.queues.jobs.getJobs(['waiting', 'prioritized'])).flatMap((e) => jobIdsOf(e.data));
+    expect(new Set(entries)).toEqual(new Set([first, ...later]));
+  } finally {
+    await fresh.close();
+  }
+}, 60_000);

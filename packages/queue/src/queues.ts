@@ -160,7 +160,17 @@ export class ExtractionQueues {
     private readonly connection: IORedis,
     readonly prefix: string,
     readonly fairness: QueueFairness = 'workspace',
+    /**
+     * The deployment whose data epoch the first add on each Redis connection starts (when it is
+     * missing), and the clock it is read from (the reconciler's). Without it, only a
+     * reconciler's pass starts the epoch.
+     */
+    private readonly epoch?: { deployment: string; now: () => Date },
   ) {
+    // A new connection may be to a Redis that lost its data: its first add marks the epoch again.
+    connection.on('ready', () => {
+      this.epochMarked = null;
+    });
     this.jobs = new Queue<ExtractionPayload>(QUEUES.jobs, { connection, prefix });
     this.batchChildren = new Queue<ExtractionPayload>(QUEUES.batchChildren, { connection, prefix });
     this.webhookDeliveries = new Queue<DeliveryPayload>(QUEUES.webhookDeliveries, { connection, prefix });
@@ -219,7 +229,33 @@ export class ExtractionQueues {
 
   private readonly adding = new Set<Promise<void>>();
 
+  private epochMarked: Promise<void> | null = null;
+
+  /**
+   * Starts this deployment's data epoch, when none is stored, before the first add on a
+   * connection. Without it, the first reconciler pass of a new deployment (or after Redis lost
+   * its data) starts the epoch itself, finds every job admitted before that pass marked before
+   * it, and adds each one's entry a second time. Marked at the first add, the epoch still lies
+   * after every loss it follows (the loss came first), so no lost entry is missed; only the jobs
+   * marked just before that first add get a second entry (which their claim skips).
+   */
+  private markDataEpoch(): Promise<void> {
+    const epoch = this.epoch;
+    if (!epoch) return Promise.resolve();
+    this.epochMarked ??= this.connection
+      .set(dataEpochKey(this.prefix, epoch.deployment), String(epoch.now().getTime()), 'EX', 86_400, 'NX')
+      .then(
+        () => undefined,
+        (error: unknown) => {
+          this.epochMarked = null;
+          throw error;
+        },
+      );
+    return this.epochMarked;
+  }
+
   private async addEntries(requests: readonly EnqueueRequest[]): Promise<void> {
+    await this.markDataEpoch();
     type Planned = { data: ExtractionPayload; delayMs?: number; priority?: number };
     const byQueue = new Map<Queue<ExtractionPayload>, Map<string, Planned>>();
     for (const { jobId, attempt, batchChild, entry, delayMs, priority } of requests) {
@@ -263,8 +299,9 @@ export class ExtractionQueues {
 
   /**
    * The time this deployment first saw the Redis dataset it is on, kept in Redis: `candidate`
-   * (a time of the database's clock) when the key is missing, that is on the first start or
-   * after Redis lost its data; the stored time otherwise. Every queue entry added before it may
+   * (a time of the services' clock) when the key is missing, that is on the first start or
+   * after Redis lost its data, and no add has stored it yet (markDataEpoch); the stored time
+   * otherwise. Every queue entry added before it may
    * be gone. The key lives for a day from its last read, so an idle deployment's is dropped.
    */
   async dataEpoch(deployment: string, candidate: Date): Promise<Date> {

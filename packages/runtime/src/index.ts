@@ -80,7 +80,8 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
     log.debug({ err: err.message }, 'redis connection error');
   });
   redis.on('ready', () => redisOutage.succeeded());
-  const queues = new ExtractionQueues(redis, config.redisPrefix, config.queueFairness);
+  const clock = options.clock ?? systemClock;
+  const queues = new ExtractionQueues(redis, config.redisPrefix, config.queueFairness, { deployment: config.deploymentId, now: () => clock.now() });
   const registry = createProviderRegistry(options.providers ?? chooseProviders(config, log, options.env));
   // The batchers call back into the domain with the services they belong to.
   const batch = createBatchers(() => services);
@@ -94,7 +95,7 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
     queues,
     gate: registry,
     config,
-    clock: options.clock ?? systemClock,
+    clock,
     log,
     batch,
     webhooks,

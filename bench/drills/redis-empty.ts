@@ -8,12 +8,13 @@
  *
  * Checks: the reconcilers of all workers together re-queue the whole backlog in under 10 s
  * from Redis's restart; the jobs they re-queued add up to the backlog, not more (no two
- * workers took the same rows); every worker took a share; no worker died; the ledger is exact.
+ * workers took the same rows); every worker took a share (when the backlog spans two reconciler
+ * statements per worker at least); no worker died; the ledger is exact.
  *
  * Run: npm run drill:redis-empty   (DRILL_JOBS=10000, DRILL_WORKERS=3)
  */
 import { sql } from 'kysely';
-import { createJob, type Tenant } from '@sdx/domain';
+import { createJob, RECONCILE_BATCH_SIZE, type Tenant } from '@sdx/domain';
 import { seedWorkspace } from '@sdx/testing';
 import { checkLedger, report, sleep, startDrillEnvironment, startService, type ServiceProcess, waitUntil } from './lib';
 
@@ -98,7 +99,9 @@ async function main(): Promise<void> {
       [
         { name: `backlog re-queued in under ${TARGET_MS / 1000} s`, ok: requeueMs < TARGET_MS, detail: `${requeueMs} ms` },
         { name: 'no job re-queued twice (re-queued ≤ backlog)', ok: total <= queuedBefore && total >= queuedNow, detail: `${total} re-queued, ${queuedBefore} queued at the restart, ${queuedNow} still queued` },
-        { name: 'every worker took a share', ok: perWorker.every((n) => n > 0), detail: perWorker.join(', ') },
+        // Judged when the backlog spans two statements per worker at least: a smaller one may go
+        // whole to the reconciler whose connection came back first (the small form the test suite runs).
+        ...(queuedBefore >= 2 * WORKERS * RECONCILE_BATCH_SIZE ? [{ name: 'every worker took a share', ok: perWorker.every((n) => n > 0), detail: perWorker.join(', ') }] : []),
         { name: 'no worker died; each stopped cleanly', ok: alive === WORKERS && exits.every((e) => e.code === 0), detail: `${alive}/${WORKERS} alive; exits ${exits.map((e) => e.code ?? e.signal).join(', ')}` },
       ],
       ledger,

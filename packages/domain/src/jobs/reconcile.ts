@@ -10,8 +10,11 @@ export interface ReconcileReport {
   enqueuedIds: string[];
 }
 
+/** Queued jobs one reconciler statement claims, by default. */
+export const RECONCILE_BATCH_SIZE = 500;
+
 export interface ReconcileOptions {
-  /** Rows claimed per statement. */
+  /** Rows claimed per statement (RECONCILE_BATCH_SIZE by default). */
   batchSize?: number;
   /** A job admitted or due less than this ago is left to the add in progress. */
   enqueueGraceMs?: number;
@@ -36,7 +39,7 @@ export interface ReconcileOptions {
  */
 export async function reconcileJobs(services: Services, options: ReconcileOptions = {}): Promise<ReconcileReport> {
   const { db, config } = services;
-  const batchSize = options.batchSize ?? 500;
+  const batchSize = options.batchSize ?? RECONCILE_BATCH_SIZE;
   const maxBatches = options.maxBatches ?? 200;
   const grace = options.enqueueGraceMs ?? Math.max(2000, config.heartbeatIntervalMs * 2);
   const report: ReconcileReport = { requeued: 0, failed: 0, enqueued: 0, enqueuedIds: [] };

@@ -169,7 +169,7 @@ export class ExtractionQueues {
   ) {
     // A new connection may be to a Redis that lost its data: its first add marks the epoch again.
     connection.on('ready', () => {
-      this.epochMarked = null;
+      this.epochMarked = false;
     });
     this.jobs = new Queue<ExtractionPayload>(QUEUES.jobs, { connection, prefix });
     this.batchChildren = new Queue<ExtractionPayload>(QUEUES.batchChildren, { connection, prefix });
@@ -229,33 +229,30 @@ export class ExtractionQueues {
 
   private readonly adding = new Set<Promise<void>>();
 
-  private epochMarked: Promise<void> | null = null;
+  private epochMarked = false;
 
   /**
-   * Starts this deployment's data epoch, when none is stored, before the first add on a
+   * Starts this deployment's data epoch, when none is stored, with the first add on a
    * connection. Without it, the first reconciler pass of a new deployment (or after Redis lost
    * its data) starts the epoch itself, finds every job admitted before that pass marked before
    * it, and adds each one's entry a second time. Marked at the first add, the epoch still lies
    * after every loss it follows (the loss came first), so no lost entry is missed; only the jobs
    * marked just before that first add get a second entry (which their claim skips).
+   * Sent ahead of the add on the same connection, not awaited: the add goes out when it would
+   * have without it, so a read after it on this connection still sees its entries.
    */
-  private markDataEpoch(): Promise<void> {
+  private markDataEpoch(): void {
     const epoch = this.epoch;
-    if (!epoch) return Promise.resolve();
-    this.epochMarked ??= this.connection
-      .set(dataEpochKey(this.prefix, epoch.deployment), String(epoch.now().getTime()), 'EX', 86_400, 'NX')
-      .then(
-        () => undefined,
-        (error: unknown) => {
-          this.epochMarked = null;
-          throw error;
-        },
-      );
-    return this.epochMarked;
+    if (!epoch || this.epochMarked) return;
+    this.epochMarked = true;
+    this.connection.set(dataEpochKey(this.prefix, epoch.deployment), String(epoch.now().getTime()), 'EX', 86_400, 'NX').catch(() => {
+      // Redis is failing: the add fails with it, and the next add on a connection tries again.
+      this.epochMarked = false;
+    });
   }
 
   private async addEntries(requests: readonly EnqueueRequest[]): Promise<void> {
-    await this.markDataEpoch();
+    this.markDataEpoch();
     type Planned = { data: ExtractionPayload; delayMs?: number; priority?: number };
     const byQueue = new Map<Queue<ExtractionPayload>, Map<string, Planned>>();
     for (const { jobId, attempt, batchChild, entry, delayMs, priority } of requests) {

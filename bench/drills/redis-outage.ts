@@ -49,10 +49,16 @@ async function main(): Promise<void> {
         const req = http.request(
           { agent, host: '127.0.0.1', port, path: '/v1/jobs', method: 'POST', headers: { ...ws.auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
           (res) => {
-            res.resume();
+            // A 5xx is counted with its error identifier, so a failed check says which it was.
+            const chunks: Buffer[] = [];
+            res.on('data', (chunk: Buffer) => {
+              if ((res.statusCode ?? 0) >= 500) chunks.push(chunk);
+            });
             res.on('end', () => {
               const status = String(res.statusCode);
-              answers[at][status] = (answers[at][status] ?? 0) + 1;
+              const error = chunks.length > 0 ? errorOf(Buffer.concat(chunks).toString()) : '';
+              const key = error ? `${status} ${error}` : status;
+              answers[at][key] = (answers[at][key] ?? 0) + 1;
               if (status === '503' && !res.headers['retry-after']) retryAfterMissing += 1;
               if (at === 'after' && status === '202' && firstAcceptedAfter === 0) firstAcceptedAfter = Date.now();
               if (at === 'after' && status === '503') last503After = Date.now();
@@ -68,6 +74,9 @@ async function main(): Promise<void> {
       });
 
     const inFlight = new Set<Promise<void>>();
+    // Requests sent before the outage are answered before Redis stops: one still in flight then
+    // would meet the outage and be counted against the phase before it.
+    const startedBefore = new Set<Promise<void>>();
     const load = (async () => {
       const started = Date.now();
       const total = BEFORE_MS + OUTAGE_MS + AFTER_MS;
@@ -76,13 +85,18 @@ async function main(): Promise<void> {
         if (due > Date.now()) await sleep(due - Date.now());
         const p = post();
         inFlight.add(p);
-        void p.finally(() => inFlight.delete(p));
+        if (phase === 'before') startedBefore.add(p);
+        void p.finally(() => {
+          inFlight.delete(p);
+          startedBefore.delete(p);
+        });
       }
       await Promise.all(inFlight);
     })();
 
     await sleep(BEFORE_MS);
     phase = 'during';
+    await Promise.all(startedBefore);
     await drill.redis.stop({ save: true });
     const downAt = Date.now();
     await sleep(OUTAGE_MS);
@@ -101,7 +115,7 @@ async function main(): Promise<void> {
     const ledger = await checkLedger(runtime.db);
     const fivexx = (phase: Phase, except: string[] = []) =>
       Object.entries(answers[phase])
-        .filter(([s]) => (s.startsWith('5') && !except.includes(s)) || s === 'error')
+        .filter(([s]) => (s.startsWith('5') && !except.includes(s.split(' ')[0]!)) || s === 'error')
         .reduce((n, [, c]) => n + c, 0);
     const fmt = (p: Phase) => Object.entries(answers[p]).map(([s, n]) => `${s}: ${n}`).join(', ');
     report(
@@ -135,6 +149,16 @@ async function main(): Promise<void> {
     server.close();
     server.closeAllConnections();
     await drill.destroy();
+  }
+}
+
+/** The error identifier of an error body (`detail.error`), or '' when there is none. */
+function errorOf(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { detail?: { error?: unknown } };
+    return typeof parsed.detail?.error === 'string' ? parsed.detail.error : '';
+  } catch {
+    return '';
   }
 }
 

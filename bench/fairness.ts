@@ -16,7 +16,7 @@
 import { sql } from 'kysely';
 import { loadConfig } from '@sdx/config';
 import { createJob, type Tenant } from '@sdx/domain';
-import { createRuntime } from '@sdx/runtime';
+import { createRuntime, untilRedisReady } from '@sdx/runtime';
 import { benchPrefix, benchRedisUrl, createBenchDatabase } from './lib/db';
 import { sleep } from './lib/heavy';
 import { seedBenchWorkspace } from './lib/seed';
@@ -44,7 +44,7 @@ async function run(mode: 'workspace' | 'fifo'): Promise<Result> {
   const runtime = createRuntime(loadConfig(env), { name: 'bench-fairness', dbPoolSize: 10 });
   const workers = [];
   try {
-    await runtime.redis.ping().catch(() => new Promise((resolve) => runtime.redis.once('ready', resolve)));
+    await untilRedisReady(runtime);
     const tenantOf = async (options: Parameters<typeof seedBenchWorkspace>[1]): Promise<Tenant> => {
       const { workspaceId } = await seedBenchWorkspace(runtime, options);
       return { workspace: await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirstOrThrow(), keyId: null, role: null };

@@ -30,7 +30,7 @@ import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { startWorker } from '@sdx/app-worker';
 import { loadConfig, nodeHeapArgs } from '@sdx/config';
-import { createRuntime } from '@sdx/runtime';
+import { createRuntime, untilRedisReady } from '@sdx/runtime';
 import { benchPrefix, benchRedisUrl, createBenchDatabase } from './lib/db';
 import { freePortFor, readAll, sleep } from './lib/heavy';
 import { seedBenchWorkspace } from './lib/seed';
@@ -206,7 +206,7 @@ async function main(): Promise<void> {
   const runtime = createRuntime(loadConfig({ ...env, LOG_LEVEL: 'silent' }), { name: 'bench-heavy', dbPoolSize: 8 });
   let api: Awaited<ReturnType<typeof startApi>> | null = null;
   try {
-    await runtime.redis.ping().catch(() => new Promise((resolve) => runtime.redis.once('ready', resolve)));
+    await untilRedisReady(runtime);
     // C reads for the memory part (ample rate limit); A polls at its plan's rate limit (600/min).
     const c = await seedBenchWorkspace(runtime, { name: 'tenant C', credits: 1_000_000, rateLimitPerMinute: 1_000_000 });
     const a = await seedBenchWorkspace(runtime, { name: 'tenant A', credits: 1_000_000, rateLimitPerMinute: 600 });

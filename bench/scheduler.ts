@@ -25,7 +25,7 @@ import pg from 'pg';
 import { loadConfig } from '@sdx/config';
 import { createDb, migrateToLatest } from '@sdx/db';
 import { createWorkspace, newId, systemClock } from '@sdx/domain';
-import { createRuntime } from '@sdx/runtime';
+import { createRuntime, untilRedisReady } from '@sdx/runtime';
 import { dispatchAllDue } from '@sdx/scheduler-engine';
 
 const SCHEDULES = Number(process.env.BENCH_SCHEDULES ?? 10_000);
@@ -63,9 +63,7 @@ async function child(): Promise<void> {
   const config = loadConfig({ ...process.env, LOG_LEVEL: 'silent' });
   const runtime = createRuntime(config, { name: `bench-scheduler-${process.pid}`, dbPoolSize: 20 });
   await sql`select 1`.execute(runtime.db);
-  await runtime.redis.ping().catch(async () => {
-    await new Promise((resolve) => runtime.redis.once('ready', resolve));
-  });
+  await untilRedisReady(runtime);
   process.send!({ kind: 'ready' } satisfies ChildMessage);
   await new Promise<void>((resolve) => process.once('message', () => resolve()));
   // What each startScheduler tick does: claim and dispatch rounds until nothing is due.

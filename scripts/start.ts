@@ -8,11 +8,11 @@ import { addMember, countWorkspaces, createApiKey, createUser, createWorkspace, 
 /**
  * `npm start`: builds the web console when its build is missing or older than its sources,
  * migrates the database, then runs the api, worker and scheduler as three processes
- * against DATABASE_URL and REDIS_URL (each with a heap bound of MAX_HEAP_MB), and restarts any of them that exits unexpectedly (with a
- * backoff: 0.5 s, doubling up to 30 s while it keeps dying young). On first start against an
- * empty database (not in production) it creates a demo workspace owned by a demo user
- * (demo@example.com, with a personal workspace of their own) and prints the workspace's API key
- * and the user's random password once.
+ * against DATABASE_URL and REDIS_URL, each with a heap bound of MAX_HEAP_MB, and restarts any
+ * of them that exits unexpectedly (with a backoff: 0.5 s, doubling up to 30 s while it keeps
+ * dying young). On first start against an empty database (not in production) it creates a
+ * demo workspace owned by a demo user (demo@example.com, with a personal workspace of their
+ * own) and prints the workspace's API key and the user's random password once.
  */
 const ROOT = path.resolve(__dirname, '..');
 const APPS = ['api', 'worker', 'scheduler'] as const;
@@ -60,8 +60,8 @@ async function prepare(): Promise<void> {
   }
 }
 
-function run(app: (typeof APPS)[number]): ChildProcess {
-  return spawn(process.execPath, [...nodeHeapArgs(loadConfig()), '--import', 'tsx', path.join(ROOT, 'apps', app, 'src', 'main.ts')], {
+function run(app: (typeof APPS)[number], nodeArgs: readonly string[]): ChildProcess {
+  return spawn(process.execPath, [...nodeArgs, '--import', 'tsx', path.join(ROOT, 'apps', app, 'src', 'main.ts')], {
     cwd: ROOT,
     stdio: 'inherit',
     env: process.env,
@@ -91,6 +91,7 @@ async function main(): Promise<void> {
   await prepare();
   // The API waits up to SYNC_TIMEOUT_MS (plus a margin) for its last responses on SIGTERM.
   const shutdownGraceMs = Math.max(20_000, config.syncTimeoutMs + 10_000);
+  const nodeArgs = nodeHeapArgs(config);
   const children = new Map<string, ChildProcess>();
   const timers = new Set<NodeJS.Timeout>();
   let stopping = false;
@@ -116,7 +117,7 @@ async function main(): Promise<void> {
   // the other two keep serving meanwhile.
   const supervise = (app: (typeof APPS)[number], previousDelayMs: number, restarts: number) => {
     const startedAt = Date.now();
-    const child = run(app);
+    const child = run(app, nodeArgs);
     children.set(app, child);
     child.on('exit', (code, signal) => {
       if (stopping) return;

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@sdx/config';
 import { createDb, migrateToLatest } from '@sdx/db';
-import { createRuntime, type Runtime } from '@sdx/runtime';
+import { createRuntime, type Runtime, untilRedisReady } from '@sdx/runtime';
 import { checkLedger, type LedgerReport, type PrivatePostgres, type PrivateRedis, startPrivatePostgres, startPrivateRedis } from '@sdx/testing';
 
 export const ROOT = path.resolve(__dirname, '../..');
@@ -36,7 +36,7 @@ export async function startDrillEnvironment(label: string, env: Record<string, s
   const config = loadConfig({ ...fullEnv, LOG_LEVEL: 'silent' });
   // This process's runtime chooses its providers from the drill's environment, as the service processes do.
   const runtime = createRuntime(config, { name: `drill-${label}`, dbPoolSize: 20, env: fullEnv });
-  await runtime.redis.ping().catch(() => new Promise((resolve) => runtime.redis.once('ready', resolve)));
+  await untilRedisReady(runtime);
   return {
     postgres,
     redis,

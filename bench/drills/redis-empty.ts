@@ -54,9 +54,9 @@ async function main(): Promise<void> {
     await sleep(6_000);
 
     const queuedBefore = Number((await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0]!.n);
-    // Passes from here on are the recovery: one just before it (a worker's first pass re-adds
-    // what was admitted before the deployment's data epoch existed) is not, and its entries were
-    // lost with the data anyway.
+    // Passes from here on are the recovery: one just before it (a worker's routine pass, which
+    // may re-add the few jobs marked before the deployment's data epoch began) is not, and its
+    // entries were lost with the data anyway.
     const stoppingAt = Date.now();
     await drill.redis.stop({ save: false });
     await drill.redis.start();

@@ -74,9 +74,6 @@ async function main(): Promise<void> {
       });
 
     const inFlight = new Set<Promise<void>>();
-    // Requests sent before the outage are answered before Redis stops: one still in flight then
-    // would meet the outage and be counted against the phase before it.
-    const startedBefore = new Set<Promise<void>>();
     const load = (async () => {
       const started = Date.now();
       const total = BEFORE_MS + OUTAGE_MS + AFTER_MS;
@@ -85,18 +82,17 @@ async function main(): Promise<void> {
         if (due > Date.now()) await sleep(due - Date.now());
         const p = post();
         inFlight.add(p);
-        if (phase === 'before') startedBefore.add(p);
-        void p.finally(() => {
-          inFlight.delete(p);
-          startedBefore.delete(p);
-        });
+        void p.finally(() => inFlight.delete(p));
       }
       await Promise.all(inFlight);
     })();
 
     await sleep(BEFORE_MS);
+    // The requests sent before the outage are answered before Redis stops: one still in flight
+    // then would meet the outage and be counted against the phase before it.
+    const sentBefore = [...inFlight];
     phase = 'during';
-    await Promise.all(startedBefore);
+    await Promise.all(sentBefore);
     await drill.redis.stop({ save: true });
     const downAt = Date.now();
     await sleep(OUTAGE_MS);

@@ -1,6 +1,6 @@
+import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { sql } from 'kysely';
-import { EventEmitter } from 'node:events';
 import { HeavyReads, RedisRateLimiter } from '@sdx/app-api';
 import { createApp } from '@sdx/app-api';
 import { ContractClient, eventually, startTestStack, type SeededWorkspace, type TestStack } from '@sdx/testing';

@@ -146,6 +146,9 @@ export function createFastRedis(url: string, options: RedisOptions = {}): IORedi
   });
 }
 
+/** How long a deployment's data epoch is kept after it was last read or stored (a day). */
+const DATA_EPOCH_TTL_S = 86_400;
+
 /** The Redis key of a deployment's data epoch (see ExtractionQueues.dataEpoch). */
 export function dataEpochKey(prefix: string, deployment: string): string {
   return `${prefix}:reconcile:${deployment}:epoch`;
@@ -245,7 +248,7 @@ export class ExtractionQueues {
     const epoch = this.epoch;
     if (!epoch || this.epochMarked) return;
     this.epochMarked = true;
-    this.connection.set(dataEpochKey(this.prefix, epoch.deployment), String(epoch.now().getTime()), 'EX', 86_400, 'NX').catch(() => {
+    this.connection.set(dataEpochKey(this.prefix, epoch.deployment), String(epoch.now().getTime()), 'EX', DATA_EPOCH_TTL_S, 'NX').catch(() => {
       // Redis is failing: the add fails with it, and the next add on a connection tries again.
       this.epochMarked = false;
     });
@@ -298,8 +301,8 @@ export class ExtractionQueues {
    * The time this deployment first saw the Redis dataset it is on, kept in Redis: `candidate`
    * (a time of the services' clock) when the key is missing, that is on the first start or
    * after Redis lost its data, and no add has stored it yet (markDataEpoch); the stored time
-   * otherwise. Every queue entry added before it may
-   * be gone. The key lives for a day from its last read, so an idle deployment's is dropped.
+   * otherwise. Every queue entry added before it may be gone. The key lives for a day from its
+   * last read, so an idle deployment's is dropped.
    */
   async dataEpoch(deployment: string, candidate: Date): Promise<Date> {
     const client = this.connection;
@@ -308,7 +311,7 @@ export class ExtractionQueues {
       .multi()
       .set(key, String(candidate.getTime()), 'NX')
       .get(key)
-      .expire(key, 86_400)
+      .expire(key, DATA_EPOCH_TTL_S)
       .exec()) as Array<[Error | null, unknown]>;
     if (setError ?? getError) throw setError ?? getError;
     const time = Number(stored);

@@ -68,6 +68,27 @@ export function chooseProviders(config: AppConfig, log: Logger, env: NodeJS.Proc
   return selection.providers;
 }
 
+/**
+ * Resolves once a runtime's Redis connection is ready; rejects after `timeoutMs`. Its clients
+ * do not queue commands while offline, so work started before then (a request, a bench's first
+ * add) meets a Redis that looks down.
+ */
+export function untilRedisReady(runtime: Pick<Runtime, 'redis'>, timeoutMs = 10_000): Promise<void> {
+  const { redis } = runtime;
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      redis.off('ready', ready);
+      reject(new Error(`Redis was not ready within ${timeoutMs} ms (status ${redis.status})`));
+    }, timeoutMs);
+    const ready = () => {
+      clearTimeout(timer);
+      resolve();
+    };
+    redis.once('ready', ready);
+  });
+}
+
 export function createRuntime(config: AppConfig, options: RuntimeOptions): Runtime {
   const log = options.log ?? createLogger(config, { name: options.name });
   // Each dependency's outage is one warning when it starts and one when it ends.

@@ -10,3 +10,5 @@ export * from './ledger';
 export * from './docs';
 export * from './webhook-receiver';
 export * from './worker-process';
+// Tests wait for a second runtime's Redis as the stack does.
+export { untilRedisReady } from '@sdx/runtime';

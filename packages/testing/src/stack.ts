@@ -10,7 +10,7 @@ import { createDb, type Db } from '@sdx/db';
 import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, planReservation, systemClock } from '@sdx/domain';
 import type { Provider } from '@sdx/providers';
 import type { Resolver } from '@sdx/webhooks';
-import { createRuntime, type Runtime } from '@sdx/runtime';
+import { createRuntime, type Runtime, untilRedisReady } from '@sdx/runtime';
 import { writeReservations } from '@sdx/domain';
 import { createResponseValidator } from './response-validator';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
@@ -243,14 +243,6 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
     if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
-}
-
-/**
- * Waits until a runtime's Redis connection is ready. Its clients do not queue commands while
- * offline, so a request served before then meets a Redis that looks down and answers 503.
- */
-export async function untilRedisReady(runtime: Runtime, timeoutMs = 10_000): Promise<void> {
-  await eventually(async () => runtime.redis.status === 'ready', timeoutMs, 10);
 }
 
 /** Listens on an ephemeral loopback port (for tests that need a real socket). */

@@ -79,7 +79,7 @@ const headAsGet: RequestHandler = (req, _res, next) => {
 };
 
 /**
- * The API: request ID → metrics → access log → compression (responses over 1 KB, when the
+ * The API: request ID → counted as in progress (heavy reads' slices wait for it) → metrics → access log → compression (responses over 1 KB, when the
  * client accepts gzip or br) → CORS (origins of CORS_ORIGINS only) → route match → JSON body
  * (operations that take one; bounded in size and depth) → authentication (caller and workspace
  * resolved once) → rate limit → the route's declared access → input Postgres cannot store
@@ -106,6 +106,7 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestId);
+  app.use(deps.heavyReads.track);
   app.use(httpMetrics());
   app.use(accessLog(deps.services.log));
   app.use(compressResponses());

@@ -1,6 +1,6 @@
 /** The API app's public entry, for processes and test harnesses that embed it (main.ts serves it). */
 export { createApp } from './app';
-export { HeavyReads } from './middleware/heavy-reads';
+export { COUNTS_FOR_MS, HeavyReads, YIELD_MAX_MS } from './middleware/heavy-reads';
 export { RedisRateLimiter, type RateLimiter } from './middleware/rate-limit';
 export { ROUTES, type RouteDef } from './app';
 export { ROUTE_ACCESS, accessOf } from './routes/access';

@@ -1,4 +1,4 @@
-import { loadConfig } from '@sdx/config';
+import { applyHeapGrowth, loadConfig } from '@sdx/config';
 import { migrateToLatest } from '@sdx/db';
 import { addQueueCountsSource, bullQueueCounts, collectProcessMetrics } from '@sdx/metrics';
 import { createRuntime, onShutdown } from '@sdx/runtime';
@@ -13,6 +13,7 @@ const SHUTDOWN_MARGIN_MS = 5_000;
 /** The API process: stateless; scale it horizontally behind a load balancer. */
 async function main(): Promise<void> {
   const config = loadConfig();
+  applyHeapGrowth(config);
   const runtime = createRuntime(config, { name: 'api', dbPoolSize: 20 });
   if (process.env.MIGRATE_ON_START === '1') await migrateToLatest(runtime.db);
   collectProcessMetrics();

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { sql } from 'kysely';
-import { HeavyReads, RedisRateLimiter } from '@sdx/app-api';
+import { COUNTS_FOR_MS, HeavyReads, RedisRateLimiter, YIELD_MAX_MS } from '@sdx/app-api';
 import { createApp } from '@sdx/app-api';
 import { ContractClient, eventually, startTestStack, type SeededWorkspace, type TestStack } from '@sdx/testing';
 import { jobChunks, writeAll } from '../src/routes/job-body';
@@ -166,6 +166,80 @@ describe("the heavy reads' pool", () => {
       await heavyReads.close();
       // Its connection ends with it (the backend goes a moment after the client has closed).
       await eventually(async () => (await backends()) === before, 5_000);
+    } finally {
+      await heavyReads.close();
+    }
+  });
+});
+
+describe('light requests first', () => {
+  const milliseconds = async (work: Promise<unknown>) => {
+    const started = performance.now();
+    await work;
+    return performance.now() - started;
+  };
+
+  it("gives a heavy slice its turn at once when no request is in progress, else once they are answered or after YIELD_MAX_MS", async () => {
+    const heavyReads = new HeavyReads(2, 1_000);
+    expect(await milliseconds(heavyReads.turn())).toBeLessThan(YIELD_MAX_MS);
+
+    // A request in progress: the slice waits until it is answered.
+    const request = new EventEmitter();
+    heavyReads.started(request);
+    expect(heavyReads.requestsInProgress()).toBe(1);
+    let given = false;
+    const turn = heavyReads.turn().then(() => (given = true));
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(given).toBe(false);
+    request.emit('finish');
+    await turn;
+    expect(heavyReads.requestsInProgress()).toBe(0);
+
+    // One that is never answered holds each slice back by YIELD_MAX_MS at most.
+    const stuck = new EventEmitter();
+    heavyReads.started(stuck);
+    const waited = await milliseconds(heavyReads.turn());
+    expect(waited).toBeGreaterThanOrEqual(YIELD_MAX_MS - 2);
+    expect(waited).toBeLessThan(COUNTS_FOR_MS);
+    stuck.emit('finish');
+    expect(heavyReads.requestsInProgress()).toBe(0);
+  });
+
+  it('stops counting a request after COUNTS_FOR_MS, and a heavy read once it is admitted', async () => {
+    const heavyReads = new HeavyReads(2, 1_000);
+    const stream = new EventEmitter();
+    heavyReads.started(stream);
+    await new Promise((resolve) => setTimeout(resolve, COUNTS_FOR_MS + 50));
+    expect(heavyReads.requestsInProgress()).toBe(0);
+
+    const small = new EventEmitter();
+    const large = new EventEmitter();
+    heavyReads.started(small);
+    heavyReads.started(large);
+    heavyReads.admit(small, ws.workspaceId, 10, stack.runtime.db);
+    heavyReads.admit(large, ws.workspaceId, 6_000, stack.runtime.db);
+    // The small read is a light request; the large one no longer counts.
+    expect(heavyReads.requestsInProgress()).toBe(1);
+    small.emit('finish');
+    large.emit('finish');
+    expect(heavyReads.requestsInProgress()).toBe(0);
+  });
+
+  it('reads a large result whole while another request stays in progress, its slices held back but never stopped', async () => {
+    const heavyReads = HeavyReads.fromConfig(stack.config);
+    const client = clientWith(heavyReads);
+    try {
+      const alone = await milliseconds(client.get(`/v1/jobs/${bigJobId}`, { headers: ws.auth }));
+      // A request that is never answered (a live stream, say) is in progress from here on.
+      heavyReads.started(new EventEmitter());
+      let res: Awaited<ReturnType<ContractClient['get']>> | null = null;
+      const held = await milliseconds(client.get(`/v1/jobs/${bigJobId}`, { headers: ws.auth }).then((r) => (res = r)));
+      expect(res!.status).toBe(200);
+      expect(res!.body.result).toHaveLength(6_000);
+      // 60 slices, each of which waited its YIELD_MAX_MS while the request counted (its first second).
+      expect(held).toBeGreaterThanOrEqual(Math.min(60 * YIELD_MAX_MS, COUNTS_FOR_MS) - 50);
+      expect(held).toBeGreaterThan(alone);
+      expect(heavyReads.requestsInProgress()).toBe(0);
     } finally {
       await heavyReads.close();
     }

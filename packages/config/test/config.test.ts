@@ -1,3 +1,5 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
 import { Writable } from 'node:stream';
 import { createLogger, loadConfig, logFormatFor, nodeHeapArgs, resolveProviderMode, sandboxWarning } from '../src';
 
@@ -116,6 +118,22 @@ describe('heavy reads and the heap bound', () => {
     expect(config.heavyReadConnections).toBe(1);
     expect(config.maxHeapMb).toBe(1024);
     expect(nodeHeapArgs(config)).toEqual(['--max-old-space-size=1024']);
+  });
+
+  it("grows the API's heap by 100 % of what a full collection kept before marking again, unless HEAP_GROWTH_PERCENT says otherwise", () => {
+    expect(loadConfig({}, false).heapGrowthPercent).toBe(100);
+    expect(loadConfig({ HEAP_GROWTH_PERCENT: '0' }, false).heapGrowthPercent).toBe(0);
+    expect(loadConfig({ HEAP_GROWTH_PERCENT: '250' }, false).heapGrowthPercent).toBe(250);
+    expect(() => loadConfig({ HEAP_GROWTH_PERCENT: '-1' }, false)).toThrow(/HEAP_GROWTH_PERCENT must be an integer >= 0/);
+  });
+
+  it('sets the heap growth in a running process with a flag V8 knows', () => {
+    // V8 answers a flag it does not know (a future V8 that dropped it) with an error on stderr.
+    const script = "const { applyHeapGrowth, loadConfig } = require('@sdx/config'); applyHeapGrowth(loadConfig({ HEAP_GROWTH_PERCENT: '100' }, false)); console.log('applied');";
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: path.resolve(__dirname, '../../..'), encoding: 'utf8', timeout: 60_000 });
+    expect(run.stderr).not.toMatch(/unrecognized flag/);
+    expect(run.stdout.trim()).toBe('applied');
+    expect(run.status).toBe(0);
   });
 
   it('reads HEAVY_READ_CONNECTIONS (at least 1) and MAX_HEAP_MB (at least 64)', () => {

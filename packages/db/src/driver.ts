@@ -32,6 +32,8 @@ import pg from 'pg';
 export interface DriverHooks {
   /** A connection could not be made (Postgres down, restarting, or out of slots). */
   onConnectError?(error: unknown): void;
+  /** Waited for before each statement (or transaction) takes a connection: a pool's turn-taking with other work. */
+  beforeAcquire?(): Promise<void>;
 }
 
 export function pipelinedDialect(pool: pg.Pool, hooks: DriverHooks = {}): Dialect {
@@ -70,6 +72,7 @@ class PipelinedDriver implements Driver {
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<PipelinedConnection> {
+    if (this.hooks.beforeAcquire) await this.hooks.beforeAcquire();
     let client: pg.PoolClient;
     try {
       client = await this.pool.connect();

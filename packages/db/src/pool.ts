@@ -24,6 +24,8 @@ export interface DbOptions {
   max?: number;
   applicationName?: string;
   availability?: AvailabilityObserver;
+  /** Waited for before each statement or transaction takes one of the pool's connections (see DriverHooks). */
+  beforeAcquire?: () => Promise<void>;
 }
 
 export function createDb(options: DbOptions): Db {
@@ -45,5 +47,5 @@ export function createDb(options: DbOptions): Db {
     client.on('error', lost);
     availability?.succeeded();
   });
-  return new Kysely<Database>({ dialect: pipelinedDialect(pool, { onConnectError: lost }) });
+  return new Kysely<Database>({ dialect: pipelinedDialect(pool, { onConnectError: lost, beforeAcquire: options.beforeAcquire }) });
 }

@@ -79,9 +79,10 @@ const headAsGet: RequestHandler = (req, _res, next) => {
 };
 
 /**
- * The API: request ID → counted as in progress (heavy reads' slices wait for it) → metrics → access log → compression (responses over 1 KB, when the
- * client accepts gzip or br) → CORS (origins of CORS_ORIGINS only) → route match → JSON body
- * (operations that take one; bounded in size and depth) → authentication (caller and workspace
+ * The API: request ID → counted as in progress (heavy reads' slices wait for it) → metrics →
+ * access log → compression (responses over 1 KB, when the client accepts gzip or br) → CORS
+ * (origins of CORS_ORIGINS only) → route match → JSON body (operations that take one; bounded
+ * in size and depth) → authentication (caller and workspace
  * resolved once) → rate limit → the route's declared access → input Postgres cannot store
  * refused → request validation against openapi.yaml → route → one error renderer. A route
  * without a declared access stops the app from being built. The web console's files answer at

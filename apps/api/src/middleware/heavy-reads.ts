@@ -44,8 +44,8 @@ export const COUNTS_FOR_MS = 1_000;
 
 export class HeavyReads {
   private readonly active = new Map<string, number>();
-  /** Requests in progress, each with what ends its counting (once). */
-  private readonly inProgress = new Map<object, () => void>();
+  /** Requests in progress, each with the timer that ends its counting at COUNTS_FOR_MS. */
+  private readonly inProgress = new Map<object, NodeJS.Timeout>();
   /** Heavy slices waiting for the requests in progress to finish. */
   private waiting: Array<() => void> = [];
 
@@ -77,16 +77,14 @@ export class HeavyReads {
    * client went away is never answered: the bound ends its counting).
    */
   started(res: Answers): void {
-    const timer = setTimeout(() => this.finished(res), COUNTS_FOR_MS);
-    timer.unref();
-    this.inProgress.set(res, () => clearTimeout(timer));
+    this.inProgress.set(res, setTimeout(() => this.finished(res), COUNTS_FOR_MS).unref());
     res.once('finish', () => this.finished(res));
   }
 
   private finished(res: object): void {
-    const stop = this.inProgress.get(res);
-    if (!stop) return;
-    stop();
+    const timer = this.inProgress.get(res);
+    if (!timer) return;
+    clearTimeout(timer);
     this.inProgress.delete(res);
     if (this.inProgress.size === 0) {
       const waiting = this.waiting;

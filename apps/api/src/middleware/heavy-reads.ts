@@ -53,7 +53,7 @@ export class HeavyReads {
     readonly perWorkspace: number,
     readonly minItems: number,
     /** The heavy reads' own pool (owned: close() ends it), or null to read with the caller's. */
-    private pool: Db | null = null,
+    private readonly pool: Db | null = null,
   ) {}
 
   /**
@@ -61,8 +61,8 @@ export class HeavyReads {
    * queries, each of which waits for its turn (`turn`) before it takes a connection.
    */
   static fromConfig(config: AppConfig): HeavyReads {
-    const reads = new HeavyReads(config.heavyReadsPerWorkspace, config.heavyReadMinItems);
-    reads.pool = createDb({ connectionString: config.databaseUrl, max: config.heavyReadConnections, applicationName: 'api-heavy-reads', beforeAcquire: () => reads.turn() });
+    const pool = createDb({ connectionString: config.databaseUrl, max: config.heavyReadConnections, applicationName: 'api-heavy-reads', beforeAcquire: () => reads.turn() });
+    const reads = new HeavyReads(config.heavyReadsPerWorkspace, config.heavyReadMinItems, pool);
     return reads;
   }
 

@@ -114,7 +114,7 @@ it("touches only its own deployment's jobs, and adopts jobs admitted before depl
     const [a, b, c, legacy] = created.map((j) => j.id) as [string, string, string, string];
 
     // c's worker died mid-attempt; legacy was admitted before deployments were recorded.
-    const [claimed] = await scoped.runtime.services.batch.claims.submit(c).then((row) => [row]);
+    const claimed = await scoped.runtime.services.claims.submit(c);
     expect(claimed?.status).toBe('running');
     await sql`update jobs set heartbeat_at = now() - interval '1 hour' where id = ${c}`.execute(scoped.runtime.db);
     await sql`update jobs set deployment = null where id = ${legacy}`.execute(scoped.runtime.db);

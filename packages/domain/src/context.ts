@@ -1,82 +1,31 @@
-import type { Logger } from 'pino';
-import type { AppConfig } from '@sdx/config';
-import type { Db, JobRow, WorkspaceRow } from '@sdx/db';
-import type { ExtractionQueues } from '@sdx/queue';
-import type { GroupOutcome } from './admission/admit';
-import type { Submission } from './admission/plan';
-import type { Completion } from './jobs/state';
-import type { ClaimedDelivery, DeliveryOutcome, RecordedDelivery } from './webhooks/deliver';
-import type { Clock } from './time';
-import type { AuthenticatedKey } from './workspaces/api-keys';
-import type { WebhookSender } from '@sdx/webhooks';
+import type { Admissions } from './admission/admit';
+import type { JobCompletions } from './jobs/complete';
+import type { JobClaims } from './jobs/state';
+import type { Resources } from './resources';
+import type { DeliveryAttempts } from './webhooks/deliver';
+import type { KeyLookups } from './workspaces/api-keys';
 
-/** The tenant, resolved once per request by the auth middleware and passed to every domain function. */
-export interface Tenant {
-  workspace: WorkspaceRow;
-  keyId: string | null;
-  role: string | null;
-  /** The signed-in user of a session caller; absent or null for API keys and the system. */
-  userId?: string | null;
-}
-
-/** Which (platform, operation) pairs some provider serves: the registry, seen from the domain. */
-export interface OperationGate {
-  isEnabled(platform: string, operation: string): boolean;
-}
-
-/** Takes items one at a time and answers each; how it groups them is its own business. */
-export interface Batcher<I, O> {
-  submit(item: I): Promise<O>;
-}
+export type { LiveChange, LivePublisher, OperationGate, OutboxSignal, Resources, Tenant } from './resources';
 
 /**
- * The per-process batchers (group commit) the domain's entry points submit to. They are built
- * where a process is wired (packages/runtime), each around the domain function that does one
- * group's work: admitGroup, claimJobs, completeJobs, lookupKeys, and for webhook attempts
- * claimDeliveries and recordDeliveryOutcomes.
+ * What domain functions need, built once per process (packages/runtime): the resources, and the
+ * per-process services that group concurrent callers' writes into one transaction. Each service
+ * is a small interface declared beside its one implementation, in the module whose SQL it runs:
+ *
+ * - `admissions`: `Admissions`, admission/admit.ts (`GroupAdmissions` → `admitGroup`);
+ * - `claims`: `JobClaims`, jobs/state.ts (`GroupJobClaims`, a group commit of `claimJobs`);
+ * - `completions`: `JobCompletions`, jobs/complete.ts (`GroupJobCompletions`, a group commit of `completeJobs`);
+ * - `keys`: `KeyLookups`, workspaces/api-keys.ts (`GroupKeyLookups` → `lookupKeys`);
+ * - `deliveries`: `DeliveryAttempts`, webhooks/deliver.ts (`GroupDeliveryAttempts` →
+ *   `claimDeliveries`, `recordDeliveryOutcomes`).
+ *
+ * Those modules depend on `Resources` only (resources.ts), never on this file: the domain has
+ * no import cycle.
  */
-export interface Batchers {
-  admissions: Batcher<Submission, GroupOutcome>;
-  claims: Batcher<string, JobRow | null>;
-  completions: Batcher<Completion, boolean>;
-  keyLookups: Batcher<string, AuthenticatedKey | null>;
-  deliveryClaims: Batcher<string, ClaimedDelivery | null>;
-  deliveryOutcomes: Batcher<DeliveryOutcome, RecordedDelivery | null>;
-}
-
-/** A job whose status or progress changed: the live streams of it (and of its batch) show the change. */
-export interface LiveChange {
-  jobId: string;
-  batchId: string | null;
-}
-
-/**
- * Publishes changes of jobs to the API processes' live streams (extensions.md 6), after the
- * change committed. Never throws and never waits: a lost message is a stream that shows the next
- * change instead.
- */
-export interface LivePublisher {
-  publish(changes: readonly LiveChange[]): void;
-}
-
-/** Tells this process's webhook dispatcher that events were written, so it moves them at once (it also looks on a timer). */
-export interface OutboxSignal {
-  written(): void;
-  /** Calls `listener` (soon, once per burst) whenever events were written; returns the function that stops it. */
-  listen(listener: () => void): () => void;
-}
-
-/** What domain functions need from the outside world, built once per process. */
-export interface Services {
-  db: Db;
-  queues: ExtractionQueues;
-  gate: OperationGate;
-  config: AppConfig;
-  clock: Clock;
-  log: Logger;
-  batch: Batchers;
-  /** Checks webhook URLs and sends signed messages (SSRF guard and policy from the configuration). */
-  webhooks: WebhookSender;
-  live: LivePublisher;
-  outbox: OutboxSignal;
+export interface Services extends Resources {
+  admissions: Admissions;
+  claims: JobClaims;
+  completions: JobCompletions;
+  keys: KeyLookups;
+  deliveries: DeliveryAttempts;
 }

@@ -1,6 +1,6 @@
 import { type OrderByDirection, type SelectQueryBuilder, sql } from 'kysely';
 import type { Database, Executor } from '@sdx/db';
-import type { Tenant } from './context';
+import type { Tenant } from './resources';
 import { RequestValidationError } from './errors';
 
 /**

@@ -4,24 +4,19 @@ import type IORedis from 'ioredis';
 import { type AppConfig, createLogger, type Logger, OutageLog, resolveProviderMode, sandboxWarning } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
 import {
-  admitGroup,
-  type Batchers,
-  claimDeliveries,
-  claimJobs,
   type Clock,
-  completeJobs,
-  GroupCommit,
-  type LiveChange,
-  type LivePublisher,
-  lookupKeys,
-  type OutboxSignal,
-  recordDeliveryOutcomes,
-  REQUEST_PATH_BOUNDS,
+  GroupAdmissions,
+  GroupDeliveryAttempts,
+  GroupJobClaims,
+  GroupJobCompletions,
+  GroupKeyLookups,
+  LocalSignal,
+  type Resources,
   type Services,
   systemClock,
 } from '@sdx/domain';
 import { createProviderRegistry, createSandboxProvider, type Provider, type ProviderRegistry, selectProviders } from '@sdx/providers';
-import { createFastRedis, ExtractionQueues, liveChannel } from '@sdx/queue';
+import { createFastRedis, ExtractionQueues, RedisLivePublisher } from '@sdx/queue';
 import { type Resolver, WebhookSender } from '@sdx/webhooks';
 
 /**
@@ -104,25 +99,23 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
   const clock = options.clock ?? systemClock;
   const queues = new ExtractionQueues(redis, config.redisPrefix, config.queueFairness, { deployment: config.deploymentId, now: () => clock.now() });
   const registry = createProviderRegistry(options.providers ?? chooseProviders(config, log, options.env));
-  // The batchers call back into the domain with the services they belong to.
-  const batch = createBatchers(() => services);
   const webhooks = new WebhookSender({
     allowHttp: config.webhookAllowHttp,
     allowPrivate: config.webhookAllowPrivateNetworks,
     resolve: options.webhookResolver,
   });
-  const services: Services = {
+  const resources: Resources = {
     db,
     queues,
     gate: registry,
     config,
     clock,
     log,
-    batch,
     webhooks,
     live: new RedisLivePublisher(redis, config.redisPrefix, log),
     outbox: new LocalSignal(),
   };
+  const services: Services = { ...resources, ...processServices(resources) };
   return {
     config,
     log,
@@ -141,65 +134,18 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
 }
 
 /**
- * Publishes job changes on the live channels (packages/queue liveChannel): one pipeline per
- * call, not waited for. While Redis is down the messages are dropped (a stream shows the next
- * change, and reads the state itself when its connection comes back).
+ * The process's services, each built from the resources by the domain module whose SQL it runs:
+ * admissions and key lookups answer requests, and are bounded (past the bounds, a 503 rather than
+ * a queue without end); claims, completions and webhook delivery attempts come from the worker's
+ * slots, which bound them already.
  */
-export class RedisLivePublisher implements LivePublisher {
-  constructor(
-    private readonly redis: IORedis,
-    private readonly prefix: string,
-    private readonly log: Logger,
-  ) {}
-
-  publish(changes: readonly LiveChange[]): void {
-    if (changes.length === 0 || this.redis.status !== 'ready') return;
-    const pipeline = this.redis.pipeline();
-    const batches = new Set<string>();
-    for (const { jobId, batchId } of changes) {
-      pipeline.publish(liveChannel(this.prefix, 'job', jobId), '');
-      if (batchId) batches.add(batchId);
-    }
-    for (const batchId of batches) pipeline.publish(liveChannel(this.prefix, 'batch', batchId), '');
-    pipeline.exec().catch((err: Error) => this.log.debug({ err: err.message }, 'live publish failed'));
-  }
-}
-
-/** An in-process signal: listeners are called on the next turn of the event loop, once however often it was raised in this one. */
-export class LocalSignal implements OutboxSignal {
-  private readonly listeners = new Set<() => void>();
-  private raised = false;
-
-  written(): void {
-    if (this.raised || this.listeners.size === 0) return;
-    this.raised = true;
-    setImmediate(() => {
-      this.raised = false;
-      for (const listener of this.listeners) listener();
-    });
-  }
-
-  /** Calls `listener` whenever the signal is raised; returns the function that stops it. */
-  listen(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
-  }
-}
-
-/**
- * The process's group commits, each around the domain function that does one group's work.
- * Requests (admissions, key lookups) are bounded: past the bounds they are refused with a 503
- * rather than queued without end. Claims and completions (of jobs and of webhook deliveries)
- * come from the worker's slots, which bound them already.
- */
-export function createBatchers(services: () => Services): Batchers {
+export function processServices(resources: Resources): Pick<Services, 'admissions' | 'claims' | 'completions' | 'keys' | 'deliveries'> {
   return {
-    admissions: new GroupCommit((items) => admitGroup(services(), items), { maxBatch: 64, ...REQUEST_PATH_BOUNDS }),
-    claims: new GroupCommit((ids) => claimJobs(services(), ids), { maxBatch: 64 }),
-    completions: new GroupCommit((items) => completeJobs(services(), items), { maxBatch: 64 }),
-    keyLookups: new GroupCommit((hashes) => lookupKeys(services().db, hashes), { maxBatch: 128, maxInFlight: 4, ...REQUEST_PATH_BOUNDS }),
-    deliveryClaims: new GroupCommit((ids) => claimDeliveries(services().db, ids), { maxBatch: 64, maxInFlight: 2 }),
-    deliveryOutcomes: new GroupCommit((outcomes) => recordDeliveryOutcomes(services().db, outcomes), { maxBatch: 64, maxInFlight: 2 }),
+    admissions: new GroupAdmissions(resources),
+    claims: new GroupJobClaims(resources),
+    completions: new GroupJobCompletions(resources),
+    keys: new GroupKeyLookups(resources.db),
+    deliveries: new GroupDeliveryAttempts(resources.db),
   };
 }
 

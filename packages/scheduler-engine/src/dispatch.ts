@@ -37,13 +37,12 @@ import {
   CATCH_UP_WINDOW_MS,
   IDEMPOTENCY_TTL_MS,
   attemptScheduleRun,
+  failExpiredRuns,
   holdRuns,
-  newId,
+  insertScheduledRuns,
   type RunHold,
   type ScheduleRunOutcome,
-  recordEvents,
   recurrenceOf,
-  runCandidates,
   schedulesWithActiveWork,
   type Services,
   type Tenant,
@@ -143,28 +142,14 @@ export async function claimDueRuns(
       tx,
       toRun.filter((p) => p.schedule.overlap_policy === 'skip').map((p) => p.schedule.id),
     );
-    const inserted =
-      toRun.length === 0
-        ? []
-        : await tx
-            .insertInto('schedule_runs')
-            .values(
-              toRun.map((p) => ({
-                id: newId('run'),
-                schedule_id: p.schedule.id,
-                workspace_id: p.schedule.workspace_id,
-                trigger: 'scheduled' as const,
-                scheduled_for: p.scheduledFor!,
-                status: overlapping.has(p.schedule.id) ? ('skipped_overlap' as const) : ('queued' as const),
-                created_at: now,
-              })),
-            )
-            .onConflict((oc) => oc.columns(['schedule_id', 'scheduled_for']).where('trigger', '=', 'scheduled').doNothing())
-            .returningAll()
-            .execute();
+    // The runs (the unique index makes a second run of an occurrence a no-op), with the
+    // schedule.run.skipped events of those skipped at once (overlap), in this transaction.
+    const inserted = await insertScheduledRuns(
+      tx,
+      toRun.map((p) => ({ schedule: p.schedule, scheduledFor: p.scheduledFor!, overlapping: overlapping.has(p.schedule.id) })),
+      now,
+    );
     const ran = new Map(inserted.map((run) => [run.schedule_id, run]));
-    // An occurrence skipped at once (overlap) tells schedule.run.skipped in this transaction.
-    await recordEvents(tx, now, runCandidates(inserted));
 
     const rows = plans.map(
       (p) => sql`(${p.schedule.id}::text, ${p.nextRunAt}::timestamptz, ${p.status}::text, ${ran.has(p.schedule.id)}::boolean)`,
@@ -258,15 +243,7 @@ export interface RecoverOptions {
 export async function recoverStalledRuns(services: Services, options: RecoverOptions = {}): Promise<ScheduleRunRow[]> {
   const now = options.now ?? services.clock.now();
   const expiredBefore = new Date(now.getTime() - IDEMPOTENCY_TTL_MS + 60_000);
-  await sql`
-    update schedule_runs
-    set status = 'failed', error = ${JSON.stringify({ error: 'internal_error', message: 'The occurrence could not be dispatched in time.' })}::jsonb
-    where id in (
-      select id from schedule_runs
-      where status = 'queued' and job_id is null and batch_id is null and dispatched_at is null and created_at < ${expiredBefore}
-      for update skip locked
-    )
-  `.execute(services.db);
+  await failExpiredRuns(services.db, expiredBefore);
 
   const hold = await holdRuns(services.db, {
     createdBefore: new Date(now.getTime() - (options.graceMs ?? RECOVERY_GRACE_MS)),

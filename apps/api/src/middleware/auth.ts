@@ -2,7 +2,6 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Request, RequestHandler, Response } from 'express';
 import {
   ApiError,
-  authenticateApiKey,
   RequestValidationError,
   resolveSession,
   touchApiKey,
@@ -84,7 +83,7 @@ export function authenticate(services: Services): RequestHandler {
 
     const secret = presentedKey(req.headers);
     if (secret) {
-      const found = await authenticateApiKey(services.batch.keyLookups, secret);
+      const found = await services.keys.authenticate(secret);
       if (!found) throw new ApiError('invalid_api_key', 'The API key is unknown, revoked or expired.');
       if (wanted !== null && wanted !== found.workspace.id) throw notMember(wanted);
       const tenant: Tenant = { workspace: found.workspace, keyId: found.key.id, role: found.key.role, userId: null };

@@ -3,7 +3,7 @@ import { ApiError, createJob, isTerminal, renderJob, waitForJob } from '@sdx/dom
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { sendJob } from './job-body';
-import { jobInput, skipCache } from './job-request';
+import { jobRequest } from './job-request';
 
 /** Largest effective limit POST /v1/extract accepts; larger work goes through POST /v1/jobs. */
 export const SYNC_LIMIT_MAX = 200;
@@ -15,13 +15,8 @@ export const SYNC_LIMIT_MAX = 200;
  * still pollable.
  */
 export const extract = ({ services, draining }: ApiDeps): RequestHandler => async (req, res) => {
-  const created = await createJob(services, tenantOf(res), jobInput(req), {
-    endpoint: 'POST /v1/extract',
-    idempotencyKey: req.get('idempotency-key') ?? null,
-    requestId: res.locals.requestId as string,
-    skipCache: skipCache(req),
-    maxSyncLimit: SYNC_LIMIT_MAX,
-  });
+  const { input, options } = jobRequest(req, res, 'POST /v1/extract');
+  const created = await createJob(services, tenantOf(res), input, { ...options, maxSyncLimit: SYNC_LIMIT_MAX });
   const controller = new AbortController();
   req.on('close', () => controller.abort());
   const signal = draining ? AbortSignal.any([controller.signal, draining]) : controller.signal;

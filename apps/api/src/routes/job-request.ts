@@ -1,19 +1,25 @@
-import type { Request } from 'express';
-import type { CreateJobInput } from '@sdx/domain';
+import type { Request, Response } from 'express';
+import type { CreateJobInput, CreateJobOptions } from '@sdx/domain';
 import type { ExtractionRequest } from '@sdx/contract';
 
-/** The validated body of POST /v1/jobs and /v1/extract. */
-export function jobInput(req: Request): CreateJobInput {
+/**
+ * What POST /v1/jobs and /v1/extract ask of createJob: the validated body, and from the request
+ * its Idempotency-Key, its Cache-Control and its X-Request-ID.
+ */
+export function jobRequest(req: Request, res: Response, endpoint: string): { input: CreateJobInput; options: CreateJobOptions } {
   const body = req.body as ExtractionRequest;
   return {
-    platform: body.platform,
-    operation: body.operation,
-    target: body.target,
-    limit: body.limit,
-    include_posts: body.include_posts,
+    input: { platform: body.platform, operation: body.operation, target: body.target, limit: body.limit, include_posts: body.include_posts },
+    options: {
+      endpoint,
+      idempotencyKey: req.get('idempotency-key') ?? null,
+      requestId: res.locals.requestId as string,
+      skipCache: skipCache(req),
+    },
   };
 }
 
+/** Cache-Control: no-cache. */
 export function skipCache(req: Request): boolean {
   return /(^|,)\s*no-cache\s*(,|$)/i.test(req.get('cache-control') ?? '');
 }

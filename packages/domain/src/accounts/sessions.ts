@@ -3,7 +3,7 @@ import type { Db, Executor, Role, SessionRow, WorkspaceRow } from '@sdx/db';
 import { newId } from '../ids';
 import { isRole } from './roles';
 import { randomToken, tokenHash } from './secrets';
-import type { UserView } from './users';
+import type { UserView } from './user-view';
 
 /** The session cookie (extensions.md 1). */
 export const SESSION_COOKIE = 'sdx_session';

@@ -8,19 +8,9 @@ import { listUserWorkspaces, renderWorkspace, type WorkspaceView } from '../work
 import type { Clock } from '../time';
 import { hashPassword, verifyPassword } from './passwords';
 import { type ClientMeta, endOtherSessions, startSession, type StartedSession } from './sessions';
+import { renderUser, type UserView } from './user-view';
 
 /** The User object of api-v1.md 2.1: all four keys present. */
-export interface UserView {
-  id: string;
-  email: string | null;
-  display_name: string | null;
-  avatar_url: string | null;
-}
-
-export function renderUser(user: Pick<UserRow, 'id' | 'email' | 'display_name' | 'avatar_url'>): UserView {
-  return { id: user.id, email: user.email, display_name: user.display_name, avatar_url: user.avatar_url };
-}
-
 /** Emails are kept as typed (trimmed) and compared case-insensitively (a unique index on lower(email)). */
 export function normalizeEmail(email: string): string {
   return email.trim();

@@ -1,13 +1,15 @@
-import { type BatchRow, type Db, type JobRow, type NewJob, sendTogether, type Tx } from '@sdx/db';
+import { sql } from 'kysely';
+import { type BatchRow, type Db, type Executor, type JobRow, type NewJob, sendTogether, type Tx } from '@sdx/db';
 import { recordJobsAdmitted } from '@sdx/metrics';
 import { type EnqueueRequest, planEntries, sharedEntry } from '@sdx/queue';
-import type { Services } from '../context';
-import { balanceAsOf, balanceLock, rollOver } from '../credits/credits';
-import { type FlushResult, refusedData } from '../group-commit';
+import { readBalancesWith } from '../credits/balances';
+import { type FlushResult, GroupCommit, REQUEST_PATH_BOUNDS, refusedData } from '../group-commit';
 import { dropClaims, findClaimRecords, type IdempotencyClaim, insertClaims, pointClaims, scopeId } from '../idempotency/idempotency';
-import { activeJobCounts, reusableTwins } from '../jobs/queries';
-import { enqueueAfterCommit, nextAttempt, queueJobs } from '../jobs/state';
-import { type AdmissionState, type Decision, type KeyState, planAdmission, requestKeys, reuseKey, type Submission } from './plan';
+import { enqueueAfterCommit } from '../jobs/enqueue';
+import { queueJobs } from '../jobs/state';
+import type { Resources } from '../resources';
+import { retryDeadlocks } from '../tx';
+import { type AdmissionState, type Decision, type KeyState, planAdmission, type Submission } from './plan';
 
 /**
  * The admission's I/O, around the planner (plan.ts): one transaction per group of submissions.
@@ -24,6 +26,9 @@ import { type AdmissionState, type Decision, type KeyState, planAdmission, reque
  *    other work are pointed at it.
  * After commit, the new queued jobs' queue entries are added (enqueueAfterCommit); nobody waits
  * for that: the submissions are answered once the group has committed.
+ *
+ * GroupAdmissions (below) is the admission service every entry point submits to: createJob,
+ * createBatch and the schedule runs reach it as `services.admissions`.
  */
 
 /** What a submission came to. */
@@ -35,14 +40,29 @@ export type Admitted =
 export const NEXT_GROUP = Symbol('next group');
 export type GroupOutcome = Admitted | typeof NEXT_GROUP;
 
+/** Admits submissions: each is answered exactly as it would be alone, in submission order. */
+export interface Admissions {
+  admit(submission: Submission): Promise<Admitted>;
+}
+
 /**
- * Admits a submission through the process's admission group (services.batch.admissions): it is
- * answered exactly as it would be alone, in submission order.
+ * The process's admission service: submissions of the same moment share one transaction
+ * (admitGroup), through a group commit bounded as a request path is (past its bounds a
+ * submission is refused with a 503 rather than queued without end). Built once per process by
+ * packages/runtime.
  */
-export async function admit(services: Services, submission: Submission): Promise<Admitted> {
-  for (;;) {
-    const outcome = await services.batch.admissions.submit(submission);
-    if (outcome !== NEXT_GROUP) return outcome;
+export class GroupAdmissions implements Admissions {
+  private readonly group: GroupCommit<Submission, GroupOutcome>;
+
+  constructor(resources: Resources) {
+    this.group = new GroupCommit((items) => admitGroup(resources, items), { maxBatch: 64, ...REQUEST_PATH_BOUNDS });
+  }
+
+  async admit(submission: Submission): Promise<Admitted> {
+    for (;;) {
+      const outcome = await this.group.submit(submission);
+      if (outcome !== NEXT_GROUP) return outcome;
+    }
   }
 }
 
@@ -51,7 +71,7 @@ export async function admit(services: Services, submission: Submission): Promise
  * constraint violation), each submission is tried again alone, so a submission it refuses fails
  * only itself. Any other failure (database unreachable) is every submission's answer.
  */
-export async function admitGroup(services: Services, items: Submission[]): Promise<FlushResult<GroupOutcome>> {
+export async function admitGroup(services: Resources, items: Submission[]): Promise<FlushResult<GroupOutcome>> {
   let results: FlushResult<GroupOutcome>;
   try {
     results = await admitTogether(services, items);
@@ -76,27 +96,25 @@ export async function admitGroup(services: Services, items: Submission[]): Promi
   return results;
 }
 
-/** The queue entries of the new queued jobs: single jobs in the entries their rows name, batch children each in its own. */
+/**
+ * The queue entries of the new queued jobs' first attempts, at their priority: single jobs in
+ * the shared entries their rows name, batch children each in its own.
+ */
 function queueEntriesOf(results: FlushResult<GroupOutcome>): EnqueueRequest[] {
   const entries: EnqueueRequest[] = [];
   for (const r of results) {
     if (r === NEXT_GROUP || r instanceof Error || r.idempotentReplay) continue;
     const fresh = r.kind === 'job' ? (r.deduplicated ? [] : [r.job]) : r.jobs;
-    for (const job of fresh) if (job.status === 'queued') entries.push({ ...nextAttempt(job), entry: job.queue_entry, priority: job.queue_priority });
+    for (const job of fresh) {
+      if (job.status === 'queued') entries.push({ jobId: job.id, attempt: job.attempts + 1, batchChild: job.batch_id !== null, entry: job.queue_entry, priority: job.queue_priority });
+    }
   }
   return entries;
 }
 
 /** One transaction for the given submissions, retried when Postgres picks it as a deadlock victim. */
-async function admitTogether(services: Services, items: Submission[]): Promise<FlushResult<GroupOutcome>> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      return await services.db.transaction().execute((tx) => admitInTransaction(services, tx, items));
-    } catch (error) {
-      if ((error as { code?: string }).code !== '40P01' || attempt >= 3) throw error;
-      services.log.warn({ submissions: items.length, attempt }, 'group admission chosen as deadlock victim; retrying');
-    }
-  }
+function admitTogether(services: Resources, items: Submission[]): Promise<FlushResult<GroupOutcome>> {
+  return retryDeadlocks(services.log, 'group admission', () => services.db.transaction().execute((tx) => admitInTransaction(services, tx, items)));
 }
 
 function claimOf(s: Submission, now: Date): IdempotencyClaim {
@@ -117,7 +135,7 @@ interface Replayable {
   batches: Map<string, { batch: BatchRow; jobs: JobRow[] }>;
 }
 
-async function admitInTransaction(services: Services, tx: Tx, items: Submission[]): Promise<FlushResult<GroupOutcome>> {
+async function admitInTransaction(services: Resources, tx: Tx, items: Submission[]): Promise<FlushResult<GroupOutcome>> {
   const now = services.clock.now();
   const { keys, claims, replayable } = await claimKeys(tx, items, now);
   const state = await readAdmissionState(services, tx, items, keys, now);
@@ -152,8 +170,8 @@ async function admitInTransaction(services: Services, tx: Tx, items: Submission[
     if (keys[i]!.kind === 'held' && (d.kind === 'admitted' || d.kind === 'cached')) return [{ scope: claims.get(i)!, resourceId: claimOf(items[i]!, now).resourceId }];
     return [];
   });
-  await dropClaims(tx, dropped);
-  await pointClaims(tx, pointed);
+  if (dropped.length > 0) await dropClaims(tx, dropped);
+  if (pointed.length > 0) await pointClaims(tx, pointed);
 
   const jobById = new Map(inserted.map((job) => [job.id, job]));
   const batchById = new Map(insertedBatches.map((batch) => [batch.id, batch]));
@@ -266,7 +284,7 @@ async function claimKeys(tx: Tx, items: Submission[], now: Date): Promise<{ keys
  * `peek` reads the same without locking or writing (a quote): rollovers are applied in memory.
  */
 export async function readAdmissionState(
-  services: Services,
+  services: Pick<Resources, 'config'>,
   db: Tx | Db,
   items: readonly Submission[],
   keys: KeyState[],
@@ -280,25 +298,65 @@ export async function readAdmissionState(
     ...new Map(
       pending
         .filter((s) => s.batchId === null)
-        .map((s) => {
-          const key = requestKeys(s)[0]!;
-          return [reuseKey(s.tenant.workspace.id, key), { workspaceId: s.tenant.workspace.id, key }] as const;
-        }),
+        .map((s) => [`${s.tenant.workspace.id}\u0000${s.targets[0]!.key}`, { workspaceId: s.tenant.workspace.id, key: s.targets[0]!.key }] as const),
     ).values(),
   ];
   const ids = workspaces.map((w) => w.id);
-  const balancesRead = mode === 'lock' ? balanceLock(db as Tx, ids).compile() : db.selectFrom('credit_balances').selectAll().where('workspace_id', 'in', ids).compile();
   const counts = activeJobCounts(db, ids);
   const cacheFrom = new Date(now.getTime() - services.config.cacheTtlSeconds * 1000);
-  const [rows, actives, found] =
+  const [balances, actives, found] =
     requests.length > 0
-      ? await sendTogether(db, balancesRead, counts, reusableTwins(db, requests, cacheFrom))
-      : [...(await sendTogether(db, balancesRead, counts)), [] as JobRow[]];
-  const balances = mode === 'lock' ? await rollOver(db as Tx, rows, workspaces, now) : new Map(rows.map((row) => [row.workspace_id, balanceAsOf(row, now)]));
+      ? await readBalancesWith(db, workspaces, now, mode, counts, reusableTwins(db, requests, cacheFrom))
+      : [...(await readBalancesWith(db, workspaces, now, mode, counts)), [] as JobRow[]];
   return {
     balances,
     active: new Map(actives.map((row) => [row.workspace_id, row.n])),
-    reusable: new Map(found.map((job) => [reuseKey(job.workspace_id, job.request_key), job])),
+    reusable: byWorkspaceAndKey(found),
     keys,
   };
+}
+
+/** Active (queued or running) jobs per workspace, as a statement to send with others. */
+function activeJobCounts(db: Executor, workspaceIds: readonly string[]) {
+  return sql<{ workspace_id: string; n: number }>`
+    select workspace_id, count(*)::int as n
+    from jobs
+    where workspace_id = any(${[...new Set(workspaceIds)]}::text[]) and status in ('queued', 'running')
+    group by workspace_id
+  `.compile(db);
+}
+
+/**
+ * For each (workspace, request key): the queued or running twin, else the latest completed
+ * job (not itself a cache hit, its result still kept) finished after `cacheFrom`. A statement
+ * to send with others.
+ */
+function reusableTwins(db: Executor, requests: ReadonlyArray<{ workspaceId: string; key: string }>, cacheFrom: Date) {
+  return sql<JobRow>`
+    select j.*
+    from unnest(${requests.map((r) => r.workspaceId)}::text[], ${requests.map((r) => r.key)}::text[]) as k(workspace_id, request_key)
+    cross join lateral (
+      (select * from jobs
+        where workspace_id = k.workspace_id and request_key = k.request_key and status in ('queued', 'running')
+        limit 1)
+      union all
+      (select * from jobs
+        where workspace_id = k.workspace_id and request_key = k.request_key and status = 'completed' and not cached
+          and finished_at > ${cacheFrom} and not result_expired
+        order by finished_at desc
+        limit 1)
+      limit 1
+    ) j
+  `.compile(db);
+}
+
+/** Twins by workspace, then request key. */
+function byWorkspaceAndKey(jobs: readonly JobRow[]): Map<string, Map<string, JobRow>> {
+  const map = new Map<string, Map<string, JobRow>>();
+  for (const job of jobs) {
+    const inWorkspace = map.get(job.workspace_id) ?? new Map<string, JobRow>();
+    inWorkspace.set(job.request_key, job);
+    map.set(job.workspace_id, inWorkspace);
+  }
+  return map;
 }

@@ -1,9 +1,8 @@
 import type { JobRow, NewJob } from '@sdx/db';
-import { type Balance, availableOf, insufficientCredits, type PlannedReservation, planReservation } from '../credits/credits';
-import type { Tenant } from '../context';
+import { type Balance, type PlannedReservation, planReservations } from '../credits/balances';
+import type { Tenant } from '../resources';
 import { ApiError } from '../errors';
-import { type Recipe, requestKey } from '../jobs/recipe';
-import { cachedJobRow, queuedJobRow } from '../jobs/state';
+import type { Recipe } from '../jobs/recipe';
 
 /**
  * The admission planner: a pure function that decides what each submission of a group comes to,
@@ -26,6 +25,8 @@ import { cachedJobRow, queuedJobRow } from '../jobs/state';
 export interface AdmitTarget {
   target: string;
   normalized: string;
+  /** Its request key (requestKey, jobs/recipe.ts): the identity its cache and deduplication go by. */
+  key: string;
 }
 
 /** One checked submission: a single job (one target) or a batch (several, with its batch ID). */
@@ -65,8 +66,8 @@ export interface AdmissionState {
   balances: Map<string, Balance>;
   /** Active (queued or running) jobs per workspace. */
   active: Map<string, number>;
-  /** By reuseKey: the queued or running twin, else the latest fresh completed job. */
-  reusable: Map<string, JobRow>;
+  /** By workspace, then request key: the queued or running twin, else the latest fresh completed job. */
+  reusable: Map<string, Map<string, JobRow>>;
   /** Per submission, in order. */
   keys: KeyState[];
 }
@@ -94,22 +95,14 @@ export interface AdmissionPlan {
   balances: Balance[];
 }
 
-export function reuseKey(workspaceId: string, key: string): string {
-  return `${workspaceId}\u0000${key}`;
-}
-
-/** The request keys of a submission's targets (cache and deduplication identity). */
-export function requestKeys(s: Pick<Submission, 'recipe' | 'targets' | 'newOnly' | 'scheduleId'>): string[] {
-  return s.targets.map((t) => requestKey(s.recipe, t.normalized, s.newOnly ? `new_only:${s.scheduleId}` : null));
-}
-
 export function planAdmission(submissions: readonly Submission[], state: AdmissionState, now: Date, rules: AdmissionRules): AdmissionPlan {
   const balances = new Map(state.balances);
   const active = new Map(state.active);
   const reservations: PlannedReservation[] = [];
   const reserved = new Set<string>();
-  /** Jobs admitted in this plan by request: a later identical submission is deduplicated onto them. */
+  /** Jobs admitted in this plan, by workspace and request key: a later identical submission is deduplicated onto them. */
   const admittedTwins = new Map<string, string>();
+  const twinOf = (workspaceId: string, key: string) => `${workspaceId}\u0000${key}`;
 
   const decisions = submissions.map((s, i): Decision => {
     const key = state.keys[i] ?? { kind: 'none' };
@@ -128,17 +121,16 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
     }
 
     const workspace = s.tenant.workspace;
-    const keys = requestKeys(s);
+    const key0 = s.targets[0]!.key;
     if (s.batchId === null && !s.newOnly) {
-      const twinKey = reuseKey(workspace.id, keys[0]!);
-      const twin = admittedTwins.get(twinKey);
-      const found = state.reusable.get(twinKey);
+      const twin = admittedTwins.get(twinOf(workspace.id, key0));
+      const found = state.reusable.get(workspace.id)?.get(key0);
       if (twin !== undefined) return { kind: 'deduplicated', jobId: twin, job: null };
       if (found && (found.status === 'queued' || found.status === 'running')) return { kind: 'deduplicated', jobId: found.id, job: found };
       if (found && rules.useCache && !s.skipCache) {
         return {
           kind: 'cached',
-          row: cachedJobRow(workspace.id, now, found, s.targets[0]!, keys[0]!, s.jobIds[0]!, { maxAttempts: rules.maxAttempts, scheduleId: s.scheduleId, requestId: s.requestId }),
+          row: cachedJobRow(workspace.id, now, found, s.targets[0]!, s.jobIds[0]!, { maxAttempts: rules.maxAttempts, scheduleId: s.scheduleId, requestId: s.requestId }),
         };
       }
     }
@@ -155,39 +147,139 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
         }),
       };
     }
-    let balance = balances.get(workspace.id);
+    const balance = balances.get(workspace.id);
     if (!balance) throw new Error(`the balance of workspace ${workspace.id} was not read`);
     // The whole submission must fit: a 402 reports what all of it requires against what is available.
-    const required = s.recipe.maxCredits * n;
-    const available = availableOf(balance, workspace, now);
-    if (required > available.total) return { kind: 'refused', error: insufficientCredits(balance, available, required) };
-
-    const rows: NewJob[] = [];
-    s.targets.forEach((target, index) => {
-      const id = s.jobIds[index]!;
-      const next = planReservation(workspace, balance!, now, { jobId: id, credits: s.recipe.maxCredits, units: s.recipe.maxUnits });
-      balance = next.balance;
-      reservations.push(next.planned);
-      rows.push(
-        queuedJobRow(workspace.id, now, s.recipe, target, keys[index]!, id, {
-          maxAttempts: rules.maxAttempts,
-          batchId: s.batchId,
-          batchPosition: s.batchId === null ? null : index,
-          scheduleId: s.scheduleId,
-          newOnly: s.newOnly,
-          requestId: s.requestId,
-          deployment: rules.deployment ?? null,
-          // Round robin across workspaces: the k-th active job of a workspace goes with the k-th of the others.
-          priority: count + index + 1,
-        }),
-      );
-    });
-    balances.set(workspace.id, balance);
+    const reserve = planReservations(workspace, balance, now, s.jobIds.map((jobId) => ({ jobId, credits: s.recipe.maxCredits, units: s.recipe.maxUnits })));
+    if ('refused' in reserve) return { kind: 'refused', error: reserve.refused };
+    reservations.push(...reserve.planned);
+    const rows = s.targets.map((target, index) =>
+      queuedJobRow(workspace.id, now, s.recipe, target, s.jobIds[index]!, {
+        maxAttempts: rules.maxAttempts,
+        batchId: s.batchId,
+        batchPosition: s.batchId === null ? null : index,
+        scheduleId: s.scheduleId,
+        newOnly: s.newOnly,
+        requestId: s.requestId,
+        deployment: rules.deployment ?? null,
+        // Round robin across workspaces: the k-th active job of a workspace goes with the k-th of the others.
+        priority: count + index + 1,
+      }),
+    );
+    balances.set(workspace.id, reserve.balance);
     reserved.add(workspace.id);
     active.set(workspace.id, count + n);
-    if (s.batchId === null && !s.newOnly) admittedTwins.set(reuseKey(workspace.id, keys[0]!), s.jobIds[0]!);
-    return { kind: 'admitted', rows, reserved: required };
+    if (s.batchId === null && !s.newOnly) admittedTwins.set(twinOf(workspace.id, key0), s.jobIds[0]!);
+    return { kind: 'admitted', rows, reserved: s.recipe.maxCredits * n };
   });
 
   return { decisions, reservations, balances: [...reserved].map((id) => balances.get(id)!) };
 }
+
+// ---------------------------------------------------------------------------------------------
+// The rows of admitted jobs
+
+export interface QueueOptions {
+  maxAttempts: number;
+  batchId?: string | null;
+  batchPosition?: number | null;
+  scheduleId?: string | null;
+  newOnly?: boolean;
+  requestId?: string | null;
+  /** The deployment whose reconciler recovers the job. */
+  deployment?: string | null;
+  /** The priority of its queue entries (its rank among its workspace's active jobs). */
+  priority?: number;
+}
+
+/** The row of a newly admitted job, status queued, its maximum cost reserved and its rates recorded. */
+export function queuedJobRow(
+  workspaceId: string,
+  now: Date,
+  recipe: Recipe,
+  target: AdmitTarget,
+  id: string,
+  options: QueueOptions,
+): NewJob {
+  return {
+    id,
+    workspace_id: workspaceId,
+    batch_id: options.batchId ?? null,
+    batch_position: options.batchPosition ?? null,
+    schedule_id: options.scheduleId ?? null,
+    platform: recipe.platform,
+    operation: recipe.operation,
+    target: target.target,
+    normalized_target: target.normalized,
+    request_key: target.key,
+    requested_limit: recipe.limit,
+    include_posts: recipe.includePosts,
+    status: 'queued',
+    max_attempts: options.maxAttempts,
+    progress_stage: 'queued',
+    progress_message: 'Waiting for a worker',
+    progress_total: null,
+    ...recipe.rates,
+    new_only: options.newOnly ?? false,
+    request_id: options.requestId ?? null,
+    reserved_credits: recipe.maxCredits,
+    deployment: options.deployment ?? null,
+    queue_priority: clampPriority(options.priority ?? 1),
+    enqueued_at: now,
+    created_at: now,
+  };
+}
+
+/** Queue priorities run from 1 (first) to MAX_PRIORITY; ranks beyond share the last. */
+export const MAX_PRIORITY = 2_000_000;
+
+export function clampPriority(rank: number): number {
+  return Math.max(1, Math.min(MAX_PRIORITY, Math.floor(rank)));
+}
+
+/** A new job that is already completed, reusing the fresh result of `fresh`: billed nothing. */
+export function cachedJobRow(
+  workspaceId: string,
+  now: Date,
+  fresh: JobRow,
+  target: AdmitTarget,
+  id: string,
+  options: { maxAttempts: number; scheduleId: string | null; requestId: string | null },
+): NewJob {
+  return {
+    id,
+    workspace_id: workspaceId,
+    schedule_id: options.scheduleId,
+    request_id: options.requestId,
+    platform: fresh.platform,
+    operation: fresh.operation,
+    target: target.target,
+    normalized_target: target.normalized,
+    request_key: target.key,
+    requested_limit: fresh.requested_limit,
+    include_posts: fresh.include_posts,
+    status: 'completed',
+    attempts: 0,
+    max_attempts: options.maxAttempts,
+    progress_stage: 'completed',
+    progress_message: `Reused the result of ${fresh.id}`,
+    progress_current: fresh.result_count ?? 0,
+    progress_total: fresh.result_count,
+    result_count: fresh.result_count,
+    billed_units: 0,
+    credit_rate: fresh.credit_rate,
+    results_per_credit: fresh.results_per_credit,
+    base_credits: fresh.base_credits,
+    bundle_credit_rate: fresh.bundle_credit_rate,
+    bundle_results_per_credit: fresh.bundle_results_per_credit,
+    bundle_base_credits: fresh.bundle_base_credits,
+    reserved_credits: 0,
+    billed_credits: 0,
+    cached: true,
+    source_job_id: fresh.id,
+    created_at: now,
+    started_at: now,
+    finished_at: now,
+  };
+}
+

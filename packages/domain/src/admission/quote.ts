@@ -1,6 +1,6 @@
 import type { QuoteResponse } from '@sdx/contract';
 import type { Services, Tenant } from '../context';
-import { availableOf } from '../credits/credits';
+import { availableOf } from '../credits/balances';
 import { RequestValidationError } from '../errors';
 import { uniqueTargets } from '../batches/create-batch';
 import { type RecipeInput, resolveRecipe } from '../jobs/recipe';
@@ -33,7 +33,7 @@ export async function quote(services: Services, tenant: Tenant, input: QuoteInpu
     ]);
   }
   const targets = single ? [input.target!.trim()] : uniqueTargets(input.targets!);
-  const { recipe, normalized } = resolveRecipe(
+  const { recipe, normalized, keys } = resolveRecipe(
     input,
     targets.map((value, i) => ({ value, loc: single ? ['body', 'target'] : ['body', 'targets', i] })),
     tenant.workspace,
@@ -42,7 +42,7 @@ export async function quote(services: Services, tenant: Tenant, input: QuoteInpu
   const submission: Submission = {
     tenant,
     recipe,
-    targets: targets.map((target, i) => ({ target, normalized: normalized[i]! })),
+    targets: targets.map((target, i) => ({ target, normalized: normalized[i]!, key: keys[i]! })),
     jobIds: targets.map((_, i) => `quote_${i}`),
     batchId: single ? null : 'quote',
     idempotency: null,

@@ -1,5 +1,5 @@
 import type { ActorType, AuditEventRow, Executor, Tx } from '@sdx/db';
-import type { Tenant } from '../context';
+import type { Tenant } from '../resources';
 import { newId } from '../ids';
 
 /** Who made a change: a signed-in user, an API key, or the system (admin CLI, first start). */

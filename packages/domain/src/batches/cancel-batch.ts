@@ -1,7 +1,8 @@
 import type { BatchRow, JobRow, Tx } from '@sdx/db';
 import type { Services, Tenant } from '../context';
 import { ApiError } from '../errors';
-import { announce, cancelJobs } from '../jobs/state';
+import { announceEnded } from '../jobs/announce';
+import { cancelJobs } from '../jobs/state';
 
 /**
  * POST /v1/batches/{batch_id}/cancel. In one transaction, with the batch row locked so two
@@ -12,7 +13,7 @@ import { announce, cancelJobs } from '../jobs/state';
  */
 export async function cancelBatch(services: Services, tenant: Tenant, batchId: string): Promise<BatchRow> {
   const { batch, cancelled } = await services.db.transaction().execute(async (tx) => cancelInTransaction(services, tx, tenant, batchId));
-  announce(services, cancelled, cancelled.length > 0);
+  announceEnded(services, cancelled, 'cancelled', cancelled.length > 0);
   return batch;
 }
 

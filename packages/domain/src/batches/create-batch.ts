@@ -1,7 +1,6 @@
 import type { BatchRow, JobRow } from '@sdx/db';
 import type { Services, Tenant } from '../context';
 import { ApiError } from '../errors';
-import { admit } from '../admission/admit';
 import { requestHash } from '../idempotency/idempotency';
 import { newId } from '../ids';
 import { type RecipeInput, resolveRecipe } from '../jobs/recipe';
@@ -63,16 +62,17 @@ export function uniqueTargets(targets: string[]): string[] {
  */
 export async function createBatch(services: Services, tenant: Tenant, input: CreateBatchInput, options: CreateBatchOptions): Promise<CreatedBatch> {
   const targets = uniqueTargets(input.targets);
-  const { recipe, normalized } = resolveRecipe(
+  const { recipe, normalized, keys } = resolveRecipe(
     input,
     targets.map((value, i) => ({ value, loc: ['body', 'targets', i] })),
     tenant.workspace,
     services.gate,
+    options.newOnly ? `new_only:${options.scheduleId ?? null}` : null,
   );
-  const admitted = await admit(services, {
+  const admitted = await services.admissions.admit({
     tenant,
     recipe,
-    targets: targets.map((target, i) => ({ target, normalized: normalized[i]! })),
+    targets: targets.map((target, i) => ({ target, normalized: normalized[i]!, key: keys[i]! })),
     jobIds: targets.map(() => newId('job')),
     batchId: newId('bat'),
     idempotency: options.idempotencyKey ? { endpoint: options.endpoint, key: options.idempotencyKey, requestHash: requestHash(input) } : null,

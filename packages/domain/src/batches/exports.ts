@@ -1,6 +1,6 @@
 import { bundlePostsSpec, findOperation, type ItemKind, type Platform } from '@sdx/catalog';
 import type { BatchRow, Executor, JobRow } from '@sdx/db';
-import type { Tenant } from '../context';
+import type { Tenant } from '../resources';
 import { ApiError } from '../errors';
 import { getKeptResultOrThrow } from '../jobs/queries';
 import { resultItemLines, resultJson, resultPages } from '../jobs/results';

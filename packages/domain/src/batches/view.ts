@@ -1,5 +1,5 @@
 import type { BatchRow, Executor } from '@sdx/db';
-import type { Tenant } from '../context';
+import type { Tenant } from '../resources';
 import type { Page, PageRequest } from '../paging';
 import { type BatchChildSummary, type BatchCounts, childSummaries, countBatchChildren, emptyCounts, getBatchOrThrow, listBatchRows } from './queries';
 

@@ -1,7 +1,8 @@
 import type { JobRow } from '@sdx/db';
 import type { Services, Tenant } from '../context';
 import { getJobOrThrow } from './queries';
-import { announce, cancelJobs } from './state';
+import { announceEnded } from './announce';
+import { cancelJobs } from './state';
 
 /**
  * Cancels a queued or running job at once: status cancelled, reservation released, result
@@ -15,6 +16,6 @@ export async function cancelJob(services: Services, tenant: Tenant, jobId: strin
     const [cancelled] = await cancelJobs(tx, services.clock.now(), [job.id], 'Cancelled by request');
     return { job, cancelled };
   });
-  if (cancelled) announce(services, [cancelled], true);
+  if (cancelled) announceEnded(services, [cancelled], 'cancelled', true);
   return cancelled ?? job;
 }

@@ -1,5 +1,4 @@
 import type { JobRow } from '@sdx/db';
-import { admit } from '../admission/admit';
 import type { Services, Tenant } from '../context';
 import { ApiError } from '../errors';
 import { requestHash } from '../idempotency/idempotency';
@@ -40,7 +39,13 @@ export interface CreatedJob {
  * reconciler re-adds it if the process dies in between.
  */
 export async function createJob(services: Services, tenant: Tenant, input: CreateJobInput, options: CreateJobOptions): Promise<CreatedJob> {
-  const { recipe, normalized } = resolveRecipe(input, [{ value: input.target, loc: ['body', 'target'] }], tenant.workspace, services.gate);
+  const { recipe, normalized, keys } = resolveRecipe(
+    input,
+    [{ value: input.target, loc: ['body', 'target'] }],
+    tenant.workspace,
+    services.gate,
+    options.newOnly ? `new_only:${options.scheduleId ?? null}` : null,
+  );
   if (options.maxSyncLimit !== undefined && recipe.limit > options.maxSyncLimit) {
     throw new ApiError(
       'invalid_request',
@@ -48,10 +53,10 @@ export async function createJob(services: Services, tenant: Tenant, input: Creat
       { limit: recipe.limit, max_sync_limit: options.maxSyncLimit, use: 'POST /v1/jobs' },
     );
   }
-  const admitted = await admit(services, {
+  const admitted = await services.admissions.admit({
     tenant,
     recipe,
-    targets: [{ target: input.target.trim(), normalized: normalized[0]! }],
+    targets: [{ target: input.target.trim(), normalized: normalized[0]!, key: keys[0]! }],
     jobIds: [newId('job')],
     batchId: null,
     idempotency: options.idempotencyKey ? { endpoint: options.endpoint, key: options.idempotencyKey, requestHash: requestHash(input) } : null,

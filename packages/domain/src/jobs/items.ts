@@ -1,5 +1,5 @@
 import type { Executor } from '@sdx/db';
-import type { Tenant } from '../context';
+import type { Tenant } from '../resources';
 import { RequestValidationError } from '../errors';
 import { getKeptResultOrThrow } from './queries';
 import { type ItemPosition, resultItemsPage } from './results';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor, JobRow, JobStatus } from '@sdx/db';
-import type { Tenant } from '../context';
+import type { Tenant } from '../resources';
 import { ApiError } from '../errors';
 import { checkStartingAfter, type Page, pageOf, pageQuery, type PageRequest } from '../paging';
 
@@ -63,38 +63,4 @@ export async function listJobs(db: Executor, tenant: Tenant, page: PageRequest, 
 
 export async function loadJobById(db: Executor, jobId: string): Promise<JobRow | undefined> {
   return db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirst();
-}
-
-/** Active (queued or running) jobs per workspace, as a statement to send with others. */
-export function activeJobCounts(db: Executor, workspaceIds: readonly string[]) {
-  return sql<{ workspace_id: string; n: number }>`
-    select workspace_id, count(*)::int as n
-    from jobs
-    where workspace_id = any(${[...new Set(workspaceIds)]}::text[]) and status in ('queued', 'running')
-    group by workspace_id
-  `.compile(db);
-}
-
-/**
- * For each (workspace, request key): the queued or running twin, else the latest completed
- * job (not itself a cache hit, its result still kept) finished after `cacheFrom`. A statement
- * to send with others.
- */
-export function reusableTwins(db: Executor, requests: ReadonlyArray<{ workspaceId: string; key: string }>, cacheFrom: Date) {
-  return sql<JobRow>`
-    select j.*
-    from unnest(${requests.map((r) => r.workspaceId)}::text[], ${requests.map((r) => r.key)}::text[]) as k(workspace_id, request_key)
-    cross join lateral (
-      (select * from jobs
-        where workspace_id = k.workspace_id and request_key = k.request_key and status in ('queued', 'running')
-        limit 1)
-      union all
-      (select * from jobs
-        where workspace_id = k.workspace_id and request_key = k.request_key and status = 'completed' and not cached
-          and finished_at > ${cacheFrom} and not result_expired
-        order by finished_at desc
-        limit 1)
-      limit 1
-    ) j
-  `.compile(db);
 }

@@ -11,7 +11,7 @@ import {
 } from '@sdx/catalog';
 import { createHash } from 'node:crypto';
 import type { WorkspaceRow } from '@sdx/db';
-import type { OperationGate } from '../context';
+import type { OperationGate } from '../resources';
 import { ApiError, RequestValidationError } from '../errors';
 
 /** The body fields shared by job, batch and schedule requests. */
@@ -36,6 +36,8 @@ export interface Recipe {
   maxCredits: number;
   /** Maximum results one target can deliver. */
   maxUnits: number;
+  /** The rates its jobs are priced at, recorded on their rows at admission. */
+  rates: JobRates;
 }
 
 export const DEFAULT_LIMIT = 12;
@@ -44,13 +46,16 @@ export const DEFAULT_LIMIT = 12;
  * Checks, cheapest first after the schema: catalog (unsupported_operation), limit rules
  * (validation error above max(200, max_results); invalid_request above the workspace's
  * max_result_limit; include_posts only on profile operations). Targets are checked apart.
+ * Answers the recipe, each target normalized, and each target's request key (requestKey, in
+ * `scope`: a new_only schedule's own).
  */
 export function resolveRecipe(
   input: RecipeInput,
   targets: Array<{ value: string; loc: (string | number)[] }>,
   workspace: WorkspaceRow,
   gate: OperationGate,
-): { recipe: Recipe; normalized: string[] } {
+  scope: string | null = null,
+): { recipe: Recipe; normalized: string[]; keys: string[] } {
   const platform = input.platform ?? DEFAULT_PLATFORM;
   const spec = findOperation(platform, input.operation);
   if (!spec || !gate.isEnabled(platform, input.operation)) {
@@ -88,11 +93,19 @@ export function resolveRecipe(
       throw new ApiError('invalid_request', 'include_posts is only accepted on profile operations.', { include_posts: includePosts });
     }
   }
-  const maxCredits = priceOf(ratesOf({ spec, bundleSpec }), limit, includePosts);
-  return {
-    recipe: { platform: platform as Platform, operation: spec.operation, spec, limit, includePosts, bundleSpec, maxCredits, maxUnits: limit + includePosts },
-    normalized,
+  const rates = ratesOf({ spec, bundleSpec });
+  const recipe: Recipe = {
+    platform: platform as Platform,
+    operation: spec.operation,
+    spec,
+    limit,
+    includePosts,
+    bundleSpec,
+    maxCredits: priceOf(rates, limit, includePosts),
+    maxUnits: limit + includePosts,
+    rates,
   };
+  return { recipe, normalized, keys: normalized.map((target) => requestKey(recipe, target, scope)) };
 }
 
 function checkTarget(platform: Platform, spec: OperationSpec, target: string, loc: (string | number)[]): string {
@@ -112,7 +125,7 @@ function checkTarget(platform: Platform, spec: OperationSpec, target: string, lo
  * Identity of a request for caching and deduplication. `scope` sets apart requests whose results
  * differ from a plain request's for the same target (a new_only schedule's).
  */
-export function requestKey(recipe: Recipe, normalizedTarget: string, scope: string | null = null): string {
+export function requestKey(recipe: Pick<Recipe, 'platform' | 'operation' | 'limit' | 'includePosts'>, normalizedTarget: string, scope: string | null = null): string {
   const parts = [recipe.platform, recipe.operation, normalizedTarget, recipe.limit, recipe.includePosts];
   if (scope !== null) parts.push(scope);
   return createHash('sha256').update(parts.join('\u0000')).digest('hex');

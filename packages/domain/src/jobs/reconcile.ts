@@ -1,6 +1,8 @@
 import { sql } from 'kysely';
 import type { Services } from '../context';
-import { announce, ENQUEUE_FAILED, enqueueAfterCommit, failJob, nextAttempt, requeueAbandoned } from './state';
+import { announce } from './announce';
+import { ENQUEUE_FAILED, enqueueAfterCommit, nextAttempt } from './enqueue';
+import { failJob, requeueAbandoned } from './state';
 
 export interface ReconcileReport {
   requeued: number;

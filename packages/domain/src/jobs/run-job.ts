@@ -4,7 +4,8 @@ import type { JobRow } from '@sdx/db';
 import { type Item, type Provider, ProviderError } from '@sdx/providers';
 import { observeJobQueueWait, observeJobRun } from '@sdx/metrics';
 import type { Services } from '../context';
-import { type Delivered, failJob, handBack, heartbeat, type JobError, retryLater, saveProgress } from './state';
+import type { Delivered } from './complete';
+import { failJob, handBack, heartbeat, type JobError, retryLater, saveProgress } from './state';
 
 export interface ProviderLookup {
   resolve(platform: string, operation: string): Provider | undefined;
@@ -55,7 +56,7 @@ function unlessShutdown<T>(work: Promise<T>, signal: AbortSignal | undefined): P
  * running at once in this process share their statements.
  */
 export async function runJobAttempt(services: Services, providers: ProviderLookup, jobId: string, options: AttemptOptions = {}): Promise<RunOutcome> {
-  const job = await services.batch.claims.submit(jobId);
+  const job = await services.claims.submit(jobId);
   if (!job) return 'skipped';
   // Every line this attempt logs names the job and the request that admitted it.
   const log = services.log.child({ jobId: job.id, requestId: job.request_id, attempt: job.attempts });
@@ -97,7 +98,7 @@ async function runClaimed(services: Services, providers: ProviderLookup, job: Jo
       return handedBack ? 'handed back' : 'discarded';
     }
     if (delivered === null) return 'discarded';
-    const completed = services.batch.completions.submit({ job, lease, delivered });
+    const completed = services.completions.submit({ job, lease, delivered });
     options.onDelivered?.();
     return (await completed) ? 'completed' : 'discarded';
   } catch (error) {

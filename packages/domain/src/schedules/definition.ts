@@ -2,7 +2,7 @@ import { DateTime } from 'luxon';
 import type { ScheduleRow, WorkspaceRow } from '@sdx/db';
 import { type Frequency, isValidTimeZone, nextOccurrence, type Recurrence } from '@sdx/recurrence';
 import { uniqueTargets } from '../batches/create-batch';
-import type { OperationGate } from '../context';
+import type { OperationGate } from '../resources';
 import { RequestValidationError } from '../errors';
 import { resolveRecipe } from '../jobs/recipe';
 

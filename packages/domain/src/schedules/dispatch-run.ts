@@ -1,12 +1,11 @@
-import { type ControlledTransaction, sql } from 'kysely';
-import type { Database, Db, Executor, ScheduleRow, ScheduleRunRow, ScheduleRunStatus } from '@sdx/db';
+import { sql } from 'kysely';
+import type { Executor, ScheduleRow, ScheduleRunRow } from '@sdx/db';
 import { createBatch } from '../batches/create-batch';
 import type { Services, Tenant } from '../context';
 import { ApiError, RequestValidationError } from '../errors';
 import { createJob } from '../jobs/create-job';
 import { findWorkspace } from '../workspaces/workspaces';
-import { inTransaction } from '../tx';
-import { recordEvents, runCandidates } from '../webhooks/events';
+import { holdRuns, type ScheduleRunOutcome } from './runs';
 
 /**
  * Idempotency scope of schedule dispatches. Each run uses its own ID as the key, so dispatching
@@ -17,14 +16,6 @@ export const SCHEDULE_RUN_ENDPOINT = 'schedule-run';
 
 /** How many of a schedule's latest dispatched runs the overlap check looks at. */
 const OVERLAP_LOOKBACK_RUNS = 10;
-
-/** What dispatching one run came to. */
-export interface ScheduleRunOutcome {
-  status: ScheduleRunStatus;
-  jobId: string | null;
-  batchId: string | null;
-  error: Record<string, unknown> | null;
-}
 
 /** The tenant a schedule's work is created for: its workspace, acting without a key. */
 export async function scheduleTenant(db: Executor, workspaceId: string): Promise<Tenant> {
@@ -65,64 +56,6 @@ export interface DispatchRunOptions {
    * earlier attempt may have created (its idempotency record) and record that.
    */
   recovering?: boolean;
-}
-
-/** Which runs a hold asks for: given ones, or the oldest undispatched ones created before a time. */
-export type RunSelection = { ids: readonly string[] } | { createdBefore: Date; limit: number };
-
-/**
- * A dispatcher's hold on runs: those still undispatched (queued, no job, no batch, no
- * dispatched_at) among the ones asked for, locked FOR UPDATE SKIP LOCKED in a transaction that
- * stays open while they are dispatched and commits with their outcomes. The row lock is the
- * dispatch's lease: no one else dispatches a held run, and Postgres lets go of it the moment
- * the holding process dies or loses its connection, so another scheduler's recovery takes the
- * run at once, with no delay to wait out and no clock to agree on. A run another dispatcher
- * holds, or one already dispatched, is left out.
- */
-export interface RunHold {
-  /** The runs held, as locked. */
-  readonly runs: ScheduleRunRow[];
-  /** Records outcomes of held runs (recordRunOutcomes) and ends the hold; the runs as stored. */
-  settle(entries: Array<{ run: ScheduleRunRow; outcome: ScheduleRunOutcome }>, now: Date): Promise<ScheduleRunRow[]>;
-  /** Ends the hold without recording anything. */
-  release(): Promise<void>;
-}
-
-export async function holdRuns(db: Db, which: RunSelection): Promise<RunHold> {
-  if ('ids' in which && which.ids.length === 0) return { runs: [], settle: async () => [], release: async () => undefined };
-  const tx: ControlledTransaction<Database> = await db.startTransaction().execute();
-  let runs: ScheduleRunRow[];
-  try {
-    let query = tx
-      .selectFrom('schedule_runs')
-      .selectAll()
-      .where('status', '=', 'queued')
-      .where('job_id', 'is', null)
-      .where('batch_id', 'is', null)
-      .where('dispatched_at', 'is', null);
-    query = 'ids' in which ? query.where('id', 'in', [...which.ids]) : query.where('created_at', '<=', which.createdBefore).orderBy('created_at').limit(which.limit);
-    runs = await query.forUpdate().skipLocked().execute();
-  } catch (error) {
-    await tx.rollback().execute().catch(() => undefined);
-    throw error;
-  }
-  const release = async () => {
-    if (!tx.isCommitted && !tx.isRolledBack) await tx.rollback().execute();
-  };
-  return {
-    runs,
-    async settle(entries, now) {
-      try {
-        const recorded = await recordRunOutcomes(tx, entries, now);
-        await tx.commit().execute();
-        return recorded;
-      } catch (error) {
-        await release().catch(() => undefined);
-        throw error;
-      }
-    },
-    release,
-  };
 }
 
 /**
@@ -210,44 +143,4 @@ async function workCreatedFor(db: Executor, tenant: Tenant, run: ScheduleRunRow)
   return record.resource_type === 'batch'
     ? { status: 'queued', jobId: null, batchId: record.resource_id, error: null }
     : { status: 'queued', jobId: record.resource_id, batchId: null, error: null };
-}
-
-/**
- * Writes outcomes, each once, in one statement. Created work always wins: at most one job or
- * batch exists per run (the idempotency key), and if a slow first attempt and a recovery both
- * finish, the run ends up pointing at that work whatever order they record in. A skip or
- * failure is only written over a run that has not been settled yet. The webhook events of the
- * runs recorded now (schedule.run.dispatched, schedule.run.skipped) are written with them.
- * Returns the runs as stored, in the order given.
- */
-export async function recordRunOutcomes(
-  db: Executor,
-  entries: Array<{ run: ScheduleRunRow; outcome: ScheduleRunOutcome }>,
-  now: Date,
-): Promise<ScheduleRunRow[]> {
-  if (entries.length === 0) return [];
-  const values = entries.map(
-    ({ run, outcome }) =>
-      sql`(${run.id}::text, ${outcome.status}::text, ${outcome.jobId}::text, ${outcome.batchId}::text, ${
-        outcome.error === null ? null : JSON.stringify(outcome.error)
-      }::jsonb, ${outcome.status === 'queued' ? now : null}::timestamptz)`,
-  );
-  // The runs and the webhook events of those dispatched or skipped now commit together.
-  const rows = await inTransaction(db, async (tx) => {
-    const { rows: updated } = await sql<ScheduleRunRow>`
-      update schedule_runs r
-      set status = v.status, job_id = v.job_id, batch_id = v.batch_id, error = v.error, dispatched_at = v.dispatched_at
-      from (values ${sql.join(values)}) as v(id, status, job_id, batch_id, error, dispatched_at)
-      where r.id = v.id and r.job_id is null and r.batch_id is null and (v.status = 'queued' or r.status = 'queued')
-      returning r.*
-    `.execute(tx);
-    await recordEvents(tx, now, runCandidates(updated));
-    return updated;
-  });
-  const stored = new Map(rows.map((row) => [row.id, row]));
-  const missing = entries.map((e) => e.run.id).filter((id) => !stored.has(id));
-  if (missing.length > 0) {
-    for (const row of await db.selectFrom('schedule_runs').selectAll().where('id', 'in', missing).execute()) stored.set(row.id, row);
-  }
-  return entries.map((e) => stored.get(e.run.id)!);
 }

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Executor, ScheduleRow, ScheduleRunRow, Tx } from '@sdx/db';
-import type { Tenant } from '../context';
+import type { Tenant } from '../resources';
 import { ApiError } from '../errors';
 import { checkStartingAfter, type Page, pageOf, pageQuery, type PageRequest } from '../paging';
 import { RECENT_RUNS } from './definition';

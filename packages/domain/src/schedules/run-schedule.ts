@@ -1,8 +1,7 @@
 import type { Services, Tenant } from '../context';
-import { newId } from '../ids';
 import { dispatchScheduleRun, schedulesWithActiveWork } from './dispatch-run';
 import { lockScheduleOrThrow, type ScheduleView, scheduleViewsOf } from './queries';
-import { recordEvents, runCandidates } from '../webhooks/events';
+import { insertManualRun } from './runs';
 
 /**
  * POST /v1/schedules/{id}/run: a manual occurrence (trigger manual, scheduled_for now),
@@ -15,21 +14,8 @@ export async function runScheduleNow(services: Services, tenant: Tenant, schedul
   const { schedule, run } = await services.db.transaction().execute(async (tx) => {
     const schedule = await lockScheduleOrThrow(tx, tenant, scheduleId);
     const overlapping = schedule.overlap_policy === 'skip' && (await schedulesWithActiveWork(tx, [schedule.id])).has(schedule.id);
-    const run = await tx
-      .insertInto('schedule_runs')
-      .values({
-        id: newId('run'),
-        schedule_id: schedule.id,
-        workspace_id: schedule.workspace_id,
-        trigger: 'manual',
-        scheduled_for: now,
-        status: overlapping ? 'skipped_overlap' : 'queued',
-        created_at: now,
-      })
-      .returningAll()
-      .executeTakeFirstOrThrow();
+    const run = await insertManualRun(tx, schedule, now, overlapping);
     const updated = await tx.updateTable('schedules').set({ last_run_at: now }).where('id', '=', schedule.id).returningAll().executeTakeFirstOrThrow();
-    await recordEvents(tx, now, runCandidates([run]));
     return { schedule: updated, run };
   });
   if (run.status === 'queued') await dispatchScheduleRun(services, schedule, run, { tenant });

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import { type Executor, jsonRows } from '@sdx/db';
-import type { FlushResult } from '../group-commit';
+import { type FlushResult, GroupCommit } from '../group-commit';
 import { recordWebhookDelivery } from '@sdx/metrics';
 import { DELIVERY_TIMEOUT_MS, retryDelayMs, signatureHeaders } from '@sdx/webhooks';
-import type { Services } from '../context';
+import type { Resources } from '../resources';
 import { enqueueDeliveries, nextDeliveryAttempt } from './deliveries';
 import { signingSecrets } from './endpoints';
 
@@ -103,11 +103,11 @@ export interface RecordedDelivery {
 /**
  * One attempt of one delivery, as a worker runs it for each entry of the delivery queue:
  *
- * 1. claim (services.batch.deliveryClaims → claimDeliveries): skipped unless the delivery is
+ * 1. claim (services.deliveries.claim → claimDeliveries): skipped unless the delivery is
  *    pending, due and held by no other attempt, so a duplicate or stale entry sends nothing;
  * 2. send: the body, signed now (webhook-timestamp) with the webhook's secrets (both during a
  *    rotation), to the URL, through the SSRF guard (checked again now, after DNS resolution);
- * 3. record, while the lease is ours (services.batch.deliveryOutcomes → recordDeliveryOutcomes):
+ * 3. record, while the lease is ours (services.deliveries.record → recordDeliveryOutcomes):
  *    succeeded on a 2xx; otherwise pending again at the next time of the retry schedule (its
  *    entry queued with that delay), or failed once the schedule is spent.
  * If the process dies during 2, the lease lapses and the sweep queues the delivery again: the
@@ -115,8 +115,8 @@ export interface RecordedDelivery {
  * `sent` is called once the receiver is done with (answered, timed out, or not needed): what
  * follows is the service's own bookkeeping, which the per-receiver bound need not wait for.
  */
-export async function attemptDelivery(services: Services, deliveryId: string, sent: () => void = () => undefined): Promise<AttemptOutcome> {
-  const claimed = await services.batch.deliveryClaims.submit(deliveryId).catch((error: unknown) => {
+export async function attemptDelivery(services: Resources & { deliveries: DeliveryAttempts }, deliveryId: string, sent: () => void = () => undefined): Promise<AttemptOutcome> {
+  const claimed = await services.deliveries.claim(deliveryId).catch((error: unknown) => {
     sent();
     throw error;
   });
@@ -139,7 +139,7 @@ export async function attemptDelivery(services: Services, deliveryId: string, se
 
   const delayMs = outcome.ok || !claimed.enabled ? null : retryDelayMs(services.config.webhookRetrySchedule, claimed.attempts);
   const status = outcome.ok ? 'succeeded' : delayMs === null ? 'failed' : 'pending';
-  const recorded = await services.batch.deliveryOutcomes.submit({
+  const recorded = await services.deliveries.record({
     id: claimed.id,
     lease: claimed.lease_token,
     status,
@@ -153,4 +153,35 @@ export async function attemptDelivery(services: Services, deliveryId: string, se
     return 'retrying';
   }
   return status;
+}
+
+/** Claims and outcomes of webhook delivery attempts; `services.deliveries` of every process. */
+export interface DeliveryAttempts {
+  /** The delivery under a fresh lease for this attempt; null unless it is pending, due and held by no other attempt. */
+  claim(deliveryId: string): Promise<ClaimedDelivery | null>;
+  /** The attempt's outcome, recorded while its lease is held; null when it no longer is. */
+  record(outcome: DeliveryOutcome): Promise<RecordedDelivery | null>;
+}
+
+/**
+ * Group commit of the worker's delivery attempts: claims that arrive together share one
+ * statement (claimDeliveries), outcomes another (recordDeliveryOutcomes). The per-receiver lanes
+ * bound them, so they wait rather than being refused.
+ */
+export class GroupDeliveryAttempts implements DeliveryAttempts {
+  private readonly claims: GroupCommit<string, ClaimedDelivery | null>;
+  private readonly outcomes: GroupCommit<DeliveryOutcome, RecordedDelivery | null>;
+
+  constructor(db: Executor) {
+    this.claims = new GroupCommit((ids) => claimDeliveries(db, ids), { maxBatch: 64, maxInFlight: 2 });
+    this.outcomes = new GroupCommit((outcomes) => recordDeliveryOutcomes(db, outcomes), { maxBatch: 64, maxInFlight: 2 });
+  }
+
+  claim(deliveryId: string): Promise<ClaimedDelivery | null> {
+    return this.claims.submit(deliveryId);
+  }
+
+  record(outcome: DeliveryOutcome): Promise<RecordedDelivery | null> {
+    return this.outcomes.submit(outcome);
+  }
 }

@@ -1,10 +1,11 @@
 import { sql } from 'kysely';
 import type { Executor, Tx, WebhookDeliveryRow } from '@sdx/db';
 import type { DeliveryRequest } from '@sdx/queue';
-import type { Services, Tenant } from '../context';
+import type { Resources, Tenant } from '../resources';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { getWebhookOrThrow } from './endpoints';
+import { recordTestEvent } from './events';
 
 /**
  * The delivery log of a webhook and the deliveries an admin asks for (a test send, a
@@ -67,7 +68,7 @@ export function nextDeliveryAttempt(row: Pick<WebhookDeliveryRow, 'id' | 'webhoo
 }
 
 /** Adds delivery entries after commit; when Redis does not take them, the sweep will. Never throws. */
-export async function enqueueDeliveries(services: Services, requests: readonly DeliveryRequest[]): Promise<void> {
+export async function enqueueDeliveries(services: Resources, requests: readonly DeliveryRequest[]): Promise<void> {
   if (requests.length === 0) return;
   try {
     await services.queues.enqueueDeliveries(requests);
@@ -80,22 +81,11 @@ export async function enqueueDeliveries(services: Services, requests: readonly D
  * POST /v1/webhooks/{id}/test: a `webhook.test` event for this webhook alone (whether or not it
  * takes that type, enabled or not), delivered like any other. Answers the delivery.
  */
-export async function sendTestEvent(services: Services, tenant: Tenant, webhookId: string): Promise<DeliveryView> {
+export async function sendTestEvent(services: Resources, tenant: Tenant, webhookId: string): Promise<DeliveryView> {
   const now = services.clock.now();
   const delivery = await services.db.transaction().execute(async (tx) => {
     const webhook = await getWebhookOrThrow(tx, tenant, webhookId);
-    const id = newId('evt');
-    const body = JSON.stringify({
-      id,
-      type: 'webhook.test',
-      created_at: now.toISOString(),
-      workspace_id: tenant.workspace.id,
-      data: { webhook_id: webhook.id, message: 'A test event, sent on request. Verify its signature as you would any other.' },
-    });
-    await tx
-      .insertInto('webhook_events')
-      .values({ id, workspace_id: tenant.workspace.id, type: 'webhook.test', subject_id: null, webhook_id: webhook.id, body, created_at: now, dispatched_at: now })
-      .execute();
+    const id = await recordTestEvent(tx, tenant.workspace.id, webhook.id, now);
     return insertDelivery(tx, tenant.workspace.id, webhook.id, id, now);
   });
   await enqueueDeliveries(services, [nextDeliveryAttempt(delivery)]);
@@ -106,7 +96,7 @@ export async function sendTestEvent(services: Services, tenant: Tenant, webhookI
  * POST /v1/webhooks/{id}/deliveries/{delivery_id}/redeliver: the same event (same body, same
  * webhook-id) as a new delivery with attempts of its own. Answers the new delivery.
  */
-export async function redeliver(services: Services, tenant: Tenant, webhookId: string, deliveryId: string): Promise<DeliveryView> {
+export async function redeliver(services: Resources, tenant: Tenant, webhookId: string, deliveryId: string): Promise<DeliveryView> {
   const now = services.clock.now();
   const { delivery, type } = await services.db.transaction().execute(async (tx) => {
     const webhook = await getWebhookOrThrow(tx, tenant, webhookId);
@@ -134,7 +124,7 @@ export const SWEEP_GRACE_MS = 5_000;
  * or Redis lost the entry). An entry still waiting under the same ID is not added twice. Returns
  * how many were added.
  */
-export async function recoverDeliveries(services: Services, limit = 500): Promise<number> {
+export async function recoverDeliveries(services: Resources, limit = 500): Promise<number> {
   const overdue = await services.db
     .selectFrom('webhook_deliveries')
     .select(['id', 'webhook_id', 'attempts'])

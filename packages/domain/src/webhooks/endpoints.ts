@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Executor, WebhookRow } from '@sdx/db';
 import { AddressRefused, generateSecret } from '@sdx/webhooks';
 import { type Actor, recordAudit } from '../audit/audit';
-import type { Services, Tenant } from '../context';
+import type { Resources, Tenant } from '../resources';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 
@@ -35,7 +35,7 @@ export function renderWebhook(row: WebhookRow) {
 }
 
 /** The URL checked (scheme, then every address it resolves to); 422 invalid_webhook_url otherwise. */
-async function checkUrl(services: Services, url: string): Promise<void> {
+async function checkUrl(services: Resources, url: string): Promise<void> {
   try {
     await services.webhooks.checkUrl(url);
   } catch (error) {
@@ -51,7 +51,7 @@ function eventList(events: string[]): string[] {
 }
 
 /** POST /v1/webhooks: the endpoint, its secret (answered once) and its audit event, in one transaction. */
-export async function createWebhook(services: Services, tenant: Tenant, input: WebhookInput, actor: Actor): Promise<WebhookRow> {
+export async function createWebhook(services: Resources, tenant: Tenant, input: WebhookInput, actor: Actor): Promise<WebhookRow> {
   await checkUrl(services, input.url);
   return services.db.transaction().execute(async (tx) => {
     const row = await tx
@@ -92,7 +92,7 @@ export async function getWebhookOrThrow(db: Executor, tenant: Tenant, webhookId:
 }
 
 /** PATCH /v1/webhooks/{id}: a new URL is checked like a new webhook's; the change and its audit event commit together. */
-export async function updateWebhook(services: Services, tenant: Tenant, webhookId: string, changes: WebhookChanges, actor: Actor): Promise<WebhookRow> {
+export async function updateWebhook(services: Resources, tenant: Tenant, webhookId: string, changes: WebhookChanges, actor: Actor): Promise<WebhookRow> {
   if (changes.url !== undefined) await checkUrl(services, changes.url);
   return services.db.transaction().execute(async (tx) => {
     const before = await getWebhookOrThrow(tx, tenant, webhookId, true);
@@ -122,7 +122,7 @@ export async function updateWebhook(services: Services, tenant: Tenant, webhookI
 }
 
 /** DELETE /v1/webhooks/{id}: the endpoint and its delivery log go; nothing more is sent to it. */
-export async function deleteWebhook(services: Services, tenant: Tenant, webhookId: string, actor: Actor): Promise<void> {
+export async function deleteWebhook(services: Resources, tenant: Tenant, webhookId: string, actor: Actor): Promise<void> {
   await services.db.transaction().execute(async (tx) => {
     const row = await getWebhookOrThrow(tx, tenant, webhookId, true);
     await tx.deleteFrom('webhook_deliveries').where('webhook_id', '=', row.id).execute();
@@ -143,7 +143,7 @@ export async function deleteWebhook(services: Services, tenant: Tenant, webhookI
  * it replaces signs beside it for 24 hours, so a receiver can switch without missing a message.
  * (A second rotation within those hours retires the oldest at once.)
  */
-export async function rotateWebhookSecret(services: Services, tenant: Tenant, webhookId: string, actor: Actor): Promise<WebhookRow> {
+export async function rotateWebhookSecret(services: Resources, tenant: Tenant, webhookId: string, actor: Actor): Promise<WebhookRow> {
   return services.db.transaction().execute(async (tx) => {
     const before = await getWebhookOrThrow(tx, tenant, webhookId, true);
     const now = services.clock.now();

@@ -7,6 +7,8 @@ import { newId } from '../ids';
  * by the statement, and so in the transaction, of the change it tells of, and only when the
  * workspace has an enabled webhook that takes it. That check is an index probe inside the same
  * statement (webhooks_enabled_idx), so a workspace without webhooks pays next to nothing.
+ * This file is the only place that inserts webhook_events rows (the test send's included); the
+ * dispatcher (dispatch.ts) only marks them dispatched and removes its batch checks.
  */
 export const WEBHOOK_EVENT_TYPES = [
   'job.completed',
@@ -73,6 +75,28 @@ export async function recordEvents(tx: Tx, now: Date, candidates: readonly Event
   const rows = candidates.map((c) => ({ id: newId('evt'), workspace_id: c.workspaceId, type: c.type, subject_id: c.subjectId }));
   const { rows: written } = await insertEvents(jsonRows(rows, 'id text, workspace_id text, type text, subject_id text'), now).execute(tx);
   return written.length;
+}
+
+/**
+ * The `webhook.test` event of a test send (POST /v1/webhooks/{id}/test): for that one webhook
+ * (webhook_id set) whether or not it takes the type, enabled or not, with its body rendered now
+ * and already dispatched, since its caller writes the delivery itself in the same transaction.
+ * Returns the event's ID.
+ */
+export async function recordTestEvent(tx: Tx, workspaceId: string, webhookId: string, now: Date): Promise<string> {
+  const id = newId('evt');
+  const body = JSON.stringify({
+    id,
+    type: 'webhook.test',
+    created_at: now.toISOString(),
+    workspace_id: workspaceId,
+    data: { webhook_id: webhookId, message: 'A test event, sent on request. Verify its signature as you would any other.' },
+  });
+  await tx
+    .insertInto('webhook_events')
+    .values({ id, workspace_id: workspaceId, type: 'webhook.test', subject_id: null, webhook_id: webhookId, body, created_at: now, dispatched_at: now })
+    .execute();
+  return id;
 }
 
 /** The events of jobs that ended: their own, and a check of the batch of each batch child. */

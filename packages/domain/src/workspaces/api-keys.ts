@@ -3,8 +3,8 @@ import { sql } from 'kysely';
 import type { ApiKeyRow, Db, Executor, WorkspaceRow } from '@sdx/db';
 import { type Role, roleAtLeast } from '../accounts/roles';
 import { type Actor, recordAudit, systemActor } from '../audit/audit';
-import type { Batcher } from '../context';
 import { ApiError } from '../errors';
+import { GroupCommit, REQUEST_PATH_BOUNDS } from '../group-commit';
 import { newId } from '../ids';
 import { inTransaction } from '../tx';
 
@@ -140,21 +140,35 @@ export interface AuthenticatedKey {
   workspace: WorkspaceRow;
 }
 
+/** Resolves presented API keys; `services.keys` of every process. */
+export interface KeyLookups {
+  /** The key and its workspace, or null when the secret is unknown, revoked or expired. */
+  authenticate(secret: string): Promise<AuthenticatedKey | null>;
+}
+
 /**
  * Resolves a presented secret to its key and workspace. The lookup goes through the hash index
  * and the stored hash is compared in constant time. No cache: a revocation takes effect at once.
- * `lookups` is the process's key-lookup batcher (lookupKeys behind it): lookups that arrive
- * together share one query; each still reads the key as it is after the request arrived.
+ * Lookups that arrive together share one query (lookupKeys, through a group commit bounded as a
+ * request path is); each still reads the key as it is after the request arrived.
  */
-export async function authenticateApiKey(lookups: Batcher<string, AuthenticatedKey | null>, secret: string): Promise<AuthenticatedKey | null> {
-  if (!secret.startsWith(API_KEY_PREFIX) || secret.length > 200) return null;
-  const hash = hashApiKey(secret);
-  const found = await lookups.submit(hash);
-  if (!found) return null;
-  if (!timingSafeEqual(Buffer.from(found.key.secret_hash, 'hex'), Buffer.from(hash, 'hex'))) return null;
-  if (found.key.revoked_at) return null;
-  if (found.key.expires_at && found.key.expires_at.getTime() <= Date.now()) return null;
-  return found;
+export class GroupKeyLookups implements KeyLookups {
+  private readonly group: GroupCommit<string, AuthenticatedKey | null>;
+
+  constructor(db: Db) {
+    this.group = new GroupCommit((hashes) => lookupKeys(db, hashes), { maxBatch: 128, maxInFlight: 4, ...REQUEST_PATH_BOUNDS });
+  }
+
+  async authenticate(secret: string): Promise<AuthenticatedKey | null> {
+    if (!secret.startsWith(API_KEY_PREFIX) || secret.length > 200) return null;
+    const hash = hashApiKey(secret);
+    const found = await this.group.submit(hash);
+    if (!found) return null;
+    if (!timingSafeEqual(Buffer.from(found.key.secret_hash, 'hex'), Buffer.from(hash, 'hex'))) return null;
+    if (found.key.revoked_at) return null;
+    if (found.key.expires_at && found.key.expires_at.getTime() <= Date.now()) return null;
+    return found;
+  }
 }
 
 /** Keys (and their workspaces) by secret hash, in the order asked; null where none matches. */

@@ -1,6 +1,6 @@
 import type { Executor, Tx, WorkspaceRow } from '@sdx/db';
 import { newId } from '../ids';
-import { openBalance } from '../credits/credits';
+import { openBalance } from '../credits/grants';
 import type { Clock } from '../time';
 
 export interface CreateWorkspaceOptions {

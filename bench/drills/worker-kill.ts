@@ -14,7 +14,7 @@
 import { sql } from 'kysely';
 import { createJob, type Tenant } from '@sdx/domain';
 import { seedWorkspace } from '@sdx/testing';
-import { checkLedger, report, sleep, startDrillEnvironment, startService, waitUntil } from './lib';
+import { checkLedger, report, startDrillEnvironment, startService, waitUntil } from './lib';
 
 const KILLS = Number(process.env.DRILL_KILLS ?? 20);
 const JOBS = Number(process.env.DRILL_JOBS ?? 40);

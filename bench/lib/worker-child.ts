@@ -60,7 +60,7 @@ export function startWorkerChild(plan: WorkerPlan): Promise<WorkerChild> {
         });
       } else if (message.type === 'done') resolveDone(message.at);
     });
-    exited.then(() => reject(new Error('worker child exited before starting')));
+    void exited.then(() => reject(new Error('worker child exited before starting'))); // exited only resolves
     child.send(plan);
   });
 }
@@ -104,7 +104,13 @@ if (process.argv.includes('--worker-child')) {
   let stop: (() => Promise<void>) | null = null;
   process.on('message', (message) => {
     if (message === 'stop') {
-      (stop ?? (async () => undefined))().finally(() => process.exit(0));
+      (stop ?? (async () => undefined))().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          console.error(error);
+          process.exit(1);
+        },
+      );
       return;
     }
     runChild(message as WorkerPlan)

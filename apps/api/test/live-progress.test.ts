@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import type IORedis from 'ioredis';
 import { listen, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
@@ -139,7 +140,7 @@ it('releases everything when 1,000 clients open streams and drop them', async ()
   const job = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'posts', limit: 200, target: 'crowd_sandbox_slow_30000' } });
   const others = await Promise.all([1, 2, 3].map((i) => stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'posts', limit: 200, target: `crowd${i}_sandbox_slow_30000` } })));
   const ids = [job.body.id, ...others.map((r) => r.body.id)] as string[];
-  const subscriber = () => (stack.live as unknown as { subscriber: import('ioredis').default | null }).subscriber;
+  const subscriber = () => (stack.live as unknown as { subscriber: IORedis | null }).subscriber;
   const channels = async () => {
     const reply = (await stack.runtime.redis.call('PUBSUB', 'NUMSUB', ...ids.map((id) => `${stack.config.redisPrefix}:live:job:${id}`))) as Array<string | number>;
     return reply.filter((_, i) => i % 2 === 1).map(Number);

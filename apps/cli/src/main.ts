@@ -6,7 +6,8 @@ process.stdout.on('error', (error: NodeJS.ErrnoException) => {
   throw error;
 });
 
-// process.exitCode, not process.exit(): stdout is flushed before the process ends.
-run(process.argv).then((code) => {
+// process.exitCode, not process.exit(): stdout is flushed before the process ends. run() reports
+// every error itself and resolves to the exit code: it does not reject.
+void run(process.argv).then((code) => {
   process.exitCode = code;
 });

@@ -117,7 +117,6 @@ export function number(value: number | null | undefined): string {
   return value === null || value === undefined ? '-' : value.toLocaleString('en-US');
 }
 
-// eslint-disable-next-line no-control-regex
 const ANSI = /\u001b\[[0-9;]*m/g;
 
 function visibleLength(text: string): number {

@@ -1,4 +1,4 @@
-import { ApiError, createJob, type CreatedJob, getUsage, ledgerTotals } from '@sdx/domain';
+import { type ApiError, createJob, type CreatedJob, getUsage, ledgerTotals } from '@sdx/domain';
 import { countWorkspaceRows, startTestStack, type TestStack } from '@sdx/testing';
 
 /**

@@ -1,6 +1,6 @@
 import ExcelJS from 'exceljs';
 import { once } from 'node:events';
-import { PassThrough } from 'node:stream';
+import { PassThrough, type Stream } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type ExportRow, type TabularExportOptions, rowEncoder } from './rows';
 import { pipeTo } from './stream';
@@ -69,7 +69,7 @@ export async function writeXlsx(
   const { signal } = stopped;
   try {
     const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
-      stream: body as unknown as import('stream').Stream,
+      stream: body as unknown as Stream,
       useStyles: false,
       useSharedStrings: false,
     });

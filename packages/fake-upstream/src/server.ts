@@ -1,5 +1,5 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { createGraphApi } from './graph';
 import { createScrapeCreatorsApi } from './scrapecreators';
 import { createTikTokApi } from './tiktok';
@@ -56,7 +56,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   const apis: FakeApi[] = [createYouTubeApi(), createXApi(), createTikTokApi(), createGraphApi(), createScrapeCreatorsApi()];
   let rules: Array<MisbehaveRule & { left: number }> = [];
   const requests: RecordedRequest[] = [];
-  const sockets = new Set<import('node:net').Socket>();
+  const sockets = new Set<Socket>();
   const delays = new Set<() => void>();
   const sleep = (ms: number): Promise<void> =>
     new Promise((resolve) => {

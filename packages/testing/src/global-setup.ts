@@ -1,5 +1,6 @@
 import pg from 'pg';
 import IORedis from 'ioredis';
+import type * as Testcontainers from 'testcontainers';
 import { ensureConsoleBuild } from '@sdx/console';
 import { createDb, migrateToLatest } from '@sdx/db';
 import { baseDatabaseUrl, databaseUrlFor, testRedisUrl } from './env';
@@ -61,7 +62,7 @@ async function startContainers(): Promise<void> {
   if (process.env.DATABASE_URL || process.env.REDIS_URL) {
     throw new Error(`Postgres (${baseDatabaseUrl()}) or Redis (${testRedisUrl()}) does not answer.`);
   }
-  let testcontainers: typeof import('testcontainers');
+  let testcontainers: typeof Testcontainers;
   try {
     testcontainers = await import('testcontainers');
   } catch {

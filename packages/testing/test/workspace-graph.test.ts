@@ -1,5 +1,4 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
-import { builtinModules } from 'node:module';
 import path from 'node:path';
 import { undeclared } from '../../../scripts/check-deps';
 
@@ -48,7 +47,6 @@ function sources(dir: string): string[] {
 }
 
 const IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm;
-const BUILTINS = new Set(builtinModules);
 
 function imports(file: string): string[] {
   return [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => m[1]!).filter((s) => !s.startsWith('.') && !s.startsWith('node:'));

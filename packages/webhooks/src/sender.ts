@@ -84,20 +84,21 @@ export class WebhookSender {
         return { ok: false, status: null, error: `refused: ${(error as Error).message}` };
       }
     }
-    const answer = got.post(request.url, {
-      body: request.body,
-      headers: { 'content-type': 'application/json', 'user-agent': 'sdx-webhooks/1.0', ...request.headers },
-      timeout: { request: DELIVERY_TIMEOUT_MS },
-      followRedirect: false,
-      throwHttpErrors: false,
-      retry: { limit: 0 },
-      lookup: this.lookup as never,
-      agent: this.agents,
-      decompress: false,
-    });
-    answer.on('downloadProgress', (progress) => {
-      if (progress.transferred > MAX_ANSWER_BYTES) answer.cancel('answer too large');
-    });
+    const answer = got
+      .post(request.url, {
+        body: request.body,
+        headers: { 'content-type': 'application/json', 'user-agent': 'sdx-webhooks/1.0', ...request.headers },
+        timeout: { request: DELIVERY_TIMEOUT_MS },
+        followRedirect: false,
+        throwHttpErrors: false,
+        retry: { limit: 0 },
+        lookup: this.lookup as never,
+        agent: this.agents,
+        decompress: false,
+      })
+      .on('downloadProgress', (progress) => {
+        if (progress.transferred > MAX_ANSWER_BYTES) answer.cancel('answer too large');
+      });
     try {
       const response = await answer;
       const ok = response.statusCode >= 200 && response.statusCode < 300;

@@ -33,30 +33,39 @@ export function registerWebhooks(program: Command): void {
         const relay = http.createServer((req, res) => {
           const chunks: Buffer[] = [];
           req.on('data', (chunk: Buffer) => chunks.push(chunk));
-          req.on('end', async () => {
-            const body = Buffer.concat(chunks);
-            let event;
-            try {
-              event = await sdx.webhooks.verify(body, req.headers, secret);
-            } catch (error) {
-              res.writeHead(400).end();
-              const why = error instanceof WebhookVerificationError ? error.message : String(error);
-              report({ forwarded: false, error: `refused an unsigned or wrongly signed request: ${why}` });
-              return;
-            }
-            const headers: Record<string, string> = { 'content-type': 'application/json' };
-            for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) headers[name] = String(req.headers[name]);
-            try {
-              const answer = await fetch(target, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
-              const text = await answer.text();
-              res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' }).end(text);
-              report({ forwarded: true, event_id: event.id, type: event.type, status: answer.status });
-            } catch (error) {
-              res.writeHead(502).end();
-              report({ forwarded: false, event_id: event.id, type: event.type, error: `could not reach ${target.href}: ${(error as Error).message}` });
-            }
+          req.on('end', () => {
+            forward(Buffer.concat(chunks), req.headers, res).catch((error: unknown) => {
+              // forward answers the failures it expects itself; this is for anything else
+              if (!res.headersSent) res.writeHead(500);
+              res.end();
+              report({ forwarded: false, error: `the relay failed: ${error instanceof Error ? error.message : String(error)}` });
+            });
           });
         });
+
+        /** Verifies one delivery, forwards it to --forward-to and answers with what that answered. */
+        async function forward(body: Buffer, headersIn: http.IncomingHttpHeaders, res: http.ServerResponse): Promise<void> {
+          let event;
+          try {
+            event = await sdx.webhooks.verify(body, headersIn, secret);
+          } catch (error) {
+            res.writeHead(400).end();
+            const why = error instanceof WebhookVerificationError ? error.message : String(error);
+            report({ forwarded: false, error: `refused an unsigned or wrongly signed request: ${why}` });
+            return;
+          }
+          const headers: Record<string, string> = { 'content-type': 'application/json' };
+          for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) headers[name] = String(headersIn[name]);
+          try {
+            const answer = await fetch(target, { method: 'POST', headers, body, redirect: 'manual', signal: AbortSignal.timeout(10_000) });
+            const text = await answer.text();
+            res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'text/plain' }).end(text);
+            report({ forwarded: true, event_id: event.id, type: event.type, status: answer.status });
+          } catch (error) {
+            res.writeHead(502).end();
+            report({ forwarded: false, event_id: event.id, type: event.type, error: `could not reach ${target.href}: ${(error as Error).message}` });
+          }
+        }
 
         function report(line: { forwarded: boolean; event_id?: string; type?: string; status?: number; error?: string }) {
           if (out.json) {

@@ -144,13 +144,11 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
   return (
     <button
       type="button"
-      onClick={async () => {
-        try {
-          await navigator.clipboard.writeText(text);
-          setCopied('done');
-        } catch {
-          setCopied('failed');
-        }
+      onClick={() => {
+        navigator.clipboard.writeText(text).then(
+          () => setCopied('done'),
+          () => setCopied('failed'),
+        );
       }}
     >
       {copied === 'done' ? 'Copied' : copied === 'failed' ? 'Select and copy it' : label}

@@ -101,7 +101,7 @@ export function AcceptInvitation() {
     onSuccess: async (workspace) => {
       queryClient.clear();
       await session.refresh(workspace.id);
-      navigate('/', { replace: true });
+      void navigate('/', { replace: true });
     },
   });
   return (

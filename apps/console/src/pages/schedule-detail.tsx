@@ -57,7 +57,7 @@ export default function ScheduleDetail() {
     mutationFn: () => unwrap(api.DELETE('/v1/schedules/{schedule_id}', path)),
     onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: [currentWorkspaceId(), 'schedules'] });
-      navigate('/schedules');
+      void navigate('/schedules');
     },
   });
   if (schedule.error) return <ErrorNotice error={schedule.error} />;

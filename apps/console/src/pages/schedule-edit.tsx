@@ -122,7 +122,7 @@ export default function ScheduleEdit() {
     onSuccess: async (schedule) => {
       await queryClient.invalidateQueries({ queryKey: [currentWorkspaceId(), 'schedules'] });
       queryClient.setQueryData([currentWorkspaceId(), 'schedule', schedule.id], schedule);
-      navigate(`/schedules/${schedule.id}`);
+      void navigate(`/schedules/${schedule.id}`);
     },
   });
   const title = scheduleId ? 'Edit schedule' : 'New schedule';

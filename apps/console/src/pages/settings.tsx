@@ -17,7 +17,7 @@ export default function Settings() {
     onSuccess: async (ws) => {
       setTeamName('');
       await refresh(ws.id);
-      navigate('/members');
+      void navigate('/members');
     },
   });
   const renameWs = useMutation({

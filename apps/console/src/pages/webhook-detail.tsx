@@ -46,7 +46,7 @@ export default function WebhookDetail() {
     mutationFn: () => unwrap(api.DELETE('/v1/webhooks/{webhook_id}', path)),
     onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: [currentWorkspaceId(), 'webhooks'] });
-      navigate('/webhooks');
+      void navigate('/webhooks');
     },
   });
   if (hook.error) return <ErrorNotice error={hook.error} />;

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Db, Tx } from '@sdx/db';
+import type { Tx } from '@sdx/db';
 import { ApiError } from '../errors';
 
 /** Idempotency keys are scoped to workspace and endpoint and kept this long. */

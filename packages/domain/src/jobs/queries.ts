@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Executor, JobRow, JobStatus } from '@sdx/db';
 import type { Tenant } from '../resources';
 import { ApiError } from '../errors';

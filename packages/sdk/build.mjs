@@ -12,6 +12,7 @@ import { build } from 'esbuild';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dist = path.join(here, 'dist');
 const manifest = JSON.parse(readFileSync(path.join(here, 'package.json'), 'utf8'));
+/** Dependencies stay imports, installed beside the package (openapi-fetch, eventsource-parser). */
 const external = Object.keys(manifest.dependencies ?? {});
 
 rmSync(dist, { recursive: true, force: true });

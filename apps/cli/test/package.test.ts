@@ -46,8 +46,10 @@ beforeAll(async () => {
   await install(sdk.filename, '@sdx/sdk');
   await install(cli.filename, '@sdx/cli');
   cliManifest = JSON.parse(readFileSync(path.join(consumer, 'node_modules/@sdx/cli/package.json'), 'utf8'));
-  // The SDK's one dependency, as npm would install it beside it.
-  symlinkSync(path.join(ROOT, 'node_modules', 'openapi-fetch'), path.join(consumer, 'node_modules', 'openapi-fetch'));
+  // The SDK's dependencies, as npm would install them beside it.
+  for (const dependency of ['openapi-fetch', 'eventsource-parser']) {
+    symlinkSync(path.join(ROOT, 'node_modules', dependency), path.join(consumer, 'node_modules', dependency));
+  }
 }, 120_000);
 afterAll(() => {
   rmSync(dir, { recursive: true, force: true });

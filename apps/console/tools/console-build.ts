@@ -24,11 +24,28 @@ function files(dir: string): string[] {
     });
 }
 
-/** Hash of the console's sources, its page template and manifest, the lock (library versions) and this file. */
+/**
+ * The workspace files outside apps/console the bundle takes: the catalog, and the contract's
+ * browser entry (the console's tsconfig maps `@sdx/contract` there) with the generated modules it
+ * re-exports. A build that reads any other file outside the console and node_modules fails, so
+ * this list cannot fall behind the imports.
+ */
+function workspaceInputs(): string[] {
+  return [
+    ...files(path.join(REPO_ROOT, 'packages', 'catalog', 'src')),
+    ...['browser.ts', 'events.ts', 'openapi.d.ts'].map((file) => path.join(REPO_ROOT, 'packages', 'contract', 'src', file)),
+  ];
+}
+
+/** The most gzipped JavaScript the first page load may fetch before any lazy page: 250 KiB. */
+export const INITIAL_JS_BUDGET_BYTES = 250 * 1024;
+
+/** Hash of the console's sources and the workspace files it takes, its page template and manifest, the lock (library versions) and this file. */
 export function sourceHash(): string {
   const hash = createHash('sha256');
   const inputs = [
     ...files(path.join(CONSOLE_ROOT, 'src')),
+    ...workspaceInputs(),
     path.join(CONSOLE_ROOT, 'index.html'),
     path.join(CONSOLE_ROOT, 'package.json'),
     path.join(REPO_ROOT, 'package-lock.json'),
@@ -86,6 +103,11 @@ export async function ensureConsoleBuild(options: { force?: boolean } = {}): Pro
     loader: { '.svg': 'file', '.woff2': 'file' },
     logLevel: 'warning',
   });
+  const hashed = new Set(workspaceInputs());
+  const unhashed = Object.keys(result.metafile.inputs)
+    .map((input) => path.resolve(CONSOLE_ROOT, input))
+    .filter((file) => !file.startsWith(path.join(CONSOLE_ROOT, 'src') + path.sep) && !file.split(path.sep).includes('node_modules') && !hashed.has(file));
+  if (unhashed.length > 0) throw new Error(`the console bundle reads files its stamp does not hash; add them to workspaceInputs(): ${unhashed.join(', ')}`);
   const outputs = result.metafile.outputs;
   const entry = Object.entries(outputs).find(([, out]) => out.entryPoint === 'src/main.tsx');
   if (!entry) throw new Error('esbuild produced no entry for src/main.tsx');
@@ -128,7 +150,11 @@ export function initialJsGzipBytes(): number {
 
 if (require.main === module) {
   ensureConsoleBuild({ force: process.argv.includes('--force') })
-    .then((b) => console.log(`console ${b.built ? 'built' : 'up to date'} in ${b.ms} ms; initial JS ${(b.initialJsGzipBytes / 1024).toFixed(1)} KiB gzipped`))
+    .then((b) => {
+      const kib = (bytes: number) => (bytes / 1024).toFixed(1);
+      console.log(`console ${b.built ? 'built' : 'up to date'} in ${b.ms} ms; initial JS ${kib(b.initialJsGzipBytes)} KiB gzipped (budget ${kib(INITIAL_JS_BUDGET_BYTES)} KiB)`);
+      if (b.initialJsGzipBytes >= INITIAL_JS_BUDGET_BYTES) process.exitCode = 1;
+    })
     .catch((error) => {
       console.error(error);
       process.exit(1);

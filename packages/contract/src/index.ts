@@ -1,8 +1,10 @@
 import type { components, operations, paths } from './openapi';
 
 /**
- * The HTTP contract of the service: openapi.yaml at the repository root, the types generated
- * from it (`npm run generate:types` writes src/openapi.d.ts) and a response validator.
+ * The HTTP contract of the service: openapi.yaml at the repository root, the types and enum
+ * values generated from it (`npm run generate:types` writes src/openapi.d.ts and src/events.ts)
+ * and the document's loader. Browser code (the console) takes src/browser.ts instead: the
+ * generated part alone, nothing of Node.
  */
 
 export type { components, operations, paths };
@@ -67,6 +69,9 @@ export type ApiKeyCreateRequest = JsonBody<'ApiKeyCreateRequest'>;
 
 /** Every operationId of the contract (one API route file per operationId). */
 export type OperationId = keyof operations;
+
+/** The values of the contract's enums that code needs at run time, generated with the types. */
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './events';
 
 export { OPENAPI_PATH, loadOpenApiDocument } from './document';
 export type { OpenApiDocument } from './document';

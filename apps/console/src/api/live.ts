@@ -1,5 +1,6 @@
 import { useQuery, useQueryClient } from '@tanstack/react-query';
-import { useEffect, useState } from 'react';
+import { EventSourceParserStream } from 'eventsource-parser/stream';
+import { useEffect, useMemo, useState } from 'react';
 import { api, type Batch, currentWorkspaceId, type Job, sessionHeaders, unwrap } from './client';
 import { isTerminal } from './jobs';
 
@@ -7,6 +8,7 @@ import { isTerminal } from './jobs';
  * Reads a text/event-stream response (extensions.md 6) and calls `onEvent` with each event's
  * name and parsed data (`onOpen` once the stream is open). Resolves when the stream ends; rejects
  * if it cannot be opened or breaks. fetch, not EventSource: the request must carry X-Workspace-ID.
+ * The stream is parsed by eventsource-parser, the parser the SDK uses too.
  */
 export async function readEventStream(path: string, signal: AbortSignal, onEvent: (event: string, data: unknown) => void, onOpen?: () => void): Promise<void> {
   const response = await fetch(path, { headers: { ...sessionHeaders(), Accept: 'text/event-stream' }, credentials: 'same-origin', signal });
@@ -14,33 +16,18 @@ export async function readEventStream(path: string, signal: AbortSignal, onEvent
     throw new Error(`no event stream (${response.status})`);
   }
   onOpen?.();
-  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
-  let buffer = '';
+  const events = response.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()).getReader();
   for (;;) {
-    const { value, done } = await reader.read();
+    const { value, done } = await events.read();
     if (done) return;
-    buffer += value;
-    let end: number;
-    while ((end = buffer.search(/\r?\n\r?\n/)) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
-      let event = 'message';
-      const data: string[] = [];
-      for (const line of block.split(/\r?\n/)) {
-        if (line.startsWith(':')) continue;
-        const colon = line.indexOf(':');
-        const field = colon < 0 ? line : line.slice(0, colon);
-        const text = colon < 0 ? '' : line.slice(colon + 1).replace(/^ /, '');
-        if (field === 'event') event = text;
-        else if (field === 'data') data.push(text);
-      }
-      if (data.length === 0) continue;
-      try {
-        onEvent(event, JSON.parse(data.join('\n')));
-      } catch {
-        // A malformed event is skipped; the next one carries the whole state again.
-      }
+    let data: unknown;
+    try {
+      data = JSON.parse(value.data);
+    } catch {
+      // A malformed event is skipped; the next one carries the whole state again.
+      continue;
     }
+    onEvent(value.event ?? 'message', data);
   }
 }
 
@@ -54,7 +41,8 @@ export type LiveMode = 'connecting' | 'stream' | 'polling' | 'done';
  */
 function useLive<T extends { status: string }>(kind: 'jobs' | 'batches', id: string, fetchOne: () => Promise<T>, strip: (fresh: T, old: T | undefined) => T) {
   const queryClient = useQueryClient();
-  const key = [currentWorkspaceId(), kind, id];
+  const workspaceId = currentWorkspaceId();
+  const key = useMemo(() => [workspaceId, kind, id], [workspaceId, kind, id]);
   const [mode, setMode] = useState<LiveMode>('connecting');
   const query = useQuery({
     queryKey: key,
@@ -62,9 +50,11 @@ function useLive<T extends { status: string }>(kind: 'jobs' | 'batches', id: str
     // Polling when there is no stream; with one, a slow read now and then, should an event be lost.
     refetchInterval: (q) => (!q.state.data || isTerminal(q.state.data.status) ? false : mode === 'polling' ? 1000 : 10_000),
   });
+  const loaded = query.data !== undefined;
   const terminal = query.data ? isTerminal(query.data.status) : false;
+  // Opened once per resource while it runs (not at each change of its data): the stream carries every change after the first read.
   useEffect(() => {
-    if (!query.data || terminal) {
+    if (!loaded || terminal) {
       if (terminal) setMode('done');
       return;
     }
@@ -82,26 +72,19 @@ function useLive<T extends { status: string }>(kind: 'jobs' | 'batches', id: str
         if (!controller.signal.aborted) setMode('polling');
       });
     return () => controller.abort();
-    // Opened once per resource while it runs; the stream carries every change after that.
-  }, [id, Boolean(query.data), terminal]);
+  }, [queryClient, kind, id, key, strip, loaded, terminal]);
   return { ...query, mode, queryKey: key };
 }
 
+/** Events carry a job without its result; the result is read again at the end. */
+const keepJobResult = (fresh: Job, old: Job | undefined): Job => ({ ...old, ...fresh, result: fresh.result ?? old?.result ?? null });
+const keepBatchJobs = (fresh: Batch, old: Batch | undefined): Batch => ({ ...old, ...fresh, jobs: fresh.jobs ?? old?.jobs });
+
 /** A job kept current (events carry it without its result; the result is read again at the end). */
 export function useLiveJob(jobId: string) {
-  return useLive<Job>(
-    'jobs',
-    jobId,
-    () => unwrap(api.GET('/v1/jobs/{job_id}', { params: { path: { job_id: jobId } } })),
-    (fresh, old) => ({ ...old, ...fresh, result: fresh.result ?? old?.result ?? null }),
-  );
+  return useLive<Job>('jobs', jobId, () => unwrap(api.GET('/v1/jobs/{job_id}', { params: { path: { job_id: jobId } } })), keepJobResult);
 }
 
 export function useLiveBatch(batchId: string) {
-  return useLive<Batch>(
-    'batches',
-    batchId,
-    () => unwrap(api.GET('/v1/batches/{batch_id}', { params: { path: { batch_id: batchId } } })),
-    (fresh, old) => ({ ...old, ...fresh, jobs: fresh.jobs ?? old?.jobs }),
-  );
+  return useLive<Batch>('batches', batchId, () => unwrap(api.GET('/v1/batches/{batch_id}', { params: { path: { batch_id: batchId } } })), keepBatchJobs);
 }

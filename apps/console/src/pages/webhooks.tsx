@@ -1,23 +1,12 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { Link, useNavigate } from 'react-router';
+import { WEBHOOK_EVENT_TYPES } from '@sdx/contract';
 import { api, currentWorkspaceId, type Schemas, unwrap } from '../api/client';
 import { DataTable } from '../components/table';
 import { ErrorNotice, Field, formatDate, Loading, PageHeader, SecretOnce, StatusBadge, SubmitButton } from '../components/ui';
 import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
-
-export const WEBHOOK_EVENTS = [
-  'job.completed',
-  'job.failed',
-  'job.cancelled',
-  'batch.completed',
-  'batch.failed',
-  'batch.cancelled',
-  'schedule.run.dispatched',
-  'schedule.run.skipped',
-  'webhook.test',
-] as const satisfies ReadonlyArray<Schemas['WebhookEventType']>;
 
 type EventSelector = Schemas['WebhookEventSelector'];
 
@@ -30,7 +19,7 @@ export function EventPicker({ value, onChange }: { value: EventSelector[]; onCha
       <label>
         <input type="checkbox" checked={all} onChange={(e) => onChange(e.target.checked ? ['*'] : [])} /> Every event
       </label>
-      {WEBHOOK_EVENTS.map((event) => (
+      {WEBHOOK_EVENT_TYPES.map((event) => (
         <label key={event}>
           <input
             type="checkbox"
@@ -77,7 +66,7 @@ export default function Webhooks() {
         <code>webhook-timestamp</code>, <code>webhook-signature</code>). Failed deliveries are retried for about a day.
       </p>
       {created && (
-        <SecretOnce title="Webhook created: its signing secret" secret={created.secret} onDone={() => navigate(`/webhooks/${created.id}`)}>
+        <SecretOnce title="Webhook created: its signing secret" secret={created.secret} onDone={() => void navigate(`/webhooks/${created.id}`)}>
           <p className="small">Verify each delivery's signature with it. Rotating the secret later shows a new one once.</p>
         </SecretOnce>
       )}

@@ -1,5 +1,6 @@
 import { type RawBuilder, sql } from 'kysely';
 import { jsonRows, type Tx } from '@sdx/db';
+import { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '@sdx/contract';
 import { newId } from '../ids';
 
 /**
@@ -10,19 +11,8 @@ import { newId } from '../ids';
  * This file is the only place that inserts webhook_events rows (the test send's included); the
  * dispatcher (dispatch.ts) only marks them dispatched and removes its batch checks.
  */
-export const WEBHOOK_EVENT_TYPES = [
-  'job.completed',
-  'job.failed',
-  'job.cancelled',
-  'batch.completed',
-  'batch.failed',
-  'batch.cancelled',
-  'schedule.run.dispatched',
-  'schedule.run.skipped',
-  'webhook.test',
-] as const;
-
-export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
+/** The event types, one list generated from openapi.yaml (WebhookEventType). */
+export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '@sdx/contract';
 
 /** What a webhook's `events` may hold: event types, or `*` for all of them. */
 export const ALL_EVENTS = '*';
@@ -35,7 +25,7 @@ export const ALL_EVENTS = '*';
  */
 export const BATCH_CHILD_ENDED = 'batch.child_ended';
 
-const BATCH_EVENTS = ['batch.completed', 'batch.failed', 'batch.cancelled'];
+const BATCH_EVENTS: readonly string[] = WEBHOOK_EVENT_TYPES.filter((type) => type.startsWith('batch.'));
 
 /** An event to write, if a webhook of its workspace takes it. */
 export interface EventCandidate {

@@ -1,0 +1,17 @@
+// Generated from openapi.yaml by `npm run generate:types` (src/generate-events.ts). Do not edit.
+import type { components } from './openapi';
+
+/** components.schemas.WebhookEventType: the events a webhook can take (`*` in a webhook's `events` stands for all of them). */
+export const WEBHOOK_EVENT_TYPES = [
+  'job.completed',
+  'job.failed',
+  'job.cancelled',
+  'batch.completed',
+  'batch.failed',
+  'batch.cancelled',
+  'schedule.run.dispatched',
+  'schedule.run.skipped',
+  'webhook.test',
+] as const satisfies ReadonlyArray<components['schemas']['WebhookEventType']>;
+
+export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

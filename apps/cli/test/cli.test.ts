@@ -44,6 +44,13 @@ it('logs in from stdin into a 0600 config file, which SDX_API_KEY and SDX_BASE_U
   expect(unreachable.code).toBe(4);
   expect(JSON.parse(unreachable.stderr)).toMatchObject({ error: 'connection' });
 
+  // A login that cannot reach the service says where it looked and how to point it elsewhere.
+  const nowhere = await sdx(['login'], { env: { ...config, SDX_BASE_URL: 'http://127.0.0.1:9' }, input: `${ws.apiKey}\n` });
+  expect(nowhere.code).toBe(4);
+  expect(nowhere.stderr).toContain('could not reach http://127.0.0.1:9');
+  expect(nowhere.stderr).toContain('--base-url');
+  expect(JSON.parse(readFileSync(file, 'utf8')).api_key).toBe(ws.apiKey);
+
   const refused = await sdx(['login', '--base-url', baseUrl], { env: config, input: 'sdx_live_notakey\n' });
   expect(refused.code).toBe(3);
   expect(refused.stderr).toContain('invalid_api_key');

@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import type { Command } from 'commander';
+import { ConnectionError } from '@sdx/sdk';
 import { action } from '../args';
 import { configPath, removeConfig, settings, writeConfig } from '../config';
 import type { Context } from '../context';
@@ -17,7 +18,14 @@ export function registerSession(program: Command): void {
         const apiKey = (ctx.streams.stdin.isTTY ? await promptHidden(ctx, `API key for ${baseUrl}: `) : await readAll(ctx.streams.stdin)).trim();
         if (apiKey === '') throw new UsageError('no API key given');
         // Stored only once the service accepts it.
-        const account = await ctx.clientWith(apiKey, baseUrl).account.get();
+        const account = await ctx
+          .clientWith(apiKey, baseUrl)
+          .account.get()
+          .catch((error: unknown) => {
+            if (!(error instanceof ConnectionError)) throw error;
+            const hint = options.baseUrl === undefined ? ' Is the service running there? Pass --base-url <url> (or set SDX_BASE_URL) to log in to another one.' : ' Is the service running there?';
+            throw new ConnectionError(`could not reach ${baseUrl}: ${error.message}.${hint}`, { cause: error });
+          });
         const file = writeConfig(ctx.env, { api_key: apiKey, base_url: baseUrl });
         const summary = { base_url: baseUrl, workspace_id: account.organization_id, workspace_name: account.organization_name, key_id: account.authenticated_key_id, config_path: file };
         ctx.out.result(summary, () => {

@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ensureConsoleBuild } from '@sdx/console';
 import { createLogger, loadConfig, nodeHeapArgs } from '@sdx/config';
 import { createDb, ensureDatabase, migrateToLatest } from '@sdx/db';
-import { addMember, countWorkspaces, createApiKey, createUser, createWorkspace, hashPassword, randomToken, recordAudit, systemActor, systemClock } from '@sdx/domain';
+import { addMember, countWorkspaces, createApiKey, createUser, createWorkspace, hashPassword, randomToken, recordAudit, setDefaultWorkspace, systemActor, systemClock } from '@sdx/domain';
 
 /**
  * `npm start`: builds the web console when its build is missing or older than its sources,
@@ -12,7 +12,7 @@ import { addMember, countWorkspaces, createApiKey, createUser, createWorkspace, 
  * of them that exits unexpectedly (with a backoff: 0.5 s, doubling up to 30 s while it keeps
  * dying young). On first start against an empty database (not in production) it creates a
  * demo workspace owned by a demo user (demo@example.com, with a personal workspace of their
- * own) and prints the workspace's API key and the user's random password once.
+ * own, the demo workspace being the one the console opens for them) and prints the workspace's API key and the user's random password once.
  */
 const ROOT = path.resolve(__dirname, '..');
 const APPS = ['api', 'worker', 'scheduler'] as const;
@@ -36,6 +36,8 @@ async function prepare(): Promise<void> {
         await recordAudit(tx, { workspaceId: workspace.id, action: 'workspace.created', actor, targetType: 'workspace', targetId: workspace.id, data: { name: workspace.name } });
         const { user } = await createUser(tx, systemClock, { email: DEMO_EMAIL, passwordHash, displayName: 'Demo', credits: config.newWorkspaceCredits }, { ip: null, actor });
         await addMember(tx, workspace.id, user.id, 'owner', actor);
+        // Signing in as the demo user opens the demo workspace, not their personal one.
+        await setDefaultWorkspace(tx, user.id, workspace.id);
         return { workspace, ...(await createApiKey(tx, workspace.id, 'demo', { role: 'owner', actor })) };
       });
       const base = `http://localhost:${config.port}`;

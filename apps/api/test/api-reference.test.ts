@@ -111,6 +111,8 @@ describe('the reference page in a browser', () => {
     const missing = operationIds.filter((id) => !listed.some((section) => section.endsWith(`/operation/${id}`)));
     expect(missing).toEqual([]);
     expect(await page.title()).toContain('API reference');
+    // A link back to the web console, on this origin.
+    expect(await page.getByRole('navigation', { name: 'Service' }).getByRole('link', { name: 'Back to the console' }).getAttribute('href')).toBe('/console/');
 
     expect(elsewhere).toEqual([]);
     expect(await page.evaluate('window.violations')).toEqual([]);

@@ -23,6 +23,7 @@ describe('sign-up', () => {
     expect(res.body).toEqual({
       user: { id: expect.stringMatching(/^usr_/), email: 'Ada@Example.com', display_name: 'Ada', avatar_url: null },
       workspaces: [{ id: expect.stringMatching(/^ws_/), name: expect.any(String), kind: 'personal', role: 'owner' }],
+      default_workspace_id: null,
       csrf_token: expect.stringMatching(/^[A-Za-z0-9_-]{40,}$/),
     });
     const setCookie = (res.headers['set-cookie'] as unknown as string[]).find((c) => c.startsWith('sdx_session='))!;
@@ -87,6 +88,7 @@ describe('sign-in', () => {
     expect(res.body).toEqual({
       user: { id: ada.userId, email: ada.email, display_name: null, avatar_url: null },
       workspaces: [{ id: ada.personalWorkspaceId, name: expect.any(String), kind: 'personal', role: 'owner' }],
+      default_workspace_id: null,
       csrf_token: expect.any(String),
     });
     expect(cookieFrom(res)).not.toBe(ada.cookie);
@@ -123,6 +125,7 @@ describe('sessions', () => {
     expect(res.body).toEqual({
       user: { id: ada.userId, email: ada.email, display_name: 'Ada', avatar_url: null },
       workspaces: [{ id: ada.personalWorkspaceId, name: expect.any(String), kind: 'personal', role: 'owner' }],
+      default_workspace_id: null,
       csrf_token: ada.csrf,
       expires_at: expect.any(String),
     });

@@ -50,13 +50,18 @@ it('creates the demo user, owner of the demo workspace, and prints its password 
     40_000,
     200,
   );
-  const body = (await login.json()) as { workspaces: Array<{ id: string; name: string; kind: string; role: string }> };
+  const body = (await login.json()) as { workspaces: Array<{ id: string; name: string; kind: string; role: string }>; default_workspace_id: string | null };
   const account = (await (await fetch(`${base}/v1/account`, { headers: { 'X-API-Key': apiKey } })).json()) as { organization_id: string; role: string };
   expect(account.role).toBe('owner');
   expect(body.workspaces).toEqual([
     { id: expect.any(String), name: 'Personal', kind: 'personal', role: 'owner' },
     { id: account.organization_id, name: 'Demo workspace', kind: 'team', role: 'owner' },
   ]);
+  // The console opens the demo workspace after sign-in, and the session says so as well.
+  expect(body.default_workspace_id).toBe(account.organization_id);
+  const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
+  const session = (await (await fetch(`${base}/v1/auth/session`, { headers: { cookie } })).json()) as { default_workspace_id: string | null };
+  expect(session.default_workspace_id).toBe(account.organization_id);
   const wrong = await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'demo@example.com', password: 'not-the-password' }) });
   expect(wrong.status).toBe(401);
 });

@@ -91,6 +91,44 @@ describe('POST /v1/webhooks', () => {
     expect(res.body.detail.message).toMatch(reason);
   });
 
+  it.each([
+    ['http://hooks.example.com/hook', 'WEBHOOK_ALLOW_HTTP=1'],
+    ['https://private.example.com/hook', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS=1'],
+    ['https://127.0.0.1/hook', 'WEBHOOK_ALLOW_PRIVATE_NETWORKS=1'],
+  ])('outside production, names the setting that allows %s for local development', async (url, setting) => {
+    const res = await create({ url, events: ['*'] });
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toMatchObject({ error: 'invalid_webhook_url', url });
+    expect(res.body.detail.message).toContain(`for local development, start the service with ${setting} to allow it`);
+  });
+
+  it('names no setting for a refusal no setting would lift', async () => {
+    for (const url of ['https://nowhere.example.com/hook', 'https://user:pw@hooks.example.com/hook', 'not a url']) {
+      const res = await create({ url, events: ['*'] });
+      expect(res.status).toBe(422);
+      expect(res.body.detail.message).not.toMatch(/WEBHOOK_ALLOW/);
+    }
+  });
+
+  it('in production, names no setting in the refusal', async () => {
+    const production = await startTestStack({ webhookResolver: resolver, env: { NODE_ENV: 'production', PROVIDER_MODE: 'sandbox', WEBHOOK_RETRY_SCHEDULE: '' } });
+    try {
+      const tenant = await production.workspace({ credits: 1000 });
+      for (const [url, reason] of [
+        ['http://hooks.example.com/hook', /must use https/],
+        ['https://private.example.com/hook', /resolves to 10\.0\.0\.1, a private address/],
+      ] as const) {
+        const res = await production.api.post('/v1/webhooks', { headers: tenant.auth, body: { url, events: ['*'] } });
+        expect(res.status).toBe(422);
+        expect(res.body.detail).toMatchObject({ error: 'invalid_webhook_url', url });
+        expect(res.body.detail.message).toMatch(reason);
+        expect(res.body.detail.message).not.toMatch(/WEBHOOK_ALLOW|local development/);
+      }
+    } finally {
+      await production.close();
+    }
+  });
+
   it('validates the body', async () => {
     for (const body of [
       { url: 'https://hooks.example.com/x', events: [] },

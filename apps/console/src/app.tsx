@@ -87,6 +87,9 @@ function Shell() {
                 </NavLink>
               </li>
             ))}
+          <li>
+            <a href="/docs">API reference</a>
+          </li>
         </ul>
         <div className="who">
           <span className="muted small">{session.user?.email}</span>

@@ -6,6 +6,8 @@ type User = Schemas['User'];
 interface SignedIn {
   user: User;
   workspaces: Workspace[];
+  /** The workspace the user opens by default (null: the personal one). */
+  default_workspace_id: string | null;
   csrf_token: string;
 }
 
@@ -30,8 +32,15 @@ const SessionContext = createContext<Session | null>(null);
 export const SESSION_ENDED = 'sdx:session-ended';
 const CHOSEN = 'sdx.console.workspace';
 
-function pick(workspaces: Workspace[], wanted: string | null): Workspace | null {
-  return workspaces.find((w) => w.id === wanted) ?? workspaces.find((w) => w.kind === 'personal') ?? workspaces[0] ?? null;
+/** The wanted workspace, else the user's default one, else the personal one, else the first. */
+function pick(workspaces: Workspace[], wanted: string | null, preferred: string | null): Workspace | null {
+  return (
+    workspaces.find((w) => w.id === wanted) ??
+    workspaces.find((w) => w.id === preferred) ??
+    workspaces.find((w) => w.kind === 'personal') ??
+    workspaces[0] ??
+    null
+  );
 }
 
 export function SessionProvider({ children }: { children: ReactNode }) {
@@ -44,7 +53,7 @@ export function SessionProvider({ children }: { children: ReactNode }) {
   });
 
   const adopt = useCallback((signedIn: SignedIn, wanted: string | null) => {
-    const workspace = pick(signedIn.workspaces, wanted ?? localStorage.getItem(CHOSEN));
+    const workspace = pick(signedIn.workspaces, wanted ?? localStorage.getItem(CHOSEN), signedIn.default_workspace_id);
     setCsrfToken(signedIn.csrf_token);
     setWorkspaceId(workspace?.id ?? null);
     if (workspace) localStorage.setItem(CHOSEN, workspace.id);

@@ -268,6 +268,48 @@ describe('console: a new user', () => {
   });
 });
 
+describe('console: the first hour', () => {
+  it('heads a wrong password as such, counts in words, and says a cancelled job has nothing to export', async () => {
+    const user = await signUpUser(stack, { password: PASSWORD });
+    const page = await newPage();
+    await page.goto(`${base}/console/`);
+    await page.getByLabel('Email').fill(user.email);
+    await page.getByLabel('Password').fill('not the password at all');
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    const alert = page.getByRole('alert');
+    await alert.waitFor();
+    expect(await alert.textContent()).toContain('Wrong email or password.');
+    expect(await alert.textContent()).not.toContain('signed out');
+
+    await signInInBrowser(page, user.email, PASSWORD);
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'New job' }).click();
+    await heading(page, 'New job');
+    await page.getByLabel('Platform').selectOption('instagram');
+    await page.getByLabel('Operation').selectOption('posts');
+    await page.getByLabel('Results per target').fill('1');
+    await page.getByLabel('Target', { exact: true }).fill('natgeo');
+    await page.getByTestId('quote').getByText('now for 1 target × 1 result;').waitFor();
+
+    const job = await stack.api.post('/v1/jobs', { headers: user.write(), body: { platform: 'instagram', operation: 'posts', target: 'sandbox_slow_5000', limit: 60 } });
+    expect(job.body).toMatchObject({ status: expect.stringMatching(/queued|running/) });
+    expect((await stack.api.post(`/v1/jobs/${job.body.id}/cancel`, { headers: user.write() })).status).toBeLessThan(300);
+    await page.goto(`${base}/console/jobs/${job.body.id}`);
+    await page.getByTestId('export-note').filter({ hasText: 'Nothing to export: the work was cancelled' }).waitFor();
+    expect(await page.getByText('Exports are ready when the work has finished').count()).toBe(0);
+  }, 60_000);
+
+  it('confirms a new team workspace', async () => {
+    const page = await newPage();
+    await signUpInBrowser(page);
+    await page.getByRole('link', { name: 'Settings' }).click();
+    await heading(page, 'Settings');
+    await page.getByLabel('Team name').fill('Plural Labs');
+    await page.getByRole('button', { name: 'Create team workspace' }).click();
+    await heading(page, 'Members');
+    expect(await page.getByTestId('team-created').textContent()).toContain('Team workspace “Plural Labs” created');
+  });
+});
+
 describe('console: a team', () => {
   let owner: SessionUser;
   let teamId: string;
@@ -325,6 +367,18 @@ describe('console: a team', () => {
     expect(await invitee.getByText('Workspace Acme research · your role: member').count()).toBe(1);
     const members = await stack.api.get(`/v1/workspaces/${teamId}/members`, { headers: owner.read(teamId) });
     expect(members.body.map((m: { email: string; role: string }) => [m.email, m.role])).toContainEqual([email, 'member']);
+  });
+
+  it('names the members in the audit log rather than their IDs', async () => {
+    const page = await newPage();
+    await signInInBrowser(page, owner.email, PASSWORD);
+    await chooseWorkspace(page, teamId);
+    await page.getByRole('link', { name: 'Audit events' }).click();
+    await heading(page, 'Audit events');
+    await page.getByTestId('audit-table').getByText(`Olive Owner (${owner.email})`, { exact: true }).first().waitFor();
+    const members = await stack.api.get(`/v1/workspaces/${teamId}/members`, { headers: owner.read(teamId) });
+    const ownerId = members.body.find((m: { email: string }) => m.email === owner.email).user_id as string;
+    expect(await page.getByTestId('audit-table').textContent()).not.toContain(ownerId);
   });
 
   it('shows a viewer no write controls on any page', async () => {
@@ -431,4 +485,60 @@ describe('console: a team', () => {
     expect(await seriousA11yViolations(page)).toEqual([]);
     expect(violations).toEqual({});
   }, 120_000);
+});
+
+describe('console: getting started', () => {
+  it('opens the user’s default workspace after sign-in (the demo user’s demo workspace), not the personal one', async () => {
+    const demo = await signUpUser(stack, { password: PASSWORD, displayName: 'Demo' });
+    const team = await stack.api.post('/v1/workspaces', { headers: demo.write(), body: { name: 'Demo workspace' } });
+    // What the start script's seeding does for demo@example.com.
+    // As npm start does for the demo user (setDefaultWorkspace; apps/api/test/start-demo.test.ts covers the seeding).
+    await stack.runtime.db.updateTable('users').set({ default_workspace_id: team.body.id }).where('id', '=', demo.userId).execute();
+    const page = await newPage();
+    await signInInBrowser(page, demo.email, PASSWORD);
+    await page.getByText('Workspace Demo workspace · your role: owner').waitFor();
+    // The personal workspace stays one switch away, and the choice sticks over a reload.
+    await chooseWorkspace(page, demo.personalWorkspaceId);
+    await page.reload();
+    await page.getByText('Workspace Personal · your role: owner').waitFor();
+  });
+
+  it('shows a new account a checklist whose example job runs in one click, links the console to /docs and back, and labels the latest day', async () => {
+    const page = await newPage();
+    await signUpInBrowser(page);
+    const checklist = page.getByTestId('getting-started');
+    await checklist.waitFor();
+    expect(await checklist.getByRole('link', { name: 'Make an API key' }).getAttribute('href')).toBe('/console/keys');
+    expect(await checklist.getByRole('link', { name: 'API reference' }).first().getAttribute('href')).toBe('/docs');
+    expect(await checklist.textContent()).toContain('npx sdx login');
+    await page.waitForLoadState('networkidle');
+    expect(await seriousA11yViolations(page)).toEqual([]);
+
+    // The usage chart's legend names the latest day while nothing is hovered.
+    const today = new Date().toISOString().slice(0, 10);
+    await eventually(async () => (await page.locator('.chart .u-legend').textContent())?.includes(today), 5_000, 100);
+    expect(await page.locator('.chart .u-legend').textContent()).not.toContain('--');
+
+    // The menu links to the API reference, whose page links back to the console.
+    const docs = page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'API reference' });
+    expect(await docs.getAttribute('href')).toBe('/docs');
+
+    await checklist.getByRole('button', { name: 'Try an example job' }).click();
+    await page.waitForURL(/\/console\/jobs\/job_/);
+    const jobId = /\/jobs\/(job_[^/?#]+)/.exec(page.url())![1]!;
+    const job = await stack.api.get(`/v1/jobs/${jobId}`, { headers: await browserSession(page) });
+    expect(job.body).toMatchObject({ platform: 'instagram', operation: 'profile', target: 'natgeo' });
+    await page.getByTestId('job-status').filter({ hasText: 'completed' }).waitFor({ timeout: 30_000 });
+
+    // With a job in the workspace the checklist is gone.
+    await page.goto(`${base}/console/`);
+    await heading(page, 'Overview');
+    await page.waitForLoadState('networkidle');
+    expect(await page.getByTestId('getting-started').count()).toBe(0);
+
+    await docs.click();
+    await page.waitForURL(`${base}/docs`);
+    await page.getByRole('link', { name: 'Back to the console' }).click();
+    await heading(page, 'Overview');
+  });
 });

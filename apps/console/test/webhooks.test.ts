@@ -63,6 +63,8 @@ describe('console: webhooks', () => {
       const secret = (await page.getByTestId('secret-value').textContent())!;
       expect(secret).toMatch(/^whsec_[A-Za-z0-9+/=]{40,}$/);
       expect(await shown.textContent()).toContain('This is the only time it is shown');
+      expect(await shown.textContent()).toContain('the service keeps it to sign deliveries');
+      expect(await shown.textContent()).not.toContain('only a hash is kept');
       await page.getByRole('button', { name: 'I have stored it' }).click();
       await heading(page, 'Webhook');
       await page.reload();

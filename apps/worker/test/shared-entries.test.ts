@@ -75,7 +75,7 @@ describe('shared queue entries', () => {
     const mostAtOnce = Math.max(...spans.map(([at]) => spans.filter(([from, to]) => from <= at && at < to).length));
     expect(mostAtOnce).toBe(2);
     for (const job of done) {
-      expect(job).toMatchObject({ status: 'completed', result_count: 1, billed_credits: 1 });
+      expect(job).toMatchObject({ status: 'completed', result_count: 1, billed_credits: 1, progress_message: 'Completed with 1 result' });
       expect(job.attempts).toBe(job.target.includes('flaky') ? 2 : 1);
       expect(await ledgerTypes(job.id)).toEqual(['reserve', 'settle']);
     }

@@ -2015,7 +2015,7 @@ export interface components {
          *         "attempts": 1,
          *         "max_attempts": 4,
          *         "progress_stage": "completed",
-         *         "progress_message": "Completed with 1 results",
+         *         "progress_message": "Completed with 1 result",
          *         "progress_current": 1,
          *         "progress_total": 1,
          *         "heartbeat_at": "2026-11-24T10:04:59Z",
@@ -2974,6 +2974,8 @@ export interface components {
             user: components["schemas"]["User"];
             /** @description Every workspace of the user, the personal one first. */
             workspaces: components["schemas"]["Workspace"][];
+            /** @description The workspace to open after sign-in when the client has not chosen one (one of `workspaces`); null to open the personal one. */
+            default_workspace_id: string | null;
             /** @description Send as `X-CSRF-Token` on every cookie-authenticated request other than GET, HEAD or OPTIONS. */
             csrf_token: string;
         };
@@ -2981,6 +2983,8 @@ export interface components {
             user: components["schemas"]["User"];
             /** @description Every workspace of the user, the personal one first. */
             workspaces: components["schemas"]["Workspace"][];
+            /** @description The workspace to open after sign-in when the client has not chosen one (one of `workspaces`); null to open the personal one. */
+            default_workspace_id: string | null;
             /**
              * @description Send as `X-CSRF-Token` on every cookie-authenticated request other than GET,
              *     HEAD or OPTIONS.
@@ -5883,6 +5887,7 @@ export interface operations {
                      *           "role": "owner"
                      *         }
                      *       ],
+                     *       "default_workspace_id": null,
                      *       "csrf_token": "q3J6kS0x9d8mZ1u2V7yT4wRbN5cHfLgP0eQaXiUoYs8"
                      *     }
                      */
@@ -5946,6 +5951,7 @@ export interface operations {
                      *           "role": "owner"
                      *         }
                      *       ],
+                     *       "default_workspace_id": null,
                      *       "csrf_token": "q3J6kS0x9d8mZ1u2V7yT4wRbN5cHfLgP0eQaXiUoYs8"
                      *     }
                      */
@@ -6008,6 +6014,7 @@ export interface operations {
                      *           "role": "owner"
                      *         }
                      *       ],
+                     *       "default_workspace_id": null,
                      *       "csrf_token": "q3J6kS0x9d8mZ1u2V7yT4wRbN5cHfLgP0eQaXiUoYs8",
                      *       "expires_at": "2026-12-01T10:00:00Z"
                      *     }

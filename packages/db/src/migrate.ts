@@ -16,6 +16,7 @@ import * as m0015 from './migrations/20261124_0015_job_request_id';
 import * as m0016 from './migrations/20261125_0016_list_indexes';
 import * as m0017 from './migrations/20261125_0017_result_retention';
 import * as m0020 from './migrations/20261125_0020_webhooks';
+import * as m0021 from './migrations/20261126_0021_default_workspace';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -34,6 +35,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261125_0016_list_indexes': m0016,
   '20261125_0017_result_retention': m0017,
   '20261125_0020_webhooks': m0020,
+  '20261126_0021_default_workspace': m0021,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

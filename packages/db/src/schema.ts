@@ -41,6 +41,8 @@ export interface UsersTable {
   display_name: string | null;
   avatar_url: ColumnType<string | null, string | null | undefined, string | null>;
   password_hash: string;
+  /** The workspace the console opens after sign-in (null: the personal one). */
+  default_workspace_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: CreatedAt;
 }

@@ -190,4 +190,19 @@ describe('migrations', () => {
     await sql`insert into webhook_events (id, workspace_id, type, subject_id) values ('evt_3', 'ws_x', 'batch.child_ended', 'bat_1'), ('evt_4', 'ws_x', 'batch.child_ended', 'bat_1')`.execute(db);
     await sql`delete from webhook_events`.execute(db);
   });
+
+  it("adds users.default_workspace_id, cleared when its workspace goes, and removes it on the way down", async () => {
+    const columns = async () =>
+      (await sql<{ column_name: string }>`select column_name from information_schema.columns where table_name = 'users' and column_name = 'default_workspace_id'`.execute(db)).rows.map((r) => r.column_name);
+    expect(await columns()).toEqual(['default_workspace_id']);
+    await migrateDownThrough(db, '20261126_0021_default_workspace');
+    expect(await columns()).toEqual([]);
+    expect(await migrateToLatest(db)).toEqual(from('20261126_0021_default_workspace'));
+    expect(await columns()).toEqual(['default_workspace_id']);
+    await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_dflt', 'd', 10, 60, 100, 10)`.execute(db);
+    await sql`insert into users (id, email, password_hash, default_workspace_id) values ('usr_dflt', 'dflt@example.com', 'x', 'ws_dflt')`.execute(db);
+    await sql`delete from workspaces where id = 'ws_dflt'`.execute(db);
+    expect(await db.selectFrom('users').select('default_workspace_id').where('id', '=', 'usr_dflt').executeTakeFirst()).toEqual({ default_workspace_id: null });
+    await sql`delete from users where id = 'usr_dflt'`.execute(db);
+  });
 });

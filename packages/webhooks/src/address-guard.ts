@@ -31,8 +31,18 @@ export function forbiddenRange(address: string): string | null {
   return range === 'unicast' ? null : range;
 }
 
+/** The setting that would let a refused URL through (for local development only). */
+export type AllowingSetting = 'WEBHOOK_ALLOW_HTTP' | 'WEBHOOK_ALLOW_PRIVATE_NETWORKS';
+
 export class AddressRefused extends Error {
-  constructor(message: string) {
+  /**
+   * `setting`: the setting that would allow the URL (an http URL, a non-public address), or null
+   * when none would; outside production a message to a person may name it.
+   */
+  constructor(
+    message: string,
+    readonly setting: AllowingSetting | null = null,
+  ) {
     super(message);
     this.name = 'AddressRefused';
   }
@@ -56,7 +66,7 @@ export async function checkedAddresses(host: string, policy: AddressPolicy): Pro
       const range = forbiddenRange(address);
       if (!range) continue;
       const what = family !== 0 ? `${host} is a ${range} address` : `${host} resolves to ${address}, a ${range} address`;
-      throw new AddressRefused(`${what}; webhooks may only reach public addresses`);
+      throw new AddressRefused(`${what}; webhooks may only reach public addresses`, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS');
     }
   }
   return addresses;

@@ -31,6 +31,9 @@ export interface SendOutcome {
   error: string | null;
 }
 
+/** The refusal of an http URL while http is not allowed (WEBHOOK_ALLOW_HTTP would allow it). */
+const HTTPS_ONLY = 'the URL must use https';
+
 /** Why a URL may not be a webhook's, or null when it may (syntax and scheme only; addresses: checkUrl). */
 export function urlProblem(raw: string, policy: Pick<WebhookPolicy, 'allowHttp'>): string | null {
   let url: URL;
@@ -40,7 +43,7 @@ export function urlProblem(raw: string, policy: Pick<WebhookPolicy, 'allowHttp'>
     return 'not an absolute URL';
   }
   if (url.protocol !== 'https:' && !(url.protocol === 'http:' && policy.allowHttp)) {
-    return policy.allowHttp ? 'the URL must use https or http' : 'the URL must use https';
+    return policy.allowHttp ? 'the URL must use https or http' : HTTPS_ONLY;
   }
   if (url.username || url.password) return 'the URL may not carry a user name or password';
   if (!url.hostname) return 'the URL has no host';
@@ -67,7 +70,7 @@ export class WebhookSender {
   /** Refuses (AddressRefused) a URL with a bad scheme or one that reaches a refused address. */
   async checkUrl(raw: string): Promise<void> {
     const problem = urlProblem(raw, this.policy);
-    if (problem) throw new AddressRefused(problem);
+    if (problem) throw new AddressRefused(problem, problem === HTTPS_ONLY ? 'WEBHOOK_ALLOW_HTTP' : null);
     await checkedAddresses(hostOf(new URL(raw)), this.policy);
   }
 

@@ -96,6 +96,7 @@ describe('WebhookSender', () => {
     expect(calls).toEqual(['receiver.test']);
     await expect(sender.checkUrl(`https://receiver.test/x`)).rejects.toBeInstanceOf(AddressRefused);
     await expect(sender.checkUrl(`http://receiver.test/x`)).rejects.toThrow(/loopback/);
+    await expect(sender.checkUrl(`https://receiver.test/x`)).rejects.toMatchObject({ setting: 'WEBHOOK_ALLOW_PRIVATE_NETWORKS' });
     sender.close();
   });
 
@@ -103,6 +104,7 @@ describe('WebhookSender', () => {
     const sender = new WebhookSender({ allowHttp: false, allowPrivate: true });
     expect(await sender.send(request('/ok'))).toEqual({ ok: false, status: null, error: 'refused: the URL must use https' });
     await expect(sender.checkUrl(`http://127.0.0.1:${port}/ok`)).rejects.toThrow(/must use https/);
+    await expect(sender.checkUrl(`http://127.0.0.1:${port}/ok`)).rejects.toMatchObject({ setting: 'WEBHOOK_ALLOW_HTTP' });
     sender.close();
   });
 });

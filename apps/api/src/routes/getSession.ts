@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listUserWorkspaces, sessionExpiresAt } from '@sdx/domain';
+import { defaultWorkspaceOf, listUserWorkspaces, sessionExpiresAt } from '@sdx/domain';
 import type { AppDeps } from '../deps';
 import { principalOf } from '../middleware/auth';
 
@@ -7,9 +7,11 @@ import { principalOf } from '../middleware/auth';
 export const getSession = ({ services }: AppDeps): RequestHandler => async (_req, res) => {
   const principal = principalOf(res);
   if (principal.kind !== 'session') throw new Error('session route reached without a session');
+  const workspaces = await listUserWorkspaces(services.db, principal.user.id);
   res.json({
     user: principal.user,
-    workspaces: await listUserWorkspaces(services.db, principal.user.id),
+    workspaces,
+    default_workspace_id: await defaultWorkspaceOf(services.db, principal.user.id, workspaces),
     csrf_token: principal.session.csrf_token,
     expires_at: sessionExpiresAt(principal.session).toISOString(),
   });

@@ -19,5 +19,5 @@ export const logIn = ({ services, loginLimiter }: AppDeps): RequestHandler => as
   await loginLimiter.succeeded(email.trim(), address);
   const signed = await signIn(services, user, meta);
   setSessionCookie(res, signed.started.token, services.config.nodeEnv === 'production');
-  res.json({ user: signed.user, workspaces: signed.workspaces, csrf_token: signed.started.session.csrf_token });
+  res.json({ user: signed.user, workspaces: signed.workspaces, default_workspace_id: signed.defaultWorkspaceId, csrf_token: signed.started.session.csrf_token });
 };

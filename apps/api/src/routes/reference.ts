@@ -53,7 +53,7 @@ export const docsScript = once(() => {
   return Buffer.from(script, 'utf8');
 });
 
-/** The reference page: Redoc renders /openapi.json into the <redoc> element on load. */
+/** The reference page: a link back to the console, then Redoc renders /openapi.json into the <redoc> element on load. */
 export const docsPage = once(() => {
   const { info } = loadOpenApiDocument();
   return `<!doctype html>
@@ -64,6 +64,7 @@ export const docsPage = once(() => {
 <title>${escapeHtml(info.title)} ${escapeHtml(info.version)}: API reference</title>
 </head>
 <body>
+<nav aria-label="Service" style="padding:0.5rem 1rem;font-family:system-ui,sans-serif;border-bottom:1px solid #ddd"><a href="/console/">Back to the console</a></nav>
 <redoc spec-url="/openapi.json" required-props-first="true"></redoc>
 <script src="${DOCS_SCRIPT_PATH}"></script>
 </body>

@@ -15,5 +15,5 @@ export const signUp = ({ services }: AppDeps): RequestHandler => async (req, res
   const body = req.body as SignUpBody;
   const signed = await signUpUser(services, { email: body.email, password: body.password, displayName: body.display_name ?? null }, clientMeta(req));
   setSessionCookie(res, signed.started.token, services.config.nodeEnv === 'production');
-  res.status(201).json({ user: signed.user, workspaces: signed.workspaces, csrf_token: signed.started.session.csrf_token });
+  res.status(201).json({ user: signed.user, workspaces: signed.workspaces, default_workspace_id: signed.defaultWorkspaceId, csrf_token: signed.started.session.csrf_token });
 };

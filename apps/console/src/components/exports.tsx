@@ -9,8 +9,15 @@ const FORMATS = [
   { format: 'ndjson', label: 'NDJSON' },
 ] as const;
 
-/** Download buttons of a job's or batch's export, one per format. */
-export function ExportButtons({ path, baseName, ready }: { path: string; baseName: string; ready: boolean }) {
+/** Why there is nothing to export, once the work has ended without a result; null while it may still get one. */
+function nothingToExport(status: string | undefined): string | null {
+  if (status === 'cancelled') return 'Nothing to export: the work was cancelled before it delivered a result.';
+  if (status === 'failed') return 'Nothing to export: the work failed without delivering a result.';
+  return null;
+}
+
+/** Download buttons of a job's or batch's export, one per format; `status` is the work's, to say when nothing will come. */
+export function ExportButtons({ path, baseName, ready, status }: { path: string; baseName: string; ready: boolean; status?: string }) {
   const exportAs = useMutation({ mutationFn: (format: string) => download(`${path}?format=${format}`, `${baseName}.${format}`) });
   return (
     <section aria-labelledby="export-title">
@@ -24,7 +31,9 @@ export function ExportButtons({ path, baseName, ready }: { path: string; baseNam
           ))}
         </div>
       ) : (
-        <p className="muted">Exports are ready when the work has finished.</p>
+        <p className="muted" data-testid="export-note">
+          {nothingToExport(status) ?? 'Exports are ready when the work has finished.'}
+        </p>
       )}
       <ErrorNotice error={exportAs.error} />
     </section>

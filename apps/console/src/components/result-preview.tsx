@@ -1,6 +1,7 @@
 import { useQuery } from '@tanstack/react-query';
 import type { ColumnDef } from '@tanstack/react-table';
 import { api, currentWorkspaceId, type Job, unwrap } from '../api/client';
+import { plural } from '../format';
 import { DataTable } from './table';
 import { ErrorNotice, Loading } from './ui';
 
@@ -38,7 +39,7 @@ export function ResultPreview({ job }: { job: Job }) {
   return (
     <>
       <p className="muted small">
-        The first {Math.min(PREVIEW, rows.length)} of {(job.result_count ?? rows.length).toLocaleString()} items. Export for all of them.
+        The first {Math.min(PREVIEW, rows.length)} of {plural(job.result_count ?? rows.length, 'item', 'items')}. Export for all of them.
       </p>
       <DataTable caption="Result preview" data={rows} columns={columnsOf(rows)} empty="The job delivered no items." testId="result-preview" />
     </>

@@ -17,11 +17,17 @@ const TITLES: Record<number, string> = {
   503: 'The service is busy',
 };
 
+/** Titles by error code where the status alone would mislead (a wrong password is a 401, yet nobody was signed out). */
+const CODE_TITLES: Record<string, string> = {
+  invalid_credentials: 'Wrong email or password',
+  invalid_api_key: 'The API key is not valid',
+};
+
 /** An error in words, with its request ID for support. */
 export function ErrorNotice({ error, title }: { error: unknown; title?: string }) {
   if (!error) return null;
   const problem = error instanceof ApiProblem ? error : null;
-  const heading = title ?? (problem ? (TITLES[problem.status] ?? 'Something went wrong') : 'Something went wrong');
+  const heading = title ?? (problem ? (CODE_TITLES[problem.code] ?? TITLES[problem.status] ?? 'Something went wrong') : 'Something went wrong');
   return (
     <div className="notice notice-error" role="alert">
       <strong>{heading}.</strong> <span>{error instanceof Error ? error.message : String(error)}</span>
@@ -93,9 +99,7 @@ export function formatDate(value: string | null | undefined): string {
   return Number.isNaN(date.getTime()) ? value : date.toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' });
 }
 
-export function formatNumber(value: number | null | undefined): string {
-  return value == null ? '—' : value.toLocaleString();
-}
+export { formatNumber } from '../format';
 
 /** A button that asks first, in a modal dialog the keyboard can answer (Escape cancels). */
 export function ConfirmButton(props: {
@@ -160,13 +164,28 @@ export function CopyButton({ text, label = 'Copy' }: { text: string; label?: str
 }
 
 /** A secret the service shows once: the value, a copy button and the warning that it will not be shown again. */
-export function SecretOnce({ title, secret, onDone, children }: { title: string; secret: string; onDone: () => void; children?: ReactNode }) {
+export function SecretOnce({
+  title,
+  secret,
+  onDone,
+  children,
+  keptToSign = false,
+}: {
+  title: string;
+  secret: string;
+  onDone: () => void;
+  children?: ReactNode;
+  /** The service keeps the secret itself, to sign with (a webhook's), rather than only its hash (an API key's). */
+  keptToSign?: boolean;
+}) {
   return (
     <section className="secret" aria-labelledby="secret-title" data-testid="secret-once">
       <h2 id="secret-title">{title}</h2>
       <p className="notice notice-warn" role="note">
-        <strong>Copy it now.</strong> This is the only time it is shown: only a hash is kept, so nobody can show it to you again. If you lose it,
-        make a new one.
+        <strong>Copy it now.</strong>{' '}
+        {keptToSign
+          ? 'This is the only time it is shown: the service keeps it to sign deliveries, but never shows it again. If you lose it, rotate it to get a new one.'
+          : 'This is the only time it is shown: only a hash is kept, so nobody can show it to you again. If you lose it, make a new one.'}
       </p>
       <div className="secret-value">
         <code data-testid="secret-value">{secret}</code>

@@ -13,6 +13,9 @@ export function UsageChart({ days }: { days: Day[] }) {
   useEffect(() => {
     const el = box.current;
     if (!el) return;
+    const showLatest = (u: uPlot) => {
+      if (u.legend.idx == null && days.length > 0) u.setLegend({ idx: days.length - 1 }, false);
+    };
     const x = days.map((d) => Date.parse(`${d.date}T00:00:00Z`) / 1000);
     const width = () => Math.max(280, el.clientWidth);
     const plot = new uPlot(
@@ -21,6 +24,11 @@ export function UsageChart({ days }: { days: Day[] }) {
         height: 220,
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
         legend: { show: true },
+        // With nothing hovered the legend shows the latest day rather than "--".
+        hooks: {
+          ready: [(u) => showLatest(u)],
+          setLegend: [(u) => showLatest(u)],
+        },
         cursor: { drag: { x: false, y: false } },
         scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] }, y: { range: (_u, _min, max) => [0, Math.max(10, max * 1.1)] } },
         axes: [{ stroke: '#444' }, { stroke: '#444', size: 56 }],

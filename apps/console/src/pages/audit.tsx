@@ -1,6 +1,6 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { api, currentWorkspaceId, unwrap } from '../api/client';
+import { api, currentWorkspaceId, type Schemas, unwrap } from '../api/client';
 import { DataTable } from '../components/table';
 import { ErrorNotice, formatDate, Loading, PageHeader, Pager } from '../components/ui';
 import { atLeast } from '../roles';
@@ -8,8 +8,16 @@ import { useWorkspace } from '../session';
 
 const PAGE = 50;
 
+/** Who acted, in words: a member by email (and name), else the kind of actor and its ID. */
+function actorLabel(actor: Schemas['AuditEvent']['actor'], members: ReadonlyMap<string, Schemas['Member']>): string {
+  const member = actor.type === 'user' && actor.id ? members.get(actor.id) : undefined;
+  if (member) return member.display_name ? `${member.display_name} (${member.email})` : member.email;
+  const kind = actor.type === 'api_key' ? 'API key' : actor.type;
+  return actor.id ? `${kind} ${actor.id}` : kind;
+}
+
 export default function Audit() {
-  const { role } = useWorkspace();
+  const { role, workspace } = useWorkspace();
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors.at(-1);
   const events = useQuery({
@@ -18,6 +26,13 @@ export default function Audit() {
     queryFn: () => unwrap(api.GET('/v1/audit-events', { params: { query: { limit: PAGE, ...(cursor ? { starting_after: cursor } : {}) } } })),
     placeholderData: keepPreviousData,
   });
+  // The members list names the users in "By"; a user no longer a member keeps their ID.
+  const members = useQuery({
+    queryKey: [currentWorkspaceId(), 'members'],
+    enabled: atLeast(role, 'admin'),
+    queryFn: () => unwrap(api.GET('/v1/workspaces/{workspace_id}/members', { params: { path: { workspace_id: workspace.id } } })),
+  });
+  const byId = new Map((members.data ?? []).map((m) => [m.user_id, m]));
   if (!atLeast(role, 'admin')) {
     return (
       <div>
@@ -42,7 +57,7 @@ export default function Audit() {
             columns={[
               { header: 'When', accessorKey: 'created_at', cell: (c) => formatDate(c.row.original.created_at) },
               { header: 'Action', accessorKey: 'action', cell: (c) => <code>{c.row.original.action}</code> },
-              { header: 'By', id: 'actor', accessorFn: (e) => `${e.actor.type}${e.actor.id ? ` ${e.actor.id}` : ''}` },
+              { header: 'By', id: 'actor', accessorFn: (e) => actorLabel(e.actor, byId) },
               { header: 'On', id: 'target', accessorFn: (e) => [e.target_type, e.target_id].filter(Boolean).join(' ') },
               { header: 'Details', id: 'data', enableSorting: false, accessorFn: (e) => (Object.keys(e.data).length ? JSON.stringify(e.data) : '') },
               { header: 'From', accessorKey: 'ip' },

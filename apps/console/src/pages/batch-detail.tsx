@@ -6,6 +6,7 @@ import { useLiveBatch } from '../api/live';
 import { ExportButtons } from '../components/exports';
 import { DataTable } from '../components/table';
 import { ConfirmButton, ErrorNotice, formatDate, formatNumber, Loading, PageHeader, StatusBadge } from '../components/ui';
+import { plural } from '../format';
 import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
 import { childStates } from './batches';
@@ -38,7 +39,7 @@ export default function BatchDetail() {
         </dd>
         <dt>What</dt>
         <dd>
-          {b.platform} · {b.operation} · {b.target_count} targets × {formatNumber(b.requested_limit)} results
+          {b.platform} · {b.operation} · {plural(b.target_count, 'target', 'targets')} × {plural(b.requested_limit, 'result', 'results')}
         </dd>
         <dt>Children</dt>
         <dd>
@@ -53,7 +54,7 @@ export default function BatchDetail() {
         <dt>Created</dt>
         <dd>{formatDate(b.created_at)}</dd>
       </dl>
-      <ExportButtons path={`/v1/batches/${b.id}/export`} baseName={b.id} ready={isTerminal(b.status) && b.completed_count > 0} />
+      <ExportButtons path={`/v1/batches/${b.id}/export`} baseName={b.id} ready={isTerminal(b.status) && b.completed_count > 0} status={b.status} />
       <section aria-labelledby="children-title">
         <h2 id="children-title">Children</h2>
         <DataTable

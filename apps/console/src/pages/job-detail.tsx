@@ -7,6 +7,7 @@ import { ExportButtons } from '../components/exports';
 import { JobProgress } from '../components/progress';
 import { ResultPreview } from '../components/result-preview';
 import { ConfirmButton, ErrorNotice, formatDate, formatNumber, Loading, PageHeader, StatusBadge } from '../components/ui';
+import { plural } from '../format';
 import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
 
@@ -95,17 +96,17 @@ export default function JobDetail() {
             <dt>Results asked for</dt>
             <dd>{formatNumber(j.requested_limit)}</dd>
             <dt>Held now</dt>
-            <dd>{formatNumber(j.reserved_credits)} credits</dd>
+            <dd>{plural(j.reserved_credits, 'credit', 'credits')}</dd>
             <dt>Results billed</dt>
             <dd>{formatNumber(j.billed_units)}</dd>
             <dt>Rate</dt>
-            <dd>{formatNumber(j.credit_rate)} credits per result</dd>
+            <dd>{plural(j.credit_rate, 'credit', 'credits')} per result</dd>
             <dt>Charged</dt>
-            <dd data-testid="billed-credits">{formatNumber(j.billed_credits)} credits</dd>
+            <dd data-testid="billed-credits">{plural(j.billed_credits, 'credit', 'credits')}</dd>
           </dl>
         </section>
       </div>
-      <ExportButtons path={`/v1/jobs/${j.id}/export`} baseName={j.id} ready={j.status === 'completed'} />
+      <ExportButtons path={`/v1/jobs/${j.id}/export`} baseName={j.id} ready={j.status === 'completed'} status={j.status} />
       <section aria-labelledby="result-title">
         <h2 id="result-title">Result</h2>
         <ResultPreview job={j} />

@@ -1,5 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
+import { useLocation } from 'react-router';
 import { api, currentWorkspaceId, type Role, type Schemas, unwrap } from '../api/client';
 import { DataTable } from '../components/table';
 import { ConfirmButton, CopyButton, ErrorNotice, Field, formatDate, Loading, PageHeader, SubmitButton } from '../components/ui';
@@ -11,6 +12,8 @@ type Member = Schemas['Member'];
 export default function Members() {
   const { workspace, role, user, refresh } = useWorkspace();
   const queryClient = useQueryClient();
+  /** Set by Settings when it has just created this team workspace. */
+  const createdTeam = (useLocation().state as { createdTeam?: string } | null)?.createdTeam;
   const path = { params: { path: { workspace_id: workspace.id } } };
   const membersKey = [currentWorkspaceId(), 'members'];
   const invitationsKey = [currentWorkspaceId(), 'invitations'];
@@ -61,6 +64,11 @@ export default function Members() {
   return (
     <div>
       <PageHeader title="Members" />
+      {createdTeam && team && (
+        <p className="notice" role="status" data-testid="team-created">
+          Team workspace “{createdTeam}” created, and you are its owner. It is now the workspace you are in; invite its members below.
+        </p>
+      )}
       {!team && <p className="notice">This is a personal workspace: it has one member, you. To work with others, create a team workspace in Settings and invite them there.</p>}
       <ErrorNotice error={members.error ?? changeRole.error ?? removeMember.error} />
       {members.data ? (

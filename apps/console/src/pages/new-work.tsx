@@ -4,6 +4,7 @@ import { Link, useNavigate } from 'react-router';
 import { api, currentWorkspaceId, type Schemas, unwrap } from '../api/client';
 import { duplicatesOf, parseTargets, targetHint, targetProblem } from '../components/targets';
 import { ErrorNotice, Field, formatNumber, PageHeader, SubmitButton } from '../components/ui';
+import { plural } from '../format';
 import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
 import { usePlatforms } from './jobs';
@@ -37,8 +38,8 @@ export function RecipeFields(props: {
   if (platforms.error) return <ErrorNotice error={platforms.error} />;
   const price = operation
     ? operation.base_credits > 0
-      ? `${operation.base_credits} credits flat when anything is delivered`
-      : `${operation.credits_per_result} credit${operation.credits_per_result === 1 ? '' : 's'} per ${operation.results_per_credit > 1 ? `${operation.results_per_credit} results` : 'result'}`
+      ? `${plural(operation.base_credits, 'credit', 'credits')} flat when anything is delivered`
+      : `${plural(operation.credits_per_result, 'credit', 'credits')} per ${operation.results_per_credit > 1 ? plural(operation.results_per_credit, 'result', 'results') : 'result'}`
     : '';
   return (
     <div className="row">
@@ -106,12 +107,12 @@ function Quote({ body }: { body: Schemas['QuoteRequest'] | null }) {
   return (
     <div className={q.affordable ? 'quote' : 'quote quote-bad'} role="status" data-testid="quote">
       <p>
-        Reserves at most <strong>{formatNumber(q.max_credits)} credits</strong> now for {q.target_count} target{q.target_count === 1 ? '' : 's'} ×{' '}
-        {formatNumber(q.requested_limit)} results; you pay only for what is delivered.
-        {q.cached_targets > 0 && ` ${q.cached_targets} target${q.cached_targets === 1 ? ' is' : 's are'} served from the cache at no cost.`}
+        Reserves at most <strong>{plural(q.max_credits, 'credit', 'credits')}</strong> now for {plural(q.target_count, 'target', 'targets')} ×{' '}
+        {plural(q.requested_limit, 'result', 'results')}; you pay only for what is delivered.
+        {q.cached_targets > 0 && ` ${plural(q.cached_targets, 'target is', 'targets are')} served from the cache at no cost.`}
       </p>
       <p className="small">
-        {formatNumber(q.available_credits)} credits available · {q.active_jobs} of {q.max_active_jobs} active jobs
+        {plural(q.available_credits, 'credit', 'credits')} available · {formatNumber(q.active_jobs)} of {plural(q.max_active_jobs, 'active job', 'active jobs')}
       </p>
       {!q.affordable && <p className="small">This would be refused now: not enough credits, or too many active jobs.</p>}
     </div>
@@ -169,7 +170,7 @@ export default function NewWork({ mode }: { mode: 'job' | 'batch' }) {
         ) : (
           <Field
             label="Targets, one per line"
-            hint={`${targetHint(recipe.platform, recipe.operation)} Up to 100; paste a column from a spreadsheet. ${targets.length} target${targets.length === 1 ? '' : 's'}.`}
+            hint={`${targetHint(recipe.platform, recipe.operation)} Up to 100; paste a column from a spreadsheet. ${plural(targets.length, 'target', 'targets')}.`}
             error={
               duplicates.length > 0
                 ? `Each target may appear once (compared without case). Duplicated: ${duplicates.join(', ')}.`

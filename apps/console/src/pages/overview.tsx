@@ -1,5 +1,7 @@
-import { useQuery } from '@tanstack/react-query';
-import { Link } from 'react-router';
+import { useMutation, useQuery } from '@tanstack/react-query';
+import { useState } from 'react';
+import { Link, useNavigate } from 'react-router';
+import type { Role } from '../api/client';
 import { api, currentWorkspaceId, unwrap } from '../api/client';
 import { listJobs } from '../api/jobs';
 import { UsageChart } from '../components/usage-chart';
@@ -43,6 +45,7 @@ export default function Overview() {
       <p className="muted">
         Workspace <strong>{workspace.name}</strong> · your role: {role}
       </p>
+      <GettingStarted role={role} />
       <ErrorNotice error={usage.error} />
       {u ? (
         <section className="cards" aria-label="Credits">
@@ -101,5 +104,64 @@ export default function Overview() {
         {active.data && <DataTable caption="Active jobs" data={active.data} columns={jobColumns} empty="No job is queued or running." testId="active-jobs" />}
       </section>
     </div>
+  );
+}
+
+/** The one-click sandbox example of the getting-started checklist. */
+export const EXAMPLE_JOB = { platform: 'instagram', operation: 'profile', target: 'natgeo' } as const;
+const DISMISSED = 'sdx.console.checklist-dismissed.';
+
+/**
+ * A short checklist for a workspace that has run no job yet (until dismissed): make a key, run a
+ * first job, read the API reference, install the CLI or SDK. Write actions only for the roles
+ * that may use them.
+ */
+function GettingStarted({ role }: { role: Role }) {
+  const ws = currentWorkspaceId();
+  const navigate = useNavigate();
+  const [dismissed, setDismissed] = useState(() => localStorage.getItem(DISMISSED + ws) === '1');
+  const anyJob = useQuery({ queryKey: [ws, 'jobs', 'any'], queryFn: () => listJobs({ limit: 1, include_result: false }), enabled: !dismissed });
+  const example = useMutation({
+    mutationFn: () => unwrap(api.POST('/v1/jobs', { body: { ...EXAMPLE_JOB } })),
+    onSuccess: (job) => navigate(`/jobs/${job.id}`),
+  });
+  if (dismissed || !anyJob.data || anyJob.data.items.length > 0) return null;
+  const dismiss = () => {
+    localStorage.setItem(DISMISSED + ws, '1');
+    setDismissed(true);
+  };
+  return (
+    <section className="card" aria-labelledby="start-title" data-testid="getting-started">
+      <h2 id="start-title">Getting started</h2>
+      <ol>
+        <li>
+          {atLeast(role, 'admin') ? <Link to="/keys">Make an API key</Link> : <Link to="/keys">See the API keys</Link>} for your programs to call the API with.
+        </li>
+        <li>
+          {atLeast(role, 'member') ? (
+            <>
+              Run a first job:{' '}
+              <button type="button" className="button" disabled={example.isPending} onClick={() => example.mutate()}>
+                Try an example job
+              </button>{' '}
+              <span className="muted small">(the Instagram profile of natgeo)</span>
+            </>
+          ) : (
+            <>Run a first job (a member of this workspace can start one).</>
+          )}
+          <ErrorNotice error={example.error} />
+        </li>
+        <li>
+          See the <a href="/docs">API reference</a>.
+        </li>
+        <li>
+          Install the command line (<code>npx sdx login</code>) or the TypeScript SDK (<code>npm install @sdx/sdk</code>): both are described
+          beside the <a href="/docs">API reference</a>.
+        </li>
+      </ol>
+      <button type="button" className="link" onClick={dismiss}>
+        Dismiss
+      </button>
+    </section>
   );
 }

@@ -2,7 +2,8 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { Link, useNavigate, useParams } from 'react-router';
 import { api, currentWorkspaceId, type ScheduleRun, unwrap } from '../api/client';
 import { DataTable } from '../components/table';
-import { ConfirmButton, ErrorNotice, formatDate, formatNumber, Loading, PageHeader, StatusBadge } from '../components/ui';
+import { ConfirmButton, ErrorNotice, formatDate, Loading, PageHeader, StatusBadge } from '../components/ui';
+import { plural } from '../format';
 import { inZone } from '../components/zones';
 import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
@@ -97,7 +98,7 @@ export default function ScheduleDetail() {
         </dd>
         <dt>What</dt>
         <dd>
-          {s.platform} · {s.operation} · {formatNumber(s.requested_limit)} results per target · {s.delivery === 'new_only' ? 'only new items' : 'everything'}
+          {s.platform} · {s.operation} · {plural(s.requested_limit, 'result', 'results')} per target · {s.delivery === 'new_only' ? 'only new items' : 'everything'}
         </dd>
         <dt>Targets</dt>
         <dd className="target">{s.targets.join(', ')}</dd>

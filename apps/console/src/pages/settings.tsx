@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { useNavigate } from 'react-router';
-import { api, unwrap } from '../api/client';
+import { api, ApiProblem, unwrap } from '../api/client';
 import { ErrorNotice, Field, PageHeader, SubmitButton } from '../components/ui';
 import { useWorkspace } from '../session';
 
@@ -17,7 +17,8 @@ export default function Settings() {
     onSuccess: async (ws) => {
       setTeamName('');
       await refresh(ws.id);
-      void navigate('/members');
+      // The members page confirms the creation (and is where the team's members are invited).
+      void navigate('/members', { state: { createdTeam: ws.name } });
     },
   });
   const renameWs = useMutation({
@@ -76,7 +77,10 @@ export default function Settings() {
           </SubmitButton>
         </form>
         {password.isSuccess && <p role="status">Password changed.</p>}
-        <ErrorNotice error={password.error} />
+        <ErrorNotice
+          error={password.error}
+          title={password.error instanceof ApiProblem && password.error.code === 'invalid_credentials' ? 'Wrong current password' : undefined}
+        />
       </section>
     </div>
   );

@@ -70,7 +70,7 @@ export default function WebhookDetail() {
         )}
       </PageHeader>
       <ErrorNotice error={test.error ?? update.error ?? rotate.error ?? redeliver.error ?? remove.error} />
-      {secret && <SecretOnce title="New signing secret" secret={secret.secret} onDone={() => setSecret(null)} />}
+      {secret && <SecretOnce title="New signing secret" keptToSign secret={secret.secret} onDone={() => setSecret(null)} />}
       <dl className="facts">
         <dt>URL</dt>
         <dd className="target">{h.url}</dd>

@@ -66,7 +66,7 @@ export default function Webhooks() {
         <code>webhook-timestamp</code>, <code>webhook-signature</code>). Failed deliveries are retried for about a day.
       </p>
       {created && (
-        <SecretOnce title="Webhook created: its signing secret" secret={created.secret} onDone={() => void navigate(`/webhooks/${created.id}`)}>
+        <SecretOnce title="Webhook created: its signing secret" keptToSign secret={created.secret} onDone={() => void navigate(`/webhooks/${created.id}`)}>
           <p className="small">Verify each delivery's signature with it. Rotating the secret later shows a new one once.</p>
         </SecretOnce>
       )}

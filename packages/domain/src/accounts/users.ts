@@ -4,7 +4,7 @@ import type { Services } from '../context';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { createWorkspace } from '../workspaces/workspaces';
-import { listUserWorkspaces, renderWorkspace, type WorkspaceView } from '../workspaces/teams';
+import { defaultWorkspaceOf, listUserWorkspaces, renderWorkspace, type WorkspaceView } from '../workspaces/teams';
 import type { Clock } from '../time';
 import { hashPassword, verifyPassword } from './passwords';
 import { type ClientMeta, endOtherSessions, startSession, type StartedSession } from './sessions';
@@ -33,6 +33,8 @@ export interface SignUpInput {
 export interface SignedIn {
   user: UserView;
   workspaces: WorkspaceView[];
+  /** The workspace to open after sign-in (one of workspaces), or null for the personal one. */
+  defaultWorkspaceId: string | null;
   started: StartedSession;
 }
 
@@ -86,7 +88,7 @@ export async function signUp(services: Services, input: SignUpInput, meta: Clien
     return await services.db.transaction().execute(async (tx) => {
       const created = await createUser(tx, services.clock, { email, passwordHash, displayName: input.displayName, credits: services.config.newWorkspaceCredits }, { ip: meta.ip });
       const started = await startSession(tx, created.user.id, meta);
-      return { user: renderUser(created.user), workspaces: [renderWorkspace(created.personal, 'owner')], started };
+      return { user: renderUser(created.user), workspaces: [renderWorkspace(created.personal, 'owner')], defaultWorkspaceId: null, started };
     });
   } catch (error) {
     if (isUniqueViolation(error)) throw new ApiError('email_taken', 'An account with this email exists; sign in instead.');
@@ -106,7 +108,8 @@ export async function checkCredentials(db: Db, email: string, password: string):
 
 export async function signIn(services: Services, user: UserRow, meta: ClientMeta): Promise<SignedIn> {
   const started = await startSession(services.db, user.id, meta);
-  return { user: renderUser(user), workspaces: await listUserWorkspaces(services.db, user.id), started };
+  const workspaces = await listUserWorkspaces(services.db, user.id);
+  return { user: renderUser(user), workspaces, defaultWorkspaceId: await defaultWorkspaceOf(services.db, user.id, workspaces), started };
 }
 
 /** Changes the password after checking the current one; every other session of the user ends. */

@@ -114,7 +114,7 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
     idx,
     id: job.id,
     lease,
-    message: delivered.total === 0 ? 'Completed with no results' : `Completed with ${delivered.total} results`,
+    message: delivered.total === 0 ? 'Completed with no results' : delivered.total === 1 ? 'Completed with 1 result' : `Completed with ${delivered.total} results`,
     total: delivered.total,
     credits: chargeOf(job, delivered.primary, delivered.bundled),
     event_id: newId('evt'),

@@ -40,7 +40,9 @@ async function checkUrl(services: Resources, url: string): Promise<void> {
     await services.webhooks.checkUrl(url);
   } catch (error) {
     if (!(error instanceof AddressRefused)) throw error;
-    throw new ApiError('invalid_webhook_url', `This URL cannot receive webhooks: ${error.message}.`, { url });
+    // Outside production, name the setting that allows such a URL for local development.
+    const hint = error.setting && services.config.nodeEnv !== 'production' ? ` (for local development, start the service with ${error.setting}=1 to allow it)` : '';
+    throw new ApiError('invalid_webhook_url', `This URL cannot receive webhooks: ${error.message}${hint}.`, { url });
   }
 }
 

@@ -31,6 +31,21 @@ export async function listUserWorkspaces(db: Executor, userId: string): Promise<
 }
 
 /**
+ * The workspace the console opens after sign-in when the browser has not chosen one: the user's
+ * default_workspace_id while they are still a member of it, else null (the personal one).
+ */
+export async function defaultWorkspaceOf(db: Executor, userId: string, workspaces: readonly WorkspaceView[]): Promise<string | null> {
+  const row = await db.selectFrom('users').select('default_workspace_id').where('id', '=', userId).executeTakeFirst();
+  const id = row?.default_workspace_id ?? null;
+  return id && workspaces.some((w) => w.id === id) ? id : null;
+}
+
+/** Sets (or clears, with null) the workspace the console opens after sign-in for the user. */
+export async function setDefaultWorkspace(db: Executor, userId: string, workspaceId: string | null): Promise<void> {
+  await db.updateTable('users').set({ default_workspace_id: workspaceId }).where('id', '=', userId).execute();
+}
+
+/**
  * Locks the workspace against concurrent membership changes (FOR NO KEY UPDATE, which does not
  * block the inserts of jobs and other rows that reference it). 404 when it does not exist.
  */

@@ -47,7 +47,8 @@ export default function Audit() {
       <PageHeader title="Audit events" />
       <p className="muted">Every change to the workspace, newest first: who made it, from where, and what it changed.</p>
       <ErrorNotice error={events.error} />
-      {events.data ? (
+      {/* The table waits for the members too: its rows keep the labels they were first drawn with. */}
+      {events.data && !members.isPending ? (
         <>
           <DataTable
             caption="Audit events"
@@ -57,7 +58,7 @@ export default function Audit() {
             columns={[
               { header: 'When', accessorKey: 'created_at', cell: (c) => formatDate(c.row.original.created_at) },
               { header: 'Action', accessorKey: 'action', cell: (c) => <code>{c.row.original.action}</code> },
-              { header: 'By', id: 'actor', accessorFn: (e) => actorLabel(e.actor, byId) },
+              { header: 'By', id: 'actor', accessorFn: (e) => actorLabel(e.actor, byId), cell: (c) => actorLabel(c.row.original.actor, byId) },
               { header: 'On', id: 'target', accessorFn: (e) => [e.target_type, e.target_id].filter(Boolean).join(' ') },
               { header: 'Details', id: 'data', enableSorting: false, accessorFn: (e) => (Object.keys(e.data).length ? JSON.stringify(e.data) : '') },
               { header: 'From', accessorKey: 'ip' },

@@ -4,7 +4,7 @@ import type { Services } from '../context';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { createWorkspace } from '../workspaces/workspaces';
-import { defaultWorkspaceOf, listUserWorkspaces, renderWorkspace, type WorkspaceView } from '../workspaces/teams';
+import { defaultWorkspaceAmong, listUserWorkspaces, renderWorkspace, type WorkspaceView } from '../workspaces/teams';
 import type { Clock } from '../time';
 import { hashPassword, verifyPassword } from './passwords';
 import { type ClientMeta, endOtherSessions, startSession, type StartedSession } from './sessions';
@@ -109,7 +109,7 @@ export async function checkCredentials(db: Db, email: string, password: string):
 export async function signIn(services: Services, user: UserRow, meta: ClientMeta): Promise<SignedIn> {
   const started = await startSession(services.db, user.id, meta);
   const workspaces = await listUserWorkspaces(services.db, user.id);
-  return { user: renderUser(user), workspaces, defaultWorkspaceId: await defaultWorkspaceOf(services.db, user.id, workspaces), started };
+  return { user: renderUser(user), workspaces, defaultWorkspaceId: defaultWorkspaceAmong(user.default_workspace_id, workspaces), started };
 }
 
 /** Changes the password after checking the current one; every other session of the user ends. */

@@ -36,8 +36,12 @@ export async function listUserWorkspaces(db: Executor, userId: string): Promise<
  */
 export async function defaultWorkspaceOf(db: Executor, userId: string, workspaces: readonly WorkspaceView[]): Promise<string | null> {
   const row = await db.selectFrom('users').select('default_workspace_id').where('id', '=', userId).executeTakeFirst();
-  const id = row?.default_workspace_id ?? null;
-  return id && workspaces.some((w) => w.id === id) ? id : null;
+  return defaultWorkspaceAmong(row?.default_workspace_id ?? null, workspaces);
+}
+
+/** defaultWorkspaceOf for a caller that has the user's row already: its default while still among `workspaces`. */
+export function defaultWorkspaceAmong(defaultId: string | null, workspaces: readonly WorkspaceView[]): string | null {
+  return defaultId && workspaces.some((w) => w.id === defaultId) ? defaultId : null;
 }
 
 /** Sets (or clears, with null) the workspace the console opens after sign-in for the user. */

@@ -39,6 +39,7 @@ import { benchPrefix, benchRedisUrl, createBenchDatabase } from './lib/db';
 import { freePortFor, readAll, sleep } from './lib/heavy';
 import { seedBenchWorkspace } from './lib/seed';
 import { ms, summarize, table, verdict } from './lib/stats';
+import { TEST_SECRETS_KEY } from '@sdx/testing';
 
 const READERS = Number(process.env.BENCH_READERS ?? 90);
 const SLOW_SECONDS = Number(process.env.BENCH_SLOW_SECONDS ?? 20);
@@ -68,7 +69,7 @@ async function startApi(env: Record<string, string>): Promise<{ proc: ChildProce
   const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'apps/api/src/main.ts'], {
     cwd: ROOT,
     stdio: ['ignore', process.env.BENCH_API_STDOUT ? 'inherit' : 'ignore', 'inherit'],
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'production', PROVIDER_MODE: 'sandbox', LOG_LEVEL: 'warn', ...API_SETTINGS, PORT: String(port), ...env },
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PROVIDER_MODE: 'sandbox', LOG_LEVEL: 'warn', ...API_SETTINGS, PORT: String(port), ...env },
   });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;

@@ -64,6 +64,7 @@ import { type LoadPlan, type LoadReport, runLoad } from './lib/loadgen';
 import { AMPLE, seedBenchWorkspace, waitFor } from './lib/seed';
 import { ms, summarize, table, verdict } from './lib/stats';
 import { epochNow, startWorkerChild } from './lib/worker-child';
+import { TEST_SECRETS_KEY } from '@sdx/testing';
 
 const RATE = Number(process.env.BENCH_RATE ?? 200);
 const OPEN_SECONDS = Number(process.env.BENCH_OPEN_SECONDS ?? 30);
@@ -90,6 +91,7 @@ async function main(): Promise<void> {
   const database = await createBenchDatabase('jobs');
   const env: Record<string, string> = {
     NODE_ENV: 'production',
+    SECRETS_KEY: TEST_SECRETS_KEY,
     DATABASE_URL: database.url,
     REDIS_URL: benchRedisUrl(),
     REDIS_PREFIX: benchPrefix('jobs'),

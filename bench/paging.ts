@@ -32,7 +32,7 @@ import { loadConfig } from '@sdx/config';
 import type { JobStatus } from '@sdx/db';
 import { type JobFilters, listJobs } from '@sdx/domain';
 import { createRuntime } from '@sdx/runtime';
-import { explain, indexesIn, recordingStatements } from '@sdx/testing';
+import { explain, indexesIn, recordingStatements, TEST_SECRETS_KEY } from '@sdx/testing';
 import { benchPrefix, benchRedisUrl, createBenchDatabase } from './lib/db';
 import { keepAliveAgent, send, serve } from './lib/http';
 import { AMPLE, seedBenchWorkspace, waitFor } from './lib/seed';
@@ -49,6 +49,7 @@ async function main(): Promise<void> {
   const database = await createBenchDatabase('paging');
   const config = loadConfig({
     NODE_ENV: 'production',
+    SECRETS_KEY: TEST_SECRETS_KEY,
     PROVIDER_MODE: 'sandbox',
     DATABASE_URL: database.url,
     REDIS_URL: benchRedisUrl(),

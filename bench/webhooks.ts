@@ -28,12 +28,13 @@ import os from 'node:os';
 import got from 'got';
 import { PER_WEBHOOK_IN_FLIGHT } from '@sdx/app-worker';
 import { loadConfig } from '@sdx/config';
-import { createJob } from '@sdx/domain';
+import { createJob, sealerOf } from '@sdx/domain';
 import { createRuntime } from '@sdx/runtime';
 import { benchPrefix, benchRedisUrl, createBenchDatabase } from './lib/db';
 import { AMPLE, seedBenchWorkspace, waitFor } from './lib/seed';
 import { ms, summarize, table, verdict } from './lib/stats';
 import { epochNow, startWorkerChild } from './lib/worker-child';
+import { TEST_SECRETS_KEY } from '@sdx/testing';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 2000);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_TURNS ?? 3));
@@ -131,6 +132,7 @@ async function main(): Promise<void> {
   const receiver = await startReceiver();
   const env: Record<string, string> = {
     NODE_ENV: 'production',
+    SECRETS_KEY: TEST_SECRETS_KEY,
     DATABASE_URL: database.url,
     REDIS_URL: benchRedisUrl(),
     REDIS_PREFIX: benchPrefix('webhooks'),
@@ -159,7 +161,7 @@ async function main(): Promise<void> {
     const ws = await seedBenchWorkspace(runtime, { name: `bench ${label}`, ...AMPLE });
     await runtime.db
       .insertInto('webhooks')
-      .values({ id: `whk_bench_${label}`, workspace_id: ws.workspaceId, url: receiver.url, events: ['job.completed'], secret: `whsec_${Buffer.alloc(32, 1).toString('base64')}` })
+      .values({ id: `whk_bench_${label}`, workspace_id: ws.workspaceId, url: receiver.url, events: ['job.completed'], secret: sealerOf(config).seal(`whsec_${Buffer.alloc(32, 1).toString('base64')}`) })
       .execute();
     return tenantOf(ws.workspaceId);
   };

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@sdx/config';
 import { createDb, migrateToLatest } from '@sdx/db';
 import { createRuntime, type Runtime, untilRedisReady } from '@sdx/runtime';
-import { checkLedger, type LedgerReport, type PrivatePostgres, type PrivateRedis, startPrivatePostgres, startPrivateRedis } from '@sdx/testing';
+import { checkLedger, type LedgerReport, type PrivatePostgres, type PrivateRedis, startPrivatePostgres, startPrivateRedis, TEST_SECRETS_KEY } from '@sdx/testing';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
@@ -32,7 +32,7 @@ export async function startDrillEnvironment(label: string, env: Record<string, s
   await migrateToLatest(db);
   await db.destroy();
   const prefix = `drill${randomBytes(3).toString('hex')}`;
-  const fullEnv = { NODE_ENV: 'production', PROVIDER_MODE: 'sandbox', DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: prefix, LOG_LEVEL: 'info', ...env };
+  const fullEnv = { NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PROVIDER_MODE: 'sandbox', DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: prefix, LOG_LEVEL: 'info', ...env };
   const config = loadConfig({ ...fullEnv, LOG_LEVEL: 'silent' });
   // This process's runtime chooses its providers from the drill's environment, as the service processes do.
   const runtime = createRuntime(config, { name: `drill-${label}`, dbPoolSize: 20, env: fullEnv });

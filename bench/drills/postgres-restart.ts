@@ -23,7 +23,7 @@ import http from 'node:http';
 import { createDb, migrateToLatest } from '@sdx/db';
 import { createApiKey, createWorkspace, systemClock } from '@sdx/domain';
 import { keepAliveAgent, send } from '../lib/http';
-import { checkLedger, freePort, type LedgerReport, startPrivatePostgres, startPrivateRedis } from '@sdx/testing';
+import { checkLedger, freePort, type LedgerReport, startPrivatePostgres, startPrivateRedis, TEST_SECRETS_KEY } from '@sdx/testing';
 import { type AppProcess, startApp, unstructuredLines, warnings } from './lib/processes';
 
 export interface PostgresRestartOptions {
@@ -111,6 +111,7 @@ export async function runPostgresRestartDrill(options: PostgresRestartOptions = 
     const port = await freePort();
     const env = {
       NODE_ENV: 'production',
+      SECRETS_KEY: TEST_SECRETS_KEY,
       // Production runs the sandbox only when told to (docs/providers.md).
       PROVIDER_MODE: 'sandbox',
       DATABASE_URL: databaseUrl,

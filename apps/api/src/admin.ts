@@ -10,6 +10,7 @@ import {
   listApiKeys,
   recordAudit,
   renderApiKey,
+  resealSecrets,
   revokeApiKey,
   systemActor,
   systemClock,
@@ -23,13 +24,18 @@ import {
  *   npm run -s admin -- grant-credits --workspace ID --credits N [--kind purchased|promotional] [--expires-at ISO]
  *   npm run -s admin -- list-workspaces [--json]
  *   npm run -s admin -- list-keys --workspace ID [--json]
+ *   npm run -s admin -- rotate-secrets [--json]
  * The key secret is printed once, here, and never stored. Keys made here have the owner role;
  * every change is in the workspace's audit log with the actor system/admin-cli.
+ * rotate-secrets re-seals every secret at rest that is not under SECRETS_KEY (opened with
+ * SECRETS_KEY_PREVIOUS), the third step of a key rotation (docs/deployment.md); it exits 1 when
+ * some value opens under neither key.
  *
  * It works on the service's existing database only: unreachable, missing or not fully migrated,
  * it refuses with the reason (exit 3) and creates or migrates nothing.
  */
-const USAGE = `usage: admin <create-workspace|create-key|revoke-key|grant-credits|list-workspaces|list-keys> [options]`;
+const USAGE = `usage: admin <create-workspace|create-key|revoke-key|grant-credits|list-workspaces|list-keys|rotate-secrets> [options]`;
+const COMMANDS = ['create-workspace', 'create-key', 'revoke-key', 'grant-credits', 'list-workspaces', 'list-keys', 'rotate-secrets'];
 const ACTOR = systemActor('admin-cli');
 
 class UsageError extends Error {}
@@ -98,7 +104,7 @@ async function main(argv: string[]): Promise<number> {
     },
     strict: true,
   });
-  if (!['create-workspace', 'create-key', 'revoke-key', 'grant-credits', 'list-workspaces', 'list-keys'].includes(command ?? '')) throw new UsageError(USAGE);
+  if (!COMMANDS.includes(command ?? '')) throw new UsageError(USAGE);
   const config = loadConfig();
   const db = createDb({ connectionString: config.databaseUrl, max: 2, applicationName: 'admin' });
   const print = (payload: object, text: string) => {
@@ -188,6 +194,18 @@ async function main(argv: string[]): Promise<number> {
             : keys.map((k) => `${k.id}  ${k.prefix}…  ${k.role.padEnd(6)}  ${k.name ?? ''}  ${state(k)}  last used ${k.last_used_at ?? 'never'}`).join('\n'),
         );
         return 0;
+      }
+      case 'rotate-secrets': {
+        const reports = await resealSecrets(db, config);
+        const unopenable = reports.reduce((n, r) => n + r.unopenable, 0);
+        print(
+          { columns: reports, unopenable },
+          [
+            ...reports.map((r) => `${r.table}.${r.column}: ${r.resealed} re-sealed${r.unopenable ? `, ${r.unopenable} open under neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS` : ''}`),
+            unopenable ? 'some values were left as they are: set SECRETS_KEY_PREVIOUS to the key that sealed them and run rotate-secrets again' : 'every sealed value is under SECRETS_KEY',
+          ].join('\n'),
+        );
+        return unopenable ? 1 : 0;
       }
       default:
         throw new UsageError(USAGE);

@@ -1,8 +1,8 @@
 import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { loadOpenApiDocument, OPENAPI_PATH } from '@sdx/contract';
+import { startMailSender } from '@sdx/runtime';
 import type { ApiDeps, AppDeps } from './deps';
-import { createMailer } from './mailer';
 import { requireAccess } from './middleware/access';
 import { accessLog } from './middleware/access-log';
 import { adminQueues } from './middleware/admin';
@@ -93,13 +93,14 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   const config = apiDeps.services.config;
   const deps: AppDeps = {
     ...apiDeps,
-    loginLimiter: apiDeps.loginLimiter ?? new LoginLimiter(apiDeps.redis, config.redisPrefix),
-    mailer: apiDeps.mailer !== undefined ? apiDeps.mailer : createMailer(config.smtpUrl, config.smtpFrom, apiDeps.services.log),
+    loginLimiter: apiDeps.loginLimiter ?? new LoginLimiter(apiDeps.redis, config.redisPrefix, config.signupLimitPerHour),
+    mailer: apiDeps.mailer !== undefined ? apiDeps.mailer : startMailSender(apiDeps.services),
     heavyReads: apiDeps.heavyReads ?? new HeavyReads(config.heavyReadsPerWorkspace, config.heavyReadMinItems),
     live: apiDeps.live ?? new LiveHub({ db: apiDeps.services.db, redisUrl: config.redisUrl, prefix: config.redisPrefix, log: apiDeps.services.log }),
   };
   // A draining process ends its live streams: their clients reconnect to another process.
   apiDeps.draining?.addEventListener('abort', () => void deps.live.close(), { once: true });
+  if (apiDeps.mailer === undefined) apiDeps.draining?.addEventListener('abort', () => void deps.mailer?.close(), { once: true });
   const access = new Map(routes.map((route) => [route, accessOf(route)]));
   const app = express();
   if (config.trustProxy !== null) app.set('trust proxy', config.trustProxy);

@@ -1,7 +1,6 @@
 import type IORedis from 'ioredis';
-import type { Services } from '@sdx/domain';
+import type { MailSender, Services } from '@sdx/domain';
 import type { ProviderRegistry } from '@sdx/providers';
-import type { Mailer } from './mailer';
 import type { LoginLimiter } from './middleware/login-limit';
 import type { HeavyReads } from './middleware/heavy-reads';
 import type { RateLimiter } from './middleware/rate-limit';
@@ -23,8 +22,13 @@ export interface ApiDeps {
   heavyReads?: HeavyReads;
   /** Built by createApp from `redis` when not given. */
   loginLimiter?: LoginLimiter;
-  /** Built by createApp from SMTP_URL when not given; null mails nothing. */
-  mailer?: Mailer | null;
+  /**
+   * The process's mail sender (`startMailSender` of packages/runtime), kicked by routes after a commit that
+   * queued mail; whoever passes it closes it. When not given, createApp starts one from SMTP_URL
+   * and closes it when `draining` aborts. Null: this process sends no mail (queued mail still
+   * leaves through the workers' senders).
+   */
+  mailer?: MailSender | null;
   /** The live-progress streams (one Redis subscriber); built by createApp when not given. */
   live?: LiveHub;
 }
@@ -32,7 +36,7 @@ export interface ApiDeps {
 /** ApiDeps with everything createApp fills in. */
 export interface AppDeps extends ApiDeps {
   loginLimiter: LoginLimiter;
-  mailer: Mailer | null;
+  mailer: MailSender | null;
   heavyReads: HeavyReads;
   live: LiveHub;
 }

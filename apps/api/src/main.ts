@@ -1,7 +1,7 @@
 import { applyHeapGrowth, loadConfig } from '@sdx/config';
 import { migrateToLatest } from '@sdx/db';
 import { addQueueCountsSource, bullQueueCounts, collectProcessMetrics } from '@sdx/metrics';
-import { createRuntime, onShutdown } from '@sdx/runtime';
+import { createRuntime, onShutdown, startMailSender } from '@sdx/runtime';
 import { createApp } from './app';
 import { HeavyReads } from './middleware/heavy-reads';
 import { RedisRateLimiter } from './middleware/rate-limit';
@@ -22,7 +22,8 @@ async function main(): Promise<void> {
   const limiter = new RedisRateLimiter(runtime.redis, config.redisPrefix);
   const drain = new AbortController();
   const heavyReads = HeavyReads.fromConfig(config);
-  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, draining: drain.signal, heavyReads });
+  const mailer = startMailSender(runtime.services);
+  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, draining: drain.signal, heavyReads, mailer });
   const server = createApiServer(app);
   server.listen(config.port, () => runtime.log.info({ port: config.port }, 'api listening'));
 
@@ -41,6 +42,7 @@ async function main(): Promise<void> {
       await closed;
       clearInterval(sweep);
       await heavyReads.close();
+      await mailer?.close();
       await runtime.close();
     },
     Math.max(10_000, config.syncTimeoutMs + SHUTDOWN_MARGIN_MS),

@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import net from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
-import { createResponseValidator } from '@sdx/testing';
+import { createResponseValidator, TEST_SECRETS_KEY } from '@sdx/testing';
 import { eventually, startTestStack, type TestStack } from '@sdx/testing';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -29,7 +29,7 @@ it('on SIGTERM the API answers POST /v1/extract waits with 202 and the job at on
   const port = await freePort();
   const api = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps', 'api', 'src', 'main.ts')], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'production', PROVIDER_MODE: 'sandbox', DATABASE_URL: stack.databaseUrl, REDIS_URL: stack.config.redisUrl, REDIS_PREFIX: stack.config.redisPrefix, PORT: String(port), LOG_LEVEL: 'info', SYNC_TIMEOUT_MS: '60000' },
+    env: { ...process.env, NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PROVIDER_MODE: 'sandbox', DATABASE_URL: stack.databaseUrl, REDIS_URL: stack.config.redisUrl, REDIS_PREFIX: stack.config.redisPrefix, PORT: String(port), LOG_LEVEL: 'info', SYNC_TIMEOUT_MS: '60000' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];

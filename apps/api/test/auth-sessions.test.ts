@@ -21,8 +21,8 @@ describe('sign-up', () => {
     const res = await stack.api.post('/v1/auth/signup', { body: { email: 'Ada@Example.com', password: 'correct horse battery', display_name: 'Ada' } });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
-      user: { id: expect.stringMatching(/^usr_/), email: 'Ada@Example.com', display_name: 'Ada', avatar_url: null },
-      workspaces: [{ id: expect.stringMatching(/^ws_/), name: expect.any(String), kind: 'personal', role: 'owner' }],
+      user: { id: expect.stringMatching(/^usr_/), email: 'ada@example.com', display_name: 'Ada', avatar_url: null, two_factor_enabled: false },
+      workspaces: [{ id: expect.stringMatching(/^ws_/), name: expect.any(String), kind: 'personal', role: 'owner', require_two_factor: false }],
       default_workspace_id: null,
       csrf_token: expect.stringMatching(/^[A-Za-z0-9_-]{40,}$/),
     });
@@ -86,8 +86,8 @@ describe('sign-in', () => {
     const res = await stack.api.post('/v1/auth/login', { body: { email: ada.email.toUpperCase(), password: ada.password } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      user: { id: ada.userId, email: ada.email, display_name: null, avatar_url: null },
-      workspaces: [{ id: ada.personalWorkspaceId, name: expect.any(String), kind: 'personal', role: 'owner' }],
+      user: { id: ada.userId, email: ada.email, display_name: null, avatar_url: null, two_factor_enabled: false },
+      workspaces: [{ id: ada.personalWorkspaceId, name: expect.any(String), kind: 'personal', role: 'owner', require_two_factor: false }],
       default_workspace_id: null,
       csrf_token: expect.any(String),
     });
@@ -123,8 +123,8 @@ describe('sessions', () => {
     const res = await stack.api.get('/v1/auth/session', { headers: ada.read() });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({
-      user: { id: ada.userId, email: ada.email, display_name: 'Ada', avatar_url: null },
-      workspaces: [{ id: ada.personalWorkspaceId, name: expect.any(String), kind: 'personal', role: 'owner' }],
+      user: { id: ada.userId, email: ada.email, display_name: 'Ada', avatar_url: null, two_factor_enabled: false },
+      workspaces: [{ id: ada.personalWorkspaceId, name: expect.any(String), kind: 'personal', role: 'owner', require_two_factor: false }],
       default_workspace_id: null,
       csrf_token: ada.csrf,
       expires_at: expect.any(String),
@@ -229,11 +229,11 @@ describe('cookie callers', () => {
       auth_type: 'session',
       authenticated_key_id: null,
       role: 'owner',
-      user: { id: ada.userId, email: ada.email, display_name: 'Ada', avatar_url: null },
+      user: { id: ada.userId, email: ada.email, display_name: 'Ada', avatar_url: null, two_factor_enabled: false },
     });
     expect(personal.body.workspaces).toEqual([
-      { id: ada.personalWorkspaceId, name: expect.any(String), kind: 'personal', role: 'owner' },
-      { id: team.id, name: 'Ada team', kind: 'team', role: 'owner' },
+      { id: ada.personalWorkspaceId, name: expect.any(String), kind: 'personal', role: 'owner', require_two_factor: false },
+      { id: team.id, name: 'Ada team', kind: 'team', role: 'owner', require_two_factor: false },
     ]);
     const inTeam = await stack.api.get('/v1/account', { headers: ada.read(team.id) });
     expect(inTeam.body).toMatchObject({ organization_id: team.id, organization_name: 'Ada team', auth_type: 'session', role: 'owner' });

@@ -3,9 +3,9 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { createApiServer } from '@sdx/app-api';
 import { loadOpenApiDocument } from '@sdx/contract';
-import { addMember } from '@sdx/domain';
+import { addMember, createUser, hashPassword, issueToken, systemClock, totpAt } from '@sdx/domain';
 import { createResponseValidator, ResponseContractError, type SessionUser, signUpUser } from '@sdx/testing';
-import { type FuzzOperation, type FuzzRequest, fuzzOperations, requestArbitrary, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
+import { type FuzzOperation, type FuzzRequest, fuzzOperations, requestArbitrary, type SeededWorkspace, startSmtpCatcher, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
  * The contract fuzzer: FUZZ_REQUESTS requests (10,000 by default, the CI figure) generated from
@@ -16,7 +16,9 @@ import { type FuzzOperation, type FuzzRequest, fuzzOperations, requestArbitrary,
  * (cookie and CSRF token). IDs the service creates are reused by later requests, and so is
  * what the accounts side answers: the users the fuzzer signs up sign in, are invited to the
  * workspace and accept, sessions from sign-ins are signed out, team workspaces, invitations,
- * members and keys it created are listed, changed, revoked and removed. Every response must be
+ * members and keys it created are listed, changed, revoked and removed; mailed verification and
+ * reset tokens are redeemed, and the owner's two-factor sign-in is set up, turned on with a
+ * current code and off with a recovery code. Every response must be
  * documented by openapi.yaml (status, content type, body schema), none may be a 5xx, and every
  * operation must answer a success at least once. FUZZ_SEED replays a run.
  */
@@ -45,7 +47,14 @@ let other: SeededWorkspace;
 let owner: SessionUser;
 /** The user whose password changes (to the same): the change ends its other sessions. */
 let changer: SessionUser;
-const PASSWORD_OPERATIONS = new Set(['signUp', 'logIn', 'changePassword']);
+const PASSWORD_OPERATIONS = new Set(['signUp', 'logIn', 'changePassword', 'confirmPasswordReset', 'disableTwoFactor']);
+
+/** Tokens as mailed: verification links of users waiting for one, reset links of users of their own (a reset ends their sessions). */
+const verificationTokens: string[] = [];
+const resetTokens: string[] = [];
+/** The owner's two-factor state as the answers tell it: the secret of the last setup, the recovery codes of the last enable. */
+let twoFactorSecret: string | null = null;
+let recoveryCodes: string[] = [];
 
 /** Members of `main` besides its owner, added at the start: removed and given other roles. */
 const MEMBERS = 6;
@@ -56,15 +65,19 @@ const sessions: Session[] = [];
 /** Invitations not yet accepted or revoked. */
 const invitations: Invitation[] = [];
 let server: http.Server;
+let smtp: Awaited<ReturnType<typeof startSmtpCatcher>>;
 let base: string;
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
 beforeAll(async () => {
+  // A mail server on loopback, so every operation (a password reset too) can succeed; sign-up
+  // stays immediate (EMAIL_VERIFICATION=0) so the fuzzer's users are signed in at once.
+  smtp = await startSmtpCatcher();
   // Webhook hosts resolve to loopback (a fake DNS, allowed here): nothing leaves the machine.
   stack = await startTestStack({
     withWorker: true,
     workerConcurrency: 8,
-    env: { SYNC_TIMEOUT_MS: '1500', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1' },
+    env: { SYNC_TIMEOUT_MS: '1500', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', SMTP_URL: smtp.url, EMAIL_VERIFICATION: '0' },
     webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
   });
   const ample = { credits: 1_000_000_000, rateLimitPerMinute: 1_000_000_000, maxActiveJobs: 1_000_000, maxResultLimit: 25_000 };
@@ -82,6 +95,16 @@ beforeAll(async () => {
     await stack.runtime.db.transaction().execute((tx) => addMember(tx, main.workspaceId, member.userId, 'member', { type: 'system', id: null, ip: null }));
     remember(created, 'user_id', member.userId);
   }
+  const passwordHash = await hashPassword(PASSWORD);
+  for (let i = 0; i < 20; i++) {
+    await stack.runtime.db.transaction().execute(async (tx) => {
+      const now = new Date();
+      const waiting = await createUser(tx, systemClock, { email: `unverified${i}.${SEED}@example.com`, passwordHash, credits: 0, verified: false }, { ip: null });
+      verificationTokens.push(await issueToken(tx, waiting.user.id, 'verify_email', now));
+      const forgetful = await createUser(tx, systemClock, { email: `forgetful${i}.${SEED}@example.com`, passwordHash, credits: 0 }, { ip: null });
+      resetTokens.push(await issueToken(tx, forgetful.user.id, 'reset_password', now));
+    });
+  }
   server = createApiServer(stack.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -91,6 +114,7 @@ afterAll(async () => {
   await new Promise<void>((resolve) => server.close(() => resolve()));
   server.closeAllConnections();
   await stack.close();
+  await smtp.close();
 });
 
 interface Reply {
@@ -186,16 +210,24 @@ function cancelledWhileWaiting(op: FuzzOperation, reply: Reply): boolean {
   }
 }
 
+/** The webhook of each delivery seen, so a path naming a created delivery names its own webhook. */
+const webhookOfDelivery = new Map<string, string>();
+
 function pathOf(request: FuzzRequest): string {
   let path = request.operation.template;
+  const values: Record<string, string> = {};
   for (const [name, choice] of Object.entries(request.ids)) {
-    let value: string;
-    if (choice.kind === 'literal') value = choice.value;
+    if (choice.kind === 'literal') values[name] = choice.value;
     else {
       const pool = (choice.kind === 'created' ? created : foreign)[name] ?? [];
-      value = pool.length ? encodeURIComponent(pool[choice.pick % pool.length]!) : 'job_none';
+      values[name] = pool.length ? pool[choice.pick % pool.length]! : 'job_none';
     }
-    path = path.replace(`{${name}}`, value);
+  }
+  // A created delivery goes with its webhook when both are picked from what the run created.
+  const webhook = values.delivery_id !== undefined ? webhookOfDelivery.get(values.delivery_id) : undefined;
+  if (webhook && request.ids.webhook_id?.kind === 'created' && request.ids.delivery_id?.kind === 'created') values.webhook_id = webhook;
+  for (const [name, value] of Object.entries(values)) {
+    path = path.replace(`{${name}}`, request.ids[name]!.kind === 'literal' ? value : encodeURIComponent(value));
   }
   if (request.query.length) path += `?${request.query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`.replace(/%2500/g, '%00')).join('&')}`;
   return path;
@@ -224,6 +256,10 @@ function prepare(request: FuzzRequest): Prepared {
       if (fill.pool === 'new_email') filled[key] = `fuzz${++emails}.${SEED}@example.com`;
       if (fill.pool === 'user_email') filled[key] = pick([owner.email, changer.email, ...users.keys()], fill.pick);
       if (fill.pool === 'invitee_email') filled[key] = pick([...users.keys()], fill.pick) ?? 'nobody@example.com';
+      if (fill.pool === 'verification_token') filled[key] = pick(verificationTokens, fill.pick) ?? 'none';
+      if (fill.pool === 'reset_token') filled[key] = pick(resetTokens, fill.pick) ?? 'none';
+      if (fill.pool === 'totp_code') filled[key] = twoFactorSecret ? totpAt(twoFactorSecret, new Date()) : '000000';
+      if (fill.pool === 'recovery_code') filled[key] = pick(recoveryCodes, fill.pick) ?? 'none-none-none';
       if (fill.pool === 'invitation_token') {
         invitation = pick(invitations, fill.pick) ?? null;
         filled[key] = invitation?.token ?? 'inv_none';
@@ -289,6 +325,18 @@ function learn(request: FuzzRequest, prepared: Prepared, reply: Reply, body: unk
       break;
     case 'createInvitation':
       if (reply.status === 201 && record.id && record.token && record.email) invitations.push({ id: record.id, token: record.token, email: record.email });
+      break;
+    case 'setUpTwoFactor':
+      if (reply.status === 200) twoFactorSecret = (body as { secret: string }).secret;
+      break;
+    case 'enableTwoFactor':
+      if (reply.status === 200) recoveryCodes = (body as { recovery_codes: string[] }).recovery_codes;
+      break;
+    case 'disableTwoFactor':
+      if (reply.status === 204) {
+        twoFactorSecret = null;
+        recoveryCodes = [];
+      }
       break;
     case 'acceptInvitation':
     case 'revokeInvitation':
@@ -358,6 +406,14 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
       breaks.push(`${describe(request, path, reply)}: ${error.problems.join('; ')}`);
     }
     if (reply.status < 300 && body !== undefined) harvest(op.operationId, body, request.credential === 'other_workspace' ? foreign : created);
+    // Deliveries do not name their webhook: the path of the request that answered them does.
+    const webhookInPath = /^\/v1\/webhooks\/(whk_[a-z0-9]+)\//.exec(prepared.path)?.[1];
+    if (reply.status < 300 && webhookInPath && body !== undefined) {
+      for (const item of Array.isArray(body) ? body : [body]) {
+        const id = (item as { id?: unknown } | null)?.id;
+        if (typeof id === 'string' && id.startsWith('dlv_')) webhookOfDelivery.set(id, webhookInPath);
+      }
+    }
     learn(request, prepared, reply, body);
   };
 

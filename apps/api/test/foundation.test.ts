@@ -136,7 +136,7 @@ describe('account and usage', () => {
       auth_type: 'api_key',
       role: 'owner',
       user: null,
-      workspaces: [{ id: ws.workspaceId, name: expect.any(String), kind: 'team', role: 'owner' }],
+      workspaces: [{ id: ws.workspaceId, name: expect.any(String), kind: 'team', role: 'owner', require_two_factor: false }],
     });
     expect(account.headers['ratelimit-limit']).toBe('90');
     const usage = await stack.api.get('/v1/usage/current', { headers: ws.auth });

@@ -18,7 +18,8 @@ let base: string;
 let ws: SeededWorkspace;
 
 beforeAll(async () => {
-  stack = await startTestStack({ withWorker: true });
+  // A thousand streams of one workspace at once, past the default MAX_STREAMS_PER_WORKSPACE.
+  stack = await startTestStack({ withWorker: true, env: { MAX_STREAMS_PER_WORKSPACE: '2000' } });
   ({ url: base, server } = await listen(stack.app));
   ws = await stack.workspace({ credits: 100_000, rateLimitPerMinute: 100_000 });
 });

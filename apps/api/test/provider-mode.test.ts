@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { createLogger, loadConfig } from '@sdx/config';
 import { createProviderRegistry, SANDBOX_PROVIDER_NAME } from '@sdx/providers';
 import { chooseProviders } from '@sdx/runtime';
+import { TEST_SECRETS_KEY } from '@sdx/testing';
 
 /** What the api, worker and scheduler processes serve, chosen as at their start. */
 function choose(env: NodeJS.ProcessEnv) {
@@ -12,7 +13,7 @@ function choose(env: NodeJS.ProcessEnv) {
       done();
     },
   });
-  const config = loadConfig(env, false);
+  const config = loadConfig({ SECRETS_KEY: TEST_SECRETS_KEY, ...env }, false);
   const providers = chooseProviders(config, createLogger({ logLevel: 'info' }, {}, sink), env);
   const registry = createProviderRegistry(providers);
   return { providers, registry, warnings: lines.filter((line) => line.level === 40).map((line) => line.msg) };

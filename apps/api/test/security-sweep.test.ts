@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { type Access, accessOf, createApp, ROUTE_ACCESS, ROUTES } from '@sdx/app-api';
 import { loadOpenApiDocument } from '@sdx/contract';
 import { addMember, createApiKey, type Role, ROLES } from '@sdx/domain';
-import { signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
+import { grantWorkspaceCredits, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
 
 /**
  * The security sweep, generated from the route table and the access declared for each route:
@@ -66,6 +66,8 @@ let expiredSession: SessionUser;
 async function workspaceWithResources(user: SessionUser, name: string): Promise<Fixture & { workspaceId: string }> {
   const team = await stack.api.post('/v1/workspaces', { headers: user.write(), body: { name } });
   const workspaceId = team.body.id as string;
+  // A team workspace starts without credits (NEW_TEAM_WORKSPACE_CREDITS 0): grant what its job and batch reserve.
+  await grantWorkspaceCredits(stack, workspaceId, 10_000);
   await sql`update workspaces set rate_limit_per_minute = 100000 where id = ${workspaceId}`.execute(stack.runtime.db);
   const h = user.write(workspaceId);
   const job = await stack.api.post('/v1/jobs', { headers: h, body: { operation: 'profile', target: `${name}_job` } });

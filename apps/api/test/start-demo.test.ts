@@ -54,8 +54,8 @@ it('creates the demo user, owner of the demo workspace, and prints its password 
   const account = (await (await fetch(`${base}/v1/account`, { headers: { 'X-API-Key': apiKey } })).json()) as { organization_id: string; role: string };
   expect(account.role).toBe('owner');
   expect(body.workspaces).toEqual([
-    { id: expect.any(String), name: 'Personal', kind: 'personal', role: 'owner' },
-    { id: account.organization_id, name: 'Demo workspace', kind: 'team', role: 'owner' },
+    { id: expect.any(String), name: 'Personal', kind: 'personal', role: 'owner', require_two_factor: false },
+    { id: account.organization_id, name: 'Demo workspace', kind: 'team', role: 'owner', require_two_factor: false },
   ]);
   // The console opens the demo workspace after sign-in, and the session says so as well.
   expect(body.default_workspace_id).toBe(account.organization_id);

@@ -4,7 +4,7 @@ import net from 'node:net';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
-import { createTestDatabase, eventually, testRedisUrl } from '@sdx/testing';
+import { createTestDatabase, eventually, testRedisUrl, TEST_SECRETS_KEY } from '@sdx/testing';
 import { nextRestartDelay } from '../../../scripts/start';
 
 const ROOT = path.resolve(__dirname, '../../..');
@@ -53,7 +53,7 @@ describe('npm start', () => {
     const port = await freePort();
     supervisor = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'start.ts')], {
       cwd: ROOT,
-      env: { ...process.env, NODE_ENV: 'production', PROVIDER_MODE: 'sandbox', DATABASE_URL: database.url, REDIS_URL: testRedisUrl(), REDIS_PREFIX: `sdxt${port}`, PORT: String(port), LOG_LEVEL: 'warn' },
+      env: { ...process.env, NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PROVIDER_MODE: 'sandbox', DATABASE_URL: database.url, REDIS_URL: testRedisUrl(), REDIS_PREFIX: `sdxt${port}`, PORT: String(port), LOG_LEVEL: 'warn' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const lines: string[] = [];

@@ -1,7 +1,7 @@
 import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
-import { eventually, signUpUser, startTestStack, type SessionUser, type TestStack, waitForJob } from '@sdx/testing';
+import { eventually, grantWorkspaceCredits, signUpUser, startTestStack, type SessionUser, type TestStack, waitForJob } from '@sdx/testing';
 
 /** extensions.md 2: workspaces, members, invitations and the four roles, over HTTP. */
 
@@ -55,7 +55,7 @@ let stack: TestStack;
 let smtp: Awaited<ReturnType<typeof fakeSmtp>>;
 beforeAll(async () => {
   smtp = await fakeSmtp();
-  stack = await startTestStack({ withWorker: true, env: { NEW_WORKSPACE_CREDITS: '777', SMTP_URL: smtp.url, APP_URL: 'https://app.example.com' } });
+  stack = await startTestStack({ withWorker: true, env: { NEW_WORKSPACE_CREDITS: '777', SMTP_URL: smtp.url, APP_URL: 'https://app.example.com', EMAIL_VERIFICATION: '0' } });
 });
 afterAll(async () => {
   await stack.close();
@@ -80,24 +80,25 @@ const events = async (workspaceId: string, action: string) =>
   stack.runtime.db.selectFrom('audit_events').selectAll().where('workspace_id', '=', workspaceId).where('action', '=', action).orderBy('id').execute();
 
 describe('workspaces', () => {
-  it('POST /v1/workspaces makes a team workspace the caller owns, with NEW_WORKSPACE_CREDITS; GET lists every membership', async () => {
+  it('POST /v1/workspaces makes a team workspace the caller owns, with NEW_TEAM_WORKSPACE_CREDITS (0); GET lists every membership', async () => {
     const ada = await signUpUser(stack);
     const res = await stack.api.post('/v1/workspaces', { headers: ada.write(), body: { name: 'Research' } });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.stringMatching(/^ws_/), name: 'Research', kind: 'team', role: 'owner' });
+    expect(res.body).toEqual({ id: expect.stringMatching(/^ws_/), name: 'Research', kind: 'team', role: 'owner', require_two_factor: false });
     const usage = await stack.api.get('/v1/usage/current', { headers: ada.read(res.body.id) });
-    expect(usage.body).toMatchObject({ credit_limit: 777 });
+    // NEW_TEAM_WORKSPACE_CREDITS (default 0), not the personal workspace's NEW_WORKSPACE_CREDITS.
+    expect(usage.body).toMatchObject({ credit_limit: 0 });
     const list = await stack.api.get('/v1/workspaces', { headers: ada.read() });
     expect(list.body).toEqual([
-      { id: ada.personalWorkspaceId, name: expect.any(String), kind: 'personal', role: 'owner' },
-      { id: res.body.id, name: 'Research', kind: 'team', role: 'owner' },
+      { id: ada.personalWorkspaceId, name: expect.any(String), kind: 'personal', role: 'owner', require_two_factor: false },
+      { id: res.body.id, name: 'Research', kind: 'team', role: 'owner', require_two_factor: false },
     ]);
     expect(await events(res.body.id, 'workspace.created')).toHaveLength(1);
 
     // An API key sees its one workspace, with its role.
     const key = await stack.api.post('/v1/keys', { headers: ada.write(res.body.id), body: { name: 'k', role: 'viewer' } });
     const byKey = await stack.api.get('/v1/workspaces', { headers: { 'X-API-Key': key.body.api_key } });
-    expect(byKey.body).toEqual([{ id: res.body.id, name: 'Research', kind: 'team', role: 'viewer' }]);
+    expect(byKey.body).toEqual([{ id: res.body.id, name: 'Research', kind: 'team', role: 'viewer', require_two_factor: false }]);
   });
 
   it('only an owner renames; a workspace the caller is not in is 404 workspace_not_found', async () => {
@@ -110,7 +111,7 @@ describe('workspaces', () => {
     expect(denied.body.detail).toMatchObject({ error: 'forbidden', required_role: 'owner' });
     const res = await stack.api.patch(`/v1/workspaces/${workspaceId}`, { headers: owner.write(), body: { name: 'New name' } });
     expect(res.status).toBe(200);
-    expect(res.body).toEqual({ id: workspaceId, name: 'New name', kind: 'team', role: 'owner' });
+    expect(res.body).toEqual({ id: workspaceId, name: 'New name', kind: 'team', role: 'owner', require_two_factor: false });
     expect((await events(workspaceId, 'workspace.renamed')).map((e) => e.data)).toEqual([{ from: 'Old name', to: 'New name' }]);
 
     const stranger = await signUpUser(stack);
@@ -130,11 +131,13 @@ describe('invitations', () => {
   it('invite, list, accept (same email, any case), and the member works in the team with X-Workspace-ID', async () => {
     const owner = await signUpUser(stack);
     const workspaceId = await team(owner, 'Crew');
+    // A team workspace starts without credits: grant what the member's jobs below spend.
+    await grantWorkspaceCredits(stack, workspaceId, 10_000);
     const res = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.write(), body: { email: 'Grace.Hopper@Example.com', role: 'member' } });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.stringMatching(/^inv_/),
-      email: 'Grace.Hopper@Example.com',
+      email: 'grace.hopper@example.com',
       role: 'member',
       created_at: expect.any(String),
       expires_at: expect.any(String),
@@ -150,7 +153,7 @@ describe('invitations', () => {
     expect(mail).toMatch(/grace\.hopper@example\.com/i);
 
     const pending = await stack.api.get(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.read() });
-    expect(pending.body).toEqual([{ id: res.body.id, email: 'Grace.Hopper@Example.com', role: 'member', created_at: expect.any(String), expires_at: res.body.expires_at }]);
+    expect(pending.body).toEqual([{ id: res.body.id, email: 'grace.hopper@example.com', role: 'member', created_at: expect.any(String), expires_at: res.body.expires_at }]);
 
     const wrongUser = await signUpUser(stack);
     const mismatch = await stack.api.post('/v1/invitations/accept', { headers: wrongUser.write(), body: { token: res.body.token } });
@@ -159,7 +162,7 @@ describe('invitations', () => {
     const grace = await signUpUser(stack, { email: 'grace.hopper@example.com' });
     const accepted = await stack.api.post('/v1/invitations/accept', { headers: grace.write(), body: { token: res.body.token } });
     expect(accepted.status).toBe(200);
-    expect(accepted.body).toEqual({ id: workspaceId, name: 'Crew', kind: 'team', role: 'member' });
+    expect(accepted.body).toEqual({ id: workspaceId, name: 'Crew', kind: 'team', role: 'member', require_two_factor: false });
     const again = await stack.api.post('/v1/invitations/accept', { headers: grace.write(), body: { token: res.body.token } });
     expect([again.status, again.body.detail.error]).toEqual([410, 'invitation_invalid']);
     expect((await stack.api.get(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.read() })).body).toEqual([]);

@@ -1,9 +1,9 @@
 import { lazy, Suspense, useEffect, useRef, useState } from 'react';
-import { Navigate, NavLink, Route, Routes, useLocation, useSearchParams } from 'react-router';
+import { Link, Navigate, NavLink, Route, Routes, useLocation, useSearchParams } from 'react-router';
 import { Loading } from './components/ui';
-import { AcceptInvitation, SignIn, SignUp } from './pages/auth';
+import { AcceptInvitation, ResetPassword, SignIn, SignUp, VerifyEmail } from './pages/auth';
 import { atLeast } from './roles';
-import { useSession } from './session';
+import { TWO_FACTOR_REQUIRED, useSession } from './session';
 
 const Overview = lazy(() => import('./pages/overview'));
 const Jobs = lazy(() => import('./pages/jobs'));
@@ -20,9 +20,23 @@ const Webhooks = lazy(() => import('./pages/webhooks'));
 const WebhookDetail = lazy(() => import('./pages/webhook-detail'));
 const Audit = lazy(() => import('./pages/audit'));
 const Settings = lazy(() => import('./pages/settings'));
+// Lazy, like every page, and more so: the QR code library loads only with it.
+const Security = lazy(() => import('./pages/security'));
+
+/** The pages of a mailed link, the same whether or not a session is open in this browser. */
+const LINK_PAGES = new Set(['/verify', '/reset']);
 
 export function App() {
   const session = useSession();
+  const location = useLocation();
+  if (LINK_PAGES.has(location.pathname)) {
+    return (
+      <Routes>
+        <Route path="/verify" element={<VerifyEmail />} />
+        <Route path="/reset" element={<ResetPassword />} />
+      </Routes>
+    );
+  }
   if (session.status === 'loading') return <Loading label="Opening the console" />;
   if (session.status === 'signed-out') {
     return (
@@ -63,6 +77,7 @@ function Shell() {
     { to: '/webhooks', label: 'Webhooks', show: true },
     { to: '/audit', label: 'Audit events', show: atLeast(role, 'admin') },
     { to: '/settings', label: 'Settings', show: true },
+    { to: '/security', label: 'Security', show: true },
   ];
   return (
     <div className="shell">
@@ -99,6 +114,7 @@ function Shell() {
         </div>
       </nav>
       <main id="main" ref={main} tabIndex={-1}>
+        <TwoFactorNotice />
         <Suspense fallback={<Loading />}>
           <Routes>
             <Route path="/" element={<Overview />} />
@@ -118,6 +134,7 @@ function Shell() {
             <Route path="/webhooks/:webhookId" element={<WebhookDetail />} />
             <Route path="/audit" element={<Audit />} />
             <Route path="/settings" element={<Settings />} />
+            <Route path="/security" element={<Security />} />
             <Route path="/invitations/accept" element={<AcceptInvitation />} />
             <Route path="/signin" element={<Navigate to="/" replace />} />
             <Route path="/signup" element={<AfterSignUp />} />
@@ -143,6 +160,29 @@ function WorkspaceSwitcher() {
           </option>
         ))}
       </select>
+    </div>
+  );
+}
+
+/**
+ * Above every page, once a call of this workspace was refused 403 two_factor_required: the
+ * workspace requires two-factor sign-in, which the user has not turned on. Gone when the user
+ * turns it on or changes workspace.
+ */
+function TwoFactorNotice() {
+  const session = useSession();
+  const [refusedIn, setRefusedIn] = useState<string | null>(null);
+  const workspaceId = session.workspace?.id ?? null;
+  useEffect(() => {
+    const refused = () => setRefusedIn(workspaceId);
+    window.addEventListener(TWO_FACTOR_REQUIRED, refused);
+    return () => window.removeEventListener(TWO_FACTOR_REQUIRED, refused);
+  }, [workspaceId]);
+  if (!refusedIn || refusedIn !== workspaceId || session.user?.two_factor_enabled) return null;
+  return (
+    <div className="notice notice-warn" role="alert" data-testid="two-factor-required">
+      <strong>{session.workspace?.name} requires two-factor sign-in.</strong> Its pages stay closed to you until you{' '}
+      <Link to="/security">turn on two-factor sign-in in your security settings</Link>, or switch to another workspace.
     </div>
   );
 }

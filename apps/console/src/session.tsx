@@ -3,7 +3,7 @@ import { createContext, type ReactNode, useCallback, useContext, useEffect, useM
 import { api, ApiProblem, setCsrfToken, setWorkspaceId, unwrap, type Role, type Schemas, type Workspace } from './api/client';
 
 type User = Schemas['User'];
-interface SignedIn {
+export interface SignedIn {
   user: User;
   workspaces: Workspace[];
   /** The workspace the user opens by default (null: the personal one). */
@@ -19,8 +19,12 @@ export interface Session {
   role: Role | null;
   /** Problem of the first session check other than "not signed in". */
   problem: ApiProblem | null;
-  signIn(email: string, password: string): Promise<void>;
-  signUp(email: string, password: string, displayName: string): Promise<void>;
+  /** Signs in; with two-factor sign-in on, a first try without `otp` is refused 401 otp_required. */
+  signIn(email: string, password: string, otp?: string): Promise<void>;
+  /** Signs up: 'signed-in' at once, or 'verify' when the service mails a link first (no session yet). */
+  signUp(email: string, password: string, displayName: string): Promise<'signed-in' | 'verify'>;
+  /** Enters the console with a session another call started (a verified email's link). */
+  enter(signedIn: SignedIn): void;
   signOut(): Promise<void>;
   switchWorkspace(id: string): void;
   /** Reads the session again (after joining or creating a workspace). */
@@ -30,6 +34,8 @@ export interface Session {
 const SessionContext = createContext<Session | null>(null);
 /** Dispatched on window when a call answers 401: the session is read again (and found ended). */
 export const SESSION_ENDED = 'sdx:session-ended';
+/** Dispatched on window when a call answers 403 two_factor_required: the shell shows the way to turn it on. */
+export const TWO_FACTOR_REQUIRED = 'sdx:two-factor-required';
 const CHOSEN = 'sdx.console.workspace';
 
 /** The wanted workspace, else the user's default one, else the personal one, else the first. */
@@ -90,13 +96,19 @@ export function SessionProvider({ children }: { children: ReactNode }) {
       workspace: state.workspace,
       role: (state.workspace?.role as Role | undefined) ?? null,
       problem: state.problem,
-      async signIn(email, password) {
-        const signedIn = await unwrap(api.POST('/v1/auth/login', { body: { email, password } }));
+      async signIn(email, password, otp) {
+        const signedIn = await unwrap(api.POST('/v1/auth/login', { body: { email, password, ...(otp ? { otp } : {}) } }));
         queryClient.clear();
         adopt(signedIn, null);
       },
       async signUp(email, password, displayName) {
-        const signedIn = await unwrap(api.POST('/v1/auth/signup', { body: { email, password, display_name: displayName || null } }));
+        const answer = await unwrap(api.POST('/v1/auth/signup', { body: { email, password, display_name: displayName || null } }));
+        if (!('csrf_token' in answer)) return 'verify';
+        queryClient.clear();
+        adopt(answer, null);
+        return 'signed-in';
+      },
+      enter(signedIn) {
         queryClient.clear();
         adopt(signedIn, null);
       },

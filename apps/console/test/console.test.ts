@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import Papa from 'papaparse';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createSandboxProvider } from '@sdx/providers';
-import { eventually, listen, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
+import { eventually, grantWorkspaceCredits, listen, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
 import { launchBrowser, screenshots, seriousA11yViolations, visibleButtons } from './browser';
 
 /**
@@ -21,6 +21,8 @@ beforeAll(async () => {
   stack = await startTestStack({
     withWorker: true,
     providers: [createSandboxProvider({ pageSize: 10, followPageSize: 10 })],
+    // The team workspaces of these tests run work; a new team workspace has no credits by default.
+    env: { NEW_TEAM_WORKSPACE_CREDITS: '1000' },
   });
   ({ url: base, server } = await listen(stack.app));
   browser = await launchBrowser();
@@ -320,6 +322,8 @@ describe('console: a team', () => {
     owner = await signUpUser(stack, { password: PASSWORD, displayName: 'Olive Owner' });
     const team = await stack.api.post('/v1/workspaces', { headers: owner.write(), body: { name: 'Acme research' } });
     teamId = team.body.id;
+    // A team workspace starts without credits (NEW_TEAM_WORKSPACE_CREDITS 0): grant what its jobs below spend.
+    await grantWorkspaceCredits(stack, teamId, 10_000);
     viewer = await signUpUser(stack, { password: PASSWORD, displayName: 'Vic Viewer' });
     const invited = await stack.api.post(`/v1/workspaces/${teamId}/invitations`, { headers: owner.write(), body: { email: viewer.email, role: 'viewer' } });
     await stack.api.post('/v1/invitations/accept', { headers: viewer.write(), body: { token: invited.body.token } });
@@ -460,6 +464,7 @@ describe('console: a team', () => {
       ['webhooks', '/webhooks', 'Webhooks'],
       ['audit', '/audit', 'Audit events'],
       ['settings', '/settings', 'Settings'],
+      ['security', '/security', 'Security'],
     ];
     for (const [name, path, title] of pages) {
       await page.goto(`${base}/console${path}`);

@@ -4,8 +4,10 @@ import type { Db } from '@sdx/db';
 import {
   createWorkspace,
   purgeEndedSessions,
+  purgeExpiredAuthTokens,
   purgeExpiredIdempotencyKeys,
   purgeExpiredResults,
+  purgeOldMail,
   RETENTION_BATCH,
   runRetention,
   SESSION_IDLE_MS,
@@ -253,6 +255,32 @@ describe('purgeEndedSessions', () => {
   });
 });
 
+describe('purgeExpiredAuthTokens and purgeOldMail', () => {
+  it('deletes tokens past their lifetime and mail sent or given up on a week ago, never pending mail', async () => {
+    const now = new Date('2027-03-01T12:00:00Z');
+    await sql`insert into users (id, email, password_hash) values ('usr_tok', 'tok@example.com', 'h') on conflict do nothing`.execute(db);
+    await sql`
+      insert into auth_tokens (id, user_id, purpose, token_hash, expires_at) values
+        ('tok_expired', 'usr_tok', 'reset_password', 'h1', ${new Date(now.getTime() - 1)}),
+        ('tok_live', 'usr_tok', 'verify_email', 'h2', ${new Date(now.getTime() + 60_000)})`.execute(db);
+    const old = new Date(now.getTime() - 8 * DAY);
+    await sql`
+      insert into mail_outbox (id, recipient, template, subject, status, created_at) values
+        ('msg_sent_old', 'a@example.com', 'verify_email', 's', 'sent', ${old}),
+        ('msg_failed_old', 'a@example.com', 'verify_email', 's', 'failed', ${old}),
+        ('msg_pending_old', 'a@example.com', 'verify_email', 's', 'pending', ${old}),
+        ('msg_sent_new', 'a@example.com', 'verify_email', 's', 'sent', ${new Date(now.getTime() - DAY)})`.execute(db);
+    expect(await purgeExpiredAuthTokens(db, now)).toBe(1);
+    expect(await purgeOldMail(db, now)).toBe(2);
+    const tokens = await db.selectFrom('auth_tokens').select('id').execute();
+    expect(tokens.map((t) => t.id)).toEqual(['tok_live']);
+    const mail = await db.selectFrom('mail_outbox').select('id').orderBy('id').execute();
+    expect(mail.map((m) => m.id)).toEqual(['msg_pending_old', 'msg_sent_new']);
+    await sql`delete from mail_outbox`.execute(db);
+    await sql`delete from auth_tokens`.execute(db);
+  });
+});
+
 describe('runRetention', () => {
   it('runs every purge as of the given time', async () => {
     const now = new Date('2027-03-01T12:00:00Z');
@@ -263,6 +291,8 @@ describe('runRetention', () => {
       resultPagesDeleted: 2,
       idempotencyKeysDeleted: 3,
       sessionsDeleted: 0,
+      authTokensDeleted: 0,
+      mailDeleted: 0,
     });
     // RESULT_RETENTION_DAYS of 60 would have kept it.
     await insertJobs([{ id: 'job_older', finishedAt: new Date(now.getTime() - 50 * DAY), pages: 1 }]);

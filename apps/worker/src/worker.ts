@@ -1,5 +1,6 @@
 import { reconcileJobs, type ReconcileReport, runJobAttempt, type ProviderLookup, type Services } from '@sdx/domain';
 import { createWorkerRedis, startConsumer } from '@sdx/queue';
+import { startMailSender } from '@sdx/runtime';
 import { type RunningWebhooks, startWebhooks } from './webhooks';
 
 /** A reconciler pass that failed is tried again this soon. */
@@ -17,6 +18,8 @@ export interface WorkerOptions {
   onReconciled?: (report: ReconcileReport) => void;
   /** Webhook deliveries sent at once (default WEBHOOK_CONCURRENCY); 0: no dispatcher, no delivery in this process. */
   webhookConcurrency?: number;
+  /** Send the mail outbox from this process (default: when SMTP_URL is set). */
+  mail?: boolean;
 }
 
 export interface RunningWorker {
@@ -32,7 +35,7 @@ export interface RunningWorker {
  * and the reconciler on a timer (and at once whenever the connection to Redis is back, so a
  * Redis that lost its data is refilled without waiting for the timer). Each job a queue entry
  * wakes is one attempt of runJobAttempt. Beside them, the webhook side (./webhooks.ts): the
- * outbox dispatcher, the delivery consumer and its sweep.
+ * outbox dispatcher, the delivery consumer and its sweep; and the mail outbox's sender (./mail.ts).
  */
 export function startWorker(options: WorkerOptions): RunningWorker {
   const { services, providers } = options;
@@ -85,6 +88,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
   const webhookConcurrency = options.webhookConcurrency ?? services.config.webhookConcurrency;
   const webhooks: RunningWebhooks | null =
     webhookConcurrency > 0 ? startWebhooks({ services, redisUrl: options.redisUrl, concurrency: webhookConcurrency }) : null;
+  const mail = options.mail === false ? null : startMailSender(services);
 
   const timer = options.reconcile === false ? null : setInterval(reconcile, services.config.reconcileIntervalMs);
   timer?.unref();
@@ -97,6 +101,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       if (retry) clearTimeout(retry);
       await consumer.close(closeOptions);
       await webhooks?.close();
+      await mail?.close();
       await reconciling;
       connection.disconnect();
     },

@@ -3,7 +3,7 @@ import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import path from 'node:path';
 import { parse } from 'yaml';
-import { startTestStack, type TestStack } from '@sdx/testing';
+import { startTestStack, type TestStack, TEST_SECRETS_KEY } from '@sdx/testing';
 import { buildProcesses } from '../../../scripts/build';
 
 /**
@@ -71,6 +71,7 @@ describe('worker drain on SIGTERM', () => {
       env: {
         PATH: process.env.PATH,
         NODE_ENV: 'production',
+        SECRETS_KEY: TEST_SECRETS_KEY,
         PROVIDER_MODE: 'sandbox',
         DATABASE_URL: stack.databaseUrl,
         REDIS_URL: stack.config.redisUrl,

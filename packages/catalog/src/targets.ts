@@ -79,10 +79,40 @@ function username(platform: Platform, raw: string): TargetCheck {
   return { ok: true, normalized: value.toLowerCase() };
 }
 
-function idOrUrl(platform: Platform, raw: string, idPattern: RegExp = ID): TargetCheck {
+/**
+ * A Facebook post's ID as a URL carries it: digits, or the opaque `pfbid…` form of newer links.
+ * What a post URL names becomes a Graph API path (packages/providers, upstream/meta.ts), so it is
+ * checked here, at admission, and again there.
+ */
+export const FACEBOOK_POST_ID = /^(?:\d{1,30}|pfbid0[A-Za-z0-9]{10,120})$/;
+/** A Facebook object (page, comment) ID in a URL's query: digits only. */
+export const FACEBOOK_NUMERIC_ID = /^\d{1,30}$/;
+
+/** The IDs a Facebook post or comment URL carries, each checked; the reason of the first bad one, or null. */
+function facebookUrlProblem(url: URL): string | null {
+  const checks: Array<[string, string | null | undefined, RegExp]> = [
+    ['story_fbid', url.searchParams.get('story_fbid'), FACEBOOK_POST_ID],
+    ['fbid', url.searchParams.get('fbid'), FACEBOOK_POST_ID],
+    ['id', url.searchParams.get('id'), FACEBOOK_NUMERIC_ID],
+    ['comment_id', url.searchParams.get('comment_id'), FACEBOOK_NUMERIC_ID],
+    ['reply_comment_id', url.searchParams.get('reply_comment_id'), FACEBOOK_NUMERIC_ID],
+  ];
+  const path = /^\/[^/]+\/(posts|videos)\/([^/]*)/.exec(url.pathname);
+  if (path) checks.push([`${path[1]} ID`, path[2], FACEBOOK_POST_ID]);
+  for (const [name, value, pattern] of checks) {
+    if (value !== null && value !== undefined && !pattern.test(value)) return `names a Facebook post whose ${name} is not a valid ID (digits, or pfbid…)`;
+  }
+  return null;
+}
+
+function idOrUrl(platform: Platform, raw: string, idPattern: RegExp = ID, postUrl = false): TargetCheck {
   if (looksLikeUrl(raw)) {
     const url = parsePlatformUrl(platform, raw);
     if (typeof url === 'string') return { ok: false, reason: url };
+    if (postUrl && platform === 'facebook') {
+      const problem = facebookUrlProblem(url);
+      if (problem) return { ok: false, reason: problem };
+    }
     return { ok: true, normalized: canonicalUrl(url, KEEP_PARAMS[platform]) };
   }
   if (!idPattern.test(raw)) return { ok: false, reason: 'is neither a URL of the platform nor a valid ID' };
@@ -106,6 +136,7 @@ export function normalizeTarget(platform: Platform, kind: TargetKind, input: str
     case 'page':
       return handleOrUrl(platform, raw);
     case 'content':
+      return idOrUrl(platform, raw, ID, true);
     case 'highlight':
     case 'playlist':
     case 'ad':
@@ -114,7 +145,7 @@ export function normalizeTarget(platform: Platform, kind: TargetKind, input: str
       return ID.test(raw) ? { ok: true, normalized: raw } : { ok: false, reason: 'is not a valid advertiser page_id' };
     case 'comment_url': {
       if (!looksLikeUrl(raw)) return { ok: false, reason: 'must be a comment_url taken from a comments result' };
-      return idOrUrl(platform, raw);
+      return idOrUrl(platform, raw, ID, true);
     }
     case 'hashtag': {
       const tag = raw.replace(/^#/, '');

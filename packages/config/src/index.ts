@@ -69,13 +69,30 @@ export interface AppConfig {
   workerShutdownGraceMs: number;
   /** Seed a demo workspace on first start against an empty database (never in production). */
   seedDemo: boolean;
-  /** Plan allowance of a workspace made by sign-up or POST /v1/workspaces (NEW_WORKSPACE_CREDITS). */
+  /** Plan allowance of a personal workspace, made by sign-up (NEW_WORKSPACE_CREDITS; given once the email is verified). */
   newWorkspaceCredits: number;
   /** SIGNUP_ENABLED=0 closes POST /v1/auth/signup. */
   signupEnabled: boolean;
-  /** Where invitations are mailed through (nodemailer URL); null: nothing is mailed. */
+  /** Where mail goes (SMTP_URL, a nodemailer URL); null: nothing is mailed. */
   smtpUrl: string | null;
-  smtpFrom: string;
+  /** The From of every mail (MAIL_FROM; SMTP_FROM is read as its older name). */
+  mailFrom: string;
+  /** EMAIL_VERIFICATION: sign-up waits for the email to be verified (default on when SMTP_URL is set). */
+  emailVerification: boolean;
+  /** Sign-ups allowed per client address an hour (SIGNUP_LIMIT_PER_HOUR). */
+  signupLimitPerHour: number;
+  /** Team workspaces one user may own (MAX_TEAM_WORKSPACES_PER_USER). */
+  maxTeamWorkspacesPerUser: number;
+  /** Plan allowance of a team workspace made by POST /v1/workspaces (NEW_TEAM_WORKSPACE_CREDITS). */
+  newTeamWorkspaceCredits: number;
+  /** Webhooks one workspace may have (MAX_WEBHOOKS_PER_WORKSPACE). */
+  maxWebhooksPerWorkspace: number;
+  /** Event streams open at once per workspace (MAX_STREAMS_PER_WORKSPACE). */
+  maxStreamsPerWorkspace: number;
+  /** The key that seals secrets at rest (SECRETS_KEY, 32 bytes base64); null outside production only. */
+  secretsKey: Buffer | null;
+  /** The key being rotated away from (SECRETS_KEY_PREVIOUS): still opens what it sealed. */
+  secretsKeyPrevious: Buffer | null;
   /** Base of links handed to people (an invitation's accept_url): APP_URL, else http://localhost:PORT. */
   appUrl: string;
   /** Express's `trust proxy` (TRUST_PROXY: a hop count, or addresses/subnets); null: the TCP peer is the client. */
@@ -125,11 +142,39 @@ function fairness(raw: string | undefined): 'workspace' | 'fifo' {
   throw new Error(`QUEUE_FAIRNESS must be "workspace" or "fifo", got "${raw}"`);
 }
 
+function flag(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === '1' || raw === 'true') return true;
+  if (raw === '0' || raw === 'false') return false;
+  throw new Error(`${name} must be 1 or 0, got "${env[name]}"`);
+}
+
+/**
+ * A 32-byte key given in base64. In production SECRETS_KEY is required: the service refuses to
+ * start without it rather than keep webhook secrets under a key anyone can read in this source.
+ */
+export function secretsKey(env: NodeJS.ProcessEnv, name: string, required: boolean): Buffer | null {
+  const raw = env[name]?.trim();
+  if (!raw) {
+    if (required) throw new Error(`${name} is required in production: 32 random bytes in base64 (openssl rand -base64 32)`);
+    return null;
+  }
+  const key = Buffer.from(raw, 'base64');
+  if (key.length !== 32 || key.toString('base64').replace(/=+$/, '') !== raw.replace(/=+$/, '')) {
+    throw new Error(`${name} must be 32 bytes in base64 (openssl rand -base64 32)`);
+  }
+  return key;
+}
+
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/social_data';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/0';
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = Boolean(process.stdout.isTTY)): AppConfig {
   const nodeEnv = env.NODE_ENV ?? 'development';
+  if (flag(env, 'EMAIL_VERIFICATION', false) && !env.SMTP_URL) {
+    throw new Error('EMAIL_VERIFICATION=1 needs SMTP_URL: nobody could receive the verification link');
+  }
   return {
     nodeEnv,
     port: int(env, 'PORT', 3000),
@@ -163,7 +208,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     newWorkspaceCredits: int(env, 'NEW_WORKSPACE_CREDITS', 1000),
     signupEnabled: env.SIGNUP_ENABLED !== '0' && env.SIGNUP_ENABLED !== 'false',
     smtpUrl: env.SMTP_URL || null,
-    smtpFrom: env.SMTP_FROM || 'no-reply@localhost',
+    mailFrom: env.MAIL_FROM || env.SMTP_FROM || 'no-reply@localhost',
+    emailVerification: flag(env, 'EMAIL_VERIFICATION', Boolean(env.SMTP_URL)),
+    signupLimitPerHour: int(env, 'SIGNUP_LIMIT_PER_HOUR', 5, 1),
+    maxTeamWorkspacesPerUser: int(env, 'MAX_TEAM_WORKSPACES_PER_USER', 5),
+    newTeamWorkspaceCredits: int(env, 'NEW_TEAM_WORKSPACE_CREDITS', 0),
+    maxWebhooksPerWorkspace: int(env, 'MAX_WEBHOOKS_PER_WORKSPACE', 20),
+    maxStreamsPerWorkspace: int(env, 'MAX_STREAMS_PER_WORKSPACE', 50, 1),
+    secretsKey: secretsKey(env, 'SECRETS_KEY', nodeEnv === 'production'),
+    secretsKeyPrevious: secretsKey(env, 'SECRETS_KEY_PREVIOUS', false),
     trustProxy: !env.TRUST_PROXY ? null : /^\d+$/.test(env.TRUST_PROXY) ? Number(env.TRUST_PROXY) : env.TRUST_PROXY,
     appUrl: (env.APP_URL || `http://localhost:${int(env, 'PORT', 3000)}`).replace(/\/+$/, ''),
     metricsPort: env.METRICS_PORT ? int(env, 'METRICS_PORT', 0, 1) : undefined,

@@ -713,11 +713,19 @@ export interface paths {
         /**
          * Sign up
          * @description Creates a user with their personal workspace (kind `personal`, role `owner`, plan
-         *     allowance `NEW_WORKSPACE_CREDITS`, default 1000) and signs them in: the response sets the
-         *     `sdx_session` cookie and carries the session's `csrf_token`. Emails compare
-         *     case-insensitively. Passwords are 10 to 128 characters, hashed with argon2id, never logged
-         *     or returned. An email already registered: 409 `email_taken`. `SIGNUP_ENABLED=0`: 403
-         *     `signup_disabled`.
+         *     allowance `NEW_WORKSPACE_CREDITS`, default 1000). Emails compare after Unicode NFKC and
+         *     lower-casing. Passwords are 10 to 128 characters, hashed with argon2id, never logged or
+         *     returned. `SIGNUP_ENABLED=0`: 403 `signup_disabled`. At most `SIGNUP_LIMIT_PER_HOUR`
+         *     (default 5) sign-ups per client address an hour, then 429 `rate_limit_exceeded`.
+         *
+         *     With `EMAIL_VERIFICATION` on (the default when `SMTP_URL` is set): 202
+         *     `{verification_required: true}` and no session, for a new email and for one already
+         *     taken alike. A new email gets a verification link (`POST /v1/auth/verify`, valid 24
+         *     hours); a taken one gets a mail saying someone tried to sign up with it. The personal
+         *     workspace receives its allowance when the email is verified.
+         *
+         *     With it off: 201, signed in at once (the response sets the `sdx_session` cookie and
+         *     carries the session's `csrf_token`); an email already registered is 409 `email_taken`.
          *
          *     Access: `public` (no credentials).
          */
@@ -744,6 +752,11 @@ export interface paths {
          *     same 401 `invalid_credentials`, in similar time. After 10 failures for one email within 15
          *     minutes, or 100 from one client address, further attempts get 429 `rate_limit_exceeded` with
          *     `Retry-After` (a success clears the email's count).
+         *
+         *     The right password before the email was verified: 403 `email_not_verified`. With
+         *     two-factor sign-in on, the right password without `otp` is 401 `otp_required`; `otp`
+         *     takes a current code (each accepted once) or an unused recovery code, and a wrong one is
+         *     401 `invalid_otp`, counted as a failed sign-in.
          *
          *     Access: `public` (no credentials).
          */
@@ -814,11 +827,188 @@ export interface paths {
          * Change the password
          * @description Checks the current password and sets the new one (10 to 128 characters). Every other
          *     session of the user ends; this one goes on. A wrong current password is 401
-         *     `invalid_credentials` and counts as a failed sign-in for the user's email.
+         *     `invalid_credentials` and counts as a failed sign-in for the user's email. With
+         *     `revoke_api_keys: true`, every API key the user created, in every workspace, is revoked
+         *     too (each audited as `api_key.revoked`): the choice to make after a password was stolen.
          *
          *     Access: `session`.
          */
         post: operations["changePassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Verify an email
+         * @description Redeems the token of a verification mail (`{APP_URL}/console/verify?token=…`): the email
+         *     is verified, the personal workspace receives its plan allowance `NEW_WORKSPACE_CREDITS`,
+         *     and the user is signed in (the response sets the `sdx_session` cookie and carries the
+         *     session's `csrf_token`). A token is valid 24 hours and once; a used, expired or unknown
+         *     one: 410 `verification_invalid`.
+         *
+         *     Access: `public` (no credentials).
+         */
+        post: operations["verifyEmail"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/verify/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail the verification link again
+         * @description Mails a new verification link to the email when an account with it waits for
+         *     verification (the links mailed before stay valid until they expire). The answer is 202
+         *     whatever the email, so it tells nobody whether an account exists. At most 5 mails per
+         *     email an hour; more are dropped silently. One client address may make 20 such requests (resends and resets) an hour, then 429 `rate_limit_exceeded` with `Retry-After`.
+         *
+         *     Access: `public` (no credentials).
+         */
+        post: operations["resendVerification"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/password-reset": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Ask for a password reset mail
+         * @description Mails a reset link (`{APP_URL}/console/reset?token=…`, valid 1 hour, once) when an account
+         *     has this email. The answer is 202 whatever the email; at most 5 mails per email an hour,
+         *     more are dropped silently. Without `SMTP_URL`: 503 `mail_unavailable`. One client address may make 20 such requests (resends and resets) an hour, then 429 `rate_limit_exceeded` with `Retry-After`.
+         *
+         *     Access: `public` (no credentials).
+         */
+        post: operations["requestPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/password-reset/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Set a new password with a reset token
+         * @description Redeems the token of a reset mail and sets the new password (10 to 128 characters). Every
+         *     session of the user ends; sign in again. A reset also verifies the email (the mail
+         *     reached it). A used, expired or unknown token: 410 `reset_token_invalid`.
+         *
+         *     Access: `public` (no credentials).
+         */
+        post: operations["confirmPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/2fa/setup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start two-factor sign-in setup
+         * @description A new TOTP secret (RFC 6238: SHA-1, 6 digits, 30 s) for an authenticator app, as base32
+         *     and as an `otpauth://` URL (show it as a QR code). It is not active until `POST
+         *     /v1/auth/2fa/enable` confirms a code from it; a new setup replaces one not yet confirmed.
+         *     With two-factor sign-in already on: 409 `two_factor_enabled` (turn it off first).
+         *
+         *     Access: `session`.
+         */
+        post: operations["setUpTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/2fa/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn two-factor sign-in on
+         * @description Confirms a current code of the secret from `POST /v1/auth/2fa/setup` and turns two-factor
+         *     sign-in on. The answer carries 10 single-use recovery codes, shown this once (each signs
+         *     in in place of a code). A wrong code: 401 `invalid_otp`; no setup started: 409
+         *     `two_factor_not_set_up`; already on: 409 `two_factor_enabled`.
+         *
+         *     Access: `session`.
+         */
+        post: operations["enableTwoFactor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/2fa/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Turn two-factor sign-in off
+         * @description Needs the password and a current code (or an unused recovery code). The secret and the
+         *     recovery codes are deleted. A wrong password: 401 `invalid_credentials`; a wrong code: 401
+         *     `invalid_otp`; both count as failed sign-ins. Two-factor sign-in that is off: 409
+         *     `two_factor_not_set_up`. A user who owns a workspace that requires two-factor sign-in
+         *     can still turn it off, and is then refused there with 403 `two_factor_required`.
+         *
+         *     Access: `session`.
+         */
+        post: operations["disableTwoFactor"];
         delete?: never;
         options?: never;
         head?: never;
@@ -842,7 +1032,10 @@ export interface paths {
         put?: never;
         /**
          * Create a team workspace
-         * @description A `team` workspace with the caller as its owner and the plan allowance `NEW_WORKSPACE_CREDITS`.
+         * @description A `team` workspace with the caller as its owner and the plan allowance
+         *     `NEW_TEAM_WORKSPACE_CREDITS` (default 0: credits come from billing or the admin CLI, never
+         *     from creating workspaces). A user may have made at most `MAX_TEAM_WORKSPACES_PER_USER`
+         *     (default 5) team workspaces that still exist; one more is 403 `workspace_limit_reached`.
          *
          *     Access: `session`.
          */
@@ -867,8 +1060,12 @@ export interface paths {
         options?: never;
         head?: never;
         /**
-         * Rename a workspace
-         * @description Renames the workspace. A workspace the caller does not belong to: 404 `workspace_not_found`.
+         * Rename a workspace or require two-factor sign-in
+         * @description Renames the workspace, or turns `require_two_factor` on or off. With it on, a session
+         *     request to the workspace by a user without two-factor sign-in is 403
+         *     `two_factor_required` (API keys are unaffected); turning it on needs two-factor sign-in on
+         *     the owner's own account, else 409 `two_factor_required`. A workspace the caller does not
+         *     belong to: 404 `workspace_not_found`.
          *
          *     Access: `owner`.
          */
@@ -951,7 +1148,7 @@ export interface paths {
          *     `token` is shown in this response only and is valid 7 days; a new invitation to the same
          *     email replaces a pending one. When `SMTP_URL` is set the invitation is also mailed. A personal
          *     workspace takes no members: 409 `personal_workspace`; an email already a member: 409
-         *     `already_member`.
+         *     `already_member`. At most 50 invitations per workspace a day (UTC), then 429 `rate_limit_exceeded` with `Retry-After`.
          *
          *     Access: `admin`.
          */
@@ -1074,9 +1271,14 @@ export interface paths {
          * List audit events
          * @description Append-only record of changes, each written in the transaction of its change, newest
          *     first. `starting_after` (an event ID of the previous page) continues with older events.
-         *     Actions: `user.signed_up`, `workspace.created`, `workspace.renamed`, `member.invited`,
-         *     `member.joined`, `member.role_changed`, `member.removed`, `invitation.revoked`,
-         *     `api_key.created`, `api_key.revoked`, `credits.granted`.
+         *     Actions: `user.signed_up`, `user.email_verified`, `user.password_reset`,
+         *     `user.two_factor_enabled`, `user.two_factor_disabled`, `workspace.created`,
+         *     `workspace.renamed`, `workspace.two_factor_changed`, `member.invited`, `member.joined`,
+         *     `member.role_changed`, `member.removed`, `invitation.revoked`, `api_key.created`,
+         *     `api_key.revoked` (actor `system` when a key follows its creator out of the workspace or
+         *     down in role), `credits.granted`, `webhook.created`, `webhook.updated`,
+         *     `webhook.deleted`, `webhook.secret_rotated`. Events about a user alone (sign-up,
+         *     verification, reset, two-factor) are recorded in their personal workspace.
          *
          *     Access: `admin`.
          */
@@ -1112,7 +1314,7 @@ export interface paths {
          *     host resolves to must be public: loopback, private, link-local, multicast and
          *     unspecified ranges (IPv4, IPv6, IPv4-mapped IPv6) answer 422 `invalid_webhook_url`,
          *     unless the service runs with `WEBHOOK_ALLOW_PRIVATE_NETWORKS=1` (tests and local
-         *     development only). Recorded in the audit log (`webhook.created`).
+         *     development only). Recorded in the audit log (`webhook.created`). A workspace has at most `MAX_WEBHOOKS_PER_WORKSPACE` (default 20) webhooks; one more is 422 `webhook_limit_reached`.
          *
          *     Access: `admin`.
          */
@@ -1199,7 +1401,7 @@ export interface paths {
          * Send a test event
          * @description Sends a `webhook.test` event (see `TestWebhookEvent`) to this webhook alone, whatever
          *     its `events` and even when it is disabled, signed and retried like any other event.
-         *     Answers the delivery; follow it in the delivery log.
+         *     Answers the delivery; follow it in the delivery log. At most 10 test sends a minute per webhook, then 429 `rate_limit_exceeded` with `Retry-After`.
          *
          *     Access: `admin`.
          */
@@ -1247,7 +1449,7 @@ export interface paths {
          * Redeliver an event
          * @description Sends the delivery's event again as a new delivery with attempts of its own: the same
          *     body and the same `webhook-id` (receivers deduplicate on it), signed anew. Unknown, or
-         *     not this webhook's: 404 `delivery_not_found`.
+         *     not this webhook's: 404 `delivery_not_found`. At most 60 redeliveries a minute per webhook, then 429 `rate_limit_exceeded` with `Retry-After`.
          *
          *     Access: `admin`.
          */
@@ -1273,7 +1475,7 @@ export interface paths {
          *     after the event of the terminal state (at once when the job has ended already). Each
          *     event's `data` is the job as `GET /v1/jobs/{job_id}` renders it, with `result` null
          *     (fetch or export the result). Reconnect with a new request after a disconnect: the
-         *     first event is again the current state.
+         *     first event is again the current state. At most `MAX_STREAMS_PER_WORKSPACE` (default 50) streams are open at once per workspace; one more is 429 `stream_limit_exceeded`. A stream ends within 60 s of its API key's revocation or its session's end.
          *
          *     Access: `viewer`.
          */
@@ -1299,7 +1501,7 @@ export interface paths {
          *     event at each change of the batch's status (`event: status`) or of its counts and sums
          *     (`event: progress`: a child started or ended), a comment line every 15 s, and the end
          *     after the terminal state. Each event's `data` is the batch as `GET /v1/batches/{batch_id}`
-         *     renders it, without `jobs`.
+         *     renders it, without `jobs`. At most `MAX_STREAMS_PER_WORKSPACE` (default 50) streams are open at once per workspace; one more is 429 `stream_limit_exceeded`. A stream ends within 60 s of its API key's revocation or its session's end.
          *
          *     Access: `viewer`.
          */
@@ -1442,6 +1644,8 @@ export interface components {
                 display_name: string | null;
                 /** @description URL of the user's picture; null when none. */
                 avatar_url: string | null;
+                /** @description Whether the user signs in with a second factor (TOTP). */
+                two_factor_enabled: boolean;
             } | null;
             /** @description Workspaces the caller can act on. */
             workspaces: components["schemas"]["Workspace"][];
@@ -1459,6 +1663,8 @@ export interface components {
             kind: "personal" | "team";
             /** @description The caller's role in it: `viewer`, `member`, `admin` or `owner`. */
             role: string;
+            /** @description Session requests from members without two-factor sign-in are refused (403 `two_factor_required`); the owner sets it. */
+            require_two_factor: boolean;
         };
         UsageResponse: {
             /**
@@ -2160,7 +2366,7 @@ export interface components {
          *     description says when each is answered.
          * @enum {string}
          */
-        ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable";
+        ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "workspace_limit_reached" | "webhook_limit_reached" | "stream_limit_exceeded";
         /**
          * @description A service error: `detail.error` is a stable identifier (`ServiceErrorCode`),
          *     `detail.message` explains, and the other keys of `detail` are the context of that
@@ -2173,14 +2379,14 @@ export interface components {
          * @description The body of a service error, told apart by `error`. Identifiers without context carry
          *     `error` and `message` only.
          */
-        ServiceErrorDetail: components["schemas"]["PlainErrorDetail"] | components["schemas"]["InvalidRequestErrorDetail"] | components["schemas"]["InternalErrorDetail"] | components["schemas"]["InsufficientCreditsErrorDetail"] | components["schemas"]["ForbiddenErrorDetail"] | components["schemas"]["WorkspaceErrorDetail"] | components["schemas"]["JobNotFoundErrorDetail"] | components["schemas"]["BatchNotFoundErrorDetail"] | components["schemas"]["ScheduleNotFoundErrorDetail"] | components["schemas"]["KeyNotFoundErrorDetail"] | components["schemas"]["MemberErrorDetail"] | components["schemas"]["InvitationNotFoundErrorDetail"] | components["schemas"]["IdempotencyConflictErrorDetail"] | components["schemas"]["ResultsNotReadyErrorDetail"] | components["schemas"]["ResultsExpiredErrorDetail"] | components["schemas"]["WebhookNotFoundErrorDetail"] | components["schemas"]["DeliveryNotFoundErrorDetail"] | components["schemas"]["InvalidWebhookUrlErrorDetail"] | components["schemas"]["UnsupportedOperationErrorDetail"] | components["schemas"]["DuplicateBatchTargetErrorDetail"] | components["schemas"]["InvalidTargetErrorDetail"] | components["schemas"]["RateLimitExceededErrorDetail"] | components["schemas"]["ConcurrentJobLimitErrorDetail"] | components["schemas"]["ConcurrentReadLimitErrorDetail"] | components["schemas"]["ExtractionFailedErrorDetail"];
+        ServiceErrorDetail: components["schemas"]["PlainErrorDetail"] | components["schemas"]["InvalidRequestErrorDetail"] | components["schemas"]["InternalErrorDetail"] | components["schemas"]["InsufficientCreditsErrorDetail"] | components["schemas"]["ForbiddenErrorDetail"] | components["schemas"]["WorkspaceErrorDetail"] | components["schemas"]["JobNotFoundErrorDetail"] | components["schemas"]["BatchNotFoundErrorDetail"] | components["schemas"]["ScheduleNotFoundErrorDetail"] | components["schemas"]["KeyNotFoundErrorDetail"] | components["schemas"]["MemberErrorDetail"] | components["schemas"]["InvitationNotFoundErrorDetail"] | components["schemas"]["IdempotencyConflictErrorDetail"] | components["schemas"]["ResultsNotReadyErrorDetail"] | components["schemas"]["ResultsExpiredErrorDetail"] | components["schemas"]["WebhookNotFoundErrorDetail"] | components["schemas"]["DeliveryNotFoundErrorDetail"] | components["schemas"]["InvalidWebhookUrlErrorDetail"] | components["schemas"]["UnsupportedOperationErrorDetail"] | components["schemas"]["DuplicateBatchTargetErrorDetail"] | components["schemas"]["InvalidTargetErrorDetail"] | components["schemas"]["RateLimitExceededErrorDetail"] | components["schemas"]["ConcurrentJobLimitErrorDetail"] | components["schemas"]["ConcurrentReadLimitErrorDetail"] | components["schemas"]["ExtractionFailedErrorDetail"] | components["schemas"]["LimitReachedErrorDetail"];
         /** @description A service error whose identifier carries no context. */
         PlainErrorDetail: {
             /**
              * @description The identifier. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
-            error: "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "method_not_allowed" | "email_taken" | "last_owner" | "personal_workspace" | "invitation_invalid" | "rate_limiter_unavailable" | "service_unavailable";
+            error: "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "method_not_allowed" | "email_taken" | "last_owner" | "personal_workspace" | "invitation_invalid" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up";
             /** @description Human-readable explanation. */
             message: string;
         };
@@ -2940,7 +3146,8 @@ export interface components {
          *       "id": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
          *       "email": "ada@example.com",
          *       "display_name": "Ada",
-         *       "avatar_url": null
+         *       "avatar_url": null,
+         *       "two_factor_enabled": false
          *     }
          */
         User: {
@@ -2952,6 +3159,8 @@ export interface components {
             display_name: string | null;
             /** @description URL of the user's picture; null when none. */
             avatar_url: string | null;
+            /** @description Whether the user signs in with a second factor (TOTP). */
+            two_factor_enabled: boolean;
         };
         SignUpRequest: {
             /**
@@ -2969,6 +3178,8 @@ export interface components {
             email: string;
             /** @description The password. */
             password: string;
+            /** @description With two-factor sign-in on, a current code of the authenticator app or an unused recovery code. */
+            otp?: string;
         };
         SignedInResponse: {
             user: components["schemas"]["User"];
@@ -3001,6 +3212,87 @@ export interface components {
             current_password: string;
             /** @description 10 to 128 characters. */
             new_password: string;
+            /**
+             * @description Also revoke every API key the user created, in every workspace (default false).
+             * @default false
+             */
+            revoke_api_keys: boolean;
+        };
+        TokenRequest: {
+            /** @description The token of the link that was mailed. */
+            token: string;
+        };
+        EmailRequest: {
+            /** @description The email of the account. */
+            email: string;
+        };
+        /** @description The request was taken; what follows (a mail) does not depend on whether an account exists, as far as the answer shows. */
+        AcceptedResponse: {
+            /**
+             * @description Always true.
+             * @enum {boolean}
+             */
+            accepted: true;
+        };
+        /** @description Sign-up with `EMAIL_VERIFICATION` on; the same for a new email and for one already taken. No session yet. */
+        VerificationRequiredResponse: {
+            /**
+             * @description Always true; follow the link mailed to the address.
+             * @enum {boolean}
+             */
+            verification_required: true;
+        };
+        PasswordResetConfirmRequest: {
+            /** @description The token of the reset link. */
+            token: string;
+            /** @description 10 to 128 characters. */
+            new_password: string;
+        };
+        TwoFactorSetupResponse: {
+            /** @description The TOTP secret in base32 (for typing into an authenticator app). */
+            secret: string;
+            /** @description The same secret as an `otpauth://totp/` URL (for a QR code). */
+            otpauth_url: string;
+        };
+        TwoFactorCodeRequest: {
+            /** @description The current 6-digit code of the authenticator app. */
+            code: string;
+        };
+        TwoFactorDisableRequest: {
+            /** @description The account's password. */
+            password: string;
+            /** @description A current code of the authenticator app, or an unused recovery code. */
+            code: string;
+        };
+        RecoveryCodesResponse: {
+            /** @description Ten single-use codes, each signing in in place of an authenticator code. Shown once; keep them safe. */
+            recovery_codes: string[];
+        };
+        WorkspaceUpdateRequest: {
+            /** @description The workspace's name (not blank). */
+            name?: string;
+            /**
+             * @description Refuse session requests from members without two-factor sign-in (403
+             *     `two_factor_required`); API keys are unaffected. Turning it on needs two-factor
+             *     sign-in on the owner's own account (else 409 `two_factor_required`).
+             */
+            require_two_factor?: boolean;
+        };
+        /**
+         * @description `workspace_limit_reached` (403: team workspaces one user may own),
+         *     `webhook_limit_reached` (422: webhooks per workspace) or `stream_limit_exceeded` (429:
+         *     event streams open at once per workspace).
+         */
+        LimitReachedErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "workspace_limit_reached" | "webhook_limit_reached" | "stream_limit_exceeded";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The bound that was reached. */
+            limit: number;
         };
         WorkspaceNameRequest: {
             /** @description The workspace's name (not blank). */
@@ -3550,7 +3842,7 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
-        /** @description `invalid_credentials`: the email or password is wrong (the same answer for an unknown email). */
+        /** @description `invalid_credentials`: the email or the password is wrong; at sign-in with two-factor sign-in on, `otp_required` (no `otp`) or `invalid_otp` (a wrong or used one). */
         InvalidCredentials: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3600,6 +3892,139 @@ export interface components {
                  *       "detail": {
                  *         "error": "signup_disabled",
                  *         "message": "Sign-up is closed on this service."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `verification_invalid` (a verification token) or `reset_token_invalid` (a reset token): used, expired or unknown. */
+        TokenInvalid: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "verification_invalid",
+                 *         "message": "This link was used already, has expired or is unknown; ask for a new one."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `mail_unavailable`: the service has no mail server (`SMTP_URL`), so it cannot mail a reset link; or `service_unavailable`. */
+        MailUnavailable: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "mail_unavailable",
+                 *         "message": "This service sends no mail, so it cannot reset passwords; ask its operator."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `invalid_otp`: the code is wrong, or was used already; `invalid_credentials`: the password is wrong; `missing_authentication`: no session. */
+        InvalidOtp: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "invalid_otp",
+                 *         "message": "The code is wrong or was used already; enter the current code of your authenticator app."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `two_factor_enabled` (two-factor sign-in is on already) or `two_factor_not_set_up` (no setup started, or it is off). */
+        TwoFactorConflict: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "two_factor_not_set_up",
+                 *         "message": "Start with POST /v1/auth/2fa/setup."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /**
+         * @description `signup_disabled`: sign-up is closed (`SIGNUP_ENABLED=0`); `email_not_verified`: sign-in
+         *     with the right password before the email was verified.
+         */
+        SignUpRefused: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "email_not_verified",
+                 *         "message": "Verify your email first; the link is in the mail we sent. Ask for another with POST /v1/auth/verify/resend."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `rate_limit_exceeded`: more than 20 requests for mail (verification resends, password resets) from this client address within the hour; see `Retry-After`. */
+        MailRequestsRateLimited: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "rate_limit_exceeded",
+                 *         "message": "Too many requests for mail from this address; retry in 2400 s.",
+                 *         "retry_after": 2400
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `rate_limit_exceeded`: more sign-ups from this client address within the hour than `SIGNUP_LIMIT_PER_HOUR`; see `Retry-After`. */
+        SignUpRateLimited: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "rate_limit_exceeded",
+                 *         "message": "Too many sign-ups from this address; retry in 1800 s.",
+                 *         "retry_after": 1800
                  *       }
                  *     }
                  */
@@ -4586,7 +5011,8 @@ export interface operations {
                      *           "id": "ws_01m86k36ftwkr295wqdm0e3bsx",
                      *           "name": "Acme research",
                      *           "kind": "team",
-                     *           "role": "owner"
+                     *           "role": "owner",
+                     *           "require_two_factor": false
                      *         }
                      *       ]
                      *     }
@@ -5877,14 +6303,16 @@ export interface operations {
                      *         "id": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
                      *         "email": "ada@example.com",
                      *         "display_name": "Ada",
-                     *         "avatar_url": null
+                     *         "avatar_url": null,
+                     *         "two_factor_enabled": false
                      *       },
                      *       "workspaces": [
                      *         {
                      *           "id": "ws_01jd2x6v7q8m4k3n5p9r0s1t2v",
                      *           "name": "Personal",
                      *           "kind": "personal",
-                     *           "role": "owner"
+                     *           "role": "owner",
+                     *           "require_two_factor": false
                      *         }
                      *       ],
                      *       "default_workspace_id": null,
@@ -5894,11 +6322,27 @@ export interface operations {
                     "application/json": components["schemas"]["SignedInResponse"];
                 };
             };
+            /** @description Email verification is on; a mail follows. The same answer for a new email and a taken one. */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "verification_required": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["VerificationRequiredResponse"];
+                };
+            };
             403: components["responses"]["SignupDisabled"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["SignUpRateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5935,20 +6379,23 @@ export interface operations {
                      *         "id": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
                      *         "email": "ada@example.com",
                      *         "display_name": "Ada",
-                     *         "avatar_url": null
+                     *         "avatar_url": null,
+                     *         "two_factor_enabled": false
                      *       },
                      *       "workspaces": [
                      *         {
                      *           "id": "ws_01jd2x6v7q8m4k3n5p9r0s1t2v",
                      *           "name": "Personal",
                      *           "kind": "personal",
-                     *           "role": "owner"
+                     *           "role": "owner",
+                     *           "require_two_factor": false
                      *         },
                      *         {
                      *           "id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
                      *           "name": "Acme research",
                      *           "kind": "team",
-                     *           "role": "owner"
+                     *           "role": "owner",
+                     *           "require_two_factor": false
                      *         }
                      *       ],
                      *       "default_workspace_id": null,
@@ -5959,6 +6406,7 @@ export interface operations {
                 };
             };
             401: components["responses"]["InvalidCredentials"];
+            403: components["responses"]["SignUpRefused"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
@@ -5998,20 +6446,23 @@ export interface operations {
                      *         "id": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
                      *         "email": "ada@example.com",
                      *         "display_name": "Ada",
-                     *         "avatar_url": null
+                     *         "avatar_url": null,
+                     *         "two_factor_enabled": false
                      *       },
                      *       "workspaces": [
                      *         {
                      *           "id": "ws_01jd2x6v7q8m4k3n5p9r0s1t2v",
                      *           "name": "Personal",
                      *           "kind": "personal",
-                     *           "role": "owner"
+                     *           "role": "owner",
+                     *           "require_two_factor": false
                      *         },
                      *         {
                      *           "id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
                      *           "name": "Acme research",
                      *           "kind": "team",
-                     *           "role": "owner"
+                     *           "role": "owner",
+                     *           "require_two_factor": false
                      *         }
                      *       ],
                      *       "default_workspace_id": null,
@@ -6120,6 +6571,347 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    verifyEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "Zk3x9Qm2Vb7cT1rY8uN4wE6pL0aS5dHgJfKqXzCvBn0"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TokenRequest"];
+            };
+        };
+        responses: {
+            /** @description Verified and signed in. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "Set-Cookie": components["headers"]["Set-Cookie-Session"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "user": {
+                     *         "id": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
+                     *         "email": "ada@example.com",
+                     *         "display_name": "Ada",
+                     *         "avatar_url": null,
+                     *         "two_factor_enabled": false
+                     *       },
+                     *       "workspaces": [
+                     *         {
+                     *           "id": "ws_01jd2x6v7q8m4k3n5p9r0s1t2v",
+                     *           "name": "Personal",
+                     *           "kind": "personal",
+                     *           "role": "owner",
+                     *           "require_two_factor": false
+                     *         }
+                     *       ],
+                     *       "default_workspace_id": null,
+                     *       "csrf_token": "q3J6kS0x9d8mZ1u2V7yT4wRbN5cHfLgP0eQaXiUoYs8"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SignedInResponse"];
+                };
+            };
+            410: components["responses"]["TokenInvalid"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resendVerification: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmailRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; a mail follows when the email waits for verification. */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "accepted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AcceptedResponse"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["MailRequestsRateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    requestPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "email": "ada@example.com"
+                 *     }
+                 */
+                "application/json": components["schemas"]["EmailRequest"];
+            };
+        };
+        responses: {
+            /** @description Accepted; a mail follows when an account has this email. */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "accepted": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AcceptedResponse"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["MailRequestsRateLimited"];
+            503: components["responses"]["MailUnavailable"];
+        };
+    };
+    confirmPasswordReset: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "token": "Zk3x9Qm2Vb7cT1rY8uN4wE6pL0aS5dHgJfKqXzCvBn0",
+                 *       "new_password": "a much longer passphrase"
+                 *     }
+                 */
+                "application/json": components["schemas"]["PasswordResetConfirmRequest"];
+            };
+        };
+        responses: {
+            /** @description The password is set. No body. */
+            204: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            410: components["responses"]["TokenInvalid"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setUpTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret to enter in an authenticator app. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "secret": "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP",
+                     *       "otpauth_url": "otpauth://totp/Social%20Data:ada%40example.com?secret=JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP&issuer=Social%20Data&algorithm=SHA1&digits=6&period=30"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TwoFactorSetupResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["TwoFactorConflict"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    enableTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TwoFactorCodeRequest"];
+            };
+        };
+        responses: {
+            /** @description Two-factor sign-in is on. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "recovery_codes": [
+                     *         "7kq2-9xv4-mm3p",
+                     *         "h4tz-2nq8-c6wd",
+                     *         "p9ra-5ke3-x2vb",
+                     *         "w3mc-8ud6-q4ty",
+                     *         "b6zn-4hs9-r7ke",
+                     *         "d2xq-7mv5-n8pc",
+                     *         "f8ty-3wa2-k5hr",
+                     *         "j5ud-6pc9-t3mx",
+                     *         "n7ek-2rb4-v9qs",
+                     *         "s4hw-9zt6-a2cu"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RecoveryCodesResponse"];
+                };
+            };
+            401: components["responses"]["InvalidOtp"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["TwoFactorConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["LoginRateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    disableTwoFactor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "password": "correct horse battery",
+                 *       "code": "492039"
+                 *     }
+                 */
+                "application/json": components["schemas"]["TwoFactorDisableRequest"];
+            };
+        };
+        responses: {
+            /** @description Two-factor sign-in is off. No body. */
+            204: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["InvalidOtp"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["TwoFactorConflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["LoginRateLimited"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listWorkspaces: {
         parameters: {
             query?: never;
@@ -6152,13 +6944,15 @@ export interface operations {
                      *         "id": "ws_01jd2x6v7q8m4k3n5p9r0s1t2v",
                      *         "name": "Personal",
                      *         "kind": "personal",
-                     *         "role": "owner"
+                     *         "role": "owner",
+                     *         "require_two_factor": false
                      *       },
                      *       {
                      *         "id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
                      *         "name": "Acme research",
                      *         "kind": "team",
-                     *         "role": "owner"
+                     *         "role": "owner",
+                     *         "require_two_factor": false
                      *       }
                      *     ]
                      */
@@ -6217,7 +7011,8 @@ export interface operations {
                      *       "id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
                      *       "name": "Acme research",
                      *       "kind": "team",
-                     *       "role": "owner"
+                     *       "role": "owner",
+                     *       "require_two_factor": false
                      *     }
                      */
                     "application/json": components["schemas"]["Workspace"];
@@ -6255,7 +7050,7 @@ export interface operations {
                  *       "name": "Acme research lab"
                  *     }
                  */
-                "application/json": components["schemas"]["WorkspaceNameRequest"];
+                "application/json": components["schemas"]["WorkspaceUpdateRequest"];
             };
         };
         responses: {
@@ -6274,7 +7069,8 @@ export interface operations {
                      *       "id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
                      *       "name": "Acme research lab",
                      *       "kind": "team",
-                     *       "role": "owner"
+                     *       "role": "owner",
+                     *       "require_two_factor": false
                      *     }
                      */
                     "application/json": components["schemas"]["Workspace"];
@@ -6283,6 +7079,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["WorkspaceNotFound"];
+            409: components["responses"]["TwoFactorConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
@@ -6634,7 +7431,8 @@ export interface operations {
                      *       "id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
                      *       "name": "Acme research",
                      *       "kind": "team",
-                     *       "role": "member"
+                     *       "role": "member",
+                     *       "require_two_factor": false
                      *     }
                      */
                     "application/json": components["schemas"]["Workspace"];

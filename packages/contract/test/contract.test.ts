@@ -247,7 +247,7 @@ const account: AccountResponse = {
   auth_type: 'api_key',
   role: 'owner',
   user: null,
-  workspaces: [{ id: 'ws_01HZX0000000000000000000', name: 'Acme', kind: 'team', role: 'owner' }],
+  workspaces: [{ id: 'ws_01HZX0000000000000000000', name: 'Acme', kind: 'team', role: 'owner', require_two_factor: false }],
 };
 
 describe('openapi.yaml', () => {
@@ -281,6 +281,8 @@ describe('openapi.yaml', () => {
         'createWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook', 'deleteWebhook', 'rotateWebhookSecret',
         'testWebhook', 'listWebhookDeliveries', 'redeliverWebhookDelivery', 'streamJobEvents', 'streamBatchEvents',
         'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript',
+        'verifyEmail', 'resendVerification', 'requestPasswordReset', 'confirmPasswordReset',
+        'setUpTwoFactor', 'enableTwoFactor', 'disableTwoFactor',
       ].sort(),
     );
   });
@@ -298,8 +300,8 @@ describe('openapi.yaml', () => {
       while (node && node.$ref) node = node.$ref.slice(2).split('/').reduce((n: any, k: string) => n[k], document);
       return node;
     };
-    const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms', 'signUp', 'logIn', 'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript'];
-    const sessionOperations = ['getSession', 'logOut', 'changePassword', 'createWorkspace', 'acceptInvitation'];
+    const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms', 'signUp', 'logIn', 'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript', 'verifyEmail', 'resendVerification', 'requestPasswordReset', 'confirmPasswordReset'];
+    const sessionOperations = ['getSession', 'logOut', 'changePassword', 'createWorkspace', 'acceptInvitation', 'setUpTwoFactor', 'enableTwoFactor', 'disableTwoFactor'];
     for (const [path, item] of Object.entries(document.paths) as [string, Record<string, any>][]) {
       for (const operation of Object.values(item)) {
         const authenticated = !publicOperations.includes(operation.operationId);
@@ -415,7 +417,7 @@ describe('createResponseValidator', () => {
       ...account,
       auth_type: 'session',
       authenticated_key_id: null,
-      user: { id: 'usr_1', email: null, display_name: 'Ann', avatar_url: null },
+      user: { id: 'usr_1', email: null, display_name: 'Ann', avatar_url: null, two_factor_enabled: false },
     });
     const { lifetime_spent: _dropped, ...missing } = usage;
     expect(problemsOf('GET', '/v1/usage/current', 200, missing)).toMatch(/missing property "lifetime_spent"/);

@@ -17,6 +17,8 @@ import * as m0016 from './migrations/20261125_0016_list_indexes';
 import * as m0017 from './migrations/20261125_0017_result_retention';
 import * as m0020 from './migrations/20261125_0020_webhooks';
 import * as m0021 from './migrations/20261126_0021_default_workspace';
+import * as m0022 from './migrations/20261127_0022_trust';
+import * as m0023 from './migrations/20261127_0023_sealed_webhook_secrets';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -36,6 +38,8 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261125_0017_result_retention': m0017,
   '20261125_0020_webhooks': m0020,
   '20261126_0021_default_workspace': m0021,
+  '20261127_0022_trust': m0022,
+  '20261127_0023_sealed_webhook_secrets': m0023,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -16,6 +16,10 @@ export interface WorkspacesTable {
   created_at: CreatedAt;
   /** The user whose personal workspace this is; null for team workspaces. */
   personal_user_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Session requests from members without two-factor sign-in are refused (API keys are not). */
+  require_two_factor: Generated<boolean>;
+  /** The user who made a team workspace (null for personal ones and when that user is gone). */
+  created_by: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ApiKeysTable {
@@ -43,8 +47,56 @@ export interface UsersTable {
   password_hash: string;
   /** The workspace the console opens after sign-in (null: the personal one). */
   default_workspace_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When the email was verified; null until then (sign-up with EMAIL_VERIFICATION on). */
+  email_verified_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The TOTP secret, sealed (`packages/domain/src/sealing.ts`); set by setup, active once two_factor_enabled_at is set. */
+  two_factor_secret: ColumnType<string | null, string | null | undefined, string | null>;
+  two_factor_enabled_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** The last TOTP time step accepted: a code counts once. */
+  two_factor_last_step: ColumnType<string | null, string | number | null | undefined, string | number | null>;
   created_at: CreatedAt;
   updated_at: CreatedAt;
+}
+
+export interface TwoFactorRecoveryCodesTable {
+  user_id: string;
+  code_hash: string;
+  used_at: Timestamp | null;
+  created_at: CreatedAt;
+}
+
+export type AuthTokenPurpose = 'verify_email' | 'reset_password';
+
+export interface AuthTokensTable {
+  id: string;
+  user_id: string;
+  purpose: AuthTokenPurpose;
+  token_hash: string;
+  /**
+   * A verification link from a sign-up: the password hash of that sign-up, set when the link is
+   * followed (so a sign-up by someone else first cannot keep the mailbox's owner out).
+   */
+  password_hash: ColumnType<string | null, string | null | undefined, string | null>;
+  expires_at: ColumnType<Date, Date | string, Date | string>;
+  used_at: Timestamp | null;
+  created_at: CreatedAt;
+}
+
+export interface MailOutboxTable {
+  id: string;
+  recipient: string;
+  /** Which template made it (`verify_email`, `reset_password`, `invitation`, ...). */
+  template: string;
+  subject: string;
+  /** The rendered text and HTML, sealed; null once sent (the links in it are secrets). */
+  body_sealed: string | null;
+  status: Generated<'pending' | 'sent' | 'failed'>;
+  attempts: Generated<number>;
+  next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  locked_until: Timestamp | null;
+  last_error: string | null;
+  created_at: CreatedAt;
+  sent_at: Timestamp | null;
 }
 
 export interface MembershipsTable {
@@ -379,6 +431,9 @@ export interface Database {
   webhooks: WebhooksTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
+  two_factor_recovery_codes: TwoFactorRecoveryCodesTable;
+  auth_tokens: AuthTokensTable;
+  mail_outbox: MailOutboxTable;
 }
 
 export type WorkspaceRow = Selectable<WorkspacesTable>;
@@ -397,5 +452,7 @@ export type BatchRow = Selectable<BatchesTable>;
 export type ScheduleRow = Selectable<SchedulesTable>;
 export type ScheduleRunRow = Selectable<ScheduleRunsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
+export type AuthTokenRow = Selectable<AuthTokensTable>;
+export type MailOutboxRow = Selectable<MailOutboxTable>;
 export type WebhookEventRow = Selectable<WebhookEventsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;

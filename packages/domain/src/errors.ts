@@ -48,6 +48,19 @@ export const ERROR_STATUS = {
   extraction_failed: 502,
   rate_limiter_unavailable: 503,
   service_unavailable: 503,
+  // Trust (extensions-2.md 2).
+  otp_required: 401,
+  invalid_otp: 401,
+  email_not_verified: 403,
+  two_factor_required: 403,
+  workspace_limit_reached: 403,
+  two_factor_enabled: 409,
+  two_factor_not_set_up: 409,
+  verification_invalid: 410,
+  reset_token_invalid: 410,
+  webhook_limit_reached: 422,
+  stream_limit_exceeded: 429,
+  mail_unavailable: 503,
 } as const satisfies Record<components['schemas']['ServiceErrorCode'], number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -59,10 +72,12 @@ export class ApiError extends Error {
     message: string,
     readonly fields: Record<string, unknown> = {},
     readonly headers: Record<string, string> = {},
+    /** Only for an identifier answered with two statuses (two_factor_required: 403, or 409 when the owner turns the rule on without 2FA). */
+    status?: number,
   ) {
     super(message);
     this.name = 'ApiError';
-    this.status = ERROR_STATUS[code];
+    this.status = status ?? ERROR_STATUS[code];
   }
 }
 

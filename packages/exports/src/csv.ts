@@ -5,22 +5,24 @@ import { pipeTo } from './stream';
 /** Record separator of csv exports (RFC 4180). */
 export const CSV_NEWLINE = '\r\n';
 
-/** A cell is quoted when it holds a quote, comma, CR, LF or BOM, or starts or ends with a space. */
-const SPECIAL = /[",\r\n\ufeff]/;
 const QUOTE = /"/g;
 
+/**
+ * Every text field is enclosed in double quotes (extensions-2.md 2 and 6), the header's too;
+ * numbers and booleans stay bare, and null is an empty bare field. A reader that splits on `;`
+ * or a tab (spreadsheets in many locales) then never starts a cell inside a text field, so the
+ * formula guard (cells.ts), which looks at the start of each field, cannot be stepped around.
+ */
 function encodeCell(cell: Cell): string {
   if (cell === null) return '';
   if (typeof cell !== 'string') return String(cell);
-  if (cell.length === 0) return cell;
-  if (cell.charCodeAt(0) !== 0x20 && cell.charCodeAt(cell.length - 1) !== 0x20 && !SPECIAL.test(cell)) return cell;
   return `"${cell.indexOf('"') < 0 ? cell : cell.replace(QUOTE, '""')}"`;
 }
 
 /**
- * One csv record without its terminator, quoted as RFC 4180 asks. The output is the same
- * as papaparse's `unparse` with default quoting (the tests check this on arbitrary cells);
- * a hand-rolled encoder because this loop is the export's hot path.
+ * One csv record without its terminator, quoted as RFC 4180 asks, every text field enclosed.
+ * The output is the same as papaparse's `unparse` with `quotes` set for strings (the tests check
+ * this on arbitrary cells); a hand-rolled encoder because this loop is the export's hot path.
  */
 export function encodeCsvRecord(cells: readonly Cell[]): string {
   const fields = new Array<string>(cells.length);
@@ -32,7 +34,8 @@ export function encodeCsvRecord(cells: readonly Cell[]): string {
 const CSV_CHUNK_CHARS = 16 * 1024;
 
 /**
- * Streams a csv export (UTF-8 without BOM, CRLF after every record, RFC 4180 quoting) to
+ * Streams a csv export (UTF-8 without BOM, CRLF after every record, RFC 4180 quoting with
+ * every text field enclosed) to
  * `out`: the header once, then one record per row, in chunks of about CSV_CHUNK_CHARS
  * characters piped to `out` with backpressure (stream.pipeline: the next chunk is built only
  * once `out` has taken the last). Ends `out` and resolves with the number of data rows once it

@@ -84,10 +84,52 @@ describe('writeCsv', () => {
   it('writes only a header for an empty source', async () => {
     const out = new Collector();
     expect(await writeCsv(pagesOf([]), out, { contextColumns: [], itemKinds: ['comment'] })).toBe(0);
-    expect(out.text()).toBe(`${columnsFor(['comment']).join(',')}\r\n`);
+    expect(out.text()).toBe(`${columnsFor(['comment']).map((c) => `"${c}"`).join(',')}\r\n`);
   });
 
-  it('encodes records exactly as papaparse unparse does', () => {
+  it('encloses every text field in double quotes, the header too, and leaves numbers, booleans and nulls bare', async () => {
+    const rows: ExportRow[] = [{ context: { target: 'alice' }, item: profile({ username: 'bob', verified: false, followers_count: 12 }) }];
+    const out = new Collector();
+    await writeCsv(pagesOf(rows), out, { contextColumns: ['target'], itemKinds: ['profile'] });
+    const [headerLine, dataLine] = out.text().split('\r\n');
+    const header = columnsFor(['profile']);
+    expect(headerLine).toBe(['target', ...header].map((c) => `"${c}"`).join(','));
+    const fields = dataLine!.split(',');
+    expect(fields[0]).toBe('"alice"');
+    expect(fields[1 + header.indexOf('kind')]).toBe('"profile"');
+    expect(fields[1 + header.indexOf('username')]).toBe('"bob"');
+    expect(fields[1 + header.indexOf('verified')]).toBe('false');
+    expect(fields[1 + header.indexOf('followers_count')]).toBe('12');
+    expect(encodeCsvRecord(['', null, 0, true, 'a"b'])).toBe('"",,0,true,"a""b"');
+  });
+
+  it('keeps a formula after a `;` inside its quoted field, for readers that split on `;`', async () => {
+    const hostile = 'harmless;=HYPERLINK("http://x","y")';
+    const rows: ExportRow[] = [{ context: { target: hostile }, item: post('s1', { caption: 'a;@SUM(A1);+1' }) }];
+    const out = new Collector();
+    await writeCsv(pagesOf(rows), out, { contextColumns: ['target'], itemKinds: ['post'] });
+    const [, dataLine] = out.text().split('\r\n');
+    // A reader that splits on `;` (as spreadsheets of many locales do) outside double quotes:
+    // every `;` sits inside a quoted field, so no cell it makes begins with a formula character.
+    const cells: string[] = [''];
+    let quoted = false;
+    for (const ch of dataLine!) {
+      if (ch === '"') quoted = !quoted;
+      else if (ch === ';' && !quoted) cells.push('');
+      else cells[cells.length - 1] += ch;
+    }
+    expect(cells).toHaveLength(1);
+    expect(cells.every((cell) => !/^[=+\-@\t\r]/.test(cell))).toBe(true);
+    // Without the quotes (the encoding before), the same reader would start cells with `=` and `@`.
+    const bare = dataLine!.replace(/"/g, '').split(';');
+    expect(bare.some((cell) => /^[=@+]/.test(cell))).toBe(true);
+    // The comma reader gets the fields back exactly.
+    const [fields] = Papa.parse<string[]>(dataLine!).data;
+    expect(fields![0]).toBe(hostile);
+    expect(fields![1 + columnsFor(['post']).indexOf('caption')]).toBe('a;@SUM(A1);+1');
+  });
+
+  it('encodes records exactly as papaparse unparse does with every string quoted', () => {
     const cell = fc.oneof(
       fc.constant(null),
       fc.boolean(),
@@ -98,7 +140,7 @@ describe('writeCsv', () => {
     );
     fc.assert(
       fc.property(fc.array(cell, { minLength: 1, maxLength: 8 }), (cells: Cell[]) => {
-        expect(encodeCsvRecord(cells)).toBe(Papa.unparse([cells], { newline: '\r\n' }));
+        expect(encodeCsvRecord(cells)).toBe(Papa.unparse([cells], { newline: '\r\n', quotes: (value: unknown) => typeof value === 'string' }));
       }),
       { numRuns: 500 },
     );

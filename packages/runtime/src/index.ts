@@ -186,3 +186,4 @@ export function onShutdown(log: Logger, name: string, stop: () => Promise<void>,
   process.on('SIGTERM', handle);
   process.on('SIGINT', handle);
 }
+export { startMailSender } from './mail';

@@ -52,7 +52,8 @@ export interface TransportOptions {
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'PUT', 'DELETE']);
 /** Methods a session caller sends without its CSRF token. */
 const READ_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
-const SESSION_COOKIE = 'sdx_session';
+/** The session cookie's names: `__Host-sdx_session` in production, `sdx_session` elsewhere. */
+const SESSION_COOKIES = new Set(['sdx_session', '__Host-sdx_session']);
 
 export function createTransport(options: TransportOptions): (input: Request, init?: RequestInit) => Promise<Response> {
   const random = options.random ?? Math.random;
@@ -133,9 +134,10 @@ function catchSession(response: Response, credentials: Credentials): void {
   for (const cookie of cookies) {
     const [pair] = cookie.split(';');
     const [name, ...value] = pair!.split('=');
-    if (name?.trim() !== SESSION_COOKIE) continue;
+    const cookieName = name?.trim() ?? '';
+    if (!SESSION_COOKIES.has(cookieName)) continue;
     const token = value.join('=').trim();
-    credentials.sessionCookie = token === '' ? undefined : `${SESSION_COOKIE}=${token}`;
+    credentials.sessionCookie = token === '' ? undefined : `${cookieName}=${token}`;
   }
 }
 

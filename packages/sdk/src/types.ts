@@ -33,9 +33,15 @@ export type Member = Schemas['Member'];
 export type Invitation = Schemas['Invitation'];
 export type CreatedInvitation = Schemas['CreatedInvitation'];
 export type SignedIn = Schemas['SignedInResponse'];
+/** Sign-up's answer when the service verifies emails: no session until the mailed link is followed. */
+export type VerificationRequired = Schemas['VerificationRequiredResponse'];
 export type Session = Schemas['SessionResponse'];
 export type SignUpRequest = Schemas['SignUpRequest'];
 export type LoginRequest = Schemas['LoginRequest'];
+/** A new two-factor secret: `secret` (base32, to type) and `otpauth_url` (to show as a QR code). */
+export type TwoFactorSetup = Schemas['TwoFactorSetupResponse'];
+/** The ten single-use recovery codes, answered once when two-factor sign-in is turned on. */
+export type RecoveryCodes = Schemas['RecoveryCodesResponse'];
 export type ApiKey = Schemas['ApiKey'];
 export type CreatedApiKey = Schemas['CreatedApiKey'];
 export type ApiKeyCreateRequest = Body<'ApiKeyCreateRequest'>;

@@ -121,7 +121,7 @@ it('runs a batch: create, get, list, wait, export, cancel', async () => {
   const file = path.join(dir, 'batch.csv');
   const result = await sdx.exports.download(batch.id, file, { format: 'csv' });
   const csv = readFileSync(file, 'utf8');
-  expect(csv.split('\n')[0]).toMatch(/^batch_id,job_id,target/);
+  expect(csv.split('\n')[0]).toMatch(/^"batch_id","job_id","target"/);
   expect(result.bytes).toBe(Buffer.byteLength(csv));
 
   const other = await sdx.batches.create({ platform: 'instagram', operation: 'profile', targets: ['sandbox_slow_5000_a', 'sandbox_slow_5000_b'] });

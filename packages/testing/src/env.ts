@@ -19,3 +19,6 @@ export function databaseUrlFor(name: string): string {
   url.pathname = `/${name}`;
   return url.toString();
 }
+
+/** SECRETS_KEY of tests and benches that run with NODE_ENV=production (where the service requires one). */
+export const TEST_SECRETS_KEY = 'c2R4LXRlc3Qtc2VjcmV0cy1rZXktMzItYnl0ZXMhISE=';

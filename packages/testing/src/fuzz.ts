@@ -32,10 +32,11 @@ export type Credential = 'valid' | 'none' | 'unknown' | 'other_workspace' | 'bea
 
 /**
  * A value the sender puts into the body when the request is sent, from what the service has
- * answered so far: an email of a signed-up user, a fresh email, an invitation's token.
+ * answered so far: an email of a signed-up user, a fresh email, an invitation's token, a mailed
+ * verification or reset token, a current two-factor code or a recovery code.
  */
 export interface Fill {
-  pool: 'new_email' | 'user_email' | 'invitee_email' | 'invitation_token';
+  pool: 'new_email' | 'user_email' | 'invitee_email' | 'invitation_token' | 'verification_token' | 'reset_token' | 'totp_code' | 'recovery_code';
   pick: number;
 }
 
@@ -261,7 +262,7 @@ const idChoice: fc.Arbitrary<IdChoice> = fc.oneof(
     arbitrary: fc
       // No dot segments ('..', '%2e%2e'): the client removes them before sending (WHATWG URL), so
       // the request would name another path than the operation's.
-      .oneof(fc.constantFrom('job_00000000000000000000000000', 'bat_0', 'sch_0', '0', '-1', 'null', '%00', 'job_%00', '%ff', '%ED%A0%80', 'a%20b', '%E2%80%AE'), fc.string({ minLength: 1, maxLength: 40 }).map(encodeURIComponent))
+      .oneof(fc.constantFrom('job_00000000000000000000000000', 'bat_0', 'sch_0', '0', '-1', 'null', '%00', 'job_%00', '%ff', '%ED%A0%80', 'a%20b', '%E2%80%AE'), fc.string({ minLength: 1, maxLength: 40 }).map(encodeURIComponent).filter((value) => value !== '.' && value !== '..'))
       .map((value) => ({ kind: 'literal', value }) as IdChoice),
   },
 );
@@ -335,6 +336,17 @@ function accountBody(op: FuzzOperation, accounts: FuzzAccounts): fc.Arbitrary<Bo
       return fc.tuple(fill('invitee_email'), roles).map(([email, role]) => ({ body: JSON.stringify({ email: '', role }), fills: { email }, mutation: 'admissible' }));
     case 'acceptInvitation':
       return fill('invitation_token').map((token) => ({ body: JSON.stringify({ token: '' }), fills: { token }, mutation: 'admissible' }));
+    case 'verifyEmail':
+      return fill('verification_token').map((token) => ({ body: JSON.stringify({ token: '' }), fills: { token }, mutation: 'admissible' }));
+    case 'confirmPasswordReset':
+      return fill('reset_token').map((token) => ({ body: JSON.stringify({ token: '', new_password: accounts.password }), fills: { token }, mutation: 'admissible' }));
+    case 'resendVerification':
+    case 'requestPasswordReset':
+      return fill('user_email').map((email) => ({ body: JSON.stringify({ email: '' }), fills: { email }, mutation: 'admissible' }));
+    case 'enableTwoFactor':
+      return fill('totp_code').map((code) => ({ body: JSON.stringify({ code: '' }), fills: { code }, mutation: 'admissible' }));
+    case 'disableTwoFactor':
+      return fill('recovery_code').map((code) => ({ body: JSON.stringify({ password: accounts.password, code: '' }), fills: { code }, mutation: 'admissible' }));
     default:
       return null;
   }

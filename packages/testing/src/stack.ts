@@ -7,10 +7,10 @@ import { createApp, HeavyReads, LiveHub, RedisRateLimiter, type RateLimiter } fr
 import { startWorker, type RunningWorker } from '@sdx/app-worker';
 import { type AppConfig, createLogger, loadConfig } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
-import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, planReservation, systemClock } from '@sdx/domain';
+import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, type MailSender, newId, planReservation, systemClock } from '@sdx/domain';
 import type { Provider } from '@sdx/providers';
 import type { Resolver } from '@sdx/webhooks';
-import { createRuntime, type Runtime, untilRedisReady } from '@sdx/runtime';
+import { createRuntime, type Runtime, startMailSender, untilRedisReady } from '@sdx/runtime';
 import { writeReservations } from '@sdx/domain';
 import { createResponseValidator } from './response-validator';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
@@ -29,6 +29,8 @@ export interface TestStack {
   databaseName: string;
   /** The API's live-progress streams. */
   live: LiveHub;
+  /** The API's mail sender (with SMTP_URL set; it looks at the outbox every 200 ms and when kicked). */
+  mailer: MailSender | null;
   worker: RunningWorker | null;
   startWorker(concurrency?: number): RunningWorker;
   workspace(options?: Partial<CreateWorkspaceOptions>): Promise<SeededWorkspace>;
@@ -109,6 +111,8 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     HEARTBEAT_TIMEOUT_MS: '3000',
     RECONCILE_INTERVAL_MS: '500',
     SYNC_TIMEOUT_MS: '15000',
+    // Every request of a test stack comes from one loopback address; the bound's own tests set it low.
+    SIGNUP_LIMIT_PER_HOUR: '10000',
     ...options.env,
   });
   const log = options.logDestination ? createLogger({ ...config, logFormat: 'json' }, { name: 'test' }, options.logDestination) : undefined;
@@ -125,7 +129,8 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   const live = new LiveHub({ db: runtime.db, redisUrl: config.redisUrl, prefix: config.redisPrefix, log: runtime.log });
   // As the API process builds it: heavy reads on a pool of their own.
   const heavyReads = HeavyReads.fromConfig(config);
-  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, live, heavyReads });
+  const mailer = startMailSender(runtime.services, { intervalMs: 200 });
+  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, live, heavyReads, mailer });
   const stack: TestStack = {
     runtime,
     config,
@@ -134,6 +139,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     databaseUrl: database.url,
     databaseName: database.name,
     live,
+    mailer,
     worker: null,
     startWorker(concurrency = options.workerConcurrency ?? 4) {
       const worker = startWorker({
@@ -150,6 +156,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     },
     async close() {
       await stack.worker?.close();
+      await mailer?.close();
       await live.close();
       await heavyReads.close();
       await runtime.queues.jobs.obliterate({ force: true }).catch(() => undefined);

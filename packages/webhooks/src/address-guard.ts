@@ -65,7 +65,9 @@ export async function checkedAddresses(host: string, policy: AddressPolicy): Pro
     for (const { address } of addresses) {
       const range = forbiddenRange(address);
       if (!range) continue;
-      const what = family !== 0 ? `${host} is a ${range} address` : `${host} resolves to ${address}, a ${range} address`;
+      // A name's answer is not told back (extensions-2.md 2): which internal address, or which
+      // kind, a name resolves to inside our network is no business of the caller's.
+      const what = family !== 0 ? `${host} is a ${range} address` : `${host} resolves to a non-public address`;
       throw new AddressRefused(`${what}; webhooks may only reach public addresses`, 'WEBHOOK_ALLOW_PRIVATE_NETWORKS');
     }
   }

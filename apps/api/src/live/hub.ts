@@ -1,9 +1,11 @@
+import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type IORedis from 'ioredis';
 import type { Logger } from 'pino';
 import type { Db } from '@sdx/db';
-import { countChildrenOf, isTerminal, loadJobById, renderBatch, renderJob } from '@sdx/domain';
-import { createWorkerRedis, type LiveKind, liveChannel } from '@sdx/queue';
+import { ApiError, countChildrenOf, isTerminal, loadJobById, renderBatch, renderJob } from '@sdx/domain';
+import { createFastRedis, createWorkerRedis, type LiveKind, liveChannel } from '@sdx/queue';
+import { StreamSlots } from './slots';
 
 /**
  * Live progress (extensions.md 6): the Server-Sent Events streams of one API process.
@@ -17,8 +19,15 @@ import { createWorkerRedis, type LiveKind, liveChannel } from '@sdx/queue';
  * Nothing polls: between changes the process only writes a comment line every 15 s.
  *
  * A stream ends after its terminal state, when its client disconnects, or when the process
- * drains; everything a stream holds (its place in the topic, the topic, the subscription, the
- * keep-alive timer when it was the last) is released at its end.
+ * drains; everything a stream holds (its place in the topic, the topic, the subscription, its
+ * slot, the timers when it was the last) is released at its end.
+ *
+ * Bounds (extensions-2.md 2): a workspace has at most `limit` streams open at once across every
+ * API process (StreamSlots: a Redis sorted set of leases, renewed while a stream is open, so the
+ * streams of a crashed process stop counting within a lease), one more is 429
+ * stream_limit_exceeded. Every `recheckMs` (30 s) each credential a stream was opened with is
+ * checked once: a revoked or expired key, an ended session, or a member no longer in the
+ * workspace ends its streams, well within the 60 s the spec allows.
  */
 
 export interface LiveSource {
@@ -26,8 +35,22 @@ export interface LiveSource {
   id: string;
 }
 
+/** What admits a stream and keeps it open: the workspace's bound and the caller's credential. */
+export interface StreamGuard {
+  workspaceId: string;
+  /** Streams open at once per workspace, across processes (MAX_STREAMS_PER_WORKSPACE). */
+  limit: number;
+  /** Names the credential (a key or session ID): streams of one credential share one check. */
+  credential: string;
+  /** Whether the credential still grants the stream; false ends it. */
+  stillValid(): Promise<boolean>;
+}
+
 interface Stream {
   res: Response;
+  channel: string;
+  slotId: string;
+  guard: StreamGuard;
   /** What the client was last shown (the state without heartbeat_at), or null before the first event. */
   shown: string | null;
   status: string | null;
@@ -48,6 +71,12 @@ export interface LiveHubOptions {
   log: Logger;
   /** Interval of the comment lines that keep idle connections open (default 15 s). */
   keepAliveMs?: number;
+  /** Interval of the credential checks of open streams (default 30 s). */
+  recheckMs?: number;
+  /** How long a stream's slot counts without renewal (default 60 s; renewed every third of it). */
+  leaseMs?: number;
+  /** The connection for the slots; absent, the hub opens its own (fail fast). */
+  redis?: IORedis;
 }
 
 interface LiveState {
@@ -57,17 +86,52 @@ interface LiveState {
 }
 
 export const KEEP_ALIVE_MS = 15_000;
+export const RECHECK_MS = 30_000;
+export const STREAM_LEASE_MS = 60_000;
 
 export class LiveHub {
   private subscriber: IORedis | null = null;
+  private commands: IORedis | null = null;
+  private slotStore: StreamSlots | null = null;
   private readonly topics = new Map<string, Topic>();
-  private keepAlive: NodeJS.Timeout | null = null;
+  private readonly streams = new Set<Stream>();
+  private timers: NodeJS.Timeout[] = [];
   private closed = false;
 
   constructor(private readonly options: LiveHubOptions) {}
 
-  /** Streams `source` to the response until its terminal state, the client's disconnect or close(). */
-  stream(req: Request, res: Response, source: LiveSource): void {
+  /**
+   * Streams `source` to the response until its terminal state, the client's disconnect, the end
+   * of the credential (`guard`) or close(). Throws 429 stream_limit_exceeded, before anything is
+   * written, when the workspace has `guard.limit` streams open.
+   */
+  async stream(req: Request, res: Response, source: LiveSource, guard: StreamGuard): Promise<void> {
+    if (this.closed) {
+      this.refuseClosed(res);
+      return;
+    }
+    const slotId = randomUUID();
+    let gone = false;
+    const onGone = () => (gone = true);
+    res.once('close', onGone);
+    let taken: boolean;
+    try {
+      taken = await this.slots().take(guard.workspaceId, slotId, guard.limit);
+    } catch (err) {
+      this.options.log.warn({ err: (err as Error).message }, 'live stream slots unavailable');
+      throw new ApiError('service_unavailable', 'Event streams are temporarily unavailable; retry with backoff.', {}, { 'Retry-After': '1' });
+    } finally {
+      res.off('close', onGone);
+    }
+    if (!taken) {
+      throw new ApiError('stream_limit_exceeded', `This workspace has ${guard.limit} event streams open, the most it may; close one first.`, { limit: guard.limit });
+    }
+    if (gone || this.closed) {
+      // The client left, or the process began to drain, while the slot was being taken.
+      this.slots().release(guard.workspaceId, slotId).catch(() => undefined);
+      if (!gone) this.refuseClosed(res);
+      return;
+    }
     res.status(200);
     res.set({
       'Content-Type': 'text/event-stream; charset=utf-8',
@@ -77,10 +141,6 @@ export class LiveHub {
       'X-Accel-Buffering': 'no',
     });
     res.flushHeaders();
-    if (this.closed) {
-      res.end();
-      return;
-    }
     const channel = liveChannel(this.options.prefix, source.kind, source.id);
     let topic = this.topics.get(channel);
     if (!topic) {
@@ -88,13 +148,21 @@ export class LiveHub {
       this.topics.set(channel, topic);
       this.subscribe(channel, topic);
     }
-    const stream: Stream = { res, shown: null, status: null };
+    const stream: Stream = { res, channel, slotId, guard, shown: null, status: null };
     topic.streams.add(stream);
-    const leave = () => this.leave(channel, stream);
+    this.streams.add(stream);
+    const leave = () => this.leave(stream);
     req.once('close', leave);
     res.once('close', leave);
-    this.startKeepAlive();
+    this.startTimers();
     this.refresh(topic);
+  }
+
+  /** A draining process answers a new stream with its headers and an immediate end: the client reconnects elsewhere. */
+  private refuseClosed(res: Response): void {
+    res.status(200);
+    res.set({ 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-cache, no-transform' });
+    res.end();
   }
 
   /** Streams, topics and subscribed channels now (what the disconnect test watches come back to zero). */
@@ -107,12 +175,31 @@ export class LiveHub {
   /** Ends every stream (clients reconnect, to another process) and closes the subscriber connection. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const topic of [...this.topics.values()]) for (const stream of [...topic.streams]) stream.res.end();
+    const open = [...this.streams];
+    this.streams.clear();
+    for (const stream of open) stream.res.end();
     this.topics.clear();
-    this.stopKeepAlive();
+    this.stopTimers();
+    await Promise.all(open.map((stream) => this.slots().release(stream.guard.workspaceId, stream.slotId).catch(() => undefined)));
     const subscriber = this.subscriber;
     this.subscriber = null;
     if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect());
+    const commands = this.commands;
+    this.commands = null;
+    if (commands) await commands.quit().catch(() => commands.disconnect());
+  }
+
+  private slots(): StreamSlots {
+    if (this.slotStore) return this.slotStore;
+    let redis = this.options.redis;
+    if (!redis) {
+      const own = createFastRedis(this.options.redisUrl, { enableOfflineQueue: true });
+      own.on('error', (err: Error) => this.options.log.debug({ err: err.message }, 'live slots connection error'));
+      this.commands = own;
+      redis = own;
+    }
+    this.slotStore = new StreamSlots(redis, this.options.prefix, this.options.leaseMs ?? STREAM_LEASE_MS);
+    return this.slotStore;
   }
 
   private connection(): IORedis {
@@ -144,14 +231,57 @@ export class LiveHub {
       .catch((err: Error) => this.options.log.warn({ err: err.message, channel }, 'live subscribe failed'));
   }
 
-  private leave(channel: string, stream: Stream): void {
-    const topic = this.topics.get(channel);
-    if (!topic || !topic.streams.delete(stream)) return;
+  private leave(stream: Stream): void {
+    if (!this.streams.delete(stream)) return;
     if (!stream.res.writableEnded) stream.res.end();
-    if (topic.streams.size > 0) return;
-    this.topics.delete(channel);
-    this.subscriber?.unsubscribe(channel).catch(() => undefined);
-    if (this.topics.size === 0) this.stopKeepAlive();
+    this.slots()
+      .release(stream.guard.workspaceId, stream.slotId)
+      .catch((err: Error) => this.options.log.debug({ err: err.message }, 'live slot release failed (its lease runs out)'));
+    if (this.streams.size === 0) this.stopTimers();
+    const topic = this.topics.get(stream.channel);
+    if (!topic || !topic.streams.delete(stream) || topic.streams.size > 0) return;
+    this.topics.delete(stream.channel);
+    this.subscriber?.unsubscribe(stream.channel).catch(() => undefined);
+  }
+
+  /** Renews the slots of this process's streams (their leases would otherwise run out). */
+  private renewSlots(): void {
+    const byWorkspace = new Map<string, string[]>();
+    for (const stream of this.streams) {
+      const ids = byWorkspace.get(stream.guard.workspaceId) ?? [];
+      ids.push(stream.slotId);
+      byWorkspace.set(stream.guard.workspaceId, ids);
+    }
+    this.slots()
+      .renew(byWorkspace)
+      .catch((err: Error) => this.options.log.warn({ err: err.message }, 'live slot renewal failed'));
+  }
+
+  /**
+   * Checks each credential of the open streams once and ends the streams of those that no
+   * longer hold. A check that fails (the database unreachable) keeps the streams: the next one
+   * decides.
+   */
+  private async recheck(): Promise<void> {
+    const byCredential = new Map<string, Stream[]>();
+    for (const stream of this.streams) {
+      const list = byCredential.get(stream.guard.credential) ?? [];
+      list.push(stream);
+      byCredential.set(stream.guard.credential, list);
+    }
+    await Promise.all(
+      [...byCredential.values()].map(async (streams) => {
+        const valid = await streams[0]!.guard.stillValid().catch((err: Error) => {
+          this.options.log.warn({ err: err.message }, 'live credential check failed');
+          return true;
+        });
+        if (valid) return;
+        for (const stream of streams) {
+          write(stream.res, ': the credential of this stream was revoked or has ended\n\n');
+          this.leave(stream);
+        }
+      }),
+    );
   }
 
   /** Reads the topic's state (once per burst of changes) and shows it to its streams. */
@@ -200,17 +330,23 @@ export class LiveHub {
     return { data, status: data.status, terminal: isTerminal(data.status) };
   }
 
-  private startKeepAlive(): void {
-    if (this.keepAlive) return;
-    this.keepAlive = setInterval(() => {
-      for (const topic of this.topics.values()) for (const stream of topic.streams) write(stream.res, ': keep-alive\n\n');
-    }, this.options.keepAliveMs ?? KEEP_ALIVE_MS);
-    this.keepAlive.unref();
+  private startTimers(): void {
+    if (this.timers.length > 0) return;
+    const every = (ms: number, run: () => void) => {
+      const timer = setInterval(run, ms);
+      timer.unref();
+      this.timers.push(timer);
+    };
+    every(this.options.keepAliveMs ?? KEEP_ALIVE_MS, () => {
+      for (const stream of this.streams) write(stream.res, ': keep-alive\n\n');
+    });
+    every(Math.max(1, Math.floor((this.options.leaseMs ?? STREAM_LEASE_MS) / 3)), () => this.renewSlots());
+    every(this.options.recheckMs ?? RECHECK_MS, () => void this.recheck());
   }
 
-  private stopKeepAlive(): void {
-    if (this.keepAlive) clearInterval(this.keepAlive);
-    this.keepAlive = null;
+  private stopTimers(): void {
+    for (const timer of this.timers) clearInterval(timer);
+    this.timers = [];
   }
 }
 

@@ -11,6 +11,7 @@ import {
   type UserView,
 } from '@sdx/domain';
 import type { SessionRow } from '@sdx/db';
+import { ROUTE_ACCESS } from '../routes/access';
 import { isStorableText } from './input';
 import { sessionToken } from './session-cookie';
 
@@ -64,6 +65,20 @@ function sameSecret(a: string, b: string): boolean {
 }
 
 /**
+ * Whether a session request acts on its workspace, so a workspace's require_two_factor applies
+ * to it. Routes of the signed-in user themselves (access `session`: the session, sign-out, the
+ * password, two-factor setup, new workspaces, accepting an invitation) and the list of the
+ * user's workspaces do not: a user refused by a workspace that requires two-factor sign-in can
+ * still see where they stand, turn it on, switch workspace and sign out.
+ */
+function actsOnWorkspace(req: Request): boolean {
+  const path = (req.route as { path?: unknown } | undefined)?.path;
+  if (typeof path !== 'string') return true;
+  const route = `${req.method} ${path}`;
+  return ROUTE_ACCESS[route] !== 'session' && route !== 'GET /v1/workspaces';
+}
+
+/**
  * Resolves the caller and the workspace it acts on, once per request. An API key wins over a
  * cookie. The workspace is the path's `workspace_id` when the route has one (not a member: 404
  * workspace_not_found), else X-Workspace-ID (not a member: 403 workspace_forbidden), else the
@@ -93,7 +108,7 @@ export function authenticate(services: Services): RequestHandler {
       return;
     }
 
-    const token = sessionToken(req);
+    const token = sessionToken(req, services.config.nodeEnv === 'production');
     if (!token) {
       throw new ApiError('missing_authentication', 'Send an API key in X-API-Key or as Authorization: Bearer <key>, or sign in for a session cookie.');
     }
@@ -105,6 +120,9 @@ export function authenticate(services: Services): RequestHandler {
       throw new ApiError('csrf_failed', 'A cookie-authenticated write needs X-CSRF-Token with the csrf_token of the session.');
     }
     if (!resolved.workspace || !resolved.role) throw notMember(wanted ?? '');
+    if (resolved.workspace.require_two_factor && !resolved.user.two_factor_enabled && actsOnWorkspace(req)) {
+      throw new ApiError('two_factor_required', 'This workspace requires two-factor sign-in: turn it on for your account (POST /v1/auth/2fa/setup, then /v1/auth/2fa/enable).');
+    }
     const tenant: Tenant = { workspace: resolved.workspace, keyId: null, role: resolved.role, userId: resolved.user.id };
     res.locals.tenant = tenant;
     res.locals.principal = { kind: 'session', session: resolved.session, user: resolved.user } satisfies Principal;

@@ -1,9 +1,17 @@
 import type IORedis from 'ioredis';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { ApiError } from '@sdx/domain';
+import { ApiError, normalizeEmail } from '@sdx/domain';
+import { takePoint } from './take-point';
 
 /** Failed sign-ins allowed per email and per client address within the window (extensions.md 1). */
 export const LOGIN_LIMITS = { perEmail: 10, perAddress: 100, windowSeconds: 15 * 60 } as const;
+
+/**
+ * Requests that mail someone else than the caller (verification resends, password resets) per
+ * client address an hour: each email gets at most 5 such mails an hour anyway, and this keeps one
+ * address from mailing thousands of strangers from our domain.
+ */
+export const MAIL_REQUESTS_PER_ADDRESS_PER_HOUR = 20;
 
 /**
  * Counts failed password checks per email and per client address over the shared Redis, so
@@ -16,14 +24,30 @@ export class LoginLimiter {
   private readonly byEmail: RateLimiterRedis;
   private readonly byAddress: RateLimiterRedis;
 
-  constructor(redis: IORedis, keyPrefix: string) {
+  private readonly signUps: RateLimiterRedis;
+  private readonly mailRequests: RateLimiterRedis;
+
+  /** `signUpsPerHour`: SIGNUP_LIMIT_PER_HOUR, sign-ups per client address an hour. */
+  constructor(redis: IORedis, keyPrefix: string, signUpsPerHour = 5) {
     this.byEmail = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:login:email`, points: LOGIN_LIMITS.perEmail, duration: LOGIN_LIMITS.windowSeconds });
     this.byAddress = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:login:ip`, points: LOGIN_LIMITS.perAddress, duration: LOGIN_LIMITS.windowSeconds });
+    this.signUps = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:signup:ip`, points: signUpsPerHour, duration: 3600 });
+    this.mailRequests = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:mailreq:ip`, points: MAIL_REQUESTS_PER_ADDRESS_PER_HOUR, duration: 3600 });
+  }
+
+  /** One sign-up from the client address; 429 rate_limit_exceeded with Retry-After past SIGNUP_LIMIT_PER_HOUR. */
+  async signUp(address: string): Promise<void> {
+    await takePoint(this.signUps, address, 'Too many sign-ups from this address');
+  }
+
+  /** One request that mails an account's address (resend, reset) from the client address. */
+  async mailRequest(address: string): Promise<void> {
+    await takePoint(this.mailRequests, address, 'Too many requests for mail from this address');
   }
 
   /** Takes one attempt from both counts; 429 rate_limit_exceeded with Retry-After when either is spent. */
   async attempt(email: string, address: string): Promise<void> {
-    const results = await Promise.allSettled([this.byEmail.consume(email.toLowerCase()), this.byAddress.consume(address)]);
+    const results = await Promise.allSettled([this.byEmail.consume(normalizeEmail(email)), this.byAddress.consume(address)]);
     let waitMs = 0;
     for (const result of results) {
       if (result.status === 'fulfilled') continue;
@@ -38,6 +62,6 @@ export class LoginLimiter {
 
   /** The password was right: the attempt does not count as a failure. */
   async succeeded(email: string, address: string): Promise<void> {
-    await Promise.allSettled([this.byEmail.delete(email.toLowerCase()), this.byAddress.reward(address, 1)]);
+    await Promise.allSettled([this.byEmail.delete(normalizeEmail(email)), this.byAddress.reward(address, 1)]);
   }
 }

@@ -1,6 +1,16 @@
 import type { Request, Response } from 'express';
 import { SESSION_COOKIE, SESSION_MAX_MS } from '@sdx/domain';
 
+/**
+ * The session cookie's name: in production `__Host-sdx_session`. The `__Host-` prefix makes the
+ * browser accept the cookie only with Secure, Path=/ and no Domain, from a secure origin: a
+ * sibling subdomain or a plain-HTTP page cannot plant or shadow a session (fixation). Elsewhere
+ * (local HTTP, tests) `sdx_session`, which a browser keeps over plain HTTP.
+ */
+export function sessionCookieName(production: boolean): string {
+  return production ? `__Host-${SESSION_COOKIE}` : SESSION_COOKIE;
+}
+
 /** The value of one cookie of the request, or null. */
 export function readCookie(req: Request, name: string): string | null {
   const header = req.headers.cookie;
@@ -18,15 +28,20 @@ export function readCookie(req: Request, name: string): string | null {
   return null;
 }
 
-export function sessionToken(req: Request): string | null {
-  return readCookie(req, SESSION_COOKIE);
+/**
+ * The session token of the request: only the cookie of the environment's name is read, so in
+ * production an unprefixed `sdx_session` (which anyone who can set a cookie on the domain could
+ * plant) is ignored.
+ */
+export function sessionToken(req: Request, production: boolean): string | null {
+  return readCookie(req, sessionCookieName(production));
 }
 
-/** HttpOnly, SameSite=Lax, Path=/, Secure in production; the browser keeps it for the session's 30 days at most. */
+/** HttpOnly, SameSite=Lax, Path=/, no Domain, Secure in production; the browser keeps it for the session's 30 days at most. */
 export function setSessionCookie(res: Response, token: string, production: boolean): void {
-  res.cookie(SESSION_COOKIE, token, { httpOnly: true, sameSite: 'lax', path: '/', secure: production, maxAge: SESSION_MAX_MS });
+  res.cookie(sessionCookieName(production), token, { httpOnly: true, sameSite: 'lax', path: '/', secure: production, maxAge: SESSION_MAX_MS });
 }
 
 export function clearSessionCookie(res: Response, production: boolean): void {
-  res.clearCookie(SESSION_COOKIE, { httpOnly: true, sameSite: 'lax', path: '/', secure: production });
+  res.clearCookie(sessionCookieName(production), { httpOnly: true, sameSite: 'lax', path: '/', secure: production });
 }

@@ -1,6 +1,7 @@
 import type { RouteDef } from '../app';
 import { acceptInvitation } from './acceptInvitation';
 import { changePassword } from './changePassword';
+import { confirmPasswordReset } from './confirmPasswordReset';
 import { createInvitation } from './createInvitation';
 import { createKey } from './createKey';
 import { createWorkspace } from './createWorkspace';
@@ -13,11 +14,14 @@ import { listWorkspaces } from './listWorkspaces';
 import { logIn } from './logIn';
 import { logOut } from './logOut';
 import { removeMember } from './removeMember';
+import { requestPasswordReset } from './requestPasswordReset';
+import { resendVerification } from './resendVerification';
 import { revokeInvitation } from './revokeInvitation';
 import { revokeKey } from './revokeKey';
 import { signUp } from './signUp';
 import { updateMember } from './updateMember';
 import { updateWorkspace } from './updateWorkspace';
+import { verifyEmail } from './verifyEmail';
 
 /** Routes of users, sessions, workspaces, members, invitations, keys and the audit log (extensions.md 1-4). */
 export const accountRoutes: RouteDef[] = [
@@ -26,6 +30,10 @@ export const accountRoutes: RouteDef[] = [
   { method: 'get', path: '/v1/auth/session', handler: getSession },
   { method: 'post', path: '/v1/auth/logout', handler: logOut },
   { method: 'post', path: '/v1/auth/password', handler: changePassword },
+  { method: 'post', path: '/v1/auth/verify', handler: verifyEmail },
+  { method: 'post', path: '/v1/auth/verify/resend', handler: resendVerification },
+  { method: 'post', path: '/v1/auth/password-reset', handler: requestPasswordReset },
+  { method: 'post', path: '/v1/auth/password-reset/confirm', handler: confirmPasswordReset },
   { method: 'get', path: '/v1/workspaces', handler: listWorkspaces },
   { method: 'post', path: '/v1/workspaces', handler: createWorkspace },
   { method: 'patch', path: '/v1/workspaces/:workspace_id', handler: updateWorkspace },

@@ -6,6 +6,6 @@ import { tenantOf } from '../middleware/tenant';
 
 /** POST /v1/webhooks — 201 with the signing secret, shown in this response only. */
 export const createWebhook = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  const row = await create(services, tenantOf(res), req.body as WebhookInput, actor(req, res));
-  res.status(201).json({ ...renderWebhook(row), secret: row.secret });
+  const { webhook, secret } = await create(services, tenantOf(res), req.body as WebhookInput, actor(req, res));
+  res.status(201).json({ ...renderWebhook(webhook), secret });
 };

@@ -17,9 +17,15 @@ import { updateSchedule } from './updateSchedule';
 import { createQuote } from './createQuote';
 import { getDailyUsage } from './getDailyUsage';
 import { previewSchedule } from './previewSchedule';
+import { disableTwoFactor } from './disableTwoFactor';
+import { enableTwoFactor } from './enableTwoFactor';
+import { setUpTwoFactor } from './setUpTwoFactor';
 
-/** Routes of batches, schedules, exports, result items, quotes and usage history; registered after the core routes in app.ts. */
+/** Routes of two-factor sign-in, batches, schedules, exports, result items, quotes and usage history; registered after the core routes in app.ts. */
 export const routeTable: RouteDef[] = [
+  { method: 'post', path: '/v1/auth/2fa/setup', handler: setUpTwoFactor },
+  { method: 'post', path: '/v1/auth/2fa/enable', handler: enableTwoFactor },
+  { method: 'post', path: '/v1/auth/2fa/disable', handler: disableTwoFactor },
   { method: 'get', path: '/v1/jobs/:job_id/export', handler: exportJob },
   { method: 'get', path: '/v1/jobs/:job_id/items', handler: listJobItems },
   { method: 'post', path: '/v1/batches', handler: createBatch },

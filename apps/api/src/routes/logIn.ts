@@ -2,22 +2,25 @@ import type { RequestHandler } from 'express';
 import { ApiError, checkCredentials, signIn } from '@sdx/domain';
 import type { AppDeps } from '../deps';
 import { clientMeta } from '../middleware/client';
-import { setSessionCookie } from '../middleware/session-cookie';
+import { sendSignedIn } from './signed-in';
 
 /**
  * POST /v1/auth/login — 200 with the user, their workspaces, the CSRF token and the session
  * cookie. A wrong password and an unknown email get the same 401 invalid_credentials after the
- * same password check; failures are limited per email and per client address.
+ * same password check; attempts are limited per email and per client address. The right
+ * password before verification: 403 email_not_verified; with two-factor sign-in on, a missing
+ * `otp` is 401 otp_required and a wrong one 401 invalid_otp; both stay counted.
  */
 export const logIn = ({ services, loginLimiter }: AppDeps): RequestHandler => async (req, res) => {
-  const { email, password } = req.body as { email: string; password: string };
+  const { email, password, otp } = req.body as { email: string; password: string; otp?: string };
   const meta = clientMeta(req);
   const address = meta.ip ?? 'unknown';
-  await loginLimiter.attempt(email.trim(), address);
+  await loginLimiter.attempt(email, address);
   const user = await checkCredentials(services.db, email, password);
   if (!user) throw new ApiError('invalid_credentials', 'The email or the password is wrong.');
-  await loginLimiter.succeeded(email.trim(), address);
-  const signed = await signIn(services, user, meta);
-  setSessionCookie(res, signed.started.token, services.config.nodeEnv === 'production');
-  res.json({ user: signed.user, workspaces: signed.workspaces, default_workspace_id: signed.defaultWorkspaceId, csrf_token: signed.started.session.csrf_token });
+  // Only a whole sign-in gives the attempt back: a right password with a missing or wrong code
+  // stays counted, or guessing codes could clear its own count.
+  const signed = await signIn(services, user, otp, meta);
+  await loginLimiter.succeeded(email, address);
+  sendSignedIn(res, services, signed, 200);
 };

@@ -6,6 +6,6 @@ import { tenantOf } from '../middleware/tenant';
 
 /** POST /v1/webhooks/{webhook_id}/rotate-secret — the new secret, shown once; the old one signs beside it for 24 hours. */
 export const rotateWebhookSecret = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  const row = await rotate(services, tenantOf(res), String(req.params.webhook_id), actor(req, res));
-  res.json({ ...renderWebhook(row), secret: row.secret });
+  const { webhook, secret } = await rotate(services, tenantOf(res), String(req.params.webhook_id), actor(req, res));
+  res.json({ ...renderWebhook(webhook), secret });
 };

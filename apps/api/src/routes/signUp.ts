@@ -10,10 +10,22 @@ interface SignUpBody {
   display_name?: string | null;
 }
 
-/** POST /v1/auth/signup — 201 with the user, their personal workspace, the CSRF token, and the session cookie. */
-export const signUp = ({ services }: AppDeps): RequestHandler => async (req, res) => {
+/**
+ * POST /v1/auth/signup — at most SIGNUP_LIMIT_PER_HOUR per client address. With email
+ * verification on: 202 {verification_required: true}, no session, whether the email is new or
+ * taken. Off: 201 with the user, their personal workspace, the CSRF token and the session cookie.
+ */
+export const signUp = ({ services, loginLimiter, mailer }: AppDeps): RequestHandler => async (req, res) => {
   const body = req.body as SignUpBody;
-  const signed = await signUpUser(services, { email: body.email, password: body.password, displayName: body.display_name ?? null }, clientMeta(req));
+  const meta = clientMeta(req);
+  await loginLimiter.signUp(meta.ip ?? 'unknown');
+  const result = await signUpUser(services, { email: body.email, password: body.password, displayName: body.display_name ?? null }, meta);
+  if ('verificationRequired' in result) {
+    mailer?.kick();
+    res.status(202).json({ verification_required: true });
+    return;
+  }
+  const signed = result.signedIn;
   setSessionCookie(res, signed.started.token, services.config.nodeEnv === 'production');
   res.status(201).json({ user: signed.user, workspaces: signed.workspaces, default_workspace_id: signed.defaultWorkspaceId, csrf_token: signed.started.session.csrf_token });
 };

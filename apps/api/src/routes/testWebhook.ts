@@ -1,9 +1,16 @@
 import type { RequestHandler } from 'express';
 import { renderDelivery, sendTestEvent } from '@sdx/domain';
 import type { AppDeps } from '../deps';
+import { WebhookSendLimiter } from '../middleware/webhook-limits';
 import { tenantOf } from '../middleware/tenant';
 
-/** POST /v1/webhooks/{webhook_id}/test — 202 with the pending delivery of a webhook.test event. */
-export const testWebhook = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  res.status(202).json(renderDelivery(await sendTestEvent(services, tenantOf(res), String(req.params.webhook_id))));
+/** POST /v1/webhooks/{webhook_id}/test — 202 with the pending delivery of a webhook.test event; at most 10 a minute per webhook. */
+export const testWebhook = ({ services, redis }: AppDeps): RequestHandler => {
+  const limiter = new WebhookSendLimiter(redis, services.config.redisPrefix);
+  return async (req, res) => {
+    const tenant = tenantOf(res);
+    const webhookId = String(req.params.webhook_id);
+    await limiter.testSend(tenant.workspace.id, webhookId);
+    res.status(202).json(renderDelivery(await sendTestEvent(services, tenant, webhookId)));
+  };
 };

@@ -1,12 +1,15 @@
 import type { RequestHandler } from 'express';
-import { renameWorkspace, type Role } from '@sdx/domain';
+import { updateWorkspace as update } from '@sdx/domain';
 import type { AppDeps } from '../deps';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 
-/** PATCH /v1/workspaces/{workspace_id} — rename (owner). */
+/**
+ * PATCH /v1/workspaces/{workspace_id} — rename, and/or require two-factor sign-in of session
+ * callers (owner; turning it on needs the caller's own two-factor sign-in, else 409
+ * two_factor_required).
+ */
 export const updateWorkspace = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  const { name } = req.body as { name: string };
-  const tenant = tenantOf(res);
-  res.json(await renameWorkspace(services, tenant.workspace.id, name.trim(), tenant.role as Role, actor(req, res)));
+  const { name, require_two_factor: requireTwoFactor } = req.body as { name?: string; require_two_factor?: boolean };
+  res.json(await update(services, tenantOf(res), { name: name?.trim(), requireTwoFactor }, actor(req, res)));
 };

@@ -37,9 +37,18 @@ export function sessionHeaders(method = 'GET'): Record<string, string> {
   return headers;
 }
 
+/**
+ * Calls about the user rather than a workspace (/v1/auth/…: the session, the password, two-factor
+ * sign-in) name no workspace: a workspace that requires two-factor sign-in refuses a user without
+ * it (403 two_factor_required), and the way to turn it on must stay open to them.
+ */
+const USER_CALLS = '/v1/auth/';
+
 const sessionMiddleware: Middleware = {
   onRequest({ request }) {
+    const userCall = new URL(request.url, location.origin).pathname.startsWith(USER_CALLS);
     for (const [name, value] of Object.entries(sessionHeaders(request.method))) {
+      if (userCall && name === 'X-Workspace-ID') continue;
       if (!request.headers.has(name)) request.headers.set(name, value);
     }
     return request;

@@ -1,4 +1,5 @@
 import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
+import { Link } from 'react-router';
 import { ApiProblem } from '../api/client';
 
 /** Titles of the statuses a person meets, so an error reads as a sentence before its details. */
@@ -21,6 +22,13 @@ const TITLES: Record<number, string> = {
 const CODE_TITLES: Record<string, string> = {
   invalid_credentials: 'Wrong email or password',
   invalid_api_key: 'The API key is not valid',
+  invalid_otp: 'Wrong code',
+  otp_required: 'Enter your two-factor code',
+  email_not_verified: 'Verify your email first',
+  verification_invalid: 'This link is no longer valid',
+  reset_token_invalid: 'This link is no longer valid',
+  mail_unavailable: 'Mail is not set up',
+  two_factor_required: 'Two-factor sign-in required',
 };
 
 /** An error in words, with its request ID for support. */
@@ -41,6 +49,7 @@ export function ErrorNotice({ error, title }: { error: unknown; title?: string }
         </ul>
       )}
       {problem?.detail.required_role ? <p>This needs the {String(problem.detail.required_role)} role.</p> : null}
+      {problem?.code === 'two_factor_required' ? <TwoFactorHint status={problem.status} /> : null}
       {problem && (
         <p className="muted small">
           {problem.code !== 'network_error' && <>Error <code>{problem.code}</code> · </>}
@@ -48,6 +57,16 @@ export function ErrorNotice({ error, title }: { error: unknown; title?: string }
         </p>
       )}
     </div>
+  );
+}
+
+/** What to do about two_factor_required: 403, this workspace requires it of you; 409, an owner must have it before requiring it. */
+export function TwoFactorHint({ status }: { status: number }) {
+  return (
+    <p>
+      {status === 409 ? 'Turn on two-factor sign-in on your own account first, then require it here. ' : null}
+      <Link to="/security">Turn on two-factor sign-in in your security settings</Link>.
+    </p>
   );
 }
 

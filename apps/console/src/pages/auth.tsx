@@ -1,11 +1,11 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, useState } from 'react';
+import { type FormEvent, type ReactNode, useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
-import { api, unwrap } from '../api/client';
-import { ErrorNotice, Field, PageHeader, SubmitButton } from '../components/ui';
+import { api, ApiProblem, unwrap } from '../api/client';
+import { ErrorNotice, Field, Loading, PageHeader, SubmitButton } from '../components/ui';
 import { useSession } from '../session';
 
-function AuthFrame({ title, children }: { title: string; children: React.ReactNode }) {
+function AuthFrame({ title, children }: { title: string; children: ReactNode }) {
   return (
     <main id="main" className="auth">
       <div className="auth-card">
@@ -17,13 +17,132 @@ function AuthFrame({ title, children }: { title: string; children: React.ReactNo
   );
 }
 
+const isCode = (error: unknown, code: string) => error instanceof ApiProblem && error.code === code;
+
+/** The new-password field of sign-up and of a reset: the service takes 10 to 128 characters. */
+function NewPasswordField({ label = 'Password', value, onChange }: { label?: string; value: string; onChange: (value: string) => void }) {
+  return (
+    <Field label={label} hint="10 to 128 characters.">
+      {(id, describedBy) => (
+        <input
+          id={id}
+          type="password"
+          autoComplete="new-password"
+          required
+          minLength={10}
+          maxLength={128}
+          aria-describedby={describedBy}
+          value={value}
+          onChange={(e) => onChange(e.target.value)}
+        />
+      )}
+    </Field>
+  );
+}
+
+/**
+ * "Check your inbox": after a sign-up with email verification on, and after a sign-in refused
+ * 403 email_not_verified. The link can be mailed again; the answer is the same whatever the
+ * address, so the page promises nothing about whether an account exists.
+ */
+export function CheckInbox({ email, notVerified = false, onBack }: { email: string; notVerified?: boolean; onBack?: () => void }) {
+  const resend = useMutation({ mutationFn: () => unwrap(api.POST('/v1/auth/verify/resend', { body: { email } })) });
+  return (
+    <AuthFrame title="Check your inbox">
+      {notVerified && <p className="notice notice-warn">Your email is not verified yet, so you cannot sign in. Follow the link we mailed you first.</p>}
+      <p data-testid="check-inbox">
+        We sent a link to <strong>{email}</strong>. Open it to verify your email and enter the console. The link works for 24 hours.
+      </p>
+      <p className="muted">No mail after a few minutes? Look in your spam or junk folder, or have the link sent again.</p>
+      <ErrorNotice error={resend.error} />
+      {resend.isSuccess && (
+        <p className="notice" role="status">
+          A new link is on its way to {email}.
+        </p>
+      )}
+      <button type="button" disabled={resend.isPending} aria-busy={resend.isPending} onClick={() => resend.mutate()}>
+        {resend.isPending ? 'Sending…' : 'Resend the link'}
+      </button>
+      <p>
+        {onBack ? (
+          <button type="button" className="link" onClick={onBack}>
+            Back to sign in
+          </button>
+        ) : (
+          <Link to="/">Back to sign in</Link>
+        )}
+      </p>
+    </AuthFrame>
+  );
+}
+
 export function SignIn() {
   const session = useSession();
   const location = useLocation();
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
-  const signIn = useMutation({ mutationFn: () => session.signIn(email, password) });
+  const [code, setCode] = useState('');
+  // With two-factor sign-in on, the right password is answered otp_required: then the code.
+  const [step, setStep] = useState<'password' | 'code' | 'verify'>('password');
+  const signIn = useMutation({
+    mutationFn: () => session.signIn(email, password),
+    onError: (error) => {
+      if (isCode(error, 'otp_required')) setStep('code');
+      if (isCode(error, 'email_not_verified')) setStep('verify');
+    },
+  });
+  const withCode = useMutation({ mutationFn: () => session.signIn(email, password, code.replace(/\s+/g, '')) });
   const invited = location.pathname.startsWith('/invitations/accept');
+  const startOver = () => {
+    setStep('password');
+    setCode('');
+    signIn.reset();
+    withCode.reset();
+  };
+
+  if (step === 'verify') return <CheckInbox email={email} notVerified onBack={startOver} />;
+  if (step === 'code') {
+    return (
+      <AuthFrame title="Enter your code">
+        <p>
+          Two-factor sign-in is on for <strong>{email}</strong>. Enter the 6-digit code your authenticator app shows now, or one of your recovery codes.
+        </p>
+        <form
+          onSubmit={(event) => {
+            event.preventDefault();
+            withCode.mutate();
+          }}
+        >
+          <Field label="Code" hint="6 digits, or a recovery code such as 7kq2-9xv4-mm3p.">
+            {(id, describedBy) => (
+              <input
+                id={id}
+                autoComplete="one-time-code"
+                autoCapitalize="off"
+                spellCheck={false}
+                required
+                maxLength={64}
+                aria-describedby={describedBy}
+                aria-invalid={isCode(withCode.error, 'invalid_otp') || undefined}
+                value={code}
+                onChange={(e) => setCode(e.target.value)}
+                autoFocus
+              />
+            )}
+          </Field>
+          <ErrorNotice error={withCode.error} title={isCode(withCode.error, 'invalid_otp') ? 'Wrong code' : undefined} />
+          <SubmitButton pending={withCode.isPending} disabled={!code.trim()}>
+            Sign in
+          </SubmitButton>
+        </form>
+        <p>
+          <button type="button" className="link" onClick={startOver}>
+            Use another account
+          </button>
+        </p>
+      </AuthFrame>
+    );
+  }
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
     signIn.mutate();
@@ -41,6 +160,9 @@ export function SignIn() {
         <SubmitButton pending={signIn.isPending}>Sign in</SubmitButton>
       </form>
       <p>
+        <Link to="/reset">Forgot your password?</Link>
+      </p>
+      <p>
         New here? <Link to={{ pathname: '/signup', search: invited ? `?next=${encodeURIComponent(location.pathname + location.search)}` : '' }}>Create an account</Link>
       </p>
     </AuthFrame>
@@ -52,8 +174,10 @@ export function SignUp() {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const [name, setName] = useState('');
-  // Once signed up, the console's /signup route sends the user on (to ?next= when given).
+  // Signed in at once: the console's /signup route sends the user on (to ?next= when given).
+  // With email verification on: no session yet, and the page asks to follow the mailed link.
   const signUp = useMutation({ mutationFn: () => session.signUp(email, password, name) });
+  if (signUp.data === 'verify') return <CheckInbox email={email} />;
   return (
     <AuthFrame title="Create an account">
       <form
@@ -64,27 +188,213 @@ export function SignUp() {
       >
         <Field label="Name (optional)">{(id) => <input id={id} autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} />}</Field>
         <Field label="Email">{(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
-        <Field label="Password" hint="10 to 128 characters.">
-          {(id, describedBy) => (
-            <input
-              id={id}
-              type="password"
-              autoComplete="new-password"
-              required
-              minLength={10}
-              maxLength={128}
-              aria-describedby={describedBy}
-              value={password}
-              onChange={(e) => setPassword(e.target.value)}
-            />
-          )}
-        </Field>
+        <NewPasswordField value={password} onChange={setPassword} />
         <ErrorNotice error={signUp.error} />
         <SubmitButton pending={signUp.isPending}>Create account</SubmitButton>
       </form>
       <p>
         Have an account? <Link to="/">Sign in</Link>
       </p>
+    </AuthFrame>
+  );
+}
+
+/** A form that mails a new verification link (after a link that no longer works). */
+function ResendForm() {
+  const [email, setEmail] = useState('');
+  const resend = useMutation({ mutationFn: () => unwrap(api.POST('/v1/auth/verify/resend', { body: { email } })) });
+  if (resend.isSuccess) {
+    return (
+      <p className="notice" role="status">
+        If <strong>{email}</strong> waits for verification, a new link is on its way. Look in your spam folder too.
+      </p>
+    );
+  }
+  return (
+    <form
+      onSubmit={(event) => {
+        event.preventDefault();
+        resend.mutate();
+      }}
+    >
+      <Field label="Email">{(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
+      <ErrorNotice error={resend.error} />
+      <SubmitButton pending={resend.isPending}>Send a new link</SubmitButton>
+    </form>
+  );
+}
+
+/**
+ * /verify?token=…: the link of a verification mail. It redeems the token once, then enters the
+ * console signed in, as a sign-in does. It waits for the first session check, so that check's
+ * answer (from before the new cookie) cannot sign the user out again.
+ */
+export function VerifyEmail() {
+  const session = useSession();
+  const navigate = useNavigate();
+  const [params] = useSearchParams();
+  const token = params.get('token') ?? '';
+  const sent = useRef(false);
+  const verify = useMutation({
+    mutationFn: () => unwrap(api.POST('/v1/auth/verify', { body: { token } })),
+    onSuccess: (signedIn) => {
+      session.enter(signedIn);
+      void navigate('/', { replace: true });
+    },
+  });
+  const ready = session.status !== 'loading';
+  useEffect(() => {
+    if (!ready || !token || sent.current) return;
+    sent.current = true;
+    verify.mutate();
+  }, [ready, token, verify]);
+
+  if (!token) {
+    return (
+      <AuthFrame title="Verify your email">
+        <p>This link has no token. Open the link from the mail again, or have a new one sent.</p>
+        <ResendForm />
+      </AuthFrame>
+    );
+  }
+  if (verify.isError) {
+    const gone = isCode(verify.error, 'verification_invalid');
+    return (
+      <AuthFrame title={gone ? 'This link no longer works' : 'Verify your email'}>
+        {gone ? (
+          <p>
+            A verification link works once and for 24 hours. This one was used already, has expired, or was not copied whole. If you verified your email already,{' '}
+            <Link to="/">sign in</Link>; otherwise have a new link sent.
+          </p>
+        ) : (
+          <ErrorNotice error={verify.error} />
+        )}
+        <ResendForm />
+      </AuthFrame>
+    );
+  }
+  return (
+    <AuthFrame title="Verify your email">
+      <Loading label="Verifying your email" />
+    </AuthFrame>
+  );
+}
+
+/** /reset: asks for the email to mail a reset link to; /reset?token=…: sets the new password. */
+export function ResetPassword() {
+  const [params] = useSearchParams();
+  const token = params.get('token');
+  return token ? <NewPasswordForm token={token} /> : <RequestReset />;
+}
+
+function RequestReset() {
+  const [email, setEmail] = useState('');
+  const request = useMutation({ mutationFn: () => unwrap(api.POST('/v1/auth/password-reset', { body: { email } })) });
+  if (request.isSuccess) {
+    return (
+      <AuthFrame title="Check your inbox">
+        <p data-testid="reset-requested">
+          If an account has the email <strong>{email}</strong>, a link to set a new password is on its way. It works once, for one hour.
+        </p>
+        <p className="muted">No mail after a few minutes? Look in your spam or junk folder, or ask again.</p>
+        <p>
+          <Link to="/">Back to sign in</Link>
+        </p>
+      </AuthFrame>
+    );
+  }
+  return (
+    <AuthFrame title="Reset your password">
+      <p>Enter the email of your account, and we mail you a link to set a new password.</p>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          request.mutate();
+        }}
+      >
+        <Field label="Email">{(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
+        {isCode(request.error, 'mail_unavailable') ? (
+          <ErrorNotice error={new Error('This service is not set up to send mail, so a password cannot be reset by mail. Ask the people who run it to reset it for you.')} title="Mail is not set up" />
+        ) : (
+          <ErrorNotice error={request.error} />
+        )}
+        <SubmitButton pending={request.isPending}>Mail me a link</SubmitButton>
+      </form>
+      <p>
+        <Link to="/">Back to sign in</Link>
+      </p>
+    </AuthFrame>
+  );
+}
+
+function NewPasswordForm({ token }: { token: string }) {
+  const session = useSession();
+  const queryClient = useQueryClient();
+  const [password, setPassword] = useState('');
+  const [again, setAgain] = useState('');
+  const [touched, setTouched] = useState(false);
+  const confirm = useMutation({
+    mutationFn: () => unwrap(api.POST('/v1/auth/password-reset/confirm', { body: { token, new_password: password } })),
+    // Every session of the user ended, this browser's too if it had one.
+    onSuccess: async () => {
+      queryClient.clear();
+      await session.refresh();
+    },
+  });
+  if (confirm.isSuccess) {
+    return (
+      <AuthFrame title="Password set">
+        <p role="status" data-testid="password-set">
+          Your new password is set, and every session of your account has ended. Sign in with the new password.
+        </p>
+        <p>
+          <Link to="/" className="button primary">
+            Sign in
+          </Link>
+        </p>
+      </AuthFrame>
+    );
+  }
+  if (isCode(confirm.error, 'reset_token_invalid')) {
+    return (
+      <AuthFrame title="This link no longer works">
+        <p>A reset link works once and for one hour. This one was used already, has expired, or was not copied whole.</p>
+        <p>
+          <Link to="/reset">Ask for a new link</Link>
+        </p>
+      </AuthFrame>
+    );
+  }
+  const mismatch = touched && again !== password ? 'The two passwords differ.' : null;
+  return (
+    <AuthFrame title="Set a new password">
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          setTouched(true);
+          if (again === password) confirm.mutate();
+        }}
+      >
+        <NewPasswordField label="New password" value={password} onChange={setPassword} />
+        <Field label="New password again" error={mismatch}>
+          {(id, describedBy) => (
+            <input
+              id={id}
+              type="password"
+              autoComplete="new-password"
+              required
+              maxLength={128}
+              aria-describedby={describedBy}
+              aria-invalid={mismatch ? true : undefined}
+              value={again}
+              onChange={(e) => setAgain(e.target.value)}
+              onBlur={() => setTouched(true)}
+            />
+          )}
+        </Field>
+        <ErrorNotice error={confirm.error} />
+        <SubmitButton pending={confirm.isPending}>Set the password</SubmitButton>
+      </form>
     </AuthFrame>
   );
 }

@@ -1,7 +1,7 @@
 import { useMutation } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { useNavigate } from 'react-router';
-import { api, ApiProblem, unwrap } from '../api/client';
+import { Link, useNavigate } from 'react-router';
+import { api, unwrap } from '../api/client';
 import { ErrorNotice, Field, PageHeader, SubmitButton } from '../components/ui';
 import { useWorkspace } from '../session';
 
@@ -10,8 +10,6 @@ export default function Settings() {
   const navigate = useNavigate();
   const [teamName, setTeamName] = useState('');
   const [rename, setRename] = useState(workspace.name);
-  const [current, setCurrent] = useState('');
-  const [next, setNext] = useState('');
   const createTeam = useMutation({
     mutationFn: () => unwrap(api.POST('/v1/workspaces', { body: { name: teamName.trim() } })),
     onSuccess: async (ws) => {
@@ -25,12 +23,10 @@ export default function Settings() {
     mutationFn: () => unwrap(api.PATCH('/v1/workspaces/{workspace_id}', { params: { path: { workspace_id: workspace.id } }, body: { name: rename.trim() } })),
     onSuccess: () => refresh(workspace.id),
   });
-  const password = useMutation({
-    mutationFn: () => unwrap(api.POST('/v1/auth/password', { body: { current_password: current, new_password: next } })),
-    onSuccess: () => {
-      setCurrent('');
-      setNext('');
-    },
+  const requireTwoFactor = useMutation({
+    mutationFn: (on: boolean) =>
+      unwrap(api.PATCH('/v1/workspaces/{workspace_id}', { params: { path: { workspace_id: workspace.id } }, body: { require_two_factor: on } })),
+    onSuccess: () => refresh(workspace.id),
   });
   const submit = (action: { mutate: () => void }) => (event: FormEvent) => {
     event.preventDefault();
@@ -49,6 +45,25 @@ export default function Settings() {
             </SubmitButton>
           </form>
           <ErrorNotice error={renameWs.error} />
+          <div className="field checkbox-field">
+            <label>
+              <input
+                type="checkbox"
+                checked={Boolean(workspace.require_two_factor)}
+                disabled={requireTwoFactor.isPending}
+                aria-describedby="require-two-factor-hint"
+                onChange={(e) => requireTwoFactor.mutate(e.target.checked)}
+              />{' '}
+              Require two-factor sign-in
+            </label>
+            <div id="require-two-factor-hint" className="hint">
+              Members without two-factor sign-in cannot work here in the console until they turn it on; API keys are not affected. You need it on your own account first.
+            </div>
+          </div>
+          {requireTwoFactor.isSuccess && (
+            <p role="status">{requireTwoFactor.data.require_two_factor ? 'Two-factor sign-in is now required here.' : 'Two-factor sign-in is no longer required here.'}</p>
+          )}
+          <ErrorNotice error={requireTwoFactor.error} />
         </section>
       )}
       <section aria-labelledby="team-title">
@@ -62,25 +77,11 @@ export default function Settings() {
         </form>
         <ErrorNotice error={createTeam.error} />
       </section>
-      <section aria-labelledby="password-title">
-        <h2 id="password-title">Your password</h2>
-        <p className="muted">Signed in as {user?.email}. Changing the password signs out your other sessions.</p>
-        <form onSubmit={submit(password)} className="inline-form">
-          <Field label="Current password">{(id) => <input id={id} type="password" autoComplete="current-password" required value={current} onChange={(e) => setCurrent(e.target.value)} />}</Field>
-          <Field label="New password" hint="10 to 128 characters.">
-            {(id, describedBy) => (
-              <input id={id} type="password" autoComplete="new-password" minLength={10} maxLength={128} aria-describedby={describedBy} required value={next} onChange={(e) => setNext(e.target.value)} />
-            )}
-          </Field>
-          <SubmitButton pending={password.isPending} disabled={!current || next.length < 10}>
-            Change password
-          </SubmitButton>
-        </form>
-        {password.isSuccess && <p role="status">Password changed.</p>}
-        <ErrorNotice
-          error={password.error}
-          title={password.error instanceof ApiProblem && password.error.code === 'invalid_credentials' ? 'Wrong current password' : undefined}
-        />
+      <section aria-labelledby="security-title">
+        <h2 id="security-title">Your password and sign-in</h2>
+        <p>
+          Signed in as {user?.email}. Change your password and turn on two-factor sign-in in <Link to="/security">Security</Link>.
+        </p>
       </section>
     </div>
   );

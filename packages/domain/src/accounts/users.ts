@@ -1,28 +1,19 @@
 import type { Db, Tx, UserRow, WorkspaceRow } from '@sdx/db';
+import { findUserByEmail, normalizeEmail } from './emails';
 import { type Actor, recordAudit } from '../audit/audit';
 import type { Services } from '../context';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { createWorkspace } from '../workspaces/workspaces';
-import { defaultWorkspaceAmong, listUserWorkspaces, renderWorkspace, type WorkspaceView } from '../workspaces/teams';
+import { renderWorkspace } from '../workspaces/teams';
 import type { Clock } from '../time';
 import { hashPassword, verifyPassword } from './passwords';
-import { type ClientMeta, endOtherSessions, startSession, type StartedSession } from './sessions';
-import { renderUser, type UserView } from './user-view';
+import { type ClientMeta, startSession, startSignInSession } from './sessions';
+import { type SignedIn, signedInAs } from './signed-in';
+import { checkSecondFactor } from './two-factor';
+import { mailSignupAttempt, mailVerification } from './verification';
+import { renderUser } from './user-view';
 
-/** The User object of api-v1.md 2.1: all four keys present. */
-/** Emails are kept as typed (trimmed) and compared case-insensitively (a unique index on lower(email)). */
-export function normalizeEmail(email: string): string {
-  return email.trim();
-}
-
-export async function findUserByEmail(db: Db, email: string): Promise<UserRow | undefined> {
-  return db
-    .selectFrom('users')
-    .selectAll()
-    .where((eb) => eb(eb.fn('lower', ['email']), '=', normalizeEmail(email).toLowerCase()))
-    .executeTakeFirst();
-}
 
 export interface SignUpInput {
   email: string;
@@ -30,13 +21,6 @@ export interface SignUpInput {
   displayName?: string | null;
 }
 
-export interface SignedIn {
-  user: UserView;
-  workspaces: WorkspaceView[];
-  /** The workspace to open after sign-in (one of workspaces), or null for the personal one. */
-  defaultWorkspaceId: string | null;
-  started: StartedSession;
-}
 
 function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string } | null)?.code === '23505';
@@ -46,8 +30,10 @@ export interface NewUser {
   email: string;
   passwordHash: string;
   displayName?: string | null;
-  /** Plan allowance of the personal workspace. */
+  /** Plan allowance of the personal workspace (0 until the email is verified, with verification on). */
   credits: number;
+  /** False: the email waits for verification (email_verified_at null). Default true. */
+  verified?: boolean;
 }
 
 /**
@@ -59,7 +45,13 @@ export async function createUser(tx: Tx, clock: Clock, input: NewUser, by: { ip:
   const email = normalizeEmail(input.email);
   const user = await tx
     .insertInto('users')
-    .values({ id: newId('usr'), email, display_name: input.displayName ?? null, password_hash: input.passwordHash })
+    .values({
+      id: newId('usr'),
+      email,
+      display_name: input.displayName ?? null,
+      password_hash: input.passwordHash,
+      email_verified_at: input.verified === false ? null : clock.now(),
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
   const personal = await createWorkspace(tx, clock, { name: 'Personal', kind: 'personal', personalUserId: user.id, credits: input.credits });
@@ -75,24 +67,48 @@ export async function createUser(tx: Tx, clock: Clock, input: NewUser, by: { ip:
   return { user, personal };
 }
 
+/** What sign-up answers: signed in at once, or (EMAIL_VERIFICATION on) a mail to follow and no session. */
+export type SignUpResult = { signedIn: SignedIn } | { verificationRequired: true };
+
 /**
- * Sign-up: the user, their personal workspace (owner, plan allowance NEW_WORKSPACE_CREDITS),
- * its audit event and the first session, in one transaction.
+ * Sign-up (extensions.md 1, extensions-2.md 2). With EMAIL_VERIFICATION off: the user, their
+ * personal workspace (owner, plan allowance NEW_WORKSPACE_CREDITS), its audit event and the
+ * first session, in one transaction; a taken email is 409 email_taken.
+ *
+ * With it on, a new email and a taken one get the same answer after the same work (a password
+ * hash and one transaction that writes a mail): the new user waits for verification with a
+ * personal workspace of no allowance and a verification mail; the owner of a taken email gets a
+ * mail saying someone tried; an address that was never verified gets a new verification link
+ * that carries this sign-up's password, so a stranger who signed up with it first cannot keep
+ * its owner out.
  */
-export async function signUp(services: Services, input: SignUpInput, meta: ClientMeta): Promise<SignedIn> {
+export async function signUp(services: Services, input: SignUpInput, meta: ClientMeta): Promise<SignUpResult> {
   if (!services.config.signupEnabled) throw new ApiError('signup_disabled', 'Sign-up is closed on this service.');
   const email = normalizeEmail(input.email);
-  if (await findUserByEmail(services.db, email)) throw new ApiError('email_taken', 'An account with this email exists; sign in instead.');
+  const verify = services.config.emailVerification;
   const passwordHash = await hashPassword(input.password);
+  const existing = await findUserByEmail(services.db, email);
+  if (existing) {
+    if (!verify) throw new ApiError('email_taken', 'An account with this email exists; sign in instead.');
+    await services.db.transaction().execute((tx) => (existing.email_verified_at ? mailSignupAttempt(tx, services, email) : mailVerification(tx, services, existing, passwordHash)));
+    return { verificationRequired: true };
+  }
   try {
     return await services.db.transaction().execute(async (tx) => {
-      const created = await createUser(tx, services.clock, { email, passwordHash, displayName: input.displayName, credits: services.config.newWorkspaceCredits }, { ip: meta.ip });
+      const credits = verify ? 0 : services.config.newWorkspaceCredits;
+      const created = await createUser(tx, services.clock, { email, passwordHash, displayName: input.displayName, credits, verified: !verify }, { ip: meta.ip });
+      if (verify) {
+        await mailVerification(tx, services, created.user, null);
+        return { verificationRequired: true as const };
+      }
       const started = await startSession(tx, created.user.id, meta);
-      return { user: renderUser(created.user), workspaces: [renderWorkspace(created.personal, 'owner')], defaultWorkspaceId: null, started };
+      return { signedIn: { user: renderUser(created.user), workspaces: [renderWorkspace(created.personal, 'owner')], defaultWorkspaceId: null, started } };
     });
   } catch (error) {
-    if (isUniqueViolation(error)) throw new ApiError('email_taken', 'An account with this email exists; sign in instead.');
-    throw error;
+    if (!isUniqueViolation(error)) throw error;
+    // A sign-up with the same email committed first.
+    if (!verify) throw new ApiError('email_taken', 'An account with this email exists; sign in instead.');
+    return { verificationRequired: true };
   }
 }
 
@@ -106,19 +122,16 @@ export async function checkCredentials(db: Db, email: string, password: string):
   return ok && user ? user : null;
 }
 
-export async function signIn(services: Services, user: UserRow, meta: ClientMeta): Promise<SignedIn> {
-  const started = await startSession(services.db, user.id, meta);
-  const workspaces = await listUserWorkspaces(services.db, user.id);
-  return { user: renderUser(user), workspaces, defaultWorkspaceId: defaultWorkspaceAmong(user.default_workspace_id, workspaces), started };
+/**
+ * Sign-in after the password was checked: 403 email_not_verified before the email is verified
+ * (the password was right, so this tells nothing new), then the second factor when the user has
+ * one (`checkSecondFactor`), then a session.
+ */
+export async function signIn(services: Services, user: UserRow, otp: string | undefined, meta: ClientMeta): Promise<SignedIn> {
+  if (!user.email_verified_at) {
+    throw new ApiError('email_not_verified', 'Verify your email first: follow the link we mailed you, or ask for another with POST /v1/auth/verify/resend.');
+  }
+  await checkSecondFactor(services, user, otp);
+  return signedInAs(services, user, await startSignInSession(services.db, user.id, meta));
 }
 
-/** Changes the password after checking the current one; every other session of the user ends. */
-export async function changePassword(services: Services, userId: string, sessionId: string, current: string, next: string): Promise<void> {
-  const user = await services.db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirstOrThrow();
-  if (!(await verifyPassword(user.password_hash, current))) throw new ApiError('invalid_credentials', 'The current password is wrong.');
-  const passwordHash = await hashPassword(next);
-  await services.db.transaction().execute(async (tx) => {
-    await tx.updateTable('users').set({ password_hash: passwordHash, updated_at: new Date() }).where('id', '=', userId).execute();
-    await endOtherSessions(tx, userId, sessionId);
-  });
-}

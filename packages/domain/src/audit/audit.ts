@@ -22,6 +22,11 @@ export function actorOf(tenant: Tenant, ip: string | null): Actor {
 /** Every action the audit log records (extensions.md 4). */
 export type AuditAction =
   | 'user.signed_up'
+  | 'user.email_verified'
+  | 'user.password_reset'
+  | 'user.two_factor_enabled'
+  | 'user.two_factor_disabled'
+  | 'workspace.two_factor_changed'
   | 'workspace.created'
   | 'workspace.renamed'
   | 'member.invited'

@@ -61,3 +61,18 @@ export async function lockBalance(tx: Tx, workspaceId: string, now: Date, quota:
   if (!balance) throw new Error(`workspace ${workspaceId} has no balance row`);
   return balance;
 }
+
+/**
+ * Raises a workspace's monthly plan allowance to `quota` from this period on (a personal
+ * workspace whose email was just verified receives NEW_WORKSPACE_CREDITS this way): the
+ * allowance ledger entry of the current period grows by the difference.
+ */
+export async function raiseAllowance(tx: Tx, workspace: WorkspaceRow, quota: number, now: Date): Promise<void> {
+  if (quota <= workspace.monthly_quota) return;
+  const balance = await lockBalance(tx, workspace.id, now, workspace.monthly_quota);
+  await tx.updateTable('workspaces').set({ monthly_quota: quota }).where('id', '=', workspace.id).execute();
+  await tx
+    .insertInto('credit_ledger')
+    .values({ ...allowanceEntry(workspace.id, quota - workspace.monthly_quota, balance.period_start), note: 'plan allowance from the verified email' })
+    .execute();
+}

@@ -9,7 +9,10 @@ import { SESSION_IDLE_MS } from '../accounts/sessions';
  *   stays, with `result_expired` set (its result reads as null, its export and items 410);
  * - idempotency keys, kept 24 hours (they expire at `expires_at`);
  * - sessions that ended: signed out, replaced by a password change, idle for 7 days or past their
- *   30 days.
+ *   30 days;
+ * - verification and reset tokens past their lifetime (used or not);
+ * - mail sent or given up on, 7 days after it was written (the hourly caps per address read the
+ *   last hour of it; the bodies were dropped when they were sent).
  * Audit events, the credit ledger, schedule runs and the job rows themselves are kept.
  *
  * Every purge runs as short statements on the pool, each deleting a bounded batch and committing
@@ -124,6 +127,36 @@ export async function purgeEndedSessions(db: Db, now: Date, batchSize = RETENTIO
   );
 }
 
+/** Deletes verification and reset tokens past their lifetime at `now`. */
+export async function purgeExpiredAuthTokens(db: Db, now: Date, batchSize = RETENTION_BATCH): Promise<number> {
+  return deleteInBatches(
+    db,
+    batchSize,
+    (limit) => sql`
+      delete from auth_tokens
+      where id in (select id from auth_tokens where expires_at <= ${now} order by expires_at limit ${limit} for update skip locked)
+    `,
+  );
+}
+
+/** Mail rows kept after they were written, once sent or given up on. */
+export const MAIL_KEPT_MS = 7 * DAY_MS;
+
+/** Deletes mail sent or given up on more than MAIL_KEPT_MS before `now`. Pending mail is kept. */
+export async function purgeOldMail(db: Db, now: Date, batchSize = RETENTION_BATCH): Promise<number> {
+  const before = new Date(now.getTime() - MAIL_KEPT_MS);
+  return deleteInBatches(
+    db,
+    batchSize,
+    (limit) => sql`
+      delete from mail_outbox
+      where id in (
+        select id from mail_outbox where status <> 'pending' and created_at <= ${before} order by created_at limit ${limit} for update skip locked
+      )
+    `,
+  );
+}
+
 /** Runs `statement` (a delete of at most `limit` rows) until one deletes fewer; the rows deleted in all. */
 async function deleteInBatches(db: Db, batchSize: number, statement: (limit: number) => ReturnType<typeof sql>): Promise<number> {
   let deleted = 0;
@@ -149,6 +182,8 @@ export interface RetentionPass {
   resultPagesDeleted: number;
   idempotencyKeysDeleted: number;
   sessionsDeleted: number;
+  authTokensDeleted: number;
+  mailDeleted: number;
 }
 
 /** One pass of every purge, as of `now`. */
@@ -156,5 +191,7 @@ export async function runRetention(db: Db, now: Date, policy: RetentionPolicy): 
   const results = await purgeExpiredResults(db, now, policy.resultRetentionDays, policy.resultBatchSize);
   const idempotencyKeysDeleted = await purgeExpiredIdempotencyKeys(db, now, policy.batchSize);
   const sessionsDeleted = await purgeEndedSessions(db, now, policy.batchSize);
-  return { resultsExpired: results.jobs, resultPagesDeleted: results.pages, idempotencyKeysDeleted, sessionsDeleted };
+  const authTokensDeleted = await purgeExpiredAuthTokens(db, now, policy.batchSize);
+  const mailDeleted = await purgeOldMail(db, now, policy.batchSize);
+  return { resultsExpired: results.jobs, resultPagesDeleted: results.pages, idempotencyKeysDeleted, sessionsDeleted, authTokensDeleted, mailDeleted };
 }

@@ -126,15 +126,13 @@ export async function attemptDelivery(services: Resources & { deliveries: Delive
   }
 
   const now = services.clock.now();
-  const outcome =
-    !claimed.enabled && claimed.type !== 'webhook.test'
-      ? { ok: false, status: null, error: 'the webhook is disabled' }
-      : await services.webhooks.send({
-          url: claimed.url,
-          body: claimed.body,
-          headers: signatureHeaders(signingSecrets(claimed, now), claimed.event_id, Math.floor(now.getTime() / 1000), claimed.body),
-        });
-  sent();
+  const send = async () => {
+    // A secret no key of this process opens (SECRETS_KEY missing or wrong) throws here: the
+    // attempt is given up unrecorded, and its lease lapses into the sweep once the key is back.
+    const headers = signatureHeaders(signingSecrets(services.config, claimed, now), claimed.event_id, Math.floor(now.getTime() / 1000), claimed.body);
+    return services.webhooks.send({ url: claimed.url, body: claimed.body, headers });
+  };
+  const outcome = await (!claimed.enabled && claimed.type !== 'webhook.test' ? Promise.resolve({ ok: false, status: null, error: 'the webhook is disabled' }) : send()).finally(sent);
   recordWebhookDelivery(outcome.ok ? 'succeeded' : 'failed');
 
   const delayMs = outcome.ok || !claimed.enabled ? null : retryDelayMs(services.config.webhookRetrySchedule, claimed.attempts);

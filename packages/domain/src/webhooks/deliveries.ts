@@ -84,7 +84,8 @@ export async function enqueueDeliveries(services: Resources, requests: readonly 
 export async function sendTestEvent(services: Resources, tenant: Tenant, webhookId: string): Promise<DeliveryView> {
   const now = services.clock.now();
   const delivery = await services.db.transaction().execute(async (tx) => {
-    const webhook = await getWebhookOrThrow(tx, tenant, webhookId);
+    // Locked, so a delete of the webhook waits for the delivery (or the delivery finds it gone: 404).
+    const webhook = await getWebhookOrThrow(tx, tenant, webhookId, true);
     const id = await recordTestEvent(tx, tenant.workspace.id, webhook.id, now);
     return insertDelivery(tx, tenant.workspace.id, webhook.id, id, now);
   });
@@ -99,7 +100,7 @@ export async function sendTestEvent(services: Resources, tenant: Tenant, webhook
 export async function redeliver(services: Resources, tenant: Tenant, webhookId: string, deliveryId: string): Promise<DeliveryView> {
   const now = services.clock.now();
   const { delivery, type } = await services.db.transaction().execute(async (tx) => {
-    const webhook = await getWebhookOrThrow(tx, tenant, webhookId);
+    const webhook = await getWebhookOrThrow(tx, tenant, webhookId, true);
     const original = await tx
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_events as e', 'e.id', 'd.event_id')

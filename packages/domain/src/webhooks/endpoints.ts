@@ -5,6 +5,7 @@ import { type Actor, recordAudit } from '../audit/audit';
 import type { Resources, Tenant } from '../resources';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
+import { sealerOf } from '../sealing';
 
 /** How long the secret before a rotation keeps signing beside the new one (extensions.md 5). */
 export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
@@ -52,10 +53,31 @@ function eventList(events: string[]): string[] {
   return unique.includes('*') ? ['*'] : unique;
 }
 
-/** POST /v1/webhooks: the endpoint, its secret (answered once) and its audit event, in one transaction. */
-export async function createWebhook(services: Resources, tenant: Tenant, input: WebhookInput, actor: Actor): Promise<WebhookRow> {
+/**
+ * A webhook with its signing secret in clear, for the one answer that shows it (creation,
+ * rotation). The row holds it sealed (AES-256-GCM under SECRETS_KEY, `sealing.ts`).
+ */
+export interface WebhookWithSecret {
+  webhook: WebhookRow;
+  secret: string;
+}
+
+/**
+ * POST /v1/webhooks: the endpoint, its secret (sealed; answered once) and its audit event, in
+ * one transaction. At most MAX_WEBHOOKS_PER_WORKSPACE per workspace (422
+ * webhook_limit_reached): the workspace row is locked before the count, so two creations at once
+ * cannot both pass it.
+ */
+export async function createWebhook(services: Resources, tenant: Tenant, input: WebhookInput, actor: Actor): Promise<WebhookWithSecret> {
   await checkUrl(services, input.url);
+  const secret = generateSecret();
+  const limit = services.config.maxWebhooksPerWorkspace;
   return services.db.transaction().execute(async (tx) => {
+    await tx.selectFrom('workspaces').select('id').where('id', '=', tenant.workspace.id).forUpdate().executeTakeFirstOrThrow();
+    const { count } = await tx.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('count')).where('workspace_id', '=', tenant.workspace.id).executeTakeFirstOrThrow();
+    if (Number(count) >= limit) {
+      throw new ApiError('webhook_limit_reached', `This workspace has ${limit} webhooks, the most it may have; delete one first.`, { limit });
+    }
     const row = await tx
       .insertInto('webhooks')
       .values({
@@ -64,7 +86,7 @@ export async function createWebhook(services: Resources, tenant: Tenant, input: 
         url: input.url,
         description: input.description ?? null,
         events: eventList(input.events),
-        secret: generateSecret(),
+        secret: sealerOf(services.config).seal(secret),
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -76,7 +98,7 @@ export async function createWebhook(services: Resources, tenant: Tenant, input: 
       targetId: row.id,
       data: { url: row.url, events: row.events, description: row.description },
     });
-    return row;
+    return { webhook: row, secret };
   });
 }
 
@@ -145,14 +167,16 @@ export async function deleteWebhook(services: Resources, tenant: Tenant, webhook
  * it replaces signs beside it for 24 hours, so a receiver can switch without missing a message.
  * (A second rotation within those hours retires the oldest at once.)
  */
-export async function rotateWebhookSecret(services: Resources, tenant: Tenant, webhookId: string, actor: Actor): Promise<WebhookRow> {
+export async function rotateWebhookSecret(services: Resources, tenant: Tenant, webhookId: string, actor: Actor): Promise<WebhookWithSecret> {
+  const secret = generateSecret();
   return services.db.transaction().execute(async (tx) => {
     const before = await getWebhookOrThrow(tx, tenant, webhookId, true);
     const now = services.clock.now();
     const row = await tx
       .updateTable('webhooks')
       .set({
-        secret: generateSecret(),
+        secret: sealerOf(services.config).seal(secret),
+        // Still sealed as it was (under whichever key: rotate-secrets re-seals it if need be).
         previous_secret: before.secret,
         previous_secret_expires_at: new Date(now.getTime() + ROTATION_OVERLAP_MS),
         updated_at: now,
@@ -168,12 +192,20 @@ export async function rotateWebhookSecret(services: Resources, tenant: Tenant, w
       targetId: row.id,
       data: { previous_secret_expires_at: row.previous_secret_expires_at!.toISOString() },
     });
-    return row;
+    return { webhook: row, secret };
   });
 }
 
-/** The secrets that sign a message sent at `now`: the current one, and the previous one while its overlap lasts. */
-export function signingSecrets(row: Pick<WebhookRow, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>, now: Date): string[] {
+/**
+ * The secrets that sign a message sent at `now`, opened from their sealed form: the current one,
+ * and the previous one while its overlap lasts.
+ */
+export function signingSecrets(
+  config: Resources['config'],
+  row: Pick<WebhookRow, 'secret' | 'previous_secret' | 'previous_secret_expires_at'>,
+  now: Date,
+): string[] {
+  const sealer = sealerOf(config);
   const previous = row.previous_secret && row.previous_secret_expires_at && row.previous_secret_expires_at.getTime() > now.getTime();
-  return previous ? [row.secret, row.previous_secret!] : [row.secret];
+  return previous ? [sealer.open(row.secret), sealer.open(row.previous_secret!)] : [sealer.open(row.secret)];
 }

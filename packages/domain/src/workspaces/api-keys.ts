@@ -1,7 +1,7 @@
 import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
-import type { ApiKeyRow, Db, Executor, WorkspaceRow } from '@sdx/db';
-import { type Role, roleAtLeast } from '../accounts/roles';
+import type { ApiKeyRow, Db, Executor, Tx, WorkspaceRow } from '@sdx/db';
+import { type Role, ROLES, roleAtLeast } from '../accounts/roles';
 import { type Actor, recordAudit, systemActor } from '../audit/audit';
 import { ApiError } from '../errors';
 import { GroupCommit, REQUEST_PATH_BOUNDS } from '../group-commit';
@@ -115,6 +115,72 @@ export async function revokeApiKey(db: Executor, keyId: string, options: RevokeA
   });
 }
 
+/** Why keys followed their creator out: a removal, a demotion, or the creator's password change. */
+export type KeyRevocationReason = 'creator_removed' | 'creator_demoted' | 'password_changed';
+
+export interface RevokeKeysOfOptions {
+  /** The creator whose keys go. */
+  userId: string;
+  /** Only keys of this workspace; absent, every workspace (a password change). */
+  workspaceId?: string;
+  /** Only keys whose role is above this one (a demotion to it). */
+  above?: Role;
+  reason: KeyRevocationReason;
+  actor: Actor;
+}
+
+/**
+ * Keys follow their creator (extensions-2.md 2): revokes, in the caller's transaction, every
+ * live key the user made and every key made by one of those keys, down the chain (a key a
+ * member's key minted is the member's too, so a member cannot outlive a removal through a key
+ * of a key). The chain is followed through keys revoked or expired already; only live keys are
+ * revoked, each with its own api_key.revoked event naming the reason. Returns the revoked IDs.
+ * No cache stands between a key and its lookup, so the next request with it fails on every
+ * process; an open event stream ends at its next credential check.
+ */
+export async function revokeKeysOf(tx: Tx, options: RevokeKeysOfOptions): Promise<string[]> {
+  const workspace = options.workspaceId ?? null;
+  const above = options.above ? ROLES.slice(ROLES.indexOf(options.above) + 1) : [...ROLES];
+  if (above.length === 0) return [];
+  const { rows } = await sql<{ id: string; workspace_id: string; name: string | null; prefix: string; role: Role; created_by: string | null }>`
+    with recursive made (id) as (
+      select k.id from api_keys k
+       where k.created_by = ${options.userId} and (${workspace}::text is null or k.workspace_id = ${workspace}::text)
+      union
+      select k.id from api_keys k join made on k.created_by = made.id
+    )
+    update api_keys set revoked_at = now()
+     where id in (select id from made)
+       and revoked_at is null
+       and (expires_at is null or expires_at > now())
+       and role in (${sql.join(above)})
+    returning id, workspace_id, name, prefix, role, created_by
+  `.execute(tx);
+  for (const key of rows.sort((a, b) => a.id.localeCompare(b.id))) {
+    await recordAudit(tx, {
+      workspaceId: key.workspace_id,
+      action: 'api_key.revoked',
+      actor: options.actor,
+      targetType: 'api_key',
+      targetId: key.id,
+      data: { name: key.name, prefix: key.prefix, role: key.role, reason: options.reason, creator: options.userId, created_by: key.created_by },
+    });
+  }
+  return rows.map((key) => key.id);
+}
+
+/** Whether a key can still be used: not revoked, not expired (an open stream's periodic check). */
+export async function apiKeyActive(db: Executor, keyId: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select('id')
+    .where('id', '=', keyId)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]))
+    .executeTakeFirst();
+  return Boolean(row);
+}
+
 /** A workspace's keys, newest first, revoked ones included. */
 export async function listApiKeys(db: Executor, workspaceId: string): Promise<ApiKeyRow[]> {
   return db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).orderBy('id', 'desc').execute();
@@ -197,6 +263,8 @@ export async function lookupKeys(db: Db, hashes: string[]): Promise<Array<Authen
       'workspaces.max_active_jobs',
       'workspaces.created_at',
       'workspaces.personal_user_id',
+      'workspaces.require_two_factor',
+      'workspaces.created_by as workspace_created_by',
     ]);
   const rows = await query.where('api_keys.secret_hash', 'in', unique).execute();
   const byHash = new Map<string, AuthenticatedKey>(
@@ -226,6 +294,8 @@ export async function lookupKeys(db: Db, hashes: string[]): Promise<Array<Authen
           max_active_jobs: row.max_active_jobs,
           created_at: row.created_at,
           personal_user_id: row.personal_user_id,
+          require_two_factor: row.require_two_factor,
+          created_by: row.workspace_created_by,
         },
       },
     ]),

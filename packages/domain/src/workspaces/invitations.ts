@@ -1,28 +1,78 @@
 import { sql } from 'kysely';
-import type { Executor, InvitationRow, Role } from '@sdx/db';
+import type { Executor, InvitationRow, Role, Tx } from '@sdx/db';
+import { invitationMail } from '@sdx/mail';
 import { roleAtLeast } from '../accounts/roles';
 import { randomToken, tokenHash } from '../accounts/secrets';
-import { normalizeEmail } from '../accounts/users';
+import { normalizeEmail } from '../accounts/emails';
 import { type Actor, recordAudit } from '../audit/audit';
 import type { Services } from '../context';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
+import { queueMail } from '../mail/outbox';
 import { addMember, type Caller } from './members';
 import { lockWorkspace, renderWorkspace, type WorkspaceView } from './teams';
 
 /** An invitation is valid 7 days. */
 export const INVITATION_TTL_MS = 7 * 24 * 3600_000;
+/** Invitations a workspace may send per UTC day (extensions-2.md 2), counted from the invitations table. */
+export const INVITATIONS_PER_DAY = 50;
 
 export interface CreatedInvitation {
   invitation: InvitationRow;
   /** Shown once (and mailed when SMTP_URL is set): only its hash is stored. */
   token: string;
+  /** `{APP_URL}/console/invitations/accept?token=…` */
+  acceptUrl: string;
   workspaceName: string;
+  /** Whether the invitation mail was queued (SMTP_URL set): the caller may kick the mail sender after commit. */
+  mailed: boolean;
+}
+
+/** The start of the next UTC day after `at`. */
+function nextUtcMidnight(at: Date): Date {
+  return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1));
+}
+
+/**
+ * 429 rate_limit_exceeded once the workspace sent INVITATIONS_PER_DAY invitations this UTC day
+ * (revoked and accepted ones count), with Retry-After up to the next UTC midnight. The caller
+ * holds the workspace's lock, so two invitations at once cannot both take the last place.
+ */
+async function checkDailyInvitations(tx: Tx, workspaceId: string, now: Date): Promise<void> {
+  const midnight = nextUtcMidnight(now);
+  const dayStart = new Date(midnight.getTime() - 24 * 3600_000);
+  const row = await tx
+    .selectFrom('invitations')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('created_at', '>=', dayStart)
+    .executeTakeFirstOrThrow();
+  if (Number(row.n) < INVITATIONS_PER_DAY) return;
+  const seconds = Math.max(1, Math.ceil((midnight.getTime() - now.getTime()) / 1000));
+  throw new ApiError(
+    'rate_limit_exceeded',
+    `A workspace sends at most ${INVITATIONS_PER_DAY} invitations a day (UTC); retry in ${seconds} s.`,
+    { retry_after: seconds },
+    { 'Retry-After': String(seconds) },
+  );
+}
+
+/** Who the invitation mail names as its sender: the signed-in user, or the user who made the calling key. */
+async function inviterOf(tx: Tx, caller: Caller): Promise<{ email: string; display_name: string | null } | undefined> {
+  let userId = caller.userId;
+  if (!userId && caller.actor.type === 'api_key' && caller.actor.id) {
+    const key = await tx.selectFrom('api_keys').select('created_by').where('id', '=', caller.actor.id).executeTakeFirst();
+    if (key?.created_by?.startsWith('usr_')) userId = key.created_by;
+  }
+  if (!userId) return undefined;
+  return tx.selectFrom('users').select(['email', 'display_name']).where('id', '=', userId).executeTakeFirst();
 }
 
 /**
  * Invites an email into a team workspace. Admins invite with the roles below owner, owners
- * with any role. A new invitation to the same email replaces a pending one.
+ * with any role. A new invitation to the same email replaces a pending one. At most
+ * INVITATIONS_PER_DAY a UTC day per workspace. With SMTP_URL set, the invitation mail is queued
+ * in the same transaction (mail/outbox.ts): it goes out exactly when the invitation exists.
  */
 export async function createInvitation(services: Services, workspaceId: string, email: string, role: Role, caller: Caller): Promise<CreatedInvitation> {
   if (role === 'owner' && !roleAtLeast(caller.role, 'owner')) {
@@ -32,19 +82,20 @@ export async function createInvitation(services: Services, workspaceId: string, 
   return services.db.transaction().execute(async (tx) => {
     const workspace = await lockWorkspace(tx, workspaceId);
     if (workspace.kind === 'personal') throw new ApiError('personal_workspace', 'A personal workspace takes no members; create a team workspace.');
+    await checkDailyInvitations(tx, workspaceId, services.clock.now());
     const member = await tx
       .selectFrom('memberships')
       .innerJoin('users', 'users.id', 'memberships.user_id')
       .select('users.id')
       .where('memberships.workspace_id', '=', workspaceId)
-      .where((eb) => eb(eb.fn('lower', ['users.email']), '=', address.toLowerCase()))
+      .where('users.email', '=', address)
       .executeTakeFirst();
     if (member) throw new ApiError('already_member', 'This email is a member of the workspace already.', { user_id: member.id });
     await tx
       .updateTable('invitations')
       .set({ revoked_at: sql<Date>`now()` })
       .where('workspace_id', '=', workspaceId)
-      .where((eb) => eb(eb.fn('lower', ['email']), '=', address.toLowerCase()))
+      .where('email', '=', address)
       .where('accepted_at', 'is', null)
       .where('revoked_at', 'is', null)
       .execute();
@@ -70,7 +121,19 @@ export async function createInvitation(services: Services, workspaceId: string, 
       targetId: invitation.id,
       data: { email: address, role },
     });
-    return { invitation, token, workspaceName: workspace.name };
+    const acceptUrl = `${services.config.appUrl}/console/invitations/accept?token=${encodeURIComponent(token)}`;
+    const inviter = await inviterOf(tx, caller);
+    const mail = invitationMail({
+      appUrl: services.config.appUrl,
+      workspaceName: workspace.name,
+      inviterEmail: inviter?.email ?? null,
+      inviterName: inviter?.display_name ?? null,
+      role,
+      acceptUrl,
+      expiresAt: invitation.expires_at,
+    });
+    const mailed = await queueMail(tx, services.config, { to: address, template: 'invitation', ...mail });
+    return { invitation, token, acceptUrl, workspaceName: workspace.name, mailed };
   });
 }
 
@@ -129,7 +192,7 @@ export async function acceptInvitation(services: Services, token: string, user: 
     if (!invitation || invitation.accepted_at || invitation.revoked_at || invitation.expires_at.getTime() <= Date.now()) {
       throw new ApiError('invitation_invalid', 'This invitation has expired, was revoked or was used already.');
     }
-    if ((user.email ?? '').toLowerCase() !== invitation.email.toLowerCase()) {
+    if (normalizeEmail(user.email ?? '') !== normalizeEmail(invitation.email)) {
       throw new ApiError('invitation_email_mismatch', 'This invitation was sent to another email; sign in with that email to accept it.');
     }
     const workspace = await lockWorkspace(tx, invitation.workspace_id);

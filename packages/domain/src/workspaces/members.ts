@@ -1,8 +1,9 @@
 import type { Executor, Role, Tx } from '@sdx/db';
 import { roleAtLeast } from '../accounts/roles';
-import { type Actor, recordAudit } from '../audit/audit';
+import { type Actor, recordAudit, systemActor } from '../audit/audit';
 import type { Services } from '../context';
 import { ApiError } from '../errors';
+import { revokeKeysOf } from './api-keys';
 import { lockWorkspace } from './teams';
 
 export interface MemberView {
@@ -65,6 +66,9 @@ async function ownerCount(tx: Tx, workspaceId: string): Promise<number> {
   return Number(row.n);
 }
 
+/** The actor of the revocations that follow a membership change: the rule, not the caller. */
+const KEYS_FOLLOW_CREATOR = systemActor('keys-follow-creator');
+
 function requireRole(caller: Caller, required: Role, why: string): void {
   if (!roleAtLeast(caller.role, required)) throw new ApiError('forbidden', why, { required_role: required });
 }
@@ -72,7 +76,8 @@ function requireRole(caller: Caller, required: Role, why: string): void {
 /**
  * Changes a member's role. Admins manage the roles below owner; making or unmaking an owner
  * needs an owner; the last owner cannot be demoted (409 last_owner). The workspace row is locked
- * first, so two owners demoting each other at once leave one owner.
+ * first, so two owners demoting each other at once leave one owner. A demotion revokes, in the
+ * same transaction, the member's keys whose role is above the new one (revokeKeysOf).
  */
 export async function changeMemberRole(services: Services, workspaceId: string, userId: string, role: Role, caller: Caller): Promise<MemberView> {
   return services.db.transaction().execute(async (tx) => {
@@ -92,12 +97,19 @@ export async function changeMemberRole(services: Services, workspaceId: string, 
         targetId: userId,
         data: { from: member.role, to: role },
       });
+      if (!roleAtLeast(role, member.role)) {
+        await revokeKeysOf(tx, { workspaceId, userId, above: role, reason: 'creator_demoted', actor: KEYS_FOLLOW_CREATOR });
+      }
     }
     return { user_id: member.user_id, email: member.email, display_name: member.display_name, role, joined_at: member.created_at.toISOString() };
   });
 }
 
-/** Removes a member: anyone may leave; removing another needs admin, removing an owner needs an owner; never the last owner. */
+/**
+ * Removes a member: anyone may leave; removing another needs admin, removing an owner needs an
+ * owner; never the last owner. Every key the member made in the workspace goes with them, in the
+ * same transaction (revokeKeysOf).
+ */
 export async function removeMember(services: Services, workspaceId: string, userId: string, caller: Caller): Promise<void> {
   await services.db.transaction().execute(async (tx) => {
     const member = await lockedMember(tx, workspaceId, userId);
@@ -117,6 +129,7 @@ export async function removeMember(services: Services, workspaceId: string, user
       targetId: userId,
       data: { email: member.email, role: member.role, self: caller.userId === userId },
     });
+    await revokeKeysOf(tx, { workspaceId, userId, reason: 'creator_removed', actor: KEYS_FOLLOW_CREATOR });
   });
 }
 

@@ -3,6 +3,7 @@ import type { Executor, Role, Tx, WorkspaceRow } from '@sdx/db';
 import { type Actor, recordAudit } from '../audit/audit';
 import type { Services } from '../context';
 import { ApiError } from '../errors';
+import type { Tenant } from '../resources';
 import { createWorkspace } from './workspaces';
 
 /** The Workspace object of api-v1.md 2.1: the caller's role in it. */
@@ -11,10 +12,11 @@ export interface WorkspaceView {
   name: string;
   kind: 'personal' | 'team';
   role: Role;
+  require_two_factor: boolean;
 }
 
-export function renderWorkspace(workspace: Pick<WorkspaceRow, 'id' | 'name' | 'kind'>, role: Role): WorkspaceView {
-  return { id: workspace.id, name: workspace.name, kind: workspace.kind === 'personal' ? 'personal' : 'team', role };
+export function renderWorkspace(workspace: Pick<WorkspaceRow, 'id' | 'name' | 'kind' | 'require_two_factor'>, role: Role): WorkspaceView {
+  return { id: workspace.id, name: workspace.name, kind: workspace.kind === 'personal' ? 'personal' : 'team', role, require_two_factor: workspace.require_two_factor };
 }
 
 /** Every workspace the user belongs to: the personal one first, then the others by age. */
@@ -22,7 +24,7 @@ export async function listUserWorkspaces(db: Executor, userId: string): Promise<
   const rows = await db
     .selectFrom('memberships')
     .innerJoin('workspaces', 'workspaces.id', 'memberships.workspace_id')
-    .select(['workspaces.id', 'workspaces.name', 'workspaces.kind', 'memberships.role'])
+    .select(['workspaces.id', 'workspaces.name', 'workspaces.kind', 'workspaces.require_two_factor', 'memberships.role'])
     .where('memberships.user_id', '=', userId)
     .orderBy((eb) => eb.case().when('workspaces.kind', '=', 'personal').then(0).else(1).end())
     .orderBy('workspaces.id')
@@ -59,25 +61,68 @@ export async function lockWorkspace(tx: Tx, workspaceId: string): Promise<Worksp
   return workspace;
 }
 
-/** POST /v1/workspaces: a team workspace, its creator the owner, the plan allowance NEW_WORKSPACE_CREDITS. */
+/**
+ * POST /v1/workspaces: a team workspace, its creator the owner and its created_by, the plan
+ * allowance NEW_TEAM_WORKSPACE_CREDITS (default 0: credits come from billing or the admin CLI,
+ * never from creating workspaces). A user may have made at most MAX_TEAM_WORKSPACES_PER_USER team
+ * workspaces that still exist, else 403 workspace_limit_reached. The user's row is locked (FOR NO
+ * KEY UPDATE: it serializes this function per user without blocking rows that reference the
+ * user) before the count, so concurrent requests cannot both pass the last slot.
+ */
 export async function createTeamWorkspace(services: Services, userId: string, name: string, actor: Actor): Promise<WorkspaceView> {
+  const limit = services.config.maxTeamWorkspacesPerUser;
   return services.db.transaction().execute(async (tx) => {
-    const workspace = await createWorkspace(tx, services.clock, { name, kind: 'team', credits: services.config.newWorkspaceCredits });
+    await tx.selectFrom('users').select('id').where('id', '=', userId).forNoKeyUpdate().executeTakeFirstOrThrow();
+    const made = await tx
+      .selectFrom('workspaces')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('created_by', '=', userId)
+      .where('kind', '=', 'team')
+      .executeTakeFirstOrThrow();
+    if (Number(made.n) >= limit) {
+      throw new ApiError('workspace_limit_reached', `You have made ${limit} team workspaces, the most one user may have.`, { limit });
+    }
+    const workspace = await createWorkspace(tx, services.clock, { name, kind: 'team', credits: services.config.newTeamWorkspaceCredits, createdBy: userId });
     await tx.insertInto('memberships').values({ workspace_id: workspace.id, user_id: userId, role: 'owner' }).execute();
     await recordAudit(tx, { workspaceId: workspace.id, action: 'workspace.created', actor, targetType: 'workspace', targetId: workspace.id, data: { name } });
     return renderWorkspace(workspace, 'owner');
   });
 }
 
-export async function renameWorkspace(services: Services, workspaceId: string, name: string, callerRole: Role, actor: Actor): Promise<WorkspaceView> {
+export interface WorkspaceUpdate {
+  name?: string;
+  requireTwoFactor?: boolean;
+}
+
+/**
+ * PATCH /v1/workspaces/{id} (owner): renames the workspace and/or turns require_two_factor on or
+ * off, each change audited. Turning it on needs two-factor sign-in on the caller's own account,
+ * else 409 two_factor_required; an API key has no account to show it, so it can turn the rule
+ * off but not on.
+ */
+export async function updateWorkspace(services: Services, tenant: Tenant, input: WorkspaceUpdate, actor: Actor): Promise<WorkspaceView> {
+  const workspaceId = tenant.workspace.id;
   return services.db.transaction().execute(async (tx) => {
     const before = await lockWorkspace(tx, workspaceId);
-    const workspace = await tx.updateTable('workspaces').set({ name }).where('id', '=', workspaceId).returningAll().executeTakeFirstOrThrow();
+    const name = input.name ?? before.name;
+    const requireTwoFactor = input.requireTwoFactor ?? before.require_two_factor;
+    if (requireTwoFactor && !before.require_two_factor) await assertOwnTwoFactor(tx, tenant.userId);
+    const workspace = await tx.updateTable('workspaces').set({ name, require_two_factor: requireTwoFactor }).where('id', '=', workspaceId).returningAll().executeTakeFirstOrThrow();
     if (before.name !== name) {
       await recordAudit(tx, { workspaceId, action: 'workspace.renamed', actor, targetType: 'workspace', targetId: workspaceId, data: { from: before.name, to: name } });
     }
-    return renderWorkspace(workspace, callerRole);
+    if (before.require_two_factor !== requireTwoFactor) {
+      await recordAudit(tx, { workspaceId, action: 'workspace.two_factor_changed', actor, targetType: 'workspace', targetId: workspaceId, data: { require_two_factor: requireTwoFactor } });
+    }
+    return renderWorkspace(workspace, tenant.role as Role);
   });
+}
+
+async function assertOwnTwoFactor(tx: Tx, userId: string | null | undefined): Promise<void> {
+  const user = userId ? await tx.selectFrom('users').select('two_factor_enabled_at').where('id', '=', userId).executeTakeFirst() : undefined;
+  if (!user?.two_factor_enabled_at) {
+    throw new ApiError('two_factor_required', 'Turn on two-factor sign-in on your own account (signed in, POST /v1/auth/2fa/setup) before requiring it of the workspace.', {}, {}, 409);
+  }
 }
 
 export interface WorkspaceSummary {

@@ -13,6 +13,8 @@ export interface CreateWorkspaceOptions {
   /** `team` (default) or `personal`, the one workspace of `personalUserId`. */
   kind?: 'team' | 'personal';
   personalUserId?: string | null;
+  /** The user who made a team workspace (the bound on team workspaces per user counts it). */
+  createdBy?: string | null;
 }
 
 /** Plan defaults of a new workspace; the admin CLI can override each. */
@@ -35,6 +37,7 @@ export async function createWorkspace(tx: Tx, clock: Clock, options: CreateWorks
       max_result_limit: options.maxResultLimit ?? WORKSPACE_DEFAULTS.maxResultLimit,
       kind: options.kind ?? 'team',
       personal_user_id: options.personalUserId ?? null,
+      created_by: options.createdBy ?? null,
     })
     .returningAll()
     .executeTakeFirstOrThrow();

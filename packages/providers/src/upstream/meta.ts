@@ -9,6 +9,7 @@
  * https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/business_discovery
  * and https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-hashtag-search.
  */
+import { FACEBOOK_NUMERIC_ID, FACEBOOK_POST_ID } from '@sdx/catalog';
 import { ProviderError, type ExtractionRequest, type Item, type ProfileItem } from '../types';
 import { arr, obj } from './http';
 import { GRAPH_ERRORS, GraphClient, nextAfter, type GraphConfig } from './graph';
@@ -155,12 +156,22 @@ export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvid
       if (!/^\d+(_\d+)?$/.test(target)) throw ProviderError.invalid('not a Facebook post ID', { target });
       return target;
     }
+    // Every part that becomes the Graph path is checked (as the catalog did at admission): a
+    // post ID is digits or pfbid…, a page ID digits, so nothing else can reach the path.
     const story = url.searchParams.get('story_fbid');
     const owner = url.searchParams.get('id');
-    if (story && owner && /^\d+$/.test(story)) return `${owner}_${story}`;
-    const m = /^\/([^/]+)\/(?:posts|videos)\/(\d+)/.exec(url.pathname);
-    if (m?.[1] && m[2]) return `${String((await page(m[1], signal)).id)}_${m[2]}`;
-    throw ProviderError.invalid('URL does not name a Facebook post by numeric ID', { target });
+    if (story && owner) {
+      if (!FACEBOOK_POST_ID.test(story) || !FACEBOOK_NUMERIC_ID.test(owner)) throw ProviderError.invalid('URL does not name a Facebook post by a valid ID', { target });
+      return `${owner}_${story}`;
+    }
+    const m = /^\/([^/]+)\/(?:posts|videos)\/([^/]+)/.exec(url.pathname);
+    if (m?.[1] && m[2]) {
+      if (!FACEBOOK_POST_ID.test(m[2])) throw ProviderError.invalid('URL does not name a Facebook post by a valid ID', { target });
+      const pageId = String((await page(m[1], signal)).id);
+      if (!FACEBOOK_NUMERIC_ID.test(pageId)) throw ProviderError.invalid('the post\'s page has no numeric ID', { target });
+      return `${pageId}_${m[2]}`;
+    }
+    throw ProviderError.invalid('URL does not name a Facebook post by a valid ID', { target });
   }
 
   function posts(request: ExtractionRequest, known: ProfileItem | null, limit: number, start: CursorState | null, stage?: string) {

@@ -28,8 +28,12 @@ export class Workspaces {
     return data;
   }
 
-  /** `PATCH /v1/workspaces/{workspace_id}` (owner): renames it. */
-  async update(id: string, body: { name: string }): Promise<Workspace> {
+  /**
+   * `PATCH /v1/workspaces/{workspace_id}` (owner): renames it, or sets `require_two_factor` (session
+   * requests of members without two-factor sign-in are then 403 `two_factor_required`; turning it
+   * on needs it on the owner's own account, else 409 `two_factor_required`).
+   */
+  async update(id: string, body: { name?: string; require_two_factor?: boolean }): Promise<Workspace> {
     const { data } = await unwrap(this.core.http.PATCH('/v1/workspaces/{workspace_id}', { params: { path: { workspace_id: id } }, body }));
     return data;
   }

@@ -1,0 +1,11 @@
+import type { RequestHandler } from 'express';
+import { confirmPasswordReset as confirm } from '@sdx/domain';
+import type { AppDeps } from '../deps';
+import { clientMeta } from '../middleware/client';
+
+/** POST /v1/auth/password-reset/confirm — 204, every session of the user ended; 410 reset_token_invalid. */
+export const confirmPasswordReset = ({ services }: AppDeps): RequestHandler => async (req, res) => {
+  const { token, new_password: password } = req.body as { token: string; new_password: string };
+  await confirm(services, token, password, clientMeta(req).ip);
+  res.status(204).end();
+};

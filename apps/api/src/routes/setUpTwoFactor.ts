@@ -1,0 +1,11 @@
+import type { RequestHandler } from 'express';
+import { setUpTwoFactor as setUp } from '@sdx/domain';
+import type { AppDeps } from '../deps';
+import { principalOf } from '../middleware/auth';
+
+/** POST /v1/auth/2fa/setup — a new TOTP secret, active once POST /v1/auth/2fa/enable confirms a code of it. */
+export const setUpTwoFactor = ({ services }: AppDeps): RequestHandler => async (_req, res) => {
+  const principal = principalOf(res);
+  if (principal.kind !== 'session') throw new Error('session route reached without a session');
+  res.json(await setUp(services, principal.user.id));
+};

@@ -1,0 +1,59 @@
+import type { AuthTokenPurpose, Executor } from '@sdx/db';
+import { newId } from '../ids';
+import { randomToken, tokenHash } from './secrets';
+
+/**
+ * Single-use tokens mailed to a user (extensions-2.md 2): email verification (24 hours) and
+ * password reset (1 hour). Only the token's SHA-256 is stored; the token itself exists in the
+ * mail (sealed in the outbox until sent) and in the link the user follows.
+ */
+export const TOKEN_TTL_MS: Readonly<Record<AuthTokenPurpose, number>> = {
+  verify_email: 24 * 3600_000,
+  reset_password: 3600_000,
+};
+
+/** A new token of the purpose for the user, valid from `now` for the purpose's lifetime (a verification link may carry the password of its sign-up). */
+export async function issueToken(db: Executor, userId: string, purpose: AuthTokenPurpose, now: Date, passwordHash: string | null = null): Promise<string> {
+  const token = randomToken();
+  await db
+    .insertInto('auth_tokens')
+    .values({ id: newId('tok'), user_id: userId, purpose, token_hash: tokenHash(token), password_hash: passwordHash, expires_at: new Date(now.getTime() + TOKEN_TTL_MS[purpose]) })
+    .execute();
+  return token;
+}
+
+export interface RedeemedToken {
+  userId: string;
+  /** The password hash a sign-up's verification link carries; null otherwise. */
+  passwordHash: string | null;
+}
+
+/**
+ * Uses a token: the user it belongs to when it is of this purpose, unused and unexpired at
+ * `now`, else null. One conditional UPDATE, so two requests with the same token cannot both
+ * succeed.
+ */
+export async function redeemToken(db: Executor, token: string, purpose: AuthTokenPurpose, now: Date): Promise<RedeemedToken | null> {
+  if (!token || token.length > 200) return null;
+  const row = await db
+    .updateTable('auth_tokens')
+    .set({ used_at: now })
+    .where('token_hash', '=', tokenHash(token))
+    .where('purpose', '=', purpose)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning(['user_id', 'password_hash'])
+    .executeTakeFirst();
+  return row ? { userId: row.user_id, passwordHash: row.password_hash } : null;
+}
+
+/** Ends every other unused token of the purpose for the user (after one was used). */
+export async function retireTokens(db: Executor, userId: string, purpose: AuthTokenPurpose, now: Date): Promise<void> {
+  await db
+    .updateTable('auth_tokens')
+    .set({ used_at: now })
+    .where('user_id', '=', userId)
+    .where('purpose', '=', purpose)
+    .where('used_at', 'is', null)
+    .execute();
+}

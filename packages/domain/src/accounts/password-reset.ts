@@ -1,0 +1,63 @@
+import { passwordResetMail } from '@sdx/mail';
+import { recordAudit } from '../audit/audit';
+import type { Services } from '../context';
+import { ApiError } from '../errors';
+import { queueMail } from '../mail/outbox';
+import { issueToken, redeemToken, retireTokens } from './auth-tokens';
+import { findUserByEmail } from './emails';
+import { hashPassword } from './passwords';
+import { endOtherSessions } from './sessions';
+import { markVerified, mayMail } from './verification';
+
+/**
+ * Password reset by mail (extensions-2.md 2): a single-use link valid one hour; using it sets the
+ * password and ends every session of the user. Needs SMTP_URL (503 mail_unavailable without).
+ */
+
+function requireMail(services: Services): void {
+  if (!services.config.smtpUrl) throw new ApiError('mail_unavailable', 'This service sends no mail, so it cannot reset passwords; ask its operator.');
+}
+
+/** POST /v1/auth/password-reset: a reset link to a known email (at most 5 an hour); the same answer for any email. */
+export async function requestPasswordReset(services: Services, email: string): Promise<void> {
+  requireMail(services);
+  const user = await findUserByEmail(services.db, email);
+  if (!user) return;
+  await services.db.transaction().execute(async (tx) => {
+    if (!(await mayMail(tx, user.email, 'reset_password'))) return;
+    const token = await issueToken(tx, user.id, 'reset_password', services.clock.now());
+    await queueMail(tx, services.config, { to: user.email, template: 'reset_password', ...passwordResetMail({ appUrl: services.config.appUrl, token }) });
+  });
+}
+
+/**
+ * POST /v1/auth/password-reset/confirm: the token's user gets the new password, every session
+ * of theirs ends and every other reset link dies; the email counts as verified (the link reached
+ * it). A used, expired or unknown token: 410 reset_token_invalid.
+ */
+export async function confirmPasswordReset(services: Services, token: string, newPassword: string, ip: string | null): Promise<void> {
+  const passwordHash = await hashPassword(newPassword);
+  const done = await services.db.transaction().execute(async (tx) => {
+    const now = services.clock.now();
+    const redeemed = await redeemToken(tx, token, 'reset_password', now);
+    if (!redeemed) return false;
+    const { userId } = redeemed;
+    await tx.updateTable('users').set({ password_hash: passwordHash, updated_at: now }).where('id', '=', userId).execute();
+    await retireTokens(tx, userId, 'reset_password', now);
+    const ended = await endOtherSessions(tx, userId, null);
+    await markVerified(tx, services, userId, ip);
+    const personal = await tx.selectFrom('workspaces').select('id').where('personal_user_id', '=', userId).executeTakeFirst();
+    if (personal) {
+      await recordAudit(tx, {
+        workspaceId: personal.id,
+        action: 'user.password_reset',
+        actor: { type: 'user', id: userId, ip },
+        targetType: 'user',
+        targetId: userId,
+        data: { sessions_ended: ended },
+      });
+    }
+    return true;
+  });
+  if (!done) throw new ApiError('reset_token_invalid', 'This reset link was used already, has expired or is unknown; ask for a new one.');
+}

@@ -1,0 +1,79 @@
+import type { Logger } from 'pino';
+import type { AppConfig } from '@sdx/config';
+import type { Db } from '@sdx/db';
+import type { Clock } from '../time';
+import { MAIL_BATCH, type MailTransport, sendDueMail } from './send';
+
+/** A mail sender looks at the outbox this often (and at once when kicked). */
+export const MAIL_POLL_INTERVAL_MS = 2_000;
+
+export interface MailSenderOptions {
+  db: Db;
+  config: Pick<AppConfig, 'mailFrom' | 'secretsKey' | 'secretsKeyPrevious'>;
+  clock: Clock;
+  log: Logger;
+  /** The SMTP client (packages/mail), closed with the sender when it has `close`. */
+  transport: MailTransport & { close?(): void };
+  intervalMs?: number;
+}
+
+/**
+ * Sends the mail outbox of a process (send.ts `sendDueMail`): on a timer, and at once when
+ * `kick` is called (a route calls it after the commit that queued a mail, so the mail leaves
+ * without waiting for the timer). Passes run one at a time, until no full batch is left; any
+ * number of senders (API and worker processes) may run side by side, as claims skip each
+ * other's rows.
+ */
+export class MailSender {
+  private readonly timer: NodeJS.Timeout;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private closed = false;
+
+  constructor(private readonly options: MailSenderOptions) {
+    this.timer = setInterval(() => this.kick(), options.intervalMs ?? MAIL_POLL_INTERVAL_MS);
+    this.timer.unref();
+    this.kick();
+  }
+
+  /** Looks at the outbox now (or right after the pass in progress). */
+  kick(): void {
+    if (this.closed) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain()
+      .catch((err: Error) => this.options.log.warn({ err: err.message }, 'mail outbox pass failed; retrying shortly'))
+      .finally(() => {
+        this.running = null;
+      });
+  }
+
+  /** Resolves once the pass in progress (if any) has ended. */
+  async idle(): Promise<void> {
+    while (this.running) await this.running;
+  }
+
+  /** Stops the timer, lets the pass in progress finish, closes the transport. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.timer);
+    await this.idle();
+    this.options.transport.close?.();
+  }
+
+  private async drain(): Promise<void> {
+    const { db, config, transport, clock, log } = this.options;
+    do {
+      this.again = false;
+      for (;;) {
+        if (this.closed) return;
+        const pass = await sendDueMail(db, config, transport, clock);
+        if (pass.sent) log.debug({ sent: pass.sent }, 'mail sent');
+        if (pass.retrying || pass.failed) log.warn({ retrying: pass.retrying, failed: pass.failed, err: pass.lastError }, 'mail not sent');
+        if (pass.claimed < MAIL_BATCH) break;
+      }
+    } while (this.again && !this.closed);
+  }
+}

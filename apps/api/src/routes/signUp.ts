@@ -2,7 +2,7 @@ import type { RequestHandler } from 'express';
 import { signUp as signUpUser } from '@sdx/domain';
 import type { AppDeps } from '../deps';
 import { clientMeta } from '../middleware/client';
-import { setSessionCookie } from '../middleware/session-cookie';
+import { sendSignedIn } from './signed-in';
 
 interface SignUpBody {
   email: string;
@@ -25,7 +25,5 @@ export const signUp = ({ services, loginLimiter, mailer }: AppDeps): RequestHand
     res.status(202).json({ verification_required: true });
     return;
   }
-  const signed = result.signedIn;
-  setSessionCookie(res, signed.started.token, services.config.nodeEnv === 'production');
-  res.status(201).json({ user: signed.user, workspaces: signed.workspaces, default_workspace_id: signed.defaultWorkspaceId, csrf_token: signed.started.session.csrf_token });
+  sendSignedIn(res, services, result.signedIn, 201);
 };

@@ -68,12 +68,21 @@ export function faultOf(error: unknown): { code?: string; message: string } {
 }
 
 /**
+ * Failures met this soon after an outage ended belong to it: connections opened before it (idle
+ * in a pool) report their loss when they are next used, after a new connection already answered.
+ */
+export const OUTAGE_STRAGGLER_MS = 5000;
+
+/**
  * One structured warning when a dependency becomes unreachable and one when it answers again,
- * however many requests, connections or loops meet the outage in between.
+ * however many requests, connections or loops meet the outage in between (stragglers of the
+ * outage just ended included: a new outage is only reported once OUTAGE_STRAGGLER_MS have passed
+ * since the last one ended, which delays its warning by that much at most).
  */
 export class OutageLog {
   private since: number | null = null;
   private failures = 0;
+  private endedAt: number | null = null;
 
   constructor(
     private readonly log: Logger,
@@ -88,6 +97,7 @@ export class OutageLog {
   /** A failure met while talking to the dependency. Only availability faults open an outage. */
   failed(error: unknown): void {
     if (!isUnavailableError(error)) return;
+    if (this.since === null && this.endedAt !== null && this.now() - this.endedAt < OUTAGE_STRAGGLER_MS) return;
     this.failures += 1;
     if (this.since !== null) return;
     this.since = this.now();
@@ -99,6 +109,7 @@ export class OutageLog {
     if (this.since === null) return;
     const downMs = this.now() - this.since;
     const failures = this.failures;
+    this.endedAt = this.now();
     this.since = null;
     this.failures = 0;
     this.log.warn({ dependency: this.dependency, outage: 'ended', downMs, failures }, `${this.dependency} available again`);

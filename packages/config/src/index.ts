@@ -2,7 +2,7 @@ import v8 from 'node:v8';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { isUnavailableError } from './faults';
 
-export { isUnavailableError, faultOf, OutageLog } from './faults';
+export { isUnavailableError, faultOf, OUTAGE_STRAGGLER_MS, OutageLog } from './faults';
 export { isCredentialName, redactHeaders, redactUrl, REDACTED } from './redact';
 
 /**

@@ -1,5 +1,5 @@
 import { Writable } from 'node:stream';
-import { createLogger, isUnavailableError, OutageLog, redactHeaders, redactUrl } from '../src';
+import { createLogger, isUnavailableError, OUTAGE_STRAGGLER_MS, OutageLog, redactHeaders, redactUrl } from '../src';
 
 function capture() {
   const lines: Array<Record<string, any>> = [];
@@ -54,6 +54,24 @@ describe('OutageLog', () => {
       expect.objectContaining({ level: 40, dependency: 'postgres', outage: 'ended', downMs: 2500, failures: 51, msg: 'postgres available again' }),
     ]);
     expect(outage.down).toBe(false);
+  });
+
+  it('counts a pooled connection that reports its loss just after the outage ended as part of it, and a later fault as a new outage', () => {
+    const { lines, stream } = capture();
+    const log = createLogger({ logLevel: 'info' }, {}, stream);
+    let now = 1000;
+    const outage = new OutageLog(log, 'postgres', () => now);
+    outage.failed(adminShutdown);
+    now = 2000;
+    outage.succeeded();
+    now = 2000 + OUTAGE_STRAGGLER_MS - 1;
+    outage.failed(adminShutdown);
+    expect(outage.down).toBe(false);
+    expect(lines.map((l) => l.outage)).toEqual(['started', 'ended']);
+    now = 2000 + OUTAGE_STRAGGLER_MS;
+    outage.failed(refused);
+    expect(outage.down).toBe(true);
+    expect(lines.map((l) => l.outage)).toEqual(['started', 'ended', 'started']);
   });
 
   it('the logger writes other warnings about an outage fault at debug, and everything else as asked', () => {

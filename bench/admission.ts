@@ -2,11 +2,13 @@
  * Admission benchmark: what the per-minute rate limiter and the Idempotency-Key lookup add to
  * one POST /v1/jobs, measured against the same endpoint with the control off, in one run.
  *
- * Four variants of the same in-process API, each on its own loopback HTTP server:
- *   baseline        no-op rate limiter, no Idempotency-Key
+ * Five variants of the same in-process API, each on its own loopback HTTP server:
+ *   baseline        no-op rate limiter, no Idempotency-Key, no spend caps
  *   + rate limiter  RedisRateLimiter (rate-limiter-flexible on the real Redis)
  *   + idempotency   no-op rate limiter, a fresh Idempotency-Key on every request
  *   both            RedisRateLimiter and a fresh Idempotency-Key
+ *   + spend caps    no-op rate limiter, no Idempotency-Key, from a workspace and a key that both
+ *                   have a monthly_credit_cap (far above the run: checked, never refusing)
  * Requests are sequential (one in flight) and interleaved round-robin across the variants, so
  * drift of the machine affects all four alike. Every request has a distinct target, so
  * deduplication and the cache never short-circuit the admission. Queued jobs are retired in
@@ -15,8 +17,10 @@
  * Then: latency of the 503 rate_limiter_unavailable answer with Redis unreachable (a dead
  * port), and, for information, with a Redis that accepts connections but stopped answering.
  *
- * Targets: rate limiter + idempotency together < 2 ms at p50; 503 with Redis unreachable
- * < 100 ms. Exits with code 1 when a target is missed.
+ * Targets: rate limiter + idempotency together < 2 ms at p50; the spend caps' check (the key's
+ * spend read with the balance lock, both caps checked, both months' spend written with the
+ * reservation) < 0.5 ms at p50; 503 with Redis unreachable < 100 ms. Exits with code 1 when a
+ * target is missed.
  *
  * Run: npm run bench:admission   (BENCH_ROUNDS=2000 by default; DATABASE_URL / REDIS_URL)
  */
@@ -38,6 +42,7 @@ const DEAD_REQUESTS = 500;
 const STALLED_REQUESTS = 10;
 const WARMUP_503 = 5;
 const TARGET_ADDED_P50_MS = 2;
+const TARGET_CAPS_P50_MS = 0.5;
 const TARGET_503_P99_MS = 100;
 
 /** Allows everything without touching Redis: the "control off" limiter. */
@@ -51,6 +56,7 @@ interface Variant {
   name: string;
   url: string;
   idempotency: boolean;
+  auth: Record<string, string>;
   samples: number[];
 }
 
@@ -69,8 +75,10 @@ async function main(): Promise<void> {
   let failed = false;
   try {
     await waitFor(() => runtime.redis.status === 'ready', 5000, 'Redis');
-    const ws = await seedBenchWorkspace(runtime, { name: 'bench admission', ...AMPLE });
+    const ws = await seedBenchWorkspace(runtime, { name: 'bench admission', ...AMPLE, caps: false });
     const auth = { 'X-API-Key': ws.apiKey };
+    const capped = await seedBenchWorkspace(runtime, { name: 'bench admission capped', ...AMPLE, caps: true });
+    const cappedAuth = { 'X-API-Key': capped.apiKey };
 
     const appWith = (limiter: RateLimiter) => createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis });
     const off = await serve(appWith(noopLimiter));
@@ -78,16 +86,17 @@ async function main(): Promise<void> {
     closers.push(off.close, on.close);
 
     const variants: Variant[] = [
-      { name: 'baseline (controls off)', url: off.url, idempotency: false, samples: [] },
-      { name: '+ rate limiter', url: on.url, idempotency: false, samples: [] },
-      { name: '+ idempotency key', url: off.url, idempotency: true, samples: [] },
-      { name: 'rate limiter + idempotency', url: on.url, idempotency: true, samples: [] },
+      { name: 'baseline (controls off)', url: off.url, idempotency: false, auth, samples: [] },
+      { name: '+ rate limiter', url: on.url, idempotency: false, auth, samples: [] },
+      { name: '+ idempotency key', url: off.url, idempotency: true, auth, samples: [] },
+      { name: 'rate limiter + idempotency', url: on.url, idempotency: true, auth, samples: [] },
+      { name: '+ spend caps (key and workspace)', url: off.url, idempotency: false, auth: cappedAuth, samples: [] },
     ];
     const agent = keepAliveAgent(4);
     let seq = 0;
     const post = async (variant: Variant, record: boolean) => {
       const n = seq++;
-      const headers: Record<string, string> = { ...auth };
+      const headers: Record<string, string> = { ...variant.auth };
       if (variant.idempotency) headers['Idempotency-Key'] = `bench-${n}`;
       const body = JSON.stringify({ platform: 'instagram', operation: 'profile', target: `adm_bench_${n}` });
       const started = performance.now();
@@ -100,7 +109,7 @@ async function main(): Promise<void> {
       await runtime.db
         .updateTable('jobs')
         .set({ status: 'cancelled', progress_stage: 'cancelled', finished_at: new Date() })
-        .where('workspace_id', '=', ws.workspaceId)
+        .where('workspace_id', 'in', [ws.workspaceId, capped.workspaceId])
         .where('status', '=', 'queued')
         .execute();
       await runtime.queues.jobs.drain();
@@ -126,6 +135,10 @@ async function main(): Promise<void> {
     const addedOk = added < TARGET_ADDED_P50_MS;
     failed ||= !addedOk;
     console.log(`\nrate limiter + idempotency add ${ms(added)} ms at p50 (target < ${TARGET_ADDED_P50_MS} ms): ${verdict(addedOk)}`);
+    const capsAdded = summaries[4]!.p50 - base.p50;
+    const capsOk = capsAdded < TARGET_CAPS_P50_MS;
+    failed ||= !capsOk;
+    console.log(`spend caps (key and workspace) add ${ms(capsAdded)} ms at p50 (target < ${TARGET_CAPS_P50_MS} ms): ${verdict(capsOk)}`);
 
     // Redis unreachable: the limiter's connection points at a port nobody listens on.
     const dead = createFastRedis('redis://127.0.0.1:1/0');

@@ -34,7 +34,9 @@
  *
  * The load generator and the workers are separate processes (as they are in production); the
  * API runs in this process. Every request has a distinct target, so deduplication and the
- * cache never short-circuit the work; the workspace has ample credits, rate limit and cap.
+ * cache never short-circuit the work; the workspace has ample credits, rate limit and cap, and
+ * it and its key have monthly spend caps (far above what a run spends), so admission checks
+ * both caps and keeps both months' spend, as for a capped workspace.
  *
  * Targets (since the job path was reorganised, docs/performance.md):
  *          (a) API (one workspace) ≥ 0.45 × bare throughput, p99 < 50 ms and no failure at
@@ -258,7 +260,8 @@ async function main(): Promise<void> {
         directWorkspaces.push(directWs.workspaceId);
         const directTenant = {
           workspace: await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', directWs.workspaceId).executeTakeFirstOrThrow(),
-          keyId: null,
+          // As its key submits: the key's cap is checked and its month's spend kept.
+          keyId: directWs.keyId,
           role: null,
         };
         const directWorker = await startWorkerChild(workerPlan);

@@ -17,7 +17,7 @@ const ROOT = path.resolve(__dirname, '..');
  * (`npm ci --omit=dev`, which installs every workspace's dependencies) leaves them out; no other
  * package may list them in "dependencies", and no built process may contain them.
  */
-export const TEST_ONLY_PACKAGES = new Set(['@sdx/testing', '@sdx/fake-upstream']);
+export const TEST_ONLY_PACKAGES = new Set(['@sdx/testing', '@sdx/fake-upstream', '@sdx/fake-stripe']);
 
 /** Imports of src/ allowed from devDependencies: loaded lazily, never in production. */
 export const DEV_ONLY_IMPORTS: Record<string, string> = {

@@ -1,12 +1,27 @@
 import type { Runtime } from '@sdx/runtime';
 import { createApiKey, createWorkspace, type CreateWorkspaceOptions } from '@sdx/domain';
 
-/** A workspace and an API key for a benchmark run. */
-export async function seedBenchWorkspace(runtime: Runtime, options: CreateWorkspaceOptions): Promise<{ workspaceId: string; apiKey: string }> {
+/**
+ * Spend caps far above anything a run spends: set on every bench workspace and key, so the
+ * admission checks both caps and keeps both months' spend on every submission, as a workspace
+ * with caps does (extensions-2.md 1), without ever refusing.
+ */
+export const AMPLE_CAP = 1_000_000_000_000;
+
+/**
+ * A workspace and an API key for a benchmark run, each with a monthly spend cap (`caps: false`,
+ * or BENCH_CAPS=0 for a run's default: none, to compare).
+ */
+export async function seedBenchWorkspace(
+  runtime: Runtime,
+  options: CreateWorkspaceOptions & { caps?: boolean },
+): Promise<{ workspaceId: string; apiKey: string; keyId: string }> {
+  const { caps = process.env.BENCH_CAPS !== '0', ...workspaceOptions } = options;
   return runtime.db.transaction().execute(async (tx) => {
-    const workspace = await createWorkspace(tx, runtime.services.clock, options);
-    const key = await createApiKey(tx, workspace.id, 'bench');
-    return { workspaceId: workspace.id, apiKey: key.api_key };
+    const workspace = await createWorkspace(tx, runtime.services.clock, workspaceOptions);
+    if (caps) await tx.updateTable('workspaces').set({ monthly_credit_cap: AMPLE_CAP }).where('id', '=', workspace.id).execute();
+    const key = await createApiKey(tx, workspace.id, 'bench', { monthlyCreditCap: caps ? AMPLE_CAP : null });
+    return { workspaceId: workspace.id, apiKey: key.api_key, keyId: key.key_id };
   });
 }
 

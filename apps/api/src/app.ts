@@ -1,7 +1,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { loadOpenApiDocument, OPENAPI_PATH } from '@sdx/contract';
-import { startMailSender } from '@sdx/runtime';
+import { startBilling, startMailSender } from '@sdx/runtime';
 import type { ApiDeps, AppDeps } from './deps';
 import { requireAccess } from './middleware/access';
 import { accessLog } from './middleware/access-log';
@@ -35,6 +35,7 @@ import { routeTable } from './routes';
 import { accessOf } from './routes/access';
 import { accountRoutes } from './routes/accounts';
 import { webhookRoutes } from './routes/webhooks';
+import { billingRoutes } from './routes/billing';
 import { LiveHub } from './live/hub';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -66,7 +67,15 @@ export const ROUTES: RouteDef[] = [
   ...routeTable,
   ...accountRoutes,
   ...webhookRoutes,
+  ...billingRoutes,
 ];
+
+/**
+ * Routes whose body is read as the exact bytes sent (a Buffer, up to 1 MB) instead of parsed as
+ * JSON, and that check it themselves instead of the request validator: Stripe's webhook, whose
+ * signature covers those bytes (a parsed and re-serialised body would not match).
+ */
+const RAW_BODY_ROUTES = new Set(['POST /v1/billing/stripe/webhook']);
 
 /**
  * HEAD is GET without a body (RFC 9110, 9.3.2), so a health check or a client probing a
@@ -97,10 +106,12 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
     mailer: apiDeps.mailer !== undefined ? apiDeps.mailer : startMailSender(apiDeps.services),
     heavyReads: apiDeps.heavyReads ?? new HeavyReads(config.heavyReadsPerWorkspace, config.heavyReadMinItems),
     live: apiDeps.live ?? new LiveHub({ db: apiDeps.services.db, redisUrl: config.redisUrl, prefix: config.redisPrefix, log: apiDeps.services.log }),
+    billing: apiDeps.billing ?? startBilling(apiDeps.services),
   };
   // A draining process ends its live streams: their clients reconnect to another process.
   apiDeps.draining?.addEventListener('abort', () => void deps.live.close(), { once: true });
   if (apiDeps.mailer === undefined) apiDeps.draining?.addEventListener('abort', () => void deps.mailer?.close(), { once: true });
+  if (apiDeps.billing === undefined) apiDeps.draining?.addEventListener('abort', () => void deps.billing.close(), { once: true });
   const access = new Map(routes.map((route) => [route, accessOf(route)]));
   const app = express();
   if (config.trustProxy !== null) app.set('trust proxy', config.trustProxy);
@@ -133,6 +144,10 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   for (const route of routes) {
     const declared = access.get(route)!;
     const chain: RequestHandler[] = declared === 'public' ? [] : [...authenticated, requireAccess(declared), recordUse];
+    if (RAW_BODY_ROUTES.has(`${route.method.toUpperCase()} ${route.path}`)) {
+      app[route.method](route.path, express.raw({ type: () => true, limit: '1mb' }), ...chain, route.handler(deps));
+      continue;
+    }
     const body = takesBody(document, route.method, route.path) ? [jsonBody] : [];
     const guard = refuseUnstorableInput(integerQueryParameters(document, route.method, route.path));
     app[route.method](route.path, ...body, ...chain, guard, ...validator, route.handler(deps));

@@ -1,6 +1,7 @@
 import type IORedis from 'ioredis';
 import type { MailSender, Services } from '@sdx/domain';
 import type { ProviderRegistry } from '@sdx/providers';
+import type { ProcessBilling } from '@sdx/runtime';
 import type { LoginLimiter } from './middleware/login-limit';
 import type { HeavyReads } from './middleware/heavy-reads';
 import type { RateLimiter } from './middleware/rate-limit';
@@ -31,6 +32,12 @@ export interface ApiDeps {
   mailer?: MailSender | null;
   /** The live-progress streams (one Redis subscriber); built by createApp when not given. */
   live?: LiveHub;
+  /**
+   * The process's Stripe client and auto-recharge charger (`startBilling` of packages/runtime);
+   * whoever passes it closes it. When not given, createApp starts one from the configuration
+   * and closes it when `draining` aborts.
+   */
+  billing?: ProcessBilling;
 }
 
 /** ApiDeps with everything createApp fills in. */
@@ -39,4 +46,5 @@ export interface AppDeps extends ApiDeps {
   mailer: MailSender | null;
   heavyReads: HeavyReads;
   live: LiveHub;
+  billing: ProcessBilling;
 }

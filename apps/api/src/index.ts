@@ -2,6 +2,7 @@
 export { createApp } from './app';
 export { COUNTS_FOR_MS, HeavyReads, YIELD_MAX_MS } from './middleware/heavy-reads';
 export { RedisRateLimiter, type RateLimiter } from './middleware/rate-limit';
+export { LOGIN_LIMITS, LoginLimiter } from './middleware/login-limit';
 export { ROUTES, type RouteDef } from './app';
 export { ROUTE_ACCESS, accessOf } from './routes/access';
 export type { Access } from './middleware/access';

@@ -1,7 +1,7 @@
 import { applyHeapGrowth, loadConfig } from '@sdx/config';
 import { migrateToLatest } from '@sdx/db';
 import { addQueueCountsSource, bullQueueCounts, collectProcessMetrics } from '@sdx/metrics';
-import { createRuntime, onShutdown, startMailSender } from '@sdx/runtime';
+import { createRuntime, onShutdown, startBilling, startMailSender } from '@sdx/runtime';
 import { createApp } from './app';
 import { HeavyReads } from './middleware/heavy-reads';
 import { RedisRateLimiter } from './middleware/rate-limit';
@@ -23,7 +23,8 @@ async function main(): Promise<void> {
   const drain = new AbortController();
   const heavyReads = HeavyReads.fromConfig(config);
   const mailer = startMailSender(runtime.services);
-  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, draining: drain.signal, heavyReads, mailer });
+  const billing = startBilling(runtime.services);
+  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, draining: drain.signal, heavyReads, mailer, billing });
   const server = createApiServer(app);
   server.listen(config.port, () => runtime.log.info({ port: config.port }, 'api listening'));
 
@@ -43,6 +44,7 @@ async function main(): Promise<void> {
       clearInterval(sweep);
       await heavyReads.close();
       await mailer?.close();
+      await billing.close();
       await runtime.close();
     },
     Math.max(10_000, config.syncTimeoutMs + SHUTDOWN_MARGIN_MS),

@@ -4,6 +4,7 @@ import fc from 'fast-check';
 import { createApiServer } from '@sdx/app-api';
 import { loadOpenApiDocument } from '@sdx/contract';
 import { addMember, createUser, hashPassword, issueToken, systemClock, totpAt } from '@sdx/domain';
+import { type FakeStripe, startFakeStripe } from '@sdx/fake-stripe';
 import { createResponseValidator, ResponseContractError, type SessionUser, signUpUser } from '@sdx/testing';
 import { type FuzzOperation, type FuzzRequest, fuzzOperations, requestArbitrary, type SeededWorkspace, startSmtpCatcher, startTestStack, type TestStack } from '@sdx/testing';
 
@@ -18,7 +19,9 @@ import { type FuzzOperation, type FuzzRequest, fuzzOperations, requestArbitrary,
  * workspace and accept, sessions from sign-ins are signed out, team workspaces, invitations,
  * members and keys it created are listed, changed, revoked and removed; mailed verification and
  * reset tokens are redeemed, and the owner's two-factor sign-in is set up, turned on with a
- * current code and off with a recovery code. Every response must be
+ * current code and off with a recovery code. Billing runs against a fake Stripe: checkouts of
+ * the packs on sale, and Stripe events the fuzzer signs as Stripe does (handled, ignored or
+ * naming nothing the service knows) besides unsigned ones. Every response must be
  * documented by openapi.yaml (status, content type, body schema), none may be a 5xx, and every
  * operation must answer a success at least once. FUZZ_SEED replays a run.
  */
@@ -66,6 +69,8 @@ const sessions: Session[] = [];
 const invitations: Invitation[] = [];
 let server: http.Server;
 let smtp: Awaited<ReturnType<typeof startSmtpCatcher>>;
+/** Stripe, faked on loopback: checkouts succeed, and the fuzzer signs the Stripe events it sends as Stripe would. */
+let stripe: FakeStripe;
 let base: string;
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
@@ -73,8 +78,13 @@ beforeAll(async () => {
   // A mail server on loopback, so every operation (a password reset too) can succeed; sign-up
   // stays immediate (EMAIL_VERIFICATION=0) so the fuzzer's users are signed in at once.
   smtp = await startSmtpCatcher();
+  stripe = await startFakeStripe({ webhookUrl: null });
   // Webhook hosts resolve to loopback (a fake DNS, allowed here): nothing leaves the machine.
   stack = await startTestStack({
+    stripe,
+    // The run's wrong codes and passwords all come from one address: the sign-in limits (tested
+    // on their own) are raised so that they do not decide which operations the run reaches.
+    loginLimits: { perEmail: 100_000, perAddress: 100_000, windowSeconds: 900 },
     withWorker: true,
     workerConcurrency: 8,
     env: { SYNC_TIMEOUT_MS: '1500', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', SMTP_URL: smtp.url, EMAIL_VERIFICATION: '0' },
@@ -115,6 +125,7 @@ afterAll(async () => {
   server.closeAllConnections();
   await stack.close();
   await smtp.close();
+  await stripe.close();
 });
 
 interface Reply {
@@ -304,6 +315,8 @@ function prepare(request: FuzzRequest): Prepared {
       break;
   }
   if (body !== undefined) headers['Content-Type'] = request.contentType ?? 'application/json';
+  // A Stripe event of the admissible kind is signed as Stripe signs it; the others stay unsigned.
+  if (op.operationId === 'receiveStripeWebhook' && request.mutation === 'admissible' && body !== undefined) headers['Stripe-Signature'] = stripe.sign(body);
   return { path: pathOf(request), headers, body, session, invitation };
 }
 

@@ -137,6 +137,7 @@ describe('account and usage', () => {
       role: 'owner',
       user: null,
       workspaces: [{ id: ws.workspaceId, name: expect.any(String), kind: 'team', role: 'owner', require_two_factor: false }],
+      credits: { available_credits: 700, purchased_credits: 0, lifetime_purchased: 0, month_spent_credits: 0 },
     });
     expect(account.headers['ratelimit-limit']).toBe('90');
     const usage = await stack.api.get('/v1/usage/current', { headers: ws.auth });

@@ -36,6 +36,8 @@ describe('API keys', () => {
       last_used_at: null,
       revoked_at: null,
       created_by: admin.userId,
+      monthly_credit_cap: null,
+      month_spent_credits: 0,
       api_key: expect.stringMatching(/^sdx_live_[0-9A-Za-z]{32,}$/),
     });
     const account = await stack.api.get('/v1/account', { headers: { 'X-API-Key': res.body.api_key } });
@@ -50,7 +52,7 @@ describe('API keys', () => {
     expect(list.body[1]).toMatchObject({ id: res.body.id, revoked_at: expect.any(String) });
     expect(JSON.stringify(list.body)).not.toContain(res.body.api_key);
     expect(JSON.stringify(list.body)).not.toContain(second.body.api_key);
-    for (const key of list.body) expect(Object.keys(key).sort()).toEqual(['created_at', 'created_by', 'expires_at', 'id', 'last_used_at', 'name', 'prefix', 'revoked_at', 'role']);
+    for (const key of list.body) expect(Object.keys(key).sort()).toEqual(['created_at', 'created_by', 'expires_at', 'id', 'last_used_at', 'month_spent_credits', 'monthly_credit_cap', 'name', 'prefix', 'revoked_at', 'role']);
   });
 
   it("refuses a role above the caller's and an expiry in the past", async () => {

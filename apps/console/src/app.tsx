@@ -18,6 +18,7 @@ const Keys = lazy(() => import('./pages/keys'));
 const Members = lazy(() => import('./pages/members'));
 const Webhooks = lazy(() => import('./pages/webhooks'));
 const WebhookDetail = lazy(() => import('./pages/webhook-detail'));
+const Billing = lazy(() => import('./pages/billing'));
 const Audit = lazy(() => import('./pages/audit'));
 const Settings = lazy(() => import('./pages/settings'));
 // Lazy, like every page, and more so: the QR code library loads only with it.
@@ -75,6 +76,7 @@ function Shell() {
     { to: '/keys', label: 'API keys', show: true },
     { to: '/members', label: 'Members', show: true },
     { to: '/webhooks', label: 'Webhooks', show: true },
+    { to: '/billing', label: 'Billing', show: true },
     { to: '/audit', label: 'Audit events', show: atLeast(role, 'admin') },
     { to: '/settings', label: 'Settings', show: true },
     { to: '/security', label: 'Security', show: true },
@@ -132,6 +134,7 @@ function Shell() {
             <Route path="/members" element={<Members />} />
             <Route path="/webhooks" element={<Webhooks />} />
             <Route path="/webhooks/:webhookId" element={<WebhookDetail />} />
+            <Route path="/billing" element={<Billing />} />
             <Route path="/audit" element={<Audit />} />
             <Route path="/settings" element={<Settings />} />
             <Route path="/security" element={<Security />} />

@@ -1,6 +1,6 @@
 import { reconcileJobs, type ReconcileReport, runJobAttempt, type ProviderLookup, type Services } from '@sdx/domain';
 import { createWorkerRedis, startConsumer } from '@sdx/queue';
-import { startMailSender } from '@sdx/runtime';
+import { startBilling, startMailSender } from '@sdx/runtime';
 import { type RunningWebhooks, startWebhooks } from './webhooks';
 
 /** A reconciler pass that failed is tried again this soon. */
@@ -20,6 +20,8 @@ export interface WorkerOptions {
   webhookConcurrency?: number;
   /** Send the mail outbox from this process (default: when SMTP_URL is set). */
   mail?: boolean;
+  /** Charge due auto-recharges from this process (default: when STRIPE_SECRET_KEY is set). */
+  billing?: boolean;
 }
 
 export interface RunningWorker {
@@ -35,7 +37,8 @@ export interface RunningWorker {
  * and the reconciler on a timer (and at once whenever the connection to Redis is back, so a
  * Redis that lost its data is refilled without waiting for the timer). Each job a queue entry
  * wakes is one attempt of runJobAttempt. Beside them, the webhook side (./webhooks.ts): the
- * outbox dispatcher, the delivery consumer and its sweep; and the mail outbox's sender (./mail.ts).
+ * outbox dispatcher, the delivery consumer and its sweep; the mail outbox's sender (./mail.ts); and
+ * the auto-recharge charger (packages/runtime/src/billing.ts).
  */
 export function startWorker(options: WorkerOptions): RunningWorker {
   const { services, providers } = options;
@@ -89,6 +92,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
   const webhooks: RunningWebhooks | null =
     webhookConcurrency > 0 ? startWebhooks({ services, redisUrl: options.redisUrl, concurrency: webhookConcurrency }) : null;
   const mail = options.mail === false ? null : startMailSender(services);
+  const billing = options.billing === false ? null : startBilling(services);
 
   const timer = options.reconcile === false ? null : setInterval(reconcile, services.config.reconcileIntervalMs);
   timer?.unref();
@@ -102,6 +106,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       await consumer.close(closeOptions);
       await webhooks?.close();
       await mail?.close();
+      await billing?.close();
       await reconciling;
       connection.disconnect();
     },

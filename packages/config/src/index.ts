@@ -111,6 +111,51 @@ export interface AppConfig {
   webhookConcurrency: number;
   /** Browser origins (CORS_ORIGINS, a comma list) that may call the API with credentials; none by default. */
   corsOrigins: string[];
+  /** Stripe (extensions-2.md 1): STRIPE_SECRET_KEY; null answers every billing write 503 billing_unavailable. */
+  stripeSecretKey: string | null;
+  /** STRIPE_WEBHOOK_SECRET: the signing secret of the webhook endpoint registered in Stripe. */
+  stripeWebhookSecret: string | null;
+  /** STRIPE_API_BASE: where Stripe API calls go (a loopback fake in tests and local development); null: Stripe's own. */
+  stripeApiBase: string | null;
+  /** CREDIT_PACKS: the packs on sale (JSON list of {id, credits, amount, currency}). */
+  creditPacks: CreditPack[];
+}
+
+/** A pack of credits on sale: `amount` in the currency's minor unit (cents), `currency` lower case ISO 4217. */
+export interface CreditPack {
+  id: string;
+  credits: number;
+  amount: number;
+  currency: string;
+}
+
+export const DEFAULT_CREDIT_PACKS: readonly CreditPack[] = [
+  { id: 'pack_10k', credits: 10000, amount: 1000, currency: 'usd' },
+  { id: 'pack_100k', credits: 100000, amount: 9000, currency: 'usd' },
+];
+
+/** CREDIT_PACKS: a JSON list of packs, each checked; the default list when unset. */
+export function parseCreditPacks(raw: string | undefined): CreditPack[] {
+  if (raw === undefined || raw.trim() === '') return DEFAULT_CREDIT_PACKS.map((p) => ({ ...p }));
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new Error('CREDIT_PACKS must be a JSON list of {id, credits, amount, currency}');
+  }
+  if (!Array.isArray(parsed) || parsed.length === 0) throw new Error('CREDIT_PACKS must be a non-empty JSON list of {id, credits, amount, currency}');
+  const seen = new Set<string>();
+  return parsed.map((entry: unknown, i) => {
+    const p = entry as Partial<CreditPack> | null;
+    const ok =
+      p !== null && typeof p === 'object' && typeof p.id === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(p.id) &&
+      Number.isSafeInteger(p.credits) && p.credits! > 0 && Number.isSafeInteger(p.amount) && p.amount! > 0 &&
+      typeof p.currency === 'string' && /^[a-zA-Z]{3}$/.test(p.currency);
+    if (!ok) throw new Error(`CREDIT_PACKS[${i}] must be {id (letters, digits, _ or -), credits > 0, amount > 0 (minor unit), currency (3 letters)}`);
+    if (seen.has(p!.id!)) throw new Error(`CREDIT_PACKS lists ${p!.id} twice`);
+    seen.add(p!.id!);
+    return { id: p!.id!, credits: p!.credits!, amount: p!.amount!, currency: p!.currency!.toLowerCase() };
+  });
 }
 
 export type LogFormat = 'json' | 'pretty';
@@ -226,6 +271,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     webhookAllowPrivateNetworks: env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === '1' || env.WEBHOOK_ALLOW_PRIVATE_NETWORKS === 'true',
     webhookConcurrency: int(env, 'WEBHOOK_CONCURRENCY', 128),
     corsOrigins: corsOrigins(env.CORS_ORIGINS),
+    stripeSecretKey: env.STRIPE_SECRET_KEY || null,
+    stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || null,
+    stripeApiBase: env.STRIPE_API_BASE ? env.STRIPE_API_BASE.replace(/\/+$/, '') : null,
+    creditPacks: parseCreditPacks(env.CREDIT_PACKS),
   };
 }
 

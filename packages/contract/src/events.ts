@@ -12,6 +12,11 @@ export const WEBHOOK_EVENT_TYPES = [
   'schedule.run.dispatched',
   'schedule.run.skipped',
   'webhook.test',
+  'billing.payment_succeeded',
+  'billing.payment_refunded',
+  'billing.credits_low',
+  'billing.spend_cap_reached',
+  'billing.auto_recharge_failed',
 ] as const satisfies ReadonlyArray<components['schemas']['WebhookEventType']>;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -31,7 +31,6 @@ export type OperationName = Schemas['OperationName'];
 export type HTTPValidationError = Schemas['HTTPValidationError'];
 export type ValidationErrorItem = Schemas['ValidationError'];
 export type ServiceError = Schemas['ServiceError'];
-export type InsufficientCreditsError = Schemas['InsufficientCreditsError'];
 export type ExtractionFailedError = Schemas['ExtractionFailedError'];
 export type HealthResponse = Schemas['HealthResponse'];
 export type ReadinessResponse = Schemas['ReadinessResponse'];

@@ -20,6 +20,13 @@ export interface WorkspacesTable {
   require_two_factor: Generated<boolean>;
   /** The user who made a team workspace (null for personal ones and when that user is gone). */
   created_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Credits the workspace may reserve or spend in a UTC calendar month; null: no cap. */
+  monthly_credit_cap: ColumnType<number | null, number | null | undefined, number | null>;
+  /** `billing.credits_low` each time the available credits cross below it; null: no alert. */
+  low_credits_threshold: ColumnType<number | null, number | null | undefined, number | null>;
+  auto_recharge_enabled: Generated<boolean>;
+  auto_recharge_threshold: ColumnType<number | null, number | null | undefined, number | null>;
+  auto_recharge_pack_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface ApiKeysTable {
@@ -35,6 +42,65 @@ export interface ApiKeysTable {
   expires_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** The user or API key that made the key; null when made by the admin CLI. */
   created_by: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Credits submissions with this key may reserve in a UTC calendar month; null: no cap. */
+  monthly_credit_cap: ColumnType<number | null, number | null | undefined, number | null>;
+}
+
+/** A key's spend in its current period (month), kept where admission reads it. */
+export interface ApiKeySpendTable {
+  key_id: string;
+  workspace_id: string;
+  period_start: ColumnType<string, string, string>;
+  spent: Generated<number>;
+  /** `billing.spend_cap_reached` was sent for this key this period. */
+  cap_alerted: Generated<boolean>;
+}
+
+/** The workspace's Stripe customer and the card auto-recharge charges. */
+export interface BillingCustomersTable {
+  workspace_id: string;
+  stripe_customer_id: string;
+  payment_method_id: string | null;
+  card_brand: string | null;
+  card_last4: string | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+export type PaymentKind = 'checkout' | 'auto_recharge';
+export type PaymentStatus = 'pending' | 'paid' | 'partially_refunded' | 'refunded' | 'failed' | 'mismatch';
+
+export interface BillingPaymentsTable {
+  id: string;
+  workspace_id: string;
+  kind: PaymentKind;
+  pack_id: string;
+  credits: number;
+  amount: number;
+  currency: string;
+  status: Generated<PaymentStatus>;
+  checkout_session_id: string | null;
+  payment_intent_id: string | null;
+  amount_refunded: Generated<number>;
+  refunded_credits: Generated<number>;
+  refund_shortfall_credits: Generated<number>;
+  failure_message: string | null;
+  /** Auto-recharge: attempts to create its PaymentIntent, when to try next, and the lease of the process trying. */
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp | null;
+  locked_until: Timestamp | null;
+  created_at: CreatedAt;
+  paid_at: Timestamp | null;
+  updated_at: CreatedAt;
+}
+
+/** Each Stripe event ID, handled once. */
+export interface StripeEventsTable {
+  id: string;
+  type: string;
+  outcome: string;
+  payment_id: string | null;
+  received_at: CreatedAt;
 }
 
 export type Role = 'viewer' | 'member' | 'admin' | 'owner';
@@ -164,6 +230,10 @@ export interface CreditBalancesTable {
   units_reserved: Generated<number>;
   lifetime_purchased: Generated<number>;
   lifetime_spent: Generated<number>;
+  /** Credits reserved or settled in this period (month), released ones excluded; reset with the period. */
+  month_spent: Generated<number>;
+  /** `billing.spend_cap_reached` was sent for the workspace this period. */
+  cap_alerted: Generated<boolean>;
   updated_at: CreatedAt;
 }
 
@@ -181,9 +251,11 @@ export interface CreditReservationsTable {
   settled_credits: number | null;
   created_at: CreatedAt;
   closed_at: Timestamp | null;
+  /** The API key whose submission made it (its month's spend); null for sessions and the system. */
+  api_key_id: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
-export type LedgerEntryType = 'plan_allowance' | 'grant' | 'reserve' | 'release' | 'settle' | 'expire';
+export type LedgerEntryType = 'plan_allowance' | 'grant' | 'reserve' | 'release' | 'settle' | 'expire' | 'purchase' | 'refund';
 export type CreditBucket = 'plan' | 'promotional' | 'purchased';
 
 export interface CreditLedgerTable {
@@ -200,6 +272,8 @@ export interface CreditLedgerTable {
   job_id: string | null;
   period_start: string;
   note: string | null;
+  /** The payment a purchase or refund came from. */
+  payment_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
 }
 
@@ -412,6 +486,10 @@ export interface WebhookDeliveriesTable {
 export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
+  api_key_spend: ApiKeySpendTable;
+  billing_customers: BillingCustomersTable;
+  billing_payments: BillingPaymentsTable;
+  stripe_events: StripeEventsTable;
   credit_balances: CreditBalancesTable;
   credit_reservations: CreditReservationsTable;
   credit_ledger: CreditLedgerTable;
@@ -456,3 +534,6 @@ export type AuthTokenRow = Selectable<AuthTokensTable>;
 export type MailOutboxRow = Selectable<MailOutboxTable>;
 export type WebhookEventRow = Selectable<WebhookEventsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
+export type BillingPaymentRow = Selectable<BillingPaymentsTable>;
+export type BillingCustomerRow = Selectable<BillingCustomersTable>;
+export type ApiKeySpendRow = Selectable<ApiKeySpendTable>;

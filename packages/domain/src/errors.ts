@@ -61,6 +61,12 @@ export const ERROR_STATUS = {
   webhook_limit_reached: 422,
   stream_limit_exceeded: 429,
   mail_unavailable: 503,
+  // Billing (extensions-2.md 1). spend_cap_reached carries scope, cap and spent.
+  billing_unavailable: 503,
+  unknown_pack: 422,
+  invalid_signature: 400,
+  payment_method_required: 409,
+  spend_cap_reached: 402,
 } as const satisfies Record<components['schemas']['ServiceErrorCode'], number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

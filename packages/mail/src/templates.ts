@@ -222,3 +222,50 @@ export function invitationMail(input: InvitationMailInput): RenderedMail {
     ]),
   };
 }
+
+/** The billing events mailed to a workspace's owners and admins (extensions-2.md 1). */
+export type BillingMailType = 'billing.payment_succeeded' | 'billing.payment_refunded' | 'billing.credits_low' | 'billing.spend_cap_reached' | 'billing.auto_recharge_failed';
+
+const BILLING_SUBJECTS: Record<BillingMailType, string> = {
+  'billing.payment_succeeded': 'Payment received: credits added',
+  'billing.payment_refunded': 'A payment was refunded',
+  'billing.credits_low': 'Your credits are running low',
+  'billing.spend_cap_reached': 'A monthly spend cap was reached',
+  'billing.auto_recharge_failed': 'Auto-recharge failed and was turned off',
+};
+
+export interface BillingMailInput {
+  appUrl: string;
+  type: BillingMailType;
+  /** Chosen by a member: shown quoted and cleaned by `userText`. */
+  workspaceName: string;
+  /** The event's one sentence, written by the service. */
+  message: string;
+}
+
+/** A billing event, told to an owner or admin of the workspace, with a link to its Billing page. */
+export function billingMail(input: BillingMailInput): RenderedMail {
+  const workspace = userText(input.workspaceName);
+  const link = `${input.appUrl}/console/billing`;
+  const subject = `${BILLING_SUBJECTS[input.type]} (${PRODUCT_NAME})`;
+  const message = plainText(input.message, 500);
+  return {
+    subject,
+    text: text([
+      `Workspace: "${workspace}"`,
+      '',
+      message,
+      '',
+      `See the workspace's billing: ${link}`,
+      '',
+      'You receive this mail as an owner or admin of the workspace.',
+    ]),
+    html: layout(subject, [
+      `Workspace: “<strong>${escapeHtml(workspace)}</strong>”`,
+      escapeHtml(message),
+      button(link, 'Open billing'),
+      plainLink(link),
+      'You receive this mail as an owner or admin of the workspace.',
+    ]),
+  };
+}

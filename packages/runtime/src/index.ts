@@ -187,3 +187,4 @@ export function onShutdown(log: Logger, name: string, stop: () => Promise<void>,
   process.on('SIGINT', handle);
 }
 export { startMailSender } from './mail';
+export { startBilling, type ProcessBilling } from './billing';

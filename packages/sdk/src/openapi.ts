@@ -254,8 +254,9 @@ export interface paths {
          *     answers what that call would reserve at this moment, computed by the admission itself:
          *     a target served from the cache or deduplicated onto active work counts 0, a batch is all
          *     or nothing. Nothing is reserved or written. Validation and errors are those of the create
-         *     calls, except that what would be a 402 or a 429 `concurrent_job_limit_exceeded` is
-         *     `affordable: false`. `Cache-Control: no-cache` quotes a job that skips the cache.
+         *     calls, except that what would be a 402 (`insufficient_credits`, `spend_cap_reached`) or a
+         *     429 `concurrent_job_limit_exceeded` is `affordable: false` with that identifier in
+         *     `blocked_by`. `Cache-Control: no-cache` quotes a job that skips the cache.
          */
         post: operations["createQuote"];
         delete?: never;
@@ -1257,6 +1258,180 @@ export interface paths {
         delete: operations["revokeKey"];
         options?: never;
         head?: never;
+        /**
+         * Rename an API key or set its spend cap
+         * @description `name` renames the key; `monthly_credit_cap` (an integer, or null for none) caps what
+         *     submissions made with the key may reserve in a UTC calendar month: past it, 402
+         *     `spend_cap_reached` with `scope: key`. Cached and deduplicated answers reserve nothing
+         *     and always pass. A revoked key can't be changed (404 `key_not_found`, as an unknown one).
+         *     Recorded in the audit log (`key.updated`).
+         *
+         *     Access: `admin`.
+         */
+        patch: operations["updateKey"];
+        trace?: never;
+    };
+    "/v1/billing": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Billing settings, packs and this month's spend
+         * @description The packs on sale (`CREDIT_PACKS`), the auto-recharge settings with the saved card, the
+         *     spend cap and low-credits threshold, and `month_spent_credits`: credits reserved or
+         *     settled by the workspace in the current UTC calendar month, released ones excluded. A
+         *     reservation counts in the month it was made. Answers without Stripe configured too.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["getBilling"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/checkout": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start buying a credit pack
+         * @description Creates a Stripe Checkout Session for the pack and records a `pending` payment; send the
+         *     buyer to `url`. Credits are granted only when Stripe's signed webhook says the session is
+         *     paid, never by the return to `success_url`. The workspace's Stripe customer is created
+         *     once, on its first checkout, and the card paid with is saved for auto-recharge.
+         *     `success_url` and `cancel_url` default to the console's Billing page on `APP_URL`.
+         *     Unknown pack: 422 `unknown_pack`. Without Stripe configured: 503
+         *     `billing_unavailable`. Recorded in the audit log (`billing.checkout_created`).
+         *
+         *     Access: `admin`.
+         */
+        post: operations["createCheckout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/stripe/webhook": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Stripe's events (register this URL in Stripe)
+         * @description The endpoint to register in Stripe's dashboard (`{APP_URL}/v1/billing/stripe/webhook`),
+         *     with the events `checkout.session.completed`,
+         *     `checkout.session.async_payment_succeeded`, `payment_intent.succeeded`,
+         *     `payment_intent.payment_failed` and `charge.refunded`. No credential: the
+         *     `Stripe-Signature` header is checked against the exact bytes received with
+         *     `STRIPE_WEBHOOK_SECRET` and a 300 s tolerance; a bad or stale signature is 400
+         *     `invalid_signature` and nothing is written. Each Stripe event is handled once: a repeat
+         *     answers 200 and changes nothing. Other event types answer 200 and are ignored. A
+         *     checkout whose amount or currency differs from its pack's answers 200 (Stripe stops
+         *     retrying) and grants nothing; the payment is `mismatch`. While the database is
+         *     unreachable the answer is 503, nothing is half-written, and Stripe's retry is handled
+         *     as the first delivery would have been.
+         *
+         *     Access: `public` (Stripe-signed).
+         */
+        post: operations["receiveStripeWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's payments
+         * @description Checkouts and auto-recharges, newest first, with their status and what refunds
+         *     reversed. Paged with `limit` and `starting_after` (a payment ID of the previous page).
+         *
+         *     Access: `admin`.
+         */
+        get: operations["listPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/auto-recharge": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set auto-recharge
+         * @description When a reservation or settlement leaves the available credits below `threshold_credits`,
+         *     the service charges the saved card off-session for `pack_id` (one PaymentIntent at a
+         *     time per workspace) and grants the pack when Stripe confirms it. A failed charge turns
+         *     auto-recharge off and sends `billing.auto_recharge_failed`. Enabling without a saved
+         *     card (buy a pack once first): 409 `payment_method_required`. Unknown pack: 422
+         *     `unknown_pack`. Without Stripe configured: 503 `billing_unavailable`. Recorded in the
+         *     audit log (`billing.auto_recharge_updated`).
+         *
+         *     Access: `admin`.
+         */
+        put: operations["updateAutoRecharge"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/limits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the workspace's spend cap and low-credits alert
+         * @description `monthly_credit_cap`: admission refuses a submission whose reservation would take the
+         *     workspace's `month_spent_credits` past it (402 `spend_cap_reached`, `scope:
+         *     workspace`); cached and deduplicated answers reserve nothing and always pass.
+         *     `low_credits_threshold`: `billing.credits_low` is sent each time the available credits
+         *     cross below it. Null turns either off. Recorded in the audit log
+         *     (`billing.limits_updated`). Works without Stripe configured.
+         *
+         *     Access: `admin`.
+         */
+        put: operations["updateBillingLimits"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
         patch?: never;
         trace?: never;
     };
@@ -1544,6 +1719,11 @@ export interface components {
             available_credits: number;
             /** @description False where the create call would answer 402 or 429 `concurrent_job_limit_exceeded`. */
             affordable: boolean;
+            /**
+             * @description The error identifier the create call would get now; null when affordable.
+             * @enum {string|null}
+             */
+            blocked_by: "insufficient_credits" | "concurrent_job_limit_exceeded" | "spend_cap_reached" | null;
             /** @description Queued and running jobs of the workspace now. */
             active_jobs: number;
             /** @description The workspace's cap on active jobs. */
@@ -1609,6 +1789,17 @@ export interface components {
             };
         };
         AccountResponse: {
+            /** @description The workspace's credits now (the usage has the detail). */
+            credits: {
+                /** @description Credits that can be reserved now (plan, promotional and purchased). */
+                available_credits: number;
+                /** @description Purchased credits held (they never expire). */
+                purchased_credits: number;
+                /** @description Purchased credits ever granted. */
+                lifetime_purchased: number;
+                /** @description Credits reserved or settled this UTC calendar month, released ones excluded. */
+                month_spent_credits: number;
+            };
             /** @description Workspace identifier (`ws_...`). */
             organization_id: string;
             /** @description The workspace's name. */
@@ -2098,15 +2289,16 @@ export interface components {
          *     (batch children included) reached that status. `batch.completed`, `batch.failed`,
          *     `batch.cancelled`: a batch reached that status. `schedule.run.dispatched`: a schedule's
          *     occurrence created its job or batch; `schedule.run.skipped`: it was skipped
-         *     (`skipped_credits` or `skipped_overlap`). `webhook.test`: a test send.
+         *     (`skipped_credits` or `skipped_overlap`). `webhook.test`: a test send. `billing.*`: payments,
+         *     refunds, low credits, spend caps and failed auto-recharges (BillingWebhookEvent).
          * @enum {string}
          */
-        WebhookEventType: "job.completed" | "job.failed" | "job.cancelled" | "batch.completed" | "batch.failed" | "batch.cancelled" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test";
+        WebhookEventType: "job.completed" | "job.failed" | "job.cancelled" | "batch.completed" | "batch.failed" | "batch.cancelled" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed";
         /**
          * @description An event type the webhook takes, or `*` for every event.
          * @enum {string}
          */
-        WebhookEventSelector: "*" | "job.completed" | "job.failed" | "job.cancelled" | "batch.completed" | "batch.failed" | "batch.cancelled" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test";
+        WebhookEventSelector: "*" | "job.completed" | "job.failed" | "job.cancelled" | "batch.completed" | "batch.failed" | "batch.cancelled" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed";
         WebhookCreateRequest: {
             /**
              * @description Where events are POSTed: an absolute https URL (http only where the service allows it),
@@ -2335,7 +2527,246 @@ export interface components {
          *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes; two,
          *     separated by a space, during a rotation). Verify against the exact bytes received.
          */
-        WebhookEvent: components["schemas"]["JobWebhookEvent"] | components["schemas"]["BatchWebhookEvent"] | components["schemas"]["ScheduleRunWebhookEvent"] | components["schemas"]["TestWebhookEvent"];
+        WebhookEvent: components["schemas"]["JobWebhookEvent"] | components["schemas"]["BatchWebhookEvent"] | components["schemas"]["ScheduleRunWebhookEvent"] | components["schemas"]["TestWebhookEvent"] | components["schemas"]["BillingWebhookEvent"];
+        /** @description A pack of credits on sale (`CREDIT_PACKS`). */
+        CreditPack: {
+            /** @description The pack's ID, as `pack_id` names it. */
+            id: string;
+            /** @description Purchased credits the pack grants (they never expire). */
+            credits: number;
+            /** @description Its price in the currency's minor unit (cents for usd). */
+            amount: number;
+            /** @description Lower-case ISO 4217 currency code. */
+            currency: string;
+        };
+        /** @description The saved card auto-recharge charges; null until a checkout saved one. */
+        PaymentMethodSummary: {
+            /** @description The card's brand as Stripe names it (`visa`, `mastercard`, ...). */
+            brand: string;
+            /** @description The card number's last four digits. */
+            last4: string;
+        } | null;
+        /** @description Auto-recharge settings and the card they charge. */
+        AutoRecharge: {
+            /** @description Whether a recharge starts when the available credits fall below the threshold. */
+            enabled: boolean;
+            /** @description Available credits below which a recharge starts. */
+            threshold_credits: number | null;
+            /** @description The pack a recharge buys. */
+            pack_id: string | null;
+            payment_method: components["schemas"]["PaymentMethodSummary"];
+        };
+        /** @description Auto-recharge settings. Unknown keys are rejected (422). */
+        AutoRechargeRequest: {
+            /** @description Turn auto-recharge on (needs a saved card) or off. */
+            enabled: boolean;
+            /** @description Available credits below which a recharge starts. */
+            threshold_credits: number;
+            /** @description The pack a recharge buys (one of `packs`). */
+            pack_id: string;
+        };
+        /** @description The workspace's spend cap and low-credits alert; null turns either off. */
+        BillingLimits: {
+            /** @description Credits the workspace may reserve or spend in a UTC calendar month; null for no cap. */
+            monthly_credit_cap: number | null;
+            /** @description `billing.credits_low` is sent each time the available credits cross below it; null for no alert. */
+            low_credits_threshold: number | null;
+        };
+        /** @description The workspace's billing. */
+        Billing: {
+            /** @description The packs on sale. */
+            packs: components["schemas"]["CreditPack"][];
+            auto_recharge: components["schemas"]["AutoRecharge"];
+            limits: components["schemas"]["BillingLimits"];
+            /** @description Credits reserved or settled by the workspace in the current UTC calendar month, released ones excluded. */
+            month_spent_credits: number;
+        };
+        /** @description The pack to buy. Unknown keys are rejected (422). */
+        CheckoutRequest: {
+            /** @description One of the `packs` of `GET /v1/billing`. */
+            pack_id: string;
+            /**
+             * Format: uri
+             * @description Where Stripe sends the buyer after paying (default the console's Billing page).
+             */
+            success_url?: string;
+            /**
+             * Format: uri
+             * @description Where Stripe sends the buyer who gives up (default the console's Billing page).
+             */
+            cancel_url?: string;
+        };
+        /** @description A Stripe Checkout Session. */
+        CheckoutResponse: {
+            /** @description The Stripe Checkout Session ID (`cs_...`). */
+            checkout_id: string;
+            /** @description The Checkout page to send the buyer to. */
+            url: string;
+        };
+        /**
+         * @description A purchase of a pack: a checkout or an auto-recharge. `refunded_credits` is what refunds
+         *     reversed (`floor(credits × amount_refunded / amount)`); `refund_shortfall_credits` is
+         *     the part of it that could not be removed from the purchased credits (already spent or
+         *     reserved).
+         */
+        Payment: {
+            /** @description Payment ID (`pay_...`). */
+            id: string;
+            /**
+             * @description A checkout in the browser, or an off-session auto-recharge.
+             * @enum {string}
+             */
+            kind: "checkout" | "auto_recharge";
+            /** @description The pack bought. */
+            pack_id: string;
+            /** @description The pack's credits. */
+            credits: number;
+            /** @description The price charged, in the currency's minor unit. */
+            amount: number;
+            /** @description Lower-case ISO 4217 currency code. */
+            currency: string;
+            /**
+             * @description `pending` until Stripe confirms it; `paid` (credits granted); `partially_refunded` or
+             *     `refunded`; `failed` (an auto-recharge whose charge failed); `mismatch` (Stripe's
+             *     amount or currency differed from the pack's: nothing granted).
+             * @enum {string}
+             */
+            status: "pending" | "paid" | "partially_refunded" | "refunded" | "failed" | "mismatch";
+            /** @description Credits the refunds reversed. */
+            refunded_credits: number;
+            /** @description The part of `refunded_credits` that could not be removed from the purchased credits. */
+            refund_shortfall_credits: number;
+            /**
+             * Format: date-time
+             * @description When the payment started.
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When Stripe confirmed it; null until then.
+             */
+            paid_at: string | null;
+        };
+        /** @description A page of payments, newest first. */
+        PaymentList: {
+            /** @description The payments. */
+            data: components["schemas"]["Payment"][];
+            /** @description Whether older payments follow (pass the last ID as `starting_after`). */
+            has_more: boolean;
+        };
+        /** @description A Stripe event as Stripe sends it; only `id`, `type` and `data.object` are read, after the signature is checked. */
+        StripeEventEnvelope: {
+            /** @description Stripe's event ID (`evt_...`). */
+            id?: string;
+            /** @description Stripe's event type. */
+            type?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description What became of a Stripe event. */
+        StripeWebhookReceipt: {
+            /**
+             * @description Always true.
+             * @enum {boolean}
+             */
+            received: true;
+            /**
+             * @description `handled` now, `duplicate` (this event ID was handled before: nothing changed), or `ignored` (a type the service does not act on).
+             * @enum {string}
+             */
+            outcome: "handled" | "duplicate" | "ignored";
+        };
+        /** @description What to change of a key. Unknown keys are rejected (422). */
+        ApiKeyUpdateRequest: {
+            /** @description A new name. */
+            name?: string;
+            /** @description Credits submissions with this key may reserve in a UTC calendar month; null for no cap. */
+            monthly_credit_cap?: number | null;
+        };
+        /**
+         * @description The body of the billing events: `billing.payment_succeeded` (credits granted; `payment`),
+         *     `billing.payment_refunded` (`payment` after the refund), `billing.credits_low` (the
+         *     available credits crossed below `low_credits_threshold`), `billing.spend_cap_reached`
+         *     (a submission was refused by a cap: `scope`, `key_id`, `cap`, `spent`; once per scope and
+         *     month) and `billing.auto_recharge_failed` (`payment`, auto-recharge turned off). Owners
+         *     and admins are also mailed when mail is configured.
+         * @example {
+         *       "id": "evt_01jd2xj1e6f7g8h9j0k1m2n3p5",
+         *       "type": "billing.credits_low",
+         *       "created_at": "2026-11-24T10:05:00Z",
+         *       "workspace_id": "ws_01jd2x5w6v7q8m4k3n5p9r0s1t",
+         *       "data": {
+         *         "message": "Available credits fell to 4200, below the alert threshold of 5000.",
+         *         "available_credits": 4200,
+         *         "low_credits_threshold": 5000,
+         *         "scope": null,
+         *         "key_id": null,
+         *         "cap": null,
+         *         "spent": null
+         *       }
+         *     }
+         */
+        BillingWebhookEvent: {
+            /** @description Event ID (`evt_...`), the `webhook-id` of every attempt. */
+            id: string;
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed";
+            /**
+             * Format: date-time
+             * @description When it happened.
+             */
+            created_at: string;
+            /** @description The workspace. */
+            workspace_id: string;
+            data: components["schemas"]["BillingEventData"];
+        };
+        /** @description What a billing event tells; `payment` is present on the payment events, and fields that do not apply to its type are null. */
+        BillingEventData: {
+            /** @description One sentence for people. */
+            message: string;
+            payment?: components["schemas"]["Payment"];
+            /** @description Available credits after the change. */
+            available_credits: number | null;
+            /** @description The threshold crossed (`billing.credits_low`). */
+            low_credits_threshold: number | null;
+            /**
+             * @description Whose cap was reached (`billing.spend_cap_reached`).
+             * @enum {string|null}
+             */
+            scope: "key" | "workspace" | null;
+            /** @description The key whose cap was reached (scope `key`). */
+            key_id: string | null;
+            /** @description The cap (`billing.spend_cap_reached`). */
+            cap: number | null;
+            /** @description The month's spend when the cap stopped a submission. */
+            spent: number | null;
+        };
+        /** @description `spend_cap_reached` (402): the reservation would take the month's spend of the key or workspace past its cap. */
+        SpendCapErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "spend_cap_reached";
+            /** @description Human-readable explanation. */
+            message: string;
+            /**
+             * @description Whose cap.
+             * @enum {string}
+             */
+            scope: "key" | "workspace";
+            /** @description The monthly cap. */
+            cap: number;
+            /** @description The month's spend before this request. */
+            spent: number;
+            /** @description Credits this request needs to reserve. */
+            required?: number;
+            /** @description The key whose cap it is (scope `key`). */
+            key_id?: string;
+        };
         HTTPValidationError: {
             /** @description One entry per problem found. */
             detail: components["schemas"]["ValidationError"][];
@@ -2366,7 +2797,7 @@ export interface components {
          *     description says when each is answered.
          * @enum {string}
          */
-        ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "workspace_limit_reached" | "webhook_limit_reached" | "stream_limit_exceeded";
+        ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "workspace_limit_reached" | "webhook_limit_reached" | "stream_limit_exceeded" | "billing_unavailable" | "unknown_pack" | "invalid_signature" | "payment_method_required" | "spend_cap_reached";
         /**
          * @description A service error: `detail.error` is a stable identifier (`ServiceErrorCode`),
          *     `detail.message` explains, and the other keys of `detail` are the context of that
@@ -2379,14 +2810,14 @@ export interface components {
          * @description The body of a service error, told apart by `error`. Identifiers without context carry
          *     `error` and `message` only.
          */
-        ServiceErrorDetail: components["schemas"]["PlainErrorDetail"] | components["schemas"]["InvalidRequestErrorDetail"] | components["schemas"]["InternalErrorDetail"] | components["schemas"]["InsufficientCreditsErrorDetail"] | components["schemas"]["ForbiddenErrorDetail"] | components["schemas"]["WorkspaceErrorDetail"] | components["schemas"]["JobNotFoundErrorDetail"] | components["schemas"]["BatchNotFoundErrorDetail"] | components["schemas"]["ScheduleNotFoundErrorDetail"] | components["schemas"]["KeyNotFoundErrorDetail"] | components["schemas"]["MemberErrorDetail"] | components["schemas"]["InvitationNotFoundErrorDetail"] | components["schemas"]["IdempotencyConflictErrorDetail"] | components["schemas"]["ResultsNotReadyErrorDetail"] | components["schemas"]["ResultsExpiredErrorDetail"] | components["schemas"]["WebhookNotFoundErrorDetail"] | components["schemas"]["DeliveryNotFoundErrorDetail"] | components["schemas"]["InvalidWebhookUrlErrorDetail"] | components["schemas"]["UnsupportedOperationErrorDetail"] | components["schemas"]["DuplicateBatchTargetErrorDetail"] | components["schemas"]["InvalidTargetErrorDetail"] | components["schemas"]["RateLimitExceededErrorDetail"] | components["schemas"]["ConcurrentJobLimitErrorDetail"] | components["schemas"]["ConcurrentReadLimitErrorDetail"] | components["schemas"]["ExtractionFailedErrorDetail"] | components["schemas"]["LimitReachedErrorDetail"];
+        ServiceErrorDetail: components["schemas"]["PlainErrorDetail"] | components["schemas"]["InvalidRequestErrorDetail"] | components["schemas"]["InternalErrorDetail"] | components["schemas"]["InsufficientCreditsErrorDetail"] | components["schemas"]["ForbiddenErrorDetail"] | components["schemas"]["WorkspaceErrorDetail"] | components["schemas"]["JobNotFoundErrorDetail"] | components["schemas"]["BatchNotFoundErrorDetail"] | components["schemas"]["ScheduleNotFoundErrorDetail"] | components["schemas"]["KeyNotFoundErrorDetail"] | components["schemas"]["MemberErrorDetail"] | components["schemas"]["InvitationNotFoundErrorDetail"] | components["schemas"]["IdempotencyConflictErrorDetail"] | components["schemas"]["ResultsNotReadyErrorDetail"] | components["schemas"]["ResultsExpiredErrorDetail"] | components["schemas"]["WebhookNotFoundErrorDetail"] | components["schemas"]["DeliveryNotFoundErrorDetail"] | components["schemas"]["InvalidWebhookUrlErrorDetail"] | components["schemas"]["UnsupportedOperationErrorDetail"] | components["schemas"]["DuplicateBatchTargetErrorDetail"] | components["schemas"]["InvalidTargetErrorDetail"] | components["schemas"]["RateLimitExceededErrorDetail"] | components["schemas"]["ConcurrentJobLimitErrorDetail"] | components["schemas"]["ConcurrentReadLimitErrorDetail"] | components["schemas"]["ExtractionFailedErrorDetail"] | components["schemas"]["LimitReachedErrorDetail"] | components["schemas"]["SpendCapErrorDetail"];
         /** @description A service error whose identifier carries no context. */
         PlainErrorDetail: {
             /**
              * @description The identifier. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
-            error: "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "method_not_allowed" | "email_taken" | "last_owner" | "personal_workspace" | "invitation_invalid" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up";
+            error: "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "method_not_allowed" | "email_taken" | "last_owner" | "personal_workspace" | "invitation_invalid" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "billing_unavailable" | "unknown_pack" | "invalid_signature" | "payment_method_required";
             /** @description Human-readable explanation. */
             message: string;
         };
@@ -2755,10 +3186,6 @@ export interface components {
             /** @description The failed job, readable with `GET /v1/jobs/{job_id}`. */
             job_id: string;
             cause: components["schemas"]["JobError"];
-        };
-        /** @description The 402 body. */
-        InsufficientCreditsError: {
-            detail: components["schemas"]["InsufficientCreditsErrorDetail"];
         };
         /** @description The 502 body of `POST /v1/extract`. */
         ExtractionFailedError: {
@@ -3420,6 +3847,10 @@ export interface components {
             revoked_at: string | null;
             /** @description The user (`usr_...`) or API key (`key_...`) that created it; null for the admin CLI. */
             created_by: string | null;
+            /** @description Credits submissions with this key may reserve in a UTC calendar month; null for no cap. */
+            monthly_credit_cap: number | null;
+            /** @description Credits reserved or settled with this key in the current UTC calendar month, released ones excluded. */
+            month_spent_credits: number;
         };
         /** @description A key as created: with its secret, shown once. */
         CreatedApiKey: {
@@ -3456,6 +3887,10 @@ export interface components {
             revoked_at: string | null;
             /** @description The user (`usr_...`) or API key (`key_...`) that created it; null for the admin CLI. */
             created_by: string | null;
+            /** @description Credits submissions with this key may reserve in a UTC calendar month; null for no cap. */
+            monthly_credit_cap: number | null;
+            /** @description Credits reserved or settled with this key in the current UTC calendar month, released ones excluded. */
+            month_spent_credits: number;
             /** @description The secret (`sdx_live_...`), in this response only. */
             api_key: string;
         };
@@ -3558,6 +3993,82 @@ export interface components {
                 "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
             };
         };
+        /**
+         * @description `billing_unavailable`: Stripe is not configured (`STRIPE_SECRET_KEY`,
+         *     `STRIPE_WEBHOOK_SECRET`) or did not answer; nothing was charged. `service_unavailable`:
+         *     the database is unreachable (Stripe retries its events).
+         */
+        BillingUnavailable: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "billing_unavailable",
+                 *         "message": "Payments are not configured on this service."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `unknown_pack`: no pack has that ID; or a validation error. */
+        BillingUnprocessable: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "unknown_pack",
+                 *         "message": "No pack has the ID pack_1m."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"] | components["schemas"]["HTTPValidationError"];
+            };
+        };
+        /** @description `invalid_signature`: the Stripe-Signature header is missing, wrong or older than 300 s; nothing was written. */
+        InvalidSignature: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "invalid_signature",
+                 *         "message": "The Stripe-Signature header does not match this body."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `payment_method_required`: auto-recharge needs a saved card; buy a pack once first. */
+        PaymentMethodRequired: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "payment_method_required",
+                 *         "message": "Buy a pack once to save a card before turning auto-recharge on."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
         /** @description `invalid_request`: the request cannot be accepted; `message` explains. */
         BadRequest: {
             headers: {
@@ -3597,7 +4108,11 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
-        /** @description `insufficient_credits`: the reservation does not fit in the available credits. */
+        /**
+         * @description `insufficient_credits`: the reservation does not fit in the available credits.
+         *     `spend_cap_reached`: it would take the month's spend of the key (`scope: key`) or of the
+         *     workspace (`scope: workspace`) past its `monthly_credit_cap`.
+         */
         PaymentRequired: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -3607,7 +4122,19 @@ export interface components {
                 [name: string]: unknown;
             };
             content: {
-                "application/json": components["schemas"]["InsufficientCreditsError"];
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "spend_cap_reached",
+                 *         "message": "This request needs 500 credits; the key's monthly cap of 20000 has 120 left.",
+                 *         "scope": "key",
+                 *         "cap": 20000,
+                 *         "spent": 19880,
+                 *         "required": 500
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
             };
         };
         /**
@@ -4374,6 +4901,8 @@ export interface components {
         AuditLimit: number;
         /** @description An ID of the previous page; the next page holds older items. */
         StartingAfter: string;
+        /** @description Maximum number of payments returned. */
+        PaymentLimit: number;
         /** @description Webhook ID (`whk_...`). */
         WebhookPathId: string;
         /** @description Delivery ID (`dlv_...`). */
@@ -4636,6 +5165,8 @@ export interface components {
                      * @description When the key stops working (401 `invalid_api_key` after); in the future. Null or absent: never.
                      */
                     expires_at?: string | null;
+                    /** @description Credits submissions with this key may reserve in a UTC calendar month (402 `spend_cap_reached` past it). Null or absent: no cap. */
+                    monthly_credit_cap?: number | null;
                 };
             };
         };
@@ -5014,7 +5545,13 @@ export interface operations {
                      *           "role": "owner",
                      *           "require_two_factor": false
                      *         }
-                     *       ]
+                     *       ],
+                     *       "credits": {
+                     *         "available_credits": 87160,
+                     *         "purchased_credits": 10000,
+                     *         "lifetime_purchased": 10000,
+                     *         "month_spent_credits": 12840
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["AccountResponse"];
@@ -5175,6 +5712,7 @@ export interface operations {
                      *       "cached_targets": 0,
                      *       "available_credits": 98999,
                      *       "affordable": true,
+                     *       "blocked_by": null,
                      *       "active_jobs": 0,
                      *       "max_active_jobs": 200
                      *     }
@@ -7485,7 +8023,9 @@ export interface operations {
                      *         "expires_at": "2027-05-24T00:00:00Z",
                      *         "last_used_at": null,
                      *         "revoked_at": null,
-                     *         "created_by": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u"
+                     *         "created_by": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
+                     *         "monthly_credit_cap": 20000,
+                     *         "month_spent_credits": 3120
                      *       }
                      *     ]
                      */
@@ -7541,6 +8081,8 @@ export interface operations {
                      *       "last_used_at": null,
                      *       "revoked_at": null,
                      *       "created_by": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
+                     *       "monthly_credit_cap": null,
+                     *       "month_spent_credits": 0,
                      *       "api_key": "sdx_live_7QmX2b9Kd4Lp0Rt6Vw8Yz1Ac3Ef5Gh7Jk9Mn2P"
                      *     }
                      */
@@ -7594,6 +8136,441 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["KeyNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description API key ID (`key_...`). */
+                key_id: components["parameters"]["KeyPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "monthly_credit_cap": 20000
+                 *     }
+                 */
+                "application/json": components["schemas"]["ApiKeyUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The key now. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "key_01jd2xa4b5c6d7e8f9g0h1j2k3",
+                     *       "name": "CI pipeline",
+                     *       "prefix": "sdx_live_7Qm",
+                     *       "role": "member",
+                     *       "created_at": "2026-11-24T10:00:00Z",
+                     *       "expires_at": "2027-05-24T00:00:00Z",
+                     *       "last_used_at": null,
+                     *       "revoked_at": null,
+                     *       "created_by": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u",
+                     *       "monthly_credit_cap": 20000,
+                     *       "month_spent_credits": 3120
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["KeyNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getBilling: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The workspace's billing. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "packs": [
+                     *         {
+                     *           "id": "pack_10k",
+                     *           "credits": 10000,
+                     *           "amount": 1000,
+                     *           "currency": "usd"
+                     *         },
+                     *         {
+                     *           "id": "pack_100k",
+                     *           "credits": 100000,
+                     *           "amount": 9000,
+                     *           "currency": "usd"
+                     *         }
+                     *       ],
+                     *       "auto_recharge": {
+                     *         "enabled": true,
+                     *         "threshold_credits": 2000,
+                     *         "pack_id": "pack_10k",
+                     *         "payment_method": {
+                     *           "brand": "visa",
+                     *           "last4": "4242"
+                     *         }
+                     *       },
+                     *       "limits": {
+                     *         "monthly_credit_cap": 50000,
+                     *         "low_credits_threshold": 5000
+                     *       },
+                     *       "month_spent_credits": 12840
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Billing"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createCheckout: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "pack_id": "pack_10k",
+                 *       "success_url": "https://app.example.com/console/billing?checkout=success"
+                 *     }
+                 */
+                "application/json": components["schemas"]["CheckoutRequest"];
+            };
+        };
+        responses: {
+            /** @description The Checkout Session to send the buyer to. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "checkout_id": "cs_test_a1B2c3D4e5F6g7H8",
+                     *       "url": "https://checkout.stripe.com/c/pay/cs_test_a1B2c3D4e5F6g7H8"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CheckoutResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["BillingUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["BillingUnavailable"];
+        };
+    };
+    receiveStripeWebhook: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Stripe's signature header, `t=<unix seconds>,v1=<hex HMAC-SHA256>`. */
+                "Stripe-Signature"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "id": "evt_1QxYz2AbCdEf",
+                 *       "object": "event",
+                 *       "type": "checkout.session.completed",
+                 *       "data": {
+                 *         "object": {
+                 *           "id": "cs_test_a1B2c3D4e5F6g7H8",
+                 *           "object": "checkout.session",
+                 *           "payment_status": "paid"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["StripeEventEnvelope"];
+            };
+        };
+        responses: {
+            /** @description Received (handled now, handled before, or ignored). */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "received": true,
+                     *       "outcome": "handled"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["StripeWebhookReceipt"];
+                };
+            };
+            400: components["responses"]["InvalidSignature"];
+            413: components["responses"]["PayloadTooLarge"];
+            503: components["responses"]["BillingUnavailable"];
+        };
+    };
+    listPayments: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of payments returned. */
+                limit?: components["parameters"]["PaymentLimit"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of payments. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "pay_01jd2xm4n5p6q7r8s9t0v1w2x3",
+                     *           "kind": "checkout",
+                     *           "pack_id": "pack_10k",
+                     *           "credits": 10000,
+                     *           "amount": 1000,
+                     *           "currency": "usd",
+                     *           "status": "partially_refunded",
+                     *           "refunded_credits": 5000,
+                     *           "refund_shortfall_credits": 1200,
+                     *           "created_at": "2026-11-24T10:00:00Z",
+                     *           "paid_at": "2026-11-24T10:01:10Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["PaymentList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateAutoRecharge: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "enabled": true,
+                 *       "threshold_credits": 2000,
+                 *       "pack_id": "pack_10k"
+                 *     }
+                 */
+                "application/json": components["schemas"]["AutoRechargeRequest"];
+            };
+        };
+        responses: {
+            /** @description The auto-recharge settings now. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "enabled": true,
+                     *       "threshold_credits": 2000,
+                     *       "pack_id": "pack_10k",
+                     *       "payment_method": {
+                     *         "brand": "visa",
+                     *         "last4": "4242"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AutoRecharge"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["PaymentMethodRequired"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["BillingUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["BillingUnavailable"];
+        };
+    };
+    updateBillingLimits: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "monthly_credit_cap": 50000,
+                 *       "low_credits_threshold": 5000
+                 *     }
+                 */
+                "application/json": components["schemas"]["BillingLimits"];
+            };
+        };
+        responses: {
+            /** @description The limits now. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "monthly_credit_cap": 50000,
+                     *       "low_credits_threshold": 5000
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BillingLimits"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

@@ -347,6 +347,32 @@ function accountBody(op: FuzzOperation, accounts: FuzzAccounts): fc.Arbitrary<Bo
       return fill('totp_code').map((code) => ({ body: JSON.stringify({ code: '' }), fills: { code }, mutation: 'admissible' }));
     case 'disableTwoFactor':
       return fill('recovery_code').map((code) => ({ body: JSON.stringify({ password: accounts.password, code: '' }), fills: { code }, mutation: 'admissible' }));
+    // Billing: the packs on sale, auto-recharge off (on needs a saved card), and Stripe events the
+    // sender signs, of the types the service handles with objects that may name nothing it knows.
+    case 'createCheckout':
+      return fc.constantFrom('pack_10k', 'pack_100k').map((pack_id) => ({ body: JSON.stringify({ pack_id }), mutation: 'admissible' }));
+    case 'updateAutoRecharge':
+      return fc.nat({ max: 100_000 }).map((threshold) => ({ body: JSON.stringify({ enabled: false, threshold_credits: threshold, pack_id: 'pack_10k' }), mutation: 'admissible' }));
+    case 'receiveStripeWebhook':
+      return fc
+        .record({
+          id: fc.stringMatching(/^evt_[a-z0-9]{4,12}$/),
+          type: fc.constantFrom('checkout.session.completed', 'checkout.session.async_payment_succeeded', 'payment_intent.succeeded', 'payment_intent.payment_failed', 'charge.refunded', 'customer.created'),
+          object: fc.record(
+            {
+              id: fc.constantFrom('cs_fuzz', 'pi_fuzz', 'ch_fuzz', 'x'),
+              payment_status: fc.constantFrom('paid', 'unpaid'),
+              amount_total: fc.integer({ min: -1, max: 10_000 }),
+              amount: fc.integer({ min: 0, max: 10_000 }),
+              amount_refunded: fc.integer({ min: 0, max: 10_000 }),
+              currency: fc.constantFrom('usd', 'eur'),
+              payment_intent: fc.constantFrom('pi_fuzz', null),
+              metadata: fc.record({ workspace_id: fc.constantFrom('ws_fuzz', ''), pack_id: fc.constantFrom('pack_10k', 'pack_x'), kind: fc.constantFrom('auto_recharge', 'x') }, { requiredKeys: [] }),
+            },
+            { requiredKeys: [] },
+          ),
+        })
+        .map(({ id, type, object }) => ({ body: JSON.stringify({ id, object: 'event', type, data: { object } }), mutation: 'admissible' }));
     default:
       return null;
   }

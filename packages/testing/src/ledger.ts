@@ -23,7 +23,13 @@ export interface LedgerReport {
  * - a failed or cancelled job's is released, with one release entry, nothing settled or billed;
  * - a queued or running job's is still held, with neither;
  * - each workspace's reserved totals equal its held reservations, and its lifetime spend the
- *   sum of its settlements.
+ *   sum of its settlements;
+ * - the month's spend (of the workspace, and of each key) equals what the period's reservations
+ *   hold or settled;
+ * - purchased credits equal their grants, purchases and refunds less what settlements drew from
+ *   them, never below what is reserved of them; lifetime purchases equal grants and purchases;
+ * - each paid payment has exactly one purchase entry of its credits, every other none, and its
+ *   refund entries remove what it reversed less its shortfall.
  * Cached jobs (reusing a result, billed nothing) have no reservation and are only counted.
  * The one money audit of the drills and the tests that break things.
  */
@@ -86,5 +92,63 @@ export async function checkLedger(db: Db): Promise<LedgerReport> {
     if (b.reserved !== b.held) report.problems.push(`workspace ${b.workspace_id}: reserved ${b.reserved}, held reservations ${b.held}`);
     if (b.spent !== b.settled) report.problems.push(`workspace ${b.workspace_id}: lifetime spent ${b.spent}, settled ${b.settled}`);
   }
+  report.problems.push(...(await checkSpendAndPurchases(db)));
   return report;
+}
+
+/** What a period's reservations count in its month's spend: held ones their amount, settled ones their charge. */
+const COUNTED = sql`case r.status when 'held' then r.plan_amount + r.promo_amount + r.purchased_amount when 'settled' then coalesce(r.settled_credits, 0) else 0 end`;
+
+async function checkSpendAndPurchases(db: Db): Promise<string[]> {
+  const problems: string[] = [];
+  const { rows: months } = await sql<{ workspace_id: string; month_spent: number; counted: number }>`
+    select b.workspace_id, b.month_spent::bigint as month_spent,
+           coalesce((select sum(${COUNTED}) from credit_reservations r
+                     where r.workspace_id = b.workspace_id
+                       and (r.created_at at time zone 'UTC')::date >= b.period_start
+                       and (r.created_at at time zone 'UTC')::date < (b.period_start + interval '1 month')::date), 0)::bigint as counted
+    from credit_balances b
+  `.execute(db);
+  for (const m of months) {
+    if (Number(m.month_spent) !== Number(m.counted)) problems.push(`workspace ${m.workspace_id}: month spent ${m.month_spent}, its reservations count ${m.counted}`);
+  }
+  const { rows: keys } = await sql<{ key_id: string; spent: number; counted: number }>`
+    select s.key_id, s.spent::bigint as spent,
+           coalesce((select sum(${COUNTED}) from credit_reservations r
+                     where r.api_key_id = s.key_id
+                       and (r.created_at at time zone 'UTC')::date >= s.period_start
+                       and (r.created_at at time zone 'UTC')::date < (s.period_start + interval '1 month')::date), 0)::bigint as counted
+    from api_key_spend s
+  `.execute(db);
+  for (const k of keys) {
+    if (Number(k.spent) !== Number(k.counted)) problems.push(`key ${k.key_id}: month spent ${k.spent}, its reservations count ${k.counted}`);
+  }
+  const { rows: purchased } = await sql<{ workspace_id: string; balance: number; reserved: number; lifetime: number; added: number; drawn: number; granted: number }>`
+    select b.workspace_id, b.purchased_balance::bigint as balance, b.purchased_reserved::bigint as reserved, b.lifetime_purchased::bigint as lifetime,
+           coalesce((select sum(l.purchased_credits) from credit_ledger l where l.workspace_id = b.workspace_id and l.entry_type in ('grant', 'purchase', 'refund')), 0)::bigint as added,
+           coalesce((select sum(l.purchased_credits) from credit_ledger l where l.workspace_id = b.workspace_id and l.entry_type = 'settle'), 0)::bigint as drawn,
+           coalesce((select sum(l.purchased_credits) from credit_ledger l where l.workspace_id = b.workspace_id and l.entry_type in ('grant', 'purchase')), 0)::bigint as granted
+    from credit_balances b
+  `.execute(db);
+  for (const p of purchased) {
+    const [balance, reserved] = [Number(p.balance), Number(p.reserved)];
+    if (balance !== Number(p.added) - Number(p.drawn)) problems.push(`workspace ${p.workspace_id}: purchased ${balance}, ledger ${Number(p.added) - Number(p.drawn)}`);
+    if (balance < reserved || reserved < 0) problems.push(`workspace ${p.workspace_id}: purchased ${balance} below its reserved ${reserved}`);
+    if (Number(p.lifetime) !== Number(p.granted)) problems.push(`workspace ${p.workspace_id}: lifetime purchased ${p.lifetime}, grants and purchases ${p.granted}`);
+  }
+  const { rows: payments } = await sql<{ id: string; status: string; credits: number; purchases: number; purchased: number; removed: number; refunded: number; shortfall: number }>`
+    select p.id, p.status, p.credits::bigint as credits,
+           (select count(*) from credit_ledger l where l.payment_id = p.id and l.entry_type = 'purchase')::int as purchases,
+           coalesce((select sum(l.credits) from credit_ledger l where l.payment_id = p.id and l.entry_type = 'purchase'), 0)::bigint as purchased,
+           coalesce((select -sum(l.credits) from credit_ledger l where l.payment_id = p.id and l.entry_type = 'refund'), 0)::bigint as removed,
+           p.refunded_credits::bigint as refunded, p.refund_shortfall_credits::bigint as shortfall
+    from billing_payments p
+  `.execute(db);
+  for (const p of payments) {
+    const granted = ['paid', 'partially_refunded', 'refunded'].includes(p.status);
+    if (p.purchases !== (granted ? 1 : 0)) problems.push(`payment ${p.id} (${p.status}): ${p.purchases} purchase entries`);
+    if (granted && Number(p.purchased) !== Number(p.credits)) problems.push(`payment ${p.id}: purchased ${p.purchased}, its pack ${p.credits}`);
+    if (Number(p.removed) !== Number(p.refunded) - Number(p.shortfall)) problems.push(`payment ${p.id}: refunds removed ${p.removed}, reversed ${p.refunded} less shortfall ${p.shortfall}`);
+  }
+  return problems;
 }

@@ -3,14 +3,14 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import request from 'supertest';
-import { createApp, HeavyReads, LiveHub, RedisRateLimiter, type RateLimiter } from '@sdx/app-api';
+import { createApp, HeavyReads, LiveHub, LoginLimiter, RedisRateLimiter, type RateLimiter } from '@sdx/app-api';
 import { startWorker, type RunningWorker } from '@sdx/app-worker';
 import { type AppConfig, createLogger, loadConfig } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
 import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, type MailSender, newId, planReservation, systemClock } from '@sdx/domain';
 import type { Provider } from '@sdx/providers';
 import type { Resolver } from '@sdx/webhooks';
-import { createRuntime, type Runtime, startMailSender, untilRedisReady } from '@sdx/runtime';
+import { createRuntime, type ProcessBilling, type Runtime, startBilling, startMailSender, untilRedisReady } from '@sdx/runtime';
 import { writeReservations } from '@sdx/domain';
 import { createResponseValidator } from './response-validator';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
@@ -32,6 +32,10 @@ export interface TestStack {
   /** The API's mail sender (with SMTP_URL set; it looks at the outbox every 200 ms and when kicked). */
   mailer: MailSender | null;
   worker: RunningWorker | null;
+  /** The API's Stripe client and auto-recharge charger (it looks for due recharges every 100 ms). */
+  billing: ProcessBilling;
+  /** With `stripe`: the app's loopback origin, where the fake Stripe sends its events. */
+  url: string | null;
   startWorker(concurrency?: number): RunningWorker;
   workspace(options?: Partial<CreateWorkspaceOptions>): Promise<SeededWorkspace>;
   close(): Promise<void>;
@@ -57,6 +61,22 @@ export interface StackOptions {
   logDestination?: { write(line: string): void };
   /** How webhook hosts resolve (a fake DNS); the system's resolver otherwise. */
   webhookResolver?: Resolver;
+  /**
+   * A fake Stripe (@sdx/fake-stripe) to bill through: STRIPE_SECRET_KEY, STRIPE_WEBHOOK_SECRET and
+   * STRIPE_API_BASE are set from it, the app listens on a loopback port, and the fake sends its
+   * events to the app's /v1/billing/stripe/webhook.
+   */
+  stripe?: StackStripe;
+  /** Failed sign-ins allowed (the service's LOGIN_LIMITS otherwise): raised by tests that are not about them. */
+  loginLimits?: { perEmail: number; perAddress: number; windowSeconds: number };
+}
+
+/** What the stack needs of a fake Stripe (structurally, so this package does not depend on it). */
+export interface StackStripe {
+  readonly url: string;
+  readonly secretKey: string;
+  readonly webhookSecret: string;
+  setWebhookUrl(url: string | null): void;
 }
 
 export async function createTestDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
@@ -113,6 +133,9 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     SYNC_TIMEOUT_MS: '15000',
     // Every request of a test stack comes from one loopback address; the bound's own tests set it low.
     SIGNUP_LIMIT_PER_HOUR: '10000',
+    ...(options.stripe
+      ? { STRIPE_SECRET_KEY: options.stripe.secretKey, STRIPE_WEBHOOK_SECRET: options.stripe.webhookSecret, STRIPE_API_BASE: options.stripe.url }
+      : {}),
     ...options.env,
   });
   const log = options.logDestination ? createLogger({ ...config, logFormat: 'json' }, { name: 'test' }, options.logDestination) : undefined;
@@ -130,7 +153,11 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   // As the API process builds it: heavy reads on a pool of their own.
   const heavyReads = HeavyReads.fromConfig(config);
   const mailer = startMailSender(runtime.services, { intervalMs: 200 });
-  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, live, heavyReads, mailer });
+  const billing = startBilling(runtime.services, { intervalMs: 100 });
+  const loginLimiter = options.loginLimits ? new LoginLimiter(runtime.redis, config.redisPrefix, config.signupLimitPerHour, options.loginLimits) : undefined;
+  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, live, heavyReads, mailer, billing, loginLimiter });
+  const served = options.stripe ? await listen(app) : null;
+  if (served) options.stripe!.setWebhookUrl(`${served.url}/v1/billing/stripe/webhook`);
   const stack: TestStack = {
     runtime,
     config,
@@ -141,6 +168,8 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     live,
     mailer,
     worker: null,
+    billing,
+    url: served?.url ?? null,
     startWorker(concurrency = options.workerConcurrency ?? 4) {
       const worker = startWorker({
         services: runtime.services,
@@ -156,6 +185,12 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     },
     async close() {
       await stack.worker?.close();
+      if (served) {
+        options.stripe!.setWebhookUrl(null);
+        served.server.closeAllConnections();
+        await new Promise<void>((resolve) => served.server.close(() => resolve()));
+      }
+      await billing.close();
       await mailer?.close();
       await live.close();
       await heavyReads.close();

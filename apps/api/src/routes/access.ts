@@ -68,6 +68,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /v1/keys': 'admin',
   'GET /v1/keys': 'viewer',
   'DELETE /v1/keys/:key_id': 'admin',
+  'PATCH /v1/keys/:key_id': 'admin',
   'GET /v1/audit-events': 'admin',
 
   'POST /v1/webhooks': 'admin',
@@ -81,6 +82,14 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /v1/webhooks/:webhook_id/deliveries/:delivery_id/redeliver': 'admin',
   'GET /v1/jobs/:job_id/events': 'viewer',
   'GET /v1/batches/:batch_id/events': 'viewer',
+
+  'GET /v1/billing': 'viewer',
+  'POST /v1/billing/checkout': 'admin',
+  // Stripe-signed: the route checks the Stripe-Signature header itself.
+  'POST /v1/billing/stripe/webhook': 'public',
+  'GET /v1/billing/payments': 'admin',
+  'PUT /v1/billing/auto-recharge': 'admin',
+  'PUT /v1/billing/limits': 'admin',
 };
 
 /** The declared access of a route; throws for a route that declares none, so it is never served open. */

@@ -18,6 +18,7 @@ import { requestPasswordReset } from './requestPasswordReset';
 import { resendVerification } from './resendVerification';
 import { revokeInvitation } from './revokeInvitation';
 import { revokeKey } from './revokeKey';
+import { updateKey } from './updateKey';
 import { signUp } from './signUp';
 import { updateMember } from './updateMember';
 import { updateWorkspace } from './updateWorkspace';
@@ -47,5 +48,6 @@ export const accountRoutes: RouteDef[] = [
   { method: 'post', path: '/v1/keys', handler: createKey },
   { method: 'get', path: '/v1/keys', handler: listKeys },
   { method: 'delete', path: '/v1/keys/:key_id', handler: revokeKey },
+  { method: 'patch', path: '/v1/keys/:key_id', handler: updateKey },
   { method: 'get', path: '/v1/audit-events', handler: listAuditEvents },
 ];

@@ -8,6 +8,7 @@ interface CreateKeyBody {
   name: string;
   role?: Role;
   expires_at?: string | null;
+  monthly_credit_cap?: number | null;
 }
 
 /** POST /v1/keys — 201 with the secret, shown in this response only. */
@@ -23,6 +24,7 @@ export const createKey = ({ services }: AppDeps): RequestHandler => async (req, 
     expiresAt,
     createdBy: tenant.userId ?? tenant.keyId,
     grantorRole: tenant.role,
+    monthlyCreditCap: body.monthly_credit_cap ?? null,
     actor: actor(req, res),
   });
   res.status(201).json({ ...renderApiKey(created.key), api_key: created.api_key });

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listUserWorkspaces, renderWorkspace, type Role } from '@sdx/domain';
+import { getCredits, listUserWorkspaces, renderWorkspace, type Role } from '@sdx/domain';
 import type { ApiDeps } from '../deps';
 import { principalOf } from '../middleware/auth';
 import { tenantOf } from '../middleware/tenant';
@@ -24,5 +24,6 @@ export const getAccount = ({ services }: ApiDeps): RequestHandler => async (_req
     role,
     user: session ? session.user : null,
     workspaces: session ? await listUserWorkspaces(services.db, session.user.id) : [renderWorkspace(workspace, (role ?? 'owner') as Role)],
+    credits: await getCredits(services.db, workspace, services.clock.now()),
   });
 };

@@ -7,6 +7,7 @@ import { listJobs } from '../api/jobs';
 import { UsageChart } from '../components/usage-chart';
 import { ErrorNotice, formatDate, formatNumber, Loading, PageHeader } from '../components/ui';
 import { DataTable } from '../components/table';
+import { LowCreditsWarning } from '../components/credits';
 import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
 import { jobColumns } from './jobs';
@@ -45,6 +46,7 @@ export default function Overview() {
       <p className="muted">
         Workspace <strong>{workspace.name}</strong> · your role: {role}
       </p>
+      <LowCreditsWarning role={role} />
       <GettingStarted role={role} />
       <ErrorNotice error={usage.error} />
       {u ? (
@@ -52,11 +54,11 @@ export default function Overview() {
           <div className="card">
             <h2>Credits left</h2>
             <p className="figure" data-testid="credits-left">
-              {formatNumber(u.credits_remaining + u.purchased_credits + u.promotional_credits)}
+              {formatNumber(u.credits_remaining)}
             </p>
+            {/* credits_remaining counts every source already: the plan's allowance, purchased and promotional credits. */}
             <p className="muted small">
-              {formatNumber(u.credits_remaining)} of the monthly {formatNumber(u.credit_limit)} · {formatNumber(u.purchased_credits)} purchased ·{' '}
-              {formatNumber(u.promotional_credits)} promotional
+              monthly plan of {formatNumber(u.credit_limit)}, with {formatNumber(u.purchased_credits)} purchased and {formatNumber(u.promotional_credits)} promotional
               {u.promotional_expires_at ? ` (until ${formatDate(u.promotional_expires_at)})` : ''}
             </p>
           </div>

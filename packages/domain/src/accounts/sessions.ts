@@ -95,6 +95,11 @@ interface ResolvedRow {
   w_personal_user_id: string | null;
   w_require_two_factor: boolean | null;
   w_created_by: string | null;
+  w_monthly_credit_cap: number | null;
+  w_low_credits_threshold: number | null;
+  w_auto_recharge_enabled: boolean | null;
+  w_auto_recharge_threshold: number | null;
+  w_auto_recharge_pack_id: string | null;
 }
 
 /**
@@ -109,7 +114,10 @@ export async function resolveSession(db: Db, token: string, workspaceId: string 
            w.id as w_id, w.name as w_name, w.kind as w_kind, w.monthly_quota as w_monthly_quota,
            w.rate_limit_per_minute as w_rate_limit_per_minute, w.max_result_limit as w_max_result_limit,
            w.max_active_jobs as w_max_active_jobs, w.created_at as w_created_at, w.personal_user_id as w_personal_user_id,
-           w.require_two_factor as w_require_two_factor, w.created_by as w_created_by
+           w.require_two_factor as w_require_two_factor, w.created_by as w_created_by,
+           w.monthly_credit_cap as w_monthly_credit_cap, w.low_credits_threshold as w_low_credits_threshold,
+           w.auto_recharge_enabled as w_auto_recharge_enabled, w.auto_recharge_threshold as w_auto_recharge_threshold,
+           w.auto_recharge_pack_id as w_auto_recharge_pack_id
     from sessions s
     join users u on u.id = s.user_id
     left join memberships m
@@ -148,6 +156,11 @@ export async function resolveSession(db: Db, token: string, workspaceId: string 
         personal_user_id: row.w_personal_user_id,
         require_two_factor: row.w_require_two_factor === true,
         created_by: row.w_created_by,
+        monthly_credit_cap: row.w_monthly_credit_cap === null ? null : Number(row.w_monthly_credit_cap),
+        low_credits_threshold: row.w_low_credits_threshold === null ? null : Number(row.w_low_credits_threshold),
+        auto_recharge_enabled: row.w_auto_recharge_enabled === true,
+        auto_recharge_threshold: row.w_auto_recharge_threshold === null ? null : Number(row.w_auto_recharge_threshold),
+        auto_recharge_pack_id: row.w_auto_recharge_pack_id,
       }
     : null;
   return {

@@ -5,10 +5,12 @@ import { type EnqueueRequest, planEntries, sharedEntry } from '@sdx/queue';
 import { readBalancesWith } from '../credits/balances';
 import { type FlushResult, GroupCommit, REQUEST_PATH_BOUNDS, refusedData } from '../group-commit';
 import { dropClaims, findClaimRecords, type IdempotencyClaim, insertClaims, pointClaims, scopeId } from '../idempotency/idempotency';
+import { afterAdmission, watchesBalance } from '../billing/triggers';
 import { enqueueAfterCommit } from '../jobs/enqueue';
 import { queueJobs } from '../jobs/state';
 import type { Resources } from '../resources';
 import { retryDeadlocks } from '../tx';
+import { periodStartOf } from '../time';
 import { type AdmissionState, type Decision, type KeyState, planAdmission, type Submission } from './plan';
 
 /**
@@ -21,9 +23,10 @@ import { type AdmissionState, type Decision, type KeyState, planAdmission, type 
  *    statements of their own, after the lock: a statement's snapshot is taken when it starts, so
  *    reads inside the locking statement would miss the jobs of the admission it waited for.
  * 3. The planner decides every submission.
- * 4. Batch rows, job rows and reservations are written; the claims of refused submissions are
- *    dropped (the key stays free, as if the request had never been made), and claims answered by
- *    other work are pointed at it.
+ * 4. Batch rows, job rows and reservations are written, then what they bring about in billing
+ *    (billing/triggers.ts: low-credit and spend-cap alerts, auto-recharges); the claims of
+ *    refused submissions are dropped (the key stays free, as if the request had never been
+ *    made), and claims answered by other work are pointed at it.
  * After commit, the new queued jobs' queue entries are added (enqueueAfterCommit); nobody waits
  * for that: the submissions are answered once the group has committed.
  *
@@ -157,6 +160,7 @@ async function admitInTransaction(services: Resources, tx: Tx, items: Submission
   const insertedBatches = batches.length > 0 ? await tx.insertInto('batches').values(batches).returningAll().execute() : [];
   const newRows = plan.decisions.flatMap((d): NewJob[] => (d.kind === 'admitted' ? d.rows : d.kind === 'cached' ? [d.row] : []));
   const inserted = await queueJobs(tx, now, newRows, plan.reservations, plan.balances);
+  if (plan.capsReached.length > 0 || items.some((s) => watchesBalance(s.tenant.workspace))) await afterAdmission(tx, services.config, now, items, state, plan);
 
   // Keys this transaction answers for: claimed now, or held by a record of the same body whose work is gone.
   const ours = (i: number) => {
@@ -293,7 +297,7 @@ export async function readAdmissionState(
 ): Promise<AdmissionState> {
   const pending = items.filter((_, i) => keys[i]!.kind === 'none' || keys[i]!.kind === 'claimed' || keys[i]!.kind === 'held');
   const workspaces = [...new Map(pending.map((s) => [s.tenant.workspace.id, s.tenant.workspace])).values()];
-  if (workspaces.length === 0) return { balances: new Map(), active: new Map(), reusable: new Map(), keys };
+  if (workspaces.length === 0) return { balances: new Map(), active: new Map(), reusable: new Map(), keys, keySpend: new Map() };
   const requests = [
     ...new Map(
       pending
@@ -304,16 +308,37 @@ export async function readAdmissionState(
   const ids = workspaces.map((w) => w.id);
   const counts = activeJobCounts(db, ids);
   const cacheFrom = new Date(now.getTime() - services.config.cacheTtlSeconds * 1000);
-  const [balances, actives, found] =
-    requests.length > 0
-      ? await readBalancesWith(db, workspaces, now, mode, counts, reusableTwins(db, requests, cacheFrom))
-      : [...(await readBalancesWith(db, workspaces, now, mode, counts)), [] as JobRow[]];
+  const keyIds = [...new Set(pending.flatMap((s) => (s.tenant.keyId === null ? [] : [s.tenant.keyId])))];
+  const twins = requests.length > 0 ? reusableTwins(db, requests, cacheFrom) : null;
+  const spends = keyIds.length > 0 ? keySpendOf(db, keyIds, periodStartOf(now)) : null;
+  const [balances, actives, ...rest] = await readBalancesWith(db, workspaces, now, mode, counts, ...[twins, spends].filter((q) => q !== null));
+  const found = (twins ? rest.shift() : []) as JobRow[];
+  const spent = (spends ? rest.shift() : []) as unknown as KeySpendRow[];
   return {
     balances,
     active: new Map(actives.map((row) => [row.workspace_id, row.n])),
     reusable: byWorkspaceAndKey(found),
     keys,
+    keySpend: new Map(spent.map((row) => [row.id, { cap: row.cap, spent: row.spent, alerted: row.alerted }])),
   };
+}
+
+interface KeySpendRow {
+  id: string;
+  cap: number | null;
+  spent: number;
+  alerted: boolean;
+}
+
+/** The keys' monthly caps and their spend in `period` (a row of an older period counts nothing), as a statement to send with others. */
+function keySpendOf(db: Executor, keyIds: readonly string[], period: string) {
+  return sql<KeySpendRow>`
+    select k.id, k.monthly_credit_cap as cap,
+           coalesce(case when s.period_start = ${period}::date then s.spent end, 0) as spent,
+           coalesce(s.period_start = ${period}::date and s.cap_alerted, false) as alerted
+    from api_keys k left join api_key_spend s on s.key_id = k.id
+    where k.id = any(${keyIds}::text[])
+  `.compile(db);
 }
 
 /** Active (queued or running) jobs per workspace, as a statement to send with others. */

@@ -1,4 +1,4 @@
-import type { JobRow, NewJob } from '@sdx/db';
+import type { JobRow, NewJob, WorkspaceRow } from '@sdx/db';
 import { type Balance, type PlannedReservation, planReservations } from '../credits/balances';
 import type { Tenant } from '../resources';
 import { ApiError } from '../errors';
@@ -17,9 +17,11 @@ import type { Recipe } from '../jobs/recipe';
  *   same group waits for the next group;
  * - a single job is deduplicated onto a queued or running twin (or one admitted earlier in the
  *   group), else served from a fresh completed twin (the cache) unless the caller skips it;
- * - otherwise it must fit under the active-job cap (429) and the credits left (402), and is
- *   admitted with its reservation. A batch is all or nothing, and is never deduplicated or
- *   served from the cache: each target is fresh work.
+ * - otherwise it must fit under the active-job cap (429), the month's spend caps of its key and
+ *   of its workspace (402 spend_cap_reached) and the credits left (402), and is admitted with
+ *   its reservation. A batch is all or nothing, and is never deduplicated or served from the
+ *   cache: each target is fresh work. Cached and deduplicated answers reserve nothing, so no cap
+ *   stops them.
  */
 
 export interface AdmitTarget {
@@ -70,6 +72,25 @@ export interface AdmissionState {
   reusable: Map<string, Map<string, JobRow>>;
   /** Per submission, in order. */
   keys: KeyState[];
+  /** The submissions' API keys: their monthly cap and this month's spend. */
+  keySpend: Map<string, KeySpend>;
+}
+
+/** An API key's monthly cap and what it reserved or spent this month. */
+export interface KeySpend {
+  cap: number | null;
+  spent: number;
+  /** `billing.spend_cap_reached` was sent for it this month. */
+  alerted: boolean;
+}
+
+/** A submission stopped by a spend cap whose scope had not been told this month (billing.spend_cap_reached). */
+export interface CapReached {
+  workspaceId: string;
+  scope: 'key' | 'workspace';
+  keyId: string | null;
+  cap: number;
+  spent: number;
 }
 
 export interface AdmissionRules {
@@ -93,6 +114,8 @@ export interface AdmissionPlan {
   /** The reservations of the admitted jobs, and the balances after them (of the workspaces that reserved). */
   reservations: PlannedReservation[];
   balances: Balance[];
+  /** Caps that stopped a submission for the first time this month, once per scope. */
+  capsReached: CapReached[];
 }
 
 export function planAdmission(submissions: readonly Submission[], state: AdmissionState, now: Date, rules: AdmissionRules): AdmissionPlan {
@@ -103,6 +126,8 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
   /** Jobs admitted in this plan, by workspace and request key: a later identical submission is deduplicated onto them. */
   const admittedTwins = new Map<string, string>();
   const twinOf = (workspaceId: string, key: string) => `${workspaceId}\u0000${key}`;
+  const keySpend = new Map([...state.keySpend].map(([id, spend]) => [id, { ...spend }]));
+  const capsReached: CapReached[] = [];
 
   const decisions = submissions.map((s, i): Decision => {
     const key = state.keys[i] ?? { kind: 'none' };
@@ -149,9 +174,27 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
     }
     const balance = balances.get(workspace.id);
     if (!balance) throw new Error(`the balance of workspace ${workspace.id} was not read`);
+    const required = s.recipe.maxCredits * n;
+    const keySpent = s.tenant.keyId === null ? undefined : keySpend.get(s.tenant.keyId);
+    const capped = spendCapReached(s.tenant.keyId, keySpent, workspace, balance, required);
+    if (capped) {
+      const alerted = capped.scope === 'key' ? keySpent!.alerted : balance.cap_alerted;
+      if (!alerted) {
+        capsReached.push({ workspaceId: workspace.id, scope: capped.scope, keyId: capped.scope === 'key' ? s.tenant.keyId : null, cap: capped.cap, spent: capped.spent });
+        if (capped.scope === 'key') keySpent!.alerted = true;
+        else balances.set(workspace.id, { ...balance, cap_alerted: true });
+      }
+      return { kind: 'refused', error: capped.error };
+    }
     // The whole submission must fit: a 402 reports what all of it requires against what is available.
-    const reserve = planReservations(workspace, balance, now, s.jobIds.map((jobId) => ({ jobId, credits: s.recipe.maxCredits, units: s.recipe.maxUnits })));
+    const reserve = planReservations(
+      workspace,
+      balance,
+      now,
+      s.jobIds.map((jobId) => ({ jobId, credits: s.recipe.maxCredits, units: s.recipe.maxUnits, keyId: s.tenant.keyId })),
+    );
     if ('refused' in reserve) return { kind: 'refused', error: reserve.refused };
+    if (keySpent) keySpent.spent += required;
     reservations.push(...reserve.planned);
     const rows = s.targets.map((target, index) =>
       queuedJobRow(workspace.id, now, s.recipe, target, s.jobIds[index]!, {
@@ -173,7 +216,35 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
     return { kind: 'admitted', rows, reserved: s.recipe.maxCredits * n };
   });
 
-  return { decisions, reservations, balances: [...reserved].map((id) => balances.get(id)!) };
+  return { decisions, reservations, balances: [...reserved].map((id) => balances.get(id)!), capsReached };
+}
+
+/**
+ * The spend caps (extensions-2.md 1): a reservation may not take the month's spend of the key
+ * that submits it, then of its workspace, past that one's `monthly_credit_cap`. Reaching a cap
+ * exactly is allowed. `spent` in the 402 is the month's spend before this request.
+ */
+export function spendCapReached(
+  keyId: string | null,
+  key: KeySpend | undefined,
+  workspace: Pick<WorkspaceRow, 'monthly_credit_cap'>,
+  balance: Pick<Balance, 'month_spent'>,
+  required: number,
+): { scope: 'key' | 'workspace'; cap: number; spent: number; error: ApiError } | null {
+  const refuse = (scope: 'key' | 'workspace', cap: number, spent: number) => ({
+    scope,
+    cap,
+    spent,
+    error: new ApiError(
+      'spend_cap_reached',
+      `This request needs ${required} credits; ${scope === 'key' ? `the API key's` : `the workspace's`} monthly cap of ${cap} has ${Math.max(0, cap - spent)} left.`,
+      { scope, cap, spent, required, ...(scope === 'key' ? { key_id: keyId } : {}) },
+    ),
+  });
+  if (key && key.cap !== null && key.spent + required > key.cap) return refuse('key', key.cap, key.spent);
+  const cap = workspace.monthly_credit_cap;
+  if (cap !== null && balance.month_spent + required > cap) return refuse('workspace', cap, balance.month_spent);
+  return null;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -21,7 +21,8 @@ export type Quote = QuoteResponse;
  * duplicates), then the admission planner itself on the state the admission would read, without
  * locking, reserving or writing anything. So a quote cannot drift from what admission reserves:
  * cache hits and deduplicated work cost 0, a batch is all or nothing, and a submission the
- * admission would refuse with 402 or 429 (the cap) is `affordable: false` at its full cost.
+ * admission would refuse with 402 (credits, a spend cap) or 429 (the active-job cap) is
+ * `affordable: false` at its full cost, `blocked_by` naming the error it would get.
  */
 export async function quote(services: Services, tenant: Tenant, input: QuoteInput, options: { skipCache?: boolean } = {}): Promise<Quote> {
   const single = input.target !== undefined;
@@ -67,6 +68,7 @@ export async function quote(services: Services, tenant: Tenant, input: QuoteInpu
     cached_targets: outcome.kind === 'cached' ? 1 : 0,
     available_credits: availableOf(balance, workspace, now).total,
     affordable: outcome.kind !== 'refused',
+    blocked_by: outcome.kind === 'refused' ? (outcome.error.code as NonNullable<Quote['blocked_by']>) : null,
     active_jobs: state.active.get(workspace.id) ?? 0,
     max_active_jobs: workspace.max_active_jobs,
   };

@@ -36,11 +36,15 @@ export type AuditAction =
   | 'invitation.revoked'
   | 'api_key.created'
   | 'api_key.revoked'
+  | 'api_key.updated'
   | 'credits.granted'
   | 'webhook.created'
   | 'webhook.updated'
   | 'webhook.deleted'
-  | 'webhook.secret_rotated';
+  | 'webhook.secret_rotated'
+  | 'billing.checkout_created'
+  | 'billing.auto_recharge_updated'
+  | 'billing.limits_updated';
 
 export interface AuditEntry {
   workspaceId: string;

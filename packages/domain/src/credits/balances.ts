@@ -1,6 +1,5 @@
-import { type CompiledQuery, type Insertable, sql } from 'kysely';
-import { type CreditBalanceRow, type CreditLedgerTable, type CreditReservationsTable, type Db, jsonRows, type ReservationRow, sendTogether, type Tx, type WorkspaceRow } from '@sdx/db';
-import { recordCreditsSettled } from '@sdx/metrics';
+import type { CompiledQuery, Insertable } from 'kysely';
+import { type CreditBalanceRow, type CreditLedgerTable, type CreditReservationsTable, type Db, sendTogether, type Tx, type WorkspaceRow } from '@sdx/db';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { periodStartOf } from '../time';
@@ -8,8 +7,9 @@ import { periodStartOf } from '../time';
 /**
  * The money module (this folder): every write to credit balances, reservations and the ledger
  * is in credits/. This file: the balance arithmetic (the bucket rule, what is available, a
- * reservation's plan, a settlement's booking and the ledger postings) and the balance rows it
- * locks and rolls over; reservations.ts writes, claims and releases reservations; grants.ts
+ * reservation's plan) and the balance rows it locks and rolls over; postings.ts books
+ * settlements and writes the ledger postings of settlements and releases; reservations.ts
+ * writes, claims and releases reservations; purchases.ts grants paid packs and reverses refunds; grants.ts
  * opens balances and adds credits; usage.ts reads.
  *
  * Credits are a ledger. Every grant, reservation, release, settlement, monthly allowance and
@@ -61,7 +61,7 @@ export function balanceAsOf(balance: Balance, now: Date): Balance {
   const period = periodStartOf(now);
   let b = balance;
   if (b.period_start < period) {
-    b = { ...b, period_start: period, plan_used: 0, units_used: 0, period_promo_spent: 0, period_purchased_spent: 0 };
+    b = { ...b, period_start: period, plan_used: 0, units_used: 0, period_promo_spent: 0, period_purchased_spent: 0, month_spent: 0, cap_alerted: false };
   }
   if (!promoActive(b, now) && b.promo_balance > b.promo_reserved) {
     b = { ...b, promo_balance: b.promo_reserved };
@@ -85,6 +85,8 @@ export interface ReserveRequest {
   jobId: string;
   credits: number;
   units: number;
+  /** The API key whose submission it is (its month's spend counts it); null for sessions and the system. */
+  keyId?: string | null;
 }
 
 export interface PlannedReservation {
@@ -119,6 +121,8 @@ export function planReservation(
         purchased_amount: parts.purchased,
         units: request.units,
         status: 'held',
+        api_key_id: request.keyId ?? null,
+        created_at: now,
       },
       ledger: {
         workspace_id: workspace.id,
@@ -139,6 +143,7 @@ export function planReservation(
       promo_reserved: balance.promo_reserved + parts.promo,
       purchased_reserved: balance.purchased_reserved + parts.purchased,
       units_reserved: balance.units_reserved + request.units,
+      month_spent: balance.month_spent + request.credits,
     },
   };
 }
@@ -256,6 +261,8 @@ async function applyRollover(tx: Tx, current: Balance, now: Date, quota: number)
       units_used: next.units_used,
       period_promo_spent: next.period_promo_spent,
       period_purchased_spent: next.period_purchased_spent,
+      month_spent: next.month_spent,
+      cap_alerted: next.cap_alerted,
       promo_balance: next.promo_balance,
       updated_at: now,
     })
@@ -263,134 +270,3 @@ async function applyRollover(tx: Tx, current: Balance, now: Date, quota: number)
     .execute();
   return next;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Settle
-
-/** A reservation just moved from held to settled, with the charge it settled at and its workspace's plan quota. */
-export type ClaimedReservation = Pick<ReservationRow, 'id' | 'workspace_id' | 'job_id' | 'plan_amount' | 'promo_amount' | 'purchased_amount' | 'units' | 'settled_credits'> & {
-  monthly_quota: number;
-};
-
-/** A claimed reservation and the results its job delivered. */
-export interface Settlement {
-  reservation: ClaimedReservation;
-  units: number;
-}
-
-/** The balance columns a posting changes: each is added to as it is. */
-const DELTA_COLUMNS = [
-  'plan_reserved', 'promo_reserved', 'purchased_reserved', 'units_reserved', 'plan_used', 'promo_balance',
-  'purchased_balance', 'period_promo_spent', 'period_purchased_spent', 'units_used', 'lifetime_spent',
-] as const;
-
-/** A change to one balance row, summed over the entries that explain it. */
-export type BalanceDelta = Record<(typeof DELTA_COLUMNS)[number], number>;
-
-/** A ledger entry of a settlement or release, with the balance change it explains. */
-export interface Posting {
-  entry: {
-    workspace_id: string;
-    credits: number;
-    plan_credits: number;
-    promo_credits: number;
-    purchased_credits: number;
-    units: number;
-    reservation_id: string;
-    job_id: string;
-    period_start: string;
-    note: string | null;
-  };
-  delta: Partial<BalanceDelta>;
-}
-
-/**
- * Writes postings in one statement: their ledger entries (in order), and each workspace's
- * balance changed by the sum of its postings' deltas. The balance rows must be locked.
- */
-export async function post(tx: Tx, now: Date, entryType: 'settle' | 'release', postings: readonly Posting[]): Promise<void> {
-  if (postings.length === 0) return;
-  const sums = new Map<string, BalanceDelta>();
-  for (const { entry, delta } of postings) {
-    const sum = sums.get(entry.workspace_id) ?? (Object.fromEntries(DELTA_COLUMNS.map((c) => [c, 0])) as BalanceDelta);
-    for (const [column, value] of Object.entries(delta) as Array<[keyof BalanceDelta, number]>) sum[column] += value;
-    sums.set(entry.workspace_id, sum);
-  }
-  const deltas = [...sums].map(([workspace_id, sum]) => ({ workspace_id, ...sum }));
-  // The ledger insert runs as part of the balance update (a data-modifying WITH always runs).
-  await sql`
-    with ledger as (
-      insert into credit_ledger
-        (workspace_id, entry_type, credits, plan_credits, promo_credits, purchased_credits, units, reservation_id, job_id, period_start, note)
-      select l.workspace_id, ${entryType}, l.credits, l.plan_credits, l.promo_credits, l.purchased_credits, l.units, l.reservation_id, l.job_id,
-             l.period_start, l.note
-      from ${jsonRows(
-        postings.map((p) => p.entry),
-        'workspace_id text, credits bigint, plan_credits bigint, promo_credits bigint, purchased_credits bigint, units bigint, reservation_id text, job_id text, period_start date, note text',
-      )} as l
-    )
-    update credit_balances b
-    set ${sql.join(DELTA_COLUMNS.map((c) => sql`${sql.ref(c)} = ${sql.ref(`b.${c}`)} + ${sql.ref(`v.${c}`)}`))},
-        updated_at = ${now}
-    from ${jsonRows(
-      deltas,
-      `workspace_id text, ${DELTA_COLUMNS.map((c) => `${c} bigint`).join(', ')}`,
-    )} as v
-    where b.workspace_id = v.workspace_id
-  `.execute(tx);
-}
-
-/**
- * Books claimed settlements against their workspaces' balance rows, locked by the caller
- * (balanceLock) and rolled over here first (rollOver: a new month's allowance, expired
- * promotional credits): one statement inserts every ledger entry and applies each workspace's
- * summed change to its balance. Per job, the charge is drawn from the reservation's
- * parts (drawInOrder) and the rest returned (noted in the entry). Ledger entries follow the
- * order of `settlements`. Returns the credits charged per job.
- */
-export async function bookSettlements(tx: Tx, now: Date, settlements: readonly Settlement[], locked: readonly Balance[]): Promise<Map<string, number>> {
-  const quotas = [...new Map(settlements.map((s) => [s.reservation.workspace_id, s.reservation.monthly_quota]))].map(([id, monthly_quota]) => ({ id, monthly_quota }));
-  const balances = await rollOver(tx, locked, quotas, now);
-  const charged = new Map<string, number>();
-  const postings = settlements.map(({ reservation: r, units }): Posting => {
-    const balance = balances.get(r.workspace_id);
-    if (!balance) throw new Error(`the balance of workspace ${r.workspace_id} is not locked`);
-    const held: Buckets = { plan: r.plan_amount, promo: r.promo_amount, purchased: r.purchased_amount };
-    const reservedTotal = held.plan + held.promo + held.purchased;
-    const charge = r.settled_credits ?? 0;
-    const drawn = drawInOrder(charge, held);
-    charged.set(r.job_id, charge);
-    return {
-      entry: {
-        workspace_id: r.workspace_id,
-        credits: charge,
-        plan_credits: drawn.plan,
-        promo_credits: drawn.promo,
-        purchased_credits: drawn.purchased,
-        units,
-        reservation_id: r.id,
-        job_id: r.job_id,
-        period_start: balance.period_start,
-        note: charge < reservedTotal ? `released ${reservedTotal - charge} unused credits` : null,
-      },
-      // The whole reservation leaves the reserved totals; what was drawn is spent, the rest is free again.
-      delta: {
-        plan_reserved: -held.plan,
-        promo_reserved: -held.promo,
-        purchased_reserved: -held.purchased,
-        units_reserved: -r.units,
-        plan_used: drawn.plan,
-        promo_balance: -drawn.promo,
-        purchased_balance: -drawn.purchased,
-        period_promo_spent: drawn.promo,
-        period_purchased_spent: drawn.purchased,
-        units_used: units,
-        lifetime_spent: charge,
-      },
-    };
-  });
-  await post(tx, now, 'settle', postings);
-  recordCreditsSettled([...charged.values()].reduce((sum, charge) => sum + charge, 0));
-  return charged;
-}
-

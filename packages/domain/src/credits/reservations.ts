@@ -1,6 +1,8 @@
 import { type RawBuilder, sql } from 'kysely';
 import { jsonRows, type Tx } from '@sdx/db';
-import { type Balance, balanceLock, bookSettlements, type ClaimedReservation, lockBalances, type PlannedReservation, post, type Settlement } from './balances';
+import { periodStartOf } from '../time';
+import { type Balance, balanceLock, lockBalances, type PlannedReservation } from './balances';
+import { bookSettlements, type ClaimedReservation, monthReturn, post, type Settlement } from './postings';
 
 /**
  * Reservations (part of the money module, credits/): a job's maximum cost reserved at admission
@@ -20,20 +22,44 @@ import { type Balance, balanceLock, bookSettlements, type ClaimedReservation, lo
  */
 export function withReservations(tx: Tx, planned: readonly PlannedReservation[], balances: readonly Balance[], now: Date) {
   const totals = balances.map(
-    (b) => sql`(${b.workspace_id}::text, ${b.plan_reserved}::bigint, ${b.promo_reserved}::bigint, ${b.purchased_reserved}::bigint, ${b.units_reserved}::bigint)`,
+    (b) =>
+      sql`(${b.workspace_id}::text, ${b.plan_reserved}::bigint, ${b.promo_reserved}::bigint, ${b.purchased_reserved}::bigint, ${b.units_reserved}::bigint, ${b.month_spent}::bigint)`,
   );
+  // Each key's month spend rises by what its submissions reserved (a new period starts it again).
+  const period = periodStartOf(now);
+  const byKey = new Map<string, { workspace_id: string; spent: number }>();
+  for (const { reservation: r } of planned) {
+    if (!r.api_key_id) continue;
+    const entry = byKey.get(r.api_key_id) ?? { workspace_id: r.workspace_id, spent: 0 };
+    entry.spent += r.plan_amount + r.promo_amount + r.purchased_amount;
+    byKey.set(r.api_key_id, entry);
+  }
+  const keySpend = [...byKey].map(([key_id, e]) => ({ key_id, workspace_id: e.workspace_id, period_start: period, spent: e.spent }));
   return (
     tx
       .with('reservations', (db) => db.insertInto('credit_reservations').values(planned.map((p) => p.reservation)))
       .with('ledger', (db) => db.insertInto('credit_ledger').values(planned.map((p) => p.ledger)))
+      .with('key_spend', () =>
+        keySpend.length === 0
+          ? sql<Record<string, never>>`(select 1)`
+          : sql<Record<string, never>>`(
+              insert into api_key_spend (key_id, workspace_id, period_start, spent)
+              select k.key_id, k.workspace_id, k.period_start, k.spent
+              from ${jsonRows(keySpend, 'key_id text, workspace_id text, period_start date, spent bigint')} as k
+              on conflict (key_id) do update
+                set spent = case when api_key_spend.period_start = excluded.period_start then api_key_spend.spent + excluded.spent else excluded.spent end,
+                    cap_alerted = api_key_spend.cap_alerted and api_key_spend.period_start = excluded.period_start,
+                    period_start = excluded.period_start
+            )`,
+      )
       // A raw CTE body is printed as is: its parentheses are part of it.
       .with(
         'balances',
         () => sql<Record<string, never>>`(
           update credit_balances b
           set plan_reserved = v.plan_reserved, promo_reserved = v.promo_reserved, purchased_reserved = v.purchased_reserved,
-              units_reserved = v.units_reserved, updated_at = ${now}
-          from (values ${sql.join(totals)}) as v(workspace_id, plan_reserved, promo_reserved, purchased_reserved, units_reserved)
+              units_reserved = v.units_reserved, month_spent = v.month_spent, updated_at = ${now}
+          from (values ${sql.join(totals)}) as v(workspace_id, plan_reserved, promo_reserved, purchased_reserved, units_reserved, month_spent)
           where b.workspace_id = v.workspace_id
         )`,
       )
@@ -63,10 +89,11 @@ export function claimHeldReservations(now: Date, source: RawBuilder<unknown>): R
         -- the invariant of a reservation: a settlement never takes more than it holds
         settled_credits = least(greatest(v.charge, 0), r.plan_amount + r.promo_amount + r.purchased_amount),
         closed_at = ${now}
-    from ${source}
-    where r.job_id = v.job_id and r.status = 'held'
+    from ${source}, workspaces w
+    where r.job_id = v.job_id and r.status = 'held' and w.id = r.workspace_id
     returning r.id, r.workspace_id, r.job_id, r.plan_amount, r.promo_amount, r.purchased_amount, r.units, r.settled_credits,
-              (select w.monthly_quota from workspaces w where w.id = r.workspace_id) as monthly_quota
+              r.created_at, r.api_key_id, w.monthly_quota,
+              case when w.auto_recharge_enabled then w.auto_recharge_threshold end as recharge_below, w.auto_recharge_pack_id as recharge_pack_id
   `;
 }
 
@@ -94,7 +121,7 @@ export async function settleReservations(tx: Tx, now: Date, requests: readonly S
     if (reservation) settlements.push({ reservation, units: request.units });
   }
   if (settlements.length === 0) return new Map();
-  return bookSettlements(tx, now, settlements, await balanceLock(tx, settlements.map((s) => s.reservation.workspace_id)).execute());
+  return (await bookSettlements(tx, now, settlements, await balanceLock(tx, settlements.map((s) => s.reservation.workspace_id)).execute())).charged;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -123,21 +150,27 @@ export async function releaseReservations(tx: Tx, now: Date, jobIds: readonly st
     tx,
     now,
     'release',
-    claimed.map((r) => ({
-      entry: {
-        workspace_id: r.workspace_id,
-        credits: r.plan_amount + r.promo_amount + r.purchased_amount,
-        plan_credits: r.plan_amount,
-        promo_credits: r.promo_amount,
-        purchased_credits: r.purchased_amount,
-        units: r.units,
-        reservation_id: r.id,
-        job_id: r.job_id,
-        period_start: balances.get(r.workspace_id)!.period_start,
-        note,
-      },
-      delta: { plan_reserved: -r.plan_amount, promo_reserved: -r.promo_amount, purchased_reserved: -r.purchased_amount, units_reserved: -r.units },
-    })),
+    claimed.map((r) => {
+      const balance = balances.get(r.workspace_id)!;
+      const held = r.plan_amount + r.promo_amount + r.purchased_amount;
+      const month = monthReturn(r, balance, held);
+      return {
+        entry: {
+          workspace_id: r.workspace_id,
+          credits: held,
+          plan_credits: r.plan_amount,
+          promo_credits: r.promo_amount,
+          purchased_credits: r.purchased_amount,
+          units: r.units,
+          reservation_id: r.id,
+          job_id: r.job_id,
+          period_start: balance.period_start,
+          note,
+        },
+        delta: { plan_reserved: -r.plan_amount, promo_reserved: -r.promo_amount, purchased_reserved: -r.purchased_amount, units_reserved: -r.units, month_spent: month.month_spent },
+        keyReturn: month.keyReturn,
+      };
+    }),
   );
   return new Set(claimed.map((r) => r.job_id));
 }

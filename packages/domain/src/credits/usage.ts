@@ -34,6 +34,18 @@ export async function getUsage(db: Executor, workspace: WorkspaceRow, now: Date)
   };
 }
 
+/** The credits of GET /v1/account (`credits`) and the month's spend of GET /v1/billing, from the balance row as of `now`. */
+export async function getCredits(db: Executor, workspace: WorkspaceRow, now: Date) {
+  const stored = await db.selectFrom('credit_balances').selectAll().where('workspace_id', '=', workspace.id).executeTakeFirstOrThrow();
+  const b = balanceAsOf(stored, now);
+  return {
+    available_credits: availableOf(b, workspace, now).total,
+    purchased_credits: b.purchased_balance,
+    lifetime_purchased: b.lifetime_purchased,
+    month_spent_credits: b.month_spent,
+  };
+}
+
 /** Sum of the ledger for a workspace, for audits and tests of the balance row. */
 export async function ledgerTotals(db: Executor, workspaceId: string): Promise<{ reserved: number; settled: number; released: number }> {
   const rows = await db

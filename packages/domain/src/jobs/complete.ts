@@ -1,7 +1,10 @@
 import { sql } from 'kysely';
+import type { AppConfig } from '@sdx/config';
 import { type JobRow, jsonRows, sendTogether, type Tx } from '@sdx/db';
 import type { Item } from '@sdx/providers';
-import { balanceLock, bookSettlements, type ClaimedReservation, type Settlement } from '../credits/balances';
+import { balanceLock } from '../credits/balances';
+import { bookSettlements, type ClaimedReservation, type Settlement } from '../credits/postings';
+import { afterSettlements } from '../billing/triggers';
 import { claimHeldReservations } from '../credits/reservations';
 import { type FlushResult, GroupCommit, refusedData } from '../group-commit';
 import { newId } from '../ids';
@@ -79,7 +82,7 @@ async function completeGroup(services: Resources, items: readonly Completion[]):
 
 async function completeTogether(services: Resources, items: readonly Completion[]): Promise<FlushResult<boolean>> {
   const { results, events } = await retryDeadlocks(services.log, 'job completion', () =>
-    services.db.transaction().execute((tx) => completeInTransaction(tx, services.clock.now(), items)),
+    services.db.transaction().execute((tx) => completeInTransaction(tx, services.config, services.clock.now(), items)),
   );
   announceEnded(services, items.filter((_, i) => results[i] === true).map((c) => c.job), 'completed', events > 0);
   return results;
@@ -91,7 +94,7 @@ async function completeNewOnly(services: Resources, c: Completion): Promise<bool
     services.db.transaction().execute(async (tx) => {
       const kept = await keepOnlyNew(tx, c.job, c.lease, c.delivered.finalPage);
       if (!kept) return { results: [false], events: 0 };
-      return completeInTransaction(tx, services.clock.now(), [{ ...c, delivered: { ...kept, primary: kept.total, bundled: 0 } }]);
+      return completeInTransaction(tx, services.config, services.clock.now(), [{ ...c, delivered: { ...kept, primary: kept.total, bundled: 0 } }]);
     }),
   );
   if (results[0] === true) announceEnded(services, [c.job], 'completed', events > 0);
@@ -104,12 +107,18 @@ async function completeNewOnly(services: Resources, c: Completion): Promise<bool
  *    locked rows, re-read after any lock wait), their final result pages written, and their
  *    held reservations claimed for settlement at their charge;
  * 2. the balance rows of their workspaces locked, in workspace order;
- * then the settlements booked (money module). Locks are taken jobs, then reservations, then
+ * then the settlements booked (money module) and the auto-recharges they leave due
+ * (billing/triggers.ts). Locks are taken jobs, then reservations, then
  * balances: the order of every other writer of them (cancellation, failure, reconciler).
  * The first statement also writes the completed jobs' webhook events (job.completed and their
  * batches' checks) where a webhook of the workspace takes them; `events` counts those written.
  */
-async function completeInTransaction(tx: Tx, now: Date, items: readonly Completion[]): Promise<{ results: FlushResult<boolean>; events: number }> {
+async function completeInTransaction(
+  tx: Tx,
+  config: Pick<AppConfig, 'creditPacks'>,
+  now: Date,
+  items: readonly Completion[],
+): Promise<{ results: FlushResult<boolean>; events: number }> {
   const values = items.map(({ job, lease, delivered }, idx) => ({
     idx,
     id: job.id,
@@ -169,7 +178,8 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
     settled as (${claimHeldReservations(now, sql`(select d.id as job_id, d.credits as charge from done d) as v`)}),
     events as (${eventInsert})
     select d.idx, s.id as reservation_id, s.workspace_id, s.job_id, s.plan_amount, s.promo_amount, s.purchased_amount, s.units,
-           s.settled_credits, s.monthly_quota, (select count(*) from events)::int as events
+           s.settled_credits, s.created_at, s.api_key_id, s.monthly_quota, s.recharge_below, s.recharge_pack_id,
+           (select count(*) from events)::int as events
     from done d left join settled s on s.job_id = d.id
     order by d.idx
   `;
@@ -182,7 +192,9 @@ async function completeInTransaction(tx: Tx, now: Date, items: readonly Completi
   }
   const events = rows[0]?.events ?? 0;
   if (settlements.length === 0) return { results, events };
-  await bookSettlements(tx, now, settlements, balanceRows);
+  const { after } = await bookSettlements(tx, now, settlements, balanceRows);
+  const recharging = settlements.filter((s) => s.reservation.recharge_below !== null).map((s) => s.reservation);
+  if (recharging.length > 0) await afterSettlements(tx, config, now, recharging, after);
   return { results, events };
 }
 

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '@sdx/config';
 import type { Db } from '@sdx/db';
 import type { Clock } from '../time';
+import { Pump } from '../pump';
 import { MAIL_BATCH, type MailTransport, sendDueMail } from './send';
 
 /** A mail sender looks at the outbox this often (and at once when kicked). */
@@ -25,55 +26,36 @@ export interface MailSenderOptions {
  * other's rows.
  */
 export class MailSender {
-  private readonly timer: NodeJS.Timeout;
-  private running: Promise<void> | null = null;
-  private again = false;
-  private closed = false;
+  private readonly pump: Pump;
 
   constructor(private readonly options: MailSenderOptions) {
-    this.timer = setInterval(() => this.kick(), options.intervalMs ?? MAIL_POLL_INTERVAL_MS);
-    this.timer.unref();
-    this.kick();
+    this.pump = new Pump(() => this.batch(), options.intervalMs ?? MAIL_POLL_INTERVAL_MS, (err) =>
+      options.log.warn({ err: err.message }, 'mail outbox pass failed; retrying shortly'),
+    );
   }
 
   /** Looks at the outbox now (or right after the pass in progress). */
   kick(): void {
-    if (this.closed) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.drain()
-      .catch((err: Error) => this.options.log.warn({ err: err.message }, 'mail outbox pass failed; retrying shortly'))
-      .finally(() => {
-        this.running = null;
-      });
+    this.pump.kick();
   }
 
   /** Resolves once the pass in progress (if any) has ended. */
   async idle(): Promise<void> {
-    while (this.running) await this.running;
+    await this.pump.idle();
   }
 
   /** Stops the timer, lets the pass in progress finish, closes the transport. */
   async close(): Promise<void> {
-    this.closed = true;
-    clearInterval(this.timer);
-    await this.idle();
+    await this.pump.close();
     this.options.transport.close?.();
   }
 
-  private async drain(): Promise<void> {
+  /** One batch of due mail sent; true when it was full. */
+  private async batch(): Promise<boolean> {
     const { db, config, transport, clock, log } = this.options;
-    do {
-      this.again = false;
-      for (;;) {
-        if (this.closed) return;
-        const pass = await sendDueMail(db, config, transport, clock);
-        if (pass.sent) log.debug({ sent: pass.sent }, 'mail sent');
-        if (pass.retrying || pass.failed) log.warn({ retrying: pass.retrying, failed: pass.failed, err: pass.lastError }, 'mail not sent');
-        if (pass.claimed < MAIL_BATCH) break;
-      }
-    } while (this.again && !this.closed);
+    const pass = await sendDueMail(db, config, transport, clock);
+    if (pass.sent) log.debug({ sent: pass.sent }, 'mail sent');
+    if (pass.retrying || pass.failed) log.warn({ retrying: pass.retrying, failed: pass.failed, err: pass.lastError }, 'mail not sent');
+    return pass.claimed >= MAIL_BATCH;
   }
 }

@@ -105,3 +105,36 @@ export function runCandidates(runs: ReadonlyArray<{ id: string; workspace_id: st
     return [];
   });
 }
+
+/** An event whose body is rendered when it is written (the billing events: their subject is a moment, not a row to read later). */
+export interface RenderedEventCandidate {
+  workspaceId: string;
+  type: WebhookEventType;
+  /** Unique per type: a second event of the same type and subject is not written. */
+  subjectId: string;
+  /** The body's `data`. */
+  data: unknown;
+}
+
+/**
+ * Writes the candidates a webhook takes with their bodies rendered now (`{id, type, created_at,
+ * workspace_id, data}`), in one statement; how many were written. An event already written for
+ * its type and subject is not written again.
+ */
+export async function recordRenderedEvents(tx: Tx, now: Date, candidates: readonly RenderedEventCandidate[]): Promise<number> {
+  if (candidates.length === 0) return 0;
+  const rows = candidates.map((c) => {
+    const id = newId('evt');
+    const body = JSON.stringify({ id, type: c.type, created_at: now.toISOString(), workspace_id: c.workspaceId, data: c.data });
+    return { id, workspace_id: c.workspaceId, type: c.type, subject_id: c.subjectId, body };
+  });
+  const { rows: written } = await sql<{ id: string }>`
+    insert into webhook_events (id, workspace_id, type, subject_id, body, created_at)
+    select e.id, e.workspace_id, e.type, e.subject_id, e.body, ${now}::timestamptz
+    from ${jsonRows(rows, 'id text, workspace_id text, type text, subject_id text, body text')} as e
+    where ${takenByAWebhook(sql`e.workspace_id`, sql`e.type`)}
+    on conflict do nothing
+    returning id
+  `.execute(tx);
+  return written.length;
+}

@@ -6,6 +6,7 @@ import { type Actor, recordAudit, systemActor } from '../audit/audit';
 import { ApiError } from '../errors';
 import { GroupCommit, REQUEST_PATH_BOUNDS } from '../group-commit';
 import { newId } from '../ids';
+import { periodStartOf } from '../time';
 import { inTransaction } from '../tx';
 
 /** API keys: `sdx_live_` + 40 random base62 characters. Only the SHA-256 hash is stored. */
@@ -41,6 +42,8 @@ export interface CreateApiKeyOptions {
   createdBy?: string | null;
   /** The role of whoever asks: the new key's role may not exceed it (absent: the system, no limit). */
   grantorRole?: string | null;
+  /** Credits submissions with the key may reserve in a UTC calendar month; null or absent: no cap. */
+  monthlyCreditCap?: number | null;
   actor?: Actor;
 }
 
@@ -67,6 +70,7 @@ export async function createApiKey(db: Executor, workspaceId: string, name: stri
         role,
         expires_at: options.expiresAt ?? null,
         created_by: options.createdBy ?? null,
+        monthly_credit_cap: options.monthlyCreditCap ?? null,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -76,7 +80,7 @@ export async function createApiKey(db: Executor, workspaceId: string, name: stri
       actor: options.actor ?? systemActor('admin-cli'),
       targetType: 'api_key',
       targetId: id,
-      data: { name, role, prefix: key.prefix, expires_at: key.expires_at?.toISOString() ?? null },
+      data: { name, role, prefix: key.prefix, expires_at: key.expires_at?.toISOString() ?? null, monthly_credit_cap: key.monthly_credit_cap },
     });
     return { key_id: id, api_key: secret, key };
   });
@@ -181,13 +185,65 @@ export async function apiKeyActive(db: Executor, keyId: string): Promise<boolean
   return Boolean(row);
 }
 
-/** A workspace's keys, newest first, revoked ones included. */
-export async function listApiKeys(db: Executor, workspaceId: string): Promise<ApiKeyRow[]> {
-  return db.selectFrom('api_keys').selectAll().where('workspace_id', '=', workspaceId).orderBy('id', 'desc').execute();
+/** A key with what it reserved or spent this month (released credits excluded). */
+export type ApiKeyWithSpend = ApiKeyRow & { month_spent: number };
+
+/** The keys' rows with their spend in the month of `now` (a spend row of an older month counts nothing). */
+function keysWithSpend(db: Executor, now: Date) {
+  const period = periodStartOf(now);
+  return db
+    .selectFrom('api_keys')
+    .leftJoin('api_key_spend', 'api_key_spend.key_id', 'api_keys.id')
+    .selectAll('api_keys')
+    .select(sql<number>`coalesce(case when api_key_spend.period_start = ${period}::date then api_key_spend.spent end, 0)`.as('month_spent'));
+}
+
+/** A workspace's keys, newest first, revoked ones included, with this month's spend. */
+export async function listApiKeys(db: Executor, workspaceId: string, now: Date = new Date()): Promise<ApiKeyWithSpend[]> {
+  return keysWithSpend(db, now).where('api_keys.workspace_id', '=', workspaceId).orderBy('api_keys.id', 'desc').execute();
+}
+
+export interface UpdateApiKeyChange {
+  name?: string;
+  /** A number caps the key's month; null removes the cap; absent leaves it. */
+  monthlyCreditCap?: number | null;
+}
+
+/**
+ * PATCH /v1/keys/{key_id}: renames a key or sets its monthly spend cap, audited (`api_key.updated`
+ * with what changed). A revoked, unknown or other workspace's key is 404. Admission reads the
+ * cap on each submission, so a change applies to the next one.
+ */
+export async function updateApiKey(db: Executor, workspaceId: string, keyId: string, change: UpdateApiKeyChange, actor: Actor, now: Date): Promise<ApiKeyWithSpend> {
+  return inTransaction(db, async (tx) => {
+    const set = {
+      ...(change.name !== undefined ? { name: change.name } : {}),
+      ...(change.monthlyCreditCap !== undefined ? { monthly_credit_cap: change.monthlyCreditCap } : {}),
+    };
+    const before = await tx
+      .selectFrom('api_keys')
+      .select(['name', 'monthly_credit_cap'])
+      .where('id', '=', keyId)
+      .where('workspace_id', '=', workspaceId)
+      .where('revoked_at', 'is', null)
+      .forUpdate()
+      .executeTakeFirst();
+    if (!before) throw new ApiError('key_not_found', 'No such API key in this workspace.', { key_id: keyId });
+    if (Object.keys(set).length > 0) await tx.updateTable('api_keys').set(set).where('id', '=', keyId).execute();
+    await recordAudit(tx, {
+      workspaceId,
+      action: 'api_key.updated',
+      actor,
+      targetType: 'api_key',
+      targetId: keyId,
+      data: { before, after: { name: change.name ?? before.name, monthly_credit_cap: change.monthlyCreditCap !== undefined ? change.monthlyCreditCap : before.monthly_credit_cap } },
+    });
+    return keysWithSpend(tx, now).where('api_keys.id', '=', keyId).executeTakeFirstOrThrow();
+  });
 }
 
 /** A key as the API shows it: never its secret or hash. */
-export function renderApiKey(key: ApiKeyRow) {
+export function renderApiKey(key: ApiKeyRow & { month_spent?: number }) {
   return {
     id: key.id,
     name: key.name,
@@ -198,6 +254,8 @@ export function renderApiKey(key: ApiKeyRow) {
     last_used_at: key.last_used_at?.toISOString() ?? null,
     revoked_at: key.revoked_at?.toISOString() ?? null,
     created_by: key.created_by,
+    monthly_credit_cap: key.monthly_credit_cap,
+    month_spent_credits: key.month_spent ?? 0,
   };
 }
 
@@ -255,6 +313,7 @@ export async function lookupKeys(db: Db, hashes: string[]): Promise<Array<Authen
       'api_keys.last_used_at',
       'api_keys.expires_at',
       'api_keys.created_by',
+      'api_keys.monthly_credit_cap as key_monthly_credit_cap',
       'workspaces.name',
       'workspaces.kind',
       'workspaces.monthly_quota',
@@ -265,6 +324,11 @@ export async function lookupKeys(db: Db, hashes: string[]): Promise<Array<Authen
       'workspaces.personal_user_id',
       'workspaces.require_two_factor',
       'workspaces.created_by as workspace_created_by',
+      'workspaces.monthly_credit_cap',
+      'workspaces.low_credits_threshold',
+      'workspaces.auto_recharge_enabled',
+      'workspaces.auto_recharge_threshold',
+      'workspaces.auto_recharge_pack_id',
     ]);
   const rows = await query.where('api_keys.secret_hash', 'in', unique).execute();
   const byHash = new Map<string, AuthenticatedKey>(
@@ -283,6 +347,7 @@ export async function lookupKeys(db: Db, hashes: string[]): Promise<Array<Authen
           last_used_at: row.last_used_at,
           expires_at: row.expires_at,
           created_by: row.created_by,
+          monthly_credit_cap: row.key_monthly_credit_cap,
         },
         workspace: {
           id: row.workspace_id,
@@ -296,6 +361,11 @@ export async function lookupKeys(db: Db, hashes: string[]): Promise<Array<Authen
           personal_user_id: row.personal_user_id,
           require_two_factor: row.require_two_factor,
           created_by: row.workspace_created_by,
+          monthly_credit_cap: row.monthly_credit_cap,
+          low_credits_threshold: row.low_credits_threshold,
+          auto_recharge_enabled: row.auto_recharge_enabled,
+          auto_recharge_threshold: row.auto_recharge_threshold,
+          auto_recharge_pack_id: row.auto_recharge_pack_id,
         },
       },
     ]),

@@ -1,0 +1,234 @@
+import { sql } from 'kysely';
+import type { AppConfig, CreditPack } from '@sdx/config';
+import { type BillingPaymentRow, type Db, jsonRows, type Tx } from '@sdx/db';
+import type { Logger } from 'pino';
+import { newId } from '../ids';
+import { Pump } from '../pump';
+import type { OutboxSignal } from '../resources';
+import type { Clock } from '../time';
+import { formatAmount, paymentAlert, recordBillingAlerts } from './alerts';
+import { type Stripe, stripeFailureOf } from './stripe';
+
+/**
+ * Auto-recharge (extensions-2.md 1). Admission and settlement queue a recharge when they leave
+ * the available credits below the workspace's threshold (`queueAutoRecharges`, in their
+ * transaction): a `pending` auto_recharge payment without a PaymentIntent, at most one in
+ * flight per workspace (the unique index billing_payments_one_recharge). The charger of every
+ * API and worker process (`RechargeCharger`) claims due ones under a lease and creates the
+ * off-session PaymentIntent, with the payment's ID as its Idempotency-Key, so an attempt after
+ * a crash makes no second charge. Credits are granted when Stripe's `payment_intent.succeeded`
+ * arrives (stripe-events.ts), never here. A declined card, or no card, fails the payment, turns
+ * auto-recharge off and sends `billing.auto_recharge_failed`; Stripe unreachable or failing is
+ * tried again later with backoff.
+ */
+
+/** A workspace whose available credits fell below its auto-recharge threshold, and the pack to buy. */
+export interface RechargeRequest {
+  workspaceId: string;
+  pack: CreditPack;
+}
+
+/**
+ * Queues a recharge for each workspace that has none in flight and still has auto-recharge on;
+ * how many were queued. Run in the transaction of the change that crossed the threshold.
+ */
+export async function queueAutoRecharges(tx: Tx, now: Date, requests: ReadonlyArray<RechargeRequest>): Promise<number> {
+  const byWorkspace = new Map(requests.map((r) => [r.workspaceId, r]));
+  if (byWorkspace.size === 0) return 0;
+  const rows = [...byWorkspace.values()].map((r) => ({
+    id: newId('pay'),
+    workspace_id: r.workspaceId,
+    pack_id: r.pack.id,
+    credits: r.pack.credits,
+    amount: r.pack.amount,
+    currency: r.pack.currency,
+  }));
+  const { rows: queued } = await sql<{ id: string }>`
+    insert into billing_payments (id, workspace_id, kind, pack_id, credits, amount, currency, status, next_attempt_at, created_at, updated_at)
+    select v.id, v.workspace_id, 'auto_recharge', v.pack_id, v.credits, v.amount, v.currency, 'pending', ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+    from ${jsonRows(rows, 'id text, workspace_id text, pack_id text, credits bigint, amount bigint, currency text')} as v
+    where exists (select 1 from workspaces w where w.id = v.workspace_id and w.auto_recharge_enabled)
+    order by v.workspace_id
+    on conflict do nothing
+    returning id
+  `.execute(tx);
+  return queued.length;
+}
+
+/** Recharges one pass claims at most, and how long a claim holds them (longer than Stripe's timeouts and retries). */
+export const RECHARGE_BATCH = 10;
+export const RECHARGE_LEASE_MS = 2 * 60_000;
+export const RECHARGE_POLL_MS = 1_000;
+/** The wait before the next attempt after Stripe could not be reached, by attempts made (the last repeats). */
+export const RECHARGE_RETRY_DELAYS_MS = [5_000, 30_000, 2 * 60_000, 10 * 60_000, 30 * 60_000, 3600_000] as const;
+/** Attempts before a recharge Stripe never answered is given up (failed, auto-recharge off). */
+export const RECHARGE_MAX_ATTEMPTS = 10;
+
+export function rechargeRetryDelay(attempts: number): number {
+  return RECHARGE_RETRY_DELAYS_MS[Math.min(Math.max(attempts, 1), RECHARGE_RETRY_DELAYS_MS.length) - 1]!;
+}
+
+/** Claims due recharges (no PaymentIntent yet) under a lease; each claim is an attempt. */
+export async function claimDueRecharges(db: Db, now: Date, limit = RECHARGE_BATCH): Promise<BillingPaymentRow[]> {
+  return db
+    .updateTable('billing_payments')
+    .set({ attempts: sql<number>`attempts + 1`, locked_until: new Date(now.getTime() + RECHARGE_LEASE_MS), updated_at: now })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('billing_payments')
+        .select('id')
+        .where('kind', '=', 'auto_recharge')
+        .where('status', '=', 'pending')
+        .where('payment_intent_id', 'is', null)
+        .where('next_attempt_at', '<=', now)
+        .where((w) => w.or([w('locked_until', 'is', null), w('locked_until', '<=', now)]))
+        .orderBy('next_attempt_at')
+        .limit(limit)
+        .forUpdate()
+        .skipLocked(),
+    )
+    .where('status', '=', 'pending')
+    .returningAll()
+    .execute();
+}
+
+/**
+ * A recharge that failed for good: the payment `failed`, auto-recharge turned off and
+ * `billing.auto_recharge_failed` sent. Only the first transition from pending does it (the
+ * charger's card error and Stripe's `payment_intent.payment_failed` may both report one
+ * failure); answers whether this call did.
+ */
+export async function failRecharge(
+  tx: Tx,
+  config: AppConfig,
+  now: Date,
+  paymentId: string,
+  reason: string,
+  paymentIntentId: string | null = null,
+): Promise<boolean> {
+  const row = await tx
+    .updateTable('billing_payments')
+    .set({
+      status: 'failed',
+      failure_message: reason.slice(0, 500),
+      payment_intent_id: sql<string | null>`coalesce(payment_intent_id, ${paymentIntentId})`,
+      next_attempt_at: null,
+      locked_until: null,
+      updated_at: now,
+    })
+    .where('id', '=', paymentId)
+    .where('kind', '=', 'auto_recharge')
+    .where('status', '=', 'pending')
+    .returningAll()
+    .executeTakeFirst();
+  if (!row) return false;
+  await tx.updateTable('workspaces').set({ auto_recharge_enabled: false }).where('id', '=', row.workspace_id).execute();
+  const message = `Auto-recharge of ${row.credits.toLocaleString('en-US')} credits (${formatAmount(row.amount, row.currency)}) failed: ${reason} Auto-recharge is now off; turn it on again once the card is fixed.`;
+  await recordBillingAlerts(tx, config, now, [paymentAlert('billing.auto_recharge_failed', row, null, message)]);
+  return true;
+}
+
+export interface RechargeChargerOptions {
+  db: Db;
+  config: AppConfig;
+  clock: Clock;
+  log: Logger;
+  stripe: Stripe;
+  outbox: OutboxSignal;
+  intervalMs?: number;
+}
+
+/**
+ * Charges the due recharges of a process: on a timer and at once when kicked. Passes run one
+ * at a time; any number of chargers run side by side, as claims skip each other's rows.
+ */
+export class RechargeCharger {
+  private readonly pump: Pump;
+
+  constructor(private readonly options: RechargeChargerOptions) {
+    this.pump = new Pump(() => this.batch(), options.intervalMs ?? RECHARGE_POLL_MS, (err) =>
+      options.log.warn({ err: err.message }, 'auto-recharge pass failed; retrying shortly'),
+    );
+  }
+
+  /** Looks for due recharges now (or right after the pass in progress). */
+  kick(): void {
+    this.pump.kick();
+  }
+
+  async idle(): Promise<void> {
+    await this.pump.idle();
+  }
+
+  async close(): Promise<void> {
+    await this.pump.close();
+  }
+
+  /** One batch of due recharges charged; true when it was full. */
+  private async batch(): Promise<boolean> {
+    const claimed = await claimDueRecharges(this.options.db, this.options.clock.now());
+    for (const payment of claimed) await this.charge(payment);
+    return claimed.length >= RECHARGE_BATCH;
+  }
+
+  /** One claimed recharge: its PaymentIntent created (or the failure recorded). */
+  private async charge(payment: BillingPaymentRow): Promise<void> {
+    const { db, clock, log, stripe } = this.options;
+    const [workspace, customer] = await Promise.all([
+      db.selectFrom('workspaces').select('auto_recharge_enabled').where('id', '=', payment.workspace_id).executeTakeFirst(),
+      db.selectFrom('billing_customers').selectAll().where('workspace_id', '=', payment.workspace_id).executeTakeFirst(),
+    ]);
+    // Turned off since it was queued, on a first attempt (so no PaymentIntent can exist): not charged.
+    if (!workspace?.auto_recharge_enabled && payment.attempts <= 1) {
+      await db
+        .updateTable('billing_payments')
+        .set({ status: 'failed', failure_message: 'Auto-recharge was turned off before the charge.', locked_until: null, next_attempt_at: null, updated_at: clock.now() })
+        .where('id', '=', payment.id)
+        .where('status', '=', 'pending')
+        .execute();
+      return;
+    }
+    if (!customer?.payment_method_id) {
+      await this.fail(payment, 'No saved card to charge.', null);
+      return;
+    }
+    try {
+      const intent = await stripe.paymentIntents.create(
+        {
+          amount: payment.amount,
+          currency: payment.currency,
+          customer: customer.stripe_customer_id,
+          payment_method: customer.payment_method_id,
+          confirm: true,
+          off_session: true,
+          metadata: { workspace_id: payment.workspace_id, pack_id: payment.pack_id, kind: 'auto_recharge', payment_id: payment.id },
+        },
+        { idempotencyKey: payment.id },
+      );
+      // The grant waits for payment_intent.succeeded; a webhook quicker than this update set the same ID already.
+      await db
+        .updateTable('billing_payments')
+        .set({ payment_intent_id: sql<string>`coalesce(payment_intent_id, ${intent.id})`, locked_until: null, next_attempt_at: null, updated_at: clock.now() })
+        .where('id', '=', payment.id)
+        .execute();
+      log.info({ payment_id: payment.id, payment_intent: intent.id, status: intent.status }, 'auto-recharge charged');
+    } catch (error) {
+      const failure = stripeFailureOf(error);
+      const intentId = (error as { payment_intent?: { id?: string } }).payment_intent?.id ?? null;
+      if (failure.kind === 'transient' && payment.attempts < RECHARGE_MAX_ATTEMPTS) {
+        const next = new Date(clock.now().getTime() + rechargeRetryDelay(payment.attempts));
+        log.warn({ payment_id: payment.id, attempts: payment.attempts, next_attempt_at: next, stripe: failure }, 'auto-recharge not charged; trying again later');
+        await db.updateTable('billing_payments').set({ next_attempt_at: next, locked_until: null, updated_at: clock.now() }).where('id', '=', payment.id).where('status', '=', 'pending').execute();
+        return;
+      }
+      log.warn({ payment_id: payment.id, stripe: failure }, 'auto-recharge failed');
+      await this.fail(payment, failure.kind === 'card' ? failure.message : 'The payment provider refused the charge.', intentId);
+    }
+  }
+
+  private async fail(payment: BillingPaymentRow, reason: string, intentId: string | null): Promise<void> {
+    const { db, config, clock, outbox } = this.options;
+    const failed = await db.transaction().execute((tx) => failRecharge(tx, config, clock.now(), payment.id, reason, intentId));
+    if (failed) outbox.written();
+  }
+}

@@ -1,0 +1,129 @@
+import type { components } from '@sdx/contract';
+import type { BillingCustomerRow, Executor, WorkspaceRow } from '@sdx/db';
+import { type Actor, recordAudit } from '../audit/audit';
+import { ApiError } from '../errors';
+import type { Resources, Tenant } from '../resources';
+import { periodStartOf } from '../time';
+import { packOrThrow, renderPack } from './packs';
+import { requireBilling, type Stripe } from './stripe';
+
+/**
+ * The workspace's billing settings (extensions-2.md 1): GET /v1/billing, PUT
+ * /v1/billing/auto-recharge and PUT /v1/billing/limits. The settings are columns of the
+ * workspace (admission reads them with the tenant); the card is the workspace's
+ * billing_customers row, saved by a paid checkout (stripe-events.ts).
+ */
+export type Billing = components['schemas']['Billing'];
+export type AutoRecharge = components['schemas']['AutoRecharge'];
+export type BillingLimits = components['schemas']['BillingLimits'];
+export type AutoRechargeRequest = components['schemas']['AutoRechargeRequest'];
+
+type BillingColumns = Pick<WorkspaceRow, 'auto_recharge_enabled' | 'auto_recharge_threshold' | 'auto_recharge_pack_id' | 'monthly_credit_cap' | 'low_credits_threshold'>;
+
+export function renderAutoRecharge(workspace: BillingColumns, customer: Pick<BillingCustomerRow, 'card_brand' | 'card_last4'> | undefined): AutoRecharge {
+  const card = customer?.card_brand && customer.card_last4 ? { brand: customer.card_brand, last4: customer.card_last4 } : null;
+  return {
+    enabled: workspace.auto_recharge_enabled,
+    threshold_credits: workspace.auto_recharge_threshold,
+    pack_id: workspace.auto_recharge_pack_id,
+    payment_method: card,
+  };
+}
+
+export function renderLimits(workspace: BillingColumns): BillingLimits {
+  return { monthly_credit_cap: workspace.monthly_credit_cap, low_credits_threshold: workspace.low_credits_threshold };
+}
+
+async function readWorkspace(db: Executor, workspaceId: string): Promise<BillingColumns> {
+  return db
+    .selectFrom('workspaces')
+    .select(['auto_recharge_enabled', 'auto_recharge_threshold', 'auto_recharge_pack_id', 'monthly_credit_cap', 'low_credits_threshold'])
+    .where('id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
+}
+
+async function readCustomer(db: Executor, workspaceId: string): Promise<BillingCustomerRow | undefined> {
+  return db.selectFrom('billing_customers').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirst();
+}
+
+/**
+ * GET /v1/billing. `month_spent_credits` is the balance row's month_spent (kept by admission and
+ * settlement); a row last written in an earlier month has spent nothing in this one.
+ */
+export async function getBilling(services: Pick<Resources, 'db' | 'config' | 'clock'>, tenant: Tenant): Promise<Billing> {
+  const workspaceId = tenant.workspace.id;
+  const [workspace, customer, balance] = await Promise.all([
+    readWorkspace(services.db, workspaceId),
+    readCustomer(services.db, workspaceId),
+    services.db.selectFrom('credit_balances').select(['period_start', 'month_spent']).where('workspace_id', '=', workspaceId).executeTakeFirst(),
+  ]);
+  const current = balance && balance.period_start >= periodStartOf(services.clock.now());
+  return {
+    packs: services.config.creditPacks.map(renderPack),
+    auto_recharge: renderAutoRecharge(workspace, customer),
+    limits: renderLimits(workspace),
+    month_spent_credits: current ? balance.month_spent : 0,
+  };
+}
+
+/**
+ * PUT /v1/billing/auto-recharge. Turning it on needs the card a checkout saved (409
+ * `payment_method_required`); turning it off is always allowed. The pack must be on sale (422).
+ * Enabling charges nothing by itself: the next reservation or settlement that leaves the
+ * available credits below the threshold does.
+ */
+export async function updateAutoRecharge(
+  services: Pick<Resources, 'db' | 'config'>,
+  stripe: Stripe | null,
+  tenant: Tenant,
+  input: AutoRechargeRequest,
+  actor: Actor,
+): Promise<AutoRecharge> {
+  requireBilling(stripe, services.config);
+  packOrThrow(services.config, input.pack_id);
+  const workspaceId = tenant.workspace.id;
+  return services.db.transaction().execute(async (tx) => {
+    // The customer row is locked so a card saved (or forgotten) meanwhile is seen as it will be.
+    const customer = await tx.selectFrom('billing_customers').selectAll().where('workspace_id', '=', workspaceId).forShare().executeTakeFirst();
+    if (input.enabled && !customer?.payment_method_id) {
+      throw new ApiError('payment_method_required', 'Auto-recharge needs a saved card: buy a pack once with Checkout first.');
+    }
+    const workspace = await tx
+      .updateTable('workspaces')
+      .set({ auto_recharge_enabled: input.enabled, auto_recharge_threshold: input.threshold_credits, auto_recharge_pack_id: input.pack_id })
+      .where('id', '=', workspaceId)
+      .returning(['auto_recharge_enabled', 'auto_recharge_threshold', 'auto_recharge_pack_id', 'monthly_credit_cap', 'low_credits_threshold'])
+      .executeTakeFirstOrThrow();
+    await recordAudit(tx, {
+      workspaceId,
+      action: 'billing.auto_recharge_updated',
+      actor,
+      targetType: 'workspace',
+      targetId: workspaceId,
+      data: { enabled: input.enabled, threshold_credits: input.threshold_credits, pack_id: input.pack_id },
+    });
+    return renderAutoRecharge(workspace, customer);
+  });
+}
+
+/** PUT /v1/billing/limits: the spend cap and the low-credits alert; works without Stripe. */
+export async function updateBillingLimits(services: Pick<Resources, 'db'>, tenant: Tenant, input: BillingLimits, actor: Actor): Promise<BillingLimits> {
+  const workspaceId = tenant.workspace.id;
+  return services.db.transaction().execute(async (tx) => {
+    const workspace = await tx
+      .updateTable('workspaces')
+      .set({ monthly_credit_cap: input.monthly_credit_cap, low_credits_threshold: input.low_credits_threshold })
+      .where('id', '=', workspaceId)
+      .returning(['auto_recharge_enabled', 'auto_recharge_threshold', 'auto_recharge_pack_id', 'monthly_credit_cap', 'low_credits_threshold'])
+      .executeTakeFirstOrThrow();
+    await recordAudit(tx, {
+      workspaceId,
+      action: 'billing.limits_updated',
+      actor,
+      targetType: 'workspace',
+      targetId: workspaceId,
+      data: renderLimits(workspace),
+    });
+    return renderLimits(workspace);
+  });
+}

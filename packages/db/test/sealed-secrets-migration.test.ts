@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { loadConfig } from '@sdx/config';
-import { type Db, migrateDown, migrateDownThrough, migrateToLatest } from '@sdx/db';
+import { type Db, migrateDownThrough, migrateToLatest, migrationNames } from '@sdx/db';
 import { sealerOf } from '@sdx/sealing';
 import { createTestDb } from '@sdx/testing';
 
@@ -17,6 +17,9 @@ describe('migration 20261127_0023_sealed_webhook_secrets', () => {
   });
 
   afterAll(() => database.drop());
+
+  /** 0023 and the migrations after it, applied again by each migration to the latest. */
+  const FROM_0023 = migrationNames().filter((n) => n >= '20261127_0023_sealed_webhook_secrets');
 
   const stored = async (id: string) =>
     db.selectFrom('webhooks').select(['secret', 'previous_secret']).where('id', '=', id).executeTakeFirstOrThrow();
@@ -35,7 +38,7 @@ describe('migration 20261127_0023_sealed_webhook_secrets', () => {
       insert into webhooks (id, workspace_id, url, events, secret)
       select 'whk_bulk_' || lpad(n::text, 4, '0'), 'ws_seal', 'https://hooks.example.com/bulk', '{*}', 'whsec_bulk' || n from generate_series(1, 1100) n`.execute(db);
 
-    expect(await migrateToLatest(db)).toEqual(['20261127_0023_sealed_webhook_secrets']);
+    expect(await migrateToLatest(db)).toEqual(FROM_0023);
     const clear = await stored('whk_clear');
     expect(clear.secret.startsWith('sealed:v1:')).toBe(true);
     expect(clear.previous_secret!.startsWith('sealed:v1:')).toBe(true);
@@ -51,13 +54,13 @@ describe('migration 20261127_0023_sealed_webhook_secrets', () => {
     await expect(sql`update webhooks set previous_secret = ${previous} where id = 'whk_clear'`.execute(db)).rejects.toThrow(/webhooks_previous_secret_sealed/);
 
     // Down: the code before 0023 signs with clear secrets, so they are opened again.
-    await migrateDown(db);
+    await migrateDownThrough(db, '20261127_0023_sealed_webhook_secrets');
     expect(await stored('whk_clear')).toEqual({ secret: current, previous_secret: previous });
     expect(await stored('whk_fresh')).toEqual({ secret: current, previous_secret: null });
     await sql`update webhooks set previous_secret = ${previous} where id = 'whk_fresh'`.execute(db);
 
     // Up again: sealing is idempotent, and a value sealed already is kept as it is.
-    expect(await migrateToLatest(db)).toEqual(['20261127_0023_sealed_webhook_secrets']);
+    expect(await migrateToLatest(db)).toEqual(FROM_0023);
     const again = await stored('whk_fresh');
     expect(sealer.open(again.secret)).toBe(current);
     expect(sealer.open(again.previous_secret!)).toBe(previous);

@@ -76,8 +76,9 @@ async function main(): Promise<void> {
     const inFlight = new Set<Promise<void>>();
     const load = (async () => {
       const started = Date.now();
-      const total = BEFORE_MS + OUTAGE_MS + AFTER_MS;
-      for (let i = 0; Date.now() - started < total; i++) {
+      // Until AFTER_MS past Redis's return, however long stopping and starting it took.
+      const loadDone = () => (phase as Phase) === 'after' && Date.now() - backAt >= AFTER_MS;
+      for (let i = 0; !loadDone(); i++) {
         const due = started + (i * 1000) / RATE;
         if (due > Date.now()) await sleep(due - Date.now());
         const p = post();

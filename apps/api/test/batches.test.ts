@@ -114,7 +114,8 @@ describe('batch lifecycle', () => {
 
     const seen = new Set<string>();
     let final: Batch | undefined;
-    const deadline = Date.now() + 20_000;
+    // The children take a few seconds (a slow target, a retry's backoff); a loaded machine may take several times that.
+    const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       const { batch: b, usage: u } = await snapshot(ws, batch.id);
       seen.add(b.status);
@@ -153,7 +154,7 @@ describe('batch lifecycle', () => {
     const missing = await stack.api.get(`/v1/jobs/${final!.jobs![2]!.id}`, { headers: ws.auth });
     expect(missing.body).toMatchObject({ status: 'failed', billed_credits: 0, result: null });
     expect(missing.body.error.code).toBe('target_not_found');
-  });
+  }, 120_000);
 
   it('is failed when every child failed', async () => {
     const ws = await workspace({ credits: 100 });

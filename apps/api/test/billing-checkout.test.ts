@@ -1,5 +1,9 @@
-import { type FakeStripe, startFakeStripe, type StripeEvent } from '@sdx/fake-stripe';
+import { type FakeStripe, metadataOf, startFakeStripe, type StripeEvent } from '@sdx/fake-stripe';
+import type { components } from '@sdx/contract';
 import { checkLedger, eventually, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
+
+type Payment = components['schemas']['Payment'];
+type AuditEvent = components['schemas']['AuditEvent'];
 
 /**
  * Buying credit packs through Stripe Checkout (extensions-2.md 1), through HTTP against the fake
@@ -40,7 +44,7 @@ async function usage(ws: SeededWorkspace) {
 async function payments(ws: SeededWorkspace) {
   const res = await stack.api.get('/v1/billing/payments', { headers: ws.auth });
   expect(res.status).toBe(200);
-  return res.body.data as Array<Record<string, any>>;
+  return res.body.data as Payment[];
 }
 
 /** Posts an event to the webhook as Stripe would: the exact bytes, signed (at `timestamp`, with `secret`). */
@@ -62,10 +66,10 @@ describe('a checkout, end to end', () => {
     expect(first.checkout_id).toMatch(/^cs_/);
     expect(first.url).toContain(first.checkout_id);
 
-    const customerCalls = fake.calls.filter((c) => c.method === 'POST' && c.path === '/v1/customers' && c.params.metadata && (c.params.metadata as any).workspace_id === ws.workspaceId);
+    const customerCalls = fake.calls.filter((c) => c.method === 'POST' && c.path === '/v1/customers' && metadataOf(c).workspace_id === ws.workspaceId);
     expect(customerCalls).toHaveLength(1);
     expect(customerCalls[0]!.idempotencyKey).toBe(`customer-${ws.workspaceId}`);
-    const session = fake.calls.find((c) => c.method === 'POST' && c.path === '/v1/checkout/sessions' && (c.params.metadata as any)?.workspace_id === ws.workspaceId)!;
+    const session = fake.calls.find((c) => c.method === 'POST' && c.path === '/v1/checkout/sessions' && metadataOf(c).workspace_id === ws.workspaceId)!;
     expect(session.status).toBe(200);
     const payment = (await payments(ws))[0]!;
     expect(session.params).toMatchObject({
@@ -81,8 +85,8 @@ describe('a checkout, end to end', () => {
 
     // A second checkout reuses the customer.
     const second = await checkout(ws, 'pack_100k', { success_url: 'https://buyer.example/ok', cancel_url: 'https://buyer.example/no' });
-    expect(fake.calls.filter((c) => c.path === '/v1/customers' && (c.params.metadata as any)?.workspace_id === ws.workspaceId)).toHaveLength(1);
-    const secondCall = fake.calls.find((c) => c.path === '/v1/checkout/sessions' && (c.params.metadata as any)?.pack_id === 'pack_100k' && (c.params.metadata as any)?.workspace_id === ws.workspaceId)!;
+    expect(fake.calls.filter((c) => c.path === '/v1/customers' && metadataOf(c).workspace_id === ws.workspaceId)).toHaveLength(1);
+    const secondCall = fake.calls.find((c) => c.path === '/v1/checkout/sessions' && metadataOf(c).pack_id === 'pack_100k' && metadataOf(c).workspace_id === ws.workspaceId)!;
     expect(secondCall.params).toMatchObject({ success_url: 'https://buyer.example/ok', cancel_url: 'https://buyer.example/no', customer: session.params.customer });
 
     const paidEvents = await fake.payCheckoutSession(first.checkout_id, { card: { brand: 'mastercard', last4: '4444' } });
@@ -109,7 +113,7 @@ describe('a checkout, end to end', () => {
     expect(fake.deliveries.filter((d) => d.status !== 200)).toEqual([]);
 
     const audit = await stack.api.get('/v1/audit-events', { headers: ws.auth });
-    const created = (audit.body as Array<{ action: string; target_id: string; data: any }>).filter((e) => e.action === 'billing.checkout_created');
+    const created = (audit.body as AuditEvent[]).filter((e) => e.action === 'billing.checkout_created');
     expect(created).toHaveLength(2);
     expect(created.map((e) => e.data.checkout_id).sort()).toEqual([first.checkout_id, second.checkout_id].sort());
 
@@ -124,7 +128,7 @@ describe('a checkout, end to end', () => {
     expect(new Set(made.map((m) => m.checkout_id)).size).toBe(5);
     const customers = await stack.runtime.db.selectFrom('billing_customers').selectAll().where('workspace_id', '=', ws.workspaceId).execute();
     expect(customers).toHaveLength(1);
-    const sessions = fake.calls.filter((c) => c.path === '/v1/checkout/sessions' && (c.params.metadata as any)?.workspace_id === ws.workspaceId);
+    const sessions = fake.calls.filter((c) => c.path === '/v1/checkout/sessions' && metadataOf(c).workspace_id === ws.workspaceId);
     expect(new Set(sessions.map((c) => c.params.customer))).toEqual(new Set([customers[0]!.stripe_customer_id]));
   });
 
@@ -303,7 +307,7 @@ describe('payments list and roles', () => {
     expect((await stack.api.put('/v1/billing/limits', { headers: ws.auth, body: { monthly_credit_cap: 1 } })).status).toBe(422);
     const audit = await eventually(async () => {
       const res = await stack.api.get('/v1/audit-events', { headers: ws.auth });
-      const found = (res.body as Array<{ action: string; data: any }>).filter((e) => e.action === 'billing.limits_updated');
+      const found = (res.body as AuditEvent[]).filter((e) => e.action === 'billing.limits_updated');
       return found.length === 2 ? found : null;
     });
     expect(audit.map((e) => e.data)).toEqual([

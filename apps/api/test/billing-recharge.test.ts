@@ -1,4 +1,5 @@
-import { type FakeStripe, startFakeStripe } from '@sdx/fake-stripe';
+import { type FakeStripe, metadataOf, startFakeStripe } from '@sdx/fake-stripe';
+import type { components } from '@sdx/contract';
 import { queueAutoRecharges } from '@sdx/domain';
 import {
   checkLedger,
@@ -12,6 +13,8 @@ import {
   type TestStack,
   type WebhookReceiver,
 } from '@sdx/testing';
+
+type AuditEvent = components['schemas']['AuditEvent'];
 
 /**
  * Auto-recharge (extensions-2.md 1): enabling needs the card a checkout saved; a recharge queued
@@ -70,7 +73,7 @@ async function recharges(workspaceId: string) {
 }
 
 function intentCalls(workspaceId: string) {
-  return fake.calls.filter((c) => c.method === 'POST' && c.path === '/v1/payment_intents' && (c.params.metadata as any)?.workspace_id === workspaceId);
+  return fake.calls.filter((c) => c.method === 'POST' && c.path === '/v1/payment_intents' && metadataOf(c).workspace_id === workspaceId);
 }
 
 it('enabling needs a saved card (409), an existing pack (422); after a checkout it is on, audited', async () => {
@@ -88,7 +91,7 @@ it('enabling needs a saved card (409), an existing pack (422); after a checkout 
   expect(on.body).toEqual({ enabled: true, threshold_credits: 500, pack_id: 'pack_10k', payment_method: { brand: 'visa', last4: '4242' } });
   expect((await stack.api.get('/v1/billing', { headers: ws.auth })).body.auto_recharge).toEqual(on.body);
   const audit = await stack.api.get('/v1/audit-events', { headers: ws.auth });
-  const updates = (audit.body as Array<{ action: string; data: any }>).filter((e) => e.action === 'billing.auto_recharge_updated');
+  const updates = (audit.body as AuditEvent[]).filter((e) => e.action === 'billing.auto_recharge_updated');
   expect(updates.map((e) => e.data.enabled)).toEqual([true, false]);
 });
 
@@ -172,7 +175,7 @@ it('a declined card fails the recharge, turns auto-recharge off, and tells owner
   expect(failed.payment_intent_id).toMatch(/^pi_/);
   expect(intentCalls(ws.workspaceId)).toHaveLength(1);
   // Stripe's payment_intent.payment_failed arrived too, and was handled without a second event.
-  expect(fake.events.some((e) => e.type === 'payment_intent.payment_failed' && (e.data.object as any).metadata?.workspace_id === ws.workspaceId)).toBe(true);
+  expect(fake.events.some((e) => e.type === 'payment_intent.payment_failed' && metadataOf(e.data.object).workspace_id === ws.workspaceId)).toBe(true);
   expect(fake.deliveries.filter((d) => d.status !== 200)).toEqual([]);
 
   const billing = await stack.api.get('/v1/billing', { headers: ws.auth });

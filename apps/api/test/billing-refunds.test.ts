@@ -1,5 +1,9 @@
 import { type FakeStripe, startFakeStripe } from '@sdx/fake-stripe';
+import type { components } from '@sdx/contract';
 import { checkLedger, eventually, type SeededWorkspace, startTestStack, startWebhookReceiver, type TestStack, waitForJob, type WebhookReceiver } from '@sdx/testing';
+
+type Payment = components['schemas']['Payment'];
+type BillingWebhookEvent = components['schemas']['BillingWebhookEvent'];
 
 /**
  * Refunds (extensions-2.md 1 and 6): `charge.refunded` reverses floor(credits × amount_refunded
@@ -50,7 +54,7 @@ async function usage(ws: SeededWorkspace) {
 
 async function payment(ws: SeededWorkspace, id: string) {
   const list = await stack.api.get('/v1/billing/payments', { headers: ws.auth });
-  return (list.body.data as Array<Record<string, any>>).find((p) => p.id === id)!;
+  return (list.body.data as Payment[]).find((p) => p.id === id)!;
 }
 
 async function submit(ws: SeededWorkspace, target: string, limit: number) {
@@ -88,7 +92,7 @@ it('a partial then a full refund after spending: what is left is removed, the re
   expect(fake.deliveries.filter((d) => d.status !== 200)).toEqual([]);
 
   const messages = await receiver.received(3);
-  const bodies = messages.map((m) => JSON.parse(m.body) as { type: string; workspace_id: string; data: any });
+  const bodies = messages.map((m) => JSON.parse(m.body) as BillingWebhookEvent);
   expect(bodies.map((b) => b.type)).toEqual(['billing.payment_succeeded', 'billing.payment_refunded', 'billing.payment_refunded']);
   expect(bodies[0]!.data).toMatchObject({ payment: { id: paymentId, status: 'paid' }, available_credits: 100, scope: null });
   expect(bodies[1]!.data.payment).toMatchObject({ id: paymentId, status: 'partially_refunded', refunded_credits: 50, refund_shortfall_credits: 10 });

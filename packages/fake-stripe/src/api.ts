@@ -18,6 +18,18 @@ export interface StripeCall {
   status: number;
 }
 
+/** The `metadata` a call or an object carried (Stripe's metadata is a map of strings), {} without one. */
+export function metadataOf(value: StripeCall | Record<string, unknown>): Record<string, string> {
+  const holder: Record<string, unknown> = isCall(value) ? value.params : value;
+  const metadata = holder.metadata;
+  if (typeof metadata !== 'object' || metadata === null) return {};
+  return Object.fromEntries(Object.entries(metadata).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+}
+
+function isCall(value: StripeCall | Record<string, unknown>): value is StripeCall {
+  return typeof value.method === 'string' && typeof value.path === 'string' && typeof value.params === 'object' && value.params !== null;
+}
+
 export interface ApiRequest {
   method: string;
   path: string;

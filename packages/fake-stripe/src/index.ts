@@ -15,7 +15,7 @@ export {
   type FakeStripeOptions,
   type StripeEvent,
 } from './server';
-export type { StripeCall } from './api';
+export { metadataOf, type StripeCall } from './api';
 export type { Delivery } from './webhooks';
 export type { PayOptions } from './state';
 export { signatureHeader } from './webhooks';

@@ -112,10 +112,11 @@ export class StripeState<E extends Emitted> {
     if (!Array.isArray(items) || items.length === 0) {
       throw invalidRequest('You must provide at least one line item in `payment` mode.', 'line_items', 'parameter_missing');
     }
-    const inputs = items.map((item: Record<string, any>, i): LineItemInput => {
+    const inputs = items.map((raw: unknown, i): LineItemInput => {
+      const item = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
       const at = `line_items[${i}]`;
       if (typeof item.price === 'string') throw invalidRequest(`No such price: '${item.price}'`, `${at}[price]`, 'resource_missing');
-      const data = item.price_data as Record<string, any> | undefined;
+      const data = item.price_data as Record<string, unknown> | undefined;
       if (!data) throw invalidRequest(`Missing required param: ${at}[price_data].`, `${at}[price_data]`, 'parameter_missing');
       if (typeof data.product === 'string') throw invalidRequest(`No such product: '${data.product}'`, `${at}[price_data][product]`, 'resource_missing');
       if (!data.product_data) throw invalidRequest(`Missing required param: ${at}[price_data][product_data].`, `${at}[price_data][product_data]`, 'parameter_missing');
@@ -124,7 +125,7 @@ export class StripeState<E extends Emitted> {
         throw invalidRequest(`Missing required param: ${at}[price_data][unit_amount].`, `${at}[price_data][unit_amount]`, 'parameter_missing');
       }
       if (typeof item.quantity !== 'number') throw invalidRequest(`Missing required param: ${at}[quantity].`, `${at}[quantity]`, 'parameter_missing');
-      return { name: String(data.product_data.name), currency: String(data.currency).toLowerCase(), unitAmount, quantity: item.quantity };
+      return { name: String((data.product_data as Record<string, unknown>).name), currency: String(data.currency).toLowerCase(), unitAmount, quantity: item.quantity };
     });
     const currency = inputs[0]!.currency;
     if (inputs.some((input) => input.currency !== currency)) throw invalidRequest('All line items must use the same currency.', 'line_items');

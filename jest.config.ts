@@ -9,7 +9,7 @@ const config: Config = {
     '^.+\\.js$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'ecmascript' } }, module: { type: 'commonjs' } }],
   },
   transformIgnorePatterns: ['/node_modules/(?!(@scure/base|@noble/hashes|@otplib/plugin-crypto-noble/node_modules/@noble/hashes)/)'],
-  testMatch: ['<rootDir>/apps/*/test/**/*.test.ts', '<rootDir>/packages/*/test/**/*.test.ts'],
+  testMatch: ['<rootDir>/apps/*/test/**/*.test.ts', '<rootDir>/packages/*/test/**/*.test.ts', '<rootDir>/clients/*/test/**/*.test.ts'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   // The SDK's package entry points at its build (dist/); the workspace tests its source, as tsconfig's paths do.
   moduleNameMapper: { '^@sdx/sdk$': '<rootDir>/packages/sdk/src/index.ts' },

@@ -1,0 +1,495 @@
+"""``sdx.AsyncClient``: the asyncio client, with the surface of ``sdx.Client`` and ``async`` methods."""
+
+from __future__ import annotations
+
+import asyncio
+import json as jsonlib
+import os
+import tempfile
+import time
+from typing import Any, AsyncIterator, Awaitable, Callable, List, Mapping, Optional, Type, TypeVar, Union
+
+import httpx
+
+from . import _base as base
+from ._client import _create_headers
+from ._errors import APIConnectionError, APIError, APITimeoutError, WaitTimeoutError, error_from_response
+from ._models import Batch, DailyUsage, ExportResult, Item, Job, Quote, Schedule, SDXObject, Usage, Webhook, WebhookDelivery
+from ._paging import AsyncPager, PageResult, Query
+
+__all__ = ["AsyncClient"]
+
+_O = TypeVar("_O", bound=SDXObject)
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class _AsyncCore:
+    """The HTTP client of one ``AsyncClient``: credentials, timeouts and retries (as ``Client``'s)."""
+
+    def __init__(self, config: base.Config, transport: Optional[httpx.AsyncBaseTransport]) -> None:
+        self.config = config
+        self.http = httpx.AsyncClient(base_url=config.base_url, headers=config.headers, timeout=config.httpx_timeout(), transport=transport, follow_redirects=False)
+
+    async def request(
+        self,
+        method: str,
+        url_path: str,
+        *,
+        params: Optional[Mapping[str, Any]] = None,
+        json: Any = None,
+        headers: Optional[Mapping[str, str]] = None,
+        idempotency_key: Optional[str] = None,
+        stream: bool = False,
+        timeout: Optional[httpx.Timeout] = None,
+        deadline: Optional[float] = None,
+    ) -> httpx.Response:
+        sent_headers = dict(headers or {})
+        if method == "POST":
+            sent_headers["Idempotency-Key"] = idempotency_key or base.new_idempotency_key()
+        request = self.http.build_request(
+            method,
+            url_path,
+            params=params,
+            json=json,
+            headers=sent_headers,
+            timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+        )
+        replayable = base.is_replayable(method, url_path)
+        attempts = self.config.max_retries + 1
+        limits = dict(request.extensions.get("timeout", {}))
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            if deadline is not None:
+                # A wait's deadline bounds every attempt and every backoff of its requests.
+                left = max(0.001, deadline - time.monotonic())
+                request.extensions = {**request.extensions, "timeout": {name: left if value is None else min(value, left) for name, value in limits.items()}}
+            try:
+                response = await self.http.send(request, stream=stream)
+                if not response.is_success:
+                    await response.aread()
+            except httpx.TimeoutException as error:
+                seconds = timeout.read if timeout is not None and timeout.read is not None else self.config.timeout
+                failure: APIConnectionError = APITimeoutError(
+                    f"no answer from {method} {request.url} within {seconds:g} s ({attempt + 1} attempt{'s' if attempt else ''})"
+                )
+                failure.__cause__ = error
+                resend = replayable or isinstance(error, httpx.ConnectTimeout)
+            except httpx.TransportError as error:
+                failure = APIConnectionError(f"could not reach {method} {request.url}: {error!r} ({attempt + 1} attempt{'s' if attempt else ''})")
+                failure.__cause__ = error
+                resend = replayable or isinstance(error, httpx.ConnectError)
+            else:
+                if response.is_success:
+                    return response
+                retry, retry_after = base.retry_decision(response, replayable)
+                pause = base.backoff(attempt, retry_after)
+                if retry and not last and not base.past(deadline, pause):
+                    await response.aclose()
+                    await asyncio.sleep(pause)
+                    continue
+                raise error_from_response(response.status_code, base.parse_body(response), response.headers)
+            pause = base.backoff(attempt, None)
+            if last or not resend or base.past(deadline, pause):
+                raise failure
+            await asyncio.sleep(pause)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def json(self, method: str, url_path: str, **kwargs: Any) -> Any:
+        response = await self.request(method, url_path, **kwargs)
+        return jsonlib.loads(response.content) if response.content else None
+
+    async def close(self) -> None:
+        await self.http.aclose()
+
+
+def _linked_pages(core: _AsyncCore, url_path: str, cls: Type[_O]) -> Callable[[Query], Awaitable[PageResult[_O]]]:
+    async def fetch(query: Query) -> PageResult[_O]:
+        response = await core.request("GET", url_path, params=query)
+        data = jsonlib.loads(response.content)
+        return [cls(entry) for entry in data], base.next_query_from_link(response.headers.get("link"))
+
+    return fetch
+
+
+class _Follower:
+    """As ``_client._Follower``, awaiting."""
+
+    def __init__(self, core: _AsyncCore, events_path: str, get: Callable[[Optional[float]], Awaitable[Any]], fingerprint: Callable[[Mapping[str, Any]], str], wrap: Callable[[Mapping[str, Any]], Any]) -> None:
+        self.core = core
+        self.events_path = events_path
+        self.get = get
+        self.fingerprint = fingerprint
+        self.wrap = wrap
+        self.last_print: Optional[str] = None
+        self.last: Any = None
+        self.on_progress: Optional[Callable[[Any], Any]] = None
+
+    async def run(self, timeout: Optional[float], on_progress: Optional[Callable[[Any], Any]], poll_interval: float) -> Any:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self.on_progress = on_progress
+        if await self._stream(deadline):
+            final = await self.get(None)
+            await self._report(final.to_dict(), final)
+            return final
+        delay = min(0.25, poll_interval)
+        while True:
+            state = await self._get(deadline)
+            await self._report(state.to_dict(), state)
+            if state.status in base.TERMINAL_STATUSES:
+                return state
+            left = self._left(deadline)
+            await asyncio.sleep(delay if left is None else min(delay, left))
+            self._left(deadline)
+            delay = min(poll_interval, delay * 2)
+
+    async def _get(self, deadline: Optional[float]) -> Any:
+        try:
+            return await self.get(deadline)
+        except APIConnectionError:
+            self._left(deadline)
+            raise
+
+    def _left(self, deadline: Optional[float]) -> Optional[float]:
+        if deadline is None:
+            return None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise WaitTimeoutError(f"{self.events_path.rsplit('/', 2)[-2]} did not end within the wait's timeout (it goes on on the service)", self.last)
+        return left
+
+    async def _report(self, raw: Mapping[str, Any], state: Any = None) -> None:
+        self.last = state if state is not None else self.wrap(raw)
+        print_ = self.fingerprint(raw)
+        if print_ == self.last_print:
+            return
+        self.last_print = print_
+        if self.on_progress is not None:
+            outcome = self.on_progress(self.last)
+            # An async callback is awaited; a plain one is just called.
+            if asyncio.iscoroutine(outcome):
+                await outcome
+
+    async def _stream(self, deadline: Optional[float]) -> bool:
+        while True:
+            left = self._left(deadline)
+            read = base.STREAM_READ_TIMEOUT if left is None else min(base.STREAM_READ_TIMEOUT, left)
+            try:
+                response = await self.core.request(
+                    "GET",
+                    self.events_path,
+                    headers={"Accept": "text/event-stream"},
+                    stream=True,
+                    timeout=httpx.Timeout(self.core.config.timeout, read=read),
+                    deadline=deadline,
+                )
+            except (APIError, APIConnectionError):
+                self._left(deadline)
+                return False
+            reopen = False
+            try:
+                decoder = base.SSEDecoder()
+                async for chunk in response.aiter_bytes():
+                    for _event, data in decoder.feed(chunk):
+                        state = base.parse_state(data)
+                        if state is None:
+                            continue
+                        await self._report(state)
+                        if state["status"] in base.TERMINAL_STATUSES:
+                            return True
+                    left = self._left(deadline)
+                    if left is not None and left < read / 2:
+                        reopen = True
+                        break
+            except httpx.TransportError:
+                self._left(deadline)
+                return False
+            finally:
+                await response.aclose()
+            if not reopen:
+                return False
+
+
+class AsyncJobs:
+    """``client.jobs`` of ``AsyncClient``."""
+
+    def __init__(self, core: _AsyncCore) -> None:
+        self._core = core
+
+    async def create(
+        self,
+        platform: str,
+        operation: str,
+        target: str,
+        limit: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+        *,
+        no_cache: bool = False,
+        **options: Any,
+    ) -> Job:
+        body = base.body_of({"platform": platform, "operation": operation, "target": target, "limit": limit, **options})
+        return Job(await self._core.json("POST", "/v1/jobs", json=body, idempotency_key=idempotency_key, headers=_create_headers(no_cache)))
+
+    async def get(self, id: str) -> Job:
+        return await self._get_job(id, None)
+
+    async def _get_job(self, id: str, deadline: Optional[float]) -> Job:
+        return Job(await self._core.json("GET", base.path("/v1/jobs/{}", id), deadline=deadline))
+
+    def list(self, **filters: Any) -> AsyncPager[Job]:
+        return AsyncPager(_linked_pages(self._core, "/v1/jobs", Job), base.query_of(filters))
+
+    async def cancel(self, id: str) -> Job:
+        return Job(await self._core.json("POST", base.path("/v1/jobs/{}/cancel", id)))
+
+    async def wait(self, id: str, timeout: Optional[float] = None, on_progress: Optional[Callable[[Job], Any]] = None, *, poll_interval: float = 2.0) -> Job:
+        follower = _Follower(self._core, base.path("/v1/jobs/{}/events", id), lambda deadline: self._get_job(id, deadline), base.job_fingerprint, Job)
+        result: Job = await follower.run(timeout, on_progress, poll_interval)
+        return result
+
+    def items(self, id: str, *, page_size: int = base.ITEMS_PAGE_SIZE) -> AsyncPager[Item]:
+        url_path = base.path("/v1/jobs/{}/items", id)
+
+        async def fetch(query: Query) -> PageResult[Item]:
+            page = await self._core.json("GET", url_path, params=query)
+            cursor = page.get("next_cursor")
+            return [Item(entry) for entry in page["items"]], (None if not cursor else {"cursor": cursor})
+
+        return AsyncPager(fetch, {"limit": page_size})
+
+    async def export(self, id: str, format: str = "json", path: Optional[PathLike] = None) -> ExportResult:
+        return await _export(self._core, "jobs", id, format, path)
+
+
+class AsyncBatches:
+    """``client.batches`` of ``AsyncClient``."""
+
+    def __init__(self, core: _AsyncCore, jobs: AsyncJobs) -> None:
+        self._core = core
+        self._jobs = jobs
+
+    async def create(
+        self,
+        platform: str,
+        operation: str,
+        targets: List[str],
+        limit: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+        **options: Any,
+    ) -> Batch:
+        body = base.body_of({"platform": platform, "operation": operation, "targets": list(targets), "limit": limit, **options})
+        return Batch(await self._core.json("POST", "/v1/batches", json=body, idempotency_key=idempotency_key))
+
+    async def get(self, id: str) -> Batch:
+        return await self._get_batch(id, None)
+
+    async def _get_batch(self, id: str, deadline: Optional[float]) -> Batch:
+        return Batch(await self._core.json("GET", base.path("/v1/batches/{}", id), deadline=deadline))
+
+    def list(self, **filters: Any) -> AsyncPager[Batch]:
+        return AsyncPager(_linked_pages(self._core, "/v1/batches", Batch), base.query_of(filters))
+
+    async def cancel(self, id: str) -> Batch:
+        return Batch(await self._core.json("POST", base.path("/v1/batches/{}/cancel", id)))
+
+    async def wait(self, id: str, timeout: Optional[float] = None, on_progress: Optional[Callable[[Batch], Any]] = None, *, poll_interval: float = 2.0) -> Batch:
+        follower = _Follower(self._core, base.path("/v1/batches/{}/events", id), lambda deadline: self._get_batch(id, deadline), base.batch_fingerprint, Batch)
+        result: Batch = await follower.run(timeout, on_progress, poll_interval)
+        return result
+
+    async def items(self, id: str, *, page_size: int = base.ITEMS_PAGE_SIZE) -> AsyncIterator[Item]:
+        for child in (await self.get(id)).jobs:
+            if child.status == "completed":
+                async for item in self._jobs.items(child.id, page_size=page_size):
+                    yield item
+
+    async def export(self, id: str, format: str = "json", path: Optional[PathLike] = None) -> ExportResult:
+        return await _export(self._core, "batches", id, format, path)
+
+
+class AsyncSchedules:
+    """``client.schedules`` of ``AsyncClient``."""
+
+    def __init__(self, core: _AsyncCore) -> None:
+        self._core = core
+
+    async def create(
+        self,
+        name: str,
+        platform: str,
+        operation: str,
+        targets: List[str],
+        frequency: str,
+        timezone: str,
+        starts_at: str,
+        limit: Optional[int] = None,
+        **options: Any,
+    ) -> Schedule:
+        body = base.body_of({"name": name, "platform": platform, "operation": operation, "targets": list(targets), "frequency": frequency, "timezone": timezone, "starts_at": starts_at, "limit": limit, **options})
+        return Schedule(await self._core.json("POST", "/v1/schedules", json=body))
+
+    async def get(self, id: str) -> Schedule:
+        return Schedule(await self._core.json("GET", base.path("/v1/schedules/{}", id)))
+
+    def list(self, **filters: Any) -> AsyncPager[Schedule]:
+        return AsyncPager(_linked_pages(self._core, "/v1/schedules", Schedule), base.query_of(filters))
+
+    async def update(
+        self,
+        id: str,
+        name: str,
+        platform: str,
+        operation: str,
+        targets: List[str],
+        frequency: str,
+        timezone: str,
+        starts_at: str,
+        limit: Optional[int] = None,
+        **options: Any,
+    ) -> Schedule:
+        body = base.body_of({"name": name, "platform": platform, "operation": operation, "targets": list(targets), "frequency": frequency, "timezone": timezone, "starts_at": starts_at, "limit": limit, **options})
+        return Schedule(await self._core.json("PUT", base.path("/v1/schedules/{}", id), json=body))
+
+    async def delete(self, id: str) -> None:
+        await self._core.request("DELETE", base.path("/v1/schedules/{}", id))
+
+    async def pause(self, id: str) -> Schedule:
+        return Schedule(await self._core.json("POST", base.path("/v1/schedules/{}/pause", id)))
+
+    async def resume(self, id: str) -> Schedule:
+        return Schedule(await self._core.json("POST", base.path("/v1/schedules/{}/resume", id)))
+
+    async def run(self, id: str) -> Schedule:
+        return Schedule(await self._core.json("POST", base.path("/v1/schedules/{}/run", id)))
+
+    async def preview(self, frequency: str, timezone: str, starts_at: str, **options: Any) -> SDXObject:
+        body = base.body_of({"frequency": frequency, "timezone": timezone, "starts_at": starts_at, **options})
+        return SDXObject(await self._core.json("POST", "/v1/schedules/preview", json=body))
+
+
+class AsyncUsage:
+    def __init__(self, core: _AsyncCore) -> None:
+        self._core = core
+
+    async def current(self) -> Usage:
+        return Usage(await self._core.json("GET", "/v1/usage/current"))
+
+    async def daily(self, days: Optional[int] = None) -> List[DailyUsage]:
+        return [DailyUsage(row) for row in await self._core.json("GET", "/v1/usage/daily", params=base.query_of({"days": days}))]
+
+
+class AsyncWebhooks:
+    def __init__(self, core: _AsyncCore) -> None:
+        self._core = core
+
+    async def create(self, url: str, events: Optional[List[str]] = None, description: Optional[str] = None, **options: Any) -> Webhook:
+        body = base.body_of({"url": url, "events": list(events) if events is not None else ["*"], "description": description, **options})
+        return Webhook(await self._core.json("POST", "/v1/webhooks", json=body))
+
+    async def list(self) -> List[Webhook]:
+        return [Webhook(entry) for entry in await self._core.json("GET", "/v1/webhooks")]
+
+    async def get(self, id: str) -> Webhook:
+        return Webhook(await self._core.json("GET", base.path("/v1/webhooks/{}", id)))
+
+    async def delete(self, id: str) -> None:
+        await self._core.request("DELETE", base.path("/v1/webhooks/{}", id))
+
+    async def test(self, id: str) -> WebhookDelivery:
+        return WebhookDelivery(await self._core.json("POST", base.path("/v1/webhooks/{}/test", id)))
+
+
+async def _export(core: _AsyncCore, resource: str, id: str, format: str, path: Optional[PathLike]) -> ExportResult:
+    response = await core.request("GET", base.export_target(resource, id), params={"format": format}, headers={"Accept": "*/*"}, stream=True)
+    try:
+        filename = base.filename_of(response.headers.get("content-disposition"))
+        target = os.fspath(path) if path is not None else (filename or f"{id}.{format}")
+        directory = os.path.dirname(os.path.abspath(target))
+        written = 0
+        handle, partial = tempfile.mkstemp(prefix=".sdx-export-", suffix=".part", dir=directory)
+        try:
+            # Writes to a local file are short; they stay on the event loop, as the chunks arrive.
+            with os.fdopen(handle, "wb") as file:
+                async for chunk in response.aiter_bytes():
+                    file.write(chunk)
+                    written += len(chunk)
+            os.replace(partial, target)
+        except BaseException:
+            if os.path.exists(partial):
+                os.unlink(partial)
+            raise
+    except httpx.TimeoutException as error:
+        raise APITimeoutError(f"the export of {id} stalled for more than {core.config.timeout:g} s") from error
+    except httpx.TransportError as error:
+        raise APIConnectionError(f"the export of {id} was cut: {error!r}") from error
+    finally:
+        await response.aclose()
+    return ExportResult({"path": target, "bytes": written, "content_type": response.headers.get("content-type"), "filename": filename})
+
+
+class AsyncClient:
+    """The asyncio client: ``sdx.Client``'s surface, every call awaited (``async with`` it, or ``await close()``)."""
+
+    def __init__(
+        self,
+        api_key: Optional[str] = None,
+        base_url: Optional[str] = None,
+        timeout: float = base.DEFAULT_TIMEOUT,
+        max_retries: int = base.DEFAULT_MAX_RETRIES,
+        *,
+        workspace_id: Optional[str] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        transport: Optional[httpx.AsyncBaseTransport] = None,
+    ) -> None:
+        config = base.Config(api_key, base_url, timeout, max_retries, workspace_id, headers)
+        self._core = _AsyncCore(config, transport)
+        self.base_url = config.base_url
+        self.jobs = AsyncJobs(self._core)
+        self.batches = AsyncBatches(self._core, self.jobs)
+        self.schedules = AsyncSchedules(self._core)
+        self.usage = AsyncUsage(self._core)
+        self.webhooks = AsyncWebhooks(self._core)
+
+    async def extract(
+        self,
+        platform: str,
+        operation: str,
+        target: str,
+        limit: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+        *,
+        no_cache: bool = False,
+        timeout: Optional[float] = None,
+        **options: Any,
+    ) -> Job:
+        body = base.body_of({"platform": platform, "operation": operation, "target": target, "limit": limit, **options})
+        response = await self._core.request("POST", "/v1/extract", json=body, idempotency_key=idempotency_key, headers=_create_headers(no_cache))
+        job = Job(jsonlib.loads(response.content))
+        if response.status_code != 202:
+            return job
+        done = await self.jobs.wait(job.id, timeout=timeout)
+        if done.status == "completed":
+            return done
+        detail = {"error": "extraction_failed", "message": f"job {done.id} ended {done.status}", "job_id": done.id, "cause": done.to_dict().get("error")}
+        raise APIError(502, "extraction_failed", detail, response.headers.get("x-request-id"))
+
+    async def quote(
+        self,
+        platform: str,
+        operation: str,
+        target: Optional[str] = None,
+        limit: Optional[int] = None,
+        *,
+        targets: Optional[List[str]] = None,
+        **options: Any,
+    ) -> Quote:
+        body = base.body_of({"platform": platform, "operation": operation, "target": target, "targets": list(targets) if targets is not None else None, "limit": limit, **options})
+        return Quote(await self._core.json("POST", "/v1/quotes", json=body))
+
+    async def close(self) -> None:
+        await self._core.close()
+
+    async def __aenter__(self) -> "AsyncClient":
+        return self
+
+    async def __aexit__(self, *_exc: object) -> None:
+        await self.close()

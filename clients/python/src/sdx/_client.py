@@ -1,0 +1,555 @@
+"""``sdx.Client``: the synchronous client."""
+
+from __future__ import annotations
+
+import json as jsonlib
+import os
+import tempfile
+import time
+from typing import Any, Callable, Dict, Iterator, List, Mapping, Optional, Type, TypeVar, Union
+
+import httpx
+
+from . import _base as base
+from ._errors import APIConnectionError, APIError, APITimeoutError, WaitTimeoutError, error_from_response
+from ._models import Batch, DailyUsage, ExportResult, Item, Job, Quote, Schedule, SDXObject, Usage, Webhook, WebhookDelivery
+from ._paging import PageResult, Query, SyncPager
+
+__all__ = ["Client"]
+
+_O = TypeVar("_O", bound=SDXObject)
+PathLike = Union[str, "os.PathLike[str]"]
+
+
+class _Core:
+    """The HTTP client of one ``Client``: credentials, timeouts and retries."""
+
+    def __init__(self, config: base.Config, transport: Optional[httpx.BaseTransport]) -> None:
+        self.config = config
+        self.http = httpx.Client(base_url=config.base_url, headers=config.headers, timeout=config.httpx_timeout(), transport=transport, follow_redirects=False)
+
+    def request(
+        self,
+        method: str,
+        url_path: str,
+        *,
+        params: Optional[Mapping[str, Any]] = None,
+        json: Any = None,
+        headers: Optional[Mapping[str, str]] = None,
+        idempotency_key: Optional[str] = None,
+        stream: bool = False,
+        timeout: Optional[httpx.Timeout] = None,
+        deadline: Optional[float] = None,
+    ) -> httpx.Response:
+        """Sends a request, retried per the SDK's rules; a non-success answer raises its APIError.
+
+        A POST carries an Idempotency-Key (the caller's, or a fresh one), the same on every retry.
+        With ``stream``, the answer is returned unread: close it.
+        """
+        sent_headers = dict(headers or {})
+        if method == "POST":
+            sent_headers["Idempotency-Key"] = idempotency_key or base.new_idempotency_key()
+        request = self.http.build_request(
+            method,
+            url_path,
+            params=params,
+            json=json,
+            headers=sent_headers,
+            timeout=timeout if timeout is not None else httpx.USE_CLIENT_DEFAULT,
+        )
+        replayable = base.is_replayable(method, url_path)
+        attempts = self.config.max_retries + 1
+        limits = dict(request.extensions.get("timeout", {}))
+        for attempt in range(attempts):
+            last = attempt == attempts - 1
+            if deadline is not None:
+                # A wait's deadline bounds every attempt and every backoff of its requests.
+                left = max(0.001, deadline - time.monotonic())
+                request.extensions = {**request.extensions, "timeout": {name: left if value is None else min(value, left) for name, value in limits.items()}}
+            try:
+                response = self.http.send(request, stream=stream)
+                if not response.is_success:
+                    response.read()
+            except httpx.TimeoutException as error:
+                failure: APIConnectionError = APITimeoutError(
+                    f"no answer from {method} {request.url} within {_seconds(timeout, self.config.timeout)} s ({attempt + 1} attempt{'s' if attempt else ''})"
+                )
+                failure.__cause__ = error
+                resend = replayable or isinstance(error, httpx.ConnectTimeout)
+            except httpx.TransportError as error:
+                failure = APIConnectionError(f"could not reach {method} {request.url}: {error!r} ({attempt + 1} attempt{'s' if attempt else ''})")
+                failure.__cause__ = error
+                resend = replayable or isinstance(error, httpx.ConnectError)
+            else:
+                if response.is_success:
+                    return response
+                retry, retry_after = base.retry_decision(response, replayable)
+                pause = base.backoff(attempt, retry_after)
+                if retry and not last and not base.past(deadline, pause):
+                    response.close()
+                    time.sleep(pause)
+                    continue
+                raise error_from_response(response.status_code, base.parse_body(response), response.headers)
+            pause = base.backoff(attempt, None)
+            if last or not resend or base.past(deadline, pause):
+                raise failure
+            time.sleep(pause)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def json(self, method: str, url_path: str, **kwargs: Any) -> Any:
+        response = self.request(method, url_path, **kwargs)
+        return jsonlib.loads(response.content) if response.content else None
+
+    def close(self) -> None:
+        self.http.close()
+
+
+def _seconds(timeout: Optional[httpx.Timeout], default: float) -> str:
+    value = timeout.read if timeout is not None and timeout.read is not None else default
+    return f"{value:g}"
+
+
+def _linked_pages(core: _Core, url_path: str, cls: Type[_O]) -> Callable[[Query], PageResult[_O]]:
+    """Pages of a list that the service links with ``Link: <…>; rel="next"`` (``starting_after``)."""
+
+    def fetch(query: Query) -> PageResult[_O]:
+        response = core.request("GET", url_path, params=query)
+        data = jsonlib.loads(response.content)
+        return [cls(entry) for entry in data], base.next_query_from_link(response.headers.get("link"))
+
+    return fetch
+
+
+class _Follower:
+    """Following a job or batch to its end: its event stream, then polling when there is none."""
+
+    def __init__(self, core: _Core, events_path: str, get: Callable[[Optional[float]], Any], fingerprint: Callable[[Mapping[str, Any]], str], wrap: Callable[[Mapping[str, Any]], Any]) -> None:
+        self.core = core
+        self.events_path = events_path
+        self.get = get
+        self.fingerprint = fingerprint
+        self.wrap = wrap
+        self.last_print: Optional[str] = None
+        self.last: Any = None
+        self.on_progress: Optional[Callable[[Any], None]] = None
+
+    def run(self, timeout: Optional[float], on_progress: Optional[Callable[[Any], None]], poll_interval: float) -> Any:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        self.on_progress = on_progress
+        if self._stream(deadline):
+            # The events carry no result: the ended job is read once, whole, with the client's timeout.
+            return self._report_final(self.get(None))
+        delay = min(0.25, poll_interval)
+        while True:
+            state = self._get(deadline)
+            self._report(state.to_dict(), state)
+            if state.status in base.TERMINAL_STATUSES:
+                return state
+            left = self._left(deadline)
+            time.sleep(delay if left is None else min(delay, left))
+            self._left(deadline)
+            delay = min(poll_interval, delay * 2)
+
+    def _get(self, deadline: Optional[float]) -> Any:
+        try:
+            return self.get(deadline)
+        except APIConnectionError:
+            self._left(deadline)
+            raise
+
+    def _left(self, deadline: Optional[float]) -> Optional[float]:
+        if deadline is None:
+            return None
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise WaitTimeoutError(f"{self.events_path.rsplit('/', 2)[-2]} did not end within the wait's timeout (it goes on on the service)", self.last)
+        return left
+
+    def _report(self, raw: Mapping[str, Any], state: Any = None) -> None:
+        self.last = state if state is not None else self.wrap(raw)
+        print_ = self.fingerprint(raw)
+        if print_ == self.last_print:
+            return
+        self.last_print = print_
+        if self.on_progress is not None:
+            self.on_progress(self.last)
+
+    def _report_final(self, state: Any) -> Any:
+        self._report(state.to_dict(), state)
+        return state
+
+    def _stream(self, deadline: Optional[float]) -> bool:
+        """True when the stream reached the terminal state; False when polling must take over."""
+        while True:
+            left = self._left(deadline)
+            read = base.STREAM_READ_TIMEOUT if left is None else min(base.STREAM_READ_TIMEOUT, left)
+            try:
+                response = self.core.request(
+                    "GET",
+                    self.events_path,
+                    headers={"Accept": "text/event-stream"},
+                    stream=True,
+                    timeout=httpx.Timeout(self.core.config.timeout, read=read),
+                    deadline=deadline,
+                )
+            except (APIError, APIConnectionError):
+                self._left(deadline)
+                return False
+            reopen = False
+            try:
+                decoder = base.SSEDecoder()
+                for chunk in response.iter_bytes():
+                    for _event, data in decoder.feed(chunk):
+                        state = base.parse_state(data)
+                        if state is None:
+                            continue
+                        self._report(state)
+                        if state["status"] in base.TERMINAL_STATUSES:
+                            return True
+                    left = self._left(deadline)
+                    # A read may block for `read` seconds: reopen with a shorter one near the deadline.
+                    if left is not None and left < read / 2:
+                        reopen = True
+                        break
+            except httpx.TransportError:
+                self._left(deadline)
+                return False
+            finally:
+                response.close()
+            if not reopen:
+                return False
+
+
+def _create_headers(no_cache: bool) -> Dict[str, str]:
+    return {"Cache-Control": "no-cache"} if no_cache else {}
+
+
+class Jobs:
+    """``client.jobs``: create, get, list, wait, items, export, cancel."""
+
+    def __init__(self, core: _Core) -> None:
+        self._core = core
+
+    def create(
+        self,
+        platform: str,
+        operation: str,
+        target: str,
+        limit: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+        *,
+        no_cache: bool = False,
+        **options: Any,
+    ) -> Job:
+        """``POST /v1/jobs``: accepts the job and answers at once (``queued``, or a reused job).
+
+        ``options`` are further fields of the request (``include_posts``...). Without your own
+        ``idempotency_key`` a fresh one is made for the call and sent on each of its retries.
+        ``no_cache=True`` skips the result cache.
+        """
+        body = base.body_of({"platform": platform, "operation": operation, "target": target, "limit": limit, **options})
+        return Job(self._core.json("POST", "/v1/jobs", json=body, idempotency_key=idempotency_key, headers=_create_headers(no_cache)))
+
+    def get(self, id: str) -> Job:
+        """``GET /v1/jobs/{job_id}``: the job, with its result once completed."""
+        return Job(self._core.json("GET", base.path("/v1/jobs/{}", id)))
+
+    def list(self, **filters: Any) -> SyncPager[Job]:
+        """``GET /v1/jobs``, newest first, every page: ``status``, ``platform``, ``operation``,
+        ``batch_id``, ``schedule_id``, ``include_result`` and ``limit`` (page size, 1 to 100)."""
+        return SyncPager(_linked_pages(self._core, "/v1/jobs", Job), base.query_of(filters))
+
+    def cancel(self, id: str) -> Job:
+        """``POST /v1/jobs/{job_id}/cancel``."""
+        return Job(self._core.json("POST", base.path("/v1/jobs/{}/cancel", id)))
+
+    def wait(self, id: str, timeout: Optional[float] = None, on_progress: Optional[Callable[[Job], None]] = None, *, poll_interval: float = 2.0) -> Job:
+        """Waits until the job is completed, failed or cancelled, and returns it with its result.
+
+        Follows the job's event stream (``GET /v1/jobs/{job_id}/events``), calling
+        ``on_progress(job)`` at each change of status or progress; polls ``GET`` when there is no
+        stream. After ``timeout`` seconds raises :class:`sdx.WaitTimeoutError` (the job goes on).
+        """
+        follower = _Follower(self._core, base.path("/v1/jobs/{}/events", id), lambda deadline: Job(self._core.json("GET", base.path("/v1/jobs/{}", id), deadline=deadline)), base.job_fingerprint, Job)
+        result: Job = follower.run(timeout, on_progress, poll_interval)
+        return result
+
+    def items(self, id: str, *, page_size: int = base.ITEMS_PAGE_SIZE) -> SyncPager[Item]:
+        """Every item of a completed job's result, fetched page by page (``GET /v1/jobs/{job_id}/items``):
+        the result is never held whole in memory."""
+        url_path = base.path("/v1/jobs/{}/items", id)
+
+        def fetch(query: Query) -> PageResult[Item]:
+            page = self._core.json("GET", url_path, params=query)
+            cursor = page.get("next_cursor")
+            return [Item(entry) for entry in page["items"]], (None if not cursor else {"cursor": cursor})
+
+        return SyncPager(fetch, {"limit": page_size})
+
+    def export(self, id: str, format: str = "json", path: Optional[PathLike] = None) -> ExportResult:
+        """Streams the job's export (``json``, ``ndjson``, ``csv`` or ``xlsx``) to the file ``path``
+        (default: the service's file name in the current directory). The file appears whole or not at all."""
+        return _export(self._core, "jobs", id, format, path)
+
+
+class Batches:
+    """``client.batches``: create, get, list, wait, items, export, cancel."""
+
+    def __init__(self, core: _Core, jobs: Jobs) -> None:
+        self._core = core
+        self._jobs = jobs
+
+    def create(
+        self,
+        platform: str,
+        operation: str,
+        targets: List[str],
+        limit: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+        **options: Any,
+    ) -> Batch:
+        """``POST /v1/batches``: one queued child job per target, all or none."""
+        body = base.body_of({"platform": platform, "operation": operation, "targets": list(targets), "limit": limit, **options})
+        return Batch(self._core.json("POST", "/v1/batches", json=body, idempotency_key=idempotency_key))
+
+    def get(self, id: str) -> Batch:
+        """``GET /v1/batches/{batch_id}``, with its children."""
+        return Batch(self._core.json("GET", base.path("/v1/batches/{}", id)))
+
+    def list(self, **filters: Any) -> SyncPager[Batch]:
+        """``GET /v1/batches``, newest first, every page (``limit``, ``include_jobs``)."""
+        return SyncPager(_linked_pages(self._core, "/v1/batches", Batch), base.query_of(filters))
+
+    def cancel(self, id: str) -> Batch:
+        """``POST /v1/batches/{batch_id}/cancel``: cancels every child still queued or running."""
+        return Batch(self._core.json("POST", base.path("/v1/batches/{}/cancel", id)))
+
+    def wait(self, id: str, timeout: Optional[float] = None, on_progress: Optional[Callable[[Batch], None]] = None, *, poll_interval: float = 2.0) -> Batch:
+        """Waits until every child has ended; as ``jobs.wait``."""
+        follower = _Follower(self._core, base.path("/v1/batches/{}/events", id), lambda deadline: Batch(self._core.json("GET", base.path("/v1/batches/{}", id), deadline=deadline)), base.batch_fingerprint, Batch)
+        result: Batch = follower.run(timeout, on_progress, poll_interval)
+        return result
+
+    def items(self, id: str, *, page_size: int = base.ITEMS_PAGE_SIZE) -> Iterator[Item]:
+        """Every item of every completed child, in the order of the batch's targets, page by page."""
+        for child in self.get(id).jobs:
+            if child.status == "completed":
+                yield from self._jobs.items(child.id, page_size=page_size)
+
+    def export(self, id: str, format: str = "json", path: Optional[PathLike] = None) -> ExportResult:
+        """Streams the batch's export (every child's items) to the file ``path``."""
+        return _export(self._core, "batches", id, format, path)
+
+
+class Schedules:
+    """``client.schedules``: create, get, list, update, delete, pause, resume, run, preview."""
+
+    def __init__(self, core: _Core) -> None:
+        self._core = core
+
+    def create(
+        self,
+        name: str,
+        platform: str,
+        operation: str,
+        targets: List[str],
+        frequency: str,
+        timezone: str,
+        starts_at: str,
+        limit: Optional[int] = None,
+        **options: Any,
+    ) -> Schedule:
+        """``POST /v1/schedules``: a job (one target) or batch recipe dispatched on a recurrence
+        (``frequency`` once, daily, weekly or monthly; ``starts_at`` with its UTC offset)."""
+        body = base.body_of({"name": name, "platform": platform, "operation": operation, "targets": list(targets), "frequency": frequency, "timezone": timezone, "starts_at": starts_at, "limit": limit, **options})
+        return Schedule(self._core.json("POST", "/v1/schedules", json=body))
+
+    def get(self, id: str) -> Schedule:
+        return Schedule(self._core.json("GET", base.path("/v1/schedules/{}", id)))
+
+    def list(self, **filters: Any) -> SyncPager[Schedule]:
+        """``GET /v1/schedules``, every page."""
+        return SyncPager(_linked_pages(self._core, "/v1/schedules", Schedule), base.query_of(filters))
+
+    def update(
+        self,
+        id: str,
+        name: str,
+        platform: str,
+        operation: str,
+        targets: List[str],
+        frequency: str,
+        timezone: str,
+        starts_at: str,
+        limit: Optional[int] = None,
+        **options: Any,
+    ) -> Schedule:
+        """``PUT /v1/schedules/{schedule_id}``: replaces recipe and recurrence."""
+        body = base.body_of({"name": name, "platform": platform, "operation": operation, "targets": list(targets), "frequency": frequency, "timezone": timezone, "starts_at": starts_at, "limit": limit, **options})
+        return Schedule(self._core.json("PUT", base.path("/v1/schedules/{}", id), json=body))
+
+    def delete(self, id: str) -> None:
+        self._core.request("DELETE", base.path("/v1/schedules/{}", id))
+
+    def pause(self, id: str) -> Schedule:
+        return Schedule(self._core.json("POST", base.path("/v1/schedules/{}/pause", id)))
+
+    def resume(self, id: str) -> Schedule:
+        return Schedule(self._core.json("POST", base.path("/v1/schedules/{}/resume", id)))
+
+    def run(self, id: str) -> Schedule:
+        """``POST /v1/schedules/{schedule_id}/run``: an occurrence now; its run is first in ``runs``."""
+        return Schedule(self._core.json("POST", base.path("/v1/schedules/{}/run", id)))
+
+    def preview(self, frequency: str, timezone: str, starts_at: str, **options: Any) -> SDXObject:
+        """``POST /v1/schedules/preview``: the next occurrences of a recurrence."""
+        body = base.body_of({"frequency": frequency, "timezone": timezone, "starts_at": starts_at, **options})
+        return SDXObject(self._core.json("POST", "/v1/schedules/preview", json=body))
+
+
+class UsageResource:
+    """``client.usage``: current(), daily()."""
+
+    def __init__(self, core: _Core) -> None:
+        self._core = core
+
+    def current(self) -> Usage:
+        """``GET /v1/usage/current``: credits of the current period."""
+        return Usage(self._core.json("GET", "/v1/usage/current"))
+
+    def daily(self, days: Optional[int] = None) -> List[DailyUsage]:
+        """``GET /v1/usage/daily``: one row per UTC day, oldest first (``days`` 1 to 90, default 30)."""
+        return [DailyUsage(row) for row in self._core.json("GET", "/v1/usage/daily", params=base.query_of({"days": days}))]
+
+
+class WebhooksResource:
+    """``client.webhooks``: create, list, get, delete, test. Verify deliveries with ``sdx.webhooks.verify``."""
+
+    def __init__(self, core: _Core) -> None:
+        self._core = core
+
+    def create(self, url: str, events: Optional[List[str]] = None, description: Optional[str] = None, **options: Any) -> Webhook:
+        """``POST /v1/webhooks``: ``secret`` is in this answer only (``events`` default ``["*"]``)."""
+        body = base.body_of({"url": url, "events": list(events) if events is not None else ["*"], "description": description, **options})
+        return Webhook(self._core.json("POST", "/v1/webhooks", json=body))
+
+    def list(self) -> List[Webhook]:
+        """``GET /v1/webhooks``."""
+        return [Webhook(entry) for entry in self._core.json("GET", "/v1/webhooks")]
+
+    def get(self, id: str) -> Webhook:
+        return Webhook(self._core.json("GET", base.path("/v1/webhooks/{}", id)))
+
+    def delete(self, id: str) -> None:
+        self._core.request("DELETE", base.path("/v1/webhooks/{}", id))
+
+    def test(self, id: str) -> WebhookDelivery:
+        """``POST /v1/webhooks/{webhook_id}/test``: sends a signed ``webhook.test`` event."""
+        return WebhookDelivery(self._core.json("POST", base.path("/v1/webhooks/{}/test", id)))
+
+
+def _export(core: _Core, resource: str, id: str, format: str, path: Optional[PathLike]) -> ExportResult:
+    response = core.request("GET", base.export_target(resource, id), params={"format": format}, headers={"Accept": "*/*"}, stream=True)
+    try:
+        filename = base.filename_of(response.headers.get("content-disposition"))
+        target = os.fspath(path) if path is not None else (filename or f"{id}.{format}")
+        directory = os.path.dirname(os.path.abspath(target))
+        written = 0
+        handle, partial = tempfile.mkstemp(prefix=".sdx-export-", suffix=".part", dir=directory)
+        try:
+            with os.fdopen(handle, "wb") as file:
+                for chunk in response.iter_bytes():
+                    file.write(chunk)
+                    written += len(chunk)
+            os.replace(partial, target)
+        except BaseException:
+            if os.path.exists(partial):
+                os.unlink(partial)
+            raise
+    except httpx.TimeoutException as error:
+        raise APITimeoutError(f"the export of {id} stalled for more than {core.config.timeout:g} s") from error
+    except httpx.TransportError as error:
+        raise APIConnectionError(f"the export of {id} was cut: {error!r}") from error
+    finally:
+        response.close()
+    return ExportResult({"path": target, "bytes": written, "content_type": response.headers.get("content-type"), "filename": filename})
+
+
+class Client:
+    """The synchronous client of the SDX API.
+
+    ``api_key`` and ``base_url`` default to ``SDX_API_KEY`` and ``SDX_BASE_URL`` (then
+    ``http://localhost:3000``). ``timeout`` is per attempt, in seconds; ``max_retries`` the retries
+    after a first attempt (connection errors, 429, 502, 503, 504). Use it as a context manager,
+    or call ``close()``.
+    """
+
+    def __init__(
+        self,
+        api_key: Optional[str] = None,
+        base_url: Optional[str] = None,
+        timeout: float = base.DEFAULT_TIMEOUT,
+        max_retries: int = base.DEFAULT_MAX_RETRIES,
+        *,
+        workspace_id: Optional[str] = None,
+        headers: Optional[Mapping[str, str]] = None,
+        transport: Optional[httpx.BaseTransport] = None,
+    ) -> None:
+        config = base.Config(api_key, base_url, timeout, max_retries, workspace_id, headers)
+        self._core = _Core(config, transport)
+        self.base_url = config.base_url
+        self.jobs = Jobs(self._core)
+        self.batches = Batches(self._core, self.jobs)
+        self.schedules = Schedules(self._core)
+        self.usage = UsageResource(self._core)
+        self.webhooks = WebhooksResource(self._core)
+
+    def extract(
+        self,
+        platform: str,
+        operation: str,
+        target: str,
+        limit: Optional[int] = None,
+        idempotency_key: Optional[str] = None,
+        *,
+        no_cache: bool = False,
+        timeout: Optional[float] = None,
+        **options: Any,
+    ) -> Job:
+        """``POST /v1/extract``: the completed job with its result. When the service's sync timeout
+        passes first (202), waits for the job (``timeout``: how long, default unbounded). A failed
+        extraction raises APIError ``extraction_failed`` (502)."""
+        body = base.body_of({"platform": platform, "operation": operation, "target": target, "limit": limit, **options})
+        response = self._core.request("POST", "/v1/extract", json=body, idempotency_key=idempotency_key, headers=_create_headers(no_cache))
+        job = Job(jsonlib.loads(response.content))
+        if response.status_code != 202:
+            return job
+        done = self.jobs.wait(job.id, timeout=timeout)
+        if done.status == "completed":
+            return done
+        detail = {"error": "extraction_failed", "message": f"job {done.id} ended {done.status}", "job_id": done.id, "cause": done.to_dict().get("error")}
+        raise APIError(502, "extraction_failed", detail, response.headers.get("x-request-id"))
+
+    def quote(
+        self,
+        platform: str,
+        operation: str,
+        target: Optional[str] = None,
+        limit: Optional[int] = None,
+        *,
+        targets: Optional[List[str]] = None,
+        **options: Any,
+    ) -> Quote:
+        """``POST /v1/quotes``: what a job (``target``) or batch (``targets``) would reserve now."""
+        body = base.body_of({"platform": platform, "operation": operation, "target": target, "targets": list(targets) if targets is not None else None, "limit": limit, **options})
+        return Quote(self._core.json("POST", "/v1/quotes", json=body))
+
+    def close(self) -> None:
+        self._core.close()
+
+    def __enter__(self) -> "Client":
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+

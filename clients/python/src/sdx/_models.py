@@ -1,0 +1,352 @@
+"""The objects the API answers: attribute access over the JSON, ``.to_dict()`` for the JSON itself.
+
+An object keeps the decoded JSON it came from and wraps nested objects only when they are read,
+so a page of 1,000 items costs one ``dict`` each, not a tree of Python objects. Fields a newer
+service adds are readable at once (``job.some_new_field``); reading a field that the answer
+does not carry raises AttributeError.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any, ClassVar, Dict, Iterable, Iterator, List, Mapping, Optional, Type, TypeVar
+
+__all__ = [
+    "SDXObject",
+    "Job",
+    "JobError",
+    "Item",
+    "Batch",
+    "BatchChild",
+    "Schedule",
+    "ScheduleRun",
+    "Quote",
+    "Usage",
+    "DailyUsage",
+    "Webhook",
+    "WebhookDelivery",
+    "WebhookEvent",
+    "ExportResult",
+    "to_pandas",
+]
+
+_O = TypeVar("_O", bound="SDXObject")
+
+
+class SDXObject:
+    """A JSON object of the API with attribute access (``obj.field``) and ``obj.to_dict()``."""
+
+    __slots__ = ("_data",)
+    #: Nested fields read as a given class (objects, or lists of objects).
+    _nested: ClassVar[Dict[str, Type["SDXObject"]]] = {}
+
+    def __init__(self, data: Mapping[str, Any]) -> None:
+        object.__setattr__(self, "_data", data)
+
+    @classmethod
+    def _wrap(cls: Type[_O], data: Mapping[str, Any]) -> _O:
+        return cls(data)
+
+    def __getattr__(self, name: str) -> Any:
+        data: Mapping[str, Any] = object.__getattribute__(self, "_data")
+        try:
+            value = data[name]
+        except KeyError:
+            raise AttributeError(f"{type(self).__name__} has no field {name!r}") from None
+        return _convert(value, type(self)._nested.get(name, SDXObject))
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError(f"{type(self).__name__} is read-only; use to_dict() for a mutable copy")
+
+    def __getitem__(self, name: str) -> Any:
+        return self.__getattr__(name)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._data
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._data)
+
+    def __dir__(self) -> Iterable[str]:
+        return list(super().__dir__()) + [str(key) for key in self._data]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, SDXObject):
+            return type(self) is type(other) and dict(self._data) == dict(other._data)
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return id(self)
+
+    def __repr__(self) -> str:
+        data: Mapping[str, Any] = self._data
+        shown = ", ".join(f"{key}={_short(value)}" for key, value in list(data.items())[:8])
+        more = ", ..." if len(data) > 8 else ""
+        return f"{type(self).__name__}({shown}{more})"
+
+    def get(self, name: str, default: Any = None) -> Any:
+        """The field, or ``default`` when the answer does not carry it."""
+        return self.__getattr__(name) if name in self._data else default
+
+    def to_dict(self) -> Dict[str, Any]:
+        """The object as JSON-ready dicts and lists (a copy: changing it changes nothing here)."""
+        copied = _copy(self._data)
+        assert isinstance(copied, dict)
+        return copied
+
+
+def _convert(value: Any, cls: Type[SDXObject]) -> Any:
+    if isinstance(value, dict):
+        return cls(value)
+    if isinstance(value, list):
+        return [cls(entry) if isinstance(entry, dict) else entry for entry in value]
+    return value
+
+
+def _copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {key: _copy(entry) for key, entry in value.items()}
+    if isinstance(value, list):
+        return [_copy(entry) for entry in value]
+    return value
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+class JobError(SDXObject):
+    """Why a job failed: ``code``, ``message``, ``retryable``."""
+
+    code: str
+    message: str
+    retryable: bool
+
+
+class Item(SDXObject):
+    """One result item (a profile, post, comment, follower...): ``kind``, ``platform``, ``id``, and the fields of its kind."""
+
+    kind: str
+    platform: str
+    id: Optional[str]
+
+
+class Job(SDXObject):
+    """A job: one operation against one target (``GET /v1/jobs/{job_id}``)."""
+
+    _nested: ClassVar[Dict[str, Type[SDXObject]]] = {"error": JobError}
+    id: str
+    platform: str
+    operation: str
+    target: str
+    requested_limit: int
+    include_posts: int
+    status: str
+    attempts: int
+    max_attempts: int
+    progress_stage: str
+    progress_message: Optional[str]
+    progress_current: int
+    progress_total: Optional[int]
+    heartbeat_at: Optional[str]
+    next_attempt_at: Optional[str]
+    cancel_requested_at: Optional[str]
+    result_count: Optional[int]
+    billed_units: int
+    credit_rate: int
+    results_per_credit: int
+    reserved_credits: int
+    billed_credits: int
+    #: The result as stored (a list of items, or one object); None until completed or with include_result=false.
+    result: Any
+    result_expired: bool
+    error: Optional[JobError]
+    created_at: str
+    started_at: Optional[str]
+    finished_at: Optional[str]
+    cached: bool
+    deduplicated: bool
+    idempotent_replay: bool
+
+    def to_pandas(self) -> Any:
+        """The job's ``result`` as a pandas DataFrame (one row per item); pandas must be installed."""
+        result = self._data.get("result")
+        rows: List[Any] = result if isinstance(result, list) else ([] if result is None else [result])
+        return to_pandas(rows)
+
+
+class BatchChild(SDXObject):
+    """A child job of a batch, as the batch lists it."""
+
+    id: str
+    target: str
+    status: str
+
+
+class Batch(SDXObject):
+    """A batch: one operation against up to 100 targets (``GET /v1/batches/{batch_id}``)."""
+
+    _nested: ClassVar[Dict[str, Type[SDXObject]]] = {"jobs": BatchChild}
+    id: str
+    platform: str
+    operation: str
+    requested_limit: int
+    include_posts: int
+    target_count: int
+    status: str
+    queued_count: int
+    running_count: int
+    completed_count: int
+    failed_count: int
+    cancelled_count: int
+    result_count: int
+    reserved_credits: int
+    billed_credits: int
+    cancel_requested_at: Optional[str]
+    created_at: str
+    jobs: List[BatchChild]
+    idempotent_replay: bool
+
+
+class ScheduleRun(SDXObject):
+    """One occurrence of a schedule."""
+
+    id: str
+    schedule_id: str
+    trigger: str
+    scheduled_for: str
+    status: str
+    job_id: Optional[str]
+    batch_id: Optional[str]
+    error: Optional[SDXObject]
+    created_at: str
+    dispatched_at: Optional[str]
+
+
+class Schedule(SDXObject):
+    """A stored job or batch recipe with its recurrence."""
+
+    _nested: ClassVar[Dict[str, Type[SDXObject]]] = {"runs": ScheduleRun}
+    id: str
+    name: str
+    platform: str
+    operation: str
+    targets: List[str]
+    requested_limit: int
+    include_posts: int
+    frequency: str
+    timezone: str
+    starts_at: str
+    next_run_at: Optional[str]
+    last_run_at: Optional[str]
+    status: str
+    overlap_policy: str
+    delivery: Any
+    created_at: str
+    updated_at: str
+    runs: List[ScheduleRun]
+
+
+class Quote(SDXObject):
+    """What a job or batch would reserve now (``POST /v1/quotes``)."""
+
+    platform: str
+    operation: str
+    requested_limit: int
+    target_count: int
+    max_credits: int
+    cached_targets: int
+    available_credits: int
+    affordable: bool
+    blocked_by: Optional[str]
+    active_jobs: int
+    max_active_jobs: int
+
+
+class Usage(SDXObject):
+    """Credits of the current period (``GET /v1/usage/current``)."""
+
+    period_start: str
+    credit_limit: int
+    units_used: int
+    units_reserved: int
+    units_remaining: int
+    credits_used: int
+    credits_reserved: int
+    credits_remaining: int
+    purchased_credits: int
+    promotional_credits: int
+    promotional_expires_at: Optional[str]
+    lifetime_purchased: int
+    lifetime_spent: int
+
+
+class DailyUsage(SDXObject):
+    """One UTC day of usage (``GET /v1/usage/daily``)."""
+
+    date: str
+    credits_used: int
+    credits_released: int
+    results: int
+    jobs_completed: int
+    jobs_failed: int
+
+
+class Webhook(SDXObject):
+    """A webhook endpoint; ``secret`` only in the answer of ``create``."""
+
+    id: str
+    url: str
+    events: List[str]
+    description: Optional[str]
+    enabled: bool
+    created_at: str
+    secret: str
+
+
+class WebhookDelivery(SDXObject):
+    """One delivery of an event to an endpoint."""
+
+    id: str
+    event_id: str
+    event_type: str
+    status: str
+    attempts: int
+    response_status: Optional[int]
+    error: Optional[str]
+    next_attempt_at: Optional[str]
+    created_at: str
+    delivered_at: Optional[str]
+
+
+class WebhookEvent(SDXObject):
+    """A verified webhook message: ``id``, ``type``, ``created_at``, ``workspace_id``, ``data``."""
+
+    id: str
+    type: str
+    created_at: str
+    workspace_id: str
+    data: SDXObject
+
+
+class ExportResult(SDXObject):
+    """Where ``export`` wrote: ``path``, ``bytes``, ``content_type``, ``filename`` (the service's name for it)."""
+
+    path: str
+    bytes: int
+    content_type: Optional[str]
+    filename: Optional[str]
+
+
+def to_pandas(rows: Iterable[Any]) -> Any:
+    """A pandas DataFrame of ``rows`` (SDX objects or dicts), nested fields flattened with dots.
+
+    pandas is not a dependency of the SDK: it is imported here, when asked for.
+    """
+    try:
+        pandas = importlib.import_module("pandas")
+    except ImportError as error:
+        raise ImportError("to_pandas() needs pandas, which the SDK does not install: pip install pandas") from error
+    records = [row.to_dict() if isinstance(row, SDXObject) else row for row in rows]
+    return pandas.json_normalize(records)

@@ -2,7 +2,7 @@ import type { Platform, TargetKind } from './catalog';
 
 /**
  * Target syntax per platform and target kind, and the normalized form used as the cache and
- * deduplication key and handed to providers. The service never fetches a caller's URL: a URL
+ * deduplication key and handed to providers (except a free-text query: see providerTarget). The service never fetches a caller's URL: a URL
  * is only parsed, and accepted when its host belongs to the platform.
  */
 
@@ -158,4 +158,14 @@ export function normalizeTarget(platform: Platform, kind: TargetKind, input: str
     case 'query':
       return { ok: true, normalized: raw.replace(/\s+/g, ' ').toLowerCase() };
   }
+}
+
+/**
+ * What the provider receives for a target: the normalized form, except for a free-text query,
+ * which goes as the user wrote it (trimmed, the job's `target`), because case and operators are
+ * meaning to the platform (X's `OR` must be capitals). The normalized form stays the cache and
+ * deduplication key.
+ */
+export function providerTarget(kind: TargetKind, submitted: string, normalized: string): string {
+  return kind === 'query' ? submitted.trim() : normalized;
 }

@@ -100,6 +100,15 @@ function archivedAd(source: string, i: number) {
     page_id: source === 'page' ? F.adPageId : `1${String(hash(id) % 1000).padStart(14, '0')}`,
     page_name: source === 'page' ? F.page.name : `Advertiser ${hash(id) % 1000}`,
     publisher_platforms: ['FACEBOOK', 'INSTAGRAM'],
+    // ArchivedAd reach and targeting (developers.facebook.com/docs/graph-api/reference/archived-ad):
+    // country codes in the EU reach breakdown, names (a country, or "City, Country") in target_locations.
+    ...(i % 2 === 0
+      ? { age_country_gender_reach_breakdown: [{ country: 'DE', age_gender_breakdowns: [{ age_range: '25-34', male: 120, female: 98, unknown: 3 }] }, { country: 'FR', age_gender_breakdowns: [{ age_range: '18-24', male: 40, female: 61, unknown: 0 }] }] }
+      : {}),
+    target_locations:
+      i % 3 === 0
+        ? [{ name: 'Dubrovnik, Croatia', num_obfuscated: 0, type: 'cities', excluded: false }, { name: 'Austria', num_obfuscated: 0, type: 'countries', excluded: true }]
+        : [{ name: 'Germany', num_obfuscated: 0, type: 'countries', excluded: false }],
   };
 }
 
@@ -116,6 +125,15 @@ const pageObject = () => ({
 });
 
 const postIdOf = (i: number): string => `${F.page.id}_${String(900000000 + i)}`;
+/** The opaque pfbid0… form of post i's ID, as Facebook's permalinks show it today. */
+const pfbidOf = (i: number): string => `pfbid0${Buffer.from(`fakepost:${900000000 + i}`).toString('hex')}`;
+/** Post index of a pfbid0… ID, or null. */
+function pfbidIndex(pfbid: string): number | null {
+  const m = /^pfbid0([0-9a-f]+)$/.exec(pfbid);
+  const text = m ? Buffer.from(m[1] as string, 'hex').toString('utf8') : '';
+  const n = /^fakepost:(\d+)$/.exec(text);
+  return n ? Number(n[1]) - 900000000 : null;
+}
 
 function post(i: number) {
   const id = postIdOf(i);
@@ -123,7 +141,7 @@ function post(i: number) {
     id,
     message: `${sentence(`${id}:m`, 9)} #fakepage`,
     created_time: iso(T0 - i * 7_200_000).replace('Z', '+0000'),
-    permalink_url: `https://www.facebook.com/${F.page.username}/posts/${String(900000000 + i)}`,
+    permalink_url: `https://www.facebook.com/${F.page.username}/posts/${pfbidOf(i)}`,
     attachments: { data: [{ media_type: i % 2 === 0 ? 'photo' : 'video' }] },
     shares: { count: pick(`${id}:s`, 0, 400) },
     reactions: { data: [], summary: { total_count: pick(`${id}:r`, 0, 9000) } },
@@ -212,10 +230,13 @@ export function createGraphApi(): FakeApi {
       return missing(`${node}/${edgeName}`);
     }
     // An alias (a page username) that names nothing.
-    if (node && !edgeName && /^[A-Za-z][A-Za-z0-9.]*$/.test(node) && node !== 'me') {
+    if (node && !edgeName && /^[A-Za-z][A-Za-z0-9.]*$/.test(node) && node !== 'me' && !node.startsWith('pfbid0')) {
       return graphError(404, 803, `(#803) Some of the aliases you requested do not exist: ${node}`);
     }
-    const postMatch = node ? /^(\d+)_(\d+)$/.exec(node) : null;
+    // A post: {page-id}_{post-id}, where the post ID may be the pfbid0… form, or a bare pfbid0….
+    const pfbidMatch = node ? /^(?:(\d+)_)?(pfbid0[A-Za-z0-9]+)$/.exec(node) : null;
+    const pfbidPost = pfbidMatch && (pfbidMatch[1] === undefined || pfbidMatch[1] === F.page.id) ? pfbidIndex(pfbidMatch[2] as string) : null;
+    const postMatch = node ? (pfbidPost !== null ? [node, F.page.id, String(900000000 + pfbidPost)] : /^(\d+)_(\d+)$/.exec(node)) : null;
     if (postMatch && postMatch[1] === F.page.id) {
       const i = Number(postMatch[2]) - 900000000;
       if (i < 0 || i >= F.page.posts) return missing(node as string);

@@ -1,7 +1,7 @@
-export { startFakeUpstream, type FakeUpstream, type RecordedRequest } from './server';
+export { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions, type RecordedRequest } from './server';
 export { FIXTURES } from './fixtures';
 export { fakeTikTokAdId, fakeTikTokVideoId } from './tiktok';
-export type { MisbehaveRule, MisbehaviourKind } from './util';
+export type { FormMode, MisbehaveRule, MisbehaviourKind } from './util';
 export {
   reference,
   validate,

@@ -249,6 +249,9 @@ export function createScrapeCreatorsApi(): FakeApi {
       }
       case '/v1/facebook/profile/reels': {
         if (!q.url?.toLowerCase().includes(F.fbPage)) return fail(404, 'Profile not found');
+        // The vendor's reference lists next_page_id and cursor: both are needed from page 2 on.
+        if (Boolean(q.cursor) !== Boolean(q.next_page_id)) return fail(400, 'next_page_id and cursor must be sent together');
+        if (q.next_page_id && q.next_page_id !== `np${q.cursor}`) return fail(400, 'next_page_id does not match cursor');
         const w = window(req, 'cursor', 10, F.fbReels);
         if ('status' in w) return w;
         return ok({
@@ -264,7 +267,7 @@ export function createScrapeCreatorsApi(): FakeApi {
             play_time_in_ms: pick(`fr${i}:t`, 5_000, 90_000),
             author: { id: '100000000000001', name: 'Fake Page', is_verified: true, url: `https://www.facebook.com/${F.fbPage}` },
           })),
-          ...(w.next ? { cursor: w.next } : {}),
+          ...(w.next ? { cursor: w.next, next_page_id: `np${w.next}` } : {}),
         });
       }
       case '/v1/facebook/post/transcript':
@@ -296,6 +299,13 @@ export function createScrapeCreatorsApi(): FakeApi {
           endDate: Math.floor(T0 / 1000) - 2 * 86_400,
           publisherPlatform: ['FACEBOOK', 'INSTAGRAM'],
           currency: '',
+          // As in the vendor's sample: the countries the ad targeted or reached, and the EU reach breakdown.
+          targetedOrReachedCountries: ['DE', 'FR'],
+          aaa_info: {
+            targets_eu: true,
+            location_audience: [{ name: 'Dubrovnik, Croatia', num_obfuscated: 0, type: 'CITY', excluded: false }],
+            age_country_gender_reach_breakdown: [{ country: 'HR', age_gender_breakdowns: [{ age_range: '45-54', male: 101, female: 77, unknown: 4 }] }],
+          },
           snapshot: {
             caption: 'fakepage.example',
             link_url: 'https://fakepage.example/',

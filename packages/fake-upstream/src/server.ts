@@ -3,7 +3,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createGraphApi } from './graph';
 import { createScrapeCreatorsApi } from './scrapecreators';
 import { createTikTokApi } from './tiktok';
-import { serialize, type FakeApi, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
+import { createForms, serialize, type FakeApi, type FormMode, type Forms, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
 import { createXApi } from './x';
 import { createYouTubeApi } from './youtube';
 
@@ -26,6 +26,21 @@ export interface FakeUpstream {
   reset(): void;
   /** Every request received, in order (credentials are not recorded). */
   requests: RecordedRequest[];
+  /** The seed of the forms the fake picks between (see Forms); FAKE_UPSTREAM_SEED replays a run. */
+  seed: number;
+}
+
+export interface FakeUpstreamOptions {
+  /** Which form to send where a published example and its field table disagree (default random). */
+  forms?: FormMode;
+  /** Seed of the random forms (default FAKE_UPSTREAM_SEED, else random). */
+  seed?: number;
+}
+
+function seedOf(options: FakeUpstreamOptions): number {
+  if (options.seed !== undefined) return options.seed;
+  const env = Number(process.env.FAKE_UPSTREAM_SEED);
+  return Number.isInteger(env) && process.env.FAKE_UPSTREAM_SEED ? env : Math.floor(Math.random() * 2 ** 31);
 }
 
 async function readBody(req: IncomingMessage): Promise<unknown> {
@@ -52,8 +67,11 @@ function send(res: ServerResponse, answer: FakeResponse): void {
  * A fake of the upstream APIs (four official, one vendor) on 127.0.0.1 (port 0): one HTTP server, one path prefix per
  * API, so each adapter's base URL points at it.
  */
-export async function startFakeUpstream(): Promise<FakeUpstream> {
-  const apis: FakeApi[] = [createYouTubeApi(), createXApi(), createTikTokApi(), createGraphApi(), createScrapeCreatorsApi()];
+export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
+  const seed = seedOf(options);
+  const forms: Forms = createForms(options.forms ?? 'random', seed);
+  if (forms.mode === 'random') process.stderr.write(`fake upstream: FAKE_UPSTREAM_SEED=${seed} (example and field-table forms picked at random)\n`);
+  const apis: FakeApi[] = [createYouTubeApi(), createXApi(forms), createTikTokApi(forms), createGraphApi(), createScrapeCreatorsApi()];
   let rules: Array<MisbehaveRule & { left: number }> = [];
   const requests: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
@@ -102,6 +120,8 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
         if (rule.kind === 'slow') {
           await sleep(rule.delayMs ?? 1000);
           if (res.destroyed || req.socket.destroyed) return;
+        } else if (rule.kind === 'reply' && rule.reply) {
+          return reply(rule.reply);
         } else {
           return reply(api.misbehave(rule, fake));
         }
@@ -121,6 +141,7 @@ export async function startFakeUpstream(): Promise<FakeUpstream> {
   return {
     url: `http://127.0.0.1:${port}`,
     requests,
+    seed,
     misbehave(rule) {
       rules.push({ ...rule, left: rule.times ?? 1 });
     },

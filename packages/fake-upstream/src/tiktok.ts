@@ -16,10 +16,15 @@
  */
 import { FIXTURES } from './fixtures';
 import { tiktokProblems } from './reference';
-import { BigId, bearer, hash, pick, sentence, type FakeApi, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
+import { BigId, bearer, hash, pick, sentence, type FakeApi, type Forms, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
 
 const F = FIXTURES.tiktok;
 const T0s = Math.floor(Date.now() / 3_600_000) * 3600;
+
+/** Forms of the fake handling the current request (set by its handle). */
+let forms: Forms | null = null;
+/** has_more: a JSON bool in the field tables, the string "true" in the documented examples. */
+const hasMore = (more: boolean): boolean | string => (forms?.example('tiktok.has_more') ? String(more) : more);
 
 let logCounter = 0;
 const logId = (): string => `20240101000000${String(++logCounter).padStart(8, '0')}FAKE`;
@@ -131,7 +136,7 @@ function videoQuery(req: FakeRequest): FakeResponse {
   const cursor = Number(body.cursor ?? 0);
   const page = inWindow.slice(cursor, cursor + maxCount).map((v) => only(v, fieldsOf(req)));
   const searchId = typeof body.search_id === 'string' && body.search_id ? body.search_id : `7${String(hash(JSON.stringify(conditions) + start)).padStart(18, '0')}`;
-  return reply(200, { videos: page, cursor: cursor + page.length, has_more: cursor + page.length < inWindow.length, search_id: searchId });
+  return reply(200, { videos: page, cursor: cursor + page.length, has_more: hasMore(cursor + page.length < inWindow.length), search_id: searchId });
 }
 
 function userInfo(req: FakeRequest): FakeResponse {
@@ -181,13 +186,16 @@ function comments(req: FakeRequest): FakeResponse {
       ),
     );
   }
-  return reply(200, { comments: list, cursor: cursor + list.length, has_more: cursor + list.length < F.commentsPerVideo });
+  return reply(200, { comments: list, cursor: cursor + list.length, has_more: hasMore(cursor + list.length < F.commentsPerVideo) });
 }
 
 // ---- ads -------------------------------------------------------------------------------------
 
 const AD_BASE = 1_800_000_000_000_000_000n;
 const adIdOf = (index: number): bigint => AD_BASE + BigInt(index) * 7919n;
+
+const AD_COUNTRIES = ['DE', 'FR', 'IT', 'GB', 'ES', 'NL'];
+const adCountries = (index: number): string[] => [AD_COUNTRIES[index % 6] as string, AD_COUNTRIES[(index + 2) % 6] as string];
 
 function ad(index: number) {
   const id = adIdOf(index);
@@ -200,7 +208,16 @@ function ad(index: number) {
       status_statement: '',
       videos: [{ url: `https://library.tiktok.com/api/v1/cdn/${id}/video.mp4`, cover_image_url: `https://library.tiktok.com/api/v1/cdn/${id}/cover.jpeg` }],
       image_urls: [],
-      reach: { unique_users_seen: `${pick(`${id}:r`, 1, 900)}K` },
+      reach: { unique_users_seen: `${pick(`${id}:r`, 1, 900)}K`, unique_users_seen_by_country: adCountries(index).reduce<Record<string, string>>((o, c) => ({ ...o, [c]: `${pick(`${id}:${c}`, 1, 400)}K` }), {}) },
+    },
+    // The Get Ad Details example: ad_group.targeting_info{number_of_users_targeted, country[], age{}, gender{}}.
+    ad_group: {
+      targeting_info: {
+        number_of_users_targeted: `${pick(`${id}:t`, 10, 900)}K`,
+        country: adCountries(index),
+        age: { '13-17': false, '18-24': true, '25-34': true, '35-44': true, '45-54': false, '55+': false },
+        gender: { female: true, male: true, unknown: true },
+      },
     },
     advertiser: { business_id: new BigId((7_100_000_000_000_000_000n + BigInt(index % 7)).toString()), business_name: `Advertiser ${index % 7}`, paid_for_by: `Sponsor ${index % 7}` },
   };
@@ -208,9 +225,11 @@ function ad(index: number) {
 
 function adFields(entry: ReturnType<typeof ad>, fields: string[]) {
   if (fields.length === 0) return entry;
-  const pickGroup = (group: 'ad' | 'advertiser') =>
+  const pickGroup = (group: 'ad' | 'advertiser' | 'ad_group') =>
     Object.fromEntries(Object.entries(entry[group]).filter(([k]) => fields.includes(`${group}.${k}`)));
-  return { ad: pickGroup('ad'), advertiser: pickGroup('advertiser') };
+  // The field list names the targeting ad_group.targeting_info; the Get Ad Details example ad_group.target.
+  const group = fields.includes('ad_group.targeting_info') ? { ad_group: forms?.example('tiktok.targeting') ? { target: entry.ad_group.targeting_info } : pickGroup('ad_group') } : {};
+  return { ad: pickGroup('ad'), advertiser: pickGroup('advertiser'), ...group };
 }
 
 function adQuery(req: FakeRequest): FakeResponse {
@@ -227,7 +246,7 @@ function adQuery(req: FakeRequest): FakeResponse {
   const ads = [];
   for (let i = offset; i < Math.min(total, offset + maxCount); i++) ads.push(adFields(ad(i), fieldsOf(req)));
   const nextOffset = offset + ads.length;
-  return reply(200, { ads, has_more: nextOffset < total, search_id: `s${nextOffset}-${hash(term)}` });
+  return reply(200, { ads, has_more: hasMore(nextOffset < total), search_id: `s${nextOffset}-${hash(term)}` });
 }
 
 function adDetail(req: FakeRequest): FakeResponse {
@@ -238,11 +257,13 @@ function adDetail(req: FakeRequest): FakeResponse {
   return reply(200, adFields(ad(index), fieldsOf(req)));
 }
 
-export function createTikTokApi(): FakeApi {
+export function createTikTokApi(mode: Forms | null = null): FakeApi {
   const tokens = new Set<string>();
   let issued = 0;
 
   function handle(req: FakeRequest): FakeResponse {
+    // The module's helpers read `forms`: the (synchronous) handling of a request uses this fake's.
+    forms = mode;
     if (req.path === '/v2/oauth/token/') {
       const body = (req.body ?? {}) as Json;
       if (body.grant_type !== 'client_credentials' || !body.client_key || !body.client_secret || body.client_secret === F.badSecret) {

@@ -29,7 +29,9 @@ export type MisbehaviourKind =
   /** Graph: a permission the token lacks (code 10 / 200-299, or 100 subcode 33 on a node). */
   | 'permission'
   /** TikTok: the search_id of a video query has expired. */
-  | 'search_expired';
+  | 'search_expired'
+  /** Answer with `reply` as it is (a published example reply, replayed to an adapter). */
+  | 'reply';
 
 export interface MisbehaveRule {
   /** Requests whose path starts with this prefix are affected. */
@@ -47,6 +49,8 @@ export interface MisbehaveRule {
   resetInSeconds?: number;
   /** rate_limit (Graph): estimated_time_to_regain_access in X-Business-Use-Case-Usage (default 5). */
   regainMinutes?: number;
+  /** reply: the status, headers and body to answer with. */
+  reply?: FakeResponse;
 }
 
 /** One upstream API served under a path prefix. */
@@ -118,4 +122,29 @@ export class BigId {
 
 export function serialize(body: unknown): string {
   return JSON.stringify(body).replace(/"__bigint__(\d+)__"/g, '$1');
+}
+
+/**
+ * Where a platform's published example reply and its field table disagree on a value's form
+ * (TikTok's `has_more: "true"` against the table's bool), the fake sends either form:
+ * `table` always the table's, `example` always the example's, `random` (the default) picks per
+ * reply from a seed, so a run meets both. The seed is FAKE_UPSTREAM_SEED when set, else random;
+ * it is printed when the fake starts, so a failing run can be replayed.
+ */
+export type FormMode = 'table' | 'example' | 'random';
+
+export interface Forms {
+  mode: FormMode;
+  seed: number;
+  /** True when this reply should carry the example's form of `key`. */
+  example(key: string): boolean;
+}
+
+export function createForms(mode: FormMode, seed: number): Forms {
+  let n = 0;
+  return {
+    mode,
+    seed,
+    example: (key) => (mode === 'example' ? true : mode === 'table' ? false : hash(`${seed}:${key}:${n++}`) % 2 === 0),
+  };
 }

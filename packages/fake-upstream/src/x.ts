@@ -11,7 +11,22 @@
  */
 import { FIXTURES } from './fixtures';
 import { xQueryProblems } from './reference';
-import { bearer, decodeToken, encodeToken, hash, iso, pick, sentence, type FakeApi, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
+import { bearer, decodeToken, encodeToken, hash, iso, pick, sentence, type FakeApi, type Forms, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
+
+/** Forms of the fake handling the current request (set by its handle). */
+let forms: Forms | null = null;
+const DAYS = ['Sun', 'Mon', 'Tue', 'Wed', 'Thu', 'Fri', 'Sat'];
+const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
+/**
+ * A tweet's created_at: ISO 8601 in the field table (format date-time), the v1.1 form
+ * "Wed Jan 06 18:40:40 +0000 2021" in the published Tweet example of the same document.
+ */
+function createdAt(ms: number): string {
+  if (!forms?.example('x.created_at')) return iso(ms);
+  const d = new Date(ms);
+  const p = (n: number): string => String(n).padStart(2, '0');
+  return `${DAYS[d.getUTCDay()]} ${MONTHS[d.getUTCMonth()]} ${p(d.getUTCDate())} ${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000 ${d.getUTCFullYear()}`;
+}
 
 const F = FIXTURES.x;
 const T0 = Math.floor(Date.now() / 3_600_000) * 3_600_000;
@@ -81,7 +96,7 @@ function tweetObject(id: string) {
       id,
       text: `${sentence(`${id}:t`, 9)} #${tag}`,
       edit_history_tweet_ids: [id],
-      created_at: iso(T0 - index * 3_600_000 - stream * 60_000),
+      created_at: createdAt(T0 - index * 3_600_000 - stream * 60_000),
       author_id: authorId,
       conversation_id: id,
       lang: 'en',
@@ -119,7 +134,7 @@ function range(req: FakeRequest, min: number, max: number, dflt: number): number
   return n;
 }
 
-export function createXApi(): FakeApi {
+export function createXApi(mode: Forms | null = null): FakeApi {
   let remaining = 900;
 
   function rateHeaders(): Record<string, string> {
@@ -188,6 +203,8 @@ export function createXApi(): FakeApi {
   }
 
   function handle(req: FakeRequest): FakeResponse {
+    // The module's helpers read `forms`: the (synchronous) handling of a request uses this fake's.
+    forms = mode;
     const answer = route(req);
     return { ...answer, headers: { ...rateHeaders(), ...(answer.headers ?? {}) } };
   }

@@ -34,7 +34,7 @@ export interface ExtractionRequest {
   platform: Platform;
   operation: string;
   spec: OperationSpec;
-  /** Normalized target (see @sdx/catalog normalizeTarget). */
+  /** Normalized target (see @sdx/catalog normalizeTarget); a query as the user wrote it (providerTarget). */
   target: string;
   /** Effective limit: min(requested, max_results). */
   limit: number;

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { findOperation, type Platform } from '@sdx/catalog';
+import { findOperation, providerTarget, type Platform } from '@sdx/catalog';
 import type { JobRow } from '@sdx/db';
 import { type Item, type Provider, ProviderError } from '@sdx/providers';
 import { observeJobQueueWait, observeJobRun } from '@sdx/metrics';
@@ -126,7 +126,8 @@ async function extractPages(services: Services, providers: ProviderLookup, job: 
     platform: job.platform as Platform,
     operation: job.operation,
     spec,
-    target: job.normalized_target,
+    // A query goes as the user wrote it; the normalized form is only the cache and dedup key.
+    target: providerTarget(spec.target, job.target, job.normalized_target),
     limit: job.requested_limit,
     includePosts: job.include_posts,
     attempt: job.attempts,

@@ -179,3 +179,41 @@ export function isoDurationSeconds(value: unknown): number | null {
   const [, d, h, min, s] = m;
   return Number(d ?? 0) * 86400 + Number(h ?? 0) * 3600 + Number(min ?? 0) * 60 + Number(s ?? 0);
 }
+
+/**
+ * A boolean flag as the platforms send it: a JSON bool in the field tables, the string "true"
+ * or "false" in some published examples (TikTok's `has_more`). Anything else is false.
+ */
+export function flag(value: unknown): boolean {
+  return value === true || (typeof value === 'string' && value.trim().toLowerCase() === 'true');
+}
+
+let countryNames: Map<string, string> | null = null;
+
+/** ISO 3166-1 alpha-2 code of an English country name ("Germany" → "DE"), or null. */
+export function countryCode(name: string): string | null {
+  if (!countryNames) {
+    countryNames = new Map();
+    const display = new Intl.DisplayNames(['en'], { type: 'region', fallback: 'none' });
+    for (let a = 65; a <= 90; a++) {
+      for (let b = 65; b <= 90; b++) {
+        const code = String.fromCharCode(a, b);
+        const english = display.of(code);
+        if (english) countryNames.set(english.toLowerCase(), code);
+      }
+    }
+  }
+  const key = name.trim().toLowerCase();
+  if (/^[a-z]{2}$/.test(key)) return key.toUpperCase();
+  return countryNames.get(key) ?? null;
+}
+
+/** Distinct upper-case two-letter codes, in first-seen order. */
+export function countryCodes(values: Iterable<unknown>): string[] {
+  const out: string[] = [];
+  for (const v of values) {
+    const code = typeof v === 'string' && /^[A-Za-z]{2}$/.test(v.trim()) ? v.trim().toUpperCase() : null;
+    if (code && !out.includes(code)) out.push(code);
+  }
+  return out;
+}

@@ -14,7 +14,7 @@ import { ProviderError, type ExtractionRequest, type Item, type ProfileItem } fr
 import { arr, obj } from './http';
 import { GRAPH_ERRORS, GraphClient, nextAfter, type GraphConfig } from './graph';
 import { rows } from './classify';
-import { adItem, commentItem, isoTime, metrics, num, postItem, profileItem, str } from './items';
+import { adItem, commentItem, countryCode, countryCodes, isoTime, metrics, num, postItem, profileItem, str } from './items';
 import { decodeCursor, paginate, profileBundle, single, type CursorState } from './paging';
 import { asUrl, upstreamProvider, type UpstreamProvider } from './provider';
 
@@ -28,7 +28,21 @@ export interface MetaAdLibraryConfig extends GraphConfig {
 }
 
 const AD_FIELDS =
-  'id,ad_creation_time,ad_creative_bodies,ad_creative_link_titles,ad_delivery_start_time,ad_delivery_stop_time,bylines,currency,impressions,languages,page_id,page_name,publisher_platforms,spend';
+  'id,ad_creation_time,ad_creative_bodies,ad_creative_link_titles,ad_delivery_start_time,ad_delivery_stop_time,bylines,currency,impressions,languages,page_id,page_name,publisher_platforms,spend,age_country_gender_reach_breakdown,target_locations';
+
+/**
+ * An archived ad's own countries: the codes of its reach breakdown (age_country_gender_reach_breakdown,
+ * EU and political ads) and the countries of its included target_locations, which name a country
+ * ("Germany") or a place in one ("Dubrovnik, Croatia").
+ */
+export function archivedAdCountries(a: Record<string, unknown>): string[] {
+  const reached = arr(a.age_country_gender_reach_breakdown).map((b) => obj(b).country);
+  const targeted = arr(a.target_locations)
+    .map(obj)
+    .filter((l) => l.excluded !== true)
+    .map((l) => countryCode((str(l.name) ?? '').split(',').at(-1) ?? ''));
+  return countryCodes([...reached, ...targeted]);
+}
 
 function range(value: unknown): string | null {
   const r = obj(value);
@@ -60,7 +74,8 @@ export function createMetaAdLibraryProvider(config: MetaAdLibraryConfig): Upstre
       status: stop ? 'inactive' : 'active',
       body,
       platforms: arr(a.publisher_platforms).map((p) => String(p).toLowerCase()),
-      countries: config.reachedCountries?.filter((c) => c !== 'ALL') ?? [],
+      // The ad's own countries; ad_reached_countries (META_AD_REACHED_COUNTRIES) only filters the search.
+      countries: archivedAdCountries(a),
       spend: range(a.spend) && str(a.currency) ? `${range(a.spend)} ${str(a.currency)}` : range(a.spend),
       impressions: range(a.impressions),
     });
@@ -150,19 +165,25 @@ export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvid
     });
   }
 
+  /**
+   * The Graph node of a post target: `{page-id}_{post-id}` where the page is known; a bare
+   * post ID (`pfbid0…`, the opaque form Facebook's permalinks show today, or digits) where it is not.
+   */
   async function postId(target: string, signal: AbortSignal): Promise<string> {
     const url = asUrl(target);
     if (!url) {
-      if (!/^\d+(_\d+)?$/.test(target)) throw ProviderError.invalid('not a Facebook post ID', { target });
+      const [owner, post] = target.includes('_') ? target.split('_', 2) : [null, target];
+      if ((owner !== null && !FACEBOOK_NUMERIC_ID.test(owner)) || !post || !FACEBOOK_POST_ID.test(post)) throw ProviderError.invalid('not a Facebook post ID', { target });
       return target;
     }
     // Every part that becomes the Graph path is checked (as the catalog did at admission): a
     // post ID is digits or pfbid…, a page ID digits, so nothing else can reach the path.
-    const story = url.searchParams.get('story_fbid');
+    const story = url.searchParams.get('story_fbid') ?? url.searchParams.get('fbid');
     const owner = url.searchParams.get('id');
-    if (story && owner) {
-      if (!FACEBOOK_POST_ID.test(story) || !FACEBOOK_NUMERIC_ID.test(owner)) throw ProviderError.invalid('URL does not name a Facebook post by a valid ID', { target });
-      return `${owner}_${story}`;
+    if (story) {
+      if (!FACEBOOK_POST_ID.test(story) || (owner !== null && !FACEBOOK_NUMERIC_ID.test(owner))) throw ProviderError.invalid('URL does not name a Facebook post by a valid ID', { target });
+      if (owner) return `${owner}_${story}`;
+      return story;
     }
     const m = /^\/([^/]+)\/(?:posts|videos)\/([^/]+)/.exec(url.pathname);
     if (m?.[1] && m[2]) {

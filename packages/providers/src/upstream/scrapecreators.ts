@@ -14,6 +14,8 @@ import {
   adItem,
   advertiserItem,
   commentItem,
+  countryCodes,
+  flag,
   hashtagsOf,
   highlightItem,
   isoTime,
@@ -226,7 +228,7 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
                   metrics: metrics({ views: num(p.view_count), likes: num(p.like_count), comments: num(p.comment_count) }),
                 });
               });
-              return { items, next: body.has_more === true ? str(body.cursor) : null };
+              return { items, next: flag(body.has_more) ? str(body.cursor) : null };
             },
           });
         })(),
@@ -372,8 +374,14 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
           pageMax: 50,
           start: decodeCursor(request.resumeCursor),
           signal: request.signal,
-          fetch: async (cursor) => {
-            const body = await get('/v1/facebook/profile/reels', { url: fbUrl(request.target), cursor: cursor ?? undefined }, request.signal);
+          fetch: async (token) => {
+            // The reference lists next_page_id and cursor: page 2 on needs both (token: JSON [next_page_id, cursor]).
+            const [nextPageId, cursor] = reelsToken(token);
+            const body = await get(
+              '/v1/facebook/profile/reels',
+              { url: fbUrl(request.target), next_page_id: nextPageId ?? undefined, cursor: cursor ?? undefined },
+              request.signal,
+            );
             const items = arr(body.reels).map((raw) => {
               const r = obj(raw);
               const caption = str(r.description);
@@ -390,7 +398,8 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
                 metrics: metrics({ views: num(r.view_count) }),
               });
             });
-            return { items, next: items.length > 0 ? str(body.cursor) : null };
+            const next = str(body.cursor);
+            return { items, next: items.length > 0 && next ? JSON.stringify([str(body.next_page_id), next]) : null };
           },
         }),
       transcript: (request) =>
@@ -438,6 +447,8 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
             body: text,
             media_urls: media,
             platforms: arr(body.publisherPlatform).map((p) => String(p).toLowerCase()),
+            // targetedOrReachedCountries (codes) and the EU reach breakdown of aaa_info, as in the vendor's sample.
+            countries: countryCodes([...arr(body.targetedOrReachedCountries), ...arr(obj(body.aaa_info).age_country_gender_reach_breakdown).map((b) => obj(b).country)]),
           });
         }),
       adlibrary_ad_transcript: (request) =>
@@ -449,6 +460,18 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
         }),
     },
   });
+}
+
+/** [next_page_id, cursor] of a reels page token; a bare cursor (saved before both were kept) has no next_page_id. */
+function reelsToken(token: string | null): [string | null, string | null] {
+  if (!token) return [null, null];
+  try {
+    const v: unknown = JSON.parse(token);
+    if (Array.isArray(v) && v.length === 2) return [typeof v[0] === 'string' ? v[0] : null, typeof v[1] === 'string' ? v[1] : null];
+  } catch {
+    // not ours: a bare cursor
+  }
+  return [null, token];
 }
 
 /** One upstream call whose whole answer is one page (the vendor does not page it), cut to the limit. */

@@ -13,7 +13,7 @@ import { DateTime } from 'luxon';
 import { ProviderError, type ExtractionRequest, type Item } from '../types';
 import { classifyBy, rows, type ErrorRule } from './classify';
 import { UpstreamHttp, arr, obj, retryAfterMs, type HttpResponse, type HttpSettings } from './http';
-import { adItem, commentItem, isoTime, metrics, num, postItem, profileItem, str, transcriptItem } from './items';
+import { adItem, commentItem, countryCodes, flag, isoTime, metrics, num, postItem, profileItem, str, transcriptItem } from './items';
 import { decodeCursor, paginate, profileBundle, single, type CursorState } from './paging';
 import { asUrl, upstreamProvider, type UpstreamProvider } from './provider';
 
@@ -35,6 +35,8 @@ const VIDEO_FIELDS =
 const COMMENT_FIELDS = 'id,video_id,text,like_count,reply_count,parent_comment_id,create_time';
 const AD_FIELDS =
   'ad.id,ad.first_shown_date,ad.last_shown_date,ad.status,ad.videos,ad.image_urls,ad.reach,advertiser.business_id,advertiser.business_name,advertiser.paid_for_by';
+/** Get Ad Details also lists the ad group's targeting (countries, ages, genders, audience size). */
+const AD_DETAIL_FIELDS = `${AD_FIELDS},ad_group.targeting_info`;
 const WINDOW_DAYS = 30;
 const ADS_EARLIEST = '20221001';
 
@@ -94,15 +96,16 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
   /**
    * TikTok Research / Commercial Content API errors (error.code of every reply; "ok" is success;
    * developers.tiktok.com/doc/research-api-error-codes). access_token_invalid is retried once with
-   * a new token before this table is read; an expired search_id of a video query restarts the
-   * window without it before this table is read (the row says what is left when it cannot).
+   * a new token before this table is read; an expired search_id restarts the query without it
+   * before this table is read (a video query's window from the same index; an ad query from its
+   * first page, paging past the ads delivered), so the row is what is left when that fails too.
    */
   const TIKTOK_ERRORS: ErrorRule<TikTokFacts>[] = [
     { status: '429', upstream: 'rate_limit_exceeded', code: 'rate_limited', retryable: true, wait: 'Retry-After, else 60 s', when: (f) => f.code === 'rate_limit_exceeded' || (f.status === 429 && f.code !== 'daily_quota_limit_exceeded'), waitMs: (f) => retryAfterMs(f.res.headers, now()) ?? 60_000 },
     { status: '429', upstream: 'daily_quota_limit_exceeded', code: 'quota_exceeded', retryable: false, wait: 'until midnight UTC', when: (f) => f.code === 'daily_quota_limit_exceeded', waitMs: () => msUntilUtcMidnight() },
     { status: 'any, 5xx', upstream: 'internal_error (even in a 200)', code: 'upstream_unavailable', retryable: true, wait: 'Retry-After if sent', when: (f) => f.code === 'internal_error' || f.status >= 500, waitMs: (f) => retryAfterMs(f.res.headers, now()) },
     { status: '401, 403', upstream: 'access_token_invalid (after one refresh), scope_not_authorized, scope_permission_missed', code: 'upstream_auth', retryable: false, wait: '', when: (f) => ['access_token_invalid', 'scope_not_authorized', 'scope_permission_missed'].includes(f.code) || f.status === 401 || f.status === 403 },
-    { status: '400', upstream: 'invalid_params: search_id expired (an ad query cannot restart)', code: 'upstream_unavailable', retryable: true, wait: '', when: (f) => invalidParams(f, /search[_ ]?id/i) },
+    { status: '400', upstream: 'invalid_params: search_id expired (left after the query restarted without it)', code: 'upstream_unavailable', retryable: true, wait: '', when: (f) => invalidParams(f, /search[_ ]?id/i) },
     { status: '400', upstream: 'invalid_params naming a field or body key the API does not know', code: 'internal_error', retryable: false, wait: '', when: (f) => invalidParams(f, /invalid field|unknown (body )?(key|field)/i) },
     { status: '400', upstream: 'invalid_params naming a private account', code: 'target_private', retryable: false, wait: '', when: (f) => invalidParams(f, /private/i) },
     { status: '400', upstream: 'invalid_params naming a missing target', code: 'target_not_found', retryable: false, wait: '', when: (f) => invalidParams(f, /not (be )?found|not exist|doesn't exist|cannot be found|no such/i) },
@@ -181,6 +184,18 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
     });
   }
 
+  /**
+   * An ad's countries: those of its reach (ad.reach.unique_users_seen_by_country, keyed by code)
+   * and of its targeting (ad_group.targeting_info.country; the Get Ad Details example names the
+   * object `target`, and shows country as a list; a comma-separated string is accepted too).
+   */
+  function adCountries(entry: Json): string[] {
+    const group = obj(entry.ad_group);
+    const targeting = obj(group.targeting_info ?? group.target);
+    const targeted = Array.isArray(targeting.country) ? targeting.country : (str(targeting.country) ?? '').split(',');
+    return countryCodes([...targeted, ...Object.keys(obj(obj(obj(entry.ad).reach).unique_users_seen_by_country))]);
+  }
+
   function mapAd(entry: Json): Item {
     const ad = obj(entry.ad);
     const advertiser = obj(entry.advertiser);
@@ -196,6 +211,7 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
       status: str(ad.status),
       media_urls: media,
       platforms: ['tiktok'],
+      countries: adCountries(entry),
       impressions: str(obj(ad.reach).unique_users_seen),
     });
   }
@@ -235,7 +251,7 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
         }
         const items = arr(data.videos).map((v) => mapVideo(obj(v)));
         let next: string | null;
-        if (data.has_more === true) next = `${ymd(end)}|${num(data.cursor) ?? 0}|${str(data.search_id) ?? ''}`;
+        if (flag(data.has_more)) next = `${ymd(end)}|${num(data.cursor) ?? 0}|${str(data.search_id) ?? ''}`;
         else {
           const previous = begin.minus({ days: 1 });
           next = previous < oldest ? null : `${ymd(previous)}|0|`;
@@ -337,35 +353,59 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
                 reply_count: num(c.reply_count),
               });
             });
-            return { items, next: data.has_more === true ? String(num(data.cursor) ?? 0) : null };
+            return { items, next: flag(data.has_more) ? String(num(data.cursor) ?? 0) : null };
           },
         });
       },
-      adlibrary_search: (request) =>
-        paginate({
+      adlibrary_search: (request) => {
+        const start = page(request);
+        // Ads delivered so far in this stage: a restarted query skips them.
+        let delivered = start?.n ?? 0;
+        const today = ymd(DateTime.fromMillis(now(), { zone: 'utc' }));
+        const query = (size: number, searchId: string | null) =>
+          post(
+            '/v2/research/adlib/ad/query/',
+            AD_FIELDS,
+            {
+              filters: { ad_published_date_range: { min: ADS_EARLIEST, max: today }, country_code: 'ALL' },
+              search_term: request.target,
+              max_count: size,
+              ...(searchId ? { search_id: searchId } : {}),
+            },
+            request.signal,
+          );
+        return paginate({
           limit: request.limit,
           pageMax: 50,
-          start: page(request),
+          start,
           signal: request.signal,
           fetch: async (tok, size) => {
-            const today = ymd(DateTime.fromMillis(now(), { zone: 'utc' }));
-            const data = await post(
-              '/v2/research/adlib/ad/query/',
-              AD_FIELDS,
-              {
-                filters: { ad_published_date_range: { min: ADS_EARLIEST, max: today }, country_code: 'ALL' },
-                search_term: request.target,
-                max_count: size,
-                ...(tok ? { search_id: tok } : {}),
-              },
-              request.signal,
-            );
-            return { items: arr(data.ads).map((a) => mapAd(obj(a))), next: data.has_more === true ? str(data.search_id) : null };
+            let data: Json;
+            try {
+              data = await query(size, tok);
+            } catch (error) {
+              // A search_id is the query's only paging state, and it expires: restart the query
+              // and page past the ads already delivered (pages of at most 50), rather than re-send
+              // the expired ID on every attempt.
+              if (!(tok && error instanceof ProviderError && error.context.search_expired === true)) throw error;
+              let searchId: string | null = null;
+              for (let skip = delivered; skip > 0; ) {
+                const passed = await query(Math.min(50, skip), searchId);
+                skip -= arr(passed.ads).length;
+                searchId = str(passed.search_id);
+                if (!flag(passed.has_more) || arr(passed.ads).length === 0) return { items: [], next: null };
+              }
+              data = await query(size, searchId);
+            }
+            const items = arr(data.ads).map((a) => mapAd(obj(a)));
+            delivered += items.length;
+            return { items, next: flag(data.has_more) ? str(data.search_id) : null };
           },
-        }),
+        });
+      },
       adlibrary_ad: (request) =>
         single(async () => {
-          const data = await post('/v2/research/adlib/ad/detail/', AD_FIELDS, { ad_id: adId(request.target) }, request.signal);
+          const data = await post('/v2/research/adlib/ad/detail/', AD_DETAIL_FIELDS, { ad_id: adId(request.target) }, request.signal);
           if (!data.ad) throw ProviderError.notFound('TikTok ad not found', { upstream: 'tiktok' });
           return mapAd(data);
         }),

@@ -1,6 +1,6 @@
 // `npm run build` / `npm pack` (prepack): dist/sdx.cjs, the command bin/sdx.js runs when the
-// package is installed. Its dependencies (@sdx/sdk, commander, cli-progress, picocolors) stay
-// imports, installed with the package.
+// package is installed. Its dependencies (@sdx/sdk, commander, cli-progress, picocolors, and the
+// MCP SDK that `sdx mcp` loads) stay imports, installed with the package.
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';

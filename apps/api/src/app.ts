@@ -37,6 +37,8 @@ import { accountRoutes } from './routes/accounts';
 import { webhookRoutes } from './routes/webhooks';
 import { billingRoutes } from './routes/billing';
 import { LiveHub } from './live/hub';
+import { oauthRoutes } from './oauth';
+import { mcpRoutes } from './mcp';
 
 type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
 
@@ -96,7 +98,9 @@ const headAsGet: RequestHandler = (req, _res, next) => {
  * refused → request validation against openapi.yaml → route → one error renderer. A route
  * without a declared access stops the app from being built. The web console's files answer at
  * /console (middleware/console.ts). With ADMIN_TOKEN set, Bull Board answers at /admin/queues behind
- * that token.
+ * that token. OAuth's protocol endpoints (/.well-known/*, /oauth/*: oauth/index.ts) come before
+ * the route table with their own body parsing and RFC 6749 errors; `/mcp` (mcp/index.ts) after
+ * it, with the same authentication and rate limit and each tool's REST route's access.
  */
 export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Express {
   const config = apiDeps.services.config;
@@ -128,6 +132,7 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   app.use(consoleRoutes());
   const adminToken = deps.services.config.adminToken;
   if (adminToken) app.use(adminQueues(adminToken, deps.services.queues));
+  app.use(oauthRoutes(deps));
 
   const authenticated = [authenticate(deps.services), rateLimit(deps.limiter)];
   const recordUse = recordKeyUse(deps.services);
@@ -152,6 +157,7 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
     const guard = refuseUnstorableInput(integerQueryParameters(document, route.method, route.path));
     app[route.method](route.path, ...body, ...chain, guard, ...validator, route.handler(deps));
   }
+  app.use(mcpRoutes(deps));
   app.use(methodNotAllowed(routes));
   app.use(notFound);
   app.use(renderErrors(deps.services.log));

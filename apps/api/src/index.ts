@@ -5,6 +5,7 @@ export { RedisRateLimiter, type RateLimiter } from './middleware/rate-limit';
 export { LOGIN_LIMITS, LoginLimiter } from './middleware/login-limit';
 export { ROUTES, type RouteDef } from './app';
 export { ROUTE_ACCESS, accessOf } from './routes/access';
+export { OAUTH_ROUTES, type OAuthRoute } from './oauth';
 export type { Access } from './middleware/access';
 export { createApiServer } from './server';
 export { LiveHub, type LiveHubOptions } from './live/hub';

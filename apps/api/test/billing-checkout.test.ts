@@ -78,8 +78,8 @@ describe('a checkout, end to end', () => {
       metadata: { workspace_id: ws.workspaceId, pack_id: 'pack_10k', payment_id: payment.id },
       line_items: [{ price_data: { currency: 'usd', unit_amount: 1000, product_data: { name: expect.any(String) } }, quantity: 1 }],
       payment_intent_data: { setup_future_usage: 'off_session', metadata: { workspace_id: ws.workspaceId, pack_id: 'pack_10k' } },
-      success_url: 'http://console.test/console/billing?checkout=success',
-      cancel_url: 'http://console.test/console/billing?checkout=cancelled',
+      success_url: `http://console.test/console/w/${ws.workspaceId}/billing?checkout=success`,
+      cancel_url: `http://console.test/console/w/${ws.workspaceId}/billing?checkout=cancelled`,
     });
     expect(payment).toMatchObject({ kind: 'checkout', pack_id: 'pack_10k', credits: 10000, amount: 1000, currency: 'usd', status: 'pending', paid_at: null, refunded_credits: 0, refund_shortfall_credits: 0 });
 

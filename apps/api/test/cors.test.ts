@@ -27,8 +27,8 @@ afterAll(async () => {
   await stack.close();
 });
 
-const REQUEST_HEADERS = ['X-API-Key', 'X-CSRF-Token', 'X-Workspace-ID', 'Idempotency-Key', 'If-None-Match', 'X-Request-ID', 'Content-Type', 'Authorization', 'Cache-Control'];
-const EXPOSED = ['X-Request-ID', 'Location', 'Link', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Content-Disposition', 'ETag'];
+const REQUEST_HEADERS = ['X-API-Key', 'X-CSRF-Token', 'X-Workspace-ID', 'Idempotency-Key', 'If-None-Match', 'X-Request-ID', 'Content-Type', 'Authorization', 'Cache-Control', 'Mcp-Protocol-Version', 'Mcp-Session-Id'];
+const EXPOSED = ['X-Request-ID', 'Location', 'Link', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Content-Disposition', 'ETag', 'Mcp-Session-Id'];
 
 const listOf = (value: unknown) =>
   String(value ?? '')

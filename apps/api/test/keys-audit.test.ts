@@ -31,6 +31,7 @@ describe('API keys', () => {
       name: 'CI',
       prefix: res.body.api_key.slice(0, 12),
       role: 'member',
+      kind: 'api_key',
       created_at: expect.any(String),
       expires_at: null,
       last_used_at: null,
@@ -52,7 +53,7 @@ describe('API keys', () => {
     expect(list.body[1]).toMatchObject({ id: res.body.id, revoked_at: expect.any(String) });
     expect(JSON.stringify(list.body)).not.toContain(res.body.api_key);
     expect(JSON.stringify(list.body)).not.toContain(second.body.api_key);
-    for (const key of list.body) expect(Object.keys(key).sort()).toEqual(['created_at', 'created_by', 'expires_at', 'id', 'last_used_at', 'month_spent_credits', 'monthly_credit_cap', 'name', 'prefix', 'revoked_at', 'role']);
+    for (const key of list.body) expect(Object.keys(key).sort()).toEqual(['created_at', 'created_by', 'expires_at', 'id', 'kind', 'last_used_at', 'month_spent_credits', 'monthly_credit_cap', 'name', 'prefix', 'revoked_at', 'role']);
   });
 
   it("refuses a role above the caller's and an expiry in the past", async () => {

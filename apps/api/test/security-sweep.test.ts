@@ -1,5 +1,7 @@
+import { createHash, randomBytes } from 'node:crypto';
+import request from 'supertest';
 import { sql } from 'kysely';
-import { type Access, accessOf, createApp, ROUTE_ACCESS, ROUTES } from '@sdx/app-api';
+import { type Access, accessOf, createApp, OAUTH_ROUTES, ROUTE_ACCESS, ROUTES } from '@sdx/app-api';
 import { loadOpenApiDocument } from '@sdx/contract';
 import { addMember, createApiKey, type Role, ROLES } from '@sdx/domain';
 import { grantWorkspaceCredits, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
@@ -145,7 +147,7 @@ function call(route: (typeof ROUTES)[number], headers: Headers, path = pathWith(
 describe('the route table', () => {
   it('declares an access for every route, and nothing for routes that do not exist', () => {
     const declared = new Set(Object.keys(ROUTE_ACCESS));
-    const routed = new Set(ROUTES.map(label));
+    const routed = new Set([...ROUTES, ...OAUTH_ROUTES].map(label));
     expect([...routed].filter((r) => !declared.has(r))).toEqual([]);
     expect([...declared].filter((r) => !routed.has(r))).toEqual([]);
   });
@@ -161,7 +163,7 @@ describe('the route table', () => {
   });
 
   it('agrees with the access openapi.yaml documents (x-required-access)', () => {
-    for (const route of ROUTES) {
+    for (const route of [...ROUTES, ...OAUTH_ROUTES]) {
       const operation = (document.paths[templateOf(route.path)] as Record<string, any> | undefined)?.[route.method];
       expect({ route: label(route), documented: Boolean(operation) }).toEqual({ route: label(route), documented: true });
       if (operation['x-required-access']) expect({ route: label(route), access: operation['x-required-access'] }).toEqual({ route: label(route), access: accessOf(route) });
@@ -237,4 +239,67 @@ it('changed nothing in the other workspace', async () => {
   expect(schedule).toEqual({ status: 'active', deleted_at: null, name: 'sweep' });
   const member = await stack.runtime.db.selectFrom('memberships').select('role').where('user_id', '=', beta.user_id!).where('workspace_id', '=', beta.workspace_id!).executeTakeFirstOrThrow();
   expect(member.role).toBe('member');
+});
+
+/**
+ * The OAuth protocol routes (apps/api/src/oauth) are public by design: they take no key or
+ * session, and a credential sent to them grants nothing there. /mcp (the MCP endpoint, the
+ * protected resource) answers every missing or refused credential 401 with the
+ * WWW-Authenticate header that points an agent to the protected-resource metadata.
+ */
+describe('OAuth and /mcp', () => {
+  it('declares every OAuth protocol route public, and documents it without security', () => {
+    for (const route of OAUTH_ROUTES) {
+      expect({ route: label(route), access: accessOf(route) }).toEqual({ route: label(route), access: 'public' });
+      const operation = (document.paths[templateOf(route.path)] as Record<string, any>)[route.method];
+      expect({ route: label(route), security: operation.security }).toEqual({ route: label(route), security: [] });
+    }
+  });
+
+  /** An OAuth access token of workspace a (owner's consent, code exchanged), and its grant's key ID. */
+  async function oauthToken(): Promise<{ token: string; keyId: string }> {
+    const redirect = 'http://127.0.0.1:8765/cb';
+    const client = await request(stack.app).post('/oauth/register').send({ client_name: 'sweep agent', redirect_uris: [redirect] });
+    const verifier = randomBytes(32).toString('base64url');
+    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const consent = await stack.api.post('/v1/oauth/consent', {
+      headers: owner.write(),
+      body: { client_id: client.body.client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256', workspace_id: a.ids.workspace_id, role: 'viewer' },
+    });
+    const code = new URL(consent.body.redirect_to).searchParams.get('code')!;
+    const tokens = await request(stack.app).post('/oauth/token').type('form').send({ grant_type: 'authorization_code', client_id: client.body.client_id, code, code_verifier: verifier });
+    expect(tokens.status).toBe(200);
+    const access = tokens.body.access_token as string;
+    const hash = createHash('sha256').update(access).digest('hex');
+    const row = await stack.runtime.db.selectFrom('oauth_tokens').select('key_id').where('token_hash', '=', hash).executeTakeFirstOrThrow();
+    return { token: access, keyId: row.key_id };
+  }
+
+  it('answers /mcp 401 with WWW-Authenticate for a missing, unknown, revoked or expired credential', async () => {
+    const expiredToken = await oauthToken();
+    await sql`update oauth_tokens set expires_at = now() - interval '1 second' where key_id = ${expiredToken.keyId} and kind = 'access'`.execute(stack.runtime.db);
+    const revokedGrant = await oauthToken();
+    await stack.api.delete(`/v1/keys/${revokedGrant.keyId}`, { headers: owner.write(a.ids.workspace_id) });
+    const live = await oauthToken();
+    const challenge = `Bearer resource_metadata="${stack.config.appUrl}/.well-known/oauth-protected-resource"`;
+    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sweep', version: '1' } } };
+    const cases: Array<[string, Headers]> = [
+      ['none', {}],
+      ['unknown key', { 'X-API-Key': 'sdx_live_00000000000000000000000000000000' }],
+      ['unknown bearer', { Authorization: 'Bearer sdx_oat_0000000000000000000000000000000000000000' }],
+      ['revoked key', revokedKey],
+      ['expired key', expiredKey],
+      ['expired OAuth token', { Authorization: `Bearer ${expiredToken.token}` }],
+      ['revoked OAuth grant', { Authorization: `Bearer ${revokedGrant.token}` }],
+      ['session cookie only', owner.write(a.ids.workspace_id)],
+    ];
+    for (const [name, headers] of cases) {
+      let req = request(stack.app).post('/mcp').set('Accept', 'application/json, text/event-stream');
+      for (const [header, value] of Object.entries(headers)) req = req.set(header, value);
+      const res = await req.send(initialize);
+      expect({ name, status: res.status, challenge: res.headers['www-authenticate'] }).toEqual({ name, status: 401, challenge });
+    }
+    const ok = request(stack.app).post('/mcp').set('Accept', 'application/json, text/event-stream').set('Authorization', `Bearer ${live.token}`);
+    expect((await ok.send(initialize)).status).toBe(200);
+  });
 });

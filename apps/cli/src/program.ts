@@ -4,6 +4,7 @@ import { registerBatches } from './commands/batches';
 import { registerCatalog } from './commands/catalog';
 import { registerJobs } from './commands/jobs';
 import { registerKeys } from './commands/keys';
+import { registerMcp } from './commands/mcp';
 import { registerSchedules } from './commands/schedules';
 import { registerSession } from './commands/session';
 import { registerWebhooks } from './commands/webhooks';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerSchedules(program);
   registerKeys(program);
   registerWebhooks(program);
+  registerMcp(program);
   program.commands.forEach(function exitOverrideAll(command: Command) {
     command.exitOverride();
     command.commands.forEach(exitOverrideAll);

@@ -93,7 +93,7 @@ it('extracts at once, and prints aligned tables without colour off a terminal', 
 
   const platforms = json<Array<{ platform: string }>>(await sdx(['platforms', '--json'], { env: { SDX_BASE_URL: baseUrl } }));
   expect(platforms).toHaveLength(5);
-  expect((await sdx(['platforms'], { env: { SDX_BASE_URL: baseUrl } })).stdout).toMatch(/^PLATFORM +OPERATION +MAX +PRICE\ninstagram +profile +1 +1 \/ result\n/);
+  expect((await sdx(['platforms'], { env: { SDX_BASE_URL: baseUrl } })).stdout).toMatch(/^PLATFORM +OPERATION +DEFAULT +MAX +PRICE\ninstagram +profile +1 +1 +1 \/ result\n/);
 });
 
 it('runs a batch from a targets file, and cancels', async () => {

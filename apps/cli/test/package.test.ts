@@ -64,7 +64,7 @@ it('packs the CLI with its bin and build', () => {
   expect(cliFiles).toEqual(expect.arrayContaining(['README.md', 'bin/sdx.js', 'dist/sdx.cjs', 'package.json']));
   expect(cliFiles.some((f) => f.startsWith('src/') || f.startsWith('test/'))).toBe(false);
   expect(cliManifest.bin).toEqual({ sdx: 'bin/sdx.js' });
-  expect(Object.keys(cliManifest.dependencies).sort()).toEqual(['@sdx/sdk', 'cli-progress', 'commander', 'picocolors']);
+  expect(Object.keys(cliManifest.dependencies).sort()).toEqual(['@modelcontextprotocol/sdk', '@sdx/sdk', 'cli-progress', 'commander', 'picocolors']);
 });
 
 it('loads the packed SDK with require and with import', async () => {

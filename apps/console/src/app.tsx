@@ -1,8 +1,9 @@
-import { lazy, Suspense, useEffect, useRef, useState } from 'react';
-import { Link, Navigate, NavLink, Route, Routes, useLocation, useSearchParams } from 'react-router';
-import { Loading } from './components/ui';
-import { AcceptInvitation, ResetPassword, SignIn, SignUp, VerifyEmail } from './pages/auth';
+import { lazy, type ReactNode, Suspense, useEffect, useRef, useState } from 'react';
+import { Link, Navigate, NavLink, Route, Routes, useLocation, useNavigate, useParams, useSearchParams } from 'react-router';
+import { Loading, PageHeader } from './components/ui';
+import { AcceptInvitation, CONSENT_PATH, ResetPassword, SignIn, SignUp, VerifyEmail } from './pages/auth';
 import { atLeast } from './roles';
+import { switchedPath, useAt, workspacePath } from './paths';
 import { TWO_FACTOR_REQUIRED, useSession } from './session';
 
 const Overview = lazy(() => import('./pages/overview'));
@@ -23,6 +24,7 @@ const Audit = lazy(() => import('./pages/audit'));
 const Settings = lazy(() => import('./pages/settings'));
 // Lazy, like every page, and more so: the QR code library loads only with it.
 const Security = lazy(() => import('./pages/security'));
+const OAuthConsent = lazy(() => import('./pages/oauth-consent'));
 
 /** The pages of a mailed link, the same whether or not a session is open in this browser. */
 const LINK_PAGES = new Set(['/verify', '/reset']);
@@ -48,7 +50,89 @@ export function App() {
       </Routes>
     );
   }
-  return <Shell />;
+  // An agent's OAuth request: a page of its own, as the sign-in is, without the console's menu.
+  if (location.pathname === CONSENT_PATH) {
+    return (
+      <Suspense fallback={<Loading />}>
+        <OAuthConsent />
+      </Suspense>
+    );
+  }
+  return (
+    <Routes>
+      <Route path="/w/:workspaceId/*" element={<WorkspaceScope />} />
+      <Route
+        path="/invitations/accept"
+        element={
+          <Shell>
+            <AcceptInvitation />
+          </Shell>
+        }
+      />
+      <Route path="/signup" element={<AfterSignUp />} />
+      <Route path="*" element={<ToChosenWorkspace />} />
+    </Routes>
+  );
+}
+
+/**
+ * /w/{workspace_id}/…: the pages of one workspace. The URL names the workspace: opening it (a
+ * shared link, the browser's back button) makes it the chosen one, as the switcher does; a
+ * workspace the user is no member of is named, and not opened.
+ */
+function WorkspaceScope() {
+  const session = useSession();
+  const { workspaceId = '' } = useParams();
+  const member = session.workspaces.find((w) => w.id === workspaceId) ?? null;
+  const chosen = session.workspace?.id ?? null;
+  useEffect(() => {
+    if (member && chosen !== member.id) session.switchWorkspace(member.id);
+  }, [member, chosen, session]);
+  if (!member) {
+    return (
+      <Shell>
+        <NotAMember workspaceId={workspaceId} />
+      </Shell>
+    );
+  }
+  if (chosen !== member.id) return <Loading label="Opening the workspace" />;
+  return (
+    <Shell>
+      <WorkspaceRoutes />
+    </Shell>
+  );
+}
+
+/** A URL of the console without a workspace (an older link, or /): the same page in the chosen workspace. */
+function ToChosenWorkspace() {
+  const session = useSession();
+  const location = useLocation();
+  if (!session.workspace) {
+    return (
+      <Shell>
+        <NotFound />
+      </Shell>
+    );
+  }
+  const path = location.pathname === '/signin' ? '/' : location.pathname;
+  return <Navigate to={{ pathname: workspacePath(session.workspace.id, path), search: location.search, hash: location.hash }} replace />;
+}
+
+/** A shared link of a workspace the signed-in user is not a member of: which one, and what to do. */
+function NotAMember({ workspaceId }: { workspaceId: string }) {
+  const at = useAt();
+  return (
+    <div data-testid="not-a-member">
+      <PageHeader title="Not a member of this workspace" />
+      <p>
+        This link belongs to the workspace <code>{workspaceId}</code>, and you are not a member of it. Ask an admin of that workspace to invite
+        your email; the invitation’s link adds you to it.
+      </p>
+      <p>
+        <Link to={at('/')}>Go to the overview of your current workspace</Link>, or choose another of your workspaces above.
+      </p>
+    </div>
+  );
 }
 
 interface NavItem {
@@ -57,8 +141,9 @@ interface NavItem {
   show: boolean;
 }
 
-function Shell() {
+function Shell({ children }: { children: ReactNode }) {
   const session = useSession();
+  const at = useAt();
   const role = session.role;
   const location = useLocation();
   const [menuOpen, setMenuOpen] = useState(false);
@@ -68,18 +153,18 @@ function Shell() {
     main.current?.focus({ preventScroll: true });
   }, [location.pathname]);
   const nav: NavItem[] = [
-    { to: '/', label: 'Overview', show: true },
-    { to: '/jobs/new', label: 'New job', show: atLeast(role, 'member') },
-    { to: '/jobs', label: 'Jobs', show: true },
-    { to: '/batches', label: 'Batches', show: true },
-    { to: '/schedules', label: 'Schedules', show: true },
-    { to: '/keys', label: 'API keys', show: true },
-    { to: '/members', label: 'Members', show: true },
-    { to: '/webhooks', label: 'Webhooks', show: true },
-    { to: '/billing', label: 'Billing', show: true },
-    { to: '/audit', label: 'Audit events', show: atLeast(role, 'admin') },
-    { to: '/settings', label: 'Settings', show: true },
-    { to: '/security', label: 'Security', show: true },
+    { to: at('/'), label: 'Overview', show: true },
+    { to: at('/jobs/new'), label: 'New job', show: atLeast(role, 'member') },
+    { to: at('/jobs'), label: 'Jobs', show: true },
+    { to: at('/batches'), label: 'Batches', show: true },
+    { to: at('/schedules'), label: 'Schedules', show: true },
+    { to: at('/keys'), label: 'API keys', show: true },
+    { to: at('/members'), label: 'Members', show: true },
+    { to: at('/webhooks'), label: 'Webhooks', show: true },
+    { to: at('/billing'), label: 'Billing', show: true },
+    { to: at('/audit'), label: 'Audit events', show: atLeast(role, 'admin') },
+    { to: at('/settings'), label: 'Settings', show: true },
+    { to: at('/security'), label: 'Security', show: true },
   ];
   return (
     <div className="shell">
@@ -99,7 +184,7 @@ function Shell() {
             .filter((item) => item.show)
             .map((item) => (
               <li key={item.to}>
-                <NavLink to={item.to} end={item.to === '/' || item.to === '/jobs'}>
+                <NavLink to={item.to} end={item.to === at('/') || item.to === at('/jobs')}>
                   {item.label}
                 </NavLink>
               </li>
@@ -117,46 +202,51 @@ function Shell() {
       </nav>
       <main id="main" ref={main} tabIndex={-1}>
         <TwoFactorNotice />
-        <Suspense fallback={<Loading />}>
-          <Routes>
-            <Route path="/" element={<Overview />} />
-            <Route path="/jobs" element={<Jobs />} />
-            <Route path="/jobs/new" element={<NewWork mode="job" />} />
-            <Route path="/jobs/:jobId" element={<JobDetail />} />
-            <Route path="/batches" element={<Batches />} />
-            <Route path="/batches/new" element={<NewWork mode="batch" />} />
-            <Route path="/batches/:batchId" element={<BatchDetail />} />
-            <Route path="/schedules" element={<Schedules />} />
-            <Route path="/schedules/new" element={<ScheduleEdit />} />
-            <Route path="/schedules/:scheduleId" element={<ScheduleDetail />} />
-            <Route path="/schedules/:scheduleId/edit" element={<ScheduleEdit />} />
-            <Route path="/keys" element={<Keys />} />
-            <Route path="/members" element={<Members />} />
-            <Route path="/webhooks" element={<Webhooks />} />
-            <Route path="/webhooks/:webhookId" element={<WebhookDetail />} />
-            <Route path="/billing" element={<Billing />} />
-            <Route path="/audit" element={<Audit />} />
-            <Route path="/settings" element={<Settings />} />
-            <Route path="/security" element={<Security />} />
-            <Route path="/invitations/accept" element={<AcceptInvitation />} />
-            <Route path="/signin" element={<Navigate to="/" replace />} />
-            <Route path="/signup" element={<AfterSignUp />} />
-            <Route path="*" element={<NotFound />} />
-          </Routes>
-        </Suspense>
+        <Suspense fallback={<Loading />}>{children}</Suspense>
       </main>
     </div>
   );
 }
 
+/** The pages of the chosen workspace, under /w/{workspace_id}. */
+function WorkspaceRoutes() {
+  return (
+    <Routes>
+      <Route index element={<Overview />} />
+      <Route path="jobs" element={<Jobs />} />
+      <Route path="jobs/new" element={<NewWork mode="job" />} />
+      <Route path="jobs/:jobId" element={<JobDetail />} />
+      <Route path="batches" element={<Batches />} />
+      <Route path="batches/new" element={<NewWork mode="batch" />} />
+      <Route path="batches/:batchId" element={<BatchDetail />} />
+      <Route path="schedules" element={<Schedules />} />
+      <Route path="schedules/new" element={<ScheduleEdit />} />
+      <Route path="schedules/:scheduleId" element={<ScheduleDetail />} />
+      <Route path="schedules/:scheduleId/edit" element={<ScheduleEdit />} />
+      <Route path="keys" element={<Keys />} />
+      <Route path="members" element={<Members />} />
+      <Route path="webhooks" element={<Webhooks />} />
+      <Route path="webhooks/:webhookId" element={<WebhookDetail />} />
+      <Route path="billing" element={<Billing />} />
+      <Route path="audit" element={<Audit />} />
+      <Route path="settings" element={<Settings />} />
+      <Route path="security" element={<Security />} />
+      <Route path="*" element={<NotFound />} />
+    </Routes>
+  );
+}
+
+/** Choosing another workspace opens its URL (the same page, or the list of a detail page's kind); the URL then chooses it. */
 function WorkspaceSwitcher() {
   const session = useSession();
+  const navigate = useNavigate();
+  const location = useLocation();
   return (
     <div className="switcher">
       <label htmlFor="workspace-switcher" className="visually-hidden">
         Workspace
       </label>
-      <select id="workspace-switcher" value={session.workspace?.id ?? ''} onChange={(event) => session.switchWorkspace(event.target.value)}>
+      <select id="workspace-switcher" value={session.workspace?.id ?? ''} onChange={(event) => void navigate(switchedPath(location.pathname, event.target.value))}>
         {session.workspaces.map((w) => (
           <option key={w.id} value={w.id}>
             {w.name} ({w.kind === 'personal' ? 'personal' : 'team'}, {w.role})
@@ -174,6 +264,7 @@ function WorkspaceSwitcher() {
  */
 function TwoFactorNotice() {
   const session = useSession();
+  const at = useAt();
   const [refusedIn, setRefusedIn] = useState<string | null>(null);
   const workspaceId = session.workspace?.id ?? null;
   useEffect(() => {
@@ -185,7 +276,7 @@ function TwoFactorNotice() {
   return (
     <div className="notice notice-warn" role="alert" data-testid="two-factor-required">
       <strong>{session.workspace?.name} requires two-factor sign-in.</strong> Its pages stay closed to you until you{' '}
-      <Link to="/security">turn on two-factor sign-in in your security settings</Link>, or switch to another workspace.
+      <Link to={at('/security')}>turn on two-factor sign-in in your security settings</Link>, or switch to another workspace.
     </div>
   );
 }
@@ -198,11 +289,12 @@ function AfterSignUp() {
 }
 
 function NotFound() {
+  const at = useAt();
   return (
     <div>
       <h1>Page not found</h1>
       <p>
-        There is no such page in the console. <NavLink to="/">Go to the overview</NavLink>.
+        There is no such page in the console. <NavLink to={at('/')}>Go to the overview</NavLink>.
       </p>
     </div>
   );

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type FakeStripe, startFakeStripe } from '@sdx/fake-stripe';
 import { eventually, listen, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
-import { type AxeViolation, DESKTOP, launchBrowser, PHONE, seriousA11yViolations, visibleButtons } from './browser';
+import { type AxeViolation, DESKTOP, launchBrowser, PHONE, seriousA11yViolations, visibleButtons, heading, newPageIn } from './browser';
 
 /**
  * The console's Billing page (extensions-2.md 1) in a real browser against the real service and
@@ -39,17 +39,7 @@ afterAll(async () => {
 
 const PASSWORD = 'correct horse battery';
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: DESKTOP });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  return page;
-}
-
-async function heading(page: Page, name: string | RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1, name }).waitFor();
-}
+const newPage = () => newPageIn(browser, contexts);
 
 async function signIn(page: Page, user: SessionUser, workspaceId: string): Promise<void> {
   await page.goto(`${base}/console/`);
@@ -120,7 +110,8 @@ describe('the Billing page', () => {
     await page.screenshot({ path: path.join(SHOTS, '02-stripe-checkout.png'), fullPage: true });
     await page.getByRole('button', { name: 'Pay $10.00' }).click();
 
-    await page.waitForURL(`${base}/console/billing?checkout=success`);
+    // Stripe sends the buyer back to the Billing page of the workspace that bought.
+    await page.waitForURL(`${base}/console/w/${teamId}/billing?checkout=success`);
     await heading(page, 'Billing');
     expect(await page.getByTestId('checkout-notice').textContent()).toContain('Payment received — credits appear as soon as Stripe confirms it');
     // The credits come with Stripe's webhook, which the page waits for by reading them again.
@@ -313,7 +304,7 @@ describe('the Billing page without Stripe configured', () => {
     await buy.click();
     await page.getByTestId('billing-unavailable').filter({ hasText: 'Payments are not configured on this service' }).waitFor();
     expect(await buy.isDisabled()).toBe(true);
-    expect(page.url()).toBe(`${bareBase}/console/billing`);
+    expect(new URL(page.url()).pathname).toMatch(/^\/console\/w\/ws_[^/]+\/billing$/);
     // The limits work without Stripe.
     await page.getByLabel('Monthly credit cap').fill('1000');
     await page.getByRole('button', { name: 'Save limits' }).click();

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import axe from 'axe-core';
-import { type Browser, chromium, type Page } from 'playwright-core';
+import { type Browser, type BrowserContext, type BrowserContextOptions, chromium, type Page } from 'playwright-core';
 
 /**
  * The browser of the console's tests: Debian's chromium (`apt-get install chromium`; .ci/run
@@ -22,6 +22,24 @@ export function launchBrowser(): Promise<Browser> {
 
 export const DESKTOP = { width: 1280, height: 800 };
 export const PHONE = { width: 390, height: 844 };
+
+/**
+ * A page in a browser context of its own (its own cookies: one signed-in person), at desktop
+ * size unless `options` say otherwise, with a 15 s default timeout. The context is added to
+ * `contexts`, which the test file closes after its tests.
+ */
+export async function newPageIn(browser: Browser, contexts: BrowserContext[], options: BrowserContextOptions = {}): Promise<Page> {
+  const context = await browser.newContext({ viewport: DESKTOP, ...options });
+  contexts.push(context);
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  return page;
+}
+
+/** Waits for the page's level-1 heading: the page named has rendered. */
+export async function heading(page: Page, name: string | RegExp): Promise<void> {
+  await page.getByRole('heading', { level: 1, name }).waitFor();
+}
 
 /** Where the screenshots go (CI keeps this folder as an artifact; the README names it). */
 export const SCREENSHOTS = path.resolve(__dirname, '..', '..', '..', 'artifacts', 'screenshots');

@@ -1,10 +1,11 @@
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import type { Server } from 'node:http';
+import path from 'node:path';
 import Papa from 'papaparse';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createSandboxProvider } from '@sdx/providers';
 import { eventually, grantWorkspaceCredits, listen, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
-import { launchBrowser, screenshots, seriousA11yViolations, visibleButtons } from './browser';
+import { launchBrowser, SCREENSHOTS, screenshots, seriousA11yViolations, visibleButtons, heading, newPageIn } from './browser';
 
 /**
  * The web console in a real browser (Debian's chromium through playwright-core) against the
@@ -35,21 +36,21 @@ afterAll(async () => {
   await stack?.close();
 });
 
+/** Where each page's screenshots are kept for the docs (docs/console/pages.md). */
+const DOC_SHOTS = path.resolve(__dirname, '..', '..', '..', 'docs', 'console', 'pages');
+
+/** A page's screenshots (desktop and phone), under artifacts/screenshots and, for the docs, docs/console/pages. */
+async function pageScreenshots(page: Page, name: string): Promise<void> {
+  await screenshots(page, name);
+  mkdirSync(DOC_SHOTS, { recursive: true });
+  for (const size of ['desktop', 'phone']) copyFileSync(path.join(SCREENSHOTS, `${name}-${size}.png`), path.join(DOC_SHOTS, `${name}-${size}.png`));
+}
+
 let seq = 0;
 const newEmail = (who: string) => `${who}${++seq}.${Date.now().toString(36)}@example.com`;
 const PASSWORD = 'correct horse battery';
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, acceptDownloads: true });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  return page;
-}
-
-async function heading(page: Page, name: string | RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1, name }).waitFor();
-}
+const newPage = () => newPageIn(browser, contexts, { acceptDownloads: true });
 
 async function signUpInBrowser(page: Page, email = newEmail('ada')): Promise<string> {
   await page.goto(`${base}/console/signup`);
@@ -120,7 +121,7 @@ describe('console: a new user', () => {
     expect(await page.getByText('A username (for example natgeo)').isVisible()).toBe(true);
     await page.getByTestId('quote').getByText('Reserves at most 120 credits').waitFor();
     await page.getByRole('button', { name: 'Start job' }).click();
-    await page.waitForURL(/\/console\/jobs\/job_/);
+    await page.waitForURL(/\/console\/w\/ws_[^/]+\/jobs\/job_/);
 
     // The page follows the job over its event stream, not by polling.
     await page.getByTestId('live-mode').filter({ hasText: '· live' }).waitFor();
@@ -139,7 +140,7 @@ describe('console: a new user', () => {
     expect([...modes].filter((m) => /refreshing/.test(m))).toEqual([]);
     await page.getByTestId('progress-text').filter({ hasText: /^60 of 60/ }).waitFor();
     await page.getByTestId('billed-credits').filter({ hasText: '120 credits' }).waitFor();
-    await page.getByTestId('result-preview').waitFor();
+    await page.getByTestId('results-table').waitFor();
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
     expect(download.suggestedFilename()).toMatch(/\.csv$/);
@@ -358,19 +359,73 @@ describe('console: a team', () => {
     expect(link).toMatch(new RegExp(`^http://.+/console/invitations/accept\\?token=.+`));
     await page.getByTestId('invitations-table').getByRole('cell', { name: email }).waitFor();
 
-    // The invitee follows the link, signs up with the invited email and joins.
+    // The invitee follows the link: before signing in, the page names the workspace and who sent it.
     const invitee = await newPage();
     await invitee.goto(link.replace(/^http:\/\/[^/]+/, base));
+    const summary = invitee.getByTestId('invitation-summary');
+    await summary.waitFor();
+    expect(await summary.textContent()).toContain(`Olive Owner (${owner.email}) invited you to join the workspace Acme research as a member.`);
+    expect(await summary.textContent()).toContain(teamId);
+    await pageScreenshots(invitee, 'invitation-sign-in');
+    // They sign up with the invited email and join.
     await invitee.getByRole('link', { name: 'Create an account' }).click();
     await invitee.getByLabel('Email').fill(email);
     await invitee.getByLabel('Password', { exact: true }).fill(PASSWORD);
     await invitee.getByRole('button', { name: 'Create account' }).click();
     await heading(invitee, 'Accept an invitation');
+    expect(await invitee.getByTestId('invitation-summary').textContent()).toContain('Olive Owner');
+    expect(await invitee.getByTestId('invitation-summary').textContent()).toContain('Acme research');
+    await pageScreenshots(invitee, 'invitation-accept');
     await invitee.getByRole('button', { name: 'Accept invitation' }).click();
     await heading(invitee, 'Overview');
+    expect(new URL(invitee.url()).pathname).toBe(`/console/w/${teamId}/`);
     expect(await invitee.getByText('Workspace Acme research · your role: member').count()).toBe(1);
+    // The link, used, says so before anyone accepts again.
+    await invitee.goto(link.replace(/^http:\/\/[^/]+/, base));
+    await invitee.getByRole('alert').filter({ hasText: 'This invitation no longer works.' }).waitFor();
     const members = await stack.api.get(`/v1/workspaces/${teamId}/members`, { headers: owner.read(teamId) });
     expect(members.body.map((m: { email: string; role: string }) => [m.email, m.role])).toContainEqual([email, 'member']);
+  });
+
+  it('carries the workspace in its URLs: a shared link opens its workspace, a switch goes to the same list there, an older URL is redirected, a stranger is told whose it is', async () => {
+    const page = await newPage();
+    await signInInBrowser(page, owner.email, PASSWORD);
+    const personal = owner.personalWorkspaceId;
+    expect(new URL(page.url()).pathname).toBe(`/console/w/${personal}/`);
+    // A teammate's link to a job of the team opens it in the team, whichever workspace was chosen.
+    await page.goto(`${base}/console/w/${teamId}/jobs/${ids.job}`);
+    await heading(page, /^Job /);
+    expect(await page.getByLabel('Workspace').inputValue()).toBe(teamId);
+    // Switching on a detail page opens the same list in the other workspace (the job is not there).
+    await page.getByLabel('Workspace').selectOption(personal);
+    await heading(page, 'Jobs');
+    expect(new URL(page.url()).pathname).toBe(`/console/w/${personal}/jobs`);
+    // Back goes to the team's job, and chooses the team again.
+    await page.goBack();
+    await heading(page, /^Job /);
+    expect(await page.getByLabel('Workspace').inputValue()).toBe(teamId);
+    // A list page stays the same page; the menu's links carry the workspace.
+    await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Schedules' }).click();
+    await heading(page, 'Schedules');
+    expect(new URL(page.url()).pathname).toBe(`/console/w/${teamId}/schedules`);
+    await page.getByLabel('Workspace').selectOption(personal);
+    await page.waitForURL(`${base}/console/w/${personal}/schedules`);
+    await heading(page, 'Schedules');
+    // A URL without a workspace (older links) opens the page in the chosen workspace.
+    await page.goto(`${base}/console/batches?x=1`);
+    await heading(page, 'Batches');
+    expect(`${new URL(page.url()).pathname}${new URL(page.url()).search}`).toBe(`/console/w/${personal}/batches?x=1`);
+
+    // Someone outside the team follows the same link: told which workspace it is, nothing of it shown.
+    const stranger = await signUpUser(stack, { password: PASSWORD });
+    const other = await newPage();
+    await signInInBrowser(other, stranger.email, PASSWORD);
+    await other.goto(`${base}/console/w/${teamId}/jobs/${ids.job}`);
+    await heading(other, 'Not a member of this workspace');
+    expect(await other.getByTestId('not-a-member').textContent()).toContain(teamId);
+    await pageScreenshots(other, 'not-a-member');
+    expect(await other.getByLabel('Workspace').inputValue()).toBe(stranger.personalWorkspaceId);
+    expect(await seriousA11yViolations(other)).toEqual([]);
   });
 
   it('names the members in the audit log rather than their IDs', async () => {
@@ -397,6 +452,8 @@ describe('console: a team', () => {
     // Buttons that read or move around: everything else would change the workspace. "Leave" is
     // the viewer's own membership; Settings is the user's (own password, own new team).
     const reading = new Set(['← Newer', 'Older →', 'Download JSON', 'Download CSV', 'Download Excel (xlsx)', 'Download NDJSON', 'Leave']);
+    // The results browser's paging and column picker only change what is shown.
+    for (const name of ['First page', '← Previous', 'Next →', 'Show all', 'Default columns']) reading.add(name);
     const pages: Array<[string, string | RegExp]> = [
       ['/', 'Overview'],
       ['/jobs', 'Jobs'],
@@ -412,15 +469,15 @@ describe('console: a team', () => {
       ['/batches/new', 'New batch'],
       ['/schedules/new', 'New schedule'],
     ];
-    for (const [path, title] of pages) {
-      await page.goto(`${base}/console${path}`);
+    for (const [where, title] of pages) {
+      await page.goto(`${base}/console/w/${teamId}${where}`);
       await heading(page, title);
       await page.waitForLoadState('networkidle');
       const writes = (await visibleButtons(page)).filter((name) => !reading.has(name));
-      expect({ path, writes }).toEqual({ path, writes: [] });
-      expect({ path, forms: await page.locator('main form:not(.filters):not([method="dialog"])').count() }).toEqual({ path, forms: 0 });
-      expect({ path, links: await page.locator('main a[href$="/new"], main a[href$="/edit"]').count() }).toEqual({ path, links: 0 });
-      expect({ path, selects: await page.locator('main td select').count() }).toEqual({ path, selects: 0 });
+      expect({ where, writes }).toEqual({ where, writes: [] });
+      expect({ where, forms: await page.locator('main form:not(.filters):not([method="dialog"])').count() }).toEqual({ where, forms: 0 });
+      expect({ where, links: await page.locator('main a[href$="/new"], main a[href$="/edit"]').count() }).toEqual({ where, links: 0 });
+      expect({ where, selects: await page.locator('main td select').count() }).toEqual({ where, selects: 0 });
     }
   });
 
@@ -431,7 +488,7 @@ describe('console: a team', () => {
       await page.waitForLoadState('networkidle');
       const found = await seriousA11yViolations(page);
       if (found.length > 0) violations[`${name} (desktop)`] = found;
-      await screenshots(page, name);
+      await pageScreenshots(page, name);
       await page.setViewportSize({ width: 390, height: 844 });
       const phone = await seriousA11yViolations(page);
       if (phone.length > 0) violations[`${name} (phone)`] = phone;
@@ -466,8 +523,8 @@ describe('console: a team', () => {
       ['settings', '/settings', 'Settings'],
       ['security', '/security', 'Security'],
     ];
-    for (const [name, path, title] of pages) {
-      await page.goto(`${base}/console${path}`);
+    for (const [name, where, title] of pages) {
+      await page.goto(`${base}/console/w/${teamId}${where}`);
       await heading(page, title);
       if (name === 'new-job') {
         await page.getByLabel('Target', { exact: true }).fill('natgeo');
@@ -478,7 +535,7 @@ describe('console: a team', () => {
         await page.getByText('Duplicated: NatGeo').waitFor();
       }
       if (name === 'schedule-new') await page.getByTestId('schedule-preview').waitFor();
-      if (name === 'job') await page.getByTestId('result-preview').waitFor();
+      if (name === 'job') await page.getByTestId('results-table').waitFor();
       await check(name);
     }
     // The menu of the phone layout, opened.
@@ -513,7 +570,7 @@ describe('console: getting started', () => {
     await signUpInBrowser(page);
     const checklist = page.getByTestId('getting-started');
     await checklist.waitFor();
-    expect(await checklist.getByRole('link', { name: 'Make an API key' }).getAttribute('href')).toBe('/console/keys');
+    expect(await checklist.getByRole('link', { name: 'Make an API key' }).getAttribute('href')).toMatch(/^\/console\/w\/ws_[^/]+\/keys$/);
     expect(await checklist.getByRole('link', { name: 'API reference' }).first().getAttribute('href')).toBe('/docs');
     expect(await checklist.textContent()).toContain('npx sdx login');
     await page.waitForLoadState('networkidle');
@@ -529,7 +586,7 @@ describe('console: getting started', () => {
     expect(await docs.getAttribute('href')).toBe('/docs');
 
     await checklist.getByRole('button', { name: 'Try an example job' }).click();
-    await page.waitForURL(/\/console\/jobs\/job_/);
+    await page.waitForURL(/\/console\/w\/ws_[^/]+\/jobs\/job_/);
     const jobId = /\/jobs\/(job_[^/?#]+)/.exec(page.url())![1]!;
     const job = await stack.api.get(`/v1/jobs/${jobId}`, { headers: await browserSession(page) });
     expect(job.body).toMatchObject({ platform: 'instagram', operation: 'profile', target: 'natgeo' });

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startSmtpCatcher, startTestStack, type TestStack } from '@sdx/testing';
-import { type AxeViolation, launchBrowser, seriousA11yViolations } from './browser';
+import { type AxeViolation, launchBrowser, seriousA11yViolations, heading, newPageIn } from './browser';
 
 /**
  * extensions-2.md 2 in the browser: sign-up with email verification, the mailed link, two-factor
@@ -48,17 +48,7 @@ let seq = 0;
 const newEmail = (who: string) => `${who}${++seq}.${Date.now().toString(36)}@example.com`;
 const PASSWORD = 'correct horse battery';
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  return page;
-}
-
-async function heading(page: Page, name: string | RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1, name }).waitFor();
-}
+const newPage = () => newPageIn(browser, contexts);
 
 /** A step of the flow: its screenshot for the docs, and axe's serious findings kept for the end. */
 async function step(page: Page, name: string): Promise<void> {

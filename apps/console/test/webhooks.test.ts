@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { listen, startTestStack, startWebhookReceiver, type TestStack } from '@sdx/testing';
-import { launchBrowser } from './browser';
+import { launchBrowser, heading, newPageIn } from './browser';
 
 /**
  * The console's webhook pages in a real browser against the real service, with a stack of its
@@ -27,17 +27,7 @@ afterAll(async () => {
   await stack?.close();
 });
 
-async function newPage(): Promise<Page> {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
-  contexts.push(context);
-  const page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  return page;
-}
-
-async function heading(page: Page, name: string | RegExp): Promise<void> {
-  await page.getByRole('heading', { level: 1, name }).waitFor();
-}
+const newPage = () => newPageIn(browser, contexts);
 
 async function signUpInBrowser(page: Page): Promise<void> {
   await page.goto(`${base}/console/signup`);

@@ -25,7 +25,8 @@ function files(dir: string): string[] {
 }
 
 /**
- * The workspace files outside apps/console the bundle takes: the catalog, and the contract's
+ * The workspace files outside apps/console the bundle takes: the catalog, the exports' column
+ * order (packages/exports/src/columns.ts alone), and the contract's
  * browser entry (the console's tsconfig maps `@sdx/contract` there) with the generated modules it
  * re-exports. A build that reads any other file outside the console and node_modules fails, so
  * this list cannot fall behind the imports.
@@ -34,6 +35,8 @@ function workspaceInputs(): string[] {
   return [
     ...files(path.join(REPO_ROOT, 'packages', 'catalog', 'src')),
     ...['browser.ts', 'events.ts', 'openapi.d.ts'].map((file) => path.join(REPO_ROOT, 'packages', 'contract', 'src', file)),
+    // The exports' column order (the results browser shows the csv's columns), without the rest of the package.
+    path.join(REPO_ROOT, 'packages', 'exports', 'src', 'columns.ts'),
   ];
 }
 

@@ -6,6 +6,7 @@ import {
   purgeEndedSessions,
   purgeExpiredAuthTokens,
   purgeExpiredIdempotencyKeys,
+  purgeExpiredOAuth,
   purgeExpiredResults,
   purgeOldMail,
   RETENTION_BATCH,
@@ -281,6 +282,35 @@ describe('purgeExpiredAuthTokens and purgeOldMail', () => {
   });
 });
 
+describe('purgeExpiredOAuth', () => {
+  it('deletes tokens past their lifetime, retired or not, and codes a day past theirs; the grant (a key) stays', async () => {
+    const now = new Date('2027-03-01T12:00:00Z');
+    const at = (ms: number) => new Date(now.getTime() + ms);
+    await sql`insert into users (id, email, password_hash) values ('usr_oauth', 'oauth@example.com', 'h') on conflict do nothing`.execute(db);
+    await sql`insert into oauth_clients (id, client_name, redirect_uris, metadata) values ('cli_purge', 'Agent', ${['http://127.0.0.1/cb']}, '{}')`.execute(db);
+    await sql`
+      insert into api_keys (id, workspace_id, secret_hash, prefix, role, kind, oauth_client_id)
+      values ('key_grant_purge', ${workspaceId}, 'grant-hash', 'sdx_oat_xxxx', 'member', 'oauth', 'cli_purge')`.execute(db);
+    await sql`
+      insert into oauth_tokens (token_hash, key_id, kind, expires_at, retired_at) values
+        ('access_expired', 'key_grant_purge', 'access', ${at(-1)}, null),
+        ('access_live', 'key_grant_purge', 'access', ${at(60_000)}, null),
+        ('refresh_retired_live', 'key_grant_purge', 'refresh', ${at(DAY)}, ${at(-DAY)}),
+        ('refresh_retired_expired', 'key_grant_purge', 'refresh', ${at(-1)}, ${at(-2 * DAY)})`.execute(db);
+    const code = (hash: string, expires: Date) => sql`
+      insert into oauth_codes (code_hash, client_id, key_id, user_id, workspace_id, role, redirect_uri, code_challenge, expires_at)
+      values (${hash}, 'cli_purge', 'key_grant_purge', 'usr_oauth', ${workspaceId}, 'member', 'http://127.0.0.1/cb', 'c', ${expires})`;
+    await code('code_just_expired', at(-60_000)).execute(db);
+    await code('code_long_expired', at(-DAY - 1)).execute(db);
+    expect(await purgeExpiredOAuth(db, now, 1)).toBe(3);
+    expect((await db.selectFrom('oauth_tokens').select('token_hash').orderBy('token_hash').execute()).map((t) => t.token_hash)).toEqual(['access_live', 'refresh_retired_live']);
+    expect((await db.selectFrom('oauth_codes').select('code_hash').execute()).map((c) => c.code_hash)).toEqual(['code_just_expired']);
+    expect(await db.selectFrom('api_keys').select('id').where('id', '=', 'key_grant_purge').executeTakeFirst()).toBeDefined();
+    await sql`delete from api_keys where id = 'key_grant_purge'`.execute(db);
+    await sql`delete from oauth_clients where id = 'cli_purge'`.execute(db);
+  });
+});
+
 describe('runRetention', () => {
   it('runs every purge as of the given time', async () => {
     const now = new Date('2027-03-01T12:00:00Z');
@@ -292,6 +322,7 @@ describe('runRetention', () => {
       idempotencyKeysDeleted: 3,
       sessionsDeleted: 0,
       authTokensDeleted: 0,
+      oauthDeleted: 0,
       mailDeleted: 0,
     });
     // RESULT_RETENTION_DAYS of 60 would have kept it.

@@ -187,6 +187,14 @@ export function bundlePostsSpec(platform: Platform): OperationSpec | undefined {
 
 /** Request limit bound: a limit above max(200, max_results) is a validation error. */
 export const BASE_LIMIT_MAX = 200;
+
+/** The limit of a request that sends none (api-v1: default 12). */
+export const DEFAULT_LIMIT = 12;
+
+/** What a request without `limit` gets of this operation: the default, capped at its max_results. */
+export function defaultLimitOf(spec: Pick<OperationSpec, 'max_results'>): number {
+  return Math.min(DEFAULT_LIMIT, spec.max_results);
+}
 export const ABSOLUTE_LIMIT_MAX = Math.max(
   BASE_LIMIT_MAX,
   ...PLATFORMS.flatMap((p) => CATALOG[p].map((o) => o.max_results)),

@@ -119,6 +119,8 @@ export interface AppConfig {
   stripeApiBase: string | null;
   /** CREDIT_PACKS: the packs on sale (JSON list of {id, credits, amount, currency}). */
   creditPacks: CreditPack[];
+  /** The most bytes of JSON one MCP tool result's text, and its structured content, may each hold (MCP_MAX_OUTPUT_BYTES). */
+  mcpMaxOutputBytes: number;
 }
 
 /** A pack of credits on sale: `amount` in the currency's minor unit (cents), `currency` lower case ISO 4217. */
@@ -275,6 +277,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || null,
     stripeApiBase: env.STRIPE_API_BASE ? env.STRIPE_API_BASE.replace(/\/+$/, '') : null,
     creditPacks: parseCreditPacks(env.CREDIT_PACKS),
+    mcpMaxOutputBytes: int(env, 'MCP_MAX_OUTPUT_BYTES', 50_000, 2_000),
   };
 }
 

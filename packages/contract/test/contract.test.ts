@@ -278,13 +278,16 @@ describe('openapi.yaml', () => {
         'runSchedule', 'healthz', 'readyz', 'createQuote', 'getDailyUsage', 'previewSchedule', 'getMetrics',
         'signUp', 'logIn', 'getSession', 'logOut', 'changePassword', 'listWorkspaces', 'createWorkspace', 'updateWorkspace',
         'listMembers', 'updateMember', 'removeMember', 'createInvitation', 'listInvitations', 'revokeInvitation',
-        'acceptInvitation', 'createKey', 'listKeys', 'revokeKey', 'listAuditEvents',
+        'acceptInvitation', 'previewInvitation', 'createKey', 'listKeys', 'revokeKey', 'listAuditEvents',
         'createWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook', 'deleteWebhook', 'rotateWebhookSecret',
         'testWebhook', 'listWebhookDeliveries', 'redeliverWebhookDelivery', 'streamJobEvents', 'streamBatchEvents',
         'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript',
         'verifyEmail', 'resendVerification', 'requestPasswordReset', 'confirmPasswordReset',
         'setUpTwoFactor', 'enableTwoFactor', 'disableTwoFactor',
         'getBilling', 'createCheckout', 'receiveStripeWebhook', 'listPayments', 'updateAutoRecharge', 'updateBillingLimits', 'updateKey',
+        'getProtectedResourceMetadata', 'getMcpProtectedResourceMetadata', 'getAuthorizationServerMetadata', 'registerOAuthClient',
+        'authorizeOAuthClient', 'createOAuthToken', 'revokeOAuthToken', 'createOAuthConsent',
+        'postMcpMessage', 'openMcpStream', 'endMcpSession',
       ].sort(),
     );
   });
@@ -302,8 +305,9 @@ describe('openapi.yaml', () => {
       while (node && node.$ref) node = node.$ref.slice(2).split('/').reduce((n: any, k: string) => n[k], document);
       return node;
     };
-    const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms', 'signUp', 'logIn', 'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript', 'verifyEmail', 'resendVerification', 'requestPasswordReset', 'confirmPasswordReset', 'receiveStripeWebhook'];
-    const sessionOperations = ['getSession', 'logOut', 'changePassword', 'createWorkspace', 'acceptInvitation', 'setUpTwoFactor', 'enableTwoFactor', 'disableTwoFactor'];
+    const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms', 'signUp', 'logIn', 'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript', 'verifyEmail', 'resendVerification', 'requestPasswordReset', 'confirmPasswordReset', 'receiveStripeWebhook',
+      'getProtectedResourceMetadata', 'getMcpProtectedResourceMetadata', 'getAuthorizationServerMetadata', 'registerOAuthClient', 'authorizeOAuthClient', 'createOAuthToken', 'revokeOAuthToken', 'previewInvitation'];
+    const sessionOperations = ['getSession', 'logOut', 'changePassword', 'createWorkspace', 'acceptInvitation', 'setUpTwoFactor', 'enableTwoFactor', 'disableTwoFactor', 'createOAuthConsent'];
     for (const [path, item] of Object.entries(document.paths) as [string, Record<string, any>][]) {
       for (const operation of Object.values(item)) {
         const authenticated = !publicOperations.includes(operation.operationId);
@@ -479,7 +483,7 @@ describe('createResponseValidator', () => {
         platform: 'instagram',
         label: 'Instagram',
         operations: [
-          { operation: 'profile', max_results: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false },
+          { operation: 'profile', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false },
         ],
       },
     ]);

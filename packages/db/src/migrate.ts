@@ -20,6 +20,7 @@ import * as m0021 from './migrations/20261126_0021_default_workspace';
 import * as m0022 from './migrations/20261127_0022_trust';
 import * as m0023 from './migrations/20261127_0023_sealed_webhook_secrets';
 import * as m0024 from './migrations/20261128_0024_billing';
+import * as m0025 from './migrations/20261129_0025_oauth';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -42,6 +43,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261127_0022_trust': m0022,
   '20261127_0023_sealed_webhook_secrets': m0023,
   '20261128_0024_billing': m0024,
+  '20261129_0025_oauth': m0025,
 };
 
 const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };

@@ -44,6 +44,56 @@ export interface ApiKeysTable {
   created_by: ColumnType<string | null, string | null | undefined, string | null>;
   /** Credits submissions with this key may reserve in a UTC calendar month; null: no cap. */
   monthly_credit_cap: ColumnType<number | null, number | null | undefined, number | null>;
+  /** `api_key`, or `oauth` for a grant a user consented to (its tokens are in oauth_tokens). */
+  kind: ColumnType<ApiKeyKind, ApiKeyKind | undefined, ApiKeyKind>;
+  /** The OAuth client of a grant; null for an API key (and for a grant whose client is gone). */
+  oauth_client_id: ColumnType<string | null, string | null | undefined, string | null>;
+}
+
+export type ApiKeyKind = 'api_key' | 'oauth';
+
+/** An OAuth client registered by RFC 7591 dynamic registration (public clients only). */
+export interface OAuthClientsTable {
+  /** The client_id. */
+  id: string;
+  client_name: string | null;
+  redirect_uris: ColumnType<string[], string[], string[]>;
+  /** The client's registered metadata, as the registration answered it. */
+  metadata: Json;
+  created_at: CreatedAt;
+}
+
+/** An authorization code, by hash: 10 minutes, used once. */
+export interface OAuthCodesTable {
+  code_hash: string;
+  client_id: string;
+  /** The grant (api_keys row of kind oauth) the consent made. */
+  key_id: string;
+  user_id: string;
+  workspace_id: string;
+  role: string;
+  redirect_uri: string;
+  /** The PKCE S256 challenge. */
+  code_challenge: string;
+  scope: Generated<string>;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
+}
+
+export type OAuthTokenKind = 'access' | 'refresh';
+
+/** An access or refresh token of a grant, by hash. */
+export interface OAuthTokensTable {
+  token_hash: string;
+  key_id: string;
+  kind: OAuthTokenKind;
+  /** The scope the grant was consented with, space-separated. */
+  scope: Generated<string>;
+  created_at: CreatedAt;
+  expires_at: Timestamp;
+  /** A used (rotated) refresh token, or a revoked token; presenting a retired refresh token revokes the grant. */
+  retired_at: Timestamp | null;
 }
 
 /** A key's spend in its current period (month), kept where admission reads it. */
@@ -487,6 +537,9 @@ export interface Database {
   workspaces: WorkspacesTable;
   api_keys: ApiKeysTable;
   api_key_spend: ApiKeySpendTable;
+  oauth_clients: OAuthClientsTable;
+  oauth_codes: OAuthCodesTable;
+  oauth_tokens: OAuthTokensTable;
   billing_customers: BillingCustomersTable;
   billing_payments: BillingPaymentsTable;
   stripe_events: StripeEventsTable;
@@ -516,6 +569,9 @@ export interface Database {
 
 export type WorkspaceRow = Selectable<WorkspacesTable>;
 export type ApiKeyRow = Selectable<ApiKeysTable>;
+export type OAuthClientRow = Selectable<OAuthClientsTable>;
+export type OAuthCodeRow = Selectable<OAuthCodesTable>;
+export type OAuthTokenRow = Selectable<OAuthTokensTable>;
 export type UserRow = Selectable<UsersTable>;
 export type MembershipRow = Selectable<MembershipsTable>;
 export type SessionRow = Selectable<SessionsTable>;

@@ -205,4 +205,35 @@ describe('migrations', () => {
     expect(await db.selectFrom('users').select('default_workspace_id').where('id', '=', 'usr_dflt').executeTakeFirst()).toEqual({ default_workspace_id: null });
     await sql`delete from users where id = 'usr_dflt'`.execute(db);
   });
+
+  it('adds key kinds and the OAuth tables, and on the way down revokes OAuth grants and removes them', async () => {
+    const oauthTables = async () =>
+      (
+        await sql<{ table_name: string }>`
+          select table_name from information_schema.tables
+          where table_schema = 'public' and table_name in ('oauth_clients', 'oauth_codes', 'oauth_tokens') order by 1`.execute(db)
+      ).rows.map((r) => r.table_name);
+    expect(await oauthTables()).toEqual(['oauth_clients', 'oauth_codes', 'oauth_tokens']);
+    expect(await columnsOf('api_keys', ['kind', 'oauth_client_id'])).toEqual(['kind', 'oauth_client_id']);
+    await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_oauth', 'o', 10, 60, 100, 10)`.execute(db);
+    await sql`insert into api_keys (id, workspace_id, prefix, secret_hash) values ('key_plain', 'ws_oauth', 'sdx_live_abc', 'oauth_mig_h1')`.execute(db);
+    expect((await sql<{ kind: string }>`select kind from api_keys where id = 'key_plain'`.execute(db)).rows).toEqual([{ kind: 'api_key' }]);
+    await sql`insert into oauth_clients (id, client_name, redirect_uris, metadata) values ('oac_1', 'agent', '{https://a.example/cb}', '{}')`.execute(db);
+    await sql`insert into api_keys (id, workspace_id, prefix, secret_hash, kind, oauth_client_id) values ('key_grant', 'ws_oauth', 'sdx_oat_abcd', 'oauth_mig_h2', 'oauth', 'oac_1')`.execute(db);
+    await expect(sql`insert into api_keys (id, workspace_id, prefix, secret_hash, oauth_client_id) values ('key_bad', 'ws_oauth', 'p', 'oauth_mig_h3', 'oac_1')`.execute(db)).rejects.toThrow(/api_keys_oauth_client/);
+    await sql`insert into oauth_tokens (token_hash, key_id, kind, expires_at) values ('t1', 'key_grant', 'access', now() + interval '1 hour')`.execute(db);
+
+    await migrateDownThrough(db, '20261129_0025_oauth');
+    expect(await oauthTables()).toEqual([]);
+    expect(await columnsOf('api_keys', ['kind', 'oauth_client_id'])).toEqual([]);
+    const keys = (await sql<{ id: string; revoked: boolean }>`select id, revoked_at is not null as revoked from api_keys where workspace_id = 'ws_oauth' order by id`.execute(db)).rows;
+    expect(keys).toEqual([
+      { id: 'key_grant', revoked: true },
+      { id: 'key_plain', revoked: false },
+    ]);
+    expect(await migrateToLatest(db)).toEqual(from('20261129_0025_oauth'));
+    expect(await oauthTables()).toEqual(['oauth_clients', 'oauth_codes', 'oauth_tokens']);
+    await sql`delete from api_keys where workspace_id = 'ws_oauth'`.execute(db);
+    await sql`delete from workspaces where id = 'ws_oauth'`.execute(db);
+  });
 });

@@ -3,7 +3,7 @@ import type { JobCompletions } from './jobs/complete';
 import type { JobClaims } from './jobs/state';
 import type { Resources } from './resources';
 import type { DeliveryAttempts } from './webhooks/deliver';
-import type { KeyLookups } from './workspaces/api-keys';
+import type { KeyLookups } from './workspaces/key-lookup';
 
 export type { LiveChange, LivePublisher, OperationGate, OutboxSignal, Resources, Tenant } from './resources';
 
@@ -15,7 +15,7 @@ export type { LiveChange, LivePublisher, OperationGate, OutboxSignal, Resources,
  * - `admissions`: `Admissions`, admission/admit.ts (`GroupAdmissions` → `admitGroup`);
  * - `claims`: `JobClaims`, jobs/state.ts (`GroupJobClaims`, a group commit of `claimJobs`);
  * - `completions`: `JobCompletions`, jobs/complete.ts (`GroupJobCompletions`, a group commit of `completeJobs`);
- * - `keys`: `KeyLookups`, workspaces/api-keys.ts (`GroupKeyLookups` → `lookupKeys`);
+ * - `keys`: `KeyLookups`, workspaces/key-lookup.ts (`GroupKeyLookups` → `lookupKeys`);
  * - `deliveries`: `DeliveryAttempts`, webhooks/deliver.ts (`GroupDeliveryAttempts` →
  *   `claimDeliveries`, `recordDeliveryOutcomes`).
  *

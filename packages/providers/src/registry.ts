@@ -1,4 +1,4 @@
-import { CATALOG, PLATFORMS, PLATFORM_LABELS, findOperation, type OperationSpec, type Platform } from '@sdx/catalog';
+import { CATALOG, PLATFORMS, PLATFORM_LABELS, defaultLimitOf, findOperation, type OperationSpec, type Platform } from '@sdx/catalog';
 import type { Provider } from './types';
 
 /** A platform with the operations some provider serves, in catalog order. */
@@ -12,6 +12,8 @@ export interface EnabledPlatform {
 export interface OperationCapability {
   operation: string;
   max_results: number;
+  /** The effective limit of a request without one (catalog `defaultLimitOf`). */
+  default_limit: number;
   credits_per_result: number;
   results_per_credit: number;
   base_credits: number;
@@ -72,6 +74,7 @@ export function toPlatformResponse(registry: ProviderRegistry): PlatformResponse
     operations: operations.map((spec) => ({
       operation: spec.operation,
       max_results: spec.max_results,
+      default_limit: defaultLimitOf(spec),
       credits_per_result: spec.credits_per_result,
       results_per_credit: spec.results_per_credit,
       base_credits: spec.base_credits,

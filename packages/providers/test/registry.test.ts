@@ -50,12 +50,15 @@ describe('ProviderRegistry with the sandbox', () => {
         expect(Object.keys(op)).toEqual([
           'operation',
           'max_results',
+          'default_limit',
           'credits_per_result',
           'results_per_credit',
           'base_credits',
           'requires_session',
         ]);
         expect(op.requires_session).toBe(false);
+        // What a request without a limit gets: 12, or all an operation of fewer results can give.
+        expect(op.default_limit).toBe(Math.min(12, op.max_results));
       }
     }
     const instagram = body.find((p) => p.platform === 'instagram')!;
@@ -66,6 +69,7 @@ describe('ProviderRegistry with the sandbox', () => {
     expect(instagram.operations.find((o) => o.operation === 'highlights')).toEqual({
       operation: 'highlights',
       max_results: 50,
+      default_limit: 12,
       credits_per_result: 0,
       results_per_credit: 1,
       base_credits: 10,
@@ -76,6 +80,7 @@ describe('ProviderRegistry with the sandbox', () => {
     expect(twitter.operations.find((o) => o.operation === 'followers')).toEqual({
       operation: 'followers',
       max_results: 25000,
+      default_limit: 12,
       credits_per_result: 2,
       results_per_credit: 1,
       base_credits: 0,
@@ -84,6 +89,7 @@ describe('ProviderRegistry with the sandbox', () => {
     expect(body.find((p) => p.platform === 'youtube')!.operations.find((o) => o.operation === 'transcript')).toEqual({
       operation: 'transcript',
       max_results: 1,
+      default_limit: 1,
       credits_per_result: 10,
       results_per_credit: 1,
       base_credits: 0,
@@ -110,14 +116,14 @@ describe('ProviderRegistry with partial providers', () => {
         platform: 'youtube',
         label: 'YouTube',
         operations: [
-          { operation: 'video', max_results: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false },
+          { operation: 'video', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false },
         ],
       },
       {
         platform: 'twitter',
         label: 'X (Twitter)',
         operations: [
-          { operation: 'profile', max_results: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false },
+          { operation: 'profile', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false },
         ],
       },
     ]);

@@ -2,6 +2,7 @@ export { Client } from './client';
 export { type ClientOptions, DEFAULT_BASE_URL } from './core';
 export { ApiError, ConnectionError, type ErrorDetail, InsufficientCreditsError, RateLimitError, SdxError, TimeoutError, type ValidationIssue, WebhookVerificationError } from './errors';
 export type { WaitOptions } from './follow';
+export { type OperationLimits, operationLimits } from './limits';
 export { List, type Page } from './paging';
 export type { CreateOptions, ExtractOptions, JobListParams } from './resources/jobs';
 export type { BatchListParams } from './resources/batches';

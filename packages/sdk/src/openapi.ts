@@ -1206,6 +1206,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/invitations/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an invitation before accepting it
+         * @description What the holder of an invitation's token may know before accepting it: the workspace it
+         *     is for (ID and name), the role it gives, when it expires and who sent it (name and email;
+         *     null when that user no longer exists). The invitation's page names them, signed in or
+         *     not. Nothing is changed. An expired, revoked, used or unknown token: 410
+         *     `invitation_invalid`, as on accept.
+         *
+         *     Access: `public` (no credentials; the token is the secret).
+         */
+        get: operations["previewInvitation"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/keys": {
         parameters: {
             query?: never;
@@ -1271,6 +1297,205 @@ export interface paths {
         patch: operations["updateKey"];
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected-resource metadata (RFC 9728)
+         * @description The MCP endpoint as an OAuth protected resource: `resource` is `{APP_URL}/mcp`, and this
+         *     service is its authorization server. A 401 on `/mcp` points here in its
+         *     `WWW-Authenticate` header. Open to any origin (CORS), no credentials.
+         */
+        get: operations["getProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-protected-resource/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Protected-resource metadata of /mcp (RFC 9728, path form)
+         * @description The same document as `/.well-known/oauth-protected-resource`, at the path RFC 9728 3.1
+         *     derives from the resource `{APP_URL}/mcp`.
+         */
+        get: operations["getMcpProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Authorization-server metadata (RFC 8414)
+         * @description Where agents register, send the user to sign in, and get tokens: public clients
+         *     (`token_endpoint_auth_methods_supported: [none]`), the authorization code flow with PKCE
+         *     S256 only, and rotating refresh tokens. Open to any origin (CORS), no credentials.
+         */
+        get: operations["getAuthorizationServerMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register an agent (RFC 7591 dynamic client registration)
+         * @description Registers a public client: no secret is issued (PKCE protects the code), and a client
+         *     that asks for a secret is registered as public all the same (`token_endpoint_auth_method:
+         *     none` in the answer). Each redirect URI must be `https`, or `http` on a loopback host
+         *     (`127.0.0.1`, `[::1]`, `localhost`, any port); anything else is 400
+         *     `invalid_redirect_uri`. 20 registrations an hour per client address. Open to any origin
+         *     (CORS), no credentials.
+         */
+        post: operations["registerOAuthClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Start an authorization (code flow, PKCE S256)
+         * @description Opened in the user's browser by the agent. Checks the client and the redirect URI (one it
+         *     registered; a loopback one on any port), then sends the browser (302) to the console's
+         *     consent page, `/console/oauth/consent`, carrying `client_id`, `client_name`,
+         *     `redirect_uri`, `code_challenge`, `code_challenge_method`, `state` and `scope`. There the
+         *     user signs in, picks the workspace and role, and the console calls
+         *     `POST /v1/oauth/consent`.
+         *
+         *     An unknown client or redirect URI is answered here, 400, and never redirected. Once the
+         *     redirect URI is trusted, other faults (a missing or non-S256 code challenge,
+         *     `response_type` other than `code`) go back to it as RFC 6749 4.1.2.1 says (`error`,
+         *     `error_description`, `state`).
+         */
+        get: operations["authorizeOAuthClient"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Get tokens (authorization_code with PKCE, refresh_token)
+         * @description `authorization_code`: the code from the redirect, with the PKCE `code_verifier`; a code
+         *     works once, within 10 minutes, and a code presented again revokes the grant it made.
+         *     `refresh_token`: a new pair; the refresh token used is retired, and presenting a
+         *     retired one again revokes the grant (every token of it stops working).
+         *
+         *     An access token lasts 1 hour and acts as an API key of the workspace and role chosen at
+         *     consent (send it as `Authorization: Bearer`); the grant is listed by `GET /v1/keys` as
+         *     a key of kind `oauth` and revoked like one. Form-urlencoded as RFC 6749 says, or JSON.
+         *     Errors as RFC 6749 5.2. Open to any origin (CORS), no credentials besides `client_id`.
+         */
+        post: operations["createOAuthToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a token (RFC 7009)
+         * @description A refresh token revokes its whole grant (the key of kind `oauth`, audited
+         *     `api_key.revoked`); an access token only itself. 200 whatever the token (unknown,
+         *     another client's, already revoked), as RFC 7009 says.
+         */
+        post: operations["revokeOAuthToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Consent to an agent (the console's consent page)
+         * @description The signed-in user lets a registered agent act in one of their workspaces, with a role
+         *     no higher than their own there (else 403 `forbidden` with `required_role`); not a member
+         *     of `workspace_id`: 404 `workspace_not_found`. The parameters are those the consent page
+         *     received from `GET /oauth/authorize`; the client and redirect URI are checked again
+         *     (400 `invalid_request`). Makes the grant, an API key of kind `oauth` named after the
+         *     client (audited `api_key.created` with `kind: oauth` and the client), and a code valid
+         *     for 10 minutes; until the agent exchanges the code, the grant expires with it. Answers
+         *     where to send the browser: the redirect URI with `code` and `state`.
+         *
+         *     Access: `session` (with `X-CSRF-Token`); an API key or OAuth token cannot consent.
+         */
+        post: operations["createOAuthConsent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/billing": {
         parameters: {
             query?: never;
@@ -1311,7 +1536,7 @@ export interface paths {
          *     buyer to `url`. Credits are granted only when Stripe's signed webhook says the session is
          *     paid, never by the return to `success_url`. The workspace's Stripe customer is created
          *     once, on its first checkout, and the card paid with is saved for auto-recharge.
-         *     `success_url` and `cancel_url` default to the console's Billing page on `APP_URL`.
+         *     `success_url` and `cancel_url` default to the workspace's Billing page in the console on `APP_URL`.
          *     Unknown pack: 422 `unknown_pack`. Without Stripe configured: 503
          *     `billing_unavailable`. Recorded in the audit log (`billing.checkout_created`).
          *
@@ -1689,6 +1914,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The server's event stream (not offered)
+         * @description Streamable HTTP's server-initiated stream belongs to a session; this server is stateless
+         *     and has none, so an authenticated GET is 405 (JSON-RPC error body), as the SDK's
+         *     stateless servers answer.
+         */
+        get: operations["openMcpStream"];
+        put?: never;
+        /**
+         * A Model Context Protocol message (Streamable HTTP)
+         * @description The MCP server for AI agents: the Model Context Protocol over Streamable HTTP, stateless
+         *     (no `Mcp-Session-Id`; any API process answers any message). The body is one JSON-RPC 2.0
+         *     message: `initialize`, `tools/list`, `tools/call` (tools `list_operations`, `quote`,
+         *     `extract`, `start_job`, `get_job`, `get_items`, `cancel_job`, `get_usage`; see
+         *     docs/mcp.md) or a notification. Send `Accept: application/json, text/event-stream`: a
+         *     request is answered as an event stream carrying its progress notifications
+         *     (`notifications/progress`, when its `_meta.progressToken` is set) and then its response;
+         *     a notification alone is answered 202 without a body. Tool failures are tool results
+         *     (`isError: true`, structured content `{error, message}` with the API's identifiers);
+         *     each tool's text and structured content stay within `MCP_MAX_OUTPUT_BYTES`.
+         *
+         *     Credentials: an API key or OAuth access token (`Authorization: Bearer` or `X-API-Key`),
+         *     never the session cookie. Without one, or with a refused one: 401 with
+         *     `WWW-Authenticate: Bearer resource_metadata="{APP_URL}/.well-known/oauth-protected-resource"`.
+         *     Every message counts against the workspace's rate limit; a tool needs the role its REST
+         *     operation needs (a viewer may only read). A `Host` other than APP_URL's (or a loopback
+         *     form of the port), or an `Origin` other than APP_URL's or one of `CORS_ORIGINS`, is
+         *     refused 403 (DNS-rebinding protection).
+         */
+        post: operations["postMcpMessage"];
+        /**
+         * End a session (not offered)
+         * @description Streamable HTTP's session end; this server is stateless, so an authenticated DELETE is
+         *     405 (JSON-RPC error body).
+         */
+        delete: operations["endMcpSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1913,6 +2186,11 @@ export interface components {
             operation: string;
             /** @description Largest effective limit: a request's `limit` is capped at it. */
             max_results: number;
+            /**
+             * @description The effective limit of a request that sends no `limit`: 12, capped at `max_results`.
+             *     Clients offer it as their default and `max_results` as the maximum.
+             */
+            default_limit: number;
             /** @description Credits charged per `results_per_credit` results delivered (0 for flat prices). */
             credits_per_result: number;
             /** @description Results that `credits_per_result` pays for. */
@@ -2798,6 +3076,24 @@ export interface components {
          * @enum {string}
          */
         ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "workspace_limit_reached" | "webhook_limit_reached" | "stream_limit_exceeded" | "billing_unavailable" | "unknown_pack" | "invalid_signature" | "payment_method_required" | "spend_cap_reached";
+        /**
+         * @description One JSON-RPC 2.0 message of the Model Context Protocol (revision 2025-06-18 or later): a
+         *     request (`id` and `method`, with `params`), a notification (`method` only), or a response
+         *     (`id` with `result` or `error`, an error being `{code, message, data?}`). `id` is a string
+         *     or a number (null in an error about an unreadable message); `params._meta.progressToken`
+         *     asks for progress notifications; a `tools/call` result has `content`,
+         *     `structuredContent` and `isError` (tool failures are results, not errors). See
+         *     modelcontextprotocol.io for each method.
+         */
+        McpJsonRpcMessage: {
+            /**
+             * @description Always `2.0`.
+             * @enum {string}
+             */
+            jsonrpc: "2.0";
+        } & {
+            [key: string]: unknown;
+        };
         /**
          * @description A service error: `detail.error` is a stable identifier (`ServiceErrorCode`),
          *     `detail.message` explains, and the other keys of `detail` are the context of that
@@ -3809,9 +4105,196 @@ export interface components {
             /** @description `APP_URL` + `/console/invitations/accept?token=<token>`: the web console's page that takes the token to `POST /v1/invitations/accept`. */
             accept_url: string;
         };
+        InvitationPreview: {
+            /** @description The workspace the invitation adds its holder to. */
+            workspace: {
+                /** @description Workspace ID (`ws_...`). */
+                id: string;
+                /** @description The workspace's name. */
+                name: string;
+            };
+            /**
+             * @description The role the invitation gives.
+             * @enum {string}
+             */
+            role: "viewer" | "member" | "admin" | "owner";
+            /**
+             * Format: date-time
+             * @description When the invitation stops working.
+             */
+            expires_at: string;
+            /** @description Who sent the invitation; null when that user no longer exists. */
+            invited_by: {
+                /** @description The inviter's name, if they gave one. */
+                display_name: string | null;
+                /** @description The inviter's email. */
+                email: string;
+            } | null;
+        };
         InvitationAcceptRequest: {
             /** @description The invitation's `token`. */
             token: string;
+        };
+        /** @description RFC 9728 protected-resource metadata. */
+        OAuthProtectedResourceMetadata: {
+            /** @description The protected resource, `{APP_URL}/mcp`. */
+            resource: string;
+            /** @description The issuer of tokens for it, `{APP_URL}`. */
+            authorization_servers: string[];
+            /** @description Scopes a client may ask for. */
+            scopes_supported: string[];
+            /** @description How to send the token (the Authorization header). */
+            bearer_methods_supported: string[];
+            /** @description A name for people. */
+            resource_name: string;
+            /** @description Where the API is documented. */
+            resource_documentation: string;
+        };
+        /** @description RFC 8414 authorization-server metadata. */
+        OAuthAuthorizationServerMetadata: {
+            /** @description `{APP_URL}`. */
+            issuer: string;
+            /** @description `{APP_URL}/oauth/authorize`. */
+            authorization_endpoint: string;
+            /** @description `{APP_URL}/oauth/token`. */
+            token_endpoint: string;
+            /** @description `{APP_URL}/oauth/register` (RFC 7591). */
+            registration_endpoint: string;
+            /** @description `{APP_URL}/oauth/revoke` (RFC 7009). */
+            revocation_endpoint: string;
+            /** @description Scopes a client may ask for. */
+            scopes_supported: string[];
+            /** @description `code` only. */
+            response_types_supported: string[];
+            /** @description `authorization_code` and `refresh_token`. */
+            grant_types_supported: string[];
+            /** @description `S256` only. */
+            code_challenge_methods_supported: string[];
+            /** @description `none`: public clients only. */
+            token_endpoint_auth_methods_supported: string[];
+            /** @description `none`. */
+            revocation_endpoint_auth_methods_supported: string[];
+            /** @description Where the API is documented. */
+            service_documentation: string;
+        };
+        /** @description RFC 7591 client metadata; fields not listed are kept and answered back. */
+        OAuthClientRegistrationRequest: {
+            /** @description 1 to 10 URIs, each `https` or `http` on a loopback host. */
+            redirect_uris: string[];
+            /** @description A name for people, shown on the consent page and as the grant's key name. */
+            client_name?: string;
+            /** @description `authorization_code` and `refresh_token` (the default). */
+            grant_types?: string[];
+            /** @description `code`. */
+            response_types?: string[];
+            /** @description `none`; any other is registered as `none` (public clients only). */
+            token_endpoint_auth_method?: string;
+            /** @description Scopes the client may ask for. */
+            scope?: string;
+        };
+        /** @description A registered client (RFC 7591 3.2.1), with the metadata it registered. */
+        OAuthClient: {
+            /** @description The client's ID (`oac_…`), public. */
+            client_id: string;
+            /** @description The name registered; the client_id when none was. */
+            client_name: string;
+            /** @description The registered redirect URIs. */
+            redirect_uris: string[];
+            /** @description `authorization_code`, `refresh_token`. */
+            grant_types: string[];
+            /** @description `code`. */
+            response_types: string[];
+            /**
+             * @description Always `none`.
+             * @enum {string}
+             */
+            token_endpoint_auth_method: "none";
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description RFC 6749 4.1.3 and 6 token requests (form-urlencoded, or JSON). */
+        OAuthTokenRequest: {
+            /**
+             * @description `authorization_code` or `refresh_token`.
+             * @enum {string}
+             */
+            grant_type: "authorization_code" | "refresh_token";
+            /** @description The client's ID. */
+            client_id: string;
+            /** @description `authorization_code`: the code from the redirect. */
+            code?: string;
+            /** @description `authorization_code`: the PKCE verifier of the challenge sent to /oauth/authorize. */
+            code_verifier?: string;
+            /** @description `authorization_code`: when given, the redirect URI of the authorization request. */
+            redirect_uri?: string;
+            /** @description `refresh_token`: the current refresh token. */
+            refresh_token?: string;
+            /** @description `refresh_token`: a narrower scope, if wanted. */
+            scope?: string;
+            /** @description RFC 8707 resource indicator (`{APP_URL}/mcp`). */
+            resource?: string;
+        };
+        /** @description RFC 6749 5.1 tokens. */
+        OAuthTokenResponse: {
+            /** @description `sdx_oat_…`, valid 1 hour; send it as `Authorization: Bearer`. */
+            access_token: string;
+            /**
+             * @description Always `Bearer`.
+             * @enum {string}
+             */
+            token_type: "Bearer";
+            /** @description Seconds the access token lasts (3600). */
+            expires_in: number;
+            /** @description `sdx_ort_…`, 30 days; used once (it rotates). */
+            refresh_token: string;
+            /** @description The scope granted. */
+            scope: string;
+        };
+        /** @description RFC 7009 revocation request. */
+        OAuthRevocationRequest: {
+            /** @description The client's ID. */
+            client_id: string;
+            /** @description An access or refresh token of the client. */
+            token: string;
+            /** @description `access_token` or `refresh_token` (optional; the token says what it is). */
+            token_type_hint?: string;
+        };
+        /** @description An RFC 6749 5.2 error body. */
+        OAuthError: {
+            /** @description The RFC's error code (`invalid_request`, `invalid_client`, `invalid_grant`, `unsupported_grant_type`, `invalid_scope`, `invalid_redirect_uri`, `invalid_client_metadata`, `too_many_requests`, `temporarily_unavailable`, ...). */
+            error: string;
+            /** @description What went wrong, for people. */
+            error_description: string;
+        };
+        /** @description The consent page's parameters (from /oauth/authorize) and the user's choices. */
+        OAuthConsentRequest: {
+            /** @description The client asking. */
+            client_id: string;
+            /** @description The redirect URI of the authorization request. */
+            redirect_uri: string;
+            /** @description The PKCE challenge of the authorization request. */
+            code_challenge: string;
+            /**
+             * @description Always `S256`.
+             * @enum {string}
+             */
+            code_challenge_method: "S256";
+            /** @description The state of the authorization request, given back with the code. */
+            state?: string;
+            /** @description The scope of the authorization request (default `mcp`). */
+            scope?: string;
+            /** @description The workspace the agent acts in; the user must be a member. */
+            workspace_id: string;
+            /**
+             * @description The agent's role there; not above the user's.
+             * @enum {string}
+             */
+            role: "viewer" | "member" | "admin" | "owner";
+        };
+        /** @description Where to send the browser. */
+        OAuthConsentResponse: {
+            /** @description The redirect URI with `code` (valid 10 minutes, once) and `state`. */
+            redirect_to: string;
         };
         ApiKey: {
             /** @description Key ID (`key_...`). */
@@ -3825,6 +4308,13 @@ export interface components {
              * @enum {string}
              */
             role: "viewer" | "member" | "admin" | "owner";
+            /**
+             * @description `api_key`, or `oauth` for an agent a user connected by OAuth (one key per grant, named
+             *     after the client; its access tokens act with this key's workspace and role, and
+             *     revoking the key ends them).
+             * @enum {string}
+             */
+            kind: "api_key" | "oauth";
             /**
              * Format: date-time
              * @description When the key was made.
@@ -3865,6 +4355,11 @@ export interface components {
              * @enum {string}
              */
             role: "viewer" | "member" | "admin" | "owner";
+            /**
+             * @description Always `api_key` (OAuth grants are made by consent, not here).
+             * @enum {string}
+             */
+            kind: "api_key";
             /**
              * Format: date-time
              * @description When the key was made.
@@ -4069,6 +4564,62 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
+        /**
+         * @description An RFC 6749 5.2 (or RFC 7591 3.2.2) error (413 and 415 `invalid_request`: a body too
+         *     large, or in another charset than UTF-8): `invalid_request`, `invalid_client` (unknown
+         *     client_id), `invalid_grant` (a code or refresh token unknown, expired, used or revoked,
+         *     or a PKCE verifier that does not match), `unsupported_grant_type`, `invalid_scope`,
+         *     `invalid_redirect_uri`, `invalid_client_metadata`.
+         */
+        OAuthBadRequest: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "invalid_grant",
+                 *       "error_description": "code_verifier does not match the challenge"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description Too many requests to this OAuth endpoint from the client address; retry after `Retry-After` seconds. */
+        OAuthTooManyRequests: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "too_many_requests",
+                 *       "error_description": "Too many register requests from this address; retry in 1800 s."
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
+        /** @description The rate limiter (Redis) or the database is not answering; retry with backoff. */
+        OAuthUnavailable: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "Retry-After": components["headers"]["Retry-After"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "error": "temporarily_unavailable",
+                 *       "error_description": "The rate limiter is temporarily unavailable; retry with backoff."
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthError"];
+            };
+        };
         /** @description `invalid_request`: the request cannot be accepted; `message` explains. */
         BadRequest: {
             headers: {
@@ -4088,6 +4639,99 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /**
+         * @description `missing_authentication` (no API key or OAuth access token; a session cookie does not
+         *     count on /mcp) or `invalid_api_key` (unknown, revoked or expired). `WWW-Authenticate`
+         *     names the protected-resource metadata, where an agent finds how to sign in by OAuth.
+         */
+        McpUnauthorized: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                /** @description `Bearer resource_metadata="{APP_URL}/.well-known/oauth-protected-resource"`. */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "missing_authentication",
+                 *         "message": "Send an API key or OAuth access token as Authorization: Bearer <token>, or in X-API-Key."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /**
+         * @description A `Host` or `Origin` the DNS-rebinding protection refuses (a JSON-RPC error), or
+         *     `workspace_forbidden` (X-Workspace-ID names a workspace the credential does not grant).
+         */
+        McpForbidden: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "error": {
+                 *         "code": -32000,
+                 *         "message": "Invalid Host header: evil.example"
+                 *       },
+                 *       "id": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["McpJsonRpcMessage"] | components["schemas"]["ServiceError"];
+            };
+        };
+        /**
+         * @description A message the MCP transport refuses, as a JSON-RPC error: not JSON-RPC (400), an
+         *     `Accept` without both `application/json` and `text/event-stream` (406), a body over 1 MB
+         *     (413), or another content type than `application/json` (415).
+         */
+        McpProtocolError: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "error": {
+                 *         "code": -32000,
+                 *         "message": "Not Acceptable: Client must accept both application/json and text/event-stream"
+                 *       },
+                 *       "id": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["McpJsonRpcMessage"];
+            };
+        };
+        /** @description The server is stateless; only POST carries messages. */
+        McpMethodNotAllowed: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                /** @description `POST`. */
+                Allow?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "error": {
+                 *         "code": -32000,
+                 *         "message": "Method not allowed: this server is stateless (no event stream to open)."
+                 *       },
+                 *       "id": null
+                 *     }
+                 */
+                "application/json": components["schemas"]["McpJsonRpcMessage"];
             };
         };
         /** @description `missing_authentication` (no API key and no live session) or `invalid_api_key` (unknown, revoked or expired key). */
@@ -5454,6 +6098,7 @@ export interface operations {
                      *           {
                      *             "operation": "profile",
                      *             "max_results": 1,
+                     *             "default_limit": 1,
                      *             "credits_per_result": 1,
                      *             "results_per_credit": 1,
                      *             "base_credits": 0,
@@ -5462,6 +6107,7 @@ export interface operations {
                      *           {
                      *             "operation": "followers",
                      *             "max_results": 5000,
+                     *             "default_limit": 12,
                      *             "credits_per_result": 2,
                      *             "results_per_credit": 1,
                      *             "base_credits": 0,
@@ -5470,6 +6116,7 @@ export interface operations {
                      *           {
                      *             "operation": "stories",
                      *             "max_results": 50,
+                     *             "default_limit": 12,
                      *             "credits_per_result": 0,
                      *             "results_per_credit": 1,
                      *             "base_credits": 10,
@@ -5484,6 +6131,7 @@ export interface operations {
                      *           {
                      *             "operation": "followers",
                      *             "max_results": 25000,
+                     *             "default_limit": 12,
                      *             "credits_per_result": 2,
                      *             "results_per_credit": 1,
                      *             "base_credits": 0,
@@ -7986,6 +8634,47 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    previewInvitation: {
+        parameters: {
+            query: {
+                /** @description The invitation's `token` (the `token` of its accept link). */
+                token: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The invitation's workspace and inviter. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "workspace": {
+                     *         "id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
+                     *         "name": "Acme research"
+                     *       },
+                     *       "role": "member",
+                     *       "expires_at": "2026-01-08T09:30:00Z",
+                     *       "invited_by": {
+                     *         "display_name": "Olive Owner",
+                     *         "email": "olive@example.com"
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvitationPreview"];
+                };
+            };
+            410: components["responses"]["InvitationInvalid"];
+            422: components["responses"]["UnprocessableEntity"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     listKeys: {
         parameters: {
             query?: never;
@@ -8019,6 +8708,7 @@ export interface operations {
                      *         "name": "CI pipeline",
                      *         "prefix": "sdx_live_7Qm",
                      *         "role": "member",
+                     *         "kind": "api_key",
                      *         "created_at": "2026-11-24T10:00:00Z",
                      *         "expires_at": "2027-05-24T00:00:00Z",
                      *         "last_used_at": null,
@@ -8076,6 +8766,7 @@ export interface operations {
                      *       "name": "CI pipeline",
                      *       "prefix": "sdx_live_7Qm",
                      *       "role": "member",
+                     *       "kind": "api_key",
                      *       "created_at": "2026-11-24T10:00:00Z",
                      *       "expires_at": "2027-05-24T00:00:00Z",
                      *       "last_used_at": null,
@@ -8190,6 +8881,7 @@ export interface operations {
                      *       "name": "CI pipeline",
                      *       "prefix": "sdx_live_7Qm",
                      *       "role": "member",
+                     *       "kind": "api_key",
                      *       "created_at": "2026-11-24T10:00:00Z",
                      *       "expires_at": "2027-05-24T00:00:00Z",
                      *       "last_used_at": null,
@@ -8205,6 +8897,403 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["KeyNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "resource": "https://api.example.com/mcp",
+                     *       "authorization_servers": [
+                     *         "https://api.example.com"
+                     *       ],
+                     *       "scopes_supported": [
+                     *         "mcp"
+                     *       ],
+                     *       "bearer_methods_supported": [
+                     *         "header"
+                     *       ],
+                     *       "resource_name": "sdx MCP server",
+                     *       "resource_documentation": "https://api.example.com/docs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthProtectedResourceMetadata"];
+                };
+            };
+        };
+    };
+    getMcpProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "resource": "https://api.example.com/mcp",
+                     *       "authorization_servers": [
+                     *         "https://api.example.com"
+                     *       ],
+                     *       "scopes_supported": [
+                     *         "mcp"
+                     *       ],
+                     *       "bearer_methods_supported": [
+                     *         "header"
+                     *       ],
+                     *       "resource_name": "sdx MCP server",
+                     *       "resource_documentation": "https://api.example.com/docs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthProtectedResourceMetadata"];
+                };
+            };
+        };
+    };
+    getAuthorizationServerMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "issuer": "https://api.example.com",
+                     *       "authorization_endpoint": "https://api.example.com/oauth/authorize",
+                     *       "token_endpoint": "https://api.example.com/oauth/token",
+                     *       "registration_endpoint": "https://api.example.com/oauth/register",
+                     *       "revocation_endpoint": "https://api.example.com/oauth/revoke",
+                     *       "scopes_supported": [
+                     *         "mcp"
+                     *       ],
+                     *       "response_types_supported": [
+                     *         "code"
+                     *       ],
+                     *       "grant_types_supported": [
+                     *         "authorization_code",
+                     *         "refresh_token"
+                     *       ],
+                     *       "code_challenge_methods_supported": [
+                     *         "S256"
+                     *       ],
+                     *       "token_endpoint_auth_methods_supported": [
+                     *         "none"
+                     *       ],
+                     *       "revocation_endpoint_auth_methods_supported": [
+                     *         "none"
+                     *       ],
+                     *       "service_documentation": "https://api.example.com/docs"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthAuthorizationServerMetadata"];
+                };
+            };
+        };
+    };
+    registerOAuthClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "client_name": "Claude",
+                 *       "redirect_uris": [
+                 *         "http://127.0.0.1:33418/callback"
+                 *       ],
+                 *       "grant_types": [
+                 *         "authorization_code",
+                 *         "refresh_token"
+                 *       ],
+                 *       "response_types": [
+                 *         "code"
+                 *       ],
+                 *       "token_endpoint_auth_method": "none"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthClientRegistrationRequest"];
+            };
+        };
+        responses: {
+            /** @description The client, registered. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "client_id": "oac_5f0c6d1e2a3b4c5d6e7f8a9b0c1d2e3f",
+                     *       "client_name": "Claude",
+                     *       "redirect_uris": [
+                     *         "http://127.0.0.1:33418/callback"
+                     *       ],
+                     *       "grant_types": [
+                     *         "authorization_code",
+                     *         "refresh_token"
+                     *       ],
+                     *       "response_types": [
+                     *         "code"
+                     *       ],
+                     *       "token_endpoint_auth_method": "none"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthClient"];
+                };
+            };
+            400: components["responses"]["OAuthBadRequest"];
+            413: components["responses"]["OAuthBadRequest"];
+            415: components["responses"]["OAuthBadRequest"];
+            429: components["responses"]["OAuthTooManyRequests"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    authorizeOAuthClient: {
+        parameters: {
+            query: {
+                /** @description The client's ID from registration. */
+                client_id: string;
+                /** @description One of the client's registered redirect URIs (required when it registered several). */
+                redirect_uri?: string;
+                /** @description Always `code`. */
+                response_type: "code";
+                /** @description The PKCE challenge, base64url(SHA-256(code_verifier)). */
+                code_challenge: string;
+                /** @description Always `S256` (plain is refused). */
+                code_challenge_method: "S256";
+                /** @description Opaque; given back with the code. */
+                state?: string;
+                /** @description Space-separated scopes (`mcp`); the role chosen at consent decides what the token may do. */
+                scope?: string;
+                /** @description RFC 8707 resource indicator; when given, `{APP_URL}/mcp`. */
+                resource?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the console's consent page (or, for a fault found once the redirect URI is trusted, to the redirect URI with `error`). */
+            302: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    /** @description `/console/oauth/consent?client_id=…&client_name=…&redirect_uri=…&code_challenge=…&code_challenge_method=S256&state=…&scope=…` */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["OAuthBadRequest"];
+            429: components["responses"]["OAuthTooManyRequests"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    createOAuthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "grant_type": "authorization_code",
+                 *       "client_id": "oac_5f0c6d1e2a3b4c5d6e7f8a9b0c1d2e3f",
+                 *       "code": "8kZq3Vx0bN5mR2tY7wP4sL9dF1gH6jK3cA0eU5iO8yT",
+                 *       "code_verifier": "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk",
+                 *       "redirect_uri": "http://127.0.0.1:33418/callback"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["OAuthTokenRequest"];
+                /**
+                 * @example {
+                 *       "grant_type": "refresh_token",
+                 *       "client_id": "oac_5f0c6d1e2a3b4c5d6e7f8a9b0c1d2e3f",
+                 *       "refresh_token": "sdx_ort_Yf2kP9xQ4mB7nC1vZ8rT3wS6hJ0dL5gA2eK9uI4o"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The tokens. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    /** @description `no-store` */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "access_token": "sdx_oat_Qm3kT8vB1nX6cZ9rW4sY7pL2dH5gJ0fA3eU8iO1y",
+                     *       "token_type": "Bearer",
+                     *       "expires_in": 3600,
+                     *       "refresh_token": "sdx_ort_Yf2kP9xQ4mB7nC1vZ8rT3wS6hJ0dL5gA2eK9uI4o",
+                     *       "scope": "mcp"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthTokenResponse"];
+                };
+            };
+            400: components["responses"]["OAuthBadRequest"];
+            413: components["responses"]["OAuthBadRequest"];
+            415: components["responses"]["OAuthBadRequest"];
+            429: components["responses"]["OAuthTooManyRequests"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    revokeOAuthToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "client_id": "oac_5f0c6d1e2a3b4c5d6e7f8a9b0c1d2e3f",
+                 *       "token": "sdx_ort_Yf2kP9xQ4mB7nC1vZ8rT3wS6hJ0dL5gA2eK9uI4o",
+                 *       "token_type_hint": "refresh_token"
+                 *     }
+                 */
+                "application/x-www-form-urlencoded": components["schemas"]["OAuthRevocationRequest"];
+                /**
+                 * @example {
+                 *       "client_id": "oac_5f0c6d1e2a3b4c5d6e7f8a9b0c1d2e3f",
+                 *       "token": "sdx_oat_Qm3kT8vB1nX6cZ9rW4sY7pL2dH5gJ0fA3eU8iO1y"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthRevocationRequest"];
+            };
+        };
+        responses: {
+            /** @description Done (or nothing to do). */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example {} */
+                    "application/json": Record<string, never>;
+                };
+            };
+            400: components["responses"]["OAuthBadRequest"];
+            413: components["responses"]["OAuthBadRequest"];
+            415: components["responses"]["OAuthBadRequest"];
+            429: components["responses"]["OAuthTooManyRequests"];
+            503: components["responses"]["OAuthUnavailable"];
+        };
+    };
+    createOAuthConsent: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "client_id": "oac_5f0c6d1e2a3b4c5d6e7f8a9b0c1d2e3f",
+                 *       "redirect_uri": "http://127.0.0.1:33418/callback",
+                 *       "code_challenge": "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM",
+                 *       "code_challenge_method": "S256",
+                 *       "state": "af0ifjsldkj",
+                 *       "scope": "mcp",
+                 *       "workspace_id": "ws_01jd2x7a1b2c3d4e5f6g7h8j9k",
+                 *       "role": "member"
+                 *     }
+                 */
+                "application/json": components["schemas"]["OAuthConsentRequest"];
+            };
+        };
+        responses: {
+            /** @description Where to send the browser. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "redirect_to": "http://127.0.0.1:33418/callback?code=8kZq3Vx0bN5mR2tY7wP4sL9dF1gH6jK3cA0eU5iO8yT&state=af0ifjsldkj"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthConsentResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["WorkspaceNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
@@ -8304,7 +9393,7 @@ export interface operations {
                 /**
                  * @example {
                  *       "pack_id": "pack_10k",
-                 *       "success_url": "https://app.example.com/console/billing?checkout=success"
+                 *       "success_url": "https://app.example.com/console/w/ws_01HZX3J6Q2V8K7T4N9B5C1D0EF/billing?checkout=success"
                  *     }
                  */
                 "application/json": components["schemas"]["CheckoutRequest"];
@@ -9236,6 +10325,144 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["BatchNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    openMcpStream: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            401: components["responses"]["McpUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["McpMethodNotAllowed"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postMcpMessage: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "jsonrpc": "2.0",
+                 *       "id": 2,
+                 *       "method": "tools/call",
+                 *       "params": {
+                 *         "name": "get_job",
+                 *         "arguments": {
+                 *           "job_id": "job_01JD7Q2M4X8B6Y3Z5W9V1T0S2R"
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["McpJsonRpcMessage"];
+            };
+        };
+        responses: {
+            /**
+             * @description The JSON-RPC response: as an event stream (`event: message` lines, progress
+             *     notifications first) when the client accepts one, else as JSON.
+             */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example event: message
+                     *     data: {"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"Job job_01JD7Q2M4X8B6Y3Z5W9V1T0S2R is completed."}],"structuredContent":{"job":{"id":"job_01JD7Q2M4X8B6Y3Z5W9V1T0S2R","status":"completed"}}}}
+                     */
+                    "text/event-stream": string;
+                    /**
+                     * @example {
+                     *       "jsonrpc": "2.0",
+                     *       "id": 2,
+                     *       "result": {
+                     *         "content": [
+                     *           {
+                     *             "type": "text",
+                     *             "text": "Job job_01JD7Q2M4X8B6Y3Z5W9V1T0S2R is completed."
+                     *           }
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["McpJsonRpcMessage"];
+                };
+            };
+            /** @description A notification (or response) from the client, accepted; no body. */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["McpProtocolError"];
+            401: components["responses"]["McpUnauthorized"];
+            403: components["responses"]["McpForbidden"];
+            406: components["responses"]["McpProtocolError"];
+            413: components["responses"]["McpProtocolError"];
+            415: components["responses"]["McpProtocolError"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    endMcpSession: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            401: components["responses"]["McpUnauthorized"];
+            403: components["responses"]["Forbidden"];
+            405: components["responses"]["McpMethodNotAllowed"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

@@ -74,6 +74,7 @@ const checks: Array<(stdout: string) => void> = [
     expect(out).toContain('25000 followers written to followers.csv');
     expect(readFileSync(path.join(dir, 'followers.csv'), 'utf8').trim().split('\n')).toHaveLength(25_001);
   },
+  (out) => expect(out).toBe('twitter followers: default 12, at most 25000\ninstagram profile: default 1\n'),
   (out) => expect(out).toMatch(/^completed \[/m),
   (out) => expect(out).toMatch(/jobs on the first page/),
   (out) => expect(out).toMatch(/^job_\w+: 25000 items$/m),

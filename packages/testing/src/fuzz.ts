@@ -74,14 +74,29 @@ function resolveRef(document: OpenApiDocument, value: any): any {
   return node;
 }
 
-/** Every operation of the document, with its parameters and body schema resolved. */
+/**
+ * Operations that answer a success only inside the OAuth protocol flow (a client registered,
+ * a PKCE code consented and exchanged, in order), which generated requests do not walk: they
+ * are covered end to end by apps/api/test/oauth-flow.test.ts, and their refusals there. The
+ * metadata and the registration stay fuzzed.
+ */
+export const OAUTH_FLOW_OPERATIONS: ReadonlySet<string> = new Set(['authorizeOAuthClient', 'createOAuthToken', 'revokeOAuthToken', 'createOAuthConsent']);
+
+/**
+ * Operations documented so that clients know their answer, which never succeed: GET and DELETE
+ * /mcp (the MCP server is stateless, with no session stream to open or end: 405). Covered by
+ * the MCP tests.
+ */
+export const NEVER_SUCCEEDING_OPERATIONS: ReadonlySet<string> = new Set(['openMcpStream', 'endMcpSession']);
+
+/** Every operation of the document (but the OAuth flow's), with its parameters and body schema resolved. */
 export function fuzzOperations(document: OpenApiDocument): FuzzOperation[] {
   const operations: FuzzOperation[] = [];
   for (const [template, rawItem] of Object.entries(document.paths)) {
     const item = rawItem as Record<string, any>;
     for (const method of METHODS) {
       const op = item[method];
-      if (!op) continue;
+      if (!op || OAUTH_FLOW_OPERATIONS.has(op.operationId) || NEVER_SUCCEEDING_OPERATIONS.has(op.operationId)) continue;
       const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: any) => resolveRef(document, p));
       const body = op.requestBody ? resolveRef(document, resolveRef(document, op.requestBody).content?.['application/json']?.schema) : null;
       operations.push({
@@ -132,6 +147,9 @@ const HINTS: Record<string, fc.Arbitrary<unknown>> = {
   timezone: fc.constantFrom('UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe'),
   name: fc.string({ minLength: 1, maxLength: 40 }),
   url: fc.constantFrom('https://hooks.example.com/sdx', 'https://receiver.example.org/in?x=1', 'http://hooks.example.com/plain'),
+  // OAuth client registration: loopback and https redirect URIs (accepted), and others (refused).
+  grant_types: fc.constantFrom(['authorization_code', 'refresh_token'], ['authorization_code'], ['client_credentials']),
+  redirect_uris: fc.array(fc.constantFrom('http://127.0.0.1:8765/callback', 'https://agent.example.com/cb', 'http://localhost/cb', 'http://agent.example.com/cb', 'myapp://cb'), { minLength: 1, maxLength: 3 }),
 };
 
 /** Targets of every kind; each operation gets the first its platform accepts. */
@@ -187,7 +205,9 @@ export function arbitraryOf(document: OpenApiDocument, raw: Schema, name?: strin
     case 'array': {
       const items = name === 'targets' ? fc.oneof(HINTS.target!, fc.string({ minLength: 1, maxLength: 30 })) : arbitraryOf(document, schema.items ?? {}, undefined);
       const maxLength = Math.min(schema.maxItems ?? 5, name === 'targets' ? 5 : 5);
-      return nullable(fc.array(items, { minLength: schema.minItems ?? 0, maxLength: Math.max(maxLength, schema.minItems ?? 0) }));
+      const any = fc.array(items, { minLength: schema.minItems ?? 0, maxLength: Math.max(maxLength, schema.minItems ?? 0) });
+      if (name && name !== 'targets' && HINTS[name]) return nullable(fc.oneof({ weight: 4, arbitrary: HINTS[name]! }, { weight: 1, arbitrary: any }));
+      return nullable(any);
     }
     case 'integer': {
       const min = schema.minimum ?? -1000;
@@ -306,6 +326,8 @@ function headerArbitrary(op: FuzzOperation): fc.Arbitrary<Record<string, string>
   if (names.has('Idempotency-Key')) parts.push(header('Idempotency-Key', fc.oneof(fc.uuid(), fc.constantFrom('k1', 'k2', 'same-key', 'x'.repeat(128), 'x'.repeat(129), ''))));
   if (names.has('Cache-Control')) parts.push(header('Cache-Control', fc.constantFrom('no-cache', 'max-age=0', 'garbage')));
   parts.push(header('X-Workspace-ID', fc.constantFrom('self', 'self', 'ws_other', 'x'.repeat(37), ''), 10));
+  // MCP's Streamable HTTP wants both media types accepted (else 406): mostly sent, sometimes not or half.
+  if (op.template === '/mcp') parts.push(fc.oneof({ weight: 1, arbitrary: fc.constant({}) }, { weight: 6, arbitrary: fc.constantFrom('application/json, text/event-stream', 'application/json').map((v) => ({ Accept: v })) }));
   return fc.tuple(...parts).map((hs) => Object.assign({}, ...hs) as Record<string, string>);
 }
 
@@ -349,6 +371,17 @@ function accountBody(op: FuzzOperation, accounts: FuzzAccounts): fc.Arbitrary<Bo
       return fill('recovery_code').map((code) => ({ body: JSON.stringify({ password: accounts.password, code: '' }), fills: { code }, mutation: 'admissible' }));
     // Billing: the packs on sale, auto-recharge off (on needs a saved card), and Stripe events the
     // sender signs, of the types the service handles with objects that may name nothing it knows.
+    case 'postMcpMessage':
+      // JSON-RPC messages the MCP server answers (the tools' own cases are in mcp-*.test.ts).
+      return fc
+        .constantFrom(
+          { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } },
+          { jsonrpc: '2.0', id: 2, method: 'tools/list' },
+          { jsonrpc: '2.0', id: 3, method: 'ping' },
+          { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'get_usage', arguments: {} } },
+          { jsonrpc: '2.0', method: 'notifications/initialized' },
+        )
+        .map((message) => ({ body: JSON.stringify(message), mutation: 'admissible' }));
     case 'createCheckout':
       return fc.constantFrom('pack_10k', 'pack_100k').map((pack_id) => ({ body: JSON.stringify({ pack_id }), mutation: 'admissible' }));
     case 'updateAutoRecharge':

@@ -8,6 +8,10 @@ export const CORS_REQUEST_HEADERS = [
   'Content-Type',
   'Idempotency-Key',
   'If-None-Match',
+  // A browser-based MCP client names the protocol revision on each call to /mcp (and a session,
+  // which this stateless server never issues).
+  'Mcp-Protocol-Version',
+  'Mcp-Session-Id',
   'X-API-Key',
   'X-CSRF-Token',
   'X-Request-ID',
@@ -20,6 +24,7 @@ export const CORS_EXPOSED_HEADERS = [
   'ETag',
   'Link',
   'Location',
+  'Mcp-Session-Id',
   'RateLimit-Limit',
   'RateLimit-Remaining',
   'RateLimit-Reset',

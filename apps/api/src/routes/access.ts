@@ -65,6 +65,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /v1/workspaces/:workspace_id/invitations': 'viewer',
   'DELETE /v1/workspaces/:workspace_id/invitations/:invitation_id': 'admin',
   'POST /v1/invitations/accept': 'session',
+  // The token is the secret: an invitation's page names its workspace and inviter before sign-in.
+  'GET /v1/invitations/preview': 'public',
   'POST /v1/keys': 'admin',
   'GET /v1/keys': 'viewer',
   'DELETE /v1/keys/:key_id': 'admin',
@@ -90,6 +92,17 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /v1/billing/payments': 'admin',
   'PUT /v1/billing/auto-recharge': 'admin',
   'PUT /v1/billing/limits': 'admin',
+
+  // OAuth 2.1 for remote agents (extensions-2.md 3): the protocol endpoints are public (apps/api/src/oauth);
+  // the consent needs the signed-in user (session + CSRF), never a key or token.
+  'GET /.well-known/oauth-protected-resource': 'public',
+  'GET /.well-known/oauth-protected-resource/mcp': 'public',
+  'GET /.well-known/oauth-authorization-server': 'public',
+  'POST /oauth/register': 'public',
+  'GET /oauth/authorize': 'public',
+  'POST /oauth/token': 'public',
+  'POST /oauth/revoke': 'public',
+  'POST /v1/oauth/consent': 'session',
 };
 
 /** The declared access of a route; throws for a route that declares none, so it is never served open. */

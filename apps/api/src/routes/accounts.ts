@@ -8,6 +8,7 @@ import { createWorkspace } from './createWorkspace';
 import { getSession } from './getSession';
 import { listAuditEvents } from './listAuditEvents';
 import { listInvitations } from './listInvitations';
+import { previewInvitation } from './previewInvitation';
 import { listKeys } from './listKeys';
 import { listMembers } from './listMembers';
 import { listWorkspaces } from './listWorkspaces';
@@ -45,6 +46,7 @@ export const accountRoutes: RouteDef[] = [
   { method: 'get', path: '/v1/workspaces/:workspace_id/invitations', handler: listInvitations },
   { method: 'delete', path: '/v1/workspaces/:workspace_id/invitations/:invitation_id', handler: revokeInvitation },
   { method: 'post', path: '/v1/invitations/accept', handler: acceptInvitation },
+  { method: 'get', path: '/v1/invitations/preview', handler: previewInvitation },
   { method: 'post', path: '/v1/keys', handler: createKey },
   { method: 'get', path: '/v1/keys', handler: listKeys },
   { method: 'delete', path: '/v1/keys/:key_id', handler: revokeKey },

@@ -20,8 +20,9 @@ import { previewSchedule } from './previewSchedule';
 import { disableTwoFactor } from './disableTwoFactor';
 import { enableTwoFactor } from './enableTwoFactor';
 import { setUpTwoFactor } from './setUpTwoFactor';
+import { createOAuthConsent } from './createOAuthConsent';
 
-/** Routes of two-factor sign-in, batches, schedules, exports, result items, quotes and usage history; registered after the core routes in app.ts. */
+/** Routes of two-factor sign-in, batches, schedules, exports, result items, quotes, usage history and OAuth consent; registered after the core routes in app.ts. */
 export const routeTable: RouteDef[] = [
   { method: 'post', path: '/v1/auth/2fa/setup', handler: setUpTwoFactor },
   { method: 'post', path: '/v1/auth/2fa/enable', handler: enableTwoFactor },
@@ -44,4 +45,5 @@ export const routeTable: RouteDef[] = [
   { method: 'post', path: '/v1/schedules/:schedule_id/pause', handler: pauseSchedule },
   { method: 'post', path: '/v1/schedules/:schedule_id/resume', handler: resumeSchedule },
   { method: 'post', path: '/v1/schedules/:schedule_id/run', handler: runSchedule },
+  { method: 'post', path: '/v1/oauth/consent', handler: createOAuthConsent },
 ];

@@ -5,6 +5,7 @@ import { type Context, readTargets } from '../context';
 import { CliError, EXIT } from '../exit-codes';
 import { number, type Output } from '../output';
 import { batchProgress, withProgress } from '../progress';
+import { LIMIT_HELP, noteDefaultLimit } from './catalog';
 
 export function registerBatches(program: Command): void {
   const batches = program.command('batches').description('one operation over up to 100 targets');
@@ -15,7 +16,7 @@ export function registerBatches(program: Command): void {
     .argument('<platform>')
     .argument('<operation>')
     .requiredOption('-t, --targets-file <file>', 'the targets')
-    .option('-l, --limit <n>', 'results wanted per target', integer())
+    .option('-l, --limit <n>', LIMIT_HELP, integer())
     .option('--include-posts <n>', 'posts bundled with each profile', integer(0))
     .option('--idempotency-key <key>', 'your own Idempotency-Key (default: a fresh one, reused on retries)')
     .option('-w, --wait', 'wait until every child ends')
@@ -23,6 +24,7 @@ export function registerBatches(program: Command): void {
       action(async (ctx, platform: string, operation: string, options: { targetsFile: string; limit?: number; includePosts?: number; idempotencyKey?: string; wait?: boolean }) => {
         const sdx = ctx.client();
         const targets = readTargets(options.targetsFile);
+        await noteDefaultLimit(ctx, platform, operation, options.limit);
         const batch = await sdx.batches.create(
           {
             platform,

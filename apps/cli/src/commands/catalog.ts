@@ -1,14 +1,14 @@
 import type { Command } from 'commander';
 import type { OperationCapability, Platform } from '@sdx/sdk';
 import { action, integer } from '../args';
-import { readTargets } from '../context';
+import { type Context, readTargets } from '../context';
 import { UsageError } from '../exit-codes';
 import { number } from '../output';
 
 export function registerCatalog(program: Command): void {
   program
     .command('platforms')
-    .description('platforms and operations the service runs, with maxima and prices (no key needed)')
+    .description('platforms and operations the service runs, with their default and maximum --limit and prices (no key needed)')
     .action(
       action(async (ctx) => {
         const platforms = (await ctx.anonymousClient().platforms.list()).data;
@@ -17,6 +17,7 @@ export function registerCatalog(program: Command): void {
           ctx.out.table(rows, [
             { header: 'PLATFORM', value: (r) => r.platform },
             { header: 'OPERATION', value: (r) => r.operation },
+            { header: 'DEFAULT', value: (r) => number(r.default_limit), align: 'right' },
             { header: 'MAX', value: (r) => number(r.max_results), align: 'right' },
             { header: 'PRICE', value: (r) => (r.base_credits > 0 ? `${r.base_credits} flat` : `${r.credits_per_result} / ${r.results_per_credit === 1 ? 'result' : `${r.results_per_credit} results`}`) },
           ]),
@@ -89,12 +90,13 @@ export function registerCatalog(program: Command): void {
     .argument('<operation>')
     .argument('[targets...]', 'one target for a job, several for a batch')
     .option('-t, --targets-file <file>', 'targets, one per line or a JSON array')
-    .option('-l, --limit <n>', 'results wanted per target', integer())
+    .option('-l, --limit <n>', LIMIT_HELP, integer())
     .option('--include-posts <n>', 'posts bundled with each profile', integer(0))
     .action(
       action(async (ctx, platform: string, operation: string, given: string[], options: { targetsFile?: string; limit?: number; includePosts?: number }) => {
         const targets = [...given, ...(options.targetsFile ? readTargets(options.targetsFile) : [])];
         if (targets.length === 0) throw new UsageError('give a target, or several, or --targets-file');
+        await noteDefaultLimit(ctx, platform, operation, options.limit);
         const quote = await ctx.client().quotes.create({
           platform,
           operation: operation as never,
@@ -116,4 +118,26 @@ export function registerCatalog(program: Command): void {
         );
       }),
     );
+}
+
+/** The help of --limit wherever a command runs an operation: the default and the maximum are the operation's, from GET /v1/platforms. */
+export const LIMIT_HELP = "results wanted per target (default: the operation's own default; at most its maximum; `sdx platforms` lists both)";
+
+/**
+ * When --limit is left out, says on stderr which default the service applies and the maximum,
+ * from GET /v1/platforms (the SDK's `platforms.limits`). Nothing with --json or --quiet, or when
+ * the catalog has no such operation (the request itself is then refused with the reason).
+ */
+export async function noteDefaultLimit(ctx: Context, platform: string, operation: string, limit: number | undefined): Promise<void> {
+  if (limit !== undefined || ctx.out.json || ctx.out.quiet) return;
+  const limits = await ctx
+    .anonymousClient()
+    .platforms.limits(platform, operation)
+    .catch(() => null);
+  if (!limits) return;
+  ctx.out.note(
+    ctx.out.errColors.dim(
+      `no --limit: ${platform} ${operation} takes its default of ${number(limits.defaultLimit)} results per target (at most ${number(limits.maxResults)}, with --limit N)`,
+    ),
+  );
 }

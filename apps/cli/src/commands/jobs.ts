@@ -5,6 +5,7 @@ import type { Context } from '../context';
 import { CliError, EXIT, UsageError } from '../exit-codes';
 import { number, type Output } from '../output';
 import { jobProgress, withProgress } from '../progress';
+import { LIMIT_HELP, noteDefaultLimit } from './catalog';
 
 const JOB_STATUSES = ['queued', 'running', 'completed', 'failed', 'cancelled'] as const;
 const FORMATS = ['json', 'csv', 'xlsx', 'ndjson'] as const;
@@ -24,7 +25,7 @@ export function registerJobs(program: Command): void {
     .argument('<platform>', 'platform (sdx platforms lists them)')
     .argument('<operation>', 'operation of the platform')
     .argument('<target>', 'username, URL, query... as the operation expects')
-    .option('-l, --limit <n>', 'results wanted', integer())
+    .option('-l, --limit <n>', LIMIT_HELP, integer())
     .option('--include-posts <n>', 'posts bundled with a profile', integer(0))
     .option('--no-cache', 'skip the result cache')
     .option('--idempotency-key <key>', 'your own Idempotency-Key (default: a fresh one, reused on retries)')
@@ -32,6 +33,7 @@ export function registerJobs(program: Command): void {
       action(async (ctx, platform: string, operation: string, target: string, options: JobOptions) => {
         const sdx = ctx.client();
         const body = request(platform, operation, target, options);
+        await noteDefaultLimit(ctx, platform, operation, options.limit);
         const job = await withProgress(
           ctx,
           jobProgress(ctx.out),
@@ -50,7 +52,7 @@ export function registerJobs(program: Command): void {
     .argument('<platform>', 'platform (sdx platforms lists them)')
     .argument('<operation>', 'operation of the platform')
     .argument('<target>', 'username, URL, query... as the operation expects')
-    .option('-l, --limit <n>', 'results wanted', integer())
+    .option('-l, --limit <n>', LIMIT_HELP, integer())
     .option('--include-posts <n>', 'posts bundled with a profile', integer(0))
     .option('--no-cache', 'skip the result cache')
     .option('--idempotency-key <key>', 'your own Idempotency-Key (default: a fresh one, reused on retries)')
@@ -58,6 +60,7 @@ export function registerJobs(program: Command): void {
     .action(
       action(async (ctx, platform: string, operation: string, target: string, options: JobOptions) => {
         const sdx = ctx.client();
+        await noteDefaultLimit(ctx, platform, operation, options.limit);
         const job = await sdx.jobs.create(request(platform, operation, target, options), { idempotencyKey: options.idempotencyKey, noCache: !options.cache });
         if (!options.wait) {
           printJob(ctx.out, job);

@@ -4,6 +4,7 @@ import { action, collect, integer, oneOf } from '../args';
 import { readTargets } from '../context';
 import { UsageError } from '../exit-codes';
 import { number, type Output } from '../output';
+import { LIMIT_HELP, noteDefaultLimit } from './catalog';
 
 const FREQUENCIES = ['once', 'daily', 'weekly', 'monthly'] as const;
 
@@ -27,7 +28,7 @@ export function registerSchedules(program: Command): void {
     .requiredOption('--frequency <frequency>', 'once, daily, weekly or monthly', oneOf(FREQUENCIES))
     .requiredOption('--timezone <zone>', 'IANA time zone of the wall-clock time, e.g. Europe/Paris')
     .requiredOption('--starts-at <time>', 'first occurrence, ISO 8601 with its UTC offset')
-    .option('-l, --limit <n>', 'results wanted per target', integer())
+    .option('-l, --limit <n>', LIMIT_HELP, integer())
     .option('--include-posts <n>', 'posts bundled with each profile', integer(0))
     .option('--delivery <mode>', 'all, or new_only (only items no earlier run delivered)', oneOf(['all', 'new_only'] as const))
     .action(
@@ -52,6 +53,7 @@ export function registerSchedules(program: Command): void {
             ...(options.includePosts !== undefined ? { include_posts: options.includePosts } : {}),
             ...(options.delivery ? { delivery: options.delivery } : {}),
           };
+          await noteDefaultLimit(ctx, platform, operation, options.limit);
           printSchedule(ctx.out, await ctx.client().schedules.create(body));
         },
       ),

@@ -1,5 +1,5 @@
 import { useQuery } from '@tanstack/react-query';
-import { Link } from 'react-router';
+import { WorkspaceLink } from './workspace-link';
 import { api, currentWorkspaceId, type Role, type Schemas, unwrap } from '../api/client';
 import { formatNumber } from '../format';
 import { atLeast } from '../roles';
@@ -61,12 +61,12 @@ export function LowCreditsWarning({ role, onBillingPage = false }: { role: Role;
           <>An admin of this workspace can buy credits.</>
         )
       ) : atLeast(role, 'admin') ? (
-        <Link className="button primary" to="/billing">
+        <WorkspaceLink className="button primary" to="/billing">
           Buy credits
-        </Link>
+        </WorkspaceLink>
       ) : (
         <>
-          See <Link to="/billing">Billing</Link>; an admin of this workspace can buy credits.
+          See <WorkspaceLink to="/billing">Billing</WorkspaceLink>; an admin of this workspace can buy credits.
         </>
       )}
     </div>

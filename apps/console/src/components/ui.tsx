@@ -1,5 +1,5 @@
 import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
-import { Link } from 'react-router';
+import { WorkspaceLink } from './workspace-link';
 import { ApiProblem } from '../api/client';
 
 /** Titles of the statuses a person meets, so an error reads as a sentence before its details. */
@@ -65,7 +65,7 @@ export function TwoFactorHint({ status }: { status: number }) {
   return (
     <p>
       {status === 409 ? 'Turn on two-factor sign-in on your own account first, then require it here. ' : null}
-      <Link to="/security">Turn on two-factor sign-in in your security settings</Link>.
+      <WorkspaceLink to="/security">Turn on two-factor sign-in in your security settings</WorkspaceLink>.
     </p>
   );
 }

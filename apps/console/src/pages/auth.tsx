@@ -1,11 +1,11 @@
-import { useMutation, useQueryClient } from '@tanstack/react-query';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, type ReactNode, useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { api, ApiProblem, unwrap } from '../api/client';
 import { ErrorNotice, Field, Loading, PageHeader, SubmitButton } from '../components/ui';
 import { useSession } from '../session';
 
-function AuthFrame({ title, children }: { title: string; children: ReactNode }) {
+export function AuthFrame({ title, children }: { title: string; children: ReactNode }) {
   return (
     <main id="main" className="auth">
       <div className="auth-card">
@@ -16,6 +16,9 @@ function AuthFrame({ title, children }: { title: string; children: ReactNode }) 
     </main>
   );
 }
+
+/** The console's OAuth consent page (GET /oauth/authorize sends the browser there). */
+export const CONSENT_PATH = '/oauth/consent';
 
 const isCode = (error: unknown, code: string) => error instanceof ApiProblem && error.code === code;
 
@@ -93,6 +96,9 @@ export function SignIn() {
   });
   const withCode = useMutation({ mutationFn: () => session.signIn(email, password, code.replace(/\s+/g, '')) });
   const invited = location.pathname.startsWith('/invitations/accept');
+  // An agent's OAuth request (/oauth/consent): the page comes back, query and all, once signed in.
+  const consent = location.pathname === CONSENT_PATH;
+  const comeBack = invited || consent;
   const startOver = () => {
     setStep('password');
     setCode('');
@@ -149,7 +155,17 @@ export function SignIn() {
   };
   return (
     <AuthFrame title="Sign in">
-      {invited && <p className="notice">Sign in (or sign up) with the email the invitation was sent to, then accept it.</p>}
+      {invited && (
+        <>
+          <InvitationSummary token={new URLSearchParams(location.search).get('token') ?? ''} />
+          <p className="notice">Sign in (or sign up) with the email the invitation was sent to, then accept it.</p>
+        </>
+      )}
+      {consent && (
+        <p className="notice" data-testid="consent-sign-in">
+          Sign in (or sign up) to connect {new URLSearchParams(location.search).get('client_name')?.trim() || 'an application'} to your account. You choose its workspace and role next.
+        </p>
+      )}
       <ErrorNotice error={session.problem} />
       <form onSubmit={onSubmit}>
         <Field label="Email">{(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
@@ -163,7 +179,7 @@ export function SignIn() {
         <Link to="/reset">Forgot your password?</Link>
       </p>
       <p>
-        New here? <Link to={{ pathname: '/signup', search: invited ? `?next=${encodeURIComponent(location.pathname + location.search)}` : '' }}>Create an account</Link>
+        New here? <Link to={{ pathname: '/signup', search: comeBack ? `?next=${encodeURIComponent(location.pathname + location.search)}` : '' }}>Create an account</Link>
       </p>
     </AuthFrame>
   );
@@ -399,6 +415,41 @@ function NewPasswordForm({ token }: { token: string }) {
   );
 }
 
+/**
+ * What an invitation is for, read by its token before it is accepted (GET
+ * /v1/invitations/preview): the workspace, the role and who sent it. A used, expired or unknown
+ * token says so here, before anyone signs in or accepts.
+ */
+export function InvitationSummary({ token }: { token: string }) {
+  const preview = useQuery({
+    queryKey: ['invitation-preview', token],
+    queryFn: () => unwrap(api.GET('/v1/invitations/preview', { params: { query: { token } } })),
+    enabled: token !== '',
+    staleTime: Infinity,
+  });
+  if (!token) return null;
+  if (preview.isPending) return <Loading label="Reading the invitation" />;
+  if (preview.error) return <ErrorNotice error={preview.error} title={isCode(preview.error, 'invitation_invalid') ? 'This invitation no longer works' : undefined} />;
+  const { workspace, role, invited_by: by, expires_at: expires } = preview.data;
+  return (
+    <div className="notice" data-testid="invitation-summary">
+      <p>
+        {by ? (
+          <>
+            <strong>{by.display_name ? `${by.display_name} (${by.email})` : by.email}</strong> invited you
+          </>
+        ) : (
+          'You are invited'
+        )}{' '}
+        to join the workspace <strong>{workspace.name}</strong> as {role === 'admin' || role === 'owner' ? 'an' : 'a'} {role}.
+      </p>
+      <p className="muted small">
+        Workspace <code>{workspace.id}</code> · the invitation works until {new Date(expires).toLocaleString()}.
+      </p>
+    </div>
+  );
+}
+
 /** /invitations/accept?token=…: the link of an invitation, for a signed-in user. */
 export function AcceptInvitation() {
   const session = useSession();
@@ -411,7 +462,7 @@ export function AcceptInvitation() {
     onSuccess: async (workspace) => {
       queryClient.clear();
       await session.refresh(workspace.id);
-      void navigate('/', { replace: true });
+      void navigate(`/w/${workspace.id}/`, { replace: true });
     },
   });
   return (
@@ -419,8 +470,9 @@ export function AcceptInvitation() {
       <PageHeader title="Accept an invitation" />
       {token ? (
         <>
+          <InvitationSummary token={token} />
           <p>
-            You are signed in as <strong>{session.user?.email}</strong>. Accepting adds you to the workspace that invited this email.
+            You are signed in as <strong>{session.user?.email}</strong>. Accepting adds you to this workspace when the invitation was sent to this email.
           </p>
           <ErrorNotice error={accept.error} />
           <button type="button" className="primary" disabled={accept.isPending} onClick={() => accept.mutate()}>

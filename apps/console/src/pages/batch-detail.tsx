@@ -1,9 +1,11 @@
 import { useMutation, useQueryClient } from '@tanstack/react-query';
-import { Link, useParams } from 'react-router';
+import { useParams } from 'react-router';
+import { WorkspaceLink } from '../components/workspace-link';
 import { api, unwrap } from '../api/client';
 import { isTerminal } from '../api/jobs';
 import { useLiveBatch } from '../api/live';
 import { ExportButtons } from '../components/exports';
+import { BatchResults } from '../components/results-browser';
 import { DataTable } from '../components/table';
 import { ConfirmButton, ErrorNotice, formatDate, formatNumber, Loading, PageHeader, StatusBadge } from '../components/ui';
 import { plural } from '../format';
@@ -55,6 +57,10 @@ export default function BatchDetail() {
         <dd>{formatDate(b.created_at)}</dd>
       </dl>
       <ExportButtons path={`/v1/batches/${b.id}/export`} baseName={b.id} ready={isTerminal(b.status) && b.completed_count > 0} status={b.status} />
+      <section aria-labelledby="results-title">
+        <h2 id="results-title">Results</h2>
+        <BatchResults batch={b} />
+      </section>
       <section aria-labelledby="children-title">
         <h2 id="children-title">Children</h2>
         <DataTable
@@ -62,7 +68,7 @@ export default function BatchDetail() {
           data={b.jobs ?? []}
           columns={[
             { header: 'Target', accessorKey: 'target', cell: (c) => <span className="target">{c.row.original.target}</span> },
-            { header: 'Job', accessorKey: 'id', cell: (c) => <Link to={`/jobs/${c.row.original.id}`}><code>{c.row.original.id}</code></Link> },
+            { header: 'Job', accessorKey: 'id', cell: (c) => <WorkspaceLink to={`/jobs/${c.row.original.id}`}><code>{c.row.original.id}</code></WorkspaceLink> },
             { header: 'Status', accessorKey: 'status', cell: (c) => <StatusBadge status={c.row.original.status} /> },
           ]}
         />

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useState } from 'react';
-import { Link } from 'react-router';
+import { WorkspaceLink } from '../components/workspace-link';
 import { api, type Batch, currentWorkspaceId, unwrapPage } from '../api/client';
 import { DataTable } from '../components/table';
 import { ErrorNotice, formatDate, formatNumber, Loading, PageHeader, Pager, StatusBadge } from '../components/ui';
@@ -21,7 +21,7 @@ export function childStates(b: Batch): string {
 }
 
 const columns: ColumnDef<Batch, any>[] = [
-  { header: 'Batch', accessorKey: 'id', cell: (c) => <Link to={`/batches/${c.row.original.id}`}><code>{c.row.original.id}</code></Link> },
+  { header: 'Batch', accessorKey: 'id', cell: (c) => <WorkspaceLink to={`/batches/${c.row.original.id}`}><code>{c.row.original.id}</code></WorkspaceLink> },
   { header: 'Platform', accessorKey: 'platform' },
   { header: 'Operation', accessorKey: 'operation' },
   { header: 'Targets', accessorKey: 'target_count' },
@@ -45,9 +45,9 @@ export default function Batches() {
     <div>
       <PageHeader title="Batches">
         {atLeast(role, 'member') && (
-          <Link className="button primary" to="/batches/new">
+          <WorkspaceLink className="button primary" to="/batches/new">
             New batch
-          </Link>
+          </WorkspaceLink>
         )}
       </PageHeader>
       <ErrorNotice error={query.error} />

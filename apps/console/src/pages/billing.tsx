@@ -7,6 +7,7 @@ import { type Billing, formatMoney, LowCreditsWarning, useAccountCredits, useBil
 import { DataTable } from '../components/table';
 import { ErrorNotice, formatDate, formatNumber, Loading, PageHeader } from '../components/ui';
 import { plural } from '../format';
+import { useAt } from '../paths';
 import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
 
@@ -156,7 +157,8 @@ export default function BillingPage() {
 
 /** The packs on sale, each with its price and, for admins, a Buy button that goes to Stripe's checkout. */
 function Packs({ billing, canBuy, unavailable, onUnavailable }: { billing: Billing; canBuy: boolean; unavailable: boolean; onUnavailable: () => void }) {
-  const billingPage = useHref('/billing');
+  // Stripe sends the buyer back to this workspace's Billing page, whichever is chosen meanwhile.
+  const billingPage = useHref(useAt()('/billing'));
   const back = (outcome: 'success' | 'cancelled') => new URL(`${billingPage}?checkout=${outcome}`, window.location.origin).toString();
   const buy = useMutation({
     mutationFn: (packId: string) => unwrap(api.POST('/v1/billing/checkout', { body: { pack_id: packId, success_url: back('success'), cancel_url: back('cancelled') } })),

@@ -5,7 +5,7 @@ import { isTerminal } from '../api/jobs';
 import { useLiveJob } from '../api/live';
 import { ExportButtons } from '../components/exports';
 import { JobProgress } from '../components/progress';
-import { ResultPreview } from '../components/result-preview';
+import { ResultsBrowser } from '../components/results-browser';
 import { ConfirmButton, ErrorNotice, formatDate, formatNumber, Loading, PageHeader, StatusBadge } from '../components/ui';
 import { plural } from '../format';
 import { atLeast } from '../roles';
@@ -109,7 +109,7 @@ export default function JobDetail() {
       <ExportButtons path={`/v1/jobs/${j.id}/export`} baseName={j.id} ready={j.status === 'completed'} status={j.status} />
       <section aria-labelledby="result-title">
         <h2 id="result-title">Result</h2>
-        <ResultPreview job={j} />
+        <ResultsBrowser job={j} />
       </section>
     </div>
   );

@@ -1,7 +1,8 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useState } from 'react';
-import { Link, useSearchParams } from 'react-router';
+import { useSearchParams } from 'react-router';
+import { WorkspaceLink } from '../components/workspace-link';
 import { api, currentWorkspaceId, type Job, unwrap } from '../api/client';
 import { JOB_STATUSES, listJobs } from '../api/jobs';
 import { JobProgress } from '../components/progress';
@@ -15,9 +16,9 @@ export const jobColumns: ColumnDef<Job, any>[] = [
     header: 'Job',
     accessorKey: 'id',
     cell: (c) => (
-      <Link to={`/jobs/${c.row.original.id}`}>
+      <WorkspaceLink to={`/jobs/${c.row.original.id}`}>
         <code>{c.row.original.id}</code>
-      </Link>
+      </WorkspaceLink>
     ),
   },
   { header: 'Platform', accessorKey: 'platform' },
@@ -65,9 +66,9 @@ export default function Jobs() {
     <div>
       <PageHeader title="Jobs">
         {atLeast(role, 'member') && (
-          <Link className="button primary" to="/jobs/new">
+          <WorkspaceLink className="button primary" to="/jobs/new">
             New job
-          </Link>
+          </WorkspaceLink>
         )}
       </PageHeader>
       <form className="filters" aria-label="Filter jobs" onSubmit={(e) => e.preventDefault()}>

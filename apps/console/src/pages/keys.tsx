@@ -6,7 +6,22 @@ import { ConfirmButton, ErrorNotice, Field, formatDate, Loading, PageHeader, Sec
 import { atLeast, ROLES } from '../roles';
 import { useWorkspace } from '../session';
 
+/** A key of GET /v1/keys: one made here (`api_key`) or an application's OAuth grant (`oauth`, extensions-2.md 3). */
 type ApiKey = Schemas['ApiKey'];
+
+const isOAuth = (k: ApiKey) => k.kind === 'oauth';
+
+/** An OAuth grant as the table names it: a badge, so it stands apart from the keys made here. */
+function KindCell({ apiKey }: { apiKey: ApiKey }) {
+  return isOAuth(apiKey) ? <span className="badge badge-info">OAuth app</span> : <span>API key</span>;
+}
+
+function revokeQuestion(k: ApiKey): string {
+  const name = k.name ?? k.prefix;
+  return isOAuth(k)
+    ? `Revoke the access of the OAuth app "${name}"? Its tokens stop working at their next request, and it must be connected again to come back. This cannot be undone.`
+    : `Revoke the key "${name}"? Programs using it fail from their next request. This cannot be undone.`;
+}
 
 function keyState(k: ApiKey): string {
   if (k.revoked_at) return 'revoked';
@@ -45,7 +60,10 @@ export default function Keys() {
   return (
     <div>
       <PageHeader title="API keys" />
-      <p className="muted">Keys let programs call the API as this workspace. Revoking one stops it at its next request; signed-in people are not affected.</p>
+      <p className="muted">
+        Keys let programs call the API as this workspace. Applications a person connected by OAuth (agents signing in through the console) are listed here too, as OAuth apps. Revoking
+        either stops it at its next request; signed-in people are not affected.
+      </p>
       {created && (
         <SecretOnce title={`Key "${created.name}" created`} secret={created.api_key} onDone={() => setCreated(null)}>
           <p className="small">
@@ -80,6 +98,7 @@ export default function Keys() {
           data={keys.data}
           columns={[
             { header: 'Name', accessorKey: 'name' },
+            { header: 'Kind', id: 'kind', accessorFn: (k) => (isOAuth(k) ? 'OAuth app' : 'API key'), cell: (c) => <KindCell apiKey={c.row.original} /> },
             { header: 'Key', accessorKey: 'prefix', cell: (c) => <code>{c.row.original.prefix}…</code> },
             { header: 'Role', accessorKey: 'role' },
             { header: 'State', id: 'state', accessorFn: keyState, cell: (c) => <StatusBadge status={keyState(c.row.original)} /> },
@@ -97,8 +116,8 @@ export default function Keys() {
                         <ConfirmButton
                           label="Revoke"
                           danger
-                          question={`Revoke the key "${c.row.original.name ?? c.row.original.prefix}"? Programs using it fail from their next request. This cannot be undone.`}
-                          confirmLabel="Revoke the key"
+                          question={revokeQuestion(c.row.original)}
+                          confirmLabel={isOAuth(c.row.original) ? 'Revoke its access' : 'Revoke the key'}
                           onConfirm={() => revoke.mutate(c.row.original.id)}
                         />
                       ) : null,

@@ -1,6 +1,6 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { useLocation } from 'react-router';
+import { useLocation, useNavigate } from 'react-router';
 import { api, currentWorkspaceId, type Role, type Schemas, unwrap } from '../api/client';
 import { DataTable } from '../components/table';
 import { ConfirmButton, CopyButton, ErrorNotice, Field, formatDate, Loading, PageHeader, SubmitButton } from '../components/ui';
@@ -11,6 +11,7 @@ type Member = Schemas['Member'];
 
 export default function Members() {
   const { workspace, role, user, refresh } = useWorkspace();
+  const navigate = useNavigate();
   const queryClient = useQueryClient();
   /** Set by Settings when it has just created this team workspace. */
   const createdTeam = (useLocation().state as { createdTeam?: string } | null)?.createdTeam;
@@ -51,7 +52,11 @@ export default function Members() {
   const removeMember = useMutation({
     mutationFn: (userId: string) => unwrap(api.DELETE('/v1/workspaces/{workspace_id}/members/{user_id}', { params: { path: { workspace_id: workspace.id, user_id: userId } } })),
     onSuccess: async (_data, userId) => {
-      if (userId === user?.id) await refresh();
+      if (userId === user?.id) {
+        // Left: on to the overview of the workspace the console falls back to.
+        await refresh();
+        void navigate('/', { replace: true });
+      }
       else await queryClient.invalidateQueries({ queryKey: membersKey });
     },
   });

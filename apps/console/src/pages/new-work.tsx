@@ -1,6 +1,7 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useMemo, useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { useWorkspaceNavigate } from '../paths';
+import { WorkspaceLink } from '../components/workspace-link';
 import { api, currentWorkspaceId, type Schemas, unwrap } from '../api/client';
 import { duplicatesOf, parseTargets, targetHint, targetProblem } from '../components/targets';
 import { ErrorNotice, Field, formatNumber, PageHeader, SubmitButton } from '../components/ui';
@@ -21,7 +22,12 @@ function useSettled<T>(value: T, ms = 350): T {
   return settled;
 }
 
-/** Platform and operation pickers from GET /v1/platforms, with the price of the chosen operation. */
+/**
+ * Platform and operation pickers from GET /v1/platforms, with the price of the chosen operation
+ * and its results per target: the operation's own default (`default_limit`, what the service
+ * applies when a request names no limit) until changed, at most its `max_results`. Choosing
+ * another operation puts its default back. A limit of 0 is "not chosen yet".
+ */
 export function RecipeFields(props: {
   platform: string;
   operation: string;
@@ -32,8 +38,13 @@ export function RecipeFields(props: {
   const platform = platforms.data?.find((p) => p.platform === props.platform);
   const operation = platform?.operations.find((o) => o.operation === props.operation);
   useEffect(() => {
-    if (platforms.data && !platform) props.onChange({ platform: platforms.data[0]!.platform, operation: platforms.data[0]!.operations[0]!.operation, limit: props.limit });
-    else if (platform && !operation) props.onChange({ platform: props.platform, operation: platform.operations[0]!.operation, limit: props.limit });
+    if (platforms.data && !platform) {
+      const first = platforms.data[0]!.operations[0]!;
+      props.onChange({ platform: platforms.data[0]!.platform, operation: first.operation, limit: first.default_limit });
+    } else if (platform && !operation) {
+      const first = platform.operations[0]!;
+      props.onChange({ platform: props.platform, operation: first.operation, limit: first.default_limit });
+    }
   });
   if (platforms.error) return <ErrorNotice error={platforms.error} />;
   const price = operation
@@ -61,8 +72,8 @@ export function RecipeFields(props: {
             aria-describedby={describedBy}
             value={props.operation}
             onChange={(e) => {
-              const max = platform?.operations.find((o) => o.operation === e.target.value)?.max_results ?? props.limit;
-              props.onChange({ platform: props.platform, operation: e.target.value, limit: Math.min(Math.max(props.limit, 12), max) });
+              const chosen = platform?.operations.find((o) => o.operation === e.target.value);
+              props.onChange({ platform: props.platform, operation: e.target.value, limit: chosen?.default_limit ?? 0 });
             }}
           >
             {platform?.operations.map((o) => (
@@ -73,7 +84,10 @@ export function RecipeFields(props: {
           </select>
         )}
       </Field>
-      <Field label="Results per target" hint={operation ? `At most ${formatNumber(operation.max_results)}.` : undefined}>
+      <Field
+        label="Results per target"
+        hint={operation ? <span data-testid="limit-hint">{`Default ${formatNumber(operation.default_limit)}; at most ${formatNumber(operation.max_results)}.`}</span> : undefined}
+      >
         {(id, describedBy) => (
           <input
             id={id}
@@ -82,7 +96,7 @@ export function RecipeFields(props: {
             min={1}
             max={operation?.max_results ?? 25000}
             aria-describedby={describedBy}
-            value={props.limit}
+            value={props.limit || ''}
             onChange={(e) => props.onChange({ platform: props.platform, operation: props.operation, limit: Number(e.target.value) })}
           />
         )}
@@ -121,8 +135,9 @@ function Quote({ body }: { body: Schemas['QuoteRequest'] | null }) {
 
 export default function NewWork({ mode }: { mode: 'job' | 'batch' }) {
   const { role } = useWorkspace();
-  const navigate = useNavigate();
-  const [recipe, setRecipe] = useState({ platform: '', operation: '', limit: 12 });
+  const navigate = useWorkspaceNavigate();
+  // The limit is the chosen operation's default once GET /v1/platforms has answered (RecipeFields).
+  const [recipe, setRecipe] = useState({ platform: '', operation: '', limit: 0 });
   const [target, setTarget] = useState('');
   const [targetsText, setTargetsText] = useState('');
   const targets = useMemo(() => parseTargets(targetsText), [targetsText]);
@@ -157,9 +172,9 @@ export default function NewWork({ mode }: { mode: 'job' | 'batch' }) {
   return (
     <div>
       <PageHeader title={mode === 'job' ? 'New job' : 'New batch'}>
-        <Link className="button" to={mode === 'job' ? '/batches/new' : '/jobs/new'}>
+        <WorkspaceLink className="button" to={mode === 'job' ? '/batches/new' : '/jobs/new'}>
           {mode === 'job' ? 'Several targets? New batch' : 'One target? New job'}
-        </Link>
+        </WorkspaceLink>
       </PageHeader>
       <form onSubmit={onSubmit} className="stack" noValidate>
         <RecipeFields {...recipe} onChange={setRecipe} />

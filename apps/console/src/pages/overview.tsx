@@ -1,6 +1,7 @@
 import { useMutation, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { useWorkspaceNavigate } from '../paths';
+import { WorkspaceLink } from '../components/workspace-link';
 import type { Role } from '../api/client';
 import { api, currentWorkspaceId, unwrap } from '../api/client';
 import { listJobs } from '../api/jobs';
@@ -34,12 +35,12 @@ export default function Overview() {
       <PageHeader title="Overview">
         {atLeast(role, 'member') && (
           <>
-            <Link className="button primary" to="/jobs/new">
+            <WorkspaceLink className="button primary" to="/jobs/new">
               New job
-            </Link>
-            <Link className="button" to="/batches/new">
+            </WorkspaceLink>
+            <WorkspaceLink className="button" to="/batches/new">
               New batch
-            </Link>
+            </WorkspaceLink>
           </>
         )}
       </PageHeader>
@@ -120,7 +121,7 @@ const DISMISSED = 'sdx.console.checklist-dismissed.';
  */
 function GettingStarted({ role }: { role: Role }) {
   const ws = currentWorkspaceId();
-  const navigate = useNavigate();
+  const navigate = useWorkspaceNavigate();
   const [dismissed, setDismissed] = useState(() => localStorage.getItem(DISMISSED + ws) === '1');
   const anyJob = useQuery({ queryKey: [ws, 'jobs', 'any'], queryFn: () => listJobs({ limit: 1, include_result: false }), enabled: !dismissed });
   const example = useMutation({
@@ -137,7 +138,7 @@ function GettingStarted({ role }: { role: Role }) {
       <h2 id="start-title">Getting started</h2>
       <ol>
         <li>
-          {atLeast(role, 'admin') ? <Link to="/keys">Make an API key</Link> : <Link to="/keys">See the API keys</Link>} for your programs to call the API with.
+          {atLeast(role, 'admin') ? <WorkspaceLink to="/keys">Make an API key</WorkspaceLink> : <WorkspaceLink to="/keys">See the API keys</WorkspaceLink>} for your programs to call the API with.
         </li>
         <li>
           {atLeast(role, 'member') ? (

@@ -1,5 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { Link, useNavigate, useParams } from 'react-router';
+import { useParams } from 'react-router';
+import { useWorkspaceNavigate } from '../paths';
+import { WorkspaceLink } from '../components/workspace-link';
 import { api, currentWorkspaceId, type ScheduleRun, unwrap } from '../api/client';
 import { DataTable } from '../components/table';
 import { ConfirmButton, ErrorNotice, formatDate, Loading, PageHeader, StatusBadge } from '../components/ui';
@@ -14,11 +16,11 @@ export function runOutcome(run: ScheduleRun) {
     case 'queued':
       return run.job_id ? (
         <>
-          Ran job <Link to={`/jobs/${run.job_id}`}>{run.job_id}</Link>
+          Ran job <WorkspaceLink to={`/jobs/${run.job_id}`}>{run.job_id}</WorkspaceLink>
         </>
       ) : run.batch_id ? (
         <>
-          Ran batch <Link to={`/batches/${run.batch_id}`}>{run.batch_id}</Link>
+          Ran batch <WorkspaceLink to={`/batches/${run.batch_id}`}>{run.batch_id}</WorkspaceLink>
         </>
       ) : (
         'Dispatched'
@@ -37,7 +39,7 @@ export function runOutcome(run: ScheduleRun) {
 export default function ScheduleDetail() {
   const { scheduleId = '' } = useParams();
   const { role } = useWorkspace();
-  const navigate = useNavigate();
+  const navigate = useWorkspaceNavigate();
   const queryClient = useQueryClient();
   const key = [currentWorkspaceId(), 'schedule', scheduleId];
   const schedule = useQuery({
@@ -83,9 +85,9 @@ export default function ScheduleDetail() {
             <button type="button" onClick={() => act.mutate('run')} disabled={act.isPending}>
               Run now
             </button>
-            <Link className="button" to={`/schedules/${s.id}/edit`}>
+            <WorkspaceLink className="button" to={`/schedules/${s.id}/edit`}>
               Edit
-            </Link>
+            </WorkspaceLink>
             <ConfirmButton label="Delete" danger question={`Delete the schedule "${s.name}"? Its past jobs and their results are kept.`} onConfirm={() => remove.mutate()} />
           </>
         )}
@@ -126,7 +128,7 @@ export default function ScheduleDetail() {
           ]}
         />
         <p>
-          <Link to={`/jobs?schedule_id=${s.id}`}>All jobs of this schedule</Link>
+          <WorkspaceLink to={`/jobs?schedule_id=${s.id}`}>All jobs of this schedule</WorkspaceLink>
         </p>
       </section>
     </div>

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useEffect, useMemo, useState } from 'react';
-import { useNavigate, useParams } from 'react-router';
+import { useParams } from 'react-router';
+import { useWorkspaceNavigate } from '../paths';
 import { api, currentWorkspaceId, type Schedule, type Schemas, unwrap } from '../api/client';
 import { DataTable } from '../components/table';
 import { duplicatesOf, parseTargets, targetHint } from '../components/targets';
@@ -36,7 +37,8 @@ function tomorrowNine(): string {
 }
 
 function draftOf(s: Schedule | undefined): Draft {
-  if (!s) return { name: '', platform: '', operation: '', limit: 12, targetsText: '', frequency: 'daily', timezone: browserZone(), wall: tomorrowNine(), delivery: 'all' };
+  // A new schedule's limit: its operation's default, set with the operation (RecipeFields).
+  if (!s) return { name: '', platform: '', operation: '', limit: 0, targetsText: '', frequency: 'daily', timezone: browserZone(), wall: tomorrowNine(), delivery: 'all' };
   return {
     name: s.name,
     platform: s.platform,
@@ -88,7 +90,7 @@ function Preview({ frequency, timezone, startsAt }: { frequency: Frequency; time
 export default function ScheduleEdit() {
   const { scheduleId } = useParams();
   const { role } = useWorkspace();
-  const navigate = useNavigate();
+  const navigate = useWorkspaceNavigate();
   const queryClient = useQueryClient();
   const existing = useQuery({
     queryKey: [currentWorkspaceId(), 'schedule', scheduleId],
@@ -107,7 +109,8 @@ export default function ScheduleEdit() {
         platform: d.platform,
         operation: d.operation as Schemas['OperationName'],
         targets: parseTargets(d.targetsText),
-        limit: d.limit,
+        // Left empty: the service applies the operation's default, as the field said.
+        ...(d.limit > 0 ? { limit: d.limit } : {}),
         include_posts: 0,
         frequency: d.frequency,
         timezone: d.timezone,

@@ -1,7 +1,7 @@
 import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import type { ColumnDef } from '@tanstack/react-table';
 import { useState } from 'react';
-import { Link } from 'react-router';
+import { WorkspaceLink } from '../components/workspace-link';
 import { api, currentWorkspaceId, type Schedule, unwrapPage } from '../api/client';
 import { DataTable } from '../components/table';
 import { ErrorNotice, Loading, PageHeader, Pager, StatusBadge } from '../components/ui';
@@ -10,7 +10,7 @@ import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
 
 const columns: ColumnDef<Schedule, any>[] = [
-  { header: 'Name', accessorKey: 'name', cell: (c) => <Link to={`/schedules/${c.row.original.id}`}>{c.row.original.name}</Link> },
+  { header: 'Name', accessorKey: 'name', cell: (c) => <WorkspaceLink to={`/schedules/${c.row.original.id}`}>{c.row.original.name}</WorkspaceLink> },
   { header: 'What', id: 'what', enableSorting: false, cell: (c) => `${c.row.original.platform} · ${c.row.original.operation} · ${c.row.original.targets.length} target${c.row.original.targets.length === 1 ? '' : 's'}` },
   { header: 'Repeats', accessorKey: 'frequency' },
   { header: 'Status', accessorKey: 'status', cell: (c) => <StatusBadge status={c.row.original.status} /> },
@@ -34,9 +34,9 @@ export default function Schedules() {
     <div>
       <PageHeader title="Schedules">
         {atLeast(role, 'member') && (
-          <Link className="button primary" to="/schedules/new">
+          <WorkspaceLink className="button primary" to="/schedules/new">
             New schedule
-          </Link>
+          </WorkspaceLink>
         )}
       </PageHeader>
       <ErrorNotice error={query.error} />

@@ -1,8 +1,10 @@
 import { useMutation } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { useNavigate } from 'react-router';
+import { WorkspaceLink } from '../components/workspace-link';
 import { api, unwrap } from '../api/client';
 import { ErrorNotice, Field, PageHeader, SubmitButton } from '../components/ui';
+import { workspacePath } from '../paths';
 import { useWorkspace } from '../session';
 
 export default function Settings() {
@@ -15,8 +17,8 @@ export default function Settings() {
     onSuccess: async (ws) => {
       setTeamName('');
       await refresh(ws.id);
-      // The members page confirms the creation (and is where the team's members are invited).
-      void navigate('/members', { state: { createdTeam: ws.name } });
+      // The members page of the new workspace confirms the creation (and is where its members are invited).
+      void navigate(workspacePath(ws.id, '/members'), { state: { createdTeam: ws.name } });
     },
   });
   const renameWs = useMutation({
@@ -80,7 +82,7 @@ export default function Settings() {
       <section aria-labelledby="security-title">
         <h2 id="security-title">Your password and sign-in</h2>
         <p>
-          Signed in as {user?.email}. Change your password and turn on two-factor sign-in in <Link to="/security">Security</Link>.
+          Signed in as {user?.email}. Change your password and turn on two-factor sign-in in <WorkspaceLink to="/security">Security</WorkspaceLink>.
         </p>
       </section>
     </div>

@@ -1,6 +1,7 @@
 import { keepPreviousData, useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { useState } from 'react';
-import { useNavigate, useParams } from 'react-router';
+import { useParams } from 'react-router';
+import { useWorkspaceNavigate } from '../paths';
 import { api, currentWorkspaceId, type Schemas, unwrap, unwrapPage } from '../api/client';
 import { DataTable } from '../components/table';
 import { ConfirmButton, ErrorNotice, formatDate, Loading, PageHeader, Pager, SecretOnce, StatusBadge } from '../components/ui';
@@ -11,7 +12,7 @@ import { EventPicker } from './webhooks';
 export default function WebhookDetail() {
   const { webhookId = '' } = useParams();
   const { role } = useWorkspace();
-  const navigate = useNavigate();
+  const navigate = useWorkspaceNavigate();
   const queryClient = useQueryClient();
   const path = { params: { path: { webhook_id: webhookId } } };
   const key = [currentWorkspaceId(), 'webhook', webhookId];

@@ -1,6 +1,7 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
-import { Link, useNavigate } from 'react-router';
+import { useWorkspaceNavigate } from '../paths';
+import { WorkspaceLink } from '../components/workspace-link';
 import { WEBHOOK_EVENT_TYPES } from '@sdx/contract';
 import { api, currentWorkspaceId, type Schemas, unwrap } from '../api/client';
 import { DataTable } from '../components/table';
@@ -36,7 +37,7 @@ export function EventPicker({ value, onChange }: { value: EventSelector[]; onCha
 
 export default function Webhooks() {
   const { role } = useWorkspace();
-  const navigate = useNavigate();
+  const navigate = useWorkspaceNavigate();
   const queryClient = useQueryClient();
   const key = [currentWorkspaceId(), 'webhooks'];
   const hooks = useQuery({ queryKey: key, queryFn: () => unwrap(api.GET('/v1/webhooks')) });
@@ -92,7 +93,7 @@ export default function Webhooks() {
           data={hooks.data}
           empty="No webhook yet."
           columns={[
-            { header: 'URL', accessorKey: 'url', cell: (c) => <Link to={`/webhooks/${c.row.original.id}`}>{c.row.original.url}</Link> },
+            { header: 'URL', accessorKey: 'url', cell: (c) => <WorkspaceLink to={`/webhooks/${c.row.original.id}`}>{c.row.original.url}</WorkspaceLink> },
             { header: 'Events', id: 'events', accessorFn: (h) => h.events.join(', ') },
             { header: 'State', id: 'enabled', accessorFn: (h) => (h.enabled ? 'active' : 'paused'), cell: (c) => <StatusBadge status={c.row.original.enabled ? 'active' : 'paused'} /> },
             { header: 'Description', accessorKey: 'description' },

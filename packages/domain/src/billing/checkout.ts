@@ -44,9 +44,9 @@ export async function ensureCustomer(db: Db, stripe: Stripe, workspaceId: string
   return stored.stripe_customer_id;
 }
 
-/** The console's Billing page, where Stripe sends the buyer back by default. */
-function billingPage(appUrl: string, outcome: 'success' | 'cancelled'): string {
-  return `${appUrl.replace(/\/+$/, '')}/console/billing?checkout=${outcome}`;
+/** The buying workspace's Billing page in the console, where Stripe sends the buyer back by default. */
+function billingPage(appUrl: string, workspaceId: string, outcome: 'success' | 'cancelled'): string {
+  return `${appUrl.replace(/\/+$/, '')}/console/w/${encodeURIComponent(workspaceId)}/billing?checkout=${outcome}`;
 }
 
 export async function createCheckout(
@@ -72,8 +72,8 @@ export async function createCheckout(
         metadata,
         line_items: [{ price_data: { currency: pack.currency, unit_amount: pack.amount, product_data: { name: packName(pack) } }, quantity: 1 }],
         payment_intent_data: { setup_future_usage: 'off_session', metadata },
-        success_url: input.success_url ?? billingPage(services.config.appUrl, 'success'),
-        cancel_url: input.cancel_url ?? billingPage(services.config.appUrl, 'cancelled'),
+        success_url: input.success_url ?? billingPage(services.config.appUrl, workspaceId, 'success'),
+        cancel_url: input.cancel_url ?? billingPage(services.config.appUrl, workspaceId, 'cancelled'),
       },
       { idempotencyKey: `checkout-${paymentId}` },
     );

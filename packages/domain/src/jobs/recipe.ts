@@ -2,6 +2,7 @@ import {
   BASE_LIMIT_MAX,
   bundlePostsSpec,
   costOf,
+  DEFAULT_LIMIT,
   DEFAULT_PLATFORM,
   findOperation,
   normalizeTarget,
@@ -39,8 +40,6 @@ export interface Recipe {
   /** The rates its jobs are priced at, recorded on their rows at admission. */
   rates: JobRates;
 }
-
-export const DEFAULT_LIMIT = 12;
 
 /**
  * Checks, cheapest first after the schema: catalog (unsupported_operation), limit rules

@@ -139,6 +139,38 @@ export async function purgeExpiredAuthTokens(db: Db, now: Date, batchSize = RETE
   );
 }
 
+/**
+ * Authorization codes kept a day past their 10 minutes: until then a code presented again still
+ * revokes the grant it made (a stolen code's replay), later it is only unknown.
+ */
+export const OAUTH_CODES_KEPT_MS = DAY_MS;
+
+/**
+ * Deletes OAuth tokens past their lifetime (access tokens after an hour, refresh tokens after
+ * their 30 days, retired or not: a retired refresh token is kept until then so that its reuse
+ * revokes the grant) and authorization codes OAUTH_CODES_KEPT_MS past theirs. Returns the rows deleted.
+ */
+export async function purgeExpiredOAuth(db: Db, now: Date, batchSize = RETENTION_BATCH): Promise<number> {
+  const codesBefore = new Date(now.getTime() - OAUTH_CODES_KEPT_MS);
+  const tokens = await deleteInBatches(
+    db,
+    batchSize,
+    (limit) => sql`
+      delete from oauth_tokens
+      where token_hash in (select token_hash from oauth_tokens where expires_at <= ${now} order by expires_at limit ${limit} for update skip locked)
+    `,
+  );
+  const codes = await deleteInBatches(
+    db,
+    batchSize,
+    (limit) => sql`
+      delete from oauth_codes
+      where code_hash in (select code_hash from oauth_codes where expires_at <= ${codesBefore} order by expires_at limit ${limit} for update skip locked)
+    `,
+  );
+  return tokens + codes;
+}
+
 /** Mail rows kept after they were written, once sent or given up on. */
 export const MAIL_KEPT_MS = 7 * DAY_MS;
 
@@ -183,6 +215,8 @@ export interface RetentionPass {
   idempotencyKeysDeleted: number;
   sessionsDeleted: number;
   authTokensDeleted: number;
+  /** Expired OAuth access and refresh tokens and authorization codes. */
+  oauthDeleted: number;
   mailDeleted: number;
 }
 
@@ -192,6 +226,7 @@ export async function runRetention(db: Db, now: Date, policy: RetentionPolicy): 
   const idempotencyKeysDeleted = await purgeExpiredIdempotencyKeys(db, now, policy.batchSize);
   const sessionsDeleted = await purgeEndedSessions(db, now, policy.batchSize);
   const authTokensDeleted = await purgeExpiredAuthTokens(db, now, policy.batchSize);
+  const oauthDeleted = await purgeExpiredOAuth(db, now, policy.batchSize);
   const mailDeleted = await purgeOldMail(db, now, policy.batchSize);
-  return { resultsExpired: results.jobs, resultPagesDeleted: results.pages, idempotencyKeysDeleted, sessionsDeleted, authTokensDeleted, mailDeleted };
+  return { resultsExpired: results.jobs, resultPagesDeleted: results.pages, idempotencyKeysDeleted, sessionsDeleted, authTokensDeleted, oauthDeleted, mailDeleted };
 }

@@ -1,21 +1,21 @@
-import { createHash, randomInt, timingSafeEqual } from 'node:crypto';
+import { createHash, randomInt } from 'node:crypto';
 import { sql } from 'kysely';
-import type { ApiKeyRow, Db, Executor, Tx, WorkspaceRow } from '@sdx/db';
+import type { ApiKeyKind, ApiKeyRow, Executor, Tx } from '@sdx/db';
 import { type Role, ROLES, roleAtLeast } from '../accounts/roles';
 import { type Actor, recordAudit, systemActor } from '../audit/audit';
 import { ApiError } from '../errors';
-import { GroupCommit, REQUEST_PATH_BOUNDS } from '../group-commit';
 import { newId } from '../ids';
 import { periodStartOf } from '../time';
 import { inTransaction } from '../tx';
+import { OAUTH_ACCESS_PREFIX } from '../oauth/token-lookup';
 
 /** API keys: `sdx_live_` + 40 random base62 characters. Only the SHA-256 hash is stored. */
 export const API_KEY_PREFIX = 'sdx_live_';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const SECRET_LENGTH = 40;
 
-export function generateApiKeySecret(): string {
-  let out = API_KEY_PREFIX;
+export function generateApiKeySecret(prefix = API_KEY_PREFIX): string {
+  let out = prefix;
   for (let i = 0; i < SECRET_LENGTH; i++) out += BASE62[randomInt(62)];
   return out;
 }
@@ -45,6 +45,8 @@ export interface CreateApiKeyOptions {
   /** Credits submissions with the key may reserve in a UTC calendar month; null or absent: no cap. */
   monthlyCreditCap?: number | null;
   actor?: Actor;
+  /** An OAuth grant: a key no secret opens (its tokens do, oauth/tokens.ts), made for this client. */
+  oauth?: { clientId: string; clientName: string | null; expiresAt: Date };
 }
 
 /**
@@ -56,8 +58,10 @@ export async function createApiKey(db: Executor, workspaceId: string, name: stri
   if (options.grantorRole !== undefined && !roleAtLeast(options.grantorRole, role)) {
     throw new ApiError('forbidden', `A key's role may not exceed your own role (${options.grantorRole ?? 'none'}).`, { required_role: role });
   }
-  const secret = generateApiKeySecret();
+  const kind: ApiKeyKind = options.oauth ? 'oauth' : 'api_key';
+  const secret = generateApiKeySecret(options.oauth ? OAUTH_ACCESS_PREFIX : API_KEY_PREFIX);
   const id = newId('key');
+  const oauthData = options.oauth ? { kind, client_id: options.oauth.clientId, client_name: options.oauth.clientName } : {};
   return inTransaction(db, async (tx) => {
     const key = await tx
       .insertInto('api_keys')
@@ -68,9 +72,11 @@ export async function createApiKey(db: Executor, workspaceId: string, name: stri
         prefix: secret.slice(0, KEY_PREFIX_LENGTH),
         secret_hash: hashApiKey(secret),
         role,
-        expires_at: options.expiresAt ?? null,
+        expires_at: options.oauth?.expiresAt ?? options.expiresAt ?? null,
         created_by: options.createdBy ?? null,
         monthly_credit_cap: options.monthlyCreditCap ?? null,
+        kind,
+        oauth_client_id: options.oauth?.clientId ?? null,
       })
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -80,7 +86,7 @@ export async function createApiKey(db: Executor, workspaceId: string, name: stri
       actor: options.actor ?? systemActor('admin-cli'),
       targetType: 'api_key',
       targetId: id,
-      data: { name, role, prefix: key.prefix, expires_at: key.expires_at?.toISOString() ?? null, monthly_credit_cap: key.monthly_credit_cap },
+      data: { name, role, prefix: key.prefix, expires_at: key.expires_at?.toISOString() ?? null, monthly_credit_cap: key.monthly_credit_cap, ...oauthData },
     });
     return { key_id: id, api_key: secret, key };
   });
@@ -90,6 +96,8 @@ export interface RevokeApiKeyOptions {
   /** Only a key of this workspace (an API caller's); absent for the admin CLI. */
   workspaceId?: string;
   actor?: Actor;
+  /** Why, when not a person's choice (an OAuth grant whose code or refresh token was presented twice). */
+  reason?: string;
 }
 
 /**
@@ -101,7 +109,7 @@ export async function revokeApiKey(db: Executor, keyId: string, options: RevokeA
   return inTransaction(db, async (tx) => {
     let update = tx.updateTable('api_keys').set({ revoked_at: sql<Date>`now()` }).where('id', '=', keyId).where('revoked_at', 'is', null);
     if (options.workspaceId) update = update.where('workspace_id', '=', options.workspaceId);
-    const revoked = await update.returning(['id', 'workspace_id', 'name', 'prefix']).executeTakeFirst();
+    const revoked = await update.returning(['id', 'workspace_id', 'name', 'prefix', 'kind']).executeTakeFirst();
     if (revoked) {
       await recordAudit(tx, {
         workspaceId: revoked.workspace_id,
@@ -109,7 +117,7 @@ export async function revokeApiKey(db: Executor, keyId: string, options: RevokeA
         actor: options.actor ?? systemActor('admin-cli'),
         targetType: 'api_key',
         targetId: revoked.id,
-        data: { name: revoked.name, prefix: revoked.prefix },
+        data: { name: revoked.name, prefix: revoked.prefix, kind: revoked.kind, ...(options.reason ? { reason: options.reason } : {}) },
       });
       return true;
     }
@@ -171,18 +179,6 @@ export async function revokeKeysOf(tx: Tx, options: RevokeKeysOfOptions): Promis
     });
   }
   return rows.map((key) => key.id);
-}
-
-/** Whether a key can still be used: not revoked, not expired (an open stream's periodic check). */
-export async function apiKeyActive(db: Executor, keyId: string): Promise<boolean> {
-  const row = await db
-    .selectFrom('api_keys')
-    .select('id')
-    .where('id', '=', keyId)
-    .where('revoked_at', 'is', null)
-    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]))
-    .executeTakeFirst();
-  return Boolean(row);
 }
 
 /** A key with what it reserved or spent this month (released credits excluded). */
@@ -249,6 +245,7 @@ export function renderApiKey(key: ApiKeyRow & { month_spent?: number }) {
     name: key.name,
     prefix: key.prefix.slice(0, KEY_PREFIX_LENGTH),
     role: key.role,
+    kind: key.kind,
     created_at: key.created_at.toISOString(),
     expires_at: key.expires_at?.toISOString() ?? null,
     last_used_at: key.last_used_at?.toISOString() ?? null,
@@ -257,132 +254,4 @@ export function renderApiKey(key: ApiKeyRow & { month_spent?: number }) {
     monthly_credit_cap: key.monthly_credit_cap,
     month_spent_credits: key.month_spent ?? 0,
   };
-}
-
-export interface AuthenticatedKey {
-  key: ApiKeyRow;
-  workspace: WorkspaceRow;
-}
-
-/** Resolves presented API keys; `services.keys` of every process. */
-export interface KeyLookups {
-  /** The key and its workspace, or null when the secret is unknown, revoked or expired. */
-  authenticate(secret: string): Promise<AuthenticatedKey | null>;
-}
-
-/**
- * Resolves a presented secret to its key and workspace. The lookup goes through the hash index
- * and the stored hash is compared in constant time. No cache: a revocation takes effect at once.
- * Lookups that arrive together share one query (lookupKeys, through a group commit bounded as a
- * request path is); each still reads the key as it is after the request arrived.
- */
-export class GroupKeyLookups implements KeyLookups {
-  private readonly group: GroupCommit<string, AuthenticatedKey | null>;
-
-  constructor(db: Db) {
-    this.group = new GroupCommit((hashes) => lookupKeys(db, hashes), { maxBatch: 128, maxInFlight: 4, ...REQUEST_PATH_BOUNDS });
-  }
-
-  async authenticate(secret: string): Promise<AuthenticatedKey | null> {
-    if (!secret.startsWith(API_KEY_PREFIX) || secret.length > 200) return null;
-    const hash = hashApiKey(secret);
-    const found = await this.group.submit(hash);
-    if (!found) return null;
-    if (!timingSafeEqual(Buffer.from(found.key.secret_hash, 'hex'), Buffer.from(hash, 'hex'))) return null;
-    if (found.key.revoked_at) return null;
-    if (found.key.expires_at && found.key.expires_at.getTime() <= Date.now()) return null;
-    return found;
-  }
-}
-
-/** Keys (and their workspaces) by secret hash, in the order asked; null where none matches. */
-export async function lookupKeys(db: Db, hashes: string[]): Promise<Array<AuthenticatedKey | null>> {
-  const unique = [...new Set(hashes)];
-  const query = db
-    .selectFrom('api_keys')
-    .innerJoin('workspaces', 'workspaces.id', 'api_keys.workspace_id')
-    .select([
-      'api_keys.id as key_id',
-      'api_keys.workspace_id',
-      'api_keys.name as key_name',
-      'api_keys.prefix',
-      'api_keys.secret_hash',
-      'api_keys.role',
-      'api_keys.created_at as key_created_at',
-      'api_keys.revoked_at',
-      'api_keys.last_used_at',
-      'api_keys.expires_at',
-      'api_keys.created_by',
-      'api_keys.monthly_credit_cap as key_monthly_credit_cap',
-      'workspaces.name',
-      'workspaces.kind',
-      'workspaces.monthly_quota',
-      'workspaces.rate_limit_per_minute',
-      'workspaces.max_result_limit',
-      'workspaces.max_active_jobs',
-      'workspaces.created_at',
-      'workspaces.personal_user_id',
-      'workspaces.require_two_factor',
-      'workspaces.created_by as workspace_created_by',
-      'workspaces.monthly_credit_cap',
-      'workspaces.low_credits_threshold',
-      'workspaces.auto_recharge_enabled',
-      'workspaces.auto_recharge_threshold',
-      'workspaces.auto_recharge_pack_id',
-    ]);
-  const rows = await query.where('api_keys.secret_hash', 'in', unique).execute();
-  const byHash = new Map<string, AuthenticatedKey>(
-    rows.map((row) => [
-      row.secret_hash,
-      {
-        key: {
-          id: row.key_id,
-          workspace_id: row.workspace_id,
-          name: row.key_name,
-          prefix: row.prefix,
-          secret_hash: row.secret_hash,
-          role: row.role,
-          created_at: row.key_created_at,
-          revoked_at: row.revoked_at,
-          last_used_at: row.last_used_at,
-          expires_at: row.expires_at,
-          created_by: row.created_by,
-          monthly_credit_cap: row.key_monthly_credit_cap,
-        },
-        workspace: {
-          id: row.workspace_id,
-          name: row.name,
-          kind: row.kind,
-          monthly_quota: row.monthly_quota,
-          rate_limit_per_minute: row.rate_limit_per_minute,
-          max_result_limit: row.max_result_limit,
-          max_active_jobs: row.max_active_jobs,
-          created_at: row.created_at,
-          personal_user_id: row.personal_user_id,
-          require_two_factor: row.require_two_factor,
-          created_by: row.workspace_created_by,
-          monthly_credit_cap: row.monthly_credit_cap,
-          low_credits_threshold: row.low_credits_threshold,
-          auto_recharge_enabled: row.auto_recharge_enabled,
-          auto_recharge_threshold: row.auto_recharge_threshold,
-          auto_recharge_pack_id: row.auto_recharge_pack_id,
-        },
-      },
-    ]),
-  );
-  // Each request gets its own copy: routes may hold on to the tenant.
-  return hashes.map((hash) => {
-    const found = byHash.get(hash);
-    return found ? { key: { ...found.key }, workspace: { ...found.workspace } } : null;
-  });
-}
-
-/** Records use at most once a minute per key, off the request's critical path. */
-export async function touchApiKey(db: Db, keyId: string): Promise<void> {
-  await db
-    .updateTable('api_keys')
-    .set({ last_used_at: sql<Date>`now()` })
-    .where('id', '=', keyId)
-    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<Date>`now() - interval '1 minute'`)]))
-    .execute();
 }

@@ -160,6 +160,37 @@ export function renderInvitation(invitation: InvitationRow) {
   };
 }
 
+/** What the holder of an invitation's token may know before accepting it (GET /v1/invitations/preview). */
+export interface InvitationPreview {
+  workspace: { id: string; name: string };
+  role: Role;
+  expires_at: string;
+  invited_by: { display_name: string | null; email: string } | null;
+}
+
+/**
+ * The workspace and the inviter of a pending invitation, read by its token; nothing changes. An
+ * expired, revoked, used or unknown token is 410 invitation_invalid, as acceptInvitation answers.
+ */
+export async function previewInvitation(db: Executor, token: string): Promise<InvitationPreview> {
+  const found = await db
+    .selectFrom('invitations as i')
+    .innerJoin('workspaces as w', 'w.id', 'i.workspace_id')
+    .leftJoin('users as u', 'u.id', 'i.invited_by')
+    .select(['i.role', 'i.expires_at', 'i.accepted_at', 'i.revoked_at', 'w.id as workspace_id', 'w.name as workspace_name', 'u.display_name', 'u.email'])
+    .where('i.token_hash', '=', tokenHash(token))
+    .executeTakeFirst();
+  if (!found || found.accepted_at || found.revoked_at || found.expires_at.getTime() <= Date.now()) {
+    throw new ApiError('invitation_invalid', 'This invitation has expired, was revoked or was used already.');
+  }
+  return {
+    workspace: { id: found.workspace_id, name: found.workspace_name },
+    role: found.role,
+    expires_at: found.expires_at.toISOString(),
+    invited_by: found.email ? { display_name: found.display_name ?? null, email: found.email } : null,
+  };
+}
+
 /** Revokes a pending invitation; one already used, revoked or expired is left as it is. 404 when unknown. */
 export async function revokeInvitation(services: Services, workspaceId: string, invitationId: string, actor: Actor): Promise<void> {
   await services.db.transaction().execute(async (tx) => {

@@ -1,5 +1,6 @@
 import { type Core, unwrap } from '../core';
 import { List } from '../paging';
+import { type OperationLimits, operationLimits } from '../limits';
 import type { Account, DailyUsage, Platform, Quote, QuoteRequest, Usage } from '../types';
 
 /** `GET /v1/platforms`: the catalog (no key needed). */
@@ -11,6 +12,14 @@ export class Platforms {
       const { data } = await unwrap(this.core.http.GET('/v1/platforms'));
       return { data, nextQuery: null };
     });
+  }
+
+  /**
+   * `GET /v1/platforms`, then the default and the maximum `limit` of one operation (null when the
+   * service has no such platform or operation); `operationLimits` reads them from a list you hold.
+   */
+  async limits(platform: string, operation: string): Promise<OperationLimits | null> {
+    return operationLimits((await this.list()).data, platform, operation);
   }
 }
 

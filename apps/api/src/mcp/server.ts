@@ -1,0 +1,147 @@
+import type { Request, Response } from 'express';
+import { z } from 'zod';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import { isUnavailableError } from '@sdx/config';
+import { ApiError, GroupCommitOverloaded, RequestValidationError, type Tenant, type ValidationIssue } from '@sdx/domain';
+import type { AppDeps } from '../deps';
+import { requireAccess } from '../middleware/access';
+import { accessOf } from '../routes/access';
+import { jsonBytes } from './bound';
+import { type McpTool, type ToolContext, ToolError } from './tool';
+import { cancelJob } from './tools/cancel_job';
+import { extract } from './tools/extract';
+import { getItems } from './tools/get_items';
+import { getJob } from './tools/get_job';
+import { getUsage } from './tools/get_usage';
+import { listOperations } from './tools/list_operations';
+import { quote } from './tools/quote';
+import { startJob } from './tools/start_job';
+
+/** The tools of extensions-2.md 3, in the order tools/list gives them. */
+export const TOOLS: readonly McpTool[] = [listOperations, quote, extract, startJob, getJob, getItems, cancelJob, getUsage];
+
+const SERVER_INFO = { name: 'sdx', title: 'Social data extraction', version: '1.0.0' };
+
+const INSTRUCTIONS =
+  'Extracts public social-network data, billed in credits. list_operations shows what exists and its prices; quote prices a job; ' +
+  'extract runs a small job and waits; start_job starts any job and answers at once (follow it with get_job); get_items pages through results. ' +
+  'Every answer stays within a size bound: when truncated is true or next_cursor is set, call get_items with that cursor to go on.';
+
+/** Room kept in a result's text for its summary line; the structured content gets the rest of the bound. */
+const SUMMARY_BYTES = 400;
+
+/** A JSON Schema of a zod schema as tools/list carries it (draft-07, no $schema). */
+function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
+  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' }) as Record<string, unknown>;
+  return rest;
+}
+
+/**
+ * tools/list's answer, computed once per process. A tool's output schema is its success shape
+ * or the error shape ({error, message}): the SDK's client checks structured content against it,
+ * errors included.
+ */
+const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
+  name: tool.name,
+  title: tool.annotations.title,
+  description: tool.description,
+  inputSchema: { type: 'object', ...jsonSchemaOf(tool.input, 'input') } as Tool['inputSchema'],
+  outputSchema: { type: 'object', anyOf: [jsonSchemaOf(tool.output, 'output'), jsonSchemaOf(ToolError, 'output')] } as Tool['outputSchema'],
+  annotations: tool.annotations,
+}));
+
+const BY_NAME = new Map(TOOLS.map((tool) => [tool.name, tool]));
+
+/** Each tool's access: its REST route's, as routes/access.ts declares it (a tool whose route declares none stops the process at load). */
+const ACCESS = new Map(
+  TOOLS.map((tool) => {
+    const [method, path] = tool.route.split(' ') as [string, string];
+    return [tool.name, accessOf({ method, path })];
+  }),
+);
+
+/** What one /mcp request serves its tools with. */
+export interface McpRequestContext {
+  deps: AppDeps;
+  tenant: Tenant;
+  req: Request;
+  res: Response;
+}
+
+/**
+ * The MCP server of one /mcp request (stateless: a server and a transport per request, so any
+ * API process answers any call). The tool list is computed once per process; only the
+ * handlers, bound to this request's tenant, are made here.
+ */
+export function mcpServer(request: McpRequestContext): Server {
+  const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+  server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
+  server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
+    const tool = BY_NAME.get(call.params.name);
+    const maxBytes = request.deps.services.config.mcpMaxOutputBytes;
+    // An unknown tool is a protocol error (the MCP specification's -32602), not a tool result.
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name.slice(0, 100)}; tools/list names them.`);
+    const token = call.params._meta?.progressToken;
+    const signal = request.deps.draining ? AbortSignal.any([extra.signal, request.deps.draining]) : extra.signal;
+    const ctx: ToolContext = {
+      ...request,
+      budget: maxBytes - SUMMARY_BYTES,
+      signal,
+      progress: async (update) => {
+        if (token === undefined || signal.aborted) return;
+        await extra.sendNotification({ method: 'notifications/progress', params: { progressToken: token, ...update } });
+      },
+    };
+    try {
+      // The REST route's declared access, enforced by the same check and in the same order, before the input is read (it throws ApiError forbidden).
+      const access = ACCESS.get(tool.name)!;
+      if (access !== 'public') requireAccess(access)(request.req, request.res, () => undefined);
+      const parsed = tool.input.safeParse(call.params.arguments ?? {});
+      if (!parsed.success) throw new RequestValidationError(issuesOf(parsed.error));
+      const output = await tool.run(ctx, parsed.data);
+      return success(output.structured, output.summary, maxBytes);
+    } catch (error) {
+      if (error instanceof ApiError || error instanceof RequestValidationError) return failure(error, maxBytes);
+      if (error instanceof GroupCommitOverloaded || isUnavailableError(error)) {
+        return failure(new ApiError('service_unavailable', 'The service is temporarily unavailable; retry with backoff.'), maxBytes);
+      }
+      request.deps.services.log.error({ err: error, requestId: request.res.locals.requestId, tool: tool.name }, 'mcp tool failed');
+      return failure(new ApiError('internal_error', 'Something went wrong on our side.', { request_id: request.res.locals.requestId }), maxBytes);
+    }
+  });
+  return server;
+}
+
+/** Zod's issues in the shape of the API's validation errors (HTTPValidationError), located under `arguments`. */
+function issuesOf(error: z.ZodError): ValidationIssue[] {
+  return error.issues.map((issue) => ({ loc: ['arguments', ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))], msg: issue.message, type: issue.code }));
+}
+
+/** A tool result: the structured content, and as text its summary line then the same content as JSON. */
+function success(structured: unknown, summary: string, maxBytes: number): CallToolResult {
+  const line = fitLine(summary);
+  const json = JSON.stringify(structured);
+  const text = `${line}\n${json}`;
+  if (Buffer.byteLength(text) > maxBytes) throw new Error(`tool output of ${Buffer.byteLength(text)} bytes exceeds MCP_MAX_OUTPUT_BYTES`);
+  return { content: [{ type: 'text', text }], structuredContent: structured as Record<string, unknown> };
+}
+
+/** An error as a tool result (isError): `{error, message}` with the API's identifier and the context fields of the REST error. */
+function failure(error: ApiError | RequestValidationError, maxBytes: number): CallToolResult {
+  let structured: Record<string, unknown> =
+    error instanceof ApiError
+      ? { error: error.code, message: error.message, ...error.fields }
+      : { error: 'validation_error', message: error.message, detail: error.issues };
+  if (jsonBytes(structured) > maxBytes - SUMMARY_BYTES) structured = { error: structured.error, message: fitLine(String(structured.message)) };
+  return { isError: true, content: [{ type: 'text', text: `${fitLine(`Error ${String(structured.error)}: ${String(structured.message)}`)}\n${JSON.stringify(structured)}` }], structuredContent: structured };
+}
+
+/** A line of at most SUMMARY_BYTES - 1 bytes (cut at a character). */
+function fitLine(line: string): string {
+  const flat = line.replace(/\s+/g, ' ');
+  if (Buffer.byteLength(flat) < SUMMARY_BYTES) return flat;
+  let cut = flat.slice(0, SUMMARY_BYTES - 4);
+  while (Buffer.byteLength(cut) > SUMMARY_BYTES - 4) cut = cut.slice(0, -1);
+  return `${cut}...`;
+}

@@ -113,8 +113,8 @@ it('bundles the browser entry with no Node module', async () => {
 describe('the packed sdx', () => {
   let served: ServedStack;
   beforeAll(async () => {
-    served = await startServedStack();
-  });
+    served = await startServedStack({ withWorker: true });
+  }, 60_000);
   afterAll(async () => {
     await served.close();
   });
@@ -130,5 +130,27 @@ describe('the packed sdx', () => {
     const ws = await served.stack.workspace();
     const account = JSON.parse((await run(process.execPath, [bin, 'account', '--json'], { env: { ...env, SDX_API_KEY: ws.apiKey } })).stdout);
     expect(account.organization_id).toBe(ws.workspaceId);
+    const help = (await run(process.execPath, [bin, '--help'], { env })).stdout;
+    for (const command of ['login', 'extract', 'jobs', 'batches', 'schedules', 'platforms', 'mcp']) expect(help).toContain(command);
   });
+
+  /**
+   * docs/sdk.md's quick start, verbatim, saved by a user in a folder of their own outside the
+   * repository (an ES module package, as `npm init` with "type": "module" makes): as a plain .mjs
+   * file for Node, and as a .ts file run by tsx. Both import the packed SDK.
+   */
+  it.each(['quickstart.mjs', 'quickstart.ts'])('runs the SDK quick start from the docs as %s', async (file) => {
+    const docs = readFileSync(path.join(ROOT, 'docs/sdk.md'), 'utf8');
+    const quickStart = /## Quick start[\s\S]*?```ts\n([\s\S]*?)```/.exec(docs)![1]!;
+    const project = path.join(consumer, `project-${path.extname(file).slice(1)}`);
+    mkdirSync(project, { recursive: true });
+    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'my-extraction', private: true, type: 'module' }));
+    writeFileSync(path.join(project, file), quickStart);
+    const ws = await served.stack.workspace({ credits: 100_000 });
+    const env = { PATH: process.env.PATH ?? '', HOME: dir, SDX_API_KEY: ws.apiKey, SDX_BASE_URL: served.url };
+    const command = file.endsWith('.ts') ? [path.join(ROOT, 'node_modules/tsx/dist/cli.mjs'), file] : [file];
+    const { stdout } = await run(process.execPath, command, { cwd: project, env, maxBuffer: 16 * 1024 * 1024 });
+    expect(stdout).toContain('25000 followers written to followers.csv');
+    expect(readFileSync(path.join(project, 'followers.csv'), 'utf8').trim().split('\n')).toHaveLength(25_001);
+  }, 120_000);
 });

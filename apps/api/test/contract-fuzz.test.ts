@@ -246,6 +246,17 @@ function pathOf(request: FuzzRequest): string {
 
 let emails = 0;
 let signOuts = 0;
+let previews = 0;
+
+/**
+ * An invitation preview names its invitation by the token in its query: every other admissible
+ * one names a token the service issued (the rest keep the fuzzed value, which is unknown).
+ */
+function withIssuedToken(request: FuzzRequest): FuzzRequest {
+  if (request.operation.operationId !== 'previewInvitation' || request.mutation.startsWith('query ') || previews++ % 2 === 1) return request;
+  const issued = pick(invitations, previews);
+  return issued ? { ...request, query: [['token', issued.token]] } : request;
+}
 
 /** A request as sent: its body with the fills made, and the session it is sent with, if any. */
 interface Prepared {
@@ -317,7 +328,7 @@ function prepare(request: FuzzRequest): Prepared {
   if (body !== undefined) headers['Content-Type'] = request.contentType ?? 'application/json';
   // A Stripe event of the admissible kind is signed as Stripe signs it; the others stay unsigned.
   if (op.operationId === 'receiveStripeWebhook' && request.mutation === 'admissible' && body !== undefined) headers['Stripe-Signature'] = stripe.sign(body);
-  return { path: pathOf(request), headers, body, session, invitation };
+  return { path: pathOf(withIssuedToken(request)), headers, body, session, invitation };
 }
 
 /** What an answer of the accounts side gives later requests: sessions, users, invitations. */

@@ -1,7 +1,8 @@
 import { bundlePostsSpec, findOperation, type ItemKind, isPlatform } from '@sdx/catalog';
-// The export's own column list (packages/exports, columns.ts: browser-safe, no dependency but a
-// type of the catalog), imported by path so nothing else of the exports package (exceljs) comes along.
-import { columnsFor, EXTRA_COLUMN, flattenItem } from '@sdx/exports/src/columns';
+// The export's own column list: the console's tsconfig maps @sdx/exports to its columns.ts alone
+// (browser-safe, no dependency but a type of the catalog), so nothing else of the exports package
+// (exceljs) comes along.
+import { columnsFor, EXTRA_COLUMN, flattenItem } from '@sdx/exports';
 import { formatNumber } from '../format';
 
 /** One result item as GET /v1/jobs/{job_id}/items returns it. */

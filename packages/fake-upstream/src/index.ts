@@ -1,5 +1,6 @@
 export { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions, type RecordedRequest } from './server';
 export { FIXTURES } from './fixtures';
+export { referenceExamples, type ReferenceExample } from './examples';
 export { fakeTikTokAdId, fakeTikTokVideoId } from './tiktok';
 export type { FormMode, MisbehaveRule, MisbehaviourKind } from './util';
 export {

@@ -12,6 +12,7 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { ReferenceExample } from './examples';
 
 type Json = Record<string, unknown>;
 
@@ -19,16 +20,7 @@ const DIR = join(__dirname, '..', 'references');
 const read = (name: string): Json => JSON.parse(readFileSync(join(DIR, name), 'utf8')) as Json;
 const obj = (v: unknown): Json => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Json) : {});
 
-interface Example {
-  id: string;
-  page: string;
-  endpoint: string;
-  status: number;
-  body: unknown;
-  note?: string;
-  /** For an error reply: the error code the adapter must make of it. */
-  expect_error?: string;
-}
+type Example = ReferenceExample;
 
 /** X's documented error replies (docs.x.com/x-api/fundamentals/response-codes-and-errors), transcribed: the OpenAPI document has none. */
 const XERRORS = 'https://docs.x.com/x-api/fundamentals/response-codes-and-errors';

@@ -1,7 +1,5 @@
-import { readFileSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Platform } from '@sdx/catalog';
-import { FIXTURES, fakeTikTokVideoId, startFakeUpstream, type FakeUpstream } from '@sdx/fake-upstream';
+import { FIXTURES, fakeTikTokVideoId, referenceExamples, startFakeUpstream, type FakeUpstream, type ReferenceExample } from '@sdx/fake-upstream';
 import {
   createMetaAdLibraryProvider,
   createScrapeCreatorsProvider,
@@ -20,20 +18,9 @@ import { collect, failure, request } from './helpers';
  * fake to the adapter that calls its endpoint, so it is parsed by the adapter's own mapper: a
  * reply must map to items, an error reply to its documented error code.
  */
-interface Example {
-  id: string;
-  page: string;
-  endpoint: string;
-  status: number;
-  body: unknown;
-  expect_error?: string;
-  /** The examples file it comes from. */
-  file?: string;
-}
+type Example = ReferenceExample & { file: string };
 
-const DIR = join(__dirname, '..', '..', 'fake-upstream', 'references', 'examples');
-const files = readdirSync(DIR).filter((f) => f.endsWith('.json'));
-const examples = files.flatMap((f) => (JSON.parse(readFileSync(join(DIR, f), 'utf8')) as { examples: Example[] }).examples.map((e) => ({ ...e, file: f })));
+const examples = referenceExamples();
 
 let fake: FakeUpstream;
 beforeAll(async () => {

@@ -1,5 +1,5 @@
 import type { JobRow } from '@sdx/db';
-import { type JobFlags, isTerminal, loadJobById, renderJob } from '@sdx/domain';
+import { type JobFlags, isTerminal, renderJob, waitForJob } from '@sdx/domain';
 import type { ProgressUpdate, ToolContext } from './tool';
 
 /** A job as the REST API renders it, without `result` (results are read with get_items). */
@@ -24,13 +24,12 @@ function progressOf(job: JobRow): ProgressUpdate {
 
 /**
  * Sends progress notifications for a job: the state given, then each change read while the job
- * runs, until it is terminal, `timeoutMs` passes or `ctx.signal` aborts; answers the last state
- * read. The state is read as POST /v1/extract waits for it (the job row, polled from 20 ms to
- * 250 ms apart), so any API process follows any job. A notification goes out only when the
- * progress grew or the status changed, with a progress never below the one before.
+ * runs (domain `waitForJob`, as POST /v1/extract waits: any API process follows any job), until
+ * it is terminal, `timeoutMs` passes or `ctx.signal` aborts; answers the last state read. A
+ * notification goes out only when the progress grew or the status changed, with a progress
+ * never below the one before.
  */
 export async function followJob(ctx: ToolContext, job: JobRow, timeoutMs: number): Promise<JobRow> {
-  const deadline = Date.now() + timeoutMs;
   let shown = { progress: -1, status: '' };
   const show = async (state: JobRow) => {
     const update = progressOf(state);
@@ -39,14 +38,7 @@ export async function followJob(ctx: ToolContext, job: JobRow, timeoutMs: number
     shown = { progress, status: state.status };
     await ctx.progress({ ...update, progress });
   };
-  let current = job;
-  await show(current);
-  let delay = 20;
-  while (!isTerminal(current.status) && Date.now() < deadline && !ctx.signal.aborted) {
-    await new Promise((resolve) => setTimeout(resolve, Math.min(delay, Math.max(1, deadline - Date.now()))));
-    delay = Math.min(delay * 1.5, 250);
-    current = (await loadJobById(ctx.deps.services.db, current.id)) ?? current;
-    await show(current);
-  }
-  return current;
+  await show(job);
+  if (isTerminal(job.status) || timeoutMs <= 0) return job;
+  return waitForJob(ctx.deps.services.db, job.id, timeoutMs, ctx.signal, show);
 }

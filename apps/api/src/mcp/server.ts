@@ -2,10 +2,10 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { isUnavailableError } from '@sdx/config';
-import { ApiError, GroupCommitOverloaded, RequestValidationError, type Tenant, type ValidationIssue } from '@sdx/domain';
+import { ApiError, RequestValidationError, type Tenant, type ValidationIssue } from '@sdx/domain';
 import type { AppDeps } from '../deps';
 import { requireAccess } from '../middleware/access';
+import { dependencyError } from '../middleware/errors';
 import { accessOf } from '../routes/access';
 import { jsonBytes } from './bound';
 import { type McpTool, type ToolContext, ToolError } from './tool';
@@ -103,9 +103,8 @@ export function mcpServer(request: McpRequestContext): Server {
       return success(output.structured, output.summary, maxBytes);
     } catch (error) {
       if (error instanceof ApiError || error instanceof RequestValidationError) return failure(error, maxBytes);
-      if (error instanceof GroupCommitOverloaded || isUnavailableError(error)) {
-        return failure(new ApiError('service_unavailable', 'The service is temporarily unavailable; retry with backoff.'), maxBytes);
-      }
+      const dependency = dependencyError(error, request.deps.services.log, request.res.locals.requestId);
+      if (dependency) return failure(dependency, maxBytes);
       request.deps.services.log.error({ err: error, requestId: request.res.locals.requestId, tool: tool.name }, 'mcp tool failed');
       return failure(new ApiError('internal_error', 'Something went wrong on our side.', { request_id: request.res.locals.requestId }), maxBytes);
     }

@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { faultOf, isUnavailableError } from '@sdx/config';
 import { MAX_JSON_BYTES, MAX_JSON_DEPTH } from './input';
@@ -162,6 +162,30 @@ function isOverload(err: unknown): boolean {
 const RETRY_AFTER_OVERLOADED = '1';
 const RETRY_AFTER_UNAVAILABLE = '2';
 
+/**
+ * A fault of a dependency as the service error it is: the database overloaded, or Postgres or
+ * Redis unavailable, is 503 service_unavailable with Retry-After (logged once per outage
+ * elsewhere, so at debug here); anything else is null, a fault of ours. Used by the renderer and
+ * by MCP's tool results, so both name a dependency's fault alike.
+ */
+export function dependencyError(err: unknown, log: Logger, requestId: unknown): ApiError | null {
+  if (isOverload(err)) {
+    log.warn({ fault: faultOf(err), requestId }, 'database overloaded');
+    return new ApiError('service_unavailable', 'The service is overloaded; retry with backoff.', {}, { 'Retry-After': RETRY_AFTER_OVERLOADED });
+  }
+  if (isUnavailableError(err)) {
+    // The process's OutageLog reports the outage once; one line per request would flood.
+    log.debug({ fault: faultOf(err), requestId }, 'dependency unavailable');
+    return new ApiError(
+      'service_unavailable',
+      'The service is temporarily unavailable; retry with backoff (writes with the same Idempotency-Key).',
+      {},
+      { 'Retry-After': RETRY_AFTER_UNAVAILABLE },
+    );
+  }
+  return null;
+}
+
 /** A fixed body for the one case where rendering the real error failed: still JSON, never HTML. */
 const LAST_RESORT = JSON.stringify({ detail: { error: 'internal_error', message: 'Something went wrong on our side.' } });
 
@@ -214,6 +238,11 @@ export function renderErrors(log: Logger): ErrorRequestHandler {
   };
 }
 
+function sendServiceError(res: Response, err: ApiError): void {
+  for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
+  res.status(err.status).json({ detail: { error: err.code, message: err.message, ...err.fields } });
+}
+
 function renderError(log: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     if (res.headersSent) {
@@ -221,8 +250,7 @@ function renderError(log: Logger): ErrorRequestHandler {
       return;
     }
     if (err instanceof ApiError) {
-      for (const [name, value] of Object.entries(err.headers)) res.setHeader(name, value);
-      res.status(err.status).json({ detail: { error: err.code, message: err.message, ...err.fields } });
+      sendServiceError(res, err);
       return;
     }
     if (err instanceof RequestValidationError) {
@@ -260,22 +288,9 @@ function renderError(log: Logger): ErrorRequestHandler {
       res.status(422).json({ detail: validatorIssues(e, req.body) });
       return;
     }
-    if (isOverload(err)) {
-      log.warn({ fault: faultOf(err), requestId: res.locals.requestId }, 'database overloaded');
-      res.setHeader('Retry-After', RETRY_AFTER_OVERLOADED);
-      res.status(503).json({ detail: { error: 'service_unavailable', message: 'The service is overloaded; retry with backoff.' } });
-      return;
-    }
-    if (isUnavailableError(err)) {
-      // The process's OutageLog reports the outage once; one line per request would flood.
-      log.debug({ fault: faultOf(err), requestId: res.locals.requestId }, 'dependency unavailable');
-      res.setHeader('Retry-After', RETRY_AFTER_UNAVAILABLE);
-      res.status(503).json({
-        detail: {
-          error: 'service_unavailable',
-          message: 'The service is temporarily unavailable; retry with backoff (writes with the same Idempotency-Key).',
-        },
-      });
+    const dependency = dependencyError(err, log, res.locals.requestId);
+    if (dependency) {
+      sendServiceError(res, dependency);
       return;
     }
     log.error({ err, requestId: res.locals.requestId }, 'unhandled error');

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ApiError, createJob, isTerminal, renderJob, waitForJob } from '@sdx/domain';
+import { createJob, extractionFailed, isTerminal, renderJob, waitForJob } from '@sdx/domain';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { sendJob } from './job-body';
@@ -26,12 +26,6 @@ export const extract = ({ services, draining }: ApiDeps): RequestHandler => asyn
     await sendJob(res, services, job, flags);
     return;
   }
-  if (job.status === 'failed' || job.status === 'cancelled') {
-    const cause = job.status === 'failed' ? job.error : { code: 'cancelled', message: 'The job was cancelled.', retryable: false };
-    throw new ApiError('extraction_failed', `Job ${job.id} ${job.status}: ${(cause as { message?: string } | null)?.message ?? 'no detail'}`, {
-      job_id: job.id,
-      cause,
-    });
-  }
+  if (job.status === 'failed' || job.status === 'cancelled') throw extractionFailed(job);
   res.status(202).json(renderJob(job, null, flags));
 };

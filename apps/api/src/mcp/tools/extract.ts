@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApiError, createJob } from '@sdx/domain';
+import { createJob, extractionFailed } from '@sdx/domain';
 import { SYNC_LIMIT_MAX } from '../../routes/extract';
 import { boundedItems } from '../bound';
 import { describeJob, followJob, jobWithoutResult } from '../jobs';
@@ -38,10 +38,7 @@ export const extract = defineTool({
     const job = await followJob(ctx, created.job, services.config.syncTimeoutMs);
     const flags = { deduplicated: created.deduplicated, idempotent_replay: created.idempotentReplay };
     const rendered = jobWithoutResult(job, flags);
-    if (job.status === 'failed' || job.status === 'cancelled') {
-      const cause = job.status === 'failed' ? job.error : { code: 'cancelled', message: 'The job was cancelled.', retryable: false };
-      throw new ApiError('extraction_failed', `Job ${job.id} ${job.status}: ${(cause as { message?: string } | null)?.message ?? 'no detail'}`, { job_id: job.id, cause });
-    }
+    if (job.status === 'failed' || job.status === 'cancelled') throw extractionFailed(job);
     if (job.status !== 'completed' || job.result_expired) {
       return {
         structured: { job: rendered, completed: false, items: [], next_cursor: null, truncated: false, skipped_oversized: 0 },

@@ -5,6 +5,12 @@
  * 10 ms, plus once after each synchronous step) for each.
  *
  * Targets: csv within 3x of the baseline time; xlsx peak RSS growth under 150 MB.
+ *
+ * Then the stored path, as GET /v1/jobs/{id}/export?format=csv reads it: the same items stored
+ * as a job's result in pages of 100, once in Postgres rows (RESULT_STORE=postgres) and once as
+ * objects of a loopback S3 (RESULT_STORE=s3, s3rver in this parent process), each exported to csv
+ * through jobExportRows. Targets: the object store's csv within 2x the Postgres store's, in this
+ * run; peak RSS growth under 150 MB for each.
  * Each measurement runs in its own child process (forked from this script, in this run)
  * so memory one phase freed but the allocator kept cannot hide another phase's growth.
  * In the child, the items are generated and a warm-up pass over 2,000 items runs first
@@ -22,6 +28,11 @@ import v8 from 'v8';
 import vm from 'vm';
 import type { PostItem } from '@sdx/providers/src/types';
 import { type ExportRow, writeCsv, writeJson, writeXlsx } from '@sdx/exports';
+import { sql } from 'kysely';
+import { createDb, type Db } from '@sdx/db';
+import { BucketResultObjects, jobExportRows, type ResultAccess } from '@sdx/domain';
+import { type LoopbackS3, startLoopbackS3 } from '@sdx/testing';
+import { createBenchDatabase } from './lib/db';
 
 const ITEM_COUNT = 25_000;
 const WARMUP_COUNT = 2_000;
@@ -30,6 +41,9 @@ const PAGE_SIZE = 100;
 const SAMPLE_MS = 10;
 const CSV_MAX_RATIO = 3;
 const XLSX_MAX_RSS_MB = 150;
+const STORED_MAX_RATIO = 2;
+const STORED_MAX_RSS_MB = 150;
+const BUCKET = 'sdx-bench-results';
 
 v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
@@ -118,8 +132,29 @@ async function measure(name: string, ext: string, run: Run): Promise<Measurement
   return { name, ms, peakMb: (peak - before) / 1024 / 1024, rows, bytes: size };
 }
 
-const PHASES = ['baseline', 'json', 'csv', 'xlsx'] as const;
+const PHASES = ['baseline', 'json', 'csv', 'xlsx', 'csv-postgres', 'csv-s3'] as const;
 type Phase = (typeof PHASES)[number];
+
+/** Where the stored phases' results are: the database and the loopback S3 (set by the parent). */
+function storedAccess(): { db: Db; access: ResultAccess; close(): Promise<void> } {
+  const db = createDb({ connectionString: process.env.BENCH_EXPORTS_DB!, max: 2 });
+  const resultObjects = BucketResultObjects.of({
+    endpoint: process.env.BENCH_EXPORTS_S3!,
+    bucket: BUCKET,
+    region: 'us-east-1',
+    accessKeyId: 'S3RVER',
+    secretAccessKey: 'S3RVER',
+    forcePathStyle: true,
+  });
+  return {
+    db,
+    access: { db, resultObjects },
+    async close() {
+      resultObjects.close();
+      await db.destroy();
+    },
+  };
+}
 
 function runPhase(phase: Phase, items: PostItem[]): Promise<Measurement> {
   const rows: ExportRow[] = items.map((item) => ({ item }));
@@ -138,7 +173,44 @@ function runPhase(phase: Phase, items: PostItem[]): Promise<Measurement> {
       return measure(phase, 'csv', (file) => writeCsv(pages(rows), createWriteStream(file), tabular));
     case 'xlsx':
       return measure(phase, 'xlsx', (file) => writeXlsx(pages(rows), createWriteStream(file), tabular));
+    case 'csv-postgres':
+    case 'csv-s3':
+      return measure(phase, 'csv', async (file) => {
+        const stored = storedAccess();
+        try {
+          // The warm-up reads the job of WARMUP_COUNT items; the measured runs the whole one.
+          const job = { id: `${phase === 'csv-s3' ? 'job_s3' : 'job_pg'}_${items.length}`, source_job_id: null };
+          return await writeCsv(jobExportRows(stored.access, job), createWriteStream(file), tabular);
+        } finally {
+          await stored.close();
+        }
+      });
   }
+}
+
+/** Stores the items as the results of four jobs (whole and warm-up, in each store) in pages of PAGE_SIZE. */
+async function storeResults(db: Db, s3: LoopbackS3): Promise<void> {
+  const objects = BucketResultObjects.of({ endpoint: s3.endpoint, bucket: BUCKET, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true });
+  await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_bench', 'bench', 10, 60, 100, 10)`.execute(db);
+  for (const count of [WARMUP_COUNT, ITEM_COUNT]) {
+    const items = makeItems(count);
+    for (const id of [`job_pg_${count}`, `job_s3_${count}`]) {
+      await sql`
+        insert into jobs (id, workspace_id, platform, operation, target, normalized_target, request_key, requested_limit, status, max_attempts, credit_rate, results_per_credit, base_credits)
+        values (${id}, 'ws_bench', 'instagram', 'posts', 'x', 'x', ${id}, ${count}, 'completed', 4, 1, 1, 0)`.execute(db);
+      for (let at = 0, pageNo = 1; at < items.length; at += PAGE_SIZE, pageNo++) {
+        const page = items.slice(at, at + PAGE_SIZE);
+        if (id.startsWith('job_pg')) {
+          await db.insertInto('job_result_pages').values({ job_id: id, page_no: pageNo, item_count: page.length, items: JSON.stringify(page) }).execute();
+        } else {
+          const lines = (await sql<{ line: string }>`select e.value::text as line from jsonb_array_elements(${JSON.stringify(page)}::jsonb) with ordinality e(value, n) order by e.n`.execute(db)).rows.map((r) => r.line);
+          const stored = await objects.put(id, pageNo, lines);
+          await db.insertInto('job_result_pages').values({ job_id: id, page_no: pageNo, item_count: page.length, items: null, object_key: stored.key, stored_bytes: stored.bytes }).execute();
+        }
+      }
+    }
+  }
+  objects.close();
 }
 
 /** Child process: warm up, then measure one phase and send the result to the parent. */
@@ -169,13 +241,32 @@ function inChild(phase: Phase): Promise<Measurement> {
 }
 
 async function main(): Promise<void> {
+  const database = await createBenchDatabase('exports');
+  const s3 = await startLoopbackS3([BUCKET]);
   const results: Measurement[] = [];
-  for (const phase of PHASES) results.push(await inChild(phase));
+  const db = createDb({ connectionString: database.url, max: 2 });
+  try {
+    await storeResults(db, s3);
+    await db.destroy();
+    process.env.BENCH_EXPORTS_DB = database.url;
+    process.env.BENCH_EXPORTS_S3 = s3.endpoint;
+    for (const phase of PHASES) results.push(await inChild(phase));
+  } finally {
+    await db.destroy().catch(() => undefined);
+    await s3.stop();
+    await database.drop();
+  }
   const baseline = results[0].ms;
+  const [pgStore, s3Store] = [results[4], results[5]];
 
   const checks: Record<string, { target: string; ok: boolean }> = {
     csv: { target: `time <= ${CSV_MAX_RATIO}x baseline`, ok: results[2].ms <= CSV_MAX_RATIO * baseline },
     xlsx: { target: `peak RSS growth < ${XLSX_MAX_RSS_MB} MB`, ok: results[3].peakMb < XLSX_MAX_RSS_MB },
+    'csv-postgres': { target: `peak RSS growth < ${STORED_MAX_RSS_MB} MB`, ok: pgStore.peakMb < STORED_MAX_RSS_MB },
+    'csv-s3': {
+      target: `time <= ${STORED_MAX_RATIO}x csv-postgres (${(s3Store.ms / pgStore.ms).toFixed(2)}x), peak RSS growth < ${STORED_MAX_RSS_MB} MB`,
+      ok: s3Store.ms <= STORED_MAX_RATIO * pgStore.ms && s3Store.peakMb < STORED_MAX_RSS_MB,
+    },
   };
 
   console.log(`exports benchmark: ${ITEM_COUNT} post items, pages of ${PAGE_SIZE}, median of ${REPEATS} runs, node ${process.version}`);

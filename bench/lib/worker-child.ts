@@ -10,13 +10,15 @@ import { fork } from 'node:child_process';
 import { Worker } from 'bullmq';
 import { startWorker } from '@sdx/app-worker';
 import { loadConfig } from '@sdx/config';
-import { createWorkerRedis } from '@sdx/queue';
+import { createWorkerRedis, type RedisNode } from '@sdx/queue';
 import { createRuntime } from '@sdx/runtime';
 
 export interface WorkerPlan {
   kind: 'real' | 'raw';
   concurrency: number;
   redisUrl: string;
+  /** raw: a Redis Cluster's nodes (REDIS_CLUSTER_NODES), when the run is on one. */
+  clusterNodes?: RedisNode[];
   prefix: string;
   /** real: the environment the worker's configuration is read from. */
   env?: Record<string, string>;
@@ -83,7 +85,7 @@ async function runChild(plan: WorkerPlan): Promise<() => Promise<void>> {
       await runtime.close();
     };
   }
-  const connection = createWorkerRedis(plan.redisUrl);
+  const connection = createWorkerRedis({ url: plan.redisUrl, clusterNodes: plan.clusterNodes });
   let processed = 0;
   const worker = new Worker(
     plan.queueName!,

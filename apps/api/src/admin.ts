@@ -1,13 +1,22 @@
+import { once } from 'node:events';
+import { createWriteStream } from 'node:fs';
 import { parseArgs } from 'node:util';
+import pino from 'pino';
 import { isUnavailableError, loadConfig } from '@sdx/config';
 import { createDb, type Db, pendingMigrations } from '@sdx/db';
+import { createRuntime, untilRedisReady } from '@sdx/runtime';
 import {
   createApiKey,
   createWorkspace,
+  deleteWorkspace,
+  exportWorkspaceLines,
   findWorkspace,
   grantCredits,
   listAllWorkspaces,
   listApiKeys,
+  type MoveProgress,
+  moveResults,
+  BucketResultObjects,
   recordAudit,
   renderApiKey,
   resealSecrets,
@@ -25,17 +34,31 @@ import {
  *   npm run -s admin -- list-workspaces [--json]
  *   npm run -s admin -- list-keys --workspace ID [--json]
  *   npm run -s admin -- rotate-secrets [--json]
+ *   npm run -s admin -- export-workspace <workspace_id> [--out FILE]
+ *   npm run -s admin -- delete-workspace <workspace_id> [--yes] [--json]
+ *   npm run -s admin -- move-results --to s3|postgres [--batch N] [--json]
  * The key secret is printed once, here, and never stored. Keys made here have the owner role;
  * every change is in the workspace's audit log with the actor system/admin-cli.
  * rotate-secrets re-seals every secret at rest that is not under SECRETS_KEY (opened with
  * SECRETS_KEY_PREVIOUS), the third step of a key rotation (docs/deployment.md); it exits 1 when
  * some value opens under neither key.
+ * export-workspace writes what the service holds of a workspace as NDJSON, one record per line
+ * with its `type` (workspace, balance, member, invitation, key, job, ledger, audit; no secret or
+ * hash), to FILE or standard output. delete-workspace deletes the workspace's data everywhere
+ * (Postgres, the result store, Redis) and records the deletion in workspace_deletions, which
+ * survives it; without --yes it only says what it would delete (exit 2). See docs/operations.md.
+ * move-results moves the stored results of completed jobs into the object store (S3_*) or back
+ * into Postgres while the service runs, a batch of jobs at a time, with a progress bar on standard
+ * error; stopped anywhere, it is resumed by running it again. Set RESULT_STORE to the same store
+ * on the service first, so that new results are written there (docs/operations.md).
  *
  * It works on the service's existing database only: unreachable, missing or not fully migrated,
  * it refuses with the reason (exit 3) and creates or migrates nothing.
  */
-const USAGE = `usage: admin <create-workspace|create-key|revoke-key|grant-credits|list-workspaces|list-keys|rotate-secrets> [options]`;
-const COMMANDS = ['create-workspace', 'create-key', 'revoke-key', 'grant-credits', 'list-workspaces', 'list-keys', 'rotate-secrets'];
+const USAGE = `usage: admin <create-workspace|create-key|revoke-key|grant-credits|list-workspaces|list-keys|rotate-secrets|export-workspace|delete-workspace|move-results> [options]`;
+const COMMANDS = ['create-workspace', 'create-key', 'revoke-key', 'grant-credits', 'list-workspaces', 'list-keys', 'rotate-secrets', 'export-workspace', 'delete-workspace', 'move-results'];
+/** The commands that take the workspace's ID as their argument. */
+const WITH_ARGUMENT = ['export-workspace', 'delete-workspace'];
 const ACTOR = systemActor('admin-cli');
 
 class UsageError extends Error {}
@@ -88,7 +111,7 @@ function required(name: string, value: string | undefined): string {
 
 async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
     options: {
       name: { type: 'string' },
@@ -101,10 +124,16 @@ async function main(argv: string[]): Promise<number> {
       kind: { type: 'string' },
       'expires-at': { type: 'string' },
       json: { type: 'boolean', default: false },
+      out: { type: 'string' },
+      yes: { type: 'boolean', default: false },
+      to: { type: 'string' },
+      batch: { type: 'string' },
     },
     strict: true,
+    allowPositionals: true,
   });
   if (!COMMANDS.includes(command ?? '')) throw new UsageError(USAGE);
+  if (positionals.length > (WITH_ARGUMENT.includes(command!) ? 1 : 0)) throw new UsageError(`unexpected argument ${positionals.at(-1)}`);
   const config = loadConfig();
   const db = createDb({ connectionString: config.databaseUrl, max: 2, applicationName: 'admin' });
   const print = (payload: object, text: string) => {
@@ -207,11 +236,92 @@ async function main(argv: string[]): Promise<number> {
         );
         return unopenable ? 1 : 0;
       }
+      case 'export-workspace': {
+        const workspaceId = required('workspace_id', positionals[0]);
+        if (!(await findWorkspace(db, workspaceId))) throw new UsageError(`no workspace ${workspaceId}`);
+        const out = values.out ? createWriteStream(values.out) : process.stdout;
+        for await (const line of exportWorkspaceLines(db, workspaceId)) {
+          if (!out.write(line)) await once(out, 'drain');
+        }
+        if (values.out) {
+          out.end();
+          await once(out, 'finish');
+        }
+        return 0;
+      }
+      case 'delete-workspace':
+        return await deleteWorkspaceCommand(db, config, required('workspace_id', positionals[0]), values.yes, print);
+      case 'move-results': {
+        const to = required('to', values.to);
+        if (to !== 's3' && to !== 'postgres') throw new UsageError('--to is s3 or postgres');
+        if (!config.s3) throw new UsageError('move-results needs the object store: set S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (and S3_ENDPOINT)');
+        const batch = positiveInt('batch', values.batch) ?? 50;
+        if (batch < 1) throw new UsageError('--batch must be at least 1');
+        const resultObjects = BucketResultObjects.of(config.s3);
+        const stopping = new AbortController();
+        const interrupt = () => stopping.abort();
+        process.once('SIGINT', interrupt);
+        process.once('SIGTERM', interrupt);
+        try {
+          const log = pino({ level: 'warn' }, pino.destination(2));
+          const moved = await moveResults({ db, resultObjects, log }, to, { batch, signal: stopping.signal, onProgress: progressBar(to) });
+          process.stderr.write('\n');
+          const what = `${moved.moved} of ${moved.total} jobs' results moved to ${to} (${moved.pages} pages, ${moved.bytes} bytes)`;
+          print({ to, ...moved, interrupted: stopping.signal.aborted }, stopping.signal.aborted ? `${what}; interrupted: run it again to go on` : what);
+          return stopping.signal.aborted ? 1 : 0;
+        } finally {
+          resultObjects.close();
+          process.off('SIGINT', interrupt);
+          process.off('SIGTERM', interrupt);
+        }
+      }
       default:
         throw new UsageError(USAGE);
     }
   } finally {
     await db.destroy();
+  }
+}
+
+/** A progress bar on standard error for move-results: redrawn in place on a terminal, a line per batch otherwise. */
+function progressBar(to: string): (progress: MoveProgress) => void {
+  const tty = process.stderr.isTTY;
+  return ({ total, moved, pages }) => {
+    const share = total === 0 ? 1 : Math.min(1, moved / total);
+    const width = 30;
+    const filled = Math.round(share * width);
+    const line = `moving results to ${to} [${'#'.repeat(filled)}${'.'.repeat(width - filled)}] ${Math.round(share * 100)}% ${moved}/${total} jobs, ${pages} pages`;
+    process.stderr.write(tty ? `\r${line}` : `${line}\n`);
+  };
+}
+
+/**
+ * delete-workspace: with --yes, deletes it (a runtime of its own: the result store and Redis);
+ * without, says what would go and deletes nothing.
+ */
+async function deleteWorkspaceCommand(db: Db, config: ReturnType<typeof loadConfig>, workspaceId: string, yes: boolean, print: (payload: object, text: string) => void): Promise<number> {
+  const workspace = await findWorkspace(db, workspaceId);
+  if (!workspace) throw new UsageError(`no workspace ${workspaceId}`);
+  if (!yes) {
+    const jobs = await db.selectFrom('jobs').select((eb) => eb.fn.countAll<string>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+    throw new UsageError(`would delete workspace ${workspaceId} (${workspace.name}) and all its data (${jobs.n} jobs); nothing deleted: run again with --yes`);
+  }
+  const runtime = createRuntime(config, { name: 'admin', dbPoolSize: 2, log: pino({ level: 'warn' }, pino.destination(2)) });
+  try {
+    await untilRedisReady(runtime);
+    const outcome = await deleteWorkspace(runtime.services, runtime.redis, workspaceId, ACTOR);
+    if ('refused' in outcome) {
+      throw new UsageError(outcome.refused === 'personal' ? `workspace ${workspaceId} is a personal workspace: it goes with its user's account` : `no workspace ${workspaceId}`);
+    }
+    const { deleted } = outcome;
+    const rows = Object.values(deleted.rows).reduce((a, b) => a + (b ?? 0), 0);
+    print(
+      { deletion_id: deleted.id, workspace_id: workspaceId, rows: deleted.rows, queue_entries: deleted.queueEntries, redis_keys: deleted.redisKeys },
+      `workspace ${workspaceId} deleted: ${rows} rows (${Object.entries(deleted.rows).map(([t, n]) => `${t} ${n}`).join(', ')}), ${deleted.queueEntries} queue entries, ${deleted.redisKeys} Redis keys; recorded as ${deleted.id}`,
+    );
+    return 0;
+  } finally {
+    await runtime.close();
   }
 }
 

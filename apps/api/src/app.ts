@@ -35,6 +35,7 @@ import { routeTable } from './routes';
 import { accessOf } from './routes/access';
 import { accountRoutes } from './routes/accounts';
 import { webhookRoutes } from './routes/webhooks';
+import { destinationRoutes } from './routes/destinations';
 import { billingRoutes } from './routes/billing';
 import { LiveHub } from './live/hub';
 import { oauthRoutes } from './oauth';
@@ -69,6 +70,7 @@ export const ROUTES: RouteDef[] = [
   ...routeTable,
   ...accountRoutes,
   ...webhookRoutes,
+  ...destinationRoutes,
   ...billingRoutes,
 ];
 
@@ -109,7 +111,7 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
     loginLimiter: apiDeps.loginLimiter ?? new LoginLimiter(apiDeps.redis, config.redisPrefix, config.signupLimitPerHour),
     mailer: apiDeps.mailer !== undefined ? apiDeps.mailer : startMailSender(apiDeps.services),
     heavyReads: apiDeps.heavyReads ?? new HeavyReads(config.heavyReadsPerWorkspace, config.heavyReadMinItems),
-    live: apiDeps.live ?? new LiveHub({ db: apiDeps.services.db, redisUrl: config.redisUrl, prefix: config.redisPrefix, log: apiDeps.services.log }),
+    live: apiDeps.live ?? new LiveHub({ db: apiDeps.services.db, redisUrl: config.redisUrl, redisClusterNodes: config.redisClusterNodes, prefix: config.redisPrefix, log: apiDeps.services.log }),
     billing: apiDeps.billing ?? startBilling(apiDeps.services),
   };
   // A draining process ends its live streams: their clients reconnect to another process.

@@ -1,4 +1,4 @@
-import type IORedis from 'ioredis';
+import type { RedisClient } from '@sdx/queue';
 import type { MailSender, Services } from '@sdx/domain';
 import type { ProviderRegistry } from '@sdx/providers';
 import type { ProcessBilling } from '@sdx/runtime';
@@ -12,7 +12,7 @@ export interface ApiDeps {
   services: Services;
   registry: ProviderRegistry;
   limiter: RateLimiter;
-  redis: IORedis;
+  redis: RedisClient;
   /** Aborted when the process starts shutting down: long waits (POST /v1/extract) answer at once. */
   draining?: AbortSignal;
   /**

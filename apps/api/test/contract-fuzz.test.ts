@@ -5,8 +5,8 @@ import { createApiServer } from '@sdx/app-api';
 import { loadOpenApiDocument } from '@sdx/contract';
 import { addMember, createUser, hashPassword, issueToken, systemClock, totpAt } from '@sdx/domain';
 import { type FakeStripe, startFakeStripe } from '@sdx/fake-stripe';
-import { createResponseValidator, ResponseContractError, type SessionUser, signUpUser } from '@sdx/testing';
-import { type FuzzOperation, type FuzzRequest, fuzzOperations, requestArbitrary, type SeededWorkspace, startSmtpCatcher, startTestStack, type TestStack } from '@sdx/testing';
+import { createResponseValidator, type LoopbackS3, ResponseContractError, type SessionUser, signUpUser, startLoopbackS3 } from '@sdx/testing';
+import { type FuzzAccounts, type FuzzOperation, type FuzzRequest, fuzzOperations, requestArbitrary, type SeededWorkspace, startSmtpCatcher, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
  * The contract fuzzer: FUZZ_REQUESTS requests (10,000 by default, the CI figure) generated from
@@ -21,7 +21,9 @@ import { type FuzzOperation, type FuzzRequest, fuzzOperations, requestArbitrary,
  * reset tokens are redeemed, and the owner's two-factor sign-in is set up, turned on with a
  * current code and off with a recovery code. Billing runs against a fake Stripe: checkouts of
  * the packs on sale, and Stripe events the fuzzer signs as Stripe does (handled, ignored or
- * naming nothing the service knows) besides unsigned ones. Every response must be
+ * naming nothing the service knows) besides unsigned ones. Destinations name a loopback S3 (their
+ * check write succeeds), and jobs, batches and schedules name the destinations the run created
+ * (or none), so their exports are delivered to it. Every response must be
  * documented by openapi.yaml (status, content type, body schema), none may be a 5xx, and every
  * operation must answer a success at least once. FUZZ_SEED replays a run.
  */
@@ -67,10 +69,15 @@ const users = new Map<string, Session>();
 const sessions: Session[] = [];
 /** Invitations not yet accepted or revoked. */
 const invitations: Invitation[] = [];
+/** Destinations of `main` not yet deleted, for the bodies that name one (the path pool keeps deleted ones too). */
+const destinations: string[] = [];
 let server: http.Server;
 let smtp: Awaited<ReturnType<typeof startSmtpCatcher>>;
 /** Stripe, faked on loopback: checkouts succeed, and the fuzzer signs the Stripe events it sends as Stripe would. */
 let stripe: FakeStripe;
+/** The bucket destinations write to, an S3 on loopback. */
+let s3: LoopbackS3;
+const BUCKET = 'fuzz-exports';
 let base: string;
 const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
 
@@ -79,7 +86,9 @@ beforeAll(async () => {
   // stays immediate (EMAIL_VERIFICATION=0) so the fuzzer's users are signed in at once.
   smtp = await startSmtpCatcher();
   stripe = await startFakeStripe({ webhookUrl: null });
+  s3 = await startLoopbackS3([BUCKET]);
   // Webhook hosts resolve to loopback (a fake DNS, allowed here): nothing leaves the machine.
+  // Destinations' endpoint is the loopback S3, an http URL (allowed here with WEBHOOK_ALLOW_HTTP).
   stack = await startTestStack({
     stripe,
     // The run's wrong codes and passwords all come from one address: the sign-in limits (tested
@@ -87,7 +96,7 @@ beforeAll(async () => {
     loginLimits: { perEmail: 100_000, perAddress: 100_000, windowSeconds: 900 },
     withWorker: true,
     workerConcurrency: 8,
-    env: { SYNC_TIMEOUT_MS: '1500', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', SMTP_URL: smtp.url, EMAIL_VERIFICATION: '0' },
+    env: { SYNC_TIMEOUT_MS: '1500', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', WEBHOOK_ALLOW_HTTP: '1', SMTP_URL: smtp.url, EMAIL_VERIFICATION: '0' },
     webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
   });
   const ample = { credits: 1_000_000_000, rateLimitPerMinute: 1_000_000_000, maxActiveJobs: 1_000_000, maxResultLimit: 25_000 };
@@ -126,6 +135,7 @@ afterAll(async () => {
   await stack.close();
   await smtp.close();
   await stripe.close();
+  await s3.stop();
 });
 
 interface Reply {
@@ -170,6 +180,7 @@ const POOL_OF: Record<string, RegExp> = {
   user_id: /^usr_/,
   webhook_id: /^whk_/,
   delivery_id: /^dlv_/,
+  destination_id: /^dst_/,
 };
 const created: Record<string, string[]> = Object.fromEntries(Object.keys(POOL_OF).map((name) => [name, []]));
 const foreign: Record<string, string[]> = Object.fromEntries(Object.keys(POOL_OF).map((name) => [name, []]));
@@ -281,6 +292,7 @@ function prepare(request: FuzzRequest): Prepared {
       if (fill.pool === 'verification_token') filled[key] = pick(verificationTokens, fill.pick) ?? 'none';
       if (fill.pool === 'reset_token') filled[key] = pick(resetTokens, fill.pick) ?? 'none';
       if (fill.pool === 'totp_code') filled[key] = twoFactorSecret ? totpAt(twoFactorSecret, new Date()) : '000000';
+      if (fill.pool === 'destination_id') filled[key] = pick(destinations, fill.pick) ?? null;
       if (fill.pool === 'recovery_code') filled[key] = pick(recoveryCodes, fill.pick) ?? 'none-none-none';
       if (fill.pool === 'invitation_token') {
         invitation = pick(invitations, fill.pick) ?? null;
@@ -362,6 +374,14 @@ function learn(request: FuzzRequest, prepared: Prepared, reply: Reply, body: unk
         recoveryCodes = [];
       }
       break;
+    case 'createDestination':
+      if (reply.status === 201 && record.id && request.credential !== 'other_workspace') destinations.push(record.id);
+      break;
+    case 'deleteDestination': {
+      const deleted = destinations.find((id) => prepared.path.split('?')[0] === `/v1/destinations/${id}`);
+      if (reply.status === 204 && deleted) destinations.splice(destinations.indexOf(deleted), 1);
+      break;
+    }
     case 'acceptInvitation':
     case 'revokeInvitation':
       if (reply.status < 300) {
@@ -386,14 +406,21 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
     body: { name: 'other', operation: 'profile', targets: ['nasa'], frequency: 'daily', timezone: 'UTC', starts_at: '2031-01-01T00:00:00Z' },
   });
   const webhook = await stack.api.post('/v1/webhooks', { headers: other.auth, body: { url: 'https://hooks.example.com/other', events: ['*'] } });
-  for (const res of [job, batch, schedule, webhook]) harvest('other', res.body, foreign);
+  const bucket = { endpoint: s3.endpoint, bucket: BUCKET, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey };
+  const destination = await stack.api.post('/v1/destinations', {
+    headers: other.auth,
+    body: { name: 'other', type: 's3', bucket: BUCKET, endpoint: bucket.endpoint, force_path_style: true, access_key_id: bucket.accessKeyId, secret_access_key: bucket.secretAccessKey },
+  });
+  expect(destination.status).toBe(201);
+  for (const res of [job, batch, schedule, webhook, destination]) harvest('other', res.body, foreign);
   remember(foreign, 'workspace_id', other.workspaceId);
   remember(created, 'workspace_id', main.workspaceId);
 
+  const accounts: FuzzAccounts = { password: PASSWORD, bucket };
   // Operations that hash or check a password (argon2id, tens of milliseconds of CPU each) are
   // drawn a quarter as often as the others.
   const arbitrary = fc.oneof(
-    ...operations.map((op) => ({ weight: PASSWORD_OPERATIONS.has(op.operationId) ? 1 : 4, arbitrary: requestArbitrary(document, op, { password: PASSWORD }) })),
+    ...operations.map((op) => ({ weight: PASSWORD_OPERATIONS.has(op.operationId) ? 1 : 4, arbitrary: requestArbitrary(document, op, accounts) })),
   );
   const tally = new Map<string, Map<number, number>>();
   const serverErrors: string[] = [];

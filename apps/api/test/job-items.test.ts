@@ -80,7 +80,7 @@ it('reads from Postgres no more than the items of the page it answers', async ()
   let largest = 0;
   do {
     fetched = 0;
-    const page = await readJobItems(db, tenant, bigJobId, { limit: 700, cursor });
+    const page = await readJobItems({ db }, tenant, bigJobId, { limit: 700, cursor });
     // The job row and the page counts are small; the rest is this page's items.
     expect(fetched).toBeLessThan(page.itemsJson.length * 1.2 + 20_000);
     largest = Math.max(largest, fetched);

@@ -27,7 +27,7 @@ beforeAll(async () => {
   expect(before).toMatchObject({ status: 'completed', result_count: 5, result_expired: false });
   // Thirty-one days on, the purge expires every result of the workspace.
   const later = new Date(Date.now() + 31 * 86_400_000);
-  expect(await purgeExpiredResults(stack.runtime.db, later, 30)).toEqual({ jobs: 3, pages: 3 });
+  expect(await purgeExpiredResults(stack.runtime.services, later, 30)).toEqual({ jobs: 3, pages: 3 });
 }, 90_000);
 afterAll(async () => {
   await stack.close();

@@ -79,7 +79,10 @@ it('re-seals every sealed value under the new key, opening the old ones with SEC
   expect(counts(second.out)['webhooks.secret']).toEqual([1, 0]);
   await expectUnder(sealerOf({ secretsKey: keyTwo, secretsKeyPrevious: null }));
   const again = await rotate({ current: keyTwo, previous: keyOne });
+  // Every sealed column (webhooks' two, TOTP secrets, mail bodies, destinations' keys): nothing left.
+  expect(Object.keys(counts(again.out))).toContain('destinations.secret_access_key');
   expect(Object.values(counts(again.out))).toEqual([
+    [0, 0],
     [0, 0],
     [0, 0],
     [0, 0],

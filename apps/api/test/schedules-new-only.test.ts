@@ -97,7 +97,7 @@ describe('new_only schedules', () => {
     const [a, b] = await Promise.all([createJob(stack.runtime.services, tenant, body, options), createJob(stack.runtime.services, tenant, body, options)]);
     expect(a.job.id).not.toBe(b.job.id); // never deduplicated onto each other
     const done = await Promise.all([a, b].map((c) => waitForJob(stack, ws.auth, c.job.id, (j) => j.status === 'completed')));
-    const [ra, rb] = await Promise.all(done.map((j) => loadResult(stack.runtime.db, { ...j, source_job_id: null } as never)));
+    const [ra, rb] = await Promise.all(done.map((j) => loadResult(stack.runtime.services, { ...j, source_job_id: null } as never)));
     const both = [...idsOf(ra), ...idsOf(rb)];
     expect(new Set(both).size).toBe(both.length);
     expect(done[0]!.result_count + done[1]!.result_count).toBe(both.length);

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { sql } from 'kysely';
 import { type Access, accessOf, createApp, OAUTH_ROUTES, ROUTE_ACCESS, ROUTES } from '@sdx/app-api';
 import { loadOpenApiDocument } from '@sdx/contract';
-import { addMember, createApiKey, type Role, ROLES } from '@sdx/domain';
+import { addMember, createApiKey, newId, type Role, ROLES, sealerOf } from '@sdx/domain';
 import { grantWorkspaceCredits, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
 
 /**
@@ -80,6 +80,12 @@ async function workspaceWithResources(user: SessionUser, name: string): Promise<
   // Port 9 (discard) on loopback: nothing listens, and no worker runs here to send anything.
   const webhook = await stack.api.post('/v1/webhooks', { headers: h, body: { url: 'http://127.0.0.1:9/hook', events: ['*'] } });
   const delivery = await stack.api.post(`/v1/webhooks/${webhook.body.id}/test`, { headers: h });
+  // A destination's creation writes to its bucket, which the sweep has none of: its row is stored as creation stores it.
+  const destination = await stack.runtime.db
+    .insertInto('destinations')
+    .values({ id: newId('dst'), workspace_id: workspaceId, name, type: 's3', bucket: 'sweep', region: 'us-east-1', endpoint: null, access_key_id: 'AKIA', secret_access_key: sealerOf(stack.config).seal('secret'), format: 'ndjson' })
+    .returning('id')
+    .executeTakeFirstOrThrow();
   const member = await signUpUser(stack);
   await stack.runtime.db.transaction().execute((tx) => addMember(tx, workspaceId, member.userId, 'member', { type: 'system', id: 'test', ip: null }));
   for (const res of [job, batch, schedule, key, invitation, webhook, delivery]) expect(res.status).toBeLessThan(300);
@@ -95,6 +101,7 @@ async function workspaceWithResources(user: SessionUser, name: string): Promise<
       user_id: member.userId,
       webhook_id: webhook.body.id,
       delivery_id: delivery.body.id,
+      destination_id: destination.id,
     },
   };
 }

@@ -18,6 +18,7 @@ const ScheduleEdit = lazy(() => import('./pages/schedule-edit'));
 const Keys = lazy(() => import('./pages/keys'));
 const Members = lazy(() => import('./pages/members'));
 const Webhooks = lazy(() => import('./pages/webhooks'));
+const Destinations = lazy(() => import('./pages/destinations'));
 const WebhookDetail = lazy(() => import('./pages/webhook-detail'));
 const Billing = lazy(() => import('./pages/billing'));
 const Audit = lazy(() => import('./pages/audit'));
@@ -161,6 +162,7 @@ function Shell({ children }: { children: ReactNode }) {
     { to: at('/keys'), label: 'API keys', show: true },
     { to: at('/members'), label: 'Members', show: true },
     { to: at('/webhooks'), label: 'Webhooks', show: true },
+    { to: at('/destinations'), label: 'Destinations', show: true },
     { to: at('/billing'), label: 'Billing', show: true },
     { to: at('/audit'), label: 'Audit events', show: atLeast(role, 'admin') },
     { to: at('/settings'), label: 'Settings', show: true },
@@ -227,6 +229,7 @@ function WorkspaceRoutes() {
       <Route path="members" element={<Members />} />
       <Route path="webhooks" element={<Webhooks />} />
       <Route path="webhooks/:webhookId" element={<WebhookDetail />} />
+      <Route path="destinations" element={<Destinations />} />
       <Route path="billing" element={<Billing />} />
       <Route path="audit" element={<Audit />} />
       <Route path="settings" element={<Settings />} />

@@ -165,7 +165,7 @@ describe('purgeExpiredResults', () => {
       { id: 'job_d_failed', status: 'failed', finishedAt: ago(60) },
       { id: 'job_e_running', status: 'running', finishedAt: null, pages: 1 },
     ]);
-    expect(await purgeExpiredResults(db, now, 30)).toEqual({ jobs: 2, pages: 5 });
+    expect(await purgeExpiredResults({ db }, now, 30)).toEqual({ jobs: 2, pages: 5 });
     expect(await jobStates()).toEqual({
       job_a_old: { expired: true, pages: 0 },
       job_b_edge: { expired: true, pages: 0 },
@@ -174,8 +174,8 @@ describe('purgeExpiredResults', () => {
       job_e_running: { expired: false, pages: 1 },
     });
     // Nothing left to do; a day later the recent one goes too.
-    expect(await purgeExpiredResults(db, now, 30)).toEqual({ jobs: 0, pages: 0 });
-    expect(await purgeExpiredResults(db, new Date(now.getTime() + DAY), 30)).toEqual({ jobs: 1, pages: 2 });
+    expect(await purgeExpiredResults({ db }, now, 30)).toEqual({ jobs: 0, pages: 0 });
+    expect(await purgeExpiredResults({ db }, new Date(now.getTime() + DAY), 30)).toEqual({ jobs: 1, pages: 2 });
     // The job rows, their settlement included, are all still there.
     expect(Number((await sql<{ n: number }>`select count(*)::int as n from jobs`.execute(db)).rows[0]!.n)).toBe(5);
   });
@@ -186,10 +186,10 @@ describe('purgeExpiredResults', () => {
       { id: 'job_source', finishedAt: new Date(now.getTime() - 40 * DAY), pages: 2 },
       { id: 'job_cached', finishedAt: new Date(now.getTime() - 10 * DAY), source: 'job_source' },
     ]);
-    expect(await purgeExpiredResults(db, now, 30)).toEqual({ jobs: 1, pages: 0 });
+    expect(await purgeExpiredResults({ db }, now, 30)).toEqual({ jobs: 1, pages: 0 });
     expect(await jobStates()).toEqual({ job_cached: { expired: false, pages: 0 }, job_source: { expired: true, pages: 2 } });
     // Twenty-one days on, the cached job's result expires, and with it the pages.
-    expect(await purgeExpiredResults(db, new Date(now.getTime() + 21 * DAY), 30)).toEqual({ jobs: 1, pages: 2 });
+    expect(await purgeExpiredResults({ db }, new Date(now.getTime() + 21 * DAY), 30)).toEqual({ jobs: 1, pages: 2 });
     expect(await jobStates()).toEqual({ job_cached: { expired: true, pages: 0 }, job_source: { expired: true, pages: 0 } });
   });
 
@@ -199,14 +199,14 @@ describe('purgeExpiredResults', () => {
       { id: 'job_source', finishedAt: new Date(now.getTime() - 40 * DAY), pages: 2 },
       { id: 'job_cached', finishedAt: new Date(now.getTime() - 35 * DAY), source: 'job_source' },
     ]);
-    expect(await purgeExpiredResults(db, now, 30)).toEqual({ jobs: 2, pages: 2 });
+    expect(await purgeExpiredResults({ db }, now, 30)).toEqual({ jobs: 2, pages: 2 });
   });
 
   it('goes in batches of at most `batchSize` jobs, one statement each', async () => {
     const now = new Date('2027-03-01T12:00:00Z');
     await insertJobs(Array.from({ length: 7 }, (_, i) => ({ id: `job_${i}`, finishedAt: new Date(now.getTime() - (31 + i) * DAY), pages: 1 })));
     const probe = counted();
-    expect(await purgeExpiredResults(probe.db, now, 30, 3)).toEqual({ jobs: 7, pages: 7 });
+    expect(await purgeExpiredResults({ db: probe.db }, now, 30, 3)).toEqual({ jobs: 7, pages: 7 });
     // Per batch: the advisory lock, then the statement; batches of 3 + 3 + 1.
     expect(probe.statements()).toBe(6);
   });
@@ -225,12 +225,12 @@ describe('purgeExpiredResults', () => {
     });
     await locked;
     try {
-      expect(await purgeExpiredResults(db, now, 30)).toEqual({ jobs: 0, pages: 0 });
+      expect(await purgeExpiredResults({ db }, now, 30)).toEqual({ jobs: 0, pages: 0 });
     } finally {
       release();
       await other;
     }
-    expect(await purgeExpiredResults(db, now, 30)).toEqual({ jobs: 1, pages: 1 });
+    expect(await purgeExpiredResults({ db }, now, 30)).toEqual({ jobs: 1, pages: 1 });
   });
 });
 
@@ -316,7 +316,7 @@ describe('runRetention', () => {
     const now = new Date('2027-03-01T12:00:00Z');
     await insertJobs([{ id: 'job_old', finishedAt: new Date(now.getTime() - 31 * DAY), pages: 2 }]);
     await insertKeys('old-', 3, new Date(now.getTime() - 1));
-    expect(await runRetention(db, now, { resultRetentionDays: 30 })).toEqual({
+    expect(await runRetention({ db }, now, { resultRetentionDays: 30 })).toEqual({
       resultsExpired: 1,
       resultPagesDeleted: 2,
       idempotencyKeysDeleted: 3,
@@ -327,7 +327,7 @@ describe('runRetention', () => {
     });
     // RESULT_RETENTION_DAYS of 60 would have kept it.
     await insertJobs([{ id: 'job_older', finishedAt: new Date(now.getTime() - 50 * DAY), pages: 1 }]);
-    expect((await runRetention(db, now, { resultRetentionDays: 60 })).resultsExpired).toBe(0);
+    expect((await runRetention({ db }, now, { resultRetentionDays: 60 })).resultsExpired).toBe(0);
   });
 });
 

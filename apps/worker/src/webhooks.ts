@@ -82,7 +82,7 @@ export function startWebhooks(options: WebhookRunnerOptions): RunningWebhooks {
       log.warn({ err, deliveryId }, 'webhook delivery attempt failed unexpectedly');
     }
   });
-  const connection = createWorkerRedis(options.redisUrl);
+  const connection = createWorkerRedis({ url: options.redisUrl, clusterNodes: services.config.redisClusterNodes });
   connection.on('error', (err) => log.debug({ err: err.message }, 'webhook consumer redis error'));
   const consumer = new Worker<DeliveryPayload>(QUEUES.webhookDeliveries, (entry) => lanes.run(entry.data.webhookId, entry.data.deliveryId), {
     connection,

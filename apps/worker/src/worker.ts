@@ -2,6 +2,7 @@ import { reconcileJobs, type ReconcileReport, runJobAttempt, type ProviderLookup
 import { createWorkerRedis, startConsumer } from '@sdx/queue';
 import { startBilling, startMailSender } from '@sdx/runtime';
 import { type RunningWebhooks, startWebhooks } from './webhooks';
+import { startDestinations } from './destinations';
 
 /** A reconciler pass that failed is tried again this soon. */
 const RECONCILE_RETRY_MS = 500;
@@ -18,6 +19,8 @@ export interface WorkerOptions {
   onReconciled?: (report: ReconcileReport) => void;
   /** Webhook deliveries sent at once (default WEBHOOK_CONCURRENCY); 0: no dispatcher, no delivery in this process. */
   webhookConcurrency?: number;
+  /** Deliver exports to destinations from this process (default: yes). */
+  destinations?: boolean;
   /** Send the mail outbox from this process (default: when SMTP_URL is set). */
   mail?: boolean;
   /** Charge due auto-recharges from this process (default: when STRIPE_SECRET_KEY is set). */
@@ -43,7 +46,7 @@ export interface RunningWorker {
 export function startWorker(options: WorkerOptions): RunningWorker {
   const { services, providers } = options;
   const { log } = services;
-  const connection = createWorkerRedis(options.redisUrl);
+  const connection = createWorkerRedis({ url: options.redisUrl, clusterNodes: services.config.redisClusterNodes });
   connection.on('error', (err) => log.debug({ err: err.message }, 'worker redis error'));
   const consumer = startConsumer({
     connection,
@@ -92,6 +95,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
   const webhooks: RunningWebhooks | null =
     webhookConcurrency > 0 ? startWebhooks({ services, redisUrl: options.redisUrl, concurrency: webhookConcurrency }) : null;
   const mail = options.mail === false ? null : startMailSender(services);
+  const destinations = options.destinations === false ? null : startDestinations(services);
   const billing = options.billing === false ? null : startBilling(services);
 
   const timer = options.reconcile === false ? null : setInterval(reconcile, services.config.reconcileIntervalMs);
@@ -105,6 +109,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       if (retry) clearTimeout(retry);
       await consumer.close(closeOptions);
       await webhooks?.close();
+      await destinations?.close();
       await mail?.close();
       await billing?.close();
       await reconciling;

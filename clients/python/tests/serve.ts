@@ -10,7 +10,10 @@
  *   - `workspace` (`credits`, `rate_limit_per_minute`, `max_active_jobs`, `role`): a fresh workspace
  *     and an API key of `role` (default owner) → `{workspace_id, api_key}`;
  *   - `count` (`table`, `workspace_id`): rows of the workspace in `table`;
- *   - `error_statuses`: the service's closed map of error identifiers to HTTP statuses.
+ *   - `error_statuses`: the service's closed map of error identifiers to HTTP statuses;
+ *   - `s3`: the loopback S3 started beside the stack, for destinations → `{endpoint, region, bucket,
+ *     access_key_id, secret_access_key}` (the bucket exists; the service may write to this
+ *     http loopback endpoint: WEBHOOK_ALLOW_HTTP and WEBHOOK_ALLOW_PRIVATE_NETWORKS are set).
  * Closing stdin (or SIGTERM) closes the stack and drops its database.
  *
  * Outside jest (pytest run by hand, the bench) no migrated template exists yet: one is made here
@@ -21,11 +24,14 @@ import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { createDb, migrateToLatest } from '@sdx/db';
 import { createApiKey, ERROR_STATUS, type Role } from '@sdx/domain';
-import { baseDatabaseUrl, countWorkspaceRows, databaseUrlFor, type ServedStack, startServedStack } from '@sdx/testing';
+import { baseDatabaseUrl, countWorkspaceRows, databaseUrlFor, type LoopbackS3, type ServedStack, startLoopbackS3, startServedStack } from '@sdx/testing';
+
+/** The bucket of the loopback S3 that destinations of the tests write to. */
+const S3_BUCKET = 'sdx-python';
 
 interface Command {
   id: number;
-  cmd: 'workspace' | 'count' | 'error_statuses';
+  cmd: 'workspace' | 'count' | 'error_statuses' | 's3';
   credits?: number;
   rate_limit_per_minute?: number;
   max_active_jobs?: number;
@@ -63,7 +69,7 @@ function send(message: unknown): void {
   process.stdout.write(`${JSON.stringify(message)}\n`);
 }
 
-async function handle(served: ServedStack, command: Command): Promise<unknown> {
+async function handle(served: ServedStack, s3: LoopbackS3, command: Command): Promise<unknown> {
   const { stack } = served;
   switch (command.cmd) {
     case 'workspace': {
@@ -80,11 +86,14 @@ async function handle(served: ServedStack, command: Command): Promise<unknown> {
       return countWorkspaceRows(stack, command.table ?? 'jobs', command.workspace_id ?? '');
     case 'error_statuses':
       return ERROR_STATUS;
+    case 's3':
+      return { endpoint: s3.endpoint, region: s3.region, bucket: S3_BUCKET, access_key_id: s3.accessKeyId, secret_access_key: s3.secretAccessKey };
   }
 }
 
 async function main(): Promise<void> {
   const dropTemplate = await ensureTemplate();
+  const s3 = await startLoopbackS3([S3_BUCKET]);
   const served = await startServedStack({
     withWorker: true,
     env: {
@@ -100,6 +109,7 @@ async function main(): Promise<void> {
       try {
         await served.close();
       } finally {
+        await s3.stop();
         await dropTemplate();
       }
     })();
@@ -112,7 +122,7 @@ async function main(): Promise<void> {
     if (line.trim() === '') continue;
     const command = JSON.parse(line) as Command;
     try {
-      send({ id: command.id, ok: await handle(served, command) });
+      send({ id: command.id, ok: await handle(served, s3, command) });
     } catch (error) {
       send({ id: command.id, error: error instanceof Error ? error.message : String(error) });
     }

@@ -66,6 +66,11 @@ class Service:
         result: Dict[str, str] = self.command("workspace", **fields)
         return result
 
+    def s3(self) -> Dict[str, str]:
+        """The loopback S3 beside the service: ``{endpoint, region, bucket, access_key_id, secret_access_key}``."""
+        result: Dict[str, str] = self.command("s3")
+        return result
+
     def count(self, table: str, workspace_id: str) -> int:
         return int(self.command("count", table=table, workspace_id=workspace_id))
 

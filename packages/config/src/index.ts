@@ -16,6 +16,19 @@ export interface AppConfig {
   redisUrl: string;
   /** Prefix for BullMQ queues and other Redis keys, so several deployments or test files can share a Redis. */
   redisPrefix: string;
+  /**
+   * A Redis Cluster's seed nodes (REDIS_CLUSTER_NODES, `host:port,host:port,…`): set, every Redis
+   * use (queues, limiters, live progress) runs on that cluster, and REDIS_URL gives only its
+   * credentials and TLS; empty, the one Redis of REDIS_URL.
+   */
+  redisClusterNodes: RedisNode[];
+  /**
+   * Where result pages are written (RESULT_STORE): `postgres` (default, in their rows) or `s3`
+   * (compressed NDJSON objects in the bucket of `s3`, Postgres keeping only their metadata).
+   */
+  resultStore: 'postgres' | 's3';
+  /** The result store's bucket (S3_*), when one is configured: needed by RESULT_STORE=s3, and to read pages written there. */
+  s3: ResultBucket | null;
   logLevel: string;
   /** `pretty` (colored lines, for a terminal) or `json` (one object per line, for collectors). */
   logFormat: LogFormat;
@@ -214,6 +227,61 @@ export function secretsKey(env: NodeJS.ProcessEnv, name: string, required: boole
   return key;
 }
 
+/** The bucket of the object result store (S3_ENDPOINT, S3_BUCKET, S3_REGION, S3_ACCESS_KEY_ID, S3_SECRET_ACCESS_KEY, S3_FORCE_PATH_STYLE). */
+export interface ResultBucket {
+  endpoint: string | null;
+  bucket: string;
+  region: string;
+  accessKeyId: string;
+  secretAccessKey: string;
+  forcePathStyle: boolean;
+}
+
+/** RESULT_STORE and the S3_* variables; RESULT_STORE=s3 without a bucket and its keys stops the process at start. */
+export function resultStoreOf(env: NodeJS.ProcessEnv): { resultStore: 'postgres' | 's3'; s3: ResultBucket | null } {
+  const raw = (env.RESULT_STORE ?? '').trim().toLowerCase() || 'postgres';
+  if (raw !== 'postgres' && raw !== 's3') throw new Error(`RESULT_STORE must be "postgres" or "s3", got "${env.RESULT_STORE}"`);
+  const bucket = env.S3_BUCKET?.trim();
+  const s3: ResultBucket | null = bucket
+    ? {
+        endpoint: env.S3_ENDPOINT?.trim() || null,
+        bucket,
+        region: env.S3_REGION?.trim() || 'us-east-1',
+        accessKeyId: env.S3_ACCESS_KEY_ID?.trim() ?? '',
+        secretAccessKey: env.S3_SECRET_ACCESS_KEY?.trim() ?? '',
+        forcePathStyle: flag(env, 'S3_FORCE_PATH_STYLE', false),
+      }
+    : null;
+  if (raw === 's3' && (!s3 || !s3.accessKeyId || !s3.secretAccessKey)) {
+    throw new Error('RESULT_STORE=s3 needs S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (and S3_ENDPOINT for a store other than AWS)');
+  }
+  return { resultStore: raw, s3 };
+}
+
+/** One node of a Redis Cluster, as REDIS_CLUSTER_NODES lists it. */
+export interface RedisNode {
+  host: string;
+  port: number;
+}
+
+/**
+ * REDIS_CLUSTER_NODES: `host:port` entries separated by commas (an IPv6 host in brackets,
+ * `[::1]:7000`); empty or unset, no cluster. Any other value stops the process at start.
+ */
+export function parseRedisClusterNodes(raw: string | undefined): RedisNode[] {
+  if (!raw || raw.trim() === '') return [];
+  const nodes: RedisNode[] = [];
+  for (const entry of raw.split(',').map((part) => part.trim())) {
+    const match = /^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9._-]+):(\d{1,5})$/.exec(entry);
+    const port = match ? Number(match[2]) : 0;
+    if (!match || port < 1 || port > 65535) {
+      throw new Error(`REDIS_CLUSTER_NODES must be a comma list of host:port (such as redis-1:6379,redis-2:6379), got "${raw}"`);
+    }
+    nodes.push({ host: match[1]!.replace(/^\[(.*)\]$/, '$1'), port });
+  }
+  return nodes;
+}
+
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/social_data';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/0';
 
@@ -228,6 +296,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     databaseUrl: env.DATABASE_URL || DEFAULT_DATABASE_URL,
     redisUrl: env.REDIS_URL || DEFAULT_REDIS_URL,
     redisPrefix: env.REDIS_PREFIX || 'sdx',
+    redisClusterNodes: parseRedisClusterNodes(env.REDIS_CLUSTER_NODES),
+    ...resultStoreOf(env),
     logLevel: env.LOG_LEVEL || (nodeEnv === 'test' ? 'silent' : 'info'),
     logFormat: logFormatFor(env, tty),
     schedulerTickMs: int(env, 'SCHEDULER_TICK_MS', 1000, 10),

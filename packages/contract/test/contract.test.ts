@@ -114,6 +114,7 @@ const job: JobResponse = {
   cached: false,
   deduplicated: false,
   idempotent_replay: false,
+  delivery: null,
 };
 
 const queuedJob: JobResponse = {
@@ -172,6 +173,7 @@ const batch: BatchResponse = {
     { id: 'job_b', target: 'nasa', status: 'queued' },
   ],
   idempotent_replay: false,
+  delivery: null,
 };
 
 const schedule: ScheduleResponse = {
@@ -190,6 +192,7 @@ const schedule: ScheduleResponse = {
   status: 'active',
   overlap_policy: 'skip',
   delivery: 'all',
+  destination_id: null,
   created_at: '2024-04-30T12:00:00Z',
   updated_at: '2024-04-30T12:00:00Z',
   runs: [
@@ -281,6 +284,7 @@ describe('openapi.yaml', () => {
         'acceptInvitation', 'previewInvitation', 'createKey', 'listKeys', 'revokeKey', 'listAuditEvents',
         'createWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook', 'deleteWebhook', 'rotateWebhookSecret',
         'testWebhook', 'listWebhookDeliveries', 'redeliverWebhookDelivery', 'streamJobEvents', 'streamBatchEvents',
+        'createDestination', 'listDestinations', 'getDestination', 'deleteDestination',
         'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript',
         'verifyEmail', 'resendVerification', 'requestPasswordReset', 'confirmPasswordReset',
         'setUpTwoFactor', 'enableTwoFactor', 'disableTwoFactor',
@@ -343,6 +347,8 @@ describe('openapi.yaml', () => {
     const items = ['ProfileItem', 'PostItem', 'CommentItem', 'HighlightItem', 'StoryItem', 'TranscriptItem', 'PlaylistItem', 'AdItem', 'AdvertiserItem', 'AnalyticsItem'];
     const optional: Record<string, string[]> = {
       BatchResponse: ['jobs'],
+      // The live sources a job's attempts tried: on GET /v1/jobs/{job_id} once a live source was tried.
+      JobResponse: ['attempt_sources'],
       // Stripe's event as Stripe sends it: the service reads it only after the signature holds.
       StripeEventEnvelope: ['id', 'type'],
       // `payment` on the payment events only; the 402's `key_id` with scope key, `required` as the 402 of credits has it.
@@ -485,6 +491,7 @@ describe('createResponseValidator', () => {
         operations: [
           { operation: 'profile', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false },
         ],
+        sources: [],
       },
     ]);
     expect(problemsOf('GET', '/readyz', 200, { status: 'ok' })).toMatch(/missing property "checks"/);

@@ -1,4 +1,4 @@
-import { Migrator, type Migration, type MigrationProvider, sql } from 'kysely';
+import { type Kysely, Migrator, type Migration, type MigrationProvider, sql } from 'kysely';
 import pg from 'pg';
 import type { Db } from './pool';
 import * as m0001 from './migrations/20261122_0001_initial';
@@ -21,6 +21,10 @@ import * as m0022 from './migrations/20261127_0022_trust';
 import * as m0023 from './migrations/20261127_0023_sealed_webhook_secrets';
 import * as m0024 from './migrations/20261128_0024_billing';
 import * as m0025 from './migrations/20261129_0025_oauth';
+import * as m0026 from './migrations/20261130_0026_result_objects';
+import * as m0027 from './migrations/20261130_0027_destinations';
+import * as m0028 from './migrations/20261130_0028_source_health';
+import * as m0029 from './migrations/20261130_0029_workspace_deletions';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -44,19 +48,101 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261127_0023_sealed_webhook_secrets': m0023,
   '20261128_0024_billing': m0024,
   '20261129_0025_oauth': m0025,
+  '20261130_0026_result_objects': m0026,
+  '20261130_0027_destinations': m0027,
+  '20261130_0028_source_health': m0028,
+  '20261130_0029_workspace_deletions': m0029,
 };
 
-const provider: MigrationProvider = { getMigrations: async () => MIGRATIONS };
+/**
+ * Every migration runs in its own transaction with a lock timeout and a statement timeout
+ * (docs/deployment.md "Expand and contract"): a migration that waits for a lock behind a long
+ * query gives up after `lockTimeoutMs` instead of queueing every request of the running
+ * release behind it, and is tried again after a pause; a statement that would hold its locks
+ * longer than `statementTimeoutMs` fails (a backfill goes in batches).
+ */
+export interface MigrationBounds {
+  /** `lock_timeout` of each migration's transaction. */
+  lockTimeoutMs: number;
+  /** `statement_timeout` of each migration's transaction. */
+  statementTimeoutMs: number;
+  /** Tries of one migration that met a lock timeout (or a deadlock) before the run fails. */
+  attempts: number;
+  /** Pause before the second try; doubled for each further try, up to `maxPauseMs`, with jitter. */
+  pauseMs: number;
+  maxPauseMs: number;
+  /** Told of each retry (for the caller to log). */
+  onRetry?: (retry: { migration: string; attempt: number; code: string; pauseMs: number }) => void;
+}
+
+export const MIGRATION_BOUNDS: MigrationBounds = { lockTimeoutMs: 2_000, statementTimeoutMs: 600_000, attempts: 20, pauseMs: 500, maxPauseMs: 10_000 };
+
+/** lock_not_available (lock_timeout) and deadlock_detected: the migration met traffic, not a fault of its own. */
+const RETRIED_CODES = new Set(['55P03', '40P01']);
+
+function bounded(migrations: Record<string, Migration>, bounds: MigrationBounds): Record<string, Migration> {
+  const limit = async (db: Kysely<unknown>) => {
+    await sql`select set_config('lock_timeout', ${`${bounds.lockTimeoutMs}ms`}, true), set_config('statement_timeout', ${`${bounds.statementTimeoutMs}ms`}, true)`.execute(db);
+  };
+  return Object.fromEntries(
+    Object.entries(migrations).map(([name, m]) => [
+      name,
+      {
+        up: async (db: Kysely<unknown>) => {
+          await limit(db);
+          await m.up(db);
+        },
+        ...(m.down
+          ? {
+              down: async (db: Kysely<unknown>) => {
+                await limit(db);
+                await m.down!(db);
+              },
+            }
+          : {}),
+      },
+    ]),
+  );
+}
+
+const providerOf = (migrations: Record<string, Migration>, bounds: MigrationBounds): MigrationProvider => ({ getMigrations: async () => bounded(migrations, bounds) });
+const provider = providerOf(MIGRATIONS, MIGRATION_BOUNDS);
 const MIGRATION_LOCK = 715517;
 
-export async function migrateToLatest(db: Db): Promise<string[]> {
+export async function migrateToLatest(db: Db, bounds: Partial<MigrationBounds> = {}): Promise<string[]> {
+  return migrateSetToLatest(db, MIGRATIONS, bounds);
+}
+
+/**
+ * Runs the pending migrations of `migrations` one at a time, each in its own transaction under
+ * the bounds (so the locks of one are released before the next takes its own), retrying one
+ * that met a lock timeout. Exported for the tests of the bounds.
+ */
+export async function migrateSetToLatest(db: Db, migrations: Record<string, Migration>, overrides: Partial<MigrationBounds> = {}): Promise<string[]> {
+  const bounds = { ...MIGRATION_BOUNDS, ...overrides };
   // Several processes may start at once (api, worker, scheduler replicas): serialise them.
   return db.connection().execute(async (conn) => {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK})`.execute(conn);
     try {
-      const { error, results } = await new Migrator({ db: conn, provider }).migrateToLatest();
-      if (error) throw error instanceof Error ? error : new Error(String(error));
-      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+      const migrator = new Migrator({ db: conn, provider: providerOf(migrations, bounds) });
+      const applied: string[] = [];
+      for (let attempt = 1; ; ) {
+        const { error, results } = await migrator.migrateUp();
+        const done = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+        applied.push(...done);
+        if (!error) {
+          if (done.length === 0) return applied;
+          attempt = 1;
+          continue;
+        }
+        const code = (error as { code?: unknown }).code;
+        const failed = (results ?? []).find((r) => r.status === 'Error')?.migrationName ?? 'migration';
+        if (typeof code !== 'string' || !RETRIED_CODES.has(code) || attempt >= bounds.attempts) throw error instanceof Error ? error : new Error(String(error));
+        const pauseMs = Math.round(Math.min(bounds.maxPauseMs, bounds.pauseMs * 2 ** (attempt - 1)) * (0.75 + Math.random() * 0.5));
+        bounds.onRetry?.({ migration: failed, attempt, code, pauseMs });
+        attempt += 1;
+        await new Promise((resolve) => setTimeout(resolve, pauseMs));
+      }
     } finally {
       await sql`select pg_advisory_unlock(${MIGRATION_LOCK})`.execute(conn);
     }

@@ -264,6 +264,18 @@ export interface AuditEventsTable {
   created_at: CreatedAt;
 }
 
+/** The record that a workspace's data was deleted (admin CLI delete-workspace): no foreign key, append-only. */
+export interface WorkspaceDeletionsTable {
+  id: string;
+  workspace_id: string;
+  action: Generated<string>;
+  actor_type: ActorType;
+  actor_id: string | null;
+  /** Rows deleted, by table; Redis keys and queue entries removed. */
+  data: Json;
+  created_at: CreatedAt;
+}
+
 export interface CreditBalancesTable {
   workspace_id: string;
   period_start: ColumnType<string, string, string>;
@@ -386,14 +398,58 @@ export interface JobsTable {
   created_at: CreatedAt;
   started_at: Timestamp | null;
   finished_at: Timestamp | null;
+  /** Delivery to a bucket (migration 0027): all null without a destination. */
+  destination_id: ColumnType<string | null, string | null | undefined, string | null>;
+  delivery_status: ColumnType<DeliveryStatus | null, DeliveryStatus | null | undefined, DeliveryStatus | null>;
+  /** The object key, `{prefix}{id}.{ext}`, fixed at admission. */
+  delivery_key: ColumnType<string | null, string | null | undefined, string | null>;
+  delivery_attempts: Generated<number>;
+  delivery_error: ColumnType<string | null, string | null | undefined, string | null>;
+  delivered_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  delivery_next_attempt_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  delivery_lease_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export interface JobResultPagesTable {
   job_id: string;
   page_no: number;
   item_count: number;
-  items: Json;
+  /** The page's items, or null when they are an object of the result store (object_key). */
+  items: ColumnType<unknown, string | null, string | null>;
+  object_key: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Where the page's gzip member starts in a shared object; null when the object is the page. */
+  object_offset: ColumnType<number | null, number | null | undefined, number | null>;
+  stored_bytes: ColumnType<number | null, number | null | undefined, number | null>;
   created_at: CreatedAt;
+}
+
+/** One live source an attempt tried (migration 0028): written for live attempts only. */
+export interface JobAttemptSourcesTable {
+  job_id: string;
+  attempt: number;
+  seq: number;
+  source: string;
+  provider: string;
+  outcome: string;
+  error_code: string | null;
+  created_at: CreatedAt;
+}
+
+/** The health of one live adapter, shared by every worker (migration 0028). */
+export interface SourceHealthTable {
+  provider: string;
+  source: string;
+  last_success_at: Date | null;
+  last_failure_at: Date | null;
+  auth_failures: Generated<number>;
+  down_since: Date | null;
+  quota_unit: string | null;
+  quota_remaining: number | null;
+  quota_limit: number | null;
+  /** The Pacific day `quota_used` counts (YYYY-MM-DD). */
+  quota_day: string | null;
+  quota_used: Generated<number>;
+  updated_at: Generated<Date>;
 }
 
 export interface BatchesTable {
@@ -407,6 +463,16 @@ export interface BatchesTable {
   cancel_requested_at: Timestamp | null;
   schedule_id: string | null;
   created_at: CreatedAt;
+  /** Delivery to a bucket (migration 0027): all null without a destination. */
+  destination_id: ColumnType<string | null, string | null | undefined, string | null>;
+  delivery_status: ColumnType<DeliveryStatus | null, DeliveryStatus | null | undefined, DeliveryStatus | null>;
+  /** The object key, `{prefix}{id}.{ext}`, fixed at admission. */
+  delivery_key: ColumnType<string | null, string | null | undefined, string | null>;
+  delivery_attempts: Generated<number>;
+  delivery_error: ColumnType<string | null, string | null | undefined, string | null>;
+  delivered_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  delivery_next_attempt_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  delivery_lease_until: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 export type ScheduleStatus = 'active' | 'paused' | 'completed';
@@ -430,6 +496,8 @@ export interface SchedulesTable {
   overlap_policy: Generated<string>;
   /** all: every occurrence delivers everything; new_only: only items no earlier occurrence delivered. */
   delivery: Generated<'all' | 'new_only'>;
+  /** The destination every occurrence's job or batch is delivered to; null: none. */
+  destination_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   updated_at: CreatedAt;
   deleted_at: Timestamp | null;
@@ -513,6 +581,27 @@ export interface WebhookEventsTable {
   dispatched_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
+/** A workspace's bucket that jobs and batches deliver their export to (extensions-2.md 5). */
+export interface DestinationsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  type: 's3';
+  bucket: string;
+  prefix: Generated<string>;
+  region: string;
+  endpoint: string | null;
+  force_path_style: Generated<boolean>;
+  access_key_id: string;
+  /** Sealed (`packages/domain/src/sealing.ts`); never in clear. */
+  secret_access_key: string;
+  format: 'json' | 'ndjson' | 'csv' | 'xlsx';
+  created_at: CreatedAt;
+}
+
+/** A job's or batch's delivery to its destination. */
+export type DeliveryStatus = 'pending' | 'succeeded' | 'failed';
+
 export type WebhookDeliveryStatus = 'pending' | 'succeeded' | 'failed';
 
 /** One event to one webhook, attempted on the retry schedule. */
@@ -548,6 +637,8 @@ export interface Database {
   credit_ledger: CreditLedgerTable;
   jobs: JobsTable;
   job_result_pages: JobResultPagesTable;
+  job_attempt_sources: JobAttemptSourcesTable;
+  source_health: SourceHealthTable;
   batches: BatchesTable;
   schedules: SchedulesTable;
   schedule_runs: ScheduleRunsTable;
@@ -559,6 +650,8 @@ export interface Database {
   sessions: SessionsTable;
   invitations: InvitationsTable;
   audit_events: AuditEventsTable;
+  workspace_deletions: WorkspaceDeletionsTable;
+  destinations: DestinationsTable;
   webhooks: WebhooksTable;
   webhook_events: WebhookEventsTable;
   webhook_deliveries: WebhookDeliveriesTable;
@@ -586,6 +679,7 @@ export type BatchRow = Selectable<BatchesTable>;
 export type ScheduleRow = Selectable<SchedulesTable>;
 export type ScheduleRunRow = Selectable<ScheduleRunsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
+export type DestinationRow = Selectable<DestinationsTable>;
 export type AuthTokenRow = Selectable<AuthTokensTable>;
 export type MailOutboxRow = Selectable<MailOutboxTable>;
 export type WebhookEventRow = Selectable<WebhookEventsTable>;

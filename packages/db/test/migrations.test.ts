@@ -236,4 +236,28 @@ describe('migrations', () => {
     await sql`delete from api_keys where workspace_id = 'ws_oauth'`.execute(db);
     await sql`delete from workspaces where id = 'ws_oauth'`.execute(db);
   });
+
+  it('0028 adds the attempts\' live sources and the sources\' health, removed with their job, and drops them on the way down', async () => {
+    const healthTables = async () =>
+      (
+        await sql<{ table_name: string }>`
+          select table_name from information_schema.tables
+          where table_schema = 'public' and table_name in ('job_attempt_sources', 'source_health') order by 1`.execute(db)
+      ).rows.map((r) => r.table_name);
+    expect(await healthTables()).toEqual(['job_attempt_sources', 'source_health']);
+    await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_src', 's', 10, 60, 100, 10)`.execute(db);
+    await sql`
+      insert into jobs (id, workspace_id, platform, operation, target, normalized_target, request_key, requested_limit, status, max_attempts, credit_rate, results_per_credit, base_credits)
+      values ('job_src', 'ws_src', 'youtube', 'shorts', 'x', 'x', 'k', 10, 'running', 4, 1, 1, 0)`.execute(db);
+    await sql`insert into job_attempt_sources (job_id, attempt, seq, source, provider, outcome, error_code) values ('job_src', 1, 0, 'official', 'youtube-data-api', 'failed', 'upstream_auth')`.execute(db);
+    await expect(sql`insert into job_attempt_sources (job_id, attempt, seq, source, provider, outcome) values ('job_src', 1, 1, 'sandbox', 'x', 'served')`.execute(db)).rejects.toThrow(/check/);
+    await sql`delete from jobs where id = 'job_src'`.execute(db);
+    expect((await sql<{ n: number }>`select count(*)::int as n from job_attempt_sources`.execute(db)).rows).toEqual([{ n: 0 }]);
+
+    await migrateDownThrough(db, '20261130_0028_source_health');
+    expect(await healthTables()).toEqual([]);
+    expect(await migrateToLatest(db)).toEqual(from('20261130_0028_source_health'));
+    expect(await healthTables()).toEqual(['job_attempt_sources', 'source_health']);
+    await sql`delete from workspaces where id = 'ws_src'`.execute(db);
+  });
 });

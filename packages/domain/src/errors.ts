@@ -37,6 +37,9 @@ export const ERROR_STATUS = {
   webhook_not_found: 404,
   delivery_not_found: 404,
   invalid_webhook_url: 422,
+  // Destinations (extensions-2.md 5).
+  destination_not_found: 404,
+  destination_unreachable: 422,
   email_taken: 409,
   last_owner: 409,
   personal_workspace: 409,

@@ -62,4 +62,42 @@ export interface Resources {
   webhooks: WebhookSender;
   live: LivePublisher;
   outbox: OutboxSignal;
+  /**
+   * The object result store's bucket (S3_*), when one is configured: result pages are written
+   * there under RESULT_STORE=s3, and pages written there are read from it whatever the setting.
+   * Absent, every page is in its row. Implemented by `BucketResultObjects` (jobs/result-objects.ts).
+   */
+  resultObjects?: ResultObjects;
+}
+
+/** A page's part of a shared object: where its bytes start, and how many. */
+export interface ObjectPart {
+  offset: number;
+  bytes: number;
+}
+
+/** A page of a result kept as an object: its key and its size in bytes. */
+export interface StoredObject {
+  key: string;
+  bytes: number;
+}
+
+/**
+ * Result pages as objects of a bucket: one compressed NDJSON object per page, each line an
+ * item's JSON text exactly as Postgres writes it (jsonbText), so reads answer the same bytes
+ * from either store. Fails with StoreUnavailable (@sdx/storage) when the bucket does not answer.
+ */
+export interface ResultObjects {
+  /** Writes a page's item texts (jsonbText) as a new object of the job; its key and size. */
+  put(jobId: string, pageNo: number, lines: readonly string[]): Promise<StoredObject>;
+  /**
+   * Writes several pages (the last pages of jobs completed together) as one new object, each
+   * page a compressed part of its own; the object's key and each part's place in it.
+   */
+  putPages(pages: ReadonlyArray<{ jobId: string; pageNo: number; lines: readonly string[] }>): Promise<{ key: string; parts: ObjectPart[] }>;
+  /** The item texts of a page's object (or of its part of a shared object), in order. */
+  lines(key: string, part?: ObjectPart | null): Promise<string[]>;
+  delete(keys: readonly string[]): Promise<void>;
+  /** The result objects, a listing page at a time, in key order from `after`. */
+  list(after?: string): AsyncGenerator<Array<{ key: string; lastModified: Date }>>;
 }

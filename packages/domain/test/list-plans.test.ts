@@ -158,7 +158,7 @@ it('GET /v1/batches and GET /v1/schedules read their workspace indexes, first pa
 
 it('the retention purge finds expired results through jobs_retention_idx', async () => {
   // As of a time before every job finished: nothing is expired, the statements are recorded.
-  const plans = await plansOf((db) => purgeExpiredResults(db, new Date('2000-01-01T00:00:00Z'), 30));
+  const plans = await plansOf((db) => purgeExpiredResults({ db }, new Date('2000-01-01T00:00:00Z'), 30));
   const purge = plans.find((p) => /update jobs j set result_expired/.test(p.sql))!;
   expect(purge.indexes).toContain('jobs_retention_idx');
   expect(purge.nodes).not.toContain('Seq Scan');

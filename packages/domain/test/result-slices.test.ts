@@ -28,18 +28,18 @@ describe('result slices', () => {
 
   it.each([1, 7, 100, 1000])('slices of at most %i items cover the result once, in order', async (max) => {
     const slices: unknown[][] = [];
-    for await (const slice of resultPages(db, { id: 'job_s', source_job_id: null }, max)) slices.push(slice);
+    for await (const slice of resultPages({ db }, { id: 'job_s', source_job_id: null }, max)) slices.push(slice);
     expect(slices.every((s) => s.length > 0 && s.length <= max)).toBe(true);
     expect(slices.flat()).toEqual(all);
 
     const texts: string[] = [];
-    for await (const text of resultItemsJson(db, { id: 'job_s', source_job_id: null }, max)) texts.push(text);
+    for await (const text of resultItemsJson({ db }, { id: 'job_s', source_job_id: null }, max)) texts.push(text);
     expect(JSON.parse(`[${texts.join(',')}]`)).toEqual(all);
   });
 
   it('writes the list as JSON text, read through a cached job from its source', async () => {
     let text = '';
-    for await (const chunk of resultJson(db, { id: 'job_cached', source_job_id: 'job_s', include_posts: 0 })) text += chunk;
+    for await (const chunk of resultJson({ db }, { id: 'job_cached', source_job_id: 'job_s', include_posts: 0 })) text += chunk;
     expect(JSON.parse(text)).toEqual(all);
   });
 });

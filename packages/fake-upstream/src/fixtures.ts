@@ -33,7 +33,7 @@ export const FIXTURES = {
   },
   graph: {
     version: 'v26.0',
-    page: { username: 'fakepage', id: '100000000000001', name: 'Fake Page', posts: 240, commentsPerPost: 230 },
+    page: { username: 'fakepage', id: '100000000000001', name: 'Fake Page', posts: 240, commentsPerPost: 230, repliesPerComment: 40 },
     adPageId: '100000000000001',
     pageAds: 250,
     searchAds: 300,

@@ -258,6 +258,31 @@ export function createGraphApi(): FakeApi {
         });
       }
     }
+    // A comment: {post-id}_{comment-id} (the post's own ID, without its page), as Graph names
+    // comments; its /comments edge is the comment's replies
+    // (developers.facebook.com/docs/graph-api/reference/comment/comments).
+    const commentMatch = node ? /^(9\d{8})_(\d{1,6})$/.exec(node) : null;
+    if (commentMatch) {
+      const i = Number(commentMatch[1]) - 900000000;
+      const c = Number(commentMatch[2]);
+      if (i < 0 || i >= F.page.posts || c >= F.page.commentsPerPost) return missing(node as string);
+      if (edgeName === 'comments') {
+        const bad = nonexistingField(req, 'Comment');
+        if (bad) return bad;
+        return edge(base, req, F.page.repliesPerComment, (r) => {
+          const rid = `${commentMatch[1]}_${7_000_000 + c * 1000 + r}`;
+          return {
+            id: rid,
+            message: sentence(`${rid}:m`, 5),
+            created_time: iso(T0 - c * 300_000 + (r + 1) * 60_000).replace('Z', '+0000'),
+            from: { id: `9${String(hash(rid) % 1e9).padStart(14, '0')}`, name: `Replier ${hash(rid) % 500}` },
+            like_count: pick(`${rid}:l`, 0, 50),
+            comment_count: 0,
+            permalink_url: `https://www.facebook.com/${F.page.username}/posts/${commentMatch[1]}?comment_id=${c}&reply_comment_id=${7_000_000 + c * 1000 + r}`,
+          };
+        });
+      }
+    }
     return missing(node ?? '');
   }
 

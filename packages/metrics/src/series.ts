@@ -170,6 +170,75 @@ export function recordWebhookDelivery(outcome: string): void {
   webhookDeliveries.inc({ outcome });
 }
 
+// Live sources (issue 38): attempts per adapter and outcome, sources marked down, and their
+// health as the database holds it (shared by every worker), read at scrape time.
+
+export const sourceAttempts = new Counter({
+  name: 'sdx_source_attempts_total',
+  help: 'Live sources tried by job attempts, by adapter, source (official or vendor) and outcome (served or failed).',
+  labelNames: ['provider', 'source', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const sourceMarkedDown = new Counter({
+  name: 'sdx_source_marked_down_total',
+  help: 'Times a live source was marked down after 10 authentication failures in a row, by adapter.',
+  labelNames: ['provider'] as const,
+  registers: [registry],
+});
+
+/** One live source's health, as GET /v1/platforms shows it. */
+export interface SourceHealthSample {
+  provider: string;
+  source: string;
+  down: boolean;
+  last_success_at: Date | null;
+  error_rate_15m: number | null;
+  quota_remaining: number | null;
+}
+
+export type SourceHealthSource = () => Promise<SourceHealthSample[]>;
+const healthSources = new Set<SourceHealthSource>();
+
+function healthGauge(name: string, help: string, value: (s: SourceHealthSample) => number | null): Gauge<'provider' | 'source'> {
+  return new Gauge({
+    name,
+    help,
+    labelNames: ['provider', 'source'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      for (const read of healthSources) {
+        for (const sample of await read()) {
+          const v = value(sample);
+          if (v !== null) this.set({ provider: sample.provider, source: sample.source }, v);
+        }
+      }
+    },
+  });
+}
+
+export const sourceUp = healthGauge('sdx_source_up', 'Whether a live source is up (0 while marked down), read at scrape time.', (s) => (s.down ? 0 : 1));
+export const sourceLastSuccess = healthGauge('sdx_source_last_success_timestamp_seconds', 'When a live source last served an attempt (Unix seconds).', (s) =>
+  s.last_success_at ? s.last_success_at.getTime() / 1000 : null,
+);
+export const sourceErrorRate = healthGauge('sdx_source_error_rate_15m', 'Share of a live source\'s tries that failed over the last 15 minutes.', (s) => s.error_rate_15m);
+export const sourceQuotaRemaining = healthGauge('sdx_source_quota_remaining', 'Quota a live source has left, where the platform reports it or publishes its costs.', (s) => s.quota_remaining);
+
+/** Registers a reader of the live sources' health for the sdx_source_* gauges; returns its removal. */
+export function addSourceHealthSource(source: SourceHealthSource): () => void {
+  healthSources.add(source);
+  return () => healthSources.delete(source);
+}
+
+export function recordSourceAttempt(provider: string, source: string, outcome: string): void {
+  sourceAttempts.inc({ provider, source, outcome });
+}
+
+export function recordSourceDown(provider: string): void {
+  sourceMarkedDown.inc({ provider });
+}
+
 /** The exposition body and its content type, for a GET /metrics handler. */
 export async function scrape(): Promise<{ contentType: string; body: string }> {
   return { contentType: registry.contentType, body: await registry.metrics() };

@@ -59,6 +59,22 @@ export const FULL_ENV: NodeJS.ProcessEnv = {
   SCRAPECREATORS_API_KEY: 'x',
 };
 
+/**
+ * Why no live source serves an operation, as read in the sources' published references on
+ * 2026-11-27 (docs/providers.md prints it in the coverage table; a test fails when an
+ * unserved operation has no reason).
+ */
+export const UNSERVED_REASONS: Record<string, string> = {
+  'instagram.followers':
+    "the Instagram Graph API gives another account's follower count (business_discovery), never the list; the vendor's reference has no followers endpoint",
+  'instagram.following':
+    "the Instagram Graph API gives another account's follows count (business_discovery), never the list; the vendor's reference has no following endpoint",
+  'instagram.stories':
+    "the Instagram Graph API returns the stories of the operator's own account only (IG User /stories); the vendor's reference has no stories endpoint",
+  'facebook.profile_analytics':
+    'Page Insights (Graph API /{page-id}/insights) needs a token of a Page the operator manages, so not of any page; the vendor\'s reference has no analytics endpoint',
+};
+
 export interface CoverageRow {
   platform: Platform;
   operation: string;
@@ -99,7 +115,7 @@ export function renderCoverage(rows: CoverageRow[] = coverage()): string {
     const meta = r.served ? ADAPTERS[r.served] : undefined;
     const other = r.served === r.official ? label(r.vendor) : label(r.official);
     lines.push(
-      `| ${r.platform} | ${r.operation} | ${r.served ? label(r.served) : 'none (sandbox only)'} | ${other} | ${meta?.credentials ?? ''} | ${meta?.licence ?? ''} | ${meta?.limits ?? ''} |`,
+      `| ${r.platform} | ${r.operation} | ${r.served ? label(r.served) : `none (sandbox only): ${UNSERVED_REASONS[`${r.platform}.${r.operation}`] ?? 'no source offers it'}`} | ${other} | ${meta?.credentials ?? ''} | ${meta?.licence ?? ''} | ${meta?.limits ?? ''} |`,
     );
   }
   const live = rows.filter((r) => r.served).length;

@@ -4,3 +4,4 @@ export * from './registry';
 export * from './upstream';
 export * from './live';
 export * from './coverage';
+export * from './fallback';

@@ -11,6 +11,8 @@
  * Live sources are official APIs and the vendor. PROVIDER_ORDER (default `official,vendor`) says
  * which serves an operation both offer; PROVIDER_ROUTES overrides it per platform or operation,
  * e.g. `instagram.comments=vendor;youtube=vendor,official;twitter.transcript=off`.
+ * PROVIDER_FALLBACK (default on; `0` turns it off): an attempt refused by one source for its
+ * credentials or permission goes on with the next source of the order.
  */
 import { CATALOG, PLATFORMS, findOperation, isPlatform, type Platform } from '@sdx/catalog';
 import type { Provider } from './types';
@@ -21,6 +23,7 @@ import { createScrapeCreatorsProvider } from './upstream/scrapecreators';
 import type { UpstreamProvider } from './upstream/provider';
 import { createYouTubeProvider } from './upstream/youtube';
 import type { HttpSettings } from './upstream/http';
+import { chainProvider, type ChainOptions, type SourceGate } from './fallback';
 
 export type ProviderMode = 'sandbox' | 'live' | 'mixed';
 type PlatformChoice = 'live' | 'sandbox' | 'off';
@@ -136,28 +139,40 @@ export function routeOrders(env: NodeJS.ProcessEnv): (platform: Platform, operat
 
 /**
  * The live providers, each answering only for the operations routing gives it: for each catalog
- * operation, the first source in its order whose adapter serves it.
+ * operation, the sources of its order whose adapters serve it, in that order. The first serves;
+ * with `fallback` (PROVIDER_FALLBACK, default on) the next take over when it refuses the
+ * credentials or the permission (see fallback.ts). Operations with the same chain share one provider.
  */
-export function routeProviders(live: Record<Platform, UpstreamProvider[]>, order: (platform: Platform, operation: string) => RouteOrder): Provider[] {
-  const chosen = new Map<UpstreamProvider, Set<string>>();
+export function routeProviders(
+  live: Record<Platform, UpstreamProvider[]>,
+  order: (platform: Platform, operation: string) => RouteOrder,
+  options: Partial<ChainOptions> = {},
+): Provider[] {
+  const chains = new Map<string, { chain: UpstreamProvider[]; keys: Set<string> }>();
   for (const platform of PLATFORMS) {
     for (const spec of CATALOG[platform]) {
+      const chain: UpstreamProvider[] = [];
       for (const source of order(platform, spec.operation)) {
         const provider = live[platform].find((p) => p.source === source && p.supports(platform, spec.operation));
-        if (provider) {
-          if (!chosen.has(provider)) chosen.set(provider, new Set());
-          chosen.get(provider)?.add(`${platform}.${spec.operation}`);
-          break;
-        }
+        if (provider && !chain.includes(provider)) chain.push(provider);
       }
+      if (chain.length === 0) continue;
+      const id = chain.map((p) => p.name).join('>');
+      const entry = chains.get(id) ?? { chain, keys: new Set<string>() };
+      entry.keys.add(`${platform}.${spec.operation}`);
+      chains.set(id, entry);
     }
   }
-  return [...chosen.entries()].map(([provider, served]) => ({
-    name: provider.name,
-    source: provider.source,
-    supports: (platform: Platform, operation: string) => served.has(`${platform}.${operation}`) && provider.supports(platform, operation),
-    extract: (request: Parameters<Provider['extract']>[0]) => provider.extract(request),
-  }));
+  return [...chains.values()].map(({ chain, keys }) => chainProvider(chain, keys, { fallback: options.fallback ?? true, ...(options.gate ? { gate: options.gate } : {}) }));
+}
+
+/** PROVIDER_FALLBACK: `0` (or false, no, off) turns the run-time fallback off; unset or `1` leaves it on. */
+export function fallbackEnabled(env: NodeJS.ProcessEnv): boolean {
+  const raw = nonEmpty(env.PROVIDER_FALLBACK)?.toLowerCase();
+  if (raw === undefined) return true;
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false;
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true;
+  throw new Error('PROVIDER_FALLBACK must be 1 or 0');
 }
 
 /** The sandbox, answering only for `platforms`. */
@@ -187,7 +202,7 @@ function parseMode(raw: string | undefined, anyCredentials: boolean): Record<Pla
   return choices;
 }
 
-export function selectProviders(env: NodeJS.ProcessEnv, options: { sandbox: Provider }): ProviderSelection {
+export function selectProviders(env: NodeJS.ProcessEnv, options: { sandbox: Provider; gate?: SourceGate }): ProviderSelection {
   const warnings: string[] = [];
   const live = liveProviders(env, warnings);
   const anyCredentials = PLATFORMS.some((p) => live[p].length > 0);
@@ -202,7 +217,7 @@ export function selectProviders(env: NodeJS.ProcessEnv, options: { sandbox: Prov
       livePlatforms[platform] = live[platform];
     } else if (platforms[platform] === 'sandbox') sandboxed.add(platform);
   }
-  providers.push(...routeProviders(livePlatforms, order));
+  providers.push(...routeProviders(livePlatforms, order, { fallback: fallbackEnabled(env), ...(options.gate ? { gate: options.gate } : {}) }));
   const choices = new Set(Object.values(platforms));
   const mode: ProviderMode = choices.size === 1 && choices.has('sandbox') ? 'sandbox' : choices.size === 1 && choices.has('live') ? 'live' : 'mixed';
   if (sandboxed.size === PLATFORMS.length) providers.push(options.sandbox);

@@ -51,6 +51,20 @@ export class ProviderRegistry {
     return this.resolve(platform, operation) !== undefined;
   }
 
+  /** The live sources serving some operation of `platform` (adapter and kind), each once, in order; none for the sandbox. */
+  liveSources(platform: string): Array<{ provider: string; source: 'official' | 'vendor' }> {
+    const out = new Map<string, { provider: string; source: 'official' | 'vendor' }>();
+    for (const spec of CATALOG[platform as Platform] ?? []) {
+      for (const s of this.resolve(platform, spec.operation)?.sources ?? []) if (!out.has(s.provider)) out.set(s.provider, { ...s });
+    }
+    return [...out.values()];
+  }
+
+  /** Whether some live source (not the sandbox) serves an operation. */
+  hasLiveSources(): boolean {
+    return this.providers.some((p) => (p.sources?.length ?? 0) > 0);
+  }
+
   /** Enabled operations per platform, in catalog order; platforms with none are left out. */
   platforms(): EnabledPlatform[] {
     const out: EnabledPlatform[] = [];

@@ -45,6 +45,31 @@ export interface ExtractionRequest {
   /** Resume point saved by a previous attempt (the `cursor` of the last saved page). */
   resumeCursor: string | null;
   signal: AbortSignal;
+  /** Told of each live source the attempt tried and how it ended (the sandbox tells nothing). */
+  onSource?: (report: SourceReport) => void;
+}
+
+/** One live source tried by an attempt: it served the attempt, or failed with `error_code`. */
+export interface SourceReport {
+  source: Exclude<ItemSource, 'sandbox'>;
+  /** The adapter, e.g. `youtube-data-api`. */
+  provider: string;
+  outcome: 'served' | 'failed';
+  error_code: ProviderErrorCode | null;
+  /** The source's quota as this attempt saw it, where the source reports or publishes it. */
+  quota: QuotaReading | null;
+}
+
+/** An upstream's quota as one attempt saw it: what its requests cost, and what the last answer said was left. */
+export interface QuotaReading {
+  /** What the quota counts, e.g. `units a day`, `credits`. */
+  unit: string;
+  /** What the attempt's requests cost (counted locally where the platform publishes costs; else 0). */
+  used: number;
+  /** What the last answer said is left; null when none said. */
+  remaining: number | null;
+  /** The quota of a period where the platform publishes it and states nothing left (YouTube: 10,000 units a day); else null. */
+  limit: number | null;
 }
 
 /** One page of results. The worker saves each page with its cursor before asking for the next. */
@@ -67,6 +92,8 @@ export interface Provider {
   readonly source?: ItemSource;
   supports(platform: Platform, operation: string): boolean;
   extract(request: ExtractionRequest): AsyncIterable<Page>;
+  /** The live sources behind it, in the order they are tried (absent for the sandbox). */
+  readonly sources?: ReadonlyArray<{ provider: string; source: Exclude<ItemSource, 'sandbox'> }>;
 }
 
 export type ProviderErrorCode =

@@ -170,6 +170,7 @@ describe('Meta adapters against the Ad Library reference', () => {
       ['facebook', 'posts', FIXTURES.graph.page.username, 120],
       ['facebook', 'post', `${FIXTURES.graph.page.id}_900000001`],
       ['facebook', 'comments', `${FIXTURES.graph.page.id}_900000001`, 120],
+      ['facebook', 'comment_replies', `https://www.facebook.com/${FIXTURES.graph.page.username}/posts/900000001?comment_id=7`, 30],
     ]);
     const ig = createInstagramProvider({ accessToken: 'token', businessAccountId: FIXTURES.graph.igUserId, baseUrl: `${fake.url}/${GRAPH_VERSION}` });
     await run(ig, [

@@ -20,7 +20,7 @@ describe('docs/providers.md coverage and error tables', () => {
     for (const platform of PLATFORMS) for (const p of live[platform]) expect(Object.keys(ADAPTERS)).toContain(p.name);
     // Official first by default: the vendor serves only what no official adapter offers.
     for (const r of rows) expect(r.served).toBe(r.official ?? r.vendor);
-    expect(rows.filter((r) => r.served).length).toBe(50);
+    expect(rows.filter((r) => r.served).length).toBe(51);
   });
 
   it('a stale table fails the comparison', () => {

@@ -45,7 +45,7 @@ describe('selectProviders', () => {
       tiktok: ['profile', 'posts', 'post', 'comments', 'hashtag', 'search', 'transcript', 'adlibrary_search', 'adlibrary_ad'],
       youtube: ['profile', 'posts', 'video', 'comments', 'search', 'trending', 'playlist', 'playlist_items'],
       twitter: ['profile', 'followers', 'following', 'posts', 'post', 'search'],
-      facebook: ['profile', 'posts', 'post', 'comments', 'adlibrary_company_ads', 'adlibrary_search'],
+      facebook: ['profile', 'posts', 'post', 'comments', 'comment_replies', 'adlibrary_company_ads', 'adlibrary_search'],
     });
     // shorts and transcript have no official source: not served live.
     expect(createProviderRegistry(selection.providers).isEnabled('youtube', 'shorts')).toBe(false);
@@ -56,7 +56,7 @@ describe('selectProviders', () => {
     const selection = selectProviders({ PROVIDER_MODE: 'live', META_ACCESS_TOKEN: 'm', TIKTOK_CLIENT_KEY: 'ck' }, { sandbox });
     expect(Object.keys(served(selection.providers))).toEqual(['facebook']);
     const pagesOnly = selectProviders({ FACEBOOK_ACCESS_TOKEN: 'f' }, { sandbox });
-    expect(served(pagesOnly.providers)).toEqual({ facebook: ['profile', 'posts', 'post', 'comments'] });
+    expect(served(pagesOnly.providers)).toEqual({ facebook: ['profile', 'posts', 'post', 'comments', 'comment_replies'] });
   });
 
   it('PROVIDER_MODE=sandbox wins over credentials', () => {

@@ -1,6 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import { Worker } from 'bullmq';
-import type IORedis from 'ioredis';
+import type { RedisClient } from './redis';
 import { type ExtractionPayload, type ExtractionQueues, jobIdsOf, planEntries, QUEUES } from './queues';
 
 /**
@@ -30,7 +30,7 @@ import { type ExtractionPayload, type ExtractionQueues, jobIdsOf, planEntries, Q
  * (the job-state module's handBack), instead of leaving it to wait for its heartbeat to expire.
  */
 export interface ConsumerOptions {
-  connection: IORedis;
+  connection: RedisClient;
   queues: ExtractionQueues;
   /** Attempts this process runs at once. */
   concurrency: number;

@@ -1,3 +1,4 @@
 export * from './queues';
+export * from './redis';
 export * from './consumer';
 export * from './live';

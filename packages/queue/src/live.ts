@@ -1,4 +1,4 @@
-import type IORedis from 'ioredis';
+import type { RedisClient } from './redis';
 
 /**
  * Redis pub/sub channels of live progress (extensions.md 6): workers publish that a job (and its
@@ -27,7 +27,7 @@ export interface LiveJobChange {
  */
 export class RedisLivePublisher {
   constructor(
-    private readonly redis: IORedis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     private readonly log: { debug(obj: object, msg: string): void },
   ) {}

@@ -1,5 +1,5 @@
 import { Queue, type JobsOptions } from 'bullmq';
-import IORedis, { type RedisOptions } from 'ioredis';
+import { queuePrefix, type RedisClient } from './redis';
 
 /**
  * The job catalog: every queue the fleet uses, its payload and its delivery options, in one
@@ -123,29 +123,6 @@ export interface EnqueueRequest {
 /** How the queue orders entries: by priority (round robin across workspaces) or first in, first out. */
 export type QueueFairness = 'workspace' | 'fifo';
 
-/** Redis for long-lived blocking consumers (BullMQ workers): retry forever. */
-export function createWorkerRedis(url: string, options: RedisOptions = {}): IORedis {
-  return new IORedis(url, { maxRetriesPerRequest: null, enableReadyCheck: false, ...options });
-}
-
-/**
- * Redis for request paths: fail fast. No offline queue, so a command issued while Redis is
- * down errors at once instead of hanging; reconnects in the background.
- */
-export function createFastRedis(url: string, options: RedisOptions = {}): IORedis {
-  return new IORedis(url, {
-    maxRetriesPerRequest: 1,
-    enableOfflineQueue: false,
-    connectTimeout: 1000,
-    // A Redis that accepts but does not answer fails a request after this. Not shorter: after a
-    // busy tick, Node runs due timers before it reads the socket, so a 1 s timeout failed
-    // commands whose answers had already arrived on a loaded host.
-    commandTimeout: 5000,
-    retryStrategy: (times) => Math.min(times * 100, 1000),
-    ...options,
-  });
-}
-
 /** How long a deployment's data epoch is kept after it was last read or stored (a day). */
 const DATA_EPOCH_TTL_S = 86_400;
 
@@ -158,10 +135,16 @@ export class ExtractionQueues {
   readonly jobs: Queue<ExtractionPayload>;
   readonly batchChildren: Queue<ExtractionPayload>;
   readonly webhookDeliveries: Queue<DeliveryPayload>;
+  /**
+   * The prefix of the queues' keys (what a BullMQ worker of these queues takes): the
+   * deployment's prefix, hash-tagged on a Redis Cluster (queuePrefix).
+   */
+  readonly prefix: string;
 
   constructor(
-    private readonly connection: IORedis,
-    readonly prefix: string,
+    private readonly connection: RedisClient,
+    /** The deployment's prefix (REDIS_PREFIX): the data epoch's key is under it. */
+    private readonly keyPrefix: string,
     readonly fairness: QueueFairness = 'workspace',
     /**
      * The deployment whose data epoch the first add on each Redis connection starts (when it is
@@ -174,6 +157,8 @@ export class ExtractionQueues {
     connection.on('ready', () => {
       this.epochMarked = false;
     });
+    const prefix = queuePrefix(keyPrefix, connection);
+    this.prefix = prefix;
     this.jobs = new Queue<ExtractionPayload>(QUEUES.jobs, { connection, prefix });
     this.batchChildren = new Queue<ExtractionPayload>(QUEUES.batchChildren, { connection, prefix });
     this.webhookDeliveries = new Queue<DeliveryPayload>(QUEUES.webhookDeliveries, { connection, prefix });
@@ -248,7 +233,7 @@ export class ExtractionQueues {
     const epoch = this.epoch;
     if (!epoch || this.epochMarked) return;
     this.epochMarked = true;
-    this.connection.set(dataEpochKey(this.prefix, epoch.deployment), String(epoch.now().getTime()), 'EX', DATA_EPOCH_TTL_S, 'NX').catch(() => {
+    this.connection.set(dataEpochKey(this.keyPrefix, epoch.deployment), String(epoch.now().getTime()), 'EX', DATA_EPOCH_TTL_S, 'NX').catch(() => {
       // Redis is failing: the add fails with it, and the next add on a connection tries again.
       this.epochMarked = false;
     });
@@ -306,7 +291,7 @@ export class ExtractionQueues {
    */
   async dataEpoch(deployment: string, candidate: Date): Promise<Date> {
     const client = this.connection;
-    const key = dataEpochKey(this.prefix, deployment);
+    const key = dataEpochKey(this.keyPrefix, deployment);
     const [[setError], [getError, stored]] = (await client
       .multi()
       .set(key, String(candidate.getTime()), 'NX')

@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
-import { collectProcessMetrics, type MetricsServer, startMetricsServer } from '@sdx/metrics';
-import type IORedis from 'ioredis';
+import { addSourceHealthSource, collectProcessMetrics, type MetricsServer, startMetricsServer } from '@sdx/metrics';
 import { type AppConfig, createLogger, type Logger, OutageLog, resolveProviderMode, sandboxWarning } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
 import {
+  BucketResultObjects,
   type Clock,
   GroupAdmissions,
   GroupDeliveryAttempts,
@@ -12,11 +12,13 @@ import {
   GroupKeyLookups,
   LocalSignal,
   type Resources,
+  SourceHealthGate,
+  sourceHealthSamples,
   type Services,
   systemClock,
 } from '@sdx/domain';
-import { createProviderRegistry, createSandboxProvider, type Provider, type ProviderRegistry, selectProviders } from '@sdx/providers';
-import { createFastRedis, ExtractionQueues, RedisLivePublisher } from '@sdx/queue';
+import { createProviderRegistry, createSandboxProvider, type Provider, type ProviderRegistry, selectProviders, type SourceGate } from '@sdx/providers';
+import { createFastRedis, ExtractionQueues, type RedisClient, RedisLivePublisher } from '@sdx/queue';
 import { type Resolver, WebhookSender } from '@sdx/webhooks';
 
 /**
@@ -28,7 +30,7 @@ export interface Runtime {
   log: Logger;
   db: Db;
   /** Fail-fast connection for request paths (rate limiter, queue producers). */
-  redis: IORedis;
+  redis: RedisClient;
   queues: ExtractionQueues;
   registry: ProviderRegistry;
   services: Services;
@@ -53,9 +55,9 @@ export interface RuntimeOptions {
  * docs/providers.md. In production the sandbox runs only where PROVIDER_MODE names it, with a
  * loud warning (resolveProviderMode, sandboxWarning).
  */
-export function chooseProviders(config: AppConfig, log: Logger, env: NodeJS.ProcessEnv = process.env): Provider[] {
+export function chooseProviders(config: AppConfig, log: Logger, env: NodeJS.ProcessEnv = process.env, gate?: SourceGate): Provider[] {
   const mode = resolveProviderMode(config.nodeEnv, env.PROVIDER_MODE);
-  const selection = selectProviders({ ...env, PROVIDER_MODE: mode }, { sandbox: createSandboxProvider({ latencyMs: config.sandboxLatencyMs }) });
+  const selection = selectProviders({ ...env, PROVIDER_MODE: mode }, { sandbox: createSandboxProvider({ latencyMs: config.sandboxLatencyMs }), ...(gate ? { gate } : {}) });
   const loud = sandboxWarning(config.nodeEnv, selection.platforms);
   if (loud) log.warn({ provider_mode: mode, platforms: selection.platforms }, loud);
   for (const warning of selection.warnings) log.warn(warning);
@@ -89,7 +91,7 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
   // Each dependency's outage is one warning when it starts and one when it ends.
   const postgresOutage = new OutageLog(log, 'postgres');
   const db = createDb({ connectionString: config.databaseUrl, max: options.dbPoolSize ?? 10, applicationName: options.name, availability: postgresOutage });
-  const redis = createFastRedis(config.redisUrl);
+  const redis = createFastRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes });
   const redisOutage = new OutageLog(log, 'redis');
   redis.on('error', (err) => {
     redisOutage.failed(err);
@@ -98,12 +100,16 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
   redis.on('ready', () => redisOutage.succeeded());
   const clock = options.clock ?? systemClock;
   const queues = new ExtractionQueues(redis, config.redisPrefix, config.queueFairness, { deployment: config.deploymentId, now: () => clock.now() });
-  const registry = createProviderRegistry(options.providers ?? chooseProviders(config, log, options.env));
+  // Live sources marked down (source health, shared through Postgres) are skipped by fallback chains.
+  const registry = createProviderRegistry(options.providers ?? chooseProviders(config, log, options.env, new SourceHealthGate(db)));
+  // The sdx_source_* gauges, where some live source serves (the sandbox alone reads nothing).
+  const removeHealthSource = registry.hasLiveSources() ? addSourceHealthSource(() => sourceHealthSamples(db)) : () => undefined;
   const webhooks = new WebhookSender({
     allowHttp: config.webhookAllowHttp,
     allowPrivate: config.webhookAllowPrivateNetworks,
     resolve: options.webhookResolver,
   });
+  const resultObjects = config.s3 ? BucketResultObjects.of(config.s3) : null;
   const resources: Resources = {
     db,
     queues,
@@ -114,6 +120,8 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
     webhooks,
     live: new RedisLivePublisher(redis, config.redisPrefix, log),
     outbox: new LocalSignal(),
+    // The result bucket, when one is configured (RESULT_STORE=s3 writes there; pages there are read whatever the setting).
+    resultObjects: resultObjects ?? undefined,
   };
   const services: Services = { ...resources, ...processServices(resources) };
   return {
@@ -125,7 +133,9 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
     registry,
     services,
     async close() {
+      removeHealthSource();
       webhooks.close();
+      resultObjects?.close();
       await queues.close().catch(() => undefined);
       redis.disconnect();
       await db.destroy();

@@ -2,6 +2,7 @@ import { Core, type ClientOptions } from './core';
 import { AccountResource, Platforms, Quotes, UsageResource } from './resources/account';
 import { Auth } from './resources/auth';
 import { Batches } from './resources/batches';
+import { Destinations } from './resources/destinations';
 import { Exports } from './resources/exports';
 import { Jobs } from './resources/jobs';
 import { AuditEvents, Keys } from './resources/keys';
@@ -30,6 +31,7 @@ export class Client {
   readonly keys: Keys;
   readonly auditEvents: AuditEvents;
   readonly webhooks: Webhooks;
+  readonly destinations: Destinations;
   readonly workspaces: Workspaces;
   readonly auth: Auth;
   /** The service's origin the client calls. */
@@ -49,6 +51,7 @@ export class Client {
     this.keys = new Keys(core);
     this.auditEvents = new AuditEvents(core);
     this.webhooks = new Webhooks(core);
+    this.destinations = new Destinations(core);
     this.workspaces = new Workspaces(core);
     this.auth = new Auth(core);
   }

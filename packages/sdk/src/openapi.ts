@@ -1677,7 +1677,7 @@ export interface paths {
          *     `member.role_changed`, `member.removed`, `invitation.revoked`, `api_key.created`,
          *     `api_key.revoked` (actor `system` when a key follows its creator out of the workspace or
          *     down in role), `credits.granted`, `webhook.created`, `webhook.updated`,
-         *     `webhook.deleted`, `webhook.secret_rotated`. Events about a user alone (sign-up,
+         *     `webhook.deleted`, `webhook.secret_rotated`, `destination.created`, `destination.deleted`. Events about a user alone (sign-up,
          *     verification, reset, two-factor) are recorded in their personal workspace.
          *
          *     Access: `admin`.
@@ -1686,6 +1686,74 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/destinations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List destinations
+         * @description The workspace's destinations, newest first, never with their secret access keys.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["listDestinations"];
+        put?: never;
+        /**
+         * Add a destination
+         * @description Adds a bucket that jobs, batches and schedules name in `destination_id`: when a job
+         *     completes (a batch: when it ends) its export, in the destination's `format` (`ndjson` by
+         *     default), is written to `{prefix}{job_id}.{ext}` (`{prefix}{batch_id}.{ext}`), retried on
+         *     the webhook retry schedule. Before answering, the service writes and deletes a check
+         *     object under `prefix`; a failure answers 422 `destination_unreachable` with the store's
+         *     message, and nothing is stored. A custom `endpoint` (an S3-compatible store) passes the
+         *     webhook URL rules: https (http only where the service allows it), and every address its
+         *     host resolves to public (checked again at each delivery); otherwise 422
+         *     `destination_unreachable` as well. The secret access key is stored encrypted and never
+         *     answered. Recorded in the audit log (`destination.created`).
+         *
+         *     Access: `admin`.
+         */
+        post: operations["createDestination"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/destinations/{destination_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a destination
+         * @description One destination, without its secret access key. Unknown or another workspace's: 404
+         *     `destination_not_found`.
+         *
+         *     Access: `viewer`.
+         */
+        get: operations["getDestination"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a destination
+         * @description The destination and its credentials are removed. Schedules that named it go on without
+         *     one; deliveries still pending to it fail (`error` says why). Objects already written stay
+         *     in the bucket. Recorded in the audit log (`destination.deleted`).
+         *
+         *     Access: `admin`.
+         */
+        delete: operations["deleteDestination"];
         options?: never;
         head?: never;
         patch?: never;
@@ -2176,6 +2244,66 @@ export interface components {
             label: string;
             /** @description The operations enabled on this platform. */
             operations: components["schemas"]["OperationCapability"][];
+            /**
+             * @description The live sources serving this platform's operations (its official API, the data
+             *     vendor), in the order they are tried, with their health as every worker shares it.
+             *     Empty where the sandbox serves the platform. See docs/providers.md "Source health".
+             */
+            sources: components["schemas"]["SourceHealth"][];
+        };
+        /**
+         * @description One live source's health. A source refused for its credentials 10 times in a row is
+         *     `down` and skipped by the run-time fallback until an attempt on it (a probe, at most one
+         *     a minute per worker) succeeds.
+         */
+        SourceHealth: {
+            /** @description The adapter (docs/providers.md), e.g. `youtube-data-api`, `scrapecreators`. */
+            provider: string;
+            /**
+             * @description The platform's official API, or the data vendor.
+             * @enum {string}
+             */
+            source: "official" | "vendor";
+            /**
+             * @description `down` after 10 authentication failures in a row, until a success.
+             * @enum {string}
+             */
+            status: "up" | "down";
+            /**
+             * Format: date-time
+             * @description When the source was marked down; null while up.
+             */
+            down_since: string | null;
+            /**
+             * Format: date-time
+             * @description When the source last served an attempt; null if never.
+             */
+            last_success_at: string | null;
+            /**
+             * Format: date-time
+             * @description When the source last failed an attempt; null if never.
+             */
+            last_failure_at: string | null;
+            /** @description Authentication or permission refusals in a row (0 after a success). */
+            auth_failures: number;
+            /** @description Tries of the source by job attempts over the last 15 minutes. */
+            attempts_15m: number;
+            /** @description Share of those tries that failed (0 to 1); null when there were none. */
+            error_rate_15m: number | null;
+            /**
+             * @description The source's quota where the platform reports it or publishes its costs: X's
+             *     `x-rate-limit-remaining` (requests left in the endpoint's 15-minute window, as the last
+             *     answer said), YouTube's units counted locally against its 10,000 a day (Pacific days),
+             *     the vendor's `credits_remaining`. Null where nothing is known.
+             */
+            quota: {
+                /** @description What the quota counts. */
+                unit: string;
+                /** @description What is left; null when not known. */
+                remaining: number | null;
+                /** @description What today's requests cost, where costs are counted locally (YouTube); null elsewhere. */
+                used_today: number | null;
+            } | null;
         };
         /**
          * @description Cost of n delivered results: 0 when n = 0, else
@@ -2320,6 +2448,39 @@ export interface components {
              * @default false
              */
             idempotent_replay: boolean;
+            delivery: components["schemas"]["Delivery"];
+            /**
+             * @description Only on `GET /v1/jobs/{job_id}`, and only once a live source was tried: the live
+             *     sources each attempt tried, in order (an attempt refused by one source for its
+             *     credentials or permission goes on with the next source of `PROVIDER_ORDER`, see
+             *     docs/providers.md "Fallback"). Absent for the sandbox, which is no live source, so
+             *     a job answers alike from every endpoint. Each item of the result names its own `source`.
+             */
+            attempt_sources?: components["schemas"]["AttemptSource"][];
+        };
+        /** @description One live source an attempt of a job tried, and how it ended. */
+        AttemptSource: {
+            /** @description The attempt (1-based), as counted by the job's `attempts`. */
+            attempt: number;
+            /**
+             * @description The official API of the platform, or the data vendor.
+             * @enum {string}
+             */
+            source: "official" | "vendor";
+            /** @description The adapter that called the source (docs/providers.md), e.g. `youtube-data-api`. */
+            provider: string;
+            /**
+             * @description `served`: the attempt's pages came from this source; `failed`: it answered `error_code`.
+             * @enum {string}
+             */
+            outcome: "served" | "failed";
+            /** @description The error of a failed source (a JobErrorCode); null when it served. */
+            error_code: string | null;
+            /**
+             * Format: date-time
+             * @description When the source's part of the attempt ended.
+             */
+            at: string;
         };
         /**
          * @description Why a job failed: the target does not exist or is private or malformed, the upstream
@@ -2427,7 +2588,37 @@ export interface components {
              * @default false
              */
             idempotent_replay: boolean;
+            delivery: components["schemas"]["Delivery"];
         };
+        /**
+         * @description The delivery of a job's (a batch's) export to the destination named at submission; null
+         *     without one. `pending` until the job completes (the batch ends) and while attempts are
+         *     retried on the webhook retry schedule; `succeeded` once the object is written; `failed`
+         *     after the schedule's last attempt, when the destination was deleted, or when there is
+         *     nothing to deliver (the job did not complete, no child of the batch completed), with
+         *     `error` saying why. Events `job.delivered` / `job.delivery_failed` (`batch.delivered` /
+         *     `batch.delivery_failed`) tell its end. Costs no credits.
+         */
+        Delivery: {
+            /** @description The destination (`dst_...`). */
+            destination_id: string;
+            /**
+             * @description Where the delivery stands.
+             * @enum {string}
+             */
+            status: "pending" | "succeeded" | "failed";
+            /** @description The object's key in the bucket, `{prefix}{job_id}.{ext}` (`{prefix}{batch_id}.{ext}`). */
+            key: string;
+            /** @description Attempts made so far. */
+            attempts: number;
+            /** @description Why the last attempt failed (the store's message), or why nothing was delivered; null on success and before any failure. */
+            error: string | null;
+            /**
+             * Format: date-time
+             * @description When the object was written; null until then.
+             */
+            delivered_at: string | null;
+        } | null;
         /** @description One completed child of a batch in its json export. */
         BatchExportEntry: {
             /** @description The child job (`job_...`). */
@@ -2495,6 +2686,8 @@ export interface components {
              * @enum {string}
              */
             delivery: "all" | "new_only";
+            /** @description The destination every occurrence's job or batch is delivered to (`dst_...`); null for none. */
+            destination_id: string | null;
             /**
              * Format: date-time
              * @description When the schedule was created.
@@ -2565,18 +2758,97 @@ export interface components {
         /**
          * @description An event a webhook can take. `job.completed`, `job.failed`, `job.cancelled`: a job
          *     (batch children included) reached that status. `batch.completed`, `batch.failed`,
-         *     `batch.cancelled`: a batch reached that status. `schedule.run.dispatched`: a schedule's
+         *     `batch.cancelled`: a batch reached that status. `job.delivered`, `job.delivery_failed`,
+         *     `batch.delivered`, `batch.delivery_failed`: the export of a job or batch with a
+         *     destination was written to its bucket, or its delivery failed (`delivery` says why).
+         *     `schedule.run.dispatched`: a schedule's
          *     occurrence created its job or batch; `schedule.run.skipped`: it was skipped
          *     (`skipped_credits` or `skipped_overlap`). `webhook.test`: a test send. `billing.*`: payments,
          *     refunds, low credits, spend caps and failed auto-recharges (BillingWebhookEvent).
          * @enum {string}
          */
-        WebhookEventType: "job.completed" | "job.failed" | "job.cancelled" | "batch.completed" | "batch.failed" | "batch.cancelled" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed";
+        WebhookEventType: "job.completed" | "job.failed" | "job.cancelled" | "job.delivered" | "job.delivery_failed" | "batch.completed" | "batch.failed" | "batch.cancelled" | "batch.delivered" | "batch.delivery_failed" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed";
         /**
          * @description An event type the webhook takes, or `*` for every event.
          * @enum {string}
          */
-        WebhookEventSelector: "*" | "job.completed" | "job.failed" | "job.cancelled" | "batch.completed" | "batch.failed" | "batch.cancelled" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed";
+        WebhookEventSelector: "*" | "job.completed" | "job.failed" | "job.cancelled" | "job.delivered" | "job.delivery_failed" | "batch.completed" | "batch.failed" | "batch.cancelled" | "batch.delivered" | "batch.delivery_failed" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed";
+        DestinationCreateRequest: {
+            /** @description A name for people; not unique. */
+            name: string;
+            /**
+             * @description `s3`: Amazon S3, or an S3-compatible store at `endpoint`.
+             * @enum {string}
+             */
+            type: "s3";
+            /** @description The bucket's name (S3 naming rules). */
+            bucket: string;
+            /**
+             * @description Put before every object key, as written (`sdx/` gives `sdx/job_....ndjson`).
+             * @default
+             */
+            prefix?: string;
+            /**
+             * @description The bucket's region.
+             * @default us-east-1
+             */
+            region?: string;
+            /**
+             * @description An S3-compatible store's URL (MinIO, another provider); AWS when absent. It passes the
+             *     webhook URL rules: https (http only where the service allows it), no user name or
+             *     password, and every address its host resolves to public.
+             */
+            endpoint?: string | null;
+            /**
+             * @description Address the bucket in the path (`{endpoint}/{bucket}/{key}`) rather than as a host name.
+             * @default false
+             */
+            force_path_style?: boolean;
+            /** @description The access key ID that writes to the bucket. */
+            access_key_id: string;
+            /** @description Its secret access key; stored encrypted, never answered. */
+            secret_access_key: string;
+            /**
+             * @description The export format delivered, as `GET /v1/jobs/{job_id}/export?format=` writes it.
+             * @default ndjson
+             * @enum {string}
+             */
+            format?: "json" | "ndjson" | "csv" | "xlsx";
+        };
+        /** @description A bucket that jobs and batches deliver their export to; never with its secret access key. */
+        Destination: {
+            /** @description Destination ID (`dst_...`). */
+            id: string;
+            /** @description The name given at creation. */
+            name: string;
+            /**
+             * @description `s3`.
+             * @enum {string}
+             */
+            type: "s3";
+            /** @description The bucket. */
+            bucket: string;
+            /** @description Put before every object key ('' for none). */
+            prefix: string;
+            /** @description The bucket's region. */
+            region: string;
+            /** @description The S3-compatible store's URL; null for AWS. */
+            endpoint: string | null;
+            /** @description Whether the bucket is addressed in the path. */
+            force_path_style: boolean;
+            /** @description The access key ID that writes to the bucket (its secret is never answered). */
+            access_key_id: string;
+            /**
+             * @description The export format delivered.
+             * @enum {string}
+             */
+            format: "json" | "ndjson" | "csv" | "xlsx";
+            /**
+             * Format: date-time
+             * @description When it was added.
+             */
+            created_at: string;
+        };
         WebhookCreateRequest: {
             /**
              * @description Where events are POSTed: an absolute https URL (http only where the service allows it),
@@ -2711,6 +2983,7 @@ export interface components {
          *         "cached": false,
          *         "deduplicated": false,
          *         "idempotent_replay": false,
+         *         "delivery": null,
          *         "result_expired": false
          *       }
          *     }
@@ -2722,7 +2995,7 @@ export interface components {
              * @description The event type. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
-            type: "job.completed" | "job.failed" | "job.cancelled";
+            type: "job.completed" | "job.failed" | "job.cancelled" | "job.delivered" | "job.delivery_failed";
             /**
              * Format: date-time
              * @description When the job reached its status.
@@ -2740,7 +3013,7 @@ export interface components {
              * @description The event type. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
-            type: "batch.completed" | "batch.failed" | "batch.cancelled";
+            type: "batch.completed" | "batch.failed" | "batch.cancelled" | "batch.delivered" | "batch.delivery_failed";
             /**
              * Format: date-time
              * @description When the batch's last child ended.
@@ -3075,7 +3348,7 @@ export interface components {
          *     description says when each is answered.
          * @enum {string}
          */
-        ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "workspace_limit_reached" | "webhook_limit_reached" | "stream_limit_exceeded" | "billing_unavailable" | "unknown_pack" | "invalid_signature" | "payment_method_required" | "spend_cap_reached";
+        ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "destination_not_found" | "destination_unreachable" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "workspace_limit_reached" | "webhook_limit_reached" | "stream_limit_exceeded" | "billing_unavailable" | "unknown_pack" | "invalid_signature" | "payment_method_required" | "spend_cap_reached";
         /**
          * @description One JSON-RPC 2.0 message of the Model Context Protocol (revision 2025-06-18 or later): a
          *     request (`id` and `method`, with `params`), a notification (`method` only), or a response
@@ -3106,7 +3379,7 @@ export interface components {
          * @description The body of a service error, told apart by `error`. Identifiers without context carry
          *     `error` and `message` only.
          */
-        ServiceErrorDetail: components["schemas"]["PlainErrorDetail"] | components["schemas"]["InvalidRequestErrorDetail"] | components["schemas"]["InternalErrorDetail"] | components["schemas"]["InsufficientCreditsErrorDetail"] | components["schemas"]["ForbiddenErrorDetail"] | components["schemas"]["WorkspaceErrorDetail"] | components["schemas"]["JobNotFoundErrorDetail"] | components["schemas"]["BatchNotFoundErrorDetail"] | components["schemas"]["ScheduleNotFoundErrorDetail"] | components["schemas"]["KeyNotFoundErrorDetail"] | components["schemas"]["MemberErrorDetail"] | components["schemas"]["InvitationNotFoundErrorDetail"] | components["schemas"]["IdempotencyConflictErrorDetail"] | components["schemas"]["ResultsNotReadyErrorDetail"] | components["schemas"]["ResultsExpiredErrorDetail"] | components["schemas"]["WebhookNotFoundErrorDetail"] | components["schemas"]["DeliveryNotFoundErrorDetail"] | components["schemas"]["InvalidWebhookUrlErrorDetail"] | components["schemas"]["UnsupportedOperationErrorDetail"] | components["schemas"]["DuplicateBatchTargetErrorDetail"] | components["schemas"]["InvalidTargetErrorDetail"] | components["schemas"]["RateLimitExceededErrorDetail"] | components["schemas"]["ConcurrentJobLimitErrorDetail"] | components["schemas"]["ConcurrentReadLimitErrorDetail"] | components["schemas"]["ExtractionFailedErrorDetail"] | components["schemas"]["LimitReachedErrorDetail"] | components["schemas"]["SpendCapErrorDetail"];
+        ServiceErrorDetail: components["schemas"]["PlainErrorDetail"] | components["schemas"]["InvalidRequestErrorDetail"] | components["schemas"]["InternalErrorDetail"] | components["schemas"]["InsufficientCreditsErrorDetail"] | components["schemas"]["ForbiddenErrorDetail"] | components["schemas"]["WorkspaceErrorDetail"] | components["schemas"]["JobNotFoundErrorDetail"] | components["schemas"]["BatchNotFoundErrorDetail"] | components["schemas"]["ScheduleNotFoundErrorDetail"] | components["schemas"]["KeyNotFoundErrorDetail"] | components["schemas"]["MemberErrorDetail"] | components["schemas"]["InvitationNotFoundErrorDetail"] | components["schemas"]["IdempotencyConflictErrorDetail"] | components["schemas"]["ResultsNotReadyErrorDetail"] | components["schemas"]["ResultsExpiredErrorDetail"] | components["schemas"]["WebhookNotFoundErrorDetail"] | components["schemas"]["DeliveryNotFoundErrorDetail"] | components["schemas"]["InvalidWebhookUrlErrorDetail"] | components["schemas"]["DestinationNotFoundErrorDetail"] | components["schemas"]["DestinationUnreachableErrorDetail"] | components["schemas"]["UnsupportedOperationErrorDetail"] | components["schemas"]["DuplicateBatchTargetErrorDetail"] | components["schemas"]["InvalidTargetErrorDetail"] | components["schemas"]["RateLimitExceededErrorDetail"] | components["schemas"]["ConcurrentJobLimitErrorDetail"] | components["schemas"]["ConcurrentReadLimitErrorDetail"] | components["schemas"]["ExtractionFailedErrorDetail"] | components["schemas"]["LimitReachedErrorDetail"] | components["schemas"]["SpendCapErrorDetail"];
         /** @description A service error whose identifier carries no context. */
         PlainErrorDetail: {
             /**
@@ -3375,6 +3648,36 @@ export interface components {
             message: string;
             /** @description The URL refused. */
             url: string;
+        };
+        /** @description `destination_not_found` (404): no such destination in the workspace. */
+        DestinationNotFoundErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "destination_not_found";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The destination ID asked for. */
+            destination_id: string;
+        };
+        /**
+         * @description `destination_unreachable` (422): the check object could not be written to the bucket and
+         *     deleted, or the custom endpoint is refused (not https, or a non-public address);
+         *     `message` carries the store's message.
+         */
+        DestinationUnreachableErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "destination_unreachable";
+            /** @description Human-readable explanation, with the store's message. */
+            message: string;
+            /** @description The bucket tried. */
+            bucket: string;
+            /** @description The custom endpoint tried; null for AWS. */
+            endpoint: string | null;
         };
         /**
          * @description `unsupported_operation` (422): the catalog does not enable this operation on this
@@ -5354,6 +5657,78 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
+        /** @description `destination_not_found`: no such destination in the workspace. */
+        DestinationNotFound: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "destination_not_found",
+                 *         "message": "No destination dst_01jd2xc4d5e6f7g8h9j0k1m2n3 in this workspace.",
+                 *         "destination_id": "dst_01jd2xc4d5e6f7g8h9j0k1m2n3"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /** @description `schedule_not_found`: no such schedule in the workspace; `destination_not_found`: the body names no destination of the workspace. */
+        ScheduleOrDestinationNotFound: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "destination_not_found",
+                 *         "message": "No destination dst_01jd2xc4d5e6f7g8h9j0k1m2n3 in this workspace.",
+                 *         "destination_id": "dst_01jd2xc4d5e6f7g8h9j0k1m2n3"
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
+        /**
+         * @description A validation failure (`HTTPValidationError`: a body value out of schema or an unknown
+         *     key) or `destination_unreachable` (`ServiceError`): the check object could not be
+         *     written and deleted (the store's message says why: a wrong key, a missing bucket, no
+         *     answer), or the custom `endpoint` is refused by the webhook URL rules.
+         */
+        DestinationUnprocessable: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "destination_unreachable",
+                 *         "message": "The destination could not be written to: The specified bucket does not exist.",
+                 *         "bucket": "acme-social-data",
+                 *         "endpoint": null
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["HTTPValidationError"] | components["schemas"]["ServiceError"];
+            };
+        };
         /** @description `webhook_not_found`: no such webhook in the workspace; `delivery_not_found`: no such delivery of the webhook. */
         WebhookOrDeliveryNotFound: {
             headers: {
@@ -5547,6 +5922,8 @@ export interface components {
         StartingAfter: string;
         /** @description Maximum number of payments returned. */
         PaymentLimit: number;
+        /** @description Destination ID (`dst_...`). */
+        DestinationPathId: string;
         /** @description Webhook ID (`whk_...`). */
         WebhookPathId: string;
         /** @description Delivery ID (`dlv_...`). */
@@ -5589,6 +5966,14 @@ export interface components {
                      * @default 0
                      */
                     include_posts?: number;
+                    /**
+                     * @description A destination of the workspace (`dst_...`): once the job completes, its export is
+                     *     written to the destination's bucket (`delivery` on the job). Unknown: 404
+                     *     `destination_not_found`. A request with a destination is never answered with an
+                     *     identical queued or running job (`deduplicated`); a cached result is delivered.
+                     *     Delivery costs no credits.
+                     */
+                    destination_id?: string | null;
                 };
             };
         };
@@ -5633,6 +6018,12 @@ export interface components {
                      * @default 0
                      */
                     include_posts?: number;
+                    /**
+                     * @description A destination of the workspace (`dst_...`): once the batch ends, its export (every
+                     *     completed child) is written to the destination's bucket (`delivery` on the
+                     *     batch). Unknown: 404 `destination_not_found`. Delivery costs no credits.
+                     */
+                    destination_id?: string | null;
                 };
             };
         };
@@ -5716,6 +6107,11 @@ export interface components {
                      * @enum {string}
                      */
                     delivery?: "all" | "new_only";
+                    /**
+                     * @description A destination of the workspace (`dst_...`) every occurrence's job or batch is
+                     *     delivered to; null or absent: none. Unknown: 404 `destination_not_found`.
+                     */
+                    destination_id?: string | null;
                 };
             };
         };
@@ -5750,6 +6146,11 @@ export interface components {
                      * @default 0
                      */
                     include_posts?: number;
+                    /**
+                     * @description Accepted so a job or batch body can be quoted as it is, and not checked: delivery
+                     *     costs no credits.
+                     */
+                    destination_id?: string | null;
                 };
             };
         };
@@ -6122,7 +6523,8 @@ export interface operations {
                      *             "base_credits": 10,
                      *             "requires_session": false
                      *           }
-                     *         ]
+                     *         ],
+                     *         "sources": []
                      *       },
                      *       {
                      *         "platform": "twitter",
@@ -6136,6 +6538,24 @@ export interface operations {
                      *             "results_per_credit": 1,
                      *             "base_credits": 0,
                      *             "requires_session": false
+                     *           }
+                     *         ],
+                     *         "sources": [
+                     *           {
+                     *             "provider": "x-api-v2",
+                     *             "source": "official",
+                     *             "status": "up",
+                     *             "down_since": null,
+                     *             "last_success_at": "2026-11-27T10:14:03Z",
+                     *             "last_failure_at": "2026-11-27T09:52:40Z",
+                     *             "auth_failures": 0,
+                     *             "attempts_15m": 42,
+                     *             "error_rate_15m": 0.024,
+                     *             "quota": {
+                     *               "unit": "requests left in the endpoint's 15-minute window",
+                     *               "remaining": 843,
+                     *               "used_today": null
+                     *             }
                      *           }
                      *         ]
                      *       }
@@ -6489,6 +6909,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["DestinationNotFound"];
             409: components["responses"]["IdempotencyConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6605,6 +7026,7 @@ export interface operations {
                      *         "cached": false,
                      *         "deduplicated": false,
                      *         "idempotent_replay": false,
+                     *         "delivery": null,
                      *         "result_expired": false
                      *       }
                      *     ]
@@ -6663,6 +7085,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["DestinationNotFound"];
             409: components["responses"]["IdempotencyConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -6928,7 +7351,8 @@ export interface operations {
                      *         "billed_credits": 100,
                      *         "cancel_requested_at": null,
                      *         "created_at": "2026-11-24T10:54:51.350Z",
-                     *         "idempotent_replay": false
+                     *         "idempotent_replay": false,
+                     *         "delivery": null
                      *       }
                      *     ]
                      */
@@ -6984,6 +7408,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["DestinationNotFound"];
             409: components["responses"]["IdempotencyConflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
@@ -7157,6 +7582,7 @@ export interface operations {
                      *         "status": "active",
                      *         "overlap_policy": "skip",
                      *         "delivery": "all",
+                     *         "destination_id": null,
                      *         "created_at": "2026-11-24T10:54:56.152Z",
                      *         "updated_at": "2026-11-24T10:54:56.152Z",
                      *         "runs": []
@@ -7205,6 +7631,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            404: components["responses"]["DestinationNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
@@ -7287,7 +7714,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
-            404: components["responses"]["ScheduleNotFound"];
+            404: components["responses"]["ScheduleOrDestinationNotFound"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
@@ -9723,6 +10150,230 @@ export interface operations {
             };
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDestinations: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The destinations. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "dst_01jd2xc4d5e6f7g8h9j0k1m2n3",
+                     *         "name": "Results bucket",
+                     *         "type": "s3",
+                     *         "bucket": "acme-social-data",
+                     *         "prefix": "sdx/",
+                     *         "region": "eu-west-1",
+                     *         "endpoint": null,
+                     *         "force_path_style": false,
+                     *         "access_key_id": "AKIAIOSFODNN7EXAMPLE",
+                     *         "format": "ndjson",
+                     *         "created_at": "2026-11-30T10:00:00Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Destination"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createDestination: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Results bucket",
+                 *       "type": "s3",
+                 *       "bucket": "acme-social-data",
+                 *       "prefix": "sdx/",
+                 *       "region": "eu-west-1",
+                 *       "access_key_id": "AKIAIOSFODNN7EXAMPLE",
+                 *       "secret_access_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
+                 *     }
+                 */
+                "application/json": components["schemas"]["DestinationCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The destination, without its secret access key. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dst_01jd2xc4d5e6f7g8h9j0k1m2n3",
+                     *       "name": "Results bucket",
+                     *       "type": "s3",
+                     *       "bucket": "acme-social-data",
+                     *       "prefix": "sdx/",
+                     *       "region": "eu-west-1",
+                     *       "endpoint": null,
+                     *       "force_path_style": false,
+                     *       "access_key_id": "AKIAIOSFODNN7EXAMPLE",
+                     *       "format": "ndjson",
+                     *       "created_at": "2026-11-30T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Destination"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["DestinationUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getDestination: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Destination ID (`dst_...`). */
+                destination_id: components["parameters"]["DestinationPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The destination. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "dst_01jd2xc4d5e6f7g8h9j0k1m2n3",
+                     *       "name": "Results bucket",
+                     *       "type": "s3",
+                     *       "bucket": "acme-social-data",
+                     *       "prefix": "sdx/",
+                     *       "region": "eu-west-1",
+                     *       "endpoint": null,
+                     *       "force_path_style": false,
+                     *       "access_key_id": "AKIAIOSFODNN7EXAMPLE",
+                     *       "format": "ndjson",
+                     *       "created_at": "2026-11-30T10:00:00Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Destination"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["DestinationNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteDestination: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path: {
+                /** @description Destination ID (`dst_...`). */
+                destination_id: components["parameters"]["DestinationPathId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. No body. */
+            204: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["DestinationNotFound"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

@@ -58,6 +58,11 @@ export type WebhookUpdateRequest = Schemas['WebhookUpdateRequest'];
 export type WebhookDelivery = Schemas['WebhookDelivery'];
 /** The body of a webhook delivery: `data` is the Job, Batch or ScheduleRun as the API renders it (a job without `result`). */
 export type WebhookEvent = Schemas['WebhookEvent'];
+/** A bucket jobs and batches deliver their export to; never with its secret access key. */
+export type Destination = Schemas['Destination'];
+export type DestinationCreateRequest = Schemas['DestinationCreateRequest'];
+/** A job's or batch's delivery to its destination (`delivery` of a Job or Batch; null without one). */
+export type Delivery = NonNullable<Schemas['Delivery']>;
 
 /** Download formats of exports. */
 export type ExportFormat = components['parameters']['ExportFormat'];

@@ -87,6 +87,7 @@ export const SEALED_COLUMNS: ReadonlyArray<readonly [table: string, column: stri
   ['webhooks', 'previous_secret'],
   ['users', 'two_factor_secret'],
   ['mail_outbox', 'body_sealed'],
+  ['destinations', 'secret_access_key'],
 ];
 
 const sealers = new WeakMap<object, Sealer>();

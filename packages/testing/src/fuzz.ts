@@ -33,10 +33,11 @@ export type Credential = 'valid' | 'none' | 'unknown' | 'other_workspace' | 'bea
 /**
  * A value the sender puts into the body when the request is sent, from what the service has
  * answered so far: an email of a signed-up user, a fresh email, an invitation's token, a mailed
- * verification or reset token, a current two-factor code or a recovery code.
+ * verification or reset token, a current two-factor code or a recovery code, a destination the
+ * fuzzed workspace created (null while there is none).
  */
 export interface Fill {
-  pool: 'new_email' | 'user_email' | 'invitee_email' | 'invitation_token' | 'verification_token' | 'reset_token' | 'totp_code' | 'recovery_code';
+  pool: 'new_email' | 'user_email' | 'invitee_email' | 'invitation_token' | 'verification_token' | 'reset_token' | 'totp_code' | 'recovery_code' | 'destination_id';
   pick: number;
 }
 
@@ -59,6 +60,16 @@ export interface FuzzRequest {
 export interface FuzzAccounts {
   /** The password of every user the fuzzer signs up. */
   password: string;
+  /** A reachable bucket (a loopback S3) that destinations' admissible bodies name. */
+  bucket?: FuzzBucket;
+}
+
+/** An S3-compatible store the fuzzer runs, and the bucket in it destinations write to. */
+export interface FuzzBucket {
+  endpoint: string;
+  bucket: string;
+  accessKeyId: string;
+  secretAccessKey: string;
 }
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
@@ -177,11 +188,11 @@ const CANDIDATE_TARGETS = [
   'https://www.instagram.com/p/Cabc123/c/17912345678901234/',
 ];
 
-/** One valid (platform, operation, target) per operation of the catalog that some candidate fits. */
-export const VALID_RECIPES: Array<{ platform: Platform; operation: string; target: string }> = PLATFORMS.flatMap((platform) =>
+/** One valid (platform, operation, target) per operation of the catalog that some candidate fits; `list` when it answers more than one result. */
+export const VALID_RECIPES: Array<{ platform: Platform; operation: string; target: string; list: boolean }> = PLATFORMS.flatMap((platform) =>
   CATALOG[platform].flatMap((spec) => {
     const target = CANDIDATE_TARGETS.find((t) => normalizeTarget(platform, spec.target, t).ok);
-    return target ? [{ platform, operation: spec.operation, target }] : [];
+    return target ? [{ platform, operation: spec.operation, target, list: spec.max_results > 1 }] : [];
   }),
 );
 
@@ -282,7 +293,7 @@ const idChoice: fc.Arbitrary<IdChoice> = fc.oneof(
     arbitrary: fc
       // No dot segments ('..', '%2e%2e'): the client removes them before sending (WHATWG URL), so
       // the request would name another path than the operation's.
-      .oneof(fc.constantFrom('job_00000000000000000000000000', 'bat_0', 'sch_0', '0', '-1', 'null', '%00', 'job_%00', '%ff', '%ED%A0%80', 'a%20b', '%E2%80%AE'), fc.string({ minLength: 1, maxLength: 40 }).map(encodeURIComponent).filter((value) => value !== '.' && value !== '..'))
+      .oneof(fc.constantFrom('job_00000000000000000000000000', 'bat_0', 'sch_0', 'dst_0', '0', '-1', 'null', '%00', 'job_%00', '%ff', '%ED%A0%80', 'a%20b', '%E2%80%AE'), fc.string({ minLength: 1, maxLength: 40 }).map(encodeURIComponent).filter((value) => value !== '.' && value !== '..'))
       .map((value) => ({ kind: 'literal', value }) as IdChoice),
   },
 );
@@ -411,22 +422,65 @@ function accountBody(op: FuzzOperation, accounts: FuzzAccounts): fc.Arbitrary<Bo
   }
 }
 
+/**
+ * Bodies of POST /v1/destinations whose check write succeeds: the run's bucket, its endpoint and
+ * keys, addressed in the path; the name, prefix, region and format fuzzed (a prefix without dot
+ * segments or a leading slash, as the loopback store keeps its objects in a folder; a region of
+ * the pattern's form).
+ */
+function destinationBody(document: OpenApiDocument, op: FuzzOperation, accounts: FuzzAccounts): fc.Arbitrary<Body> | null {
+  const bucket = accounts.bucket;
+  if (op.operationId !== 'createDestination' || !op.body || !bucket) return null;
+  return fc
+    .tuple(arbitraryOf(document, op.body) as fc.Arbitrary<Record<string, unknown>>, fc.option(fc.constantFrom('us-east-1', 'eu-west-1', 'auto'), { nil: undefined }))
+    .map(([b, region]): Body => {
+      const merged: Record<string, unknown> = {
+        ...b,
+        type: 's3',
+        bucket: bucket.bucket,
+        endpoint: bucket.endpoint,
+        force_path_style: true,
+        access_key_id: bucket.accessKeyId,
+        secret_access_key: bucket.secretAccessKey,
+      };
+      if (typeof merged.prefix === 'string') merged.prefix = merged.prefix.replace(/\.\./g, '_').replace(/^\//, '');
+      else delete merged.prefix;
+      delete merged.region;
+      if (region !== undefined) merged.region = region;
+      return { body: JSON.stringify(merged), mutation: 'admissible' };
+    });
+}
+
+/** A body's `destination_id`: mostly a destination the workspace created, else absent or null. */
+const destinationChoice: fc.Arbitrary<{ value?: null; fills: Record<string, Fill> }> = fc.oneof(
+  { weight: 2, arbitrary: fill('destination_id').map((f) => ({ fills: { destination_id: f } })) },
+  { weight: 1, arbitrary: fc.constant({ fills: {} }) },
+  { weight: 1, arbitrary: fc.constant({ value: null, fills: {} }) },
+);
+
 /** Requests for one operation: mostly valid, a share mutated in one place. */
 export function requestArbitrary(document: OpenApiDocument, op: FuzzOperation, accounts: FuzzAccounts = { password: 'fuzz-password-0' }): fc.Arbitrary<FuzzRequest> {
   const ids = fc.tuple(...op.pathParams.map(() => idChoice)).map((choices) => Object.fromEntries(op.pathParams.map((name, i) => [name, choices[i]!])));
   const properties = op.body ? Object.keys(resolveRef(document, op.body).properties ?? {}) : [];
   // Schema-valid bodies with a recipe the catalog accepts, a small limit and no bundle: these
   // pass admission, so the IDs they create feed the requests that follow.
-  const admissible = accountBody(op, accounts) ?? (op.body && properties.includes('operation')
-    ? fc.tuple(arbitraryOf(document, op.body) as fc.Arbitrary<Record<string, unknown>>, fc.constantFrom(...VALID_RECIPES), fc.integer({ min: 1, max: 5 }), fc.boolean()).map(([b, recipe, limit, single]): Body => {
+  const admissible = accountBody(op, accounts) ?? destinationBody(document, op, accounts) ?? (op.body && properties.includes('operation')
+    ? fc.tuple(arbitraryOf(document, op.body) as fc.Arbitrary<Record<string, unknown>>, fc.constantFrom(...VALID_RECIPES), fc.integer({ min: 1, max: 5 }), fc.boolean(), destinationChoice, HINTS.timezone!).map(([b, recipe, limit, single, destination, timezone]): Body => {
         const merged: Record<string, unknown> = { ...b, platform: recipe.platform, operation: recipe.operation, limit, include_posts: 0 };
+        // A schedule's: a time zone that exists, and delivery new_only only for a list operation.
+        if (properties.includes('timezone')) merged.timezone = timezone;
+        if (merged.delivery === 'new_only' && !recipe.list) merged.delivery = 'all';
+        // A destination the workspace created (filled when sent), none, or null.
+        delete merged.destination_id;
+        const fills = properties.includes('destination_id') ? destination.fills : {};
+        if (properties.includes('destination_id') && (destination.value === null || Object.keys(fills).length)) merged.destination_id = null;
         // A body taking either (a quote: exactly one of the two) gets one of them.
         const both = properties.includes('target') && properties.includes('targets');
         delete merged.target;
         delete merged.targets;
         if (properties.includes('target') && (single || !both)) merged.target = recipe.target;
         else if (properties.includes('targets')) merged.targets = [recipe.target];
-        return { body: JSON.stringify(merged), mutation: 'admissible' };
+        return { body: JSON.stringify(merged), fills, mutation: 'admissible' };
       })
     : null);
   const body: fc.Arbitrary<Body> = op.body

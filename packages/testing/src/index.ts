@@ -7,6 +7,7 @@ export * from './response-validator';
 export * from './sessions';
 export * from './fuzz';
 export * from './private-servers';
+export * from './redis-cluster';
 export * from './ledger';
 export * from './docs';
 export * from './webhook-receiver';
@@ -14,3 +15,4 @@ export * from './smtp';
 export * from './worker-process';
 // Tests wait for a second runtime's Redis as the stack does.
 export { untilRedisReady } from '@sdx/runtime';
+export * from './s3';

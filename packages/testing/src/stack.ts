@@ -149,7 +149,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   });
   await untilRedisReady(runtime);
   const limiter = options.limiter ?? new RedisRateLimiter(runtime.redis, config.redisPrefix);
-  const live = new LiveHub({ db: runtime.db, redisUrl: config.redisUrl, prefix: config.redisPrefix, log: runtime.log });
+  const live = new LiveHub({ db: runtime.db, redisUrl: config.redisUrl, redisClusterNodes: config.redisClusterNodes, prefix: config.redisPrefix, log: runtime.log });
   // As the API process builds it: heavy reads on a pool of their own.
   const heavyReads = HeavyReads.fromConfig(config);
   const mailer = startMailSender(runtime.services, { intervalMs: 200 });

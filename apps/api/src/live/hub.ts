@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
-import type IORedis from 'ioredis';
 import type { Logger } from 'pino';
 import type { Db } from '@sdx/db';
 import { ApiError, countChildrenOf, isTerminal, loadJobById, renderBatch, renderJob } from '@sdx/domain';
-import { createFastRedis, createWorkerRedis, type LiveKind, liveChannel } from '@sdx/queue';
+import { createFastRedis, createSubscriberRedis, isCluster, type LiveKind, liveChannel, type RedisClient, type RedisNode, type RedisTarget } from '@sdx/queue';
 import { StreamSlots } from './slots';
 
 /**
@@ -67,6 +66,8 @@ interface Topic {
 export interface LiveHubOptions {
   db: Db;
   redisUrl: string;
+  /** A Redis Cluster's nodes (REDIS_CLUSTER_NODES): the subscriber and the slots' connection go to it. */
+  redisClusterNodes?: readonly RedisNode[];
   prefix: string;
   log: Logger;
   /** Interval of the comment lines that keep idle connections open (default 15 s). */
@@ -76,7 +77,7 @@ export interface LiveHubOptions {
   /** How long a stream's slot counts without renewal (default 60 s; renewed every third of it). */
   leaseMs?: number;
   /** The connection for the slots; absent, the hub opens its own (fail fast). */
-  redis?: IORedis;
+  redis?: RedisClient;
 }
 
 interface LiveState {
@@ -90,8 +91,8 @@ export const RECHECK_MS = 30_000;
 export const STREAM_LEASE_MS = 60_000;
 
 export class LiveHub {
-  private subscriber: IORedis | null = null;
-  private commands: IORedis | null = null;
+  private subscriber: RedisClient | null = null;
+  private commands: RedisClient | null = null;
   private slotStore: StreamSlots | null = null;
   private readonly topics = new Map<string, Topic>();
   private readonly streams = new Set<Stream>();
@@ -193,7 +194,7 @@ export class LiveHub {
     if (this.slotStore) return this.slotStore;
     let redis = this.options.redis;
     if (!redis) {
-      const own = createFastRedis(this.options.redisUrl, { enableOfflineQueue: true });
+      const own = createFastRedis(this.target(), { enableOfflineQueue: true });
       own.on('error', (err: Error) => this.options.log.debug({ err: err.message }, 'live slots connection error'));
       this.commands = own;
       redis = own;
@@ -202,9 +203,15 @@ export class LiveHub {
     return this.slotStore;
   }
 
-  private connection(): IORedis {
+  private target(): RedisTarget {
+    return { url: this.options.redisUrl, clusterNodes: this.options.redisClusterNodes };
+  }
+
+  private connection(): RedisClient {
     if (this.subscriber) return this.subscriber;
-    const subscriber = createWorkerRedis(this.options.redisUrl);
+    // On a cluster, the connection subscribes on one node (any node hears every publish) and
+    // subscribes again, elsewhere if need be, when that node fails.
+    const subscriber = createSubscriberRedis(this.target());
     let connectedBefore = false;
     subscriber.on('error', (err: Error) => this.options.log.debug({ err: err.message }, 'live subscriber error'));
     subscriber.on('ready', () => {
@@ -212,6 +219,13 @@ export class LiveHub {
       if (connectedBefore) for (const topic of this.topics.values()) this.refresh(topic);
       connectedBefore = true;
     });
+    // On a cluster, a node that left (a failed master) may have taken messages with it, sent to
+    // it or while the subscription moved: read every topic again too.
+    if (isCluster(subscriber)) {
+      subscriber.on('-node', () => {
+        for (const topic of this.topics.values()) this.refresh(topic);
+      });
+    }
     subscriber.on('message', (channel: string) => {
       const topic = this.topics.get(channel);
       if (topic) this.refresh(topic);

@@ -1,4 +1,4 @@
-import type IORedis from 'ioredis';
+import { isCluster, type RedisClient } from '@sdx/queue';
 
 /**
  * The open event streams of each workspace, counted across every API process in Redis: one
@@ -32,7 +32,7 @@ return 1
 
 export class StreamSlots {
   constructor(
-    private readonly redis: IORedis,
+    private readonly redis: RedisClient,
     private readonly prefix: string,
     /** How long a slot counts without being renewed. */
     private readonly leaseMs: number,
@@ -48,9 +48,14 @@ export class StreamSlots {
     return Number(taken) === 1;
   }
 
-  /** Extends the leases of these streams, by workspace (one pipeline). */
+  /** Extends the leases of these streams, by workspace (one pipeline on one Redis). */
   async renew(streams: ReadonlyMap<string, readonly string[]>): Promise<void> {
     if (streams.size === 0) return;
+    if (isCluster(this.redis)) {
+      // Each workspace's set may live on another node of a cluster: one script each, at once.
+      await Promise.all([...streams].map(([workspaceId, ids]) => this.redis.eval(RENEW, 1, this.key(workspaceId), this.leaseMs, ...ids)));
+      return;
+    }
     const pipeline = this.redis.pipeline();
     for (const [workspaceId, ids] of streams) pipeline.eval(RENEW, 1, this.key(workspaceId), this.leaseMs, ...ids);
     await pipeline.exec();

@@ -1,5 +1,4 @@
-import { readJobItems, type Tenant } from '@sdx/domain';
-import type { Executor } from '@sdx/db';
+import { readJobItems, type ResultAccess, type Tenant } from '@sdx/domain';
 
 /** Bytes of `value` as JSON text (UTF-8). */
 export function jsonBytes(value: unknown): number {
@@ -40,22 +39,22 @@ export interface BoundedItems {
  * names exactly the first item not returned: paging on loses and repeats nothing.
  */
 export async function boundedItems(
-  db: Executor,
+  store: ResultAccess,
   tenant: Tenant,
   jobId: string,
   page: { limit: number; cursor: string | null },
   frame: Record<string, unknown>,
   budget: number,
 ): Promise<BoundedItems> {
-  const read = await readJobItems(db, tenant, jobId, page);
+  const read = await readJobItems(store, tenant, jobId, page);
   const items = JSON.parse(`[${read.itemsJson}]`) as unknown[];
   const fit = itemsThatFit(frame, items, budget);
   if (fit === items.length) return { items, next_cursor: read.nextCursor, truncated: false, skipped_oversized: 0 };
   if (fit === 0) {
     // One item alone exceeds the budget: step over it rather than answer the same cursor forever.
-    const past = await readJobItems(db, tenant, jobId, { limit: 1, cursor: page.cursor });
+    const past = await readJobItems(store, tenant, jobId, { limit: 1, cursor: page.cursor });
     return { items: [], next_cursor: past.nextCursor, truncated: true, skipped_oversized: 1 };
   }
-  const cut = await readJobItems(db, tenant, jobId, { limit: fit, cursor: page.cursor });
+  const cut = await readJobItems(store, tenant, jobId, { limit: fit, cursor: page.cursor });
   return { items: items.slice(0, fit), next_cursor: cut.nextCursor, truncated: true, skipped_oversized: 0 };
 }

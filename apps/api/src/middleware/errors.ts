@@ -2,7 +2,7 @@ import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { faultOf, isUnavailableError } from '@sdx/config';
 import { MAX_JSON_BYTES, MAX_JSON_DEPTH } from './input';
-import { ApiError, GroupCommitOverloaded, RequestValidationError, type ValidationIssue } from '@sdx/domain';
+import { ApiError, GroupCommitOverloaded, RequestValidationError, StoreUnavailable, type ValidationIssue } from '@sdx/domain';
 
 /** One validator error as express-openapi-validator reports it. */
 interface ValidatorItem {
@@ -182,6 +182,11 @@ export function dependencyError(err: unknown, log: Logger, requestId: unknown): 
       {},
       { 'Retry-After': RETRY_AFTER_UNAVAILABLE },
     );
+  }
+  if (err instanceof StoreUnavailable) {
+    // The result store (RESULT_STORE=s3) does not answer: results cannot be read for now.
+    log.warn({ err: err.message, requestId }, 'result store unavailable');
+    return new ApiError('service_unavailable', 'Results are temporarily unavailable; retry with backoff.', {}, { 'Retry-After': RETRY_AFTER_UNAVAILABLE });
   }
   return null;
 }

@@ -1,4 +1,4 @@
-import type IORedis from 'ioredis';
+import type { RedisClient } from '@sdx/queue';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError, normalizeEmail } from '@sdx/domain';
 import { takePoint } from './take-point';
@@ -31,7 +31,7 @@ export class LoginLimiter {
    * `signUpsPerHour`: SIGNUP_LIMIT_PER_HOUR, sign-ups per client address an hour. `limits`: the
    * failed sign-ins allowed (LOGIN_LIMITS; only a test that is not about them passes others).
    */
-  constructor(redis: IORedis, keyPrefix: string, signUpsPerHour = 5, limits: { perEmail: number; perAddress: number; windowSeconds: number } = LOGIN_LIMITS) {
+  constructor(redis: RedisClient, keyPrefix: string, signUpsPerHour = 5, limits: { perEmail: number; perAddress: number; windowSeconds: number } = LOGIN_LIMITS) {
     this.byEmail = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:login:email`, points: limits.perEmail, duration: limits.windowSeconds });
     this.byAddress = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:login:ip`, points: limits.perAddress, duration: limits.windowSeconds });
     this.signUps = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:signup:ip`, points: signUpsPerHour, duration: 3600 });

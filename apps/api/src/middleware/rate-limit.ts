@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type IORedis from 'ioredis';
+import type { RedisClient } from '@sdx/queue';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError, type Tenant } from '@sdx/domain';
 
@@ -33,7 +33,7 @@ export class RedisRateLimiter implements RateLimiter {
   private readonly limiter: RateLimiterRedis;
   private pending = new Map<string, Array<{ limit: number; resolve(d: RateDecision): void; reject(e: unknown): void }>>();
 
-  constructor(redis: IORedis, keyPrefix: string) {
+  constructor(redis: RedisClient, keyPrefix: string) {
     this.limiter = new RateLimiterRedis({
       storeClient: redis,
       keyPrefix: `${keyPrefix}:rl`,

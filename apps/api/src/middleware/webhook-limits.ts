@@ -1,4 +1,4 @@
-import type IORedis from 'ioredis';
+import type { RedisClient } from '@sdx/queue';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { takePoint } from './take-point';
 
@@ -19,7 +19,7 @@ export class WebhookSendLimiter {
   private readonly tests: RateLimiterRedis;
   private readonly redeliveries: RateLimiterRedis;
 
-  constructor(redis: IORedis, keyPrefix: string) {
+  constructor(redis: RedisClient, keyPrefix: string) {
     this.tests = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:webhook:test`, points: WEBHOOK_SEND_LIMITS.testsPerMinute, duration: 60 });
     this.redeliveries = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:webhook:redeliver`, points: WEBHOOK_SEND_LIMITS.redeliveriesPerMinute, duration: 60 });
   }

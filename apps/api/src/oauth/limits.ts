@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import type IORedis from 'ioredis';
+import type { RedisClient } from '@sdx/queue';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 
 /**
@@ -20,7 +20,7 @@ export type OAuthEndpoint = keyof typeof OAUTH_LIMITS;
 export class OAuthLimiter {
   private readonly limiters: Record<OAuthEndpoint, RateLimiterRedis>;
 
-  constructor(redis: IORedis, keyPrefix: string, limits: Record<OAuthEndpoint, { points: number; duration: number }> = OAUTH_LIMITS) {
+  constructor(redis: RedisClient, keyPrefix: string, limits: Record<OAuthEndpoint, { points: number; duration: number }> = OAUTH_LIMITS) {
     const make = (name: OAuthEndpoint) => new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:oauth:${name}`, ...limits[name] });
     this.limiters = { register: make('register'), authorize: make('authorize'), token: make('token'), revoke: make('revoke') };
   }

@@ -73,6 +73,10 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'PATCH /v1/keys/:key_id': 'admin',
   'GET /v1/audit-events': 'admin',
 
+  'POST /v1/destinations': 'admin',
+  'GET /v1/destinations': 'viewer',
+  'GET /v1/destinations/:destination_id': 'viewer',
+  'DELETE /v1/destinations/:destination_id': 'admin',
   'POST /v1/webhooks': 'admin',
   'GET /v1/webhooks': 'viewer',
   'GET /v1/webhooks/:webhook_id': 'viewer',

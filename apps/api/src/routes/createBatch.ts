@@ -10,7 +10,14 @@ export const createBatch = ({ services }: ApiDeps): RequestHandler => async (req
   const created = await create(
     services,
     tenantOf(res),
-    { platform: body.platform, operation: body.operation, targets: body.targets, limit: body.limit, include_posts: body.include_posts },
+    {
+      platform: body.platform,
+      operation: body.operation,
+      targets: body.targets,
+      limit: body.limit,
+      include_posts: body.include_posts,
+      destination_id: body.destination_id,
+    },
     { endpoint: 'POST /v1/batches', idempotencyKey: req.get('idempotency-key') ?? null, requestId: res.locals.requestId as string },
   );
   const children = created.jobs.map((job) => ({ id: job.id, target: job.target, status: job.status }));

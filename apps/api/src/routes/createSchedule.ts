@@ -19,6 +19,7 @@ export function scheduleInput(req: Request): ScheduleInput {
     starts_at: body.starts_at,
     overlap_policy: body.overlap_policy,
     delivery: body.delivery,
+    destination_id: body.destination_id,
   };
 }
 

@@ -14,12 +14,12 @@ export const exportBatch = ({ services, heavyReads }: AppDeps): RequestHandler =
   const format = exportFormatOf(req);
   const tenant = tenantOf(res);
   const prepared = await prepareBatchExport(services.db, tenant, String(req.params.batch_id));
-  const db = heavyReads.admit(res, tenant.workspace.id, batchExportItems(prepared), services.db);
+  const reads = { db: heavyReads.admit(res, tenant.workspace.id, batchExportItems(prepared), services.db), resultObjects: services.resultObjects };
   const tabular = { contextColumns: BATCH_CONTEXT_COLUMNS, itemKinds: prepared.itemKinds };
   await sendDownload(res, 'batch', prepared.batch.id, format, (out) => {
-    if (format === 'csv') return writeCsv(batchExportRows(db, prepared), out, tabular);
-    if (format === 'xlsx') return writeXlsx(batchExportRows(db, prepared), out, tabular);
-    if (format === 'ndjson') return streamText(batchExportLines(db, prepared))(out);
-    return streamText(batchExportJson(db, prepared))(out);
+    if (format === 'csv') return writeCsv(batchExportRows(reads, prepared), out, tabular);
+    if (format === 'xlsx') return writeXlsx(batchExportRows(reads, prepared), out, tabular);
+    if (format === 'ndjson') return streamText(batchExportLines(reads, prepared))(out);
+    return streamText(batchExportJson(reads, prepared))(out);
   });
 };

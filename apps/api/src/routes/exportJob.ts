@@ -14,12 +14,12 @@ export const exportJob = ({ services, heavyReads }: AppDeps): RequestHandler => 
   const format = exportFormatOf(req);
   const tenant = tenantOf(res);
   const { job, itemKinds } = await prepareJobExport(services.db, tenant, String(req.params.job_id));
-  const db = heavyReads.admit(res, tenant.workspace.id, job.result_count ?? 0, services.db);
+  const reads = { db: heavyReads.admit(res, tenant.workspace.id, job.result_count ?? 0, services.db), resultObjects: services.resultObjects };
   const tabular = { contextColumns: [], itemKinds };
   await sendDownload(res, 'job', job.id, format, (out) => {
-    if (format === 'csv') return writeCsv(jobExportRows(db, job), out, tabular);
-    if (format === 'xlsx') return writeXlsx(jobExportRows(db, job), out, tabular);
-    if (format === 'ndjson') return streamText(resultItemLines(db, job))(out);
-    return streamText(resultJson(db, job))(out);
+    if (format === 'csv') return writeCsv(jobExportRows(reads, job), out, tabular);
+    if (format === 'xlsx') return writeXlsx(jobExportRows(reads, job), out, tabular);
+    if (format === 'ndjson') return streamText(resultItemLines(reads, job))(out);
+    return streamText(resultJson(reads, job))(out);
   });
 };

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { getJobOrThrow } from '@sdx/domain';
+import { attemptSourcesOf, getJobOrThrow } from '@sdx/domain';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { jobETag, matchesIfNoneMatch, sendJob } from './job-body';
@@ -9,7 +9,7 @@ import { jobETag, matchesIfNoneMatch, sendJob } from './job-body';
  * workspace, read on the heavy reads' pool). With an If-None-Match naming the job's ETag: 304,
  * before any result is read or a heavy-read place taken.
  */
-export const getJob = ({ services, heavyReads }: AppDeps): RequestHandler => async (req, res) => {
+export const getJob = ({ services, heavyReads, registry }: AppDeps): RequestHandler => async (req, res) => {
   const tenant = tenantOf(res);
   const job = await getJobOrThrow(services.db, tenant, String(req.params.job_id));
   const etag = jobETag(job);
@@ -18,6 +18,12 @@ export const getJob = ({ services, heavyReads }: AppDeps): RequestHandler => asy
     res.status(304).end();
     return;
   }
+  // The sources live attempts tried: read only where a live source serves the operation (none
+  // before the first attempt, and the sandbox records none, so its jobs cost no read).
+  const live = job.attempts > 0 && (registry.resolve(job.platform, job.operation)?.sources?.length ?? 0) > 0;
+  const attempt_sources = live ? await attemptSourcesOf(services.db, job.id) : [];
+  // Shown once a live source was tried; a sandbox job answers alike from every endpoint.
+  const flags = attempt_sources.length > 0 ? { attempt_sources } : {};
   const db = job.status === 'completed' ? heavyReads.admit(res, tenant.workspace.id, job.result_count ?? 0, services.db) : services.db;
-  await sendJob(res, { ...services, db }, job);
+  await sendJob(res, { ...services, db }, job, flags);
 };

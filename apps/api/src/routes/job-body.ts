@@ -28,7 +28,7 @@ export async function* jobChunks(services: Services, job: JobRow, flags: JobFlag
   const { result: _placeholder, ...fields } = renderJob(job, null, flags);
   const head = JSON.stringify(fields);
   yield `${head.slice(0, -1)},"result":`;
-  yield* resultJson(services.db, job, counts);
+  yield* resultJson(services, job, counts);
   yield '}';
 }
 

@@ -9,7 +9,14 @@ import type { ExtractionRequest } from '@sdx/contract';
 export function jobRequest(req: Request, res: Response, endpoint: string): { input: CreateJobInput; options: CreateJobOptions } {
   const body = req.body as ExtractionRequest;
   return {
-    input: { platform: body.platform, operation: body.operation, target: body.target, limit: body.limit, include_posts: body.include_posts },
+    input: {
+      platform: body.platform,
+      operation: body.operation,
+      target: body.target,
+      limit: body.limit,
+      include_posts: body.include_posts,
+      destination_id: body.destination_id,
+    },
     options: {
       endpoint,
       idempotencyKey: req.get('idempotency-key') ?? null,

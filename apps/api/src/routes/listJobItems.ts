@@ -8,7 +8,7 @@ import { send } from './job-body';
 export const listJobItems = ({ services }: AppDeps): RequestHandler => async (req, res) => {
   const limit = Number(req.query.limit ?? ITEMS_PAGE_DEFAULT);
   const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : null;
-  const page = await readJobItems(services.db, tenantOf(res), String(req.params.job_id), { limit, cursor });
+  const page = await readJobItems(services, tenantOf(res), String(req.params.job_id), { limit, cursor });
   async function* body(): AsyncGenerator<string> {
     yield `{"items":[${page.itemsJson}],"next_cursor":${JSON.stringify(page.nextCursor)}}`;
   }

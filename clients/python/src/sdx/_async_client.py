@@ -14,7 +14,7 @@ import httpx
 from . import _base as base
 from ._client import _create_headers
 from ._errors import APIConnectionError, APIError, APITimeoutError, WaitTimeoutError, error_from_response
-from ._models import Batch, DailyUsage, ExportResult, Item, Job, Quote, Schedule, SDXObject, Usage, Webhook, WebhookDelivery
+from ._models import Batch, DailyUsage, Destination, ExportResult, Item, Job, Quote, Schedule, SDXObject, Usage, Webhook, WebhookDelivery
 from ._paging import AsyncPager, PageResult, Query
 
 __all__ = ["AsyncClient"]
@@ -398,6 +398,37 @@ class AsyncWebhooks:
         return WebhookDelivery(await self._core.json("POST", base.path("/v1/webhooks/{}/test", id)))
 
 
+class AsyncDestinations:
+    """``client.destinations`` of ``AsyncClient``."""
+
+    def __init__(self, core: _AsyncCore) -> None:
+        self._core = core
+
+    async def create(
+        self,
+        name: str,
+        bucket: str,
+        access_key_id: str,
+        secret_access_key: str,
+        prefix: Optional[str] = None,
+        region: Optional[str] = None,
+        endpoint: Optional[str] = None,
+        force_path_style: Optional[bool] = None,
+        format: Optional[str] = None,
+    ) -> Destination:
+        body = base.destination_body(name, bucket, access_key_id, secret_access_key, prefix, region, endpoint, force_path_style, format)
+        return Destination(await self._core.json("POST", "/v1/destinations", json=body))
+
+    async def list(self) -> List[Destination]:
+        return [Destination(entry) for entry in await self._core.json("GET", "/v1/destinations")]
+
+    async def get(self, id: str) -> Destination:
+        return Destination(await self._core.json("GET", base.path("/v1/destinations/{}", id)))
+
+    async def delete(self, id: str) -> None:
+        await self._core.request("DELETE", base.path("/v1/destinations/{}", id))
+
+
 async def _export(core: _AsyncCore, resource: str, id: str, format: str, path: Optional[PathLike]) -> ExportResult:
     response = await core.request("GET", base.export_target(resource, id), params={"format": format}, headers={"Accept": "*/*"}, stream=True)
     try:
@@ -448,6 +479,7 @@ class AsyncClient:
         self.schedules = AsyncSchedules(self._core)
         self.usage = AsyncUsage(self._core)
         self.webhooks = AsyncWebhooks(self._core)
+        self.destinations = AsyncDestinations(self._core)
 
     async def extract(
         self,

@@ -168,6 +168,34 @@ def body_of(fields: Mapping[str, Any]) -> Dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None}
 
 
+def destination_body(
+    name: str,
+    bucket: str,
+    access_key_id: str,
+    secret_access_key: str,
+    prefix: Optional[str],
+    region: Optional[str],
+    endpoint: Optional[str],
+    force_path_style: Optional[bool],
+    format: Optional[str],
+) -> Dict[str, Any]:
+    """The body of ``POST /v1/destinations``: an ``s3`` destination, the options left unset left out."""
+    return body_of(
+        {
+            "name": name,
+            "type": "s3",
+            "bucket": bucket,
+            "prefix": prefix,
+            "region": region,
+            "endpoint": endpoint,
+            "force_path_style": force_path_style,
+            "access_key_id": access_key_id,
+            "secret_access_key": secret_access_key,
+            "format": format,
+        }
+    )
+
+
 def job_fingerprint(state: Mapping[str, Any]) -> str:
     return f"{state.get('status')}/{state.get('progress_stage')}/{state.get('progress_current')}/{state.get('progress_total')}"
 

@@ -12,7 +12,7 @@ import httpx
 
 from . import _base as base
 from ._errors import APIConnectionError, APIError, APITimeoutError, WaitTimeoutError, error_from_response
-from ._models import Batch, DailyUsage, ExportResult, Item, Job, Quote, Schedule, SDXObject, Usage, Webhook, WebhookDelivery
+from ._models import Batch, DailyUsage, Destination, ExportResult, Item, Job, Quote, Schedule, SDXObject, Usage, Webhook, WebhookDelivery
 from ._paging import PageResult, Query, SyncPager
 
 __all__ = ["Client"]
@@ -448,6 +448,45 @@ class WebhooksResource:
         return WebhookDelivery(self._core.json("POST", base.path("/v1/webhooks/{}/test", id)))
 
 
+class DestinationsResource:
+    """``client.destinations``: create, list, get, delete. Name one in ``destination_id`` of a job,
+    batch or schedule to have its export written to the bucket."""
+
+    def __init__(self, core: _Core) -> None:
+        self._core = core
+
+    def create(
+        self,
+        name: str,
+        bucket: str,
+        access_key_id: str,
+        secret_access_key: str,
+        prefix: Optional[str] = None,
+        region: Optional[str] = None,
+        endpoint: Optional[str] = None,
+        force_path_style: Optional[bool] = None,
+        format: Optional[str] = None,
+    ) -> Destination:
+        """``POST /v1/destinations`` (an S3 bucket, or one of an S3-compatible store at ``endpoint``):
+        the service first writes and deletes a check object, and raises :class:`sdx.ValidationError`
+        ``destination_unreachable`` (with the store's message) when it cannot. ``format`` is
+        ``json``, ``ndjson`` (default), ``csv`` or ``xlsx``. The secret is never answered."""
+        body = base.destination_body(name, bucket, access_key_id, secret_access_key, prefix, region, endpoint, force_path_style, format)
+        return Destination(self._core.json("POST", "/v1/destinations", json=body))
+
+    def list(self) -> List[Destination]:
+        """``GET /v1/destinations``, newest first."""
+        return [Destination(entry) for entry in self._core.json("GET", "/v1/destinations")]
+
+    def get(self, id: str) -> Destination:
+        """``GET /v1/destinations/{destination_id}``; unknown: :class:`sdx.NotFoundError` ``destination_not_found``."""
+        return Destination(self._core.json("GET", base.path("/v1/destinations/{}", id)))
+
+    def delete(self, id: str) -> None:
+        """``DELETE /v1/destinations/{destination_id}``: schedules that named it go on without one."""
+        self._core.request("DELETE", base.path("/v1/destinations/{}", id))
+
+
 def _export(core: _Core, resource: str, id: str, format: str, path: Optional[PathLike]) -> ExportResult:
     response = core.request("GET", base.export_target(resource, id), params={"format": format}, headers={"Accept": "*/*"}, stream=True)
     try:
@@ -503,6 +542,7 @@ class Client:
         self.schedules = Schedules(self._core)
         self.usage = UsageResource(self._core)
         self.webhooks = WebhooksResource(self._core)
+        self.destinations = DestinationsResource(self._core)
 
     def extract(
         self,

@@ -26,6 +26,8 @@ __all__ = [
     "Webhook",
     "WebhookDelivery",
     "WebhookEvent",
+    "Destination",
+    "Delivery",
     "ExportResult",
     "to_pandas",
 ]
@@ -132,10 +134,25 @@ class Item(SDXObject):
     id: Optional[str]
 
 
+class Delivery(SDXObject):
+    """The delivery of a job's (a batch's) export to the destination named at submission.
+
+    ``status`` is ``pending`` (until the job completes, the batch ends, and while attempts are
+    retried), ``succeeded`` once the object ``key`` is written, or ``failed`` (``error`` says why).
+    """
+
+    destination_id: str
+    status: str
+    key: str
+    attempts: int
+    error: Optional[str]
+    delivered_at: Optional[str]
+
+
 class Job(SDXObject):
     """A job: one operation against one target (``GET /v1/jobs/{job_id}``)."""
 
-    _nested: ClassVar[Dict[str, Type[SDXObject]]] = {"error": JobError}
+    _nested: ClassVar[Dict[str, Type[SDXObject]]] = {"error": JobError, "delivery": Delivery}
     id: str
     platform: str
     operation: str
@@ -168,6 +185,8 @@ class Job(SDXObject):
     cached: bool
     deduplicated: bool
     idempotent_replay: bool
+    #: The delivery to the job's destination (``destination_id`` at submission); None without one.
+    delivery: Optional[Delivery]
 
     def to_pandas(self) -> Any:
         """The job's ``result`` as a pandas DataFrame (one row per item); pandas must be installed."""
@@ -187,7 +206,7 @@ class BatchChild(SDXObject):
 class Batch(SDXObject):
     """A batch: one operation against up to 100 targets (``GET /v1/batches/{batch_id}``)."""
 
-    _nested: ClassVar[Dict[str, Type[SDXObject]]] = {"jobs": BatchChild}
+    _nested: ClassVar[Dict[str, Type[SDXObject]]] = {"jobs": BatchChild, "delivery": Delivery}
     id: str
     platform: str
     operation: str
@@ -207,6 +226,8 @@ class Batch(SDXObject):
     created_at: str
     jobs: List[BatchChild]
     idempotent_replay: bool
+    #: The delivery of the batch's export to its destination, once it ends; None without one.
+    delivery: Optional[Delivery]
 
 
 class ScheduleRun(SDXObject):
@@ -243,6 +264,8 @@ class Schedule(SDXObject):
     status: str
     overlap_policy: str
     delivery: Any
+    #: The destination every occurrence's job or batch is delivered to; None for none.
+    destination_id: Optional[str]
     created_at: str
     updated_at: str
     runs: List[ScheduleRun]
@@ -328,6 +351,23 @@ class WebhookEvent(SDXObject):
     created_at: str
     workspace_id: str
     data: SDXObject
+
+
+class Destination(SDXObject):
+    """A bucket that jobs and batches deliver their export to (``GET /v1/destinations/{destination_id}``);
+    never with its secret access key."""
+
+    id: str
+    name: str
+    type: str
+    bucket: str
+    prefix: str
+    region: str
+    endpoint: Optional[str]
+    force_path_style: bool
+    access_key_id: str
+    format: str
+    created_at: str
 
 
 class ExportResult(SDXObject):

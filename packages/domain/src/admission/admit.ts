@@ -11,7 +11,7 @@ import { queueJobs } from '../jobs/state';
 import type { Resources } from '../resources';
 import { retryDeadlocks } from '../tx';
 import { periodStartOf } from '../time';
-import { type AdmissionState, type Decision, type KeyState, planAdmission, type Submission } from './plan';
+import { type AdmissionState, type Decision, deliveryColumns, type KeyState, planAdmission, type Submission } from './plan';
 
 /**
  * The admission's I/O, around the planner (plan.ts): one transaction per group of submissions.
@@ -221,6 +221,7 @@ function batchRow(s: Submission, now: Date) {
     include_posts: s.recipe.includePosts,
     target_count: s.targets.length,
     schedule_id: s.scheduleId,
+    ...deliveryColumns(s.delivery, now),
     created_at: now,
   };
 }

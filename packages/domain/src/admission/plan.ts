@@ -50,6 +50,12 @@ export interface Submission {
   newOnly: boolean;
   /** The request that submitted it (X-Request-ID, or a schedule run's ID), recorded on its jobs. */
   requestId: string | null;
+  /**
+   * The destination its export is delivered to, and the object key (a single job's, or the
+   * batch's: its children carry none). A job with one is never deduplicated onto a twin (whose
+   * delivery is its own); a cached job is new, so it delivers.
+   */
+  delivery?: { destinationId: string; key: string } | null;
 }
 
 /** What the submission's Idempotency-Key found, read before planning. */
@@ -148,14 +154,20 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
     const workspace = s.tenant.workspace;
     const key0 = s.targets[0]!.key;
     if (s.batchId === null && !s.newOnly) {
-      const twin = admittedTwins.get(twinOf(workspace.id, key0));
+      const twin = s.delivery ? undefined : admittedTwins.get(twinOf(workspace.id, key0));
       const found = state.reusable.get(workspace.id)?.get(key0);
       if (twin !== undefined) return { kind: 'deduplicated', jobId: twin, job: null };
-      if (found && (found.status === 'queued' || found.status === 'running')) return { kind: 'deduplicated', jobId: found.id, job: found };
-      if (found && rules.useCache && !s.skipCache) {
+      const active = found !== undefined && (found.status === 'queued' || found.status === 'running');
+      if (found && active && !s.delivery) return { kind: 'deduplicated', jobId: found.id, job: found };
+      if (found && !active && rules.useCache && !s.skipCache) {
         return {
           kind: 'cached',
-          row: cachedJobRow(workspace.id, now, found, s.targets[0]!, s.jobIds[0]!, { maxAttempts: rules.maxAttempts, scheduleId: s.scheduleId, requestId: s.requestId }),
+          row: cachedJobRow(workspace.id, now, found, s.targets[0]!, s.jobIds[0]!, {
+            maxAttempts: rules.maxAttempts,
+            scheduleId: s.scheduleId,
+            requestId: s.requestId,
+            delivery: s.delivery,
+          }),
         };
       }
     }
@@ -204,6 +216,7 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
         scheduleId: s.scheduleId,
         newOnly: s.newOnly,
         requestId: s.requestId,
+        delivery: s.batchId === null ? s.delivery : null,
         deployment: rules.deployment ?? null,
         // Round robin across workspaces: the k-th active job of a workspace goes with the k-th of the others.
         priority: count + index + 1,
@@ -261,6 +274,14 @@ export interface QueueOptions {
   deployment?: string | null;
   /** The priority of its queue entries (its rank among its workspace's active jobs). */
   priority?: number;
+  /** A single job's delivery to a destination (Submission.delivery). */
+  delivery?: { destinationId: string; key: string } | null;
+}
+
+/** The delivery columns of a new job or batch: pending from the start, due as soon as it ends. */
+export function deliveryColumns(delivery: { destinationId: string; key: string } | null | undefined, now: Date) {
+  if (!delivery) return {};
+  return { destination_id: delivery.destinationId, delivery_status: 'pending' as const, delivery_key: delivery.key, delivery_next_attempt_at: now };
 }
 
 /** The row of a newly admitted job, status queued, its maximum cost reserved and its rates recorded. */
@@ -296,6 +317,7 @@ export function queuedJobRow(
     reserved_credits: recipe.maxCredits,
     deployment: options.deployment ?? null,
     queue_priority: clampPriority(options.priority ?? 1),
+    ...deliveryColumns(options.delivery, now),
     enqueued_at: now,
     created_at: now,
   };
@@ -315,7 +337,7 @@ export function cachedJobRow(
   fresh: JobRow,
   target: AdmitTarget,
   id: string,
-  options: { maxAttempts: number; scheduleId: string | null; requestId: string | null },
+  options: { maxAttempts: number; scheduleId: string | null; requestId: string | null; delivery?: { destinationId: string; key: string } | null },
 ): NewJob {
   return {
     id,
@@ -348,6 +370,7 @@ export function cachedJobRow(
     billed_credits: 0,
     cached: true,
     source_job_id: fresh.id,
+    ...deliveryColumns(options.delivery, now),
     created_at: now,
     started_at: now,
     finished_at: now,

@@ -39,6 +39,8 @@ export type AuditAction =
   | 'api_key.updated'
   | 'credits.granted'
   | 'webhook.created'
+  | 'destination.created'
+  | 'destination.deleted'
   | 'webhook.updated'
   | 'webhook.deleted'
   | 'webhook.secret_rotated'

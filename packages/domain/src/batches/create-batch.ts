@@ -1,5 +1,6 @@
 import type { BatchRow, JobRow } from '@sdx/db';
 import type { Services, Tenant } from '../context';
+import { submissionDelivery } from '../destinations/destinations';
 import { ApiError } from '../errors';
 import { requestHash } from '../idempotency/idempotency';
 import { newId } from '../ids';
@@ -7,6 +8,8 @@ import { type RecipeInput, resolveRecipe } from '../jobs/recipe';
 
 export interface CreateBatchInput extends RecipeInput {
   targets: string[];
+  /** A destination of the workspace the batch's export is delivered to once it ends. */
+  destination_id?: string | null;
 }
 
 export interface CreateBatchOptions {
@@ -69,17 +72,20 @@ export async function createBatch(services: Services, tenant: Tenant, input: Cre
     services.gate,
     options.newOnly ? `new_only:${options.scheduleId ?? null}` : null,
   );
+  const batchId = newId('bat');
+  const delivery = await submissionDelivery(services.db, tenant, input.destination_id, batchId);
   const admitted = await services.admissions.admit({
     tenant,
     recipe,
     targets: targets.map((target, i) => ({ target, normalized: normalized[i]!, key: keys[i]! })),
     jobIds: targets.map(() => newId('job')),
-    batchId: newId('bat'),
+    batchId,
     idempotency: options.idempotencyKey ? { endpoint: options.endpoint, key: options.idempotencyKey, requestHash: requestHash(input) } : null,
     skipCache: false,
     scheduleId: options.scheduleId ?? null,
     newOnly: options.newOnly ?? false,
     requestId: options.requestId ?? null,
+    delivery,
   });
   if (admitted.kind !== 'batch') throw new Error('a batch submission was answered with a job');
   return { batch: admitted.batch, jobs: admitted.jobs, idempotentReplay: admitted.idempotentReplay };

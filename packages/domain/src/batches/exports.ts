@@ -3,7 +3,7 @@ import type { BatchRow, Executor, JobRow } from '@sdx/db';
 import type { Tenant } from '../resources';
 import { ApiError } from '../errors';
 import { getKeptResultOrThrow } from '../jobs/queries';
-import { resultItemLines, resultJson, resultPages } from '../jobs/results';
+import { type ResultAccess, resultItemLines, resultJson, resultPages } from '../jobs/results';
 import { completedChildren, getBatchOrThrow } from './queries';
 
 /**
@@ -82,15 +82,15 @@ export function batchExportItems(prepared: BatchExport): number {
 const TABULAR_SLICE_ITEMS = 50;
 
 /** Rows of a job's csv/xlsx: one per result item (a profile bundle: the profile, then its posts). */
-export async function* jobExportRows(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>): AsyncGenerator<ExportRowSource[]> {
-  for await (const page of resultPages(db, job, TABULAR_SLICE_ITEMS)) yield page.map((item) => ({ item }));
+export async function* jobExportRows(store: ResultAccess, job: Pick<JobRow, 'id' | 'source_job_id'>): AsyncGenerator<ExportRowSource[]> {
+  for await (const page of resultPages(store, job, TABULAR_SLICE_ITEMS)) yield page.map((item) => ({ item }));
 }
 
 /** Rows of a batch's csv/xlsx: every completed child's items in target order, led by batch_id, job_id, target. */
-export async function* batchExportRows(db: Executor, prepared: BatchExport): AsyncGenerator<ExportRowSource[]> {
+export async function* batchExportRows(store: ResultAccess, prepared: BatchExport): AsyncGenerator<ExportRowSource[]> {
   for (const child of prepared.children) {
     const context = { batch_id: prepared.batch.id, job_id: child.id, target: child.target };
-    for await (const page of resultPages(db, child, TABULAR_SLICE_ITEMS)) yield page.map((item) => ({ context, item }));
+    for await (const page of resultPages(store, child, TABULAR_SLICE_ITEMS)) yield page.map((item) => ({ context, item }));
   }
 }
 
@@ -98,10 +98,10 @@ export async function* batchExportRows(db: Executor, prepared: BatchExport): Asy
  * A batch's ndjson export as text chunks: one line per result item, `{job_id, target, item}`,
  * the completed children in target order, each item's text as Postgres writes it.
  */
-export async function* batchExportLines(db: Executor, prepared: BatchExport): AsyncGenerator<string> {
+export async function* batchExportLines(store: ResultAccess, prepared: BatchExport): AsyncGenerator<string> {
   for (const child of prepared.children) {
     const head = `{"job_id":${JSON.stringify(child.id)},"target":${JSON.stringify(child.target)},"item":`;
-    yield* resultItemLines(db, child, (item) => `${head}${item}}`);
+    yield* resultItemLines(store, child, (item) => `${head}${item}}`);
   }
 }
 
@@ -110,7 +110,7 @@ export async function* batchExportLines(db: Executor, prepared: BatchExport): As
  * {job_id, target, status, result_count, result} for the completed children, each result
  * streamed from its pages.
  */
-export async function* batchExportJson(db: Executor, prepared: BatchExport): AsyncGenerator<string> {
+export async function* batchExportJson(store: ResultAccess, prepared: BatchExport): AsyncGenerator<string> {
   yield '[';
   for (const [index, child] of prepared.children.entries()) {
     const head = {
@@ -121,7 +121,7 @@ export async function* batchExportJson(db: Executor, prepared: BatchExport): Asy
     };
     const open = JSON.stringify(head);
     yield `${index === 0 ? '' : ','}${open.slice(0, -1)},"result":`;
-    yield* resultJson(db, child);
+    yield* resultJson(store, child);
     yield '}';
   }
   yield ']';

@@ -1,4 +1,5 @@
 import type { BatchRow } from '@sdx/db';
+import { renderDelivery } from '../destinations/render';
 import type { BatchChildSummary, BatchCounts } from './queries';
 import { deriveBatchStatus } from './status';
 
@@ -28,6 +29,7 @@ export function renderBatch(batch: BatchRow, counts: BatchCounts, children: Batc
     created_at: batch.created_at.toISOString(),
     ...(children ? { jobs: children.map((c) => ({ id: c.id, target: c.target, status: c.status })) } : {}),
     idempotent_replay: flags.idempotent_replay ?? false,
+    delivery: renderDelivery(batch),
   };
 }
 

@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { AppConfig } from '@sdx/config';
-import { type JobRow, jsonRows, sendTogether, type Tx } from '@sdx/db';
+import { type JobRow, jsonbTexts, jsonRows, sendTogether, type Tx } from '@sdx/db';
+import { StoreUnavailable } from '@sdx/storage';
 import type { Item } from '@sdx/providers';
 import { balanceLock } from '../credits/balances';
 import { bookSettlements, type ClaimedReservation, type Settlement } from '../credits/postings';
@@ -13,6 +14,7 @@ import { retryDeadlocks } from '../tx';
 import { BATCH_CHILD_ENDED, insertEvents } from '../webhooks/events';
 import { announceEnded } from './announce';
 import { keepOnlyNew } from './new-only';
+import { deleteObjectsQuietly } from './result-pages';
 import { chargeOf } from './recipe';
 
 /**
@@ -26,8 +28,11 @@ export interface Delivered {
   total: number;
   primary: number;
   bundled: number;
-  /** The last page, not yet saved: it is written with the completion. */
-  finalPage: { pageNo: number; items: Item[] } | null;
+  /**
+   * The last page, not yet saved: it is written with the completion. With RESULT_STORE=s3 it is
+   * written to the bucket first (`object`: the object and its part of it, for its row).
+   */
+  finalPage: { pageNo: number; items: Item[]; object?: { key: string; offset: number | null; bytes: number } | null } | null;
 }
 
 /** An attempt that delivered its results and asks to complete the job it claimed with `lease`. */
@@ -44,7 +49,8 @@ export interface Completion {
  * its price at the rates recorded on it (chargeOf). The jobs share one transaction; a new_only
  * schedule's job has one of its own, where it keeps only what is new (new-only.ts).
  */
-export async function completeJobs(services: Resources, items: readonly Completion[]): Promise<FlushResult<boolean>> {
+export async function completeJobs(services: Resources, completions: readonly Completion[]): Promise<FlushResult<boolean>> {
+  const items = await withFinalObjects(services, completions);
   const results: FlushResult<boolean> = new Array(items.length);
   const regular = items.flatMap((c, i) => (c.job.new_only ? [] : [i]));
   if (regular.length > 0) {
@@ -55,6 +61,34 @@ export async function completeJobs(services: Resources, items: readonly Completi
     if (c.job.new_only) results[i] = await completeNewOnly(services, c).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
   }
   return results;
+}
+
+/**
+ * With RESULT_STORE=s3, the last pages of the completions of a group are written to the bucket
+ * first, as one object (a part per page, ResultObjects.putPages): one write for the group, not
+ * one per job. A new_only job's last page is cut down at its completion, and written then; an
+ * empty page stays an empty row. If the bucket does not answer, every completion of the group
+ * fails with StoreUnavailable, and their attempts are retried (run-job.ts).
+ */
+async function withFinalObjects(services: Resources, completions: readonly Completion[]): Promise<readonly Completion[]> {
+  if (services.config.resultStore !== 's3') return completions;
+  const writing = completions.flatMap((c, i) => (c.delivered.finalPage && c.delivered.finalPage.items.length > 0 && !c.job.new_only ? [i] : []));
+  if (writing.length === 0) return completions;
+  if (!services.resultObjects) throw new StoreUnavailable('RESULT_STORE=s3 but no object store is configured (S3_BUCKET).');
+  const pages = writing.map((i) => {
+    const { job, delivered } = completions[i]!;
+    return { jobId: job.id, pageNo: delivered.finalPage!.pageNo, lines: jsonbTexts(delivered.finalPage!.items) };
+  });
+  const { key, parts } = await services.resultObjects.putPages(pages);
+  const out = [...completions];
+  writing.forEach((i, k) => {
+    const c = completions[i]!;
+    const part = parts[k]!;
+    // One page alone is the whole object; several share it, each at its offset.
+    const object = { key, offset: writing.length === 1 ? null : part.offset, bytes: part.bytes };
+    out[i] = { ...c, delivered: { ...c.delivered, finalPage: { ...c.delivered.finalPage!, object } } };
+  });
+  return out;
 }
 
 /**
@@ -90,14 +124,19 @@ async function completeTogether(services: Resources, items: readonly Completion[
 
 /** A new_only schedule's job: its items claimed in its feed's delivered set, then completed for those alone. */
 async function completeNewOnly(services: Resources, c: Completion): Promise<boolean> {
+  let replaced: string[] = [];
   const { results, events } = await retryDeadlocks(services.log, 'job completion', () =>
     services.db.transaction().execute(async (tx) => {
-      const kept = await keepOnlyNew(tx, c.job, c.lease, c.delivered.finalPage);
+      const kept = await keepOnlyNew(tx, services, c.job, c.lease, c.delivered.finalPage);
       if (!kept) return { results: [false], events: 0 };
+      replaced = kept.replaced;
       return completeInTransaction(tx, services.config, services.clock.now(), [{ ...c, delivered: { ...kept, primary: kept.total, bundled: 0 } }]);
     }),
   );
-  if (results[0] === true) announceEnded(services, [c.job], 'completed', events > 0);
+  if (results[0] === true) {
+    announceEnded(services, [c.job], 'completed', events > 0);
+    await deleteObjectsQuietly(services, replaced);
+  }
   return results[0] === true;
 }
 
@@ -132,17 +171,32 @@ async function completeInTransaction(
   const ids = [...new Set(items.map((c) => c.job.id))];
   // Pages of every item are sent; only those of jobs completed here are written.
   const pages = items.flatMap(({ job, lease, delivered: { finalPage } }) =>
-    finalPage ? [{ job_id: job.id, lease, page_no: finalPage.pageNo, item_count: finalPage.items.length, items: finalPage.items }] : [],
+    finalPage
+      ? [
+          {
+            job_id: job.id,
+            lease,
+            page_no: finalPage.pageNo,
+            item_count: finalPage.items.length,
+            items: finalPage.object ? null : finalPage.items,
+            object_key: finalPage.object?.key ?? null,
+            object_offset: finalPage.object?.offset ?? null,
+            stored_bytes: finalPage.object?.bytes ?? null,
+          },
+        ]
+      : [],
   );
   const writePages =
     pages.length === 0
       ? sql``
       : sql`, pages as (
-          insert into job_result_pages (job_id, page_no, item_count, items)
-          select p.job_id, p.page_no, p.item_count, p.items
-          from ${jsonRows(pages, 'job_id text, lease text, page_no int, item_count int, items jsonb')} as p
+          insert into job_result_pages (job_id, page_no, item_count, items, object_key, object_offset, stored_bytes)
+          select p.job_id, p.page_no, p.item_count, p.items, p.object_key, p.object_offset, p.stored_bytes
+          from ${jsonRows(pages, 'job_id text, lease text, page_no int, item_count int, items jsonb, object_key text, object_offset bigint, stored_bytes int')} as p
           join done d on d.id = p.job_id and d.lease = p.lease
-          on conflict (job_id, page_no) do update set item_count = excluded.item_count, items = excluded.items
+          on conflict (job_id, page_no) do update
+            set item_count = excluded.item_count, items = excluded.items, object_key = excluded.object_key,
+                object_offset = excluded.object_offset, stored_bytes = excluded.stored_bytes
         )`;
   const eventInsert = insertEvents(
     sql`(

@@ -1,5 +1,6 @@
 import type { JobRow } from '@sdx/db';
 import type { Services, Tenant } from '../context';
+import { submissionDelivery } from '../destinations/destinations';
 import { ApiError } from '../errors';
 import { requestHash } from '../idempotency/idempotency';
 import { newId } from '../ids';
@@ -7,6 +8,8 @@ import { type RecipeInput, resolveRecipe } from './recipe';
 
 export interface CreateJobInput extends RecipeInput {
   target: string;
+  /** A destination of the workspace the job's export is delivered to once it completes. */
+  destination_id?: string | null;
 }
 
 export interface CreateJobOptions {
@@ -53,17 +56,20 @@ export async function createJob(services: Services, tenant: Tenant, input: Creat
       { limit: recipe.limit, max_sync_limit: options.maxSyncLimit, use: 'POST /v1/jobs' },
     );
   }
+  const jobId = newId('job');
+  const delivery = await submissionDelivery(services.db, tenant, input.destination_id, jobId);
   const admitted = await services.admissions.admit({
     tenant,
     recipe,
     targets: [{ target: input.target.trim(), normalized: normalized[0]!, key: keys[0]! }],
-    jobIds: [newId('job')],
+    jobIds: [jobId],
     batchId: null,
     idempotency: options.idempotencyKey ? { endpoint: options.endpoint, key: options.idempotencyKey, requestHash: requestHash(input) } : null,
     skipCache: options.skipCache ?? false,
     scheduleId: options.scheduleId ?? null,
     newOnly: options.newOnly ?? false,
     requestId: options.requestId ?? null,
+    delivery,
   });
   if (admitted.kind !== 'job') throw new Error('a job submission was answered with a batch');
   const { job, deduplicated, idempotentReplay } = admitted;

@@ -1,8 +1,7 @@
-import type { Executor } from '@sdx/db';
 import type { Tenant } from '../resources';
 import { RequestValidationError } from '../errors';
 import { getKeptResultOrThrow } from './queries';
-import { type ItemPosition, resultItemsPage } from './results';
+import { type ItemPosition, type ResultAccess, resultItemsPage } from './results';
 
 /**
  * GET /v1/jobs/{job_id}/items (extensions.md 7): a completed result `limit` items at a time.
@@ -35,11 +34,11 @@ export interface JobItems {
 }
 
 /** A page of a job's result: 404 job_not_found, 409 results_not_ready, 410 results_expired, 422 for a cursor it never handed out. */
-export async function readJobItems(db: Executor, tenant: Tenant, jobId: string, page: { limit: number; cursor: string | null }): Promise<JobItems> {
-  const job = await getKeptResultOrThrow(db, tenant, jobId);
+export async function readJobItems(store: ResultAccess, tenant: Tenant, jobId: string, page: { limit: number; cursor: string | null }): Promise<JobItems> {
+  const job = await getKeptResultOrThrow(store.db, tenant, jobId);
   const from = page.cursor === null ? null : decodeItemCursor(page.cursor);
   if (page.cursor !== null && from === null) throw invalidCursor(page.cursor);
-  const read = await resultItemsPage(db, job, from, page.limit);
+  const read = await resultItemsPage(store, job, from, page.limit);
   if (!read) throw invalidCursor(page.cursor ?? '');
   return { itemsJson: read.itemsJson, nextCursor: read.next ? encodeItemCursor(read.next) : null };
 }

@@ -3,6 +3,9 @@ import { sql } from 'kysely';
 import { type JobRow, jsonRows, type Tx } from '@sdx/db';
 import type { Item } from '@sdx/providers';
 import { canonicalJson } from '../idempotency/idempotency';
+import type { Resources } from '../resources';
+import { pageBody } from './result-pages';
+import { StoreUnavailable } from '@sdx/storage';
 
 /**
  * What a new_only schedule delivered (extensions.md 10): each schedule's feed keeps the identity
@@ -18,14 +21,16 @@ import { canonicalJson } from '../idempotency/idempotency';
  * completes it with what this returns). The job row is locked and its lease checked first, so an
  * attempt that lost the job claims nothing (null); a failed or cancelled occurrence never gets
  * here; and of two overlapping occurrences, the second waits on the first's claims and then
- * finds them taken.
+ * finds them taken. Pages kept as objects (RESULT_STORE=s3) are read from the bucket and written
+ * again cut down, as new objects; `replaced` names the objects the caller deletes after commit.
  */
 export async function keepOnlyNew(
   tx: Tx,
+  store: Pick<Resources, 'config' | 'resultObjects'>,
   job: Pick<JobRow, 'id' | 'schedule_id' | 'platform' | 'operation' | 'normalized_target'>,
   lease: string,
   final: Page | null,
-): Promise<{ total: number; finalPage: Page | null } | null> {
+): Promise<{ total: number; finalPage: Page | null; replaced: string[] } | null> {
   const owned = await tx
     .selectFrom('jobs')
     .select('id')
@@ -35,8 +40,10 @@ export async function keepOnlyNew(
     .forUpdate()
     .executeTakeFirst();
   if (!owned) return null;
-  const saved = await tx.selectFrom('job_result_pages').select(['page_no', 'items']).where('job_id', '=', job.id).orderBy('page_no').execute();
-  const pages = [...saved.map((p) => ({ pageNo: p.page_no, items: p.items as Item[] })), ...(final ? [{ pageNo: final.pageNo, items: final.items }] : [])];
+  const saved = await tx.selectFrom('job_result_pages').select(['page_no', 'items', 'object_key']).where('job_id', '=', job.id).orderBy('page_no').execute();
+  const savedItems: Item[][] = [];
+  for (const p of saved) savedItems.push(p.object_key === null ? (p.items as Item[]) : (await objectLines(store, p.object_key)).map((line) => JSON.parse(line) as Item));
+  const pages = [...saved.map((p, k) => ({ pageNo: p.page_no, items: savedItems[k]! })), ...(final ? [{ pageNo: final.pageNo, items: final.items }] : [])];
   const hashes = pages.map((p) => p.items.map(identityHash));
   const set = await tx
     .insertInto('delivery_sets')
@@ -63,25 +70,38 @@ export async function keepOnlyNew(
       return true;
     }),
   );
-  const savedPages = kept.slice(0, saved.length).map((items, k) => ({ page_no: saved[k]!.page_no, item_count: items.length, items }));
+  const savedPages = [];
+  for (const [k, items] of kept.slice(0, saved.length).entries()) {
+    savedPages.push({ page_no: saved[k]!.page_no, ...(await pageBody(store, job.id, saved[k]!.page_no, items)) });
+  }
   if (savedPages.length > 0) {
     await sql`
-      update job_result_pages p set items = v.items, item_count = v.item_count
-      from ${jsonRows(savedPages, 'page_no int, item_count int, items jsonb')} as v
+      update job_result_pages p set items = v.items, item_count = v.item_count, object_key = v.object_key, object_offset = null, stored_bytes = v.stored_bytes
+      from ${jsonRows(savedPages, 'page_no int, item_count int, items jsonb, object_key text, stored_bytes int')} as v
       where p.job_id = ${job.id} and p.page_no = v.page_no
     `.execute(tx);
   }
   const total = kept.reduce((n, items) => n + items.length, 0);
+  const finalItems = kept[kept.length - 1]!;
+  const finalBody = final ? await pageBody(store, job.id, final.pageNo, finalItems) : null;
+  const object = finalBody?.object_key ? { key: finalBody.object_key, offset: null, bytes: finalBody.stored_bytes! } : null;
   return {
     total,
-    finalPage: final ? { pageNo: final.pageNo, items: kept[kept.length - 1]! } : null,
+    finalPage: final ? { pageNo: final.pageNo, items: finalItems, object } : null,
+    replaced: saved.flatMap((p) => (p.object_key === null ? [] : [p.object_key])),
   };
 }
 
-/** A page of results: its number and its items. */
+function objectLines(store: Pick<Resources, 'resultObjects'>, key: string): Promise<string[]> {
+  if (!store.resultObjects) throw new StoreUnavailable('This result is kept in the object store, and no object store is configured (S3_BUCKET).');
+  return store.resultObjects.lines(key);
+}
+
+/** A page of results: its number and its items (and, once written there, its object). */
 interface Page {
   pageNo: number;
   items: Item[];
+  object?: { key: string; offset: number | null; bytes: number } | null;
 }
 
 /** An item's identity as a signed 64-bit hash (decimal text): its ID, or its content when it has none. */

@@ -1,14 +1,18 @@
 import type { JobRow } from '@sdx/db';
+import { renderDelivery } from '../destinations/render';
+import type { AttemptSource } from './attempt-sources';
 import type { JobResult } from './results';
 
 export interface JobFlags {
   deduplicated?: boolean;
   idempotent_replay?: boolean;
+  /** The live sources of the job's attempts (GET /v1/jobs/{id} only; absent elsewhere). */
+  attempt_sources?: AttemptSource[];
 }
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
 
-/** JobResponse of api-v1.md 2.4: every key, always. */
+/** JobResponse of api-v1.md 2.4: every key, always (and `attempt_sources` where the caller read them). */
 export function renderJob(job: JobRow, result: JobResult | null, flags: JobFlags = {}) {
   return {
     id: job.id,
@@ -42,6 +46,8 @@ export function renderJob(job: JobRow, result: JobResult | null, flags: JobFlags
     cached: job.cached,
     deduplicated: flags.deduplicated ?? false,
     idempotent_replay: flags.idempotent_replay ?? false,
+    delivery: renderDelivery(job),
+    ...(flags.attempt_sources ? { attempt_sources: flags.attempt_sources } : {}),
   };
 }
 

@@ -1,5 +1,8 @@
 import { sql } from 'kysely';
 import type { Executor, JobRow } from '@sdx/db';
+import { StoreUnavailable } from '@sdx/storage';
+import type { ResultObjects } from '../resources';
+import { partOf } from './result-objects';
 
 /**
  * Results are stored page by page (job_result_pages) as the provider delivers them (see the
@@ -9,7 +12,18 @@ import type { Executor, JobRow } from '@sdx/db';
  * has been handed on, so a reader (a slow client behind it) holds one slice, never the result.
  * Pipeline mode refuses cursors, hence keyset slices rather than a streamed query.
  * A cached job reads the pages of the job it reuses (source_job_id).
+ *
+ * A page's items are in its row, or (RESULT_STORE=s3) in an object of the result bucket
+ * (result-objects.ts) holding each item's text as Postgres writes it: a result in objects is read
+ * a page object at a time (the last one kept while its slices are handed on), and answers the
+ * same bytes as from rows.
  */
+
+/** What reading a result needs: the database, and the result bucket where pages are objects. */
+export interface ResultAccess {
+  db: Executor;
+  resultObjects?: ResultObjects;
+}
 export function resultSourceId(job: Pick<JobRow, 'id' | 'source_job_id'>): string {
   return job.source_job_id ?? job.id;
 }
@@ -29,11 +43,18 @@ interface Slice {
   to: number;
 }
 
-/** A stored page's number and item count: what slicing a result needs. */
+/** A stored page's number and item count, and its object's key when it is one: what slicing a result needs. */
 export interface PageCount {
   page_no: number;
   item_count: number;
+  object_key: string | null;
+  /** The page's part of a shared object (null: the object is the page). */
+  object_offset: number | null;
+  stored_bytes: number | null;
 }
+
+/** The columns a PageCount is read from. */
+const PAGE_COUNT = ['page_no', 'item_count', 'object_key', 'object_offset', 'stored_bytes'] as const;
 
 /**
  * The page counts of several jobs' results in one small query, by the job whose pages they are
@@ -45,18 +66,22 @@ export async function pageCountsOf(db: Executor, jobs: ReadonlyArray<Pick<JobRow
   if (sources.length === 0) return out;
   const rows = await db
     .selectFrom('job_result_pages')
-    .select(['job_id', 'page_no', 'item_count'])
+    .select(['job_id', ...PAGE_COUNT])
     .where('job_id', 'in', sources)
     .orderBy('job_id')
     .orderBy('page_no')
     .execute();
-  for (const row of rows) out.get(row.job_id)!.push({ page_no: row.page_no, item_count: row.item_count });
+  for (const { job_id, ...page } of rows) out.get(job_id)!.push(page);
   return out;
 }
 
-/** The result's slices of at most `maxItems` items, from the pages' item counts (one small query unless given). */
-async function slicesOf(db: Executor, sourceId: string, maxItems: number, counts?: PageCount[]): Promise<Slice[]> {
-  const pages = counts ?? (await db.selectFrom('job_result_pages').select(['page_no', 'item_count']).where('job_id', '=', sourceId).orderBy('page_no').execute());
+/** The pages of a result, in order: numbers, item counts and object keys (one small query). */
+function pagesOf(db: Executor, sourceId: string): Promise<PageCount[]> {
+  return db.selectFrom('job_result_pages').select(PAGE_COUNT).where('job_id', '=', sourceId).orderBy('page_no').execute();
+}
+
+/** The result's slices of at most `maxItems` items, from the pages' item counts. */
+function slicesOf(pages: readonly PageCount[], maxItems: number): Slice[] {
   const slices: Slice[] = [];
   let open: Slice | null = null;
   let items = 0;
@@ -99,21 +124,39 @@ function sliceQuery(db: Executor, sourceId: string, slice: Slice) {
 }
 
 /** The result's items in slices of at most `maxItems`, in order. */
-export async function* resultPages(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>, maxItems = RESULT_SLICE_ITEMS): AsyncGenerator<unknown[]> {
+export async function* resultPages(store: ResultAccess, job: Pick<JobRow, 'id' | 'source_job_id'>, maxItems = RESULT_SLICE_ITEMS): AsyncGenerator<unknown[]> {
+  const { db } = store;
   const sourceId = resultSourceId(job);
-  for (const slice of await slicesOf(db, sourceId, maxItems)) {
+  const pages = await pagesOf(db, sourceId);
+  const objects = objectPages(store, sourceId, pages);
+  for (const slice of slicesOf(pages, maxItems)) {
+    if (objects) {
+      yield (await objects.slice(slice)).flat().map((line) => JSON.parse(line) as unknown);
+      continue;
+    }
     const rows = await sliceQuery(db, sourceId, slice).execute();
+    if (rows.some((row) => row.items === null)) throw movedWhileRead();
     yield rows.length === 1 ? (rows[0]!.items as unknown[]) : rows.flatMap((row) => row.items as unknown[]);
   }
 }
 
-/** A slice's items as JSON text as Postgres writes them, comma-separated, without brackets ('' when empty). */
-async function sliceText(db: Executor, sourceId: string, slice: Slice): Promise<string> {
+/**
+ * A slice's items as JSON text as Postgres writes them, comma-separated, without brackets ('' when
+ * empty): within a page `, ` (jsonb's separator), between pages `,`.
+ */
+async function sliceText(db: Executor, sourceId: string, slice: Slice, objects: ObjectPages | null): Promise<string> {
+  if (objects) {
+    return (await objects.slice(slice))
+      .filter((lines) => lines.length > 0)
+      .map((lines) => lines.join(', '))
+      .join(',');
+  }
   const rows = await db
     .selectFrom(sliceQuery(db, sourceId, slice).as('s'))
     .select(sql<string>`s.items::text`.as('text'))
     .orderBy('s.page_no')
     .execute();
+  if (rows.some((row) => row.text === null)) throw movedWhileRead();
   // jsonb's text of an array is "[...]": its inside is the items, comma-separated.
   return rows
     .map((row) => row.text.slice(1, -1))
@@ -127,14 +170,16 @@ async function sliceText(db: Executor, sourceId: string, slice: Slice): Promise<
  * serialised again on the way.
  */
 export async function* resultItemsJson(
-  db: Executor,
+  store: ResultAccess,
   job: Pick<JobRow, 'id' | 'source_job_id'>,
   maxItems = RESULT_SLICE_ITEMS,
   counts?: PageCount[],
 ): AsyncGenerator<string> {
   const sourceId = resultSourceId(job);
-  for (const slice of await slicesOf(db, sourceId, maxItems, counts)) {
-    const text = await sliceText(db, sourceId, slice);
+  const pages = counts ?? (await pagesOf(store.db, sourceId));
+  const objects = objectPages(store, sourceId, pages);
+  for (const slice of slicesOf(pages, maxItems)) {
+    const text = await sliceText(store.db, sourceId, slice, objects);
     if (text.length > 0) yield text;
   }
 }
@@ -145,19 +190,28 @@ export async function* resultItemsJson(
  * `wrap` turns an item's text into its line (a batch export adds the child's job_id and target).
  */
 export async function* resultItemLines(
-  db: Executor,
+  store: ResultAccess,
   job: Pick<JobRow, 'id' | 'source_job_id'>,
   wrap: (item: string) => string = (item) => item,
   maxItems = RESULT_SLICE_ITEMS,
 ): AsyncGenerator<string> {
+  const { db } = store;
   const sourceId = resultSourceId(job);
-  for (const slice of await slicesOf(db, sourceId, maxItems)) {
+  const pages = await pagesOf(db, sourceId);
+  const objects = objectPages(store, sourceId, pages);
+  for (const slice of slicesOf(pages, maxItems)) {
+    if (objects) {
+      const lines = (await objects.slice(slice)).flat();
+      if (lines.length > 0) yield `${lines.map(wrap).join('\n')}\n`;
+      continue;
+    }
     const { rows } = await sql<{ line: string }>`
       select e.value::text as line
       from (${sliceQuery(db, sourceId, slice)}) s
       cross join lateral jsonb_array_elements(s.items) with ordinality as e(value, n)
       order by s.page_no, e.n
     `.execute(db);
+    if (rows.length !== sliceSize(pages, slice)) throw movedWhileRead();
     if (rows.length > 0) yield `${rows.map((row) => wrap(row.line)).join('\n')}\n`;
   }
 }
@@ -180,9 +234,10 @@ export interface ItemsPage {
  * items themselves, cut out of their pages by Postgres. Nothing before `from` or after the
  * slice is read. Null when `from` names no item of the result (a cursor not handed out here).
  */
-export async function resultItemsPage(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id'>, from: ItemPosition | null, limit: number): Promise<ItemsPage | null> {
+export async function resultItemsPage(store: ResultAccess, job: Pick<JobRow, 'id' | 'source_job_id'>, from: ItemPosition | null, limit: number): Promise<ItemsPage | null> {
+  const { db } = store;
   const sourceId = resultSourceId(job);
-  let query = db.selectFrom('job_result_pages').select(['page_no', 'item_count']).where('job_id', '=', sourceId).where('item_count', '>', 0);
+  let query = db.selectFrom('job_result_pages').select(PAGE_COUNT).where('job_id', '=', sourceId).where('item_count', '>', 0);
   if (from) query = query.where('page_no', '>=', from.page);
   // Each page holds an item at least: limit + 1 pages cover the slice and the item after it.
   const pages = await query.orderBy('page_no').limit(limit + 1).execute();
@@ -207,7 +262,7 @@ export async function resultItemsPage(db: Executor, job: Pick<JobRow, 'id' | 'so
       break;
     }
   }
-  return { itemsJson: await sliceText(db, sourceId, slice), next };
+  return { itemsJson: await sliceText(db, sourceId, slice, objectPages(store, sourceId, pages)), next };
 }
 
 /**
@@ -215,14 +270,14 @@ export async function resultItemsPage(db: Executor, job: Pick<JobRow, 'id' | 'so
  * slice, or {profile, posts} for a bundle (one profile and at most a few hundred posts,
  * assembled whole). `counts`, when read already (pageCountsOf), spares a query.
  */
-export async function* resultJson(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>, counts?: PageCount[]): AsyncGenerator<string> {
+export async function* resultJson(store: ResultAccess, job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>, counts?: PageCount[]): AsyncGenerator<string> {
   if (job.include_posts > 0) {
-    yield JSON.stringify(await loadResult(db, job));
+    yield JSON.stringify(await loadResult(store, job));
     return;
   }
   yield '[';
   let first = true;
-  for await (const items of resultItemsJson(db, job, RESULT_SLICE_ITEMS, counts)) {
+  for await (const items of resultItemsJson(store, job, RESULT_SLICE_ITEMS, counts)) {
     yield first ? items : `,${items}`;
     first = false;
   }
@@ -232,9 +287,9 @@ export async function* resultJson(db: Executor, job: Pick<JobRow, 'id' | 'source
 export type JobResult = unknown[] | { profile: unknown; posts: unknown[] };
 
 /** The result payload of a completed job, whole: a list of items, or {profile, posts} for a bundle (small results only). */
-export async function loadResult(db: Executor, job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>): Promise<JobResult> {
+export async function loadResult(store: ResultAccess, job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>): Promise<JobResult> {
   const items: unknown[] = [];
-  for await (const page of resultPages(db, job)) {
+  for await (const page of resultPages(store, job)) {
     for (const item of page) items.push(item);
   }
   return assemble(items, job.include_posts);
@@ -245,4 +300,99 @@ function assemble(items: unknown[], includePosts: number): JobResult {
   const [first, ...rest] = items;
   const isProfile = (first as { kind?: string } | undefined)?.kind === 'profile';
   return { profile: isProfile ? first : null, posts: isProfile ? rest : items };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Pages kept as objects
+
+/**
+ * The reader of a result whose pages are objects (null when every page is in its row: the SQL
+ * reads above). A slice's pages are fetched in order and the last one is kept, so the slices of
+ * one page fetch it once and a read holds one page at most. A page still in its row (an empty
+ * page, or one written before the store was switched) is read from the row.
+ */
+class ObjectPages {
+  private last: { pageNo: number; lines: string[] } | null = null;
+
+  constructor(
+    private readonly db: Executor,
+    private readonly objects: ResultObjects | undefined,
+    private readonly sourceId: string,
+    private readonly pages: ReadonlyMap<number, PageCount>,
+  ) {}
+
+  /** The slice's items as their texts, page by page (the pages of the result between its bounds, in order). */
+  async slice(slice: Slice): Promise<string[][]> {
+    const out: string[][] = [];
+    for (const page of this.pages.values()) {
+      if (page.page_no < slice.first || page.page_no > slice.last) continue;
+      const lines = await this.page(page);
+      const from = page.page_no === slice.first ? slice.from : 0;
+      const to = page.page_no === slice.last ? slice.to : lines.length - 1;
+      out.push(from === 0 && to === lines.length - 1 ? lines : lines.slice(from, to + 1));
+    }
+    return out;
+  }
+
+  /**
+   * A page object's lines. An object deleted since the page list was read is a page moved back
+   * into its row (move-results): it is read from there.
+   */
+  private async objectLines(page: PageCount): Promise<string[]> {
+    const pageNo = page.page_no;
+    if (!this.objects) throw new StoreUnavailable('This result is kept in the object store, and no object store is configured (S3_BUCKET).');
+    try {
+      return await this.objects.lines(page.object_key!, partOf(page));
+    } catch (err) {
+      if ((err as { name?: string }).name !== 'NoSuchKey') throw err;
+      const row = await this.db.selectFrom('job_result_pages').select(['object_key', sql<boolean>`items is not null`.as('in_row')]).where('job_id', '=', this.sourceId).where('page_no', '=', pageNo).executeTakeFirst();
+      if (row?.in_row) return rowLines(this.db, this.sourceId, pageNo);
+      throw new StoreUnavailable(`Page ${pageNo} of the result of ${this.sourceId} is missing from the object store.`, err);
+    }
+  }
+
+  private async page(page: PageCount): Promise<string[]> {
+    if (this.last?.pageNo === page.page_no) return this.last.lines;
+    let lines: string[];
+    if (page.item_count === 0) lines = [];
+    else if (page.object_key === null) lines = await rowLines(this.db, this.sourceId, page.page_no);
+    else lines = await this.objectLines(page);
+    if (lines.length !== page.item_count) {
+      throw new StoreUnavailable(`Page ${page.page_no} of the result of ${this.sourceId} holds ${lines.length} items where ${page.item_count} were recorded.`);
+    }
+    this.last = { pageNo: page.page_no, lines };
+    return lines;
+  }
+}
+
+/** The number of items of a slice. */
+function sliceSize(pages: readonly PageCount[], slice: Slice): number {
+  let n = 0;
+  for (const page of pages) {
+    if (page.page_no < slice.first || page.page_no > slice.last || page.item_count === 0) continue;
+    n += (page.page_no === slice.last ? slice.to : page.item_count - 1) - (page.page_no === slice.first ? slice.from : 0) + 1;
+  }
+  return n;
+}
+
+/** A page read from its row was moved to the object store (move-results) during the read: the read is retried. */
+function movedWhileRead(): StoreUnavailable {
+  return new StoreUnavailable('The result moved to the object store while it was read; retry.');
+}
+
+/** The reader of a result's objects, or null when none of its pages is one. */
+function objectPages(store: ResultAccess, sourceId: string, pages: readonly PageCount[]): ObjectPages | null {
+  if (!pages.some((page) => page.object_key !== null)) return null;
+  return new ObjectPages(store.db, store.resultObjects, sourceId, new Map(pages.map((page) => [page.page_no, page])));
+}
+
+/** A page's items, kept in its row, as their texts. */
+async function rowLines(db: Executor, sourceId: string, pageNo: number): Promise<string[]> {
+  const { rows } = await sql<{ line: string }>`
+    select e.value::text as line
+    from job_result_pages p cross join lateral jsonb_array_elements(p.items) with ordinality as e(value, n)
+    where p.job_id = ${sourceId} and p.page_no = ${pageNo}
+    order by e.n
+  `.execute(db);
+  return rows.map((row) => row.line);
 }

@@ -1,10 +1,12 @@
-import { sql } from 'kysely';
 import { findOperation, providerTarget, type Platform } from '@sdx/catalog';
 import type { JobRow } from '@sdx/db';
 import { type Item, type Provider, ProviderError } from '@sdx/providers';
 import { observeJobQueueWait, observeJobRun } from '@sdx/metrics';
 import type { Services } from '../context';
+import { extractRecorded } from './attempt-sources';
 import type { Delivered } from './complete';
+import { StoreUnavailable } from '@sdx/storage';
+import { firstSavedKind } from './result-pages';
 import { failJob, handBack, heartbeat, type JobError, retryLater, saveProgress } from './state';
 
 export interface ProviderLookup {
@@ -121,7 +123,7 @@ async function extractPages(services: Services, providers: ProviderLookup, job: 
   let total = job.progress_current;
   let pageNo = job.checkpoint_pages;
   let firstKind: string | undefined;
-  let finalPage: { pageNo: number; items: Item[] } | null = null;
+  let finalPage: Delivered['finalPage'] = null;
   const request = {
     platform: job.platform as Platform,
     operation: job.operation,
@@ -137,13 +139,14 @@ async function extractPages(services: Services, providers: ProviderLookup, job: 
   if (pageNo > 0 && job.checkpoint_cursor === null) {
     // Every page was saved by an earlier attempt; only completion is left.
   } else {
-    for await (const page of provider.extract(request)) {
+    for await (const page of extractRecorded(services, job, provider, request)) {
       if (signal.aborted) return null;
       const items: Item[] = page.items.slice(0, Math.max(0, cap - total));
       pageNo += 1;
       if (firstKind === undefined && items.length > 0) firstKind = items[0]!.kind;
       if (total + items.length >= cap || page.cursor === null) {
-        // The last page is saved in the completion transaction: one commit fewer per job.
+        // The last page is saved in the completion transaction: one commit fewer per job (with
+        // RESULT_STORE=s3, in one object with the last pages of the jobs completed with it).
         finalPage = { pageNo, items };
         total += items.length;
         break;
@@ -163,15 +166,7 @@ async function extractPages(services: Services, providers: ProviderLookup, job: 
   if (!bundle) return { total, primary: total, bundled: 0, finalPage };
   if (job.checkpoint_pages > 0) {
     // Resumed: the first page was saved by an earlier attempt.
-    const first = await services.db
-      .selectFrom('job_result_pages')
-      .select(sql<string | null>`items->0->>'kind'`.as('kind'))
-      .where('job_id', '=', job.id)
-      .where('item_count', '>', 0)
-      .orderBy('page_no')
-      .limit(1)
-      .executeTakeFirst();
-    firstKind = first?.kind ?? firstKind;
+    firstKind = (await firstSavedKind(services, job.id)) ?? firstKind;
   }
   const primary = firstKind === 'profile' ? 1 : 0;
   return { total, primary, bundled: total - primary, finalPage };
@@ -199,6 +194,13 @@ export function retryDelayMs(baseMs: number, attempt: number, retryAfterMs: numb
 }
 
 async function handleFailure(services: Services, job: JobRow, lease: string, error: unknown): Promise<RunOutcome> {
+  if (error instanceof StoreUnavailable) {
+    // The service's own result store failed, not the job: it waits for the store, its attempt given back.
+    services.log.warn({ err: error.message }, 'result store unavailable; the attempt will be retried');
+    const next = new Date(services.clock.now().getTime() + retryDelayMs(services.config.jobRetryBaseMs, 1, null));
+    const message = `Waiting for the result store; retrying at ${next.toISOString()}`;
+    return (await retryLater(services, job.id, lease, next, message, { counted: false })) ? 'retrying' : 'discarded';
+  }
   const { error: jobError, retryable, retryAfterMs } = toJobError(error);
   if (!(error instanceof ProviderError)) services.log.error({ err: error }, 'extraction attempt crashed');
   if (!retryable) {

@@ -8,6 +8,7 @@ import type { Resources } from '../resources';
 import { endingCandidates, recordEvents } from '../webhooks/events';
 import { announce, announceEnded } from './announce';
 import { enqueueAfterCommit, nextAttempt } from './enqueue';
+import { deleteObjectsQuietly, pageBody, type PageBody } from './result-pages';
 
 /**
  * The job-state module: every transition of a job's status (api-v1.md 3) is one function here,
@@ -159,8 +160,11 @@ export interface Progress {
 /**
  * Checkpoints a delivered page: the items saved and the progress and resume cursor recorded, in
  * one transaction, only while the attempt holding `lease` still owns the job (false otherwise).
+ * With RESULT_STORE=s3 the page's object is written first, and deleted again when the attempt
+ * turns out to have lost the job.
  */
 export async function saveProgress(services: Resources, jobId: string, lease: string, progress: Progress, items: unknown[]): Promise<boolean> {
+  const body = await pageBody(services, jobId, progress.pageNo, items);
   const saved = await services.db.transaction().execute(async (tx) => {
     const updated = await tx
       .updateTable('jobs')
@@ -177,19 +181,27 @@ export async function saveProgress(services: Resources, jobId: string, lease: st
       .where('status', '=', 'running')
       .executeTakeFirst();
     if (Number(updated.numUpdatedRows) === 0) return false;
-    await savePage(tx, jobId, progress.pageNo, items);
+    await savePage(tx, jobId, progress.pageNo, body);
     return true;
   });
   // A child's progress changes its batch's view in nothing: only the job's stream is told.
   if (saved) announce(services, [{ id: jobId, batch_id: null }]);
+  else if (body.object_key) await deleteObjectsQuietly(services, [body.object_key]);
   return saved;
 }
 
-async function savePage(tx: Tx, jobId: string, pageNo: number, items: unknown[]): Promise<void> {
+async function savePage(tx: Tx, jobId: string, pageNo: number, body: PageBody): Promise<void> {
+  const values = {
+    item_count: body.item_count,
+    items: body.items === null ? null : JSON.stringify(body.items),
+    object_key: body.object_key,
+    object_offset: null,
+    stored_bytes: body.stored_bytes,
+  };
   await tx
     .insertInto('job_result_pages')
-    .values({ job_id: jobId, page_no: pageNo, item_count: items.length, items: JSON.stringify(items) })
-    .onConflict((oc) => oc.columns(['job_id', 'page_no']).doUpdateSet({ item_count: items.length, items: JSON.stringify(items) }))
+    .values({ job_id: jobId, page_no: pageNo, ...values })
+    .onConflict((oc) => oc.columns(['job_id', 'page_no']).doUpdateSet(values))
     .execute();
 }
 
@@ -199,11 +211,21 @@ async function savePage(tx: Tx, jobId: string, pageNo: number, items: unknown[])
 /**
  * Puts the job of a failed attempt back in the queue for its next attempt at `next` (its queue
  * entry delayed until then), while the attempt holding `lease` still owns it; false otherwise.
+ * `counted: false` gives the attempt back (the service's own store failed, not the job), so an
+ * outage of the result store never uses up a job's attempts.
  */
-export async function retryLater(services: Resources, jobId: string, lease: string, next: Date, message: string): Promise<boolean> {
+export async function retryLater(services: Resources, jobId: string, lease: string, next: Date, message: string, options: { counted?: boolean } = {}): Promise<boolean> {
   const requeued = await services.db
     .updateTable('jobs')
-    .set({ status: 'queued', next_attempt_at: next, lease_token: null, progress_stage: 'retrying', progress_message: message, enqueued_at: sql<Date>`now()` })
+    .set({
+      status: 'queued',
+      next_attempt_at: next,
+      lease_token: null,
+      progress_stage: 'retrying',
+      progress_message: message,
+      enqueued_at: sql<Date>`now()`,
+      ...(options.counted === false ? { attempts: sql<number>`greatest(attempts - 1, 0)` } : {}),
+    })
     .where('id', '=', jobId)
     .where('lease_token', '=', lease)
     .where('status', '=', 'running')

@@ -1,6 +1,9 @@
 import { sql } from 'kysely';
 import type { Db } from '@sdx/db';
+import type { Logger } from '@sdx/config';
 import { SESSION_IDLE_MS } from '../accounts/sessions';
+import { deleteObjectsQuietly } from '../jobs/result-pages';
+import type { ResultObjects } from '../resources';
 
 /**
  * What the service deletes once it is no longer owed to anyone (extensions.md 9), run by the
@@ -43,14 +46,15 @@ const DAY_MS = 24 * 3600_000;
  * one expires results at a time (another finds the lock taken and leaves the work to it), so
  * two batches never each see the other's jobs as unexpired and both keep pages nobody reads.
  */
-export async function purgeExpiredResults(db: Db, now: Date, retentionDays: number, batchSize = RESULT_PURGE_BATCH): Promise<{ jobs: number; pages: number }> {
+export async function purgeExpiredResults(store: RetentionStore, now: Date, retentionDays: number, batchSize = RESULT_PURGE_BATCH): Promise<{ jobs: number; pages: number }> {
+  const { db } = store;
   const cutoff = new Date(now.getTime() - retentionDays * DAY_MS);
   const total = { jobs: 0, pages: 0 };
   for (;;) {
     const batch = await db.transaction().execute(async (tx) => {
       const { rows: lock } = await sql<{ got: boolean }>`select pg_try_advisory_xact_lock(${RESULT_PURGE_LOCK}) as got`.execute(tx);
       if (!lock[0]?.got) return null;
-      const { rows } = await sql<{ jobs: number; pages: number }>`
+      const { rows } = await sql<{ jobs: number; pages: number; objects: string[] | null }>`
         with picked as (
           select id, coalesce(source_job_id, id) as source
           from jobs
@@ -70,13 +74,16 @@ export async function purgeExpiredResults(db: Db, now: Date, retentionDays: numb
               and r.id not in (select id from picked)
           )
         ), gone as (
-          delete from job_result_pages p using unread u where p.job_id = u.source returning 1
+          delete from job_result_pages p using unread u where p.job_id = u.source returning p.object_key
         )
-        select (select count(*) from expired)::int as jobs, (select count(*) from gone)::int as pages
+        select (select count(*) from expired)::int as jobs, (select count(*) from gone)::int as pages,
+               (select array_agg(object_key) from gone where object_key is not null) as objects
       `.execute(tx);
       return rows[0]!;
     });
     if (!batch) return total;
+    // The rows are gone (committed): their objects go next; one left behind is the sweeper's.
+    if (batch.objects && store.log) await deleteObjectsQuietly({ db, resultObjects: store.resultObjects, log: store.log }, batch.objects);
     total.jobs += batch.jobs;
     total.pages += batch.pages;
     if (batch.jobs < batchSize) return total;
@@ -200,6 +207,13 @@ async function deleteInBatches(db: Db, batchSize: number, statement: (limit: num
   }
 }
 
+/** What the purges need: the database, and the result bucket whose objects expired results name (with a log for what it could not delete). */
+export interface RetentionStore {
+  db: Db;
+  resultObjects?: ResultObjects;
+  log?: Logger;
+}
+
 export interface RetentionPolicy {
   /** RESULT_RETENTION_DAYS. */
   resultRetentionDays: number;
@@ -221,8 +235,9 @@ export interface RetentionPass {
 }
 
 /** One pass of every purge, as of `now`. */
-export async function runRetention(db: Db, now: Date, policy: RetentionPolicy): Promise<RetentionPass> {
-  const results = await purgeExpiredResults(db, now, policy.resultRetentionDays, policy.resultBatchSize);
+export async function runRetention(store: RetentionStore, now: Date, policy: RetentionPolicy): Promise<RetentionPass> {
+  const { db } = store;
+  const results = await purgeExpiredResults(store, now, policy.resultRetentionDays, policy.resultBatchSize);
   const idempotencyKeysDeleted = await purgeExpiredIdempotencyKeys(db, now, policy.batchSize);
   const sessionsDeleted = await purgeEndedSessions(db, now, policy.batchSize);
   const authTokensDeleted = await purgeExpiredAuthTokens(db, now, policy.batchSize);

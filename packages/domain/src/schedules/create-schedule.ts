@@ -1,4 +1,5 @@
 import type { Services, Tenant } from '../context';
+import { checkScheduleDestination } from '../destinations/destinations';
 import { newId } from '../ids';
 import { checkScheduleInput, definitionColumns, type ScheduleInput } from './definition';
 import type { ScheduleView } from './queries';
@@ -7,6 +8,7 @@ import type { ScheduleView } from './queries';
 export async function createSchedule(services: Services, tenant: Tenant, input: ScheduleInput): Promise<ScheduleView> {
   const now = services.clock.now();
   const def = checkScheduleInput(input, tenant.workspace, services.gate, now);
+  await checkScheduleDestination(services.db, tenant, def.destinationId);
   const schedule = await services.db
     .insertInto('schedules')
     .values({

@@ -19,6 +19,8 @@ export interface ScheduleInput {
   starts_at: string;
   overlap_policy?: 'skip';
   delivery?: 'all' | 'new_only';
+  /** A destination of the workspace every occurrence's job or batch is delivered to. */
+  destination_id?: string | null;
 }
 
 /** A checked schedule: the recipe every occurrence dispatches, and its recurrence. */
@@ -39,6 +41,8 @@ export interface ScheduleDefinition {
   overlapPolicy: 'skip';
   /** new_only: each occurrence delivers (and bills) only items no earlier one delivered. */
   delivery: 'all' | 'new_only';
+  /** The destination of every occurrence's work (checked to be the workspace's by the caller). */
+  destinationId: string | null;
   /** First automatic occurrence. */
   nextRunAt: Date;
 }
@@ -59,6 +63,7 @@ export function definitionColumns(def: ScheduleDefinition) {
     next_run_at: def.nextRunAt,
     overlap_policy: def.overlapPolicy,
     delivery: def.delivery,
+    destination_id: def.destinationId,
   };
 }
 
@@ -129,6 +134,7 @@ export function checkScheduleInput(input: ScheduleInput, workspace: WorkspaceRow
     startsAtText: input.starts_at,
     overlapPolicy: input.overlap_policy ?? 'skip',
     delivery,
+    destinationId: input.destination_id ?? null,
     nextRunAt,
   };
 }

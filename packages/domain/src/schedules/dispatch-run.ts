@@ -105,6 +105,7 @@ async function attempt(services: Services, tenant: Tenant, schedule: ScheduleRow
     operation: schedule.operation,
     limit: schedule.requested_limit,
     include_posts: schedule.include_posts,
+    ...(schedule.destination_id !== null ? { destination_id: schedule.destination_id } : {}),
   };
   const options = { endpoint: SCHEDULE_RUN_ENDPOINT, idempotencyKey: run.id, scheduleId: schedule.id, newOnly: schedule.delivery === 'new_only', requestId: run.id };
   try {

@@ -38,6 +38,7 @@ export function renderSchedule(schedule: ScheduleRow, runs: ScheduleRunRow[]): S
     status: schedule.status,
     overlap_policy: schedule.overlap_policy as ScheduleResponse['overlap_policy'],
     delivery: schedule.delivery,
+    destination_id: schedule.destination_id,
     created_at: schedule.created_at.toISOString(),
     updated_at: schedule.updated_at.toISOString(),
     runs: runs.map(renderScheduleRun),

@@ -1,4 +1,5 @@
 import type { Services, Tenant } from '../context';
+import { checkScheduleDestination } from '../destinations/destinations';
 import { checkScheduleInput, definitionColumns, type ScheduleInput } from './definition';
 import { lockScheduleOrThrow, type ScheduleView, scheduleViewsOf } from './queries';
 
@@ -12,6 +13,7 @@ export async function updateSchedule(services: Services, tenant: Tenant, schedul
   const def = checkScheduleInput(input, tenant.workspace, services.gate, now);
   const schedule = await services.db.transaction().execute(async (tx) => {
     const current = await lockScheduleOrThrow(tx, tenant, scheduleId);
+    await checkScheduleDestination(tx, tenant, def.destinationId);
     return tx
       .updateTable('schedules')
       .set({

@@ -19,7 +19,7 @@ const BATCH = 200;
  * `npm run admin -- rotate-secrets`, the third step of a rotation of SECRETS_KEY
  * (docs/deployment.md): every sealed value that is not under the current key (SECRETS_KEY) is
  * opened (with SECRETS_KEY_PREVIOUS, or the development key) and sealed again under it, column
- * by column (SEALED_COLUMNS: webhook secrets, TOTP secrets, unsent mail), in batches. Each row
+ * by column (SEALED_COLUMNS: webhook secrets, TOTP secrets, unsent mail, destination credentials), in batches. Each row
  * is written only if its value is still the one read, so a concurrent change (a rotation of a
  * webhook's secret, a mail sent) wins and nothing is lost; running it again finds nothing to do.
  */

@@ -1,5 +1,5 @@
 import got, { type Got, type Response } from 'got';
-import { ProviderError } from '../types';
+import { ProviderError, type QuotaReading } from '../types';
 import { parseJsonExact } from './json';
 
 /** Per-upstream HTTP settings. The base URL defaults to the real host; tests point it at a fake. */
@@ -49,6 +49,18 @@ export function redact(text: string, secrets: readonly string[]): string {
   return out;
 }
 
+/** How an upstream's quota is read: its cost counted per request, or what is left read from its answers. */
+export interface HttpMeter {
+  /** What the quota counts, e.g. `units a day` (docs and GET /v1/platforms). */
+  unit: string;
+  /** The quota a request costs, counted when any answer comes (YouTube charges failed calls too). */
+  cost?(req: HttpRequest): number;
+  /** The quota left as an answer states it, or null when it does not. */
+  remaining?(res: HttpResponse): number | null;
+  /** The quota of a period, where it is published rather than stated in answers. */
+  limit?: number;
+}
+
 const NETWORK_CODES = ['ETIMEDOUT', 'ECONNRESET', 'EADDRINUSE', 'ECONNREFUSED', 'EPIPE', 'ENOTFOUND', 'ENETUNREACH', 'EAI_AGAIN'];
 
 /**
@@ -60,11 +72,15 @@ const NETWORK_CODES = ['ETIMEDOUT', 'ECONNRESET', 'EADDRINUSE', 'ECONNREFUSED', 
 export class UpstreamHttp {
   private readonly client: Got;
   private readonly base: string;
+  /** Quota spent per attempt (keyed by the attempt's signal, so attempts running at once stay apart). */
+  private readonly spent = new WeakMap<AbortSignal, number>();
+  private readonly left = new WeakMap<AbortSignal, number>();
 
   constructor(
     readonly upstream: string,
     settings: HttpSettings,
     private readonly secrets: () => readonly string[],
+    private readonly meter?: HttpMeter,
   ) {
     this.base = settings.baseUrl.replace(/\/+$/, '');
     const retryDelayMs = settings.retryDelayMs ?? 500;
@@ -124,7 +140,22 @@ export class UpstreamHttp {
         body = null;
       }
     }
-    return { status: response.statusCode, headers: response.headers, body };
+    const answer = { status: response.statusCode, headers: response.headers, body };
+    if (this.meter) this.measure(req, answer);
+    return answer;
+  }
+
+  private measure(req: HttpRequest, answer: HttpResponse): void {
+    const cost = this.meter?.cost?.(req) ?? 0;
+    if (cost > 0) this.spent.set(req.signal, (this.spent.get(req.signal) ?? 0) + cost);
+    const remaining = this.meter?.remaining?.(answer);
+    if (remaining !== null && remaining !== undefined && Number.isFinite(remaining)) this.left.set(req.signal, remaining);
+  }
+
+  /** The quota the attempt of `signal` used and was told is left; null when this upstream has no meter. */
+  quota(signal: AbortSignal): QuotaReading | null {
+    if (!this.meter) return null;
+    return { unit: this.meter.unit, used: this.spent.get(signal) ?? 0, remaining: this.left.get(signal) ?? null, limit: this.meter.limit ?? null };
   }
 
   /** A message safe to keep: upstream text with any secret removed and its length bounded. */

@@ -1,11 +1,12 @@
 /**
  * Meta adapters: Ad Library (facebook adlibrary_search, adlibrary_company_ads), Facebook Pages
- * (facebook profile, posts, post, comments) and the Instagram Graph API (instagram profile, posts,
+ * (facebook profile, posts, post, comments, comment_replies) and the Instagram Graph API (instagram profile, posts,
  * reels through business_discovery; hashtag through ig_hashtag_search + top_media).
  * References: https://developers.facebook.com/docs/graph-api/reference/ads_archive (search_terms,
  * search_page_ids, ad_reached_countries required, paging.cursors.after),
  * https://developers.facebook.com/docs/marketing-api/reference/archived-ad (ArchivedAd fields),
  * https://developers.facebook.com/docs/graph-api/reference/page (Page fields, /posts, /comments),
+ * https://developers.facebook.com/docs/graph-api/reference/comment/comments (a comment's replies),
  * https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-user/business_discovery
  * and https://developers.facebook.com/docs/instagram-platform/instagram-graph-api/reference/ig-hashtag-search.
  */
@@ -220,6 +221,60 @@ export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvid
     })();
   }
 
+  /**
+   * The Graph node of a comment target: `{post-id}_{comment-id}` (the post's own numeric ID,
+   * without its page), from a comment URL's post and `comment_id` (the thread's top comment), or
+   * such an ID as it is. A post known only by its `pfbid0…` form cannot name its comments.
+   */
+  function commentId(target: string): string {
+    const url = asUrl(target);
+    if (!url) {
+      const [post, comment] = target.split('_');
+      if (!post || !comment || !FACEBOOK_NUMERIC_ID.test(post) || !FACEBOOK_NUMERIC_ID.test(comment) || target.split('_').length !== 2) {
+        throw ProviderError.invalid('not a Facebook comment ID ({post-id}_{comment-id})', { target });
+      }
+      return target;
+    }
+    const comment = url.searchParams.get('comment_id');
+    const post = url.searchParams.get('story_fbid') ?? url.searchParams.get('fbid') ?? /^\/[^/]+\/(?:posts|videos)\/([^/]+)/.exec(url.pathname)?.[1] ?? null;
+    if (!comment || !FACEBOOK_NUMERIC_ID.test(comment)) throw ProviderError.invalid('URL does not name a Facebook comment (comment_id)', { target });
+    if (!post || !FACEBOOK_NUMERIC_ID.test(post)) throw ProviderError.invalid("the comment's post has no numeric ID (a pfbid permalink cannot name its comments)", { target });
+    return `${post}_${comment}`;
+  }
+
+  /** The comments of a post, or the replies of a comment (`parent` names the node). */
+  function comments(request: ExtractionRequest, parent: () => Promise<string>) {
+    return (async function* () {
+      const start = decodeCursor(request.resumeCursor);
+      const id = start?.x?.id ?? (await parent());
+      yield* paginate({
+        limit: request.limit,
+        pageMax: 100,
+        start,
+        state: { id },
+        signal: request.signal,
+        fetch: async (after, size) => {
+          const body = await graph.get(`/${id}/comments`, { fields: FB_COMMENT_FIELDS, filter: 'toplevel', limit: size, after: after ?? undefined }, request.signal);
+          const items = arr(body.data).map((raw) => {
+            const c = obj(raw);
+            return commentItem('facebook', {
+              id: String(c.id),
+              username: str(obj(c.from).name),
+              caption: str(c.message),
+              url: str(c.permalink_url),
+              published_at: isoTime(c.created_time),
+              parent_id: id,
+              comment_url: str(c.permalink_url),
+              likes: num(c.like_count),
+              reply_count: num(c.comment_count),
+            });
+          });
+          return { items, next: nextAfter(body, size) };
+        },
+      });
+    })();
+  }
+
   return upstreamProvider('facebook-pages', 'official', rows(GRAPH_ERRORS), {
     facebook: {
       profile: (request) =>
@@ -235,40 +290,9 @@ export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvid
           const p = await graph.get(`/${id}`, { fields: `${FB_POST_FIELDS},from{id,name}` }, request.signal);
           return mapPost(p, str(obj(p.from).name));
         }),
-      comments: (request) =>
-        (async function* () {
-          const start = decodeCursor(request.resumeCursor);
-          const id = start?.x?.id ?? (await postId(request.target, request.signal));
-          yield* paginate({
-            limit: request.limit,
-            pageMax: 100,
-            start,
-            state: { id },
-            signal: request.signal,
-            fetch: async (after, size) => {
-              const body = await graph.get(
-                `/${id}/comments`,
-                { fields: FB_COMMENT_FIELDS, filter: 'toplevel', limit: size, after: after ?? undefined },
-                request.signal,
-              );
-              const items = arr(body.data).map((raw) => {
-                const c = obj(raw);
-                return commentItem('facebook', {
-                  id: String(c.id),
-                  username: str(obj(c.from).name),
-                  caption: str(c.message),
-                  url: str(c.permalink_url),
-                  published_at: isoTime(c.created_time),
-                  parent_id: id,
-                  comment_url: str(c.permalink_url),
-                  likes: num(c.like_count),
-                  reply_count: num(c.comment_count),
-                });
-              });
-              return { items, next: nextAfter(body, size) };
-            },
-          });
-        })(),
+      comments: (request) => comments(request, () => postId(request.target, request.signal)),
+      // A comment's replies: the Comment node's /comments edge (Graph reference, comment/comments).
+      comment_replies: (request) => comments(request, async () => commentId(request.target)),
     },
   });
 }

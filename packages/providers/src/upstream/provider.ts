@@ -1,5 +1,5 @@
 import type { Platform } from '@sdx/catalog';
-import { ProviderError, type ExtractionRequest, type Item, type ItemSource, type Page, type Provider } from '../types';
+import { ProviderError, type ExtractionRequest, type Item, type ItemSource, type Page, type Provider, type QuotaReading } from '../types';
 import type { ErrorRow } from './classify';
 
 export type OperationHandler = (request: ExtractionRequest) => AsyncIterable<Page>;
@@ -12,6 +12,8 @@ export interface UpstreamProvider extends Provider {
   readonly errors: ErrorRow[];
   /** Every (platform, operation) pair this provider serves. */
   operations(): Array<{ platform: Platform; operation: string }>;
+  /** The quota the attempt of `signal` used and was told is left, where the upstream reports it. */
+  quota?(signal: AbortSignal): QuotaReading | null;
 }
 
 /** Every item of `pages`, stamped with where it came from. */
@@ -24,11 +26,13 @@ export function upstreamProvider(
   source: Exclude<ItemSource, 'sandbox'>,
   errors: ErrorRow[],
   handlers: OperationHandlers,
+  quota?: (signal: AbortSignal) => QuotaReading | null,
 ): UpstreamProvider {
   return {
     name,
     source,
     errors,
+    ...(quota ? { quota } : {}),
     supports(platform, operation) {
       return Boolean(handlers[platform]?.[operation]);
     },

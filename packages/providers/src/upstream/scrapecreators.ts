@@ -46,7 +46,11 @@ interface VendorFacts {
 }
 
 export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): UpstreamProvider {
-  const http = new UpstreamHttp('scrapecreators', { ...config, baseUrl: config.baseUrl ?? SCRAPECREATORS_DEFAULT_BASE_URL }, () => [config.apiKey]);
+  // The vendor states the account's credits left in every successful reply (credits_remaining).
+  const http = new UpstreamHttp('scrapecreators', { ...config, baseUrl: config.baseUrl ?? SCRAPECREATORS_DEFAULT_BASE_URL }, () => [config.apiKey], {
+    unit: 'credits',
+    remaining: (res) => num(obj(res.body).credits_remaining),
+  });
   const now = config.now ?? Date.now;
 
   /** ScrapeCreators errors (the CLI's src/output.js getSuggestion, by status). */
@@ -459,7 +463,7 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
           return transcript('facebook', id, `https://www.facebook.com/ads/library/?id=${id}`, data.transcript_available === false ? null : str(data.transcript));
         }),
     },
-  });
+  }, (signal) => http.quota(signal));
 }
 
 /** [next_page_id, cursor] of a reels page token; a bare cursor (saved before both were kept) has no next_page_id. */

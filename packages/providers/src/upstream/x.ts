@@ -30,7 +30,11 @@ const MEDIA_FIELDS = 'type,duration_ms';
 const PROBLEM = 'https://api.twitter.com/2/problems/';
 
 export function createXProvider(config: XConfig): UpstreamProvider {
-  const http = new UpstreamHttp('x', { ...config, baseUrl: config.baseUrl ?? X_DEFAULT_BASE_URL }, () => [config.bearerToken]);
+  // What is left of the endpoint's 15-minute window, as each answer's x-rate-limit-remaining says.
+  const http = new UpstreamHttp('x', { ...config, baseUrl: config.baseUrl ?? X_DEFAULT_BASE_URL }, () => [config.bearerToken], {
+    unit: 'requests left in the endpoint\'s 15-minute window',
+    remaining: (res) => num(header(res.headers, 'x-rate-limit-remaining')),
+  });
   const now = config.now ?? Date.now;
 
   /** Wait until x-rate-limit-reset (epoch seconds), else Retry-After. */
@@ -263,5 +267,5 @@ export function createXProvider(config: XConfig): UpstreamProvider {
           },
         }),
     },
-  });
+  }, (signal) => http.quota(signal));
 }

@@ -35,6 +35,9 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
     'youtube',
     { ...config, baseUrl: config.baseUrl ?? YOUTUBE_DEFAULT_BASE_URL },
     () => [config.apiKey],
+    // The quota is counted here, as YouTube publishes each method's cost (search.list 100 units,
+    // every other list method the adapter calls 1; a failed call costs too): 10,000 units a day.
+    { unit: 'units a day', limit: 10_000, cost: (req) => (req.path.replace(/\/+$/, '').endsWith('/search') ? 100 : 1) },
   );
   const now = config.now ?? Date.now;
 
@@ -388,5 +391,5 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
       playlist_items: (request) =>
         playlistVideos(playlistId(request.target), null, request.limit, decodeCursor(request.resumeCursor), request.signal),
     },
-  });
+  }, (signal) => http.quota(signal));
 }

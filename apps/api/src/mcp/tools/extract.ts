@@ -46,7 +46,7 @@ export const extract = defineTool({
       };
     }
     const frame = { job: rendered, completed: true, skipped_oversized: 0 };
-    const read = await boundedItems(services.db, ctx.tenant, job.id, { limit: ITEMS_LIMIT_MAX, cursor: null }, frame, ctx.budget);
+    const read = await boundedItems(services, ctx.tenant, job.id, { limit: ITEMS_LIMIT_MAX, cursor: null }, frame, ctx.budget);
     const more = read.next_cursor === null ? 'every result is here' : `read on with get_items, job_id "${job.id}", cursor "${read.next_cursor}"`;
     return {
       structured: { job: rendered, completed: true, ...read },

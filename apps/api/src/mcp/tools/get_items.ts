@@ -29,7 +29,7 @@ export const getItems = defineTool({
   annotations: { title: 'Read job results', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, input) {
     const page = { limit: input.limit ?? ITEMS_LIMIT_MAX, cursor: input.cursor ?? null };
-    const read = await boundedItems(ctx.deps.services.db, ctx.tenant, input.job_id, page, { skipped_oversized: 0 }, ctx.budget);
+    const read = await boundedItems(ctx.deps.services, ctx.tenant, input.job_id, page, { skipped_oversized: 0 }, ctx.budget);
     const more = read.next_cursor === null ? 'end of the result' : `more with cursor "${read.next_cursor}"`;
     return { structured: read, summary: `${read.items.length} items${read.truncated ? ' (cut to the output bound)' : ''}; ${more}.` };
   },

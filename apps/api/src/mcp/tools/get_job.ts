@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { getJobOrThrow } from '@sdx/domain';
+import { attemptSourcesOf, getJobOrThrow } from '@sdx/domain';
 import { describeJob, jobWithoutResult } from '../jobs';
 import { defineTool, JobSummary } from '../tool';
 
@@ -17,6 +17,9 @@ export const getJob = defineTool({
   annotations: { title: 'Follow a job', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, input) {
     const job = await getJobOrThrow(ctx.deps.services.db, ctx.tenant, input.job_id);
-    return { structured: { job: jobWithoutResult(job) }, summary: describeJob(job) };
+    // As GET /v1/jobs/{id}: the sources live attempts tried (none before the first attempt has run).
+    const live = job.attempts > 0 && (ctx.deps.registry.resolve(job.platform, job.operation)?.sources?.length ?? 0) > 0;
+    const attempt_sources = live ? await attemptSourcesOf(ctx.deps.services.db, job.id) : [];
+    return { structured: { job: jobWithoutResult(job, attempt_sources.length > 0 ? { attempt_sources } : {}) }, summary: describeJob(job) };
   },
 });

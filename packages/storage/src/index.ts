@@ -1,0 +1,1 @@
+export { type BucketSettings, createS3Client, ObjectStore, StoreUnavailable } from './object-store';

@@ -1,7 +1,6 @@
 import { sql } from 'kysely';
 import type { AppConfig } from '@sdx/config';
 import { type JobRow, jsonbTexts, jsonRows, sendTogether, type Tx } from '@sdx/db';
-import { StoreUnavailable } from '@sdx/storage';
 import type { Item } from '@sdx/providers';
 import { balanceLock } from '../credits/balances';
 import { bookSettlements, type ClaimedReservation, type Settlement } from '../credits/postings';
@@ -15,6 +14,7 @@ import { BATCH_CHILD_ENDED, insertEvents } from '../webhooks/events';
 import { announceEnded } from './announce';
 import { keepOnlyNew } from './new-only';
 import { deleteObjectsQuietly } from './result-pages';
+import { bucketOf } from './result-objects';
 import { chargeOf } from './recipe';
 
 /**
@@ -74,12 +74,11 @@ async function withFinalObjects(services: Resources, completions: readonly Compl
   if (services.config.resultStore !== 's3') return completions;
   const writing = completions.flatMap((c, i) => (c.delivered.finalPage && c.delivered.finalPage.items.length > 0 && !c.job.new_only ? [i] : []));
   if (writing.length === 0) return completions;
-  if (!services.resultObjects) throw new StoreUnavailable('RESULT_STORE=s3 but no object store is configured (S3_BUCKET).');
   const pages = writing.map((i) => {
     const { job, delivered } = completions[i]!;
     return { jobId: job.id, pageNo: delivered.finalPage!.pageNo, lines: jsonbTexts(delivered.finalPage!.items) };
   });
-  const { key, parts } = await services.resultObjects.putPages(pages);
+  const { key, parts } = await bucketOf(services).putPages(pages);
   const out = [...completions];
   writing.forEach((i, k) => {
     const c = completions[i]!;

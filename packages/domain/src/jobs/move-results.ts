@@ -1,9 +1,8 @@
 import { sql } from 'kysely';
 import { jsonRows } from '@sdx/db';
-import { StoreUnavailable } from '@sdx/storage';
 import type { Resources, ResultObjects } from '../resources';
 import { deleteObjectsQuietly } from './result-pages';
-import { partOf } from './result-objects';
+import { bucketOf, partOf } from './result-objects';
 
 /**
  * Moves stored results between the stores (`npm run admin -- move-results --to s3|postgres`)
@@ -30,10 +29,6 @@ export interface MoveProgress {
 
 type Mover = Pick<Resources, 'db' | 'resultObjects' | 'log'>;
 
-function bucketOf(services: Mover): ResultObjects {
-  if (!services.resultObjects) throw new StoreUnavailable('No object store is configured: set S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (and S3_ENDPOINT).');
-  return services.resultObjects;
-}
 
 /** Completed jobs with pages in the other store than `to`: how many, and the next `limit` of them after `after`. */
 function pendingJobs(services: Mover, to: ResultStoreName) {

@@ -5,7 +5,7 @@ import type { Item } from '@sdx/providers';
 import { canonicalJson } from '../idempotency/idempotency';
 import type { Resources } from '../resources';
 import { pageBody } from './result-pages';
-import { StoreUnavailable } from '@sdx/storage';
+import { bucketOf } from './result-objects';
 
 /**
  * What a new_only schedule delivered (extensions.md 10): each schedule's feed keeps the identity
@@ -42,7 +42,7 @@ export async function keepOnlyNew(
   if (!owned) return null;
   const saved = await tx.selectFrom('job_result_pages').select(['page_no', 'items', 'object_key']).where('job_id', '=', job.id).orderBy('page_no').execute();
   const savedItems: Item[][] = [];
-  for (const p of saved) savedItems.push(p.object_key === null ? (p.items as Item[]) : (await objectLines(store, p.object_key)).map((line) => JSON.parse(line) as Item));
+  for (const p of saved) savedItems.push(p.object_key === null ? (p.items as Item[]) : (await bucketOf(store).lines(p.object_key)).map((line) => JSON.parse(line) as Item));
   const pages = [...saved.map((p, k) => ({ pageNo: p.page_no, items: savedItems[k]! })), ...(final ? [{ pageNo: final.pageNo, items: final.items }] : [])];
   const hashes = pages.map((p) => p.items.map(identityHash));
   const set = await tx
@@ -92,10 +92,7 @@ export async function keepOnlyNew(
   };
 }
 
-function objectLines(store: Pick<Resources, 'resultObjects'>, key: string): Promise<string[]> {
-  if (!store.resultObjects) throw new StoreUnavailable('This result is kept in the object store, and no object store is configured (S3_BUCKET).');
-  return store.resultObjects.lines(key);
-}
+
 
 /** A page of results: its number and its items (and, once written there, its object). */
 interface Page {

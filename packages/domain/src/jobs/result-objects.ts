@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { promisify } from 'node:util';
 import { gunzip, gzip } from 'node:zlib';
-import { ObjectStore } from '@sdx/storage';
+import { ObjectStore, StoreUnavailable } from '@sdx/storage';
 import type { ResultBucket } from '@sdx/config';
 import type { ObjectPart, ResultObjects, StoredObject } from '../resources';
 
@@ -18,6 +18,12 @@ export const RESULT_OBJECT_PREFIX = 'results/';
  */
 export function resultObjectKey(jobId: string, pageNo: number): string {
   return `${RESULT_OBJECT_PREFIX}${jobId}/${pageNo}-${randomBytes(6).toString('hex')}.ndjson.gz`;
+}
+
+/** The result bucket, or StoreUnavailable where none is configured (pages there cannot be read or written). */
+export function bucketOf(services: { resultObjects?: ResultObjects }): ResultObjects {
+  if (!services.resultObjects) throw new StoreUnavailable('No object store is configured: set S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (and S3_ENDPOINT).');
+  return services.resultObjects;
 }
 
 /** A page's part of a shared object, or null when its object is the page. */

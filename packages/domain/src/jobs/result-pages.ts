@@ -1,8 +1,7 @@
 import { sql } from 'kysely';
 import { type Executor, jsonbTexts } from '@sdx/db';
-import { StoreUnavailable } from '@sdx/storage';
-import type { Resources, ResultObjects } from '../resources';
-import { isResultObjectKey, partOf } from './result-objects';
+import type { Resources } from '../resources';
+import { bucketOf, isResultObjectKey, partOf } from './result-objects';
 
 /**
  * The writing side of result pages, for both stores (results.ts reads them). A page goes in its
@@ -21,10 +20,6 @@ export interface PageBody {
 
 type Store = Pick<Resources, 'config' | 'resultObjects'>;
 
-function bucketOf(services: Pick<Resources, 'resultObjects'>): ResultObjects {
-  if (!services.resultObjects) throw new StoreUnavailable('RESULT_STORE=s3 but no object store is configured (S3_BUCKET).');
-  return services.resultObjects;
-}
 
 /**
  * The body of a page of `items`, written to the object store first when results go there (an

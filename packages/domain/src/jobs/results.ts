@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Executor, JobRow } from '@sdx/db';
 import { StoreUnavailable } from '@sdx/storage';
 import type { ResultObjects } from '../resources';
-import { partOf } from './result-objects';
+import { bucketOf, partOf } from './result-objects';
 
 /**
  * Results are stored page by page (job_result_pages) as the provider delivers them (see the
@@ -340,9 +340,8 @@ class ObjectPages {
    */
   private async objectLines(page: PageCount): Promise<string[]> {
     const pageNo = page.page_no;
-    if (!this.objects) throw new StoreUnavailable('This result is kept in the object store, and no object store is configured (S3_BUCKET).');
     try {
-      return await this.objects.lines(page.object_key!, partOf(page));
+      return await bucketOf({ resultObjects: this.objects }).lines(page.object_key!, partOf(page));
     } catch (err) {
       if ((err as { name?: string }).name !== 'NoSuchKey') throw err;
       const row = await this.db.selectFrom('job_result_pages').select(['object_key', sql<boolean>`items is not null`.as('in_row')]).where('job_id', '=', this.sourceId).where('page_no', '=', pageNo).executeTakeFirst();

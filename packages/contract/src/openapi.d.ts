@@ -4071,7 +4071,7 @@ export interface components {
              * @description When it was published; null when the platform does not say.
              */
             published_at: string | null;
-            /** @description The advertiser's ID (a Facebook page_id). */
+            /** @description The advertiser's ID (a Facebook page_id; TikTok's advertiser business_id). */
             advertiser_id: string | null;
             /** @description The advertiser's name. */
             advertiser_name: string | null;
@@ -4097,8 +4097,10 @@ export interface components {
             countries: string[];
             /** @description Spend range as published (e.g. "100-499 USD"). */
             spend: string | null;
-            /** @description Impression range as published. */
+            /** @description Impressions (times the ad was shown) as published, a range such as "1000-4999" (Meta's `impressions`). Null where the platform publishes no impressions (TikTok, whose figure is reach). */
             impressions: string | null;
+            /** @description Reach: unique accounts that saw the ad, as the platform states it, such as "11K" (TikTok's `unique_users_seen`) or "1000-4999"; Meta's `eu_total_reach` (EU ads only). Null where the platform does not say. Absent on ads stored before it existed. */
+            reach?: string | null;
         };
         /** @description An advertiser of an ad library. */
         AdvertiserItem: {

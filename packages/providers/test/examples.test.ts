@@ -1,5 +1,5 @@
 import type { Platform } from '@sdx/catalog';
-import { FIXTURES, fakeTikTokVideoId, referenceExamples, startFakeUpstream, type FakeUpstream, type ReferenceExample } from '@sdx/fake-upstream';
+import { FIXTURES, exampleWire, fakeTikTokVideoId, referenceExamples, startFakeUpstream, type FakeUpstream, type ReferenceExample } from '@sdx/fake-upstream';
 import {
   createMetaAdLibraryProvider,
   createScrapeCreatorsProvider,
@@ -96,7 +96,7 @@ const validItem = (i: Item): boolean => typeof i.id === 'string' && i.id.length 
 describe.each(examples.map((e) => [e.id, e] as const))('%s', (_id, e) => {
   it(`is parsed by the adapter's mapper (${e.page})`, async () => {
     const c = caseOf(e);
-    fake.misbehave({ path: c.prefix, kind: 'reply', reply: { status: e.status, body: e.body }, times: e.expect_error ? 10 : 1 });
+    fake.misbehave({ path: c.prefix, kind: 'reply', reply: { status: e.status, body: exampleWire(e) }, times: e.expect_error ? 10 : 1 });
     // The vendor's profile reply only gives `tagged` the account's ID: its next call uses it.
     const tagged = examples.find((x) => x.endpoint === '/v1/instagram/user/tagged-posts');
     if (e.endpoint === '/v1/instagram/profile' && tagged) fake.misbehave({ path: '/scrapecreators/v1/instagram/user/tagged-posts', kind: 'reply', reply: { status: 200, body: tagged.body } });
@@ -122,9 +122,9 @@ describe.each(examples.map((e) => [e.id, e] as const))('%s', (_id, e) => {
 describe('where an example and its field table disagree, the adapter follows the example', () => {
   const byId = (id: string): Example => examples.find((e) => e.id === id) as Example;
 
-  it('TikTok video query: has_more "true" pages on with the reply\'s cursor and search_id', async () => {
+  it('TikTok video query: has_more pages on with the reply\'s cursor and search_id', async () => {
     const e = byId('tiktok.video.query');
-    fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: e.body } });
+    fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: exampleWire(e) } });
     const tiktok = createTikTokProvider({ clientKey: 'k1234567', clientSecret: 's1234567', baseUrl: fake.url });
     await collect(tiktok, request('tiktok', 'search', 'avocado', 2));
     const bodies = fake.requests.filter((r) => r.path === e.endpoint).map((r) => r.body as Record<string, unknown>);
@@ -133,16 +133,16 @@ describe('where an example and its field table disagree, the adapter follows the
 
   it('TikTok ad query: has_more "true" pages on with the reply\'s search_id', async () => {
     const e = byId('tiktok.ad.query');
-    fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: e.body } });
+    fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: exampleWire(e) } });
     const tiktok = createTikTokProvider({ clientKey: 'k1234567', clientSecret: 's1234567', baseUrl: fake.url });
     await collect(tiktok, request('tiktok', 'adlibrary_search', 'coffee', 2));
     const bodies = fake.requests.filter((r) => r.path === e.endpoint).map((r) => r.body as Record<string, unknown>);
-    expect(bodies[1]?.search_id).toBe('1923845247192304');
+    expect(bodies[1]?.search_id).toBe('2837438294054038');
   });
 
   it('TikTok ad detail: countries from ad_group.target (the example\'s name) and the reach by country', async () => {
     const e = byId('tiktok.ad.detail');
-    fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: e.body } });
+    fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: exampleWire(e) } });
     const tiktok = createTikTokProvider({ clientKey: 'k1234567', clientSecret: 's1234567', baseUrl: fake.url });
     const ad = (await collect(tiktok, request('tiktok', 'adlibrary_ad', '1923845247192304', 1))).items[0] as AdItem;
     expect(ad.countries).toEqual(['IT', 'GB']);
@@ -150,7 +150,7 @@ describe('where an example and its field table disagree, the adapter follows the
 
   it('X: a tweet\'s created_at in the example\'s form ("Wed Jan 06 18:40:40 +0000 2021")', async () => {
     const e = byId('x.tweet');
-    fake.misbehave({ path: '/2/tweets/1346889436626259968', kind: 'reply', reply: { status: 200, body: e.body } });
+    fake.misbehave({ path: '/2/tweets/1346889436626259968', kind: 'reply', reply: { status: 200, body: exampleWire(e) } });
     const x = createXProvider({ bearerToken: 'token', baseUrl: fake.url });
     const post = (await collect(x, request('twitter', 'post', '1346889436626259968', 1))).items[0];
     expect(post?.published_at).toBe('2021-01-06T18:40:40.000Z');

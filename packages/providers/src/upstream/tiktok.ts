@@ -173,7 +173,8 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
   // ---- mapping ---------------------------------------------------------------------------------
 
   function mapVideo(v: Json): Item {
-    const id = String(v.id);
+    // The field table names the ID "id"; the Query Videos page's example reply "video_id".
+    const id = String(v.id ?? v.video_id);
     const username = str(v.username);
     const tags = arr(v.hashtag_names).map((t) => String(t).toLowerCase());
     return postItem('tiktok', 'video', {

@@ -1,5 +1,5 @@
 import type { Platform } from '@sdx/catalog';
-import { FIXTURES, exampleWire, fakeTikTokVideoId, referenceExamples, startFakeUpstream, type FakeUpstream, type ReferenceExample } from '@sdx/fake-upstream';
+import { FIXTURES, exampleWire, fakeTikTokVideoId, reference, referenceExamples, repairedText, startFakeUpstream, type FakeUpstream, type ReferenceExample } from '@sdx/fake-upstream';
 import {
   createMetaAdLibraryProvider,
   createScrapeCreatorsProvider,
@@ -10,6 +10,7 @@ import {
   type Item,
   type Provider,
 } from '@sdx/providers';
+import { EXAMPLE_ITEMS } from './example-items';
 import { collect, failure, request } from './helpers';
 
 /**
@@ -108,6 +109,8 @@ describe.each(examples.map((e) => [e.id, e] as const))('%s', (_id, e) => {
     const { items } = await collect(c.provider(), req);
     expect(items.length).toBeGreaterThan(0);
     for (const item of items) expect(validItem(item)).toBe(true);
+    // Field by field: the example's own item, every field with its value (example-items.ts).
+    if (e.id !== 'tiktok.token') expect(items[0]).toEqual(EXAMPLE_ITEMS[e.id]);
     if (e.id === 'tiktok.token') {
       // The example's token was taken and used: the fake did not know it, so the adapter refreshed once.
       expect(fake.requests.map((r) => r.path)).toEqual(['/v2/oauth/token/', '/v2/research/user/info/', '/v2/oauth/token/', '/v2/research/user/info/']);
@@ -166,6 +169,43 @@ describe('where an example and its field table disagree, the adapter follows the
       expect([...forms].sort()).toEqual(['boolean', 'string']);
     } finally {
       await seeded.close();
+    }
+  });
+});
+
+describe('every kept example is the page\'s own', () => {
+  const replies = examples.filter((e) => e.status === 200);
+
+  it('each success reply has its listed item, and each listed item its example', () => {
+    expect(Object.keys(EXAMPLE_ITEMS).sort()).toEqual(replies.filter((e) => e.id !== 'tiktok.token').map((e) => e.id).sort());
+  });
+
+  it('a transcribed page example is the published text byte for byte, changed only by its listed repairs', () => {
+    const transcribed = replies.filter((e) => e.file === 'tiktok.json' && e.id !== 'tiktok.token');
+    expect(transcribed.map((e) => e.id).sort()).toEqual(['tiktok.ad.detail', 'tiktok.ad.query', 'tiktok.user.info', 'tiktok.video.query']);
+    for (const e of transcribed) {
+      expect(e).toMatchObject({ page: expect.stringMatching(/^https:\/\/developers\.tiktok\.com\/doc\//), read: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), copy: expect.any(String) });
+      expect(JSON.parse(repairedText(e) ?? 'null')).toEqual(e.body);
+      // Each repair changes something, and only what the note names.
+      for (const [from, to] of e.repairs ?? []) expect(from).not.toBe(to);
+    }
+    // Query Ads is sent as published: no repair, the example's own spellings.
+    const query = transcribed.find((e) => e.id === 'tiktok.ad.query');
+    expect(query?.repairs).toBeUndefined();
+    expect(query?.published).toContain('"unique_user_seen": "11K"');
+    expect(query?.published).toContain('"buisness_id": 3847236290405');
+    // The fake replays the repaired text itself: IDs beyond 2^53 keep their digits.
+    expect(String(exampleWire(transcribed.find((e) => e.id === 'tiktok.video.query') as Example))).toContain('"video_id": 702874395068494965');
+  });
+
+  it('an example of a machine-readable reference is its example or sample as the document has it', () => {
+    const schemas = (reference('x-openapi').components as { schemas: Record<string, { example?: unknown }> }).schemas;
+    const byId = (id: string) => examples.find((e) => e.id === id)?.body as { data: unknown };
+    expect(byId('x.user').data).toEqual(schemas.User?.example);
+    expect(byId('x.tweet').data).toEqual(schemas.Tweet?.example);
+    expect((byId('x.search').data as unknown[])[0]).toEqual(schemas.Tweet?.example);
+    for (const e of replies.filter((x) => x.file === 'scrapecreators.json')) {
+      expect(e.body).toEqual((reference('scrapecreators-endpoints')[e.endpoint] as { sampleResponse: unknown }).sampleResponse);
     }
   });
 });

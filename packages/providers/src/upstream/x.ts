@@ -122,7 +122,9 @@ export function createXProvider(config: XConfig): UpstreamProvider {
     return data.map((raw) => {
       const t = obj(raw);
       const id = String(t.id);
-      const username = users.get(String(t.author_id)) ?? null;
+      // The author's username from includes.users; the Tweet object's own `username` (in X's
+      // OpenAPI Tweet schema and its example) where no user is included.
+      const username = users.get(String(t.author_id)) ?? str(t.username);
       const m = obj(t.public_metrics);
       const firstMedia = media.get(String(arr(obj(t.attachments).media_keys)[0]));
       // A long post's whole text and its entities are in note_tweet; `text` and `entities` then

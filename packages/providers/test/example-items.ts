@@ -8,6 +8,8 @@
  * - tiktok.ad.detail: reach "30K" from unique_users_seen, countries from ad_group.target.country
  *   and the reach by country; advertiser_id from business_id.
  * - tiktok.video.query: the ID from the example's "video_id"; no username, likes or shares in it.
+ * - tiktok.comment.list: a reply (parent_comment_id is not the video_id), so parent_id is the
+ *   parent comment; its 17-digit ID and the 19-digit video_id read without losing digits.
  * - x.tweet and x.search: the username from the Tweet object's own `username`.
  * - scrapecreators.v1.facebook.adLibrary.ad: reach "1657" from aaa_info.eu_total_reach.
  * - scrapecreators.v2.instagram.post.comments: parent_id, the media ID of the post asked for.
@@ -380,6 +382,20 @@ export const EXAMPLE_ITEMS: Record<string, Item> = {
     followers_count: 232,
     following_count: 45,
     posts_count: 44,
+    source: 'official',
+  },
+  'tiktok.comment.list': {
+    kind: 'comment',
+    platform: 'tiktok',
+    id: '12345616934634134',
+    username: null,
+    caption: 'AWEEEEEE 🥰🥰🥰',
+    url: null,
+    published_at: '2022-12-19T23:13:18.000Z',
+    parent_id: '1234561201524010',
+    comment_url: null,
+    likes: 50,
+    reply_count: 10,
     source: 'official',
   },
   'tiktok.ad.query': {

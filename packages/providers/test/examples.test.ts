@@ -182,7 +182,7 @@ describe('every kept example is the page\'s own', () => {
 
   it('a transcribed page example is the published text byte for byte, changed only by its listed repairs', () => {
     const transcribed = replies.filter((e) => e.file === 'tiktok.json' && e.id !== 'tiktok.token');
-    expect(transcribed.map((e) => e.id).sort()).toEqual(['tiktok.ad.detail', 'tiktok.ad.query', 'tiktok.user.info', 'tiktok.video.query']);
+    expect(transcribed.map((e) => e.id).sort()).toEqual(['tiktok.ad.detail', 'tiktok.ad.query', 'tiktok.comment.list', 'tiktok.user.info', 'tiktok.video.query']);
     for (const e of transcribed) {
       expect(e).toMatchObject({ page: expect.stringMatching(/^https:\/\/developers\.tiktok\.com\/doc\//), read: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), copy: expect.any(String) });
       expect(JSON.parse(repairedText(e) ?? 'null')).toEqual(e.body);

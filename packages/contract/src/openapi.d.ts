@@ -4082,10 +4082,10 @@ export interface components {
             first_shown_at: string | null;
             /**
              * Format: date-time
-             * @description When it stopped running; null while it runs.
+             * @description The last day it was shown, as the platform states it: when it stopped, the day it is scheduled to stop (a future date while `status` is `active`, Meta), or the last day seen so far (TikTok); null when the platform gives none (an ad running with no stop date).
              */
             last_shown_at: string | null;
-            /** @description Delivery status as the library shows it (`active`, `inactive`). */
+            /** @description Delivery status as the library shows it (`active`, `inactive`); a Meta ad whose stop date is today or later is `active`. */
             status: string | null;
             /** @description The ad's text. */
             body: string | null;

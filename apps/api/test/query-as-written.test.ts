@@ -4,8 +4,8 @@ import { eventually, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
  * Through the API and a worker: a search query reaches the provider as the user wrote it (X's
- * query language needs OR in capitals), the job shows it as submitted, and the lower-cased form
- * stays the dedup key.
+ * query language needs OR in capitals), the job shows it as submitted, and the key keeps the
+ * case on X: "cats or dogs" is another query there, never served from the cache of "cats OR dogs".
  */
 let fake: FakeUpstream;
 let stack: TestStack;
@@ -23,7 +23,7 @@ afterAll(async () => {
   await fake.close();
 });
 
-it('sends "cats OR dogs" to X as written, and dedups it with "cats or dogs"', async () => {
+it('sends "cats OR dogs" to X as written, and never serves "cats or dogs" from its cache', async () => {
   const ws = await stack.workspace({ credits: 1000 });
   const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'search', target: '  cats OR dogs ', limit: 10 } });
   expect(created.status).toBe(202);
@@ -36,7 +36,12 @@ it('sends "cats OR dogs" to X as written, and dedups it with "cats or dogs"', as
   const queries = fake.requests.filter((r) => r.path === '/2/tweets/search/recent').map((r) => r.query.query ?? '');
   expect(queries.length).toBeGreaterThan(0);
   for (const q of queries) expect(q).toContain('cats OR dogs');
-  // The key form is lower-cased: the same query in other case is served from the cache.
-  const again = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'search', target: 'Cats or Dogs', limit: 10 } });
-  expect(again.body.cached).toBe(true);
+  // On X the key keeps the case: the lower-case query (no operator there) is fresh work.
+  const lower = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'search', target: 'cats or dogs', limit: 10 } });
+  expect(lower.status).toBe(202);
+  expect(lower.body.cached).toBe(false);
+  expect(lower.body.id).not.toBe(created.body.id);
+  // The same query in the same case (white space aside) is still served from the cache.
+  const same = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'search', target: 'cats  OR dogs', limit: 10 } });
+  expect(same.body.cached).toBe(true);
 });

@@ -125,6 +125,14 @@ function handleOrUrl(platform: Platform, raw: string): TargetCheck {
   return username(platform, raw);
 }
 
+/**
+ * Platforms whose search query language is case-sensitive: the cache and deduplication key keeps
+ * the query's case there. X: `OR` must be upper case to be an operator (docs.x.com, "Build a
+ * query"). The others' searches (YouTube q, TikTok keyword, Meta search_terms, the vendor's
+ * searches) ignore case, and their key folds it.
+ */
+export const CASE_SENSITIVE_QUERIES: ReadonlySet<Platform> = new Set<Platform>(['twitter']);
+
 export function normalizeTarget(platform: Platform, kind: TargetKind, input: string): TargetCheck {
   const raw = input.trim();
   if (raw.length === 0) return { ok: false, reason: 'must not be empty' };
@@ -155,8 +163,12 @@ export function normalizeTarget(platform: Platform, kind: TargetKind, input: str
     case 'country':
       if (!/^[A-Za-z]{2}$/.test(raw)) return { ok: false, reason: 'must be a two-letter country code' };
       return { ok: true, normalized: raw.toUpperCase() };
-    case 'query':
-      return { ok: true, normalized: raw.replace(/\s+/g, ' ').toLowerCase() };
+    case 'query': {
+      // Runs of white space are one space everywhere; case is folded only where the platform's
+      // query language ignores it (X's operators are case-sensitive: "cats OR dogs" is not "cats or dogs").
+      const spaced = raw.replace(/\s+/g, ' ');
+      return { ok: true, normalized: CASE_SENSITIVE_QUERIES.has(platform) ? spaced : spaced.toLowerCase() };
+    }
   }
 }
 
@@ -164,7 +176,7 @@ export function normalizeTarget(platform: Platform, kind: TargetKind, input: str
  * What the provider receives for a target: the normalized form, except for a free-text query,
  * which goes as the user wrote it (trimmed, the job's `target`), because case and operators are
  * meaning to the platform (X's `OR` must be capitals). The normalized form stays the cache and
- * deduplication key.
+ * deduplication key (case kept on CASE_SENSITIVE_QUERIES platforms, folded elsewhere).
  */
 export function providerTarget(kind: TargetKind, submitted: string, normalized: string): string {
   return kind === 'query' ? submitted.trim() : normalized;

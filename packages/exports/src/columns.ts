@@ -53,6 +53,7 @@ export const KIND_FIELDS: Readonly<Record<ItemKind, readonly string[]>> = {
     'countries',
     'spend',
     'impressions',
+    'reach',
   ],
   advertiser: ['name', 'page_id', 'category', 'ads_count'],
   analytics: [

@@ -39,6 +39,7 @@ const SAMPLES: Item[] = [
     countries: ['US'],
     spend: '<100',
     impressions: '1K-5K',
+    reach: '11K',
   },
   { ...base, kind: 'advertiser', name: 'Acme', page_id: '123', category: null, ads_count: 4 },
   {

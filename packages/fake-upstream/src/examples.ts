@@ -14,6 +14,30 @@ export interface ReferenceExample {
   note?: string;
   /** For an error reply: the error code the adapter must make of it. */
   expect_error?: string;
+  /** When the page was read (YYYY-MM-DD). */
+  read?: string;
+  /** Where the verbatim copy of the page was found. */
+  copy?: string;
+  /** The page's example reply byte for byte, as text (it is not always JSON as published). */
+  published?: string;
+  /** The only edits that make `published` JSON: [published text, replacement] pairs, in order. */
+  repairs?: Array<[string, string]>;
+}
+
+/** The published text with its repairs applied (each must occur exactly once), or null when none is kept. */
+export function repairedText(e: Pick<ReferenceExample, 'published' | 'repairs'>): string | null {
+  if (e.published === undefined) return null;
+  let text = e.published;
+  for (const [from, to] of e.repairs ?? []) {
+    if (text.split(from).length !== 2) throw new Error(`repair ${JSON.stringify(from)} does not occur exactly once`);
+    text = text.replace(from, () => to);
+  }
+  return text;
+}
+
+/** What the fake sends for an example: the repaired published text itself (64-bit IDs keep their digits), else its body. */
+export function exampleWire(e: ReferenceExample): unknown {
+  return repairedText(e) ?? e.body;
 }
 
 /** Every kept example, each with the file (`<source>.json`) it is kept in. */

@@ -43,7 +43,8 @@ export const FIXTURES = {
     badToken: 'bad-token',
   },
   scrapecreators: {
-    igPost: { shortcode: 'DFakePost01', id: '3565077699422862001' },
+    // id: the shortcode read as a base-64 number, as Instagram's media IDs are.
+    igPost: { shortcode: 'DFakePost01', id: '3556315263810067765' },
     igUser: { handle: 'fakebrand', id: '17841400000000002' },
     comments: 140,
     highlights: 6,

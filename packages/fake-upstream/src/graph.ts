@@ -102,6 +102,8 @@ function archivedAd(source: string, i: number) {
     publisher_platforms: ['FACEBOOK', 'INSTAGRAM'],
     // ArchivedAd reach and targeting (developers.facebook.com/docs/graph-api/reference/archived-ad):
     // country codes in the EU reach breakdown, names (a country, or "City, Country") in target_locations.
+    // eu_total_reach: the EU reach of an ad delivered in the EU (those with the EU breakdown).
+    ...(i % 2 === 0 ? { eu_total_reach: 1000 + (hash(id) % 9000) } : {}),
     ...(i % 2 === 0
       ? { age_country_gender_reach_breakdown: [{ country: 'DE', age_gender_breakdowns: [{ age_range: '25-34', male: 120, female: 98, unknown: 3 }] }, { country: 'FR', age_gender_breakdowns: [{ age_range: '18-24', male: 40, female: 61, unknown: 0 }] }] }
       : {}),

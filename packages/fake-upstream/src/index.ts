@@ -1,7 +1,8 @@
 export { startFakeUpstream, type FakeUpstream, type FakeUpstreamOptions, type RecordedRequest } from './server';
 export { FIXTURES } from './fixtures';
-export { referenceExamples, type ReferenceExample } from './examples';
-export { fakeTikTokAdId, fakeTikTokVideoId } from './tiktok';
+export { exampleWire, referenceExamples, repairedText, type ReferenceExample } from './examples';
+export { fakeTikTokAdId, fakeTikTokVideoId, TIKTOK_ADS_FIRST_DAY } from './tiktok';
+export { isLongTweet, longTweetText } from './x';
 export type { FormMode, MisbehaveRule, MisbehaviourKind } from './util';
 export {
   reference,

@@ -304,6 +304,8 @@ export function createScrapeCreatorsApi(): FakeApi {
           aaa_info: {
             targets_eu: true,
             location_audience: [{ name: 'Dubrovnik, Croatia', num_obfuscated: 0, type: 'CITY', excluded: false }],
+            // The ad's EU reach (a number in the vendor's sample: 1657).
+            eu_total_reach: 1657,
             age_country_gender_reach_breakdown: [{ country: 'HR', age_gender_breakdowns: [{ age_range: '45-54', male: 101, female: 77, unknown: 4 }] }],
           },
           snapshot: {

@@ -232,19 +232,45 @@ function adFields(entry: ReturnType<typeof ad>, fields: string[]) {
   return { ad: pickGroup('ad'), advertiser: pickGroup('advertiser'), ...group };
 }
 
+/**
+ * The Query Ads page's example reply spells three keys otherwise than its field tables:
+ * ad.reach.unique_user_seen (table: unique_users_seen), advertiser.buisness_id (table:
+ * business_id) and advertiser.paid_by (the fields list: paid_for_by). In its example form the
+ * fake sends those spellings (developers.tiktok.com/doc/commercial-content-api-query-ads).
+ */
+function queryExampleSpelling(entry: Json): Json {
+  if (!forms?.example('tiktok.ad_query_spelling')) return entry;
+  const rename = (o: unknown, from: string, to: string): Json => {
+    const src = (o ?? {}) as Json;
+    return Object.fromEntries(Object.entries(src).map(([k, v]) => [k === from ? to : k, v]));
+  };
+  const ad = entry.ad as Json;
+  return {
+    ...entry,
+    ad: ad.reach ? { ...ad, reach: rename(ad.reach, 'unique_users_seen', 'unique_user_seen') } : ad,
+    advertiser: rename(rename(entry.advertiser, 'business_id', 'buisness_id'), 'paid_for_by', 'paid_by'),
+  };
+}
+
+/** The Query Ads page: ad_published_date_range.min "needs to be after October 1, 2022". */
+export const TIKTOK_ADS_FIRST_DAY = 20221002;
+
 function adQuery(req: FakeRequest): FakeResponse {
   const body = (req.body ?? {}) as Json;
   const maxCount = Number(body.max_count ?? 10);
   if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > 50) return reply(400, {}, 'invalid_params', 'max_count must be between 1 and 50');
   const range = ((body.filters as Json | undefined)?.ad_published_date_range ?? null) as Json | null;
   if (!range?.min || !range.max) return reply(400, {}, 'invalid_params', 'filters.ad_published_date_range is required');
+  if (!/^\d{8}$/.test(String(range.min)) || Number(range.min) < TIKTOK_ADS_FIRST_DAY) {
+    return reply(400, {}, 'invalid_params', 'filters.ad_published_date_range.min must be a date after October 1, 2022');
+  }
   const term = String(body.search_term ?? '');
   const total = term.includes(FIXTURES.emptyQueryWord) ? 0 : F.adResults;
   // The search_id of a previous page says where the next page starts.
   const prior = typeof body.search_id === 'string' ? /^s(\d+)-/.exec(body.search_id) : null;
   const offset = prior ? Number(prior[1]) : 0;
   const ads = [];
-  for (let i = offset; i < Math.min(total, offset + maxCount); i++) ads.push(adFields(ad(i), fieldsOf(req)));
+  for (let i = offset; i < Math.min(total, offset + maxCount); i++) ads.push(queryExampleSpelling(adFields(ad(i), fieldsOf(req)) as Json));
   const nextOffset = offset + ads.length;
   return reply(200, { ads, has_more: hasMore(nextOffset < total), search_id: `s${nextOffset}-${hash(term)}` });
 }

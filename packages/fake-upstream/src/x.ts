@@ -85,22 +85,44 @@ function userObject(username: string, id: string, index = 0, protectedUser = fal
 /** Post IDs: "18", a stream digit and a 16-digit index, so any can be looked up. */
 const tweetIdOf = (stream: number, index: number): string => `18${stream}${String(index).padStart(16, '0')}`;
 
-function tweetObject(id: string) {
+/** Whether a post is a long one (beyond 280 characters): every seventh of each stream, and post 3 of the user. */
+export const isLongTweet = (id: string): boolean => {
+  const m = /^18(\d)(\d{16})$/.exec(id);
+  return Number(m?.[2] ?? 0) % 7 === 3;
+};
+
+/**
+ * A long post's whole text (356 characters, its hashtag last, as in the issue's reproduction):
+ * `text` carries its first 280 characters and `entities` only what lies in them; the whole text
+ * and all its entities are in note_tweet, sent only when tweet.fields asks for note_tweet (X's
+ * OpenAPI document, Tweet.note_tweet).
+ */
+export function longTweetText(id: string, tag: string): string {
+  let body = sentence(`${id}:long`, 12);
+  while (body.length < 356 - tag.length - 2) body += ` ${sentence(`${id}:long${body.length}`, 4)}`;
+  return `${body.slice(0, 356 - tag.length - 2).trimEnd().padEnd(356 - tag.length - 2, '.')} #${tag}`;
+}
+
+function tweetObject(id: string, fields: string[] = []) {
   const m = /^18(\d)(\d{16})$/.exec(id);
   const stream = Number(m?.[1] ?? 0);
   const index = Number(m?.[2] ?? 0);
   const authorId = stream === 0 ? F.user.id : `15${String(hash(id) % 1000).padStart(17, '0')}`;
   const tag = ['news', 'tech', 'fake'][hash(id) % 3] as string;
+  const long = isLongTweet(id) ? longTweetText(id, tag) : null;
+  const hashtag = (text: string) => ({ start: text.length - tag.length - 1, end: text.length, tag });
+  const short = `${sentence(`${id}:t`, 9)} #${tag}`;
   return {
     tweet: {
       id,
-      text: `${sentence(`${id}:t`, 9)} #${tag}`,
+      text: long ? `${long.slice(0, 279)}…` : short,
+      ...(long && fields.includes('note_tweet') ? { note_tweet: { text: long, entities: { hashtags: [hashtag(long)] } } } : {}),
       edit_history_tweet_ids: [id],
       created_at: createdAt(T0 - index * 3_600_000 - stream * 60_000),
       author_id: authorId,
       conversation_id: id,
       lang: 'en',
-      entities: { hashtags: [{ start: 0, end: tag.length + 1, tag }] },
+      ...(long ? {} : { entities: { hashtags: [hashtag(short)] } }),
       public_metrics: { retweet_count: pick(`${id}:r`, 0, 900), reply_count: pick(`${id}:p`, 0, 300), like_count: pick(`${id}:l`, 0, 9000), quote_count: 1, bookmark_count: 2, impression_count: pick(`${id}:i`, 100, 900_000) },
     },
     author: stream === 0 ? userObject(F.user.username, F.user.id) : userObject(`author${hash(id) % 1000}`, authorId, hash(id) % 1000),
@@ -114,8 +136,10 @@ function knownTweet(id: string): boolean {
   return Number(m[2]) < total;
 }
 
-function tweetsPage(ids: string[], offset: number, size: number, total: number, tokenParam: string): FakeResponse {
-  const found = ids.map(tweetObject);
+const tweetFields = (req: FakeRequest): string[] => (req.query['tweet.fields'] ?? '').split(',');
+
+function tweetsPage(ids: string[], offset: number, size: number, total: number, tokenParam: string, fields: string[]): FakeResponse {
+  const found = ids.map((id) => tweetObject(id, fields));
   const users = new Map(found.map((f) => [f.author.id, { id: f.author.id, username: f.author.username, name: f.author.name }]));
   const next = offset + size < total ? encodeToken(tokenParam, offset + size) : undefined;
   return {
@@ -169,7 +193,7 @@ export function createXApi(mode: Forms | null = null): FakeApi {
         if (typeof size !== 'number') return size;
         const ids = [];
         for (let i = offset; i < Math.min(F.user.tweets, offset + size); i++) ids.push(tweetIdOf(0, i));
-        return tweetsPage(ids, offset, size, F.user.tweets, 'x');
+        return tweetsPage(ids, offset, size, F.user.tweets, 'x', tweetFields(req));
       }
       const size = range(req, 1, 1000, 100);
       if (typeof size !== 'number') return size;
@@ -191,12 +215,12 @@ export function createXApi(mode: Forms | null = null): FakeApi {
       const total = req.query.query.includes(FIXTURES.emptyQueryWord) ? 0 : F.searchResults;
       const ids = [];
       for (let i = offset; i < Math.min(total, offset + size); i++) ids.push(tweetIdOf(1, i));
-      return tweetsPage(ids, offset, size, total, 'x');
+      return tweetsPage(ids, offset, size, total, 'x', tweetFields(req));
     }
     if ((m = /^\/2\/tweets\/(\d+)$/.exec(p))) {
       const id = m[1] as string;
       if (!knownTweet(id)) return notFound('tweet', 'id', id, `Could not find tweet with id: [${id}].`);
-      const t = tweetObject(id);
+      const t = tweetObject(id, tweetFields(req));
       return { status: 200, body: { data: t.tweet, includes: { users: [{ id: t.author.id, username: t.author.username, name: t.author.name }] } } };
     }
     return problem(404, 'Not Found Error', 'Not Found');

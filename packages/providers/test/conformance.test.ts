@@ -80,7 +80,17 @@ describe('X adapter against the OpenAPI document', () => {
       expect(xQueryProblems(r.path, r.query)).toEqual([]);
       expect(r.response?.status).toBe(200);
       expect(validate(body(r), xOperation(r.path)?.response ?? {}, xDialect)).toEqual([]);
+      // Issue 47: every tweet lookup asks for the whole text (note_tweet, a listed tweet field).
+      if (r.query['tweet.fields'] !== undefined) expect(r.query['tweet.fields'].split(',')).toContain('note_tweet');
     }
+    expect(requests.filter((r) => r.query['tweet.fields'] !== undefined).length).toBeGreaterThanOrEqual(4);
+  });
+
+  it('an expansion or media field the document does not list fails both the check and the fake', async () => {
+    expect(xQueryProblems('/2/tweets/1800000000000000003', { expansions: 'author_ids', 'media.fields': 'type,length' }).map((p) => p.value)).toEqual(['author_ids', 'length']);
+    const res = await fetch(`${fake.url}/2/tweets/1800000000000000003?expansions=author_ids`, { headers: { authorization: 'Bearer t' } });
+    expect(res.status).toBe(400);
+    expect(JSON.stringify(await res.json())).toContain('[author_ids] is not one of');
   });
 
   it('a misspelled parameter or unknown field fails: the fake answers 400 invalid-request and the check names it', async () => {

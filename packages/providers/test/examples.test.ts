@@ -1,5 +1,5 @@
 import type { Platform } from '@sdx/catalog';
-import { FIXTURES, fakeTikTokVideoId, referenceExamples, startFakeUpstream, type FakeUpstream, type ReferenceExample } from '@sdx/fake-upstream';
+import { FIXTURES, exampleWire, fakeTikTokVideoId, reference, referenceExamples, repairedText, startFakeUpstream, type FakeUpstream, type ReferenceExample } from '@sdx/fake-upstream';
 import {
   createMetaAdLibraryProvider,
   createScrapeCreatorsProvider,
@@ -10,6 +10,7 @@ import {
   type Item,
   type Provider,
 } from '@sdx/providers';
+import { EXAMPLE_ITEMS } from './example-items';
 import { collect, failure, request } from './helpers';
 
 /**
@@ -96,7 +97,7 @@ const validItem = (i: Item): boolean => typeof i.id === 'string' && i.id.length 
 describe.each(examples.map((e) => [e.id, e] as const))('%s', (_id, e) => {
   it(`is parsed by the adapter's mapper (${e.page})`, async () => {
     const c = caseOf(e);
-    fake.misbehave({ path: c.prefix, kind: 'reply', reply: { status: e.status, body: e.body }, times: e.expect_error ? 10 : 1 });
+    fake.misbehave({ path: c.prefix, kind: 'reply', reply: { status: e.status, body: exampleWire(e) }, times: e.expect_error ? 10 : 1 });
     // The vendor's profile reply only gives `tagged` the account's ID: its next call uses it.
     const tagged = examples.find((x) => x.endpoint === '/v1/instagram/user/tagged-posts');
     if (e.endpoint === '/v1/instagram/profile' && tagged) fake.misbehave({ path: '/scrapecreators/v1/instagram/user/tagged-posts', kind: 'reply', reply: { status: 200, body: tagged.body } });
@@ -108,6 +109,8 @@ describe.each(examples.map((e) => [e.id, e] as const))('%s', (_id, e) => {
     const { items } = await collect(c.provider(), req);
     expect(items.length).toBeGreaterThan(0);
     for (const item of items) expect(validItem(item)).toBe(true);
+    // Field by field: the example's own item, every field with its value (example-items.ts).
+    if (e.id !== 'tiktok.token') expect(items[0]).toEqual(EXAMPLE_ITEMS[e.id]);
     if (e.id === 'tiktok.token') {
       // The example's token was taken and used: the fake did not know it, so the adapter refreshed once.
       expect(fake.requests.map((r) => r.path)).toEqual(['/v2/oauth/token/', '/v2/research/user/info/', '/v2/oauth/token/', '/v2/research/user/info/']);
@@ -122,9 +125,9 @@ describe.each(examples.map((e) => [e.id, e] as const))('%s', (_id, e) => {
 describe('where an example and its field table disagree, the adapter follows the example', () => {
   const byId = (id: string): Example => examples.find((e) => e.id === id) as Example;
 
-  it('TikTok video query: has_more "true" pages on with the reply\'s cursor and search_id', async () => {
+  it('TikTok video query: has_more pages on with the reply\'s cursor and search_id', async () => {
     const e = byId('tiktok.video.query');
-    fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: e.body } });
+    fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: exampleWire(e) } });
     const tiktok = createTikTokProvider({ clientKey: 'k1234567', clientSecret: 's1234567', baseUrl: fake.url });
     await collect(tiktok, request('tiktok', 'search', 'avocado', 2));
     const bodies = fake.requests.filter((r) => r.path === e.endpoint).map((r) => r.body as Record<string, unknown>);
@@ -133,16 +136,16 @@ describe('where an example and its field table disagree, the adapter follows the
 
   it('TikTok ad query: has_more "true" pages on with the reply\'s search_id', async () => {
     const e = byId('tiktok.ad.query');
-    fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: e.body } });
+    fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: exampleWire(e) } });
     const tiktok = createTikTokProvider({ clientKey: 'k1234567', clientSecret: 's1234567', baseUrl: fake.url });
     await collect(tiktok, request('tiktok', 'adlibrary_search', 'coffee', 2));
     const bodies = fake.requests.filter((r) => r.path === e.endpoint).map((r) => r.body as Record<string, unknown>);
-    expect(bodies[1]?.search_id).toBe('1923845247192304');
+    expect(bodies[1]?.search_id).toBe('2837438294054038');
   });
 
   it('TikTok ad detail: countries from ad_group.target (the example\'s name) and the reach by country', async () => {
     const e = byId('tiktok.ad.detail');
-    fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: e.body } });
+    fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: exampleWire(e) } });
     const tiktok = createTikTokProvider({ clientKey: 'k1234567', clientSecret: 's1234567', baseUrl: fake.url });
     const ad = (await collect(tiktok, request('tiktok', 'adlibrary_ad', '1923845247192304', 1))).items[0] as AdItem;
     expect(ad.countries).toEqual(['IT', 'GB']);
@@ -150,7 +153,7 @@ describe('where an example and its field table disagree, the adapter follows the
 
   it('X: a tweet\'s created_at in the example\'s form ("Wed Jan 06 18:40:40 +0000 2021")', async () => {
     const e = byId('x.tweet');
-    fake.misbehave({ path: '/2/tweets/1346889436626259968', kind: 'reply', reply: { status: 200, body: e.body } });
+    fake.misbehave({ path: '/2/tweets/1346889436626259968', kind: 'reply', reply: { status: 200, body: exampleWire(e) } });
     const x = createXProvider({ bearerToken: 'token', baseUrl: fake.url });
     const post = (await collect(x, request('twitter', 'post', '1346889436626259968', 1))).items[0];
     expect(post?.published_at).toBe('2021-01-06T18:40:40.000Z');
@@ -166,6 +169,43 @@ describe('where an example and its field table disagree, the adapter follows the
       expect([...forms].sort()).toEqual(['boolean', 'string']);
     } finally {
       await seeded.close();
+    }
+  });
+});
+
+describe('every kept example is the page\'s own', () => {
+  const replies = examples.filter((e) => e.status === 200);
+
+  it('each success reply has its listed item, and each listed item its example', () => {
+    expect(Object.keys(EXAMPLE_ITEMS).sort()).toEqual(replies.filter((e) => e.id !== 'tiktok.token').map((e) => e.id).sort());
+  });
+
+  it('a transcribed page example is the published text byte for byte, changed only by its listed repairs', () => {
+    const transcribed = replies.filter((e) => e.file === 'tiktok.json' && e.id !== 'tiktok.token');
+    expect(transcribed.map((e) => e.id).sort()).toEqual(['tiktok.ad.detail', 'tiktok.ad.query', 'tiktok.comment.list', 'tiktok.user.info', 'tiktok.video.query']);
+    for (const e of transcribed) {
+      expect(e).toMatchObject({ page: expect.stringMatching(/^https:\/\/developers\.tiktok\.com\/doc\//), read: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), copy: expect.any(String) });
+      expect(JSON.parse(repairedText(e) ?? 'null')).toEqual(e.body);
+      // Each repair changes something, and only what the note names.
+      for (const [from, to] of e.repairs ?? []) expect(from).not.toBe(to);
+    }
+    // Query Ads is sent as published: no repair, the example's own spellings.
+    const query = transcribed.find((e) => e.id === 'tiktok.ad.query');
+    expect(query?.repairs).toBeUndefined();
+    expect(query?.published).toContain('"unique_user_seen": "11K"');
+    expect(query?.published).toContain('"buisness_id": 3847236290405');
+    // The fake replays the repaired text itself: IDs beyond 2^53 keep their digits.
+    expect(String(exampleWire(transcribed.find((e) => e.id === 'tiktok.video.query') as Example))).toContain('"video_id": 702874395068494965');
+  });
+
+  it('an example of a machine-readable reference is its example or sample as the document has it', () => {
+    const schemas = (reference('x-openapi').components as { schemas: Record<string, { example?: unknown }> }).schemas;
+    const byId = (id: string) => examples.find((e) => e.id === id)?.body as { data: unknown };
+    expect(byId('x.user').data).toEqual(schemas.User?.example);
+    expect(byId('x.tweet').data).toEqual(schemas.Tweet?.example);
+    expect((byId('x.search').data as unknown[])[0]).toEqual(schemas.Tweet?.example);
+    for (const e of replies.filter((x) => x.file === 'scrapecreators.json')) {
+      expect(e.body).toEqual((reference('scrapecreators-endpoints')[e.endpoint] as { sampleResponse: unknown }).sampleResponse);
     }
   });
 });

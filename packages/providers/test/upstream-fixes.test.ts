@@ -79,11 +79,13 @@ describe('Graph', () => {
     expect(FIXTURES.graph.version).toBe('v26.0');
   });
 
-  it('code 100 subcode 33 is a permission problem (upstream_auth); an alias that names nothing (803) is target_not_found', async () => {
+  it('code 100 subcode 33 (no such node, or one the token may not read) is target_not_found, as is an alias that names nothing (803); a refused token is upstream_auth', async () => {
     const pages = createFacebookPagesProvider({ accessToken: 'token', baseUrl: `${fake.url}/${FIXTURES.graph.version}` });
     fake.misbehave({ path: `/${FIXTURES.graph.version}/`, kind: 'permission' });
-    expect(await failure(pages, request('facebook', 'profile', 'fakepage', 1))).toMatchObject({ code: 'upstream_auth', retryable: false });
+    expect(await failure(pages, request('facebook', 'profile', 'fakepage', 1))).toMatchObject({ code: 'target_not_found', retryable: false, context: { error_code: 100, error_subcode: 33 } });
     expect((await failure(pages, request('facebook', 'profile', 'nosuchpage', 1))).code).toBe('target_not_found');
+    fake.misbehave({ path: `/${FIXTURES.graph.version}/`, kind: 'token_invalid' });
+    expect(await failure(pages, request('facebook', 'profile', 'fakepage', 1))).toMatchObject({ code: 'upstream_auth', retryable: false, context: { error_code: 190 } });
   });
 });
 

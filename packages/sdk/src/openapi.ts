@@ -4071,7 +4071,7 @@ export interface components {
              * @description When it was published; null when the platform does not say.
              */
             published_at: string | null;
-            /** @description The advertiser's ID (a Facebook page_id). */
+            /** @description The advertiser's ID (a Facebook page_id; TikTok's advertiser business_id). */
             advertiser_id: string | null;
             /** @description The advertiser's name. */
             advertiser_name: string | null;
@@ -4082,10 +4082,10 @@ export interface components {
             first_shown_at: string | null;
             /**
              * Format: date-time
-             * @description When it stopped running; null while it runs.
+             * @description The last day it was shown, as the platform states it: when it stopped, the day it is scheduled to stop (a future date while `status` is `active`, Meta), or the last day seen so far (TikTok); null when the platform gives none (an ad running with no stop date).
              */
             last_shown_at: string | null;
-            /** @description Delivery status as the library shows it (`active`, `inactive`). */
+            /** @description Delivery status as the library shows it (`active`, `inactive`); a Meta ad whose stop date is today or later is `active`. */
             status: string | null;
             /** @description The ad's text. */
             body: string | null;
@@ -4097,8 +4097,10 @@ export interface components {
             countries: string[];
             /** @description Spend range as published (e.g. "100-499 USD"). */
             spend: string | null;
-            /** @description Impression range as published. */
+            /** @description Impressions (times the ad was shown) as published, a range such as "1000-4999" (Meta's `impressions`). Null where the platform publishes no impressions (TikTok, whose figure is reach). */
             impressions: string | null;
+            /** @description Reach: unique accounts that saw the ad, as the platform states it, such as "11K" (TikTok's `unique_users_seen`) or "1000-4999"; Meta's `eu_total_reach` (EU ads only). Null where the platform does not say. Absent on ads stored before it existed. */
+            reach?: string | null;
         };
         /** @description An advertiser of an ad library. */
         AdvertiserItem: {

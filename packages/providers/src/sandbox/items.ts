@@ -426,7 +426,9 @@ export function adItem(platform: Platform, rng: Rng, index: number, o: AdOptions
       : ['tiktok'],
     countries: rng.sample(facebook ? COUNTRIES : EU_COUNTRIES, rng.int(1, 4)),
     spend: facebook ? `${spendLow}-${spendLow === 0 ? 99 : spendLow * 5 - 1} USD` : null,
-    impressions: `${impressionsLow}K-${impressionsLow * 5}K`,
+    // As the platforms publish them: Meta an impressions range, TikTok only reach (unique users seen).
+    impressions: facebook ? `${impressionsLow}K-${impressionsLow * 5}K` : null,
+    reach: facebook ? null : `${impressionsLow}K`,
   };
 }
 

@@ -41,17 +41,20 @@ const throttleWait = (f: GraphFacts): number => businessUseCaseRegainMs(f.header
 /**
  * Graph API errors (developers.facebook.com/docs/graph-api/guides/error-handling). Code 100
  * subcode 33 ("does not exist, cannot be loaded due to missing permissions, or does not support
- * this operation") is what a token without the needed permission or feature (Page Public Content
- * Access, ads_read) gets for a node that exists, so it is the operator's to fix; a name that
- * names nothing answers 803 (pages) or 110/2207013 (Instagram business_discovery).
+ * this operation") is Graph's answer about one node: a post deleted or never there, or one the
+ * token may not read. It is the target's, not the credentials': the job fails as
+ * target_not_found and the source's health does not count it. A credentials failure is told
+ * apart by its code: 190/102 (the token is invalid or expired), 10 and 200-299 (the app lacks a
+ * permission), HTTP 401: those are upstream_auth, and only those count toward marking a source
+ * down (docs/decisions.md). A name that names nothing answers 803 (pages) or 110/2207013
+ * (Instagram business_discovery).
  */
 export const GRAPH_ERRORS: ErrorRule<GraphFacts>[] = [
   { status: '400, 403', upstream: 'codes 4, 17, 32, 613, 80000-80014 (throttling)', code: 'rate_limited', retryable: true, wait: 'max estimated_time_to_regain_access of X-Business-Use-Case-Usage, else Retry-After, else 10 min', when: (f) => [4, 17, 32, 613].includes(f.code) || between(f.code, 80000, 80014), waitMs: throttleWait },
   { status: 'any, 5xx', upstream: 'codes 1, 2, 341 or is_transient', code: 'upstream_unavailable', retryable: true, wait: 'regain time or Retry-After if sent', when: (f) => [1, 2, 341].includes(f.code) || f.transient || f.status >= 500, waitMs: (f) => businessUseCaseRegainMs(f.headers) ?? retryAfterMs(f.headers, f.now) },
   { status: '400, 401', upstream: 'code 190, 102 (token invalid or expired)', code: 'upstream_auth', retryable: false, wait: '', when: (f) => f.code === 190 || f.code === 102 || f.status === 401 },
   { status: '400, 403', upstream: 'code 10, 200-299 (permission denied)', code: 'upstream_auth', retryable: false, wait: '', when: (f) => f.code === 10 || between(f.code, 200, 299) },
-  { status: '400', upstream: 'code 100 subcode 33 (missing permission, or no such node)', code: 'upstream_auth', retryable: false, wait: '', when: (f) => f.code === 100 && f.subcode === 33 },
-  { status: '400, 404', upstream: 'code 803 (no such alias); 110 / subcode 2207013 (no such Instagram user)', code: 'target_not_found', retryable: false, wait: '', when: (f) => f.code === 803 || f.code === 110 || f.subcode === 2207013 },
+  { status: '400, 404', upstream: 'code 100 subcode 33 (no such node, or one the token may not read); 803 (no such alias); 110 / subcode 2207013 (no such Instagram user)', code: 'target_not_found', retryable: false, wait: '', when: (f) => (f.code === 100 && f.subcode === 33) || f.code === 803 || f.code === 110 || f.subcode === 2207013 },
   { status: '400', upstream: 'code 100 for a field or parameter the node does not have', code: 'internal_error', retryable: false, wait: '', when: (f) => f.code === 100 && /nonexisting field|unknown field|invalid fields/i.test(f.message) },
   { status: '400', upstream: 'code 100 (invalid parameter)', code: 'invalid_target', retryable: false, wait: '', when: (f) => f.code === 100 || f.status === 400 },
   { status: '404', upstream: 'any', code: 'target_not_found', retryable: false, wait: '', when: (f) => f.status === 404 },

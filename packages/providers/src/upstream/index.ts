@@ -1,6 +1,6 @@
 export { createYouTubeProvider, YOUTUBE_DEFAULT_BASE_URL, type YouTubeConfig } from './youtube';
 export { createXProvider, X_DEFAULT_BASE_URL, type XConfig } from './x';
-export { createTikTokProvider, TIKTOK_DEFAULT_BASE_URL, type TikTokConfig } from './tiktok';
+export { createTikTokProvider, TIKTOK_ADS_EARLIEST, TIKTOK_DEFAULT_BASE_URL, type TikTokConfig } from './tiktok';
 export {
   createMetaAdLibraryProvider,
   createFacebookPagesProvider,
@@ -12,5 +12,5 @@ export { GRAPH_DEFAULT_BASE_URL, GRAPH_VERSION, GRAPH_ERRORS, type GraphConfig }
 export type { HttpSettings } from './http';
 export type { UpstreamProvider } from './provider';
 export { parseJsonExact } from './json';
-export { createScrapeCreatorsProvider, SCRAPECREATORS_DEFAULT_BASE_URL, type ScrapeCreatorsConfig } from './scrapecreators';
+export { createScrapeCreatorsProvider, instagramMediaId, SCRAPECREATORS_DEFAULT_BASE_URL, type ScrapeCreatorsConfig } from './scrapecreators';
 export { rows as errorRows, type ErrorRow } from './classify';

@@ -131,6 +131,7 @@ export function adItem(platform: Platform, f: Fields<AdItem, 'id'>): AdItem {
     countries: f.countries ?? [],
     spend: f.spend ?? null,
     impressions: f.impressions ?? null,
+    reach: f.reach ?? null,
   };
 }
 

@@ -29,7 +29,7 @@ export interface MetaAdLibraryConfig extends GraphConfig {
 }
 
 const AD_FIELDS =
-  'id,ad_creation_time,ad_creative_bodies,ad_creative_link_titles,ad_delivery_start_time,ad_delivery_stop_time,bylines,currency,impressions,languages,page_id,page_name,publisher_platforms,spend,age_country_gender_reach_breakdown,target_locations';
+  'id,ad_creation_time,ad_creative_bodies,ad_creative_link_titles,ad_delivery_start_time,ad_delivery_stop_time,bylines,currency,impressions,languages,page_id,page_name,publisher_platforms,spend,age_country_gender_reach_breakdown,target_locations,eu_total_reach';
 
 /**
  * An archived ad's own countries: the codes of its reach breakdown (age_country_gender_reach_breakdown,
@@ -57,9 +57,16 @@ export function createMetaAdLibraryProvider(config: MetaAdLibraryConfig): Upstre
   const graph = new GraphClient('meta-ad-library', config);
   const countries = JSON.stringify(config.reachedCountries ?? ['ALL']);
 
+  const now = config.now ?? Date.now;
+
   function mapAd(a: Json): Item {
     const id = String(a.id);
     const stop = str(a.ad_delivery_stop_time);
+    const stopAt = stop ? isoTime(stop) : null;
+    // ad_delivery_stop_time is a date: an ad whose stop day is today or later still runs (a
+    // scheduled stop); one whose stop day has passed has stopped.
+    const today = new Date(now()).toISOString().slice(0, 10);
+    const running = stopAt === null || stopAt.slice(0, 10) >= today;
     const body = str(arr(a.ad_creative_bodies)[0]);
     return adItem('facebook', {
       id,
@@ -71,14 +78,16 @@ export function createMetaAdLibraryProvider(config: MetaAdLibraryConfig): Upstre
       advertiser_id: str(a.page_id),
       advertiser_name: str(a.page_name),
       first_shown_at: isoTime(a.ad_delivery_start_time),
-      last_shown_at: stop ? isoTime(stop) : null,
-      status: stop ? 'inactive' : 'active',
+      last_shown_at: stopAt,
+      status: running ? 'active' : 'inactive',
       body,
       platforms: arr(a.publisher_platforms).map((p) => String(p).toLowerCase()),
       // The ad's own countries; ad_reached_countries (META_AD_REACHED_COUNTRIES) only filters the search.
       countries: archivedAdCountries(a),
       spend: range(a.spend) && str(a.currency) ? `${range(a.spend)} ${str(a.currency)}` : range(a.spend),
       impressions: range(a.impressions),
+      // Reach: the archive's eu_total_reach (unique EU accounts reached; EU-delivered ads only).
+      reach: str(a.eu_total_reach) ?? range(a.eu_total_reach),
     });
   }
 

@@ -150,6 +150,9 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
           start: decodeCursor(request.resumeCursor),
           signal: request.signal,
           fetch: async (cursor) => {
+            // The reply names no post: the parent is the post of the target, by its media ID
+            // (the `id` of the post item), else as the target names it.
+            const parent = instagramMediaId(request.target) ?? request.target;
             const body = await get('/v2/instagram/post/comments', { url: igPostUrl(request.target), cursor: cursor ?? undefined }, request.signal);
             const items = arr(body.comments).map((raw) => {
               const c = obj(raw);
@@ -158,7 +161,7 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
                 username: str(obj(c.user).username),
                 caption: str(c.text),
                 published_at: isoTime(c.created_at),
-                parent_id: null,
+                parent_id: parent,
                 likes: num(c.comment_like_count),
                 reply_count: num(c.child_comment_count),
               });
@@ -453,6 +456,12 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
             platforms: arr(body.publisherPlatform).map((p) => String(p).toLowerCase()),
             // targetedOrReachedCountries (codes) and the EU reach breakdown of aaa_info, as in the vendor's sample.
             countries: countryCodes([...arr(body.targetedOrReachedCountries), ...arr(obj(body.aaa_info).age_country_gender_reach_breakdown).map((b) => obj(b).country)]),
+            // The Ad Library's own figures as the vendor passes them on: spend (null in the
+            // sample), impressionsWithIndex.impressionsText, and the EU reach of aaa_info
+            // (eu_total_reach, 1657 in the sample); reachEstimate where there is no EU reach.
+            spend: str(body.spend),
+            impressions: str(obj(body.impressionsWithIndex).impressionsText),
+            reach: str(obj(body.aaa_info).eu_total_reach) ?? str(body.reachEstimate),
           });
         }),
       adlibrary_ad_transcript: (request) =>
@@ -467,6 +476,22 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
 }
 
 /** [next_page_id, cursor] of a reels page token; a bare cursor (saved before both were kept) has no next_page_id. */
+const SHORTCODE_ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+
+/**
+ * The media ID of an Instagram post URL or shortcode: the shortcode is the media ID written in
+ * base 64 (A-Z a-z 0-9 - _), as the vendor's post sample shows (shortcode DF5s0duxDts, id
+ * 3565077699422862188). Null for what is not a post's shortcode (longer private-post codes).
+ */
+export function instagramMediaId(target: string): string | null {
+  const url = asUrl(target);
+  const code = url ? /\/(?:p|reel|reels|tv)\/([A-Za-z0-9_-]+)/.exec(url.pathname)?.[1] : target;
+  if (!code || code.length > 11 || !/^[A-Za-z0-9_-]+$/.test(code)) return null;
+  let id = 0n;
+  for (const ch of code) id = id * 64n + BigInt(SHORTCODE_ALPHABET.indexOf(ch));
+  return id.toString();
+}
+
 function reelsToken(token: string | null): [string | null, string | null] {
   if (!token) return [null, null];
   try {

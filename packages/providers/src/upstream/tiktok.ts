@@ -38,7 +38,12 @@ const AD_FIELDS =
 /** Get Ad Details also lists the ad group's targeting (countries, ages, genders, audience size). */
 const AD_DETAIL_FIELDS = `${AD_FIELDS},ad_group.targeting_info`;
 const WINDOW_DAYS = 30;
-const ADS_EARLIEST = '20221001';
+/**
+ * The first day an ad search may start: the Query Ads page's DateRange says min "needs to be
+ * after October 1, 2022" (RequestFilters: "a date after October 1, 2022"), so 2 October 2022.
+ */
+export const TIKTOK_ADS_EARLIEST = '20221002';
+const ADS_EARLIEST = TIKTOK_ADS_EARLIEST;
 
 const ymd = (d: DateTime): string => d.toFormat('yyyyLLdd');
 const fromYmd = (s: string): DateTime => DateTime.fromFormat(s, 'yyyyLLdd', { zone: 'utc' });
@@ -168,7 +173,8 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
   // ---- mapping ---------------------------------------------------------------------------------
 
   function mapVideo(v: Json): Item {
-    const id = String(v.id);
+    // The field table names the ID "id"; the Query Videos page's example reply "video_id".
+    const id = String(v.id ?? v.video_id);
     const username = str(v.username);
     const tags = arr(v.hashtag_names).map((t) => String(t).toLowerCase());
     return postItem('tiktok', 'video', {
@@ -196,15 +202,24 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
     return countryCodes([...targeted, ...Object.keys(obj(obj(obj(entry.ad).reach).unique_users_seen_by_country))]);
   }
 
+  /**
+   * An ad of Query Ads or Get Ad Details. The pages' field tables and their published example
+   * replies spell some keys differently, and both forms are read (docs/providers.md):
+   * reach.unique_users_seen (tables, Get Ad Details example) or reach.unique_user_seen (Query Ads
+   * example); advertiser.business_id (tables) or advertiser.buisness_id (Query Ads example).
+   * unique_users_seen counts unique users, so it is the ad's reach; TikTok publishes no
+   * impressions.
+   */
   function mapAd(entry: Json): Item {
     const ad = obj(entry.ad);
     const advertiser = obj(entry.advertiser);
+    const reach = obj(ad.reach);
     const id = String(ad.id);
     const media = [...arr(ad.videos).map((v) => str(obj(v).url)), ...arr(ad.image_urls).map(str)].filter((u): u is string => Boolean(u));
     return adItem('tiktok', {
       id,
       url: `https://library.tiktok.com/ads/detail/?ad_id=${id}`,
-      advertiser_id: str(advertiser.business_id),
+      advertiser_id: str(advertiser.business_id ?? advertiser.buisness_id),
       advertiser_name: str(advertiser.business_name),
       first_shown_at: isoTime(ad.first_shown_date),
       last_shown_at: isoTime(ad.last_shown_date),
@@ -212,7 +227,8 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
       media_urls: media,
       platforms: ['tiktok'],
       countries: adCountries(entry),
-      impressions: str(obj(ad.reach).unique_users_seen),
+      impressions: null,
+      reach: str(reach.unique_users_seen ?? reach.unique_user_seen),
     });
   }
 

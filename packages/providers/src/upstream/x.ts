@@ -24,7 +24,11 @@ export interface XConfig extends Partial<HttpSettings> {
 type Json = Record<string, unknown>;
 
 const USER_FIELDS = 'created_at,description,profile_image_url,verified,protected,public_metrics,url';
-const TWEET_FIELDS = 'created_at,author_id,conversation_id,lang,public_metrics,entities,attachments';
+/**
+ * note_tweet: "the full-content of the Tweet, including text beyond 280 characters" (X's OpenAPI
+ * document, Tweet.note_tweet); a long post's `text` is only its first 280 characters.
+ */
+const TWEET_FIELDS = 'created_at,author_id,conversation_id,lang,public_metrics,entities,attachments,note_tweet';
 const TWEET_EXPANSIONS = 'author_id,attachments.media_keys';
 const MEDIA_FIELDS = 'type,duration_ms';
 const PROBLEM = 'https://api.twitter.com/2/problems/';
@@ -118,11 +122,18 @@ export function createXProvider(config: XConfig): UpstreamProvider {
     return data.map((raw) => {
       const t = obj(raw);
       const id = String(t.id);
-      const username = users.get(String(t.author_id)) ?? null;
+      // The author's username from includes.users; the Tweet object's own `username` (in X's
+      // OpenAPI Tweet schema and its example) where no user is included.
+      const username = users.get(String(t.author_id)) ?? str(t.username);
       const m = obj(t.public_metrics);
       const firstMedia = media.get(String(arr(obj(t.attachments).media_keys)[0]));
-      const tags = arr(obj(t.entities).hashtags).map((h) => String(obj(h).tag).toLowerCase());
-      const text = str(t.text);
+      // A long post's whole text and its entities are in note_tweet; `text` and `entities` then
+      // cover only the first 280 characters.
+      const note = obj(t.note_tweet);
+      const whole = str(note.text);
+      const text = whole ?? str(t.text);
+      const entities = whole !== null && note.entities !== undefined ? obj(note.entities) : obj(t.entities);
+      const tags = arr(entities.hashtags).map((h) => String(obj(h).tag).toLowerCase());
       const durationMs = num(firstMedia?.duration_ms);
       return postItem('twitter', 'post', {
         id,

@@ -218,7 +218,7 @@ function request(backend: Backend, method: 'GET' | 'POST', urlPath: string, head
   });
 }
 
-async function untilReady(url: string, proc: AppProcess, timeoutMs = 60_000): Promise<void> {
+async function untilReady(url: string, proc: AppProcess, timeoutMs = 180_000): Promise<void> {
   const agent = new http.Agent({ keepAlive: false });
   const deadline = Date.now() + timeoutMs;
   try {

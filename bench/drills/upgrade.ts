@@ -83,6 +83,8 @@ export interface UpgradeFigures {
   steps: StepFigures[];
   /** The counters the contract step found differing from the ledger, and what it set them to. */
   countersMended: Array<{ workspace_id: string; counter: string; key_id?: string; was: number; now: number }>;
+  /** Counters the new workers' reconciler mended on its own before the contract step (from their warnings). */
+  countersMendedByWorker: number;
   requests: number;
   byStatus: Record<string, number>;
   byPhase: Record<string, Record<string, number>>;
@@ -485,6 +487,10 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
       migrationsApplied,
       steps,
       countersMended: contract.fixes,
+      countersMendedByWorker: apps
+        .filter((a) => a.release === 'new' && a.app === 'worker')
+        .flatMap((a) => warnings(a.lines))
+        .reduce((sum, r) => sum + (typeof r.mended === 'number' ? r.mended : 0), 0),
       requests: samples.length,
       byStatus,
       byPhase,
@@ -564,6 +570,7 @@ export function summarizeUpgrade(f: UpgradeFigures): string {
   return [
     `from ${f.release.rev} (${f.release.sha.slice(0, 12) || 'no git'}, ${f.release.how}) to this checkout; install ${f.installMs} ms`,
     `migrations the window saw (applied under load): ${f.migrationsApplied.length} (${f.migrationsApplied.join(', ') || 'none'})`,
+    `counters mended by the new worker's reconciler in the window: ${f.countersMendedByWorker}`,
     `contract step: ${f.countersMended.length} counters mended${f.countersMended.length ? ` (${f.countersMended.map((c) => `${c.counter}${c.key_id ? ` of ${c.key_id}` : ''} ${c.was} -> ${c.now}`).join(', ')})` : ''}; the audit below is after it`,
     ...f.steps.map((s) => `  ${s.step}: ${s.ms} ms${s.drainMs !== undefined ? `; old drained in ${s.drainMs} ms, exit ${s.exitCode}` : ''}`),
     `requests: ${f.requests} ${JSON.stringify(f.byStatus)}; 503 without Retry-After: ${f.missingRetryAfter}; lost connections: ${f.connectionErrors}`,

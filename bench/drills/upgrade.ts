@@ -1,9 +1,9 @@
 /**
  * Drill: a rolling upgrade under load, from the previous release to this checkout.
  *
- * Takes the previous release from git (bench/drills/lib/previous-release.ts: the newest v* tag,
- * else the code before the newest change to the migrations; `PREVIOUS_RELEASE=<rev>` picks
- * another), unpacks it into a temporary folder (`git archive`: the checkout and its .git are
+ * Takes the previous release from CHANGELOG.md and git (bench/drills/lib/previous-release.ts: the
+ * newest release the changelog names before HEAD; `PREVIOUS_RELEASE=<version or rev>` picks
+ * another, `PREVIOUS_RELEASE=all` runs the drill from each of the last three releases in turn), unpacks it into a temporary folder (`git archive`: the checkout and its .git are
  * not touched) and installs its dependencies there (`npm ci`, from npm's cache when it can).
  * On a private Postgres cluster and a private redis-server it migrates with the previous
  * release's migrations, makes the workspace with its admin CLI, and starts its api, worker and
@@ -19,10 +19,15 @@
  * lost connection); no process died, and each old one stopped with exit code 0; every accepted
  * job and batch exists and completed, and no job exists that no client was told of (no job
  * lost); the ledger audit is clean (no job billed twice); every webhook event reached the
- * receiver; every once-schedule was dispatched exactly once.
+ * receiver; every once-schedule was dispatched exactly once. After the roll it runs the
+ * upgrade's contract step (`npm run admin -- reconcile-counters`: the money's counters
+ * recomputed from the ledger) and the ledger audit then includes every month-spend and balance
+ * counter. It prints the migrations the window saw and the counters the contract step mended.
  *
  *   npm run drill:upgrade
  *   PREVIOUS_RELEASE=v1.0.0 npm run drill:upgrade
+ *   PREVIOUS_RELEASE=6e61818 npm run drill:upgrade
+ *   PREVIOUS_RELEASE=all npm run drill:upgrade   # from each of the last three releases
  *   DRILL_PHASE_MS=8000 DRILL_CLIENTS=8 npm run drill:upgrade
  *   DRILL_INSTALL=link npm run drill:upgrade    # link this checkout's node_modules instead of npm ci
  */
@@ -35,8 +40,8 @@ import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
 import { createDb, type Db, migrateToLatest } from '@sdx/db';
 import { checkLedger, freePort, type LedgerReport, startPrivatePostgres, startPrivateRedis, startWebhookReceiver, TEST_SECRETS_KEY } from '@sdx/testing';
-import { type PreviousRelease, REPO_ROOT, resolvePreviousRelease, workingTreeRelease } from './lib/previous-release';
-import { unstructuredLines } from './lib/processes';
+import { type PreviousRelease, REPO_ROOT, resolvePreviousRelease, resolvePreviousReleases, workingTreeRelease } from './lib/previous-release';
+import { unstructuredLines, warnings } from './lib/processes';
 
 export interface UpgradeOptions {
   /** Concurrent clients submitting single jobs. */
@@ -76,6 +81,10 @@ export interface UpgradeFigures {
   installMs: number;
   migrationsApplied: string[];
   steps: StepFigures[];
+  /** The counters the contract step found differing from the ledger, and what it set them to. */
+  countersMended: Array<{ workspace_id: string; counter: string; key_id?: string; was: number; now: number }>;
+  /** Counters the new workers' reconciler mended on its own before the contract step (from their warnings). */
+  countersMendedByWorker: number;
   requests: number;
   byStatus: Record<string, number>;
   byPhase: Record<string, Record<string, number>>;
@@ -211,7 +220,7 @@ function request(backend: Backend, method: 'GET' | 'POST', urlPath: string, head
   });
 }
 
-async function untilReady(url: string, proc: AppProcess, timeoutMs = 60_000): Promise<void> {
+async function untilReady(url: string, proc: AppProcess, timeoutMs = 180_000): Promise<void> {
   const agent = new http.Agent({ keepAlive: false });
   const deadline = Date.now() + timeoutMs;
   try {
@@ -438,6 +447,17 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
       await sleep(500);
     }
 
+    // The upgrade's contract step, once every process runs the new release: the money's counters
+    // recomputed from the reservations and the ledger (a release that did not keep one ran in
+    // the window), by the new release's admin CLI as an operator runs it.
+    const contractStarted = Date.now();
+    const contract = JSON.parse(runNode(REPO_ROOT, ['apps/api/src/admin.ts', 'reconcile-counters', '--json'], base).trim().split('\n').pop() ?? '{}') as {
+      workspaces: number;
+      fixes: Array<{ workspace_id: string; counter: string; key_id?: string; was: number; now: number }>;
+    };
+    steps.push({ step: `contract: counters reconciled (${contract.fixes.length} mended)`, ms: Date.now() - contractStarted });
+    log(`contract step: ${contract.workspaces} balances checked, ${contract.fixes.length} counters mended${contract.fixes.length ? `: ${contract.fixes.map((f) => `${f.counter}${f.key_id ? ` ${f.key_id}` : ''} ${f.was} -> ${f.now}`).join(', ')}` : ''}`);
+
     const audit = await checkLedger(db);
     const runs = await sql<{ schedule_id: string; dispatched: string }>`
       select s.id as schedule_id, count(r.job_id) filter (where r.job_id is not null) as dispatched
@@ -466,6 +486,11 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
       installMs,
       migrationsApplied,
       steps,
+      countersMended: contract.fixes,
+      countersMendedByWorker: apps
+        .filter((a) => a.release === 'new' && a.app === 'worker')
+        .flatMap((a) => warnings(a.lines))
+        .reduce((sum, r) => sum + (typeof r.mended === 'number' ? r.mended : 0), 0),
       requests: samples.length,
       byStatus,
       byPhase,
@@ -530,6 +555,10 @@ function judge(f: UpgradeFigures, apps: AppProcess[]): string[] {
   if (f.audit.problems.length > 0) failures.push(`ledger audit: ${f.audit.problems.slice(0, 10).join('; ')}`);
   if (f.schedules.dispatchedOnce !== f.schedules.due) failures.push(`${f.schedules.due - f.schedules.dispatchedOnce} of ${f.schedules.due} schedules not dispatched exactly once (${f.schedules.dispatchedTwice} twice or more)`);
   if (f.webhooks.missing > 0) failures.push(`${f.webhooks.missing} of ${f.webhooks.events} webhook events never reached the receiver`);
+  if (f.byStatus['500']) {
+    const errors = apps.flatMap((a) => warnings(a.lines).filter((r) => Number(r.level) >= 50).slice(0, 5).map((r) => `${a.release} ${a.app}: ${JSON.stringify(r).slice(0, 600)}`));
+    failures.push(`errors logged: ${errors.join(' | ')}`);
+  }
   if (f.unstructuredLogLines > 0) {
     const sample = apps.flatMap((a) => unstructuredLines(a.lines).slice(0, 3).map((l) => `${a.release} ${a.app}: ${l}`));
     failures.push(`${f.unstructuredLogLines} log lines are not JSON, e.g. ${sample.join(' | ')}`);
@@ -540,7 +569,9 @@ function judge(f: UpgradeFigures, apps: AppProcess[]): string[] {
 export function summarizeUpgrade(f: UpgradeFigures): string {
   return [
     `from ${f.release.rev} (${f.release.sha.slice(0, 12) || 'no git'}, ${f.release.how}) to this checkout; install ${f.installMs} ms`,
-    `migrations applied under load: ${f.migrationsApplied.length} (${f.migrationsApplied.join(', ') || 'none'})`,
+    `migrations the window saw (applied under load): ${f.migrationsApplied.length} (${f.migrationsApplied.join(', ') || 'none'})`,
+    `counters mended by the new worker's reconciler in the window: ${f.countersMendedByWorker}`,
+    `contract step: ${f.countersMended.length} counters mended${f.countersMended.length ? ` (${f.countersMended.map((c) => `${c.counter}${c.key_id ? ` of ${c.key_id}` : ''} ${c.was} -> ${c.now}`).join(', ')})` : ''}; the audit below is after it`,
     ...f.steps.map((s) => `  ${s.step}: ${s.ms} ms${s.drainMs !== undefined ? `; old drained in ${s.drainMs} ms, exit ${s.exitCode}` : ''}`),
     `requests: ${f.requests} ${JSON.stringify(f.byStatus)}; 503 without Retry-After: ${f.missingRetryAfter}; lost connections: ${f.connectionErrors}`,
     `by phase: ${Object.entries(f.byPhase)
@@ -557,21 +588,27 @@ export function summarizeUpgrade(f: UpgradeFigures): string {
 
 if (require.main === module) {
   const install = process.env.DRILL_INSTALL === 'link' ? 'link' : 'ci';
-  runUpgradeDrill({
-    ...DEFAULT_OPTIONS,
-    install,
-    phaseMs: Number(process.env.DRILL_PHASE_MS ?? DEFAULT_OPTIONS.phaseMs),
-    clients: Number(process.env.DRILL_CLIENTS ?? DEFAULT_OPTIONS.clients),
-  })
-    .then((figures) => {
+  const main = async () => {
+    // PREVIOUS_RELEASE=all: the last three releases of CHANGELOG.md, each in turn (newest first).
+    const releases = process.env.PREVIOUS_RELEASE?.trim() === 'all' ? resolvePreviousReleases() : [undefined];
+    const results: Array<{ rev: string; failures: string[] }> = [];
+    for (const release of releases) {
+      const figures = await runUpgradeDrill({
+        ...DEFAULT_OPTIONS,
+        install,
+        ...(release ? { release } : {}),
+        phaseMs: Number(process.env.DRILL_PHASE_MS ?? DEFAULT_OPTIONS.phaseMs),
+        clients: Number(process.env.DRILL_CLIENTS ?? DEFAULT_OPTIONS.clients),
+      });
       process.stdout.write(`${summarizeUpgrade(figures)}\n`);
-      if (figures.failures.length > 0) {
-        process.stdout.write(`FAILED:\n- ${figures.failures.join('\n- ')}\n`);
-        process.exit(1);
-      }
-      process.stdout.write('PASSED\n');
-      process.exit(0);
-    })
+      process.stdout.write(figures.failures.length > 0 ? `FAILED:\n- ${figures.failures.join('\n- ')}\n` : 'PASSED\n');
+      results.push({ rev: figures.release.rev, failures: figures.failures });
+    }
+    if (results.length > 1) process.stdout.write(`from each release: ${results.map((r) => `${r.rev} ${r.failures.length ? 'FAILED' : 'passed'}`).join(', ')}\n`);
+    return results.every((r) => r.failures.length === 0);
+  };
+  main()
+    .then((ok) => process.exit(ok ? 0 : 1))
     .catch((error) => {
       console.error(error);
       process.exit(1);

@@ -17,6 +17,7 @@ import {
   type MoveProgress,
   moveResults,
   BucketResultObjects,
+  reconcileCounters,
   recordAudit,
   renderApiKey,
   resealSecrets,
@@ -37,6 +38,7 @@ import {
  *   npm run -s admin -- export-workspace <workspace_id> [--out FILE]
  *   npm run -s admin -- delete-workspace <workspace_id> [--yes] [--json]
  *   npm run -s admin -- move-results --to s3|postgres [--batch N] [--json]
+ *   npm run -s admin -- reconcile-counters [--json]
  * The key secret is printed once, here, and never stored. Keys made here have the owner role;
  * every change is in the workspace's audit log with the actor system/admin-cli.
  * rotate-secrets re-seals every secret at rest that is not under SECRETS_KEY (opened with
@@ -52,11 +54,17 @@ import {
  * error; stopped anywhere, it is resumed by running it again. Set RESULT_STORE to the same store
  * on the service first, so that new results are written there (docs/operations.md).
  *
+ * reconcile-counters recomputes every stored aggregate of the money (each workspace's reserved
+ * totals, lifetime spend, purchased balance and month spend, each key's month spend) from the
+ * reservations and the ledger and sets those that differ: the contract step of an upgrade, run
+ * once every process runs the new release (docs/deployment.md "Expand and contract"). It prints
+ * each counter it mended.
+ *
  * It works on the service's existing database only: unreachable, missing or not fully migrated,
  * it refuses with the reason (exit 3) and creates or migrates nothing.
  */
-const USAGE = `usage: admin <create-workspace|create-key|revoke-key|grant-credits|list-workspaces|list-keys|rotate-secrets|export-workspace|delete-workspace|move-results> [options]`;
-const COMMANDS = ['create-workspace', 'create-key', 'revoke-key', 'grant-credits', 'list-workspaces', 'list-keys', 'rotate-secrets', 'export-workspace', 'delete-workspace', 'move-results'];
+const USAGE = `usage: admin <create-workspace|create-key|revoke-key|grant-credits|list-workspaces|list-keys|rotate-secrets|export-workspace|delete-workspace|move-results|reconcile-counters> [options]`;
+const COMMANDS = ['create-workspace', 'create-key', 'revoke-key', 'grant-credits', 'list-workspaces', 'list-keys', 'rotate-secrets', 'export-workspace', 'delete-workspace', 'move-results', 'reconcile-counters'];
 /** The commands that take the workspace's ID as their argument. */
 const WITH_ARGUMENT = ['export-workspace', 'delete-workspace'];
 const ACTOR = systemActor('admin-cli');
@@ -235,6 +243,17 @@ async function main(argv: string[]): Promise<number> {
           ].join('\n'),
         );
         return unopenable ? 1 : 0;
+      }
+      case 'reconcile-counters': {
+        const counters = await reconcileCounters(db);
+        print(
+          counters,
+          [
+            ...counters.fixes.map((f) => `${f.workspace_id}${f.key_id ? ` key ${f.key_id}` : ''} ${f.counter}: ${f.was} -> ${f.now}`),
+            `${counters.workspaces} balances checked, ${counters.fixes.length} counters mended`,
+          ].join('\n'),
+        );
+        return 0;
       }
       case 'export-workspace': {
         const workspaceId = required('workspace_id', positionals[0]);

@@ -1,7 +1,7 @@
 import { applyHeapGrowth, loadConfig } from '@sdx/config';
 import { migrateToLatest } from '@sdx/db';
 import { addQueueCountsSource, bullQueueCounts, collectProcessMetrics } from '@sdx/metrics';
-import { createRuntime, onShutdown, startBilling, startMailSender } from '@sdx/runtime';
+import { createRuntime, onShutdown, startBilling, startMailSender, untilDependenciesReady } from '@sdx/runtime';
 import { createApp } from './app';
 import { HeavyReads } from './middleware/heavy-reads';
 import { RedisRateLimiter } from './middleware/rate-limit';
@@ -26,6 +26,9 @@ async function main(): Promise<void> {
   const billing = startBilling(runtime.services);
   const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, draining: drain.signal, heavyReads, mailer, billing });
   const server = createApiServer(app);
+  // The port opens (and `api listening` is said) once Postgres and Redis answer: the load
+  // balancer's first request never meets a rate limiter whose Redis is still connecting.
+  await untilDependenciesReady(runtime);
   server.listen(config.port, () => runtime.log.info({ port: config.port }, 'api listening'));
 
   // On SIGTERM: stop accepting, answer every POST /v1/extract still waiting with 202 and its

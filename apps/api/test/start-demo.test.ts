@@ -47,7 +47,8 @@ it('creates the demo user, owner of the demo workspace, and prints its password 
       const res = await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'demo@example.com', password }) });
       return res.status === 200 ? res : undefined;
     },
-    40_000,
+    // The API opens its port once its Postgres and Redis answer: on a loaded machine, a while.
+    90_000,
     200,
   );
   const body = (await login.json()) as { workspaces: Array<{ id: string; name: string; kind: string; role: string }>; default_workspace_id: string | null };
@@ -64,4 +65,4 @@ it('creates the demo user, owner of the demo workspace, and prints its password 
   expect(session.default_workspace_id).toBe(account.organization_id);
   const wrong = await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'demo@example.com', password: 'not-the-password' }) });
   expect(wrong.status).toBe(401);
-});
+}, 150_000);

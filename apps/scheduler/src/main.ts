@@ -1,5 +1,5 @@
 import { loadConfig } from '@sdx/config';
-import { createRuntime, onShutdown, startProcessMetrics } from '@sdx/runtime';
+import { createRuntime, onShutdown, startProcessMetrics, untilDependenciesReady } from '@sdx/runtime';
 import { startScheduler } from '@sdx/scheduler-engine';
 import { startRetention } from './retention';
 
@@ -13,6 +13,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const runtime = createRuntime(config, { name: 'scheduler', dbPoolSize: 20 });
   const metrics = await startProcessMetrics(runtime);
+  // `scheduler started` is said once Postgres and Redis answer (its /readyz checks them on each probe).
+  await untilDependenciesReady(runtime);
   // Up to 16 dispatches at once (DEFAULT_DISPATCH_CONCURRENCY), each on its own connection.
   const scheduler = startScheduler(runtime.services, { tickMs: config.schedulerTickMs });
   const purge =

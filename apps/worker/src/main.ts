@@ -1,5 +1,5 @@
 import { loadConfig } from '@sdx/config';
-import { createRuntime, onShutdown, startProcessMetrics } from '@sdx/runtime';
+import { createRuntime, onShutdown, startProcessMetrics, untilDependenciesReady } from '@sdx/runtime';
 import { startWorker } from './worker';
 
 /** The worker process: scale it with `--scale worker=N`; each runs WORKER_CONCURRENCY attempts at once. */
@@ -7,6 +7,8 @@ async function main(): Promise<void> {
   const config = loadConfig();
   const runtime = createRuntime(config, { name: 'worker' });
   const metrics = await startProcessMetrics(runtime);
+  // `worker started` is said once Postgres and Redis answer (its /readyz checks them on each probe).
+  await untilDependenciesReady(runtime);
   const worker = startWorker({
     services: runtime.services,
     providers: runtime.registry,

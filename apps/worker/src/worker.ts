@@ -1,4 +1,4 @@
-import { reconcileJobs, type ReconcileReport, runJobAttempt, type ProviderLookup, type Services } from '@sdx/domain';
+import { type CounterReport, reconcileCounters, reconcileJobs, type ReconcileReport, runJobAttempt, type ProviderLookup, type Services } from '@sdx/domain';
 import { createWorkerRedis, startConsumer } from '@sdx/queue';
 import { startBilling, startMailSender } from '@sdx/runtime';
 import { type RunningWebhooks, startWebhooks } from './webhooks';
@@ -15,6 +15,8 @@ export interface WorkerOptions {
   concurrency: number;
   /** Run the reconciler in this process (every worker may; it is safe concurrently). */
   reconcile?: boolean;
+  /** Called with the report of every pass over the money's counters (tests). */
+  onCountersReconciled?: (report: CounterReport) => void;
   /** Called with the report of every reconciler pass that did something (drills, metrics). */
   onReconciled?: (report: ReconcileReport) => void;
   /** Webhook deliveries sent at once (default WEBHOOK_CONCURRENCY); 0: no dispatcher, no delivery in this process. */
@@ -102,10 +104,34 @@ export function startWorker(options: WorkerOptions): RunningWorker {
   timer?.unref();
   if (options.reconcile !== false) connection.on('ready', reconcile);
 
+  // The money's counters, recomputed from the reservations and the ledger: mended where a
+  // release that did not keep one ran beside this one (an upgrade's window), a pass at start and
+  // every COUNTER_RECONCILE_INTERVAL_MS.
+  let counting: Promise<void> | null = null;
+  const reconcileMoney = () => {
+    if (counting || closed) return;
+    counting = reconcileCounters(services.db)
+      .then((report) => {
+        if (report.fixes.length > 0) log.warn({ fixes: report.fixes.slice(0, 50), mended: report.fixes.length }, 'reconciled credit counters that differed from the ledger');
+        options.onCountersReconciled?.(report);
+      })
+      .catch((err) => log.warn({ err: err instanceof Error ? err.message : String(err) }, 'counter reconcile failed; trying again at the next interval'))
+      .finally(() => {
+        counting = null;
+      });
+  };
+  const countersEvery = services.config.counterReconcileIntervalMs;
+  const counterTimer = options.reconcile === false || countersEvery === 0 ? null : setInterval(reconcileMoney, countersEvery);
+  counterTimer?.unref();
+  const firstCount = counterTimer ? setTimeout(reconcileMoney, Math.min(countersEvery, 1000)) : null;
+  firstCount?.unref();
+
   return {
     async close(closeOptions = {}) {
       closed = true;
       if (timer) clearInterval(timer);
+      if (counterTimer) clearInterval(counterTimer);
+      if (firstCount) clearTimeout(firstCount);
       if (retry) clearTimeout(retry);
       await consumer.close(closeOptions);
       await webhooks?.close();
@@ -113,6 +139,7 @@ export function startWorker(options: WorkerOptions): RunningWorker {
       await mail?.close();
       await billing?.close();
       await reconciling;
+      await counting;
       connection.disconnect();
     },
   };

@@ -1,19 +1,23 @@
 /**
- * The previous release, as the migration-safety test and the upgrade drill take it from git:
+ * The previous release, as the migration-safety test and the upgrade drill take it:
  *
- * 1. `PREVIOUS_RELEASE` (any revision git knows), when set;
- * 2. else the newest `v*` tag reachable from HEAD (not HEAD itself, unless the working tree has
- *    changes on top of it);
- * 3. else (no tag yet) the parent of the newest commit that changed the migrations folder: the
- *    code that ran before the last schema change;
- * 4. else (a shallow clone, whose history stops at HEAD) HEAD itself, said so in `note`: the
- *    comparison then covers only uncommitted migrations. Fetch the tags (or the history) for
- *    the real one.
+ * 1. `PREVIOUS_RELEASE`, when set: a version of CHANGELOG.md (`1.1.0` or `v1.1.0`), any revision
+ *    git knows, or `all` (the last three releases of CHANGELOG.md before HEAD, newest first:
+ *    `resolvePreviousReleases`);
+ * 2. else the newest release of CHANGELOG.md before HEAD: each `## [x.y.z] - date` heading is
+ *    followed by a line `Commit: <sha>` naming the commit released (`releasesOf`); the newest one
+ *    that is an ancestor of HEAD (HEAD itself only when the working tree has changes on top of
+ *    it). Git tags are optional: the changelog is the record;
+ * 3. else the newest `v*` tag reachable from HEAD (likewise);
+ * 4. else the parent of the newest commit that changed the migrations folder: the code that ran
+ *    before the last schema change;
+ * 5. else (a shallow clone, whose history stops at HEAD) HEAD itself, said so in `note`: the
+ *    comparison then covers only uncommitted migrations. Fetch the history for the real one.
  *
  * Returns null outside a git checkout (see `workingTreeRelease`).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -23,8 +27,10 @@ export interface PreviousRelease {
   /** What git was asked for (a tag, `<sha>^`, HEAD). */
   rev: string;
   sha: string;
-  /** How it was chosen: 'env', 'tag', 'before-last-migration-change', 'head-shallow', or 'working-tree' outside git. */
-  how: 'env' | 'tag' | 'before-last-migration-change' | 'head-shallow' | 'working-tree';
+  /** How it was chosen: 'env', 'changelog', 'tag', 'before-last-migration-change', 'head-shallow', or 'working-tree' outside git. */
+  how: 'env' | 'changelog' | 'tag' | 'before-last-migration-change' | 'head-shallow' | 'working-tree';
+  /** The version CHANGELOG.md gives the commit, when it names one. */
+  version?: string;
   note: string;
 }
 
@@ -38,17 +44,94 @@ function git(args: string[], root: string): string | null {
 
 const commitOf = (rev: string, root: string) => git(['rev-parse', '--verify', '--quiet', `${rev}^{commit}`], root);
 
+/** A release named in CHANGELOG.md: its version and the commit it names. */
+export interface ChangelogRelease {
+  version: string;
+  date: string;
+  commit: string;
+}
+
+/**
+ * The releases CHANGELOG.md names, newest first: each `## [x.y.z] - YYYY-MM-DD` heading whose
+ * section has a line `Commit: <sha>` (backquotes allowed). A heading without one (a version
+ * written before the commit was chosen) is skipped.
+ */
+export function releasesOf(changelog: string): ChangelogRelease[] {
+  const out: ChangelogRelease[] = [];
+  const sections = changelog.split(/^## /m).slice(1);
+  for (const section of sections) {
+    const heading = /^\[(\d+\.\d+\.\d+)\]\s*-\s*(\d{4}-\d{2}-\d{2})/.exec(section);
+    const commit = /^Commit:\s*`?([0-9a-f]{7,40})`?/im.exec(section);
+    if (heading && commit) out.push({ version: heading[1]!, date: heading[2]!, commit: commit[1]! });
+  }
+  return out;
+}
+
+/** The releases of this checkout's CHANGELOG.md (the working tree's: a release being cut counts). */
+export function changelogReleases(root: string = REPO_ROOT): ChangelogRelease[] {
+  const file = path.join(root, 'CHANGELOG.md');
+  return existsSync(file) ? releasesOf(readFileSync(file, 'utf8')) : [];
+}
+
+const isAncestor = (sha: string, head: string, root: string) => git(['merge-base', '--is-ancestor', sha, head], root) !== null;
+
+/** The changelog's releases that git knows and that are HEAD's ancestors (HEAD itself only when `dirty`), newest first. */
+function releasesBeforeHead(root: string, head: string, dirty: boolean): PreviousRelease[] {
+  const out: PreviousRelease[] = [];
+  for (const r of changelogReleases(root)) {
+    const sha = commitOf(r.commit, root);
+    if (!sha || (sha === head && !dirty) || !isAncestor(sha, head, root)) continue;
+    out.push({ rev: `v${r.version}`, sha, how: 'changelog', version: r.version, note: `previous release v${r.version} (${r.date}, CHANGELOG.md)` });
+  }
+  return out;
+}
+
+/** A release asked for by name: a changelog version, else a revision git knows. */
+function namedRelease(asked: string, root: string): PreviousRelease {
+  const version = asked.replace(/^v/, '');
+  const listed = changelogReleases(root).find((r) => r.version === version);
+  if (listed) {
+    const sha = commitOf(listed.commit, root);
+    if (!sha) throw new Error(`PREVIOUS_RELEASE=${asked}: CHANGELOG.md names commit ${listed.commit}, which git does not know (fetch the history)`);
+    return { rev: `v${listed.version}`, sha, how: 'env', version: listed.version, note: `previous release v${listed.version} (${listed.date}, PREVIOUS_RELEASE)` };
+  }
+  const sha = commitOf(asked, root);
+  if (!sha) throw new Error(`PREVIOUS_RELEASE=${asked}: neither a version of CHANGELOG.md nor a revision git knows`);
+  const named = changelogReleases(root).find((r) => commitOf(r.commit, root) === sha);
+  return { rev: asked, sha, how: 'env', ...(named ? { version: named.version } : {}), note: `previous release ${asked}${named ? ` (v${named.version})` : ''} (PREVIOUS_RELEASE)` };
+}
+
+const headAndDirty = (root: string) => {
+  const head = commitOf('HEAD', root);
+  const dirty = (git(['status', '--porcelain', '--untracked-files=no'], root) ?? '') !== '' || (git(['status', '--porcelain', '--', MIGRATIONS_DIR], root) ?? '') !== '';
+  return { head, dirty };
+};
+
+/**
+ * The releases to upgrade from: `PREVIOUS_RELEASE=all` gives the last `count` releases of
+ * CHANGELOG.md before HEAD (newest first); anything else, the one `resolvePreviousRelease` picks.
+ */
+export function resolvePreviousReleases(root: string = REPO_ROOT, env: NodeJS.ProcessEnv = process.env, count = 3): PreviousRelease[] {
+  if (env.PREVIOUS_RELEASE?.trim() !== 'all') {
+    const one = resolvePreviousRelease(root, env);
+    return one ? [one] : [];
+  }
+  if (git(['rev-parse', '--is-inside-work-tree'], root) !== 'true') throw new Error('PREVIOUS_RELEASE=all: not a git checkout');
+  const { head, dirty } = headAndDirty(root);
+  const releases = head ? releasesBeforeHead(root, head, dirty).slice(0, count) : [];
+  if (releases.length === 0) throw new Error('PREVIOUS_RELEASE=all: CHANGELOG.md names no release before HEAD that git knows');
+  return releases.map((r) => ({ ...r, how: 'env', note: `${r.note.replace('CHANGELOG.md', 'PREVIOUS_RELEASE=all')}` }));
+}
+
 export function resolvePreviousRelease(root: string = REPO_ROOT, env: NodeJS.ProcessEnv = process.env): PreviousRelease | null {
   if (git(['rev-parse', '--is-inside-work-tree'], root) !== 'true') return null;
-  const head = commitOf('HEAD', root);
+  const { head, dirty } = headAndDirty(root);
   if (!head) return null;
   const asked = env.PREVIOUS_RELEASE?.trim();
-  if (asked) {
-    const sha = commitOf(asked, root);
-    if (!sha) throw new Error(`PREVIOUS_RELEASE=${asked}: git does not know this revision`);
-    return { rev: asked, sha, how: 'env', note: `previous release ${asked} (PREVIOUS_RELEASE)` };
-  }
-  const dirty = (git(['status', '--porcelain', '--untracked-files=no'], root) ?? '') !== '' || (git(['status', '--porcelain', '--', MIGRATIONS_DIR], root) ?? '') !== '';
+  if (asked === 'all') throw new Error('PREVIOUS_RELEASE=all names several releases: take them with resolvePreviousReleases');
+  if (asked) return namedRelease(asked, root);
+  const fromChangelog = releasesBeforeHead(root, head, dirty)[0];
+  if (fromChangelog) return fromChangelog;
   const tags = (git(['tag', '--list', 'v*', '--merged', 'HEAD', '--sort=-v:refname'], root) ?? '').split('\n').filter(Boolean);
   for (const tag of tags) {
     const sha = commitOf(tag, root);
@@ -62,7 +145,7 @@ export function resolvePreviousRelease(root: string = REPO_ROOT, env: NodeJS.Pro
         rev: `${lastChange.slice(0, 12)}^`,
         sha: parent,
         how: 'before-last-migration-change',
-        note: `no v* tag: previous release taken as ${parent.slice(0, 12)}, the parent of ${lastChange.slice(0, 12)} (the newest commit that changed ${MIGRATIONS_DIR})`,
+        note: `no release in CHANGELOG.md and no v* tag: previous release taken as ${parent.slice(0, 12)}, the parent of ${lastChange.slice(0, 12)} (the newest commit that changed ${MIGRATIONS_DIR})`,
       };
     }
   }
@@ -70,7 +153,7 @@ export function resolvePreviousRelease(root: string = REPO_ROOT, env: NodeJS.Pro
     rev: 'HEAD',
     sha: head,
     how: 'head-shallow',
-    note: `no v* tag and no history before HEAD (a shallow clone?): previous release taken as HEAD ${head.slice(0, 12)}, so only uncommitted migrations are compared; fetch the tags or the history (git fetch --tags --unshallow) for the real comparison`,
+    note: `no release in CHANGELOG.md, no v* tag and no history before HEAD (a shallow clone?): previous release taken as HEAD ${head.slice(0, 12)}, so only uncommitted migrations are compared; fetch the history (git fetch --unshallow) for the real comparison`,
   };
 }
 

@@ -51,6 +51,12 @@ export interface AppConfig {
   heartbeatIntervalMs: number;
   reconcileIntervalMs: number;
   /**
+   * The worker's reconciler recomputes the money's stored counters (month spend, reserved
+   * totals, balances) from the reservations and the ledger this often (COUNTER_RECONCILE_INTERVAL_MS,
+   * 10 minutes; 0 turns it off), and once at start (packages/domain/src/credits/counters.ts).
+   */
+  counterReconcileIntervalMs: number;
+  /**
    * The deployment this process belongs to (DEPLOYMENT_ID, by default the REDIS_PREFIX): each job
    * records the deployment that admitted it, and a reconciler touches only its own deployment's.
    */
@@ -312,6 +318,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     heartbeatTimeoutMs: int(env, 'HEARTBEAT_TIMEOUT_MS', 30000, 100),
     heartbeatIntervalMs: int(env, 'HEARTBEAT_INTERVAL_MS', 1000, 10),
     reconcileIntervalMs: int(env, 'RECONCILE_INTERVAL_MS', 5000, 10),
+    counterReconcileIntervalMs: int(env, 'COUNTER_RECONCILE_INTERVAL_MS', 600_000, 0),
     deploymentId: env.DEPLOYMENT_ID || env.REDIS_PREFIX || 'sdx',
     reconcileRecheckMs: int(env, 'RECONCILE_RECHECK_MS', 10000, 100),
     queueFairness: fairness(env.QUEUE_FAIRNESS),

@@ -66,6 +66,8 @@ export interface MigrationBounds {
   lockTimeoutMs: number;
   /** `statement_timeout` of each migration's transaction. */
   statementTimeoutMs: number;
+  /** `deadlock_timeout` of each migration's transaction (when the role may set it): below the service's, so the migration is the deadlock's victim. */
+  deadlockTimeoutMs: number;
   /** Tries of one migration that met a lock timeout (or a deadlock) before the run fails. */
   attempts: number;
   /** Pause before the second try; doubled for each further try, up to `maxPauseMs`, with jitter. */
@@ -75,7 +77,7 @@ export interface MigrationBounds {
   onRetry?: (retry: { migration: string; attempt: number; code: string; pauseMs: number }) => void;
 }
 
-export const MIGRATION_BOUNDS: MigrationBounds = { lockTimeoutMs: 2_000, statementTimeoutMs: 600_000, attempts: 20, pauseMs: 500, maxPauseMs: 10_000 };
+export const MIGRATION_BOUNDS: MigrationBounds = { lockTimeoutMs: 2_000, statementTimeoutMs: 600_000, deadlockTimeoutMs: 100, attempts: 20, pauseMs: 500, maxPauseMs: 10_000 };
 
 /** lock_not_available (lock_timeout) and deadlock_detected: the migration met traffic, not a fault of its own. */
 const RETRIED_CODES = new Set(['55P03', '40P01']);
@@ -83,6 +85,13 @@ const RETRIED_CODES = new Set(['55P03', '40P01']);
 function bounded(migrations: Record<string, Migration>, bounds: MigrationBounds): Record<string, Migration> {
   const limit = async (db: Kysely<unknown>) => {
     await sql`select set_config('lock_timeout', ${`${bounds.lockTimeoutMs}ms`}, true), set_config('statement_timeout', ${`${bounds.statementTimeoutMs}ms`}, true)`.execute(db);
+    // A migration that meets the running release in a deadlock (it holds a table the release's
+    // transaction wants next, and waits for one that transaction holds) is the one to give up:
+    // Postgres aborts the waiter that looks first, so the migration looks after
+    // `deadlockTimeoutMs` where the service's transactions wait deadlock_timeout (1 s) — the
+    // request goes on and the migration is tried again. Only a superuser may set it; under
+    // another role the server's setting stays (and the lock timeout still bounds the wait).
+    await sql`select case when current_setting('is_superuser') = 'on' then set_config('deadlock_timeout', ${`${bounds.deadlockTimeoutMs}ms`}, true) end`.execute(db);
   };
   return Object.fromEntries(
     Object.entries(migrations).map(([name, m]) => [

@@ -6,15 +6,31 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { createDb, type Db, migrateDownThrough, migrateToLatest, migrationNames } from '@sdx/db';
 import { baseDatabaseUrl, databaseUrlFor, TEST_SECRETS_KEY } from '@sdx/testing';
-import { exportMigrations, resolvePreviousRelease, runExportedMigrations } from '../../../bench/drills/lib/previous-release';
+import { exportMigrations, type PreviousRelease, resolvePreviousRelease, resolvePreviousReleases, runExportedMigrations } from '../../../bench/drills/lib/previous-release';
 import { compareSchemas, CONTRACTED, type SchemaSnapshot, snapshotSchema } from './schema-compat';
 
 /**
- * Expand and contract (docs/deployment.md): this checkout's migrations, run on the previous
- * release's schema, must leave every table and column that release reads. The previous
- * release comes from git (bench/drills/lib/previous-release.ts: the newest v* tag, else the
- * code before the newest change to the migrations, else HEAD on a shallow clone).
+ * Expand and contract (docs/deployment.md): this checkout's migrations, run on a release's
+ * schema, must leave every table and column that release reads. The releases are those of
+ * CHANGELOG.md (bench/drills/lib/previous-release.ts): the last three before HEAD, since a
+ * deployment upgrades from the release it runs, which may be older than the latest; with
+ * `PREVIOUS_RELEASE` set, that one. Without a release in the changelog, the newest v* tag, else
+ * the code before the newest change to the migrations, else HEAD on a shallow clone.
  */
+
+/** The releases to check against: the last three of CHANGELOG.md, or the one PREVIOUS_RELEASE or git gives. */
+function releasesToCheck(): Array<PreviousRelease | null> {
+  if (!process.env.PREVIOUS_RELEASE) {
+    try {
+      const releases = resolvePreviousReleases(undefined, { PREVIOUS_RELEASE: 'all' });
+      if (releases.length > 0) return releases;
+    } catch {
+      // Not a git checkout, or no release in the changelog: the single previous release below.
+    }
+  }
+  const releases = process.env.PREVIOUS_RELEASE?.trim() === 'all' ? resolvePreviousReleases() : [resolvePreviousRelease()];
+  return releases.length > 0 ? releases : [null];
+}
 
 const table = (columns: Record<string, [string, boolean?, boolean?]>): SchemaSnapshot[string] => ({
   kind: 'table',
@@ -85,8 +101,7 @@ describe('the schema checker', () => {
   });
 });
 
-describe("this checkout's migrations on the previous release's schema", () => {
-  const release = resolvePreviousRelease();
+describe.each(releasesToCheck().map((release) => [release?.rev ?? 'no git', release] as const))("this checkout's migrations on the schema of release %s", (_rev, release) => {
   let admin: pg.Client;
   let name: string;
   let db: Db;

@@ -22,6 +22,7 @@ export * from './credits/postings';
 export * from './credits/reservations';
 export * from './credits/grants';
 export * from './credits/usage';
+export * from './credits/counters';
 export * from './idempotency/idempotency';
 export * from './retention/retention';
 export * from './jobs/recipe';

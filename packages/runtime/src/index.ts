@@ -86,6 +86,38 @@ export function untilRedisReady(runtime: Pick<Runtime, 'redis'>, timeoutMs = 10_
   });
 }
 
+/**
+ * Resolves once Postgres answers `select 1` and Redis answers PING, trying every `intervalMs`
+ * for as long as it takes (the orchestrator's probes, not this, decide when a start took too
+ * long). A process says it is ready (the API opens its port and logs `api listening`, the worker
+ * and scheduler log their start) only after it: a request sent to a process that says so never
+ * meets a Redis that is still connecting (503 rate_limiter_unavailable) or a pool with no
+ * connection. Waiting past `warnAfterMs` is logged once, with what does not answer yet.
+ */
+export async function untilDependenciesReady(runtime: Pick<Runtime, 'db' | 'redis' | 'log'>, options: { intervalMs?: number; warnAfterMs?: number } = {}): Promise<void> {
+  const intervalMs = options.intervalMs ?? 100;
+  const warnAfterMs = options.warnAfterMs ?? 5_000;
+  const started = Date.now();
+  let warned = false;
+  const answers = async (check: () => Promise<unknown>) => {
+    try {
+      await Promise.race([check(), new Promise((_, reject) => setTimeout(() => reject(new Error('timeout')), 1_000).unref())]);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  for (;;) {
+    const [postgres, redis] = await Promise.all([answers(() => sql`select 1`.execute(runtime.db)), answers(() => runtime.redis.ping())]);
+    if (postgres && redis) return;
+    if (!warned && Date.now() - started > warnAfterMs) {
+      warned = true;
+      runtime.log.warn({ postgres: postgres ? 'ok' : 'waiting', redis: redis ? 'ok' : 'waiting' }, 'waiting for postgres and redis before reporting ready');
+    }
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
 export function createRuntime(config: AppConfig, options: RuntimeOptions): Runtime {
   const log = options.log ?? createLogger(config, { name: options.name });
   // Each dependency's outage is one warning when it starts and one when it ends.

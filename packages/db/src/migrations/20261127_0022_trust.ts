@@ -15,6 +15,10 @@ import { type Kysely, sql } from 'kysely';
  *   workspaces per user counts it).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  // Every lock first, in one statement and in the order the running release takes them (a
+  // request reads users before workspaces): taken one by one as the statements below go, the
+  // migration would hold workspaces while the release holds what it waits for (a deadlock).
+  await sql`lock table users, invitations, workspaces in access exclusive mode`.execute(db);
   // Emails are stored in their one compared form: trimmed, NFKC, lower-cased (accounts/emails.ts).
   await sql`update users set email = lower(normalize(btrim(email), NFKC)) where email <> lower(normalize(btrim(email), NFKC))`.execute(db);
   await sql`update invitations set email = lower(normalize(btrim(email), NFKC)) where email <> lower(normalize(btrim(email), NFKC))`.execute(db);

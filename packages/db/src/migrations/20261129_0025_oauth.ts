@@ -15,6 +15,9 @@ import { type Kysely, sql } from 'kysely';
  * dead key anyway) and removes the tables and columns.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  // The running release's order (its key, then its workspace), before any other lock.
+  await sql`lock table api_keys in access exclusive mode`.execute(db);
+  await sql`lock table users, workspaces in share row exclusive mode`.execute(db);
   await sql`
     create table oauth_clients (
       id text primary key,

@@ -16,6 +16,9 @@ import { type Kysely, sql } from 'kysely';
  * (and its schedules without one), while jobs keep naming it.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
+  // Every lock first, in the order the running release's admission takes them (a batch before
+  // its jobs), so the migration never holds one table while waiting for another it holds.
+  await sql`lock table batches, jobs, schedules in access exclusive mode`.execute(db);
   await sql`
     create table destinations (
       id text primary key,

@@ -340,7 +340,6 @@ async function checkCapChanger(tx: Tx, keyId: string, role: string, callerKeyId:
     throw new ApiError(
       'forbidden',
       keyId === callerKeyId ? "A key may not change its own monthly_credit_cap; ask an admin's session." : 'A key may not change the monthly_credit_cap of the key that made it.',
-      { key_id: keyId },
     );
   }
 }

@@ -2033,8 +2033,13 @@ export interface paths {
          *     Credentials: an API key or OAuth access token (`Authorization: Bearer` or `X-API-Key`),
          *     never the session cookie. Without one, or with a refused one: 401 with
          *     `WWW-Authenticate: Bearer resource_metadata="{APP_URL}/.well-known/oauth-protected-resource"`.
-         *     Every message counts against the workspace's rate limit; a tool needs the role its REST
-         *     operation needs (a viewer may only read). A `Host` other than APP_URL's (or a loopback
+         *     A JSON-RPC batch (an array body) is refused whole: 400 with a JSON-RPC error of code
+         *     -32600, nothing run. Each POST carries one message and takes one point of the
+         *     workspace's per-minute rate limit, like one REST request. Past the limit, a `tools/call`
+         *     is answered 200 with a tool error (`isError: true`, structured content `{error:
+         *     rate_limit_exceeded, message, limit, retry_after}`, `retry_after` in seconds) and the
+         *     tool does not run; any other message is 429 with `Retry-After`. A tool needs the role
+         *     its REST operation needs (a viewer may only read). A `Host` other than APP_URL's (or a loopback
          *     form of the port), or an `Origin` other than APP_URL's or one of `CORS_ORIGINS`, is
          *     refused 403 (DNS-rebinding protection).
          */

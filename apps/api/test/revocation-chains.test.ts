@@ -208,6 +208,22 @@ describe('revoking an agent stops what it made', () => {
     await expectChainRevoked(s, 'creator_demoted');
   });
 
+  it("a rotation spares the replacement, which stays in the chain; an agent's key cannot outlive its grant by revoking it", async () => {
+    const s = await setUp('Rotation');
+    // The minted key makes its replacement, confirms it, and revokes itself with it (api-v1.md 5).
+    const replacement = await mintKey(asKey(s.minted.secret), 'admin');
+    expect((await stack.api.get('/v1/account', { headers: asKey(replacement.secret) })).status).toBe(200);
+    expect((await stack.api.delete(`/v1/keys/${s.minted.id}`, { headers: asKey(replacement.secret) })).status).toBe(204);
+    expect((await stack.api.get('/v1/account', { headers: asKey(s.minted.secret) })).status).toBe(401);
+    expect((await stack.api.get('/v1/account', { headers: asKey(replacement.secret) })).status).toBe(200);
+    // The replacement is still below the grant: revoking the grant, even by the replacement itself, takes it along.
+    expect((await stack.api.delete(`/v1/keys/${s.agent.grantId}`, { headers: asKey(replacement.secret) })).status).toBe(204);
+    expect((await stack.api.get('/v1/account', { headers: asKey(replacement.secret) })).status).toBe(401);
+    expect((await stack.api.get('/v1/account', { headers: bearer(s.agent.access) })).status).toBe(401);
+    const revoked = (await events(s.owner.read(s.workspaceId), 'api_key.revoked')).find((e) => e.target_id === replacement.id);
+    expect(revoked).toMatchObject({ actor: { type: 'system' }, data: { reason: 'creator_revoked', created_by: s.minted.id } });
+  });
+
   it('a resumed schedule of a revoked creator is taken over by whoever resumes it; a person\'s pause has no reason', async () => {
     const s = await setUp('Take over');
     expect((await stack.api.delete(`/v1/keys/${s.agent.grantId}`, { headers: s.owner.write(s.workspaceId) })).status).toBe(204);

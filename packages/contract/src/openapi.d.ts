@@ -1293,8 +1293,11 @@ export interface paths {
          *     and `reason: creator_revoked`); the schedules they created are paused
          *     (`paused_reason: creator_revoked`) and the pending invitations they sent revoked. The
          *     same holds for an OAuth grant revoked by its client, by refresh-token reuse, and for the
-         *     keys revoked by a member's removal or demotion. Revoking a revoked key again is a 204
-         *     (and revokes anything of its chain still live). Unknown or another workspace's: 404
+         *     keys revoked by a member's removal or demotion. A key revoked with a key it made (a
+         *     rotation: the replacement revokes the key that made it) spares the calling key and what
+         *     it made; they stay in the chain, so revoking a key above still reaches them. An OAuth
+         *     grant's chain always goes whole. Revoking a revoked key again is a 204 (a grant's, and
+         *     anything of its chain still live, revoked). Unknown or another workspace's: 404
          *     `key_not_found`.
          *
          *     Access: `admin`.

@@ -99,17 +99,24 @@ export interface RevokeApiKeyOptions {
   actor?: Actor;
   /** Why, when not a person's choice (an OAuth grant whose code or refresh token was presented twice). */
   reason?: string;
+  /**
+   * The key that asks (DELETE /v1/keys/{key_id} with a key). When it was made with the key it
+   * revokes, down the chain (a rotation, api-v1.md 5: the replacement revokes the key that
+   * made it), it and what it made are spared. Not for an OAuth grant, whose chain always goes.
+   */
+  sparing?: string | null;
 }
 
 /**
  * Revokes a key or an OAuth grant at once (every process looks keys up on each request,
  * without a cache), and with it everything created with it (revokeChainBelow): the keys and
- * grants it made, down the chain, the schedules it made paused, the invitations it sent
+ * grants it made, down the chain, the schedules they made paused, the invitations they sent
  * revoked. The one entry point of every path that revokes one key: DELETE /v1/keys/{key_id}
  * (the console's Keys page), the admin CLI, the OAuth client's revocation, a code or refresh
  * token presented twice. True when the key exists (in the workspace, when given), revoked now
- * or before; its audit event is written only by the revocation that happens, and the chain
- * below a key revoked before is revoked again if anything of it still lives.
+ * or before; its audit event is written only by the revocation that happens. An OAuth grant
+ * revoked before (by a release that did not follow the chain) has what still lives of its
+ * chain revoked again.
  */
 export async function revokeApiKey(db: Executor, keyId: string, options: RevokeApiKeyOptions = {}): Promise<boolean> {
   return inTransaction(db, async (tx) => {
@@ -126,13 +133,14 @@ export async function revokeApiKey(db: Executor, keyId: string, options: RevokeA
         data: { name: revoked.name, prefix: revoked.prefix, kind: revoked.kind, ...(options.reason ? { reason: options.reason } : {}) },
       });
       await afterKeysRevoked(tx, [revoked]);
-      await revokeChainBelow(tx, [revoked.id]);
+      await revokeChainBelow(tx, [revoked.id], revoked.kind === 'oauth' ? null : (options.sparing ?? null));
       return true;
     }
-    let exists = tx.selectFrom('api_keys').select('id').where('id', '=', keyId);
+    let exists = tx.selectFrom('api_keys').select(['id', 'kind']).where('id', '=', keyId);
     if (options.workspaceId) exists = exists.where('workspace_id', '=', options.workspaceId);
-    if (!(await exists.executeTakeFirst())) return false;
-    await revokeChainBelow(tx, [keyId]);
+    const found = await exists.executeTakeFirst();
+    if (!found) return false;
+    if (found.kind === 'oauth') await revokeChainBelow(tx, [keyId]);
     return true;
   });
 }
@@ -154,15 +162,17 @@ interface RevokedKey {
  * were before), down the chain of `created_by`, each with its own `api_key.revoked` event
  * (actor `system`, `reason: creator_revoked`, naming the key that made it), then what those
  * keys made or sent (afterKeysRevoked). A key made by an OAuth access token records its grant
- * as creator; a grant, the user who consented. Returns the keys revoked.
+ * as creator; a grant, the user who consented. `sparing` (a rotation's replacement) and what it
+ * made are left out; they stay below the revoked key, so whatever later revokes a key above it
+ * still reaches them. Returns the keys revoked.
  */
-export async function revokeChainBelow(tx: Tx, rootIds: readonly string[]): Promise<string[]> {
+export async function revokeChainBelow(tx: Tx, rootIds: readonly string[], sparing: string | null = null): Promise<string[]> {
   if (rootIds.length === 0) return [];
   const { rows } = await sql<RevokedKey>`
     with recursive below (id) as (
-      select k.id from api_keys k where k.created_by = any(${[...rootIds]}::text[])
+      select k.id from api_keys k where k.created_by = any(${[...rootIds]}::text[]) and k.id is distinct from ${sparing}::text
       union
-      select k.id from api_keys k join below on k.created_by = below.id
+      select k.id from api_keys k join below on k.created_by = below.id where k.id is distinct from ${sparing}::text
     )
     update api_keys set revoked_at = now()
      where id in (select id from below) and revoked_at is null

@@ -52,7 +52,7 @@ async function revocations(headers: Record<string, string>): Promise<Array<{ tar
 }
 
 describe('keys follow their creator', () => {
-  it('a demotion revokes the keys above the new role, down the chain; a removal revokes the rest; each audited with actor system', async () => {
+  it('a demotion revokes the keys above the new role and everything made with them, down the chain; a removal revokes the rest; each audited with actor system', async () => {
     const ada = await signUpUser(stack);
     const bob = await signUpUser(stack);
     const workspaceId = await team(ada, 'Keys follow');
@@ -65,27 +65,28 @@ describe('keys follow their creator', () => {
     const k2 = await key(asKey(k1), 'admin', 'k2');
     const k3 = await key(asKey(k1), 'viewer', 'k3');
     const k4 = await key(asKey(k2), 'viewer', 'k4');
-    for (const k of [k1, k2, k3, k4]) expect(await statusWith(k)).toBe(200);
+    // A viewer key Bob made himself, within a member's reach.
+    const k5 = await key(bob.write(workspaceId), 'viewer', 'k5');
+    for (const k of [k1, k2, k3, k4, k5]) expect(await statusWith(k)).toBe(200);
 
     const demoted = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${bob.userId}`, { headers: ada.write(), body: { role: 'member' } });
     expect(demoted.status).toBe(200);
-    // The admin keys are gone at once; the viewer keys are within a member's reach and stay.
-    expect(await statusWith(k1)).toBe(401);
-    expect(await statusWith(k2)).toBe(401);
-    expect(await statusWith(k3)).toBe(200);
-    expect(await statusWith(k4)).toBe(200);
+    // The admin keys are gone at once, and with them what they made (extensions-3.md 1), whatever its role.
+    for (const k of [k1, k2, k3, k4]) expect(await statusWith(k)).toBe(401);
+    expect(await statusWith(k5)).toBe(200);
     const afterDemotion = await revocations(ada.read(workspaceId));
-    expect(afterDemotion.map((e) => e.target_id).sort()).toEqual([k1.id, k2.id].sort());
-    for (const event of afterDemotion) {
-      expect(event.actor.type).toBe('system');
-      expect(event.data).toMatchObject({ reason: 'creator_demoted', creator: bob.userId, role: 'admin' });
-    }
+    expect(afterDemotion.map((e) => e.target_id).sort()).toEqual([k1.id, k2.id, k3.id, k4.id].sort());
+    for (const event of afterDemotion) expect(event.actor.type).toBe('system');
+    const byTarget = new Map(afterDemotion.map((e) => [e.target_id, e]));
+    for (const k of [k1, k2]) expect(byTarget.get(k.id)!.data).toMatchObject({ reason: 'creator_demoted', creator: bob.userId, role: 'admin' });
+    expect(byTarget.get(k3.id)!.data).toMatchObject({ reason: 'creator_revoked', created_by: k1.id });
+    expect(byTarget.get(k4.id)!.data).toMatchObject({ reason: 'creator_revoked', created_by: k2.id });
 
     const removed = await stack.api.delete(`/v1/workspaces/${workspaceId}/members/${bob.userId}`, { headers: ada.write() });
     expect(removed.status).toBe(204);
-    for (const k of [k1, k2, k3, k4]) expect(await statusWith(k)).toBe(401);
+    for (const k of [k1, k2, k3, k4, k5]) expect(await statusWith(k)).toBe(401);
     const afterRemoval = (await revocations(ada.read(workspaceId))).filter((e) => e.data.reason === 'creator_removed');
-    expect(afterRemoval.map((e) => e.target_id).sort()).toEqual([k3.id, k4.id].sort());
+    expect(afterRemoval.map((e) => e.target_id)).toEqual([k5.id]);
     expect(afterRemoval.every((e) => e.actor.type === 'system' && e.data.creator === bob.userId)).toBe(true);
 
     // Keys of others, and Bob's keys elsewhere, are untouched.

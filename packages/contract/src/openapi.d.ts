@@ -592,6 +592,13 @@ export interface paths {
          *     occurrence checks and reserves credits when it is dispatched. One target dispatches a
          *     job, several a batch, exactly as `POST /v1/jobs` / `POST /v1/batches` would.
          *
+         *     The caller is recorded as `created_by` (the signed-in user, or the API key or OAuth
+         *     grant). Automatic occurrences of a schedule a key created are admitted as that key:
+         *     they count against its `monthly_credit_cap`, and one refused with 402
+         *     `spend_cap_reached` is `skipped_credits`. When that key is revoked (directly or down its
+         *     creation chain) or that user leaves the workspace, the schedule is paused with
+         *     `paused_reason: creator_revoked` (audited `schedule.paused`, actor `system`).
+         *
          *     Recurrence: `once` runs at `starts_at`; `daily` at the same local time every day;
          *     `weekly` on the same weekday; `monthly` on the anchor day (days 29-31 fall back to the
          *     last day of shorter months). Daylight-saving changes keep the local wall-clock time; a
@@ -669,7 +676,10 @@ export interface paths {
          * Resume a schedule
          * @description Restarts automatic dispatch; `next_run_at` is advanced to the next occurrence that is
          *     not in the past. Resuming an active schedule changes nothing. A `completed` schedule
-         *     (a `once` schedule after its run) cannot be resumed: 400 `invalid_request`.
+         *     (a `once` schedule after its run) cannot be resumed: 400 `invalid_request`. A schedule
+         *     whose creator's access ended (`paused_reason: creator_revoked`, or a revoked creating
+         *     key, or a creator who left) is taken over by the caller: `created_by` becomes the
+         *     caller (audited `schedule.creator_changed`). `paused_reason` is cleared.
          */
         post: operations["resumeSchedule"];
         delete?: never;
@@ -1277,7 +1287,18 @@ export interface paths {
         /**
          * Revoke an API key
          * @description The key fails with 401 `invalid_api_key` on its next request, on every API process.
-         *     Revoking a revoked key again is a 204. Unknown or another workspace's: 404 `key_not_found`.
+         *     Revocation follows creation: every key and OAuth grant created with this one (a key
+         *     minted by an OAuth access token records its grant as `created_by`), down the chain, is
+         *     revoked in the same transaction (each an `api_key.revoked` event with actor `system`
+         *     and `reason: creator_revoked`); the schedules they created are paused
+         *     (`paused_reason: creator_revoked`) and the pending invitations they sent revoked. The
+         *     same holds for an OAuth grant revoked by its client, by refresh-token reuse, and for the
+         *     keys revoked by a member's removal or demotion. A key revoked with a key it made (a
+         *     rotation: the replacement revokes the key that made it) spares the calling key and what
+         *     it made; they stay in the chain, so revoking a key above still reaches them. An OAuth
+         *     grant's chain always goes whole. Revoking a revoked key again is a 204 (a grant's, and
+         *     anything of its chain still live, revoked). Unknown or another workspace's: 404
+         *     `key_not_found`.
          *
          *     Access: `admin`.
          */
@@ -1290,7 +1311,9 @@ export interface paths {
          *     submissions made with the key may reserve in a UTC calendar month: past it, 402
          *     `spend_cap_reached` with `scope: key`. Cached and deduplicated answers reserve nothing
          *     and always pass. A revoked key can't be changed (404 `key_not_found`, as an unknown one).
-         *     Recorded in the audit log (`key.updated`).
+         *     Recorded in the audit log (`key.updated`). An API key (or OAuth token) may not change the
+         *     `monthly_credit_cap` of itself, of a key up its own creation chain, nor of a key whose
+         *     role is above its own: 403 `forbidden`. Sessions of admins and owners may.
          *
          *     Access: `admin`.
          */
@@ -2013,8 +2036,13 @@ export interface paths {
          *     Credentials: an API key or OAuth access token (`Authorization: Bearer` or `X-API-Key`),
          *     never the session cookie. Without one, or with a refused one: 401 with
          *     `WWW-Authenticate: Bearer resource_metadata="{APP_URL}/.well-known/oauth-protected-resource"`.
-         *     Every message counts against the workspace's rate limit; a tool needs the role its REST
-         *     operation needs (a viewer may only read). A `Host` other than APP_URL's (or a loopback
+         *     A JSON-RPC batch (an array body) is refused whole: 400 with a JSON-RPC error of code
+         *     -32600, nothing run. Each POST carries one message and takes one point of the
+         *     workspace's per-minute rate limit, like one REST request. Past the limit, a `tools/call`
+         *     is answered 200 with a tool error (`isError: true`, structured content `{error:
+         *     rate_limit_exceeded, message, limit, retry_after}`, `retry_after` in seconds) and the
+         *     tool does not run; any other message is 429 with `Retry-After`. A tool needs the role
+         *     its REST operation needs (a viewer may only read). A `Host` other than APP_URL's (or a loopback
          *     form of the port), or an `Origin` other than APP_URL's or one of `CORS_ORIGINS`, is
          *     refused 403 (DNS-rebinding protection).
          */
@@ -2677,6 +2705,14 @@ export interface components {
              */
             status: "active" | "paused" | "completed";
             /**
+             * @description Why the service paused the schedule: `creator_revoked` when the key that created it
+             *     was revoked (directly or down its creation chain) or the user who created it left the
+             *     workspace. Null when it is not paused, or a person paused it. Resuming it makes the
+             *     caller its creator.
+             * @enum {string|null}
+             */
+            paused_reason: "creator_revoked" | null;
+            /**
              * @description `skip`: an occurrence is skipped while the previous one's work is still active.
              * @enum {string}
              */
@@ -2688,6 +2724,7 @@ export interface components {
             delivery: "all" | "new_only";
             /** @description The destination every occurrence's job or batch is delivered to (`dst_...`); null for none. */
             destination_id: string | null;
+            created_by: components["schemas"]["Creator"];
             /**
              * Format: date-time
              * @description When the schedule was created.
@@ -2701,6 +2738,26 @@ export interface components {
             /** @description Recent occurrences, newest first. */
             runs: components["schemas"]["ScheduleRun"][];
         };
+        /**
+         * @description Who created it: a signed-in user (`usr_...`) or an API key (`key_...`, an OAuth grant
+         *     included). Automatic runs of a schedule a key created count against that key's
+         *     `monthly_credit_cap`; it is paused (`paused_reason: creator_revoked`) when that key is
+         *     revoked or that user leaves the workspace. Null for schedules created before creators
+         *     were recorded: they are never paused for a creator.
+         * @example {
+         *       "kind": "key",
+         *       "id": "key_01m86k3dee5hkv8v7h7kc82yh0"
+         *     }
+         */
+        Creator: {
+            /**
+             * @description `user` or `key`.
+             * @enum {string}
+             */
+            kind: "user" | "key";
+            /** @description The user's or the key's ID. */
+            id: string;
+        } | null;
         /**
          * @description One occurrence of a schedule: when it was due, and what its dispatch created or why
          *     it did not.
@@ -2723,7 +2780,7 @@ export interface components {
             scheduled_for: string;
             /**
              * @description `queued`: work was dispatched (`job_id` or `batch_id` set); `skipped_credits`: not
-             *     affordable, nothing created; `skipped_overlap`: the previous occurrence's work was
+             *     affordable or past a spend cap, nothing created; `skipped_overlap`: the previous occurrence's work was
              *     still active; `failed`: dispatch was refused (`error` set).
              * @enum {string}
              */
@@ -2734,8 +2791,9 @@ export interface components {
             batch_id: string | null;
             /**
              * @description Why dispatch failed or was skipped, shaped like the `detail` of the `ServiceError` the
-             *     create call answered (`insufficient_credits` with its context for `skipped_credits`);
-             *     null when work was dispatched.
+             *     create call answered (`insufficient_credits` or `spend_cap_reached`, the creating
+             *     key's or the workspace's month, with its context for `skipped_credits`); null when
+             *     work was dispatched.
              */
             error: ({
                 error: components["schemas"]["ServiceErrorCode"];
@@ -7582,9 +7640,14 @@ export interface operations {
                      *         "next_run_at": "2026-12-01T08:00:00.000Z",
                      *         "last_run_at": null,
                      *         "status": "active",
+                     *         "paused_reason": null,
                      *         "overlap_policy": "skip",
                      *         "delivery": "all",
                      *         "destination_id": null,
+                     *         "created_by": {
+                     *           "kind": "user",
+                     *           "id": "usr_01jd2x6v7q8m4k3n5p9r0s1t2u"
+                     *         },
                      *         "created_at": "2026-11-24T10:54:56.152Z",
                      *         "updated_at": "2026-11-24T10:54:56.152Z",
                      *         "runs": []

@@ -190,9 +190,11 @@ const schedule: ScheduleResponse = {
   next_run_at: '2024-05-02T07:00:00Z',
   last_run_at: '2024-05-01T07:00:00Z',
   status: 'active',
+  paused_reason: null,
   overlap_policy: 'skip',
   delivery: 'all',
   destination_id: null,
+  created_by: { kind: 'key', id: 'key_01HZX0000000000000000000' },
   created_at: '2024-04-30T12:00:00Z',
   updated_at: '2024-04-30T12:00:00Z',
   runs: [

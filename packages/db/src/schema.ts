@@ -242,6 +242,8 @@ export interface InvitationsTable {
   role: Role;
   token_hash: string;
   invited_by: string | null;
+  /** The API key that sent the invitation; null when a signed-in user did (invited_by), or for invitations older than this column. */
+  invited_by_key_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: CreatedAt;
   expires_at: Timestamp;
   accepted_at: Timestamp | null;
@@ -498,10 +500,20 @@ export interface SchedulesTable {
   delivery: Generated<'all' | 'new_only'>;
   /** The destination every occurrence's job or batch is delivered to; null: none. */
   destination_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Who made the schedule (extensions-3.md 1): a user or an API key; null for schedules made before it was recorded. */
+  created_by_kind: ColumnType<CreatorKind | null, CreatorKind | null | undefined, CreatorKind | null>;
+  created_by_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Why the service paused it (its creator's key was revoked or its creator left); null otherwise. */
+  paused_reason: ColumnType<PausedReason | null, PausedReason | null | undefined, PausedReason | null>;
   created_at: CreatedAt;
   updated_at: CreatedAt;
   deleted_at: Timestamp | null;
 }
+
+/** Who made a schedule (or a monitor): a signed-in user or an API key (an OAuth grant is a key). */
+export type CreatorKind = 'user' | 'key';
+/** Why the service, not a person, paused a schedule (or a monitor). */
+export type PausedReason = 'creator_revoked';
 
 /** The identity of a feed a new_only schedule monitors. */
 export interface DeliverySetsTable {

@@ -43,6 +43,7 @@ import {
   type RunHold,
   type ScheduleRunOutcome,
   recurrenceOf,
+  runTenant,
   schedulesWithActiveWork,
   type Services,
   type Tenant,
@@ -299,7 +300,8 @@ async function dispatchAll(
   }
   const outcomes = await mapConcurrent(items, concurrency, async ({ schedule, run }): Promise<ScheduleRunOutcome | null> => {
     try {
-      return await attemptScheduleRun(services, schedule, run, { tenant: tenants.get(schedule.workspace_id), recovering });
+      const workspace = tenants.get(schedule.workspace_id);
+      return await attemptScheduleRun(services, schedule, run, { tenant: workspace && runTenant(workspace, schedule), recovering });
     } catch (error) {
       services.log.error({ err: error, scheduleId: schedule.id, runId: run.id }, 'schedule dispatch failed; left for recovery');
       return null;

@@ -1,12 +1,12 @@
-import { type ErrorRequestHandler, type RequestHandler, Router } from 'express';
+import express, { type ErrorRequestHandler, type RequestHandler, Router } from 'express';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { ApiError } from '@sdx/domain';
 import type { AppDeps } from '../deps';
 import { authenticate, presentedKey, recordKeyUse } from '../middleware/auth';
 import { MAX_JSON_BYTES } from '../middleware/input';
-import { rateLimit } from '../middleware/rate-limit';
+import { rateLimit, rateLimitExceeded, takeRatePoint } from '../middleware/rate-limit';
 import { tenantOf } from '../middleware/tenant';
-import { mcpServer } from './server';
+import { mcpServer, type RateLimited } from './server';
 
 /** The path of the MCP endpoint: the protected resource of extensions-2.md 3 is `{APP_URL}/mcp`. */
 export const MCP_PATH = '/mcp';
@@ -19,10 +19,44 @@ function allowedHosts(appUrl: string, localPort: number | undefined): string[] {
 }
 
 /** A JSON-RPC error answer, as the SDK's transport writes its own. */
-function rpcError(status: number, message: string, headers: Record<string, string> = {}): RequestHandler {
+function rpcError(status: number, message: string, headers: Record<string, string> = {}, code = -32000): RequestHandler {
   return (_req, res) => {
-    res.status(status).set(headers).json({ jsonrpc: '2.0', error: { code: -32000, message }, id: null });
+    res.status(status).set(headers).json({ jsonrpc: '2.0', error: { code, message }, id: null });
   };
+}
+
+/** The raw body of a POST, up to MAX_JSON_BYTES (the transport's own bound). */
+const rawBody = express.raw({ type: () => true, limit: MAX_JSON_BYTES });
+
+/** A body that is not JSON: kept apart from any message, so the POST still takes its point first. */
+const UNPARSED = Symbol('unparsed');
+
+/**
+ * Reads and parses the POST's body before anything runs (the transport then takes it parsed),
+ * so the message is known when its rate-limit point is taken. A body too large is 413, as the
+ * transport answers it.
+ */
+const readMessage: RequestHandler = (req, res, next) => {
+  rawBody(req, res, (error?: unknown) => {
+    if (error) {
+      const status = (error as { status?: number }).status === 413 ? 413 : 400;
+      rpcError(status, status === 413 ? `Payload too large: the body exceeds ${MAX_JSON_BYTES} bytes.` : 'Parse error: could not read the body.')(req, res, next);
+      return;
+    }
+    try {
+      res.locals.mcpMessage = JSON.parse(Buffer.isBuffer(req.body) ? req.body.toString('utf8') : '') as unknown;
+    } catch {
+      res.locals.mcpMessage = UNPARSED;
+    }
+    next();
+  });
+};
+
+/** Whether the message is a tools/call request (it has an id, so it is answered). */
+function isToolCall(message: unknown): boolean {
+  if (typeof message !== 'object' || message === null) return false;
+  const { method, id } = message as { method?: unknown; id?: unknown };
+  return method === 'tools/call' && (typeof id === 'string' || typeof id === 'number');
 }
 
 /**
@@ -34,7 +68,8 @@ function rpcError(status: number, message: string, headers: Record<string, strin
  *
  * The request passes what every authenticated REST request passes: the caller resolved by
  * middleware/auth.ts (an API key or OAuth access token only: a session cookie is not a
- * credential here), the rate limiter, the key's last use; the role is checked per tool against
+ * credential here), one point of the rate limit per POST (one message: batches are refused),
+ * the key's last use; the role is checked per tool against
  * its REST route's declared access. A missing or refused credential is 401 with
  * `WWW-Authenticate: Bearer resource_metadata=...`, where an agent finds how to sign in. The
  * SDK's DNS-rebinding protection stays on: Host must be APP_URL's (or a loopback form of the
@@ -53,10 +88,40 @@ export function mcpRoutes(deps: AppDeps): Router {
     if (err instanceof ApiError && err.status === 401) res.setHeader('WWW-Authenticate', challenge);
     next(err);
   };
-  const authenticated = [keyOnly, authenticate(deps.services), rateLimit(deps.limiter), recordKeyUse(deps.services)];
+  const recordUse = recordKeyUse(deps.services);
+  const authenticated = [keyOnly, authenticate(deps.services), rateLimit(deps.limiter), recordUse];
+
+  /**
+   * One point of the workspace's per-minute limit per POST, like one REST request. Past the
+   * limit, a tools/call goes on to be answered with a tool error (the tool does not run: see
+   * mcp/server.ts) that an agent reads like any other; any other message is 429 with
+   * Retry-After. Only a POST the limiter let through records the key's use.
+   */
+  const counted: RequestHandler = async (req, res, next) => {
+    const point = await takeRatePoint(deps.limiter, res);
+    const message = res.locals.mcpMessage as unknown;
+    // A JSON-RPC batch (an array) is refused whole, nothing run (extensions-3.md 1): each POST
+    // carries one message, so one point stands for one tool call at most.
+    if (Array.isArray(message)) {
+      rpcError(400, 'Invalid Request: JSON-RPC batches are not accepted; send one message per POST.', {}, -32600)(req, res, next);
+      return;
+    }
+    if (message === UNPARSED) {
+      rpcError(400, 'Parse error: Invalid JSON', {}, -32700)(req, res, next);
+      return;
+    }
+    if (point.allowed) {
+      recordUse(req, res, next);
+      return;
+    }
+    if (!isToolCall(message)) throw rateLimitExceeded(point);
+    res.locals.mcpLimited = { limit: point.limit, retryAfter: point.retryAfter } satisfies RateLimited;
+    next();
+  };
 
   const serve: RequestHandler = async (req, res) => {
-    const server = mcpServer({ deps, tenant: tenantOf(res), req, res });
+    const limited = res.locals.mcpLimited as RateLimited | undefined;
+    const server = mcpServer({ deps, tenant: tenantOf(res), req, res, ...(limited ? { limited } : {}) });
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,
       enableDnsRebindingProtection: true,
@@ -69,11 +134,11 @@ export function mcpRoutes(deps: AppDeps): Router {
       void server.close();
     });
     await server.connect(transport);
-    await transport.handleRequest(req, res);
+    await transport.handleRequest(req, res, res.locals.mcpMessage);
   };
 
   const router = Router();
-  router.post(MCP_PATH, ...authenticated, serve);
+  router.post(MCP_PATH, keyOnly, authenticate(deps.services), readMessage, counted, serve);
   router.get(MCP_PATH, ...authenticated, rpcError(405, 'Method not allowed: this server is stateless (no event stream to open).', { Allow: 'POST' }));
   router.delete(MCP_PATH, ...authenticated, rpcError(405, 'Method not allowed: this server is stateless (no session to end).', { Allow: 'POST' }));
   router.all(MCP_PATH, rpcError(405, 'Method not allowed.', { Allow: 'POST' }));

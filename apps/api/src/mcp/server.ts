@@ -61,12 +61,21 @@ const ACCESS = new Map(
   }),
 );
 
+/** A POST past the workspace's rate limit: its tools/call is answered with a tool error, not run. */
+export interface RateLimited {
+  limit: number;
+  /** Seconds until the window ends. */
+  retryAfter: number;
+}
+
 /** What one /mcp request serves its tools with. */
 export interface McpRequestContext {
   deps: AppDeps;
   tenant: Tenant;
   req: Request;
   res: Response;
+  /** Set when the POST's rate-limit point was refused. */
+  limited?: RateLimited;
 }
 
 /**
@@ -75,17 +84,23 @@ export interface McpRequestContext {
  * handlers, bound to this request's tenant, are made here.
  */
 export function mcpServer(request: McpRequestContext): Server {
+  const { limited: _limited, ...context } = request;
   const server = new Server(SERVER_INFO, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: TOOL_LIST }));
   server.setRequestHandler(CallToolRequestSchema, async (call, extra) => {
     const tool = BY_NAME.get(call.params.name);
     const maxBytes = request.deps.services.config.mcpMaxOutputBytes;
+    // Past the limit the tool does not run: a tool error the agent can read, with when to retry (extensions-3.md 1).
+    if (request.limited) {
+      const { limit, retryAfter } = request.limited;
+      return failure(new ApiError('rate_limit_exceeded', `Rate limit of ${limit} requests per minute exceeded; retry in ${retryAfter} s.`, { limit, retry_after: retryAfter }), maxBytes);
+    }
     // An unknown tool is a protocol error (the MCP specification's -32602), not a tool result.
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name.slice(0, 100)}; tools/list names them.`);
     const token = call.params._meta?.progressToken;
     const signal = request.deps.draining ? AbortSignal.any([extra.signal, request.deps.draining]) : extra.signal;
     const ctx: ToolContext = {
-      ...request,
+      ...context,
       budget: maxBytes - SUMMARY_BYTES,
       signal,
       progress: async (update) => {

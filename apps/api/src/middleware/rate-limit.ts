@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { RequestHandler, Response } from 'express';
 import type { RedisClient } from '@sdx/queue';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
 import { ApiError, type Tenant } from '@sdx/domain';
@@ -81,6 +81,46 @@ export class RedisRateLimiter implements RateLimiter {
   }
 }
 
+/** The outcome of one request's point: whether it may go on, and when the window ends (whole seconds, at least 1). */
+export interface RatePoint {
+  allowed: boolean;
+  limit: number;
+  retryAfter: number;
+}
+
+/**
+ * Takes one point of the tenant's workspace and sets RateLimit-Limit, RateLimit-Remaining and
+ * RateLimit-Reset (seconds). Redis unreachable: 503 rate_limiter_unavailable at once. The caller
+ * decides what a refused point answers (rateLimit: 429; `/mcp`: a tool error for tools/call).
+ */
+export async function takeRatePoint(limiter: RateLimiter, res: Response): Promise<RatePoint> {
+  const tenant = res.locals.tenant as Tenant;
+  let decision: RateDecision;
+  try {
+    decision = await limiter.consume(tenant.workspace.id, tenant.workspace.rate_limit_per_minute);
+  } catch (error) {
+    if (error instanceof RateLimiterUnavailable) {
+      throw new ApiError('rate_limiter_unavailable', 'The rate limiter is temporarily unavailable; retry with backoff.', {}, { 'Retry-After': '1' });
+    }
+    throw error;
+  }
+  const resetSeconds = Math.max(1, Math.ceil(decision.resetMs / 1000));
+  res.setHeader('RateLimit-Limit', String(decision.limit));
+  res.setHeader('RateLimit-Remaining', String(decision.remaining));
+  res.setHeader('RateLimit-Reset', String(resetSeconds));
+  return { allowed: decision.allowed, limit: decision.limit, retryAfter: resetSeconds };
+}
+
+/** 429 rate_limit_exceeded of a refused point, with Retry-After. */
+export function rateLimitExceeded(point: RatePoint): ApiError {
+  return new ApiError(
+    'rate_limit_exceeded',
+    `Rate limit of ${point.limit} requests per minute exceeded; retry in ${point.retryAfter} s.`,
+    { limit: point.limit, retry_after: point.retryAfter },
+    { 'Retry-After': String(point.retryAfter) },
+  );
+}
+
 /**
  * Counts every authenticated request, before any database write. Sets RateLimit-Limit,
  * RateLimit-Remaining and RateLimit-Reset (seconds); a 429 adds Retry-After (whole seconds, at
@@ -88,28 +128,8 @@ export class RedisRateLimiter implements RateLimiter {
  */
 export function rateLimit(limiter: RateLimiter): RequestHandler {
   return async (_req, res, next) => {
-    const tenant = res.locals.tenant as Tenant;
-    let decision: RateDecision;
-    try {
-      decision = await limiter.consume(tenant.workspace.id, tenant.workspace.rate_limit_per_minute);
-    } catch (error) {
-      if (error instanceof RateLimiterUnavailable) {
-        throw new ApiError('rate_limiter_unavailable', 'The rate limiter is temporarily unavailable; retry with backoff.', {}, { 'Retry-After': '1' });
-      }
-      throw error;
-    }
-    const resetSeconds = Math.max(1, Math.ceil(decision.resetMs / 1000));
-    res.setHeader('RateLimit-Limit', String(decision.limit));
-    res.setHeader('RateLimit-Remaining', String(decision.remaining));
-    res.setHeader('RateLimit-Reset', String(resetSeconds));
-    if (!decision.allowed) {
-      throw new ApiError(
-        'rate_limit_exceeded',
-        `Rate limit of ${decision.limit} requests per minute exceeded; retry in ${resetSeconds} s.`,
-        { limit: decision.limit, retry_after: resetSeconds },
-        { 'Retry-After': String(resetSeconds) },
-      );
-    }
+    const point = await takeRatePoint(limiter, res);
+    if (!point.allowed) throw rateLimitExceeded(point);
     next();
   };
 }

@@ -262,10 +262,14 @@ class Schedule(SDXObject):
     next_run_at: Optional[str]
     last_run_at: Optional[str]
     status: str
+    #: ``creator_revoked`` while the service keeps it paused because its creator's key was revoked or its creator left; else None.
+    paused_reason: Optional[str]
     overlap_policy: str
     delivery: Any
     #: The destination every occurrence's job or batch is delivered to; None for none.
     destination_id: Optional[str]
+    #: Who created it (``kind`` ``user`` or ``key``, and ``id``); None for schedules made before creators were recorded.
+    created_by: Optional[SDXObject]
     created_at: str
     updated_at: str
     runs: List[ScheduleRun]

@@ -34,6 +34,8 @@ export type AuditAction =
   | 'member.role_changed'
   | 'member.removed'
   | 'invitation.revoked'
+  | 'schedule.paused'
+  | 'schedule.creator_changed'
   | 'api_key.created'
   | 'api_key.revoked'
   | 'api_key.updated'

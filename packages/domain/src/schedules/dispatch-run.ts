@@ -5,6 +5,7 @@ import type { Services, Tenant } from '../context';
 import { ApiError, RequestValidationError } from '../errors';
 import { createJob } from '../jobs/create-job';
 import { findWorkspace } from '../workspaces/workspaces';
+import { runTenant } from './creator';
 import { holdRuns, type ScheduleRunOutcome } from './runs';
 
 /**
@@ -49,7 +50,10 @@ export async function schedulesWithActiveWork(db: Executor, scheduleIds: string[
 }
 
 export interface DispatchRunOptions {
-  /** The schedule's tenant when the caller already has it. */
+  /**
+   * The tenant the run is admitted as, when the caller has it: a manual run's caller. Absent, the
+   * schedule's workspace acting as its creator's key (runTenant).
+   */
   tenant?: Tenant;
   /**
    * Re-dispatch of a run a crashed process left undispatched: first look for the work an
@@ -61,8 +65,9 @@ export interface DispatchRunOptions {
 /**
  * Dispatches one run exactly as POST /v1/jobs (one target) or POST /v1/batches (several) would:
  * the same checks, active-job cap and credit reservation, with the run ID as idempotency key.
- * Records the outcome on the run: queued with job_id or batch_id; skipped_credits on 402 (a
- * batch is all or nothing, so nothing was created); failed with the service error otherwise.
+ * Records the outcome on the run: queued with job_id or batch_id; skipped_credits on 402
+ * insufficient_credits or spend_cap_reached (a batch is all or nothing, so nothing was
+ * created); failed with the service error otherwise.
  * The run is held while it is dispatched (holdRuns); one another dispatcher holds, or that is
  * no longer undispatched, is returned as stored, untouched. An unexpected error (database
  * unreachable) is thrown and leaves the run for recovery.
@@ -94,7 +99,7 @@ export async function attemptScheduleRun(
   run: ScheduleRunRow,
   options: DispatchRunOptions = {},
 ): Promise<ScheduleRunOutcome> {
-  const tenant = options.tenant ?? (await scheduleTenant(services.db, schedule.workspace_id));
+  const tenant = options.tenant ?? runTenant(await scheduleTenant(services.db, schedule.workspace_id), schedule);
   const earlier = options.recovering ? await workCreatedFor(services.db, tenant, run) : null;
   return earlier ?? (await attempt(services, tenant, schedule, run));
 }
@@ -118,7 +123,8 @@ async function attempt(services: Services, tenant: Tenant, schedule: ScheduleRow
   } catch (error) {
     if (error instanceof ApiError) {
       return {
-        status: error.code === 'insufficient_credits' ? 'skipped_credits' : 'failed',
+        // A refused reservation skips the occurrence: too few credits, or a spend cap (the creating key's or the workspace's month).
+        status: error.code === 'insufficient_credits' || error.code === 'spend_cap_reached' ? 'skipped_credits' : 'failed',
         jobId: null,
         batchId: null,
         error: { error: error.code, message: error.message, ...error.fields },

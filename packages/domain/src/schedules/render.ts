@@ -1,5 +1,6 @@
 import type { ScheduleRow, ScheduleRunRow } from '@sdx/db';
 import type { ScheduleResponse, ScheduleRun } from '@sdx/contract';
+import { scheduleCreator } from './creator';
 import type { ScheduleView } from './queries';
 
 const iso = (d: Date | null): string | null => (d ? d.toISOString() : null);
@@ -36,9 +37,11 @@ export function renderSchedule(schedule: ScheduleRow, runs: ScheduleRunRow[]): S
     next_run_at: iso(schedule.next_run_at),
     last_run_at: iso(schedule.last_run_at),
     status: schedule.status,
+    paused_reason: schedule.status === 'paused' ? schedule.paused_reason : null,
     overlap_policy: schedule.overlap_policy as ScheduleResponse['overlap_policy'],
     delivery: schedule.delivery,
     destination_id: schedule.destination_id,
+    created_by: scheduleCreator(schedule),
     created_at: schedule.created_at.toISOString(),
     updated_at: schedule.updated_at.toISOString(),
     runs: runs.map(renderScheduleRun),

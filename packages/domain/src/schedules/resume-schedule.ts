@@ -1,6 +1,10 @@
 import { nextOccurrence } from '@sdx/recurrence';
 import type { Services, Tenant } from '../context';
 import { ApiError } from '../errors';
+import { recordAudit, actorOf } from '../audit/audit';
+import { sql } from 'kysely';
+import type { Tx } from '@sdx/db';
+import { creatorColumns, creatorOf, scheduleCreator } from './creator';
 import { recurrenceOf } from './definition';
 import { lockScheduleOrThrow, type ScheduleView, scheduleViewsOf } from './queries';
 
@@ -10,6 +14,11 @@ import { lockScheduleOrThrow, type ScheduleView, scheduleViewsOf } from './queri
  * an active schedule changes nothing. A completed schedule, or a once schedule whose only
  * occurrence passed while it was paused, cannot be resumed (400 invalid_request): replace its
  * starts_at with PUT instead.
+ *
+ * A schedule whose creator's access has ended (paused with `paused_reason: creator_revoked`,
+ * or paused by a person before its creator's key was revoked or its creator left) is taken
+ * over by whoever resumes it: created_by becomes the caller (audited
+ * `schedule.creator_changed`), so its runs never spend again in the name of a revoked key.
  */
 export async function resumeSchedule(services: Services, tenant: Tenant, scheduleId: string): Promise<ScheduleView> {
   const now = services.clock.now();
@@ -31,12 +40,41 @@ export async function resumeSchedule(services: Services, tenant: Tenant, schedul
         { schedule_id: current.id, status: current.status },
       );
     }
+    const creator = scheduleCreator(current);
+    const takeOver = current.paused_reason === 'creator_revoked' || (creator !== null && !(await creatorLive(tx, current.workspace_id, creator)));
+    if (takeOver) {
+      const next = creatorOf(tenant);
+      await recordAudit(tx, {
+        workspaceId: current.workspace_id,
+        action: 'schedule.creator_changed',
+        actor: actorOf(tenant, null),
+        targetType: 'schedule',
+        targetId: current.id,
+        data: { name: current.name, from: creator, to: next },
+      });
+    }
     return tx
       .updateTable('schedules')
-      .set({ status: 'active', next_run_at: nextRunAt, updated_at: now })
+      .set({ status: 'active', next_run_at: nextRunAt, paused_reason: null, ...(takeOver ? creatorColumns(creatorOf(tenant)) : {}), updated_at: now })
       .where('id', '=', current.id)
       .returningAll()
       .executeTakeFirstOrThrow();
   });
   return (await scheduleViewsOf(services.db, [schedule]))[0]!;
+}
+
+/** Whether a creator may still act in the workspace: a live key of it, or a member. */
+async function creatorLive(tx: Tx, workspaceId: string, creator: { kind: 'user' | 'key'; id: string }): Promise<boolean> {
+  if (creator.kind === 'user') {
+    return Boolean(await tx.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspaceId).where('user_id', '=', creator.id).executeTakeFirst());
+  }
+  const key = await tx
+    .selectFrom('api_keys')
+    .select('id')
+    .where('id', '=', creator.id)
+    .where('workspace_id', '=', workspaceId)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]))
+    .executeTakeFirst();
+  return Boolean(key);
 }

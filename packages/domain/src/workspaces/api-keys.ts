@@ -1,13 +1,14 @@
 import { createHash, randomInt } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ApiKeyKind, ApiKeyRow, Executor, Tx } from '@sdx/db';
-import { type Role, ROLES, roleAtLeast } from '../accounts/roles';
+import { isRole, type Role, ROLES, roleAtLeast } from '../accounts/roles';
 import { type Actor, recordAudit, systemActor } from '../audit/audit';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { periodStartOf } from '../time';
 import { inTransaction } from '../tx';
 import { OAUTH_ACCESS_PREFIX } from '../oauth/token-lookup';
+import { CREATOR_REVOKED_ACTOR, type Creator, pauseRunsOfCreator, revokeInvitationsOf } from './creator-revoked';
 
 /** API keys: `sdx_live_` + 40 random base62 characters. Only the SHA-256 hash is stored. */
 export const API_KEY_PREFIX = 'sdx_live_';
@@ -98,12 +99,24 @@ export interface RevokeApiKeyOptions {
   actor?: Actor;
   /** Why, when not a person's choice (an OAuth grant whose code or refresh token was presented twice). */
   reason?: string;
+  /**
+   * The key that asks (DELETE /v1/keys/{key_id} with a key). When it was made with the key it
+   * revokes, down the chain (a rotation, api-v1.md 5: the replacement revokes the key that
+   * made it), it and what it made are spared. Not for an OAuth grant, whose chain always goes.
+   */
+  sparing?: string | null;
 }
 
 /**
- * Revokes a key at once (every process looks keys up on each request, without a cache).
- * True when the key exists (in the workspace, when given), revoked now or before; the audit
- * event is written only by the revocation that happens.
+ * Revokes a key or an OAuth grant at once (every process looks keys up on each request,
+ * without a cache), and with it everything created with it (revokeChainBelow): the keys and
+ * grants it made, down the chain, the schedules they made paused, the invitations they sent
+ * revoked. The one entry point of every path that revokes one key: DELETE /v1/keys/{key_id}
+ * (the console's Keys page), the admin CLI, the OAuth client's revocation, a code or refresh
+ * token presented twice. True when the key exists (in the workspace, when given), revoked now
+ * or before; its audit event is written only by the revocation that happens. An OAuth grant
+ * revoked before (by a release that did not follow the chain) has what still lives of its
+ * chain revoked again.
  */
 export async function revokeApiKey(db: Executor, keyId: string, options: RevokeApiKeyOptions = {}): Promise<boolean> {
   return inTransaction(db, async (tx) => {
@@ -119,12 +132,74 @@ export async function revokeApiKey(db: Executor, keyId: string, options: RevokeA
         targetId: revoked.id,
         data: { name: revoked.name, prefix: revoked.prefix, kind: revoked.kind, ...(options.reason ? { reason: options.reason } : {}) },
       });
+      await afterKeysRevoked(tx, [revoked]);
+      await revokeChainBelow(tx, [revoked.id], revoked.kind === 'oauth' ? null : (options.sparing ?? null));
       return true;
     }
-    let exists = tx.selectFrom('api_keys').select('id').where('id', '=', keyId);
+    let exists = tx.selectFrom('api_keys').select(['id', 'kind']).where('id', '=', keyId);
     if (options.workspaceId) exists = exists.where('workspace_id', '=', options.workspaceId);
-    return Boolean(await exists.executeTakeFirst());
+    const found = await exists.executeTakeFirst();
+    if (!found) return false;
+    if (found.kind === 'oauth') await revokeChainBelow(tx, [keyId]);
+    return true;
   });
+}
+
+/** A key revoked by a chain, as its audit event names it. */
+interface RevokedKey {
+  id: string;
+  workspace_id: string;
+  name: string | null;
+  prefix: string;
+  role: string;
+  kind: ApiKeyKind;
+  created_by: string | null;
+}
+
+/**
+ * Revocation follows creation (extensions-3.md 1): revokes, in the caller's transaction, every
+ * live key and OAuth grant created with one of `rootIds` (whether those are revoked now or
+ * were before), down the chain of `created_by`, each with its own `api_key.revoked` event
+ * (actor `system`, `reason: creator_revoked`, naming the key that made it), then what those
+ * keys made or sent (afterKeysRevoked). A key made by an OAuth access token records its grant
+ * as creator; a grant, the user who consented. `sparing` (a rotation's replacement) and what it
+ * made are left out; they stay below the revoked key, so whatever later revokes a key above it
+ * still reaches them. Returns the keys revoked.
+ */
+export async function revokeChainBelow(tx: Tx, rootIds: readonly string[], sparing: string | null = null): Promise<string[]> {
+  if (rootIds.length === 0) return [];
+  const { rows } = await sql<RevokedKey>`
+    with recursive below (id) as (
+      select k.id from api_keys k where k.created_by = any(${[...rootIds]}::text[]) and k.id is distinct from ${sparing}::text
+      union
+      select k.id from api_keys k join below on k.created_by = below.id where k.id is distinct from ${sparing}::text
+    )
+    update api_keys set revoked_at = now()
+     where id in (select id from below) and revoked_at is null
+    returning id, workspace_id, name, prefix, role, kind, created_by
+  `.execute(tx);
+  const sorted = rows.sort((a, b) => a.id.localeCompare(b.id));
+  for (const key of sorted) {
+    await recordAudit(tx, {
+      workspaceId: key.workspace_id,
+      action: 'api_key.revoked',
+      actor: CREATOR_REVOKED_ACTOR,
+      targetType: 'api_key',
+      targetId: key.id,
+      data: { name: key.name, prefix: key.prefix, role: key.role, kind: key.kind, reason: 'creator_revoked', created_by: key.created_by },
+    });
+  }
+  await afterKeysRevoked(tx, sorted);
+  return sorted.map((key) => key.id);
+}
+
+/** What stops with a revoked key: the schedules it made (paused) and the invitations it sent (revoked). */
+async function afterKeysRevoked(tx: Tx, keys: ReadonlyArray<{ id: string; workspace_id: string }>): Promise<void> {
+  for (const key of keys) {
+    const creator: Creator = { kind: 'key', id: key.id };
+    await pauseRunsOfCreator(tx, key.workspace_id, creator);
+    await revokeInvitationsOf(tx, { workspaceId: key.workspace_id, sender: creator, reason: 'sender_revoked' });
+  }
 }
 
 /** Why keys followed their creator out: a removal, a demotion, or the creator's password change. */
@@ -143,10 +218,11 @@ export interface RevokeKeysOfOptions {
 
 /**
  * Keys follow their creator (extensions-2.md 2): revokes, in the caller's transaction, every
- * live key the user made and every key made by one of those keys, down the chain (a key a
- * member's key minted is the member's too, so a member cannot outlive a removal through a key
- * of a key). The chain is followed through keys revoked or expired already; only live keys are
- * revoked, each with its own api_key.revoked event naming the reason. Returns the revoked IDs.
+ * live key and OAuth grant the user made and every key made by one of those, down the chain (a
+ * key a member's key minted is the member's too, so a member cannot outlive a removal through
+ * a key of a key), of a role above `above` when given; each with its own api_key.revoked event
+ * naming the reason. Then revocation follows creation (revokeChainBelow): whatever those keys
+ * made goes too, whatever its role, and their schedules pause. Returns the revoked IDs.
  * No cache stands between a key and its lookup, so the next request with it fails on every
  * process; an open event stream ends at its next credential check.
  */
@@ -154,7 +230,7 @@ export async function revokeKeysOf(tx: Tx, options: RevokeKeysOfOptions): Promis
   const workspace = options.workspaceId ?? null;
   const above = options.above ? ROLES.slice(ROLES.indexOf(options.above) + 1) : [...ROLES];
   if (above.length === 0) return [];
-  const { rows } = await sql<{ id: string; workspace_id: string; name: string | null; prefix: string; role: Role; created_by: string | null }>`
+  const { rows } = await sql<RevokedKey>`
     with recursive made (id) as (
       select k.id from api_keys k
        where k.created_by = ${options.userId} and (${workspace}::text is null or k.workspace_id = ${workspace}::text)
@@ -166,19 +242,25 @@ export async function revokeKeysOf(tx: Tx, options: RevokeKeysOfOptions): Promis
        and revoked_at is null
        and (expires_at is null or expires_at > now())
        and role in (${sql.join(above)})
-    returning id, workspace_id, name, prefix, role, created_by
+    returning id, workspace_id, name, prefix, role, kind, created_by
   `.execute(tx);
-  for (const key of rows.sort((a, b) => a.id.localeCompare(b.id))) {
+  const sorted = rows.sort((a, b) => a.id.localeCompare(b.id));
+  for (const key of sorted) {
     await recordAudit(tx, {
       workspaceId: key.workspace_id,
       action: 'api_key.revoked',
       actor: options.actor,
       targetType: 'api_key',
       targetId: key.id,
-      data: { name: key.name, prefix: key.prefix, role: key.role, reason: options.reason, creator: options.userId, created_by: key.created_by },
+      data: { name: key.name, prefix: key.prefix, role: key.role, kind: key.kind, reason: options.reason, creator: options.userId, created_by: key.created_by },
     });
   }
-  return rows.map((key) => key.id);
+  await afterKeysRevoked(tx, sorted);
+  const below = await revokeChainBelow(
+    tx,
+    sorted.map((key) => key.id),
+  );
+  return [...sorted.map((key) => key.id), ...below];
 }
 
 /** A key with what it reserved or spent this month (released credits excluded). */
@@ -205,12 +287,21 @@ export interface UpdateApiKeyChange {
   monthlyCreditCap?: number | null;
 }
 
+/** Who changes a key: the calling key (null for a signed-in user) and its role. */
+export interface KeyChanger {
+  keyId: string | null;
+  role: string | null;
+}
+
 /**
  * PATCH /v1/keys/{key_id}: renames a key or sets its monthly spend cap, audited (`api_key.updated`
  * with what changed). A revoked, unknown or other workspace's key is 404. Admission reads the
- * cap on each submission, so a change applies to the next one.
+ * cap on each submission, so a change applies to the next one. A key may not change the cap of
+ * itself, of a key up its own creation chain (the key that made it could otherwise be lifted
+ * by a key it made), nor of a key whose role is above its own: 403 forbidden (extensions-3.md
+ * 1). Sessions (of admins and owners: the route's access) may.
  */
-export async function updateApiKey(db: Executor, workspaceId: string, keyId: string, change: UpdateApiKeyChange, actor: Actor, now: Date): Promise<ApiKeyWithSpend> {
+export async function updateApiKey(db: Executor, workspaceId: string, keyId: string, change: UpdateApiKeyChange, actor: Actor, now: Date, changer?: KeyChanger): Promise<ApiKeyWithSpend> {
   return inTransaction(db, async (tx) => {
     const set = {
       ...(change.name !== undefined ? { name: change.name } : {}),
@@ -218,13 +309,14 @@ export async function updateApiKey(db: Executor, workspaceId: string, keyId: str
     };
     const before = await tx
       .selectFrom('api_keys')
-      .select(['name', 'monthly_credit_cap'])
+      .select(['name', 'monthly_credit_cap', 'role'])
       .where('id', '=', keyId)
       .where('workspace_id', '=', workspaceId)
       .where('revoked_at', 'is', null)
       .forUpdate()
       .executeTakeFirst();
     if (!before) throw new ApiError('key_not_found', 'No such API key in this workspace.', { key_id: keyId });
+    if (changer?.keyId && change.monthlyCreditCap !== undefined) await checkCapChanger(tx, keyId, before.role, changer.keyId, changer.role);
     if (Object.keys(set).length > 0) await tx.updateTable('api_keys').set(set).where('id', '=', keyId).execute();
     await recordAudit(tx, {
       workspaceId,
@@ -232,10 +324,34 @@ export async function updateApiKey(db: Executor, workspaceId: string, keyId: str
       actor,
       targetType: 'api_key',
       targetId: keyId,
-      data: { before, after: { name: change.name ?? before.name, monthly_credit_cap: change.monthlyCreditCap !== undefined ? change.monthlyCreditCap : before.monthly_credit_cap } },
+      data: {
+        before: { name: before.name, monthly_credit_cap: before.monthly_credit_cap },
+        after: { name: change.name ?? before.name, monthly_credit_cap: change.monthlyCreditCap !== undefined ? change.monthlyCreditCap : before.monthly_credit_cap },
+      },
     });
     return keysWithSpend(tx, now).where('api_keys.id', '=', keyId).executeTakeFirstOrThrow();
   });
+}
+
+/** 403 forbidden when the calling key may not change the cap of `keyId` (itself, a key that made it, or a key of a higher role). */
+async function checkCapChanger(tx: Tx, keyId: string, role: string, callerKeyId: string, callerRole: string | null): Promise<void> {
+  if (!isRole(role) || !roleAtLeast(callerRole, role)) {
+    throw new ApiError('forbidden', `A key may not change a key whose role (${role}) is above its own (${callerRole ?? 'none'}).`, { required_role: role });
+  }
+  const { rows } = await sql<{ id: string }>`
+    with recursive up (id, created_by) as (
+      select id, created_by from api_keys where id = ${callerKeyId}
+      union
+      select k.id, k.created_by from api_keys k join up on k.id = up.created_by
+    )
+    select id from up where id = ${keyId}
+  `.execute(tx);
+  if (rows.length > 0) {
+    throw new ApiError(
+      'forbidden',
+      keyId === callerKeyId ? "A key may not change its own monthly_credit_cap; ask an admin's session." : 'A key may not change the monthly_credit_cap of the key that made it.',
+    );
+  }
 }
 
 /** A key as the API shows it: never its secret or hash. */

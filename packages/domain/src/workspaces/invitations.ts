@@ -109,6 +109,7 @@ export async function createInvitation(services: Services, workspaceId: string, 
         role,
         token_hash: tokenHash(token),
         invited_by: caller.userId,
+        invited_by_key_id: caller.userId === null && caller.actor.type === 'api_key' ? caller.actor.id : null,
         expires_at: sql<Date>`now() + ${`${INVITATION_TTL_MS / 1000} seconds`}::interval`,
       })
       .returningAll()
@@ -170,17 +171,18 @@ export interface InvitationPreview {
 
 /**
  * The workspace and the inviter of a pending invitation, read by its token; nothing changes. An
- * expired, revoked, used or unknown token is 410 invitation_invalid, as acceptInvitation answers.
+ * expired, revoked, used or unknown token, or one whose sender may no longer send it, is 410
+ * invitation_invalid, as acceptInvitation answers.
  */
 export async function previewInvitation(db: Executor, token: string): Promise<InvitationPreview> {
   const found = await db
     .selectFrom('invitations as i')
     .innerJoin('workspaces as w', 'w.id', 'i.workspace_id')
     .leftJoin('users as u', 'u.id', 'i.invited_by')
-    .select(['i.role', 'i.expires_at', 'i.accepted_at', 'i.revoked_at', 'w.id as workspace_id', 'w.name as workspace_name', 'u.display_name', 'u.email'])
+    .select(['i.role', 'i.expires_at', 'i.accepted_at', 'i.revoked_at', 'i.invited_by', 'i.invited_by_key_id', 'w.id as workspace_id', 'w.name as workspace_name', 'u.display_name', 'u.email'])
     .where('i.token_hash', '=', tokenHash(token))
     .executeTakeFirst();
-  if (!found || found.accepted_at || found.revoked_at || found.expires_at.getTime() <= Date.now()) {
+  if (!found || found.accepted_at || found.revoked_at || found.expires_at.getTime() <= Date.now() || !(await senderStillMay(db, found))) {
     throw new ApiError('invitation_invalid', 'This invitation has expired, was revoked or was used already.');
   }
   return {
@@ -213,9 +215,41 @@ export async function revokeInvitation(services: Services, workspaceId: string, 
 }
 
 /**
+ * Whether the sender of an invitation may still send it (extensions-3.md 1): a user still a
+ * member of the workspace with a role at least the invited one, or a key still live with such a
+ * role. An invitation older than the record of its sending key (neither recorded) is judged as
+ * it was sent.
+ */
+async function senderStillMay(tx: Executor, invitation: Pick<InvitationRow, 'workspace_id' | 'role' | 'invited_by' | 'invited_by_key_id'>): Promise<boolean> {
+  if (invitation.invited_by !== null) {
+    const member = await tx
+      .selectFrom('memberships')
+      .select('role')
+      .where('workspace_id', '=', invitation.workspace_id)
+      .where('user_id', '=', invitation.invited_by)
+      .executeTakeFirst();
+    return member !== undefined && roleAtLeast(member.role, invitation.role);
+  }
+  if (invitation.invited_by_key_id !== null) {
+    const key = await tx
+      .selectFrom('api_keys')
+      .select('role')
+      .where('id', '=', invitation.invited_by_key_id)
+      .where('workspace_id', '=', invitation.workspace_id)
+      .where('revoked_at', 'is', null)
+      .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', sql<Date>`now()`)]))
+      .executeTakeFirst();
+    return key !== undefined && roleAtLeast(key.role, invitation.role);
+  }
+  return true;
+}
+
+/**
  * Accepts an invitation for the signed-in user, whose email must be the invited one. An
- * expired, revoked or used invitation is 410 invitation_invalid. The invitation row is locked,
- * so a token is used once.
+ * expired, revoked or used invitation is 410 invitation_invalid, and so is one whose sender is
+ * no longer a member (or live key) of a role at least the invited one. The invitation row is
+ * locked, and the workspace's lock (taken by removals and role changes too) is held while the
+ * sender is checked, so a token is used once and a removal cannot slip between check and join.
  */
 export async function acceptInvitation(services: Services, token: string, user: { id: string; email: string | null }, actor: Actor): Promise<WorkspaceView> {
   return services.db.transaction().execute(async (tx) => {
@@ -227,6 +261,9 @@ export async function acceptInvitation(services: Services, token: string, user: 
       throw new ApiError('invitation_email_mismatch', 'This invitation was sent to another email; sign in with that email to accept it.');
     }
     const workspace = await lockWorkspace(tx, invitation.workspace_id);
+    if (!(await senderStillMay(tx, invitation))) {
+      throw new ApiError('invitation_invalid', 'Whoever sent this invitation may no longer invite with this role; ask a current admin for a new one.');
+    }
     const existing = await tx
       .selectFrom('memberships')
       .select('role')

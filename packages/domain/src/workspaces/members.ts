@@ -4,6 +4,7 @@ import { type Actor, recordAudit, systemActor } from '../audit/audit';
 import type { Services } from '../context';
 import { ApiError } from '../errors';
 import { revokeKeysOf } from './api-keys';
+import { pauseRunsOfCreator, revokeInvitationsOf } from './creator-revoked';
 import { lockWorkspace } from './teams';
 
 export interface MemberView {
@@ -77,7 +78,9 @@ function requireRole(caller: Caller, required: Role, why: string): void {
  * Changes a member's role. Admins manage the roles below owner; making or unmaking an owner
  * needs an owner; the last owner cannot be demoted (409 last_owner). The workspace row is locked
  * first, so two owners demoting each other at once leave one owner. A demotion revokes, in the
- * same transaction, the member's keys whose role is above the new one (revokeKeysOf).
+ * same transaction, the member's keys whose role is above the new one (revokeKeysOf, and with
+ * them what they made) and the pending invitations the member sent whose role is above the new
+ * one (revokeInvitationsOf).
  */
 export async function changeMemberRole(services: Services, workspaceId: string, userId: string, role: Role, caller: Caller): Promise<MemberView> {
   return services.db.transaction().execute(async (tx) => {
@@ -99,6 +102,7 @@ export async function changeMemberRole(services: Services, workspaceId: string, 
       });
       if (!roleAtLeast(role, member.role)) {
         await revokeKeysOf(tx, { workspaceId, userId, above: role, reason: 'creator_demoted', actor: KEYS_FOLLOW_CREATOR });
+        await revokeInvitationsOf(tx, { workspaceId, sender: { kind: 'user', id: userId }, above: role, reason: 'sender_demoted' });
       }
     }
     return { user_id: member.user_id, email: member.email, display_name: member.display_name, role, joined_at: member.created_at.toISOString() };
@@ -108,7 +112,8 @@ export async function changeMemberRole(services: Services, workspaceId: string, 
 /**
  * Removes a member: anyone may leave; removing another needs admin, removing an owner needs an
  * owner; never the last owner. Every key the member made in the workspace goes with them, in the
- * same transaction (revokeKeysOf).
+ * same transaction (revokeKeysOf), with the pending invitations they sent (revokeInvitationsOf);
+ * the schedules they made pause (pauseRunsOfCreator).
  */
 export async function removeMember(services: Services, workspaceId: string, userId: string, caller: Caller): Promise<void> {
   await services.db.transaction().execute(async (tx) => {
@@ -130,6 +135,8 @@ export async function removeMember(services: Services, workspaceId: string, user
       data: { email: member.email, role: member.role, self: caller.userId === userId },
     });
     await revokeKeysOf(tx, { workspaceId, userId, reason: 'creator_removed', actor: KEYS_FOLLOW_CREATOR });
+    await revokeInvitationsOf(tx, { workspaceId, sender: { kind: 'user', id: userId }, reason: 'sender_removed' });
+    await pauseRunsOfCreator(tx, workspaceId, { kind: 'user', id: userId });
   });
 }
 

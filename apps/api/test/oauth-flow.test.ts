@@ -196,7 +196,8 @@ describe('authorization', () => {
       [registered.body.client_id as string, 'https://attacker.example/cb'],
     ]) {
       const good = { response_type: 'code', code_challenge: pkce().challenge, code_challenge_method: 'S256' };
-      for (const extra of [{ code_challenge_method: 'plain' }, { code_challenge: '' }, { code_challenge: 'short' }, { response_type: 'token' }, { state: 's'.repeat(2001) }, { resource: 'https://elsewhere.example/mcp' }]) {
+      const extras: Array<Record<string, string>> = [{ code_challenge_method: 'plain' }, { code_challenge: '' }, { code_challenge: 'short' }, { response_type: 'token' }, { state: 's'.repeat(2001) }, { resource: 'https://elsewhere.example/mcp' }];
+      for (const extra of extras) {
         const query = new URLSearchParams({ client_id: client_id!, redirect_uri: redirect_uri!, state: 's', ...good, ...extra });
         const res = await raw('get', `/oauth/authorize?${query}`);
         expect({ status: res.status, location: res.headers.location, type: res.headers['content-type'] }).toEqual({ status: 400, location: undefined, type: 'text/html; charset=utf-8' });

@@ -24,5 +24,6 @@ const STRIP = [
 
 /** The inline script: the token taken out, then the page's tags written where the script stands. */
 export function bootScript(assetTags: string[]): string {
-  return `${STRIP}document.write(${JSON.stringify(assetTags.join(''))})})();`;
+  // `<\/`: a `</script>` inside the string would end the inline script where it stands.
+  return `${STRIP}document.write(${JSON.stringify(assetTags.join('')).replace(/<\//g, '<\\/')})})();`;
 }

@@ -106,7 +106,8 @@ describe('POST /v1/auth/password-reset/confirm', () => {
     const teamKey = await stack.api.post('/v1/keys', { headers: user.write(team.body.id), body: { name: 'team key' } });
     expect(teamKey.status).toBe(201);
     await reset(user.email, { revoke_keys: true });
-    for (const headers of [{ 'X-API-Key': key }, { 'X-API-Key': teamKey.body.api_key }, { 'X-API-Key': minted }, { Authorization: `Bearer ${agent.access}` }]) {
+    const credentials: Array<Record<string, string>> = [{ 'X-API-Key': key }, { 'X-API-Key': teamKey.body.api_key }, { 'X-API-Key': minted }, { Authorization: `Bearer ${agent.access}` }];
+    for (const headers of credentials) {
       expect((await accountWith(headers)).status).toBe(401);
     }
   });

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import express from 'express';
 import request from 'supertest';
-import { consoleRoutes, CONSOLE_CSP } from '../src/middleware/console';
+import { createHash } from 'node:crypto';
+import { consoleCspFor, consoleRoutes, CONSOLE_CSP } from '../src/middleware/console';
 import { renderErrors } from '../src/middleware/errors';
 import { createLogger, loadConfig } from '@sdx/config';
 
@@ -55,6 +56,20 @@ describe('GET /console', () => {
     const res = await request(app).get('/');
     expect(res.status).toBe(302);
     expect(res.headers.location).toBe('/console/');
+  });
+});
+
+describe('the page with its inline boot script', () => {
+  it("names the script's SHA-256 in script-src, so that script alone runs inline", async () => {
+    const dir = fakeBuild();
+    const script = 'history.replaceState(null,"",location.pathname)';
+    writeFileSync(path.join(dir, 'index.html'), `<!doctype html><head><script>${script}</script></head><div id="root"></div>`);
+    const res = await request(appServing(() => dir)).get('/console/verify?token=abc');
+    const hash = createHash('sha256').update(script).digest('base64');
+    expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP.replace("script-src 'self'", `script-src 'self' 'sha256-${hash}'`));
+    expect(consoleCspFor('<p>no script</p>')).toBe(CONSOLE_CSP);
+    // An asset is not a page: the plain policy.
+    expect((await request(appServing(() => dir)).get('/console/assets/app-ABC123.js')).headers['content-security-policy']).toBe(CONSOLE_CSP);
   });
 });
 

@@ -23,6 +23,7 @@ let seq = 0;
 const newEmail = () => `verify${++seq}.${Date.now().toString(36)}@example.com`;
 const PASSWORD = 'correct horse battery';
 const signUp = (email: string, password = PASSWORD) => stack.api.post('/v1/auth/signup', { body: { email, password } });
+const verify = (token: string, password = PASSWORD) => stack.api.post('/v1/auth/verify', { body: { token, password } });
 const mailsTo = (to: string) => smtp.messages.filter((m) => m.to === to);
 
 /** The token of the newest verification link mailed to the address. */
@@ -40,7 +41,7 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
     const fresh = await signUp(email);
     const token = await verificationToken(email);
     expect(mailsTo(email)[0]!.html).toContain(`${APP_URL}/console/verify?token=`);
-    expect((await stack.api.post('/v1/auth/verify', { body: { token } })).status).toBe(200);
+    expect((await verify(token)).status).toBe(200);
     const taken = await signUp(email.toUpperCase(), 'another password entirely');
     for (const res of [fresh, taken]) {
       expect(res.status).toBe(202);
@@ -57,16 +58,72 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
     expect((await stack.api.post('/v1/auth/login', { body: { email, password: PASSWORD } })).status).toBe(200);
   });
 
-  it('does not let a stranger who signed up with an address first keep its owner out', async () => {
+  it('does not let a squatter who signed up with an address first keep its owner out, nor get in (extensions-3.md 1)', async () => {
     const email = newEmail();
-    await signUp(email, 'the stranger password');
-    await verificationToken(email);
-    // The owner signs up with their own password and follows the link of their own sign-up.
+    const SQUATTER = 'the squatter password';
+    const OWNER = 'the owner password!';
+    await signUp(email, SQUATTER);
+    const squattersLink = await verificationToken(email);
+    // The owner signs up with their own password; the mailbox now holds two links.
+    await signUp(email, OWNER);
+    const ownersLink = await verificationToken(email, 2);
+    expect(ownersLink).not.toBe(squattersLink);
+
+    // No password is usable before the email is verified: the squatter's gets no session.
+    const early = await stack.api.post('/v1/auth/login', { body: { email, password: SQUATTER } });
+    expect([early.status, early.body.detail.error]).toEqual([403, 'email_not_verified']);
+    expect(early.headers['set-cookie']).toBeUndefined();
+    expect((await stack.api.post('/v1/auth/login', { body: { email, password: OWNER } })).status).toBe(401);
+
+    // The owner clicks the squatter's link: their own password verifies nothing, and the link stays usable.
+    const wrong = await verify(squattersLink, OWNER);
+    expect([wrong.status, wrong.body.detail.error]).toEqual([401, 'invalid_credentials']);
+    expect(wrong.headers['set-cookie']).toBeUndefined();
+    const user = await stack.runtime.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
+    expect(user.email_verified_at).toBeNull();
+    const personal = await stack.runtime.db.selectFrom('workspaces').selectAll().where('personal_user_id', '=', user.id).executeTakeFirstOrThrow();
+    expect(personal.monthly_quota).toBe(0);
+    const unused = await stack.runtime.db.selectFrom('auth_tokens').select('used_at').where('user_id', '=', user.id).where('purpose', '=', 'verify_email').execute();
+    expect(unused.map((t) => t.used_at)).toEqual([null, null]);
+
+    // The owner's own link with the owner's own password: verified, signed in, the credits given.
+    const verified = await verify(ownersLink, OWNER);
+    expect(verified.status).toBe(200);
+    expect(verified.body.user.email).toBe(email);
+    const cookie = cookieFrom(verified)!;
+    expect((await stack.api.get('/v1/usage/current', { headers: { Cookie: cookie } })).body.credit_limit).toBe(777);
+
+    // The squatter's password never signs in, and their link is dead, with their password too.
+    const squatter = await stack.api.post('/v1/auth/login', { body: { email, password: SQUATTER } });
+    expect([squatter.status, squatter.body.detail.error]).toEqual([401, 'invalid_credentials']);
+    const dead = await verify(squattersLink, SQUATTER);
+    expect([dead.status, dead.body.detail.error]).toEqual([410, 'verification_invalid']);
+    expect((await stack.api.post('/v1/auth/login', { body: { email, password: OWNER } })).status).toBe(200);
+    // And the owner's link works once.
+    expect((await verify(ownersLink, OWNER)).status).toBe(410);
+  });
+
+  it('ends the owner\'s pending link when the squatter\'s link is verified with the squatter\'s password', async () => {
+    // The other order: the squatter verifies first (they cannot read the mailbox, but say the link leaked).
+    const email = newEmail();
+    await signUp(email, 'the squatter password');
+    const squattersLink = await verificationToken(email);
     await signUp(email, 'the owner password!');
     const ownersLink = await verificationToken(email, 2);
-    expect((await stack.api.post('/v1/auth/verify', { body: { token: ownersLink } })).status).toBe(200);
-    expect((await stack.api.post('/v1/auth/login', { body: { email, password: 'the stranger password' } })).status).toBe(401);
-    expect((await stack.api.post('/v1/auth/login', { body: { email, password: 'the owner password!' } })).status).toBe(200);
+    expect((await verify(squattersLink, 'the squatter password')).status).toBe(200);
+    expect((await verify(ownersLink, 'the owner password!')).status).toBe(410);
+  });
+
+  it('counts a wrong password at verification as a failed sign-in: 429 past the limit, for the right one too', async () => {
+    const email = newEmail();
+    await signUp(email);
+    const token = await verificationToken(email);
+    for (let i = 0; i < 10; i++) expect((await verify(token, `wrong password ${i}`)).status).toBe(401);
+    const limited = await verify(token, PASSWORD);
+    expect([limited.status, limited.body.detail.error]).toEqual([429, 'rate_limit_exceeded']);
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(0);
+    const login = await stack.api.post('/v1/auth/login', { body: { email, password: PASSWORD } });
+    expect(login.status).toBe(429);
   });
 
   it('takes as long for a taken email as for a new one (the same timing class)', async () => {
@@ -107,7 +164,7 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
     expect(wrong.body.detail.error).toBe('invalid_credentials');
 
     const token = await verificationToken(email);
-    const verified = await stack.api.post('/v1/auth/verify', { body: { token } });
+    const verified = await verify(token);
     expect(verified.status).toBe(200);
     expect(verified.body).toMatchObject({ user: { email, two_factor_enabled: false }, workspaces: [{ kind: 'personal', role: 'owner', require_two_factor: false }], csrf_token: expect.any(String) });
     const cookie = cookieFrom(verified)!;
@@ -116,11 +173,13 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
     expect(usage.body).toMatchObject({ credit_limit: 777, credits_remaining: 777 });
 
     // Single use: the same token again is 410, and the allowance is not given twice.
-    const again = await stack.api.post('/v1/auth/verify', { body: { token } });
+    const again = await verify(token);
     expect(again.status).toBe(410);
     expect(again.body.detail.error).toBe('verification_invalid');
-    const unknown = await stack.api.post('/v1/auth/verify', { body: { token: 'no-such-token' } });
+    const unknown = await verify('no-such-token');
     expect(unknown.status).toBe(410);
+    // A body without the password is refused before anything is looked at.
+    expect((await stack.api.post('/v1/auth/verify', { body: { token } })).status).toBe(422);
     const after = await stack.api.get('/v1/usage/current', { headers: { Cookie: cookie } });
     expect(after.body.credit_limit).toBe(777);
 
@@ -135,11 +194,11 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
     await signUp(email);
     const token = await verificationToken(email);
     clock.offsetMs = 24 * 3600_000 + 60_000;
-    const res = await stack.api.post('/v1/auth/verify', { body: { token } });
+    const res = await verify(token);
     expect(res.status).toBe(410);
     expect(res.body.detail.error).toBe('verification_invalid');
     clock.offsetMs = 23 * 3600_000;
-    const fresh = await stack.api.post('/v1/auth/verify', { body: { token } });
+    const fresh = await verify(token);
     expect(fresh.status).toBe(200);
   });
 
@@ -162,8 +221,10 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
     // Every link mailed works until one is used; then the others are retired.
     const links = mailsTo(email).map((m) => decodeURIComponent(/token=([A-Za-z0-9_%-]+)/.exec(m.text)![1]!));
     expect(new Set(links).size).toBe(5);
-    expect((await stack.api.post('/v1/auth/verify', { body: { token: links[2] } })).status).toBe(200);
-    expect((await stack.api.post('/v1/auth/verify', { body: { token: links[4] } })).status).toBe(410);
+    // Every resent link carries the sign-up's password.
+    expect((await verify(links[2]!, 'not the sign-up password')).status).toBe(401);
+    expect((await verify(links[2]!)).status).toBe(200);
+    expect((await verify(links[4]!)).status).toBe(410);
   });
 
   it('keeps no clear token in the outbox once the mail is sent', async () => {

@@ -187,19 +187,32 @@ describe('authorization', () => {
     }
   });
 
-  it('refuses plain PKCE, a missing or malformed challenge and another response type at the redirect URI', async () => {
-    const { client_id } = shared;
-    const good = { response_type: 'code', code_challenge: pkce().challenge, code_challenge_method: 'S256' };
-    for (const extra of [{ code_challenge_method: 'plain' }, { code_challenge: '' }, { code_challenge: 'short' }, { response_type: 'token' }, { state: 's'.repeat(2001) }]) {
-      const query = new URLSearchParams({ client_id, redirect_uri: REDIRECT, state: 's', ...good, ...extra });
-      const res = await raw('get', `/oauth/authorize?${query}`);
-      expect(res.status).toBe(302);
-      const location = new URL(res.headers.location as string);
-      expect(`${location.origin}${location.pathname}`).toBe(REDIRECT);
-      // The SDK's handler gives `state` back only when the parameters parsed (docs/decisions.md).
-      expect(location.searchParams.get('error')).toBe('invalid_request');
-      expect(location.searchParams.get('code')).toBeNull();
+  it('answers plain PKCE, a missing or malformed challenge, another response type or a bad state with a 400 page, never a redirect to the client', async () => {
+    // A registered https redirect URI proves nothing: anybody may register one (extensions-3.md 1).
+    const registered = await raw('post', '/oauth/register', { json: { client_name: 'Anybody', redirect_uris: ['https://attacker.example/cb'], token_endpoint_auth_method: 'none' } });
+    expect(registered.status).toBe(201);
+    for (const [client_id, redirect_uri] of [
+      [shared.client_id, REDIRECT],
+      [registered.body.client_id as string, 'https://attacker.example/cb'],
+    ]) {
+      const good = { response_type: 'code', code_challenge: pkce().challenge, code_challenge_method: 'S256' };
+      const extras: Array<Record<string, string>> = [{ code_challenge_method: 'plain' }, { code_challenge: '' }, { code_challenge: 'short' }, { response_type: 'token' }, { state: 's'.repeat(2001) }, { resource: 'https://elsewhere.example/mcp' }];
+      for (const extra of extras) {
+        const query = new URLSearchParams({ client_id: client_id!, redirect_uri: redirect_uri!, state: 's', ...good, ...extra });
+        const res = await raw('get', `/oauth/authorize?${query}`);
+        expect({ status: res.status, location: res.headers.location, type: res.headers['content-type'] }).toEqual({ status: 400, location: undefined, type: 'text/html; charset=utf-8' });
+        expect(res.text).toContain('This sign-in request cannot be completed');
+        expect(res.text).toMatch(/invalid_(request|target)/);
+        expect(res.text).not.toContain('attacker.example');
+        expect(res.headers['content-security-policy']).toContain("default-src 'none'");
+        expect(res.headers['cache-control']).toBe('no-store');
+      }
     }
+    // The page escapes what the request carried.
+    const query = new URLSearchParams({ client_id: shared.client_id, redirect_uri: REDIRECT, response_type: '<script>alert(1)</script>', code_challenge: pkce().challenge, code_challenge_method: 'S256' });
+    const res = await raw('get', `/oauth/authorize?${query}`);
+    expect(res.status).toBe(400);
+    expect(res.text).not.toContain('<script>');
   });
 });
 

@@ -62,7 +62,7 @@ describe('password reset', () => {
     expect(reuse.status).toBe(410);
     expect(reuse.body.detail.error).toBe('reset_token_invalid');
     const audit = await stack.runtime.db.selectFrom('audit_events').select(['action', 'data']).where('workspace_id', '=', user.personalWorkspaceId).where('action', '=', 'user.password_reset').execute();
-    expect(audit).toEqual([{ action: 'user.password_reset', data: { sessions_ended: 2 } }]);
+    expect(audit).toEqual([{ action: 'user.password_reset', data: { sessions_ended: 2, keys_revoked: 0, revoke_keys: false } }]);
   });
 
   it('refuses a token past its hour, and a short new password with 422', async () => {

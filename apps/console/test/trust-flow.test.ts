@@ -138,7 +138,13 @@ describe('the console on the open internet', () => {
     expect(await early.getByText('Your email is not verified yet').count()).toBe(1);
     expect(await early.getByRole('button', { name: 'Resend the link' }).count()).toBe(1);
 
+    // The link asks for the password of the sign-up that sent it.
     await page.goto(link);
+    await heading(page, 'Verify your email');
+    expect(page.url()).toBe(`${base}/console/verify`);
+    await page.getByLabel('Password').fill(PASSWORD);
+    await step(page, '04-verify-asks-for-the-password');
+    await page.getByRole('button', { name: 'Verify and sign in' }).click();
     await heading(page, 'Overview');
     expect(await page.getByText(email).count()).toBeGreaterThan(0);
     await step(page, '04-verified-and-signed-in');
@@ -146,6 +152,8 @@ describe('the console on the open internet', () => {
     // The link works once.
     const again = await newPage();
     await again.goto(link);
+    await again.getByLabel('Password').fill(PASSWORD);
+    await again.getByRole('button', { name: 'Verify and sign in' }).click();
     await heading(again, 'This link no longer works');
     expect(await again.getByRole('button', { name: 'Send a new link' }).count()).toBe(1);
     signedIn = page;
@@ -318,6 +326,8 @@ describe('the console on the open internet', () => {
     await page.getByRole('button', { name: 'Create account' }).click();
     await heading(page, 'Check your inbox');
     await page.goto(await mailedLink(bob, 'verify'));
+    await page.getByLabel('Password').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Verify and sign in' }).click();
     await heading(page, 'Overview');
     await page.goto(`${base}/console/invitations/accept?token=${encodeURIComponent(invitation.body.token)}`);
     await page.getByRole('button', { name: 'Accept invitation' }).click();

@@ -3,10 +3,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, wri
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { build } from 'esbuild';
+import { bootScript } from './boot';
 
 /**
  * The console's build: esbuild bundles src/main.tsx into dist/assets/ (hashed names, code split
- * at each lazily loaded page) and writes dist/index.html naming the entry's script and styles.
+ * at each lazily loaded page) and writes dist/index.html, whose one inline script (tools/boot.ts)
+ * takes a link's token out of the address bar and then writes the entry's script and styles.
  * The API serves dist/ at /console. A stamp file holds the hash of everything the build reads,
  * so `npm start`, `npm run build` and the test harness rebuild only when a source changed.
  */
@@ -53,6 +55,7 @@ export function sourceHash(): string {
     path.join(CONSOLE_ROOT, 'package.json'),
     path.join(REPO_ROOT, 'package-lock.json'),
     __filename,
+    path.join(__dirname, 'boot.ts'),
   ];
   for (const file of inputs) {
     hash.update(path.relative(CONSOLE_ROOT, file)).update('\0');
@@ -119,9 +122,14 @@ export async function ensureConsoleBuild(options: { force?: boolean } = {}): Pro
   const initialChunks = staticClosure(entryOut.imports, outputs);
   const preloads = initialChunks.map((file) => `<link rel="modulepreload" href="${asUrl(file)}">`);
   const template = readFileSync(path.join(CONSOLE_ROOT, 'index.html'), 'utf8');
-  const html = template
-    .replace('<!-- styles -->', entryOut.cssBundle ? `<link rel="stylesheet" href="${asUrl(entryOut.cssBundle)}">` : '')
-    .replace('<!-- scripts -->', [`<script type="module" src="${asUrl(entryFile)}"></script>`, ...preloads].join('\n'));
+  // The tags are written by the inline boot script (tools/boot.ts), after it took any token out of the address bar.
+  const tags = [
+    ...(entryOut.cssBundle ? [`<link rel="stylesheet" href="${asUrl(entryOut.cssBundle)}">`] : []),
+    `<script type="module" src="${asUrl(entryFile)}"></script>`,
+    ...preloads,
+  ];
+  const html = template.replace('<!-- boot -->', `<script>${bootScript(tags)}</script>`);
+  if (html === template) throw new Error('index.html has no <!-- boot --> placeholder');
   writeFileSync(path.join(CONSOLE_DIST, 'index.html'), html);
   writeFileSync(
     path.join(CONSOLE_DIST, 'initial.json'),

@@ -421,6 +421,30 @@ export function resolveProviderMode(nodeEnv: string, raw: string | undefined): s
 }
 
 /**
+ * Whether sign-up hands out unproven emails' accounts: production, sign-up open, and email
+ * verification off (extensions-3.md 1). Such sign-ups get no credits (`signUpCredits`), and every
+ * process says so once at start (`unverifiedSignUpWarning`).
+ */
+function unverifiedProductionSignUps(config: Pick<AppConfig, 'nodeEnv' | 'signupEnabled' | 'emailVerification'>): boolean {
+  return config.nodeEnv === 'production' && config.signupEnabled && !config.emailVerification;
+}
+
+/** The plan allowance of a personal workspace made by a sign-up that needs no verification: NEW_WORKSPACE_CREDITS, but 0 in production. */
+export function signUpCredits(config: Pick<AppConfig, 'nodeEnv' | 'signupEnabled' | 'emailVerification' | 'newWorkspaceCredits'>): number {
+  return unverifiedProductionSignUps(config) ? 0 : config.newWorkspaceCredits;
+}
+
+/** The warning a production process logs at start when anyone may sign up with an email nobody verifies, or undefined. */
+export function unverifiedSignUpWarning(config: Pick<AppConfig, 'nodeEnv' | 'signupEnabled' | 'emailVerification' | 'newWorkspaceCredits'>): string | undefined {
+  if (!unverifiedProductionSignUps(config)) return undefined;
+  return (
+    'SIGN-UP WITHOUT EMAIL VERIFICATION IN PRODUCTION: anyone may sign up with any email (EMAIL_VERIFICATION=0 or no SMTP_URL). ' +
+    `New personal workspaces get 0 credits instead of NEW_WORKSPACE_CREDITS (${config.newWorkspaceCredits}). ` +
+    'Set SMTP_URL (and EMAIL_VERIFICATION=1), or SIGNUP_ENABLED=0.'
+  );
+}
+
+/**
  * The warning a production process logs when the sandbox serves any platform, or undefined.
  * `platforms` maps each platform to what serves it (live, sandbox or off).
  */

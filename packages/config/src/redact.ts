@@ -1,9 +1,11 @@
 /**
  * Credentials are redacted wherever a request can carry them: any header whose name looks like
- * a credential (Authorization, Proxy-Authorization, X-API-Key, Cookie, *-Token, ...) and any
- * query parameter named like one (?api_key=, ?token=, ?access_token=, ...). Names are matched
- * loosely on purpose: logging "[Redacted]" for a harmless header costs nothing, logging a key
- * once is a leak.
+ * a credential (Authorization, Proxy-Authorization, X-API-Key, Cookie, *-Token, ...), any query
+ * parameter named like one (?api_key=, ?token=, ?access_token=, ...), and the same parameters in
+ * every URL a header carries (Referer above all: the console's follow-up requests name the page
+ * they came from, such as `/console/verify?token=…`; X-Original-URL, X-Forwarded-Uri, ...) or a
+ * parameter carries (`?next=/invitations/accept?token=…`). Names are matched loosely on purpose:
+ * logging "[Redacted]" for a harmless header costs nothing, logging a key once is a leak.
  */
 const CREDENTIAL_NAME = /auth|token|secret|passw|api[-_]?key|^key$|cookie|session|credential|signature|^sig$/i;
 
@@ -13,11 +15,31 @@ export function isCredentialName(name: string): boolean {
   return CREDENTIAL_NAME.test(name);
 }
 
-/** A copy of `headers` with every credential-like header's value replaced. */
+/** A header's value with the credentials of any URL in it redacted (a value without a query is kept as it is). */
+function redactValue(value: string): string {
+  return value.includes('?') ? redactUrl(value) : value;
+}
+
+/** A copy of `headers` with every credential-like header's value replaced, and the credentials of the URLs the others carry (Referer, ...) redacted. */
 export function redactHeaders(headers: Record<string, string | string[] | undefined>): Record<string, string | string[] | undefined> {
   const out: Record<string, string | string[] | undefined> = {};
-  for (const [name, value] of Object.entries(headers)) out[name] = value !== undefined && isCredentialName(name) ? REDACTED : value;
+  for (const [name, value] of Object.entries(headers)) {
+    if (value === undefined) out[name] = value;
+    else if (isCredentialName(name)) out[name] = REDACTED;
+    else out[name] = Array.isArray(value) ? value.map(redactValue) : redactValue(value);
+  }
   return out;
+}
+
+/** Whether a parameter's value is itself a URL with a credential in its query (`?next=/invitations/accept?token=…`). */
+function carriesCredential(rawValue: string): boolean {
+  let value = rawValue;
+  try {
+    value = decodeURIComponent(rawValue.replace(/\+/g, ' '));
+  } catch {
+    // Judge it as sent.
+  }
+  return value.includes('?') && redactUrl(value) !== value;
 }
 
 /** `url` (a request target such as "/v1/jobs?api_key=...") with credential-like query values replaced. */
@@ -37,7 +59,7 @@ export function redactUrl(url: string): string {
       } catch {
         // Not valid percent-encoding: judge the name as sent.
       }
-      return isCredentialName(name) ? `${rawName}=${REDACTED}` : pair;
+      return isCredentialName(name) || (eq >= 0 && carriesCredential(pair.slice(eq + 1))) ? `${rawName}=${REDACTED}` : pair;
     })
     .join('&');
   return `${url.slice(0, q)}?${redacted}${hash < 0 ? '' : url.slice(hash)}`;

@@ -102,4 +102,23 @@ describe('redaction', () => {
       redactHeaders({ authorization: 'Bearer x', 'proxy-authorization': 'Basic y', 'x-api-key': 'k', cookie: 'a=b', 'x-upstream-token': 't', 'x-session-id': 's', 'user-agent': 'curl', 'content-length': '2' }),
     ).toEqual({ authorization: '[Redacted]', 'proxy-authorization': '[Redacted]', 'x-api-key': '[Redacted]', cookie: '[Redacted]', 'x-upstream-token': '[Redacted]', 'x-session-id': '[Redacted]', 'user-agent': 'curl', 'content-length': '2' });
   });
+
+  it('redacts the tokens of the URLs other headers carry: Referer, X-Original-URL, and a URL inside a parameter', () => {
+    const token = 'Zk3x9Qm2Vb7cT1rY8uN4wE6pL0aS5dHgJfKqXzCvBn0';
+    const redacted = redactHeaders({
+      referer: `https://sdx.example.com/console/verify?token=${token}`,
+      'x-original-url': `/console/reset?lang=en&token=${token}`,
+      'x-forwarded-uri': [`/console/invitations/accept?token=${token}`],
+      accept: 'text/html, */*;q=0.8',
+    });
+    expect(redacted).toEqual({
+      referer: 'https://sdx.example.com/console/verify?token=[Redacted]',
+      'x-original-url': '/console/reset?lang=en&token=[Redacted]',
+      'x-forwarded-uri': ['/console/invitations/accept?token=[Redacted]'],
+      accept: 'text/html, */*;q=0.8',
+    });
+    expect(JSON.stringify(redacted)).not.toContain(token);
+    expect(redactUrl(`/console/signup?next=${encodeURIComponent(`/invitations/accept?token=${token}`)}`)).toBe('/console/signup?next=[Redacted]');
+    expect(redactUrl('/console/signup?next=%2Fjobs%3Fstatus%3Dfailed')).toBe('/console/signup?next=%2Fjobs%3Fstatus%3Dfailed');
+  });
 });

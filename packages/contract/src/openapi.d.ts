@@ -862,11 +862,20 @@ export interface paths {
         put?: never;
         /**
          * Verify an email
-         * @description Redeems the token of a verification mail (`{APP_URL}/console/verify?token=…`): the email
-         *     is verified, the personal workspace receives its plan allowance `NEW_WORKSPACE_CREDITS`,
-         *     and the user is signed in (the response sets the `sdx_session` cookie and carries the
-         *     session's `csrf_token`). A token is valid 24 hours and once; a used, expired or unknown
-         *     one: 410 `verification_invalid`.
+         * @description Redeems the token of a verification mail (`{APP_URL}/console/verify?token=…`) with the
+         *     password given at the sign-up that sent it: the email is verified, that password becomes
+         *     the account's, the personal workspace receives its plan allowance
+         *     `NEW_WORKSPACE_CREDITS`, and the user is signed in (the response sets the `sdx_session`
+         *     cookie and carries the session's `csrf_token`). Every other pending link of the email
+         *     then answers 410 `verification_invalid`.
+         *
+         *     Each sign-up of an email waiting for verification mails its own link carrying its own
+         *     password, so a link sent by someone else's sign-up verifies nothing without their
+         *     password. A wrong password: 401 `invalid_credentials`; it counts as a failed sign-in for
+         *     the email and the client address (past the limit, 429 `rate_limit_exceeded`), and the
+         *     link stays usable until it expires. A token is valid 24 hours and once; a used, expired
+         *     or unknown one: 410 `verification_invalid`. A resent link carries the password of the
+         *     email's newest sign-up.
          *
          *     Access: `public` (no credentials).
          */
@@ -889,8 +898,10 @@ export interface paths {
         /**
          * Mail the verification link again
          * @description Mails a new verification link to the email when an account with it waits for
-         *     verification (the links mailed before stay valid until they expire). The answer is 202
-         *     whatever the email, so it tells nobody whether an account exists. At most 5 mails per
+         *     verification (the links mailed before stay valid until they expire); the new link carries
+         *     the password of the email's newest sign-up. The answer is 202 whatever the email, after
+         *     the same work (the request is queued and a background job mails), so neither the answer
+         *     nor its time tells whether an account exists. At most 5 mails per
          *     email an hour; more are dropped silently. One client address may make 20 such requests (resends and resets) an hour, then 429 `rate_limit_exceeded` with `Retry-After`.
          *
          *     Access: `public` (no credentials).
@@ -914,8 +925,9 @@ export interface paths {
         /**
          * Ask for a password reset mail
          * @description Mails a reset link (`{APP_URL}/console/reset?token=…`, valid 1 hour, once) when an account
-         *     has this email. The answer is 202 whatever the email; at most 5 mails per email an hour,
-         *     more are dropped silently. Without `SMTP_URL`: 503 `mail_unavailable`. One client address may make 20 such requests (resends and resets) an hour, then 429 `rate_limit_exceeded` with `Retry-After`.
+         *     has this email. The answer is 202 whatever the email, after the same work: the request is
+         *     queued, and a background job finds out whether an account has the email and mails it. At
+         *     most 5 mails per email an hour, more are dropped silently. Without `SMTP_URL`: 503 `mail_unavailable`. One client address may make 20 such requests (resends and resets) an hour, then 429 `rate_limit_exceeded` with `Retry-After`.
          *
          *     Access: `public` (no credentials).
          */
@@ -938,8 +950,12 @@ export interface paths {
         /**
          * Set a new password with a reset token
          * @description Redeems the token of a reset mail and sets the new password (10 to 128 characters). Every
-         *     session of the user ends; sign in again. A reset also verifies the email (the mail
-         *     reached it). A used, expired or unknown token: 410 `reset_token_invalid`.
+         *     session of the user ends (sign in again) and every OAuth grant the user gave is revoked,
+         *     with every key and grant made with it; with `revoke_keys: true`, every API key the user
+         *     created, in every workspace, is revoked too: the choice to make when an intruder had the
+         *     account. Each revocation is audited as `api_key.revoked` (reason `password_reset`). A
+         *     reset also verifies the email (the mail reached it). A used, expired or unknown token:
+         *     410 `reset_token_invalid`.
          *
          *     Access: `public` (no credentials).
          */
@@ -1426,10 +1442,11 @@ export interface paths {
          *     user signs in, picks the workspace and role, and the console calls
          *     `POST /v1/oauth/consent`.
          *
-         *     An unknown client or redirect URI is answered here, 400, and never redirected. Once the
-         *     redirect URI is trusted, other faults (a missing or non-S256 code challenge,
-         *     `response_type` other than `code`) go back to it as RFC 6749 4.1.2.1 says (`error`,
-         *     `error_description`, `state`).
+         *     An unknown client or redirect URI is answered here, 400 with an RFC 6749 error body, and
+         *     never redirected. A registered redirect URI is still one anybody could register, so the
+         *     other faults (a missing or non-S256 code challenge, `response_type` other than `code`, a
+         *     bad `state`, `scope` or `resource`) are answered here too: 400 with an HTML page naming
+         *     the error, never a redirect.
          */
         get: operations["authorizeOAuthClient"];
         put?: never;
@@ -4304,9 +4321,11 @@ export interface components {
              */
             revoke_api_keys: boolean;
         };
-        TokenRequest: {
-            /** @description The token of the link that was mailed. */
+        VerifyEmailRequest: {
+            /** @description The token of the verification link that was mailed. */
             token: string;
+            /** @description The password given at the sign-up that sent this link. */
+            password: string;
         };
         EmailRequest: {
             /** @description The email of the account. */
@@ -4333,6 +4352,11 @@ export interface components {
             token: string;
             /** @description 10 to 128 characters. */
             new_password: string;
+            /**
+             * @description Also revoke every API key the user created, in every workspace (OAuth grants are revoked either way).
+             * @default false
+             */
+            revoke_keys: boolean;
         };
         TwoFactorSetupResponse: {
             /** @description The TOTP secret in base32 (for typing into an authenticator app). */
@@ -8260,10 +8284,11 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "token": "Zk3x9Qm2Vb7cT1rY8uN4wE6pL0aS5dHgJfKqXzCvBn0"
+                 *       "token": "Zk3x9Qm2Vb7cT1rY8uN4wE6pL0aS5dHgJfKqXzCvBn0",
+                 *       "password": "correct horse battery"
                  *     }
                  */
-                "application/json": components["schemas"]["TokenRequest"];
+                "application/json": components["schemas"]["VerifyEmailRequest"];
             };
         };
         responses: {
@@ -8300,10 +8325,12 @@ export interface operations {
                     "application/json": components["schemas"]["SignedInResponse"];
                 };
             };
+            401: components["responses"]["InvalidCredentials"];
             410: components["responses"]["TokenInvalid"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["LoginRateLimited"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -8399,7 +8426,8 @@ export interface operations {
                 /**
                  * @example {
                  *       "token": "Zk3x9Qm2Vb7cT1rY8uN4wE6pL0aS5dHgJfKqXzCvBn0",
-                 *       "new_password": "a much longer passphrase"
+                 *       "new_password": "a much longer passphrase",
+                 *       "revoke_keys": true
                  *     }
                  */
                 "application/json": components["schemas"]["PasswordResetConfirmRequest"];
@@ -9609,7 +9637,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description To the console's consent page (or, for a fault found once the redirect URI is trusted, to the redirect URI with `error`). */
+            /** @description To the console's consent page. */
             302: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -9619,7 +9647,33 @@ export interface operations {
                 };
                 content?: never;
             };
-            400: components["responses"]["OAuthBadRequest"];
+            /**
+             * @description The request is bad. An unknown client, or a redirect URI it did not register: an RFC 6749
+             *     error body (`invalid_client`, `invalid_request`). Any other fault, once the client and
+             *     its redirect URI are known: an HTML page for the user's browser saying what the
+             *     application sent wrong (`invalid_request`, `invalid_target`), with no redirect.
+             */
+            400: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_client",
+                     *       "error_description": "Invalid client_id"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["OAuthError"];
+                    /**
+                     * @example <!doctype html>
+                     *     <html lang="en"><head><meta charset="utf-8"><title>This sign-in request cannot be completed</title></head>
+                     *     <body><h1>This sign-in request cannot be completed</h1><p>The application sent a request this service cannot accept (invalid_request).</p></body></html>
+                     */
+                    "text/html": string;
+                };
+            };
             429: components["responses"]["OAuthTooManyRequests"];
             503: components["responses"]["OAuthUnavailable"];
         };

@@ -26,6 +26,7 @@ import * as m0027 from './migrations/20261130_0027_destinations';
 import * as m0028 from './migrations/20261130_0028_source_health';
 import * as m0029 from './migrations/20261130_0029_workspace_deletions';
 import * as m0030 from './migrations/20261207_0030_revocation_chains';
+import * as m0031 from './migrations/20261207_0031_mail_requests';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -54,6 +55,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261130_0028_source_health': m0028,
   '20261130_0029_workspace_deletions': m0029,
   '20261207_0030_revocation_chains': m0030,
+  '20261207_0031_mail_requests': m0031,
 };
 
 /**

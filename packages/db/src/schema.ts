@@ -215,6 +215,17 @@ export interface MailOutboxTable {
   sent_at: Timestamp | null;
 }
 
+/** A password reset or verification resend waiting for the mail sender (migration 0031). */
+export interface MailRequestsTable {
+  id: string;
+  kind: AuthTokenPurpose;
+  /** The email as asked (normalised); whether an account has it is found out by the sender. */
+  email: string;
+  attempts: Generated<number>;
+  next_attempt_at: ColumnType<Date, Date | string | undefined, Date | string>;
+  created_at: CreatedAt;
+}
+
 export interface MembershipsTable {
   workspace_id: string;
   user_id: string;
@@ -670,6 +681,7 @@ export interface Database {
   two_factor_recovery_codes: TwoFactorRecoveryCodesTable;
   auth_tokens: AuthTokensTable;
   mail_outbox: MailOutboxTable;
+  mail_requests: MailRequestsTable;
 }
 
 export type WorkspaceRow = Selectable<WorkspacesTable>;

@@ -260,4 +260,20 @@ describe('migrations', () => {
     expect(await healthTables()).toEqual(['job_attempt_sources', 'source_health']);
     await sql`delete from workspaces where id = 'ws_src'`.execute(db);
   });
+  it('0031 adds the mail requests of resets and resends, and drops them on the way down', async () => {
+    const requestTables = async () =>
+      (await sql<{ table_name: string }>`select table_name from information_schema.tables where table_schema = 'public' and table_name = 'mail_requests'`.execute(db)).rows.map(
+        (r) => r.table_name,
+      );
+    expect(await requestTables()).toEqual(['mail_requests']);
+    await sql`insert into mail_requests (id, kind, email) values ('mrq_1', 'reset_password', 'a@example.com')`.execute(db);
+    await expect(sql`insert into mail_requests (id, kind, email) values ('mrq_2', 'invitation', 'a@example.com')`.execute(db)).rejects.toThrow(/check/);
+    const row = await sql<{ attempts: number; due: boolean }>`select attempts, next_attempt_at <= now() as due from mail_requests where id = 'mrq_1'`.execute(db);
+    expect(row.rows).toEqual([{ attempts: 0, due: true }]);
+
+    await migrateDownThrough(db, '20261207_0031_mail_requests');
+    expect(await requestTables()).toEqual([]);
+    expect(await migrateToLatest(db)).toEqual(from('20261207_0031_mail_requests'));
+    expect(await requestTables()).toEqual(['mail_requests']);
+  });
 });

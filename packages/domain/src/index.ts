@@ -79,6 +79,7 @@ export * from './accounts/emails';
 export * from './accounts/signed-in';
 export * from './accounts/verification';
 export * from './accounts/password-reset';
+export * from './accounts/mail-requests';
 export * from './accounts/auth-tokens';
 export * from './accounts/password-change';
 export * from './accounts/two-factor';

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { addSourceHealthSource, collectProcessMetrics, type MetricsServer, startMetricsServer } from '@sdx/metrics';
-import { type AppConfig, createLogger, type Logger, OutageLog, resolveProviderMode, sandboxWarning } from '@sdx/config';
+import { type AppConfig, createLogger, type Logger, OutageLog, resolveProviderMode, sandboxWarning, unverifiedSignUpWarning } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
 import {
   BucketResultObjects,
@@ -120,6 +120,8 @@ export async function untilDependenciesReady(runtime: Pick<Runtime, 'db' | 'redi
 
 export function createRuntime(config: AppConfig, options: RuntimeOptions): Runtime {
   const log = options.log ?? createLogger(config, { name: options.name });
+  const unverified = unverifiedSignUpWarning(config);
+  if (unverified) log.warn({ signup_enabled: config.signupEnabled, email_verification: config.emailVerification }, unverified);
   // Each dependency's outage is one warning when it starts and one when it ends.
   const postgresOutage = new OutageLog(log, 'postgres');
   const db = createDb({ connectionString: config.databaseUrl, max: options.dbPoolSize ?? 10, applicationName: options.name, availability: postgresOutage });

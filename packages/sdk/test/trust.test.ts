@@ -46,10 +46,12 @@ it('signs up with a mailed link, turns two-factor sign-in on, signs in with a co
   expect(signedUp).toEqual({ verification_required: true });
   await mailedToken(email, 'verify');
   await me.auth.resendVerification(email);
-  const verified = await me.auth.verifyEmail(await mailedToken(email, 'verify', 1));
+  const resent = await mailedToken(email, 'verify', 1);
+  await expect(me.auth.verifyEmail(resent, 'not the sign-up password')).rejects.toMatchObject({ status: 401, code: 'invalid_credentials' });
+  const verified = await me.auth.verifyEmail(resent, 'correct horse battery');
   expect(verified.user.email).toBe(email);
   expect((await me.auth.session()).user.two_factor_enabled).toBe(false);
-  await expect(me.auth.verifyEmail('no-such-token')).rejects.toMatchObject({ status: 410, code: 'verification_invalid' });
+  await expect(me.auth.verifyEmail('no-such-token', 'correct horse battery')).rejects.toMatchObject({ status: 410, code: 'verification_invalid' });
 
   const setup = await me.auth.twoFactor.setUp();
   expect(setup.otpauth_url).toContain(`secret=${setup.secret}`);
@@ -70,10 +72,12 @@ it('signs up with a mailed link, turns two-factor sign-in on, signs in with a co
   // The other session ended with the change; this one goes on.
   await expect(me.auth.session()).rejects.toMatchObject({ status: 401 });
 
+  const kept = await again.keys.create({ name: 'after the change' });
   await again.auth.requestPasswordReset(email);
   const resetToken = await mailedToken(email, 'reset');
-  await again.auth.confirmPasswordReset(resetToken, 'the newest password of all');
+  await again.auth.confirmPasswordReset(resetToken, 'the newest password of all', { revokeKeys: true });
   await expect(again.auth.session()).rejects.toMatchObject({ status: 401 });
+  await expect(new Client({ baseUrl: served.url, apiKey: kept.api_key, fetch: contractFetch() }).account.get()).rejects.toMatchObject({ status: 401 });
   await expect(again.auth.confirmPasswordReset(resetToken, 'once more with feeling')).rejects.toMatchObject({ status: 410, code: 'reset_token_invalid' });
 
   await again.auth.logIn({ email, password: 'the newest password of all', otp: codes[1]! });

@@ -370,7 +370,7 @@ function accountBody(op: FuzzOperation, accounts: FuzzAccounts): fc.Arbitrary<Bo
     case 'acceptInvitation':
       return fill('invitation_token').map((token) => ({ body: JSON.stringify({ token: '' }), fills: { token }, mutation: 'admissible' }));
     case 'verifyEmail':
-      return fill('verification_token').map((token) => ({ body: JSON.stringify({ token: '' }), fills: { token }, mutation: 'admissible' }));
+      return fill('verification_token').map((token) => ({ body: JSON.stringify({ token: '', password: accounts.password }), fills: { token }, mutation: 'admissible' }));
     case 'confirmPasswordReset':
       return fill('reset_token').map((token) => ({ body: JSON.stringify({ token: '', new_password: accounts.password }), fills: { token }, mutation: 'admissible' }));
     case 'resendVerification':

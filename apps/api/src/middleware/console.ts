@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import express, { type RequestHandler, Router } from 'express';
 import { ApiError } from '@sdx/domain';
@@ -36,6 +38,16 @@ export function findConsoleBuild(from: string = __dirname): string | null {
   }
 }
 
+/**
+ * The CSP of a build's pages: CONSOLE_CSP, its script-src also naming the SHA-256 of each inline
+ * script of index.html (the boot script that takes a link's token out of the address bar before
+ * anything loads, apps/console/tools/boot.ts). No other inline script runs.
+ */
+export function consoleCspFor(html: string): string {
+  const hashes = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => `'sha256-${createHash('sha256').update(m[1]!, 'utf8').digest('base64')}'`);
+  return hashes.length === 0 ? CONSOLE_CSP : CONSOLE_CSP.replace("script-src 'self'", `script-src 'self' ${hashes.join(' ')}`);
+}
+
 const securityHeaders: RequestHandler = (_req, res, next) => {
   res.set({
     'Content-Security-Policy': CONSOLE_CSP,
@@ -65,10 +77,11 @@ export function consoleRoutes(locate: () => string | null = findConsoleBuild): R
   router.use('/console/assets', (req) => {
     throw new ApiError('not_found', `No console file ${req.originalUrl.split('?')[0]}.`);
   });
-  router.get(['/console', '/console/{*rest}'], (_req, res) => {
-    const dir = build();
-    res.set('Cache-Control', 'no-cache');
-    res.sendFile(path.join(dir, 'index.html'));
+  router.get(['/console', '/console/{*rest}'], async (_req, res) => {
+    // Read on each load (a few hundred bytes), so a new build is served, with its script's hash, at once.
+    const html = await readFile(path.join(build(), 'index.html'), 'utf8');
+    res.set({ 'Cache-Control': 'no-cache', 'Content-Security-Policy': consoleCspFor(html), 'Content-Type': 'text/html; charset=utf-8' });
+    res.send(html);
   });
   router.get('/', (_req, res) => res.redirect(302, '/console/'));
   return router;

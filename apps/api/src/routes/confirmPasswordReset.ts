@@ -3,9 +3,12 @@ import { confirmPasswordReset as confirm } from '@sdx/domain';
 import type { AppDeps } from '../deps';
 import { clientMeta } from '../middleware/client';
 
-/** POST /v1/auth/password-reset/confirm — 204, every session of the user ended; 410 reset_token_invalid. */
+/**
+ * POST /v1/auth/password-reset/confirm — 204: every session of the user ended, every OAuth grant
+ * they gave revoked, and with `revoke_keys: true` every key they made; 410 reset_token_invalid.
+ */
 export const confirmPasswordReset = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  const { token, new_password: password } = req.body as { token: string; new_password: string };
-  await confirm(services, token, password, clientMeta(req).ip);
+  const { token, new_password: password, revoke_keys: revokeKeys } = req.body as { token: string; new_password: string; revoke_keys?: boolean };
+  await confirm(services, token, password, { revokeKeys: revokeKeys === true, ip: clientMeta(req).ip });
   res.status(204).end();
 };

@@ -1,11 +1,22 @@
 import type { RequestHandler } from 'express';
-import { verifyEmail as verify } from '@sdx/domain';
+import { verificationEmail, verifyEmail as verify } from '@sdx/domain';
 import type { AppDeps } from '../deps';
 import { clientMeta } from '../middleware/client';
 import { sendSignedIn } from './signed-in';
 
-/** POST /v1/auth/verify — the email verified and the user signed in; 410 verification_invalid. */
-export const verifyEmail = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  const { token } = req.body as { token: string };
-  sendSignedIn(res, services, await verify(services, token, clientMeta(req)), 200);
+/**
+ * POST /v1/auth/verify `{token, password}` — the email verified with the password of the
+ * sign-up that sent the link, and the user signed in. A used, expired or unknown token: 410
+ * verification_invalid. A wrong password: 401 invalid_credentials, counted as a failed sign-in
+ * for the token's email and client address (429 past the limit), and the link stays usable.
+ */
+export const verifyEmail = ({ services, loginLimiter }: AppDeps): RequestHandler => async (req, res) => {
+  const { token, password } = req.body as { token: string; password: string };
+  const meta = clientMeta(req);
+  const address = meta.ip ?? 'unknown';
+  const email = await verificationEmail(services, token);
+  await loginLimiter.attempt(email, address);
+  const signed = await verify(services, token, password, meta);
+  await loginLimiter.succeeded(email, address);
+  sendSignedIn(res, services, signed, 200);
 };

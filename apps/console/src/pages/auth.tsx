@@ -1,7 +1,8 @@
 import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
-import { type FormEvent, type ReactNode, useEffect, useRef, useState } from 'react';
-import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
+import { type FormEvent, type ReactNode, useState } from 'react';
+import { Link, useLocation, useNavigate } from 'react-router';
 import { api, ApiProblem, unwrap } from '../api/client';
+import { forgetLinkToken, linkToken } from '../link-token';
 import { ErrorNotice, Field, Loading, PageHeader, SubmitButton } from '../components/ui';
 import { useSession } from '../session';
 
@@ -157,7 +158,7 @@ export function SignIn() {
     <AuthFrame title="Sign in">
       {invited && (
         <>
-          <InvitationSummary token={new URLSearchParams(location.search).get('token') ?? ''} />
+          <InvitationSummary token={linkToken('/invitations/accept')} />
           <p className="notice">Sign in (or sign up) with the email the invitation was sent to, then accept it.</p>
         </>
       )}
@@ -241,29 +242,29 @@ function ResendForm() {
 }
 
 /**
- * /verify?token=…: the link of a verification mail. It redeems the token once, then enters the
- * console signed in, as a sign-in does. It waits for the first session check, so that check's
- * answer (from before the new cookie) cannot sign the user out again.
+ * /verify?token=…: the link of a verification mail. It asks for the password given at the
+ * sign-up that sent the link (only that one redeems it), then enters the console signed in, as a
+ * sign-in does. A wrong password leaves the link usable: the page says so and asks again. The
+ * token was taken out of the address bar before the page loaded (src/link-token.ts).
  */
 export function VerifyEmail() {
   const session = useSession();
   const navigate = useNavigate();
-  const [params] = useSearchParams();
-  const token = params.get('token') ?? '';
-  const sent = useRef(false);
+  const [token] = useState(() => linkToken('/verify'));
+  const [password, setPassword] = useState('');
   const verify = useMutation({
-    mutationFn: () => unwrap(api.POST('/v1/auth/verify', { body: { token } })),
+    mutationFn: () => unwrap(api.POST('/v1/auth/verify', { body: { token, password } })),
     onSuccess: (signedIn) => {
+      forgetLinkToken('/verify');
       session.enter(signedIn);
       void navigate('/', { replace: true });
     },
+    onError: (error) => {
+      if (isCode(error, 'verification_invalid')) forgetLinkToken('/verify');
+    },
   });
+  // The first session check must have answered, so its answer (from before the new cookie) cannot sign the user out again.
   const ready = session.status !== 'loading';
-  useEffect(() => {
-    if (!ready || !token || sent.current) return;
-    sent.current = true;
-    verify.mutate();
-  }, [ready, token, verify]);
 
   if (!token) {
     return (
@@ -273,33 +274,65 @@ export function VerifyEmail() {
       </AuthFrame>
     );
   }
-  if (verify.isError) {
-    const gone = isCode(verify.error, 'verification_invalid');
+  if (isCode(verify.error, 'verification_invalid')) {
     return (
-      <AuthFrame title={gone ? 'This link no longer works' : 'Verify your email'}>
-        {gone ? (
-          <p>
-            A verification link works once and for 24 hours. This one was used already, has expired, or was not copied whole. If you verified your email already,{' '}
-            <Link to="/">sign in</Link>; otherwise have a new link sent.
-          </p>
-        ) : (
-          <ErrorNotice error={verify.error} />
-        )}
+      <AuthFrame title="This link no longer works">
+        <p>
+          A verification link works once and for 24 hours. This one was used already, has expired, or was not copied whole. If you verified your email already,{' '}
+          <Link to="/">sign in</Link>; otherwise have a new link sent.
+        </p>
         <ResendForm />
       </AuthFrame>
     );
   }
+  const wrong = isCode(verify.error, 'invalid_credentials');
   return (
     <AuthFrame title="Verify your email">
-      <Loading label="Verifying your email" />
+      <p>Enter the password you chose when you signed up. It is set on your account once the email is verified.</p>
+      <form
+        onSubmit={(event) => {
+          event.preventDefault();
+          verify.mutate();
+        }}
+      >
+        <Field label="Password">
+          {(id) => (
+            <input
+              id={id}
+              type="password"
+              autoComplete="current-password"
+              required
+              maxLength={128}
+              aria-invalid={wrong || undefined}
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+              autoFocus
+            />
+          )}
+        </Field>
+        {wrong ? (
+          <ErrorNotice
+            error={
+              new Error(
+                'This is not the password of the sign-up that sent this link. If you signed up more than once, open the newest link we mailed you. If you did not sign up with this password, someone else may have used your email: sign up again, and follow the link of your own sign-up.',
+              )
+            }
+            title="Wrong password"
+          />
+        ) : (
+          <ErrorNotice error={verify.error} />
+        )}
+        <SubmitButton pending={verify.isPending} disabled={!ready || !password}>
+          Verify and sign in
+        </SubmitButton>
+      </form>
     </AuthFrame>
   );
 }
 
 /** /reset: asks for the email to mail a reset link to; /reset?token=…: sets the new password. */
 export function ResetPassword() {
-  const [params] = useSearchParams();
-  const token = params.get('token');
+  const [token] = useState(() => linkToken('/reset'));
   return token ? <NewPasswordForm token={token} /> : <RequestReset />;
 }
 
@@ -349,19 +382,25 @@ function NewPasswordForm({ token }: { token: string }) {
   const [password, setPassword] = useState('');
   const [again, setAgain] = useState('');
   const [touched, setTouched] = useState(false);
+  const [revokeKeys, setRevokeKeys] = useState(false);
   const confirm = useMutation({
-    mutationFn: () => unwrap(api.POST('/v1/auth/password-reset/confirm', { body: { token, new_password: password } })),
+    mutationFn: () => unwrap(api.POST('/v1/auth/password-reset/confirm', { body: { token, new_password: password, revoke_keys: revokeKeys } })),
     // Every session of the user ended, this browser's too if it had one.
     onSuccess: async () => {
+      forgetLinkToken('/reset');
       queryClient.clear();
       await session.refresh();
+    },
+    onError: (error) => {
+      if (isCode(error, 'reset_token_invalid')) forgetLinkToken('/reset');
     },
   });
   if (confirm.isSuccess) {
     return (
       <AuthFrame title="Password set">
         <p role="status" data-testid="password-set">
-          Your new password is set, and every session of your account has ended. Sign in with the new password.
+          Your new password is set, every session of your account has ended and every application you connected is disconnected
+          {revokeKeys ? ', and every API key you created is revoked' : ''}. Sign in with the new password.
         </p>
         <p>
           <Link to="/" className="button primary">
@@ -408,6 +447,10 @@ function NewPasswordForm({ token }: { token: string }) {
             />
           )}
         </Field>
+        <p className="muted small">Setting it ends every session of your account and disconnects every application (OAuth) you connected.</p>
+        <label>
+          <input type="checkbox" checked={revokeKeys} onChange={(e) => setRevokeKeys(e.target.checked)} /> Also revoke every API key I created (do this if someone else may have had your account)
+        </label>
         <ErrorNotice error={confirm.error} />
         <SubmitButton pending={confirm.isPending}>Set the password</SubmitButton>
       </form>
@@ -455,11 +498,11 @@ export function AcceptInvitation() {
   const session = useSession();
   const navigate = useNavigate();
   const queryClient = useQueryClient();
-  const [params] = useSearchParams();
-  const token = params.get('token') ?? '';
+  const [token] = useState(() => linkToken('/invitations/accept'));
   const accept = useMutation({
     mutationFn: () => unwrap(api.POST('/v1/invitations/accept', { body: { token } })),
     onSuccess: async (workspace) => {
+      forgetLinkToken('/invitations/accept');
       queryClient.clear();
       await session.refresh(workspace.id);
       void navigate(`/w/${workspace.id}/`, { replace: true });

@@ -1,3 +1,4 @@
+import { signUpCredits } from '@sdx/config';
 import type { Db, Tx, UserRow, WorkspaceRow } from '@sdx/db';
 import { findUserByEmail, normalizeEmail } from './emails';
 import { type Actor, recordAudit } from '../audit/audit';
@@ -78,9 +79,12 @@ export type SignUpResult = { signedIn: SignedIn } | { verificationRequired: true
  * With it on, a new email and a taken one get the same answer after the same work (a password
  * hash and one transaction that writes a mail): the new user waits for verification with a
  * personal workspace of no allowance and a verification mail; the owner of a taken email gets a
- * mail saying someone tried; an address that was never verified gets a new verification link
- * that carries this sign-up's password, so a stranger who signed up with it first cannot keep
- * its owner out.
+ * mail saying someone tried; an address that was never verified gets a new verification link.
+ * Every link carries the password of the sign-up that sent it (accounts/verification.ts), so a
+ * stranger who signed up with the address first cannot keep its owner out, nor get in.
+ *
+ * In production with verification off, the personal workspace gets no allowance
+ * (`signUpCredits`): credits are not handed to emails nobody has proven.
  */
 export async function signUp(services: Services, input: SignUpInput, meta: ClientMeta): Promise<SignUpResult> {
   if (!services.config.signupEnabled) throw new ApiError('signup_disabled', 'Sign-up is closed on this service.');
@@ -95,10 +99,10 @@ export async function signUp(services: Services, input: SignUpInput, meta: Clien
   }
   try {
     return await services.db.transaction().execute(async (tx) => {
-      const credits = verify ? 0 : services.config.newWorkspaceCredits;
+      const credits = verify ? 0 : signUpCredits(services.config);
       const created = await createUser(tx, services.clock, { email, passwordHash, displayName: input.displayName, credits, verified: !verify }, { ip: meta.ip });
       if (verify) {
-        await mailVerification(tx, services, created.user, null);
+        await mailVerification(tx, services, created.user, passwordHash);
         return { verificationRequired: true as const };
       }
       const started = await startSession(tx, created.user.id, meta);

@@ -26,12 +26,17 @@ export interface MailBody {
   html: string;
 }
 
+/** Whether this service sends mail at all (SMTP_URL): without, nothing is queued. */
+export function mailEnabled(config: Pick<AppConfig, 'smtpUrl'>): boolean {
+  return Boolean(config.smtpUrl);
+}
+
 /**
  * Writes the mail into the outbox in the caller's transaction (`db` should be it: a rollback
  * takes the mail with it). Without SMTP_URL nothing is written and the answer is false.
  */
 export async function queueMail(db: Executor, config: Pick<AppConfig, 'smtpUrl' | 'secretsKey' | 'secretsKeyPrevious'>, message: OutgoingMail): Promise<boolean> {
-  if (!config.smtpUrl) return false;
+  if (!mailEnabled(config)) return false;
   const body: MailBody = { text: message.text, html: message.html };
   await db
     .insertInto('mail_outbox')

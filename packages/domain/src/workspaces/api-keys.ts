@@ -203,7 +203,7 @@ async function afterKeysRevoked(tx: Tx, keys: ReadonlyArray<{ id: string; worksp
 }
 
 /** Why keys followed their creator out: a removal, a demotion, or the creator's password change. */
-export type KeyRevocationReason = 'creator_removed' | 'creator_demoted' | 'password_changed';
+export type KeyRevocationReason = 'creator_removed' | 'creator_demoted' | 'password_changed' | 'password_reset';
 
 export interface RevokeKeysOfOptions {
   /** The creator whose keys go. */
@@ -212,6 +212,8 @@ export interface RevokeKeysOfOptions {
   workspaceId?: string;
   /** Only keys whose role is above this one (a demotion to it). */
   above?: Role;
+  /** Only these kinds among the keys the user made themselves (a reset: `oauth`, the grants they gave); what those made goes whatever its kind. Absent: every kind. */
+  kinds?: ApiKeyKind[];
   reason: KeyRevocationReason;
   actor: Actor;
 }
@@ -230,10 +232,13 @@ export async function revokeKeysOf(tx: Tx, options: RevokeKeysOfOptions): Promis
   const workspace = options.workspaceId ?? null;
   const above = options.above ? ROLES.slice(ROLES.indexOf(options.above) + 1) : [...ROLES];
   if (above.length === 0) return [];
+  const kinds = options.kinds ?? null;
+  if (kinds && kinds.length === 0) return [];
   const { rows } = await sql<RevokedKey>`
     with recursive made (id) as (
       select k.id from api_keys k
        where k.created_by = ${options.userId} and (${workspace}::text is null or k.workspace_id = ${workspace}::text)
+         and (${kinds === null} or k.kind = any(${kinds ?? []}::text[]))
       union
       select k.id from api_keys k join made on k.created_by = made.id
     )

@@ -62,10 +62,12 @@ export class Auth {
 
   /**
    * `POST /v1/auth/verify`: redeems the token of a verification mail (`…/console/verify?token=…`)
-   * and signs in. A used, expired or unknown token: 410 `verification_invalid`.
+   * with the password given at the sign-up that sent it, and signs in. A wrong password: 401
+   * `invalid_credentials` (the link stays usable). A used, expired or unknown token: 410
+   * `verification_invalid`.
    */
-  async verifyEmail(token: string): Promise<SignedIn> {
-    const { data } = await unwrap(this.core.http.POST('/v1/auth/verify', { body: { token } }));
+  async verifyEmail(token: string, password: string): Promise<SignedIn> {
+    const { data } = await unwrap(this.core.http.POST('/v1/auth/verify', { body: { token, password } }));
     this.core.credentials.csrfToken = data.csrf_token;
     return data;
   }
@@ -80,9 +82,13 @@ export class Auth {
     await unwrap(this.core.http.POST('/v1/auth/password-reset', { body: { email } }));
   }
 
-  /** `POST /v1/auth/password-reset/confirm`: sets the new password with a reset mail's token; every session of the user ends. 410 `reset_token_invalid`. */
-  async confirmPasswordReset(token: string, newPassword: string): Promise<void> {
-    await unwrap(this.core.http.POST('/v1/auth/password-reset/confirm', { body: { token, new_password: newPassword } }));
+  /**
+   * `POST /v1/auth/password-reset/confirm`: sets the new password with a reset mail's token; every
+   * session of the user ends and every OAuth grant they gave is revoked. `revokeKeys: true` also
+   * revokes every API key they created. 410 `reset_token_invalid`.
+   */
+  async confirmPasswordReset(token: string, newPassword: string, options: { revokeKeys?: boolean } = {}): Promise<void> {
+    await unwrap(this.core.http.POST('/v1/auth/password-reset/confirm', { body: { token, new_password: newPassword, revoke_keys: options.revokeKeys ?? false } }));
   }
 }
 

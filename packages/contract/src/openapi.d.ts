@@ -368,7 +368,10 @@ export interface paths {
          *     more than 1,000 items is a heavy read (429 `concurrent_read_limit_exceeded` beyond the
          *     workspace's bound; see Large results). Every answer carries an `ETag`; a poller that
          *     sends it back in `If-None-Match` gets 304 with no body while the job is unchanged,
-         *     which reads no result and is never a heavy read.
+         *     which reads no result and is never a heavy read. A poller that only waits for the job
+         *     to end passes `include_result=false`: `result` is null, nothing is read, the answer
+         *     is a few hundred bytes (with an ETag of its own), and the data is then read with
+         *     `/items` or an export.
          */
         get: operations["getJob"];
         put?: never;
@@ -905,7 +908,7 @@ export interface paths {
          * Ask for a password reset mail
          * @description Mails a reset link (`{APP_URL}/console/reset?token=…`, valid 1 hour, once) when an account
          *     has this email. The answer is 202 whatever the email; at most 5 mails per email an hour,
-         *     more are dropped silently. Without `SMTP_URL`: 503 `mail_unavailable`. One client address may make 20 such requests (resends and resets) an hour, then 429 `rate_limit_exceeded` with `Retry-After`.
+         *     more are dropped silently. Outside production without `SMTP_URL` the mail goes to the local dev outbox (`GET /v1/dev/mail`); in production without `SMTP_URL`: 503 `mail_unavailable` (the operator can print a reset link with `npm run admin -- reset-password EMAIL`). One client address may make 20 such requests (resends and resets) an hour, then 429 `rate_limit_exceeded` with `Retry-After`.
          *
          *     Access: `public` (no credentials).
          */
@@ -934,6 +937,38 @@ export interface paths {
          *     Access: `public` (no credentials).
          */
         post: operations["confirmPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dev/mail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the local dev outbox (not in production)
+         * @description Outside production (`NODE_ENV` is not `production`) and without `SMTP_URL`, the service
+         *     sends no mail anywhere: each mail (email verification, password reset, invitation,
+         *     billing alert) goes to a local outbox instead, and this lists it, newest first, with its
+         *     text and HTML, so that a reset or verification link can be followed on a laptop. The
+         *     console's "Mail" page (linked from the sign-in page outside production) shows the same.
+         *
+         *     The links in these mails are secrets (a reset link signs in as its user), so the outbox
+         *     answers only a caller on the same machine (a loopback peer address; `X-Forwarded-For`
+         *     is not believed), as a local mail catcher would; it needs no key or session. In
+         *     production, with `SMTP_URL` set, or to any other caller it answers 404 `not_found`, as
+         *     an unknown route. The newest 200 mails are kept.
+         *
+         *     Access: `public` (no credentials; loopback only, never in production).
+         */
+        get: operations["listDevMail"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1147,7 +1182,7 @@ export interface paths {
          * Invite someone
          * @description Invites an email with a role (owners may invite owners; admins the roles below). The
          *     `token` is shown in this response only and is valid 7 days; a new invitation to the same
-         *     email replaces a pending one. When `SMTP_URL` is set the invitation is also mailed. A personal
+         *     email replaces a pending one. When `SMTP_URL` is set the invitation is also mailed (outside production without it: to the local dev outbox, `GET /v1/dev/mail`). A personal
          *     workspace takes no members: 409 `personal_workspace`; an email already a member: 409
          *     `already_member`. At most 50 invitations per workspace a day (UTC), then 429 `rate_limit_exceeded` with `Retry-After`.
          *
@@ -1672,6 +1707,7 @@ export interface paths {
          * @description Append-only record of changes, each written in the transaction of its change, newest
          *     first. `starting_after` (an event ID of the previous page) continues with older events.
          *     Actions: `user.signed_up`, `user.email_verified`, `user.password_reset`,
+         *     `user.password_reset_link_issued` (by `npm run admin -- reset-password`),
          *     `user.two_factor_enabled`, `user.two_factor_disabled`, `workspace.created`,
          *     `workspace.renamed`, `workspace.two_factor_changed`, `member.invited`, `member.joined`,
          *     `member.role_changed`, `member.removed`, `invitation.revoked`, `api_key.created`,
@@ -4268,6 +4304,24 @@ export interface components {
              */
             verification_required: true;
         };
+        /** @description One mail of the local dev outbox (`GET /v1/dev/mail`). */
+        DevMail: {
+            /** @description The mail's identifier in the outbox (its order is its time). */
+            id: string;
+            from: string;
+            /** @description The recipient. */
+            to: string;
+            subject: string;
+            /** @description The plain-text part, with its links written out. */
+            text: string;
+            /** @description The HTML part. */
+            html: string;
+            /**
+             * Format: date-time
+             * @description When the mail was sent to the outbox.
+             */
+            created_at: string;
+        };
         PasswordResetConfirmRequest: {
             /** @description The token of the reset link. */
             token: string;
@@ -5390,7 +5444,7 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
-        /** @description `mail_unavailable`: the service has no mail server (`SMTP_URL`), so it cannot mail a reset link; or `service_unavailable`. */
+        /** @description `mail_unavailable`: in production the service has no mail server (`SMTP_URL`), so it cannot mail a reset link; or `service_unavailable`. */
         MailUnavailable: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -5894,7 +5948,7 @@ export interface components {
          * @example sch_01jd2x8e2f3g4h5j6k7m8n9p0q
          */
         ScheduleIdFilter: string;
-        /** @description `false` leaves `result` null in every listed job, so a page stays small whatever the jobs hold. */
+        /** @description `false` leaves `result` null (in the job, or in every listed job), so the answer stays small whatever the jobs hold; read the data with `/items` or an export. */
         IncludeResult: boolean;
         /** @description Maximum number of items in the page. */
         ItemsLimit: number;
@@ -6966,7 +7020,7 @@ export interface operations {
                  * @example sch_01jd2x8e2f3g4h5j6k7m8n9p0q
                  */
                 schedule_id?: components["parameters"]["ScheduleIdFilter"];
-                /** @description `false` leaves `result` null in every listed job, so a page stays small whatever the jobs hold. */
+                /** @description `false` leaves `result` null (in the job, or in every listed job), so the answer stays small whatever the jobs hold; read the data with `/items` or an export. */
                 include_result?: components["parameters"]["IncludeResult"];
             };
             header?: {
@@ -7096,7 +7150,10 @@ export interface operations {
     };
     getJob: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `false` leaves `result` null (in the job, or in every listed job), so the answer stays small whatever the jobs hold; read the data with `/items` or an export. */
+                include_result?: components["parameters"]["IncludeResult"];
+            };
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
@@ -8354,6 +8411,62 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDevMail: {
+        parameters: {
+            query?: {
+                /** @description The newest `limit` mails. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The mails of the local outbox, newest first. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "devmail_001765091234567-0a1b2c3d4e5f",
+                     *         "from": "no-reply@localhost",
+                     *         "to": "ada@example.com",
+                     *         "subject": "Reset your password",
+                     *         "text": "Someone asked to reset the password of ada@example.com.\n\nhttp://localhost:3000/console/reset-password?token=Zk3x9Qm2Vb7cT1rY8uN4wE6pL0aS5dHgJfKqXzCvBn0\n",
+                     *         "html": "<p>Someone asked to reset the password of ada@example.com.</p>",
+                     *         "created_at": "2026-12-07T05:20:34.567Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["DevMail"][];
+                };
+            };
+            /** @description `not_found`: in production, with `SMTP_URL` set, or to a caller that is not on loopback. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": {
+                     *         "error": "not_found",
+                     *         "message": "No route for GET /v1/dev/mail."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            422: components["responses"]["UnprocessableEntity"];
         };
     };
     setUpTwoFactor: {

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { AppConfig } from '@sdx/config';
+import { type AppConfig, sendsMail } from '@sdx/config';
 import type { Executor } from '@sdx/db';
 import { newId } from '../ids';
 import { sealerOf } from '../sealing';
@@ -28,10 +28,11 @@ export interface MailBody {
 
 /**
  * Writes the mail into the outbox in the caller's transaction (`db` should be it: a rollback
- * takes the mail with it). Without SMTP_URL nothing is written and the answer is false.
+ * takes the mail with it). When the service sends no mail (no SMTP_URL and no dev outbox: in
+ * production) nothing is written and the answer is false.
  */
-export async function queueMail(db: Executor, config: Pick<AppConfig, 'smtpUrl' | 'secretsKey' | 'secretsKeyPrevious'>, message: OutgoingMail): Promise<boolean> {
-  if (!config.smtpUrl) return false;
+export async function queueMail(db: Executor, config: Pick<AppConfig, 'smtpUrl' | 'devMailDir' | 'secretsKey' | 'secretsKeyPrevious'>, message: OutgoingMail): Promise<boolean> {
+  if (!sendsMail(config)) return false;
   const body: MailBody = { text: message.text, html: message.html };
   await db
     .insertInto('mail_outbox')

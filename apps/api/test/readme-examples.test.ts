@@ -108,3 +108,19 @@ it('runs "Mail on a laptop": the reset mail is in the local outbox, newest first
   expect(mails[0]).toMatchObject({ to: 'lin@example.com', subject: expect.stringMatching(/reset/i) });
   expect(mails[0]!.text).toMatch(/\/console\/reset\?token=/);
 }, 60_000);
+
+it('gives /docs a Clients section (CLI, TypeScript, Python, MCP) installing from the tarballs, and names no unscoped package', async () => {
+  const { loadOpenApiDocument } = await import('@sdx/contract');
+  const description = loadOpenApiDocument().info.description ?? '';
+  const clients = /## Clients\n([\s\S]*?)\n## /.exec(description)?.[1] ?? '';
+  for (const client of ['**CLI**', '**TypeScript SDK**', '**Python SDK**', '**MCP**']) expect(clients).toContain(client);
+  expect(clients).toContain('npm pack --pack-destination /tmp');
+  expect(clients).toContain('npm install /tmp/sdx-sdk-1.0.0.tgz');
+  expect(clients).toContain('pip install ./clients/python');
+  // The only `npx sdx` is the warning against it.
+  expect(clients.match(/npx sdx/g)).toHaveLength(1);
+  expect(clients).toContain('never `npx sdx`');
+  // The page serves the same document.
+  const json = await stack.api.get('/openapi.json');
+  expect(json.body.info.description).toContain('## Clients');
+});

@@ -574,7 +574,18 @@ describe('console: getting started', () => {
     await checklist.waitFor();
     expect(await checklist.getByRole('link', { name: 'Make an API key' }).getAttribute('href')).toMatch(/^\/console\/w\/ws_[^/]+\/keys$/);
     expect(await checklist.getByRole('link', { name: 'API reference' }).first().getAttribute('href')).toBe('/docs');
-    expect(await checklist.textContent()).toContain('npx sdx login');
+    // Installable from the first screen: the tarballs of the clone, never `npx sdx` (an unclaimed name on npm).
+    const text = (await checklist.textContent()) ?? '';
+    expect(text).toContain('npm install /tmp/sdx-sdk-1.0.0.tgz');
+    expect(text).toContain('pip install ./clients/python');
+    expect(text).not.toContain('npx sdx');
+    expect(await checklist.getByRole('button', { name: 'Copy' }).count()).toBe(4);
+    // Nothing done yet in a new account: every step open.
+    for (const step of ['step-key', 'step-job', 'step-reference', 'step-client']) expect(await page.getByTestId(step).getAttribute('data-done')).toBe('false');
+    expect(await page.getByTestId('getting-started-left').textContent()).toBe('4 of 4 steps left.');
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
+    await checklist.getByRole('button', { name: 'Copy' }).nth(2).click();
+    await page.getByTestId('step-client').and(page.locator('[data-done="true"]')).waitFor();
     await page.waitForLoadState('networkidle');
     expect(await seriousA11yViolations(page)).toEqual([]);
 
@@ -582,6 +593,8 @@ describe('console: getting started', () => {
     const today = new Date().toISOString().slice(0, 10);
     await eventually(async () => (await page.locator('.chart .u-legend').textContent())?.includes(today), 5_000, 100);
     expect(await page.locator('.chart .u-legend').textContent()).not.toContain('--');
+    // A day, not a time of day.
+    expect(await page.locator('.chart .u-legend').textContent()).not.toMatch(/\d{1,2}:\d{2}\s*[ap]m/i);
 
     // The menu links to the API reference, whose page links back to the console.
     const docs = page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'API reference' });
@@ -593,9 +606,23 @@ describe('console: getting started', () => {
     const job = await stack.api.get(`/v1/jobs/${jobId}`, { headers: await browserSession(page) });
     expect(job.body).toMatchObject({ platform: 'instagram', operation: 'profile', target: 'natgeo' });
     await page.getByTestId('job-status').filter({ hasText: 'completed' }).waitFor({ timeout: 30_000 });
+    // One "Attempts": the row, under a heading of its own name.
+    expect(await page.getByRole('heading', { name: 'Timeline' }).count()).toBe(1);
+    expect(await page.getByRole('heading', { name: 'Attempts' }).count()).toBe(0);
 
-    // With a job in the workspace the checklist is gone.
+    // Back on the overview (a reload): the checklist stays, the job's step ticked, the credits already spent.
     await page.goto(`${base}/console/`);
+    await heading(page, 'Overview');
+    await page.getByTestId('step-job').and(page.locator('[data-done="true"]')).waitFor();
+    expect(await page.getByTestId('step-client').getAttribute('data-done')).toBe('true');
+    expect(await page.getByTestId('step-key').getAttribute('data-done')).toBe('false');
+    expect(await page.getByTestId('getting-started-left').textContent()).toBe('2 of 4 steps left.');
+    const usage = await stack.api.get('/v1/usage/current', { headers: await browserSession(page) });
+    await eventually(async () => (await page.getByTestId('credits-left').textContent())?.trim() === usage.body.credits_remaining.toLocaleString('en-US'), 15_000, 200);
+    // Dismissed, it is gone, and stays gone after a reload.
+    await page.getByTestId('getting-started').getByRole('button', { name: 'Dismiss' }).click();
+    expect(await page.getByTestId('getting-started').count()).toBe(0);
+    await page.reload();
     await heading(page, 'Overview');
     await page.waitForLoadState('networkidle');
     expect(await page.getByTestId('getting-started').count()).toBe(0);

@@ -252,8 +252,10 @@ export interface paths {
          * What a job or batch would reserve now
          * @description Takes the body of `POST /v1/jobs` (`target`) or of `POST /v1/batches` (`targets`) and
          *     answers what that call would reserve at this moment, computed by the admission itself:
-         *     a target served from the cache or deduplicated onto active work counts 0, a batch is all
-         *     or nothing. Nothing is reserved or written. Validation and errors are those of the create
+         *     a job's target served from the cache or deduplicated onto active work counts 0. A batch
+         *     never uses the cache or deduplication: each of its targets is extracted afresh and counts
+         *     at its full price, even one a single job would get free from the cache (send single jobs
+         *     for that); a batch is all or nothing. Nothing is reserved or written. Validation and errors are those of the create
          *     calls, except that what would be a 402 (`insufficient_credits`, `spend_cap_reached`) or a
          *     429 `concurrent_job_limit_exceeded` is `affordable: false` with that identifier in
          *     `blocked_by`. `Cache-Control: no-cache` quotes a job that skips the cache.
@@ -483,8 +485,11 @@ export interface paths {
         /**
          * Create a batch
          * @description Creates one queued child job per target, in target order, and reserves the maximum cost
-         *     of every child. Targets are trimmed and compared case-insensitively; duplicates answer
-         *     422 `duplicate_batch_target` with the duplicates listed. Either every child is created or
+         *     of every child. Every child is extracted afresh: a batch is never served from the result
+         *     cache nor deduplicated onto active work (single jobs are). Targets are trimmed and
+         *     compared case-insensitively, and as the service reads them (`nasa` and
+         *     `https://www.instagram.com/nasa/` are one target); duplicates answer 422
+         *     `duplicate_batch_target` with the duplicates listed, so no target is billed twice. Either every child is created or
          *     none is (402, 429 `concurrent_job_limit_exceeded` when the targets would not all fit
          *     under `max_active_jobs`). A new batch answers with status `queued` and `queued_count =
          *     target_count`; an idempotent replay answers 202 with `idempotent_replay: true`.
@@ -3732,7 +3737,7 @@ export interface components {
             /** @description The operation asked for. */
             operation: string;
         };
-        /** @description `duplicate_batch_target` (422): targets repeat (trimmed, compared case-insensitively). */
+        /** @description `duplicate_batch_target` (422): targets repeat (trimmed, compared case-insensitively and as the service reads them: `nasa` and `https://www.instagram.com/nasa/` are one target). */
         DuplicateBatchTargetErrorDetail: {
             /**
              * @description The identifier. (enum property replaced by openapi-typescript)
@@ -5473,7 +5478,7 @@ export interface components {
                  * @example {
                  *       "detail": {
                  *         "error": "invalid_otp",
-                 *         "message": "The code is wrong or was used already; enter the current code of your authenticator app."
+                 *         "message": "That code is not the current one, or it was used already: enter the code your authenticator app shows now."
                  *       }
                  *     }
                  */
@@ -6058,8 +6063,9 @@ export interface components {
                     platform?: string;
                     operation: components["schemas"]["OperationName"];
                     /**
-                     * @description Targets in order. Trimmed and compared case-insensitively; they must be unique (422
-                     *     `duplicate_batch_target`).
+                     * @description Targets in order. Trimmed and compared case-insensitively and as the service
+                     *     reads them (a username and a link to its profile are one target); they must be
+                     *     unique (422 `duplicate_batch_target`).
                      */
                     targets: string[];
                     /**

@@ -2,7 +2,7 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, type ReactNode, useEffect, useRef, useState } from 'react';
 import { Link, useLocation, useNavigate, useSearchParams } from 'react-router';
 import { api, ApiProblem, unwrap } from '../api/client';
-import { ErrorNotice, Field, Loading, PageHeader, SubmitButton } from '../components/ui';
+import { ErrorNotice, Field, formatDate, Loading, PageHeader, SubmitButton } from '../components/ui';
 import { useSession } from '../session';
 
 export function AuthFrame({ title, children }: { title: string; children: ReactNode }) {
@@ -463,7 +463,7 @@ export function InvitationSummary({ token }: { token: string }) {
         to join the workspace <strong>{workspace.name}</strong> as {role === 'admin' || role === 'owner' ? 'an' : 'a'} {role}.
       </p>
       <p className="muted small">
-        Workspace <code>{workspace.id}</code> · the invitation works until {new Date(expires).toLocaleString()}.
+        Workspace <code>{workspace.id}</code> · the invitation works until {formatDate(expires)}.
       </p>
     </div>
   );

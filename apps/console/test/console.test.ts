@@ -438,6 +438,11 @@ describe('console: a team', () => {
     const members = await stack.api.get(`/v1/workspaces/${teamId}/members`, { headers: owner.read(teamId) });
     const ownerId = members.body.find((m: { email: string }) => m.email === owner.email).user_id as string;
     expect(await page.getByTestId('audit-table').textContent()).not.toContain(ownerId);
+    // Details as fields, one a line and wrapped, not raw JSON cut off by the column.
+    const details = page.getByTestId('audit-details').first();
+    await details.waitFor();
+    expect(await details.locator('dt').count()).toBeGreaterThan(0);
+    expect(await page.getByTestId('audit-table').textContent()).not.toContain('{"');
   });
 
   it('shows a viewer no write controls on any page', async () => {
@@ -454,6 +459,8 @@ describe('console: a team', () => {
     const reading = new Set(['← Newer', 'Older →', 'Download JSON', 'Download CSV', 'Download Excel (xlsx)', 'Download NDJSON', 'Leave']);
     // The results browser's paging and column picker only change what is shown.
     for (const name of ['First page', '← Previous', 'Next →', 'Show all', 'Default columns']) reading.add(name);
+    // The getting-started checklist's copy buttons and its dismissal change nothing on the service.
+    for (const name of ['Copy', 'Dismiss']) reading.add(name);
     const pages: Array<[string, string | RegExp]> = [
       ['/', 'Overview'],
       ['/jobs', 'Jobs'],
@@ -609,6 +616,18 @@ describe('console: getting started', () => {
     // One "Attempts": the row, under a heading of its own name.
     expect(await page.getByRole('heading', { name: 'Timeline' }).count()).toBe(1);
     expect(await page.getByRole('heading', { name: 'Attempts' }).count()).toBe(0);
+
+    // The jobs list at phone width: each job's status and target in view without scrolling sideways.
+    await page.setViewportSize({ width: 390, height: 800 });
+    await page.goto(`${base}/console/jobs`);
+    await heading(page, 'Jobs');
+    const row = page.getByTestId('jobs-table').locator('tbody tr').first();
+    await row.waitFor();
+    for (const cell of [row.locator('.badge'), row.locator('.target')]) {
+      const box = (await cell.boundingBox())!;
+      expect(box.x + box.width).toBeLessThanOrEqual(390);
+    }
+    await page.setViewportSize({ width: 1280, height: 800 });
 
     // Back on the overview (a reload): the checklist stays, the job's step ticked, the credits already spent.
     await page.goto(`${base}/console/`);

@@ -164,7 +164,7 @@ it('the console’s forms default to every operation’s default and say its max
   await page.getByTestId('limit-hint').waitFor();
   await page.getByLabel('Platform').selectOption('twitter');
   await page.getByLabel('Operation').selectOption('followers');
-  await page.getByLabel('Target').fill('nasa');
+  await page.getByLabel('Target', { exact: true }).fill('nasa');
   await page.getByLabel('Results per target').fill(String(max + 5_000));
   await page.getByText(`At most ${shown(max)} results per target for this operation; you entered ${shown(max + 5_000)}.`).waitFor();
   expect(await page.getByLabel('Results per target').getAttribute('aria-invalid')).toBe('true');

@@ -4313,9 +4313,11 @@ export interface components {
         DevMail: {
             /** @description The mail's identifier in the outbox (its order is its time). */
             id: string;
+            /** @description The sender (`MAIL_FROM`). */
             from: string;
             /** @description The recipient. */
             to: string;
+            /** @description The subject line. */
             subject: string;
             /** @description The plain-text part, with its links written out. */
             text: string;

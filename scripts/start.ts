@@ -56,9 +56,44 @@ async function prepare(): Promise<void> {
           '',
         ].join('\n') + '\n',
       );
+    } else if (config.seedDemo) {
+      // A second start: the key was printed once, on the first; say how to get one again.
+      const base = `http://localhost:${config.port}`;
+      process.stdout.write(
+        [
+          '',
+          'The database has its workspaces already; the demo API key and password were shown on the first start only.',
+          `A new API key: sign in to ${base}/console and make one under "API keys", or run`,
+          '  npm run -s admin -- list-workspaces                 # the workspace IDs',
+          '  npm run -s admin -- create-key --workspace <ws_id>  # a new owner key, shown once',
+          `Forgot the demo password? npm run -s admin -- reset-password ${DEMO_EMAIL}`,
+          '',
+        ].join('\n') + '\n',
+      );
     }
   } finally {
     await db.destroy();
+  }
+}
+
+/**
+ * Prints one "Ready" line once the API answers /readyz, whatever the output is (a terminal, a
+ * pipe or a file), so that a person or a script knows when to begin.
+ */
+async function announceReady(port: number, isStopping: () => boolean): Promise<void> {
+  const started = Date.now();
+  while (!isStopping()) {
+    try {
+      const res = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2_000) });
+      if (res.ok) {
+        const base = `http://localhost:${port}`;
+        process.stdout.write(`Ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${base} (console ${base}/console, API reference ${base}/docs)\n`);
+        return;
+      }
+    } catch {
+      // Not listening yet.
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
 }
 
@@ -133,6 +168,7 @@ async function main(): Promise<void> {
     });
   };
   for (const app of APPS) supervise(app, 0, 0);
+  void announceReady(config.port, () => stopping);
   process.on('SIGTERM', () => stopAll('SIGTERM', 0));
   process.on('SIGINT', () => stopAll('SIGTERM', 0));
 }

@@ -12,6 +12,7 @@ import {
   exportWorkspaceLines,
   findWorkspace,
   grantCredits,
+  issuePasswordResetLink,
   listAllWorkspaces,
   listApiKeys,
   type MoveProgress,
@@ -24,6 +25,7 @@ import {
   revokeApiKey,
   systemActor,
   systemClock,
+  verifyEmailByOperator,
 } from '@sdx/domain';
 
 /**
@@ -39,6 +41,8 @@ import {
  *   npm run -s admin -- delete-workspace <workspace_id> [--yes] [--json]
  *   npm run -s admin -- move-results --to s3|postgres [--batch N] [--json]
  *   npm run -s admin -- reconcile-counters [--json]
+ *   npm run -s admin -- reset-password <email> [--json]
+ *   npm run -s admin -- verify-email <email> [--json]
  * The key secret is printed once, here, and never stored. Keys made here have the owner role;
  * every change is in the workspace's audit log with the actor system/admin-cli.
  * rotate-secrets re-seals every secret at rest that is not under SECRETS_KEY (opened with
@@ -60,13 +64,18 @@ import {
  * once every process runs the new release (docs/deployment.md "Expand and contract"). It prints
  * each counter it mended.
  *
+ * reset-password prints a one-time password-reset link for the user (valid one hour, as a mailed
+ * one), for a service that sends no mail or a user whose mail does not arrive; verify-email marks
+ * the user's email verified (the personal workspace receives its allowance, as with the link).
+ * Both are audited in the user's personal workspace with the actor system/admin-cli.
+ *
  * It works on the service's existing database only: unreachable, missing or not fully migrated,
  * it refuses with the reason (exit 3) and creates or migrates nothing.
  */
-const USAGE = `usage: admin <create-workspace|create-key|revoke-key|grant-credits|list-workspaces|list-keys|rotate-secrets|export-workspace|delete-workspace|move-results|reconcile-counters> [options]`;
-const COMMANDS = ['create-workspace', 'create-key', 'revoke-key', 'grant-credits', 'list-workspaces', 'list-keys', 'rotate-secrets', 'export-workspace', 'delete-workspace', 'move-results', 'reconcile-counters'];
-/** The commands that take the workspace's ID as their argument. */
-const WITH_ARGUMENT = ['export-workspace', 'delete-workspace'];
+const USAGE = `usage: admin <create-workspace|create-key|revoke-key|grant-credits|list-workspaces|list-keys|rotate-secrets|export-workspace|delete-workspace|move-results|reconcile-counters|reset-password|verify-email> [options]`;
+const COMMANDS = ['create-workspace', 'create-key', 'revoke-key', 'grant-credits', 'list-workspaces', 'list-keys', 'rotate-secrets', 'export-workspace', 'delete-workspace', 'move-results', 'reconcile-counters', 'reset-password', 'verify-email'];
+/** The commands that take an argument: the workspace's ID, or the user's email. */
+const WITH_ARGUMENT = ['export-workspace', 'delete-workspace', 'reset-password', 'verify-email'];
 const ACTOR = systemActor('admin-cli');
 
 class UsageError extends Error {}
@@ -266,6 +275,24 @@ async function main(argv: string[]): Promise<number> {
           out.end();
           await once(out, 'finish');
         }
+        return 0;
+      }
+      case 'reset-password': {
+        const email = positionals[0];
+        if (!email) throw new UsageError('usage: admin reset-password <email>');
+        const issued = await issuePasswordResetLink({ db, config, clock: systemClock }, email, ACTOR);
+        if (!issued) throw new UsageError(`no user ${email}`);
+        print(
+          { email, reset_url: issued.link, expires_at: issued.expiresAt.toISOString() },
+          `One-time password reset link for ${email} (valid until ${issued.expiresAt.toISOString()}, works once):\n${issued.link}`,
+        );
+        return 0;
+      }
+      case 'verify-email': {
+        const email = positionals[0];
+        if (!email) throw new UsageError('usage: admin verify-email <email>');
+        if (!(await verifyEmailByOperator({ db, config, clock: systemClock }, email, ACTOR))) throw new UsageError(`no user ${email}`);
+        print({ email, verified: true }, `${email} is verified; its user can sign in.`);
         return 0;
       }
       case 'delete-workspace':

@@ -94,7 +94,8 @@ it('lists workspaces and keys (--json) so an operator can replace a lost key; it
     ['workspace.created', { type: 'system', id: 'admin-cli' }],
   ]);
   expect(audit.body[0].data).toEqual({ credits: 50, kind: 'purchased', expires_at: null });
-});
+  // Ten CLI runs, each a Node start with tsx: room for a loaded machine.
+}, 180_000);
 
 describe('refuses a database it cannot work on, and says why', () => {
   async function adminAt(databaseUrl: string, ...args: string[]) {

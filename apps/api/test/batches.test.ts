@@ -200,6 +200,26 @@ describe('batch validation and admission', () => {
     expect((await stack.api.get('/v1/batches', { headers: ws.auth })).body).toEqual([]);
   });
 
+  it('finds duplicates on the target as read (a username and its profile link are one target): refused before anything is billed, in the quote too', async () => {
+    const ws = await workspace();
+    const body = { platform: 'instagram', operation: 'profile', targets: ['nasa', 'natgeo', 'https://www.instagram.com/nasa/', '@NatGeo'] };
+    const res = await post(ws, body);
+    expect(res.status).toBe(422);
+    expect(res.body.detail).toEqual({
+      error: 'duplicate_batch_target',
+      message: 'Batch targets must be unique; these name the same target: nasa and https://www.instagram.com/nasa/; natgeo and @NatGeo. Keep one of each.',
+      duplicates: ['nasa', 'natgeo'],
+    });
+    expect((await stack.api.get('/v1/batches', { headers: ws.auth })).body).toEqual([]);
+    expect((await stack.api.get('/v1/usage/current', { headers: ws.auth })).body.credits_reserved).toBe(0);
+    const quote = await stack.api.post('/v1/quotes', { headers: ws.auth, body });
+    expect(quote.status).toBe(422);
+    expect(quote.body.detail.error).toBe('duplicate_batch_target');
+    // Without the duplicate the batch is admitted, each target billed once.
+    const ok = await post(ws, { platform: 'instagram', operation: 'profile', targets: ['nasa', 'natgeo'] });
+    expect(ok.status).toBe(202);
+  });
+
   it('rejects 0 and 101 targets with a validation error', async () => {
     const ws = await workspace();
     const many = Array.from({ length: 101 }, (_, i) => `user${i}`);

@@ -80,3 +80,23 @@ it('answers a conditional poll of a large result with 304 even when the heavy-re
   expect(heavyReads.running(ws.workspaceId)).toBe(1);
   inProgress.emit('close');
 });
+
+it('polls a completed job with include_result=false: result null, nothing read, a tag of its own that still answers 304', async () => {
+  const id = await completedJob({ platform: 'twitter', operation: 'followers', target: 'etagnoresult', limit: 1_500 });
+  const whole = await stack.api.get(`/v1/jobs/${id}`, { headers: ws.auth });
+  expect(whole.body.result).toHaveLength(1_500);
+  const light = await stack.api.get(`/v1/jobs/${id}?include_result=false`, { headers: ws.auth });
+  expect(light.status).toBe(200);
+  expect(light.body).toMatchObject({ id, status: 'completed', result_count: 1_500, result: null });
+  expect(light.text.length).toBeLessThan(4_000);
+  // Another representation, another tag: a cache never answers the whole job with the light one.
+  expect(light.headers.etag).not.toBe(whole.headers.etag);
+  const again = await stack.api.get(`/v1/jobs/${id}?include_result=false`, { headers: { ...ws.auth, 'If-None-Match': String(light.headers.etag) } });
+  expect(again.status).toBe(304);
+  const wholeWithLightTag = await stack.api.get(`/v1/jobs/${id}`, { headers: { ...ws.auth, 'If-None-Match': String(light.headers.etag) } });
+  expect(wholeWithLightTag.status).toBe(200);
+  expect(wholeWithLightTag.body.result).toHaveLength(1_500);
+  // Another workspace: 404 either way.
+  const stranger = await stack.workspace({ credits: 10 });
+  expect((await stack.api.get(`/v1/jobs/${id}?include_result=false`, { headers: stranger.auth })).status).toBe(404);
+});

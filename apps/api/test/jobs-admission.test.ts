@@ -132,6 +132,24 @@ describe('request checks write nothing', () => {
     expect(unknown.body.detail).toMatchObject({ error: 'unsupported_operation' });
   });
 
+  it('says in unsupported_operation what to send instead: the known platforms (X is `twitter`), or the platform\'s own operations', async () => {
+    const ws = await stack.workspace({ credits: 1000 });
+    const x = await rejected(ws, { platform: 'x', operation: 'followers', target: 'nasa' }, 422);
+    expect(x.body.detail).toEqual({
+      error: 'unsupported_operation',
+      message: 'Unknown platform "x". The platforms are `instagram`, `tiktok`, `youtube`, `twitter` and `facebook`; X (formerly Twitter) is `twitter`.',
+      platform: 'x',
+      operation: 'followers',
+    });
+    const operation = await rejected(ws, { platform: 'youtube', operation: 'followers', target: 'natgeo' }, 422);
+    const platforms = (await stack.api.get('/v1/platforms')).body as Array<{ platform: string; operations: Array<{ operation: string }> }>;
+    const own = platforms.find((p) => p.platform === 'youtube')!.operations.map((o) => `\`${o.operation}\``);
+    expect(own.length).toBeGreaterThan(1);
+    expect(operation.body.detail.message).toBe(
+      `Platform youtube has no operation "followers". Its operations: ${own.slice(0, -1).join(', ')} and ${own.at(-1)} (GET /v1/platforms lists them with their limits and prices).`,
+    );
+  });
+
   it('an invalid target is 422 invalid_target', async () => {
     const ws = await stack.workspace({ credits: 1000 });
     const bad = await rejected(ws, { platform: 'twitter', operation: 'profile', target: 'bad user!' }, 422);

@@ -79,10 +79,19 @@ describe('every tool', () => {
   });
 
   it('list_operations: the catalog with target kinds, limits and prices; one platform; bad input', async () => {
-    const all = await call(client, 'list_operations');
+    // A default limit of 25, then the cursor goes on; `limit` asks for more (at most 100).
+    const first = await call(client, 'list_operations');
+    expect(first.isError).toBeFalsy();
+    expect(first.structuredContent).toMatchObject({ truncated: true, next_cursor: '25' });
+    expect(first.structuredContent.operations).toHaveLength(25);
+    const second = await call(client, 'list_operations', { cursor: '25' });
+    expect((second.structuredContent.operations as unknown[]).length).toBeGreaterThan(0);
+    expect(await call(client, 'list_operations', { limit: 101 })).toMatchObject({ isError: true, structuredContent: { error: 'validation_error' } });
+    const all = await call(client, 'list_operations', { limit: 100 });
     expect(all.isError).toBeFalsy();
     const ops = all.structuredContent.operations as Array<Record<string, unknown>>;
-    expect(ops.length).toBeGreaterThan(10);
+    expect(ops.length).toBeGreaterThan(25);
+    expect(ops.slice(0, 25)).toEqual(first.structuredContent.operations);
     expect(ops).toContainEqual(expect.objectContaining({ platform: 'twitter', operation: 'followers', target_kind: expect.any(String), max_limit: expect.any(Number), credits_per_result: expect.any(Number) }));
     expect(all.structuredContent.truncated).toBe(false);
     const one = await call(viewer, 'list_operations', { platform: 'twitter' });
@@ -98,6 +107,11 @@ describe('every tool', () => {
     const rest = await served.stack.api.post('/v1/quotes', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'nasa', limit: 40 } });
     expect(priced.structuredContent).toEqual(rest.body);
     expect(priced.structuredContent).toMatchObject({ affordable: true, blocked_by: null });
+    // The summary in words: a singular target, thousands with separators.
+    const large = await call(client, 'quote', { platform: 'twitter', operation: 'followers', target: 'nasa', limit: 25_000 });
+    const summary = JSON.stringify(large.content);
+    expect(summary).toMatch(/At most \d{1,3}(,\d{3})+ credits for 1 target of twitter followers; [\d,]+ available/);
+    expect(summary).not.toContain('target(s)');
     const refused = await call(viewer, 'quote', { platform: 'twitter', operation: 'followers', target: 'nasa' });
     expect(refused).toMatchObject({ isError: true, structuredContent: { error: 'forbidden', required_role: 'member' } });
     const poorQuote = await call(poor, 'quote', { platform: 'twitter', operation: 'followers', target: 'nasa', limit: 40 });

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { cookieFrom, signUpUser, startSmtpCatcher, startTestStack, type TestStack } from '@sdx/testing';
 
 /** extensions-2.md 2: password reset by mail, single-use one-hour tokens, every session ended. */
@@ -87,12 +88,16 @@ describe('password reset', () => {
     expect(mailsTo(user.email)).toHaveLength(5);
   });
 
-  it('answers 503 mail_unavailable on a service without SMTP_URL', async () => {
-    const noMail = await startTestStack();
+  it('answers 503 mail_unavailable in production without SMTP_URL (no dev outbox there: GET /v1/dev/mail is 404)', async () => {
+    const noMail = await startTestStack({ env: { NODE_ENV: 'production', SECRETS_KEY: randomBytes(32).toString('base64') } });
     try {
       const res = await noMail.api.post('/v1/auth/password-reset', { body: { email: 'ada@example.com' } });
       expect(res.status).toBe(503);
       expect(res.body.detail.error).toBe('mail_unavailable');
+      expect(res.body.detail.message).toContain('npm run admin -- reset-password');
+      const outbox = await noMail.api.get('/v1/dev/mail');
+      expect(outbox.status).toBe(404);
+      expect(outbox.body.detail.error).toBe('not_found');
     } finally {
       await noMail.close();
     }

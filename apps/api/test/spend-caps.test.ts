@@ -54,6 +54,9 @@ describe('a key with a monthly cap', () => {
     const refused = await job(key.auth, 'cap_key_next');
     expect(refused.status).toBe(402);
     expect(refused.body.detail).toMatchObject({ error: 'spend_cap_reached', scope: 'key', cap: 10, spent: 10, required: 1 });
+    // Where the cap is changed, in the message.
+    expect(refused.body.detail.message).toContain('"Spend caps" on the console\'s Billing page');
+    expect(refused.body.detail.message).toMatch(/PATCH \/v1\/keys\/key_\S+ \(monthly_credit_cap\)/);
     // The workspace's own key has no cap: it goes on.
     expect((await job(ws.auth, 'cap_key_owner')).status).toBe(202);
     expect((await stack.api.post('/v1/quotes', { headers: ws.auth, body: { operation: 'profile', target: 'x_other' } })).body.blocked_by).toBeNull();
@@ -142,6 +145,7 @@ describe('the workspace cap and the billing alerts', () => {
       const refused = await job(auth, 'ws_cap_past');
       expect(refused.status).toBe(402);
       expect(refused.body.detail).toMatchObject({ error: 'spend_cap_reached', scope: 'workspace', cap: 3, spent: 3 });
+      expect(refused.body.detail.message).toContain('PUT /v1/billing/limits (monthly_credit_cap)');
     }
     expect((await stack.api.post('/v1/quotes', { headers: key.auth, body: { operation: 'profile', target: 'ws_cap_past' } })).body.blocked_by).toBe('spend_cap_reached');
 

@@ -65,4 +65,29 @@ it('creates the demo user, owner of the demo workspace, and prints its password 
   expect(session.default_workspace_id).toBe(account.organization_id);
   const wrong = await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'demo@example.com', password: 'not-the-password' }) });
   expect(wrong.status).toBe(401);
+  // Output piped, not a terminal: still one "Ready" line once the API answers.
+  await eventually(async () => out.includes(`Ready in `) || undefined, 40_000, 200);
+  expect(out).toMatch(new RegExp(`^Ready in [\\d.]+ s: http://localhost:${port} \\(console http://localhost:${port}/console, API reference http://localhost:${port}/docs\\)$`, 'm'));
+  expect(out.match(/^Ready in /gm)).toHaveLength(1);
 }, 150_000);
+
+it('on a second start, prints no key but says how to get one again', async () => {
+  if (child?.pid && child.exitCode === null) {
+    process.kill(-child.pid, 'SIGTERM');
+    await new Promise((resolve) => child!.once('exit', resolve));
+  }
+  const port = await freePort();
+  child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'start.ts')], {
+    cwd: ROOT,
+    detached: true,
+    env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), REDIS_PREFIX: `sdxstart${randomBytes(3).toString('hex')}`, LOG_LEVEL: 'silent', NODE_ENV: 'development' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (chunk) => (out += chunk.toString()));
+  await eventually(async () => out.includes('Ready in ') || undefined, 60_000, 200);
+  expect(out).not.toContain('API key (shown once');
+  expect(out).toContain('the demo API key and password were shown on the first start only');
+  expect(out).toContain('npm run -s admin -- create-key --workspace <ws_id>');
+  expect(out).toContain('npm run -s admin -- reset-password demo@example.com');
+}, 120_000);

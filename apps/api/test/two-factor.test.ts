@@ -173,6 +173,9 @@ describe('sign-in with two-factor sign-in on', () => {
     const replay = await logIn(eve, current);
     expect(replay.status).toBe(401);
     expect(replay.body.detail.error).toBe('invalid_otp');
+    // Under the console's "Wrong code" heading, the message does not say it again.
+    expect(replay.body.detail.message).toBe('That code is not the current one, or it was used already: enter the code your authenticator app shows now.');
+    expect(replay.body.detail.message).not.toMatch(/wrong/i);
     const wrong = await logIn(eve, String((Number(code(secret, 1)) + 1) % 1_000_000).padStart(6, '0'));
     expect(wrong.body.detail.error).toBe('invalid_otp');
   });

@@ -19,6 +19,7 @@ let dir: string;
 let consumer: string;
 let sdkFiles: string[];
 let cliFiles: string[];
+let tarballs: string[] = [];
 let cliManifest: { bin: Record<string, string>; dependencies: Record<string, string> };
 
 async function pack(workspace: string): Promise<{ filename: string; files: string[] }> {
@@ -43,6 +44,7 @@ beforeAll(async () => {
   const cli = await pack('apps/cli');
   sdkFiles = sdk.files;
   cliFiles = cli.files;
+  tarballs = [sdk.filename, cli.filename];
   await install(sdk.filename, '@sdx/sdk');
   await install(cli.filename, '@sdx/cli');
   cliManifest = JSON.parse(readFileSync(path.join(consumer, 'node_modules/@sdx/cli/package.json'), 'utf8'));
@@ -135,6 +137,45 @@ describe('the packed sdx', () => {
   });
 
   /**
+   * The README's command-line block: packed and installed from the clone's tarballs (what
+   * beforeAll did, into its own folder rather than /tmp), then `sdx` signs in with the key on
+   * stdin, runs the 25,000-follower job with --wait and exports it. Never `npx sdx`.
+   */
+  it('runs the README command-line block on the packed packages', async () => {
+    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+    // `npx sdx` appears only to warn against it.
+    expect(readme.match(/npx sdx\b/g)?.length ?? 0).toBe(readme.match(/not `npx sdx`/g)?.length ?? 0);
+    const block = /install them from the tarballs of this clone[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)![1]!;
+    const lines = block.split('\n').filter((line) => line.trim() !== '').map((line) => line.replace(/\s+# .*$/, ''));
+    expect(lines[0]).toBe('(cd packages/sdk && npm pack --pack-destination /tmp) && (cd apps/cli && npm pack --pack-destination /tmp)');
+    expect(lines[1]).toBe(`npm install -g ${tarballs.map((file) => `/tmp/${path.basename(file)}`).join(' ')}`);
+    const bin = path.join(dir, 'bin');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(path.join(bin, 'sdx'), `#!/bin/sh\nexec "${process.execPath}" "${path.join(consumer, 'node_modules/@sdx/cli/bin/sdx.js')}" "$@"\n`, { mode: 0o755 });
+    const home = mkdtempSync(path.join(dir, 'home-'));
+    const nodePath = [path.join(ROOT, 'apps/cli/node_modules'), path.join(ROOT, 'node_modules')].join(path.delimiter);
+    const env = { PATH: `${bin}:${process.env.PATH ?? ''}`, HOME: home, XDG_CONFIG_HOME: path.join(home, 'config'), NODE_PATH: nodePath, SDX_BASE_URL: served.url };
+    const ws = await served.stack.workspace({ credits: 100_000 });
+    let jobId = '';
+    for (const line of lines.slice(2)) {
+      expect(line.startsWith('sdx ')).toBe(true);
+      const script = line.replaceAll('<job_id>', jobId);
+      const stdout = await new Promise<string>((resolve, reject) => {
+        const child = execFile('bash', ['-euo', 'pipefail', '-c', script], { cwd: home, env, maxBuffer: 16 * 1024 * 1024 }, (error, out, err) =>
+          error ? reject(new Error(`${script} failed: ${err}`)) : resolve(out),
+        );
+        child.stdin!.end(`${ws.apiKey}\n`);
+      });
+      if (line.startsWith('sdx jobs create')) {
+        expect(stdout).toMatch(/completed/);
+        jobId = /job_[0-9A-Za-z]+/.exec(stdout)![0];
+      }
+    }
+    expect(jobId).not.toBe('');
+    expect(readFileSync(path.join(home, 'followers.csv'), 'utf8').trim().split('\n')).toHaveLength(25_001);
+  }, 120_000);
+
+  /**
    * docs/sdk.md's quick start, verbatim, saved by a user in a folder of their own outside the
    * repository (an ES module package, as `npm init` with "type": "module" makes): as a plain .mjs
    * file for Node, and as a .ts file run by tsx. Both import the packed SDK.
@@ -144,7 +185,11 @@ describe('the packed sdx', () => {
     const quickStart = /## Quick start[\s\S]*?```ts\n([\s\S]*?)```/.exec(docs)![1]!;
     const project = path.join(consumer, `project-${path.extname(file).slice(1)}`);
     mkdirSync(project, { recursive: true });
-    writeFileSync(path.join(project, 'package.json'), JSON.stringify({ name: 'my-extraction', private: true, type: 'module' }));
+    // As docs/sdk.md makes it: `npm init -y && npm pkg set type=module` (offline, no install).
+    await run('npm', ['init', '-y'], { cwd: project });
+    await run('npm', ['pkg', 'set', 'type=module'], { cwd: project });
+    expect(JSON.parse(readFileSync(path.join(project, 'package.json'), 'utf8')).type).toBe('module');
+    expect(readFileSync(path.join(ROOT, 'docs/sdk.md'), 'utf8')).toContain('npm init -y && npm pkg set type=module');
     writeFileSync(path.join(project, file), quickStart);
     const ws = await served.stack.workspace({ credits: 100_000 });
     const env = { PATH: process.env.PATH ?? '', HOME: dir, SDX_API_KEY: ws.apiKey, SDX_BASE_URL: served.url };

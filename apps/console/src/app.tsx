@@ -26,9 +26,11 @@ const Settings = lazy(() => import('./pages/settings'));
 // Lazy, like every page, and more so: the QR code library loads only with it.
 const Security = lazy(() => import('./pages/security'));
 const OAuthConsent = lazy(() => import('./pages/oauth-consent'));
+// The local dev outbox: outside production, the mail a laptop's service would have sent.
+const DevMail = lazy(() => import('./pages/dev-mail'));
 
 /** The pages of a mailed link, the same whether or not a session is open in this browser. */
-const LINK_PAGES = new Set(['/verify', '/reset']);
+const LINK_PAGES = new Set(['/verify', '/reset', '/mail']);
 
 export function App() {
   const session = useSession();
@@ -38,6 +40,14 @@ export function App() {
       <Routes>
         <Route path="/verify" element={<VerifyEmail />} />
         <Route path="/reset" element={<ResetPassword />} />
+        <Route
+          path="/mail"
+          element={
+            <Suspense fallback={<Loading />}>
+              <DevMail />
+            </Suspense>
+          }
+        />
       </Routes>
     );
   }

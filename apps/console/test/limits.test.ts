@@ -152,4 +152,35 @@ it('the console’s forms default to every operation’s default and say its max
   await page.getByLabel('Platform').selectOption('twitter');
   await page.getByLabel('Operation').selectOption('followers');
   expect(await read()).toEqual(expected(operations.find((o) => o.platform === 'twitter' && o.operation === 'followers')!));
+
+  // Over the maximum: the form says so in its own words, and sends nothing.
+  const max = operations.find((o) => o.platform === 'twitter' && o.operation === 'followers')!.max_results;
+  const sent: string[] = [];
+  page.on('request', (request) => {
+    if (request.method() === 'POST' && /\/v1\/(jobs|batches|quotes)$/.test(new URL(request.url()).pathname)) sent.push(new URL(request.url()).pathname);
+  });
+  await page.goto(`${base}/console/jobs/new`);
+  await page.getByRole('heading', { level: 1, name: 'New job' }).waitFor();
+  await page.getByTestId('limit-hint').waitFor();
+  await page.getByLabel('Platform').selectOption('twitter');
+  await page.getByLabel('Operation').selectOption('followers');
+  await page.getByLabel('Target', { exact: true }).fill('nasa');
+  await page.getByLabel('Results per target').fill(String(max + 5_000));
+  await page.getByText(`At most ${shown(max)} results per target for this operation; you entered ${shown(max + 5_000)}.`).waitFor();
+  expect(await page.getByLabel('Results per target').getAttribute('aria-invalid')).toBe('true');
+  expect(await page.getByRole('button', { name: 'Start job' }).isDisabled()).toBe(true);
+  await page.waitForTimeout(1_000);
+  expect(sent).toEqual([]);
+  expect(await page.getByText('less than or equal').count()).toBe(0);
+
+  // A batch: duplicates found as the service reads targets, and the batch says it re-extracts.
+  await page.goto(`${base}/console/batches/new`);
+  await page.getByRole('heading', { level: 1, name: 'New batch' }).waitFor();
+  await page.getByTestId('limit-hint').waitFor();
+  await page.getByLabel('Platform').selectOption('instagram');
+  await page.getByLabel('Operation').selectOption('profile');
+  await page.getByLabel('Targets, one per line').fill('nasa\nhttps://www.instagram.com/nasa/\nnatgeo');
+  await page.getByText('Duplicated: https://www.instagram.com/nasa/ (the same as nasa).').waitFor();
+  expect(await page.getByRole('button', { name: /Start batch/ }).isDisabled()).toBe(true);
+  expect(await page.getByTestId('batch-reextracts').textContent()).toContain('A batch extracts every target afresh and bills it');
 }, 180_000);

@@ -1,3 +1,6 @@
+import { createHash } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import v8 from 'node:v8';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { isUnavailableError } from './faults';
@@ -92,8 +95,15 @@ export interface AppConfig {
   newWorkspaceCredits: number;
   /** SIGNUP_ENABLED=0 closes POST /v1/auth/signup. */
   signupEnabled: boolean;
-  /** Where mail goes (SMTP_URL, a nodemailer URL); null: nothing is mailed. */
+  /** Where mail goes (SMTP_URL, a nodemailer URL); null: the dev outbox, or outside it nothing is mailed. */
   smtpUrl: string | null;
+  /**
+   * The local dev outbox (issue 52): outside production, without SMTP_URL, mail is written to
+   * this folder instead (DEV_MAIL_DIR; by default one in the system's temporary folder, named
+   * for the database and Redis prefix, so that the API and worker of one service share it) and
+   * listed by GET /v1/dev/mail. Null in production and when SMTP_URL is set.
+   */
+  devMailDir: string | null;
   /** The From of every mail (MAIL_FROM; SMTP_FROM is read as its older name). */
   mailFrom: string;
   /** EMAIL_VERIFICATION: sign-up waits for the email to be verified (default on when SMTP_URL is set). */
@@ -291,9 +301,25 @@ export function parseRedisClusterNodes(raw: string | undefined): RedisNode[] {
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/social_data';
 export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379/0';
 
+/** Whether mail leaves this service at all: through SMTP_URL, or into the local dev outbox. */
+export function sendsMail(config: Pick<AppConfig, 'smtpUrl' | 'devMailDir'>): boolean {
+  return Boolean(config.smtpUrl || config.devMailDir);
+}
+
+/** The dev outbox's folder (AppConfig.devMailDir): null in production or with SMTP_URL. */
+function devMailDirOf(env: NodeJS.ProcessEnv, nodeEnv: string): string | null {
+  if (nodeEnv === 'production' || env.SMTP_URL) return null;
+  if (env.DEV_MAIL_DIR) return path.resolve(env.DEV_MAIL_DIR);
+  const service = createHash('sha256')
+    .update(`${env.DATABASE_URL || DEFAULT_DATABASE_URL}\n${env.REDIS_PREFIX || 'sdx'}`)
+    .digest('hex')
+    .slice(0, 16);
+  return path.join(tmpdir(), 'sdx-dev-mail', service);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = Boolean(process.stdout.isTTY)): AppConfig {
   const nodeEnv = env.NODE_ENV ?? 'development';
-  if (flag(env, 'EMAIL_VERIFICATION', false) && !env.SMTP_URL) {
+  if (flag(env, 'EMAIL_VERIFICATION', false) && !env.SMTP_URL && nodeEnv === 'production') {
     throw new Error('EMAIL_VERIFICATION=1 needs SMTP_URL: nobody could receive the verification link');
   }
   return {
@@ -332,6 +358,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     newWorkspaceCredits: int(env, 'NEW_WORKSPACE_CREDITS', 1000),
     signupEnabled: env.SIGNUP_ENABLED !== '0' && env.SIGNUP_ENABLED !== 'false',
     smtpUrl: env.SMTP_URL || null,
+    devMailDir: devMailDirOf(env, nodeEnv),
     mailFrom: env.MAIL_FROM || env.SMTP_FROM || 'no-reply@localhost',
     emailVerification: flag(env, 'EMAIL_VERIFICATION', Boolean(env.SMTP_URL)),
     signupLimitPerHour: int(env, 'SIGNUP_LIMIT_PER_HOUR', 5, 1),

@@ -252,8 +252,10 @@ export interface paths {
          * What a job or batch would reserve now
          * @description Takes the body of `POST /v1/jobs` (`target`) or of `POST /v1/batches` (`targets`) and
          *     answers what that call would reserve at this moment, computed by the admission itself:
-         *     a target served from the cache or deduplicated onto active work counts 0, a batch is all
-         *     or nothing. Nothing is reserved or written. Validation and errors are those of the create
+         *     a job's target served from the cache or deduplicated onto active work counts 0. A batch
+         *     never uses the cache or deduplication: each of its targets is extracted afresh and counts
+         *     at its full price, even one a single job would get free from the cache (send single jobs
+         *     for that); a batch is all or nothing. Nothing is reserved or written. Validation and errors are those of the create
          *     calls, except that what would be a 402 (`insufficient_credits`, `spend_cap_reached`) or a
          *     429 `concurrent_job_limit_exceeded` is `affordable: false` with that identifier in
          *     `blocked_by`. `Cache-Control: no-cache` quotes a job that skips the cache.
@@ -368,7 +370,10 @@ export interface paths {
          *     more than 1,000 items is a heavy read (429 `concurrent_read_limit_exceeded` beyond the
          *     workspace's bound; see Large results). Every answer carries an `ETag`; a poller that
          *     sends it back in `If-None-Match` gets 304 with no body while the job is unchanged,
-         *     which reads no result and is never a heavy read.
+         *     which reads no result and is never a heavy read. A poller that only waits for the job
+         *     to end passes `include_result=false`: `result` is null, nothing is read, the answer
+         *     is a few hundred bytes (with an ETag of its own), and the data is then read with
+         *     `/items` or an export.
          */
         get: operations["getJob"];
         put?: never;
@@ -480,8 +485,11 @@ export interface paths {
         /**
          * Create a batch
          * @description Creates one queued child job per target, in target order, and reserves the maximum cost
-         *     of every child. Targets are trimmed and compared case-insensitively; duplicates answer
-         *     422 `duplicate_batch_target` with the duplicates listed. Either every child is created or
+         *     of every child. Every child is extracted afresh: a batch is never served from the result
+         *     cache nor deduplicated onto active work (single jobs are). Targets are trimmed and
+         *     compared case-insensitively, and as the service reads them (`nasa` and
+         *     `https://www.instagram.com/nasa/` are one target); duplicates answer 422
+         *     `duplicate_batch_target` with the duplicates listed, so no target is billed twice. Either every child is created or
          *     none is (402, 429 `concurrent_job_limit_exceeded` when the targets would not all fit
          *     under `max_active_jobs`). A new batch answers with status `queued` and `queued_count =
          *     target_count`; an idempotent replay answers 202 with `idempotent_replay: true`.
@@ -927,7 +935,7 @@ export interface paths {
          * @description Mails a reset link (`{APP_URL}/console/reset?token=…`, valid 1 hour, once) when an account
          *     has this email. The answer is 202 whatever the email, after the same work: the request is
          *     queued, and a background job finds out whether an account has the email and mails it. At
-         *     most 5 mails per email an hour, more are dropped silently. Without `SMTP_URL`: 503 `mail_unavailable`. One client address may make 20 such requests (resends and resets) an hour, then 429 `rate_limit_exceeded` with `Retry-After`.
+         *     most 5 mails per email an hour, more are dropped silently. Outside production without `SMTP_URL` the mail goes to the local dev outbox (`GET /v1/dev/mail`); in production without `SMTP_URL`: 503 `mail_unavailable` (the operator can print a reset link with `npm run admin -- reset-password EMAIL`). One client address may make 20 such requests (resends and resets) an hour, then 429 `rate_limit_exceeded` with `Retry-After`.
          *
          *     Access: `public` (no credentials).
          */
@@ -960,6 +968,38 @@ export interface paths {
          *     Access: `public` (no credentials).
          */
         post: operations["confirmPasswordReset"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/dev/mail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the local dev outbox (not in production)
+         * @description Outside production (`NODE_ENV` is not `production`) and without `SMTP_URL`, the service
+         *     sends no mail anywhere: each mail (email verification, password reset, invitation,
+         *     billing alert) goes to a local outbox instead, and this lists it, newest first, with its
+         *     text and HTML, so that a reset or verification link can be followed on a laptop. The
+         *     console's "Mail" page (linked from the sign-in page outside production) shows the same.
+         *
+         *     The links in these mails are secrets (a reset link signs in as its user), so the outbox
+         *     answers only a caller on the same machine (a loopback peer address; `X-Forwarded-For`
+         *     is not believed), as a local mail catcher would; it needs no key or session. In
+         *     production, with `SMTP_URL` set, or to any other caller it answers 404 `not_found`, as
+         *     an unknown route. The newest 200 mails are kept.
+         *
+         *     Access: `public` (no credentials; loopback only, never in production).
+         */
+        get: operations["listDevMail"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1173,7 +1213,7 @@ export interface paths {
          * Invite someone
          * @description Invites an email with a role (owners may invite owners; admins the roles below). The
          *     `token` is shown in this response only and is valid 7 days; a new invitation to the same
-         *     email replaces a pending one. When `SMTP_URL` is set the invitation is also mailed. A personal
+         *     email replaces a pending one. When `SMTP_URL` is set the invitation is also mailed (outside production without it: to the local dev outbox, `GET /v1/dev/mail`). A personal
          *     workspace takes no members: 409 `personal_workspace`; an email already a member: 409
          *     `already_member`. At most 50 invitations per workspace a day (UTC), then 429 `rate_limit_exceeded` with `Retry-After`.
          *
@@ -1712,6 +1752,7 @@ export interface paths {
          * @description Append-only record of changes, each written in the transaction of its change, newest
          *     first. `starting_after` (an event ID of the previous page) continues with older events.
          *     Actions: `user.signed_up`, `user.email_verified`, `user.password_reset`,
+         *     `user.password_reset_link_issued` (by `npm run admin -- reset-password`),
          *     `user.two_factor_enabled`, `user.two_factor_disabled`, `workspace.created`,
          *     `workspace.renamed`, `workspace.two_factor_changed`, `member.invited`, `member.joined`,
          *     `member.role_changed`, `member.removed`, `invitation.revoked`, `api_key.created`,
@@ -3771,7 +3812,7 @@ export interface components {
             /** @description The operation asked for. */
             operation: string;
         };
-        /** @description `duplicate_batch_target` (422): targets repeat (trimmed, compared case-insensitively). */
+        /** @description `duplicate_batch_target` (422): targets repeat (trimmed, compared case-insensitively and as the service reads them: `nasa` and `https://www.instagram.com/nasa/` are one target). */
         DuplicateBatchTargetErrorDetail: {
             /**
              * @description The identifier. (enum property replaced by openapi-typescript)
@@ -4346,6 +4387,26 @@ export interface components {
              * @enum {boolean}
              */
             verification_required: true;
+        };
+        /** @description One mail of the local dev outbox (`GET /v1/dev/mail`). */
+        DevMail: {
+            /** @description The mail's identifier in the outbox (its order is its time). */
+            id: string;
+            /** @description The sender (`MAIL_FROM`). */
+            from: string;
+            /** @description The recipient. */
+            to: string;
+            /** @description The subject line. */
+            subject: string;
+            /** @description The plain-text part, with its links written out. */
+            text: string;
+            /** @description The HTML part. */
+            html: string;
+            /**
+             * Format: date-time
+             * @description When the mail was sent to the outbox.
+             */
+            created_at: string;
         };
         PasswordResetConfirmRequest: {
             /** @description The token of the reset link. */
@@ -5474,7 +5535,7 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
-        /** @description `mail_unavailable`: the service has no mail server (`SMTP_URL`), so it cannot mail a reset link; or `service_unavailable`. */
+        /** @description `mail_unavailable`: in production the service has no mail server (`SMTP_URL`), so it cannot mail a reset link; or `service_unavailable`. */
         MailUnavailable: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -5503,7 +5564,7 @@ export interface components {
                  * @example {
                  *       "detail": {
                  *         "error": "invalid_otp",
-                 *         "message": "The code is wrong or was used already; enter the current code of your authenticator app."
+                 *         "message": "That code is not the current one, or it was used already: enter the code your authenticator app shows now."
                  *       }
                  *     }
                  */
@@ -5978,7 +6039,7 @@ export interface components {
          * @example sch_01jd2x8e2f3g4h5j6k7m8n9p0q
          */
         ScheduleIdFilter: string;
-        /** @description `false` leaves `result` null in every listed job, so a page stays small whatever the jobs hold. */
+        /** @description `false` leaves `result` null (in the job, or in every listed job), so the answer stays small whatever the jobs hold; read the data with `/items` or an export. */
         IncludeResult: boolean;
         /** @description Maximum number of items in the page. */
         ItemsLimit: number;
@@ -6088,8 +6149,9 @@ export interface components {
                     platform?: string;
                     operation: components["schemas"]["OperationName"];
                     /**
-                     * @description Targets in order. Trimmed and compared case-insensitively; they must be unique (422
-                     *     `duplicate_batch_target`).
+                     * @description Targets in order. Trimmed and compared case-insensitively and as the service
+                     *     reads them (a username and a link to its profile are one target); they must be
+                     *     unique (422 `duplicate_batch_target`).
                      */
                     targets: string[];
                     /**
@@ -7050,7 +7112,7 @@ export interface operations {
                  * @example sch_01jd2x8e2f3g4h5j6k7m8n9p0q
                  */
                 schedule_id?: components["parameters"]["ScheduleIdFilter"];
-                /** @description `false` leaves `result` null in every listed job, so a page stays small whatever the jobs hold. */
+                /** @description `false` leaves `result` null (in the job, or in every listed job), so the answer stays small whatever the jobs hold; read the data with `/items` or an export. */
                 include_result?: components["parameters"]["IncludeResult"];
             };
             header?: {
@@ -7180,7 +7242,10 @@ export interface operations {
     };
     getJob: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description `false` leaves `result` null (in the job, or in every listed job), so the answer stays small whatever the jobs hold; read the data with `/items` or an export. */
+                include_result?: components["parameters"]["IncludeResult"];
+            };
             header?: {
                 /**
                  * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
@@ -8447,6 +8512,62 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             422: components["responses"]["UnprocessableEntity"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listDevMail: {
+        parameters: {
+            query?: {
+                /** @description The newest `limit` mails. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The mails of the local outbox, newest first. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "devmail_001765091234567-0a1b2c3d4e5f",
+                     *         "from": "no-reply@localhost",
+                     *         "to": "ada@example.com",
+                     *         "subject": "Reset your password",
+                     *         "text": "Someone asked to reset the password of ada@example.com.\n\nhttp://localhost:3000/console/reset-password?token=Zk3x9Qm2Vb7cT1rY8uN4wE6pL0aS5dHgJfKqXzCvBn0\n",
+                     *         "html": "<p>Someone asked to reset the password of ada@example.com.</p>",
+                     *         "created_at": "2026-12-07T05:20:34.567Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["DevMail"][];
+                };
+            };
+            /** @description `not_found`: in production, with `SMTP_URL` set, or to a caller that is not on loopback. */
+            404: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": {
+                     *         "error": "not_found",
+                     *         "message": "No route for GET /v1/dev/mail."
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ServiceError"];
+                };
+            };
+            422: components["responses"]["UnprocessableEntity"];
         };
     };
     setUpTwoFactor: {

@@ -281,7 +281,7 @@ describe('openapi.yaml', () => {
         'exportJob', 'listJobItems', 'createBatch', 'listBatches', 'getBatch', 'cancelBatch', 'exportBatch', 'createSchedule',
         'listSchedules', 'getSchedule', 'updateSchedule', 'deleteSchedule', 'pauseSchedule', 'resumeSchedule',
         'runSchedule', 'healthz', 'readyz', 'createQuote', 'getDailyUsage', 'previewSchedule', 'getMetrics',
-        'signUp', 'logIn', 'getSession', 'logOut', 'changePassword', 'listWorkspaces', 'createWorkspace', 'updateWorkspace',
+        'signUp', 'logIn', 'getSession', 'logOut', 'changePassword', 'listDevMail', 'listWorkspaces', 'createWorkspace', 'updateWorkspace',
         'listMembers', 'updateMember', 'removeMember', 'createInvitation', 'listInvitations', 'revokeInvitation',
         'acceptInvitation', 'previewInvitation', 'createKey', 'listKeys', 'revokeKey', 'listAuditEvents',
         'createWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook', 'deleteWebhook', 'rotateWebhookSecret',
@@ -311,7 +311,7 @@ describe('openapi.yaml', () => {
       while (node && node.$ref) node = node.$ref.slice(2).split('/').reduce((n: any, k: string) => n[k], document);
       return node;
     };
-    const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms', 'signUp', 'logIn', 'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript', 'verifyEmail', 'resendVerification', 'requestPasswordReset', 'confirmPasswordReset', 'receiveStripeWebhook',
+    const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms', 'signUp', 'logIn', 'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript', 'verifyEmail', 'resendVerification', 'requestPasswordReset', 'confirmPasswordReset', 'listDevMail', 'receiveStripeWebhook',
       'getProtectedResourceMetadata', 'getMcpProtectedResourceMetadata', 'getAuthorizationServerMetadata', 'registerOAuthClient', 'authorizeOAuthClient', 'createOAuthToken', 'revokeOAuthToken', 'previewInvitation'];
     const sessionOperations = ['getSession', 'logOut', 'changePassword', 'createWorkspace', 'acceptInvitation', 'setUpTwoFactor', 'enableTwoFactor', 'disableTwoFactor', 'createOAuthConsent'];
     for (const [path, item] of Object.entries(document.paths) as [string, Record<string, any>][]) {

@@ -132,8 +132,13 @@ export function signupAttemptMail({ appUrl }: { appUrl: string }): RenderedMail 
 }
 
 /** A password reset link: `{appUrl}/console/reset?token=…`, valid 1 hour, once. */
+/** The console's page that redeems a password-reset token. */
+export function passwordResetLink({ appUrl, token }: { appUrl: string; token: string }): string {
+  return `${appUrl}/console/reset?token=${encodeURIComponent(token)}`;
+}
+
 export function passwordResetMail({ appUrl, token }: { appUrl: string; token: string }): RenderedMail {
-  const link = `${appUrl}/console/reset?token=${encodeURIComponent(token)}`;
+  const link = passwordResetLink({ appUrl, token });
   const subject = `Reset your ${PRODUCT_NAME} password`;
   return {
     subject,

@@ -4,20 +4,35 @@ import { redactHeaders, redactUrl } from '@sdx/config';
 import type { Tenant } from '@sdx/domain';
 
 /**
- * One line per request at info level (but /healthz and /metrics), written when the response is finished (or the client
+ * One line per request at info level (but /healthz and /metrics; the console's static files and
+ * the reference page's script at debug, without headers), written when the response is finished (or the client
  * went away first). Credential-like headers (Authorization, Proxy-Authorization, X-API-Key,
  * Cookie, any *-Token ...) and query parameters (?api_key=, ?token= ...) are redacted before the
  * line is built, so a key never reaches the log however it was sent. Nothing is computed when info is off, and no logger is made per request.
  */
+/** The console's static files and the reference page's script: a page load asks for many; not worth an info line each. */
+export function isStaticAsset(url: string): boolean {
+  return url.startsWith('/console/assets/') || url.startsWith('/docs/redoc.standalone.js');
+}
+
 export function accessLog(log: Logger): RequestHandler {
   return (req, res, next) => {
-    if (req.url === '/healthz' || req.url === '/metrics' || !log.isLevelEnabled('info')) {
+    // Static files: at debug, one short line (no headers); API requests at info, as below.
+    const asset = isStaticAsset(req.url);
+    if (req.url === '/healthz' || req.url === '/metrics' || !log.isLevelEnabled(asset ? 'debug' : 'info')) {
       next();
       return;
     }
     const started = performance.now();
     // Read now: a HEAD request is handled as GET further on (see app.ts).
     const method = req.method;
+    if (asset) {
+      res.once('close', () =>
+        log.debug({ req: { id: res.locals.requestId, method, url: redactUrl(req.originalUrl) }, res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) }, 'asset served'),
+      );
+      next();
+      return;
+    }
     const line = (msg: string) =>
       log.info(
         {

@@ -53,6 +53,8 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /v1/auth/verify/resend': 'public',
   'POST /v1/auth/password-reset': 'public',
   'POST /v1/auth/password-reset/confirm': 'public',
+  // The local dev outbox: outside production and only to a caller on loopback (the route checks both).
+  'GET /v1/dev/mail': 'public',
   'GET /v1/workspaces': 'viewer',
   'POST /v1/workspaces': 'session',
   'PATCH /v1/workspaces/:workspace_id': 'owner',

@@ -7,6 +7,7 @@ import { createKey } from './createKey';
 import { createWorkspace } from './createWorkspace';
 import { getSession } from './getSession';
 import { listAuditEvents } from './listAuditEvents';
+import { listDevMail } from './listDevMail';
 import { listInvitations } from './listInvitations';
 import { previewInvitation } from './previewInvitation';
 import { listKeys } from './listKeys';
@@ -36,6 +37,7 @@ export const accountRoutes: RouteDef[] = [
   { method: 'post', path: '/v1/auth/verify/resend', handler: resendVerification },
   { method: 'post', path: '/v1/auth/password-reset', handler: requestPasswordReset },
   { method: 'post', path: '/v1/auth/password-reset/confirm', handler: confirmPasswordReset },
+  { method: 'get', path: '/v1/dev/mail', handler: listDevMail },
   { method: 'get', path: '/v1/workspaces', handler: listWorkspaces },
   { method: 'post', path: '/v1/workspaces', handler: createWorkspace },
   { method: 'patch', path: '/v1/workspaces/:workspace_id', handler: updateWorkspace },

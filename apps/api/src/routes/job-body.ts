@@ -41,8 +41,8 @@ export async function writeAll(out: NodeJS.WritableStream, chunks: AsyncIterable
 }
 
 /** Answers `status` with one job, its result streamed. */
-export async function sendJob(res: Response, services: Services, job: JobRow, flags: JobFlags = {}, status = 200): Promise<void> {
-  await send(res, status, jobChunks(services, job, flags));
+export async function sendJob(res: Response, services: Services, job: JobRow, flags: JobFlags = {}, status = 200, withResult = true): Promise<void> {
+  await send(res, status, jobChunks(services, job, flags, withResult));
 }
 
 /**
@@ -111,8 +111,9 @@ async function* coalesced(chunks: AsyncIterable<string>): AsyncGenerator<string>
  * (its expiry is one of the fields), so the fields stand for the whole answer; anything that
  * changes the job (status, progress, heartbeat, settlement, expiry) changes the tag.
  */
-export function jobETag(job: JobRow): string {
-  const digest = createHash('sha256').update(JSON.stringify(renderJob(job, null))).update(resultSourceId(job)).digest('base64url');
+export function jobETag(job: JobRow, withResult = true): string {
+  // The job without its result (include_result=false) is another representation: another tag.
+  const digest = createHash('sha256').update(JSON.stringify(renderJob(job, null))).update(withResult ? resultSourceId(job) : 'no-result').digest('base64url');
   return `W/"${digest.slice(0, 22)}"`;
 }
 

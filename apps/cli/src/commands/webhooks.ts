@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Command } from 'commander';
+import { type Command, Option } from 'commander';
 import { WebhookVerificationError, type WebhookEventType } from '@sdx/sdk';
 import { action, integer } from '../args';
 import { CliError, EXIT, UsageError } from '../exit-codes';
@@ -18,9 +18,10 @@ export function registerWebhooks(program: Command): void {
     .command('listen')
     .description('forward the workspace\'s webhook events to a local URL until Ctrl-C')
     .requiredOption('--forward-to <url>', 'where to POST each event, e.g. http://localhost:4242/webhooks')
-    .option('--events <types>', 'comma-separated event types (default: all)', '*')
+    // Each default said once, in words: commander prints the description given to default().
+    .addOption(new Option('--events <types>', 'comma-separated event types').default('*', 'all'))
     .option('--host <host>', 'address the relay listens on', '127.0.0.1')
-    .option('--port <port>', 'port the relay listens on (default: any free one)', integer(0), 0)
+    .addOption(new Option('--port <port>', 'port the relay listens on').argParser(integer(0)).default(0, 'any free one'))
     .option('--public-url <url>', "the relay's URL as the service reaches it (a tunnel), when the service cannot reach --host")
     .action(
       action(async (ctx, options: { forwardTo: string; events: string; host: string; port: number; publicUrl?: string }) => {

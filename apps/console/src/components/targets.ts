@@ -41,15 +41,27 @@ export function parseTargets(text: string): string[] {
     .filter(Boolean);
 }
 
-/** Targets the batch would refuse as duplicates: trimmed and compared case-insensitively, as the service does. */
-export function duplicatesOf(targets: string[]): string[] {
-  const seen = new Map<string, number>();
+/**
+ * Targets the batch would refuse as duplicates, as the service finds them: trimmed, compared
+ * case-insensitively, and as the service reads each one (`nasa` and a link to its profile are
+ * one target), given the platform and operation. Each duplicate is named as written the second
+ * time, with the target it repeats: "https://www.instagram.com/nasa/ (the same as nasa)".
+ */
+export function duplicatesOf(targets: string[], platform = '', operation = ''): string[] {
+  const kind = kindOf(platform, operation);
+  const seen = new Map<string, string>();
+  const counted = new Set<string>();
   const duplicated: string[] = [];
   for (const target of targets) {
-    const key = target.trim().toLowerCase();
-    const count = (seen.get(key) ?? 0) + 1;
-    seen.set(key, count);
-    if (count === 2) duplicated.push(target);
+    const check = kind ? normalizeTarget(platform as Platform, kind, target) : null;
+    const key = (check?.ok ? check.normalized : target.trim()).toLowerCase();
+    const first = seen.get(key);
+    if (first === undefined) {
+      seen.set(key, target);
+    } else if (!counted.has(key)) {
+      counted.add(key);
+      duplicated.push(first.trim().toLowerCase() === target.trim().toLowerCase() ? target : `${target} (the same as ${first})`);
+    }
   }
   return duplicated;
 }

@@ -33,7 +33,8 @@ export function UsageChart({ days }: { days: Day[] }) {
         scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] }, y: { range: (_u, _min, max) => [0, Math.max(10, max * 1.1)] } },
         axes: [{ stroke: '#444' }, { stroke: '#444', size: 56 }],
         series: [
-          { label: 'Day (UTC)' },
+          // The day as the table beside it writes it (2026-12-07), not a time of day.
+          { label: 'Day (UTC)', value: (_u, v) => (v == null ? '—' : new Date(v * 1000).toISOString().slice(0, 10)) },
           { label: 'Credits used', stroke: '#1d4ed8', fill: 'rgba(29,78,216,0.35)', width: 1, points: { show: false }, paths: uPlot.paths.bars!({ size: [0.7, 40] }) },
           { label: 'Credits released', stroke: '#15803d', width: 2, points: { show: false } },
         ],

@@ -2,7 +2,7 @@ import { keepPreviousData, useQuery } from '@tanstack/react-query';
 import { useState } from 'react';
 import { api, currentWorkspaceId, type Schemas, unwrap } from '../api/client';
 import { DataTable } from '../components/table';
-import { ErrorNotice, formatDate, Loading, PageHeader, Pager } from '../components/ui';
+import { ErrorNotice, formatDate, formatNumber, Loading, PageHeader, Pager } from '../components/ui';
 import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
 
@@ -60,7 +60,14 @@ export default function Audit() {
               { header: 'Action', accessorKey: 'action', cell: (c) => <code>{c.row.original.action}</code> },
               { header: 'By', id: 'actor', accessorFn: (e) => actorLabel(e.actor, byId), cell: (c) => actorLabel(c.row.original.actor, byId) },
               { header: 'On', id: 'target', accessorFn: (e) => [e.target_type, e.target_id].filter(Boolean).join(' ') },
-              { header: 'Details', id: 'data', enableSorting: false, accessorFn: (e) => (Object.keys(e.data).length ? JSON.stringify(e.data) : '') },
+              {
+                header: 'Details',
+                id: 'data',
+                enableSorting: false,
+                accessorFn: (e) => (Object.keys(e.data).length ? JSON.stringify(e.data) : ''),
+                // Each field on a line of its own, wrapped: nothing cut off, no raw JSON to read.
+                cell: (c) => <AuditDetails data={c.row.original.data as Record<string, unknown>} />,
+              },
               { header: 'From', accessorKey: 'ip' },
             ]}
           />
@@ -70,5 +77,31 @@ export default function Audit() {
         !events.error && <Loading />
       )}
     </div>
+  );
+}
+
+/** A value of an audit event's data in words: numbers with separators, lists and objects spelled out. */
+function detailText(value: unknown): string {
+  if (value === null || value === undefined) return '—';
+  if (typeof value === 'number') return formatNumber(value);
+  if (typeof value === 'string') return value;
+  if (Array.isArray(value)) return value.map(detailText).join(', ');
+  if (typeof value === 'object') return Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k.replace(/_/g, ' ')} ${detailText(v)}`).join(', ');
+  return String(value);
+}
+
+/** An audit event's `data`, one field a line ("credits: 500"), long values wrapped. */
+function AuditDetails({ data }: { data: Record<string, unknown> }) {
+  const entries = Object.entries(data);
+  if (entries.length === 0) return null;
+  return (
+    <dl className="audit-details" data-testid="audit-details">
+      {entries.map(([key, value]) => (
+        <div key={key}>
+          <dt>{key.replace(/_/g, ' ')}</dt>
+          <dd>{detailText(value)}</dd>
+        </div>
+      ))}
+    </dl>
   );
 }

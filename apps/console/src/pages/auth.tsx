@@ -3,7 +3,7 @@ import { type FormEvent, type ReactNode, useState } from 'react';
 import { Link, useLocation, useNavigate } from 'react-router';
 import { api, ApiProblem, unwrap } from '../api/client';
 import { forgetLinkToken, linkToken } from '../link-token';
-import { ErrorNotice, Field, Loading, PageHeader, SubmitButton } from '../components/ui';
+import { ErrorNotice, Field, formatDate, Loading, PageHeader, SubmitButton } from '../components/ui';
 import { useSession } from '../session';
 
 export function AuthFrame({ title, children }: { title: string; children: ReactNode }) {
@@ -15,6 +15,20 @@ export function AuthFrame({ title, children }: { title: string; children: ReactN
         {children}
       </div>
     </main>
+  );
+}
+
+/**
+ * Outside production without a mail server, the service's mail is in its local outbox
+ * (GET /v1/dev/mail): a pointer to the console's page of it, shown only where the outbox answers.
+ */
+export function DevOutboxHint() {
+  const outbox = useQuery({ queryKey: ['dev-mail', 'probe'], queryFn: () => unwrap(api.GET('/v1/dev/mail', { params: { query: { limit: 1 } } })), retry: false, staleTime: 60_000 });
+  if (!outbox.isSuccess) return null;
+  return (
+    <p className="notice" data-testid="dev-outbox-hint">
+      This service runs without a mail server: its mail is in the <Link to="/mail">local outbox</Link>.
+    </p>
   );
 }
 
@@ -58,6 +72,7 @@ export function CheckInbox({ email, notVerified = false, onBack }: { email: stri
         We sent a link to <strong>{email}</strong>. Open it to verify your email and enter the console. The link works for 24 hours.
       </p>
       <p className="muted">No mail after a few minutes? Look in your spam or junk folder, or have the link sent again.</p>
+      <DevOutboxHint />
       <ErrorNotice error={resend.error} />
       {resend.isSuccess && (
         <p className="notice" role="status">
@@ -346,6 +361,7 @@ function RequestReset() {
           If an account has the email <strong>{email}</strong>, a link to set a new password is on its way. It works once, for one hour.
         </p>
         <p className="muted">No mail after a few minutes? Look in your spam or junk folder, or ask again.</p>
+        <DevOutboxHint />
         <p>
           <Link to="/">Back to sign in</Link>
         </p>
@@ -363,7 +379,10 @@ function RequestReset() {
       >
         <Field label="Email">{(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
         {isCode(request.error, 'mail_unavailable') ? (
-          <ErrorNotice error={new Error('This service is not set up to send mail, so a password cannot be reset by mail. Ask the people who run it to reset it for you.')} title="Mail is not set up" />
+          <ErrorNotice
+            error={new Error('This service is not set up to send mail, so a password cannot be reset by mail. Ask the people who run it: `npm run admin -- reset-password EMAIL` prints a reset link.')}
+            title="Mail is not set up"
+          />
         ) : (
           <ErrorNotice error={request.error} />
         )}
@@ -487,7 +506,7 @@ export function InvitationSummary({ token }: { token: string }) {
         to join the workspace <strong>{workspace.name}</strong> as {role === 'admin' || role === 'owner' ? 'an' : 'a'} {role}.
       </p>
       <p className="muted small">
-        Workspace <code>{workspace.id}</code> · the invitation works until {new Date(expires).toLocaleString()}.
+        Workspace <code>{workspace.id}</code> · the invitation works until {formatDate(expires)}.
       </p>
     </div>
   );

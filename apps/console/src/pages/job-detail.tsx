@@ -56,7 +56,7 @@ export default function JobDetail() {
       </dl>
       <div className="two-columns">
         <section aria-labelledby="attempts-title">
-          <h2 id="attempts-title">Attempts</h2>
+          <h2 id="attempts-title">Timeline</h2>
           <dl className="facts">
             <dt>Attempts</dt>
             <dd>

@@ -21,10 +21,11 @@ export const jobColumns: ColumnDef<Job, any>[] = [
       </WorkspaceLink>
     ),
   },
+  // Status and target first: what a phone shows before the table scrolls sideways.
+  { header: 'Status', accessorKey: 'status', cell: (c) => <StatusBadge status={c.row.original.status} /> },
+  { header: 'Target', accessorKey: 'target', cell: (c) => <span className="target">{c.row.original.target}</span> },
   { header: 'Platform', accessorKey: 'platform' },
   { header: 'Operation', accessorKey: 'operation' },
-  { header: 'Target', accessorKey: 'target', cell: (c) => <span className="target">{c.row.original.target}</span> },
-  { header: 'Status', accessorKey: 'status', cell: (c) => <StatusBadge status={c.row.original.status} /> },
   { header: 'Progress', id: 'progress', enableSorting: false, cell: (c) => <JobProgress job={c.row.original} /> },
   { header: 'Credits', accessorKey: 'billed_credits', cell: (c) => formatNumber(c.row.original.billed_credits) },
   { header: 'Created', accessorKey: 'created_at', cell: (c) => formatDate(c.row.original.created_at) },

@@ -87,6 +87,7 @@ export function RecipeFields(props: {
       <Field
         label="Results per target"
         hint={operation ? <span data-testid="limit-hint">{`Default ${formatNumber(operation.default_limit)}; at most ${formatNumber(operation.max_results)}.`}</span> : undefined}
+        error={limitProblem(props.limit, operation?.max_results)}
       >
         {(id, describedBy) => (
           <input
@@ -96,6 +97,7 @@ export function RecipeFields(props: {
             min={1}
             max={operation?.max_results ?? 25000}
             aria-describedby={describedBy}
+            aria-invalid={Boolean(limitProblem(props.limit, operation?.max_results))}
             value={props.limit || ''}
             onChange={(e) => props.onChange({ platform: props.platform, operation: props.operation, limit: Number(e.target.value) })}
           />
@@ -103,6 +105,18 @@ export function RecipeFields(props: {
       </Field>
     </div>
   );
+}
+
+/**
+ * What is wrong with a results-per-target value, in the form's own words, before anything is
+ * sent (the service would refuse it with its own field name): null when it is fine or not
+ * entered yet.
+ */
+export function limitProblem(limit: number, max: number | undefined): string | null {
+  if (!limit) return null;
+  if (!Number.isInteger(limit) || limit < 1) return 'Enter a whole number of results, at least 1.';
+  if (max !== undefined && limit > max) return `At most ${formatNumber(max)} results per target for this operation; you entered ${formatNumber(limit)}.`;
+  return null;
 }
 
 function Quote({ body }: { body: Schemas['QuoteRequest'] | null }) {
@@ -141,14 +155,16 @@ export default function NewWork({ mode }: { mode: 'job' | 'batch' }) {
   const [target, setTarget] = useState('');
   const [targetsText, setTargetsText] = useState('');
   const targets = useMemo(() => parseTargets(targetsText), [targetsText]);
-  const duplicates = useMemo(() => duplicatesOf(targets), [targets]);
+  const duplicates = useMemo(() => duplicatesOf(targets, recipe.platform, recipe.operation), [targets, recipe.platform, recipe.operation]);
   const invalid = useMemo(
     () => (mode === 'batch' ? targets.map((t) => ({ t, problem: targetProblem(recipe.platform, recipe.operation, t) })).filter((x) => x.problem) : []),
     [mode, targets, recipe.platform, recipe.operation],
   );
   const single = mode === 'job' ? targetProblem(recipe.platform, recipe.operation, target) : null;
   const base = { platform: recipe.platform, operation: recipe.operation as Operation, limit: recipe.limit, include_posts: 0 };
-  const ready = recipe.operation !== '' && recipe.limit >= 1 && (mode === 'job' ? target.trim() !== '' && !single : targets.length > 0 && duplicates.length === 0 && targets.length <= 100);
+  const platforms = usePlatforms();
+  const maxResults = platforms.data?.find((p) => p.platform === recipe.platform)?.operations.find((o) => o.operation === recipe.operation)?.max_results;
+  const ready = recipe.operation !== '' && recipe.limit >= 1 && !limitProblem(recipe.limit, maxResults) && (mode === 'job' ? target.trim() !== '' && !single : targets.length > 0 && duplicates.length === 0 && targets.length <= 100);
   const quoteBody = ready ? (mode === 'job' ? { ...base, target: target.trim() } : { ...base, targets }) : null;
   const submit = useMutation({
     mutationFn: async () =>
@@ -185,10 +201,17 @@ export default function NewWork({ mode }: { mode: 'job' | 'batch' }) {
         ) : (
           <Field
             label="Targets, one per line"
-            hint={`${targetHint(recipe.platform, recipe.operation)} Up to 100; paste a column from a spreadsheet. ${plural(targets.length, 'target', 'targets')}.`}
+            hint={
+              <>
+                {`${targetHint(recipe.platform, recipe.operation)} Up to 100; paste a column from a spreadsheet. ${plural(targets.length, 'target', 'targets')}.`}{' '}
+                <span data-testid="batch-reextracts">
+                  A batch extracts every target afresh and bills it, even one a single job would get free from a recent result: for those, start single jobs.
+                </span>
+              </>
+            }
             error={
               duplicates.length > 0
-                ? `Each target may appear once (compared without case). Duplicated: ${duplicates.join(', ')}.`
+                ? `Each target may appear once (compared without case, and a profile link as its username). Duplicated: ${duplicates.join(', ')}.`
                 : targets.length > 100
                   ? `At most 100 targets; this list has ${targets.length}.`
                   : invalid.length > 0

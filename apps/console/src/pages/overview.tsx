@@ -1,12 +1,12 @@
-import { useMutation, useQuery } from '@tanstack/react-query';
-import { useState } from 'react';
+import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
+import { type ReactNode, useState } from 'react';
 import { useWorkspaceNavigate } from '../paths';
 import { WorkspaceLink } from '../components/workspace-link';
 import type { Role } from '../api/client';
 import { api, currentWorkspaceId, unwrap } from '../api/client';
 import { listJobs } from '../api/jobs';
 import { UsageChart } from '../components/usage-chart';
-import { ErrorNotice, formatDate, formatNumber, Loading, PageHeader } from '../components/ui';
+import { CopyButton, ErrorNotice, formatDate, formatNumber, Loading, PageHeader } from '../components/ui';
 import { DataTable } from '../components/table';
 import { LowCreditsWarning } from '../components/credits';
 import { atLeast } from '../roles';
@@ -113,22 +113,76 @@ export default function Overview() {
 /** The one-click sandbox example of the getting-started checklist. */
 export const EXAMPLE_JOB = { platform: 'instagram', operation: 'profile', target: 'natgeo' } as const;
 const DISMISSED = 'sdx.console.checklist-dismissed.';
+/** The steps a browser saw done that the API cannot tell (the reference opened, a client's install copied). */
+const SEEN = 'sdx.console.checklist-seen.';
 
 /**
- * A short checklist for a workspace that has run no job yet (until dismissed): make a key, run a
- * first job, read the API reference, install the CLI or SDK. Write actions only for the roles
- * that may use them.
+ * How to install the clients until they are published on a registry: from tarballs packed in a
+ * clone of the service (docs/sdk.md, "Publishing"). `npx sdx` would fetch whatever is published
+ * as `sdx` on npm, which is not this CLI: never suggested.
+ */
+export const INSTALL_COMMANDS = [
+  { label: 'Pack the clients, in your clone of the service', command: '(cd packages/sdk && npm pack --pack-destination /tmp) && (cd apps/cli && npm pack --pack-destination /tmp)' },
+  { label: 'The command line, then sign in with an API key', command: 'npm install -g /tmp/sdx-sdk-1.0.0.tgz /tmp/sdx-cli-1.0.0.tgz && sdx login' },
+  { label: 'The TypeScript SDK, in your project', command: 'npm install /tmp/sdx-sdk-1.0.0.tgz' },
+  { label: 'The Python SDK, from the clone', command: 'pip install ./clients/python' },
+] as const;
+
+type Seen = { reference?: boolean; client?: boolean };
+
+function Step({ done, children, testId }: { done: boolean; children: ReactNode; testId: string }) {
+  return (
+    <li className={done ? 'step step-done' : 'step'} data-testid={testId} data-done={done ? 'true' : 'false'}>
+      <span className="step-mark" aria-hidden="true">
+        {done ? '✓' : '○'}
+      </span>{' '}
+      <span className="visually-hidden">{done ? 'Done: ' : 'To do: '}</span>
+      {children}
+    </li>
+  );
+}
+
+/**
+ * A short checklist for a new workspace: make a key, run a first job, read the API reference,
+ * install a client. Each step is ticked once done (a key and a job as the API says; the reference
+ * and the install as this browser saw them), and the checklist stays until dismissed. Write
+ * actions only for the roles that may use them.
  */
 function GettingStarted({ role }: { role: Role }) {
   const ws = currentWorkspaceId();
   const navigate = useWorkspaceNavigate();
+  const queryClient = useQueryClient();
   const [dismissed, setDismissed] = useState(() => localStorage.getItem(DISMISSED + ws) === '1');
+  const [seen, setSeen] = useState<Seen>(() => {
+    try {
+      return JSON.parse(localStorage.getItem(SEEN + ws) ?? '{}') as Seen;
+    } catch {
+      return {};
+    }
+  });
+  const see = (step: keyof Seen) => {
+    const next = { ...seen, [step]: true };
+    localStorage.setItem(SEEN + ws, JSON.stringify(next));
+    setSeen(next);
+  };
   const anyJob = useQuery({ queryKey: [ws, 'jobs', 'any'], queryFn: () => listJobs({ limit: 1, include_result: false }), enabled: !dismissed });
+  const keys = useQuery({ queryKey: [ws, 'keys', 'checklist'], queryFn: () => unwrap(api.GET('/v1/keys')), enabled: !dismissed });
   const example = useMutation({
     mutationFn: () => unwrap(api.POST('/v1/jobs', { body: { ...EXAMPLE_JOB } })),
-    onSuccess: (job) => navigate(`/jobs/${job.id}`),
+    // The credits, the usage and the lists change with the job: nothing of the overview is kept.
+    onSuccess: async (job) => {
+      await queryClient.invalidateQueries({ queryKey: [ws] });
+      navigate(`/jobs/${job.id}`);
+    },
   });
-  if (dismissed || !anyJob.data || anyJob.data.items.length > 0) return null;
+  if (dismissed || !anyJob.data || !keys.data) return null;
+  const done = {
+    key: keys.data.some((key) => !key.revoked_at),
+    job: anyJob.data.items.length > 0,
+    reference: seen.reference === true,
+    client: seen.client === true,
+  };
+  const left = Object.values(done).filter((d) => !d).length;
   const dismiss = () => {
     localStorage.setItem(DISMISSED + ws, '1');
     setDismissed(true);
@@ -136,11 +190,14 @@ function GettingStarted({ role }: { role: Role }) {
   return (
     <section className="card" aria-labelledby="start-title" data-testid="getting-started">
       <h2 id="start-title">Getting started</h2>
-      <ol>
-        <li>
+      <p className="muted small" data-testid="getting-started-left">
+        {left === 0 ? 'All done. Dismiss this list when you no longer need it.' : `${left} of 4 steps left.`}
+      </p>
+      <ol className="checklist">
+        <Step done={done.key} testId="step-key">
           {atLeast(role, 'admin') ? <WorkspaceLink to="/keys">Make an API key</WorkspaceLink> : <WorkspaceLink to="/keys">See the API keys</WorkspaceLink>} for your programs to call the API with.
-        </li>
-        <li>
+        </Step>
+        <Step done={done.job} testId="step-job">
           {atLeast(role, 'member') ? (
             <>
               Run a first job:{' '}
@@ -153,14 +210,30 @@ function GettingStarted({ role }: { role: Role }) {
             <>Run a first job (a member of this workspace can start one).</>
           )}
           <ErrorNotice error={example.error} />
-        </li>
-        <li>
-          See the <a href="/docs">API reference</a>.
-        </li>
-        <li>
-          Install the command line (<code>npx sdx login</code>) or the TypeScript SDK (<code>npm install @sdx/sdk</code>): both are described
-          beside the <a href="/docs">API reference</a>.
-        </li>
+        </Step>
+        <Step done={done.reference} testId="step-reference">
+          See the{' '}
+          <a href="/docs" onClick={() => see('reference')}>
+            API reference
+          </a>{' '}
+          (its Clients section covers the CLI, the SDKs and MCP).
+        </Step>
+        <Step done={done.client} testId="step-client">
+          Install a client. Until the packages are published on a registry, install them from your clone of the service:
+          <ul className="install-commands">
+            {INSTALL_COMMANDS.map(({ label, command }) => (
+              <li key={command}>
+                <span className="small">{label}</span>
+                <span className="copy-line">
+                  <code>{command}</code>
+                  <span onClickCapture={() => see('client')}>
+                    <CopyButton text={command} />
+                  </span>
+                </span>
+              </li>
+            ))}
+          </ul>
+        </Step>
       </ol>
       <button type="button" className="link" onClick={dismiss}>
         Dismiss

@@ -140,7 +140,7 @@ export default function ScheduleEdit() {
   if (existing.error) return <ErrorNotice error={existing.error} />;
   if (!draft) return <Loading />;
   const targets = parseTargets(draft.targetsText);
-  const duplicates = duplicatesOf(targets);
+  const duplicates = duplicatesOf(targets, draft.platform, draft.operation);
   const set = (patch: Partial<Draft>) => setDraft({ ...draft, ...patch });
   const startsAt = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$/.test(draft.wall) ? zonedIso(draft.wall, draft.timezone) : null;
   const onSubmit = (event: FormEvent) => {
@@ -156,7 +156,7 @@ export default function ScheduleEdit() {
         <Field
           label="Targets, one per line"
           hint={`${targetHint(draft.platform, draft.operation)} One target runs a job each time; several run a batch.`}
-          error={duplicates.length ? `Each target may appear once (compared without case). Duplicated: ${duplicates.join(', ')}.` : null}
+          error={duplicates.length ? `Each target may appear once (compared without case, and a profile link as its username). Duplicated: ${duplicates.join(', ')}.` : null}
         >
           {(id, describedBy) => <textarea id={id} rows={4} aria-describedby={describedBy} value={draft.targetsText} onChange={(e) => set({ targetsText: e.target.value })} />}
         </Field>

@@ -1,11 +1,12 @@
 import type { Tx } from '@sdx/db';
-import { passwordResetMail } from '@sdx/mail';
-import { recordAudit } from '../audit/audit';
+import { sendsMail } from '@sdx/config';
+import { passwordResetLink, passwordResetMail } from '@sdx/mail';
+import { type Actor, recordAudit } from '../audit/audit';
 import type { Services } from '../context';
 import { ApiError } from '../errors';
 import { queueMail } from '../mail/outbox';
 import { revokeKeysOf } from '../workspaces/api-keys';
-import { issueToken, redeemToken, retireTokens } from './auth-tokens';
+import { issueToken, redeemToken, retireTokens, TOKEN_TTL_MS } from './auth-tokens';
 import { findUserByEmail } from './emails';
 import { hashPassword } from './passwords';
 import { endOtherSessions } from './sessions';
@@ -14,13 +15,16 @@ import { type MailDeps, markVerified, mayMail } from './verification';
 /**
  * Password reset by mail (extensions-2.md 2, extensions-3.md 1): a single-use link valid one
  * hour; using it sets the password, ends every session of the user and revokes every OAuth
- * grant they gave (and, asked, every key they made). Needs SMTP_URL (503 mail_unavailable
- * without). The request itself only queues a mail request (accounts/mail-requests.ts), so a
- * known and an unknown email answer after the same work; `mailResetLink` runs in the sender.
+ * grant they gave (and, asked, every key they made). Needs mail: SMTP_URL, or outside production
+ * the local dev outbox (503 mail_unavailable in production without SMTP_URL). The request itself
+ * only queues a mail request (accounts/mail-requests.ts), so a known and an unknown email answer
+ * after the same work; `mailResetLink` runs in the sender.
  */
 
 export function requireMail(services: Pick<Services, 'config'>): void {
-  if (!services.config.smtpUrl) throw new ApiError('mail_unavailable', 'This service sends no mail, so it cannot reset passwords; ask its operator.');
+  if (!sendsMail(services.config)) {
+    throw new ApiError('mail_unavailable', 'This service sends no mail, so it cannot reset passwords; ask its operator (who can print a reset link with `npm run admin -- reset-password EMAIL`).');
+  }
 }
 
 /** A reset link to the email when an account has it (at most 5 an hour), in the mail sender's transaction; nothing otherwise. */
@@ -73,4 +77,24 @@ export async function confirmPasswordReset(services: Services, token: string, ne
     return true;
   });
   if (!done) throw new ApiError('reset_token_invalid', 'This reset link was used already, has expired or is unknown; ask for a new one.');
+}
+
+/**
+ * `npm run admin -- reset-password EMAIL`: a one-time reset link for the user, handed to the
+ * operator instead of mailed (for a service without mail, or a user whose mail does not
+ * arrive). The same token as a mailed one: valid one hour, once. Audited in the user's personal
+ * workspace (`user.password_reset_link_issued`, the CLI as the actor). Null: no such user.
+ */
+export async function issuePasswordResetLink(services: Pick<Services, 'db' | 'config' | 'clock'>, email: string, actor: Actor): Promise<{ link: string; expiresAt: Date } | null> {
+  const user = await findUserByEmail(services.db, email);
+  if (!user) return null;
+  return services.db.transaction().execute(async (tx) => {
+    const now = services.clock.now();
+    const token = await issueToken(tx, user.id, 'reset_password', now);
+    const personal = await tx.selectFrom('workspaces').select('id').where('personal_user_id', '=', user.id).executeTakeFirst();
+    if (personal) {
+      await recordAudit(tx, { workspaceId: personal.id, action: 'user.password_reset_link_issued', actor, targetType: 'user', targetId: user.id, data: {} });
+    }
+    return { link: passwordResetLink({ appUrl: services.config.appUrl, token }), expiresAt: new Date(now.getTime() + TOKEN_TTL_MS.reset_password) };
+  });
 }

@@ -32,7 +32,7 @@ export interface TwoFactorSetup {
 
 const twoFactorEnabled = () => new ApiError('two_factor_enabled', 'Two-factor sign-in is on already; turn it off first (POST /v1/auth/2fa/disable).');
 const notSetUp = (what: string) => new ApiError('two_factor_not_set_up', what);
-const invalidOtp = () => new ApiError('invalid_otp', 'The code is wrong or was used already; enter the current code of your authenticator app.');
+const invalidOtp = () => new ApiError('invalid_otp', 'That code is not the current one, or it was used already: enter the code your authenticator app shows now.');
 
 async function userRow(db: Executor, userId: string): Promise<UserRow> {
   return db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirstOrThrow();

@@ -1,6 +1,6 @@
 import type { Executor, Tx, UserRow } from '@sdx/db';
 import { signupAttemptMail, verificationMail } from '@sdx/mail';
-import { recordAudit } from '../audit/audit';
+import { type Actor, recordAudit } from '../audit/audit';
 import type { Services } from '../context';
 import { raiseAllowance } from '../credits/grants';
 import { ApiError } from '../errors';
@@ -55,7 +55,7 @@ export async function mailSignupAttempt(tx: Tx, services: MailDeps, email: strin
  * Marks the email verified, once: the personal workspace receives its plan allowance and the
  * change is audited. A second call does nothing.
  */
-export async function markVerified(tx: Tx, services: Services, userId: string, ip: string | null): Promise<void> {
+export async function markVerified(tx: Tx, services: Pick<Services, 'config' | 'clock'>, userId: string, ip: string | null, actor: Actor = { type: 'user', id: userId, ip }): Promise<void> {
   const now = services.clock.now();
   const verified = await tx
     .updateTable('users')
@@ -72,7 +72,7 @@ export async function markVerified(tx: Tx, services: Services, userId: string, i
   await recordAudit(tx, {
     workspaceId: personal.id,
     action: 'user.email_verified',
-    actor: { type: 'user', id: userId, ip },
+    actor,
     targetType: 'user',
     targetId: userId,
     data: { credits: Math.max(0, services.config.newWorkspaceCredits - personal.monthly_quota) },
@@ -135,4 +135,16 @@ export async function mailNewVerificationLink(tx: Tx, services: MailDeps, email:
   const user = await findUserByEmail(tx, email);
   if (!user || user.email_verified_at) return;
   await mailVerification(tx, services, user, await latestSignUpPassword(tx, user.id));
+}
+
+/**
+ * `npm run admin -- verify-email EMAIL`: the operator marks the user's email verified (as the
+ * link would, without signing anyone in), audited with the CLI as the actor. False: no such user;
+ * an email verified already stays as it was (true).
+ */
+export async function verifyEmailByOperator(services: Pick<Services, 'db' | 'config' | 'clock'>, email: string, actor: Actor): Promise<boolean> {
+  const user = await findUserByEmail(services.db, email);
+  if (!user) return false;
+  await services.db.transaction().execute((tx) => markVerified(tx, services, user.id, null, actor));
+  return true;
 }

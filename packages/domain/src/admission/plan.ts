@@ -250,7 +250,11 @@ export function spendCapReached(
     spent,
     error: new ApiError(
       'spend_cap_reached',
-      `This request needs ${required} credits; ${scope === 'key' ? `the API key's` : `the workspace's`} monthly cap of ${cap} has ${Math.max(0, cap - spent)} left.`,
+      `This request needs ${required} credits; ${scope === 'key' ? `the API key's` : `the workspace's`} monthly cap of ${cap} has ${Math.max(0, cap - spent)} left. ${
+        scope === 'key'
+          ? `An admin of the workspace changes the key's cap under "Spend caps" on the console's Billing page, or with PATCH /v1/keys/${keyId ?? '{key_id}'} (monthly_credit_cap).`
+          : `An admin of the workspace changes it under "Spend caps" on the console's Billing page, or with PUT /v1/billing/limits (monthly_credit_cap).`
+      }`,
       { scope, cap, spent, required, ...(scope === 'key' ? { key_id: keyId } : {}) },
     ),
   });

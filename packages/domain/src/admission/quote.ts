@@ -2,7 +2,7 @@ import type { QuoteResponse } from '@sdx/contract';
 import type { Services, Tenant } from '../context';
 import { availableOf } from '../credits/balances';
 import { RequestValidationError } from '../errors';
-import { uniqueTargets } from '../batches/create-batch';
+import { uniqueNormalizedTargets, uniqueTargets } from '../batches/create-batch';
 import { type RecipeInput, resolveRecipe } from '../jobs/recipe';
 import { readAdmissionState } from './admit';
 import { planAdmission, type Submission } from './plan';
@@ -40,6 +40,7 @@ export async function quote(services: Services, tenant: Tenant, input: QuoteInpu
     tenant.workspace,
     services.gate,
   );
+  if (!single) uniqueNormalizedTargets(targets, normalized);
   const submission: Submission = {
     tenant,
     recipe,

@@ -24,6 +24,7 @@ export type AuditAction =
   | 'user.signed_up'
   | 'user.email_verified'
   | 'user.password_reset'
+  | 'user.password_reset_link_issued'
   | 'user.two_factor_enabled'
   | 'user.two_factor_disabled'
   | 'workspace.two_factor_changed'

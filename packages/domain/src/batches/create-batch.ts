@@ -55,6 +55,31 @@ export function uniqueTargets(targets: string[]): string[] {
 }
 
 /**
+ * After each target is read as the service reads it (resolveRecipe's `normalized`): two targets
+ * that name the same thing (`nasa` and `https://www.instagram.com/nasa/`) are duplicates too,
+ * refused as duplicate_batch_target naming the first written of each, so that one target is
+ * never extracted, nor billed, twice in a batch.
+ */
+export function uniqueNormalizedTargets(targets: string[], normalized: string[]): void {
+  const seen = new Map<string, string>();
+  const duplicates = new Map<string, { first: string; again: string }>();
+  targets.forEach((target, i) => {
+    const key = (normalized[i] ?? target).toLowerCase();
+    const first = seen.get(key);
+    if (first === undefined) seen.set(key, target);
+    else if (!duplicates.has(key)) duplicates.set(key, { first, again: target });
+  });
+  if (duplicates.size > 0) {
+    const pairs = [...duplicates.values()];
+    throw new ApiError(
+      'duplicate_batch_target',
+      `Batch targets must be unique; these name the same target: ${pairs.map(({ first, again }) => `${first} and ${again}`).join('; ')}. Keep one of each.`,
+      { duplicates: pairs.map(({ first }) => first) },
+    );
+  }
+}
+
+/**
  * POST /v1/batches (and batch occurrences of schedules). Checks, in order: duplicates, catalog,
  * each target's syntax (loc ["body", "targets", i]), limits; then admits the batch and every
  * child as one submission (see the admission planner): its idempotency key, the active-job cap
@@ -72,6 +97,7 @@ export async function createBatch(services: Services, tenant: Tenant, input: Cre
     services.gate,
     options.newOnly ? `new_only:${options.scheduleId ?? null}` : null,
   );
+  uniqueNormalizedTargets(targets, normalized);
   const batchId = newId('bat');
   const delivery = await submissionDelivery(services.db, tenant, input.destination_id, batchId);
   const admitted = await services.admissions.admit({

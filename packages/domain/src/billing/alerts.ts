@@ -1,4 +1,4 @@
-import type { AppConfig } from '@sdx/config';
+import { type AppConfig, sendsMail } from '@sdx/config';
 import type { components } from '@sdx/contract';
 import type { BillingPaymentRow, Tx } from '@sdx/db';
 import { billingMail } from '@sdx/mail';
@@ -46,7 +46,7 @@ export async function recordBillingAlerts(tx: Tx, config: AppConfig, now: Date, 
     now,
     alerts.map((a) => ({ workspaceId: a.workspaceId, type: a.type, subjectId: subjectOf(a), data: a.data })),
   );
-  if (!config.smtpUrl) return;
+  if (!sendsMail(config)) return;
   const workspaceIds = [...new Set(alerts.map((a) => a.workspaceId))];
   const recipients = await tx
     .selectFrom('memberships as m')

@@ -3,8 +3,10 @@ import {
   bundlePostsSpec,
   costOf,
   DEFAULT_LIMIT,
+  CATALOG,
   DEFAULT_PLATFORM,
   findOperation,
+  PLATFORMS,
   normalizeTarget,
   supportsBundle,
   type OperationSpec,
@@ -41,6 +43,25 @@ export interface Recipe {
   rates: JobRates;
 }
 
+/** Words joined as a list: "a, b and c". */
+function listed(words: readonly string[]): string {
+  return words.length <= 1 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} and ${words.at(-1)}`;
+}
+
+/**
+ * The message of unsupported_operation in words a person can act on: an unknown platform names
+ * the known ones (and that X is `twitter`); an operation the platform does not offer names the
+ * platform's own (enabled) operations.
+ */
+export function unsupportedMessage(platform: string, operation: string, gate: OperationGate): string {
+  const known = PLATFORMS.filter((p) => CATALOG[p].some((o) => gate.isEnabled(p, o.operation)));
+  if (!(known as readonly string[]).includes(platform)) {
+    return `Unknown platform "${platform}". The platforms are ${listed(known.map((p) => `\`${p}\``))}; X (formerly Twitter) is \`twitter\`.`;
+  }
+  const operations = CATALOG[platform as Platform].filter((o) => gate.isEnabled(platform, o.operation)).map((o) => `\`${o.operation}\``);
+  return `Platform ${platform} has no operation "${operation}". Its operations: ${listed(operations)} (GET /v1/platforms lists them with their limits and prices).`;
+}
+
 /**
  * Checks, cheapest first after the schema: catalog (unsupported_operation), limit rules
  * (validation error above max(200, max_results); invalid_request above the workspace's
@@ -58,7 +79,7 @@ export function resolveRecipe(
   const platform = input.platform ?? DEFAULT_PLATFORM;
   const spec = findOperation(platform, input.operation);
   if (!spec || !gate.isEnabled(platform, input.operation)) {
-    throw new ApiError('unsupported_operation', `Operation ${input.operation} is not enabled for platform ${platform}.`, {
+    throw new ApiError('unsupported_operation', unsupportedMessage(platform, input.operation, gate), {
       platform,
       operation: input.operation,
     });

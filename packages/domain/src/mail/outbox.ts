@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { AppConfig } from '@sdx/config';
+import { type AppConfig, sendsMail } from '@sdx/config';
 import type { Executor } from '@sdx/db';
 import { newId } from '../ids';
 import { sealerOf } from '../sealing';
@@ -26,16 +26,17 @@ export interface MailBody {
   html: string;
 }
 
-/** Whether this service sends mail at all (SMTP_URL): without, nothing is queued. */
-export function mailEnabled(config: Pick<AppConfig, 'smtpUrl'>): boolean {
-  return Boolean(config.smtpUrl);
+/** Whether this service sends mail at all (SMTP_URL, or outside production the dev outbox): without, nothing is queued. */
+export function mailEnabled(config: Pick<AppConfig, 'smtpUrl' | 'devMailDir'>): boolean {
+  return sendsMail(config);
 }
 
 /**
  * Writes the mail into the outbox in the caller's transaction (`db` should be it: a rollback
- * takes the mail with it). Without SMTP_URL nothing is written and the answer is false.
+ * takes the mail with it). When the service sends no mail (no SMTP_URL and no dev outbox: in
+ * production) nothing is written and the answer is false.
  */
-export async function queueMail(db: Executor, config: Pick<AppConfig, 'smtpUrl' | 'secretsKey' | 'secretsKeyPrevious'>, message: OutgoingMail): Promise<boolean> {
+export async function queueMail(db: Executor, config: Pick<AppConfig, 'smtpUrl' | 'devMailDir' | 'secretsKey' | 'secretsKeyPrevious'>, message: OutgoingMail): Promise<boolean> {
   if (!mailEnabled(config)) return false;
   const body: MailBody = { text: message.text, html: message.html };
   await db

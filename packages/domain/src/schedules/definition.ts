@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import type { ScheduleRow, WorkspaceRow } from '@sdx/db';
 import { type Frequency, isValidTimeZone, nextOccurrence, type Recurrence } from '@sdx/recurrence';
-import { uniqueTargets } from '../batches/create-batch';
+import { uniqueNormalizedTargets, uniqueTargets } from '../batches/create-batch';
 import type { OperationGate } from '../resources';
 import { RequestValidationError } from '../errors';
 import { resolveRecipe } from '../jobs/recipe';
@@ -103,12 +103,13 @@ export function checkScheduleInput(input: ScheduleInput, workspace: WorkspaceRow
     ]);
   }
   const targets = uniqueTargets(input.targets);
-  const { recipe } = resolveRecipe(
+  const { recipe, normalized } = resolveRecipe(
     input,
     targets.map((value, i) => ({ value, loc: ['body', 'targets', i] })),
     workspace,
     gate,
   );
+  uniqueNormalizedTargets(targets, normalized);
   const delivery = input.delivery ?? 'all';
   // Only what is new is a question for lists; a single-result operation has nothing to filter.
   if (delivery === 'new_only' && recipe.spec.max_results <= 1) {

@@ -12,15 +12,27 @@ const Operation = z.object({
   base_credits: z.number().describe('Credits charged per job whatever it delivers.'),
 });
 
+/** Operations in one answer unless `limit` says otherwise (the REST lists' default), and the most. */
+export const LIST_OPERATIONS_DEFAULT_LIMIT = 25;
+export const LIST_OPERATIONS_MAX_LIMIT = 100;
+
 /** GET /v1/platforms, as the catalog of extensions-2.md 3: one entry per enabled operation. */
 export const listOperations = defineTool({
   name: 'list_operations',
   description:
     'Lists what can be extracted: each platform and operation, the kind of target it takes, its maximum limit and its price in credits. ' +
-    'Free. Pass `platform` to list one platform only. If the answer says truncated: true, call again with cursor set to next_cursor.',
+    `Free. Pass \`platform\` to list one platform only. At most \`limit\` operations an answer (default ${LIST_OPERATIONS_DEFAULT_LIMIT}, at most ${LIST_OPERATIONS_MAX_LIMIT}); ` +
+    'if the answer says truncated: true, call again with cursor set to next_cursor.',
   route: 'GET /v1/platforms',
   input: z.strictObject({
     platform: z.string().min(1).max(64).optional().describe('Only this platform, e.g. "instagram".'),
+    limit: z
+      .number()
+      .int()
+      .min(1)
+      .max(LIST_OPERATIONS_MAX_LIMIT)
+      .optional()
+      .describe(`The most operations in one answer (default ${LIST_OPERATIONS_DEFAULT_LIMIT}).`),
     cursor: cursorInput.optional().describe('next_cursor of the previous answer, to go on.'),
   }),
   output: z.object({
@@ -45,9 +57,9 @@ export const listOperations = defineTool({
         })),
       );
     const from = input.cursor !== undefined && /^\d{1,6}$/.test(input.cursor) ? Number(input.cursor) : 0;
-    const rest = all.slice(from);
+    const rest = all.slice(from, from + (input.limit ?? LIST_OPERATIONS_DEFAULT_LIMIT));
     const fit = itemsThatFit({}, rest, ctx.budget);
-    const truncated = fit < rest.length;
+    const truncated = from + fit < all.length;
     const operations = rest.slice(0, fit);
     return {
       structured: { operations, truncated, next_cursor: truncated ? String(from + fit) : null },

@@ -2,6 +2,10 @@ import { z } from 'zod';
 import { quote as priceOf } from '@sdx/domain';
 import { defineTool, jobInput } from '../tool';
 
+/** Numbers as people read them ("25,000"), a noun singular or plural by its count. */
+const NUMBER = new Intl.NumberFormat('en-US');
+const count = (n: number, one: string, other: string) => `${NUMBER.format(n)} ${n === 1 ? one : other}`;
+
 /** POST /v1/quotes: what start_job or extract would reserve now; writes nothing. */
 export const quote = defineTool({
   name: 'quote',
@@ -38,7 +42,7 @@ export const quote = defineTool({
     const verdict = priced.affordable ? 'affordable now' : `blocked by ${priced.blocked_by}`;
     return {
       structured: priced,
-      summary: `At most ${priced.max_credits} credits for ${priced.target_count} target(s) of ${priced.platform} ${priced.operation}; ${priced.available_credits} available, ${verdict}.`,
+      summary: `At most ${count(priced.max_credits, 'credit', 'credits')} for ${count(priced.target_count, 'target', 'targets')} of ${priced.platform} ${priced.operation}; ${NUMBER.format(priced.available_credits)} available, ${verdict}.`,
     };
   },
 });

@@ -1,7 +1,18 @@
 import { type FakeStripe, metadataOf, startFakeStripe, type StripeEvent } from '@sdx/fake-stripe';
 import type { components } from '@sdx/contract';
 import { endGracePeriods } from '@sdx/domain';
-import { checkLedger, eventually, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
+import {
+  checkLedger,
+  eventually,
+  type SeededWorkspace,
+  signUpUser,
+  startSmtpCatcher,
+  startTestStack,
+  startWebhookReceiver,
+  type SmtpCatcher,
+  type TestStack,
+  type WebhookReceiver,
+} from '@sdx/testing';
 
 type Billing = components['schemas']['Billing'];
 type Subscription = NonNullable<components['schemas']['Subscription']>;
@@ -22,19 +33,65 @@ const PLANS = JSON.stringify([
 
 let fake: FakeStripe;
 let stack: TestStack;
+let receiver: WebhookReceiver;
+let smtp: SmtpCatcher;
 beforeAll(async () => {
   fake = await startFakeStripe({ retryDelaysMs: [100, 300] });
-  stack = await startTestStack({ stripe: fake, env: { APP_URL: 'http://console.test', PLANS, PLAN_GRACE_DAYS: '7' } });
+  receiver = await startWebhookReceiver();
+  smtp = await startSmtpCatcher();
+  stack = await startTestStack({
+    stripe: fake,
+    env: {
+      APP_URL: 'http://console.test',
+      PLANS,
+      PLAN_GRACE_DAYS: '7',
+      WEBHOOK_ALLOW_HTTP: '1',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1',
+      SMTP_URL: smtp.url,
+      EMAIL_VERIFICATION: '0',
+    },
+  });
 });
 afterAll(async () => {
   await stack?.close();
   await fake?.close();
+  await receiver?.close();
+  await smtp?.close();
 });
+
+/** A webhook taking the billing events, and an owner and an admin who receive their mail (a viewer does not). */
+async function watchBilling(ws: SeededWorkspace): Promise<{ owner: string; admin: string; viewer: string }> {
+  const hook = await stack.api.post('/v1/webhooks', { headers: ws.auth, body: { url: receiver.url, events: ['billing.plan_changed', 'billing.invoice_payment_failed'] } });
+  expect(hook.status).toBe(201);
+  const [owner, admin, viewer] = [await signUpUser(stack), await signUpUser(stack), await signUpUser(stack)];
+  await stack.runtime.db
+    .insertInto('memberships')
+    .values([
+      { workspace_id: ws.workspaceId, user_id: owner.userId, role: 'owner' },
+      { workspace_id: ws.workspaceId, user_id: admin.userId, role: 'admin' },
+      { workspace_id: ws.workspaceId, user_id: viewer.userId, role: 'viewer' },
+    ])
+    .execute();
+  return { owner: owner.email, admin: admin.email, viewer: viewer.email };
+}
+
+async function mailsTo(template: string): Promise<string[]> {
+  const rows = await stack.runtime.db.selectFrom('mail_outbox').select('recipient').where('template', '=', template).execute();
+  return rows.map((r) => r.recipient);
+}
 afterEach(async () => {
   expect((await checkLedger(stack.runtime.db)).problems).toEqual([]);
 });
 
 const WEBHOOK = '/v1/billing/stripe/webhook';
+
+/** Waits until `check` stops throwing. */
+function until(check: () => Promise<unknown>): Promise<true> {
+  return eventually(async () => {
+    await check();
+    return true as const;
+  });
+}
 
 function deliver(event: StripeEvent) {
   const payload = JSON.stringify(event);
@@ -65,7 +122,7 @@ async function subscribe(ws: SeededWorkspace, planId = 'starter', credits = 5000
   expect(res.status).toBe(201);
   await fake.payCheckoutSession(res.body.checkout_id);
   await fake.settled();
-  await eventually(async () => expect(await quota(ws)).toBe(credits));
+  await until(async () => expect(await quota(ws)).toBe(credits));
   return (await billing(ws)).subscription!;
 }
 
@@ -120,7 +177,7 @@ describe('subscribing, changing and cancelling', () => {
     expect(await quota(ws)).toBe(1000);
     await fake.payCheckoutSession(created.body.checkout_id);
     await fake.settled();
-    await eventually(async () => expect(await quota(ws)).toBe(50000));
+    await until(async () => expect(await quota(ws)).toBe(50000));
     let body = await billing(ws);
     expect(body.plan.id).toBe('starter');
     const sub = body.subscription!;
@@ -136,7 +193,7 @@ describe('subscribing, changing and cancelling', () => {
     const upgrade = changeCalls(sub.id)[0]!;
     expect(upgrade.params).toMatchObject({ items: [{ id: expect.stringMatching(/^si_/), price: expect.stringMatching(/^price_/) }], metadata: { plan_id: 'pro' }, proration_behavior: 'always_invoice' });
     await fake.settled();
-    await eventually(async () => expect(await quota(ws)).toBe(300000));
+    await until(async () => expect(await quota(ws)).toBe(300000));
     expect((await billing(ws)).plan.id).toBe('pro');
 
     // Downgrade: no proration, scheduled; the quota stays until the next invoice is paid.
@@ -148,7 +205,7 @@ describe('subscribing, changing and cancelling', () => {
     expect(await quota(ws)).toBe(300000);
     fake.advanceSubscription(sub.id);
     await fake.settled();
-    await eventually(async () => expect(await quota(ws)).toBe(50000));
+    await until(async () => expect(await quota(ws)).toBe(50000));
     body = await billing(ws);
     expect(body.subscription).toMatchObject({ plan_id: 'starter', scheduled_plan_id: null, status: 'active' });
 
@@ -160,7 +217,7 @@ describe('subscribing, changing and cancelling', () => {
     expect(await quota(ws)).toBe(50000);
     fake.advanceSubscription(sub.id);
     await fake.settled();
-    await eventually(async () => expect(await quota(ws)).toBe(1000));
+    await until(async () => expect(await quota(ws)).toBe(1000));
     body = await billing(ws);
     expect(body.plan.id).toBe('free');
     expect(body.subscription).toMatchObject({ status: 'canceled' });
@@ -184,11 +241,11 @@ describe('subscribing, changing and cancelling', () => {
     expect(up.status).toBe(200);
     expect(down.status).toBe(200);
     await fake.settled();
-    await eventually(async () => expect(await quota(ws)).toBe(300000));
+    await until(async () => expect(await quota(ws)).toBe(300000));
     expect((await billing(ws)).subscription).toMatchObject({ plan_id: 'pro', scheduled_plan_id: 'starter' });
     fake.advanceSubscription(sub.id);
     await fake.settled();
-    await eventually(async () => expect(await quota(ws)).toBe(50000));
+    await until(async () => expect(await quota(ws)).toBe(50000));
   });
 
   it('the same plan again changes nothing; the portal opens for the customer', async () => {
@@ -243,7 +300,7 @@ describe('Stripe events', () => {
     await fake.settled();
     fake.advanceSubscription(sub.id);
     await fake.settled();
-    await eventually(async () => expect(await quota(ws)).toBe(50000));
+    await until(async () => expect(await quota(ws)).toBe(50000));
     const older = structuredClone(paid);
     older.id = `${paid.id}_late`;
     expect((await deliver(older)).body.outcome).toBe('handled');
@@ -274,19 +331,23 @@ describe('Stripe events', () => {
 describe('failed payments and the grace period', () => {
   it('a failed invoice makes the subscription past due, tells owners and admins, and a paid one within the grace keeps the plan', async () => {
     const ws = await stack.workspace({ credits: 1000 });
+    const people = await watchBilling(ws);
     const sub = await subscribe(ws);
     fake.failNextInvoices(1);
     fake.advanceSubscription(sub.id);
     await fake.settled();
-    await eventually(async () => expect((await billing(ws)).subscription!.status).toBe('past_due'));
+    await until(async () => expect((await billing(ws)).subscription!.status).toBe('past_due'));
     const failed = await stack.runtime.db.selectFrom('webhook_events').select(['type']).where('workspace_id', '=', ws.workspaceId).where('type', '=', 'billing.invoice_payment_failed').execute();
     expect(failed).toHaveLength(1);
+    const mailed = await mailsTo('billing_invoice_payment_failed');
+    expect(mailed).toEqual(expect.arrayContaining([people.owner, people.admin]));
+    expect(mailed).not.toContain(people.viewer);
     expect(await quota(ws)).toBe(50000);
     const open = (await invoices(ws)).find((i) => i.status === 'open')!;
     expect(open).toBeDefined();
     fake.payInvoice(open.id);
     await fake.settled();
-    await eventually(async () => expect((await billing(ws)).subscription!.status).toBe('active'));
+    await until(async () => expect((await billing(ws)).subscription!.status).toBe('active'));
     // The grace period's pass, long after: nothing to end.
     expect(await endGracePeriods(stack.runtime.services, new Date(Date.now() + 30 * 86_400_000))).toBe(0);
     expect(await quota(ws)).toBe(50000);
@@ -295,11 +356,12 @@ describe('failed payments and the grace period', () => {
 
   it('with no invoice paid within PLAN_GRACE_DAYS the workspace falls to free (the pass as of an injected clock)', async () => {
     const ws = await stack.workspace({ credits: 1000 });
+    await watchBilling(ws);
     const sub = await subscribe(ws);
     fake.failNextInvoices(1);
     fake.advanceSubscription(sub.id);
     await fake.settled();
-    await eventually(async () => expect((await billing(ws)).subscription!.status).toBe('past_due'));
+    await until(async () => expect((await billing(ws)).subscription!.status).toBe('past_due'));
     const now = Date.now();
     await endGracePeriods(stack.runtime.services, new Date(now + 6 * 86_400_000));
     expect(await quota(ws)).toBe(50000);
@@ -314,7 +376,7 @@ describe('failed payments and the grace period', () => {
     const open = (await invoices(ws)).find((i) => i.status === 'open')!;
     fake.payInvoice(open.id);
     await fake.settled();
-    await eventually(async () => expect(await quota(ws)).toBe(50000));
+    await until(async () => expect(await quota(ws)).toBe(50000));
   });
 });
 

@@ -138,8 +138,8 @@ export interface BillingSubscriptionsTable {
   item_id: string | null;
   current_period_end: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   cancel_at_period_end: Generated<boolean>;
-  /** A downgrade's plan, which the next paid invoice brings. */
-  scheduled_plan_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The plan the subscription is priced at now (its metadata's plan_id); a downgrade's until the next invoice is paid. */
+  price_plan_id: ColumnType<string | null, string | null | undefined, string | null>;
   /** When an invoice of it failed and none was paid since (the grace period's start). */
   past_due_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
   /** When the grace period ended without a paid invoice and the workspace fell to free. */

@@ -8,8 +8,9 @@ import { type Kysely, sql } from 'kysely';
  *   unchanged); plan_invoice_at: when the invoice that set it was made, so an older invoice's
  *   event arriving late changes nothing (the quota follows the last paid invoice);
  * - billing_subscriptions: each Stripe subscription of a workspace, mirrored from its events
- *   (status, period end, cancellation at period end, a downgrade scheduled for the next
- *   invoice) and, while an invoice is unpaid, since when (the grace period's start);
+ *   (status, period end, cancellation at period end), the plan its paid invoices put in force
+ *   (plan_id) and the plan it is priced at now (price_plan_id: a downgrade's, until the next
+ *   invoice), and, while an invoice is unpaid, since when (the grace period's start);
  * - billing_invoices: the subscriptions' invoices, recorded from the events;
  * - billing_prices: the Stripe Price of each plan (by amount and currency), made once and reused.
  */
@@ -31,7 +32,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       item_id text,
       current_period_end timestamptz,
       cancel_at_period_end boolean not null default false,
-      scheduled_plan_id text,
+      price_plan_id text,
       past_due_since timestamptz,
       grace_ended_at timestamptz,
       created_at timestamptz not null default now(),

@@ -72,7 +72,7 @@ export async function getBilling(services: Pick<Resources, 'db' | 'config' | 'cl
     payments_enabled: Boolean(services.config.stripeSecretKey && services.config.stripeWebhookSecret),
     plans: services.config.plans.map(renderPlan),
     plan: renderPlan(planOf(services.config, planRow?.plan_id ?? FREE_PLAN_ID)),
-    subscription: subscription ? renderSubscription(subscription) : null,
+    subscription: subscription ? renderSubscription(services.config, subscription) : null,
   };
 }
 

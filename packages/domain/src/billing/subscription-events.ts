@@ -108,6 +108,7 @@ async function upsertSubscription(tx: Tx, subscription: Stripe.Subscription, wor
         id: subscription.id,
         workspace_id: workspaceId,
         plan_id: subscription.metadata?.plan_id ?? 'free',
+        price_plan_id: subscription.metadata?.plan_id ?? null,
         status,
         item_id: item,
         current_period_end: period.current_period_end ?? null,
@@ -126,6 +127,7 @@ async function upsertSubscription(tx: Tx, subscription: Stripe.Subscription, wor
     .set({
       status: next,
       item_id: item ?? existing.item_id,
+      ...(subscription.metadata?.plan_id ? { price_plan_id: subscription.metadata.plan_id } : {}),
       ...(period.current_period_end ? { current_period_end: period.current_period_end } : {}),
       cancel_at_period_end: period.cancel_at_period_end,
       past_due_since: next === 'past_due' ? (existing.past_due_since ?? now) : existing.past_due_since,
@@ -244,7 +246,7 @@ async function invoiceEvent(tx: Tx, config: AppConfig, type: 'invoice.paid' | 'i
   await tx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().executeTakeFirstOrThrow();
   const workspace = (await readPlanRow(tx, workspaceId)) ?? { plan_id: 'free', plan_invoice_at: null };
   const invoiceAt = new Date(invoice.created * 1000);
-  const sub = await tx.selectFrom('billing_subscriptions').select(['status', 'scheduled_plan_id']).where('id', '=', subscriptionId).executeTakeFirst();
+  const sub = await tx.selectFrom('billing_subscriptions').select(['status']).where('id', '=', subscriptionId).executeTakeFirst();
   if (workspace.plan_invoice_at && invoiceAt < workspace.plan_invoice_at) return done; // a later invoice set the plan already
   await tx
     .updateTable('billing_subscriptions')
@@ -253,7 +255,6 @@ async function invoiceEvent(tx: Tx, config: AppConfig, type: 'invoice.paid' | 'i
       status: eb.case().when('status', '=', 'canceled').then('canceled' as SubscriptionStatus).else('active' as SubscriptionStatus).end(),
       past_due_since: null,
       grace_ended_at: null,
-      scheduled_plan_id: sub?.scheduled_plan_id === plan.id ? null : (sub?.scheduled_plan_id ?? null),
       updated_at: now,
     }))
     .where('id', '=', subscriptionId)
@@ -277,7 +278,7 @@ async function subscriptionChanged(tx: Tx, config: AppConfig, type: string, subs
   if (type !== 'customer.subscription.deleted') return done;
   await tx
     .updateTable('billing_subscriptions')
-    .set({ status: 'canceled', scheduled_plan_id: null, past_due_since: null, updated_at: now })
+    .set({ status: 'canceled', past_due_since: null, updated_at: now })
     .where('id', '=', subscription.id)
     .execute();
   const otherLive = await tx

@@ -1,3 +1,4 @@
+import type { AppConfig } from '@sdx/config';
 import type { components } from '@sdx/contract';
 import type { BillingInvoiceRow, BillingSubscriptionRow, Db, Executor, SubscriptionStatus, Tx } from '@sdx/db';
 import { type Actor, recordAudit } from '../audit/audit';
@@ -23,14 +24,23 @@ export type Invoice = components['schemas']['Invoice'];
 /** The statuses in which a subscription is live: a change or a cancellation goes to it, not to a new checkout. */
 export const LIVE_STATUSES: readonly SubscriptionStatus[] = ['active', 'past_due'];
 
-export function renderSubscription(row: BillingSubscriptionRow): Subscription {
+/**
+ * `scheduled_plan_id`: the plan the subscription is priced at when it is cheaper than the plan in
+ * force (a downgrade, which the next paid invoice brings); null otherwise.
+ */
+export function scheduledPlanOf(config: Pick<AppConfig, 'plans'>, row: Pick<BillingSubscriptionRow, 'plan_id' | 'price_plan_id' | 'status'>): string | null {
+  if (!row.price_plan_id || row.price_plan_id === row.plan_id || row.status === 'canceled') return null;
+  return isUpgrade(planOf(config, row.plan_id), planOf(config, row.price_plan_id)) ? null : row.price_plan_id;
+}
+
+export function renderSubscription(config: Pick<AppConfig, 'plans'>, row: BillingSubscriptionRow): Subscription {
   return {
     id: row.id,
     plan_id: row.plan_id,
     status: row.status,
     current_period_end: row.current_period_end ? row.current_period_end.toISOString() : null,
     cancel_at_period_end: row.cancel_at_period_end,
-    scheduled_plan_id: row.scheduled_plan_id,
+    scheduled_plan_id: scheduledPlanOf(config, row),
   };
 }
 
@@ -155,17 +165,16 @@ async function itemOf(stripe: Stripe, row: BillingSubscriptionRow): Promise<stri
 }
 
 /**
- * A plan change of a live subscription. Dearer than the plan in effect: the price now, the
- * prorated difference invoiced at once (`always_invoice`); the quota follows that invoice.
- * Cheaper: the price now without proration (`none`), `scheduled_plan_id` until the next invoice
- * is paid. Back to the plan in effect (a downgrade taken back): the price again, no proration.
+ * A plan change of a live subscription, compared with the plan it is priced at now. Dearer: the
+ * price now, the prorated difference invoiced at once (`always_invoice`); the quota follows that
+ * invoice. Cheaper: the price now without proration (`none`); the plan in force stays, shown
+ * with `scheduled_plan_id`, until the next invoice is paid. The plan it is priced at already:
+ * nothing changes.
  */
 async function changePlan(services: Services, stripe: Stripe, live: BillingSubscriptionRow, plan: Plan, actor: Actor): Promise<Subscription> {
-  const current = planOf(services.config, live.plan_id);
-  const priced = live.scheduled_plan_id ?? live.plan_id;
-  if (plan.id === priced) return renderSubscription(live);
-  const upgrade = plan.id !== current.id && isUpgrade(current, plan);
-  const scheduled = plan.id === current.id || upgrade ? null : plan.id;
+  const priced = planOf(services.config, live.price_plan_id ?? live.plan_id);
+  if (plan.id === priced.id) return renderSubscription(services.config, live);
+  const upgrade = isUpgrade(priced, plan);
   const proration = upgrade ? 'always_invoice' : 'none';
   const price = await ensurePlanPrice(services.db, stripe, plan, services.log);
   let updated: Stripe.Subscription;
@@ -183,7 +192,7 @@ async function changePlan(services: Services, stripe: Stripe, live: BillingSubsc
   return services.db.transaction().execute(async (tx) => {
     const row = await tx
       .updateTable('billing_subscriptions')
-      .set({ scheduled_plan_id: scheduled, item_id: updated.items.data[0]?.id ?? live.item_id, ...mirroredPeriod(updated), updated_at: now })
+      .set({ price_plan_id: plan.id, item_id: updated.items.data[0]?.id ?? live.item_id, ...mirroredPeriod(updated), updated_at: now })
       .where('id', '=', live.id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -193,9 +202,9 @@ async function changePlan(services: Services, stripe: Stripe, live: BillingSubsc
       actor,
       targetType: 'subscription',
       targetId: live.id,
-      data: { from_plan_id: current.id, plan_id: plan.id, kind: upgrade ? 'upgrade' : 'downgrade', proration_behavior: proration, amount: plan.amount, currency: plan.currency },
+      data: { from_plan_id: priced.id, plan_id: plan.id, kind: upgrade ? 'upgrade' : 'downgrade', proration_behavior: proration, amount: plan.amount, currency: plan.currency },
     });
-    return renderSubscription(row);
+    return renderSubscription(services.config, row);
   });
 }
 
@@ -234,7 +243,7 @@ export async function cancelSubscription(services: Services, stripeClient: Strip
       targetId: live.id,
       data: { plan_id: live.plan_id, ends_at: row.current_period_end ? row.current_period_end.toISOString() : null },
     });
-    return renderSubscription(row);
+    return renderSubscription(services.config, row);
   });
 }
 

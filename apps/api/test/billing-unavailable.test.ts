@@ -71,7 +71,7 @@ describe('database unreachable', () => {
     const bad = await stack.api.post('/v1/billing/stripe/webhook', { raw: payload, headers: { 'Stripe-Signature': fake.sign(payload, undefined, 'whsec_other') } });
     expect(bad.status).toBe(400);
     // An ignored type needs no database.
-    const other = fake.buildEvent('invoice.paid', { id: 'in_x', object: 'invoice' });
+    const other = fake.buildEvent('customer.created', { id: 'cus_x', object: 'customer' });
     const otherPayload = JSON.stringify(other);
     expect((await stack.api.post('/v1/billing/stripe/webhook', { raw: otherPayload, headers: { 'Stripe-Signature': fake.sign(otherPayload) } })).body).toEqual({ received: true, outcome: 'ignored' });
   });

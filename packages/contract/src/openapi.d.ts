@@ -1662,7 +1662,11 @@ export interface paths {
          * @description The endpoint to register in Stripe's dashboard (`{APP_URL}/v1/billing/stripe/webhook`),
          *     with the events `checkout.session.completed`,
          *     `checkout.session.async_payment_succeeded`, `payment_intent.succeeded`,
-         *     `payment_intent.payment_failed` and `charge.refunded`. No credential: the
+         *     `payment_intent.payment_failed` and `charge.refunded`, and for monthly plans
+         *     `invoice.paid`, `invoice.payment_failed`, `customer.subscription.updated` and
+         *     `customer.subscription.deleted` (a `checkout.session.completed` in subscription mode
+         *     records the subscription; an invoice's subscription is read from `subscription` or
+         *     `parent.subscription_details.subscription`, whichever the API version sends). No credential: the
          *     `Stripe-Signature` header is checked against the exact bytes received with
          *     `STRIPE_WEBHOOK_SECRET` and a 300 s tolerance; a bad or stale signature is 400
          *     `invalid_signature` and nothing is written. Each Stripe event is handled once: a repeat
@@ -10290,6 +10294,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["SubscriptionNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["BillingUnavailable"];
         };

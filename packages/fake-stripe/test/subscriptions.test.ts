@@ -1,4 +1,4 @@
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { type FakeStripe, startFakeStripe } from '../src';
 import { stripeClient } from './helpers';
 

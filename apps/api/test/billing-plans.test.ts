@@ -248,6 +248,20 @@ describe('subscribing, changing and cancelling', () => {
     await until(async () => expect(await quota(ws)).toBe(50000));
   });
 
+  it('a downgrade taken back is not charged again', async () => {
+    const ws = await stack.workspace({ credits: 1000 });
+    const sub = await subscribe(ws, 'pro', 300000);
+    const down = await stack.api.post('/v1/billing/subscription', { headers: ws.auth, body: { plan_id: 'starter' } });
+    expect(down.body).toMatchObject({ plan_id: 'pro', scheduled_plan_id: 'starter' });
+    const back = await stack.api.post('/v1/billing/subscription', { headers: ws.auth, body: { plan_id: 'pro' } });
+    expect(back.status).toBe(200);
+    expect(back.body).toMatchObject({ plan_id: 'pro', scheduled_plan_id: null });
+    expect(changeCalls(sub.id).map((c) => c.params.proration_behavior)).toEqual(['none', 'none']);
+    await fake.settled();
+    expect(await invoices(ws)).toHaveLength(1);
+    expect(await quota(ws)).toBe(300000);
+  });
+
   it('the same plan again changes nothing; the portal opens for the customer', async () => {
     const ws = await stack.workspace({ credits: 1000 });
     const sub = await subscribe(ws);

@@ -26,6 +26,7 @@ function until(sub: Subscription | null): string {
 export function planChangeText(current: Plan, target: Plan, sub: Subscription | null): string {
   const price = `${formatMoney(target.amount, target.currency)} a month`;
   if (!sub) return `Subscribe to ${target.name}: ${price} for ${formatNumber(target.monthly_credits)} credits a month, charged now through Stripe Checkout and every month after. The plan applies once the first payment is confirmed.`;
+  if (target.id === current.id) return `Keep ${target.name} (${price}): nothing is charged now, and the scheduled change is called off.`;
   if (isUpgrade(current, target)) {
     return `Upgrade to ${target.name} (${price}): the difference for the rest of this period is charged now; ${formatNumber(target.monthly_credits)} credits a month apply once that payment is confirmed, and ${price} from ${until(sub)}.`;
   }
@@ -88,7 +89,7 @@ export function Plans({ billing, canEdit, enabled }: { billing: Billing; canEdit
               <p className="muted small">{formatNumber(plan.monthly_credits)} credits a month</p>
               {canEdit && plan.id !== 'free' && plan.id !== priced && (
                 <button type="button" className={sub ? '' : 'primary'} disabled={!enabled || busy} onClick={() => choose(plan)}>
-                  {sub ? `Change to ${plan.name}` : `Subscribe to ${plan.name}`}
+                  {!sub ? `Subscribe to ${plan.name}` : current ? `Keep ${plan.name}` : `Change to ${plan.name}`}
                 </button>
               )}
             </div>

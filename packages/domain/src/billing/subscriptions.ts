@@ -168,13 +168,15 @@ async function itemOf(stripe: Stripe, row: BillingSubscriptionRow): Promise<stri
  * A plan change of a live subscription, compared with the plan it is priced at now. Dearer: the
  * price now, the prorated difference invoiced at once (`always_invoice`); the quota follows that
  * invoice. Cheaper: the price now without proration (`none`); the plan in force stays, shown
- * with `scheduled_plan_id`, until the next invoice is paid. The plan it is priced at already:
+ * with `scheduled_plan_id`, until the next invoice is paid. Back to the plan in force (a
+ * downgrade taken back): the price again, nothing prorated. The plan it is priced at already:
  * nothing changes.
  */
 async function changePlan(services: Services, stripe: Stripe, live: BillingSubscriptionRow, plan: Plan, actor: Actor): Promise<Subscription> {
   const priced = planOf(services.config, live.price_plan_id ?? live.plan_id);
   if (plan.id === priced.id) return renderSubscription(services.config, live);
-  const upgrade = isUpgrade(priced, plan);
+  // Back to the plan in force (a scheduled downgrade taken back): its period is paid for already, so nothing is prorated.
+  const upgrade = plan.id !== live.plan_id && isUpgrade(priced, plan);
   const proration = upgrade ? 'always_invoice' : 'none';
   const price = await ensurePlanPrice(services.db, stripe, plan, services.log);
   let updated: Stripe.Subscription;

@@ -77,6 +77,9 @@ async function populated(): Promise<Seeded> {
   await sql`insert into billing_customers (workspace_id, stripe_customer_id) values (${ws.workspaceId}, ${`cus_${i}`})`.execute(db);
   await sql`insert into billing_payments (id, workspace_id, kind, pack_id, credits, amount, currency) values (${paymentId}, ${ws.workspaceId}, 'checkout', 'pack_small', 100, 500, 'usd')`.execute(db);
   await sql`insert into stripe_events (id, type, outcome, payment_id) values (${`evt_stripe${i}`}, 'checkout.session.completed', 'ignored', ${paymentId})`.execute(db);
+  await sql`insert into workspace_plans (workspace_id, plan_id) values (${ws.workspaceId}, 'starter')`.execute(db);
+  await sql`insert into billing_subscriptions (id, workspace_id, plan_id, status) values (${`sub_${i}`}, ${ws.workspaceId}, 'starter', 'active')`.execute(db);
+  await sql`insert into billing_invoices (id, workspace_id, subscription_id, status, currency, created_at) values (${`in_${i}`}, ${ws.workspaceId}, ${`sub_${i}`}, 'paid', 'usd', now())`.execute(db);
   await sql`insert into destinations (id, workspace_id, name, type, bucket, region, access_key_id, secret_access_key, format)
             values (${`dst_export${i}`}, ${ws.workspaceId}, 'bucket', 's3', 'b', 'eu-west-1', 'AKIA', 'sealed:v1:x', 'ndjson')`.execute(db);
   await sql`insert into job_attempt_sources (job_id, attempt, seq, source, provider, outcome) values (${job.body.id}, 1, 1, 'official', 'instagram-official', 'served')`.execute(db);

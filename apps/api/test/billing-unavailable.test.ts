@@ -23,6 +23,9 @@ describe('without STRIPE_SECRET_KEY', () => {
       await stack.api.put('/v1/billing/auto-recharge', { headers: ws.auth, body: { enabled: true, threshold_credits: 10, pack_id: 'pack_10k' } }),
       await stack.api.put('/v1/billing/auto-recharge', { headers: ws.auth, body: { enabled: false, threshold_credits: 10, pack_id: 'pack_10k' } }),
       await stack.api.post('/v1/billing/stripe/webhook', { raw: '{"id":"evt_1","object":"event","type":"checkout.session.completed"}', headers: { 'Stripe-Signature': 't=1,v1=00' } }),
+      await stack.api.post('/v1/billing/subscription', { headers: ws.auth, body: { plan_id: 'starter' } }),
+      await stack.api.delete('/v1/billing/subscription', { headers: ws.auth }),
+      await stack.api.post('/v1/billing/portal', { headers: ws.auth, body: {} }),
     ];
     for (const res of writes) {
       expect(res.status).toBe(503);
@@ -31,6 +34,12 @@ describe('without STRIPE_SECRET_KEY', () => {
     const read = await stack.api.get('/v1/billing', { headers: ws.auth });
     expect(read.status).toBe(200);
     expect(read.body.packs).toHaveLength(2);
+    // The page knows before any click that payments are off; the plans and the free plan still show.
+    expect(read.body.payments_enabled).toBe(false);
+    expect(read.body.plans.map((p: { id: string }) => p.id)).toEqual(['free', 'starter', 'pro']);
+    expect(read.body.plan.id).toBe('free');
+    expect(read.body.subscription).toBeNull();
+    expect((await stack.api.get('/v1/billing/invoices', { headers: ws.auth })).body).toEqual({ data: [], has_more: false });
     expect((await stack.api.get('/v1/billing/payments', { headers: ws.auth })).body).toEqual({ data: [], has_more: false });
     const limits = await stack.api.put('/v1/billing/limits', { headers: ws.auth, body: { monthly_credit_cap: 100, low_credits_threshold: null } });
     expect(limits.status).toBe(200);
@@ -62,7 +71,7 @@ describe('database unreachable', () => {
     const bad = await stack.api.post('/v1/billing/stripe/webhook', { raw: payload, headers: { 'Stripe-Signature': fake.sign(payload, undefined, 'whsec_other') } });
     expect(bad.status).toBe(400);
     // An ignored type needs no database.
-    const other = fake.buildEvent('invoice.paid', { id: 'in_x', object: 'invoice' });
+    const other = fake.buildEvent('customer.created', { id: 'cus_x', object: 'customer' });
     const otherPayload = JSON.stringify(other);
     expect((await stack.api.post('/v1/billing/stripe/webhook', { raw: otherPayload, headers: { 'Stripe-Signature': fake.sign(otherPayload) } })).body).toEqual({ received: true, outcome: 'ignored' });
   });

@@ -3,6 +3,7 @@ import { ApiError, ConnectionError } from '@sdx/sdk';
 import { registerBatches } from './commands/batches';
 import { registerCatalog } from './commands/catalog';
 import { registerJobs } from './commands/jobs';
+import { registerBilling } from './commands/billing';
 import { registerKeys } from './commands/keys';
 import { registerMcp } from './commands/mcp';
 import { registerSchedules } from './commands/schedules';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerBatches(program);
   registerSchedules(program);
   registerKeys(program);
+  registerBilling(program);
   registerWebhooks(program);
   registerMcp(program);
   program.commands.forEach(function exitOverrideAll(command: Command) {

@@ -1,6 +1,7 @@
 import { loadConfig } from '@sdx/config';
 import { createRuntime, onShutdown, startProcessMetrics, untilDependenciesReady } from '@sdx/runtime';
 import { startScheduler } from '@sdx/scheduler-engine';
+import { startPlanGrace } from './plan-grace';
 import { startRetention } from './retention';
 
 /**
@@ -21,6 +22,8 @@ async function main(): Promise<void> {
     config.retentionIntervalMs > 0
       ? startRetention(runtime.services, { intervalMs: config.retentionIntervalMs, resultRetentionDays: config.resultRetentionDays })
       : null;
+  // Subscriptions past due beyond PLAN_GRACE_DAYS fall to free (extensions-3.md 2), checked every PLAN_GRACE_INTERVAL_MS.
+  const grace = startPlanGrace(runtime.services, { intervalMs: config.planGraceIntervalMs });
   runtime.log.info(
     { tickMs: config.schedulerTickMs, retentionIntervalMs: config.retentionIntervalMs, resultRetentionDays: config.resultRetentionDays },
     'scheduler started',
@@ -30,7 +33,7 @@ async function main(): Promise<void> {
   // committed, and another replica's recovery dispatches them.
   onShutdown(runtime.log, 'scheduler', async () => {
     metrics?.drain();
-    await Promise.all([scheduler.stop(), purge?.stop()]);
+    await Promise.all([scheduler.stop(), purge?.stop(), grace.stop()]);
     await runtime.close();
     await metrics?.close();
   });

@@ -92,3 +92,58 @@ def test_configuration_from_the_environment(monkeypatch: pytest.MonkeyPatch) -> 
         assert client.base_url == "http://localhost:3000"
     with pytest.raises(ValueError):
         sdx.Client(timeout=0)
+
+
+def test_billing_plans_subscribe_change_cancel_and_invoices_sync_and_async() -> None:
+    """``client.billing``: a Checkout without a subscription (201), the subscription on a change
+    (200), cancel, and every page of invoices (``has_more``, ``starting_after``)."""
+    import asyncio
+    import json
+
+    import httpx
+
+    seen: list[tuple[str, str, str]] = []
+    live = {"state": False}
+    invoice = {"id": "in_2", "number": "N-2", "status": "paid", "amount_due": 4900, "amount_paid": 4900, "currency": "usd",
+               "period_start": None, "period_end": None, "hosted_invoice_url": "https://pay.example/in_2", "created_at": "2026-12-07T10:00:00Z"}
+    subscription = {"id": "sub_1", "plan_id": "starter", "status": "active", "current_period_end": None, "cancel_at_period_end": False, "scheduled_plan_id": None}
+    plan = {"id": "free", "name": "Free", "monthly_credits": 1000, "amount": 0, "currency": "usd", "limits": {}}
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append((request.method, request.url.path, request.url.query.decode()))
+        if request.url.path == "/v1/billing" and request.method == "GET":
+            return httpx.Response(200, json={"payments_enabled": True, "plans": [plan], "plan": plan, "subscription": None, "month_spent_credits": 0})
+        if request.url.path == "/v1/billing/subscription" and request.method == "POST":
+            assert json.loads(request.content) == {"plan_id": "starter"}
+            if live["state"]:
+                return httpx.Response(200, json={**subscription, "scheduled_plan_id": "starter"})
+            live["state"] = True
+            return httpx.Response(201, json={"checkout_id": "cs_1", "url": "https://checkout.example/cs_1"})
+        if request.url.path == "/v1/billing/subscription" and request.method == "DELETE":
+            return httpx.Response(200, json={**subscription, "cancel_at_period_end": True})
+        if request.url.path == "/v1/billing/invoices":
+            if "starting_after=in_2" in request.url.query.decode():
+                return httpx.Response(200, json={"data": [{**invoice, "id": "in_1"}], "has_more": False})
+            return httpx.Response(200, json={"data": [invoice], "has_more": True})
+        return httpx.Response(404, json={"detail": {"error": "not_found", "message": "no"}})
+
+    client = sdx.Client(api_key="sk_test", base_url="http://sdx.test", transport=httpx.MockTransport(handler), max_retries=0)
+    view = client.billing.get()
+    assert view.payments_enabled is True and view.plan.id == "free" and view.subscription is None
+    first = client.billing.subscribe("starter")
+    assert isinstance(first, sdx.Checkout) and first.url == "https://checkout.example/cs_1"
+    changed = client.billing.change("starter")
+    assert isinstance(changed, sdx.Subscription) and changed.scheduled_plan_id == "starter"
+    assert client.billing.cancel().cancel_at_period_end is True
+    assert [i.id for i in client.billing.invoices()] == ["in_2", "in_1"]
+
+    async def run() -> list[str]:
+        async_client = sdx.AsyncClient(api_key="sk_test", base_url="http://sdx.test", transport=httpx.MockTransport(handler), max_retries=0)
+        try:
+            sub = await async_client.billing.change("starter")
+            assert isinstance(sub, sdx.Subscription)
+            return [i.id async for i in async_client.billing.invoices()]
+        finally:
+            await async_client.close()
+
+    assert asyncio.run(run()) == ["in_2", "in_1"]

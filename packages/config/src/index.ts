@@ -4,9 +4,11 @@ import path from 'node:path';
 import v8 from 'node:v8';
 import pino, { type Logger, type LoggerOptions } from 'pino';
 import { isUnavailableError } from './faults';
+import { parsePlans, type Plan } from './plans';
 
 export { isUnavailableError, faultOf, OUTAGE_STRAGGLER_MS, OutageLog } from './faults';
 export { isCredentialName, redactHeaders, redactUrl, REDACTED } from './redact';
+export { defaultPlans, FREE_PLAN_ID, parsePlans, type Plan, type PlanLimits } from './plans';
 
 /**
  * Runtime configuration, read once from the environment at process start and passed down
@@ -148,6 +150,12 @@ export interface AppConfig {
   stripeApiBase: string | null;
   /** CREDIT_PACKS: the packs on sale (JSON list of {id, credits, amount, currency}). */
   creditPacks: CreditPack[];
+  /** PLANS: the monthly plans (extensions-3.md 2), `free` first and always present. */
+  plans: Plan[];
+  /** PLAN_GRACE_DAYS: how long a subscription whose invoice failed keeps its plan before the workspace falls to free (default 7). */
+  planGraceDays: number;
+  /** PLAN_GRACE_INTERVAL_MS: how often the scheduler looks for grace periods that ended (default 10 minutes). */
+  planGraceIntervalMs: number;
   /** The most bytes of JSON one MCP tool result's text, and its structured content, may each hold (MCP_MAX_OUTPUT_BYTES). */
   mcpMaxOutputBytes: number;
 }
@@ -381,6 +389,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || null,
     stripeApiBase: env.STRIPE_API_BASE ? env.STRIPE_API_BASE.replace(/\/+$/, '') : null,
     creditPacks: parseCreditPacks(env.CREDIT_PACKS),
+    plans: parsePlans(env.PLANS, int(env, 'NEW_WORKSPACE_CREDITS', 1000)),
+    planGraceDays: int(env, 'PLAN_GRACE_DAYS', 7),
+    planGraceIntervalMs: int(env, 'PLAN_GRACE_INTERVAL_MS', 600_000, 1000),
     mcpMaxOutputBytes: int(env, 'MCP_MAX_OUTPUT_BYTES', 50_000, 2_000),
   };
 }

@@ -291,6 +291,7 @@ describe('openapi.yaml', () => {
         'verifyEmail', 'resendVerification', 'requestPasswordReset', 'confirmPasswordReset',
         'setUpTwoFactor', 'enableTwoFactor', 'disableTwoFactor',
         'getBilling', 'createCheckout', 'receiveStripeWebhook', 'listPayments', 'updateAutoRecharge', 'updateBillingLimits', 'updateKey',
+        'createSubscription', 'cancelSubscription', 'createBillingPortal', 'listInvoices',
         'getProtectedResourceMetadata', 'getMcpProtectedResourceMetadata', 'getAuthorizationServerMetadata', 'registerOAuthClient',
         'authorizeOAuthClient', 'createOAuthToken', 'revokeOAuthToken', 'createOAuthConsent',
         'postMcpMessage', 'openMcpStream', 'endMcpSession',
@@ -354,7 +355,9 @@ describe('openapi.yaml', () => {
       // Stripe's event as Stripe sends it: the service reads it only after the signature holds.
       StripeEventEnvelope: ['id', 'type'],
       // `payment` on the payment events only; the 402's `key_id` with scope key, `required` as the 402 of credits has it.
-      BillingEventData: ['payment'],
+      BillingEventData: ['payment', 'plan_id', 'previous_plan_id', 'invoice'],
+      // A plan names only the limits it sets (PLANS); the others stay as the workspace has them.
+      PlanLimits: ['rate_limit_per_minute', 'max_active_jobs'],
       SpendCapErrorDetail: ['required', 'key_id'],
       ValidationError: ['input', 'ctx'],
       // Context keys present for only some causes of the identifier (openapi.yaml says which).

@@ -117,6 +117,64 @@ export interface BillingCustomersTable {
   updated_at: CreatedAt;
 }
 
+/** The plan whose quota and limits a workspace has (extensions-3.md 2); no row: `free`. */
+export interface WorkspacePlansTable {
+  workspace_id: string;
+  plan_id: string;
+  /** When the paid invoice that set the plan was made (an older invoice's late event changes nothing); null: not set by an invoice. */
+  plan_invoice_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  updated_at: CreatedAt;
+}
+
+export type SubscriptionStatus = 'incomplete' | 'active' | 'past_due' | 'canceled';
+
+/** A workspace's Stripe subscription to a plan, mirrored from Stripe's events (extensions-3.md 2). */
+export interface BillingSubscriptionsTable {
+  id: string;
+  workspace_id: string;
+  plan_id: string;
+  status: SubscriptionStatus;
+  /** The subscription's one item (an upgrade or downgrade changes its price). */
+  item_id: string | null;
+  current_period_end: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  cancel_at_period_end: Generated<boolean>;
+  /** The plan the subscription is priced at now (its metadata's plan_id); a downgrade's until the next invoice is paid. */
+  price_plan_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** When an invoice of it failed and none was paid since (the grace period's start). */
+  past_due_since: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** When the grace period ended without a paid invoice and the workspace fell to free. */
+  grace_ended_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+}
+
+/** A subscription's invoice, recorded from Stripe's events. */
+export interface BillingInvoicesTable {
+  id: string;
+  workspace_id: string;
+  subscription_id: string | null;
+  plan_id: string | null;
+  number: string | null;
+  status: string;
+  amount_due: Generated<number>;
+  amount_paid: Generated<number>;
+  currency: string;
+  period_start: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  period_end: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  hosted_invoice_url: string | null;
+  created_at: Timestamp;
+  updated_at: CreatedAt;
+}
+
+/** The Stripe Price of a plan at its amount and currency, made once and reused. */
+export interface BillingPricesTable {
+  plan_id: string;
+  amount: number;
+  currency: string;
+  stripe_price_id: string;
+  created_at: CreatedAt;
+}
+
 export type PaymentKind = 'checkout' | 'auto_recharge';
 export type PaymentStatus = 'pending' | 'paid' | 'partially_refunded' | 'refunded' | 'failed' | 'mismatch';
 
@@ -655,6 +713,10 @@ export interface Database {
   billing_customers: BillingCustomersTable;
   billing_payments: BillingPaymentsTable;
   stripe_events: StripeEventsTable;
+  workspace_plans: WorkspacePlansTable;
+  billing_subscriptions: BillingSubscriptionsTable;
+  billing_invoices: BillingInvoicesTable;
+  billing_prices: BillingPricesTable;
   credit_balances: CreditBalancesTable;
   credit_reservations: CreditReservationsTable;
   credit_ledger: CreditLedgerTable;
@@ -710,4 +772,6 @@ export type WebhookEventRow = Selectable<WebhookEventsTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type BillingPaymentRow = Selectable<BillingPaymentsTable>;
 export type BillingCustomerRow = Selectable<BillingCustomersTable>;
+export type BillingSubscriptionRow = Selectable<BillingSubscriptionsTable>;
+export type BillingInvoiceRow = Selectable<BillingInvoicesTable>;
 export type ApiKeySpendRow = Selectable<ApiKeySpendTable>;

@@ -276,4 +276,29 @@ describe('migrations', () => {
     expect(await migrateToLatest(db)).toEqual(from('20261207_0031_mail_requests'));
     expect(await requestTables()).toEqual(['mail_requests']);
   });
+
+  it('0035 adds the plans\' tables (a workspace without a plan row is on free), removed with their workspace, and drops them on the way down', async () => {
+    const planTables = async () =>
+      (
+        await sql<{ table_name: string }>`
+          select table_name from information_schema.tables
+          where table_schema = 'public' and table_name in ('workspace_plans', 'billing_subscriptions', 'billing_invoices', 'billing_prices') order by 1`.execute(db)
+      ).rows.map((r) => r.table_name);
+    expect(await planTables()).toEqual(['billing_invoices', 'billing_prices', 'billing_subscriptions', 'workspace_plans']);
+    // The previous release's insert of a workspace still works: it has no plan row.
+    await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_plan', 'p', 10, 60, 100, 10)`.execute(db);
+    await sql`insert into workspace_plans (workspace_id, plan_id) values ('ws_plan', 'starter')`.execute(db);
+    await sql`insert into billing_subscriptions (id, workspace_id, plan_id, status) values ('sub_1', 'ws_plan', 'starter', 'active')`.execute(db);
+    await expect(sql`insert into billing_subscriptions (id, workspace_id, plan_id, status) values ('sub_2', 'ws_plan', 'starter', 'trialing')`.execute(db)).rejects.toThrow(/check/);
+    await sql`insert into billing_invoices (id, workspace_id, subscription_id, status, currency, created_at) values ('in_1', 'ws_plan', 'sub_1', 'paid', 'usd', now())`.execute(db);
+    await sql`delete from workspaces where id = 'ws_plan'`.execute(db);
+    for (const table of ['workspace_plans', 'billing_subscriptions', 'billing_invoices']) {
+      expect((await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)}`.execute(db)).rows).toEqual([{ n: 0 }]);
+    }
+
+    await migrateDownThrough(db, '20261207_0035_plans');
+    expect(await planTables()).toEqual([]);
+    expect(await migrateToLatest(db)).toEqual(from('20261207_0035_plans'));
+    expect(await planTables()).toEqual(['billing_invoices', 'billing_prices', 'billing_subscriptions', 'workspace_plans']);
+  });
 });

@@ -70,6 +70,9 @@ export const ERROR_STATUS = {
   invalid_signature: 400,
   payment_method_required: 409,
   spend_cap_reached: 402,
+  // Monthly plans (extensions-3.md 2).
+  unknown_plan: 422,
+  subscription_not_found: 404,
 } as const satisfies Record<components['schemas']['ServiceErrorCode'], number>;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

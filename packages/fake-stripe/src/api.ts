@@ -91,6 +91,10 @@ export class StripeApi<E extends Emitted> {
   ) {
     this.apiVersion = defaultApiVersion;
     const expand = (params: Record<string, unknown>) => (Array.isArray(params.expand) ? (params.expand as string[]) : []);
+    const books = () => {
+      if (!state.subscriptions) throw invalidRequest('Subscriptions are not served by this fake.', undefined, undefined, 404);
+      return state.subscriptions;
+    };
     const retrieve = (object: string, param: string): Handler => ({ params, path }) => state.render(state.get(object, path[param]!), expand(params));
     this.handlers = {
       PostCustomers: ({ params }) => state.render(state.createCustomer(params), expand(params)),
@@ -102,6 +106,12 @@ export class StripeApi<E extends Emitted> {
       GetPaymentMethodsPaymentMethod: retrieve('payment_method', 'payment_method'),
       PostRefunds: ({ params, request }) => state.render(state.createRefund(params, request).refund, expand(params)),
       GetChargesCharge: retrieve('charge', 'charge'),
+      // Monthly plans (subscriptions.ts).
+      PostPrices: ({ params }) => state.render(books().createPrice(params), expand(params)),
+      GetSubscriptionsSubscriptionExposedId: ({ params, path }) => state.render(books().render(state.get('subscription', path.subscription_exposed_id!)), expand(params)),
+      PostSubscriptionsSubscriptionExposedId: ({ params, path }) => state.render(books().render(books().update(path.subscription_exposed_id!, params)), expand(params)),
+      GetInvoicesInvoice: retrieve('invoice', 'invoice'),
+      PostBillingPortalSessions: ({ params }) => state.render(books().createPortalSession(params), expand(params)),
     };
   }
 

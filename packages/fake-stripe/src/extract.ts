@@ -15,6 +15,12 @@ export const OPERATIONS = [
   ['get', '/v1/payment_methods/{payment_method}'],
   ['post', '/v1/refunds'],
   ['get', '/v1/charges/{charge}'],
+  // Monthly plans (extensions-3.md 2): subscriptions, their prices and invoices, the billing portal.
+  ['post', '/v1/prices'],
+  ['get', '/v1/subscriptions/{subscription_exposed_id}'],
+  ['post', '/v1/subscriptions/{subscription_exposed_id}'],
+  ['get', '/v1/invoices/{invoice}'],
+  ['post', '/v1/billing_portal/sessions'],
 ] as const;
 
 /** Schemas kept although no operation above references them: the webhook payload. */

@@ -19,5 +19,6 @@ export { metadataOf, type StripeCall } from './api';
 export type { Delivery } from './webhooks';
 export type { PayOptions } from './state';
 export { signatureHeader } from './webhooks';
+export type { Invoice as FakeInvoice, Subscription as FakeSubscription, Price as FakePrice } from './subscriptions';
 export { objectProblems, stripeSubset, stripeOperations } from './spec';
 export { OPERATIONS, extractSubset } from './extract';

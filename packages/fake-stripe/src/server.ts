@@ -7,6 +7,7 @@ import { type Charge, type CheckoutSession, type PaymentIntent, type StripeObjec
 import { checkoutPage, dashboardPage, escapeHtml } from './pages';
 import { stripeOperations } from './spec';
 import { NO_REQUEST, type PayOptions, type RequestRef, StripeState } from './state';
+import { type Invoice, type Subscription, SubscriptionBook } from './subscriptions';
 import { type Delivery, signatureHeader, WebhookSender } from './webhooks';
 
 export interface FakeStripeOptions {
@@ -52,6 +53,17 @@ export interface FakeStripe {
   refund(paymentIntentId: string, amount?: number): Promise<StripeEvent>;
   declinePaymentMethod(paymentMethodId: string): void;
   failNextPaymentIntents(n: number): void;
+  /** Monthly plans (subscriptions.ts): moves a subscription to its next period (its renewal invoice, or its end when cancelled at period end); the events emitted. */
+  advanceSubscription(subscriptionId: string): StripeEvent[];
+  /** The next `n` subscription invoices fail (invoice.payment_failed, the subscription past due). */
+  failNextInvoices(n: number): void;
+  /** Pays an open invoice (a retry that succeeds); the events emitted. */
+  payInvoice(invoiceId: string): StripeEvent[];
+  /** Ends a subscription now (customer.subscription.deleted); the events emitted. */
+  cancelSubscriptionNow(subscriptionId: string): StripeEvent[];
+  /** A subscription or invoice as the fake holds it, or undefined. */
+  subscription(id: string): Subscription | undefined;
+  invoice(id: string): Invoice | undefined;
   /** An event of `type` about `object`, built (not emitted) — for tests crafting their own. */
   buildEvent(type: string, object: Record<string, unknown>): StripeEvent;
   /** The Stripe-Signature header for `payload` at `timestamp` (unix seconds; default now), signed with `secret` (default the fake's). */
@@ -81,6 +93,7 @@ class FakeStripeServer implements FakeStripe {
   private readonly state: StripeState<StripeEvent>;
   private readonly api: StripeApi<StripeEvent>;
   private readonly sender: WebhookSender;
+  private readonly book: SubscriptionBook;
   private readonly log: (message: string) => void;
   readonly server: http.Server;
 
@@ -99,6 +112,13 @@ class FakeStripeServer implements FakeStripe {
       },
     );
     this.api = new StripeApi(this.state, this.secretKey, DEFAULT_API_VERSION);
+    this.book = new SubscriptionBook(
+      this.state,
+      (type, object) => void this.state.emitEvent(type, object),
+      () => this.publicUrl ?? this.url,
+      () => this.api.apiVersion,
+    );
+    this.state.subscriptions = this.book;
     this.sender = new WebhookSender({
       secret: this.webhookSecret,
       retryDelaysMs: options.retryDelaysMs ?? DEFAULT_RETRY_DELAYS_MS,
@@ -122,7 +142,38 @@ class FakeStripeServer implements FakeStripe {
   }
 
   async payCheckoutSession(sessionId: string, options: PayOptions = {}): Promise<StripeEvent[]> {
-    return this.state.payCheckoutSession(sessionId, options);
+    return this.emittedBy(() => this.state.payCheckoutSession(sessionId, options));
+  }
+
+  /** The events `step` emitted (it returns them, or the subscription book emitted them as it went). */
+  private emittedBy(step: () => StripeEvent[] | unknown): StripeEvent[] {
+    const before = this.events.length;
+    const returned = step();
+    return Array.isArray(returned) && returned.length > 0 ? (returned as StripeEvent[]) : this.events.slice(before);
+  }
+
+  advanceSubscription(subscriptionId: string): StripeEvent[] {
+    return this.emittedBy(() => this.book.advance(subscriptionId));
+  }
+
+  failNextInvoices(n: number): void {
+    this.book.failNextInvoices(n);
+  }
+
+  payInvoice(invoiceId: string): StripeEvent[] {
+    return this.emittedBy(() => this.book.payInvoice(invoiceId));
+  }
+
+  cancelSubscriptionNow(subscriptionId: string): StripeEvent[] {
+    return this.emittedBy(() => this.book.cancelNow(subscriptionId));
+  }
+
+  subscription(id: string): Subscription | undefined {
+    return this.state.all<Subscription>('subscription').find((s) => s.id === id);
+  }
+
+  invoice(id: string): Invoice | undefined {
+    return this.state.all<Invoice>('invoice').find((i) => i.id === id);
   }
 
   async refund(paymentIntentId: string, amount?: number): Promise<StripeEvent> {
@@ -225,13 +276,33 @@ class FakeStripeServer implements FakeStripe {
     };
     const session = /^\/checkout\/([^/]+)(?:\/(pay|refund))?$/.exec(pathname);
     const intent = /^\/payment_intents\/([^/]+)\/refund$/.exec(pathname);
+    const subscriptionPage = /^\/(portal|invoices|subscriptions)\/([^/]+)(?:\/(pay|advance|cancel))?$/.exec(pathname);
     try {
       if (method === 'GET' && pathname === '/') return html(200, this.dashboard());
+      if (subscriptionPage) {
+        const [, kind, rawId, action] = subscriptionPage;
+        const id = decodeURIComponent(rawId!);
+        if (method === 'GET' && kind === 'portal' && !action) return html(200, this.book.portalPage(id));
+        if (method === 'GET' && kind === 'invoices' && !action) return html(200, this.book.invoicePage(id));
+        if (method === 'POST' && kind === 'invoices' && action === 'pay') {
+          this.book.payInvoice(id);
+          return redirect(`/invoices/${encodeURIComponent(id)}`);
+        }
+        if (method === 'POST' && kind === 'subscriptions' && action === 'advance') {
+          this.book.advance(id);
+          return redirect('/');
+        }
+        if (method === 'POST' && kind === 'subscriptions' && action === 'cancel') {
+          this.book.cancelNow(id);
+          return redirect('/');
+        }
+      }
       if (session && method === 'GET' && !session[2]) return html(200, this.checkout(decodeURIComponent(session[1]!)));
       if (session && method === 'POST' && session[2] === 'pay') {
         const id = decodeURIComponent(session[1]!);
         const current = this.state.get<CheckoutSession>('checkout.session', id);
         if (current.status === 'open') this.state.payCheckoutSession(id);
+        if (current.mode === 'subscription') return redirect(current.success_url.replace('{CHECKOUT_SESSION_ID}', id));
         return redirect(current.success_url.replace('{CHECKOUT_SESSION_ID}', id));
       }
       if (session && method === 'POST' && session[2] === 'refund') {
@@ -277,7 +348,7 @@ class FakeStripeServer implements FakeStripe {
       charges,
       events: this.events,
       deliveries: this.deliveries,
-    });
+    }).replace('<h2>Events</h2>', `${this.book.dashboardSection()}\n<h2>Events</h2>`);
   }
 }
 

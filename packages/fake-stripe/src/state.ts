@@ -23,6 +23,7 @@ import {
   type StripeObject,
 } from './objects';
 import { stripeSubset } from './spec';
+import type { SubscriptionBook } from './subscriptions';
 
 /** The API request an event came from (`null`s when the fake itself caused it). */
 export interface RequestRef {
@@ -67,11 +68,19 @@ export class StripeState<E extends Emitted> {
   private readonly declined = new Set<string>();
   private failNext = 0;
   intentsCreatedByApi = 0;
+  /** Subscriptions (subscriptions.ts), set by the server; Checkout in subscription mode goes to it. */
+  subscriptions: SubscriptionBook | null = null;
+  private readonly subscriptionData = new Map<string, { metadata: Metadata; interval: string }>();
 
   constructor(
     private readonly publicUrl: () => string,
     private readonly emit: Emit<E>,
   ) {}
+
+  /** Emits an event about `object` (the subscription book's steps). */
+  emitEvent(type: string, object: StripeObject): E {
+    return this.emit(type, object, NO_REQUEST);
+  }
 
   get<T extends StripeObject>(object: string, id: string, param = 'id', status = 404): T {
     const found = this.objects.get(id);
@@ -95,7 +104,7 @@ export class StripeState<E extends Emitted> {
     this.failNext = Math.max(0, Math.floor(n));
   }
 
-  private put<T extends StripeObject>(object: T): T {
+  put<T extends StripeObject>(object: T): T {
     this.objects.set(object.id, object);
     return object;
   }
@@ -106,12 +115,15 @@ export class StripeState<E extends Emitted> {
 
   createCheckoutSession(params: Record<string, unknown>): CheckoutSession {
     if (params.mode === undefined) throw invalidRequest('Missing required param: mode.', 'mode', 'parameter_missing');
-    if (params.mode !== 'payment') throw invalidRequest(`This fake of Stripe creates Checkout Sessions in payment mode only, not ${String(params.mode)}.`, 'mode');
+    if (params.mode !== 'payment' && !(params.mode === 'subscription' && this.subscriptions)) {
+      throw invalidRequest(`This fake of Stripe creates Checkout Sessions in payment or subscription mode only, not ${String(params.mode)}.`, 'mode');
+    }
     const customer = typeof params.customer === 'string' ? this.get<Customer>('customer', params.customer, 'customer', 400) : null;
     const items = params.line_items;
     if (!Array.isArray(items) || items.length === 0) {
       throw invalidRequest('You must provide at least one line item in `payment` mode.', 'line_items', 'parameter_missing');
     }
+    if (params.mode === 'subscription') this.subscriptions!.checkSubscriptionLineItems(items);
     const inputs = items.map((raw: unknown, i): LineItemInput => {
       const item = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
       const at = `line_items[${i}]`;
@@ -133,6 +145,11 @@ export class StripeState<E extends Emitted> {
     const amountTotal = inputs.reduce((sum, input) => sum + input.unitAmount * input.quantity, 0);
     const session = this.put(checkoutSessionObject({ params, amountTotal, currency, customer, created, publicUrl: this.publicUrl() }));
     this.lineItems.set(session.id, inputs.map((input) => lineItemObject(input, created)));
+    if (params.mode === 'subscription') {
+      const data = (params.subscription_data ?? {}) as Record<string, unknown>;
+      const first = (items[0] as Record<string, unknown>).price_data as Record<string, unknown>;
+      this.subscriptionData.set(session.id, { metadata: metadataOf(data.metadata), interval: String((first.recurring as Record<string, unknown>).interval) });
+    }
     const intentData = (params.payment_intent_data ?? {}) as Record<string, unknown>;
     this.intentData.set(session.id, {
       metadata: metadataOf(intentData.metadata),
@@ -146,6 +163,12 @@ export class StripeState<E extends Emitted> {
   payCheckoutSession(sessionId: string, options: PayOptions = {}, request: RequestRef = NO_REQUEST): E[] {
     const session = this.get<CheckoutSession>('checkout.session', sessionId);
     if (session.status !== 'open') throw invalidRequest(`Checkout Session ${sessionId} is ${session.status}, not open.`, undefined, 'checkout_session_not_open', 409);
+    const subscription = this.subscriptionData.get(sessionId);
+    if (subscription && this.subscriptions) {
+      // Its events are emitted by the book (the server collects them).
+      this.subscriptions.payCheckout(session, this.sessionLineItems(sessionId), subscription.metadata, subscription.interval);
+      return [];
+    }
     if (options.amountTotal !== undefined) session.amount_total = session.amount_subtotal = options.amountTotal;
     if (options.currency !== undefined) session.currency = options.currency.toLowerCase();
     const data = this.intentData.get(sessionId)!;

@@ -229,7 +229,14 @@ export function invitationMail(input: InvitationMailInput): RenderedMail {
 }
 
 /** The billing events mailed to a workspace's owners and admins (extensions-2.md 1). */
-export type BillingMailType = 'billing.payment_succeeded' | 'billing.payment_refunded' | 'billing.credits_low' | 'billing.spend_cap_reached' | 'billing.auto_recharge_failed';
+export type BillingMailType =
+  | 'billing.payment_succeeded'
+  | 'billing.payment_refunded'
+  | 'billing.credits_low'
+  | 'billing.spend_cap_reached'
+  | 'billing.auto_recharge_failed'
+  | 'billing.plan_changed'
+  | 'billing.invoice_payment_failed';
 
 const BILLING_SUBJECTS: Record<BillingMailType, string> = {
   'billing.payment_succeeded': 'Payment received: credits added',
@@ -237,6 +244,8 @@ const BILLING_SUBJECTS: Record<BillingMailType, string> = {
   'billing.credits_low': 'Your credits are running low',
   'billing.spend_cap_reached': 'A monthly spend cap was reached',
   'billing.auto_recharge_failed': 'Auto-recharge failed and was turned off',
+  'billing.plan_changed': 'Your plan changed',
+  'billing.invoice_payment_failed': 'A plan invoice could not be paid',
 };
 
 export interface BillingMailInput {

@@ -2,6 +2,7 @@ import { Core, type ClientOptions } from './core';
 import { AccountResource, Platforms, Quotes, UsageResource } from './resources/account';
 import { Auth } from './resources/auth';
 import { Batches } from './resources/batches';
+import { Billing } from './resources/billing';
 import { Destinations } from './resources/destinations';
 import { Exports } from './resources/exports';
 import { Jobs } from './resources/jobs';
@@ -34,6 +35,7 @@ export class Client {
   readonly destinations: Destinations;
   readonly workspaces: Workspaces;
   readonly auth: Auth;
+  readonly billing: Billing;
   /** The service's origin the client calls. */
   readonly baseUrl: string;
 
@@ -54,5 +56,6 @@ export class Client {
     this.destinations = new Destinations(core);
     this.workspaces = new Workspaces(core);
     this.auth = new Auth(core);
+    this.billing = new Billing(core);
   }
 }

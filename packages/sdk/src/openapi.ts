@@ -1589,6 +1589,9 @@ export interface paths {
          *     spend cap and low-credits threshold, and `month_spent_credits`: credits reserved or
          *     settled by the workspace in the current UTC calendar month, released ones excluded. A
          *     reservation counts in the month it was made. Answers without Stripe configured too.
+         *     `payments_enabled` says whether Stripe is configured; the monthly `plans` (`PLANS`), the
+         *     workspace's `plan` (`free` until a subscription's invoice is paid) and its
+         *     `subscription` (null when it never subscribed).
          *
          *     Access: `viewer`.
          */
@@ -1629,6 +1632,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/billing/subscription": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Subscribe to a monthly plan, or change it
+         * @description Without a live subscription (none, or only ended or never-paid ones): 201 with a Stripe
+         *     Checkout Session in `mode=subscription` for the plan (a monthly recurring price); send
+         *     the buyer to `url`. The plan and its quota apply when Stripe says its first invoice is
+         *     paid, never by the return to `success_url`.
+         *
+         *     With a live subscription: a dearer plan (an upgrade) changes the subscription's price at
+         *     once and invoices the prorated difference now (`always_invoice`); the new quota applies
+         *     when that invoice is paid. A cheaper plan (a downgrade) changes the price without
+         *     proration; the subscription answers with `scheduled_plan_id`, and the current quota
+         *     stays until the next invoice is paid. Both answer 200 with the subscription. The plan
+         *     already subscribed to answers 200 and changes nothing.
+         *
+         *     Unknown plan, or `free`: 422 `unknown_plan` (cancel to return to free). Without Stripe
+         *     configured: 503 `billing_unavailable`. Audited (`billing.subscription_checkout_created`,
+         *     `billing.subscription_changed`).
+         *
+         *     Access: `admin`.
+         */
+        post: operations["createSubscription"];
+        /**
+         * Cancel the subscription at the end of its period
+         * @description Sets the live subscription to end at the end of its current period
+         *     (`cancel_at_period_end`); the plan and its quota stay until then, and the workspace
+         *     falls to `free` when Stripe says the subscription ended. No live subscription: 404
+         *     `subscription_not_found`. Without Stripe configured: 503 `billing_unavailable`.
+         *     Audited (`billing.subscription_cancelled`).
+         *
+         *     Access: `admin`.
+         */
+        delete: operations["cancelSubscription"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/portal": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Open Stripe's billing portal
+         * @description A Stripe billing portal session for the workspace's customer (cards, invoices, the
+         *     subscription); send the member to `url`. `return_url` defaults to the workspace's
+         *     Billing page in the console on `APP_URL`. Without Stripe configured: 503
+         *     `billing_unavailable`.
+         *
+         *     Access: `admin`.
+         */
+        post: operations["createBillingPortal"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/billing/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The subscription's invoices
+         * @description The invoices of the workspace's subscriptions, as Stripe's events recorded them, newest
+         *     first, with the hosted page to view or pay each. Paged with `limit` and
+         *     `starting_after` (an invoice ID of the previous page). Answers without Stripe
+         *     configured too.
+         *
+         *     Access: `admin`.
+         */
+        get: operations["listInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/billing/stripe/webhook": {
         parameters: {
             query?: never;
@@ -1643,7 +1742,11 @@ export interface paths {
          * @description The endpoint to register in Stripe's dashboard (`{APP_URL}/v1/billing/stripe/webhook`),
          *     with the events `checkout.session.completed`,
          *     `checkout.session.async_payment_succeeded`, `payment_intent.succeeded`,
-         *     `payment_intent.payment_failed` and `charge.refunded`. No credential: the
+         *     `payment_intent.payment_failed` and `charge.refunded`, and for monthly plans
+         *     `invoice.paid`, `invoice.payment_failed`, `customer.subscription.updated` and
+         *     `customer.subscription.deleted` (a `checkout.session.completed` in subscription mode
+         *     records the subscription; an invoice's subscription is read from `subscription` or
+         *     `parent.subscription_details.subscription`, whichever the API version sends). No credential: the
          *     `Stripe-Signature` header is checked against the exact bytes received with
          *     `STRIPE_WEBHOOK_SECRET` and a 300 s tolerance; a bad or stale signature is 400
          *     `invalid_signature` and nothing is written. Each Stripe event is handled once: a repeat
@@ -2880,15 +2983,16 @@ export interface components {
          *     `schedule.run.dispatched`: a schedule's
          *     occurrence created its job or batch; `schedule.run.skipped`: it was skipped
          *     (`skipped_credits` or `skipped_overlap`). `webhook.test`: a test send. `billing.*`: payments,
-         *     refunds, low credits, spend caps and failed auto-recharges (BillingWebhookEvent).
+         *     refunds, low credits, spend caps, failed auto-recharges, plan changes and failed
+         *     subscription invoices (BillingWebhookEvent).
          * @enum {string}
          */
-        WebhookEventType: "job.completed" | "job.failed" | "job.cancelled" | "job.delivered" | "job.delivery_failed" | "batch.completed" | "batch.failed" | "batch.cancelled" | "batch.delivered" | "batch.delivery_failed" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed";
+        WebhookEventType: "job.completed" | "job.failed" | "job.cancelled" | "job.delivered" | "job.delivery_failed" | "batch.completed" | "batch.failed" | "batch.cancelled" | "batch.delivered" | "batch.delivery_failed" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed" | "billing.plan_changed" | "billing.invoice_payment_failed";
         /**
          * @description An event type the webhook takes, or `*` for every event.
          * @enum {string}
          */
-        WebhookEventSelector: "*" | "job.completed" | "job.failed" | "job.cancelled" | "job.delivered" | "job.delivery_failed" | "batch.completed" | "batch.failed" | "batch.cancelled" | "batch.delivered" | "batch.delivery_failed" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed";
+        WebhookEventSelector: "*" | "job.completed" | "job.failed" | "job.cancelled" | "job.delivered" | "job.delivery_failed" | "batch.completed" | "batch.failed" | "batch.cancelled" | "batch.delivered" | "batch.delivery_failed" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed" | "billing.plan_changed" | "billing.invoice_payment_failed";
         DestinationCreateRequest: {
             /** @description A name for people; not unique. */
             name: string;
@@ -3241,12 +3345,132 @@ export interface components {
         };
         /** @description The workspace's billing. */
         Billing: {
+            /** @description Whether payments work on this service (Stripe configured); false, every billing write answers 503 `billing_unavailable`. */
+            payments_enabled: boolean;
+            /** @description The monthly plans (`PLANS`), `free` first. */
+            plans: components["schemas"]["Plan"][];
+            plan: components["schemas"]["Plan"];
+            subscription: components["schemas"]["Subscription"];
             /** @description The packs on sale. */
             packs: components["schemas"]["CreditPack"][];
             auto_recharge: components["schemas"]["AutoRecharge"];
             limits: components["schemas"]["BillingLimits"];
             /** @description Credits reserved or settled by the workspace in the current UTC calendar month, released ones excluded. */
             month_spent_credits: number;
+        };
+        /** @description The limits a plan sets (where it names them); a limit it does not name stays as the workspace has it. */
+        PlanLimits: {
+            /** @description Requests per minute. */
+            rate_limit_per_minute?: number;
+            /** @description Queued and running jobs at once. */
+            max_active_jobs?: number;
+        };
+        /** @description A monthly plan (`PLANS`); `free` is always one. */
+        Plan: {
+            /** @description The plan's ID, as `plan_id` names it. */
+            id: string;
+            /** @description Its name for people. */
+            name: string;
+            /** @description The workspace's `monthly_quota` on this plan (credits of each UTC calendar month). */
+            monthly_credits: number;
+            /** @description Its price per month in the currency's minor unit (0 for free). */
+            amount: number;
+            /** @description Lower-case ISO 4217 currency code. */
+            currency: string;
+            limits: components["schemas"]["PlanLimits"];
+        };
+        /**
+         * @description The workspace's Stripe subscription, as its events say: `incomplete` until its first
+         *     invoice is paid, `active`, `past_due` (an invoice failed; the plan stays for
+         *     `PLAN_GRACE_DAYS`, then the workspace falls to free until one is paid) or `canceled`.
+         *     Null when the workspace never subscribed.
+         */
+        Subscription: {
+            /** @description The Stripe subscription ID (`sub_...`). */
+            id: string;
+            /** @description The plan it is priced at. */
+            plan_id: string;
+            /**
+             * @description Its status.
+             * @enum {string}
+             */
+            status: "incomplete" | "active" | "past_due" | "canceled";
+            /**
+             * Format: date-time
+             * @description When the current period ends (the next invoice, or the end of a cancelled subscription).
+             */
+            current_period_end: string | null;
+            /** @description It ends at `current_period_end` (cancelled), and the workspace falls to free then. */
+            cancel_at_period_end: boolean;
+            /** @description A downgrade's plan, which applies when the next invoice is paid; null otherwise. */
+            scheduled_plan_id: string | null;
+        } | null;
+        /** @description The plan to subscribe or change to. Unknown keys are rejected (422). */
+        SubscriptionRequest: {
+            /** @description One of the `plans` of `GET /v1/billing`, other than `free`. */
+            plan_id: string;
+            /**
+             * Format: uri
+             * @description Where Stripe sends the subscriber after paying (default the console's Billing page; a new subscription only).
+             */
+            success_url?: string;
+            /**
+             * Format: uri
+             * @description Where Stripe sends one who gives up (default the console's Billing page; a new subscription only).
+             */
+            cancel_url?: string;
+        };
+        /** @description Where the portal sends the member back. Unknown keys are rejected (422). */
+        BillingPortalRequest: {
+            /**
+             * Format: uri
+             * @description The page the portal's back link opens (default the console's Billing page).
+             */
+            return_url?: string;
+        };
+        /** @description A Stripe billing portal session. */
+        BillingPortal: {
+            /** @description The portal page to send the member to. */
+            url: string;
+        };
+        /** @description An invoice of the workspace's subscription, as Stripe's events recorded it. */
+        Invoice: {
+            /** @description The Stripe invoice ID (`in_...`). */
+            id: string;
+            /** @description Its number, once Stripe finalised it. */
+            number: string | null;
+            /** @description Stripe's status (`open`, `paid`, `uncollectible`, `void`, ...). */
+            status: string;
+            /** @description What it asks, in the currency's minor unit. */
+            amount_due: number;
+            /** @description What was paid of it. */
+            amount_paid: number;
+            /** @description Lower-case ISO 4217 currency code. */
+            currency: string;
+            /**
+             * Format: date-time
+             * @description The start of the period it bills.
+             */
+            period_start: string | null;
+            /**
+             * Format: date-time
+             * @description The end of the period it bills.
+             */
+            period_end: string | null;
+            /** @description Stripe's page to view, download or pay it. */
+            hosted_invoice_url: string | null;
+            /**
+             * Format: date-time
+             * @description When Stripe made it.
+             */
+            created_at: string;
+        };
+        /** @description A page of invoices, newest first. */
+        InvoiceList: {
+            /** @description The invoices. */
+            data: components["schemas"]["Invoice"][];
+            /** @description Whether older invoices follow (pass the last ID as `starting_after`). */
+            has_more: boolean;
         };
         /** @description The pack to buy. Unknown keys are rejected (422). */
         CheckoutRequest: {
@@ -3355,7 +3579,10 @@ export interface components {
          *     `billing.payment_refunded` (`payment` after the refund), `billing.credits_low` (the
          *     available credits crossed below `low_credits_threshold`), `billing.spend_cap_reached`
          *     (a submission was refused by a cap: `scope`, `key_id`, `cap`, `spent`; once per scope and
-         *     month) and `billing.auto_recharge_failed` (`payment`, auto-recharge turned off). Owners
+         *     month), `billing.auto_recharge_failed` (`payment`, auto-recharge turned off),
+         *     `billing.plan_changed` (a paid invoice or the end of a subscription changed the plan:
+         *     `plan_id`, `previous_plan_id`) and `billing.invoice_payment_failed` (a subscription's
+         *     invoice failed: `invoice`, `plan_id`; the plan stays for `PLAN_GRACE_DAYS`). Owners
          *     and admins are also mailed when mail is configured.
          * @example {
          *       "id": "evt_01jd2xj1e6f7g8h9j0k1m2n3p5",
@@ -3380,7 +3607,7 @@ export interface components {
              * @description The event type. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
-            type: "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed";
+            type: "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed" | "billing.plan_changed" | "billing.invoice_payment_failed";
             /**
              * Format: date-time
              * @description When it happened.
@@ -3395,6 +3622,11 @@ export interface components {
             /** @description One sentence for people. */
             message: string;
             payment?: components["schemas"]["Payment"];
+            /** @description The workspace's plan now (`billing.plan_changed`), or the subscription's (`billing.invoice_payment_failed`). */
+            plan_id?: string;
+            /** @description The plan before the change (`billing.plan_changed`). */
+            previous_plan_id?: string;
+            invoice?: components["schemas"]["Invoice"];
             /** @description Available credits after the change. */
             available_credits: number | null;
             /** @description The threshold crossed (`billing.credits_low`). */
@@ -3464,7 +3696,7 @@ export interface components {
          *     description says when each is answered.
          * @enum {string}
          */
-        ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "destination_not_found" | "destination_unreachable" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "workspace_limit_reached" | "webhook_limit_reached" | "stream_limit_exceeded" | "billing_unavailable" | "unknown_pack" | "invalid_signature" | "payment_method_required" | "spend_cap_reached";
+        ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "destination_not_found" | "destination_unreachable" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "workspace_limit_reached" | "webhook_limit_reached" | "stream_limit_exceeded" | "billing_unavailable" | "unknown_pack" | "invalid_signature" | "payment_method_required" | "spend_cap_reached" | "unknown_plan" | "subscription_not_found";
         /**
          * @description One JSON-RPC 2.0 message of the Model Context Protocol (revision 2025-06-18 or later): a
          *     request (`id` and `method`, with `params`), a notification (`method` only), or a response
@@ -3502,7 +3734,7 @@ export interface components {
              * @description The identifier. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
-            error: "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "method_not_allowed" | "email_taken" | "last_owner" | "personal_workspace" | "invitation_invalid" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "billing_unavailable" | "unknown_pack" | "invalid_signature" | "payment_method_required";
+            error: "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "method_not_allowed" | "email_taken" | "last_owner" | "personal_workspace" | "invitation_invalid" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "billing_unavailable" | "unknown_pack" | "invalid_signature" | "payment_method_required" | "unknown_plan" | "subscription_not_found";
             /** @description Human-readable explanation. */
             message: string;
         };
@@ -4974,6 +5206,42 @@ export interface components {
                  *     }
                  */
                 "application/json": components["schemas"]["ServiceError"] | components["schemas"]["HTTPValidationError"];
+            };
+        };
+        /** @description `unknown_plan`: no paid plan has that ID (`free` is reached by cancelling); or a validation error. */
+        PlanUnprocessable: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "unknown_plan",
+                 *         "message": "No paid plan has the ID enterprise."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"] | components["schemas"]["HTTPValidationError"];
+            };
+        };
+        /** @description `subscription_not_found`: the workspace has no live subscription. */
+        SubscriptionNotFound: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "detail": {
+                 *         "error": "subscription_not_found",
+                 *         "message": "This workspace has no live subscription."
+                 *       }
+                 *     }
+                 */
+                "application/json": components["schemas"]["ServiceError"];
             };
         };
         /** @description `invalid_signature`: the Stripe-Signature header is missing, wrong or older than 300 s; nothing was written. */
@@ -10023,7 +10291,50 @@ export interface operations {
                      *         "monthly_credit_cap": 50000,
                      *         "low_credits_threshold": 5000
                      *       },
-                     *       "month_spent_credits": 12840
+                     *       "month_spent_credits": 12840,
+                     *       "payments_enabled": true,
+                     *       "plans": [
+                     *         {
+                     *           "id": "free",
+                     *           "name": "Free",
+                     *           "monthly_credits": 1000,
+                     *           "amount": 0,
+                     *           "currency": "usd",
+                     *           "limits": {}
+                     *         },
+                     *         {
+                     *           "id": "starter",
+                     *           "name": "Starter",
+                     *           "monthly_credits": 50000,
+                     *           "amount": 4900,
+                     *           "currency": "usd",
+                     *           "limits": {}
+                     *         },
+                     *         {
+                     *           "id": "pro",
+                     *           "name": "Pro",
+                     *           "monthly_credits": 300000,
+                     *           "amount": 19900,
+                     *           "currency": "usd",
+                     *           "limits": {}
+                     *         }
+                     *       ],
+                     *       "plan": {
+                     *         "id": "starter",
+                     *         "name": "Starter",
+                     *         "monthly_credits": 50000,
+                     *         "amount": 4900,
+                     *         "currency": "usd",
+                     *         "limits": {}
+                     *       },
+                     *       "subscription": {
+                     *         "id": "sub_1QxYz2AbCdEfGhIj",
+                     *         "plan_id": "starter",
+                     *         "status": "active",
+                     *         "current_period_end": "2027-01-07T10:00:00Z",
+                     *         "cancel_at_period_end": false,
+                     *         "scheduled_plan_id": null
+                     *       }
                      *     }
                      */
                     "application/json": components["schemas"]["Billing"];
@@ -10093,6 +10404,256 @@ export interface operations {
             422: components["responses"]["BillingUnprocessable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["BillingUnavailable"];
+        };
+    };
+    createSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "plan_id": "starter"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SubscriptionRequest"];
+            };
+        };
+        responses: {
+            /** @description The live subscription, changed to the plan. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_1QxYz2AbCdEfGhIj",
+                     *       "plan_id": "pro",
+                     *       "status": "active",
+                     *       "current_period_end": "2027-01-07T10:00:00Z",
+                     *       "cancel_at_period_end": false,
+                     *       "scheduled_plan_id": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            /** @description The Checkout Session to send the subscriber to. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "checkout_id": "cs_test_b1C2d3E4f5G6h7J8",
+                     *       "url": "https://checkout.stripe.com/c/pay/cs_test_b1C2d3E4f5G6h7J8"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CheckoutResponse"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["PlanUnprocessable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["BillingUnavailable"];
+        };
+    };
+    cancelSubscription: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The subscription, ending at the end of its period. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "sub_1QxYz2AbCdEfGhIj",
+                     *       "plan_id": "starter",
+                     *       "status": "active",
+                     *       "current_period_end": "2027-01-07T10:00:00Z",
+                     *       "cancel_at_period_end": true,
+                     *       "scheduled_plan_id": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Subscription"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["SubscriptionNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["BillingUnavailable"];
+        };
+    };
+    createBillingPortal: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+                /**
+                 * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
+                 *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
+                 */
+                "X-CSRF-Token"?: components["parameters"]["CsrfToken"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                /**
+                 * @example {
+                 *       "return_url": "https://app.example.com/console/w/ws_01HZX3J6Q2V8K7T4N9B5C1D0EF/billing"
+                 *     }
+                 */
+                "application/json": components["schemas"]["BillingPortalRequest"];
+            };
+        };
+        responses: {
+            /** @description The portal session to send the member to. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "url": "https://billing.stripe.com/p/session/test_YWNjdF8xTjR"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BillingPortal"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["BillingUnavailable"];
+        };
+    };
+    listInvoices: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of payments returned. */
+                limit?: components["parameters"]["PaymentLimit"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of invoices. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": "in_1QxYz9AbCdEfGhIj",
+                     *           "number": "4F2A91C0-0002",
+                     *           "status": "paid",
+                     *           "amount_due": 15000,
+                     *           "amount_paid": 15000,
+                     *           "currency": "usd",
+                     *           "period_start": "2026-12-07T10:00:00Z",
+                     *           "period_end": "2027-01-07T10:00:00Z",
+                     *           "hosted_invoice_url": "https://invoice.stripe.com/i/acct_1N4/test_YWNjdF8x",
+                     *           "created_at": "2026-12-07T10:00:05Z"
+                     *         }
+                     *       ],
+                     *       "has_more": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["InvoiceList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
         };
     };
     receiveStripeWebhook: {

@@ -64,6 +64,16 @@ export type DestinationCreateRequest = Schemas['DestinationCreateRequest'];
 /** A job's or batch's delivery to its destination (`delivery` of a Job or Batch; null without one). */
 export type Delivery = NonNullable<Schemas['Delivery']>;
 
+/** Billing (extensions-2.md 1, extensions-3.md 2). */
+export type Billing = Schemas['Billing'];
+export type Plan = Schemas['Plan'];
+/** A workspace's Stripe subscription (null in `Billing` when it never subscribed). */
+export type Subscription = NonNullable<Schemas['Subscription']>;
+export type SubscriptionRequest = Schemas['SubscriptionRequest'];
+export type Checkout = Schemas['CheckoutResponse'];
+export type BillingPortal = Schemas['BillingPortal'];
+export type Invoice = Schemas['Invoice'];
+
 /** Download formats of exports. */
 export type ExportFormat = components['parameters']['ExportFormat'];
 

@@ -93,6 +93,10 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
 
   'GET /v1/billing': 'viewer',
   'POST /v1/billing/checkout': 'admin',
+  'POST /v1/billing/subscription': 'admin',
+  'DELETE /v1/billing/subscription': 'admin',
+  'POST /v1/billing/portal': 'admin',
+  'GET /v1/billing/invoices': 'admin',
   // Stripe-signed: the route checks the Stripe-Signature header itself.
   'POST /v1/billing/stripe/webhook': 'public',
   'GET /v1/billing/payments': 'admin',

@@ -1,5 +1,9 @@
 import type { RouteDef } from '../app';
+import { cancelSubscription } from './cancelSubscription';
+import { createBillingPortal } from './createBillingPortal';
 import { createCheckout } from './createCheckout';
+import { createSubscription } from './createSubscription';
+import { listInvoices } from './listInvoices';
 import { getBilling } from './getBilling';
 import { listPayments } from './listPayments';
 import { receiveStripeWebhook } from './receiveStripeWebhook';
@@ -10,6 +14,10 @@ import { updateBillingLimits } from './updateBillingLimits';
 export const billingRoutes: RouteDef[] = [
   { method: 'get', path: '/v1/billing', handler: getBilling },
   { method: 'post', path: '/v1/billing/checkout', handler: createCheckout },
+  { method: 'post', path: '/v1/billing/subscription', handler: createSubscription },
+  { method: 'delete', path: '/v1/billing/subscription', handler: cancelSubscription },
+  { method: 'post', path: '/v1/billing/portal', handler: createBillingPortal },
+  { method: 'get', path: '/v1/billing/invoices', handler: listInvoices },
   { method: 'post', path: '/v1/billing/stripe/webhook', handler: receiveStripeWebhook },
   { method: 'get', path: '/v1/billing/payments', handler: listPayments },
   { method: 'put', path: '/v1/billing/auto-recharge', handler: updateAutoRecharge },

@@ -2,6 +2,7 @@ import { useInfiniteQuery, useMutation, useQueryClient } from '@tanstack/react-q
 import { useEffect, useRef, useState } from 'react';
 import { useHref, useSearchParams } from 'react-router';
 import { api, currentWorkspaceId, type Schemas, unwrap } from '../api/client';
+import { Plans } from '../components/billing-plans';
 import { AutoRechargeSettings, KeyCaps, LimitsSettings, problemCode } from '../components/billing-settings';
 import { type Billing, formatMoney, LowCreditsWarning, useAccountCredits, useBilling } from '../components/credits';
 import { DataTable } from '../components/table';
@@ -60,7 +61,10 @@ export default function BillingPage() {
   const billing = useBilling(every);
   const credits = useAccountCredits(every || undefined);
   useEffect(() => setLifetime(credits.data?.lifetime_purchased), [credits.data?.lifetime_purchased]);
-  const [unavailable, setUnavailable] = useState(false);
+  const [refused, setUnavailable] = useState(false);
+  // Known before any click: GET /v1/billing says whether payments work on this service.
+  const unavailable = refused || billing.data?.payments_enabled === false;
+  const subscription = params.get('subscription');
   const dismiss = () =>
     setParams(
       (p) => {
@@ -90,10 +94,17 @@ export default function BillingPage() {
           </button>
         </div>
       )}
+      {subscription === 'success' && (
+        <div className="notice" role="status" data-testid="subscription-notice">
+          Subscribed — the plan applies as soon as Stripe confirms the first payment.
+        </div>
+      )}
       <LowCreditsWarning role={role} onBillingPage />
       {unavailable && (
         <div className="notice notice-warn" role="alert" data-testid="billing-unavailable">
-          <strong>Payments are not configured on this service.</strong> Credits cannot be bought here for now; the limits below still apply.
+          <strong>Payments are not configured on this service.</strong> Credits and plans cannot be bought here for now; the limits below still apply. To
+          turn billing on locally, run <code>npm run stripe:fake</code> and start the service with the three <code>STRIPE_*</code> variables it prints
+          (see docs/billing.md).
         </div>
       )}
 
@@ -125,6 +136,11 @@ export default function BillingPage() {
       <ErrorNotice error={billing.error} />
       {billing.data ? (
         <>
+          <section aria-labelledby="plans-title">
+            <h2 id="plans-title">Plan</h2>
+            <p className="muted small">A monthly plan sets the credits of each calendar month; unused plan credits do not carry over. Packs add credits that never expire.</p>
+            <Plans billing={billing.data} canEdit={isAdmin} enabled={!unavailable} />
+          </section>
           <section aria-labelledby="packs-title">
             <h2 id="packs-title">Credit packs</h2>
             <Packs billing={billing.data} canBuy={isAdmin} unavailable={unavailable} onUnavailable={() => setUnavailable(true)} />
@@ -132,13 +148,13 @@ export default function BillingPage() {
           {isAdmin && (
             <section aria-labelledby="payments-title">
               <h2 id="payments-title">Payments</h2>
-              <Payments every={every} />
+              <Payments every={every} packs={billing.data.packs} onSettled={() => setLifetime(Number.MAX_SAFE_INTEGER)} />
             </section>
           )}
           <section aria-labelledby="recharge-title">
             <h2 id="recharge-title">Auto-recharge</h2>
             <p className="muted small">When the available credits fall below the threshold, the saved card buys the pack, once at a time. A failed charge turns it off.</p>
-            <AutoRechargeSettings billing={billing.data} canEdit={isAdmin} onUnavailable={() => setUnavailable(true)} />
+            <AutoRechargeSettings billing={billing.data} canEdit={isAdmin && !unavailable} onUnavailable={() => setUnavailable(true)} />
           </section>
           <section aria-labelledby="caps-title">
             <h2 id="caps-title">Spend caps</h2>
@@ -208,7 +224,7 @@ const PAYMENT_TONE: Record<Payment['status'], string> = {
 };
 
 /** The workspace's payments, newest first, a page at a time ("Load more"). */
-function Payments({ every }: { every: number | false }) {
+function Payments({ every, packs, onSettled }: { every: number | false; packs: Billing['packs']; onSettled: () => void }) {
   const payments = useInfiniteQuery({
     queryKey: [currentWorkspaceId(), 'billing', 'payments'],
     queryFn: ({ pageParam }) =>
@@ -217,8 +233,18 @@ function Payments({ every }: { every: number | false }) {
     getNextPageParam: (page) => (page.has_more ? (page.data.at(-1)?.id ?? null) : null),
     refetchInterval: every,
   });
+  // The banner after a checkout settles once the newest payment is no longer pending (its credits arrived, or it failed).
+  const newest = payments.data?.pages[0]?.data[0];
+  const settled = every !== false && newest !== undefined && newest.status !== 'pending';
+  useEffect(() => {
+    if (settled) onSettled();
+  }, [settled, onSettled]);
   if (payments.error && !payments.data) return <ErrorNotice error={payments.error} />;
   if (!payments.data) return <Loading />;
+  const packName = (id: string) => {
+    const pack = packs.find((p) => p.id === id);
+    return pack ? `${plural(pack.credits, 'credit', 'credits')} pack` : id;
+  };
   return (
     <>
       <DataTable
@@ -229,7 +255,7 @@ function Payments({ every }: { every: number | false }) {
         columns={[
           { header: 'Date', accessorKey: 'created_at', cell: (c) => formatDate(c.row.original.created_at) },
           { header: 'Kind', accessorKey: 'kind', cell: (c) => (c.row.original.kind === 'auto_recharge' ? 'Auto-recharge' : 'Checkout') },
-          { header: 'Pack', accessorKey: 'pack_id', cell: (c) => <code>{c.row.original.pack_id}</code> },
+          { header: 'Pack', accessorKey: 'pack_id', cell: (c) => packName(c.row.original.pack_id) },
           { header: 'Credits', accessorKey: 'credits', cell: (c) => formatNumber(c.row.original.credits) },
           { header: 'Amount', accessorKey: 'amount', cell: (c) => formatMoney(c.row.original.amount, c.row.original.currency) },
           {

@@ -14,7 +14,7 @@ import httpx
 from . import _base as base
 from ._client import _create_headers
 from ._errors import APIConnectionError, APIError, APITimeoutError, WaitTimeoutError, error_from_response
-from ._models import Batch, DailyUsage, Destination, ExportResult, Item, Job, Quote, Schedule, SDXObject, Usage, Webhook, WebhookDelivery
+from ._models import Batch, Billing, Checkout, DailyUsage, Destination, ExportResult, Invoice, Item, Job, Quote, Schedule, SDXObject, Subscription, Usage, Webhook, WebhookDelivery
 from ._paging import AsyncPager, PageResult, Query
 
 __all__ = ["AsyncClient"]
@@ -429,6 +429,48 @@ class AsyncDestinations:
         await self._core.request("DELETE", base.path("/v1/destinations/{}", id))
 
 
+class AsyncBilling:
+    """``client.billing`` (async): get(), subscribe(), change(), cancel(), portal(), invoices() (monthly plans)."""
+
+    def __init__(self, core: _AsyncCore) -> None:
+        self._core = core
+
+    async def get(self) -> Billing:
+        """``GET /v1/billing``: the plans, the workspace's plan and subscription, ``payments_enabled``."""
+        return Billing(await self._core.json("GET", "/v1/billing"))
+
+    async def subscribe(self, plan_id: str, success_url: Optional[str] = None, cancel_url: Optional[str] = None) -> Union[Checkout, Subscription]:
+        """``POST /v1/billing/subscription``: a :class:`Checkout` (send the subscriber to ``url``)
+        without a live subscription; else the :class:`Subscription` changed to the plan."""
+        body = base.body_of({"plan_id": plan_id, "success_url": success_url, "cancel_url": cancel_url})
+        response = await self._core.request("POST", "/v1/billing/subscription", json=body)
+        data = jsonlib.loads(response.content)
+        return Checkout(data) if response.status_code == 201 else Subscription(data)
+
+    async def change(self, plan_id: str) -> Union[Checkout, Subscription]:
+        """The live subscription changed to ``plan_id`` (an upgrade is invoiced at once; a downgrade
+        waits for the next invoice); a :class:`Checkout` when there is none."""
+        return await self.subscribe(plan_id)
+
+    async def cancel(self) -> Subscription:
+        """``DELETE /v1/billing/subscription``: it ends at the end of the period."""
+        return Subscription(await self._core.json("DELETE", "/v1/billing/subscription"))
+
+    async def portal(self, return_url: Optional[str] = None) -> SDXObject:
+        """``POST /v1/billing/portal``: Stripe's billing portal (``url``)."""
+        return SDXObject(await self._core.json("POST", "/v1/billing/portal", json=base.body_of({"return_url": return_url})))
+
+    def invoices(self, limit: Optional[int] = None) -> AsyncPager[Invoice]:
+        """``GET /v1/billing/invoices``, newest first, every page."""
+
+        async def fetch(query: Query) -> PageResult[Invoice]:
+            data = await self._core.json("GET", "/v1/billing/invoices", params=query)
+            rows = [Invoice(entry) for entry in data["data"]]
+            return rows, ({"starting_after": rows[-1].id} if data["has_more"] and rows else None)
+
+        return AsyncPager(fetch, base.query_of({"limit": limit}))
+
+
 async def _export(core: _AsyncCore, resource: str, id: str, format: str, path: Optional[PathLike]) -> ExportResult:
     response = await core.request("GET", base.export_target(resource, id), params={"format": format}, headers={"Accept": "*/*"}, stream=True)
     try:
@@ -480,6 +522,7 @@ class AsyncClient:
         self.usage = AsyncUsage(self._core)
         self.webhooks = AsyncWebhooks(self._core)
         self.destinations = AsyncDestinations(self._core)
+        self.billing = AsyncBilling(self._core)
 
     async def extract(
         self,

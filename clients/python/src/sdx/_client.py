@@ -12,7 +12,7 @@ import httpx
 
 from . import _base as base
 from ._errors import APIConnectionError, APIError, APITimeoutError, WaitTimeoutError, error_from_response
-from ._models import Batch, DailyUsage, Destination, ExportResult, Item, Job, Quote, Schedule, SDXObject, Usage, Webhook, WebhookDelivery
+from ._models import Batch, Billing, Checkout, DailyUsage, Destination, ExportResult, Invoice, Item, Job, Quote, Schedule, SDXObject, Subscription, Usage, Webhook, WebhookDelivery
 from ._paging import PageResult, Query, SyncPager
 
 __all__ = ["Client"]
@@ -487,6 +487,48 @@ class DestinationsResource:
         self._core.request("DELETE", base.path("/v1/destinations/{}", id))
 
 
+class BillingResource:
+    """``client.billing``: get(), subscribe(), change(), cancel(), portal(), invoices() (monthly plans)."""
+
+    def __init__(self, core: _Core) -> None:
+        self._core = core
+
+    def get(self) -> Billing:
+        """``GET /v1/billing``: the plans, the workspace's plan and subscription, ``payments_enabled``."""
+        return Billing(self._core.json("GET", "/v1/billing"))
+
+    def subscribe(self, plan_id: str, success_url: Optional[str] = None, cancel_url: Optional[str] = None) -> Union[Checkout, Subscription]:
+        """``POST /v1/billing/subscription``: a :class:`Checkout` (send the subscriber to ``url``)
+        without a live subscription; else the :class:`Subscription` changed to the plan."""
+        body = base.body_of({"plan_id": plan_id, "success_url": success_url, "cancel_url": cancel_url})
+        response = self._core.request("POST", "/v1/billing/subscription", json=body)
+        data = jsonlib.loads(response.content)
+        return Checkout(data) if response.status_code == 201 else Subscription(data)
+
+    def change(self, plan_id: str) -> Union[Checkout, Subscription]:
+        """The live subscription changed to ``plan_id`` (an upgrade is invoiced at once; a downgrade
+        waits for the next invoice); a :class:`Checkout` when there is none."""
+        return self.subscribe(plan_id)
+
+    def cancel(self) -> Subscription:
+        """``DELETE /v1/billing/subscription``: it ends at the end of the period."""
+        return Subscription(self._core.json("DELETE", "/v1/billing/subscription"))
+
+    def portal(self, return_url: Optional[str] = None) -> SDXObject:
+        """``POST /v1/billing/portal``: Stripe's billing portal (``url``)."""
+        return SDXObject(self._core.json("POST", "/v1/billing/portal", json=base.body_of({"return_url": return_url})))
+
+    def invoices(self, limit: Optional[int] = None) -> SyncPager[Invoice]:
+        """``GET /v1/billing/invoices``, newest first, every page."""
+
+        def fetch(query: Query) -> PageResult[Invoice]:
+            data = self._core.json("GET", "/v1/billing/invoices", params=query)
+            rows = [Invoice(entry) for entry in data["data"]]
+            return rows, ({"starting_after": rows[-1].id} if data["has_more"] and rows else None)
+
+        return SyncPager(fetch, base.query_of({"limit": limit}))
+
+
 def _export(core: _Core, resource: str, id: str, format: str, path: Optional[PathLike]) -> ExportResult:
     response = core.request("GET", base.export_target(resource, id), params={"format": format}, headers={"Accept": "*/*"}, stream=True)
     try:
@@ -543,6 +585,7 @@ class Client:
         self.usage = UsageResource(self._core)
         self.webhooks = WebhooksResource(self._core)
         self.destinations = DestinationsResource(self._core)
+        self.billing = BillingResource(self._core)
 
     def extract(
         self,

@@ -374,6 +374,63 @@ class Destination(SDXObject):
     created_at: str
 
 
+class Plan(SDXObject):
+    """A monthly plan (``PLANS``): ``monthly_credits`` a month for ``amount`` (minor unit) in ``currency``."""
+
+    id: str
+    name: str
+    monthly_credits: int
+    amount: int
+    currency: str
+    limits: SDXObject
+
+
+class Subscription(SDXObject):
+    """The workspace's Stripe subscription: ``status`` ``incomplete``, ``active``, ``past_due`` or
+    ``canceled``; ``scheduled_plan_id`` is a downgrade's plan until the next invoice is paid."""
+
+    id: str
+    plan_id: str
+    status: str
+    current_period_end: Optional[str]
+    cancel_at_period_end: bool
+    scheduled_plan_id: Optional[str]
+
+
+class Invoice(SDXObject):
+    """An invoice of the subscription, with Stripe's page to view or pay it (``hosted_invoice_url``)."""
+
+    id: str
+    number: Optional[str]
+    status: str
+    amount_due: int
+    amount_paid: int
+    currency: str
+    period_start: Optional[str]
+    period_end: Optional[str]
+    hosted_invoice_url: Optional[str]
+    created_at: str
+
+
+class Billing(SDXObject):
+    """``GET /v1/billing``: ``payments_enabled``, ``plans``, ``plan``, ``subscription`` (or None),
+    ``packs``, ``auto_recharge``, ``limits`` and ``month_spent_credits``."""
+
+    _nested: ClassVar[Dict[str, Type[SDXObject]]] = {"plans": Plan, "plan": Plan, "subscription": Subscription}
+    payments_enabled: bool
+    plans: List[Plan]
+    plan: Plan
+    subscription: Optional[Subscription]
+    month_spent_credits: int
+
+
+class Checkout(SDXObject):
+    """A Stripe Checkout Session to send the subscriber to: ``checkout_id`` and ``url``."""
+
+    checkout_id: str
+    url: str
+
+
 class ExportResult(SDXObject):
     """Where ``export`` wrote: ``path``, ``bytes``, ``content_type``, ``filename`` (the service's name for it)."""
 

@@ -49,7 +49,11 @@ export type AuditAction =
   | 'webhook.secret_rotated'
   | 'billing.checkout_created'
   | 'billing.auto_recharge_updated'
-  | 'billing.limits_updated';
+  | 'billing.limits_updated'
+  | 'billing.subscription_checkout_created'
+  | 'billing.subscription_changed'
+  | 'billing.subscription_cancelled'
+  | 'billing.plan_changed';
 
 export interface AuditEntry {
   workspaceId: string;

@@ -19,7 +19,9 @@ export type BillingEventType =
   | 'billing.payment_refunded'
   | 'billing.credits_low'
   | 'billing.spend_cap_reached'
-  | 'billing.auto_recharge_failed';
+  | 'billing.auto_recharge_failed'
+  | 'billing.plan_changed'
+  | 'billing.invoice_payment_failed';
 
 export type BillingEventData = components['schemas']['BillingEventData'];
 

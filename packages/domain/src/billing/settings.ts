@@ -6,6 +6,9 @@ import type { Resources, Tenant } from '../resources';
 import { periodStartOf } from '../time';
 import { packOrThrow, renderPack } from './packs';
 import { requireBilling, type Stripe } from './stripe';
+import { planOf, readPlanRow, renderPlan } from './plans';
+import { FREE_PLAN_ID } from '@sdx/config';
+import { currentSubscription, renderSubscription } from './subscriptions';
 
 /**
  * The workspace's billing settings (extensions-2.md 1): GET /v1/billing, PUT
@@ -52,10 +55,12 @@ async function readCustomer(db: Executor, workspaceId: string): Promise<BillingC
  */
 export async function getBilling(services: Pick<Resources, 'db' | 'config' | 'clock'>, tenant: Tenant): Promise<Billing> {
   const workspaceId = tenant.workspace.id;
-  const [workspace, customer, balance] = await Promise.all([
+  const [workspace, customer, balance, planRow, subscription] = await Promise.all([
     readWorkspace(services.db, workspaceId),
     readCustomer(services.db, workspaceId),
     services.db.selectFrom('credit_balances').select(['period_start', 'month_spent']).where('workspace_id', '=', workspaceId).executeTakeFirst(),
+    readPlanRow(services.db, workspaceId),
+    currentSubscription(services.db, workspaceId),
   ]);
   const current = balance && balance.period_start >= periodStartOf(services.clock.now());
   return {
@@ -63,6 +68,11 @@ export async function getBilling(services: Pick<Resources, 'db' | 'config' | 'cl
     auto_recharge: renderAutoRecharge(workspace, customer),
     limits: renderLimits(workspace),
     month_spent_credits: current ? balance.month_spent : 0,
+    // Payments work when every billing write would: both Stripe settings are there (stripe.ts requireBilling).
+    payments_enabled: Boolean(services.config.stripeSecretKey && services.config.stripeWebhookSecret),
+    plans: services.config.plans.map(renderPlan),
+    plan: renderPlan(planOf(services.config, planRow?.plan_id ?? FREE_PLAN_ID)),
+    subscription: subscription ? renderSubscription(services.config, subscription) : null,
   };
 }
 

@@ -12,6 +12,7 @@ import { findPack } from './packs';
 import { checkoutPaymentRow } from './payments';
 import { failRecharge } from './recharge';
 import { lowCreditsBetween } from './triggers';
+import { handleSubscriptionEvent, isSubscriptionEvent, prefetchSubscription, SUBSCRIPTION_EVENT_TYPES } from './subscription-events';
 import { idOf, requireBilling, type Stripe, stripeFailureOf } from './stripe';
 
 /**
@@ -38,6 +39,7 @@ const HANDLED_TYPES = new Set([
   'payment_intent.succeeded',
   'payment_intent.payment_failed',
   'charge.refunded',
+  ...SUBSCRIPTION_EVENT_TYPES,
 ]);
 
 /** The signature tolerance: a signed timestamp older than this is refused. */
@@ -78,7 +80,8 @@ export async function receiveStripeEvent(
     const seen = await services.db.selectFrom('stripe_events').select('id').where('id', '=', event.id).executeTakeFirst();
     if (seen) return { received: true, outcome: 'duplicate' };
     const card = await cardOf(services, stripe, event);
-    const handled = await retryDeadlocks(services.log, 'stripe event', () => services.db.transaction().execute((tx) => handleEvent(tx, services, event, card)));
+    const subscription = await prefetchSubscription(services, stripe, event);
+    const handled = await retryDeadlocks(services.log, 'stripe event', () => services.db.transaction().execute((tx) => handleEvent(tx, services, event, card, subscription)));
     if (handled.alerts.length > 0 || handled.wroteEvents) services.outbox.written();
     return { received: true, outcome: handled.outcome };
   } catch (error) {
@@ -109,7 +112,13 @@ async function cardOf(services: Pick<Resources, 'log'>, stripe: Stripe, event: S
   }
 }
 
-async function handleEvent(tx: Tx, services: Pick<Resources, 'config' | 'clock' | 'log'>, event: Stripe.Event, card: Card | null): Promise<Handled> {
+async function handleEvent(
+  tx: Tx,
+  services: Pick<Resources, 'config' | 'clock' | 'log'>,
+  event: Stripe.Event,
+  card: Card | null,
+  subscription: Stripe.Subscription | null,
+): Promise<Handled> {
   const claimed = await tx
     .insertInto('stripe_events')
     .values({ id: event.id, type: event.type, outcome: 'handled', payment_id: null })
@@ -118,7 +127,7 @@ async function handleEvent(tx: Tx, services: Pick<Resources, 'config' | 'clock' 
     .executeTakeFirst();
   if (!claimed) return { outcome: 'duplicate', paymentId: null, alerts: [] };
   const now = services.clock.now();
-  const handled = await dispatch(tx, services, event, card, now);
+  const handled = isSubscriptionEvent(event) ? await handleSubscriptionEvent(tx, services, event, subscription, now) : await dispatch(tx, services, event, card, now);
   await tx.updateTable('stripe_events').set({ outcome: handled.outcome, payment_id: handled.paymentId }).where('id', '=', event.id).execute();
   await recordBillingAlerts(tx, services.config, now, handled.alerts);
   return handled;

@@ -63,7 +63,7 @@ it('sends the verification mail to the dev outbox; its link verifies the sign-up
   expect(mail!.text).toContain('http://localhost:3000/console/verify?token=');
   expect(Date.parse(mail!.created_at)).not.toBeNaN();
   const token = decodeURIComponent(linkToken(mail!.text, 'verify')!);
-  const verified = await stack.api.post('/v1/auth/verify', { body: { token } });
+  const verified = await stack.api.post('/v1/auth/verify', { body: { token, password: 'a long enough password' } });
   expect(verified.status).toBe(200);
   expect(verified.body.user.email).toBe(email);
 });

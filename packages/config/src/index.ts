@@ -132,6 +132,8 @@ export interface AppConfig {
   stripeApiBase: string | null;
   /** CREDIT_PACKS: the packs on sale (JSON list of {id, credits, amount, currency}). */
   creditPacks: CreditPack[];
+  /** AUTO_RECHARGE_MAX_PER_MONTH: auto-recharge charges per workspace and UTC month; the next one due turns auto-recharge off (default 5). */
+  autoRechargeMaxPerMonth: number;
   /** The most bytes of JSON one MCP tool result's text, and its structured content, may each hold (MCP_MAX_OUTPUT_BYTES). */
   mcpMaxOutputBytes: number;
 }
@@ -347,6 +349,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     stripeWebhookSecret: env.STRIPE_WEBHOOK_SECRET || null,
     stripeApiBase: env.STRIPE_API_BASE ? env.STRIPE_API_BASE.replace(/\/+$/, '') : null,
     creditPacks: parseCreditPacks(env.CREDIT_PACKS),
+    autoRechargeMaxPerMonth: int(env, 'AUTO_RECHARGE_MAX_PER_MONTH', 5, 0),
     mcpMaxOutputBytes: int(env, 'MCP_MAX_OUTPUT_BYTES', 50_000, 2_000),
   };
 }

@@ -46,7 +46,11 @@ export type AuditAction =
   | 'webhook.secret_rotated'
   | 'billing.checkout_created'
   | 'billing.auto_recharge_updated'
-  | 'billing.limits_updated';
+  | 'billing.limits_updated'
+  | 'billing.auto_recharge_disabled'
+  | 'billing.payment_refunded'
+  | 'billing.payment_disputed'
+  | 'billing.dispute_closed';
 
 export interface AuditEntry {
   workspaceId: string;

@@ -70,7 +70,8 @@ export class StripeState<E extends Emitted> {
 
   constructor(
     private readonly publicUrl: () => string,
-    private readonly emit: Emit<E>,
+    /** Emits an event of the account (disputes.ts emits some too). */
+    readonly emit: Emit<E>,
   ) {}
 
   get<T extends StripeObject>(object: string, id: string, param = 'id', status = 404): T {
@@ -95,7 +96,8 @@ export class StripeState<E extends Emitted> {
     this.failNext = Math.max(0, Math.floor(n));
   }
 
-  private put<T extends StripeObject>(object: T): T {
+  /** Stores an object of the account (disputes.ts makes some too). */
+  put<T extends StripeObject>(object: T): T {
     this.objects.set(object.id, object);
     return object;
   }

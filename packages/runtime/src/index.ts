@@ -12,6 +12,7 @@ import {
   GroupKeyLookups,
   LocalSignal,
   type Resources,
+  sealerOf,
   SourceHealthGate,
   sourceHealthSamples,
   type Services,
@@ -87,6 +88,8 @@ export function untilRedisReady(runtime: Pick<Runtime, 'redis'>, timeoutMs = 10_
 }
 
 export function createRuntime(config: AppConfig, options: RuntimeOptions): Runtime {
+  // The sealer first: in production it refuses the public development key as SECRETS_KEY or SECRETS_KEY_PREVIOUS, before anything starts.
+  sealerOf(config);
   const log = options.log ?? createLogger(config, { name: options.name });
   // Each dependency's outage is one warning when it starts and one when it ends.
   const postgresOutage = new OutageLog(log, 'postgres');

@@ -1681,7 +1681,10 @@ export interface paths {
          *     `member.role_changed`, `member.removed`, `invitation.revoked`, `api_key.created`,
          *     `api_key.revoked` (actor `system` when a key follows its creator out of the workspace or
          *     down in role), `credits.granted`, `webhook.created`, `webhook.updated`,
-         *     `webhook.deleted`, `webhook.secret_rotated`, `destination.created`, `destination.deleted`. Events about a user alone (sign-up,
+         *     `webhook.deleted`, `webhook.secret_rotated`, `destination.created`, `destination.deleted`.
+         *     Billing, with actor `system` when Stripe or the service made the change:
+         *     `billing.auto_recharge_disabled` (a failed charge, a dispute or the monthly limit; `reason`),
+         *     `billing.payment_refunded`, `billing.payment_disputed`, `billing.dispute_closed`. Events about a user alone (sign-up,
          *     verification, reset, two-factor) are recorded in their personal workspace.
          *
          *     Access: `admin`.

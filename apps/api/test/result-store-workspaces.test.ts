@@ -51,8 +51,8 @@ async function submit(ws: SeededWorkspace, target: string): Promise<string> {
 /** A profile as the sandbox makes them, its bio naming the workspace whose result it is. */
 function profile(owner: string, i: number) {
   return {
-    kind: 'profile',
-    platform: 'tiktok',
+    kind: 'profile' as const,
+    platform: 'tiktok' as const,
     id: `${owner}-${i}`,
     username: `user_${i}`,
     display_name: `User ${i}`,
@@ -64,6 +64,8 @@ function profile(owner: string, i: number) {
     followers_count: 1,
     following_count: 1,
     posts_count: 1,
+    caption: null,
+    published_at: null,
   };
 }
 

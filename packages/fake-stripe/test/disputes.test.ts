@@ -21,7 +21,7 @@ async function paidIntent(): Promise<string> {
   const customer = await stripe.customers.create({ metadata: { workspace_id: 'ws_1' } });
   const session = await stripe.checkout.sessions.create(packSession(customer.id, 'ws_1'));
   const [completed] = await fake.payCheckoutSession(session.id);
-  return (completed!.data.object as Stripe.Checkout.Session).payment_intent as string;
+  return (completed!.data.object as unknown as Stripe.Checkout.Session).payment_intent as string;
 }
 
 /** The delivered events of these types, parsed by the `stripe` package from the signed bodies. */
@@ -50,8 +50,8 @@ describe('fake Stripe disputes', () => {
   });
 
   it('closes won (closed, then funds_reinstated) or lost (closed only), once', async () => {
-    const won = (await fake.dispute(await paidIntent())).data.object as Stripe.Dispute;
-    const lost = (await fake.dispute(await paidIntent())).data.object as Stripe.Dispute;
+    const won = (await fake.dispute(await paidIntent())).data.object as unknown as Stripe.Dispute;
+    const lost = (await fake.dispute(await paidIntent())).data.object as unknown as Stripe.Dispute;
     await fake.closeDispute(won.id, 'won');
     await fake.closeDispute(lost.id, 'lost');
     await fake.settled();

@@ -3273,7 +3273,8 @@ export interface components {
          *         "scope": null,
          *         "key_id": null,
          *         "cap": null,
-         *         "spent": null
+         *         "spent": null,
+         *         "reason": null
          *       }
          *     }
          */
@@ -3319,11 +3320,11 @@ export interface components {
              *     `no_payment_method`, `provider_error` or `monthly_limit` (`AUTO_RECHARGE_MAX_PER_MONTH`
              *     charges were made this UTC month); `billing.payment_refunded` has `refund` or
              *     `dispute` (a chargeback, reversed like a full refund); `billing.payment_succeeded`
-             *     has `dispute_won` when a won dispute granted the credits back. Absent or null on
-             *     the other events.
+             *     has `dispute_won` when a won dispute granted the credits back. Null on the other
+             *     events.
              * @enum {string|null}
              */
-            reason?: "card_declined" | "no_payment_method" | "provider_error" | "monthly_limit" | "refund" | "dispute" | "dispute_won" | null;
+            reason: "card_declined" | "no_payment_method" | "provider_error" | "monthly_limit" | "refund" | "dispute" | "dispute_won" | null;
         };
         /** @description `spend_cap_reached` (402): the reservation would take the month's spend of the key or workspace past its cap. */
         SpendCapErrorDetail: {

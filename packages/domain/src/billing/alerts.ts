@@ -101,7 +101,7 @@ export function paymentAlert(
       key_id: null,
       cap: null,
       spent: null,
-      ...(reason ? { reason } : {}),
+      reason: reason ?? null,
     },
   };
 }

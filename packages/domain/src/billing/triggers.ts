@@ -52,6 +52,7 @@ export function lowCreditsBetween(settings: Pick<BillingSettings, 'id' | 'low_cr
       key_id: null,
       cap: null,
       spent: null,
+      reason: null,
     },
   };
 }
@@ -82,6 +83,7 @@ function capAlert(reached: CapReached): BillingAlert {
       key_id: reached.keyId,
       cap: reached.cap,
       spent: reached.spent,
+      reason: null,
     },
   };
 }

@@ -9982,7 +9982,9 @@ export interface operations {
                      *           "refunded_credits": 5000,
                      *           "refund_shortfall_credits": 1200,
                      *           "created_at": "2026-11-24T10:00:00Z",
-                     *           "paid_at": "2026-11-24T10:01:10Z"
+                     *           "paid_at": "2026-11-24T10:01:10Z",
+                     *           "dispute_status": null,
+                     *           "disputed_credits": 0
                      *         }
                      *       ],
                      *       "has_more": false

@@ -228,10 +228,38 @@ export function policyProblems(resources: Resource[], queues: { prefix: string; 
   });
   if (!denyAll) problems.push('NetworkPolicy: the namespace must deny all ingress and egress by default');
 
+  problems.push(...ingressProblems(byKind('Ingress')));
+
   const config = named('ConfigMap', 'sdx-config') as { data?: Record<string, string> } | undefined;
   if (config?.data?.NODE_ENV !== 'production') problems.push('ConfigMap/sdx-config: NODE_ENV must be production');
   if (/sandbox/.test(config?.data?.PROVIDER_MODE ?? 'sandbox')) problems.push('ConfigMap/sdx-config: PROVIDER_MODE must not put the sandbox in production');
   if ((config?.data?.REDIS_PREFIX ?? 'sdx') !== queues.prefix) problems.push('ConfigMap/sdx-config: REDIS_PREFIX differs from the one the ScaledObject reads');
+  return problems;
+}
+
+type IngressPath = { path?: string; pathType?: string; backend?: { service?: { name?: string } } };
+
+/** The Ingress paths that route `requestPath` (Exact: the same path; Prefix and ImplementationSpecific: by path elements, as Kubernetes matches Prefix). */
+export function ingressRoutes(ingresses: Resource[], requestPath: string): IngressPath[] {
+  const rules = ingresses.flatMap((i) => ((i.spec as { rules?: Array<{ http?: { paths?: IngressPath[] } }> }).rules ?? []).flatMap((r) => r.http?.paths ?? []));
+  const defaults = ingresses.filter((i) => (i.spec as { defaultBackend?: unknown }).defaultBackend).map(() => ({ path: '/', pathType: 'Prefix' }));
+  const elements = (p: string) => p.split('/').filter(Boolean);
+  return [...rules, ...defaults].filter((p) => {
+    const path = p.path ?? '/';
+    if (p.pathType === 'Exact') return path === requestPath;
+    const prefix = elements(path);
+    const request = elements(requestPath);
+    return prefix.length <= request.length && prefix.every((e, i) => e === request[i]);
+  });
+}
+
+/** Paths only the cluster's operators reach: no Ingress routes them (extensions-3.md 1). */
+export const OPERATOR_PATHS = ['/metrics', '/admin/queues', '/admin/queues/api/queues'];
+
+export function ingressProblems(ingresses: Resource[]): string[] {
+  if (ingresses.length === 0) return ['Ingress: none ships; the API needs one that routes its public paths only'];
+  const problems = OPERATOR_PATHS.filter((p) => ingressRoutes(ingresses, p).length > 0).map((p) => `Ingress: routes ${p}, which only the cluster's operators may reach`);
+  for (const p of ['/v1/jobs', '/mcp', '/oauth/token', '/console/']) if (ingressRoutes(ingresses, p).length === 0) problems.push(`Ingress: does not route ${p}`);
   return problems;
 }
 

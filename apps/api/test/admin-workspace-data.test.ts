@@ -75,7 +75,8 @@ async function populated(): Promise<Seeded> {
             values (${`code${i}`}, ${`cli_export${i}`}, ${ws.keyId}, ${userId}, ${ws.workspaceId}, 'member', 'https://app.example.com/cb', 'c', now() + interval '1 minute')`.execute(db);
   await sql`insert into oauth_tokens (token_hash, key_id, kind, expires_at) values (${`tokhash${i}`}, ${ws.keyId}, 'access', now() + interval '1 hour')`.execute(db);
   await sql`insert into billing_customers (workspace_id, stripe_customer_id) values (${ws.workspaceId}, ${`cus_${i}`})`.execute(db);
-  await sql`insert into billing_payments (id, workspace_id, kind, pack_id, credits, amount, currency) values (${paymentId}, ${ws.workspaceId}, 'checkout', 'pack_small', 100, 500, 'usd')`.execute(db);
+  await sql`insert into billing_payments (id, workspace_id, kind, pack_id, credits, amount, currency, payment_intent_id) values (${paymentId}, ${ws.workspaceId}, 'checkout', 'pack_small', 100, 500, 'usd', ${`pi_export${i}`})`.execute(db);
+  await sql`insert into stripe_held_events (event_id, payment_intent_id, type, object) values (${`evt_held${i}`}, ${`pi_export${i}`}, 'charge.refunded', '{}')`.execute(db);
   await sql`insert into stripe_events (id, type, outcome, payment_id) values (${`evt_stripe${i}`}, 'checkout.session.completed', 'ignored', ${paymentId})`.execute(db);
   await sql`insert into workspace_plans (workspace_id, plan_id) values (${ws.workspaceId}, 'starter')`.execute(db);
   await sql`insert into billing_subscriptions (id, workspace_id, plan_id, status) values (${`sub_${i}`}, ${ws.workspaceId}, 'starter', 'active')`.execute(db);
@@ -121,6 +122,7 @@ async function rowsOf(ws: Seeded, ids: { jobs: string[]; schedules: string[]; ke
   await count('delivered_items', sql`set_id in (select id from delivery_sets where schedule_id = any(${ids.schedules}::text[]))`);
   await count('oauth_tokens', sql`key_id = any(${ids.keys}::text[])`);
   await count('stripe_events', sql`payment_id = ${ws.paymentId}`);
+  await count('stripe_held_events', sql`payment_intent_id = ${`pi_export${ws.index}`}`);
   return out;
 }
 

@@ -156,6 +156,8 @@ export interface AppConfig {
   planGraceDays: number;
   /** PLAN_GRACE_INTERVAL_MS: how often the scheduler looks for grace periods that ended (default 10 minutes). */
   planGraceIntervalMs: number;
+  /** AUTO_RECHARGE_MAX_PER_MONTH: auto-recharge charges per workspace and UTC month; the next one due turns auto-recharge off (default 5). */
+  autoRechargeMaxPerMonth: number;
   /** The most bytes of JSON one MCP tool result's text, and its structured content, may each hold (MCP_MAX_OUTPUT_BYTES). */
   mcpMaxOutputBytes: number;
 }
@@ -392,6 +394,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     plans: parsePlans(env.PLANS, int(env, 'NEW_WORKSPACE_CREDITS', 1000)),
     planGraceDays: int(env, 'PLAN_GRACE_DAYS', 7),
     planGraceIntervalMs: int(env, 'PLAN_GRACE_INTERVAL_MS', 600_000, 1000),
+    autoRechargeMaxPerMonth: int(env, 'AUTO_RECHARGE_MAX_PER_MONTH', 5, 0),
     mcpMaxOutputBytes: int(env, 'MCP_MAX_OUTPUT_BYTES', 50_000, 2_000),
   };
 }

@@ -1798,12 +1798,16 @@ export interface paths {
         get?: never;
         /**
          * Set auto-recharge
-         * @description When a reservation or settlement leaves the available credits below `threshold_credits`,
-         *     the service charges the saved card off-session for `pack_id` (one PaymentIntent at a
-         *     time per workspace) and grants the pack when Stripe confirms it. A failed charge turns
-         *     auto-recharge off and sends `billing.auto_recharge_failed`. Enabling without a saved
+         * @description When a settlement (credits actually spent by a job) leaves the available credits below
+         *     `threshold_credits`, the service charges the saved card off-session for `pack_id` (one
+         *     PaymentIntent at a time per workspace) and grants the pack when Stripe confirms it. A
+         *     reservation never charges. At most `AUTO_RECHARGE_MAX_PER_MONTH` (default 5) charges
+         *     are made per workspace and UTC month: the next one due turns auto-recharge off and
+         *     sends `billing.auto_recharge_failed` with `reason: monthly_limit`. A failed charge, or
+         *     a dispute of any payment of the workspace, turns auto-recharge off too. Enabling without a saved
          *     card (buy a pack once first): 409 `payment_method_required`. Unknown pack: 422
-         *     `unknown_pack`. Without Stripe configured: 503 `billing_unavailable`. Recorded in the
+         *     `unknown_pack`. `threshold_credits` not below the pack's credits: 422
+         *     `invalid_threshold`. Without Stripe configured: 503 `billing_unavailable`. Recorded in the
          *     audit log (`billing.auto_recharge_updated`).
          *
          *     Access: `admin`.
@@ -1861,7 +1865,10 @@ export interface paths {
          *     `member.role_changed`, `member.removed`, `invitation.revoked`, `api_key.created`,
          *     `api_key.revoked` (actor `system` when a key follows its creator out of the workspace or
          *     down in role), `credits.granted`, `webhook.created`, `webhook.updated`,
-         *     `webhook.deleted`, `webhook.secret_rotated`, `destination.created`, `destination.deleted`. Events about a user alone (sign-up,
+         *     `webhook.deleted`, `webhook.secret_rotated`, `destination.created`, `destination.deleted`.
+         *     Billing, with actor `system` when Stripe or the service made the change:
+         *     `billing.auto_recharge_disabled` (a failed charge, a dispute or the monthly limit; `reason`),
+         *     `billing.payment_refunded`, `billing.payment_disputed`, `billing.dispute_closed`. Events about a user alone (sign-up,
          *     verification, reset, two-factor) are recorded in their personal workspace.
          *
          *     Access: `admin`.
@@ -3498,7 +3505,11 @@ export interface components {
          * @description A purchase of a pack: a checkout or an auto-recharge. `refunded_credits` is what refunds
          *     reversed (`floor(credits × amount_refunded / amount)`); `refund_shortfall_credits` is
          *     the part of it that could not be removed from the purchased credits (already spent or
-         *     reserved).
+         *     reserved). A dispute (chargeback) reverses like a full refund while it is `open` or
+         *     `lost` (status `refunded`); a `won` dispute grants back `disputed_credits` and the
+         *     payment's refunds alone decide its status again. A refund or dispute that arrives
+         *     before the payment was granted is applied when it is (a full one: `refunded`, nothing
+         *     left granted).
          */
         Payment: {
             /** @description Payment ID (`pay_...`). */
@@ -3537,6 +3548,13 @@ export interface components {
              * @description When Stripe confirmed it; null until then.
              */
             paid_at: string | null;
+            /**
+             * @description The dispute (chargeback) of its charge; null when none.
+             * @enum {string|null}
+             */
+            dispute_status: "open" | "won" | "lost" | null;
+            /** @description Purchased credits the dispute took back (granted back when it was won). */
+            disputed_credits: number;
         };
         /** @description A page of payments, newest first. */
         PaymentList: {
@@ -3579,11 +3597,13 @@ export interface components {
          *     `billing.payment_refunded` (`payment` after the refund), `billing.credits_low` (the
          *     available credits crossed below `low_credits_threshold`), `billing.spend_cap_reached`
          *     (a submission was refused by a cap: `scope`, `key_id`, `cap`, `spent`; once per scope and
-         *     month), `billing.auto_recharge_failed` (`payment`, auto-recharge turned off),
-         *     `billing.plan_changed` (a paid invoice or the end of a subscription changed the plan:
-         *     `plan_id`, `previous_plan_id`) and `billing.invoice_payment_failed` (a subscription's
-         *     invoice failed: `invoice`, `plan_id`; the plan stays for `PLAN_GRACE_DAYS`). Owners
-         *     and admins are also mailed when mail is configured.
+         *     month), `billing.auto_recharge_failed` (`payment`, auto-recharge turned off; `reason`
+         *     says why), `billing.plan_changed` (a paid invoice or the end of a subscription changed
+         *     the plan: `plan_id`, `previous_plan_id`) and `billing.invoice_payment_failed` (a
+         *     subscription's invoice failed: `invoice`, `plan_id`; the plan stays for
+         *     `PLAN_GRACE_DAYS`). A dispute (chargeback) sends `billing.payment_refunded` with `reason:
+         *     dispute`, and a won dispute `billing.payment_succeeded` with `reason: dispute_won`.
+         *     Owners and admins are also mailed when mail is configured.
          * @example {
          *       "id": "evt_01jd2xj1e6f7g8h9j0k1m2n3p5",
          *       "type": "billing.credits_low",
@@ -3596,7 +3616,8 @@ export interface components {
          *         "scope": null,
          *         "key_id": null,
          *         "cap": null,
-         *         "spent": null
+         *         "spent": null,
+         *         "reason": null
          *       }
          *     }
          */
@@ -3642,6 +3663,16 @@ export interface components {
             cap: number | null;
             /** @description The month's spend when the cap stopped a submission. */
             spent: number | null;
+            /**
+             * @description Why, on the payment events: `billing.auto_recharge_failed` has `card_declined`,
+             *     `no_payment_method`, `provider_error` or `monthly_limit` (`AUTO_RECHARGE_MAX_PER_MONTH`
+             *     charges were made this UTC month); `billing.payment_refunded` has `refund` or
+             *     `dispute` (a chargeback, reversed like a full refund); `billing.payment_succeeded`
+             *     has `dispute_won` when a won dispute granted the credits back. Null on the other
+             *     events.
+             * @enum {string|null}
+             */
+            reason: "card_declined" | "no_payment_method" | "provider_error" | "monthly_limit" | "refund" | "dispute" | "dispute_won" | null;
         };
         /** @description `spend_cap_reached` (402): the reservation would take the month's spend of the key or workspace past its cap. */
         SpendCapErrorDetail: {
@@ -3696,7 +3727,7 @@ export interface components {
          *     description says when each is answered.
          * @enum {string}
          */
-        ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "destination_not_found" | "destination_unreachable" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "workspace_limit_reached" | "webhook_limit_reached" | "stream_limit_exceeded" | "billing_unavailable" | "unknown_pack" | "invalid_signature" | "payment_method_required" | "spend_cap_reached" | "unknown_plan" | "subscription_not_found";
+        ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "destination_not_found" | "destination_unreachable" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "workspace_limit_reached" | "webhook_limit_reached" | "stream_limit_exceeded" | "billing_unavailable" | "unknown_pack" | "invalid_threshold" | "invalid_signature" | "payment_method_required" | "spend_cap_reached" | "unknown_plan" | "subscription_not_found";
         /**
          * @description One JSON-RPC 2.0 message of the Model Context Protocol (revision 2025-06-18 or later): a
          *     request (`id` and `method`, with `params`), a notification (`method` only), or a response
@@ -3734,7 +3765,7 @@ export interface components {
              * @description The identifier. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
-            error: "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "method_not_allowed" | "email_taken" | "last_owner" | "personal_workspace" | "invitation_invalid" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "billing_unavailable" | "unknown_pack" | "invalid_signature" | "payment_method_required" | "unknown_plan" | "subscription_not_found";
+            error: "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "method_not_allowed" | "email_taken" | "last_owner" | "personal_workspace" | "invitation_invalid" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "billing_unavailable" | "unknown_pack" | "invalid_threshold" | "invalid_signature" | "payment_method_required" | "unknown_plan" | "subscription_not_found";
             /** @description Human-readable explanation. */
             message: string;
         };
@@ -5190,7 +5221,7 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
-        /** @description `unknown_pack`: no pack has that ID; or a validation error. */
+        /** @description `unknown_pack`: no pack has that ID; `invalid_threshold` (auto-recharge): `threshold_credits` is not below the pack's credits; or a validation error. */
         BillingUnprocessable: {
             headers: {
                 "X-Request-ID": components["headers"]["X-Request-ID"];
@@ -10752,7 +10783,9 @@ export interface operations {
                      *           "refunded_credits": 5000,
                      *           "refund_shortfall_credits": 1200,
                      *           "created_at": "2026-11-24T10:00:00Z",
-                     *           "paid_at": "2026-11-24T10:01:10Z"
+                     *           "paid_at": "2026-11-24T10:01:10Z",
+                     *           "dispute_status": null,
+                     *           "disputed_credits": 0
                      *         }
                      *       ],
                      *       "has_more": false

@@ -27,6 +27,7 @@ import * as m0028 from './migrations/20261130_0028_source_health';
 import * as m0029 from './migrations/20261130_0029_workspace_deletions';
 import * as m0030 from './migrations/20261207_0030_revocation_chains';
 import * as m0031 from './migrations/20261207_0031_mail_requests';
+import * as m0032 from './migrations/20261207_0032_billing_disputes';
 import * as m0035 from './migrations/20261207_0035_plans';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
@@ -57,6 +58,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261130_0029_workspace_deletions': m0029,
   '20261207_0030_revocation_chains': m0030,
   '20261207_0031_mail_requests': m0031,
+  '20261207_0032_billing_disputes': m0032,
   '20261207_0035_plans': m0035,
 };
 

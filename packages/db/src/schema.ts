@@ -200,6 +200,23 @@ export interface BillingPaymentsTable {
   created_at: CreatedAt;
   paid_at: Timestamp | null;
   updated_at: CreatedAt;
+  /** The dispute (chargeback) of its charge: its ID and status, the credits it took back, and the part of its reversal already spent. */
+  dispute_id: Generated<string | null>;
+  dispute_status: Generated<DisputeStatus | null>;
+  disputed_credits: Generated<number>;
+  dispute_shortfall_credits: Generated<number>;
+}
+
+export type DisputeStatus = 'open' | 'won' | 'lost';
+
+/** A refund or dispute event of a payment not granted yet, applied when the grant happens. */
+export interface StripeHeldEventsTable {
+  event_id: string;
+  payment_intent_id: string;
+  type: string;
+  object: Json;
+  received_at: CreatedAt;
+  applied_at: Timestamp | null;
 }
 
 /** Each Stripe event ID, handled once. */
@@ -717,6 +734,7 @@ export interface Database {
   billing_subscriptions: BillingSubscriptionsTable;
   billing_invoices: BillingInvoicesTable;
   billing_prices: BillingPricesTable;
+  stripe_held_events: StripeHeldEventsTable;
   credit_balances: CreditBalancesTable;
   credit_reservations: CreditReservationsTable;
   credit_ledger: CreditLedgerTable;

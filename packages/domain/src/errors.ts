@@ -67,6 +67,7 @@ export const ERROR_STATUS = {
   // Billing (extensions-2.md 1). spend_cap_reached carries scope, cap and spent.
   billing_unavailable: 503,
   unknown_pack: 422,
+  invalid_threshold: 422,
   invalid_signature: 400,
   payment_method_required: 409,
   spend_cap_reached: 402,

@@ -18,6 +18,7 @@ export {
 export { metadataOf, type StripeCall } from './api';
 export type { Delivery } from './webhooks';
 export type { PayOptions } from './state';
+export type { Dispute, DisputeOptions } from './disputes';
 export { signatureHeader } from './webhooks';
 export type { Invoice as FakeInvoice, Subscription as FakeSubscription, Price as FakePrice } from './subscriptions';
 export { objectProblems, stripeSubset, stripeOperations } from './spec';

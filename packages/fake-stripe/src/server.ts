@@ -1,6 +1,7 @@
 import http from 'node:http';
 import { type AddressInfo } from 'node:net';
 import { StripeApi, type StripeCall } from './api';
+import { closeDispute as closeDisputeOf, type DisputeOptions, openDispute } from './disputes';
 import { StripeFailure } from './errors';
 import { newId, unixNow } from './ids';
 import { type Charge, type CheckoutSession, type PaymentIntent, type StripeObject } from './objects';
@@ -51,6 +52,10 @@ export interface FakeStripe {
   paymentIntentsCreated(): number;
   payCheckoutSession(sessionId: string, options?: PayOptions): Promise<StripeEvent[]>;
   refund(paymentIntentId: string, amount?: number): Promise<StripeEvent>;
+  /** A dispute (chargeback) of the charge of a PaymentIntent (or a charge ID): its `charge.dispute.created` event (disputes.ts). */
+  dispute(chargeOrIntentId: string, options?: DisputeOptions): Promise<StripeEvent>;
+  /** Closes a dispute `won` or `lost`: its `charge.dispute.closed` event. */
+  closeDispute(disputeId: string, status: 'won' | 'lost'): Promise<StripeEvent>;
   declinePaymentMethod(paymentMethodId: string): void;
   failNextPaymentIntents(n: number): void;
   /** Monthly plans (subscriptions.ts): moves a subscription to its next period (its renewal invoice, or its end when cancelled at period end); the events emitted. */
@@ -178,6 +183,14 @@ class FakeStripeServer implements FakeStripe {
 
   async refund(paymentIntentId: string, amount?: number): Promise<StripeEvent> {
     return this.state.createRefund({ payment_intent: paymentIntentId, ...(amount === undefined ? {} : { amount }) }, NO_REQUEST).event;
+  }
+
+  async dispute(chargeOrIntentId: string, options: DisputeOptions = {}): Promise<StripeEvent> {
+    return openDispute(this.state, chargeOrIntentId, options, NO_REQUEST).event;
+  }
+
+  async closeDispute(disputeId: string, status: 'won' | 'lost'): Promise<StripeEvent> {
+    return closeDisputeOf(this.state, disputeId, status, NO_REQUEST).event;
   }
 
   declinePaymentMethod(paymentMethodId: string): void {

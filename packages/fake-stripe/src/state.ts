@@ -74,7 +74,8 @@ export class StripeState<E extends Emitted> {
 
   constructor(
     private readonly publicUrl: () => string,
-    private readonly emit: Emit<E>,
+    /** Emits an event of the account (disputes.ts emits some too). */
+    readonly emit: Emit<E>,
   ) {}
 
   /** Emits an event about `object` (the subscription book's steps). */
@@ -104,6 +105,7 @@ export class StripeState<E extends Emitted> {
     this.failNext = Math.max(0, Math.floor(n));
   }
 
+  /** Stores an object of the account (disputes.ts makes some too). */
   put<T extends StripeObject>(object: T): T {
     this.objects.set(object.id, object);
     return object;

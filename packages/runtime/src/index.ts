@@ -12,6 +12,7 @@ import {
   GroupKeyLookups,
   LocalSignal,
   type Resources,
+  sealerOf,
   SourceHealthGate,
   sourceHealthSamples,
   type Services,
@@ -119,6 +120,8 @@ export async function untilDependenciesReady(runtime: Pick<Runtime, 'db' | 'redi
 }
 
 export function createRuntime(config: AppConfig, options: RuntimeOptions): Runtime {
+  // The sealer first: in production it refuses the public development key as SECRETS_KEY or SECRETS_KEY_PREVIOUS, before anything starts.
+  sealerOf(config);
   const log = options.log ?? createLogger(config, { name: options.name });
   const unverified = unverifiedSignUpWarning(config);
   if (unverified) log.warn({ signup_enabled: config.signupEnabled, email_verification: config.emailVerification }, unverified);

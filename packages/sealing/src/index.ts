@@ -11,7 +11,12 @@ import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:
  *
  * Outside production a missing SECRETS_KEY falls back to a development key derived from a fixed
  * string: values are still never stored in clear, but anyone with this source can open them,
- * which is why production refuses to start without a key (packages/config).
+ * which is why production refuses to start without a key (packages/config). Outside production
+ * the development key also stays an opening key once SECRETS_KEY is set (a development database
+ * keeps working, and `rotate-secrets` re-seals it). In production (`nodeEnv: 'production'`) it
+ * is never a key: a SECRETS_KEY or SECRETS_KEY_PREVIOUS equal to it is refused when the sealer
+ * is made (at start), and a value sealed under it is refused when opened, since anyone could
+ * have sealed it (extensions-3.md 1).
  *
  * Its own package, below packages/db, because a migration seals too (20261127_0023 seals the
  * webhook secrets stored in clear before it): it imports nothing of the workspace.
@@ -37,6 +42,26 @@ function keyId(key: Buffer): string {
   return createHash('sha256').update(key).digest('hex').slice(0, 8);
 }
 
+/** The development key's ID, as values sealed under it name it. */
+export const DEVELOPMENT_KEY_ID = keyId(DEVELOPMENT_KEY);
+
+/** Whether `key` is the public development key. */
+export function isDevelopmentKey(key: Buffer | null): boolean {
+  return key !== null && key.length === DEVELOPMENT_KEY.length && key.equals(DEVELOPMENT_KEY);
+}
+
+/** A value sealed under the development key was met in production. */
+export class DevelopmentKeyRefused extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DevelopmentKeyRefused';
+  }
+}
+
+const VALUE_REFUSED =
+  'A value sealed under the public development key is refused in production (anyone with the source can seal such values): set it again, or re-seal it outside production with rotate-secrets';
+const KEY_REFUSED = (name: string) => `${name} is the public development key, refused in production: set 32 random bytes in base64 (openssl rand -base64 32)`;
+
 class AesGcmSealer implements Sealer {
   private readonly currentId: string;
   readonly keyId: string;
@@ -45,6 +70,7 @@ class AesGcmSealer implements Sealer {
   constructor(
     private readonly current: Buffer,
     previous: Buffer | null,
+    private readonly production = false,
   ) {
     this.currentId = keyId(current);
     this.keyId = this.currentId;
@@ -63,6 +89,7 @@ class AesGcmSealer implements Sealer {
   open(sealed: string): string {
     if (!this.isSealed(sealed)) throw new Error('not a sealed value');
     const [id, payload] = sealed.slice(PREFIX.length).split(':');
+    if (this.production && id === DEVELOPMENT_KEY_ID) throw new DevelopmentKeyRefused(VALUE_REFUSED);
     const key = this.keys.get(id!);
     if (!key) throw new Error(`no key of this process opens a value sealed under key ${id} (is SECRETS_KEY or SECRETS_KEY_PREVIOUS missing?)`);
     const raw = Buffer.from(payload!, 'base64url');
@@ -92,11 +119,22 @@ export const SEALED_COLUMNS: ReadonlyArray<readonly [table: string, column: stri
 
 const sealers = new WeakMap<object, Sealer>();
 
-/** The sealer of a configuration (one per configuration object). */
-export function sealerOf(config: { secretsKey: Buffer | null; secretsKeyPrevious: Buffer | null }): Sealer {
+/**
+ * The sealer of a configuration (one per configuration object). With `nodeEnv: 'production'`
+ * the development key is never used: a missing SECRETS_KEY, or a key equal to the development
+ * key, throws (every process makes its sealer when it starts).
+ */
+export function sealerOf(config: { secretsKey: Buffer | null; secretsKeyPrevious: Buffer | null; nodeEnv?: string }): Sealer {
   let sealer = sealers.get(config);
   if (!sealer) {
-    sealer = new AesGcmSealer(config.secretsKey ?? DEVELOPMENT_KEY, config.secretsKeyPrevious ?? (config.secretsKey ? DEVELOPMENT_KEY : null));
+    if (config.nodeEnv === 'production') {
+      if (!config.secretsKey) throw new Error('SECRETS_KEY is required in production');
+      if (isDevelopmentKey(config.secretsKey)) throw new DevelopmentKeyRefused(KEY_REFUSED('SECRETS_KEY'));
+      if (isDevelopmentKey(config.secretsKeyPrevious)) throw new DevelopmentKeyRefused(KEY_REFUSED('SECRETS_KEY_PREVIOUS'));
+      sealer = new AesGcmSealer(config.secretsKey, config.secretsKeyPrevious, true);
+    } else {
+      sealer = new AesGcmSealer(config.secretsKey ?? DEVELOPMENT_KEY, config.secretsKeyPrevious ?? (config.secretsKey ? DEVELOPMENT_KEY : null));
+    }
     sealers.set(config, sealer);
   }
   return sealer;

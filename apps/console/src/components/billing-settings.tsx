@@ -55,6 +55,9 @@ export function AutoRechargeSettings({ billing, canEdit, onUnavailable }: { bill
   const [threshold, setThreshold] = useState(String(current.threshold_credits ?? ''));
   const [packId, setPackId] = useState(current.pack_id ?? billing.packs[0]?.id ?? '');
   const parsed = parseCredits(threshold);
+  // The service refuses a threshold at or above the pack (422 invalid_threshold): a recharge would leave the credits below it.
+  const packCredits = billing.packs.find((p) => p.id === packId)?.credits;
+  const abovePack = parsed.value !== null && packCredits !== undefined && parsed.value >= packCredits ? `Below the pack's ${formatNumber(packCredits)} credits, or every job would buy it again.` : null;
   const save = useMutation({
     mutationFn: () =>
       unwrap(api.PUT('/v1/billing/auto-recharge', { body: { enabled, threshold_credits: parsed.value ?? 0, pack_id: packId } })),
@@ -99,7 +102,7 @@ export function AutoRechargeSettings({ billing, canEdit, onUnavailable }: { bill
         )}
       </div>
       <div className="row">
-        <Field label="When available credits fall below" hint="A whole number of credits." error={threshold.trim() === '' && enabled ? 'Say below how many credits to recharge.' : parsed.error}>
+        <Field label="When available credits fall below" hint="A whole number of credits, below the pack's." error={threshold.trim() === '' && enabled ? 'Say below how many credits to recharge.' : (parsed.error ?? abovePack)}>
           {(id, describedBy) => (
             <input id={id} type="number" min={0} step={1} inputMode="numeric" aria-describedby={describedBy} value={threshold} onChange={(e) => setThreshold(e.target.value)} />
           )}
@@ -116,7 +119,7 @@ export function AutoRechargeSettings({ billing, canEdit, onUnavailable }: { bill
           )}
         </Field>
       </div>
-      <SubmitButton pending={save.isPending} disabled={Boolean(parsed.error) || !packId || (enabled && threshold.trim() === '')}>
+      <SubmitButton pending={save.isPending} disabled={Boolean(parsed.error) || Boolean(abovePack) || !packId || (enabled && threshold.trim() === '')}>
         Save auto-recharge
       </SubmitButton>
       {save.isSuccess && !save.isPending && <p role="status">Auto-recharge saved: {save.data.enabled ? 'on' : 'off'}.</p>}

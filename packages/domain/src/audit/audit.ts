@@ -53,7 +53,11 @@ export type AuditAction =
   | 'billing.subscription_checkout_created'
   | 'billing.subscription_changed'
   | 'billing.subscription_cancelled'
-  | 'billing.plan_changed';
+  | 'billing.plan_changed'
+  | 'billing.auto_recharge_disabled'
+  | 'billing.payment_refunded'
+  | 'billing.payment_disputed'
+  | 'billing.dispute_closed';
 
 export interface AuditEntry {
   workspaceId: string;

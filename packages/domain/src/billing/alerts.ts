@@ -37,7 +37,8 @@ export interface BillingAlert {
  * new event (their callers decide when: a crossing, once per scope and month).
  */
 function subjectOf(alert: BillingAlert): string {
-  const once = alert.type === 'billing.payment_succeeded' || alert.type === 'billing.auto_recharge_failed';
+  // A won dispute's grant-back is told as a second payment_succeeded of the payment: its own subject.
+  const once = (alert.type === 'billing.payment_succeeded' && alert.data.reason !== 'dispute_won') || alert.type === 'billing.auto_recharge_failed';
   return once && alert.data.payment ? alert.data.payment.id : newId('evt');
 }
 
@@ -79,8 +80,17 @@ export function formatAmount(amount: number, currency: string): string {
   }
 }
 
-/** The event of a payment (succeeded, refunded, auto-recharge failed): the payment as it is now. */
-export function paymentAlert(type: BillingEventType, payment: BillingPaymentRow, availableCredits: number | null, message: string): BillingAlert {
+/** Why a payment event happened (`reason` of BillingEventData). */
+export type BillingEventReason = NonNullable<BillingEventData['reason']>;
+
+/** The event of a payment (succeeded, refunded, auto-recharge failed): the payment as it is now, and why when it says. */
+export function paymentAlert(
+  type: BillingEventType,
+  payment: BillingPaymentRow,
+  availableCredits: number | null,
+  message: string,
+  reason?: BillingEventReason,
+): BillingAlert {
   return {
     workspaceId: payment.workspace_id,
     type,
@@ -93,6 +103,7 @@ export function paymentAlert(type: BillingEventType, payment: BillingPaymentRow,
       key_id: null,
       cap: null,
       spent: null,
+      reason: reason ?? null,
     },
   };
 }

@@ -54,6 +54,7 @@ export async function endGracePeriods(services: Pick<Resources, 'db' | 'config' 
               message: `No invoice of the ${sub.plan_id} plan was paid within ${services.config.planGraceDays} days: the workspace is on the free plan (${change.monthlyQuota.toLocaleString('en-US')} credits a month) until one is.`,
               plan_id: change.planId,
               previous_plan_id: change.previousPlanId,
+              reason: null,
               available_credits: null,
               low_credits_threshold: null,
               scope: null,

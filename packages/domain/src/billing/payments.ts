@@ -43,6 +43,8 @@ export function renderPayment(row: BillingPaymentRow): Payment {
     refund_shortfall_credits: row.refund_shortfall_credits,
     created_at: row.created_at.toISOString(),
     paid_at: row.paid_at ? row.paid_at.toISOString() : null,
+    dispute_status: row.dispute_status ?? null,
+    disputed_credits: Number(row.disputed_credits ?? 0),
   };
 }
 

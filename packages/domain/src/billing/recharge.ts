@@ -6,13 +6,15 @@ import { newId } from '../ids';
 import { Pump } from '../pump';
 import type { OutboxSignal } from '../resources';
 import type { Clock } from '../time';
-import { formatAmount, paymentAlert, recordBillingAlerts } from './alerts';
+import { type BillingEventReason, formatAmount, paymentAlert, recordBillingAlerts } from './alerts';
+import { periodStartOf } from '../time';
+import { type Actor, recordAudit } from '../audit/audit';
 import { type Stripe, stripeFailureOf } from './stripe';
 
 /**
- * Auto-recharge (extensions-2.md 1). Admission and settlement queue a recharge when they leave
- * the available credits below the workspace's threshold (`queueAutoRecharges`, in their
- * transaction): a `pending` auto_recharge payment without a PaymentIntent, at most one in
+ * Auto-recharge (extensions-2.md 1, bounded by extensions-3.md 1). A settlement that spent
+ * credits queues a recharge when it leaves the available credits below the workspace's
+ * threshold (`queueAutoRecharges`, in its transaction; a reservation never does): a `pending` auto_recharge payment without a PaymentIntent, at most one in
  * flight per workspace (the unique index billing_payments_one_recharge). The charger of every
  * API and worker process (`RechargeCharger`) claims due ones under a lease and creates the
  * off-session PaymentIntent, with the payment's ID as its Idempotency-Key, so an attempt after
@@ -20,6 +22,12 @@ import { type Stripe, stripeFailureOf } from './stripe';
  * arrives (stripe-events.ts), never here. A declined card, or no card, fails the payment, turns
  * auto-recharge off and sends `billing.auto_recharge_failed`; Stripe unreachable or failing is
  * tried again later with backoff.
+ *
+ * At most `AUTO_RECHARGE_MAX_PER_MONTH` charges per workspace and UTC month: the charger counts
+ * the month's recharges that reached Stripe (a PaymentIntent, or paid) before it charges; the
+ * one due past the limit is not charged but failed with reason `monthly_limit`, which turns
+ * auto-recharge off and sends `billing.auto_recharge_failed` (one in flight per workspace, so
+ * two chargers never count at once).
  */
 
 /** A workspace whose available credits fell below its auto-recharge threshold, and the pack to buy. */
@@ -105,6 +113,7 @@ export async function failRecharge(
   paymentId: string,
   reason: string,
   paymentIntentId: string | null = null,
+  code: BillingEventReason = 'card_declined',
 ): Promise<boolean> {
   const row = await tx
     .updateTable('billing_payments')
@@ -122,10 +131,43 @@ export async function failRecharge(
     .returningAll()
     .executeTakeFirst();
   if (!row) return false;
-  await tx.updateTable('workspaces').set({ auto_recharge_enabled: false }).where('id', '=', row.workspace_id).execute();
-  const message = `Auto-recharge of ${row.credits.toLocaleString('en-US')} credits (${formatAmount(row.amount, row.currency)}) failed: ${reason} Auto-recharge is now off; turn it on again once the card is fixed.`;
-  await recordBillingAlerts(tx, config, now, [paymentAlert('billing.auto_recharge_failed', row, null, message)]);
+  await turnAutoRechargeOff(tx, row.workspace_id, { type: 'system', id: null, ip: null }, code, row.id);
+  const after = code === 'monthly_limit' ? 'turn it on again to allow more charges this month' : 'turn it on again once the card is fixed';
+  const message = `Auto-recharge of ${row.credits.toLocaleString('en-US')} credits (${formatAmount(row.amount, row.currency)}) failed: ${reason} Auto-recharge is now off; ${after}.`;
+  await recordBillingAlerts(tx, config, now, [paymentAlert('billing.auto_recharge_failed', row, null, message, code)]);
   return true;
+}
+
+/** Turns auto-recharge off (when on), audited with actor `system` and why. */
+export async function turnAutoRechargeOff(tx: Tx, workspaceId: string, actor: Actor, reason: BillingEventReason, paymentId: string | null): Promise<boolean> {
+  const changed = await tx.updateTable('workspaces').set({ auto_recharge_enabled: false }).where('id', '=', workspaceId).where('auto_recharge_enabled', '=', true).returning('id').executeTakeFirst();
+  if (!changed) return false;
+  await recordAudit(tx, {
+    workspaceId,
+    action: 'billing.auto_recharge_disabled',
+    actor,
+    targetType: 'workspace',
+    targetId: workspaceId,
+    data: { reason, payment_id: paymentId },
+  });
+  return true;
+}
+
+/**
+ * The workspace's auto-recharges of the UTC month of `now` that reached Stripe (a PaymentIntent
+ * was made, or they were granted), `exceptId` aside: what AUTO_RECHARGE_MAX_PER_MONTH bounds.
+ */
+export async function rechargesThisMonth(db: Db | Tx, workspaceId: string, now: Date, exceptId: string): Promise<number> {
+  const row = await db
+    .selectFrom('billing_payments')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('workspace_id', '=', workspaceId)
+    .where('kind', '=', 'auto_recharge')
+    .where('created_at', '>=', new Date(`${periodStartOf(now)}T00:00:00Z`))
+    .where('id', '<>', exceptId)
+    .where((w) => w.or([w('payment_intent_id', 'is not', null), w('status', 'in', ['paid', 'partially_refunded', 'refunded'])]))
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }
 
 export interface RechargeChargerOptions {
@@ -189,7 +231,14 @@ export class RechargeCharger {
       return;
     }
     if (!customer?.payment_method_id) {
-      await this.fail(payment, 'No saved card to charge.', null);
+      await this.fail(payment, 'No saved card to charge.', null, 'no_payment_method');
+      return;
+    }
+    // The month's bound, before any charge (a retry of this payment is not counted twice: it is excluded).
+    if (payment.attempts <= 1 && (await rechargesThisMonth(db, payment.workspace_id, clock.now(), payment.id)) >= this.options.config.autoRechargeMaxPerMonth) {
+      const max = this.options.config.autoRechargeMaxPerMonth;
+      log.warn({ payment_id: payment.id, workspace_id: payment.workspace_id, max }, 'auto-recharge monthly limit reached; turned off');
+      await this.fail(payment, `${max} auto-recharges were charged this month, the most allowed (AUTO_RECHARGE_MAX_PER_MONTH).`, null, 'monthly_limit');
       return;
     }
     try {
@@ -222,13 +271,13 @@ export class RechargeCharger {
         return;
       }
       log.warn({ payment_id: payment.id, stripe: failure }, 'auto-recharge failed');
-      await this.fail(payment, failure.kind === 'card' ? failure.message : 'The payment provider refused the charge.', intentId);
+      await this.fail(payment, failure.kind === 'card' ? failure.message : 'The payment provider refused the charge.', intentId, failure.kind === 'card' ? 'card_declined' : 'provider_error');
     }
   }
 
-  private async fail(payment: BillingPaymentRow, reason: string, intentId: string | null): Promise<void> {
+  private async fail(payment: BillingPaymentRow, reason: string, intentId: string | null, code: BillingEventReason): Promise<void> {
     const { db, config, clock, outbox } = this.options;
-    const failed = await db.transaction().execute((tx) => failRecharge(tx, config, clock.now(), payment.id, reason, intentId));
+    const failed = await db.transaction().execute((tx) => failRecharge(tx, config, clock.now(), payment.id, reason, intentId, code));
     if (failed) outbox.written();
   }
 }

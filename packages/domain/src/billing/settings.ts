@@ -79,8 +79,9 @@ export async function getBilling(services: Pick<Resources, 'db' | 'config' | 'cl
 /**
  * PUT /v1/billing/auto-recharge. Turning it on needs the card a checkout saved (409
  * `payment_method_required`); turning it off is always allowed. The pack must be on sale (422).
- * Enabling charges nothing by itself: the next reservation or settlement that leaves the
- * available credits below the threshold does.
+ * `threshold_credits` must be below the pack's credits (422 `invalid_threshold`). Enabling
+ * charges nothing by itself: the next settlement that leaves the available credits below the
+ * threshold does (a reservation never does).
  */
 export async function updateAutoRecharge(
   services: Pick<Resources, 'db' | 'config'>,
@@ -90,7 +91,11 @@ export async function updateAutoRecharge(
   actor: Actor,
 ): Promise<AutoRecharge> {
   requireBilling(stripe, services.config);
-  packOrThrow(services.config, input.pack_id);
+  const pack = packOrThrow(services.config, input.pack_id);
+  // A threshold at or above the pack would leave the credits below it after a recharge: every settlement would charge again.
+  if (input.threshold_credits >= pack.credits) {
+    throw new ApiError('invalid_threshold', `threshold_credits (${input.threshold_credits}) must be below the pack's ${pack.credits} credits.`);
+  }
   const workspaceId = tenant.workspace.id;
   return services.db.transaction().execute(async (tx) => {
     // The customer row is locked so a card saved (or forgotten) meanwhile is seen as it will be.

@@ -2,6 +2,8 @@ import { isUnavailableError } from '@sdx/config';
 import type { components } from '@sdx/contract';
 import type { BillingPaymentRow, Tx } from '@sdx/db';
 import { grantPurchase, lockWorkspaceBalance, reverseRefund } from '../credits/purchases';
+import { applyHeldEvents, chargeMoneyEvent } from './disputes';
+import { availableOf } from '../credits/balances';
 import { ApiError } from '../errors';
 import { GroupCommitOverloaded } from '../group-commit';
 import { newId } from '../ids';
@@ -11,7 +13,6 @@ import { type BillingAlert, formatAmount, paymentAlert, recordBillingAlerts } fr
 import { findPack } from './packs';
 import { checkoutPaymentRow } from './payments';
 import { failRecharge } from './recharge';
-import { lowCreditsBetween } from './triggers';
 import { handleSubscriptionEvent, isSubscriptionEvent, prefetchSubscription, SUBSCRIPTION_EVENT_TYPES } from './subscription-events';
 import { idOf, requireBilling, type Stripe, stripeFailureOf } from './stripe';
 
@@ -40,6 +41,8 @@ const HANDLED_TYPES = new Set([
   'payment_intent.payment_failed',
   'charge.refunded',
   ...SUBSCRIPTION_EVENT_TYPES,
+  'charge.dispute.created',
+  'charge.dispute.closed',
 ]);
 
 /** The signature tolerance: a signed timestamp older than this is refused. */
@@ -143,7 +146,9 @@ function dispatch(tx: Tx, services: Pick<Resources, 'config' | 'log'>, event: St
     case 'payment_intent.payment_failed':
       return rechargeFailed(tx, services, event.data.object as Stripe.PaymentIntent, now);
     case 'charge.refunded':
-      return chargeRefunded(tx, event.data.object as Stripe.Charge, now);
+    case 'charge.dispute.created':
+    case 'charge.dispute.closed':
+      return chargeMoney(tx, event, now);
     default:
       return Promise.resolve(ignored);
   }
@@ -174,9 +179,12 @@ async function checkoutPayment(tx: Tx, services: Pick<Resources, 'config'>, sess
 /**
  * Moves a pending payment to paid (or from a failed auto-recharge whose PaymentIntent succeeded
  * after all: the money arrived) and grants its credits, under the balance lock taken first (the
- * order admission locks in). Null when another event granted it already.
+ * order admission locks in). Null when another event granted it already. A refund or dispute
+ * that arrived before (kept in stripe_held_events, or a refund recorded on the pending row) is
+ * applied in the same transaction: a fully refunded payment ends `refunded` with nothing left
+ * granted, and its `billing.payment_succeeded` is not sent.
  */
-async function payAndGrant(tx: Tx, payment: BillingPaymentRow, paymentIntentId: string | null, now: Date): Promise<{ row: BillingPaymentRow; available: number } | null> {
+async function payAndGrant(tx: Tx, payment: BillingPaymentRow, paymentIntentId: string | null, now: Date): Promise<{ row: BillingPaymentRow; available: number; alerts: BillingAlert[] } | null> {
   await lockWorkspaceBalance(tx, payment.workspace_id, now);
   const from = payment.kind === 'auto_recharge' ? (['pending', 'failed'] as const) : (['pending'] as const);
   const row = await tx
@@ -195,7 +203,39 @@ async function payAndGrant(tx: Tx, payment: BillingPaymentRow, paymentIntentId: 
     .returningAll()
     .executeTakeFirst();
   if (!row) return null;
-  return { row, available: await grantPurchase(tx, row, now) };
+  const granted = await grantPurchase(tx, row, now);
+  const early = await applyEarlyReversals(tx, row, now);
+  if (!early) return { row, available: granted, alerts: [] };
+  const after = await tx.selectFrom('billing_payments').selectAll().where('id', '=', row.id).executeTakeFirstOrThrow();
+  const { balance, quota } = await lockWorkspaceBalance(tx, row.workspace_id, now);
+  return { row: after, available: availableOf(balance, { monthly_quota: quota }, now).total, alerts: early };
+}
+
+/** The reversals that overtook a grant, applied right after it; null when there were none. */
+async function applyEarlyReversals(tx: Tx, row: BillingPaymentRow, now: Date): Promise<BillingAlert[] | null> {
+  const alerts: BillingAlert[] = [];
+  let any = false;
+  // A refund recorded on the row while it was pending (before held events existed).
+  if (row.amount_refunded > 0) {
+    any = true;
+    const refund = await reverseRefund(tx, row, row.amount_refunded, now);
+    if (refund) alerts.push(paymentAlert('billing.payment_refunded', refund.payment, refund.availableCredits, refundMessage(refund.payment), 'refund'));
+  }
+  const held = await applyHeldEvents(tx, row, now);
+  if (held.applied) any = true;
+  alerts.push(...held.alerts);
+  return any ? alerts : null;
+}
+
+function refundMessage(row: BillingPaymentRow): string {
+  return `${formatAmount(row.amount_refunded, row.currency)} of ${formatAmount(row.amount, row.currency)} refunded: ${row.refunded_credits.toLocaleString('en-US')} purchased credits reversed in all.`;
+}
+
+/** A refund or dispute event: applied to its granted payment, or kept for the grant (disputes.ts). */
+async function chargeMoney(tx: Tx, event: Stripe.Event, now: Date): Promise<Handled> {
+  const result = await chargeMoneyEvent(tx, event, now);
+  if (!result) return ignored;
+  return { outcome: 'handled', paymentId: result.paymentId, alerts: result.alerts };
 }
 
 /** Records a payment whose amount or currency differs from its pack's: nothing is granted. */
@@ -211,6 +251,12 @@ async function mismatch(tx: Tx, payment: BillingPaymentRow, paymentIntentId: str
     .where('id', '=', payment.id)
     .where('status', '=', 'pending')
     .execute();
+}
+
+/** The events of a grant: payment_succeeded (unless a reversal that overtook it left nothing granted), then the reversals'. */
+function grantAlerts(paid: { row: BillingPaymentRow; available: number; alerts: BillingAlert[] }): BillingAlert[] {
+  const nothingLeft = paid.alerts.length > 0 && paid.row.status === 'refunded';
+  return [...(nothingLeft ? [] : [paymentAlert('billing.payment_succeeded', paid.row, paid.available, succeededMessage(paid.row))]), ...paid.alerts];
 }
 
 function succeededMessage(row: BillingPaymentRow): string {
@@ -237,7 +283,7 @@ async function checkoutPaid(tx: Tx, services: Pick<Resources, 'config' | 'log'>,
   const paid = await payAndGrant(tx, payment, intentId, now);
   if (!paid) return done;
   await saveCustomer(tx, paid.row.workspace_id, idOf(session.customer), card, now);
-  done.alerts.push(paymentAlert('billing.payment_succeeded', paid.row, paid.available, succeededMessage(paid.row)));
+  done.alerts.push(...grantAlerts(paid));
   return done;
 }
 
@@ -281,7 +327,7 @@ async function rechargeSucceeded(tx: Tx, intent: Stripe.PaymentIntent, now: Date
     return done;
   }
   const paid = await payAndGrant(tx, payment, intent.id, now);
-  if (paid) done.alerts.push(paymentAlert('billing.payment_succeeded', paid.row, paid.available, succeededMessage(paid.row)));
+  if (paid) done.alerts.push(...grantAlerts(paid));
   return done;
 }
 
@@ -292,26 +338,4 @@ async function rechargeFailed(tx: Tx, services: Pick<Resources, 'config'>, inten
   // failRecharge writes its own event (when it is the first to fail the payment).
   const wroteEvents = await failRecharge(tx, services.config, now, payment.id, reason, intent.id);
   return { outcome: 'handled', paymentId: payment.id, alerts: [], wroteEvents };
-}
-
-async function chargeRefunded(tx: Tx, charge: Stripe.Charge, now: Date): Promise<Handled> {
-  const intentId = idOf(charge.payment_intent);
-  if (!intentId) return ignored;
-  const payment = await tx.selectFrom('billing_payments').selectAll().where('payment_intent_id', '=', intentId).executeTakeFirst();
-  if (!payment) return ignored;
-  const done: Handled = { outcome: 'handled', paymentId: payment.id, alerts: [] };
-  const refund = await reverseRefund(tx, payment, charge.amount_refunded, now);
-  // A refund of a payment that granted nothing (mismatch) only records the amount.
-  if (!refund || (refund.payment.status !== 'partially_refunded' && refund.payment.status !== 'refunded')) return done;
-  const row = refund.payment;
-  const spent = row.refund_shortfall_credits > 0 ? ` ${row.refund_shortfall_credits.toLocaleString('en-US')} of them were already spent or reserved.` : '';
-  const message = `${formatAmount(row.amount_refunded, row.currency)} of ${formatAmount(row.amount, row.currency)} refunded: ${row.refunded_credits.toLocaleString('en-US')} purchased credits reversed in all.${spent}`;
-  done.alerts.push(paymentAlert('billing.payment_refunded', row, refund.availableCredits, message));
-  // Taking purchased credits back may cross the low-credits threshold downward.
-  if (refund.removed > 0) {
-    const workspace = await tx.selectFrom('workspaces').select(['id', 'low_credits_threshold']).where('id', '=', row.workspace_id).executeTakeFirstOrThrow();
-    const low = lowCreditsBetween(workspace, refund.availableCredits + refund.removed, refund.availableCredits);
-    if (low) done.alerts.push(low);
-  }
-  return done;
 }

@@ -13,8 +13,10 @@ import { queueAutoRecharges } from './recharge';
  * before and after the change, under the balance locks of the change's own transaction:
  * - `billing.credits_low` once each time the available credits cross `low_credits_threshold`
  *   downward (a crossing, so no flag is kept: the next alert needs the credits back above it);
- * - an auto-recharge queued when a reservation or settlement leaves the available credits below
- *   the auto-recharge threshold (billing/recharge.ts keeps one in flight per workspace);
+ * - an auto-recharge queued when a settlement that spent credits leaves the available credits
+ *   below the auto-recharge threshold (billing/recharge.ts keeps one in flight per workspace).
+ *   Never a reservation (extensions-3.md 1): a key that reserves and cancels spends nothing, so
+ *   it must charge nothing;
  * - `billing.spend_cap_reached` once per scope and month, when a cap first stops a submission
  *   (the planner decides it; the flags are written here).
  */
@@ -25,9 +27,9 @@ export type BillingSettings = Pick<
   'id' | 'monthly_quota' | 'low_credits_threshold' | 'auto_recharge_enabled' | 'auto_recharge_threshold' | 'auto_recharge_pack_id'
 >;
 
-/** Whether a workspace watches its balance (a low-credits threshold or auto-recharge): only then does a reservation call afterAdmission. */
+/** Whether a reservation's balance change is watched (a low-credits threshold): only then does a reservation call afterAdmission. Auto-recharge watches settlements only. */
 export function watchesBalance(workspace: Pick<BillingSettings, 'low_credits_threshold' | 'auto_recharge_enabled'>): boolean {
-  return workspace.low_credits_threshold !== null || workspace.auto_recharge_enabled;
+  return workspace.low_credits_threshold !== null;
 }
 
 /** The `billing.credits_low` alert when the available credits crossed the threshold downward between `before` and `after`. */
@@ -50,6 +52,7 @@ export function lowCreditsBetween(settings: Pick<BillingSettings, 'id' | 'low_cr
       key_id: null,
       cap: null,
       spent: null,
+      reason: null,
     },
   };
 }
@@ -80,38 +83,34 @@ function capAlert(reached: CapReached): BillingAlert {
       key_id: reached.keyId,
       cap: reached.cap,
       spent: reached.spent,
+      reason: null,
     },
   };
 }
 
 /**
  * After an admission group's reservations are written, in its transaction: the caps' alert
- * flags and alerts, low-credit alerts and auto-recharges. Nothing to do (no statement) for
- * workspaces without a threshold, an auto-recharge or a cap that stopped a submission.
+ * flags and alerts, and low-credit alerts. Nothing to do (no statement) for workspaces without
+ * a threshold or a cap that stopped a submission. No auto-recharge: only settlements charge.
  */
 export async function afterAdmission(tx: Tx, config: AppConfig, now: Date, items: readonly Submission[], state: AdmissionState, plan: AdmissionPlan): Promise<void> {
   const settings = new Map(items.map((s) => [s.tenant.workspace.id, s.tenant.workspace as BillingSettings]));
   const alerts: BillingAlert[] = plan.capsReached.map(capAlert);
-  const recharges: Array<{ workspaceId: string; pack: CreditPack }> = [];
   for (const after of plan.balances) {
     const workspace = settings.get(after.workspace_id)!;
     const before = state.balances.get(after.workspace_id);
     const low = before ? lowCreditsCrossed(workspace, before, after, now) : null;
     if (low) alerts.push(low);
-    const due = rechargeDue(
-      { id: workspace.id, monthly_quota: workspace.monthly_quota, threshold: workspace.auto_recharge_enabled ? workspace.auto_recharge_threshold : null, packId: workspace.auto_recharge_pack_id },
-      after,
-      now,
-      config.creditPacks,
-    );
-    if (due) recharges.push(due);
   }
   if (plan.capsReached.length > 0) await markCapsAlerted(tx, now, plan.capsReached);
   if (alerts.length > 0) await recordBillingAlerts(tx, config, now, alerts);
-  if (recharges.length > 0) await queueAutoRecharges(tx, now, recharges);
 }
 
-/** After settlements are booked, in their transaction: the auto-recharges they leave due. */
+/**
+ * After settlements are booked, in their transaction: the auto-recharges they leave due. Only a
+ * settlement that spent credits (settled_credits > 0) counts: one that charged nothing (a job
+ * that delivered nothing) moved no credits out of the workspace.
+ */
 export async function afterSettlements(
   tx: Tx,
   config: Pick<AppConfig, 'creditPacks'>,
@@ -122,7 +121,7 @@ export async function afterSettlements(
   const recharges = new Map<string, { workspaceId: string; pack: CreditPack }>();
   for (const r of reservations) {
     const balance = after.get(r.workspace_id);
-    if (r.recharge_below === null || !balance || recharges.has(r.workspace_id)) continue;
+    if (r.recharge_below === null || (r.settled_credits ?? 0) <= 0 || !balance || recharges.has(r.workspace_id)) continue;
     const due = rechargeDue({ id: r.workspace_id, monthly_quota: r.monthly_quota, threshold: r.recharge_below, packId: r.recharge_pack_id }, balance, now, config.creditPacks);
     if (due) recharges.set(r.workspace_id, due);
   }

@@ -91,10 +91,13 @@ export async function reverseRefund(tx: Tx, payment: PurchasedPayment, amountRef
   // admission does, which holds the balance while it queues an auto-recharge).
   const { balance, quota } = await lockWorkspaceBalance(tx, payment.workspace_id, now);
   const locked = await tx.selectFrom('billing_payments').selectAll().where('id', '=', payment.id).forUpdate().executeTakeFirstOrThrow();
-  const cumulative = Math.min(amountRefunded, locked.amount);
-  if (cumulative <= locked.amount_refunded) return null;
+  const cumulative = Math.max(Math.min(amountRefunded, locked.amount), locked.amount_refunded);
   const granted = locked.status === 'paid' || locked.status === 'partially_refunded' || locked.status === 'refunded';
-  if (!granted) {
+  // An open or lost dispute reversed the whole payment already: a refund then only records its amount (a won dispute applies it).
+  const disputed = locked.dispute_status === 'open' || locked.dispute_status === 'lost';
+  // Nothing new: the amount is no more than recorded, and (for a granted payment) its credits were reversed already.
+  if (cumulative <= locked.amount_refunded && (!granted || disputed || creditsToReverse(locked.credits, cumulative, locked.amount) <= locked.refunded_credits)) return null;
+  if (!granted || disputed) {
     const row = await tx
       .updateTable('billing_payments')
       .set({ amount_refunded: cumulative, updated_at: now })
@@ -143,4 +146,120 @@ export async function reverseRefund(tx: Tx, payment: PurchasedPayment, amountRef
     .executeTakeFirstOrThrow();
   const after = { ...balance, purchased_balance: balance.purchased_balance - removed };
   return { payment: row, removed, shortfall, availableCredits: availableOf(after, { monthly_quota: quota }, now).total };
+}
+
+/** What a dispute's reversal or its won close did: the payment as it is now, the credits moved, the available credits after. */
+export interface DisputeOutcome {
+  payment: BillingPaymentRow;
+  /** Credits taken from (dispute opened) or given back to (dispute won) purchased_credits. */
+  moved: number;
+  availableCredits: number;
+}
+
+/**
+ * A dispute (chargeback) of a granted payment reverses it like a full refund: what refunds have
+ * not reversed yet (credits − refunded_credits) is removed from the purchased credits that are
+ * neither spent nor reserved, as a `refund` ledger entry, the rest recorded as shortfall. The
+ * payment becomes `refunded` with dispute_status `open`; disputed_credits is what was removed
+ * (a won dispute grants it back). Null when the payment has an open or lost dispute already or
+ * granted nothing (the caller keeps the event for the grant).
+ */
+export async function reverseDispute(tx: Tx, payment: PurchasedPayment, disputeId: string, now: Date): Promise<DisputeOutcome | null> {
+  const { balance, quota } = await lockWorkspaceBalance(tx, payment.workspace_id, now);
+  const locked = await tx.selectFrom('billing_payments').selectAll().where('id', '=', payment.id).forUpdate().executeTakeFirstOrThrow();
+  const granted = locked.status === 'paid' || locked.status === 'partially_refunded' || locked.status === 'refunded';
+  if (!granted || locked.dispute_status === 'open' || locked.dispute_status === 'lost') return null;
+  const delta = Math.max(0, locked.credits - locked.refunded_credits);
+  const removable = Math.max(0, balance.purchased_balance - balance.purchased_reserved);
+  const removed = Math.min(delta, removable);
+  const shortfall = delta - removed;
+  if (removed > 0) {
+    await tx
+      .insertInto('credit_ledger')
+      .values({
+        workspace_id: locked.workspace_id,
+        entry_type: 'refund',
+        bucket: 'purchased',
+        credits: -removed,
+        purchased_credits: -removed,
+        period_start: balance.period_start,
+        payment_id: locked.id,
+        note: shortfall > 0 ? `payment disputed; ${shortfall} credits already spent or reserved` : 'payment disputed',
+        created_at: now,
+      })
+      .execute();
+    await tx
+      .updateTable('credit_balances')
+      .set((eb) => ({ purchased_balance: eb('purchased_balance', '-', removed), updated_at: now }))
+      .where('workspace_id', '=', locked.workspace_id)
+      .execute();
+  }
+  const row = await tx
+    .updateTable('billing_payments')
+    .set((eb) => ({
+      status: 'refunded',
+      refunded_credits: locked.credits,
+      refund_shortfall_credits: eb('refund_shortfall_credits', '+', shortfall),
+      dispute_id: disputeId,
+      dispute_status: 'open',
+      disputed_credits: removed,
+      dispute_shortfall_credits: shortfall,
+      updated_at: now,
+    }))
+    .where('id', '=', locked.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
+  const after = { ...balance, purchased_balance: balance.purchased_balance - removed };
+  return { payment: row, moved: removed, availableCredits: availableOf(after, { monthly_quota: quota }, now).total };
+}
+
+/**
+ * A won dispute: the credits it removed (disputed_credits) are granted back as a positive
+ * `refund` entry (lifetime_purchased unchanged, as the dispute left it), its shortfall leaves
+ * refund_shortfall_credits, and the payment's own refunds decide its status again (a refund
+ * recorded while the dispute stood is applied now). Null unless the dispute is open.
+ */
+export async function restoreDispute(tx: Tx, payment: PurchasedPayment, now: Date): Promise<DisputeOutcome | null> {
+  const { balance, quota } = await lockWorkspaceBalance(tx, payment.workspace_id, now);
+  const locked = await tx.selectFrom('billing_payments').selectAll().where('id', '=', payment.id).forUpdate().executeTakeFirstOrThrow();
+  if (locked.dispute_status !== 'open') return null;
+  const back = locked.disputed_credits;
+  if (back > 0) {
+    await tx
+      .insertInto('credit_ledger')
+      .values({
+        workspace_id: locked.workspace_id,
+        entry_type: 'refund',
+        bucket: 'purchased',
+        credits: back,
+        purchased_credits: back,
+        period_start: balance.period_start,
+        payment_id: locked.id,
+        note: 'dispute won: credits granted back',
+        created_at: now,
+      })
+      .execute();
+    await tx
+      .updateTable('credit_balances')
+      .set((eb) => ({ purchased_balance: eb('purchased_balance', '+', back), updated_at: now }))
+      .where('workspace_id', '=', locked.workspace_id)
+      .execute();
+  }
+  const status = locked.amount_refunded >= locked.amount ? 'refunded' : locked.amount_refunded > 0 ? 'partially_refunded' : 'paid';
+  await tx
+    .updateTable('billing_payments')
+    .set((eb) => ({
+      status,
+      refunded_credits: locked.credits - locked.disputed_credits - locked.dispute_shortfall_credits,
+      refund_shortfall_credits: eb('refund_shortfall_credits', '-', locked.dispute_shortfall_credits),
+      dispute_status: 'won',
+      updated_at: now,
+    }))
+    .where('id', '=', locked.id)
+    .execute();
+  // A refund recorded while the dispute stood reverses its part now.
+  const refund = locked.amount_refunded > 0 ? await reverseRefund(tx, locked, locked.amount_refunded, now) : null;
+  const row = refund?.payment ?? (await tx.selectFrom('billing_payments').selectAll().where('id', '=', locked.id).executeTakeFirstOrThrow());
+  const after = { ...balance, purchased_balance: balance.purchased_balance + back - (refund?.removed ?? 0) };
+  return { payment: row, moved: back - (refund?.removed ?? 0), availableCredits: availableOf(after, { monthly_quota: quota }, now).total };
 }

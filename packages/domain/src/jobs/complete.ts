@@ -65,28 +65,40 @@ export async function completeJobs(services: Resources, completions: readonly Co
 
 /**
  * With RESULT_STORE=s3, the last pages of the completions of a group are written to the bucket
- * first, as one object (a part per page, ResultObjects.putPages): one write for the group, not
- * one per job. A new_only job's last page is cut down at its completion, and written then; an
- * empty page stays an empty row. If the bucket does not answer, every completion of the group
- * fails with StoreUnavailable, and their attempts are retried (run-job.ts).
+ * first, one object per workspace of the group (a part per page, ResultObjects.putPages): one
+ * write per workspace, not one per job, and never an object holding two workspaces' results, so
+ * deleting a workspace (which deletes the objects its rows name, once no other row names them)
+ * leaves none of its bytes behind (extensions-3.md 1). The writes of the workspaces run side by
+ * side. A new_only job's last page is cut down at its completion, and written then; an empty
+ * page stays an empty row. If the bucket does not answer, every completion of the group fails
+ * with StoreUnavailable, and their attempts are retried (run-job.ts).
  */
 async function withFinalObjects(services: Resources, completions: readonly Completion[]): Promise<readonly Completion[]> {
   if (services.config.resultStore !== 's3') return completions;
   const writing = completions.flatMap((c, i) => (c.delivered.finalPage && c.delivered.finalPage.items.length > 0 && !c.job.new_only ? [i] : []));
   if (writing.length === 0) return completions;
-  const pages = writing.map((i) => {
-    const { job, delivered } = completions[i]!;
-    return { jobId: job.id, pageNo: delivered.finalPage!.pageNo, lines: jsonbTexts(delivered.finalPage!.items) };
-  });
-  const { key, parts } = await bucketOf(services).putPages(pages);
+  const byWorkspace = new Map<string, number[]>();
+  for (const i of writing) {
+    const workspaceId = completions[i]!.job.workspace_id;
+    byWorkspace.set(workspaceId, [...(byWorkspace.get(workspaceId) ?? []), i]);
+  }
   const out = [...completions];
-  writing.forEach((i, k) => {
-    const c = completions[i]!;
-    const part = parts[k]!;
-    // One page alone is the whole object; several share it, each at its offset.
-    const object = { key, offset: writing.length === 1 ? null : part.offset, bytes: part.bytes };
-    out[i] = { ...c, delivered: { ...c.delivered, finalPage: { ...c.delivered.finalPage!, object } } };
-  });
+  await Promise.all(
+    [...byWorkspace.values()].map(async (members) => {
+      const pages = members.map((i) => {
+        const { job, delivered } = completions[i]!;
+        return { jobId: job.id, pageNo: delivered.finalPage!.pageNo, lines: jsonbTexts(delivered.finalPage!.items) };
+      });
+      const { key, parts } = await bucketOf(services).putPages(pages);
+      members.forEach((i, k) => {
+        const c = completions[i]!;
+        const part = parts[k]!;
+        // One page alone is the whole object; several of the workspace share it, each at its offset.
+        const object = { key, offset: members.length === 1 ? null : part.offset, bytes: part.bytes };
+        out[i] = { ...c, delivered: { ...c.delivered, finalPage: { ...c.delivered.finalPage!, object } } };
+      });
+    }),
+  );
   return out;
 }
 

@@ -39,6 +39,7 @@ export const WORKSPACE_TABLES = [
   'oauth_codes',
   'oauth_tokens',
   'stripe_events',
+  'stripe_held_events',
   'billing_payments',
   'billing_invoices',
   'billing_subscriptions',
@@ -80,6 +81,9 @@ function rowsOf(table: RowTable, workspaceId: string): RawBuilder<unknown> {
       return sql`key_id in (select id from api_keys where workspace_id = ${workspaceId})`;
     case 'stripe_events':
       return sql`payment_id in (select id from billing_payments where workspace_id = ${workspaceId})`;
+    case 'stripe_held_events':
+      // Refunds and disputes kept for a grant: by the PaymentIntents of the workspace's payments.
+      return sql`payment_intent_id in (select payment_intent_id from billing_payments where workspace_id = ${workspaceId} and payment_intent_id is not null)`;
     default:
       return sql`workspace_id = ${workspaceId}`;
   }

@@ -2330,6 +2330,13 @@ export interface components {
              *     the catalog.
              */
             requires_session: boolean;
+            /**
+             * @description Whether a monitor (`POST /v1/monitors`) may run the operation: true for every
+             *     platform's `profile` and for the lists of a target's own posts or videos
+             *     (instagram posts and reels, tiktok posts, youtube posts and shorts, twitter posts,
+             *     facebook posts and reels).
+             */
+            monitorable: boolean;
         };
         /**
          * @description `queued` (waiting for a worker, or for a retry), `running`, then one of the terminal
@@ -6503,7 +6510,8 @@ export interface operations {
                      *             "credits_per_result": 1,
                      *             "results_per_credit": 1,
                      *             "base_credits": 0,
-                     *             "requires_session": false
+                     *             "requires_session": false,
+                     *             "monitorable": true
                      *           },
                      *           {
                      *             "operation": "followers",
@@ -6512,7 +6520,8 @@ export interface operations {
                      *             "credits_per_result": 2,
                      *             "results_per_credit": 1,
                      *             "base_credits": 0,
-                     *             "requires_session": false
+                     *             "requires_session": false,
+                     *             "monitorable": false
                      *           },
                      *           {
                      *             "operation": "stories",
@@ -6521,7 +6530,8 @@ export interface operations {
                      *             "credits_per_result": 0,
                      *             "results_per_credit": 1,
                      *             "base_credits": 10,
-                     *             "requires_session": false
+                     *             "requires_session": false,
+                     *             "monitorable": false
                      *           }
                      *         ],
                      *         "sources": []
@@ -6537,7 +6547,8 @@ export interface operations {
                      *             "credits_per_result": 2,
                      *             "results_per_credit": 1,
                      *             "base_credits": 0,
-                     *             "requires_session": false
+                     *             "requires_session": false,
+                     *             "monitorable": false
                      *           }
                      *         ],
                      *         "sources": [

@@ -489,7 +489,7 @@ describe('createResponseValidator', () => {
         platform: 'instagram',
         label: 'Instagram',
         operations: [
-          { operation: 'profile', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false },
+          { operation: 'profile', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false, monitorable: true },
         ],
         sources: [],
       },

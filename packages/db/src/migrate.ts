@@ -25,6 +25,7 @@ import * as m0026 from './migrations/20261130_0026_result_objects';
 import * as m0027 from './migrations/20261130_0027_destinations';
 import * as m0028 from './migrations/20261130_0028_source_health';
 import * as m0029 from './migrations/20261130_0029_workspace_deletions';
+import * as m0036 from './migrations/20261207_0036_monitors';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -52,6 +53,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261130_0027_destinations': m0027,
   '20261130_0028_source_health': m0028,
   '20261130_0029_workspace_deletions': m0029,
+  '20261207_0036_monitors': m0036,
 };
 
 /**

@@ -106,3 +106,7 @@ export * from './billing/recharge';
 export * from './billing/stripe-events';
 export * from './credits/purchases';
 export { StoreUnavailable } from '@sdx/storage';
+export * from './monitors/definition';
+export * from './monitors/queries';
+export * from './monitors/monitors';
+export * from './monitors/runs';

@@ -46,7 +46,8 @@ export type AuditAction =
   | 'webhook.secret_rotated'
   | 'billing.checkout_created'
   | 'billing.auto_recharge_updated'
-  | 'billing.limits_updated';
+  | 'billing.limits_updated'
+  | 'monitor.paused';
 
 export interface AuditEntry {
   workspaceId: string;

@@ -25,6 +25,8 @@ export const WORKSPACE_TABLES = [
   'delivered_items',
   'delivery_sets',
   'schedules',
+  'monitor_runs',
+  'monitors',
   'webhook_deliveries',
   'webhook_events',
   'webhooks',

@@ -8336,6 +8336,28 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Competitors",
+                 *       "platform": "instagram",
+                 *       "operation": "profile",
+                 *       "targets": [
+                 *         "natgeo",
+                 *         "nasa",
+                 *         "bbcnews"
+                 *       ],
+                 *       "frequency": "daily",
+                 *       "time_of_day": "09:00",
+                 *       "timezone": "Europe/Paris",
+                 *       "alerts": [
+                 *         {
+                 *           "metric": "followers_count",
+                 *           "condition": "change_pct_above",
+                 *           "threshold": 10
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["MonitorCreateRequest"];
             };
         };
@@ -8461,6 +8483,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "frequency": "hourly"
+                 *     }
+                 */
                 "application/json": components["schemas"]["MonitorUpdateRequest"];
             };
         };

@@ -1,5 +1,5 @@
 import { createApiKey, dispatchMonitors, pauseMonitorsOfCreator } from '@sdx/domain';
-import { type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
+import { eventually, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
  * Monitors through HTTP (extensions-3.md section 3): the resource and its validation, tenancy,
@@ -343,5 +343,86 @@ describe('a creator who can no longer act', () => {
 
     const resumed = await stack.api.post(`/v1/monitors/${theirs.id}/resume`, { headers: ws.auth });
     expect(resumed.body).toMatchObject({ status: 'active', paused_reason: null, created_by: { kind: 'key', id: ws.keyId } });
+  });
+});
+
+interface Series {
+  target: string;
+  item_id: string | null;
+  metric: string;
+  points: Array<{ at: string; value: number }>;
+}
+
+/** Advances the monitor's open runs until its newest run completes (a worker runs the jobs). */
+async function completed(ws: SeededWorkspace, monitorId: string): Promise<Run & { observations: number }> {
+  let last: Run | undefined;
+  await eventually(async () => {
+    await dispatchMonitors(stack.runtime.services);
+    [last] = await runs(ws, monitorId);
+    return last?.status === 'completed';
+  }, 30_000);
+  return last as Run & { observations: number };
+}
+
+async function series(ws: SeededWorkspace, monitorId: string, query = ''): Promise<Series[]> {
+  const res = await stack.api.get(`/v1/monitors/${monitorId}/series${query}`, { headers: ws.auth });
+  expect(res.status).toBe(200);
+  return res.body.data as Series[];
+}
+
+describe('observations and series', () => {
+  beforeAll(() => {
+    stack.startWorker(4);
+  });
+
+  it('a first run starts every series; a later run adds a point only where a value changed', async () => {
+    const ws = await workspace();
+    const drifting = 'nasa_sandbox_drift_50';
+    const steady = 'esa';
+    const monitor = await create(ws, { targets: [drifting, steady] });
+    expect((await stack.api.post(`/v1/monitors/${monitor.id}/run`, { headers: ws.auth })).status).toBe(202);
+    const first = await completed(ws, monitor.id);
+    expect(first.observations).toBe(6);
+    const initial = await series(ws, monitor.id);
+    expect(initial.map((s) => `${s.target} ${s.metric} ${s.item_id} ${s.points.length}`).sort()).toEqual([
+      'esa followers_count null 1',
+      'esa following_count null 1',
+      'esa posts_count null 1',
+      'nasa_sandbox_drift_50 followers_count null 1',
+      'nasa_sandbox_drift_50 following_count null 1',
+      'nasa_sandbox_drift_50 posts_count null 1',
+    ]);
+
+    // A second run at least a second later: the drifting target's counts grew, the steady one's did not.
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    clock.advance(60_000);
+    expect((await stack.api.post(`/v1/monitors/${monitor.id}/run`, { headers: ws.auth })).status).toBe(202);
+    const second = await completed(ws, monitor.id);
+    expect(second.observations).toBe(3);
+    const followers = await series(ws, monitor.id, `?target=${drifting.toUpperCase()}&metric=followers_count`);
+    expect(followers).toHaveLength(1);
+    const [a, b] = followers[0]!.points;
+    expect(b!.value - a!.value).toBeGreaterThanOrEqual(50);
+    expect(Date.parse(b!.at)).toBeGreaterThan(Date.parse(a!.at));
+    expect((await series(ws, monitor.id, `?target=${steady}`)).every((s) => s.points.length === 1)).toBe(true);
+    // from/to bound the points; another workspace reads nothing.
+    expect((await series(ws, monitor.id, `?metric=followers_count&target=${drifting}&from=${encodeURIComponent(b!.at)}`))[0]!.points).toEqual([b]);
+    const other = await workspace();
+    expect((await stack.api.get(`/v1/monitors/${monitor.id}/series`, { headers: other.auth })).status).toBe(404);
+  });
+
+  it("a list monitor keeps each returned item's metrics", async () => {
+    const ws = await workspace();
+    const monitor = await create(ws, { operation: 'posts', targets: ['natgeo_sandbox_drift_9'], limit: 2 });
+    await stack.api.post(`/v1/monitors/${monitor.id}/run`, { headers: ws.auth });
+    const run = await completed(ws, monitor.id);
+    const all = await series(ws, monitor.id);
+    const items = [...new Set(all.map((s) => s.item_id))];
+    expect(items).toHaveLength(2);
+    expect(items.every((id) => typeof id === 'string')).toBe(true);
+    // Instagram photos show no views: a null is no series.
+    expect(new Set(all.map((s) => s.metric)).has('likes')).toBe(true);
+    expect(run.observations).toBe(all.length);
+    expect(await series(ws, monitor.id, `?item_id=${items[0]}&metric=likes`)).toEqual([all.find((s) => s.item_id === items[0] && s.metric === 'likes')]);
   });
 });

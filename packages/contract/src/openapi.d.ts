@@ -853,6 +853,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/monitors/{monitor_id}/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a monitor's series
+         * @description The monitor's series, each `{target, item_id, metric, points}` with its points oldest first:
+         *     a profile's counts per target (`item_id` null), a list's item metrics per item. A series
+         *     gains a point only when its value changed (and on its first run). Filters: `target`,
+         *     `metric`, `item_id`, and `from`/`to` (inclusive). More than 100,000 matching points answer
+         *     422: narrow the filters.
+         */
+        get: operations["getMonitorSeries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/signup": {
         parameters: {
             query?: never;
@@ -2989,6 +3013,30 @@ export interface components {
             } & {
                 [key: string]: unknown;
             }) | null;
+        };
+        /** @description A monitor's series, each with its points oldest first. */
+        MonitorSeriesList: {
+            /** @description Series, by target, metric and item. */
+            data: components["schemas"]["MonitorSeries"][];
+        };
+        /** @description One series; it gains a point only when its value changes. */
+        MonitorSeries: {
+            /** @description The monitor's target. */
+            target: string;
+            /** @description The item (a post or video) of a list operation; null for a profile's counts. */
+            item_id: string | null;
+            /** @description `followers_count`, `following_count`, `posts_count`, or an item's `views`, `likes`, `comments`, `shares`. */
+            metric: string;
+            /** @description Points, oldest first. */
+            points: {
+                /**
+                 * Format: date-time
+                 * @description When the run that observed it completed.
+                 */
+                at: string;
+                /** @description The value. */
+                value: number;
+            }[];
         };
         /** @description A page of a monitor's runs, newest first. */
         MonitorRunList: {
@@ -6251,6 +6299,16 @@ export interface components {
         BatchId: string;
         /** @description Schedule ID (`sch_...`). */
         ScheduleId: string;
+        /** @description Only this target's series (matched as the monitor spells it, case-insensitively). */
+        SeriesTarget: string;
+        /** @description Only this metric's series. */
+        SeriesMetric: "followers_count" | "following_count" | "posts_count" | "views" | "likes" | "comments" | "shares";
+        /** @description Only this item's series (list operations). */
+        SeriesItemId: string;
+        /** @description Points at or after this instant. */
+        SeriesFrom: string;
+        /** @description Points at or before this instant. */
+        SeriesTo: string;
         /** @description Monitor ID (`mon_...`). */
         MonitorId: string;
         /** @description Maximum number of items returned. */
@@ -8671,6 +8729,57 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MonitorRunList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMonitorSeries: {
+        parameters: {
+            query?: {
+                /** @description Only this target's series (matched as the monitor spells it, case-insensitively). */
+                target?: components["parameters"]["SeriesTarget"];
+                /** @description Only this metric's series. */
+                metric?: components["parameters"]["SeriesMetric"];
+                /** @description Only this item's series (list operations). */
+                item_id?: components["parameters"]["SeriesItemId"];
+                /** @description Points at or after this instant. */
+                from?: components["parameters"]["SeriesFrom"];
+                /** @description Points at or before this instant. */
+                to?: components["parameters"]["SeriesTo"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Monitor ID (`mon_...`). */
+                monitor_id: components["parameters"]["MonitorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The series. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitorSeriesList"];
                 };
             };
             401: components["responses"]["Unauthorized"];

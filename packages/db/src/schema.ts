@@ -588,6 +588,29 @@ export interface MonitorRunsTable {
   created_at: CreatedAt;
 }
 
+/** A point of a monitor's series (partitioned by month on `at`); item_id '' for a profile's. */
+export interface MonitorPointsTable {
+  monitor_id: string;
+  workspace_id: string;
+  target: string;
+  item_id: string;
+  metric: string;
+  at: Timestamp;
+  value: number;
+  run_id: string;
+}
+
+/** Each series' last point. */
+export interface MonitorSeriesTable {
+  monitor_id: string;
+  workspace_id: string;
+  target: string;
+  item_id: string;
+  metric: string;
+  value: number;
+  at: Timestamp;
+}
+
 export interface IdempotencyKeysTable {
   workspace_id: string;
   endpoint: string;
@@ -697,6 +720,8 @@ export interface Database {
   schedule_runs: ScheduleRunsTable;
   monitors: MonitorsTable;
   monitor_runs: MonitorRunsTable;
+  monitor_points: MonitorPointsTable;
+  monitor_series: MonitorSeriesTable;
   delivery_sets: DeliverySetsTable;
   delivered_items: DeliveredItemsTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -110,3 +110,4 @@ export * from './monitors/definition';
 export * from './monitors/queries';
 export * from './monitors/monitors';
 export * from './monitors/runs';
+export * from './monitors/observations';

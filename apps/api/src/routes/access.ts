@@ -49,6 +49,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /v1/monitors/:monitor_id/resume': 'member',
   'POST /v1/monitors/:monitor_id/run': 'member',
   'GET /v1/monitors/:monitor_id/runs': 'viewer',
+  'GET /v1/monitors/:monitor_id/series': 'viewer',
 
   'POST /v1/auth/signup': 'public',
   'POST /v1/auth/login': 'public',

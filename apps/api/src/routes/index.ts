@@ -30,6 +30,7 @@ import { pauseMonitor } from './pauseMonitor';
 import { resumeMonitor } from './resumeMonitor';
 import { runMonitor } from './runMonitor';
 import { listMonitorRuns } from './listMonitorRuns';
+import { getMonitorSeries } from './getMonitorSeries';
 
 /** Routes of two-factor sign-in, batches, schedules, monitors, exports, result items, quotes, usage history and OAuth consent; registered after the core routes in app.ts. */
 export const routeTable: RouteDef[] = [
@@ -63,5 +64,6 @@ export const routeTable: RouteDef[] = [
   { method: 'post', path: '/v1/monitors/:monitor_id/resume', handler: resumeMonitor },
   { method: 'post', path: '/v1/monitors/:monitor_id/run', handler: runMonitor },
   { method: 'get', path: '/v1/monitors/:monitor_id/runs', handler: listMonitorRuns },
+  { method: 'get', path: '/v1/monitors/:monitor_id/series', handler: getMonitorSeries },
   { method: 'post', path: '/v1/oauth/consent', handler: createOAuthConsent },
 ];

@@ -9,6 +9,13 @@ import { type Kysely, sql } from 'kysely';
  *   of at most 100 (of the targets and limit the run took when it was made), one after another as the workspace's active-job cap leaves room:
  *   `batch_ids` holds those created so far, `next_chunk` the first chunk not yet dispatched.
  *
+ * - monitor_points: the series' points, only when a value changed. Partitioned by month on `at`
+ *   (native range partitioning, decisions.md "Monitors"): each month's partition is created by
+ *   the service before its first point (ensureMonthPartition), and retention drops whole months.
+ *   `item_id` is '' for a profile's series, so the series key is never null.
+ * - monitor_series: each series' last point (what the next value is compared with), one row per
+ *   (monitor, target, item, metric), so a run never scans the points themselves.
+ *
  * Additive: new tables only, which the previous release neither reads nor writes.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -62,9 +69,34 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create unique index monitor_runs_occurrence_once on monitor_runs (monitor_id, scheduled_for) where trigger = 'scheduled'`.execute(db);
   await sql`create index monitor_runs_monitor_idx on monitor_runs (monitor_id, id desc)`.execute(db);
   await sql`create index monitor_runs_open_idx on monitor_runs (created_at) where status in ('queued', 'running')`.execute(db);
+  await sql`
+    create table monitor_points (
+      monitor_id text not null,
+      workspace_id text not null,
+      target text not null,
+      item_id text not null,
+      metric text not null,
+      at timestamptz not null,
+      value double precision not null,
+      run_id text not null
+    ) partition by range (at)`.execute(db);
+  await sql`create index monitor_points_series_idx on monitor_points (monitor_id, target, metric, item_id, at)`.execute(db);
+  await sql`
+    create table monitor_series (
+      monitor_id text not null references monitors (id),
+      workspace_id text not null,
+      target text not null,
+      item_id text not null,
+      metric text not null,
+      value double precision not null,
+      at timestamptz not null,
+      primary key (monitor_id, target, item_id, metric)
+    )`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop table monitor_series`.execute(db);
+  await sql`drop table monitor_points`.execute(db);
   await sql`drop table monitor_runs`.execute(db);
   await sql`drop table monitors`.execute(db);
 }

@@ -9,6 +9,7 @@ import { newId } from '../ids';
 import { resolveRecipe } from '../jobs/recipe';
 import { findWorkspace } from '../workspaces/workspaces';
 import { MONITOR_BATCH_SIZE, nextMonitorRun } from './definition';
+import { recordRunObservations } from './observations';
 import { lockMonitorOrThrow } from './queries';
 
 /**
@@ -26,7 +27,8 @@ import { lockMonitorOrThrow } from './queries';
  *   cap leaves room for it (a 429 from admission leaves the rest for the next advance); the
  *   scheduler advances open runs on every tick.
  * - A run is running once its first batch is admitted, and completed when every batch is made
- *   and every job of them has ended.
+ *   and every job of them has ended; its observations are recorded in the same transaction that
+ *   completes it (observations.ts), so a crash records them once or not at all.
  */
 export const MONITOR_RUN_ENDPOINT = 'monitor-run';
 
@@ -128,7 +130,7 @@ export async function dispatchMonitors(services: Services, now: Date = services.
   return { claimed: claimed.length, advanced };
 }
 
-type Outcome = Pick<MonitorRunRow, 'status' | 'batch_ids' | 'next_chunk' | 'started_at' | 'finished_at'> & { error: unknown };
+type Outcome = Pick<MonitorRunRow, 'status' | 'batch_ids' | 'next_chunk' | 'started_at' | 'finished_at' | 'observations'> & { error: unknown };
 
 /**
  * Advances one open run, holding its row (FOR UPDATE SKIP LOCKED: a run another process is
@@ -161,6 +163,7 @@ export async function advanceMonitorRun(services: Services, runId: string): Prom
         next_chunk: outcome.next_chunk,
         started_at: outcome.started_at,
         finished_at: outcome.finished_at,
+        observations: outcome.observations,
         error: outcome.error === null ? null : JSON.stringify(outcome.error),
       })
       .where('id', '=', run.id)
@@ -195,6 +198,7 @@ async function advance(services: Services, tx: Tx, monitor: MonitorRow, run: Mon
     next_chunk: run.next_chunk,
     started_at: run.started_at,
     finished_at: run.finished_at,
+    observations: run.observations,
     error: run.error ?? null,
   };
   const tenant = await monitorTenant(tx, monitor);
@@ -230,7 +234,10 @@ async function advance(services: Services, tx: Tx, monitor: MonitorRow, run: Mon
       return { ...out, status: 'failed', finished_at: now, error: detail };
     }
   }
-  if (await batchesEnded(tx, out.batch_ids)) return { ...out, status: 'completed', finished_at: now };
+  if (await batchesEnded(tx, out.batch_ids)) {
+    const observations = await recordRunObservations(services, tx, monitor, run, out.batch_ids, now);
+    return { ...out, status: 'completed', finished_at: now, observations };
+  }
   return out;
 }
 

@@ -25,6 +25,8 @@ export const WORKSPACE_TABLES = [
   'delivered_items',
   'delivery_sets',
   'schedules',
+  'monitor_points',
+  'monitor_series',
   'monitor_runs',
   'monitors',
   'webhook_deliveries',

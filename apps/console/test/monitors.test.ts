@@ -2,11 +2,11 @@ import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { dispatchMonitors } from '@sdx/domain';
 import {
   eventually,
   grantWorkspaceCredits,
   listen,
+  passMonitors,
   signUpUser,
   startTestStack,
   startWebhookReceiver,
@@ -72,7 +72,7 @@ async function check(page: Page, name: string): Promise<void> {
 
 /** The scheduler's pass over monitors (this stack runs no scheduler): it advances open runs, then counts the completed ones. */
 async function completedRuns(monitorId: string): Promise<number> {
-  await dispatchMonitors(stack.runtime.services);
+  await passMonitors(stack);
   const res = await stack.api.get(`/v1/monitors/${monitorId}/runs`, { headers: user.read() });
   expect(res.status).toBe(200);
   const runs = res.body.data as Array<{ status: string }>;
@@ -101,7 +101,7 @@ it('creates a monitor of three drifting profiles, runs it twice, and shows three
     operations: Array<{ operation: string; monitorable: boolean }>;
   }>;
   await page.getByLabel('Platform').selectOption('instagram');
-  const offered = await page.getByLabel('Operation').locator('option').evaluateAll((options) => options.map((o) => (o as HTMLOptionElement).value));
+  const offered = await page.getByLabel('Operation').locator('option').evaluateAll((options) => options.map((o) => o.getAttribute('value') ?? ''));
   const instagram = platforms.find((p) => p.platform === 'instagram')!;
   expect(offered.sort()).toEqual(
     instagram.operations

@@ -1,23 +1,17 @@
-import { ApiProblem, type Schemas, sessionHeaders } from './client';
+import type { operations } from '@sdx/contract';
+import { api, ApiProblem, type Schemas, sessionHeaders, unwrap } from './client';
 
 /**
- * A monitor's series and changes (spec extensions-3 §3). Read with fetch and the session's
- * headers, in the spec's shapes; everything else of monitors goes through the typed client.
+ * A monitor's series and changes (spec extensions-3 §3). The changes are read with fetch and
+ * the session's headers, in the spec's shape; everything else goes through the typed client.
  */
 export type Monitor = Schemas['Monitor'];
 export type MonitorRun = Schemas['MonitorRun'];
 export type MonitorAlert = Schemas['MonitorAlert'];
 
-export interface SeriesPoint {
-  at: string;
-  value: number;
-}
-export interface Series {
-  target: string;
-  item_id: string | null;
-  metric: string;
-  points: SeriesPoint[];
-}
+export type Series = Schemas['MonitorSeries'];
+export type SeriesPoint = Series['points'][number];
+type SeriesFilters = NonNullable<operations['getMonitorSeries']['parameters']['query']>;
 export interface MonitorChange {
   id: string;
   run_id: string;
@@ -45,8 +39,8 @@ async function getJson<T>(path: string, query: Record<string, string | number | 
   return { data: (await response.json()) as T, response };
 }
 
-export async function monitorSeries(monitorId: string, filters: { target?: string; metric?: string; item_id?: string; from?: string; to?: string } = {}): Promise<Series[]> {
-  return (await getJson<{ data: Series[] }>(`/v1/monitors/${encodeURIComponent(monitorId)}/series`, filters)).data.data;
+export async function monitorSeries(monitorId: string, filters: SeriesFilters = {}): Promise<Series[]> {
+  return (await unwrap(api.GET('/v1/monitors/{monitor_id}/series', { params: { path: { monitor_id: monitorId }, query: filters } }))).data;
 }
 
 export async function monitorChanges(

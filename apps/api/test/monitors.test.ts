@@ -1,4 +1,5 @@
-import { createApiKey, dispatchMonitors, pauseMonitorsOfCreator } from '@sdx/domain';
+import { createApiKey, dispatchMonitors, pauseMonitorsOfCreator, purgeMonitorPoints } from '@sdx/domain';
+import { sql } from 'kysely';
 import { eventually, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
@@ -424,5 +425,33 @@ describe('observations and series', () => {
     expect(new Set(all.map((s) => s.metric)).has('likes')).toBe(true);
     expect(run.observations).toBe(all.length);
     expect(await series(ws, monitor.id, `?item_id=${items[0]}&metric=likes`)).toEqual([all.find((s) => s.item_id === items[0] && s.metric === 'likes')]);
+  });
+
+  it('retention deletes points older than MONITOR_RETENTION_DAYS, then drops whole months, and keeps each series\' last value', async () => {
+    const ws = await workspace();
+    const monitor = await create(ws, { targets: ['kept_sandbox_drift_3'] });
+    await stack.api.post(`/v1/monitors/${monitor.id}/run`, { headers: ws.auth });
+    await completed(ws, monitor.id);
+    const [point] = (await series(ws, monitor.id, '?metric=followers_count'))[0]!.points;
+    const at = Date.parse(point!.at);
+    const db = stack.runtime.db;
+    // Within the retention: nothing goes.
+    expect(await purgeMonitorPoints(db, new Date(at + 2 * 86_400_000), 5)).toEqual({ partitionsDropped: 0, pointsDeleted: 0 });
+    expect(await series(ws, monitor.id)).toHaveLength(3);
+    // Older than the retention, in a month that is not wholly past it: its rows are deleted.
+    const mine = await db.selectFrom('monitor_points').select('at').where('monitor_id', '=', monitor.id).execute();
+    const all = Number((await db.selectFrom('monitor_points').select(db.fn.countAll<number>().as('n')).where('at', '<=', new Date(at)).executeTakeFirstOrThrow()).n);
+    const purged = await purgeMonitorPoints(db, new Date(at + 1000 + 86_400_000), 1);
+    expect(purged).toEqual({ partitionsDropped: 0, pointsDeleted: all });
+    expect(mine).toHaveLength(3);
+    expect(await series(ws, monitor.id)).toEqual([]);
+    expect(await db.selectFrom('monitor_series').select('metric').where('monitor_id', '=', monitor.id).execute()).toHaveLength(3);
+    // A month wholly past the retention is dropped as a partition.
+    const month = new Date(at);
+    const name = `monitor_points_${month.getUTCFullYear()}_${String(month.getUTCMonth() + 1).padStart(2, '0')}`;
+    const dropped = await purgeMonitorPoints(db, new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 2, 1)), 1);
+    expect(dropped.partitionsDropped).toBeGreaterThanOrEqual(1);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_class where relname = ${name}`.execute(db);
+    expect(rows[0]!.n).toBe(0);
   });
 });

@@ -17,7 +17,7 @@ async function main(): Promise<void> {
   const scheduler = startScheduler(runtime.services, { tickMs: config.schedulerTickMs });
   const purge =
     config.retentionIntervalMs > 0
-      ? startRetention(runtime.services, { intervalMs: config.retentionIntervalMs, resultRetentionDays: config.resultRetentionDays })
+      ? startRetention(runtime.services, { intervalMs: config.retentionIntervalMs, resultRetentionDays: config.resultRetentionDays, monitorRetentionDays: config.monitorRetentionDays })
       : null;
   runtime.log.info(
     { tickMs: config.schedulerTickMs, retentionIntervalMs: config.retentionIntervalMs, resultRetentionDays: config.resultRetentionDays },

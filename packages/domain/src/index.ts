@@ -111,3 +111,4 @@ export * from './monitors/queries';
 export * from './monitors/monitors';
 export * from './monitors/runs';
 export * from './monitors/observations';
+export * from './monitors/retention';

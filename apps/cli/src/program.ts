@@ -5,6 +5,7 @@ import { registerCatalog } from './commands/catalog';
 import { registerJobs } from './commands/jobs';
 import { registerKeys } from './commands/keys';
 import { registerMcp } from './commands/mcp';
+import { registerMonitors } from './commands/monitors';
 import { registerSchedules } from './commands/schedules';
 import { registerSession } from './commands/session';
 import { registerWebhooks } from './commands/webhooks';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   registerJobs(program);
   registerBatches(program);
   registerSchedules(program);
+  registerMonitors(program);
   registerKeys(program);
   registerWebhooks(program);
   registerMcp(program);

@@ -6,6 +6,7 @@ import { Destinations } from './resources/destinations';
 import { Exports } from './resources/exports';
 import { Jobs } from './resources/jobs';
 import { AuditEvents, Keys } from './resources/keys';
+import { Monitors } from './resources/monitors';
 import { Schedules } from './resources/schedules';
 import { Webhooks } from './resources/webhooks';
 import { Workspaces } from './resources/workspaces';
@@ -27,6 +28,7 @@ export class Client {
   readonly jobs: Jobs;
   readonly batches: Batches;
   readonly schedules: Schedules;
+  readonly monitors: Monitors;
   readonly exports: Exports;
   readonly keys: Keys;
   readonly auditEvents: AuditEvents;
@@ -47,6 +49,7 @@ export class Client {
     this.jobs = new Jobs(core);
     this.batches = new Batches(core);
     this.schedules = new Schedules(core);
+    this.monitors = new Monitors(core);
     this.exports = new Exports(core);
     this.keys = new Keys(core);
     this.auditEvents = new AuditEvents(core);

@@ -1,5 +1,7 @@
 import { createApiKey, dispatchMonitors, pauseMonitorsOfCreator, purgeMonitorPoints } from '@sdx/domain';
+import ExcelJS from 'exceljs';
 import { sql } from 'kysely';
+import request from 'supertest';
 import { eventually, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
@@ -410,6 +412,40 @@ describe('observations and series', () => {
     expect((await series(ws, monitor.id, `?metric=followers_count&target=${drifting}&from=${encodeURIComponent(b!.at)}`))[0]!.points).toEqual([b]);
     const other = await workspace();
     expect((await stack.api.get(`/v1/monitors/${monitor.id}/series`, { headers: other.auth })).status).toBe(404);
+    expect((await stack.api.get(`/v1/monitors/${monitor.id}/series/export?format=csv`, { headers: other.auth })).status).toBe(404);
+
+    // The export: one row per point, columns target, item_id, metric, at, value, as csv, xlsx and json.
+    const query = `target=${drifting}&metric=followers_count`;
+    const csv = await stack.api.get(`/v1/monitors/${monitor.id}/series/export?format=csv&${query}`, { headers: ws.auth });
+    expect(csv.status).toBe(200);
+    expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
+    expect(csv.headers['content-disposition']).toBe(`attachment; filename="${monitor.id}.csv"`);
+    expect(csv.text.trimEnd().split('\r\n')).toEqual([
+      '"target","item_id","metric","at","value"',
+      `"${drifting}",,"followers_count","${a!.at}",${a!.value}`,
+      `"${drifting}",,"followers_count","${b!.at}",${b!.value}`,
+    ]);
+    const json = await stack.api.get(`/v1/monitors/${monitor.id}/series/export?${query}`, { headers: ws.auth });
+    expect(json.body).toEqual([a, b].map((p) => ({ target: drifting, item_id: null, metric: 'followers_count', at: p!.at, value: p!.value })));
+    const xlsx = await request(stack.app)
+      .get(`/v1/monitors/${monitor.id}/series/export?format=xlsx&${query}`)
+      .set(ws.auth)
+      .buffer(true)
+      .parse((response, done) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => done(null, Buffer.concat(chunks)));
+      });
+    expect(xlsx.status).toBe(200);
+    const book = new ExcelJS.Workbook();
+    await book.xlsx.load(xlsx.body as unknown as ArrayBuffer);
+    const cells: unknown[] = [];
+    book.worksheets[0]!.eachRow((row) => cells.push((row.values as unknown[]).slice(1)));
+    expect(cells).toEqual([
+      ['target', 'item_id', 'metric', 'at', 'value'],
+      [drifting, undefined, 'followers_count', a!.at, a!.value],
+      [drifting, undefined, 'followers_count', b!.at, b!.value],
+    ]);
   });
 
   it("a list monitor keeps each returned item's metrics", async () => {

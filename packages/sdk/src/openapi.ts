@@ -877,6 +877,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/monitors/{monitor_id}/series/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a monitor's series
+         * @description The points `GET …/series` answers (same filters), one row per point with the columns
+         *     `target`, `item_id`, `metric`, `at`, `value`: `csv` (UTF-8, header row), `xlsx` (one
+         *     sheet) or `json` (an array of those rows; the default).
+         */
+        get: operations["exportMonitorSeries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/signup": {
         parameters: {
             query?: never;
@@ -3018,6 +3040,22 @@ export interface components {
         MonitorSeriesList: {
             /** @description Series, by target, metric and item. */
             data: components["schemas"]["MonitorSeries"][];
+        };
+        /** @description One point of a series export. */
+        MonitorSeriesRow: {
+            /** @description The monitor's target. */
+            target: string;
+            /** @description The item of a list operation; null for a profile's counts. */
+            item_id: string | null;
+            /** @description The metric. */
+            metric: string;
+            /**
+             * Format: date-time
+             * @description When the run that observed it completed.
+             */
+            at: string;
+            /** @description The value. */
+            value: number;
         };
         /** @description One series; it gains a point only when its value changes. */
         MonitorSeries: {
@@ -6299,6 +6337,8 @@ export interface components {
         BatchId: string;
         /** @description Schedule ID (`sch_...`). */
         ScheduleId: string;
+        /** @description `json` (default), `csv` or `xlsx`. */
+        SeriesExportFormat: "json" | "csv" | "xlsx";
         /** @description Only this target's series (matched as the monitor spells it, case-insensitively). */
         SeriesTarget: string;
         /** @description Only this metric's series. */
@@ -8780,6 +8820,77 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["MonitorSeriesList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportMonitorSeries: {
+        parameters: {
+            query?: {
+                /** @description `json` (default), `csv` or `xlsx`. */
+                format?: components["parameters"]["SeriesExportFormat"];
+                /** @description Only this target's series (matched as the monitor spells it, case-insensitively). */
+                target?: components["parameters"]["SeriesTarget"];
+                /** @description Only this metric's series. */
+                metric?: components["parameters"]["SeriesMetric"];
+                /** @description Only this item's series (list operations). */
+                item_id?: components["parameters"]["SeriesItemId"];
+                /** @description Points at or after this instant. */
+                from?: components["parameters"]["SeriesFrom"];
+                /** @description Points at or before this instant. */
+                to?: components["parameters"]["SeriesTo"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Monitor ID (`mon_...`). */
+                monitor_id: components["parameters"]["MonitorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The points, one row each. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "target": "natgeo",
+                     *         "item_id": null,
+                     *         "metric": "followers_count",
+                     *         "at": "2026-12-07T08:00:05.020Z",
+                     *         "value": 283000000
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["MonitorSeriesRow"][];
+                    /**
+                     * @example "target","item_id","metric","at","value"
+                     *     "natgeo",,"followers_count","2026-12-07T08:00:05.020Z",283000000
+                     */
+                    "text/csv": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
                 };
             };
             401: components["responses"]["Unauthorized"];

@@ -50,6 +50,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'POST /v1/monitors/:monitor_id/run': 'member',
   'GET /v1/monitors/:monitor_id/runs': 'viewer',
   'GET /v1/monitors/:monitor_id/series': 'viewer',
+  'GET /v1/monitors/:monitor_id/series/export': 'viewer',
 
   'POST /v1/auth/signup': 'public',
   'POST /v1/auth/login': 'public',

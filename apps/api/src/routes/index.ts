@@ -31,6 +31,7 @@ import { resumeMonitor } from './resumeMonitor';
 import { runMonitor } from './runMonitor';
 import { listMonitorRuns } from './listMonitorRuns';
 import { getMonitorSeries } from './getMonitorSeries';
+import { exportMonitorSeries } from './exportMonitorSeries';
 
 /** Routes of two-factor sign-in, batches, schedules, monitors, exports, result items, quotes, usage history and OAuth consent; registered after the core routes in app.ts. */
 export const routeTable: RouteDef[] = [
@@ -65,5 +66,6 @@ export const routeTable: RouteDef[] = [
   { method: 'post', path: '/v1/monitors/:monitor_id/run', handler: runMonitor },
   { method: 'get', path: '/v1/monitors/:monitor_id/runs', handler: listMonitorRuns },
   { method: 'get', path: '/v1/monitors/:monitor_id/series', handler: getMonitorSeries },
+  { method: 'get', path: '/v1/monitors/:monitor_id/series/export', handler: exportMonitorSeries },
   { method: 'post', path: '/v1/oauth/consent', handler: createOAuthConsent },
 ];

@@ -32,8 +32,10 @@ it('draws a sparkline from the lowest to the highest value', () => {
   expect(sparkline(Array.from({ length: 100 }, (_, i) => i), 10)).toHaveLength(10);
 });
 
-it('creates a monitor with an alert, runs it twice, and shows its runs, series, sparklines and changes', async () => {
-  const targets = ['cli_sandbox_drift_100', 'cli2_sandbox_drift_500'];
+const targets = ['cli_sandbox_drift_100', 'cli2_sandbox_drift_500'];
+let id = '';
+
+it('creates a monitor with an alert, runs it twice, and shows its runs, series, sparklines and export', async () => {
   const created = json(
     await sdx(
       ['monitors', 'create', 'instagram', 'profile', '-n', 'Rivals', '-t', targets[0]!, '-t', targets[1]!, '--frequency', 'weekly', '--day', 'friday', '--time', '08:15', '--timezone', 'Europe/Paris', '--alert', `followers_count:change_pct_above:0.5@${targets[1]}`, '--json'],
@@ -51,7 +53,7 @@ it('creates a monitor with an alert, runs it twice, and shows its runs, series, 
     estimated_credits_per_run: 2,
     estimated_credits_per_month: 8,
   });
-  const id = created.id as string;
+  id = created.id as string;
 
   const badAlert = await sdx(['monitors', 'create', 'instagram', 'profile', '-t', 'x', '--frequency', 'daily', '--alert', 'followers_count:above'], { env });
   expect(badAlert.code).toBe(2);
@@ -92,8 +94,12 @@ it('creates a monitor with an alert, runs it twice, and shows its runs, series, 
   const file = path.join(home, 'series.csv');
   const exported = json(await sdx(['monitors', 'series', id, '--export', file, '--json'], { env }));
   expect(exported).toMatchObject({ file, format: 'csv' });
-  expect(readFileSync(file, 'utf8').split(/\r?\n/)[0]).toBe('target,item_id,metric,at,value');
+  expect(readFileSync(file, 'utf8').split(/\r?\n/)[0]!.replace(/"/g, '')).toBe('target,item_id,metric,at,value');
 
+}, 120_000);
+
+it('shows the changes of the second run, then deletes the monitor', async () => {
+  expect(id).toMatch(/^mon_/);
   const changes = json(await sdx(['monitors', 'changes', id, '--kind', 'metric_changed', '--all', '--json'], { env }));
   expect(changes.filter((c: { field: string }) => c.field === 'followers_count').map((c: { target: string }) => c.target).sort()).toEqual([...targets].sort());
   const feed = await sdx(['monitors', 'changes', id, '--target', targets[1]!], { env });
@@ -103,4 +109,4 @@ it('creates a monitor with an alert, runs it twice, and shows its runs, series, 
   const gone = await sdx(['monitors', 'get', id, '--json'], { env });
   expect(gone.code).toBe(3);
   expect(JSON.parse(gone.stderr)).toMatchObject({ error: 'monitor_not_found', status: 404 });
-}, 120_000);
+}, 60_000);

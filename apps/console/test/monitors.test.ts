@@ -22,7 +22,8 @@ import { type AxeViolation, DESKTOP, heading, launchBrowser, newPageIn, PHONE, s
  * offered, its credits per run and per month shown before and after), run twice by hand; its page
  * then shows three lines in the followers chart, the latest values, a changes feed whose change
  * fired the alert, and the alert reached a webhook receiver as `monitor.alert`. Pause, resume and
- * delete from the page. Screenshots go to docs/console/monitors/.
+ * delete from the page. Screenshots go to docs/console/monitors/. The three tests share the
+ * monitor and the page, in order.
  */
 let stack: TestStack;
 let server: Server;
@@ -35,6 +36,8 @@ const SHOTS = path.resolve(__dirname, '..', '..', '..', 'docs', 'console', 'moni
 const PASSWORD = 'correct horse battery';
 const TARGETS = ['alpha_sandbox_drift_100', 'beta_sandbox_drift_200', 'gamma_sandbox_drift_300'];
 const violations: Record<string, AxeViolation[]> = {};
+let page: Page;
+let monitorId: string;
 
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
@@ -80,8 +83,8 @@ async function completedRuns(monitorId: string): Promise<number> {
   return runs.filter((r) => r.status === 'completed').length;
 }
 
-it('creates a monitor of three drifting profiles, runs it twice, and shows three lines, the changes and the alert that reached the webhook', async () => {
-  const page = await newPageIn(browser, contexts);
+it('creates a monitor of three drifting profiles with the form, runs it twice, and shows three lines and the latest values', async () => {
+  page = await newPageIn(browser, contexts);
   page.setDefaultTimeout(30_000);
   await page.goto(`${base}/console/`);
   await page.getByLabel('Email').fill(user.email);
@@ -127,7 +130,7 @@ it('creates a monitor of three drifting profiles, runs it twice, and shows three
   await check(page, 'monitor-new');
   await page.getByRole('button', { name: 'Create monitor' }).click();
   await heading(page, 'Competitors');
-  const monitorId = new URL(page.url()).pathname.split('/').at(-1)!;
+  monitorId = new URL(page.url()).pathname.split('/').at(-1)!;
   expect(monitorId).toMatch(/^mon_/);
   expect(await page.getByTestId('monitor-credits').textContent()).toContain('3 credits per run, 90 credits per month');
   const stored = await stack.api.get(`/v1/monitors/${monitorId}`, { headers: user.read() });
@@ -153,6 +156,22 @@ it('creates a monitor of three drifting profiles, runs it twice, and shows three
   await page.locator('[data-testid="chart-followers_count"][data-lines="3"]').waitFor();
   const legend = await page.getByTestId('chart-followers_count').locator('.u-legend .u-series th').allTextContents();
   expect(legend.filter((label) => TARGETS.includes(label.trim()))).toHaveLength(3);
+  // The latest values: a row per series.
+  expect(await page.getByTestId('monitor-latest').locator('tbody tr').count()).toBe(9);
+  expect(await page.getByTestId('monitor-alerts').textContent()).toContain(`followers_count of ${TARGETS[1]} changes by at least 1e-7 %`);
+
+  // Pause and resume from the page.
+  await page.getByRole('button', { name: 'Pause' }).click();
+  await page.getByRole('button', { name: 'Resume' }).waitFor();
+  expect((await stack.api.get(`/v1/monitors/${monitorId}`, { headers: user.read() })).body.status).toBe('paused');
+  await page.getByRole('button', { name: 'Resume' }).click();
+  await page.getByRole('button', { name: 'Pause' }).waitFor();
+  expect((await stack.api.get(`/v1/monitors/${monitorId}`, { headers: user.read() })).body.status).toBe('active');
+  await check(page, 'monitor-detail');
+}, 180_000);
+
+it('shows the changes feed, marks the change that fired the alert, and the alert reached the webhook once', async () => {
+  expect(monitorId).toMatch(/^mon_/);
   // Each target's followers grew between the runs: a changes feed of metric_changed rows.
   const changes = page.getByTestId('monitor-changes').locator('tbody tr');
   await changes.filter({ hasText: TARGETS[0]! }).filter({ hasText: 'followers_count' }).first().waitFor();
@@ -161,9 +180,6 @@ it('creates a monitor of three drifting profiles, runs it twice, and shows three
   const fired = changes.filter({ hasText: 'change pct above' });
   expect(await fired.count()).toBe(1);
   expect(await fired.textContent()).toContain(TARGETS[1]);
-  expect(await page.getByTestId('monitor-alerts').textContent()).toContain(`followers_count of ${TARGETS[1]} changes by at least 1e-7 %`);
-  // The latest values: a row per series.
-  expect(await page.getByTestId('monitor-latest').locator('tbody tr').count()).toBe(9);
 
   // The alert reached the webhook receiver, once.
   const alerts = await eventually(async () => {
@@ -173,16 +189,12 @@ it('creates a monitor of three drifting profiles, runs it twice, and shows three
   }, 30_000, 200);
   expect(alerts).toHaveLength(1);
   expect(alerts[0]!.data).toMatchObject({ monitor_id: monitorId, target: TARGETS[1], metric: 'followers_count', condition: 'change_pct_above' });
+
   await check(page, 'monitor-detail');
+}, 60_000);
 
-  // Pause and resume from the page, then delete.
-  await page.getByRole('button', { name: 'Pause' }).click();
-  await page.getByRole('button', { name: 'Resume' }).waitFor();
-  expect((await stack.api.get(`/v1/monitors/${monitorId}`, { headers: user.read() })).body.status).toBe('paused');
-  await page.getByRole('button', { name: 'Resume' }).click();
-  await page.getByRole('button', { name: 'Pause' }).waitFor();
-  expect((await stack.api.get(`/v1/monitors/${monitorId}`, { headers: user.read() })).body.status).toBe('active');
-
+it('lists the monitor and deletes it from its page', async () => {
+  expect(monitorId).toMatch(/^mon_/);
   await page.getByRole('link', { name: 'Monitors' }).click();
   const row = page.getByTestId('monitors-table').locator('tbody tr').filter({ hasText: 'Competitors' });
   await row.waitFor();

@@ -69,12 +69,6 @@ def test_monitors(client: sdx.Client, service: Service, tmp_path: Path, fake_pan
         rows = list(csv.DictReader(file))
     assert len(rows) == 4 and set(rows[0]) == {"target", "item_id", "metric", "at", "value"}
 
-    changes = client.monitors.changes(monitor.id).to_list()
-    grew = [c for c in changes if c.kind == "metric_changed" and c.field == "followers_count"]
-    assert sorted(c.target for c in grew) == sorted(TARGETS)
-    assert all(isinstance(c, sdx.MonitorChange) and c.run_id == second.id and c.change_pct > 0 for c in grew)
-    assert [c.id for c in client.monitors.changes(monitor.id, limit=1)] == [c.id for c in changes]
-
     client.monitors.delete(monitor.id)
     with pytest.raises(sdx.NotFoundError) as gone:
         client.monitors.get(monitor.id)
@@ -96,12 +90,28 @@ async def test_monitors_async(aclient: sdx.AsyncClient, service: Service, worksp
     assert [r.id async for r in aclient.monitors.runs(monitor.id)] == [second.id, first.id]
     series = await aclient.monitors.series(monitor.id, target=TARGETS[1], metric="followers_count")
     assert len(series) == 1 and len(series[0].points) == 2
-    changes = await aclient.monitors.changes(monitor.id, target=TARGETS[1], kind="metric_changed").to_list()
-    assert {c.field for c in changes} >= {"followers_count"}
-    assert all(c.target == TARGETS[1] for c in changes)
 
     other = service.workspace(credits=10)
     async with sdx.AsyncClient(api_key=other["api_key"], base_url=service.url) as stranger:
         with pytest.raises(sdx.NotFoundError):
             await stranger.monitors.get(monitor.id)
     await aclient.monitors.delete(monitor.id)
+
+
+def test_monitor_changes(client: sdx.Client, service: Service) -> None:
+    monitor = client.monitors.create("instagram", "profile", TARGETS, "daily")
+    first = client.monitors.run(monitor.id)
+    assert service.monitor_run(first.id) == "completed"
+    # The first run records observations and no changes.
+    assert client.monitors.changes(monitor.id).to_list() == []
+    time.sleep(1.1)
+    second = client.monitors.run(monitor.id)
+    assert service.monitor_run(second.id) == "completed"
+    changes = client.monitors.changes(monitor.id).to_list()
+    grew = [c for c in changes if c.kind == "metric_changed" and c.field == "followers_count"]
+    assert sorted(c.target for c in grew) == sorted(TARGETS)
+    assert all(isinstance(c, sdx.MonitorChange) and c.run_id == second.id and c.change_pct > 0 for c in grew)
+    assert [c.id for c in client.monitors.changes(monitor.id, limit=1)] == [c.id for c in changes]
+
+    mine = client.monitors.changes(monitor.id, target=TARGETS[1], kind="metric_changed").to_list()
+    assert mine and all(c.target == TARGETS[1] and c.kind == "metric_changed" for c in mine)

@@ -95,13 +95,9 @@ export class Monitors {
   async openSeriesExport(id: string, options: SeriesExportOptions = {}): Promise<OpenedExport> {
     const { signal, format = 'json', ...filters } = options;
     const { data, response } = await unwrap(
-      this.core.http.GET('/v1/monitors/{monitor_id}/series/export' as never, {
-        params: { path: { monitor_id: id }, query: { format, ...filters } },
-        parseAs: 'stream',
-        signal,
-      } as never) as Promise<{ data?: unknown; error?: unknown; response: Response }>,
+      this.core.http.GET('/v1/monitors/{monitor_id}/series/export', { params: { path: { monitor_id: id }, query: { format, ...filters } }, parseAs: 'stream', signal }),
     );
-    return { body: data as ReadableStream<Uint8Array>, contentType: response.headers.get('content-type'), filename: filenameOf(response.headers.get('content-disposition')) };
+    return { body: data as unknown as ReadableStream<Uint8Array>, contentType: response.headers.get('content-type'), filename: filenameOf(response.headers.get('content-disposition')) };
   }
 
   /** The series export written to a file path (whole or not at all), a WritableStream, or a Node writable. */

@@ -292,6 +292,8 @@ describe('openapi.yaml', () => {
         'getProtectedResourceMetadata', 'getMcpProtectedResourceMetadata', 'getAuthorizationServerMetadata', 'registerOAuthClient',
         'authorizeOAuthClient', 'createOAuthToken', 'revokeOAuthToken', 'createOAuthConsent',
         'postMcpMessage', 'openMcpStream', 'endMcpSession',
+        'createMonitor', 'listMonitors', 'getMonitor', 'updateMonitor', 'deleteMonitor', 'pauseMonitor', 'resumeMonitor',
+        'runMonitor', 'listMonitorRuns', 'getMonitorSeries', 'exportMonitorSeries',
       ].sort(),
     );
   });
@@ -354,6 +356,8 @@ describe('openapi.yaml', () => {
       // `payment` on the payment events only; the 402's `key_id` with scope key, `required` as the 402 of credits has it.
       BillingEventData: ['payment'],
       SpendCapErrorDetail: ['required', 'key_id'],
+      // A monitor's alert as its creator wrote it: no threshold for new_item, no target for every target.
+      MonitorAlert: ['threshold', 'target'],
       ValidationError: ['input', 'ctx'],
       // Context keys present for only some causes of the identifier (openapi.yaml says which).
       InvalidRequestErrorDetail: ['limit', 'max_result_limit', 'max_sync_limit', 'use', 'include_posts', 'schedule_id', 'status'],

@@ -2,6 +2,8 @@ import { useEffect, useRef } from 'react';
 import uPlot from 'uplot';
 import type { Series } from '../api/monitors';
 
+/** Axis labels that fit: 2.9B, 12.4K. */
+const compact = new Intl.NumberFormat('en', { notation: 'compact', maximumFractionDigits: 2 });
 const COLOURS = ['#1d4ed8', '#b91c1c', '#15803d', '#a16207', '#7e22ce', '#0e7490', '#be185d', '#4d7c0f', '#c2410c', '#334155'];
 /** More lines than this make a chart nobody can read; the table beside it keeps every series. */
 export const MAX_LINES = 20;
@@ -39,7 +41,7 @@ export function SeriesChart({ metric, series }: { metric: string; series: Series
         legend: { show: true },
         cursor: { drag: { x: false, y: false } },
         scales: { x: { time: true } },
-        axes: [{ stroke: '#444' }, { stroke: '#444', size: 72 }],
+        axes: [{ stroke: '#444' }, { stroke: '#444', size: 64, values: (_u, splits) => splits.map((v) => compact.format(v)) }],
         series: [
           { label: 'Time' },
           ...lines.map((s, i) => ({ label: seriesLabel(s), stroke: COLOURS[i % COLOURS.length], width: 2, spanGaps: true, points: { show: true, size: 5 } })),

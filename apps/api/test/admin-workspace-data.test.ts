@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
-import { recordAudit, systemActor, WORKSPACE_TABLES } from '@sdx/domain';
+import { ensureMonthPartition, recordAudit, systemActor, WORKSPACE_TABLES } from '@sdx/domain';
 import { eventually, type SeededWorkspace, startTestStack, type TestStack, waitForJob } from '@sdx/testing';
 
 const run = promisify(execFile);
@@ -63,6 +63,8 @@ async function populated(): Promise<Seeded> {
     body: { name: 'export', platform: 'instagram', operation: 'profile', targets: [`sched_${i}`], frequency: 'daily', timezone: 'UTC', starts_at: new Date(Date.now() + 86_400_000).toISOString() },
   });
   expect(schedule.status).toBe(201);
+  const monitor = await stack.api.post('/v1/monitors', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', targets: [`mon_${i}`], frequency: 'daily' } });
+  expect(monitor.status).toBe(201);
   // The rest straight into their tables.
   const userId = `usr_export${i}`;
   const paymentId = `pay_export${i}`;
@@ -87,6 +89,13 @@ async function populated(): Promise<Seeded> {
   const set = await sql<{ id: string }>`insert into delivery_sets (schedule_id, platform, operation, target) values (${schedule.body.id}, 'instagram', 'profile', 'x') returning id`.execute(db);
   await sql`insert into delivered_items (set_id, item_hash) values (${set.rows[0]!.id}, 42)`.execute(db);
   await sql`insert into schedule_runs (id, schedule_id, workspace_id, trigger, scheduled_for, status) values (${`run_export${i}`}, ${schedule.body.id}, ${ws.workspaceId}, 'manual', now(), 'queued')`.execute(db);
+  await sql`insert into monitor_runs (id, monitor_id, workspace_id, trigger, scheduled_for, targets, requested_limit, status)
+            values (${`mrn_export${i}`}, ${monitor.body.id}, ${ws.workspaceId}, 'manual', now(), '["x"]', 1, 'queued')`.execute(db);
+  await ensureMonthPartition(db, new Date());
+  await sql`insert into monitor_points (monitor_id, workspace_id, target, item_id, metric, at, value, run_id)
+            values (${monitor.body.id}, ${ws.workspaceId}, ${`mon_${i}`}, '', 'followers_count', now(), 1, ${`mrn_export${i}`})`.execute(db);
+  await sql`insert into monitor_series (monitor_id, workspace_id, target, item_id, metric, value, at)
+            values (${monitor.body.id}, ${ws.workspaceId}, ${`mon_${i}`}, '', 'followers_count', 1, now())`.execute(db);
   await sql`insert into webhooks (id, workspace_id, url, events, secret) values (${`whk_export${i}`}, ${ws.workspaceId}, 'https://hooks.example.com/x', array['job.completed'], 'sealed:v1:x')`.execute(db);
   await sql`insert into webhook_events (id, workspace_id, type) values (${`evt_export${i}`}, ${ws.workspaceId}, 'job.completed')`.execute(db);
   await sql`insert into webhook_deliveries (id, webhook_id, event_id, workspace_id) values (${`dlv_export${i}`}, ${`whk_export${i}`}, ${`evt_export${i}`}, ${ws.workspaceId})`.execute(db);

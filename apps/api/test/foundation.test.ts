@@ -30,9 +30,12 @@ describe('GET /v1/platforms', () => {
     const op = (platform: string, operation: string) =>
       res.body.find((p: { platform: string }) => p.platform === platform).operations.find((o: { operation: string }) => o.operation === operation);
     // Spot checks straight from the spec's tables.
-    expect(op('instagram', 'followers')).toEqual({ operation: 'followers', max_results: 5000, default_limit: 12, credits_per_result: 2, results_per_credit: 1, base_credits: 0, requires_session: false });
-    expect(op('instagram', 'highlights')).toEqual({ operation: 'highlights', max_results: 50, default_limit: 12, credits_per_result: 0, results_per_credit: 1, base_credits: 10, requires_session: false });
+    expect(op('instagram', 'followers')).toEqual({ operation: 'followers', max_results: 5000, default_limit: 12, credits_per_result: 2, results_per_credit: 1, base_credits: 0, requires_session: false, monitorable: false });
+    expect(op('instagram', 'highlights')).toEqual({ operation: 'highlights', max_results: 50, default_limit: 12, credits_per_result: 0, results_per_credit: 1, base_credits: 10, requires_session: false, monitorable: false });
     expect(op('tiktok', 'adlibrary_search')).toMatchObject({ max_results: 100, base_credits: 10, credits_per_result: 0 });
+    expect(op('instagram', 'reels')).toMatchObject({ monitorable: true });
+    expect(op('youtube', 'shorts')).toMatchObject({ monitorable: true });
+    expect(op('tiktok', 'hashtag')).toMatchObject({ monitorable: false });
     expect(op('youtube', 'playlist_items')).toMatchObject({ max_results: 500, credits_per_result: 1 });
     expect(op('youtube', 'transcript')).toMatchObject({ max_results: 1, default_limit: 1, credits_per_result: 10 });
     expect(op('twitter', 'followers')).toMatchObject({ max_results: 25000, credits_per_result: 2 });

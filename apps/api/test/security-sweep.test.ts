@@ -75,6 +75,7 @@ async function workspaceWithResources(user: SessionUser, name: string): Promise<
   const job = await stack.api.post('/v1/jobs', { headers: h, body: { operation: 'profile', target: `${name}_job` } });
   const batch = await stack.api.post('/v1/batches', { headers: h, body: { operation: 'profile', targets: [`${name}_1`, `${name}_2`] } });
   const schedule = await stack.api.post('/v1/schedules', { headers: h, body: scheduleBody() });
+  const monitor = await stack.api.post('/v1/monitors', { headers: h, body: { name: 'sweep', operation: 'profile', targets: ['nasa'], frequency: 'daily' } });
   const key = await stack.api.post('/v1/keys', { headers: h, body: { name: 'sweep' } });
   const invitation = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: h, body: { email: `invitee.${name}@example.com`, role: 'member' } });
   // Port 9 (discard) on loopback: nothing listens, and no worker runs here to send anything.
@@ -88,7 +89,7 @@ async function workspaceWithResources(user: SessionUser, name: string): Promise<
     .executeTakeFirstOrThrow();
   const member = await signUpUser(stack);
   await stack.runtime.db.transaction().execute((tx) => addMember(tx, workspaceId, member.userId, 'member', { type: 'system', id: 'test', ip: null }));
-  for (const res of [job, batch, schedule, key, invitation, webhook, delivery]) expect(res.status).toBeLessThan(300);
+  for (const res of [job, batch, schedule, monitor, key, invitation, webhook, delivery]) expect(res.status).toBeLessThan(300);
   return {
     workspaceId,
     ids: {
@@ -96,6 +97,7 @@ async function workspaceWithResources(user: SessionUser, name: string): Promise<
       job_id: job.body.id,
       batch_id: batch.body.id,
       schedule_id: schedule.body.id,
+      monitor_id: monitor.body.id,
       key_id: key.body.id,
       invitation_id: invitation.body.id,
       user_id: member.userId,
@@ -244,6 +246,9 @@ it('changed nothing in the other workspace', async () => {
   expect(key.revoked_at).toBeNull();
   const schedule = await stack.runtime.db.selectFrom('schedules').select(['status', 'deleted_at', 'name']).where('id', '=', beta.schedule_id!).executeTakeFirstOrThrow();
   expect(schedule).toEqual({ status: 'active', deleted_at: null, name: 'sweep' });
+  const monitor = await stack.runtime.db.selectFrom('monitors').select(['status', 'deleted_at', 'name']).where('id', '=', beta.monitor_id!).executeTakeFirstOrThrow();
+  expect(monitor).toEqual({ status: 'active', deleted_at: null, name: 'sweep' });
+  expect(await stack.runtime.db.selectFrom('monitor_runs').select('id').where('monitor_id', '=', beta.monitor_id!).execute()).toEqual([]);
   const member = await stack.runtime.db.selectFrom('memberships').select('role').where('user_id', '=', beta.user_id!).where('workspace_id', '=', beta.workspace_id!).executeTakeFirstOrThrow();
   expect(member.role).toBe('member');
 });

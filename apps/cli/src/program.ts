@@ -6,6 +6,7 @@ import { registerJobs } from './commands/jobs';
 import { registerBilling } from './commands/billing';
 import { registerKeys } from './commands/keys';
 import { registerMcp } from './commands/mcp';
+import { registerMonitors } from './commands/monitors';
 import { registerSchedules } from './commands/schedules';
 import { registerSession } from './commands/session';
 import { registerWebhooks } from './commands/webhooks';
@@ -25,6 +26,7 @@ export function buildProgram(): Command {
   registerJobs(program);
   registerBatches(program);
   registerSchedules(program);
+  registerMonitors(program);
   registerKeys(program);
   registerBilling(program);
   registerWebhooks(program);

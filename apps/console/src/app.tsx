@@ -15,6 +15,9 @@ const BatchDetail = lazy(() => import('./pages/batch-detail'));
 const Schedules = lazy(() => import('./pages/schedules'));
 const ScheduleDetail = lazy(() => import('./pages/schedule-detail'));
 const ScheduleEdit = lazy(() => import('./pages/schedule-edit'));
+const Monitors = lazy(() => import('./pages/monitors'));
+const MonitorDetail = lazy(() => import('./pages/monitor-detail'));
+const MonitorEdit = lazy(() => import('./pages/monitor-edit'));
 const Keys = lazy(() => import('./pages/keys'));
 const Members = lazy(() => import('./pages/members'));
 const Webhooks = lazy(() => import('./pages/webhooks'));
@@ -169,6 +172,7 @@ function Shell({ children }: { children: ReactNode }) {
     { to: at('/jobs'), label: 'Jobs', show: true },
     { to: at('/batches'), label: 'Batches', show: true },
     { to: at('/schedules'), label: 'Schedules', show: true },
+    { to: at('/monitors'), label: 'Monitors', show: true },
     { to: at('/keys'), label: 'API keys', show: true },
     { to: at('/members'), label: 'Members', show: true },
     { to: at('/webhooks'), label: 'Webhooks', show: true },
@@ -235,6 +239,9 @@ function WorkspaceRoutes() {
       <Route path="schedules/new" element={<ScheduleEdit />} />
       <Route path="schedules/:scheduleId" element={<ScheduleDetail />} />
       <Route path="schedules/:scheduleId/edit" element={<ScheduleEdit />} />
+      <Route path="monitors" element={<Monitors />} />
+      <Route path="monitors/new" element={<MonitorEdit />} />
+      <Route path="monitors/:monitorId" element={<MonitorDetail />} />
       <Route path="keys" element={<Keys />} />
       <Route path="members" element={<Members />} />
       <Route path="webhooks" element={<Webhooks />} />

@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const scheduler = startScheduler(runtime.services, { tickMs: config.schedulerTickMs });
   const purge =
     config.retentionIntervalMs > 0
-      ? startRetention(runtime.services, { intervalMs: config.retentionIntervalMs, resultRetentionDays: config.resultRetentionDays })
+      ? startRetention(runtime.services, { intervalMs: config.retentionIntervalMs, resultRetentionDays: config.resultRetentionDays, monitorRetentionDays: config.monitorRetentionDays })
       : null;
   // Subscriptions past due beyond PLAN_GRACE_DAYS fall to free (extensions-3.md 2), checked every PLAN_GRACE_INTERVAL_MS.
   const grace = startPlanGrace(runtime.services, { intervalMs: config.planGraceIntervalMs });

@@ -324,6 +324,8 @@ describe('runRetention', () => {
       authTokensDeleted: 0,
       oauthDeleted: 0,
       mailDeleted: 0,
+      monitorPointsDeleted: 0,
+      monitorPartitionsDropped: 0,
     });
     // RESULT_RETENTION_DAYS of 60 would have kept it.
     await insertJobs([{ id: 'job_older', finishedAt: new Date(now.getTime() - 50 * DAY), pages: 1 }]);

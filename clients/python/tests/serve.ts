@@ -11,6 +11,8 @@
  *     and an API key of `role` (default owner) → `{workspace_id, api_key}`;
  *   - `count` (`table`, `workspace_id`): rows of the workspace in `table`;
  *   - `error_statuses`: the service's closed map of error identifiers to HTTP statuses;
+ *   - `monitor_run` (`run_id`): the scheduler's passes over monitors (this stack runs no scheduler)
+ *     until the run has ended → its final status;
  *   - `s3`: the loopback S3 started beside the stack, for destinations → `{endpoint, region, bucket,
  *     access_key_id, secret_access_key}` (the bucket exists; the service may write to this
  *     http loopback endpoint: WEBHOOK_ALLOW_HTTP and WEBHOOK_ALLOW_PRIVATE_NETWORKS are set).
@@ -24,20 +26,21 @@ import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { createDb, migrateToLatest } from '@sdx/db';
 import { createApiKey, ERROR_STATUS, type Role } from '@sdx/domain';
-import { baseDatabaseUrl, countWorkspaceRows, databaseUrlFor, type LoopbackS3, type ServedStack, startLoopbackS3, startServedStack } from '@sdx/testing';
+import { baseDatabaseUrl, countWorkspaceRows, databaseUrlFor, type LoopbackS3, type ServedStack, startLoopbackS3, startServedStack, untilMonitorRunEnds } from '@sdx/testing';
 
 /** The bucket of the loopback S3 that destinations of the tests write to. */
 const S3_BUCKET = 'sdx-python';
 
 interface Command {
   id: number;
-  cmd: 'workspace' | 'count' | 'error_statuses' | 's3';
+  cmd: 'workspace' | 'count' | 'error_statuses' | 's3' | 'monitor_run';
   credits?: number;
   rate_limit_per_minute?: number;
   max_active_jobs?: number;
   role?: Role;
   table?: 'jobs' | 'batches' | 'idempotency_keys' | 'credit_reservations' | 'credit_ledger';
   workspace_id?: string;
+  run_id?: string;
 }
 
 async function adminQuery(statement: string): Promise<void> {
@@ -86,6 +89,8 @@ async function handle(served: ServedStack, s3: LoopbackS3, command: Command): Pr
       return countWorkspaceRows(stack, command.table ?? 'jobs', command.workspace_id ?? '');
     case 'error_statuses':
       return ERROR_STATUS;
+    case 'monitor_run':
+      return untilMonitorRunEnds(stack, command.run_id ?? '');
     case 's3':
       return { endpoint: s3.endpoint, region: s3.region, bucket: S3_BUCKET, access_key_id: s3.accessKeyId, secret_access_key: s3.secretAccessKey };
   }

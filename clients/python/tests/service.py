@@ -71,6 +71,10 @@ class Service:
         result: Dict[str, str] = self.command("s3")
         return result
 
+    def monitor_run(self, run_id: str) -> str:
+        """Passes the scheduler would make over monitors, until the run has ended; its final status."""
+        return str(self.command("monitor_run", run_id=run_id))
+
     def count(self, table: str, workspace_id: str) -> int:
         return int(self.command("count", table=table, workspace_id=workspace_id))
 

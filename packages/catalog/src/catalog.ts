@@ -185,6 +185,24 @@ export function bundlePostsSpec(platform: Platform): OperationSpec | undefined {
   return CATALOG[platform].find((o) => o.operation === 'posts');
 }
 
+/**
+ * The list operations of a target's own posts or videos that a monitor may follow (extensions-3.md
+ * section 3); with every platform's `profile`, the monitorable operations.
+ */
+const MONITORABLE_LISTS: Readonly<Record<Platform, readonly string[]>> = {
+  instagram: ['posts', 'reels'],
+  tiktok: ['posts'],
+  youtube: ['posts', 'shorts'],
+  twitter: ['posts'],
+  facebook: ['posts', 'reels'],
+};
+
+/** Whether a monitor may run this operation: a profile, or the list of a target's own posts or videos. */
+export function isMonitorable(platform: string, operation: string): boolean {
+  if (!isPlatform(platform) || !findOperation(platform, operation)) return false;
+  return operation === 'profile' || MONITORABLE_LISTS[platform].includes(operation);
+}
+
 /** Request limit bound: a limit above max(200, max_results) is a validation error. */
 export const BASE_LIMIT_MAX = 200;
 

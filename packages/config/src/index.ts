@@ -45,6 +45,8 @@ export interface AppConfig {
   retentionIntervalMs: number;
   /** Results are deleted this many days after their job finished (RESULT_RETENTION_DAYS). */
   resultRetentionDays: number;
+  /** Monitors' points are deleted this many days after they were observed (MONITOR_RETENTION_DAYS). */
+  monitorRetentionDays: number;
   jobRetryBaseMs: number;
   jobMaxAttempts: number;
   cacheTtlSeconds: number;
@@ -345,6 +347,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, tty: boolean = 
     schedulerTickMs: int(env, 'SCHEDULER_TICK_MS', 1000, 10),
     retentionIntervalMs: int(env, 'RETENTION_INTERVAL_MS', int(env, 'IDEMPOTENCY_PURGE_INTERVAL_MS', 3_600_000)),
     resultRetentionDays: int(env, 'RESULT_RETENTION_DAYS', 30, 1),
+    monitorRetentionDays: int(env, 'MONITOR_RETENTION_DAYS', 400, 1),
     jobRetryBaseMs: int(env, 'JOB_RETRY_BASE_MS', 2000),
     jobMaxAttempts: int(env, 'JOB_MAX_ATTEMPTS', 4, 1),
     cacheTtlSeconds: int(env, 'CACHE_TTL_SECONDS', 3600),

@@ -295,6 +295,8 @@ describe('openapi.yaml', () => {
         'getProtectedResourceMetadata', 'getMcpProtectedResourceMetadata', 'getAuthorizationServerMetadata', 'registerOAuthClient',
         'authorizeOAuthClient', 'createOAuthToken', 'revokeOAuthToken', 'createOAuthConsent',
         'postMcpMessage', 'openMcpStream', 'endMcpSession',
+        'createMonitor', 'listMonitors', 'getMonitor', 'updateMonitor', 'deleteMonitor', 'pauseMonitor', 'resumeMonitor',
+        'runMonitor', 'listMonitorRuns', 'getMonitorSeries', 'exportMonitorSeries',
       ].sort(),
     );
   });
@@ -359,6 +361,8 @@ describe('openapi.yaml', () => {
       // A plan names only the limits it sets (PLANS); the others stay as the workspace has them.
       PlanLimits: ['rate_limit_per_minute', 'max_active_jobs'],
       SpendCapErrorDetail: ['required', 'key_id'],
+      // A monitor's alert as its creator wrote it: no threshold for new_item, no target for every target.
+      MonitorAlert: ['threshold', 'target'],
       ValidationError: ['input', 'ctx'],
       // Context keys present for only some causes of the identifier (openapi.yaml says which).
       InvalidRequestErrorDetail: ['limit', 'max_result_limit', 'max_sync_limit', 'use', 'include_posts', 'schedule_id', 'status'],
@@ -496,7 +500,7 @@ describe('createResponseValidator', () => {
         platform: 'instagram',
         label: 'Instagram',
         operations: [
-          { operation: 'profile', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false },
+          { operation: 'profile', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false, monitorable: true },
         ],
         sources: [],
       },

@@ -29,6 +29,7 @@ import * as m0030 from './migrations/20261207_0030_revocation_chains';
 import * as m0031 from './migrations/20261207_0031_mail_requests';
 import * as m0032 from './migrations/20261207_0032_billing_disputes';
 import * as m0035 from './migrations/20261207_0035_plans';
+import * as m0036 from './migrations/20261207_0036_monitors';
 
 /** Migrations are listed in code (not read from disk) so they run the same under tsx, jest and a bundle. */
 const MIGRATIONS: Record<string, Migration> = {
@@ -60,6 +61,7 @@ const MIGRATIONS: Record<string, Migration> = {
   '20261207_0031_mail_requests': m0031,
   '20261207_0032_billing_disputes': m0032,
   '20261207_0035_plans': m0035,
+  '20261207_0036_monitors': m0036,
 };
 
 /**

@@ -633,6 +633,82 @@ export interface ScheduleRunsTable {
   dispatched_at: Timestamp | null;
 }
 
+export type MonitorStatus = 'active' | 'paused';
+export type MonitorRunStatus = 'queued' | 'running' | 'completed' | 'failed' | 'skipped_credits';
+
+/** A monitor (extensions-3.md section 3): one operation over targets, on a recurrence. */
+export interface MonitorsTable {
+  id: string;
+  workspace_id: string;
+  name: string;
+  platform: string;
+  operation: string;
+  targets: ColumnType<string[], string, string>;
+  requested_limit: number;
+  frequency: 'hourly' | 'daily' | 'weekly';
+  /** HH:MM in the monitor's zone; null for hourly at the top of the hour. */
+  time_of_day: string | null;
+  /** monday … sunday, weekly only. */
+  day_of_week: string | null;
+  timezone: string;
+  status: MonitorStatus;
+  paused_reason: string | null;
+  alerts: ColumnType<unknown[], string | undefined, string>;
+  destination_id: string | null;
+  created_by_kind: 'user' | 'key' | null;
+  created_by_id: string | null;
+  next_run_at: Timestamp | null;
+  last_run_at: Timestamp | null;
+  created_at: CreatedAt;
+  updated_at: CreatedAt;
+  deleted_at: Timestamp | null;
+}
+
+/** One occurrence of a monitor: its batches, dispatched as the active-job cap leaves room. */
+export interface MonitorRunsTable {
+  id: string;
+  monitor_id: string;
+  workspace_id: string;
+  trigger: 'scheduled' | 'manual';
+  scheduled_for: Timestamp;
+  /** The monitor's targets and limit when the run was made: its batches are cut from them. */
+  targets: ColumnType<string[], string, string>;
+  requested_limit: number;
+  status: MonitorRunStatus;
+  batch_ids: ColumnType<string[], string | undefined, string>;
+  /** The first chunk of at most 100 targets not dispatched yet. */
+  next_chunk: Generated<number>;
+  error: Json | null;
+  observations: Generated<number>;
+  changes: Generated<number>;
+  started_at: Timestamp | null;
+  finished_at: Timestamp | null;
+  created_at: CreatedAt;
+}
+
+/** A point of a monitor's series (partitioned by month on `at`); item_id '' for a profile's. */
+export interface MonitorPointsTable {
+  monitor_id: string;
+  workspace_id: string;
+  target: string;
+  item_id: string;
+  metric: string;
+  at: Timestamp;
+  value: number;
+  run_id: string;
+}
+
+/** Each series' last point. */
+export interface MonitorSeriesTable {
+  monitor_id: string;
+  workspace_id: string;
+  target: string;
+  item_id: string;
+  metric: string;
+  value: number;
+  at: Timestamp;
+}
+
 export interface IdempotencyKeysTable {
   workspace_id: string;
   endpoint: string;
@@ -745,6 +821,10 @@ export interface Database {
   batches: BatchesTable;
   schedules: SchedulesTable;
   schedule_runs: ScheduleRunsTable;
+  monitors: MonitorsTable;
+  monitor_runs: MonitorRunsTable;
+  monitor_points: MonitorPointsTable;
+  monitor_series: MonitorSeriesTable;
   delivery_sets: DeliverySetsTable;
   delivered_items: DeliveredItemsTable;
   idempotency_keys: IdempotencyKeysTable;
@@ -782,6 +862,8 @@ export type JobUpdate = Updateable<JobsTable>;
 export type BatchRow = Selectable<BatchesTable>;
 export type ScheduleRow = Selectable<SchedulesTable>;
 export type ScheduleRunRow = Selectable<ScheduleRunsTable>;
+export type MonitorRow = Selectable<MonitorsTable>;
+export type MonitorRunRow = Selectable<MonitorRunsTable>;
 export type WebhookRow = Selectable<WebhooksTable>;
 export type DestinationRow = Selectable<DestinationsTable>;
 export type AuthTokenRow = Selectable<AuthTokensTable>;

@@ -22,7 +22,7 @@ export interface Page<T> {
   next: string | null;
 }
 
-type Listed = 'jobs' | 'batches' | 'schedules';
+type Listed = 'jobs' | 'batches' | 'schedules' | 'monitors';
 
 /**
  * A page query of the tenant's rows: `workspace_id` in the tenant's workspace, after
@@ -54,7 +54,7 @@ export function pageOf<T extends { id: string }>(rows: T[], limit: number): Page
   return { rows: page, next: page[page.length - 1]!.id };
 }
 
-const NOUN: Record<Listed, string> = { jobs: 'job', batches: 'batch', schedules: 'schedule' };
+const NOUN: Record<Listed, string> = { jobs: 'job', batches: 'batch', schedules: 'schedule', monitors: 'monitor' };
 
 /**
  * Checks that `starting_after` names a row of the tenant's workspace (a deleted schedule still

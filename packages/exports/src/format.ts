@@ -1,5 +1,5 @@
 export type ExportFormat = 'json' | 'ndjson' | 'csv' | 'xlsx';
-export type ExportSubject = 'job' | 'batch';
+export type ExportSubject = 'job' | 'batch' | 'monitor';
 
 export const EXPORT_FORMATS: readonly ExportFormat[] = ['json', 'ndjson', 'csv', 'xlsx'];
 
@@ -11,8 +11,8 @@ const CONTENT_TYPES: Readonly<Record<ExportFormat, string>> = {
   xlsx: 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
 };
 
-/** Resource ID prefixes (decisions.md: `job_…`, `bat_…`). */
-const ID_PREFIXES: Readonly<Record<ExportSubject, string>> = { job: 'job_', batch: 'bat_' };
+/** Resource ID prefixes (decisions.md: `job_…`, `bat_…`; a monitor's series `mon_…`). */
+const ID_PREFIXES: Readonly<Record<ExportSubject, string>> = { job: 'job_', batch: 'bat_', monitor: 'mon_' };
 
 export function isExportFormat(value: unknown): value is ExportFormat {
   return typeof value === 'string' && (EXPORT_FORMATS as readonly string[]).includes(value);

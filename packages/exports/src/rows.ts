@@ -16,6 +16,8 @@ export interface TabularExportOptions {
   contextColumns: string[];
   /** Item kinds the export may contain; they fix the item columns (see columnsFor). */
   itemKinds: ItemKind[];
+  /** Rows of context cells only, without item columns (a monitor's series: target, item_id, metric, at, value). */
+  contextOnly?: boolean;
 }
 
 export interface RowEncoder {
@@ -28,8 +30,8 @@ export interface RowEncoder {
 /** Builds the fixed header and the row encoder shared by the csv and xlsx writers. */
 export function rowEncoder(options: TabularExportOptions): RowEncoder {
   const contextColumns = [...options.contextColumns];
-  const itemColumns = columnsFor(options.itemKinds);
-  const flatten = compileFlattener(itemColumns);
+  const itemColumns = options.contextOnly ? [] : columnsFor(options.itemKinds);
+  const flatten = options.contextOnly ? () => [] : compileFlattener(itemColumns);
   const header = [...contextColumns, ...itemColumns].map((c) => neutraliseCell(c));
   return {
     header,

@@ -1,4 +1,4 @@
-import { CATALOG, PLATFORMS, PLATFORM_LABELS, defaultLimitOf, findOperation, type OperationSpec, type Platform } from '@sdx/catalog';
+import { CATALOG, PLATFORMS, PLATFORM_LABELS, defaultLimitOf, findOperation, isMonitorable, type OperationSpec, type Platform } from '@sdx/catalog';
 import type { Provider } from './types';
 
 /** A platform with the operations some provider serves, in catalog order. */
@@ -18,6 +18,8 @@ export interface OperationCapability {
   results_per_credit: number;
   base_credits: number;
   requires_session: boolean;
+  /** Whether a monitor may run it (catalog `isMonitorable`). */
+  monitorable: boolean;
 }
 
 /** PlatformResponse of GET /v1/platforms. */
@@ -93,6 +95,7 @@ export function toPlatformResponse(registry: ProviderRegistry): PlatformResponse
       results_per_credit: spec.results_per_credit,
       base_credits: spec.base_credits,
       requires_session: false,
+      monitorable: isMonitorable(platform, spec.operation),
     })),
   }));
 }

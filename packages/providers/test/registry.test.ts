@@ -55,6 +55,7 @@ describe('ProviderRegistry with the sandbox', () => {
           'results_per_credit',
           'base_credits',
           'requires_session',
+          'monitorable',
         ]);
         expect(op.requires_session).toBe(false);
         // What a request without a limit gets: 12, or all an operation of fewer results can give.
@@ -74,6 +75,7 @@ describe('ProviderRegistry with the sandbox', () => {
       results_per_credit: 1,
       base_credits: 10,
       requires_session: false,
+      monitorable: false,
     });
     const twitter = body.find((p) => p.platform === 'twitter')!;
     expect(twitter.label).toBe('X (Twitter)');
@@ -85,6 +87,7 @@ describe('ProviderRegistry with the sandbox', () => {
       results_per_credit: 1,
       base_credits: 0,
       requires_session: false,
+      monitorable: false,
     });
     expect(body.find((p) => p.platform === 'youtube')!.operations.find((o) => o.operation === 'transcript')).toEqual({
       operation: 'transcript',
@@ -94,7 +97,17 @@ describe('ProviderRegistry with the sandbox', () => {
       results_per_credit: 1,
       base_credits: 0,
       requires_session: false,
+      monitorable: false,
     });
+    // Monitorable: each profile, and the lists of a target's own posts or videos.
+    const monitorable = body.flatMap((p) => p.operations.filter((o) => o.monitorable).map((o) => `${p.platform} ${o.operation}`)).sort();
+    expect(monitorable).toEqual([
+      'facebook posts', 'facebook profile', 'facebook reels',
+      'instagram posts', 'instagram profile', 'instagram reels',
+      'tiktok posts', 'tiktok profile',
+      'twitter posts', 'twitter profile',
+      'youtube posts', 'youtube profile', 'youtube shorts',
+    ]);
     expect(JSON.parse(JSON.stringify(body))).toEqual(body);
   });
 });
@@ -116,14 +129,14 @@ describe('ProviderRegistry with partial providers', () => {
         platform: 'youtube',
         label: 'YouTube',
         operations: [
-          { operation: 'video', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false },
+          { operation: 'video', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false, monitorable: false },
         ],
       },
       {
         platform: 'twitter',
         label: 'X (Twitter)',
         operations: [
-          { operation: 'profile', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false },
+          { operation: 'profile', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false, monitorable: true },
         ],
       },
     ]);

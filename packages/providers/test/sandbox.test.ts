@@ -1,7 +1,9 @@
 import { CATALOG, PLATFORMS, findOperation, normalizeTarget, type OperationSpec, type Platform, type TargetKind } from '@sdx/catalog';
 import {
   ProviderError,
+  SANDBOX_DRIFT_EPOCH_MS,
   SANDBOX_EPOCH_MS,
+  drifted,
   abortableSleep,
   createSandboxProvider,
   isAbortError,
@@ -242,6 +244,29 @@ describe('sandbox provider: counts and paging', () => {
   });
 });
 
+describe('sandbox provider: sandbox_drift_N', () => {
+  test("grows a profile's counts and each item's metrics by N a second since 2026-01-01, and leaves nulls null", () => {
+    const at = SANDBOX_DRIFT_EPOCH_MS + 10_000;
+    const profile = { id: '1', followers_count: 100, following_count: null, posts_count: 7, bio: 'x' } as unknown as Item;
+    expect(drifted(profile, 3, at)).toEqual({ id: '1', followers_count: 130, following_count: null, posts_count: 37, bio: 'x' });
+    const post = { id: '2', metrics: { views: null, likes: 5, comments: 0, shares: 1 } } as unknown as Item;
+    expect(drifted(post, 2, at + 1500)).toEqual({ id: '2', metrics: { views: null, likes: 27, comments: 22, shares: 23 } });
+    expect(post).toEqual({ id: '2', metrics: { views: null, likes: 5, comments: 0, shares: 1 } });
+  });
+
+  test('two reads a second apart differ; the same read without the token is the plain item', async () => {
+    const sandbox = createSandboxProvider();
+    const plain = (await items(sandbox, { platform: 'instagram', operation: 'profile', target: 'nasa_sandbox_drift_7', limit: 1 }))[0] as ProfileItem;
+    const seconds = Math.floor((Date.now() - SANDBOX_DRIFT_EPOCH_MS) / 1000);
+    expect(plain.followers_count).toBeGreaterThanOrEqual(7 * seconds);
+    const first = (await items(sandbox, { platform: 'tiktok', operation: 'posts', target: 'khaby_sandbox_drift_1000', limit: 3 })) as PostItem[];
+    await new Promise((resolve) => setTimeout(resolve, 1100));
+    const second = (await items(sandbox, { platform: 'tiktok', operation: 'posts', target: 'khaby_sandbox_drift_1000', limit: 3 })) as PostItem[];
+    expect(second.map((p) => p.id)).toEqual(first.map((p) => p.id));
+    for (const [i, post] of second.entries()) expect(post.metrics.likes! - first[i]!.metrics.likes!).toBeGreaterThanOrEqual(1000);
+  });
+});
+
 describe('sandbox provider: magic tokens', () => {
   test('parses every token case-insensitively', () => {
     expect(parseSandboxTokens('Sandbox_Count_7_SANDBOX_SLOW_250_sandbox_flaky_2')).toEqual({
@@ -252,12 +277,14 @@ describe('sandbox provider: magic tokens', () => {
       empty: false,
       count: 7,
       rolling: 0,
+      drift: 0,
     });
+    expect(parseSandboxTokens('nasa_Sandbox_Drift_5').drift).toBe(5);
     expect(parseSandboxTokens('Sandbox_Rolling_25 news').rolling).toBe(25);
     expect(parseSandboxTokens('x_SANDBOX_NOT_FOUND').notFound).toBe(true);
     expect(parseSandboxTokens('Sandbox_Private').private).toBe(true);
     expect(parseSandboxTokens('sandbox_empty').empty).toBe(true);
-    expect(parseSandboxTokens('natgeo')).toEqual({ notFound: false, private: false, flakyAttempts: 0, slowMs: 0, empty: false, count: null, rolling: 0 });
+    expect(parseSandboxTokens('natgeo')).toEqual({ notFound: false, private: false, flakyAttempts: 0, slowMs: 0, empty: false, count: null, rolling: 0, drift: 0 });
   });
 
   test('sandbox_not_found: terminal target_not_found', async () => {

@@ -1,4 +1,4 @@
-import type { Services } from '@sdx/domain';
+import { dispatchMonitors, type Services } from '@sdx/domain';
 import {
   DEFAULT_CLAIM_LIMIT,
   DEFAULT_DISPATCH_CONCURRENCY,
@@ -27,6 +27,9 @@ export interface TickResult {
   runs: number;
   dropped: number;
   recovered: number;
+  /** Monitor runs made for due monitors, and open monitor runs advanced (dispatchMonitors). */
+  monitorRuns: number;
+  monitorRunsAdvanced: number;
 }
 
 export interface RunningScheduler {
@@ -38,7 +41,7 @@ export interface RunningScheduler {
 
 /**
  * The scheduler loop: every tickMs, dispatch every due occurrence (claim rounds repeat while a
- * round comes back full), and every recoverEveryMs re-dispatch runs a dead process abandoned.
+ * round comes back full) and the monitors' runs (dispatchMonitors), and every recoverEveryMs re-dispatch runs a dead process abandoned.
  * Any number of these may run against one database (see dispatch.ts). A failed pass is logged
  * and the next tick tries again.
  */
@@ -52,11 +55,15 @@ export function startScheduler(services: Services, options: SchedulerOptions): R
   let current: Promise<TickResult> | null = null;
 
   const pass = async (): Promise<TickResult> => {
-    const result: TickResult = { claimed: 0, runs: 0, dropped: 0, recovered: 0 };
+    const result: TickResult = { claimed: 0, runs: 0, dropped: 0, recovered: 0, monitorRuns: 0, monitorRunsAdvanced: 0 };
     const due = await dispatchAllDue(services, { limit: claimLimit, concurrency: options.concurrency, catchUpMs: options.catchUpMs });
     result.claimed = due.claimed;
     result.runs = due.runs.length;
     result.dropped = due.dropped;
+    // Monitors: due ones get their runs, and open runs admit their next batches as the cap leaves room.
+    const monitors = await dispatchMonitors(services);
+    result.monitorRuns = monitors.claimed;
+    result.monitorRunsAdvanced = monitors.advanced;
     if (!stopping && Date.now() - lastRecovery >= recoverEveryMs) {
       lastRecovery = Date.now();
       const recovered = await recoverStalledRuns(services, {
@@ -78,7 +85,7 @@ export function startScheduler(services: Services, options: SchedulerOptions): R
     while (!stopping) {
       try {
         const result = await tick();
-        if (result.runs > 0 || result.dropped > 0 || result.recovered > 0) services.log.info(result, 'scheduler pass');
+        if (result.runs > 0 || result.dropped > 0 || result.recovered > 0 || result.monitorRuns > 0) services.log.info(result, 'scheduler pass');
       } catch (error) {
         services.log.error({ err: error }, 'scheduler pass failed');
       }

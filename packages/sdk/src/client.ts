@@ -7,6 +7,7 @@ import { Destinations } from './resources/destinations';
 import { Exports } from './resources/exports';
 import { Jobs } from './resources/jobs';
 import { AuditEvents, Keys } from './resources/keys';
+import { Monitors } from './resources/monitors';
 import { Schedules } from './resources/schedules';
 import { Webhooks } from './resources/webhooks';
 import { Workspaces } from './resources/workspaces';
@@ -28,6 +29,7 @@ export class Client {
   readonly jobs: Jobs;
   readonly batches: Batches;
   readonly schedules: Schedules;
+  readonly monitors: Monitors;
   readonly exports: Exports;
   readonly keys: Keys;
   readonly auditEvents: AuditEvents;
@@ -49,6 +51,7 @@ export class Client {
     this.jobs = new Jobs(core);
     this.batches = new Batches(core);
     this.schedules = new Schedules(core);
+    this.monitors = new Monitors(core);
     this.exports = new Exports(core);
     this.keys = new Keys(core);
     this.auditEvents = new AuditEvents(core);

@@ -6,6 +6,7 @@ export { type OperationLimits, operationLimits } from './limits';
 export { List, type Page } from './paging';
 export type { CreateOptions, ExtractOptions, JobListParams } from './resources/jobs';
 export type { BatchListParams } from './resources/batches';
+export type { MonitorListParams, SeriesExportOptions } from './resources/monitors';
 export type { DownloadResult, ExportOptions, NodeWritableLike, OpenedExport } from './resources/exports';
 export { readEvents, type ServerSentEvent } from './sse';
 export type { RetryPolicy } from './transport';

@@ -720,6 +720,203 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/monitors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List monitors, page by page
+         * @description Monitors that are not deleted, newest first. Paging as the other lists: `Link: <…>;
+         *     rel="next"` when more exist; a `starting_after` that names no monitor of this workspace
+         *     answers 422.
+         */
+        get: operations["listMonitors"];
+        put?: never;
+        /**
+         * Create a monitor
+         * @description Follows one monitorable operation (`GET /v1/platforms` marks them) over 1 to 1000 targets on
+         *     a recurrence: `hourly` (at the minutes of `time_of_day`, default `:00`), `daily` (at
+         *     `time_of_day`, default `00:00`) or `weekly` (on `day_of_week`, default `monday`, at
+         *     `time_of_day`), in `timezone` (IANA, default `UTC`). Reserves nothing: each run is checked
+         *     and billed when it starts. `created_by` records the caller (the signed-in user, else the
+         *     API key); runs count against that key's monthly cap. A non-monitorable operation answers 422
+         *     `operation_not_monitorable`.
+         */
+        post: operations["createMonitor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/monitors/{monitor_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a monitor
+         * @description A monitor of the workspace; another workspace's is 404 `monitor_not_found`.
+         */
+        get: operations["getMonitor"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a monitor
+         * @description Soft delete: it runs no more and reads as 404 `monitor_not_found` afterwards. The jobs and
+         *     batches of its runs are kept.
+         */
+        delete: operations["deleteMonitor"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a monitor
+         * @description The fields given replace the stored ones (platform and operation cannot change), and the
+         *     whole is checked as a create body. `next_run_at` is recomputed when the recurrence changed.
+         *     A paused monitor stays paused; past runs, series and changes are kept.
+         */
+        patch: operations["updateMonitor"];
+        trace?: never;
+    };
+    "/v1/monitors/{monitor_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a monitor
+         * @description Stops automatic runs (`status: paused`, `paused_reason: user`); a run under way finishes.
+         *     Pausing a paused monitor changes nothing.
+         */
+        post: operations["pauseMonitor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/monitors/{monitor_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a monitor
+         * @description Restarts automatic runs at the first occurrence not in the past (missed ones are not run);
+         *     `paused_reason` is cleared. A monitor paused with `creator_revoked` resumes with the caller
+         *     as its `created_by`. Resuming an active monitor changes nothing.
+         */
+        post: operations["resumeMonitor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/monitors/{monitor_id}/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a monitor now
+         * @description Makes a manual run and starts it at once. The run is all or nothing: when all its batches
+         *     together are not affordable (credits, or the creating key's or the workspace's monthly cap)
+         *     no batch is made and the run is `skipped_credits`, its `error` naming
+         *     `insufficient_credits` or `spend_cap_reached` (still 202). Otherwise its batches of at most
+         *     100 targets enter the queue one after another as the workspace's active-job cap leaves
+         *     room. The monitor's status and `next_run_at` do not change.
+         */
+        post: operations["runMonitor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/monitors/{monitor_id}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a monitor's runs
+         * @description Runs, newest first: `{data, has_more}`; the next page starts after the last `id`.
+         */
+        get: operations["listMonitorRuns"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/monitors/{monitor_id}/series": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a monitor's series
+         * @description The monitor's series, each `{target, item_id, metric, points}` with its points oldest first:
+         *     a profile's counts per target (`item_id` null), a list's item metrics per item. A series
+         *     gains a point only when its value changed (and on its first run). Filters: `target`,
+         *     `metric`, `item_id`, and `from`/`to` (inclusive). More than 100,000 matching points answer
+         *     422: narrow the filters.
+         */
+        get: operations["getMonitorSeries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/monitors/{monitor_id}/series/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download a monitor's series
+         * @description The points `GET …/series` answers (same filters), one row per point with the columns
+         *     `target`, `item_id`, `metric`, `at`, `value`: `csv` (UTF-8, header row), `xlsx` (one
+         *     sheet) or `json` (an array of those rows; the default).
+         */
+        get: operations["exportMonitorSeries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/signup": {
         parameters: {
             query?: never;
@@ -2526,6 +2723,13 @@ export interface components {
              *     the catalog.
              */
             requires_session: boolean;
+            /**
+             * @description Whether a monitor (`POST /v1/monitors`) may run the operation: true for every
+             *     platform's `profile` and for the lists of a target's own posts or videos
+             *     (instagram posts and reels, tiktok posts, youtube posts and shorts, twitter posts,
+             *     facebook posts and reels).
+             */
+            monitorable: boolean;
         };
         /**
          * @description `queued` (waiting for a worker, or for a retry), `running`, then one of the terminal
@@ -2829,6 +3033,251 @@ export interface components {
             /** @description Items in `result`. */
             result_count: number;
             result: components["schemas"]["JobResult"];
+        };
+        /**
+         * @description An alert of a monitor. It fires once per run and target when its condition becomes true:
+         *     `above`/`below` when the value crosses `threshold` (the previous point was on the other
+         *     side), `change_pct_above` when |value − previous| / previous × 100 ≥ `threshold`,
+         *     `new_item` for each new item. Firing sends `monitor.alert` to webhooks.
+         */
+        MonitorAlert: {
+            /**
+             * @description A metric the monitor keeps: `followers_count`, `following_count`, `posts_count` for
+             *     a profile operation; `views`, `likes`, `comments`, `shares` for a list operation.
+             */
+            metric: string;
+            /**
+             * @description When it fires.
+             * @enum {string}
+             */
+            condition: "above" | "below" | "change_pct_above" | "new_item";
+            /** @description The value or percentage it compares with (fractions allowed); required but for `new_item`. */
+            threshold?: number;
+            /** @description Only this target of the monitor; every target when absent. */
+            target?: string;
+        };
+        /** @description A monitorable operation over targets, on a recurrence. Unknown keys are rejected (422). */
+        MonitorCreateRequest: {
+            /** @description A name for people; `{platform} {operation}` when absent. */
+            name?: string;
+            /**
+             * @description The platform, as `GET /v1/platforms` lists them (default `instagram`).
+             * @default instagram
+             */
+            platform?: string;
+            operation: components["schemas"]["OperationName"];
+            /** @description 1 to 1000 targets, trimmed and unique (case-insensitively), as for batches. */
+            targets: string[];
+            /** @description Items per target for a list operation; same rules and default as in `ExtractionRequest`. */
+            limit?: number;
+            frequency: components["schemas"]["MonitorFrequency"];
+            /**
+             * @description HH:MM in `timezone`: when a daily or weekly monitor runs (default `00:00`); an hourly
+             *     monitor takes its minutes (default `:00`).
+             */
+            time_of_day?: string | null;
+            day_of_week?: components["schemas"]["MonitorDayOfWeek"];
+            /** @description IANA time zone name (default `UTC`); an unknown zone is a 422 validation error. */
+            timezone?: string;
+            /** @description At most 20 alerts. */
+            alerts?: components["schemas"]["MonitorAlert"][];
+            /** @description A destination of the workspace each run's batches are delivered to. */
+            destination_id?: string | null;
+        };
+        /** @description Any field of the create body but `platform` and `operation`; those given replace the stored ones. */
+        MonitorUpdateRequest: {
+            /** @description A name for people. */
+            name?: string;
+            /** @description 1 to 1000 targets; replaces the list (runs under way keep theirs). */
+            targets?: string[];
+            /** @description Items per target for a list operation. */
+            limit?: number;
+            frequency?: components["schemas"]["MonitorFrequency"];
+            /** @description HH:MM in `timezone`; reset to its default when `frequency` changes and this is absent. */
+            time_of_day?: string | null;
+            day_of_week?: components["schemas"]["MonitorDayOfWeek"];
+            /** @description IANA time zone name. */
+            timezone?: string;
+            /** @description Replaces the alerts. */
+            alerts?: components["schemas"]["MonitorAlert"][];
+            /** @description A destination of the workspace, or null for none. */
+            destination_id?: string | null;
+        };
+        /**
+         * @description How often the monitor runs.
+         * @enum {string}
+         */
+        MonitorFrequency: "hourly" | "daily" | "weekly";
+        /**
+         * @description The day a weekly monitor runs (default `monday`); null for other frequencies.
+         * @enum {string|null}
+         */
+        MonitorDayOfWeek: "monday" | "tuesday" | "wednesday" | "thursday" | "friday" | "saturday" | "sunday" | null;
+        /**
+         * @description Who made the monitor: a signed-in user, or an API key (whose monthly cap its runs count
+         *     against). Null for monitors made without either.
+         */
+        MonitorCreator: {
+            /**
+             * @description A user (`usr_...`) or an API key (`key_...`).
+             * @enum {string}
+             */
+            kind: "user" | "key";
+            /** @description The user's or key's ID. */
+            id: string;
+        } | null;
+        /** @description One operation over a list of targets, run on a recurrence; what changed is kept. */
+        Monitor: {
+            /** @description Monitor ID (`mon_...`). */
+            id: string;
+            /** @description A name for people. */
+            name: string;
+            /** @description The platform. */
+            platform: string;
+            /** @description A monitorable operation. */
+            operation: string;
+            /** @description The targets, trimmed, in the caller's order. */
+            targets: string[];
+            /** @description The effective limit per target. */
+            limit: number;
+            frequency: components["schemas"]["MonitorFrequency"];
+            /** @description HH:MM in `timezone` (an hourly monitor's `00:MM`); null for an hourly monitor at the top of each hour. */
+            time_of_day: string | null;
+            day_of_week: components["schemas"]["MonitorDayOfWeek"];
+            /** @description IANA time zone name. */
+            timezone: string;
+            /**
+             * @description `paused` monitors run only by hand.
+             * @enum {string}
+             */
+            status: "active" | "paused";
+            /**
+             * @description Why it is paused: `user` (`POST …/pause`), or `creator_revoked` (the key that made it
+             *     was revoked, or the user left the workspace). Null when active.
+             * @enum {string|null}
+             */
+            paused_reason: "user" | "creator_revoked" | null;
+            /** @description Its alerts. */
+            alerts: components["schemas"]["MonitorAlert"][];
+            created_by: components["schemas"]["MonitorCreator"];
+            /**
+             * Format: date-time
+             * @description The next automatic run; null while paused.
+             */
+            next_run_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it last ran (automatically or by hand).
+             */
+            last_run_at: string | null;
+            /** @description The most one run can cost (every target at `limit`), what a run reserves. */
+            estimated_credits_per_run: number;
+            /** @description `estimated_credits_per_run` times 730 (hourly), 30 (daily) or 4 (weekly) runs. */
+            estimated_credits_per_month: number;
+            /**
+             * Format: date-time
+             * @description When it was made.
+             */
+            created_at: string;
+        };
+        /**
+         * @description One run of a monitor: its batches of at most 100 targets, entered one after another as
+         *     the workspace's active-job cap leaves room.
+         */
+        MonitorRun: {
+            /** @description Run ID (`mrn_...`). */
+            id: string;
+            /** @description The monitor. */
+            monitor_id: string;
+            /**
+             * @description `scheduled` by its recurrence, `manual` by `POST …/run`.
+             * @enum {string}
+             */
+            trigger: "scheduled" | "manual";
+            /**
+             * @description `queued` (no batch admitted yet), `running`, `completed` (every job of its batches
+             *     ended), `failed` (`error` says why), or `skipped_credits` (not affordable as a whole:
+             *     no batch was made; `error` names `insufficient_credits` or `spend_cap_reached`).
+             * @enum {string}
+             */
+            status: "queued" | "running" | "completed" | "failed" | "skipped_credits";
+            /** @description Its batches so far, in target order. */
+            batch_ids: string[];
+            /**
+             * Format: date-time
+             * @description The occurrence it runs (a manual run's creation time).
+             */
+            scheduled_for: string;
+            /**
+             * Format: date-time
+             * @description When it was checked and started.
+             */
+            started_at: string | null;
+            /**
+             * Format: date-time
+             * @description When it completed, failed or was skipped.
+             */
+            finished_at: string | null;
+            /** @description Points this run added to the monitor's series. */
+            observations: number;
+            /** @description Changes this run recorded. */
+            changes: number;
+            /** @description Why it failed or was skipped, as a service error's detail. */
+            error: ({
+                /** @description The identifier. */
+                error: string;
+                /** @description Human-readable explanation. */
+                message: string;
+            } & {
+                [key: string]: unknown;
+            }) | null;
+        };
+        /** @description A monitor's series, each with its points oldest first. */
+        MonitorSeriesList: {
+            /** @description Series, by target, metric and item. */
+            data: components["schemas"]["MonitorSeries"][];
+        };
+        /** @description One point of a series export. */
+        MonitorSeriesRow: {
+            /** @description The monitor's target. */
+            target: string;
+            /** @description The item of a list operation; null for a profile's counts. */
+            item_id: string | null;
+            /** @description The metric. */
+            metric: string;
+            /**
+             * Format: date-time
+             * @description When the run that observed it completed.
+             */
+            at: string;
+            /** @description The value. */
+            value: number;
+        };
+        /** @description One series; it gains a point only when its value changes. */
+        MonitorSeries: {
+            /** @description The monitor's target. */
+            target: string;
+            /** @description The item (a post or video) of a list operation; null for a profile's counts. */
+            item_id: string | null;
+            /** @description `followers_count`, `following_count`, `posts_count`, or an item's `views`, `likes`, `comments`, `shares`. */
+            metric: string;
+            /** @description Points, oldest first. */
+            points: {
+                /**
+                 * Format: date-time
+                 * @description When the run that observed it completed.
+                 */
+                at: string;
+                /** @description The value. */
+                value: number;
+            }[];
+        };
+        /** @description A page of a monitor's runs, newest first. */
+        MonitorRunList: {
+            /** @description Runs, newest first. */
+            data: components["schemas"]["MonitorRun"][];
+            /** @description Whether older runs follow (pass the last `id` as `starting_after`). */
+            has_more: boolean;
         };
         ScheduleResponse: {
             /** @description Schedule ID (`sch_...`). */
@@ -3727,7 +4176,7 @@ export interface components {
          *     description says when each is answered.
          * @enum {string}
          */
-        ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "destination_not_found" | "destination_unreachable" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "workspace_limit_reached" | "webhook_limit_reached" | "stream_limit_exceeded" | "billing_unavailable" | "unknown_pack" | "invalid_threshold" | "invalid_signature" | "payment_method_required" | "spend_cap_reached" | "unknown_plan" | "subscription_not_found";
+        ServiceErrorCode: "invalid_request" | "missing_authentication" | "invalid_api_key" | "invalid_credentials" | "insufficient_credits" | "workspace_forbidden" | "forbidden" | "csrf_failed" | "signup_disabled" | "invitation_email_mismatch" | "not_found" | "workspace_not_found" | "job_not_found" | "batch_not_found" | "schedule_not_found" | "monitor_not_found" | "key_not_found" | "member_not_found" | "invitation_not_found" | "method_not_allowed" | "idempotency_key_conflict" | "results_not_ready" | "results_expired" | "webhook_not_found" | "delivery_not_found" | "invalid_webhook_url" | "destination_not_found" | "destination_unreachable" | "email_taken" | "last_owner" | "personal_workspace" | "already_member" | "invitation_invalid" | "unsupported_operation" | "operation_not_monitorable" | "duplicate_batch_target" | "invalid_target" | "rate_limit_exceeded" | "concurrent_job_limit_exceeded" | "concurrent_read_limit_exceeded" | "internal_error" | "extraction_failed" | "rate_limiter_unavailable" | "service_unavailable" | "verification_invalid" | "reset_token_invalid" | "email_not_verified" | "mail_unavailable" | "otp_required" | "invalid_otp" | "two_factor_required" | "two_factor_enabled" | "two_factor_not_set_up" | "workspace_limit_reached" | "webhook_limit_reached" | "stream_limit_exceeded" | "billing_unavailable" | "unknown_pack" | "invalid_threshold" | "invalid_signature" | "payment_method_required" | "spend_cap_reached" | "unknown_plan" | "subscription_not_found";
         /**
          * @description One JSON-RPC 2.0 message of the Model Context Protocol (revision 2025-06-18 or later): a
          *     request (`id` and `method`, with `params`), a notification (`method` only), or a response
@@ -3758,7 +4207,7 @@ export interface components {
          * @description The body of a service error, told apart by `error`. Identifiers without context carry
          *     `error` and `message` only.
          */
-        ServiceErrorDetail: components["schemas"]["PlainErrorDetail"] | components["schemas"]["InvalidRequestErrorDetail"] | components["schemas"]["InternalErrorDetail"] | components["schemas"]["InsufficientCreditsErrorDetail"] | components["schemas"]["ForbiddenErrorDetail"] | components["schemas"]["WorkspaceErrorDetail"] | components["schemas"]["JobNotFoundErrorDetail"] | components["schemas"]["BatchNotFoundErrorDetail"] | components["schemas"]["ScheduleNotFoundErrorDetail"] | components["schemas"]["KeyNotFoundErrorDetail"] | components["schemas"]["MemberErrorDetail"] | components["schemas"]["InvitationNotFoundErrorDetail"] | components["schemas"]["IdempotencyConflictErrorDetail"] | components["schemas"]["ResultsNotReadyErrorDetail"] | components["schemas"]["ResultsExpiredErrorDetail"] | components["schemas"]["WebhookNotFoundErrorDetail"] | components["schemas"]["DeliveryNotFoundErrorDetail"] | components["schemas"]["InvalidWebhookUrlErrorDetail"] | components["schemas"]["DestinationNotFoundErrorDetail"] | components["schemas"]["DestinationUnreachableErrorDetail"] | components["schemas"]["UnsupportedOperationErrorDetail"] | components["schemas"]["DuplicateBatchTargetErrorDetail"] | components["schemas"]["InvalidTargetErrorDetail"] | components["schemas"]["RateLimitExceededErrorDetail"] | components["schemas"]["ConcurrentJobLimitErrorDetail"] | components["schemas"]["ConcurrentReadLimitErrorDetail"] | components["schemas"]["ExtractionFailedErrorDetail"] | components["schemas"]["LimitReachedErrorDetail"] | components["schemas"]["SpendCapErrorDetail"];
+        ServiceErrorDetail: components["schemas"]["PlainErrorDetail"] | components["schemas"]["InvalidRequestErrorDetail"] | components["schemas"]["InternalErrorDetail"] | components["schemas"]["InsufficientCreditsErrorDetail"] | components["schemas"]["ForbiddenErrorDetail"] | components["schemas"]["WorkspaceErrorDetail"] | components["schemas"]["JobNotFoundErrorDetail"] | components["schemas"]["BatchNotFoundErrorDetail"] | components["schemas"]["ScheduleNotFoundErrorDetail"] | components["schemas"]["MonitorNotFoundErrorDetail"] | components["schemas"]["KeyNotFoundErrorDetail"] | components["schemas"]["MemberErrorDetail"] | components["schemas"]["InvitationNotFoundErrorDetail"] | components["schemas"]["IdempotencyConflictErrorDetail"] | components["schemas"]["ResultsNotReadyErrorDetail"] | components["schemas"]["ResultsExpiredErrorDetail"] | components["schemas"]["WebhookNotFoundErrorDetail"] | components["schemas"]["DeliveryNotFoundErrorDetail"] | components["schemas"]["InvalidWebhookUrlErrorDetail"] | components["schemas"]["DestinationNotFoundErrorDetail"] | components["schemas"]["DestinationUnreachableErrorDetail"] | components["schemas"]["UnsupportedOperationErrorDetail"] | components["schemas"]["DuplicateBatchTargetErrorDetail"] | components["schemas"]["InvalidTargetErrorDetail"] | components["schemas"]["RateLimitExceededErrorDetail"] | components["schemas"]["ConcurrentJobLimitErrorDetail"] | components["schemas"]["ConcurrentReadLimitErrorDetail"] | components["schemas"]["ExtractionFailedErrorDetail"] | components["schemas"]["LimitReachedErrorDetail"] | components["schemas"]["SpendCapErrorDetail"];
         /** @description A service error whose identifier carries no context. */
         PlainErrorDetail: {
             /**
@@ -3887,6 +4336,18 @@ export interface components {
             message: string;
             /** @description The batch ID asked for. */
             batch_id: string;
+        };
+        /** @description `monitor_not_found` (404): no such monitor in the workspace, or it was deleted. */
+        MonitorNotFoundErrorDetail: {
+            /**
+             * @description The identifier. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            error: "monitor_not_found";
+            /** @description Human-readable explanation. */
+            message: string;
+            /** @description The monitor ID asked for. */
+            monitor_id: string;
         };
         /** @description `schedule_not_found` (404): no such schedule in the workspace, or it was deleted. */
         ScheduleNotFoundErrorDetail: {
@@ -4061,13 +4522,15 @@ export interface components {
         /**
          * @description `unsupported_operation` (422): the catalog does not enable this operation on this
          *     platform, or knows no such platform (`GET /v1/platforms` lists what is enabled).
+         *     `operation_not_monitorable` (422): a monitor was asked of an operation `GET
+         *     /v1/platforms` does not mark `monitorable`.
          */
         UnsupportedOperationErrorDetail: {
             /**
              * @description The identifier. (enum property replaced by openapi-typescript)
              * @enum {string}
              */
-            error: "unsupported_operation";
+            error: "unsupported_operation" | "operation_not_monitorable";
             /** @description Human-readable explanation. */
             message: string;
             /** @description The platform asked for (its default applied). */
@@ -5585,6 +6048,19 @@ export interface components {
                 "application/json": components["schemas"]["ServiceError"];
             };
         };
+        /** @description `monitor_not_found`: no such monitor in the workspace, or it was deleted. */
+        MonitorNotFound: {
+            headers: {
+                "X-Request-ID": components["headers"]["X-Request-ID"];
+                "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["ServiceError"];
+            };
+        };
         /** @description `idempotency_key_conflict`: the Idempotency-Key was used before with a different body. */
         IdempotencyConflict: {
             headers: {
@@ -6305,6 +6781,20 @@ export interface components {
         BatchId: string;
         /** @description Schedule ID (`sch_...`). */
         ScheduleId: string;
+        /** @description `json` (default), `csv` or `xlsx`. */
+        SeriesExportFormat: "json" | "csv" | "xlsx";
+        /** @description Only this target's series (matched as the monitor spells it, case-insensitively). */
+        SeriesTarget: string;
+        /** @description Only this metric's series. */
+        SeriesMetric: "followers_count" | "following_count" | "posts_count" | "views" | "likes" | "comments" | "shares";
+        /** @description Only this item's series (list operations). */
+        SeriesItemId: string;
+        /** @description Points at or after this instant. */
+        SeriesFrom: string;
+        /** @description Points at or before this instant. */
+        SeriesTo: string;
+        /** @description Monitor ID (`mon_...`). */
+        MonitorId: string;
         /** @description Maximum number of items returned. */
         ListLimit25: number;
         /** @description Maximum number of items returned. */
@@ -6948,7 +7438,8 @@ export interface operations {
                      *             "credits_per_result": 1,
                      *             "results_per_credit": 1,
                      *             "base_credits": 0,
-                     *             "requires_session": false
+                     *             "requires_session": false,
+                     *             "monitorable": true
                      *           },
                      *           {
                      *             "operation": "followers",
@@ -6957,7 +7448,8 @@ export interface operations {
                      *             "credits_per_result": 2,
                      *             "results_per_credit": 1,
                      *             "base_credits": 0,
-                     *             "requires_session": false
+                     *             "requires_session": false,
+                     *             "monitorable": false
                      *           },
                      *           {
                      *             "operation": "stories",
@@ -6966,7 +7458,8 @@ export interface operations {
                      *             "credits_per_result": 0,
                      *             "results_per_credit": 1,
                      *             "base_credits": 10,
-                     *             "requires_session": false
+                     *             "requires_session": false,
+                     *             "monitorable": false
                      *           }
                      *         ],
                      *         "sources": []
@@ -6982,7 +7475,8 @@ export interface operations {
                      *             "credits_per_result": 2,
                      *             "results_per_credit": 1,
                      *             "base_credits": 0,
-                     *             "requires_session": false
+                     *             "requires_session": false,
+                     *             "monitorable": false
                      *           }
                      *         ],
                      *         "sources": [
@@ -8330,6 +8824,531 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["ScheduleNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMonitors: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items returned. */
+                limit?: components["parameters"]["ListLimit50"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Monitors, newest first. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Monitor"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createMonitor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Competitors",
+                 *       "platform": "instagram",
+                 *       "operation": "profile",
+                 *       "targets": [
+                 *         "natgeo",
+                 *         "nasa",
+                 *         "bbcnews"
+                 *       ],
+                 *       "frequency": "daily",
+                 *       "time_of_day": "09:00",
+                 *       "timezone": "Europe/Paris",
+                 *       "alerts": [
+                 *         {
+                 *           "metric": "followers_count",
+                 *           "condition": "change_pct_above",
+                 *           "threshold": 10
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": components["schemas"]["MonitorCreateRequest"];
+            };
+        };
+        responses: {
+            /** @description The monitor, status `active`. */
+            201: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Monitor"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["DestinationNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMonitor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Monitor ID (`mon_...`). */
+                monitor_id: components["parameters"]["MonitorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The monitor. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Monitor"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteMonitor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Monitor ID (`mon_...`). */
+                monitor_id: components["parameters"]["MonitorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. No body. */
+            204: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateMonitor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Monitor ID (`mon_...`). */
+                monitor_id: components["parameters"]["MonitorId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "frequency": "hourly"
+                 *     }
+                 */
+                "application/json": components["schemas"]["MonitorUpdateRequest"];
+            };
+        };
+        responses: {
+            /** @description The monitor. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Monitor"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorNotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    pauseMonitor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Monitor ID (`mon_...`). */
+                monitor_id: components["parameters"]["MonitorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The monitor, status `paused`. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Monitor"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    resumeMonitor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Monitor ID (`mon_...`). */
+                monitor_id: components["parameters"]["MonitorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The monitor, status `active`. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Monitor"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    runMonitor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Monitor ID (`mon_...`). */
+                monitor_id: components["parameters"]["MonitorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The run. */
+            202: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitorRun"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMonitorRuns: {
+        parameters: {
+            query?: {
+                /** @description Maximum number of items returned. */
+                limit?: components["parameters"]["ListLimit50"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Monitor ID (`mon_...`). */
+                monitor_id: components["parameters"]["MonitorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Runs, newest first. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitorRunList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getMonitorSeries: {
+        parameters: {
+            query?: {
+                /** @description Only this target's series (matched as the monitor spells it, case-insensitively). */
+                target?: components["parameters"]["SeriesTarget"];
+                /** @description Only this metric's series. */
+                metric?: components["parameters"]["SeriesMetric"];
+                /** @description Only this item's series (list operations). */
+                item_id?: components["parameters"]["SeriesItemId"];
+                /** @description Points at or after this instant. */
+                from?: components["parameters"]["SeriesFrom"];
+                /** @description Points at or before this instant. */
+                to?: components["parameters"]["SeriesTo"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Monitor ID (`mon_...`). */
+                monitor_id: components["parameters"]["MonitorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The series. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitorSeriesList"];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    exportMonitorSeries: {
+        parameters: {
+            query?: {
+                /** @description `json` (default), `csv` or `xlsx`. */
+                format?: components["parameters"]["SeriesExportFormat"];
+                /** @description Only this target's series (matched as the monitor spells it, case-insensitively). */
+                target?: components["parameters"]["SeriesTarget"];
+                /** @description Only this metric's series. */
+                metric?: components["parameters"]["SeriesMetric"];
+                /** @description Only this item's series (list operations). */
+                item_id?: components["parameters"]["SeriesItemId"];
+                /** @description Points at or after this instant. */
+                from?: components["parameters"]["SeriesFrom"];
+                /** @description Points at or before this instant. */
+                to?: components["parameters"]["SeriesTo"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Monitor ID (`mon_...`). */
+                monitor_id: components["parameters"]["MonitorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The points, one row each. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    "Content-Disposition": components["headers"]["Content-Disposition"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "target": "natgeo",
+                     *         "item_id": null,
+                     *         "metric": "followers_count",
+                     *         "at": "2026-12-07T08:00:05.020Z",
+                     *         "value": 283000000
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["MonitorSeriesRow"][];
+                    /**
+                     * @example "target","item_id","metric","at","value"
+                     *     "natgeo",,"followers_count","2026-12-07T08:00:05.020Z",283000000
+                     */
+                    "text/csv": string;
+                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorNotFound"];
             422: components["responses"]["UnprocessableEntity"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ServiceUnavailable"];

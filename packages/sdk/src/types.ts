@@ -27,6 +27,32 @@ export type ScheduleRun = Schemas['ScheduleRun'];
 export type ScheduleRequest = Body<'ScheduleCreateRequest'>;
 export type SchedulePreviewRequest = Body<'SchedulePreviewRequest'>;
 export type SchedulePreview = Schemas['SchedulePreviewResponse'];
+export type Monitor = Schemas['Monitor'];
+export type MonitorRun = Schemas['MonitorRun'];
+export type MonitorAlert = Schemas['MonitorAlert'];
+export type MonitorRequest = Schemas['MonitorCreateRequest'];
+export type MonitorUpdate = Schemas['MonitorUpdateRequest'];
+/** One series of a monitor: `{target, item_id (null for profiles), metric, points: [{at, value}]}`, points oldest first. */
+export type MonitorSeries = Schemas['MonitorSeries'];
+export type MonitorSeriesFilters = NonNullable<operations['getMonitorSeries']['parameters']['query']>;
+/** One change a run recorded, newest first in the feed. */
+export interface MonitorChange {
+  id: string;
+  run_id: string;
+  target: string;
+  /** The item of a list operation; null for a profile. */
+  item_id: string | null;
+  kind: 'metric_changed' | 'field_changed' | 'new_item';
+  field: string | null;
+  before: unknown;
+  after: unknown;
+  change_pct: number | null;
+  at: string;
+}
+export interface MonitorChangeFilters {
+  target?: string;
+  kind?: MonitorChange['kind'];
+}
 export type User = Schemas['User'];
 export type Workspace = Schemas['Workspace'];
 export type Member = Schemas['Member'];

@@ -16,3 +16,4 @@ export * from './worker-process';
 // Tests wait for a second runtime's Redis as the stack does.
 export { untilRedisReady } from '@sdx/runtime';
 export * from './s3';
+export * from './monitors';

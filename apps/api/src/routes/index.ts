@@ -21,8 +21,19 @@ import { disableTwoFactor } from './disableTwoFactor';
 import { enableTwoFactor } from './enableTwoFactor';
 import { setUpTwoFactor } from './setUpTwoFactor';
 import { createOAuthConsent } from './createOAuthConsent';
+import { createMonitor } from './createMonitor';
+import { listMonitors } from './listMonitors';
+import { getMonitor } from './getMonitor';
+import { updateMonitor } from './updateMonitor';
+import { deleteMonitor } from './deleteMonitor';
+import { pauseMonitor } from './pauseMonitor';
+import { resumeMonitor } from './resumeMonitor';
+import { runMonitor } from './runMonitor';
+import { listMonitorRuns } from './listMonitorRuns';
+import { getMonitorSeries } from './getMonitorSeries';
+import { exportMonitorSeries } from './exportMonitorSeries';
 
-/** Routes of two-factor sign-in, batches, schedules, exports, result items, quotes, usage history and OAuth consent; registered after the core routes in app.ts. */
+/** Routes of two-factor sign-in, batches, schedules, monitors, exports, result items, quotes, usage history and OAuth consent; registered after the core routes in app.ts. */
 export const routeTable: RouteDef[] = [
   { method: 'post', path: '/v1/auth/2fa/setup', handler: setUpTwoFactor },
   { method: 'post', path: '/v1/auth/2fa/enable', handler: enableTwoFactor },
@@ -45,5 +56,16 @@ export const routeTable: RouteDef[] = [
   { method: 'post', path: '/v1/schedules/:schedule_id/pause', handler: pauseSchedule },
   { method: 'post', path: '/v1/schedules/:schedule_id/resume', handler: resumeSchedule },
   { method: 'post', path: '/v1/schedules/:schedule_id/run', handler: runSchedule },
+  { method: 'post', path: '/v1/monitors', handler: createMonitor },
+  { method: 'get', path: '/v1/monitors', handler: listMonitors },
+  { method: 'get', path: '/v1/monitors/:monitor_id', handler: getMonitor },
+  { method: 'patch', path: '/v1/monitors/:monitor_id', handler: updateMonitor },
+  { method: 'delete', path: '/v1/monitors/:monitor_id', handler: deleteMonitor },
+  { method: 'post', path: '/v1/monitors/:monitor_id/pause', handler: pauseMonitor },
+  { method: 'post', path: '/v1/monitors/:monitor_id/resume', handler: resumeMonitor },
+  { method: 'post', path: '/v1/monitors/:monitor_id/run', handler: runMonitor },
+  { method: 'get', path: '/v1/monitors/:monitor_id/runs', handler: listMonitorRuns },
+  { method: 'get', path: '/v1/monitors/:monitor_id/series', handler: getMonitorSeries },
+  { method: 'get', path: '/v1/monitors/:monitor_id/series/export', handler: exportMonitorSeries },
   { method: 'post', path: '/v1/oauth/consent', handler: createOAuthConsent },
 ];

@@ -14,7 +14,7 @@ import httpx
 from . import _base as base
 from ._client import _create_headers
 from ._errors import APIConnectionError, APIError, APITimeoutError, WaitTimeoutError, error_from_response
-from ._models import Batch, Billing, Checkout, DailyUsage, Destination, ExportResult, Invoice, Item, Job, Quote, Schedule, SDXObject, Subscription, Usage, Webhook, WebhookDelivery
+from ._models import Batch, Billing, Checkout, DailyUsage, Destination, ExportResult, Invoice, Item, Job, Monitor, MonitorChange, MonitorRun, Quote, Schedule, SDXObject, Series, SeriesList, Subscription, Usage, Webhook, WebhookDelivery
 from ._paging import AsyncPager, PageResult, Query
 
 __all__ = ["AsyncClient"]
@@ -107,6 +107,15 @@ def _linked_pages(core: _AsyncCore, url_path: str, cls: Type[_O]) -> Callable[[Q
         response = await core.request("GET", url_path, params=query)
         data = jsonlib.loads(response.content)
         return [cls(entry) for entry in data], base.next_query_from_link(response.headers.get("link"))
+
+    return fetch
+
+
+def _has_more_pages(core: _AsyncCore, url_path: str, cls: Type[_O]) -> Callable[[Query], Awaitable[PageResult[_O]]]:
+    async def fetch(query: Query) -> PageResult[_O]:
+        body = await core.json("GET", url_path, params=query)
+        items = [cls(entry) for entry in body["data"]]
+        return items, ({"starting_after": body["data"][-1]["id"]} if body["has_more"] and body["data"] else None)
 
     return fetch
 
@@ -366,6 +375,75 @@ class AsyncSchedules:
         return SDXObject(await self._core.json("POST", "/v1/schedules/preview", json=body))
 
 
+class AsyncMonitors:
+    """``client.monitors``, awaited; ``runs`` and ``changes`` are ``async for`` pagers."""
+
+    def __init__(self, core: _AsyncCore) -> None:
+        self._core = core
+
+    async def create(
+        self,
+        platform: str,
+        operation: str,
+        targets: List[str],
+        frequency: str,
+        *,
+        name: Optional[str] = None,
+        limit: Optional[int] = None,
+        time_of_day: Optional[str] = None,
+        day_of_week: Optional[str] = None,
+        timezone: Optional[str] = None,
+        alerts: Optional[List[Mapping[str, Any]]] = None,
+        **options: Any,
+    ) -> Monitor:
+        body = base.monitor_body(platform, operation, targets, frequency, name, limit, time_of_day, day_of_week, timezone, alerts, options)
+        return Monitor(await self._core.json("POST", "/v1/monitors", json=body))
+
+    def list(self, **filters: Any) -> AsyncPager[Monitor]:
+        return AsyncPager(_linked_pages(self._core, "/v1/monitors", Monitor), base.query_of(filters))
+
+    async def get(self, id: str) -> Monitor:
+        return Monitor(await self._core.json("GET", base.path("/v1/monitors/{}", id)))
+
+    async def update(self, id: str, **fields: Any) -> Monitor:
+        return Monitor(await self._core.json("PATCH", base.path("/v1/monitors/{}", id), json=dict(fields)))
+
+    async def delete(self, id: str) -> None:
+        await self._core.request("DELETE", base.path("/v1/monitors/{}", id))
+
+    async def pause(self, id: str) -> Monitor:
+        return Monitor(await self._core.json("POST", base.path("/v1/monitors/{}/pause", id)))
+
+    async def resume(self, id: str) -> Monitor:
+        return Monitor(await self._core.json("POST", base.path("/v1/monitors/{}/resume", id)))
+
+    async def run(self, id: str) -> MonitorRun:
+        return MonitorRun(await self._core.json("POST", base.path("/v1/monitors/{}/run", id)))
+
+    def runs(self, id: str, **filters: Any) -> AsyncPager[MonitorRun]:
+        return AsyncPager(_has_more_pages(self._core, base.path("/v1/monitors/{}/runs", id), MonitorRun), base.query_of(filters))
+
+    async def series(
+        self,
+        id: str,
+        *,
+        target: Optional[str] = None,
+        metric: Optional[str] = None,
+        item_id: Optional[str] = None,
+        from_: Optional[str] = None,
+        to: Optional[str] = None,
+    ) -> SeriesList:
+        query = base.query_of({"target": target, "metric": metric, "item_id": item_id, "from": from_, "to": to})
+        body = await self._core.json("GET", base.path("/v1/monitors/{}/series", id), params=query)
+        return SeriesList(Series(entry) for entry in body["data"])
+
+    async def export_series(self, id: str, format: str = "csv", path: Optional[PathLike] = None, **filters: Any) -> ExportResult:
+        return await _download(self._core, base.path("/v1/monitors/{}/series/export", id), id, format, path, base.series_query(filters))
+
+    def changes(self, id: str, **filters: Any) -> AsyncPager[MonitorChange]:
+        return AsyncPager(_has_more_pages(self._core, base.path("/v1/monitors/{}/changes", id), MonitorChange), base.query_of(filters))
+
+
 class AsyncUsage:
     def __init__(self, core: _AsyncCore) -> None:
         self._core = core
@@ -472,7 +550,11 @@ class AsyncBilling:
 
 
 async def _export(core: _AsyncCore, resource: str, id: str, format: str, path: Optional[PathLike]) -> ExportResult:
-    response = await core.request("GET", base.export_target(resource, id), params={"format": format}, headers={"Accept": "*/*"}, stream=True)
+    return await _download(core, base.export_target(resource, id), id, format, path)
+
+
+async def _download(core: _AsyncCore, url_path: str, id: str, format: str, path: Optional[PathLike], query: Optional[Query] = None) -> ExportResult:
+    response = await core.request("GET", url_path, params={**(query or {}), "format": format}, headers={"Accept": "*/*"}, stream=True)
     try:
         filename = base.filename_of(response.headers.get("content-disposition"))
         target = os.fspath(path) if path is not None else (filename or f"{id}.{format}")
@@ -519,6 +601,7 @@ class AsyncClient:
         self.jobs = AsyncJobs(self._core)
         self.batches = AsyncBatches(self._core, self.jobs)
         self.schedules = AsyncSchedules(self._core)
+        self.monitors = AsyncMonitors(self._core)
         self.usage = AsyncUsage(self._core)
         self.webhooks = AsyncWebhooks(self._core)
         self.destinations = AsyncDestinations(self._core)

@@ -168,6 +168,42 @@ def body_of(fields: Mapping[str, Any]) -> Dict[str, Any]:
     return {key: value for key, value in fields.items() if value is not None}
 
 
+def monitor_body(
+    platform: str,
+    operation: str,
+    targets: List[str],
+    frequency: str,
+    name: Optional[str],
+    limit: Optional[int],
+    time_of_day: Optional[str],
+    day_of_week: Optional[str],
+    timezone: Optional[str],
+    alerts: Optional[List[Mapping[str, Any]]],
+    options: Mapping[str, Any],
+) -> Dict[str, Any]:
+    """The body of ``POST /v1/monitors``, without the fields left to the service's defaults."""
+    return body_of(
+        {
+            "name": name,
+            "platform": platform,
+            "operation": operation,
+            "targets": list(targets),
+            "frequency": frequency,
+            "limit": limit,
+            "time_of_day": time_of_day,
+            "day_of_week": day_of_week,
+            "timezone": timezone,
+            "alerts": [dict(alert) for alert in alerts] if alerts is not None else None,
+            **options,
+        }
+    )
+
+
+def series_query(filters: Mapping[str, Any]) -> Dict[str, Any]:
+    """Series filters as the service names them (``from_`` is ``from``, a word Python keeps)."""
+    return query_of({("from" if key == "from_" else key): value for key, value in filters.items()})
+
+
 def destination_body(
     name: str,
     bucket: str,

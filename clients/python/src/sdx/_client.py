@@ -12,7 +12,7 @@ import httpx
 
 from . import _base as base
 from ._errors import APIConnectionError, APIError, APITimeoutError, WaitTimeoutError, error_from_response
-from ._models import Batch, Billing, Checkout, DailyUsage, Destination, ExportResult, Invoice, Item, Job, Quote, Schedule, SDXObject, Subscription, Usage, Webhook, WebhookDelivery
+from ._models import Batch, Billing, Checkout, DailyUsage, Destination, ExportResult, Invoice, Item, Job, Monitor, MonitorChange, MonitorRun, Quote, Schedule, SDXObject, Series, SeriesList, Subscription, Usage, Webhook, WebhookDelivery
 from ._paging import PageResult, Query, SyncPager
 
 __all__ = ["Client"]
@@ -116,6 +116,17 @@ def _linked_pages(core: _Core, url_path: str, cls: Type[_O]) -> Callable[[Query]
         response = core.request("GET", url_path, params=query)
         data = jsonlib.loads(response.content)
         return [cls(entry) for entry in data], base.next_query_from_link(response.headers.get("link"))
+
+    return fetch
+
+
+def _has_more_pages(core: _Core, url_path: str, cls: Type[_O]) -> Callable[[Query], PageResult[_O]]:
+    """Pages of a ``{data, has_more}`` list: the next page starts after the last item."""
+
+    def fetch(query: Query) -> PageResult[_O]:
+        body = core.json("GET", url_path, params=query)
+        items = [cls(entry) for entry in body["data"]]
+        return items, ({"starting_after": body["data"][-1]["id"]} if body["has_more"] and body["data"] else None)
 
     return fetch
 
@@ -407,6 +418,87 @@ class Schedules:
         return SDXObject(self._core.json("POST", "/v1/schedules/preview", json=body))
 
 
+class Monitors:
+    """``client.monitors``: create, list, get, update, delete, pause, resume, run, runs, series,
+    export_series, changes."""
+
+    def __init__(self, core: _Core) -> None:
+        self._core = core
+
+    def create(
+        self,
+        platform: str,
+        operation: str,
+        targets: List[str],
+        frequency: str,
+        *,
+        name: Optional[str] = None,
+        limit: Optional[int] = None,
+        time_of_day: Optional[str] = None,
+        day_of_week: Optional[str] = None,
+        timezone: Optional[str] = None,
+        alerts: Optional[List[Mapping[str, Any]]] = None,
+        **options: Any,
+    ) -> Monitor:
+        """``POST /v1/monitors``: follow a monitorable operation over 1 to 1,000 targets, ``frequency``
+        hourly, daily or weekly. A non-monitorable operation raises APIError ``operation_not_monitorable`` (422)."""
+        body = base.monitor_body(platform, operation, targets, frequency, name, limit, time_of_day, day_of_week, timezone, alerts, options)
+        return Monitor(self._core.json("POST", "/v1/monitors", json=body))
+
+    def list(self, **filters: Any) -> SyncPager[Monitor]:
+        """``GET /v1/monitors``, newest first, every page."""
+        return SyncPager(_linked_pages(self._core, "/v1/monitors", Monitor), base.query_of(filters))
+
+    def get(self, id: str) -> Monitor:
+        return Monitor(self._core.json("GET", base.path("/v1/monitors/{}", id)))
+
+    def update(self, id: str, **fields: Any) -> Monitor:
+        """``PATCH /v1/monitors/{monitor_id}``: the fields given replace the stored ones (``None`` sends null)."""
+        return Monitor(self._core.json("PATCH", base.path("/v1/monitors/{}", id), json=dict(fields)))
+
+    def delete(self, id: str) -> None:
+        self._core.request("DELETE", base.path("/v1/monitors/{}", id))
+
+    def pause(self, id: str) -> Monitor:
+        return Monitor(self._core.json("POST", base.path("/v1/monitors/{}/pause", id)))
+
+    def resume(self, id: str) -> Monitor:
+        return Monitor(self._core.json("POST", base.path("/v1/monitors/{}/resume", id)))
+
+    def run(self, id: str) -> MonitorRun:
+        """``POST /v1/monitors/{monitor_id}/run``: a run now (``skipped_credits`` when unaffordable)."""
+        return MonitorRun(self._core.json("POST", base.path("/v1/monitors/{}/run", id)))
+
+    def runs(self, id: str, **filters: Any) -> SyncPager[MonitorRun]:
+        """``GET /v1/monitors/{monitor_id}/runs``, newest first, every page."""
+        return SyncPager(_has_more_pages(self._core, base.path("/v1/monitors/{}/runs", id), MonitorRun), base.query_of(filters))
+
+    def series(
+        self,
+        id: str,
+        *,
+        target: Optional[str] = None,
+        metric: Optional[str] = None,
+        item_id: Optional[str] = None,
+        from_: Optional[str] = None,
+        to: Optional[str] = None,
+    ) -> SeriesList:
+        """``GET /v1/monitors/{monitor_id}/series``: each series with its points oldest first;
+        ``.to_pandas()`` gives one row per point."""
+        query = base.query_of({"target": target, "metric": metric, "item_id": item_id, "from": from_, "to": to})
+        body = self._core.json("GET", base.path("/v1/monitors/{}/series", id), params=query)
+        return SeriesList(Series(entry) for entry in body["data"])
+
+    def export_series(self, id: str, format: str = "csv", path: Optional[PathLike] = None, **filters: Any) -> ExportResult:
+        """``GET /v1/monitors/{monitor_id}/series/export`` (csv, xlsx or json) written to ``path``
+        (default the service's file name), whole or not at all."""
+        return _download(self._core, base.path("/v1/monitors/{}/series/export", id), id, format, path, base.series_query(filters))
+
+    def changes(self, id: str, **filters: Any) -> SyncPager[MonitorChange]:
+        """``GET /v1/monitors/{monitor_id}/changes`` (``target``, ``kind``, ``limit``), newest first, every page."""
+        return SyncPager(_has_more_pages(self._core, base.path("/v1/monitors/{}/changes", id), MonitorChange), base.query_of(filters))
+
+
 class UsageResource:
     """``client.usage``: current(), daily()."""
 
@@ -530,7 +622,11 @@ class BillingResource:
 
 
 def _export(core: _Core, resource: str, id: str, format: str, path: Optional[PathLike]) -> ExportResult:
-    response = core.request("GET", base.export_target(resource, id), params={"format": format}, headers={"Accept": "*/*"}, stream=True)
+    return _download(core, base.export_target(resource, id), id, format, path)
+
+
+def _download(core: _Core, url_path: str, id: str, format: str, path: Optional[PathLike], query: Optional[Query] = None) -> ExportResult:
+    response = core.request("GET", url_path, params={**(query or {}), "format": format}, headers={"Accept": "*/*"}, stream=True)
     try:
         filename = base.filename_of(response.headers.get("content-disposition"))
         target = os.fspath(path) if path is not None else (filename or f"{id}.{format}")
@@ -582,6 +678,7 @@ class Client:
         self.jobs = Jobs(self._core)
         self.batches = Batches(self._core, self.jobs)
         self.schedules = Schedules(self._core)
+        self.monitors = Monitors(self._core)
         self.usage = UsageResource(self._core)
         self.webhooks = WebhooksResource(self._core)
         self.destinations = DestinationsResource(self._core)

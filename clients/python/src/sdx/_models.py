@@ -29,6 +29,13 @@ __all__ = [
     "Destination",
     "Delivery",
     "ExportResult",
+    "Monitor",
+    "MonitorAlert",
+    "MonitorRun",
+    "MonitorChange",
+    "SeriesPoint",
+    "Series",
+    "SeriesList",
     "to_pandas",
 ]
 
@@ -438,6 +445,115 @@ class ExportResult(SDXObject):
     bytes: int
     content_type: Optional[str]
     filename: Optional[str]
+
+
+class MonitorAlert(SDXObject):
+    """An alert of a monitor: ``metric``, ``condition`` (above, below, change_pct_above, new_item), ``threshold``, ``target``."""
+
+    metric: str
+    condition: str
+    threshold: float
+    target: str
+
+
+class Monitor(SDXObject):
+    """A monitorable operation over targets on a recurrence (``GET /v1/monitors/{monitor_id}``)."""
+
+    _nested: ClassVar[Dict[str, Type[SDXObject]]] = {"alerts": MonitorAlert}
+    id: str
+    name: str
+    platform: str
+    operation: str
+    targets: List[str]
+    limit: int
+    frequency: str
+    time_of_day: Optional[str]
+    day_of_week: Optional[str]
+    timezone: str
+    status: str
+    paused_reason: Optional[str]
+    alerts: List[MonitorAlert]
+    created_by: Optional[SDXObject]
+    next_run_at: Optional[str]
+    last_run_at: Optional[str]
+    estimated_credits_per_run: int
+    estimated_credits_per_month: int
+    created_at: str
+
+
+class MonitorRun(SDXObject):
+    """One run of a monitor: its batches of at most 100 targets."""
+
+    id: str
+    monitor_id: str
+    trigger: str
+    status: str
+    batch_ids: List[str]
+    scheduled_for: str
+    started_at: Optional[str]
+    finished_at: Optional[str]
+    observations: int
+    changes: int
+    error: Optional[SDXObject]
+
+
+class MonitorChange(SDXObject):
+    """A change a run recorded: ``metric_changed``, ``field_changed`` or ``new_item``."""
+
+    id: str
+    run_id: str
+    target: str
+    item_id: Optional[str]
+    kind: str
+    field: Optional[str]
+    before: Any
+    after: Any
+    change_pct: Optional[float]
+    at: str
+
+
+class SeriesPoint(SDXObject):
+    """A value (``value``) and when the run that observed it completed (``at``)."""
+
+    at: str
+    value: float
+
+
+class Series(SDXObject):
+    """One series: a target's count (``item_id`` None) or an item's metric, its points oldest first."""
+
+    _nested: ClassVar[Dict[str, Type[SDXObject]]] = {"points": SeriesPoint}
+    target: str
+    item_id: Optional[str]
+    metric: str
+    points: List[SeriesPoint]
+
+
+#: The columns of a series' DataFrame and of its export.
+SERIES_COLUMNS = ["target", "item_id", "metric", "at", "value"]
+
+
+class SeriesList(List[Series]):
+    """The series of ``monitors.series(...)``: a list of Series, and ``to_pandas()``."""
+
+    def rows(self) -> List[Dict[str, Any]]:
+        """One row per point: target, item_id, metric, at, value (the export's columns)."""
+        out: List[Dict[str, Any]] = []
+        for series in self:
+            data = series.to_dict()
+            for point in data["points"]:
+                out.append({"target": data["target"], "item_id": data["item_id"], "metric": data["metric"], "at": point["at"], "value": point["value"]})
+        return out
+
+    def to_pandas(self) -> Any:
+        """A pandas DataFrame, one row per point, with the columns target, item_id, metric, at,
+        value (``at`` as the ISO 8601 text the service sends); pandas must be installed. For a
+        column per series: ``df.pivot_table(index="at", columns="target", values="value")``."""
+        try:
+            pandas = importlib.import_module("pandas")
+        except ImportError as error:
+            raise ImportError("to_pandas() needs pandas, which the SDK does not install: pip install pandas") from error
+        return pandas.DataFrame(self.rows(), columns=SERIES_COLUMNS)
 
 
 def to_pandas(rows: Iterable[Any]) -> Any:

@@ -57,7 +57,8 @@ export type AuditAction =
   | 'billing.auto_recharge_disabled'
   | 'billing.payment_refunded'
   | 'billing.payment_disputed'
-  | 'billing.dispute_closed';
+  | 'billing.dispute_closed'
+  | 'monitor.paused';
 
 export interface AuditEntry {
   workspaceId: string;

@@ -3,6 +3,7 @@ import type { Db } from '@sdx/db';
 import type { Logger } from '@sdx/config';
 import { SESSION_IDLE_MS } from '../accounts/sessions';
 import { deleteObjectsQuietly } from '../jobs/result-pages';
+import { purgeMonitorPoints } from '../monitors/retention';
 import type { ResultObjects } from '../resources';
 
 /**
@@ -217,6 +218,8 @@ export interface RetentionStore {
 export interface RetentionPolicy {
   /** RESULT_RETENTION_DAYS. */
   resultRetentionDays: number;
+  /** MONITOR_RETENTION_DAYS: monitors' points older than this go (monitors/retention.ts); absent: kept. */
+  monitorRetentionDays?: number;
   /** Idempotency keys or sessions per statement (RETENTION_BATCH when absent). */
   batchSize?: number;
   /** Jobs per result-expiry statement (RESULT_PURGE_BATCH when absent). */
@@ -232,6 +235,9 @@ export interface RetentionPass {
   /** Expired OAuth access and refresh tokens and authorization codes. */
   oauthDeleted: number;
   mailDeleted: number;
+  /** Monitors' points deleted, and whole months of them dropped. */
+  monitorPointsDeleted: number;
+  monitorPartitionsDropped: number;
 }
 
 /** One pass of every purge, as of `now`. */
@@ -243,5 +249,16 @@ export async function runRetention(store: RetentionStore, now: Date, policy: Ret
   const authTokensDeleted = await purgeExpiredAuthTokens(db, now, policy.batchSize);
   const oauthDeleted = await purgeExpiredOAuth(db, now, policy.batchSize);
   const mailDeleted = await purgeOldMail(db, now, policy.batchSize);
-  return { resultsExpired: results.jobs, resultPagesDeleted: results.pages, idempotencyKeysDeleted, sessionsDeleted, authTokensDeleted, oauthDeleted, mailDeleted };
+  const points = policy.monitorRetentionDays === undefined ? { pointsDeleted: 0, partitionsDropped: 0 } : await purgeMonitorPoints(db, now, policy.monitorRetentionDays);
+  return {
+    resultsExpired: results.jobs,
+    resultPagesDeleted: results.pages,
+    idempotencyKeysDeleted,
+    sessionsDeleted,
+    authTokensDeleted,
+    oauthDeleted,
+    mailDeleted,
+    monitorPointsDeleted: points.pointsDeleted,
+    monitorPartitionsDropped: points.partitionsDropped,
+  };
 }

@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { CreatorKind, Role, Tx } from '@sdx/db';
 import { ROLES } from '../accounts/roles';
-import { recordAudit, systemActor } from '../audit/audit';
+import { type Actor, recordAudit, systemActor } from '../audit/audit';
 
 /** Who made a schedule (or a monitor), as `created_by` shows it: a signed-in user or an API key (an OAuth grant is a key). */
 export interface Creator {
@@ -16,8 +16,8 @@ export const CREATOR_REVOKED_ACTOR = systemActor('revocation-chain');
  * Everything that runs on its own in a creator's name stops when the creator's access ends
  * (extensions-3.md 1): the key was revoked (by any path, down the chain) or the user left the
  * workspace. Pauses, in the caller's transaction, the creator's active schedules of the
- * workspace (status `paused`, `paused_reason: creator_revoked`), each with a `schedule.paused`
- * audit event (actor `system`). Rows with no recorded creator (made before it was recorded)
+ * workspace and its active monitors (status `paused`, `paused_reason: creator_revoked`), each
+ * with a `schedule.paused` or `monitor.paused` audit event (actor `system`). Rows with no recorded creator (made before it was recorded)
  * are never touched. The one place every revocation and removal path calls: what else runs in
  * a creator's name (monitors) is paused here too. Returns the IDs paused.
  */
@@ -42,7 +42,39 @@ export async function pauseRunsOfCreator(tx: Tx, workspaceId: string, creator: C
       data: { name: schedule.name, reason: 'creator_revoked', created_by: creator },
     });
   }
-  return paused.map((s) => s.id);
+  const monitors = await pauseMonitorsOfCreator(tx, workspaceId, creator);
+  return [...paused.map((s) => s.id), ...monitors];
+}
+
+/**
+ * The monitors a creator made, paused because that creator can no longer act for the workspace
+ * (its key revoked, or the user left it; extensions-3.md section 1): status paused,
+ * paused_reason creator_revoked, and one audit event `monitor.paused` per monitor, in the
+ * caller's transaction (the revocation's or the removal's). Monitors made before created_by was
+ * recorded (null) are never paused here. Returns the IDs paused.
+ */
+export async function pauseMonitorsOfCreator(tx: Tx, workspaceId: string, creator: Creator, actor: Actor = CREATOR_REVOKED_ACTOR): Promise<string[]> {
+  const paused = await tx
+    .updateTable('monitors')
+    .set({ status: 'paused', paused_reason: 'creator_revoked', updated_at: new Date() })
+    .where('workspace_id', '=', workspaceId)
+    .where('created_by_kind', '=', creator.kind)
+    .where('created_by_id', '=', creator.id)
+    .where('status', '=', 'active')
+    .where('deleted_at', 'is', null)
+    .returning('id')
+    .execute();
+  for (const { id } of paused) {
+    await recordAudit(tx, {
+      workspaceId,
+      action: 'monitor.paused',
+      actor,
+      targetType: 'monitor',
+      targetId: id,
+      data: { paused_reason: 'creator_revoked', created_by: creator },
+    });
+  }
+  return paused.map((p) => p.id);
 }
 
 /** Which pending invitations a sender's lost access revokes: all of them, or those whose role is above a new role. */

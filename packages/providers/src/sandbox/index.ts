@@ -1,5 +1,6 @@
 export {
   createSandboxProvider,
+  drifted,
   abortableSleep,
   abortError,
   isAbortError,
@@ -7,5 +8,5 @@ export {
   type SandboxProviderOptions,
   type SleepFn,
 } from './provider';
-export { parseSandboxTokens, type SandboxTokens } from './tokens';
+export { parseSandboxTokens, SANDBOX_DRIFT_EPOCH_MS, type SandboxTokens } from './tokens';
 export { SANDBOX_EPOCH_MS } from './items';

@@ -1,7 +1,7 @@
 import { bundlePostsSpec, findOperation, supportsBundle, type Platform } from '@sdx/catalog';
 import { ProviderError, type ExtractionRequest, type Item, type Page, type Provider } from '../types';
 import { hasGenerator, openStream, type Stream } from './operations';
-import { parseSandboxTokens } from './tokens';
+import { parseSandboxTokens, SANDBOX_DRIFT_EPOCH_MS } from './tokens';
 
 export type SleepFn = (ms: number, signal: AbortSignal) => Promise<void>;
 
@@ -61,7 +61,32 @@ interface Plan {
   item(index: number): Item;
 }
 
+const DRIFTING_COUNTS = ['followers_count', 'following_count', 'posts_count'] as const;
+const DRIFTING_METRICS = ['views', 'likes', 'comments', 'shares'] as const;
+
+/** An item as `sandbox_drift_N` shows it now: its counts and metrics grown by N a second since the epoch. */
+export function drifted(item: Item, perSecond: number, nowMs: number = Date.now()): Item {
+  const grow = perSecond * Math.max(0, Math.floor((nowMs - SANDBOX_DRIFT_EPOCH_MS) / 1000));
+  const out: Record<string, unknown> = { ...item };
+  for (const key of DRIFTING_COUNTS) if (typeof out[key] === 'number') out[key] = (out[key] as number) + grow;
+  const metrics = out.metrics as Record<string, unknown> | null | undefined;
+  if (metrics && typeof metrics === 'object') {
+    const grown: Record<string, unknown> = { ...metrics };
+    for (const key of DRIFTING_METRICS) if (typeof grown[key] === 'number') grown[key] = (grown[key] as number) + grow;
+    out.metrics = grown;
+  }
+  return out as Item;
+}
+
 function plan(request: ExtractionRequest, options: Required<Omit<SandboxProviderOptions, 'sleep' | 'latencyMs'>>): Plan {
+  const planned = basePlan(request, options);
+  const drift = parseSandboxTokens(request.target).drift;
+  if (drift <= 0) return planned;
+  const nowMs = Date.now();
+  return { ...planned, item: (index) => drifted(planned.item(index), drift, nowMs) };
+}
+
+function basePlan(request: ExtractionRequest, options: Required<Omit<SandboxProviderOptions, 'sleep' | 'latencyMs'>>): Plan {
   const spec = findOperation(request.platform, request.operation);
   if (!spec) {
     throw new ProviderError(

@@ -20,7 +20,16 @@ export interface SandboxTokens {
    * newest first, with IDs increasing with time; 0 when absent.
    */
   rolling: number;
+  /**
+   * `sandbox_drift_N`: the target's profile counts (followers, following, posts) and its items'
+   * metrics (views, likes, comments, shares) grow by N per second since SANDBOX_DRIFT_EPOCH, so
+   * two reads a few seconds apart differ; null counts stay null. 0 when absent.
+   */
+  drift: number;
 }
+
+/** Where `sandbox_drift_N` starts counting: 2026-01-01T00:00:00Z. */
+export const SANDBOX_DRIFT_EPOCH_MS = Date.parse('2026-01-01T00:00:00Z');
 
 function numberAfter(target: string, token: string): number | null {
   const match = new RegExp(`${token}_(\\d+)`, 'i').exec(target);
@@ -39,5 +48,6 @@ export function parseSandboxTokens(target: string): SandboxTokens {
     empty: lower.includes('sandbox_empty'),
     count: numberAfter(target, 'sandbox_count'),
     rolling: numberAfter(target, 'sandbox_rolling') ?? 0,
+    drift: numberAfter(target, 'sandbox_drift') ?? 0,
   };
 }

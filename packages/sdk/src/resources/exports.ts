@@ -50,22 +50,26 @@ export class Exports {
    * process.stdout must be). Nothing is held in memory.
    */
   async download(id: string, to: string | WritableStream<Uint8Array> | NodeWritableLike, options: ExportOptions = {}): Promise<DownloadResult> {
-    const opened = await this.open(id, options);
-    const meta = { contentType: opened.contentType, filename: opened.filename };
-    if (typeof to === 'string') return { bytes: await writeToFile(opened.body, to, options.signal), ...meta };
-    if (isWebWritable(to)) {
-      let bytes = 0;
-      const counter = new TransformStream<Uint8Array, Uint8Array>({
-        transform(chunk, controller) {
-          bytes += chunk.length;
-          controller.enqueue(chunk);
-        },
-      });
-      await opened.body.pipeThrough(counter).pipeTo(to, { signal: options.signal });
-      return { bytes, ...meta };
-    }
-    return { bytes: await writeToNodeStream(opened.body, to), ...meta };
+    return saveExport(await this.open(id, options), to, options.signal);
   }
+}
+
+/** Writes an opened export to a file path, a WritableStream (closed at the end) or a Node writable (left open). */
+export async function saveExport(opened: OpenedExport, to: string | WritableStream<Uint8Array> | NodeWritableLike, signal?: AbortSignal): Promise<DownloadResult> {
+  const meta = { contentType: opened.contentType, filename: opened.filename };
+  if (typeof to === 'string') return { bytes: await writeToFile(opened.body, to, signal), ...meta };
+  if (isWebWritable(to)) {
+    let bytes = 0;
+    const counter = new TransformStream<Uint8Array, Uint8Array>({
+      transform(chunk, controller) {
+        bytes += chunk.length;
+        controller.enqueue(chunk);
+      },
+    });
+    await opened.body.pipeThrough(counter).pipeTo(to, { signal });
+    return { bytes, ...meta };
+  }
+  return { bytes: await writeToNodeStream(opened.body, to), ...meta };
 }
 
 function isWebWritable(value: unknown): value is WritableStream<Uint8Array> {

@@ -1,0 +1,11 @@
+import type { RequestHandler } from 'express';
+import { listMonitorRuns as list, renderMonitorRun } from '@sdx/domain';
+import type { ApiDeps } from '../deps';
+import { tenantOf } from '../middleware/tenant';
+import { pageRequestOf } from './paging';
+
+/** GET /v1/monitors/{monitor_id}/runs — `{data, has_more}`, newest first. */
+export const listMonitorRuns = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
+  const page = await list(services.db, tenantOf(res), String(req.params.monitor_id), pageRequestOf(req, 50));
+  res.json({ data: page.rows.map(renderMonitorRun), has_more: page.hasMore });
+};

@@ -1,0 +1,182 @@
+import { sql } from 'kysely';
+import type { Db, Executor, MonitorRow, MonitorRunRow } from '@sdx/db';
+import { RequestValidationError } from '../errors';
+import { resultPages } from '../jobs/results';
+import type { Resources, Tenant } from '../resources';
+import { ITEM_METRICS, PROFILE_METRICS } from './definition';
+import { getMonitorOrThrow } from './queries';
+
+/**
+ * A run's observations (extensions-3.md section 3): for a profile operation, each numeric count
+ * of the profile per target; for a list operation, each returned item's metrics per item. A
+ * series gains a point only when its value differs from its last point (always on its first);
+ * a null value is no point. The last point of each series is kept in monitor_series, so a run
+ * compares against one row per series and never reads the points themselves.
+ */
+
+export interface Observation {
+  target: string;
+  /** '' for a profile's series. */
+  itemId: string;
+  metric: string;
+  value: number;
+}
+
+/** The observations of one target's result items. */
+export function observationsOf(operation: string, target: string, items: readonly unknown[]): Observation[] {
+  const out: Observation[] = [];
+  if (operation === 'profile') {
+    const profile = items[0] as Record<string, unknown> | undefined;
+    if (!profile) return out;
+    for (const metric of PROFILE_METRICS) {
+      const value = profile[metric];
+      if (typeof value === 'number' && Number.isFinite(value)) out.push({ target, itemId: '', metric, value });
+    }
+    return out;
+  }
+  for (const raw of items) {
+    const item = raw as { id?: unknown; metrics?: Record<string, unknown> | null };
+    if (typeof item.id !== 'string' || !item.metrics) continue;
+    for (const metric of ITEM_METRICS) {
+      const value = item.metrics[metric];
+      if (typeof value === 'number' && Number.isFinite(value)) out.push({ target, itemId: item.id, metric, value });
+    }
+  }
+  return out;
+}
+
+const monthStart = (at: Date) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), 1));
+
+/** Months whose partition this process has made sure of. */
+const ensured = new Set<string>();
+
+/**
+ * The month's partition of monitor_points, created if missing (monitor_points_YYYY_MM, from the
+ * first of the month UTC to the next). Its own statement, outside any run's transaction: two
+ * processes racing to create it leave one, and the loser's duplicate error is ignored.
+ */
+export async function ensureMonthPartition(db: Db, at: Date): Promise<void> {
+  const from = monthStart(at);
+  const name = `monitor_points_${from.getUTCFullYear()}_${String(from.getUTCMonth() + 1).padStart(2, '0')}`;
+  if (ensured.has(name)) return;
+  const to = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1));
+  try {
+    await sql`create table if not exists ${sql.table(name)} partition of monitor_points for values from (${sql.lit(from.toISOString())}) to (${sql.lit(to.toISOString())})`.execute(db);
+  } catch (error) {
+    const code = (error as { code?: string }).code;
+    // 42P07: made meanwhile by another process; 42P17/23514: overlapping (made by another name).
+    if (code !== '42P07' && code !== '42P17' && code !== '23514') throw error;
+  }
+  ensured.add(name);
+}
+
+/**
+ * Records a completed run's observations in the run's transaction: reads each ended job's
+ * result, keeps the values that differ from their series' last point (or start a series), writes
+ * them as points and as their series' new last points. Returns the points added.
+ */
+export async function recordRunObservations(
+  services: Pick<Resources, 'db' | 'resultObjects'>,
+  tx: Executor,
+  monitor: MonitorRow,
+  run: MonitorRunRow,
+  batchIds: readonly string[],
+  at: Date,
+): Promise<number> {
+  if (batchIds.length === 0) return 0;
+  const jobs = await tx
+    .selectFrom('jobs')
+    .select(['id', 'source_job_id', 'target'])
+    .where('batch_id', 'in', [...batchIds])
+    .where('status', '=', 'completed')
+    .execute();
+  const observed: Observation[] = [];
+  for (const job of jobs) {
+    const items: unknown[] = [];
+    for await (const page of resultPages({ db: tx, resultObjects: services.resultObjects }, job)) items.push(...page);
+    observed.push(...observationsOf(monitor.operation, job.target, items));
+  }
+  if (observed.length === 0) return 0;
+  const targets = [...new Set(observed.map((o) => o.target))];
+  const last = await tx
+    .selectFrom('monitor_series')
+    .select(['target', 'item_id', 'metric', 'value'])
+    .where('monitor_id', '=', monitor.id)
+    .where('target', 'in', targets)
+    .execute();
+  const key = (target: string, itemId: string, metric: string) => `${target}\u0000${itemId}\u0000${metric}`;
+  const previous = new Map(last.map((row) => [key(row.target, row.item_id, row.metric), row.value]));
+  const points = observed.filter((o) => previous.get(key(o.target, o.itemId, o.metric)) !== o.value);
+  if (points.length === 0) return 0;
+  await ensureMonthPartition(services.db, at);
+  for (let i = 0; i < points.length; i += 1000) {
+    const slice = points.slice(i, i + 1000);
+    await tx
+      .insertInto('monitor_points')
+      .values(slice.map((p) => ({ monitor_id: monitor.id, workspace_id: monitor.workspace_id, target: p.target, item_id: p.itemId, metric: p.metric, at, value: p.value, run_id: run.id })))
+      .execute();
+    await tx
+      .insertInto('monitor_series')
+      .values(slice.map((p) => ({ monitor_id: monitor.id, workspace_id: monitor.workspace_id, target: p.target, item_id: p.itemId, metric: p.metric, value: p.value, at })))
+      .onConflict((oc) => oc.columns(['monitor_id', 'target', 'item_id', 'metric']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), at: eb.ref('excluded.at') })))
+      .execute();
+  }
+  return points.length;
+}
+
+export interface SeriesQuery {
+  target?: string;
+  metric?: string;
+  itemId?: string;
+  from?: Date;
+  to?: Date;
+}
+
+export interface Series {
+  target: string;
+  item_id: string | null;
+  metric: string;
+  points: Array<{ at: string; value: number }>;
+}
+
+/** The most points one series answer holds; a longer range answers 422 asking for a narrower one. */
+export const MAX_SERIES_POINTS = 100_000;
+
+/** GET /v1/monitors/{id}/series: the monitor's series matching the filters, each with its points oldest first. */
+export async function readSeries(db: Executor, tenant: Tenant, monitorId: string, query: SeriesQuery): Promise<Series[]> {
+  const monitor = await getMonitorOrThrow(db, tenant, monitorId);
+  if (query.from && query.to && query.from.getTime() > query.to.getTime()) {
+    throw new RequestValidationError([{ loc: ['query', 'from'], msg: 'from must not be after to', type: 'value_error', input: query.from.toISOString() }]);
+  }
+  let q = db
+    .selectFrom('monitor_points')
+    .select(['target', 'item_id', 'metric', 'at', 'value'])
+    .where('monitor_id', '=', monitor.id)
+    .where('workspace_id', '=', tenant.workspace.id);
+  if (query.target !== undefined) {
+    const wanted = query.target.trim().toLowerCase();
+    const target = monitor.targets.find((t) => t.toLowerCase() === wanted) ?? query.target;
+    q = q.where('target', '=', target);
+  }
+  if (query.metric !== undefined) q = q.where('metric', '=', query.metric);
+  if (query.itemId !== undefined) q = q.where('item_id', '=', query.itemId);
+  if (query.from) q = q.where('at', '>=', query.from);
+  if (query.to) q = q.where('at', '<=', query.to);
+  const rows = await q.orderBy('target').orderBy('metric').orderBy('item_id').orderBy('at').limit(MAX_SERIES_POINTS + 1).execute();
+  if (rows.length > MAX_SERIES_POINTS) {
+    throw new RequestValidationError([
+      { loc: ['query'], msg: `More than ${MAX_SERIES_POINTS} points match; narrow the answer with target, metric, item_id, from or to`, type: 'value_error' },
+    ]);
+  }
+  const out: Series[] = [];
+  let current: Series | null = null;
+  for (const row of rows) {
+    const itemId = row.item_id === '' ? null : row.item_id;
+    if (!current || current.target !== row.target || current.metric !== row.metric || current.item_id !== itemId) {
+      current = { target: row.target, item_id: itemId, metric: row.metric, points: [] };
+      out.push(current);
+    }
+    current.points.push({ at: row.at.toISOString(), value: row.value });
+  }
+  return out;
+}

@@ -1,5 +1,4 @@
-import type { MonitorRow, Tx } from '@sdx/db';
-import { type Actor, recordAudit } from '../audit/audit';
+import type { MonitorRow } from '@sdx/db';
 import { creatorOf } from '../schedules/creator';
 import type { Creator } from '../workspaces/creator-revoked';
 import type { Services, Tenant } from '../context';

@@ -8,7 +8,7 @@
  * routes are the document's (a fixed, small set); the validator only reads the result (its
  * `regexp`, without the g flag, so no state carries from one exec to the next, and `keys`).
  */
-import { createRequire } from 'node:module';
+import path from 'node:path';
 
 type Compile = (path: string, options?: { sensitive?: boolean; strict?: boolean; end?: boolean; trailing?: boolean; delimiter?: string }) => unknown;
 
@@ -20,7 +20,10 @@ export function rememberValidatorRoutes(): void {
   installed = true;
   const validatorMain = require.resolve('express-openapi-validator');
   // The very module instance the validator's route lookup calls (its own copy, if it has one).
-  const module = createRequire(validatorMain)('path-to-regexp') as { pathToRegexp: Compile };
+  // The module system's own require (not createRequire): under a test runner with a module
+  // registry of its own, that is the instance the validator got too.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const module = require(require.resolve('path-to-regexp', { paths: [path.dirname(validatorMain)] })) as { pathToRegexp: Compile };
   const compile = module.pathToRegexp;
   const compiled = new Map<string, unknown>();
   const remembered: Compile = (path, options) => {

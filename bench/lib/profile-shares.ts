@@ -29,8 +29,8 @@ interface Profile {
 export const PARTS: Array<{ part: string; test: (url: string, fn: string) => boolean }> = [
   { part: 'validation (express-openapi-validator, ajv)', test: (u) => /node_modules\/(express-openapi-validator|ajv|ajv-formats)\//.test(u) || /apps\/api\/src\/middleware\/input\.ts/.test(u) },
   { part: 'auth and key lookup', test: (u) => /apps\/api\/src\/middleware\/(auth|access|tenant|session-cookie)\.ts|domain\/src\/workspaces\/(key-lookup|key-use|api-keys)\.ts|domain\/src\/oauth\//.test(u) },
-  { part: 'caps and spend counters', test: (u) => /domain\/src\/credits\/(counters|usage|balances)\.ts|domain\/src\/billing\//.test(u) },
-  { part: 'admission (plan, quote, flush)', test: (u) => /domain\/src\/(admission\/|group-commit\.ts|credits\/reservations\.ts)/.test(u) },
+  { part: 'caps and spend counters', test: (u) => /domain\/src\/credits\/(counters|usage)\.ts|domain\/src\/billing\//.test(u) },
+  { part: 'admission (plan, quote, flush)', test: (u) => /domain\/src\/(admission\/|group-commit\.ts|credits\/(reservations|balances)\.ts)/.test(u) },
   { part: 'logging (pino)', test: (u) => /node_modules\/(pino|pino-http|pino-std-serializers|sonic-boom|fast-redact)\/|middleware\/access-log\.ts|packages\/logging\//.test(u) },
   { part: 'enqueue (bullmq, ioredis)', test: (u) => /node_modules\/(bullmq|ioredis|msgpackr|redis-parser|cluster-key-slot)\/|domain\/src\/jobs\/enqueue\.ts|packages\/queue\//.test(u) },
   { part: 'Postgres client (pg, kysely)', test: (u) => /node_modules\/(pg|pg-pool|pg-protocol|pg-types|postgres-[a-z]+|kysely)\/|packages\/db\//.test(u) },
@@ -90,7 +90,9 @@ function main(): void {
   const { total, idle, byPart, byFunction } = shares(profile);
   const pct = (x: number) => `${((100 * x) / total).toFixed(1).padStart(5)} %`;
   console.log(`${file}: ${(total / 1e6).toFixed(2)} s of CPU sampled, ${(idle / 1e6).toFixed(2)} s idle (left out)`);
-  for (const [part, t] of [...byPart].sort((a, b) => b[1] - a[1])) console.log(`  ${pct(t)}  ${part}`);
+  const all = new Map([...PARTS.map((p) => [p.part, 0] as [string, number]), ['other', 0]]);
+  for (const [part, t] of byPart) all.set(part, t);
+  for (const [part, t] of [...all].sort((a, b) => b[1] - a[1])) console.log(`  ${pct(t)}  ${part}`);
   if (top > 0) {
     console.log(`\ntop ${top} functions by self time:`);
     for (const [fn, t] of [...byFunction].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`  ${pct(t)}  ${fn}`);

@@ -32,7 +32,7 @@
  *   DRILL_INSTALL=link npm run drill:upgrade    # link this checkout's node_modules instead of npm ci
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,7 +40,7 @@ import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
 import { createDb, type Db, migrateToLatest } from '@sdx/db';
 import { checkLedger, freePort, type LedgerReport, startPrivatePostgres, startPrivateRedis, startWebhookReceiver, TEST_SECRETS_KEY } from '@sdx/testing';
-import { type PreviousRelease, REPO_ROOT, resolvePreviousRelease, resolvePreviousReleases, workingTreeRelease } from './lib/previous-release';
+import { installRelease, type PreviousRelease, REPO_ROOT, resolvePreviousRelease, resolvePreviousReleases, unpackRelease, workingTreeRelease } from './lib/previous-release';
 import { unstructuredLines, warnings } from './lib/processes';
 
 export interface UpgradeOptions {
@@ -154,41 +154,6 @@ function startApp(root: string, app: AppName, release: 'old' | 'new', env: Recor
   return proc;
 }
 
-/** The previous release's files, from `git archive` (nothing in the checkout or its .git changes). */
-function unpackRelease(release: PreviousRelease, dir: string): void {
-  execFileSync('sh', ['-c', 'git archive --format=tar "$1" | tar -x -C "$2"', 'sh', release.sha, dir], { cwd: REPO_ROOT, stdio: ['ignore', 'ignore', 'pipe'] });
-}
-
-/**
- * `npm ci` in the release's folder, or (install: 'link') a node_modules of links: every package
- * of this checkout's, but the workspace's own (`@sdx/*`), which point at the release's sources.
- */
-function installRelease(dir: string, install: 'ci' | 'link'): void {
-  if (install === 'ci') {
-    execFileSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], timeout: 15 * 60_000 });
-    return;
-  }
-  const modules = path.join(dir, 'node_modules');
-  mkdirSync(path.join(modules, '@sdx'), { recursive: true });
-  const ours = new Map<string, string>();
-  for (const group of ['packages', 'apps']) {
-    for (const name of readdirSync(path.join(dir, group))) {
-      const manifest = path.join(dir, group, name, 'package.json');
-      if (!existsSync(manifest)) continue;
-      const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string };
-      if (pkg.name?.startsWith('@sdx/')) ours.set(pkg.name, path.join(dir, group, name));
-      // A workspace's own node_modules (versions it alone needs), from this checkout's.
-      const nested = path.join(REPO_ROOT, group, name, 'node_modules');
-      if (existsSync(nested) && !existsSync(path.join(dir, group, name, 'node_modules'))) symlinkSync(nested, path.join(dir, group, name, 'node_modules'), 'dir');
-    }
-  }
-  for (const [name, target] of ours) symlinkSync(target, path.join(modules, name), 'dir');
-  for (const entry of readdirSync(path.join(REPO_ROOT, 'node_modules'))) {
-    if (entry === '@sdx' || entry === '.package-lock.json') continue;
-    symlinkSync(path.join(REPO_ROOT, 'node_modules', entry), path.join(modules, entry));
-  }
-}
-
 function runNode(root: string, args: string[], env: Record<string, string>): string {
   return execFileSync(process.execPath, ['--import', 'tsx', ...args], {
     cwd: root,
@@ -252,7 +217,7 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
   try {
     const installStarted = Date.now();
     if (unpacked) {
-      unpackRelease(release, unpacked);
+      unpackRelease(release.sha, unpacked);
       installRelease(unpacked, options.install);
     }
     const installMs = Date.now() - installStarted;

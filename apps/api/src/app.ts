@@ -17,6 +17,7 @@ import { LoginLimiter } from './middleware/login-limit';
 import { integerQueryParameters, jsonBody, refuseUnstorableInput, takesBody } from './middleware/input';
 import { rateLimit } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
+import { rememberValidatorRoutes } from './middleware/validator-routes';
 import { cancelJob } from './routes/cancelJob';
 import { createJob } from './routes/createJob';
 import { extract } from './routes/extract';
@@ -138,6 +139,7 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
 
   const authenticated = [authenticate(deps.services), rateLimit(deps.limiter)];
   const recordUse = recordKeyUse(deps.services);
+  rememberValidatorRoutes();
   const validator = OpenApiValidator.middleware({
     apiSpec: OPENAPI_PATH,
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },

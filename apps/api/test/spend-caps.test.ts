@@ -115,6 +115,22 @@ describe('a key with a monthly cap', () => {
     expect((audit.body as Array<{ action: string }>).filter((e) => e.action === 'api_key.updated')).toHaveLength(2);
   });
 
+  it('counts the spend of a key without a cap, so a cap set later stops its very next request', async () => {
+    // The admission skips reading an uncapped key's spend (nothing to check): the spend must
+    // still be counted, and a cap set afterwards must hold from the next request on.
+    const ws = await stack.workspace({ credits: 1000 });
+    const key = await keyWithCap(ws, null);
+    for (const target of ['uncapped_1', 'uncapped_2', 'uncapped_3']) expect((await job(key.auth, target)).status).toBe(202);
+    expect((await keyView(ws, key.id)).month_spent_credits).toBe(3);
+    const capped = await stack.api.patch(`/v1/keys/${key.id}`, { headers: ws.auth, body: { monthly_credit_cap: 3 } });
+    expect(capped.status).toBe(200);
+    expect(capped.body).toMatchObject({ monthly_credit_cap: 3, month_spent_credits: 3 });
+    const refused = await job(key.auth, 'uncapped_4');
+    expect(refused.status).toBe(402);
+    expect(refused.body.detail).toMatchObject({ error: 'spend_cap_reached', scope: 'key', cap: 3, spent: 3, required: 1, key_id: key.id });
+    expect((await keyView(ws, key.id)).month_spent_credits).toBe(3);
+  });
+
   it('refuses a PATCH by a member, of an unknown or revoked key, and of an empty or unknown field', async () => {
     const ws = await stack.workspace({ credits: 10 });
     const key = await keyWithCap(ws, 1);

@@ -17,7 +17,7 @@
  * Returns null outside a git checkout (see `workingTreeRelease`).
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
@@ -214,4 +214,39 @@ export function runExportedMigrations(dir: string, databaseUrl: string, env: Rec
     stdio: ['ignore', 'pipe', 'pipe'],
     timeout: 120_000,
   });
+}
+
+/** A release's files (any commit git knows), from `git archive` (nothing in the checkout or its .git changes). */
+export function unpackRelease(sha: string, dir: string, root: string = REPO_ROOT): void {
+  execFileSync('sh', ['-c', 'git archive --format=tar "$1" | tar -x -C "$2"', 'sh', sha, dir], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+}
+
+/**
+ * `npm ci` in the release's folder, or (install: 'link') a node_modules of links: every package
+ * of this checkout's, but the workspace's own (`@sdx/*`), which point at the release's sources.
+ */
+export function installRelease(dir: string, install: 'ci' | 'link', root: string = REPO_ROOT): void {
+  if (install === 'ci') {
+    execFileSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], timeout: 15 * 60_000 });
+    return;
+  }
+  const modules = path.join(dir, 'node_modules');
+  mkdirSync(path.join(modules, '@sdx'), { recursive: true });
+  const ours = new Map<string, string>();
+  for (const group of ['packages', 'apps']) {
+    for (const name of readdirSync(path.join(dir, group))) {
+      const manifest = path.join(dir, group, name, 'package.json');
+      if (!existsSync(manifest)) continue;
+      const pkg = JSON.parse(readFileSync(manifest, 'utf8')) as { name?: string };
+      if (pkg.name?.startsWith('@sdx/')) ours.set(pkg.name, path.join(dir, group, name));
+      // A workspace's own node_modules (versions it alone needs), from this checkout's.
+      const nested = path.join(root, group, name, 'node_modules');
+      if (existsSync(nested) && !existsSync(path.join(dir, group, name, 'node_modules'))) symlinkSync(nested, path.join(dir, group, name, 'node_modules'), 'dir');
+    }
+  }
+  for (const [name, target] of ours) symlinkSync(target, path.join(modules, name), 'dir');
+  for (const entry of readdirSync(path.join(root, 'node_modules'))) {
+    if (entry === '@sdx' || entry === '.package-lock.json') continue;
+    symlinkSync(path.join(root, 'node_modules', entry), path.join(modules, entry));
+  }
 }

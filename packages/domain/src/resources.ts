@@ -19,6 +19,12 @@ export interface Tenant {
   role: string | null;
   /** The signed-in user of a session caller; absent or null for API keys and the system. */
   userId?: string | null;
+  /**
+   * For an API key: whether it had a monthly credit cap when the request was authenticated.
+   * False lets the admission skip reading the key's month's spend (there is no cap to check it
+   * against; the spend is still counted). Absent: read it.
+   */
+  keyCapped?: boolean;
 }
 
 /** Which (platform, operation) pairs some provider serves: the registry, seen from the domain. */

@@ -101,7 +101,7 @@ export function authenticate(services: Services): RequestHandler {
       const found = await services.keys.authenticate(secret);
       if (!found) throw new ApiError('invalid_api_key', 'The API key is unknown, revoked or expired.');
       if (wanted !== null && wanted !== found.workspace.id) throw notMember(wanted);
-      const tenant: Tenant = { workspace: found.workspace, keyId: found.key.id, role: found.key.role, userId: null };
+      const tenant: Tenant = { workspace: found.workspace, keyId: found.key.id, role: found.key.role, userId: null, keyCapped: found.key.monthly_credit_cap !== null };
       res.locals.tenant = tenant;
       res.locals.principal = { kind: 'api_key', keyId: found.key.id } satisfies Principal;
       next();

@@ -309,7 +309,10 @@ export async function readAdmissionState(
   const ids = workspaces.map((w) => w.id);
   const counts = activeJobCounts(db, ids);
   const cacheFrom = new Date(now.getTime() - services.config.cacheTtlSeconds * 1000);
-  const keyIds = [...new Set(pending.flatMap((s) => (s.tenant.keyId === null ? [] : [s.tenant.keyId])))];
+  // The keys' caps and month's spend, for the keys that had a cap when their request was
+  // authenticated (Tenant.keyCapped): an uncapped key has nothing to check. A cap set after
+  // that applies from the key's next request, as if this one had been admitted a moment earlier.
+  const keyIds = [...new Set(pending.flatMap((s) => (s.tenant.keyId === null || s.tenant.keyCapped === false ? [] : [s.tenant.keyId])))];
   const twins = requests.length > 0 ? reusableTwins(db, requests, cacheFrom) : null;
   const spends = keyIds.length > 0 ? keySpendOf(db, keyIds, periodStartOf(now)) : null;
   const [balances, actives, ...rest] = await readBalancesWith(db, workspaces, now, mode, counts, ...[twins, spends].filter((q) => q !== null));

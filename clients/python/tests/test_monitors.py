@@ -110,7 +110,7 @@ def test_monitor_changes(client: sdx.Client, service: Service) -> None:
     changes = client.monitors.changes(monitor.id).to_list()
     grew = [c for c in changes if c.kind == "metric_changed" and c.field == "followers_count"]
     assert sorted(c.target for c in grew) == sorted(TARGETS)
-    assert all(isinstance(c, sdx.MonitorChange) and c.run_id == second.id and c.change_pct > 0 for c in grew)
+    assert all(isinstance(c, sdx.MonitorChange) and c.run_id == second.id and c.change_pct is not None and c.change_pct > 0 for c in grew)
     assert [c.id for c in client.monitors.changes(monitor.id, limit=1)] == [c.id for c in changes]
 
     mine = client.monitors.changes(monitor.id, target=TARGETS[1], kind="metric_changed").to_list()

@@ -21,6 +21,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'billing.credits_low',
   'billing.spend_cap_reached',
   'billing.auto_recharge_failed',
+  'monitor.alert',
+  'monitor.run.completed',
 ] as const satisfies ReadonlyArray<components['schemas']['WebhookEventType']>;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

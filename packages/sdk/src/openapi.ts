@@ -2225,7 +2225,8 @@ export interface paths {
          * @description The MCP server for AI agents: the Model Context Protocol over Streamable HTTP, stateless
          *     (no `Mcp-Session-Id`; any API process answers any message). The body is one JSON-RPC 2.0
          *     message: `initialize`, `tools/list`, `tools/call` (tools `list_operations`, `quote`,
-         *     `extract`, `start_job`, `get_job`, `get_items`, `cancel_job`, `get_usage`; see
+         *     `extract`, `start_job`, `get_job`, `get_items`, `cancel_job`, `get_usage`,
+         *     `create_monitor`, `get_series`, `list_changes`; see
          *     docs/mcp.md) or a notification. Send `Accept: application/json, text/event-stream`: a
          *     request is answered as an event stream carrying its progress notifications
          *     (`notifications/progress`, when its `_meta.progressToken` is set) and then its response;

@@ -96,6 +96,10 @@ async function populated(): Promise<Seeded> {
             values (${monitor.body.id}, ${ws.workspaceId}, ${`mon_${i}`}, '', 'followers_count', now(), 1, ${`mrn_export${i}`})`.execute(db);
   await sql`insert into monitor_series (monitor_id, workspace_id, target, item_id, metric, value, at)
             values (${monitor.body.id}, ${ws.workspaceId}, ${`mon_${i}`}, '', 'followers_count', 1, now())`.execute(db);
+  await sql`insert into monitor_changes (id, monitor_id, workspace_id, run_id, target, item_id, kind, field, before, after, change_pct, at)
+            values (${`mch_export${i}`}, ${monitor.body.id}, ${ws.workspaceId}, ${`mrn_export${i}`}, ${`mon_${i}`}, null, 'metric_changed', 'followers_count', '1', '2', 100, now())`.execute(db);
+  await sql`insert into monitor_fields (monitor_id, workspace_id, target, field, value) values (${monitor.body.id}, ${ws.workspaceId}, ${`mon_${i}`}, 'bio', '"x"')`.execute(db);
+  await sql`insert into monitor_items (monitor_id, workspace_id, target, item_id) values (${monitor.body.id}, ${ws.workspaceId}, ${`mon_${i}`}, 'item_1')`.execute(db);
   await sql`insert into webhooks (id, workspace_id, url, events, secret) values (${`whk_export${i}`}, ${ws.workspaceId}, 'https://hooks.example.com/x', array['job.completed'], 'sealed:v1:x')`.execute(db);
   await sql`insert into webhook_events (id, workspace_id, type) values (${`evt_export${i}`}, ${ws.workspaceId}, 'job.completed')`.execute(db);
   await sql`insert into webhook_deliveries (id, webhook_id, event_id, workspace_id) values (${`dlv_export${i}`}, ${`whk_export${i}`}, ${`evt_export${i}`}, ${ws.workspaceId})`.execute(db);

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { createDb } from '@sdx/db';
+import { ensureMonthPartition } from '@sdx/domain';
 import { createTestDatabase, eventually } from '@sdx/testing';
 
 /**
@@ -168,3 +170,58 @@ it('serves every tool, bounds every answer, refuses a viewer and an empty balanc
     expect({ name, over: Buffer.byteLength(text) > BOUND || Buffer.byteLength(JSON.stringify(result.structuredContent)) > BOUND }).toEqual({ name, over: false });
   }
 }, 120_000);
+
+it('get_series and list_changes stay within the bound: older points left out (truncated), changes cut at a whole one (has_more), none lost', async () => {
+  const owner = await connect(ownerKey);
+  const made = await call(owner, 'create_monitor', { operation: 'profile', targets: ['bound_a', 'bound_b'], frequency: 'weekly' });
+  expect(made.isError).toBeFalsy();
+  const monitorId = made.structuredContent.monitor.id as string;
+  // Many points and changes, as a year of hourly runs would leave them.
+  const db = createDb({ connectionString: database.url, max: 1 });
+  try {
+    const { workspace_id: workspaceId } = await db.selectFrom('monitors').select('workspace_id').where('id', '=', monitorId).executeTakeFirstOrThrow();
+    const start = Date.parse('2026-11-01T00:00:00.000Z');
+    await ensureMonthPartition(db, new Date(start));
+    const points = Array.from({ length: 400 }, (_, i) => ({
+      monitor_id: monitorId, workspace_id: workspaceId, target: i % 2 ? 'bound_a' : 'bound_b', item_id: '', metric: 'followers_count', at: new Date(start + i * 3_600_000), value: 1000 + i, run_id: `mrn_bound${i}`,
+    }));
+    await db.insertInto('monitor_points').values(points).execute();
+    await db
+      .insertInto('monitor_changes')
+      .values(points.map((p, i) => ({ id: `mch_bound${String(i).padStart(4, '0')}`, monitor_id: monitorId, workspace_id: workspaceId, run_id: p.run_id, target: p.target, item_id: null, kind: 'metric_changed' as const, field: p.metric, before: String(p.value - 1), after: String(p.value), change_pct: 0.1, at: p.at })))
+      .execute();
+  } finally {
+    await db.destroy();
+  }
+
+  const series = await call(owner, 'get_series', { monitor_id: monitorId });
+  expect(series.isError).toBeFalsy();
+  expect(series.structuredContent.truncated).toBe(true);
+  const kept = series.structuredContent.series as Array<{ target: string; points: Array<{ at: string; value: number }> }>;
+  expect(kept.map((s) => s.target)).toEqual(['bound_a', 'bound_b']);
+  // Each series keeps its newest points, in order.
+  expect(kept.find((s) => s.target === 'bound_a')!.points.at(-1)!.value).toBe(1399);
+  expect(kept.find((s) => s.target === 'bound_b')!.points.at(-1)!.value).toBe(1398);
+  for (const s of kept) expect(s.points.map((p) => p.value)).toEqual([...s.points.map((p) => p.value)].sort((a, b) => a - b));
+
+  const seen: string[] = [];
+  let after: string | undefined;
+  let pages = 0;
+  for (;;) {
+    const page: Result = await call(owner, 'list_changes', { monitor_id: monitorId, limit: 100, ...(after ? { starting_after: after } : {}) });
+    pages += 1;
+    expect(page.isError).toBeFalsy();
+    const ids = (page.structuredContent.changes as Array<{ id: string }>).map((c) => c.id);
+    expect(ids.length).toBeGreaterThan(0);
+    seen.push(...ids);
+    if (!page.structuredContent.has_more) break;
+    after = ids.at(-1);
+  }
+  expect(pages).toBeGreaterThan(4);
+  expect(seen).toEqual(Array.from({ length: 400 }, (_, i) => `mch_bound${String(399 - i).padStart(4, '0')}`));
+
+  for (const { name, result } of results.filter((r) => r.name === 'get_series' || r.name === 'list_changes')) {
+    const text = result.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
+    expect({ name, over: Buffer.byteLength(text) > BOUND || Buffer.byteLength(JSON.stringify(result.structuredContent)) > BOUND }).toEqual({ name, over: false });
+  }
+}, 60_000);

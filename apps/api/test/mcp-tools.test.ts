@@ -2,7 +2,7 @@ import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { createApiKey } from '@sdx/domain';
+import { createApiKey, dispatchMonitors } from '@sdx/domain';
 import { eventually, type SeededWorkspace, type ServedStack, startServedStack } from '@sdx/testing';
 
 /**
@@ -46,10 +46,12 @@ afterAll(async () => {
 });
 
 describe('tools/list', () => {
-  it('lists the eight tools with input and output schemas and annotations', async () => {
+  it('lists the eleven tools with input and output schemas and annotations', async () => {
     const client = await connect(ws.apiKey);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['list_operations', 'quote', 'extract', 'start_job', 'get_job', 'get_items', 'cancel_job', 'get_usage']);
+    expect(tools.map((t) => t.name)).toEqual([
+      'list_operations', 'quote', 'extract', 'start_job', 'get_job', 'get_items', 'cancel_job', 'get_usage', 'create_monitor', 'get_series', 'list_changes',
+    ]);
     for (const tool of tools) {
       expect(tool.inputSchema.type).toBe('object');
       expect(tool.outputSchema?.type).toBe('object');
@@ -211,6 +213,54 @@ describe('every tool', () => {
     expect(await call(poor, 'extract', { platform: 'twitter', operation: 'followers', target: 'mcp_x', limit: 40 })).toMatchObject({ isError: true, structuredContent: { error: 'insufficient_credits' } });
     expect(await call(client, 'extract', { platform: 'twitter', operation: 'followers', target: 'mcp_x', limit: 5000 })).toMatchObject({ isError: true, structuredContent: { error: 'invalid_request', max_sync_limit: 200 } });
     expect(await call(client, 'extract', { platform: 'twitter' })).toMatchObject({ isError: true, structuredContent: { error: 'validation_error' } });
+  });
+});
+
+describe('monitors', () => {
+  it('create_monitor as POST /v1/monitors (viewer refused); get_series and list_changes answer as their REST reads, for a viewer too', async () => {
+    const client = await connect(ws.apiKey);
+    const viewer = await connect(viewerKey);
+    const refused = await call(viewer, 'create_monitor', { operation: 'profile', targets: ['nasa'], frequency: 'daily' });
+    expect(refused).toMatchObject({ isError: true, structuredContent: { error: 'forbidden', required_role: 'member' } });
+    const bad = await call(client, 'create_monitor', { operation: 'followers', targets: ['nasa'], frequency: 'daily' });
+    expect(bad).toMatchObject({ isError: true, structuredContent: { error: 'operation_not_monitorable' } });
+    const drifting = 'mcp_sandbox_drift_25';
+    const made = await call(client, 'create_monitor', { operation: 'profile', targets: [drifting], frequency: 'daily', alerts: [{ metric: 'followers_count', condition: 'above', threshold: 1 }] });
+    expect(made.isError).toBeFalsy();
+    const monitor = made.structuredContent.monitor as { id: string; status: string };
+    const rest = await served.stack.api.get(`/v1/monitors/${monitor.id}`, { headers: ws.auth });
+    expect(made.structuredContent.monitor).toEqual(rest.body);
+    expect(monitor.status).toBe('active');
+
+    for (const pause of [0, 1100]) {
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      const started = await served.stack.api.post(`/v1/monitors/${monitor.id}/run`, { headers: ws.auth });
+      expect(started.status).toBe(202);
+      await eventually(async () => {
+        await dispatchMonitors(served.stack.runtime.services);
+        const runs = await served.stack.api.get(`/v1/monitors/${monitor.id}/runs`, { headers: ws.auth });
+        return (runs.body.data as Array<{ id: string; status: string }>).find((r) => r.id === started.body.id)?.status === 'completed';
+      }, 30_000);
+    }
+
+    const series = await call(viewer, 'get_series', { monitor_id: monitor.id, metric: 'followers_count' });
+    expect(series.isError).toBeFalsy();
+    const restSeries = await served.stack.api.get(`/v1/monitors/${monitor.id}/series?metric=followers_count`, { headers: ws.auth });
+    expect(series.structuredContent).toEqual({ series: restSeries.body.data, truncated: false });
+    expect(series.structuredContent.series[0].points).toHaveLength(2);
+
+    const changes = await call(viewer, 'list_changes', { monitor_id: monitor.id, kind: 'metric_changed', limit: 2 });
+    const restChanges = await served.stack.api.get(`/v1/monitors/${monitor.id}/changes?kind=metric_changed&limit=2`, { headers: ws.auth });
+    expect(changes.structuredContent).toEqual({ changes: restChanges.body.data, has_more: true });
+    const rest2 = await call(viewer, 'list_changes', { monitor_id: monitor.id, kind: 'metric_changed', starting_after: changes.structuredContent.changes[1].id });
+    expect(rest2.structuredContent.changes).toHaveLength(1);
+    expect(rest2.structuredContent.has_more).toBe(false);
+
+    const other = await served.stack.workspace({ rateLimitPerMinute: 100_000 });
+    const stranger = await connect(other.apiKey);
+    expect(await call(stranger, 'get_series', { monitor_id: monitor.id })).toMatchObject({ isError: true, structuredContent: { error: 'monitor_not_found' } });
+    expect(await call(stranger, 'list_changes', { monitor_id: monitor.id })).toMatchObject({ isError: true, structuredContent: { error: 'monitor_not_found' } });
+    expect(await call(client, 'list_changes', { monitor_id: monitor.id, kind: 'everything' })).toMatchObject({ isError: true, structuredContent: { error: 'validation_error' } });
   });
 });
 

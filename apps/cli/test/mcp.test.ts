@@ -38,9 +38,11 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-it('lists the API\'s eight tools', async () => {
+it('lists the API\'s eleven tools', async () => {
   const { tools } = await client.listTools();
-  expect(tools.map((t) => t.name)).toEqual(['list_operations', 'quote', 'extract', 'start_job', 'get_job', 'get_items', 'cancel_job', 'get_usage']);
+  expect(tools.map((t) => t.name)).toEqual([
+    'list_operations', 'quote', 'extract', 'start_job', 'get_job', 'get_items', 'cancel_job', 'get_usage', 'create_monitor', 'get_series', 'list_changes',
+  ]);
   expect(tools.find((t) => t.name === 'get_items')!.annotations).toMatchObject({ readOnlyHint: true });
 });
 

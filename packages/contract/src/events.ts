@@ -23,6 +23,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'billing.auto_recharge_failed',
   'billing.plan_changed',
   'billing.invoice_payment_failed',
+  'monitor.alert',
+  'monitor.run.completed',
 ] as const satisfies ReadonlyArray<components['schemas']['WebhookEventType']>;
 
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

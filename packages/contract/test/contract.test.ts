@@ -296,7 +296,7 @@ describe('openapi.yaml', () => {
         'authorizeOAuthClient', 'createOAuthToken', 'revokeOAuthToken', 'createOAuthConsent',
         'postMcpMessage', 'openMcpStream', 'endMcpSession',
         'createMonitor', 'listMonitors', 'getMonitor', 'updateMonitor', 'deleteMonitor', 'pauseMonitor', 'resumeMonitor',
-        'runMonitor', 'listMonitorRuns', 'getMonitorSeries', 'exportMonitorSeries',
+        'runMonitor', 'listMonitorRuns', 'getMonitorSeries', 'exportMonitorSeries', 'listMonitorChanges',
       ].sort(),
     );
   });

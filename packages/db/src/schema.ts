@@ -709,6 +709,39 @@ export interface MonitorSeriesTable {
   at: Timestamp;
 }
 
+/** A change a completed run found (metric_changed, field_changed, new_item). */
+export interface MonitorChangesTable {
+  id: string;
+  monitor_id: string;
+  workspace_id: string;
+  run_id: string;
+  target: string;
+  item_id: string | null;
+  kind: 'metric_changed' | 'field_changed' | 'new_item';
+  field: string | null;
+  before: unknown;
+  after: unknown;
+  change_pct: number | null;
+  at: Timestamp;
+}
+
+/** A target's last seen profile field. */
+export interface MonitorFieldsTable {
+  monitor_id: string;
+  workspace_id: string;
+  target: string;
+  field: string;
+  value: unknown;
+}
+
+/** An item a target has listed in a run. */
+export interface MonitorItemsTable {
+  monitor_id: string;
+  workspace_id: string;
+  target: string;
+  item_id: string;
+}
+
 export interface IdempotencyKeysTable {
   workspace_id: string;
   endpoint: string;
@@ -825,6 +858,9 @@ export interface Database {
   monitor_runs: MonitorRunsTable;
   monitor_points: MonitorPointsTable;
   monitor_series: MonitorSeriesTable;
+  monitor_changes: MonitorChangesTable;
+  monitor_fields: MonitorFieldsTable;
+  monitor_items: MonitorItemsTable;
   delivery_sets: DeliverySetsTable;
   delivered_items: DeliveredItemsTable;
   idempotency_keys: IdempotencyKeysTable;

@@ -119,4 +119,5 @@ export * from './monitors/queries';
 export * from './monitors/monitors';
 export * from './monitors/runs';
 export * from './monitors/observations';
+export * from './monitors/changes';
 export * from './monitors/retention';

@@ -917,6 +917,32 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/monitors/{monitor_id}/changes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a monitor's changes
+         * @description What the monitor's completed runs found changed, newest first: `metric_changed` (a
+         *     series' value differs from its last point: `field` the metric, `before`, `after`,
+         *     `change_pct` = (after − before) / before × 100, null when before is 0),
+         *     `field_changed` (a profile's `display_name`, `bio`, `verified`, `private` or `url`:
+         *     `field`, `before`, `after`) and `new_item` (an item the target had not listed in any
+         *     earlier run: `item_id`). A target's first run records observations and no changes.
+         *     `{data, has_more}`; the next page starts after the last `id`.
+         */
+        get: operations["listMonitorChanges"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/auth/signup": {
         parameters: {
             query?: never;
@@ -2390,7 +2416,8 @@ export interface paths {
          * @description The MCP server for AI agents: the Model Context Protocol over Streamable HTTP, stateless
          *     (no `Mcp-Session-Id`; any API process answers any message). The body is one JSON-RPC 2.0
          *     message: `initialize`, `tools/list`, `tools/call` (tools `list_operations`, `quote`,
-         *     `extract`, `start_job`, `get_job`, `get_items`, `cancel_job`, `get_usage`; see
+         *     `extract`, `start_job`, `get_job`, `get_items`, `cancel_job`, `get_usage`,
+         *     `create_monitor`, `get_series`, `list_changes`; see
          *     docs/mcp.md) or a notification. Send `Accept: application/json, text/event-stream`: a
          *     request is answered as an event stream carrying its progress notifications
          *     (`notifications/progress`, when its `_meta.progressToken` is set) and then its response;
@@ -3232,6 +3259,42 @@ export interface components {
                 [key: string]: unknown;
             }) | null;
         };
+        /** @description A page of a monitor's changes, newest first. */
+        MonitorChangeList: {
+            /** @description Changes, newest first. */
+            data: components["schemas"]["MonitorChange"][];
+            /** @description Whether another page follows. */
+            has_more: boolean;
+        };
+        /** @description A change a completed run found. */
+        MonitorChange: {
+            /** @description The change's ID (`mch_...`). */
+            id: string;
+            /** @description The run that found it. */
+            run_id: string;
+            /** @description The monitor's target. */
+            target: string;
+            /** @description The item of a list operation (`metric_changed` of an item's metric, `new_item`); null for a profile's. */
+            item_id: string | null;
+            /**
+             * @description What changed.
+             * @enum {string}
+             */
+            kind: "metric_changed" | "field_changed" | "new_item";
+            /** @description The metric (`metric_changed`) or profile field (`field_changed`); null for `new_item`. */
+            field: string | null;
+            /** @description The previous value (a number for a metric; a string, boolean or null for a field); null for `new_item`. */
+            before: (number | null) | string | boolean;
+            /** @description The new value; null for `new_item`. */
+            after: (number | null) | string | boolean;
+            /** @description (after − before) / before × 100 for `metric_changed`; null when before is 0 and for other kinds. */
+            change_pct: number | null;
+            /**
+             * Format: date-time
+             * @description When the run that found it completed.
+             */
+            at: string;
+        };
         /** @description A monitor's series, each with its points oldest first. */
         MonitorSeriesList: {
             /** @description Series, by target, metric and item. */
@@ -3441,14 +3504,16 @@ export interface components {
          *     (`skipped_credits` or `skipped_overlap`). `webhook.test`: a test send. `billing.*`: payments,
          *     refunds, low credits, spend caps, failed auto-recharges, plan changes and failed
          *     subscription invoices (BillingWebhookEvent).
+         *     `monitor.alert`: a monitor's alert fired; `monitor.run.completed`: a monitor's run
+         *     completed (MonitorAlertWebhookEvent, MonitorRunWebhookEvent).
          * @enum {string}
          */
-        WebhookEventType: "job.completed" | "job.failed" | "job.cancelled" | "job.delivered" | "job.delivery_failed" | "batch.completed" | "batch.failed" | "batch.cancelled" | "batch.delivered" | "batch.delivery_failed" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed" | "billing.plan_changed" | "billing.invoice_payment_failed";
+        WebhookEventType: "job.completed" | "job.failed" | "job.cancelled" | "job.delivered" | "job.delivery_failed" | "batch.completed" | "batch.failed" | "batch.cancelled" | "batch.delivered" | "batch.delivery_failed" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed" | "billing.plan_changed" | "billing.invoice_payment_failed" | "monitor.alert" | "monitor.run.completed";
         /**
          * @description An event type the webhook takes, or `*` for every event.
          * @enum {string}
          */
-        WebhookEventSelector: "*" | "job.completed" | "job.failed" | "job.cancelled" | "job.delivered" | "job.delivery_failed" | "batch.completed" | "batch.failed" | "batch.cancelled" | "batch.delivered" | "batch.delivery_failed" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed" | "billing.plan_changed" | "billing.invoice_payment_failed";
+        WebhookEventSelector: "*" | "job.completed" | "job.failed" | "job.cancelled" | "job.delivered" | "job.delivery_failed" | "batch.completed" | "batch.failed" | "batch.cancelled" | "batch.delivered" | "batch.delivery_failed" | "schedule.run.dispatched" | "schedule.run.skipped" | "webhook.test" | "billing.payment_succeeded" | "billing.payment_refunded" | "billing.credits_low" | "billing.spend_cap_reached" | "billing.auto_recharge_failed" | "billing.plan_changed" | "billing.invoice_payment_failed" | "monitor.alert" | "monitor.run.completed";
         DestinationCreateRequest: {
             /** @description A name for people; not unique. */
             name: string;
@@ -3721,6 +3786,70 @@ export interface components {
             workspace_id: string;
             data: components["schemas"]["ScheduleRun"];
         };
+        /**
+         * @description The body of `monitor.alert`: an alert of a monitor fired in a run, once per run, alert
+         *     and target (`above`, `below`: the value crossed the threshold; `change_pct_above`: it
+         *     moved by at least the threshold in percent), or once per new item (`new_item`).
+         */
+        MonitorAlertWebhookEvent: {
+            /** @description Event ID (`evt_...`), the `webhook-id` of every attempt; deduplicate on it. */
+            id: string;
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "monitor.alert";
+            /**
+             * Format: date-time
+             * @description When the run completed.
+             */
+            created_at: string;
+            /** @description The workspace of the monitor. */
+            workspace_id: string;
+            data: components["schemas"]["MonitorAlertFired"];
+        };
+        /** @description What a `monitor.alert` event carries. */
+        MonitorAlertFired: {
+            /** @description The monitor. */
+            monitor_id: string;
+            /** @description The run that observed it. */
+            run_id: string;
+            /** @description The target. */
+            target: string;
+            /** @description The item of a list operation; null for a profile's counts. */
+            item_id: string | null;
+            /** @description The alert's metric. */
+            metric: string;
+            /** @description The value observed (a new item's metric, null when it has none). */
+            value: number | null;
+            /** @description The series' previous point; null for `new_item`. */
+            previous: number | null;
+            /**
+             * @description The alert's condition.
+             * @enum {string}
+             */
+            condition: "above" | "below" | "change_pct_above" | "new_item";
+            /** @description The alert's threshold; null for `new_item`. */
+            threshold: number | null;
+        };
+        /** @description The body of `monitor.run.completed`, sent when a monitor's run completes (its observations and changes recorded). */
+        MonitorRunWebhookEvent: {
+            /** @description Event ID (`evt_...`), the `webhook-id` of every attempt; deduplicate on it. */
+            id: string;
+            /**
+             * @description The event type. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            type: "monitor.run.completed";
+            /**
+             * Format: date-time
+             * @description When the run completed.
+             */
+            created_at: string;
+            /** @description The workspace of the monitor. */
+            workspace_id: string;
+            data: components["schemas"]["MonitorRun"];
+        };
         /** @description The body of `webhook.test`, sent by `POST /v1/webhooks/{webhook_id}/test`. */
         TestWebhookEvent: {
             /** @description Event ID (`evt_...`), the `webhook-id` of every attempt. */
@@ -3754,7 +3883,7 @@ export interface components {
          *     `{webhook-id}.{webhook-timestamp}.{body}` keyed with the secret's decoded bytes; two,
          *     separated by a space, during a rotation). Verify against the exact bytes received.
          */
-        WebhookEvent: components["schemas"]["JobWebhookEvent"] | components["schemas"]["BatchWebhookEvent"] | components["schemas"]["ScheduleRunWebhookEvent"] | components["schemas"]["TestWebhookEvent"] | components["schemas"]["BillingWebhookEvent"];
+        WebhookEvent: components["schemas"]["JobWebhookEvent"] | components["schemas"]["BatchWebhookEvent"] | components["schemas"]["ScheduleRunWebhookEvent"] | components["schemas"]["TestWebhookEvent"] | components["schemas"]["BillingWebhookEvent"] | components["schemas"]["MonitorAlertWebhookEvent"] | components["schemas"]["MonitorRunWebhookEvent"];
         /** @description A pack of credits on sale (`CREDIT_PACKS`). */
         CreditPack: {
             /** @description The pack's ID, as `pack_id` names it. */
@@ -9344,6 +9473,55 @@ export interface operations {
                      */
                     "text/csv": string;
                     "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": string;
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["MonitorNotFound"];
+            422: components["responses"]["UnprocessableEntity"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listMonitorChanges: {
+        parameters: {
+            query?: {
+                /** @description Only this target's changes (matched as the monitor spells it, case-insensitively). */
+                target?: string;
+                /** @description Only changes of this kind. */
+                kind?: "metric_changed" | "field_changed" | "new_item";
+                /** @description Maximum number of items returned. */
+                limit?: components["parameters"]["ListLimit50"];
+                /** @description An ID of the previous page; the next page holds older items. */
+                starting_after?: components["parameters"]["StartingAfter"];
+            };
+            header?: {
+                /**
+                 * @description The workspace the caller acts on. Optional; for an API-key caller it must be the key's
+                 *     own workspace, for a session caller one of the user's workspaces (default: the personal
+                 *     one); 403 `workspace_forbidden` otherwise.
+                 */
+                "X-Workspace-ID"?: components["parameters"]["WorkspaceId"];
+            };
+            path: {
+                /** @description Monitor ID (`mon_...`). */
+                monitor_id: components["parameters"]["MonitorId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Changes, newest first. */
+            200: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    "RateLimit-Limit": components["headers"]["RateLimit-Limit"];
+                    "RateLimit-Remaining": components["headers"]["RateLimit-Remaining"];
+                    "RateLimit-Reset": components["headers"]["RateLimit-Reset"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MonitorChangeList"];
                 };
             };
             401: components["responses"]["Unauthorized"];

@@ -36,23 +36,8 @@ export type MonitorUpdate = Schemas['MonitorUpdateRequest'];
 export type MonitorSeries = Schemas['MonitorSeries'];
 export type MonitorSeriesFilters = NonNullable<operations['getMonitorSeries']['parameters']['query']>;
 /** One change a run recorded, newest first in the feed. */
-export interface MonitorChange {
-  id: string;
-  run_id: string;
-  target: string;
-  /** The item of a list operation; null for a profile. */
-  item_id: string | null;
-  kind: 'metric_changed' | 'field_changed' | 'new_item';
-  field: string | null;
-  before: unknown;
-  after: unknown;
-  change_pct: number | null;
-  at: string;
-}
-export interface MonitorChangeFilters {
-  target?: string;
-  kind?: MonitorChange['kind'];
-}
+export type MonitorChange = Schemas['MonitorChange'];
+export type MonitorChangeFilters = Omit<NonNullable<operations['listMonitorChanges']['parameters']['query']>, 'limit' | 'starting_after'>;
 export type User = Schemas['User'];
 export type Workspace = Schemas['Workspace'];
 export type Member = Schemas['Member'];

@@ -17,9 +17,12 @@ import { getUsage } from './tools/get_usage';
 import { listOperations } from './tools/list_operations';
 import { quote } from './tools/quote';
 import { startJob } from './tools/start_job';
+import { createMonitor } from './tools/create_monitor';
+import { getSeries } from './tools/get_series';
+import { listChanges } from './tools/list_changes';
 
-/** The tools of extensions-2.md 3, in the order tools/list gives them. */
-export const TOOLS: readonly McpTool[] = [listOperations, quote, extract, startJob, getJob, getItems, cancelJob, getUsage];
+/** The tools of extensions-2.md 3 and the monitors' (extensions-3.md 3), in the order tools/list gives them. */
+export const TOOLS: readonly McpTool[] = [listOperations, quote, extract, startJob, getJob, getItems, cancelJob, getUsage, createMonitor, getSeries, listChanges];
 
 const SERVER_INFO = { name: 'sdx', title: 'Social data extraction', version: '1.0.0' };
 

@@ -51,6 +51,7 @@ export const ROUTE_ACCESS: Readonly<Record<string, Access>> = {
   'GET /v1/monitors/:monitor_id/runs': 'viewer',
   'GET /v1/monitors/:monitor_id/series': 'viewer',
   'GET /v1/monitors/:monitor_id/series/export': 'viewer',
+  'GET /v1/monitors/:monitor_id/changes': 'viewer',
 
   'POST /v1/auth/signup': 'public',
   'POST /v1/auth/login': 'public',

@@ -32,6 +32,7 @@ import { runMonitor } from './runMonitor';
 import { listMonitorRuns } from './listMonitorRuns';
 import { getMonitorSeries } from './getMonitorSeries';
 import { exportMonitorSeries } from './exportMonitorSeries';
+import { listMonitorChanges } from './listMonitorChanges';
 
 /** Routes of two-factor sign-in, batches, schedules, monitors, exports, result items, quotes, usage history and OAuth consent; registered after the core routes in app.ts. */
 export const routeTable: RouteDef[] = [
@@ -67,5 +68,6 @@ export const routeTable: RouteDef[] = [
   { method: 'get', path: '/v1/monitors/:monitor_id/runs', handler: listMonitorRuns },
   { method: 'get', path: '/v1/monitors/:monitor_id/series', handler: getMonitorSeries },
   { method: 'get', path: '/v1/monitors/:monitor_id/series/export', handler: exportMonitorSeries },
+  { method: 'get', path: '/v1/monitors/:monitor_id/changes', handler: listMonitorChanges },
   { method: 'post', path: '/v1/oauth/consent', handler: createOAuthConsent },
 ];

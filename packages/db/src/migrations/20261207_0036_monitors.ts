@@ -16,6 +16,12 @@ import { type Kysely, sql } from 'kysely';
  * - monitor_series: each series' last point (what the next value is compared with), one row per
  *   (monitor, target, item, metric), so a run never scans the points themselves.
  *
+ * - monitor_changes: what a completed run found changed (metric_changed, field_changed,
+ *   new_item), listed newest first by id; item_id null for a profile's.
+ * - monitor_fields: each target's last seen profile fields (display_name, bio, verified,
+ *   private, url), what the next run's fields are compared with.
+ * - monitor_items: the items each target has listed in any run, so a new item is told once.
+ *
  * Additive: new tables only, which the previous release neither reads nor writes.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -92,9 +98,45 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       at timestamptz not null,
       primary key (monitor_id, target, item_id, metric)
     )`.execute(db);
+  await sql`
+    create table monitor_changes (
+      id text primary key,
+      monitor_id text not null references monitors (id),
+      workspace_id text not null,
+      run_id text not null,
+      target text not null,
+      item_id text,
+      kind text not null check (kind in ('metric_changed', 'field_changed', 'new_item')),
+      field text,
+      before jsonb,
+      after jsonb,
+      change_pct double precision,
+      at timestamptz not null
+    )`.execute(db);
+  await sql`create index monitor_changes_monitor_idx on monitor_changes (monitor_id, id desc)`.execute(db);
+  await sql`
+    create table monitor_fields (
+      monitor_id text not null references monitors (id),
+      workspace_id text not null,
+      target text not null,
+      field text not null,
+      value jsonb,
+      primary key (monitor_id, target, field)
+    )`.execute(db);
+  await sql`
+    create table monitor_items (
+      monitor_id text not null references monitors (id),
+      workspace_id text not null,
+      target text not null,
+      item_id text not null,
+      primary key (monitor_id, target, item_id)
+    )`.execute(db);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop table monitor_items`.execute(db);
+  await sql`drop table monitor_fields`.execute(db);
+  await sql`drop table monitor_changes`.execute(db);
   await sql`drop table monitor_series`.execute(db);
   await sql`drop table monitor_points`.execute(db);
   await sql`drop table monitor_runs`.execute(db);

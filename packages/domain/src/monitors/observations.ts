@@ -1,8 +1,9 @@
 import { sql } from 'kysely';
-import type { Db, Executor, MonitorRow, MonitorRunRow } from '@sdx/db';
+import type { Db, Executor, MonitorRow, MonitorRunRow, Tx } from '@sdx/db';
 import { RequestValidationError } from '../errors';
 import { resultPages } from '../jobs/results';
 import type { Resources, Tenant } from '../resources';
+import { recordRunChanges, type Compared, type TargetItems } from './changes';
 import { ITEM_METRICS, PROFILE_METRICS } from './definition';
 import { getMonitorOrThrow } from './queries';
 
@@ -73,17 +74,18 @@ export async function ensureMonthPartition(db: Db, at: Date): Promise<void> {
 /**
  * Records a completed run's observations in the run's transaction: reads each ended job's
  * result, keeps the values that differ from their series' last point (or start a series), writes
- * them as points and as their series' new last points. Returns the points added.
+ * them as points and as their series' new last points, and records the run's changes and alerts
+ * (changes.ts). Returns the points added and the changes recorded.
  */
 export async function recordRunObservations(
   services: Pick<Resources, 'db' | 'resultObjects'>,
-  tx: Executor,
+  tx: Tx,
   monitor: MonitorRow,
   run: MonitorRunRow,
   batchIds: readonly string[],
   at: Date,
-): Promise<number> {
-  if (batchIds.length === 0) return 0;
+): Promise<{ observations: number; changes: number }> {
+  if (batchIds.length === 0) return { observations: 0, changes: 0 };
   const jobs = await tx
     .selectFrom('jobs')
     .select(['id', 'source_job_id', 'target'])
@@ -91,12 +93,14 @@ export async function recordRunObservations(
     .where('status', '=', 'completed')
     .execute();
   const observed: Observation[] = [];
+  const results: TargetItems[] = [];
   for (const job of jobs) {
     const items: unknown[] = [];
     for await (const page of resultPages({ db: tx, resultObjects: services.resultObjects }, job)) items.push(...page);
     observed.push(...observationsOf(monitor.operation, job.target, items));
+    results.push({ target: job.target, items });
   }
-  if (observed.length === 0) return 0;
+  if (observed.length === 0) return { observations: 0, changes: await recordRunChanges(tx, monitor, run, [], results, at) };
   const targets = [...new Set(observed.map((o) => o.target))];
   const last = await tx
     .selectFrom('monitor_series')
@@ -107,7 +111,9 @@ export async function recordRunObservations(
   const key = (target: string, itemId: string, metric: string) => `${target}\u0000${itemId}\u0000${metric}`;
   const previous = new Map(last.map((row) => [key(row.target, row.item_id, row.metric), row.value]));
   const points = observed.filter((o) => previous.get(key(o.target, o.itemId, o.metric)) !== o.value);
-  if (points.length === 0) return 0;
+  const compared: Compared[] = points.map((p) => ({ ...p, previous: previous.get(key(p.target, p.itemId, p.metric)) }));
+  const changes = await recordRunChanges(tx, monitor, run, compared, results, at);
+  if (points.length === 0) return { observations: 0, changes };
   await ensureMonthPartition(services.db, at);
   for (let i = 0; i < points.length; i += 1000) {
     const slice = points.slice(i, i + 1000);
@@ -121,7 +127,7 @@ export async function recordRunObservations(
       .onConflict((oc) => oc.columns(['monitor_id', 'target', 'item_id', 'metric']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), at: eb.ref('excluded.at') })))
       .execute();
   }
-  return points.length;
+  return { observations: points.length, changes };
 }
 
 export interface SeriesQuery {

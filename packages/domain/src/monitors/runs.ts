@@ -9,6 +9,7 @@ import { newId } from '../ids';
 import { resolveRecipe } from '../jobs/recipe';
 import { findWorkspace } from '../workspaces/workspaces';
 import { MONITOR_BATCH_SIZE, nextMonitorRun } from './definition';
+import { recordRunCompleted } from './changes';
 import { recordRunObservations } from './observations';
 import { lockMonitorOrThrow } from './queries';
 
@@ -130,7 +131,7 @@ export async function dispatchMonitors(services: Services, now: Date = services.
   return { claimed: claimed.length, advanced };
 }
 
-type Outcome = Pick<MonitorRunRow, 'status' | 'batch_ids' | 'next_chunk' | 'started_at' | 'finished_at' | 'observations'> & { error: unknown };
+type Outcome = Pick<MonitorRunRow, 'status' | 'batch_ids' | 'next_chunk' | 'started_at' | 'finished_at' | 'observations' | 'changes'> & { error: unknown };
 
 /**
  * Advances one open run, holding its row (FOR UPDATE SKIP LOCKED: a run another process is
@@ -164,11 +165,13 @@ export async function advanceMonitorRun(services: Services, runId: string): Prom
         started_at: outcome.started_at,
         finished_at: outcome.finished_at,
         observations: outcome.observations,
+        changes: outcome.changes,
         error: outcome.error === null ? null : JSON.stringify(outcome.error),
       })
       .where('id', '=', run.id)
       .returningAll()
       .executeTakeFirstOrThrow();
+    if (stored.status === 'completed') await recordRunCompleted(tx, stored, services.clock.now());
     await tx.commit().execute();
     return stored;
   } catch (error) {
@@ -199,6 +202,7 @@ async function advance(services: Services, tx: Tx, monitor: MonitorRow, run: Mon
     started_at: run.started_at,
     finished_at: run.finished_at,
     observations: run.observations,
+    changes: run.changes,
     error: run.error ?? null,
   };
   const tenant = await monitorTenant(tx, monitor);
@@ -235,8 +239,8 @@ async function advance(services: Services, tx: Tx, monitor: MonitorRow, run: Mon
     }
   }
   if (await batchesEnded(tx, out.batch_ids)) {
-    const observations = await recordRunObservations(services, tx, monitor, run, out.batch_ids, now);
-    return { ...out, status: 'completed', finished_at: now, observations };
+    const { observations, changes } = await recordRunObservations(services, tx, monitor, run, out.batch_ids, now);
+    return { ...out, status: 'completed', finished_at: now, observations, changes };
   }
   return out;
 }

@@ -109,13 +109,7 @@ export class Monitors {
   changes(id: string, filters: MonitorChangeFilters & { limit?: number } = {}): List<MonitorChange> {
     return new List<MonitorChange>(
       (query) =>
-        hasMorePage(
-          this.core.http.GET('/v1/monitors/{monitor_id}/changes' as never, { params: { path: { monitor_id: id }, query } } as never) as Promise<{
-            data?: { data: MonitorChange[]; has_more: boolean };
-            error?: unknown;
-            response: Response;
-          }>,
-        ),
+        hasMorePage(this.core.http.GET('/v1/monitors/{monitor_id}/changes', { params: { path: { monitor_id: id }, query: query as never } })),
       queryOf(filters),
     );
   }

@@ -124,6 +124,15 @@ beforeAll(async () => {
       resetTokens.push(await issueToken(tx, forgetful.user.id, 'reset_password', now));
     });
   }
+  // A live subscription of the fuzzed workspace (Checkout paid, its events delivered as Stripe
+  // would), so that changing and cancelling it can succeed.
+  const checkout = await stack.api.post('/v1/billing/subscription', { headers: main.auth, body: { plan_id: 'starter' } });
+  expect(checkout.status).toBe(201);
+  for (const event of await stripe.payCheckoutSession(checkout.body.checkout_id as string)) {
+    const payload = JSON.stringify(event);
+    const delivered = await stack.api.post('/v1/billing/stripe/webhook', { raw: payload, headers: { 'Stripe-Signature': stripe.sign(payload) } });
+    expect(delivered.status).toBe(200);
+  }
   server = createApiServer(stack.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -181,6 +190,7 @@ const POOL_OF: Record<string, RegExp> = {
   webhook_id: /^whk_/,
   delivery_id: /^dlv_/,
   destination_id: /^dst_/,
+  monitor_id: /^mon_/,
 };
 const created: Record<string, string[]> = Object.fromEntries(Object.keys(POOL_OF).map((name) => [name, []]));
 const foreign: Record<string, string[]> = Object.fromEntries(Object.keys(POOL_OF).map((name) => [name, []]));
@@ -502,6 +512,8 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
   expect([...tally.keys()].sort()).toEqual(operations.map((op) => op.operationId).sort());
   if (REQUESTS >= 5000) {
     const neverSucceeded = operations
+      // The dev outbox answers only without SMTP_URL, which this run sets so that mailed tokens reach it (dev-mail.test.ts covers the outbox).
+      .filter((op) => op.operationId !== 'listDevMail')
       .filter((op) => ![...(tally.get(op.operationId)?.keys() ?? [])].some((s) => s < 300))
       .map((op) => op.operationId);
     expect(neverSucceeded).toEqual([]);

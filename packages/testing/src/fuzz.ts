@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { CATALOG, normalizeTarget, type Platform, PLATFORMS } from '@sdx/catalog';
+import { CATALOG, isMonitorable, normalizeTarget, type Platform, PLATFORMS } from '@sdx/catalog';
 import type { OpenApiDocument } from '@sdx/contract';
 
 /**
@@ -156,6 +156,8 @@ const HINTS: Record<string, fc.Arbitrary<unknown>> = {
   platform: fc.constantFrom('instagram', 'tiktok', 'youtube', 'twitter', 'facebook'),
   target: fc.constantFrom('natgeo', 'nasa', '@nasa', 'bbcnews', 'https://www.instagram.com/natgeo/', 'https://x.com/nasa', 'UCBJycsmduvYEL83R_U4JriQ', '#travel', 'travel', '7301112233445566778', 'C0abc123'),
   timezone: fc.constantFrom('UTC', 'Europe/Paris', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe'),
+  // Monthly plans: the default plans (free and an unknown one refused).
+  plan_id: fc.constantFrom('starter', 'pro', 'free', 'enterprise'),
   name: fc.string({ minLength: 1, maxLength: 40 }),
   url: fc.constantFrom('https://hooks.example.com/sdx', 'https://receiver.example.org/in?x=1', 'http://hooks.example.com/plain'),
   // OAuth client registration: loopback and https redirect URIs (accepted), and others (refused).
@@ -195,6 +197,9 @@ export const VALID_RECIPES: Array<{ platform: Platform; operation: string; targe
     return target ? [{ platform, operation: spec.operation, target, list: spec.max_results > 1 }] : [];
   }),
 );
+
+/** The recipes a monitor may run (extensions-3.md 3: profiles and a target's own posts or videos). */
+const MONITORABLE_RECIPES = VALID_RECIPES.filter((recipe) => isMonitorable(recipe.platform, recipe.operation));
 
 const futureDate = fc.date({ min: new Date('2030-01-01T00:00:00Z'), max: new Date('2035-01-01T00:00:00Z'), noInvalidDate: true });
 
@@ -465,8 +470,10 @@ export function requestArbitrary(document: OpenApiDocument, op: FuzzOperation, a
   // Schema-valid bodies with a recipe the catalog accepts, a small limit and no bundle: these
   // pass admission, so the IDs they create feed the requests that follow.
   const admissible = accountBody(op, accounts) ?? destinationBody(document, op, accounts) ?? (op.body && properties.includes('operation')
-    ? fc.tuple(arbitraryOf(document, op.body) as fc.Arbitrary<Record<string, unknown>>, fc.constantFrom(...VALID_RECIPES), fc.integer({ min: 1, max: 5 }), fc.boolean(), destinationChoice, HINTS.timezone!).map(([b, recipe, limit, single, destination, timezone]): Body => {
+    ? fc.tuple(arbitraryOf(document, op.body) as fc.Arbitrary<Record<string, unknown>>, fc.constantFrom(...(op.operationId === 'createMonitor' ? MONITORABLE_RECIPES : VALID_RECIPES)), fc.integer({ min: 1, max: 5 }), fc.boolean(), destinationChoice, HINTS.timezone!).map(([b, recipe, limit, single, destination, timezone]): Body => {
         const merged: Record<string, unknown> = { ...b, platform: recipe.platform, operation: recipe.operation, limit, include_posts: 0 };
+        // A monitor's: no alerts, and the recurrence's defaults (the random ones often contradict its frequency).
+        if (op.operationId === 'createMonitor') for (const key of ['alerts', 'time_of_day', 'day_of_week']) delete merged[key];
         // A schedule's: a time zone that exists, and delivery new_only only for a list operation.
         if (properties.includes('timezone')) merged.timezone = timezone;
         if (merged.delivery === 'new_only' && !recipe.list) merged.delivery = 'all';

@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { Invoice, Plan, Subscription } from '@sdx/sdk';
-import { action } from '../args';
+import { action, integer } from '../args';
 
 /** A price in the currency's minor unit, as people read it. */
 function money(amount: number, currency: string): string {
@@ -109,7 +109,7 @@ export function registerBilling(program: Command): void {
   billing
     .command('invoices')
     .description("the subscription's invoices, newest first")
-    .option('--limit <n>', 'at most this many', (v) => Number(v))
+    .option('-l, --limit <n>', 'at most this many (default 50)', integer())
     .action(
       action(async (ctx, options: { limit?: number }) => {
         const rows: Invoice[] = [];

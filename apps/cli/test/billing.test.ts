@@ -106,7 +106,7 @@ it('subscribes through Checkout, shows the plan once paid, upgrades, lists invoi
   ]);
   const listed = json<Array<{ id: string; status: string; hosted_invoice_url: string }>>(listedRan);
   expect(listed).toHaveLength(2);
-  expect(listed[1]!.id).toBe(invoiceId);
+  expect(listed.map((i) => i.id)).toContain(invoiceId);
   for (const i of listed) expect(i).toMatchObject({ status: 'paid', hosted_invoice_url: `${fake.url}/invoices/${i.id}` });
   expect(newest.stdout).toBe(`${listed[0]!.id}\n`);
   expect(badLimit.code).toBe(2);

@@ -96,14 +96,22 @@ it('subscribes through Checkout, shows the plan once paid, upgrades, lists invoi
   const changed = await sdx(['billing', 'change', 'pro'], { env });
   expect(changed.code).toBe(0);
   expect(changed.stdout).toMatch(new RegExp(`^subscription +${subId}$`, 'm'));
+  // The plan in force until the difference is paid.
+  expect(changed.stdout).toMatch(/^plan +starter$/m);
+  expect(changed.stderr).toContain('The difference is invoiced now; pro applies when it is paid.');
   await fake.settled();
   await eventually(async () => ((await planNow()) === 'pro' ? true : undefined));
-  const [listedRan, newest, badLimit, portal] = await Promise.all([
+  const [listedRan, newest, badLimit, portal, again] = await Promise.all([
     sdx(['billing', 'invoices', '--json'], { env }),
     sdx(['billing', 'invoices', '--limit', '1', '-q'], { env }),
     sdx(['billing', 'invoices', '--limit', '0'], { env }),
     sdx(['billing', 'portal', '-q'], { env }),
+    sdx(['billing', 'subscribe', 'pro'], { env }),
   ]);
+  // The same plan again changes nothing, and says so.
+  expect(again.code).toBe(0);
+  expect(again.stdout).toMatch(/^plan +pro$/m);
+  expect(again.stderr).toContain('pro is the plan in force; nothing is invoiced.');
   const listed = json<Array<{ id: string; status: string; hosted_invoice_url: string }>>(listedRan);
   expect(listed).toHaveLength(2);
   expect(listed.map((i) => i.id)).toContain(invoiceId);

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { Invoice, Plan, Subscription } from '@sdx/sdk';
-import { action } from '../args';
+import { action, integer } from '../args';
+import type { Context } from '../context';
 
 /** A price in the currency's minor unit, as people read it. */
 function money(amount: number, currency: string): string {
@@ -20,6 +21,17 @@ function subscriptionRecord(sub: Subscription): [string, string | null][] {
     ['cancels at period end', sub.cancel_at_period_end ? 'yes' : 'no'],
     ['scheduled plan', sub.scheduled_plan_id],
   ];
+}
+
+/** The live subscription as a change to `planId` left it, with what happens next. */
+function printChanged(ctx: Context, sub: Subscription, planId: string): void {
+  ctx.out.result(sub, () => {
+    ctx.out.record(subscriptionRecord(sub));
+    if (sub.scheduled_plan_id) ctx.out.note(`${sub.scheduled_plan_id} applies when the next invoice is paid.`);
+    // The plan in force already (the same plan again, or a scheduled downgrade taken back): nothing is invoiced.
+    else if (sub.plan_id === planId) ctx.out.note(`${planId} is the plan in force; nothing is invoiced.`);
+    else ctx.out.note(`The difference is invoiced now; ${planId} applies when it is paid.`);
+  }, [sub.id]);
 }
 
 /** `sdx billing`: the plans, subscribing (the Checkout URL), changing, cancelling, invoices (extensions-3.md 2). */
@@ -65,11 +77,7 @@ export function registerBilling(program: Command): void {
           }, [checkout.url]);
           return;
         }
-        const sub = answer.subscription;
-        ctx.out.result(sub, () => {
-          ctx.out.record(subscriptionRecord(sub));
-          ctx.out.note(sub.scheduled_plan_id ? `${sub.scheduled_plan_id} applies when the next invoice is paid.` : 'The difference is invoiced now; the new plan applies when it is paid.');
-        }, [sub.id]);
+        printChanged(ctx, answer.subscription, planId);
       }),
     );
 
@@ -88,8 +96,7 @@ export function registerBilling(program: Command): void {
           }, [checkout.url]);
           return;
         }
-        const sub = answer.subscription;
-        ctx.out.result(sub, () => ctx.out.record(subscriptionRecord(sub)), [sub.id]);
+        printChanged(ctx, answer.subscription, planId);
       }),
     );
 
@@ -109,7 +116,7 @@ export function registerBilling(program: Command): void {
   billing
     .command('invoices')
     .description("the subscription's invoices, newest first")
-    .option('--limit <n>', 'at most this many', (v) => Number(v))
+    .option('-l, --limit <n>', 'at most this many (default 50)', integer())
     .action(
       action(async (ctx, options: { limit?: number }) => {
         const rows: Invoice[] = [];

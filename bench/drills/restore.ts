@@ -18,10 +18,23 @@
  * entry without its job); the API answers 404 for a job lost with the window; no service
  * process died; the ledger audit is exact.
  *
+ * With `PREVIOUS_RELEASE` (a version of CHANGELOG.md or a revision, as the upgrade drill takes
+ * it: bench/drills/lib/previous-release.ts), the backup is one of the previous release: its
+ * folder unpacked and installed, its schema made by its own migrations and its workspace by its
+ * admin CLI, its api, worker and scheduler serving the load. After the restore to the named
+ * point the upgrade follows, as an operator runs it: this checkout's migrations on the restored
+ * database, then the contract step (`npm run admin -- reconcile-counters`), then this
+ * checkout's api, worker and scheduler on the empty Redis. The same checks apply, the ledger
+ * audit including every month-spend and balance counter.
+ *
  *   npm run drill:restore                 # 12 clients, 6 s between the steps
  *   DRILL_CLIENTS=4 DRILL_GAP_MS=2000 npm run drill:restore
+ *   PREVIOUS_RELEASE=6e61818 npm run drill:restore       # a backup of 0.9.0, restored and upgraded
+ *   PREVIOUS_RELEASE=all DRILL_INSTALL=link npm run drill:restore
  */
+import { mkdtempSync, rmSync } from 'node:fs';
 import type http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { createDb, migrateToLatest } from '@sdx/db';
@@ -30,7 +43,8 @@ import { createRuntime, untilRedisReady } from '@sdx/runtime';
 import { loadConfig } from '@sdx/config';
 import { checkLedger, freePort, type LedgerReport, startPrivateRedis, TEST_SECRETS_KEY } from '@sdx/testing';
 import { keepAliveAgent, send } from '../lib/http';
-import { type AppProcess, startApp } from './lib/processes';
+import { type AppName, type AppProcess, startApp } from './lib/processes';
+import { type CounterFix, installRelease, type PreviousRelease, reconcileCounters, resolvePreviousReleases, setUpReleaseDatabase, unpackRelease } from './lib/previous-release';
 import { type ArchivingPrimary, restoreCluster, startArchivingPrimary } from './lib/pitr';
 
 export interface RestoreOptions {
@@ -38,6 +52,10 @@ export interface RestoreOptions {
   clients: number;
   /** Load between the steps (before the backup, between it and the restore point, after it). */
   gapMs: number;
+  /** The release whose processes serve the load and whose database is backed up; absent: this checkout. */
+  release?: PreviousRelease;
+  /** How the previous release gets its node_modules: `npm ci` there, or links to this checkout's. */
+  install?: 'ci' | 'link';
   log?: (line: string) => void;
 }
 
@@ -45,6 +63,8 @@ export const DEFAULT_OPTIONS: RestoreOptions = { clients: 12, gapMs: 6000 };
 
 export interface RestoreFigures {
   options: RestoreOptions;
+  /** With a previous release: its install, and the upgrade of the restored database (migrations, contract step). */
+  upgrade?: { installMs: number; migrationsApplied: string[]; migrateMs: number; countersMended: CounterFix[]; contractMs: number };
   accepted: { beforeBackup: number; duringBackup: number; beforeRestorePoint: number; afterRestorePoint: number; total: number };
   backup: { ms: number; bytes: number };
   /** Archived WAL segments when the primary was lost. */
@@ -94,19 +114,12 @@ export async function runRestoreDrill(options: RestoreOptions = DEFAULT_OPTIONS)
   let restored: Awaited<ReturnType<typeof restoreCluster>> | null = null;
   const apps: AppProcess[] = [];
   const agent: http.Agent = keepAliveAgent(64);
+  const release = options.release;
+  // The previous release's folder (removed at the end); its processes serve until the bad day.
+  const unpacked = release ? mkdtempSync(path.join(os.tmpdir(), 'sdx-restore-')) : null;
   try {
     const database = 'social_data';
     await primary.query('postgres', `create database ${database}`);
-    const setupDb = createDb({ connectionString: primary.url(database), max: 2, applicationName: 'drill' });
-    await migrateToLatest(setupDb);
-    const { workspaceId, apiKey } = await setupDb.transaction().execute(async (tx) => {
-      const workspace = await createWorkspace(tx, systemClock, { name: 'Drill', credits: 100_000_000, rateLimitPerMinute: 1_000_000, maxActiveJobs: 1_000_000, maxResultLimit: 25_000 });
-      const key = await createApiKey(tx, workspace.id, 'drill');
-      return { workspaceId: workspace.id, apiKey: key.api_key };
-    });
-    await setupDb.destroy();
-    log(`primary Postgres on :${primary.port} archiving to ${primary.archive}; Redis on :${redisA.port}; workspace ${workspaceId}`);
-
     const port = await freePort();
     const baseEnv = {
       NODE_ENV: 'production',
@@ -124,7 +137,32 @@ export async function runRestoreDrill(options: RestoreOptions = DEFAULT_OPTIONS)
       WORKER_CONCURRENCY: '4',
     };
     const envA = { ...baseEnv, DATABASE_URL: primary.url(database), REDIS_URL: redisA.url };
-    for (const app of ['api', 'worker'] as const) apps.push(startApp(app, envA));
+    let installMs = 0;
+    let workspaceId: string;
+    let apiKey: string;
+    if (release && unpacked) {
+      log(`${release.note} (${release.sha.slice(0, 12)})`);
+      const installStarted = Date.now();
+      unpackRelease(release.sha, unpacked);
+      installRelease(unpacked, options.install ?? 'ci');
+      installMs = Date.now() - installStarted;
+      log(`previous release unpacked and installed (${options.install ?? 'ci'}) in ${installMs} ms at ${unpacked}`);
+      // Its schema by its own migrations, its workspace by its admin CLI.
+      ({ workspaceId, apiKey } = setUpReleaseDatabase(unpacked, envA, 'Drill'));
+    } else {
+      const setupDb = createDb({ connectionString: primary.url(database), max: 2, applicationName: 'drill' });
+      await migrateToLatest(setupDb);
+      ({ workspaceId, apiKey } = await setupDb.transaction().execute(async (tx) => {
+        const workspace = await createWorkspace(tx, systemClock, { name: 'Drill', credits: 100_000_000, rateLimitPerMinute: 1_000_000, maxActiveJobs: 1_000_000, maxResultLimit: 25_000 });
+        const key = await createApiKey(tx, workspace.id, 'drill');
+        return { workspaceId: workspace.id, apiKey: key.api_key };
+      }));
+      await setupDb.destroy();
+    }
+    log(`primary Postgres on :${primary.port} archiving to ${primary.archive}; Redis on :${redisA.port}; workspace ${workspaceId}`);
+    // With a previous release the whole fleet (the scheduler too), as an upgrade finds it.
+    const fleet: AppName[] = release ? ['api', 'worker', 'scheduler'] : ['api', 'worker'];
+    for (const app of fleet) apps.push(startApp(app, envA, unpacked ?? undefined));
     const base = `http://127.0.0.1:${port}`;
     const auth = { 'X-API-Key': apiKey };
     await untilReady(agent, base, apps);
@@ -181,6 +219,21 @@ export async function runRestoreDrill(options: RestoreOptions = DEFAULT_OPTIONS)
     const restoreMs = Date.now() - restoreStarted;
     log(`restored to 'drill' in ${restoreMs} ms on :${restored.port}`);
     const dbB = createDb({ connectionString: restored.url(database), max: 4, applicationName: 'drill' });
+    const envB = { ...envA, DATABASE_URL: restored.url(database) };
+    let upgrade: RestoreFigures['upgrade'];
+    if (release) {
+      // The upgrade of the restored database, before any process of this checkout starts on it:
+      // this checkout's migrations, then the contract step.
+      const migrateStarted = Date.now();
+      const migrationsApplied = await migrateToLatest(dbB);
+      const migrateMs = Date.now() - migrateStarted;
+      log(`migrations on the restored database in ${migrateMs} ms: ${migrationsApplied.join(', ') || 'none'}`);
+      const contractStarted = Date.now();
+      const contract = reconcileCounters(envB);
+      const contractMs = Date.now() - contractStarted;
+      log(`contract step: ${contract.workspaces} balances checked, ${contract.fixes.length} counters mended`);
+      upgrade = { installMs, migrationsApplied, migrateMs, countersMended: contract.fixes, contractMs };
+    }
     const atRestore = await dbB.selectFrom('jobs').select(['id', 'status', 'attempts', 'finished_at', 'billed_credits']).execute();
     const restoredIds = new Set(atRestore.map((j) => j.id));
     const settled = atRestore.filter((j) => j.status === 'completed');
@@ -190,7 +243,7 @@ export async function runRestoreDrill(options: RestoreOptions = DEFAULT_OPTIONS)
 
     // The service on the restored database, with a new, empty Redis (the same deployment).
     redisB = await startPrivateRedis();
-    const envB = { ...envA, DATABASE_URL: restored.url(database), REDIS_URL: redisB.url };
+    Object.assign(envB, { REDIS_URL: redisB.url });
     // A Redis that outlived its database: entries of jobs the restored database does not know.
     const configB = loadConfig({ ...envB, LOG_LEVEL: 'silent' });
     const producer = createRuntime(configB, { name: 'drill-producer', dbPoolSize: 2, env: envB });
@@ -200,7 +253,7 @@ export async function runRestoreDrill(options: RestoreOptions = DEFAULT_OPTIONS)
     await producer.close();
 
     const serviceStarted = Date.now();
-    for (const app of ['api', 'worker'] as const) apps.push(startApp(app, envB));
+    for (const app of fleet) apps.push(startApp(app, envB));
     await untilReady(agent, base, apps);
     let finishedAt = 0;
     const deadline = Date.now() + 120_000;
@@ -253,6 +306,7 @@ export async function runRestoreDrill(options: RestoreOptions = DEFAULT_OPTIONS)
 
     const figures: RestoreFigures = {
       options,
+      ...(upgrade ? { upgrade } : {}),
       accepted: {
         beforeBackup: accepted.filter((a) => a.acceptedAt < backupStarted).length,
         duringBackup: accepted.filter((a) => a.acceptedAt >= backupStarted && a.acceptedAt <= backupEnded).length,
@@ -295,6 +349,7 @@ export async function runRestoreDrill(options: RestoreOptions = DEFAULT_OPTIONS)
     await redisA.destroy().catch(() => undefined);
     await restored?.destroy().catch(() => undefined);
     await primary.destroy().catch(() => undefined);
+    if (unpacked) rmSync(unpacked, { recursive: true, force: true });
   }
 }
 
@@ -328,7 +383,14 @@ function judge(f: RestoreFigures, inFlight: number, refused: Record<string, numb
 
 export function summarizeRestore(f: RestoreFigures): string {
   const s = (ms: number) => (ms / 1000).toFixed(2);
+  const upgrade = f.upgrade && f.options.release
+    ? [
+        `backup of ${f.options.release.rev} (${f.options.release.sha.slice(0, 12)}), served by its own processes; install ${f.upgrade.installMs} ms`,
+        `upgrade of the restored database: ${f.upgrade.migrationsApplied.length} migrations in ${s(f.upgrade.migrateMs)} s (${f.upgrade.migrationsApplied.join(', ') || 'none'}); contract step in ${s(f.upgrade.contractMs)} s: ${f.upgrade.countersMended.length} counters mended${f.upgrade.countersMended.length ? ` (${f.upgrade.countersMended.map((c) => `${c.counter}${c.key_id ? ` of ${c.key_id}` : ''} ${c.was} -> ${c.now}`).join(', ')})` : ''}; the audit below is after it`,
+      ]
+    : [];
   return [
+    ...upgrade,
     `jobs accepted: ${f.accepted.total} (${f.accepted.beforeBackup} before the backup, ${f.accepted.duringBackup} during it, ${f.accepted.beforeRestorePoint} before the restore point, ${f.accepted.afterRestorePoint} sent after it)`,
     `base backup under load: ${s(f.backup.ms)} s, ${(f.backup.bytes / 1e6).toFixed(1)} MB; WAL segments archived: ${f.walSegments}`,
     `restore to the named point (copy + WAL replay + promotion): ${s(f.restoreMs)} s`,
@@ -341,20 +403,25 @@ export function summarizeRestore(f: RestoreFigures): string {
 }
 
 if (require.main === module) {
-  const options: RestoreOptions = {
-    clients: Number(process.env.DRILL_CLIENTS ?? DEFAULT_OPTIONS.clients),
-    gapMs: Number(process.env.DRILL_GAP_MS ?? DEFAULT_OPTIONS.gapMs),
-  };
-  runRestoreDrill(options)
-    .then((figures) => {
+  const main = async () => {
+    // PREVIOUS_RELEASE: a backup of that release (`all`: of each of the last three in turn), restored and upgraded.
+    const releases = process.env.PREVIOUS_RELEASE?.trim() ? resolvePreviousReleases() : [undefined];
+    const results: Array<{ rev: string; failures: string[] }> = [];
+    for (const release of releases) {
+      const figures = await runRestoreDrill({
+        clients: Number(process.env.DRILL_CLIENTS ?? DEFAULT_OPTIONS.clients),
+        gapMs: Number(process.env.DRILL_GAP_MS ?? DEFAULT_OPTIONS.gapMs),
+        ...(release ? { release, install: process.env.DRILL_INSTALL === 'link' ? ('link' as const) : ('ci' as const) } : {}),
+      });
       process.stdout.write(`${summarizeRestore(figures)}\n`);
-      if (figures.failures.length > 0) {
-        process.stdout.write(`FAILED:\n- ${figures.failures.join('\n- ')}\n`);
-        process.exit(1);
-      }
-      process.stdout.write('PASSED\n');
-      process.exit(0);
-    })
+      process.stdout.write(figures.failures.length > 0 ? `FAILED:\n- ${figures.failures.join('\n- ')}\n` : 'PASSED\n');
+      results.push({ rev: release?.rev ?? 'this checkout', failures: figures.failures });
+    }
+    if (results.length > 1) process.stdout.write(`from each release: ${results.map((r) => `${r.rev} ${r.failures.length ? 'FAILED' : 'passed'}`).join(', ')}\n`);
+    return results.every((r) => r.failures.length === 0);
+  };
+  main()
+    .then((ok) => process.exit(ok ? 0 : 1))
     .catch((error) => {
       console.error(error);
       process.exit(1);

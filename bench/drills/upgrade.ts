@@ -31,7 +31,7 @@
  *   DRILL_PHASE_MS=8000 DRILL_CLIENTS=8 npm run drill:upgrade
  *   DRILL_INSTALL=link npm run drill:upgrade    # link this checkout's node_modules instead of npm ci
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -40,7 +40,7 @@ import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
 import { createDb, type Db, migrateToLatest } from '@sdx/db';
 import { checkLedger, freePort, type LedgerReport, startPrivatePostgres, startPrivateRedis, startWebhookReceiver, TEST_SECRETS_KEY } from '@sdx/testing';
-import { installRelease, type PreviousRelease, REPO_ROOT, resolvePreviousRelease, resolvePreviousReleases, unpackRelease, workingTreeRelease } from './lib/previous-release';
+import { installRelease, type PreviousRelease, REPO_ROOT, reconcileCounters, resolvePreviousRelease, resolvePreviousReleases, setUpReleaseDatabase, unpackRelease, workingTreeRelease } from './lib/previous-release';
 import { unstructuredLines, warnings } from './lib/processes';
 
 export interface UpgradeOptions {
@@ -154,16 +154,6 @@ function startApp(root: string, app: AppName, release: 'old' | 'new', env: Recor
   return proc;
 }
 
-function runNode(root: string, args: string[], env: Record<string, string>): string {
-  return execFileSync(process.execPath, ['--import', 'tsx', ...args], {
-    cwd: root,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
-    encoding: 'utf8',
-    stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: 120_000,
-  });
-}
-
 /** One request; null when the connection failed. */
 function request(backend: Backend, method: 'GET' | 'POST', urlPath: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string; retryAfter: string | null } | null> {
   return new Promise((resolve) => {
@@ -242,15 +232,7 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
       WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1',
     };
     // The previous release's schema, by its own migrate command; the workspace by its admin CLI.
-    runNode(dir, ['packages/db/src/cli.ts'], base);
-    const created = JSON.parse(
-      runNode(dir, ['apps/api/src/admin.ts', 'create-workspace', '--name', 'Upgrade drill', '--credits', '100000000', '--rate-limit', '1000000', '--max-active-jobs', '1000000', '--json'], base)
-        .trim()
-        .split('\n')
-        .pop() ?? '{}',
-    ) as { workspace_id?: string; api_key?: string };
-    const { workspace_id: workspaceId, api_key: apiKey } = created;
-    if (!workspaceId || !apiKey) throw new Error(`the previous release's admin CLI answered no workspace and key: ${JSON.stringify(created)}`);
+    const { workspaceId, apiKey } = setUpReleaseDatabase(dir, base, 'Upgrade drill');
     db = createDb({ connectionString: databaseUrl, max: 2, applicationName: 'drill' });
     log(`private Postgres on :${postgres.port}, private Redis on :${redis.port}, workspace ${workspaceId}`);
 
@@ -416,10 +398,7 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
     // recomputed from the reservations and the ledger (a release that did not keep one ran in
     // the window), by the new release's admin CLI as an operator runs it.
     const contractStarted = Date.now();
-    const contract = JSON.parse(runNode(REPO_ROOT, ['apps/api/src/admin.ts', 'reconcile-counters', '--json'], base).trim().split('\n').pop() ?? '{}') as {
-      workspaces: number;
-      fixes: Array<{ workspace_id: string; counter: string; key_id?: string; was: number; now: number }>;
-    };
+    const contract = reconcileCounters(base);
     steps.push({ step: `contract: counters reconciled (${contract.fixes.length} mended)`, ms: Date.now() - contractStarted });
     log(`contract step: ${contract.workspaces} balances checked, ${contract.fixes.length} counters mended${contract.fixes.length ? `: ${contract.fixes.map((f) => `${f.counter}${f.key_id ? ` ${f.key_id}` : ''} ${f.was} -> ${f.now}`).join(', ')}` : ''}`);
 

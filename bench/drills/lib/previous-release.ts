@@ -19,6 +19,7 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { lastJsonLine, runNode } from './processes';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..', '..');
 export const MIGRATIONS_DIR = 'packages/db/src/migrations';
@@ -249,4 +250,36 @@ export function installRelease(dir: string, install: 'ci' | 'link', root: string
     if (entry === '@sdx' || entry === '.package-lock.json') continue;
     symlinkSync(path.join(root, 'node_modules', entry), path.join(modules, entry));
   }
+}
+
+/**
+ * A release's database, as its operator sets it up: the schema by its own migrate command, then
+ * a workspace (ample credits and limits) and its key by its admin CLI. `env` holds DATABASE_URL.
+ */
+export function setUpReleaseDatabase(dir: string, env: Record<string, string>, name: string): { workspaceId: string; apiKey: string } {
+  runNode(dir, ['packages/db/src/cli.ts'], env);
+  const created = lastJsonLine<{ workspace_id?: string; api_key?: string }>(
+    runNode(dir, ['apps/api/src/admin.ts', 'create-workspace', '--name', name, '--credits', '100000000', '--rate-limit', '1000000', '--max-active-jobs', '1000000', '--json'], env),
+  );
+  const { workspace_id: workspaceId, api_key: apiKey } = created;
+  if (!workspaceId || !apiKey) throw new Error(`the release's admin CLI answered no workspace and key: ${JSON.stringify(created)}`);
+  return { workspaceId, apiKey };
+}
+
+/** A counter the upgrade's contract step found differing from the ledger, and what it set it to. */
+export interface CounterFix {
+  workspace_id: string;
+  counter: string;
+  key_id?: string;
+  was: number;
+  now: number;
+}
+
+/**
+ * The upgrade's contract step, by this checkout's admin CLI as an operator runs it once every
+ * process runs the new release: `npm run admin -- reconcile-counters` (the money's counters
+ * recomputed from the reservations and the ledger). `env` holds DATABASE_URL.
+ */
+export function reconcileCounters(env: Record<string, string>): { workspaces: number; fixes: CounterFix[] } {
+  return lastJsonLine(runNode(REPO_ROOT, ['apps/api/src/admin.ts', 'reconcile-counters', '--json'], env));
 }

@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 
@@ -17,10 +17,13 @@ export interface AppProcess {
   stop(signal?: NodeJS.Signals): Promise<void>;
 }
 
-/** Starts `apps/<app>/src/main.ts` as `npm start` would, with `env` on top of this process's environment. */
-export function startApp(app: AppName, env: Record<string, string>): AppProcess {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps', app, 'src', 'main.ts')], {
-    cwd: ROOT,
+/**
+ * Starts `apps/<app>/src/main.ts` as `npm start` would, with `env` on top of this process's
+ * environment: this checkout's, or (`root`) another release's unpacked folder.
+ */
+export function startApp(app: AppName, env: Record<string, string>, root: string = ROOT): AppProcess {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'apps', app, 'src', 'main.ts')], {
+    cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -43,6 +46,22 @@ export function startApp(app: AppName, env: Record<string, string>): AppProcess 
     if (!stopping) proc.died = { code, signal };
   });
   return proc;
+}
+
+/** Runs a script of `root` (this checkout or a release's folder) with tsx and only `env` (and PATH, HOME); its stdout. */
+export function runNode(root: string, args: string[], env: Record<string, string>): string {
+  return execFileSync(process.execPath, ['--import', 'tsx', ...args], {
+    cwd: root,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env },
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    timeout: 120_000,
+  });
+}
+
+/** The last line a command printed with `--json`, parsed. */
+export function lastJsonLine<T>(output: string): T {
+  return JSON.parse(output.trim().split('\n').pop() ?? '{}') as T;
 }
 
 /** Log lines that are not one JSON object (a stack dump, a console.error): there should be none. */

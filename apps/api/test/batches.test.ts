@@ -91,7 +91,9 @@ const post = (ws: SeededWorkspace, body: unknown, headers: Record<string, string
 describe('batch lifecycle', () => {
   it('fans out, retries and settles each child, and the counts and credits add up at every step', async () => {
     const ws = await workspace({ credits: 1000 });
-    const targets = ['alice', 'bob_sandbox_slow_1500', 'carol_sandbox_not_found', 'dave_sandbox_flaky_1'];
+    // The slow child keeps the batch running for 4 s: the first reads of a test file's routes
+    // (the validator compiles their schemas then) can take a second or two on a loaded machine.
+    const targets = ['alice', 'bob_sandbox_slow_4000', 'carol_sandbox_not_found', 'dave_sandbox_flaky_1'];
     // instagram posts: 2 credits per post, limit 5 → 10 credits reserved per child.
     const created = await post(ws, { operation: 'posts', targets, limit: 5 });
     expect(created.status).toBe(202);

@@ -92,7 +92,7 @@ describe('tools/list', () => {
     expect(found).toEqual([]);
     // Nullable fields are still said to be nullable (anyOf with {type: 'null'}), not dropped.
     expect(nullable).toBeGreaterThan(10);
-    const getJob = tools.find((t) => t.name === 'get_job')!.outputSchema as { anyOf: Array<{ properties?: Record<string, { properties?: Record<string, unknown> }> }> };
+    const getJob = tools.find((t) => t.name === 'get_job')!.outputSchema as unknown as { anyOf: Array<{ properties?: Record<string, { properties?: Record<string, unknown> }> }> };
     expect(getJob.anyOf[0]!.properties!.job!.properties!.finished_at).toEqual({ anyOf: [{ type: 'string' }, { type: 'null' }] });
   });
 });

@@ -6,6 +6,7 @@ import { createApp } from './app';
 import { HeavyReads } from './middleware/heavy-reads';
 import { RedisRateLimiter } from './middleware/rate-limit';
 import { createApiServer } from './server';
+import { prepareReference } from './routes/reference';
 
 /** Time past SYNC_TIMEOUT_MS a shutdown allows for the last responses to be written. */
 const SHUTDOWN_MARGIN_MS = 5_000;
@@ -29,6 +30,8 @@ async function main(): Promise<void> {
   // The port opens (and `api listening` is said) once Postgres and Redis answer: the load
   // balancer's first request never meets a rate limiter whose Redis is still connecting.
   await untilDependenciesReady(runtime);
+  // The reference (/docs, its script, /openapi.json) is made and compressed once, before the first visitor.
+  prepareReference();
   server.listen(config.port, () => runtime.log.info({ port: config.port }, 'api listening'));
 
   // On SIGTERM: stop accepting, answer every POST /v1/extract still waiting with 202 and its

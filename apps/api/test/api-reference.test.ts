@@ -4,6 +4,7 @@ import { chromium, type Browser } from 'playwright-core';
 import { parse } from 'yaml';
 import { loadOpenApiDocument } from '@sdx/contract';
 import { listen, startTestStack, type TestStack } from '@sdx/testing';
+import * as reference from '../src/routes/reference';
 
 /**
  * GET /openapi.yaml, /openapi.json and /docs (extensions.md 7): the contract served as it is,
@@ -61,11 +62,40 @@ describe('the contract, served', () => {
     expect(csp).toContain("connect-src 'self'");
     expect(csp).not.toMatch(/https?:|\*/);
     const scripts = [...res.text.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1]);
-    expect(scripts).toEqual(['/docs/redoc.standalone.js']);
-    const script = await stack.api.get('/docs/redoc.standalone.js');
+    expect(scripts).toEqual([expect.stringMatching(/^\/docs\/redoc\.standalone\.js\?v=[\w-]{16}$/)]);
+    const script = await stack.api.get(scripts[0]!);
     expect(script.status).toBe(200);
     expect(script.headers['content-type']).toBe('application/javascript; charset=utf-8');
     expect(String(script.text ?? script.body).length).toBeGreaterThan(100_000);
+  });
+
+  it('serves the page, its script and the contract from memory: ETag, 304, cached for good when versioned, compressed once', async () => {
+    const page = await stack.api.get('/docs');
+    const version = /redoc\.standalone\.js\?v=([\w-]{16})/.exec(page.text)![1]!;
+    expect(reference.docsScriptUrl()).toBe(`/docs/redoc.standalone.js?v=${version}`);
+    // The same bytes as the process made once, and the same objects on every call: nothing is made again per request.
+    expect(reference.docsPageAsset()).toBe(reference.docsPageAsset());
+    expect(page.text).toBe(reference.docsPageAsset().body.toString('utf8'));
+    for (const [path, asset, cacheControl] of [
+      ['/docs', reference.docsPageAsset(), 'no-cache'],
+      [`/docs/redoc.standalone.js?v=${version}`, reference.docsScriptAsset(), 'public, max-age=31536000, immutable'],
+      ['/docs/redoc.standalone.js', reference.docsScriptAsset(), 'public, max-age=86400'],
+      ['/docs/redoc.standalone.js?v=older', reference.docsScriptAsset(), 'public, max-age=86400'],
+      ['/openapi.json', reference.contractJsonAsset(), 'no-cache'],
+    ] as const) {
+      const first = await stack.api.get(path, { headers: { 'Accept-Encoding': 'br' } });
+      expect([path, first.status, first.headers['cache-control'], first.headers['content-encoding'], first.headers.vary]).toEqual([path, 200, cacheControl, 'br', 'Accept-Encoding']);
+      expect(first.headers.etag).toBe(asset.etag);
+      // The compressed body sent is the one made once.
+      expect(Number(first.headers['content-length'])).toBe(asset.br.length);
+      const gzip = await stack.api.get(path, { headers: { 'Accept-Encoding': 'gzip' } });
+      expect([gzip.headers['content-encoding'], Number(gzip.headers['content-length'])]).toEqual(['gzip', asset.gzip.length]);
+      const again = await stack.api.get(path, { headers: { 'If-None-Match': String(first.headers.etag) } });
+      expect([path, again.status, again.headers.etag]).toEqual([path, 304, asset.etag]);
+      const stale = await stack.api.get(path, { headers: { 'If-None-Match': '"older"', 'Accept-Encoding': 'identity' } });
+      expect([stale.status, stale.headers['content-encoding']]).toEqual([200, undefined]);
+    }
+    expect(reference.docsScriptAsset().br.length * 3).toBeLessThan(reference.docsScriptAsset().body.length);
   });
 });
 

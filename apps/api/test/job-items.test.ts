@@ -93,6 +93,41 @@ it('reads from Postgres no more than the items of the page it answers', async ()
   expect(largest * 20).toBeLessThan(whole);
 });
 
+it('reads the counts of no more stored pages than the page spans, and the one its next item is on', async () => {
+  let pageRows = 0;
+  const counting: KyselyPlugin = {
+    transformQuery: (args) => args.node,
+    transformResult: async (args) => {
+      const first = args.result.rows[0] as Record<string, unknown> | undefined;
+      if (first && 'item_count' in first && 'page_no' in first) pageRows += args.result.rows.length;
+      return args.result;
+    },
+  };
+  const db = stack.runtime.db.withPlugin(counting);
+  const workspace = await stack.runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+  const tenant: Tenant = { workspace, keyId: null, role: 'viewer' };
+  const counts = (await stack.runtime.db.selectFrom('job_result_pages').select('item_count').where('job_id', '=', bigJobId).where('item_count', '>', 0).orderBy('page_no').execute()).map((r) => r.item_count);
+  // The stored page each item is on.
+  const pageOf = counts.flatMap((n, k) => Array.from({ length: n }, () => k));
+  expect(pageOf).toHaveLength(25_000);
+  for (const limit of [1, 7, 250, 1000]) {
+    let cursor: string | null = null;
+    let start = 0;
+    let reads = 0;
+    do {
+      pageRows = 0;
+      const page = await readJobItems({ db }, tenant, bigJobId, { limit, cursor });
+      const end = Math.min(start + limit, 25_000);
+      // The pages of items start..end-1, and the page of item `end` when there is one.
+      const needed = pageOf[end - 1]! - pageOf[start]! + 1 + (end < 25_000 && pageOf[end] !== pageOf[end - 1] ? 1 : 0);
+      expect(pageRows).toBe(needed);
+      cursor = page.nextCursor;
+      start = end;
+      reads += 1;
+    } while (cursor !== null && reads < 40);
+  }
+});
+
 it('starts again from any cursor it handed out, and refuses one it did not', async () => {
   const first = await stack.api.get(`/v1/jobs/${bigJobId}/items`, { headers: ws.auth, query: { limit: 700 } });
   expect(first.status).toBe(200);

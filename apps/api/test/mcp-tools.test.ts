@@ -67,6 +67,34 @@ describe('tools/list', () => {
     expect(client.getServerVersion()?.name).toBe('sdx');
     await expect(client.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/Unknown tool/);
   });
+
+  it('says every schema portably: no list of types, no bare additionalProperties (MCP Inspector --strict)', async () => {
+    const client = await connect(ws.apiKey);
+    const { tools } = await client.listTools();
+    const found: string[] = [];
+    let nullable = 0;
+    const walk = (node: unknown, at: string): void => {
+      if (Array.isArray(node)) return node.forEach((sub, i) => walk(sub, `${at}[${i}]`));
+      if (!node || typeof node !== 'object') return;
+      const o = node as Record<string, unknown>;
+      if (Array.isArray(o.type)) found.push(`${at}: type ${JSON.stringify(o.type)}`);
+      if (o.type === 'null') nullable += 1;
+      if ('additionalProperties' in o) {
+        const extra = o.additionalProperties;
+        if (extra === true || (typeof extra === 'object' && extra !== null && Object.keys(extra).length === 0)) found.push(`${at}: additionalProperties ${JSON.stringify(extra)}`);
+      }
+      for (const [key, value] of Object.entries(o)) walk(value, `${at}.${key}`);
+    };
+    for (const tool of tools) {
+      walk(tool.inputSchema, `${tool.name}.inputSchema`);
+      walk(tool.outputSchema, `${tool.name}.outputSchema`);
+    }
+    expect(found).toEqual([]);
+    // Nullable fields are still said to be nullable (anyOf with {type: 'null'}), not dropped.
+    expect(nullable).toBeGreaterThan(10);
+    const getJob = tools.find((t) => t.name === 'get_job')!.outputSchema as unknown as { anyOf: Array<{ properties?: Record<string, { properties?: Record<string, unknown> }> }> };
+    expect(getJob.anyOf[0]!.properties!.job!.properties!.finished_at).toEqual({ anyOf: [{ type: 'string' }, { type: 'null' }] });
+  });
 });
 
 describe('every tool', () => {

@@ -99,7 +99,8 @@ export interface paths {
          * The contract, as JSON
          * @description The same document as `GET /openapi.yaml`, as JSON: give it to a client generator
          *     (openapi-typescript, @hey-api/openapi-ts, ...). Needs no credentials and is not rate
-         *     limited.
+         *     limited. Made once per process and revalidated by its `ETag` (`Cache-Control: no-cache`;
+         *     304 when unchanged).
          */
         get: operations["getOpenApiJson"];
         put?: never;
@@ -122,7 +123,9 @@ export interface paths {
          * @description A reference of every operation, rendered in the browser from `GET /openapi.json` by
          *     Redoc, which the service serves itself (`GET /docs/redoc.standalone.js`): the page
          *     loads nothing from any other host, and its `Content-Security-Policy` allows nothing
-         *     else. Needs no credentials and is not rate limited.
+         *     else. Needs no credentials and is not rate limited. The page names the script with its
+         *     version (`?v=`), so a browser keeps the script for good; the page itself is made once
+         *     per process and revalidated by its `ETag` (`Cache-Control: no-cache`; 304 when unchanged).
          */
         get: operations["getDocs"];
         put?: never;
@@ -142,8 +145,11 @@ export interface paths {
         };
         /**
          * The reference page's renderer
-         * @description Redoc's standalone bundle, as published on npm, which renders `GET /docs`. Cacheable
-         *     for a day. Needs no credentials and is not rate limited.
+         * @description Redoc's standalone bundle, as published on npm, which renders `GET /docs`. With `v`,
+         *     the bundle's version as the page names it, it is cacheable for good
+         *     (`Cache-Control: public, max-age=31536000, immutable`); without `v`, or with another
+         *     one, for a day. Revalidated by its `ETag` (304). Needs no credentials and is not rate
+         *     limited.
          */
         get: operations["getDocsScript"];
         put?: never;
@@ -7456,6 +7462,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7481,6 +7488,15 @@ export interface operations {
                     };
                 };
             };
+            /** @description Not modified. The document is as it was when its `ETag` (sent in `If-None-Match`) was given; no body. */
+            304: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
             422: components["responses"]["UnknownQueryParameter"];
         };
     };
@@ -7497,6 +7513,7 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    ETag: components["headers"]["ETag"];
                     /** @description `default-src 'none'`, with scripts, styles, images, fonts and fetches from this origin only. */
                     "Content-Security-Policy"?: string;
                     [name: string]: unknown;
@@ -7506,18 +7523,30 @@ export interface operations {
                      * @example <!doctype html>
                      *     <html lang="en">
                      *     <head><meta charset="utf-8"><title>Social-Data Extraction Service API 1.0.0: API reference</title></head>
-                     *     <body><redoc spec-url="/openapi.json"></redoc><script src="/docs/redoc.standalone.js"></script></body>
+                     *     <body><redoc spec-url="/openapi.json"></redoc><script src="/docs/redoc.standalone.js?v=Zm9vYmFyYmF6cXV4"></script></body>
                      *     </html>
                      */
                     "text/html": string;
                 };
+            };
+            /** @description Not modified. The page is as it was when its `ETag` (sent in `If-None-Match`) was given; no body. */
+            304: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             422: components["responses"]["UnknownQueryParameter"];
         };
     };
     getDocsScript: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The bundle's version, as `GET /docs` names the script. Any other value is served the same bundle, cacheable for a day. */
+                v?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -7528,12 +7557,22 @@ export interface operations {
             200: {
                 headers: {
                     "X-Request-ID": components["headers"]["X-Request-ID"];
+                    ETag: components["headers"]["ETag"];
                     [name: string]: unknown;
                 };
                 content: {
                     /** @example /*! For license information please see redoc.standalone.js.LICENSE.txt *\/ */
                     "application/javascript": string;
                 };
+            };
+            /** @description Not modified. The script is as it was when its `ETag` (sent in `If-None-Match`) was given; no body. */
+            304: {
+                headers: {
+                    "X-Request-ID": components["headers"]["X-Request-ID"];
+                    ETag: components["headers"]["ETag"];
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             422: components["responses"]["UnknownQueryParameter"];
         };

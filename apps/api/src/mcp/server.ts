@@ -34,10 +34,41 @@ const INSTRUCTIONS =
 /** Room kept in a result's text for its summary line; the structured content gets the rest of the bound. */
 const SUMMARY_BYTES = 400;
 
-/** A JSON Schema of a zod schema as tools/list carries it (draft-07, no $schema). */
+/** Any JSON value, said in keywords every client's validator reads (the open part of a loose object). */
+const ANY_JSON_VALUE = { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'object' }, { type: 'array' }, { type: 'null' }] };
+
+/** Keywords that describe a schema rather than constrain it: they stay beside an anyOf. */
+const ANNOTATIONS = new Set(['title', 'description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly']);
+
+/**
+ * A JSON Schema said portably (MCP Inspector --strict, and clients whose validators read a
+ * subset): a list of types (`type: ["string", "null"]`, zod's nullable) becomes an anyOf of one
+ * type each, and an open object's `additionalProperties: {}` or `true` names any JSON value.
+ */
+export function portableSchema(node: unknown): unknown {
+  if (Array.isArray(node)) return node.map(portableSchema);
+  if (!node || typeof node !== 'object') return node;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(node)) {
+    if (key === 'properties' || key === 'definitions' || key === '$defs' || key === 'patternProperties') {
+      out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, portableSchema(sub)]));
+    } else if (key === 'additionalProperties' && (value === true || (typeof value === 'object' && value !== null && Object.keys(value).length === 0))) {
+      out[key] = ANY_JSON_VALUE;
+    } else {
+      out[key] = typeof value === 'object' ? portableSchema(value) : value;
+    }
+  }
+  if (!Array.isArray(out.type)) return out;
+  const { type: types, ...rest } = out as { type: string[] } & Record<string, unknown>;
+  const annotations = Object.fromEntries(Object.entries(rest).filter(([key]) => ANNOTATIONS.has(key)));
+  const constraints = Object.fromEntries(Object.entries(rest).filter(([key]) => !ANNOTATIONS.has(key)));
+  return { ...annotations, anyOf: types.map((type) => (type === 'null' ? { type } : { type, ...constraints })) };
+}
+
+/** A JSON Schema of a zod schema as tools/list carries it (draft-07, no $schema, portable). */
 function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
   const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' }) as Record<string, unknown>;
-  return rest;
+  return portableSchema(rest) as Record<string, unknown>;
 }
 
 /**

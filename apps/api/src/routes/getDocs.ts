@@ -1,12 +1,14 @@
 import type { RequestHandler } from 'express';
 import type { ApiDeps } from '../deps';
-import { DOCS_CSP, docsPage } from './reference';
+import { DOCS_CSP, docsPageAsset, sendReferenceAsset } from './reference';
 
-/** GET /docs — the API reference page, which loads nothing from any other host (its CSP says so). */
-export const getDocs = (_deps: ApiDeps): RequestHandler => (_req, res) => {
+/**
+ * GET /docs — the API reference page, which loads nothing from any other host (its CSP says
+ * so). Made once per process; revalidated by ETag (304), written from memory.
+ */
+export const getDocs = (_deps: ApiDeps): RequestHandler => (req, res) => {
   res.setHeader('Content-Security-Policy', DOCS_CSP);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('Cache-Control', 'no-cache');
-  res.type('text/html; charset=utf-8').send(docsPage());
+  sendReferenceAsset(req, res, docsPageAsset(), 'text/html; charset=utf-8', 'no-cache');
 };

@@ -1,9 +1,8 @@
 import type { RequestHandler } from 'express';
 import type { ApiDeps } from '../deps';
-import { contractJson } from './reference';
+import { contractJsonAsset, sendReferenceAsset } from './reference';
 
-/** GET /openapi.json — the contract as JSON, for client generators and the reference page. */
-export const getOpenApiJson = (_deps: ApiDeps): RequestHandler => (_req, res) => {
-  res.setHeader('Cache-Control', 'no-cache');
-  res.type('application/json; charset=utf-8').send(contractJson());
+/** GET /openapi.json — the contract as JSON, for client generators and the reference page; made once, revalidated by ETag. */
+export const getOpenApiJson = (_deps: ApiDeps): RequestHandler => (req, res) => {
+  sendReferenceAsset(req, res, contractJsonAsset(), 'application/json; charset=utf-8', 'no-cache');
 };

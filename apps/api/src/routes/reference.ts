@@ -1,5 +1,9 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
+import type { Request, Response } from 'express';
 import { loadOpenApiDocument, OPENAPI_PATH } from '@sdx/contract';
+import { matchesIfNoneMatch } from './job-body';
 
 /**
  * What the reference routes serve (GET /openapi.yaml, /openapi.json, /docs and the page's
@@ -66,7 +70,7 @@ export const docsPage = once(() => {
 <body>
 <nav aria-label="Service" style="padding:0.5rem 1rem;font-family:system-ui,sans-serif;border-bottom:1px solid #ddd"><a href="/console/">Back to the console</a></nav>
 <redoc spec-url="/openapi.json" required-props-first="true"></redoc>
-<script src="${DOCS_SCRIPT_PATH}"></script>
+<script src="${docsScriptUrl()}"></script>
 </body>
 </html>
 `;
@@ -74,4 +78,63 @@ export const docsPage = once(() => {
 
 function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+}
+
+/**
+ * A reference body as served: its bytes, gzip and br made once (at the best ratio: they are
+ * made once per process, not per request), and a strong ETag of its bytes. A request whose
+ * If-None-Match names the ETag is answered 304; any other is written from memory, compressed as
+ * the request's Accept-Encoding takes it, without passing through the per-response compressor.
+ */
+export interface ReferenceAsset {
+  body: Buffer;
+  gzip: Buffer;
+  br: Buffer;
+  etag: string;
+  /** The first 16 characters of the body's SHA-256 (base64url): the version a URL names. */
+  version: string;
+}
+
+function referenceAsset(body: Buffer): ReferenceAsset {
+  const version = createHash('sha256').update(body).digest('base64url').slice(0, 16);
+  return {
+    body,
+    gzip: gzipSync(body, { level: 9 }),
+    br: brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 9, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+    etag: `"${version}"`,
+    version,
+  };
+}
+
+export const docsPageAsset = once(() => referenceAsset(Buffer.from(docsPage(), 'utf8')));
+export const docsScriptAsset = once(() => referenceAsset(docsScript()));
+export const contractJsonAsset = once(() => referenceAsset(Buffer.from(contractJson(), 'utf8')));
+
+/** The script's address as the page names it: versioned, so that a browser may keep it for good. */
+export function docsScriptUrl(): string {
+  return `${DOCS_SCRIPT_PATH}?v=${docsScriptAsset().version}`;
+}
+
+/** Makes every reference body at once (the API's start), so that no first visitor waits for it. */
+export function prepareReference(): void {
+  docsScriptAsset();
+  docsPageAsset();
+  contractJsonAsset();
+}
+
+/** Writes a reference body: 304 for its ETag, else from memory, br or gzip when accepted. */
+export function sendReferenceAsset(req: Request, res: Response, asset: ReferenceAsset, type: string, cacheControl: string): void {
+  res.setHeader('ETag', asset.etag);
+  res.setHeader('Cache-Control', cacheControl);
+  res.setHeader('Vary', 'Accept-Encoding');
+  if (matchesIfNoneMatch(req.get('If-None-Match'), asset.etag)) {
+    res.status(304).end();
+    return;
+  }
+  res.type(type);
+  const encoding = req.acceptsEncodings('br', 'gzip', 'identity');
+  const body = encoding === 'br' ? asset.br : encoding === 'gzip' ? asset.gzip : asset.body;
+  if (encoding === 'br' || encoding === 'gzip') res.setHeader('Content-Encoding', encoding);
+  res.setHeader('Content-Length', String(body.length));
+  res.end(body);
 }

@@ -229,6 +229,28 @@ export interface ItemsPage {
 }
 
 /**
+ * The counts of the stored pages a page of `limit` items from `from` spans, and of the page its
+ * next item is on: no more. Pages are cut where the items before them (from `from`'s index on)
+ * reach `limit`, in Postgres, so a 1,000-item page of a result stored 20 items a page reads 51
+ * page rows, not 1,001. Each page holds an item at least, so limit + 1 rows bound the scan.
+ */
+async function itemsPageCounts(db: Executor, sourceId: string, from: ItemPosition | null, limit: number): Promise<PageCount[]> {
+  let inner = db.selectFrom('job_result_pages').select(PAGE_COUNT).where('job_id', '=', sourceId).where('item_count', '>', 0);
+  if (from) inner = inner.where('page_no', '>=', from.page);
+  const skip = from?.index ?? 0;
+  const { rows } = await sql<PageCount>`
+    select page_no, item_count, object_key, object_offset, stored_bytes
+    from (
+      select p.*, coalesce(sum(p.item_count) over (order by p.page_no rows between unbounded preceding and 1 preceding), 0) as before
+      from (${inner.orderBy('page_no').limit(limit + 1)}) p
+    ) w
+    where w.before < ${skip + limit}::bigint + 1
+    order by page_no
+  `.execute(db);
+  return rows;
+}
+
+/**
  * `limit` items of the result from `from` (the start when null), read in one slice: the item
  * counts of the pages it needs (empty pages, which a new_only job may keep, skipped), then the
  * items themselves, cut out of their pages by Postgres. Nothing before `from` or after the
@@ -237,10 +259,7 @@ export interface ItemsPage {
 export async function resultItemsPage(store: ResultAccess, job: Pick<JobRow, 'id' | 'source_job_id'>, from: ItemPosition | null, limit: number): Promise<ItemsPage | null> {
   const { db } = store;
   const sourceId = resultSourceId(job);
-  let query = db.selectFrom('job_result_pages').select(PAGE_COUNT).where('job_id', '=', sourceId).where('item_count', '>', 0);
-  if (from) query = query.where('page_no', '>=', from.page);
-  // Each page holds an item at least: limit + 1 pages cover the slice and the item after it.
-  const pages = await query.orderBy('page_no').limit(limit + 1).execute();
+  const pages = await itemsPageCounts(db, sourceId, from, limit);
   const start = from ?? { page: pages[0]?.page_no ?? 0, index: 0 };
   if (pages.length === 0) return from ? null : { itemsJson: '', next: null };
   if (pages[0]!.page_no !== start.page || start.index >= pages[0]!.item_count) return null;

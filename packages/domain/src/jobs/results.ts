@@ -2,7 +2,9 @@ import { sql } from 'kysely';
 import type { Executor, JobRow } from '@sdx/db';
 import { StoreUnavailable } from '@sdx/storage';
 import type { ResultObjects } from '../resources';
-import { bucketOf, partOf } from './result-objects';
+import { ObjectPages, type PageCount, type Slice } from './result-object-pages';
+
+export type { PageCount } from './result-object-pages';
 
 /**
  * Results are stored page by page (job_result_pages) as the provider delivers them (see the
@@ -34,24 +36,6 @@ export function resultSourceId(job: Pick<JobRow, 'id' | 'source_job_id'>): strin
  * collection frees: 90 slow readers then cost the API little memory (bench/heavy-reads.ts).
  */
 export const RESULT_SLICE_ITEMS = 100;
-
-/** A run of consecutive items: from item `from` of page `first` to item `to` of page `last` (0-based, inclusive). */
-interface Slice {
-  first: number;
-  from: number;
-  last: number;
-  to: number;
-}
-
-/** A stored page's number and item count, and its object's key when it is one: what slicing a result needs. */
-export interface PageCount {
-  page_no: number;
-  item_count: number;
-  object_key: string | null;
-  /** The page's part of a shared object (null: the object is the page). */
-  object_offset: number | null;
-  stored_bytes: number | null;
-}
 
 /** The columns a PageCount is read from. */
 const PAGE_COUNT = ['page_no', 'item_count', 'object_key', 'object_offset', 'stored_bytes'] as const;
@@ -321,68 +305,6 @@ function assemble(items: unknown[], includePosts: number): JobResult {
   return { profile: isProfile ? first : null, posts: isProfile ? rest : items };
 }
 
-// ---------------------------------------------------------------------------------------------
-// Pages kept as objects
-
-/**
- * The reader of a result whose pages are objects (null when every page is in its row: the SQL
- * reads above). A slice's pages are fetched in order and the last one is kept, so the slices of
- * one page fetch it once and a read holds one page at most. A page still in its row (an empty
- * page, or one written before the store was switched) is read from the row.
- */
-class ObjectPages {
-  private last: { pageNo: number; lines: string[] } | null = null;
-
-  constructor(
-    private readonly db: Executor,
-    private readonly objects: ResultObjects | undefined,
-    private readonly sourceId: string,
-    private readonly pages: ReadonlyMap<number, PageCount>,
-  ) {}
-
-  /** The slice's items as their texts, page by page (the pages of the result between its bounds, in order). */
-  async slice(slice: Slice): Promise<string[][]> {
-    const out: string[][] = [];
-    for (const page of this.pages.values()) {
-      if (page.page_no < slice.first || page.page_no > slice.last) continue;
-      const lines = await this.page(page);
-      const from = page.page_no === slice.first ? slice.from : 0;
-      const to = page.page_no === slice.last ? slice.to : lines.length - 1;
-      out.push(from === 0 && to === lines.length - 1 ? lines : lines.slice(from, to + 1));
-    }
-    return out;
-  }
-
-  /**
-   * A page object's lines. An object deleted since the page list was read is a page moved back
-   * into its row (move-results): it is read from there.
-   */
-  private async objectLines(page: PageCount): Promise<string[]> {
-    const pageNo = page.page_no;
-    try {
-      return await bucketOf({ resultObjects: this.objects }).lines(page.object_key!, partOf(page));
-    } catch (err) {
-      if ((err as { name?: string }).name !== 'NoSuchKey') throw err;
-      const row = await this.db.selectFrom('job_result_pages').select(['object_key', sql<boolean>`items is not null`.as('in_row')]).where('job_id', '=', this.sourceId).where('page_no', '=', pageNo).executeTakeFirst();
-      if (row?.in_row) return rowLines(this.db, this.sourceId, pageNo);
-      throw new StoreUnavailable(`Page ${pageNo} of the result of ${this.sourceId} is missing from the object store.`, err);
-    }
-  }
-
-  private async page(page: PageCount): Promise<string[]> {
-    if (this.last?.pageNo === page.page_no) return this.last.lines;
-    let lines: string[];
-    if (page.item_count === 0) lines = [];
-    else if (page.object_key === null) lines = await rowLines(this.db, this.sourceId, page.page_no);
-    else lines = await this.objectLines(page);
-    if (lines.length !== page.item_count) {
-      throw new StoreUnavailable(`Page ${page.page_no} of the result of ${this.sourceId} holds ${lines.length} items where ${page.item_count} were recorded.`);
-    }
-    this.last = { pageNo: page.page_no, lines };
-    return lines;
-  }
-}
-
 /** The number of items of a slice. */
 function sliceSize(pages: readonly PageCount[], slice: Slice): number {
   let n = 0;
@@ -402,15 +324,4 @@ function movedWhileRead(): StoreUnavailable {
 function objectPages(store: ResultAccess, sourceId: string, pages: readonly PageCount[]): ObjectPages | null {
   if (!pages.some((page) => page.object_key !== null)) return null;
   return new ObjectPages(store.db, store.resultObjects, sourceId, new Map(pages.map((page) => [page.page_no, page])));
-}
-
-/** A page's items, kept in its row, as their texts. */
-async function rowLines(db: Executor, sourceId: string, pageNo: number): Promise<string[]> {
-  const { rows } = await sql<{ line: string }>`
-    select e.value::text as line
-    from job_result_pages p cross join lateral jsonb_array_elements(p.items) with ordinality as e(value, n)
-    where p.job_id = ${sourceId} and p.page_no = ${pageNo}
-    order by e.n
-  `.execute(db);
-  return rows.map((row) => row.line);
 }

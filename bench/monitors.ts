@@ -39,7 +39,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { createApp, RedisRateLimiter } from '@sdx/app-api';
 import { loadConfig } from '@sdx/config';
-import { advanceMonitorRun, ensureMonthPartition, PROFILE_METRICS } from '@sdx/domain';
+import { advanceMonitorRun, ensureMonthPartition, PROFILE_METRICS, readSeries, type SeriesQuery, type Tenant } from '@sdx/domain';
 import { createRuntime } from '@sdx/runtime';
 import { TEST_SECRETS_KEY } from '@sdx/testing';
 import { processesCpu, samplePostgresCpu } from './lib/cpu';
@@ -222,12 +222,20 @@ async function main(): Promise<void> {
     }
     console.log(`\n2. seeded ${seededPoints.toLocaleString('en')} points (${SERIES_TARGETS} targets × 3 metrics × ${HOURS} hours) in ${seedSeconds.toFixed(1)} s`);
 
-    const scenarios = [
+    const scenarios: Array<{ name: string; path: string; points: number; judged: boolean; query?: SeriesQuery }> = [
       { name: 'baseline: GET /v1/monitors/{id}', path: `/v1/monitors/${seriesMonitorId}`, points: 0, judged: false },
-      { name: 'series: 1 target, 1 metric, 1 year', path: `/v1/monitors/${seriesMonitorId}/series?target=bench_series_0&metric=followers_count`, points: HOURS, judged: true },
-      { name: 'series: 1 target, 3 metrics, 1 year', path: `/v1/monitors/${seriesMonitorId}/series?target=bench_series_0`, points: HOURS * 3, judged: false },
+      {
+        name: 'series: 1 target, 1 metric, 1 year',
+        path: `/v1/monitors/${seriesMonitorId}/series?target=bench_series_0&metric=followers_count`,
+        points: HOURS,
+        judged: true,
+        query: { target: 'bench_series_0', metric: 'followers_count' },
+      },
+      { name: 'series: 1 target, 3 metrics, 1 year', path: `/v1/monitors/${seriesMonitorId}/series?target=bench_series_0`, points: HOURS * 3, judged: false, query: { target: 'bench_series_0' } },
     ];
-    const seriesRows: string[][] = [['request', 'points', 'p50 ms', 'p99 ms', 'max ms', 'p99 / baseline', 'target', 'result']];
+    const workspace = await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+    const tenant: Tenant = { workspace, keyId: null, role: null };
+    const seriesRows: string[][] = [['request', 'points', 'readSeries p50 ms', 'p50 ms', 'p99 ms', 'max ms', 'p99 / baseline', 'target', 'result']];
     let baselineP99 = Number.NaN;
     for (const scenario of scenarios) {
       const samples: number[] = [];
@@ -245,6 +253,13 @@ async function main(): Promise<void> {
       }
       const s = summarize(samples);
       if (scenario.points === 0) baselineP99 = s.p99;
+      // The domain function alone (the query and the grouping, no HTTP, validation or JSON): the request's share spent reading.
+      const domain: number[] = [];
+      for (let i = 0; scenario.query && i < 25; i++) {
+        const started = performance.now();
+        await readSeries(runtime.db, tenant, seriesMonitorId, scenario.query);
+        domain.push(performance.now() - started);
+      }
       const ok = !scenario.judged || s.p99 < TARGET_P99_MS;
       failed ||= !ok;
       if (scenario.judged) {
@@ -258,6 +273,7 @@ async function main(): Promise<void> {
       seriesRows.push([
         scenario.name,
         scenario.points ? scenario.points.toLocaleString('en') : '-',
+        scenario.query ? ms(summarize(domain).p50) : '-',
         ms(s.p50),
         ms(s.p99),
         ms(s.max),

@@ -70,6 +70,8 @@ interface Side {
   postgresCpuS: number;
   jobs: number;
   observations: number | null;
+  /** Monitor side: the completing advanceMonitorRun alone (reading the results, writing points and changes), ms. */
+  completionMs: number | null;
 }
 
 const median = (values: number[]) => summarize(values).p50;
@@ -133,7 +135,7 @@ async function main(): Promise<void> {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
     };
-    const measure = async (work: () => Promise<{ jobs: number; observations: number | null }>): Promise<Side> => {
+    const measure = async (work: () => Promise<{ jobs: number; observations: number | null; completionMs: number | null }>): Promise<Side> => {
       const workerCpu = processesCpu(workers.map((w) => w.pid));
       const postgresCpu = samplePostgresCpu(bare, database.name, 100);
       const apiCpu = process.cpuUsage();
@@ -152,13 +154,15 @@ async function main(): Promise<void> {
         const runId = run.id as string;
         await untilEnded(run.batch_ids as string[]);
         // What the scheduler's next tick does with a run whose batches have all ended.
+        let completing = performance.now();
         let stored = await advanceMonitorRun(runtime.services, runId);
         while (stored?.status !== 'completed') {
           if (stored && stored.status !== 'running' && stored.status !== 'queued') throw new Error(`monitor run ${runId} ended ${stored.status}: ${JSON.stringify(stored.error)}`);
           await untilEnded(stored?.batch_ids ?? (run.batch_ids as string[]));
+          completing = performance.now();
           stored = await advanceMonitorRun(runtime.services, runId);
         }
-        return { jobs: TARGETS, observations: stored.observations };
+        return { jobs: TARGETS, observations: stored.observations, completionMs: performance.now() - completing };
       });
     const plainSide = () =>
       measure(async () => {
@@ -168,12 +172,12 @@ async function main(): Promise<void> {
           batchIds.push(batch.id as string);
         }
         await untilEnded(batchIds);
-        return { jobs: TARGETS, observations: null };
+        return { jobs: TARGETS, observations: null, completionMs: null };
       });
 
     const monitorSides: Side[] = [];
     const plainSides: Side[] = [];
-    const runRows: string[][] = [['round', 'side', 'wall s', 'CPU s (worker + API + Postgres)', 'points kept']];
+    const runRows: string[][] = [['round', 'side', 'wall s', 'CPU s (worker + API + Postgres)', 'completion s', 'points kept']];
     for (let turn = 0; turn < TURNS; turn++) {
       const order = turn % 2 === 0 ? (['monitor', 'plain'] as const) : (['plain', 'monitor'] as const);
       for (const side of order) {
@@ -184,6 +188,7 @@ async function main(): Promise<void> {
           side === 'monitor' ? `monitor run (${TARGETS / BATCH} batches)` : `plain batches (${TARGETS / BATCH} × ${BATCH})`,
           (figures.wallMs / 1000).toFixed(2),
           `${figures.cpuS.toFixed(2)} (${figures.workerCpuS.toFixed(2)} + ${figures.apiCpuS.toFixed(2)} + ${figures.postgresCpuS.toFixed(2)})`,
+          figures.completionMs === null ? '-' : (figures.completionMs / 1000).toFixed(2),
           figures.observations === null ? '-' : String(figures.observations),
         ]);
         process.stdout.write(`  round ${turn + 1} ${side}: ${(figures.wallMs / 1000).toFixed(2)} s\n`);

@@ -108,7 +108,7 @@ async function main(): Promise<void> {
     const agent = keepAliveAgent(4);
     closers.push(async () => agent.destroy());
     const headers = { 'X-API-Key': ws.apiKey };
-    const call = async (method: string, path: string, body?: unknown, expect = [200, 201, 202]) => {
+    const call = async (method: 'GET' | 'POST', path: string, body?: unknown, expect = [200, 201, 202]) => {
       const reply = await send(agent, api.url, { method, path, headers, body: body === undefined ? undefined : JSON.stringify(body) });
       if (!expect.includes(reply.status)) throw new Error(`${method} ${path}: ${reply.status} ${reply.body.slice(0, 300)}`);
       return JSON.parse(reply.body) as Record<string, unknown>;

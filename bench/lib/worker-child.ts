@@ -35,6 +35,8 @@ export function epochNow(): number {
 
 export interface WorkerChild {
   startedAt: number;
+  /** The child's process ID (for its CPU time, bench/lib/cpu.ts). */
+  pid: number;
   /** raw only: when the expected number of entries were processed. */
   done: Promise<number>;
   stop(): Promise<void>;
@@ -54,6 +56,7 @@ export function startWorkerChild(plan: WorkerPlan): Promise<WorkerChild> {
       if (message.type === 'started') {
         resolve({
           startedAt: message.at,
+          pid: child.pid!,
           done,
           async stop() {
             if (child.exitCode === null) child.send('stop');

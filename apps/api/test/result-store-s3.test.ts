@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import ExcelJS from 'exceljs';
 import { sql } from 'kysely';
 import request from 'supertest';
-import { moveResults, purgeExpiredResults, sweepOrphanedObjects } from '@sdx/domain';
+import { moveResults, purgeExpiredResults, resultPages, resultsOf, sweepOrphanedObjects } from '@sdx/domain';
 import { eventually, type LoopbackS3, type SeededWorkspace, startLoopbackS3, startTestStack, type TestStack, waitForJob } from '@sdx/testing';
 
 /**
@@ -69,6 +69,16 @@ async function readEverything(jobIds: string[], batchId: string): Promise<Record
     expect(res.status).toBe(200);
     return res;
   };
+  // Many results at once (a monitor run's completion): each the items resultPages reads for it alone.
+  const rows = await stack.runtime.db.selectFrom('jobs').select(['id', 'source_job_id']).where('id', 'in', jobIds).orderBy('id').execute();
+  const bulk = await resultsOf(stack.runtime.services, rows);
+  for (const row of rows) {
+    const one: unknown[] = [];
+    for await (const page of resultPages(stack.runtime.services, row)) one.push(...page);
+    expect(one.length).toBeGreaterThan(0);
+    expect(bulk.get(row.id)).toEqual(one);
+  }
+  out['results of the jobs at once'] = JSON.stringify(rows.map((row) => bulk.get(row.id)));
   for (const id of jobIds) {
     // The job's fields change with nothing here; its result is the part under test.
     out[`${id} job`] = (await get(`/v1/jobs/${id}`)).text;

@@ -287,6 +287,74 @@ export async function* resultJson(store: ResultAccess, job: Pick<JobRow, 'id' | 
   yield ']';
 }
 
+/** Items read per query when several results are read whole at once (resultsOf). */
+const BULK_ITEMS = 5_000;
+/** Results in the object store read at once by resultsOf. */
+const BULK_OBJECT_READS = 8;
+
+/**
+ * Several jobs' results whole, by job id, in a few queries rather than two per job: the page
+ * counts of all of them (pageCountsOf), then the items of the results kept in rows, many
+ * results' pages per query (about BULK_ITEMS items each, one result never split). A result with
+ * a page in the object store is read as resultPages reads it, BULK_OBJECT_READS at a time. For
+ * results small enough to hold at once (a monitor run's results).
+ */
+export async function resultsOf(store: ResultAccess, jobs: ReadonlyArray<Pick<JobRow, 'id' | 'source_job_id'>>): Promise<Map<string, unknown[]>> {
+  const out = new Map<string, unknown[]>();
+  if (jobs.length === 0) return out;
+  const counts = new Map<string, PageCount[]>();
+  for (let i = 0; i < jobs.length; i += 1000) {
+    for (const [id, pages] of await pageCountsOf(store.db, jobs.slice(i, i + 1000))) counts.set(id, pages);
+  }
+  const bySource = new Map<string, unknown[]>();
+  const inObjects: string[] = [];
+  let chunk: string[] = [];
+  let chunkItems = 0;
+  const readChunk = async () => {
+    if (chunk.length === 0) return;
+    const ids = chunk;
+    chunk = [];
+    chunkItems = 0;
+    const rows = await store.db
+      .selectFrom('job_result_pages')
+      .select(['job_id', 'page_no', 'items'])
+      .where('job_id', 'in', ids)
+      .where('item_count', '>', 0)
+      .orderBy('job_id')
+      .orderBy('page_no')
+      .execute();
+    for (const row of rows) {
+      if (row.items === null) throw movedWhileRead();
+      const items = bySource.get(row.job_id)!;
+      for (const item of row.items as unknown[]) items.push(item);
+    }
+  };
+  for (const [sourceId, pages] of counts) {
+    if (pages.some((page) => page.object_key !== null)) {
+      inObjects.push(sourceId);
+      continue;
+    }
+    bySource.set(sourceId, []);
+    const items = pages.reduce((n, page) => n + page.item_count, 0);
+    if (items === 0) continue;
+    if (chunk.length > 0 && chunkItems + items > BULK_ITEMS) await readChunk();
+    chunk.push(sourceId);
+    chunkItems += items;
+  }
+  await readChunk();
+  for (let i = 0; i < inObjects.length; i += BULK_OBJECT_READS) {
+    await Promise.all(
+      inObjects.slice(i, i + BULK_OBJECT_READS).map(async (sourceId) => {
+        const items: unknown[] = [];
+        for await (const page of resultPages(store, { id: sourceId, source_job_id: null })) for (const item of page) items.push(item);
+        bySource.set(sourceId, items);
+      }),
+    );
+  }
+  for (const job of jobs) out.set(job.id, bySource.get(resultSourceId(job)) ?? []);
+  return out;
+}
+
 export type JobResult = unknown[] | { profile: unknown; posts: unknown[] };
 
 /** The result payload of a completed job, whole: a list of items, or {profile, posts} for a bundle (small results only). */

@@ -49,6 +49,10 @@ it('signs up without a mail server: the local outbox lists the verification mail
   const link = mail.getByRole('link', { name: /\/console\/verify\?token=/ });
   expect(await link.getAttribute('href')).toMatch(new RegExp(`^${base}/console/verify\\?token=`));
   await link.click();
+  // The verify page asks for the password of the sign-up that sent the link.
+  await heading(page, 'Verify your email');
+  await page.getByLabel('Password').fill('correct horse battery');
+  await page.getByRole('button', { name: 'Verify and sign in' }).click();
   // Verified and signed in: the console's overview of the personal workspace.
   await page.waitForURL(/\/console\/w\/ws_/, { timeout: 20_000 });
   const user = await stack.runtime.db.selectFrom('users').select('email_verified_at').where('email', '=', email).executeTakeFirstOrThrow();

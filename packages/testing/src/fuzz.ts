@@ -474,6 +474,8 @@ export function requestArbitrary(document: OpenApiDocument, op: FuzzOperation, a
         const merged: Record<string, unknown> = { ...b, platform: recipe.platform, operation: recipe.operation, limit, include_posts: 0 };
         // A monitor's: no alerts, and the recurrence's defaults (the random ones often contradict its frequency).
         if (op.operationId === 'createMonitor') for (const key of ['alerts', 'time_of_day', 'day_of_week']) delete merged[key];
+        // A body without a bundle option (a monitor's) takes none: unknown keys are refused.
+        if (!properties.includes('include_posts')) delete merged.include_posts;
         // A schedule's: a time zone that exists, and delivery new_only only for a list operation.
         if (properties.includes('timezone')) merged.timezone = timezone;
         if (merged.delivery === 'new_only' && !recipe.list) merged.delivery = 'all';

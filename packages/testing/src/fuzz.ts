@@ -469,7 +469,9 @@ export function requestArbitrary(document: OpenApiDocument, op: FuzzOperation, a
   const properties = op.body ? Object.keys(resolveRef(document, op.body).properties ?? {}) : [];
   // Schema-valid bodies with a recipe the catalog accepts, a small limit and no bundle: these
   // pass admission, so the IDs they create feed the requests that follow.
-  const admissible = accountBody(op, accounts) ?? destinationBody(document, op, accounts) ?? (op.body && properties.includes('operation')
+  // A monitor's change that its checks accept (a random one often contradicts its recurrence or names targets the platform refuses).
+  const monitorChange = op.operationId === 'updateMonitor' ? fc.record({ name: HINTS.name!, limit: fc.integer({ min: 1, max: 5 }) }).map((b): Body => ({ body: JSON.stringify(b), mutation: 'admissible' })) : null;
+  const admissible = accountBody(op, accounts) ?? destinationBody(document, op, accounts) ?? monitorChange ?? (op.body && properties.includes('operation')
     ? fc.tuple(arbitraryOf(document, op.body) as fc.Arbitrary<Record<string, unknown>>, fc.constantFrom(...(op.operationId === 'createMonitor' ? MONITORABLE_RECIPES : VALID_RECIPES)), fc.integer({ min: 1, max: 5 }), fc.boolean(), destinationChoice, HINTS.timezone!).map(([b, recipe, limit, single, destination, timezone]): Body => {
         const merged: Record<string, unknown> = { ...b, platform: recipe.platform, operation: recipe.operation, limit, include_posts: 0 };
         // A monitor's: no alerts, and the recurrence's defaults (the random ones often contradict its frequency).

@@ -51,7 +51,8 @@ it('re-seals every sealed value under the new key, opening the old ones with SEC
   // A TOTP secret and an unsent mail, sealed by this (development-keyed) service as the other parts do.
   const dev = sealerOf(stack.config);
   await sql`insert into users (id, email, password_hash, two_factor_secret) values ('usr_rot', 'rot@example.com', 'x', ${dev.seal('JBSWY3DPEHPK3PXP')})`.execute(stack.runtime.db);
-  await sql`insert into mail_outbox (id, recipient, template, subject, body_sealed) values ('mail_rot', 'rot@example.com', 'verify', 'Verify', ${dev.seal('{"text":"hello"}')})`.execute(stack.runtime.db);
+  // Due tomorrow: the stack's mail sender (the dev outbox, outside production) leaves it unsent meanwhile.
+  await sql`insert into mail_outbox (id, recipient, template, subject, body_sealed, next_attempt_at) values ('mail_rot', 'rot@example.com', 'verify', 'Verify', ${dev.seal('{"text":"hello"}')}, now() + interval '1 day')`.execute(stack.runtime.db);
 
   const stored = async () => ({
     hook: await stack.runtime.db.selectFrom('webhooks').select(['secret', 'previous_secret']).where('id', '=', created.body.id).executeTakeFirstOrThrow(),

@@ -16,16 +16,29 @@ afterAll(async () => {
   await served.close();
 });
 
+/** A JSON-RPC answer of /mcp, as these tests read it. */
+interface RpcAnswer {
+  jsonrpc?: string;
+  id?: number | string | null;
+  error?: { code: number; message: string };
+  result?: {
+    isError?: boolean;
+    structuredContent?: { error?: string; retry_after?: number; limit?: number };
+    content?: Array<{ type: string; text: string }>;
+    tools?: unknown[];
+  };
+}
+
 /** One POST to /mcp: its status, Retry-After, and the JSON-RPC answer (from JSON or the event stream). */
-async function post(key: string, message: unknown): Promise<{ status: number; retryAfter: string | null; body: any }> {
+async function post(key: string, message: unknown): Promise<{ status: number; retryAfter: string | null; body: RpcAnswer }> {
   const res = await fetch(`${served.url}/mcp`, { method: 'POST', headers: { ...headers, 'X-API-Key': key }, body: JSON.stringify(message) });
   const text = await res.text();
-  let body: any = null;
+  let body: RpcAnswer = {};
   if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    const data = text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)));
-    body = data.find((d) => d.id !== undefined) ?? null;
+    const data = text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)) as RpcAnswer);
+    body = data.find((d) => d.id !== undefined) ?? {};
   } else if (text) {
-    body = JSON.parse(text);
+    body = JSON.parse(text) as RpcAnswer;
   }
   return { status: res.status, retryAfter: res.headers.get('retry-after'), body };
 }
@@ -54,18 +67,18 @@ describe('/mcp inside the limits', () => {
     // The batch's POST took the first point; this call takes the second and runs.
     const allowed = await post(ws.apiKey, startJob(100, 'single_ok'));
     expect(allowed.status).toBe(200);
-    expect(allowed.body.result.isError).toBeFalsy();
+    expect(allowed.body.result!.isError).toBeFalsy();
     expect(await jobsOf(ws)).toBe(1);
 
     for (let i = 0; i < 3; i += 1) {
       const past = await post(ws.apiKey, startJob(200 + i, `past_${i}`));
       expect(past.status).toBe(200);
       expect(past.body.id).toBe(200 + i);
-      expect(past.body.result.isError).toBe(true);
-      expect(past.body.result.structuredContent).toMatchObject({ error: 'rate_limit_exceeded', retry_after: expect.any(Number), limit: 2 });
-      expect(past.body.result.structuredContent.retry_after).toBeGreaterThanOrEqual(1);
-      expect(past.body.result.structuredContent.retry_after).toBeLessThanOrEqual(60);
-      expect(past.body.result.content[0].text).toMatch(/rate_limit_exceeded/);
+      expect(past.body.result!.isError).toBe(true);
+      expect(past.body.result!.structuredContent).toMatchObject({ error: 'rate_limit_exceeded', retry_after: expect.any(Number), limit: 2 });
+      expect(past.body.result!.structuredContent!.retry_after).toBeGreaterThanOrEqual(1);
+      expect(past.body.result!.structuredContent!.retry_after).toBeLessThanOrEqual(60);
+      expect(past.body.result!.content![0]!.text).toMatch(/rate_limit_exceeded/);
     }
     expect(await jobsOf(ws)).toBe(1);
   });
@@ -74,12 +87,12 @@ describe('/mcp inside the limits', () => {
     const ws = await served.stack.workspace({ credits: 100_000, rateLimitPerMinute: 3 });
     const one = await post(ws.apiKey, [startJob(1, 'alone')]);
     expect(one.status).toBe(400);
-    expect(one.body.error.code).toBe(-32600);
+    expect(one.body.error!.code).toBe(-32600);
     const list = await post(ws.apiKey, { jsonrpc: '2.0', id: 2, method: 'tools/list' });
     expect(list.status).toBe(200);
-    expect(list.body.result.tools.length).toBeGreaterThan(0);
+    expect(list.body.result!.tools!.length).toBeGreaterThan(0);
     const usage = await post(ws.apiKey, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'get_usage', arguments: {} } });
-    expect(usage.body.result.isError).toBeFalsy();
+    expect(usage.body.result!.isError).toBeFalsy();
 
     // Past the limit: even a read-only tool does not run, and an unknown one is not looked up.
     const read = await post(ws.apiKey, { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'get_usage', arguments: {} } });

@@ -108,30 +108,7 @@ export async function reverseRefund(tx: Tx, payment: PurchasedPayment, amountRef
   }
   const target = creditsToReverse(locked.credits, cumulative, locked.amount);
   const delta = Math.max(0, target - locked.refunded_credits);
-  const removable = Math.max(0, balance.purchased_balance - balance.purchased_reserved);
-  const removed = Math.min(delta, removable);
-  const shortfall = delta - removed;
-  if (removed > 0) {
-    await tx
-      .insertInto('credit_ledger')
-      .values({
-        workspace_id: locked.workspace_id,
-        entry_type: 'refund',
-        bucket: 'purchased',
-        credits: -removed,
-        purchased_credits: -removed,
-        period_start: balance.period_start,
-        payment_id: locked.id,
-        note: shortfall > 0 ? `payment refunded; ${shortfall} credits already spent or reserved` : 'payment refunded',
-        created_at: now,
-      })
-      .execute();
-    await tx
-      .updateTable('credit_balances')
-      .set((eb) => ({ purchased_balance: eb('purchased_balance', '-', removed), updated_at: now }))
-      .where('workspace_id', '=', locked.workspace_id)
-      .execute();
-  }
+  const { removed, shortfall } = await removePurchased(tx, locked, balance, delta, 'refunded', now);
   const row = await tx
     .updateTable('billing_payments')
     .set((eb) => ({
@@ -170,30 +147,7 @@ export async function reverseDispute(tx: Tx, payment: PurchasedPayment, disputeI
   const granted = locked.status === 'paid' || locked.status === 'partially_refunded' || locked.status === 'refunded';
   if (!granted || locked.dispute_status === 'open' || locked.dispute_status === 'lost') return null;
   const delta = Math.max(0, locked.credits - locked.refunded_credits);
-  const removable = Math.max(0, balance.purchased_balance - balance.purchased_reserved);
-  const removed = Math.min(delta, removable);
-  const shortfall = delta - removed;
-  if (removed > 0) {
-    await tx
-      .insertInto('credit_ledger')
-      .values({
-        workspace_id: locked.workspace_id,
-        entry_type: 'refund',
-        bucket: 'purchased',
-        credits: -removed,
-        purchased_credits: -removed,
-        period_start: balance.period_start,
-        payment_id: locked.id,
-        note: shortfall > 0 ? `payment disputed; ${shortfall} credits already spent or reserved` : 'payment disputed',
-        created_at: now,
-      })
-      .execute();
-    await tx
-      .updateTable('credit_balances')
-      .set((eb) => ({ purchased_balance: eb('purchased_balance', '-', removed), updated_at: now }))
-      .where('workspace_id', '=', locked.workspace_id)
-      .execute();
-  }
+  const { removed, shortfall } = await removePurchased(tx, locked, balance, delta, 'disputed', now);
   const row = await tx
     .updateTable('billing_payments')
     .set((eb) => ({
@@ -262,4 +216,44 @@ export async function restoreDispute(tx: Tx, payment: PurchasedPayment, now: Dat
   const row = refund?.payment ?? (await tx.selectFrom('billing_payments').selectAll().where('id', '=', locked.id).executeTakeFirstOrThrow());
   const after = { ...balance, purchased_balance: balance.purchased_balance + back - (refund?.removed ?? 0) };
   return { payment: row, moved: back - (refund?.removed ?? 0), availableCredits: availableOf(after, { monthly_quota: quota }, now).total };
+}
+
+/**
+ * Takes up to `delta` credits back from a payment's grant (a refund or a dispute): as many as
+ * the purchased credits neither spent nor reserved allow, as a `refund` ledger entry, the rest
+ * being the shortfall. The caller holds the balance row's lock (lockWorkspaceBalance).
+ */
+async function removePurchased(
+  tx: Tx,
+  locked: Pick<BillingPaymentRow, 'id' | 'workspace_id'>,
+  balance: Pick<Balance, 'purchased_balance' | 'purchased_reserved' | 'period_start'>,
+  delta: number,
+  why: 'refunded' | 'disputed',
+  now: Date,
+): Promise<{ removed: number; shortfall: number }> {
+  const removable = Math.max(0, balance.purchased_balance - balance.purchased_reserved);
+  const removed = Math.min(delta, removable);
+  const shortfall = delta - removed;
+  if (removed > 0) {
+    await tx
+      .insertInto('credit_ledger')
+      .values({
+        workspace_id: locked.workspace_id,
+        entry_type: 'refund',
+        bucket: 'purchased',
+        credits: -removed,
+        purchased_credits: -removed,
+        period_start: balance.period_start,
+        payment_id: locked.id,
+        note: shortfall > 0 ? `payment ${why}; ${shortfall} credits already spent or reserved` : `payment ${why}`,
+        created_at: now,
+      })
+      .execute();
+    await tx
+      .updateTable('credit_balances')
+      .set((eb) => ({ purchased_balance: eb('purchased_balance', '-', removed), updated_at: now }))
+      .where('workspace_id', '=', locked.workspace_id)
+      .execute();
+  }
+  return { removed, shortfall };
 }

@@ -92,20 +92,29 @@ export async function countChildrenOf(db: Executor, batches: ReadonlyArray<Pick<
   return out;
 }
 
-/** Child summaries of several batches, in target order, in one query. */
-export async function childSummaries(db: Executor, tenant: Tenant, batchIds: string[]): Promise<Map<string, BatchChildSummary[]>> {
-  const out = new Map<string, BatchChildSummary[]>(batchIds.map((id) => [id, []]));
-  if (batchIds.length === 0) return out;
+/** Child summaries of several batches, in target order, and their counts, from one query (one snapshot, so a batch's status always agrees with its jobs). */
+export async function childSummaries(
+  db: Executor,
+  tenant: Tenant,
+  batchIds: string[],
+): Promise<{ children: Map<string, BatchChildSummary[]>; counts: Map<string, BatchCounts> }> {
+  const children = new Map<string, BatchChildSummary[]>(batchIds.map((id) => [id, []]));
+  const counts = new Map<string, BatchCounts>(batchIds.map((id) => [id, emptyCounts()]));
+  if (batchIds.length === 0) return { children, counts };
   const rows = await db
     .selectFrom('jobs')
-    .select(['id', 'batch_id', 'target', 'status'])
+    .select(['id', 'batch_id', 'target', 'status', 'result_count', 'reserved_credits', 'billed_credits'])
     .where('workspace_id', '=', tenant.workspace.id)
     .where('batch_id', 'in', batchIds)
     .orderBy('batch_id')
     .orderBy('batch_position')
     .execute();
-  for (const row of rows) out.get(row.batch_id!)?.push({ id: row.id, target: row.target, status: row.status });
-  return out;
+  for (const row of rows) {
+    children.get(row.batch_id!)?.push({ id: row.id, target: row.target, status: row.status });
+    const c = counts.get(row.batch_id!);
+    if (c) addToCounts(c, row.status, 1, row.result_count ?? 0, row.reserved_credits, row.billed_credits);
+  }
+  return { children, counts };
 }
 
 /** Completed children of a batch in target order (what its export contains). */

@@ -24,10 +24,10 @@ export async function listBatchViews(db: Executor, tenant: Tenant, page: PageReq
 
 export async function viewsOf(db: Executor, tenant: Tenant, batches: BatchRow[], includeJobs: boolean): Promise<BatchView[]> {
   const ids = batches.map((b) => b.id);
-  const [counts, children] = await Promise.all([
-    countBatchChildren(db, tenant, ids),
-    includeJobs ? childSummaries(db, tenant, ids) : Promise.resolve(null),
-  ]);
+  // With jobs, counts and summaries come from the same rows: two queries could see two moments.
+  const { counts, children } = includeJobs
+    ? await childSummaries(db, tenant, ids)
+    : { counts: await countBatchChildren(db, tenant, ids), children: null };
   return batches.map((batch) => ({
     batch,
     counts: counts.get(batch.id) ?? emptyCounts(),

@@ -33,7 +33,7 @@ export interface ApiDeps {
   /** The live-progress streams (one Redis subscriber); built by createApp when not given. */
   live?: LiveHub;
   /**
-   * The process's Stripe client and auto-recharge charger (`startBilling` of packages/runtime);
+   * The process's auto-recharge charger (`startBilling` of packages/runtime);
    * whoever passes it closes it. When not given, createApp starts one from the configuration
    * and closes it when `draining` aborts.
    */

@@ -3,12 +3,14 @@ import type { AppConfig } from '@sdx/config';
 import type { Db, WorkspaceRow } from '@sdx/db';
 import type { ExtractionQueues } from '@sdx/queue';
 import type { WebhookSender } from '@sdx/webhooks';
+import type { PaymentGateway } from './billing/gateway';
 import type { Clock } from './time';
 
 /**
  * What the domain's engine (admission, job state, money, webhook attempts) needs from the
  * outside world, built once per process by packages/runtime. This file imports nothing of the
- * domain but the clock: every module may depend on it, and it depends on none of them.
+ * domain but the clock and the payment gateway's interface (billing/gateway.ts, which imports
+ * nothing of the domain): every module may depend on it, and it depends on none of them.
  * `Services` (context.ts) adds the per-process services built on top of these resources.
  */
 
@@ -74,6 +76,12 @@ export interface Resources {
    * Absent, every page is in its row. Implemented by `BucketResultObjects` (jobs/result-objects.ts).
    */
   resultObjects?: ResultObjects;
+  /**
+   * The payment provider, when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set: checkouts,
+   * subscriptions, the portal, off-session charges and the webhook's events. Absent, billing
+   * writes answer 503 `billing_unavailable`. Implemented by `StripeGateway` (packages/payments).
+   */
+  payments?: PaymentGateway;
 }
 
 /** A page's part of a shared object: where its bytes start, and how many. */

@@ -1,14 +1,13 @@
-import { createStripeClient, RechargeCharger, type Services, type Stripe } from '@sdx/domain';
+import { RechargeCharger, type Services } from '@sdx/domain';
 
 /**
- * A process's billing (extensions-2.md 1): its one Stripe client, built from the configuration
- * (null without STRIPE_SECRET_KEY: billing writes answer 503 then), and the auto-recharge
- * charger (packages/domain/src/billing/recharge.ts) that creates the off-session PaymentIntents
- * of due recharges. Every API process and every worker runs one; the routes kick it after a
+ * A process's auto-recharge charger (packages/domain/src/billing/recharge.ts), which creates the
+ * off-session charges of due recharges through the process's payment gateway
+ * (`Services.payments`, built by `createRuntime`; without it, billing writes answer 503 and
+ * nothing is charged). Every API process and every worker runs one; the routes kick it after a
  * commit that may have queued a recharge. Whoever starts it closes it.
  */
 export interface ProcessBilling {
-  readonly stripe: Stripe | null;
   readonly charger: RechargeCharger | null;
   /** Looks for due recharges now. */
   kick(): void;
@@ -16,16 +15,15 @@ export interface ProcessBilling {
 }
 
 export function startBilling(
-  services: Pick<Services, 'db' | 'config' | 'clock' | 'log' | 'outbox'>,
+  services: Pick<Services, 'db' | 'config' | 'clock' | 'log' | 'outbox' | 'payments'>,
   options: { intervalMs?: number; charge?: boolean } = {},
 ): ProcessBilling {
-  const stripe = createStripeClient(services.config);
+  const payments = services.payments;
   const charger =
-    stripe && options.charge !== false
-      ? new RechargeCharger({ db: services.db, config: services.config, clock: services.clock, log: services.log, outbox: services.outbox, stripe, intervalMs: options.intervalMs })
+    payments && options.charge !== false
+      ? new RechargeCharger({ db: services.db, config: services.config, clock: services.clock, log: services.log, outbox: services.outbox, payments, intervalMs: options.intervalMs })
       : null;
   return {
-    stripe,
     charger,
     kick: () => charger?.kick(),
     close: async () => {

@@ -18,6 +18,7 @@ import {
   type Services,
   systemClock,
 } from '@sdx/domain';
+import { createStripeGateway } from '@sdx/payments';
 import { createProviderRegistry, createSandboxProvider, type Provider, type ProviderRegistry, selectProviders, type SourceGate } from '@sdx/providers';
 import { createFastRedis, ExtractionQueues, type RedisClient, RedisLivePublisher } from '@sdx/queue';
 import { type Resolver, WebhookSender } from '@sdx/webhooks';
@@ -159,6 +160,8 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
     outbox: new LocalSignal(),
     // The result bucket, when one is configured (RESULT_STORE=s3 writes there; pages there are read whatever the setting).
     resultObjects: resultObjects ?? undefined,
+    // The payment gateway over Stripe, when STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set (billing writes answer 503 without it).
+    payments: createStripeGateway(config) ?? undefined,
   };
   const services: Services = { ...resources, ...processServices(resources) };
   return {

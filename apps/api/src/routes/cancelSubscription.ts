@@ -5,6 +5,6 @@ import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 
 /** DELETE /v1/billing/subscription — the live subscription ends at the end of its period. */
-export const cancelSubscription = ({ services, billing }: AppDeps): RequestHandler => async (req, res) => {
-  res.json(await cancel(services, billing.stripe, tenantOf(res), actor(req, res)));
+export const cancelSubscription = ({ services }: AppDeps): RequestHandler => async (req, res) => {
+  res.json(await cancel(services, tenantOf(res), actor(req, res)));
 };

@@ -5,6 +5,6 @@ import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 
 /** POST /v1/billing/checkout — 201 with the Stripe Checkout Session to send the buyer to. */
-export const createCheckout = ({ services, billing }: AppDeps): RequestHandler => async (req, res) => {
-  res.status(201).json(await create(services, billing.stripe, tenantOf(res), req.body as CheckoutRequest, actor(req, res)));
+export const createCheckout = ({ services }: AppDeps): RequestHandler => async (req, res) => {
+  res.status(201).json(await create(services, tenantOf(res), req.body as CheckoutRequest, actor(req, res)));
 };

@@ -5,6 +5,6 @@ import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 
 /** PUT /v1/billing/auto-recharge — the settings now, with the saved card. */
-export const updateAutoRecharge = ({ services, billing }: AppDeps): RequestHandler => async (req, res) => {
-  res.json(await update(services, billing.stripe, tenantOf(res), req.body as AutoRechargeRequest, actor(req, res)));
+export const updateAutoRecharge = ({ services }: AppDeps): RequestHandler => async (req, res) => {
+  res.json(await update(services, tenantOf(res), req.body as AutoRechargeRequest, actor(req, res)));
 };

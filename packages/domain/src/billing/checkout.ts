@@ -6,7 +6,8 @@ import { newId } from '../ids';
 import type { Resources, Tenant } from '../resources';
 import { packName, packOrThrow } from './packs';
 import { checkoutPaymentRow } from './payments';
-import { billingUnavailable, requireBilling, type Stripe, stripeFailureOf } from './stripe';
+import { billingUnavailable, requirePayments } from './availability';
+import { type HostedCheckout, type PaymentGateway, paymentFailureOf } from './gateway';
 
 /**
  * POST /v1/billing/checkout (extensions-2.md 1): a Stripe Checkout Session for a pack, and the
@@ -24,19 +25,19 @@ export type CheckoutResponse = components['schemas']['CheckoutResponse'];
  * with it (within its 24-hour key window; after that the row below exists already); the first
  * row stored wins and a later one reads it.
  */
-export async function ensureCustomer(db: Db, stripe: Stripe, workspaceId: string, log: Logger): Promise<string> {
+export async function ensureCustomer(db: Db, payments: PaymentGateway, workspaceId: string, log: Logger): Promise<string> {
   const existing = await db.selectFrom('billing_customers').select('stripe_customer_id').where('workspace_id', '=', workspaceId).executeTakeFirst();
   if (existing) return existing.stripe_customer_id;
-  let customer: { id: string };
+  let customerId: string;
   try {
-    customer = await stripe.customers.create({ metadata: { workspace_id: workspaceId } }, { idempotencyKey: `customer-${workspaceId}` });
+    customerId = await payments.createCustomer({ workspaceId, idempotencyKey: `customer-${workspaceId}` });
   } catch (error) {
-    log.warn({ workspace_id: workspaceId, stripe: stripeFailureOf(error) }, 'stripe customer not created');
+    log.warn({ workspace_id: workspaceId, stripe: paymentFailureOf(error) }, 'stripe customer not created');
     throw billingUnavailable(error);
   }
   await db
     .insertInto('billing_customers')
-    .values({ workspace_id: workspaceId, stripe_customer_id: customer.id })
+    .values({ workspace_id: workspaceId, stripe_customer_id: customerId })
     // Either unique key may meet the other checkout's row first (the same customer for the same workspace).
     .onConflict((oc) => oc.doNothing())
     .execute();
@@ -50,35 +51,29 @@ function billingPage(appUrl: string, workspaceId: string, outcome: 'success' | '
 }
 
 export async function createCheckout(
-  services: Pick<Resources, 'db' | 'config' | 'clock' | 'log'>,
-  stripeClient: Stripe | null,
+  services: Pick<Resources, 'db' | 'config' | 'clock' | 'log' | 'payments'>,
   tenant: Tenant,
   input: CheckoutRequest,
   actor: Actor,
 ): Promise<CheckoutResponse> {
-  const { stripe } = requireBilling(stripeClient, services.config);
+  const payments = requirePayments(services);
   const pack = packOrThrow(services.config, input.pack_id);
   const workspaceId = tenant.workspace.id;
-  const customer = await ensureCustomer(services.db, stripe, workspaceId, services.log);
+  const customerId = await ensureCustomer(services.db, payments, workspaceId, services.log);
   const paymentId = newId('pay');
-  const metadata = { workspace_id: workspaceId, pack_id: pack.id, payment_id: paymentId };
-  let session: Stripe.Checkout.Session;
+  let session: HostedCheckout;
   try {
-    session = await stripe.checkout.sessions.create(
-      {
-        mode: 'payment',
-        client_reference_id: workspaceId,
-        customer,
-        metadata,
-        line_items: [{ price_data: { currency: pack.currency, unit_amount: pack.amount, product_data: { name: packName(pack) } }, quantity: 1 }],
-        payment_intent_data: { setup_future_usage: 'off_session', metadata },
-        success_url: input.success_url ?? billingPage(services.config.appUrl, workspaceId, 'success'),
-        cancel_url: input.cancel_url ?? billingPage(services.config.appUrl, workspaceId, 'cancelled'),
-      },
-      { idempotencyKey: `checkout-${paymentId}` },
-    );
+    session = await payments.createPackCheckout({
+      customerId,
+      workspaceId,
+      item: { name: packName(pack), amount: pack.amount, currency: pack.currency },
+      metadata: { workspace_id: workspaceId, pack_id: pack.id, payment_id: paymentId },
+      successUrl: input.success_url ?? billingPage(services.config.appUrl, workspaceId, 'success'),
+      cancelUrl: input.cancel_url ?? billingPage(services.config.appUrl, workspaceId, 'cancelled'),
+      idempotencyKey: `checkout-${paymentId}`,
+    });
   } catch (error) {
-    services.log.warn({ workspace_id: workspaceId, stripe: stripeFailureOf(error) }, 'stripe checkout session not created');
+    services.log.warn({ workspace_id: workspaceId, stripe: paymentFailureOf(error) }, 'stripe checkout session not created');
     throw billingUnavailable(error);
   }
   const now = services.clock.now();
@@ -98,5 +93,5 @@ export async function createCheckout(
       data: { pack_id: pack.id, credits: pack.credits, amount: pack.amount, currency: pack.currency, checkout_id: session.id },
     });
   });
-  return { checkout_id: session.id, url: session.url ?? '' };
+  return { checkout_id: session.id, url: session.url };
 }

@@ -3,7 +3,7 @@ import { systemActor, recordAudit } from '../audit/audit';
 import { reverseDispute, reverseRefund, restoreDispute } from '../credits/purchases';
 import { type BillingAlert, formatAmount, paymentAlert } from './alerts';
 import { turnAutoRechargeOff } from './recharge';
-import { idOf, type Stripe } from './stripe';
+import type { ChargeDispute, ChargeRefund, PaymentEvent } from './gateway';
 import { lowCreditsBetween } from './triggers';
 
 /**
@@ -21,6 +21,9 @@ import { lowCreditsBetween } from './triggers';
  * the grant: so a refund or dispute that overtakes its payment's grant still takes it back.
  */
 
+/** A refund or a dispute, as a money event carries it and as stripe_held_events keeps it. */
+type MoneyObject = { refund: ChargeRefund } | { dispute: ChargeDispute };
+
 export interface MoneyEventResult {
   paymentId: string | null;
   alerts: BillingAlert[];
@@ -34,9 +37,33 @@ const GRANTABLE = new Set(['pending', 'failed']);
 
 const SYSTEM = systemActor('stripe');
 
-/** The PaymentIntent a charge or dispute belongs to. */
-function intentOf(object: Stripe.Charge | Stripe.Dispute): string | null {
-  return idOf(object.payment_intent);
+/**
+ * The held event's object, as stripe_held_events.object keeps it: the fields read, named as
+ * Stripe's charge and dispute objects name them (rows written by earlier releases hold Stripe's
+ * whole object, read alike).
+ */
+interface HeldObject {
+  id?: string;
+  payment_intent?: string | { id: string } | null;
+  amount_refunded?: number;
+  status?: string;
+}
+
+function heldObjectOf(money: MoneyObject): HeldObject {
+  if ('refund' in money) return { payment_intent: money.refund.paymentIntentId, amount_refunded: money.refund.amountRefunded };
+  return { id: money.dispute.id, payment_intent: money.dispute.paymentIntentId, status: money.dispute.status };
+}
+
+function moneyObjectOf(type: string, held: HeldObject): MoneyObject {
+  const intent = held.payment_intent;
+  const paymentIntentId = typeof intent === 'string' ? intent : (intent?.id ?? null);
+  if (type === 'charge.refunded') return { refund: { paymentIntentId, amountRefunded: held.amount_refunded ?? 0 } };
+  return { dispute: { id: held.id ?? '', paymentIntentId, status: held.status ?? '' } };
+}
+
+/** The PaymentIntent a refund or dispute belongs to. */
+function intentOf(money: MoneyObject): string | null {
+  return 'refund' in money ? money.refund.paymentIntentId : money.dispute.paymentIntentId;
 }
 
 async function paymentOfIntent(tx: Tx, intentId: string): Promise<BillingPaymentRow | undefined> {
@@ -44,10 +71,10 @@ async function paymentOfIntent(tx: Tx, intentId: string): Promise<BillingPayment
 }
 
 /** Keeps the event for the grant of its payment. */
-async function hold(tx: Tx, event: Stripe.Event, intentId: string): Promise<void> {
+async function hold(tx: Tx, event: PaymentEvent, money: MoneyObject, intentId: string): Promise<void> {
   await tx
     .insertInto('stripe_held_events')
-    .values({ event_id: event.id, payment_intent_id: intentId, type: event.type, object: JSON.stringify(event.data.object) })
+    .values({ event_id: event.id, payment_intent_id: intentId, type: event.type, object: JSON.stringify(heldObjectOf(money)) })
     .onConflict((oc) => oc.column('event_id').doNothing())
     .execute();
 }
@@ -57,18 +84,19 @@ async function hold(tx: Tx, event: Stripe.Event, intentId: string): Promise<void
  * payment when that payment was granted, kept for the grant when it may still be, else ignored
  * (a payment that never grants, or none of this service).
  */
-export async function chargeMoneyEvent(tx: Tx, event: Stripe.Event, now: Date): Promise<MoneyEventResult | null> {
-  const object = event.data.object as Stripe.Charge | Stripe.Dispute;
-  const intentId = intentOf(object);
+export async function chargeMoneyEvent(tx: Tx, event: PaymentEvent, now: Date): Promise<MoneyEventResult | null> {
+  const money: MoneyObject | null = event.kind === 'refund' ? { refund: event.refund } : event.kind === 'dispute' ? { dispute: event.dispute } : null;
+  if (!money) return null;
+  const intentId = intentOf(money);
   if (!intentId) return null;
   const payment = await paymentOfIntent(tx, intentId);
   if (!payment || GRANTABLE.has(payment.status)) {
-    await hold(tx, event, intentId);
+    await hold(tx, event, money, intentId);
     // The card is not charged again meanwhile.
     if (payment && event.type === 'charge.dispute.created') await turnAutoRechargeOff(tx, payment.workspace_id, SYSTEM, 'dispute', payment.id);
     return { paymentId: payment?.id ?? null, alerts: [], held: true };
   }
-  return { paymentId: payment.id, alerts: await applyMoneyEvent(tx, payment, event.type, object, now), held: false };
+  return { paymentId: payment.id, alerts: await applyMoneyEvent(tx, payment, event.type, money, now), held: false };
 }
 
 /**
@@ -89,20 +117,19 @@ export async function applyHeldEvents(tx: Tx, payment: BillingPaymentRow, now: D
   const alerts: BillingAlert[] = [];
   for (const event of held) {
     const current = await tx.selectFrom('billing_payments').selectAll().where('id', '=', payment.id).executeTakeFirstOrThrow();
-    const object = (typeof event.object === 'string' ? JSON.parse(event.object) : event.object) as Stripe.Charge | Stripe.Dispute;
-    alerts.push(...(await applyMoneyEvent(tx, current, event.type, object, now)));
+    const object = (typeof event.object === 'string' ? JSON.parse(event.object) : event.object) as HeldObject;
+    alerts.push(...(await applyMoneyEvent(tx, current, event.type, moneyObjectOf(event.type, object), now)));
   }
   return { applied: true, alerts };
 }
 
-async function applyMoneyEvent(tx: Tx, payment: BillingPaymentRow, type: string, object: Stripe.Charge | Stripe.Dispute, now: Date): Promise<BillingAlert[]> {
+async function applyMoneyEvent(tx: Tx, payment: BillingPaymentRow, type: string, money: MoneyObject, now: Date): Promise<BillingAlert[]> {
+  if ('refund' in money) return type === 'charge.refunded' ? refunded(tx, payment, money.refund, now) : [];
   switch (type) {
-    case 'charge.refunded':
-      return refunded(tx, payment, object as Stripe.Charge, now);
     case 'charge.dispute.created':
-      return disputeCreated(tx, payment, object as Stripe.Dispute, now);
+      return disputeCreated(tx, payment, money.dispute, now);
     case 'charge.dispute.closed':
-      return disputeClosed(tx, payment, object as Stripe.Dispute, now);
+      return disputeClosed(tx, payment, money.dispute, now);
     default:
       return [];
   }
@@ -116,8 +143,8 @@ async function lowAfter(tx: Tx, workspaceId: string, removed: number, available:
   return low ? [low] : [];
 }
 
-async function refunded(tx: Tx, payment: BillingPaymentRow, charge: Stripe.Charge, now: Date): Promise<BillingAlert[]> {
-  const refund = await reverseRefund(tx, payment, charge.amount_refunded, now);
+async function refunded(tx: Tx, payment: BillingPaymentRow, charge: ChargeRefund, now: Date): Promise<BillingAlert[]> {
+  const refund = await reverseRefund(tx, payment, charge.amountRefunded, now);
   // A refund of a payment that granted nothing (mismatch), or of a disputed one, only records the amount.
   if (!refund || !GRANTED.has(refund.payment.status) || (refund.removed === 0 && refund.shortfall === 0)) return [];
   const row = refund.payment;
@@ -134,7 +161,7 @@ async function refunded(tx: Tx, payment: BillingPaymentRow, charge: Stripe.Charg
   return [paymentAlert('billing.payment_refunded', row, refund.availableCredits, message, 'refund'), ...(await lowAfter(tx, row.workspace_id, refund.removed, refund.availableCredits))];
 }
 
-async function disputeCreated(tx: Tx, payment: BillingPaymentRow, dispute: Stripe.Dispute, now: Date): Promise<BillingAlert[]> {
+async function disputeCreated(tx: Tx, payment: BillingPaymentRow, dispute: ChargeDispute, now: Date): Promise<BillingAlert[]> {
   // A dispute of any payment stops charging the card unasked (audited when it was on).
   await turnAutoRechargeOff(tx, payment.workspace_id, SYSTEM, 'dispute', payment.id);
   const outcome = await reverseDispute(tx, payment, dispute.id, now);
@@ -153,7 +180,7 @@ async function disputeCreated(tx: Tx, payment: BillingPaymentRow, dispute: Strip
   return [paymentAlert('billing.payment_refunded', row, outcome.availableCredits, message, 'dispute'), ...(await lowAfter(tx, row.workspace_id, outcome.moved, outcome.availableCredits))];
 }
 
-async function disputeClosed(tx: Tx, payment: BillingPaymentRow, dispute: Stripe.Dispute, now: Date): Promise<BillingAlert[]> {
+async function disputeClosed(tx: Tx, payment: BillingPaymentRow, dispute: ChargeDispute, now: Date): Promise<BillingAlert[]> {
   if (payment.dispute_status !== 'open' || (payment.dispute_id !== null && payment.dispute_id !== dispute.id)) return [];
   if (dispute.status !== 'won') {
     if (dispute.status !== 'lost') return [];

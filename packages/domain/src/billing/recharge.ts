@@ -9,7 +9,7 @@ import type { Clock } from '../time';
 import { type BillingEventReason, formatAmount, paymentAlert, recordBillingAlerts } from './alerts';
 import { periodStartOf } from '../time';
 import { type Actor, recordAudit } from '../audit/audit';
-import { type Stripe, stripeFailureOf } from './stripe';
+import { type PaymentGateway, paymentFailureOf, PaymentFailed } from './gateway';
 
 /**
  * Auto-recharge (extensions-2.md 1, bounded by extensions-3.md 1). A settlement that spent
@@ -175,7 +175,7 @@ export interface RechargeChargerOptions {
   config: AppConfig;
   clock: Clock;
   log: Logger;
-  stripe: Stripe;
+  payments: PaymentGateway;
   outbox: OutboxSignal;
   intervalMs?: number;
 }
@@ -215,7 +215,7 @@ export class RechargeCharger {
 
   /** One claimed recharge: its PaymentIntent created (or the failure recorded). */
   private async charge(payment: BillingPaymentRow): Promise<void> {
-    const { db, clock, log, stripe } = this.options;
+    const { db, clock, log, payments } = this.options;
     const [workspace, customer] = await Promise.all([
       db.selectFrom('workspaces').select('auto_recharge_enabled').where('id', '=', payment.workspace_id).executeTakeFirst(),
       db.selectFrom('billing_customers').selectAll().where('workspace_id', '=', payment.workspace_id).executeTakeFirst(),
@@ -242,18 +242,14 @@ export class RechargeCharger {
       return;
     }
     try {
-      const intent = await stripe.paymentIntents.create(
-        {
-          amount: payment.amount,
-          currency: payment.currency,
-          customer: customer.stripe_customer_id,
-          payment_method: customer.payment_method_id,
-          confirm: true,
-          off_session: true,
-          metadata: { workspace_id: payment.workspace_id, pack_id: payment.pack_id, kind: 'auto_recharge', payment_id: payment.id },
-        },
-        { idempotencyKey: payment.id },
-      );
+      const intent = await payments.chargeSavedCard({
+        amount: payment.amount,
+        currency: payment.currency,
+        customerId: customer.stripe_customer_id,
+        paymentMethodId: customer.payment_method_id,
+        metadata: { workspace_id: payment.workspace_id, pack_id: payment.pack_id, kind: 'auto_recharge', payment_id: payment.id },
+        idempotencyKey: payment.id,
+      });
       // The grant waits for payment_intent.succeeded; a webhook quicker than this update set the same ID already.
       await db
         .updateTable('billing_payments')
@@ -262,8 +258,8 @@ export class RechargeCharger {
         .execute();
       log.info({ payment_id: payment.id, payment_intent: intent.id, status: intent.status }, 'auto-recharge charged');
     } catch (error) {
-      const failure = stripeFailureOf(error);
-      const intentId = (error as { payment_intent?: { id?: string } }).payment_intent?.id ?? null;
+      const failure = paymentFailureOf(error);
+      const intentId = error instanceof PaymentFailed ? error.paymentIntentId : null;
       if (failure.kind === 'transient' && payment.attempts < RECHARGE_MAX_ATTEMPTS) {
         const next = new Date(clock.now().getTime() + rechargeRetryDelay(payment.attempts));
         log.warn({ payment_id: payment.id, attempts: payment.attempts, next_attempt_at: next, stripe: failure }, 'auto-recharge not charged; trying again later');

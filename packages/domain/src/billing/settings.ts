@@ -5,7 +5,7 @@ import { ApiError } from '../errors';
 import type { Resources, Tenant } from '../resources';
 import { periodStartOf } from '../time';
 import { packOrThrow, renderPack } from './packs';
-import { requireBilling, type Stripe } from './stripe';
+import { requirePayments } from './availability';
 import { planOf, readPlanRow, renderPlan } from './plans';
 import { FREE_PLAN_ID } from '@sdx/config';
 import { currentSubscription, renderSubscription } from './subscriptions';
@@ -53,7 +53,7 @@ async function readCustomer(db: Executor, workspaceId: string): Promise<BillingC
  * GET /v1/billing. `month_spent_credits` is the balance row's month_spent (kept by admission and
  * settlement); a row last written in an earlier month has spent nothing in this one.
  */
-export async function getBilling(services: Pick<Resources, 'db' | 'config' | 'clock'>, tenant: Tenant): Promise<Billing> {
+export async function getBilling(services: Pick<Resources, 'db' | 'config' | 'clock' | 'payments'>, tenant: Tenant): Promise<Billing> {
   const workspaceId = tenant.workspace.id;
   const [workspace, customer, balance, planRow, subscription] = await Promise.all([
     readWorkspace(services.db, workspaceId),
@@ -68,8 +68,8 @@ export async function getBilling(services: Pick<Resources, 'db' | 'config' | 'cl
     auto_recharge: renderAutoRecharge(workspace, customer),
     limits: renderLimits(workspace),
     month_spent_credits: current ? balance.month_spent : 0,
-    // Payments work when every billing write would: both Stripe settings are there (stripe.ts requireBilling).
-    payments_enabled: Boolean(services.config.stripeSecretKey && services.config.stripeWebhookSecret),
+    // Payments work when every billing write would: the gateway is there (availability.ts requirePayments).
+    payments_enabled: services.payments !== undefined,
     plans: services.config.plans.map(renderPlan),
     plan: renderPlan(planOf(services.config, planRow?.plan_id ?? FREE_PLAN_ID)),
     subscription: subscription ? renderSubscription(services.config, subscription) : null,
@@ -84,13 +84,12 @@ export async function getBilling(services: Pick<Resources, 'db' | 'config' | 'cl
  * threshold does (a reservation never does).
  */
 export async function updateAutoRecharge(
-  services: Pick<Resources, 'db' | 'config'>,
-  stripe: Stripe | null,
+  services: Pick<Resources, 'db' | 'config' | 'payments'>,
   tenant: Tenant,
   input: AutoRechargeRequest,
   actor: Actor,
 ): Promise<AutoRecharge> {
-  requireBilling(stripe, services.config);
+  requirePayments(services);
   const pack = packOrThrow(services.config, input.pack_id);
   // A threshold at or above the pack would leave the credits below it after a recharge: every settlement would charge again.
   if (input.threshold_credits >= pack.credits) {

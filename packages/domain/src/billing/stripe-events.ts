@@ -14,7 +14,8 @@ import { findPack } from './packs';
 import { checkoutPaymentRow } from './payments';
 import { failRecharge } from './recharge';
 import { handleSubscriptionEvent, isSubscriptionEvent, prefetchSubscription, SUBSCRIPTION_EVENT_TYPES } from './subscription-events';
-import { idOf, requireBilling, type Stripe, stripeFailureOf } from './stripe';
+import { requirePayments } from './availability';
+import { type CompletedCheckout, type PaymentEvent, type PaymentGateway, paymentFailureOf, type PaymentOutcome, type ProviderSubscription, type SavedCard } from './gateway';
 
 /**
  * Stripe's webhook (POST /v1/billing/stripe/webhook, extensions-2.md 1). The signature is
@@ -48,12 +49,6 @@ const HANDLED_TYPES = new Set([
 /** The signature tolerance: a signed timestamp older than this is refused. */
 export const STRIPE_SIGNATURE_TOLERANCE_S = 300;
 
-interface Card {
-  paymentMethodId: string;
-  brand: string;
-  last4: string;
-}
-
 interface Handled {
   outcome: Outcome;
   paymentId: string | null;
@@ -65,16 +60,15 @@ interface Handled {
 const ignored: Handled = { outcome: 'ignored', paymentId: null, alerts: [] };
 
 export async function receiveStripeEvent(
-  services: Pick<Resources, 'db' | 'config' | 'clock' | 'log' | 'outbox'>,
-  stripeClient: Stripe | null,
+  services: Pick<Resources, 'db' | 'config' | 'clock' | 'log' | 'outbox' | 'payments'>,
   rawBody: Buffer,
   signature: string | undefined,
 ): Promise<StripeWebhookReceipt> {
-  const { stripe, webhookSecret } = requireBilling(stripeClient, services.config);
-  let event: Stripe.Event;
+  const payments = requirePayments(services);
+  let event: PaymentEvent;
   try {
     if (!signature) throw new Error('no Stripe-Signature header');
-    event = stripe.webhooks.constructEvent(rawBody, signature, webhookSecret, STRIPE_SIGNATURE_TOLERANCE_S);
+    event = payments.verifyEvent(rawBody, signature, STRIPE_SIGNATURE_TOLERANCE_S);
   } catch {
     throw new ApiError('invalid_signature', 'The Stripe-Signature header is missing, wrong or older than 300 s.');
   }
@@ -82,8 +76,8 @@ export async function receiveStripeEvent(
   try {
     const seen = await services.db.selectFrom('stripe_events').select('id').where('id', '=', event.id).executeTakeFirst();
     if (seen) return { received: true, outcome: 'duplicate' };
-    const card = await cardOf(services, stripe, event);
-    const subscription = await prefetchSubscription(services, stripe, event);
+    const card = await cardOf(services, payments, event);
+    const subscription = await prefetchSubscription(services, payments, event);
     const handled = await retryDeadlocks(services.log, 'stripe event', () => services.db.transaction().execute((tx) => handleEvent(tx, services, event, card, subscription)));
     if (handled.alerts.length > 0 || handled.wroteEvents) services.outbox.written();
     return { received: true, outcome: handled.outcome };
@@ -96,21 +90,12 @@ export async function receiveStripeEvent(
 }
 
 /** The card a paid checkout used: its PaymentIntent's payment method, read from Stripe; null when it cannot be. */
-async function cardOf(services: Pick<Resources, 'log'>, stripe: Stripe, event: Stripe.Event): Promise<Card | null> {
-  if (event.type !== 'checkout.session.completed' && event.type !== 'checkout.session.async_payment_succeeded') return null;
-  const session = event.data.object as Stripe.Checkout.Session;
-  if (session.payment_status !== 'paid') return null;
-  const intentId = idOf(session.payment_intent);
-  if (!intentId) return null;
+async function cardOf(services: Pick<Resources, 'log'>, payments: PaymentGateway, event: PaymentEvent): Promise<SavedCard | null> {
+  if (event.kind !== 'checkout' || !event.checkout.paid || !event.checkout.paymentIntentId) return null;
   try {
-    const intent = await stripe.paymentIntents.retrieve(intentId);
-    const methodId = idOf(intent.payment_method);
-    if (!methodId) return null;
-    const method = await stripe.paymentMethods.retrieve(methodId);
-    if (!method.card) return null;
-    return { paymentMethodId: method.id, brand: method.card.brand, last4: method.card.last4 };
+    return await payments.cardOfPayment(event.checkout.paymentIntentId);
   } catch (error) {
-    services.log.warn({ stripe_event: event.id, stripe: stripeFailureOf(error) }, 'card of a checkout not read; credits granted without saving it');
+    services.log.warn({ stripe_event: event.id, stripe: paymentFailureOf(error) }, 'card of a checkout not read; credits granted without saving it');
     return null;
   }
 }
@@ -118,9 +103,9 @@ async function cardOf(services: Pick<Resources, 'log'>, stripe: Stripe, event: S
 async function handleEvent(
   tx: Tx,
   services: Pick<Resources, 'config' | 'clock' | 'log'>,
-  event: Stripe.Event,
-  card: Card | null,
-  subscription: Stripe.Subscription | null,
+  event: PaymentEvent,
+  card: SavedCard | null,
+  subscription: ProviderSubscription | null,
 ): Promise<Handled> {
   const claimed = await tx
     .insertInto('stripe_events')
@@ -136,18 +121,16 @@ async function handleEvent(
   return handled;
 }
 
-function dispatch(tx: Tx, services: Pick<Resources, 'config' | 'log'>, event: Stripe.Event, card: Card | null, now: Date): Promise<Handled> {
-  switch (event.type) {
-    case 'checkout.session.completed':
-    case 'checkout.session.async_payment_succeeded':
-      return checkoutPaid(tx, services, event.data.object as Stripe.Checkout.Session, card, now);
-    case 'payment_intent.succeeded':
-      return rechargeSucceeded(tx, event.data.object as Stripe.PaymentIntent, now);
-    case 'payment_intent.payment_failed':
-      return rechargeFailed(tx, services, event.data.object as Stripe.PaymentIntent, now);
-    case 'charge.refunded':
-    case 'charge.dispute.created':
-    case 'charge.dispute.closed':
+/** The payment events of HANDLED_TYPES (a checkout's, an off-session charge's, a charge's refund or dispute); the subscription events are subscription-events.ts's. */
+function dispatch(tx: Tx, services: Pick<Resources, 'config' | 'log'>, event: PaymentEvent, card: SavedCard | null, now: Date): Promise<Handled> {
+  switch (event.kind) {
+    case 'checkout':
+      return checkoutPaid(tx, services, event.checkout, card, now);
+    case 'payment':
+      if (event.type === 'payment_intent.succeeded') return rechargeSucceeded(tx, event.payment, now);
+      return event.type === 'payment_intent.payment_failed' ? rechargeFailed(tx, services, event.payment, now) : Promise.resolve(ignored);
+    case 'refund':
+    case 'dispute':
       return chargeMoney(tx, event, now);
     default:
       return Promise.resolve(ignored);
@@ -159,18 +142,18 @@ function dispatch(tx: Tx, services: Pick<Resources, 'config' | 'log'>, event: St
  * insert never committed (the session was made, then the process stopped). A session the
  * service did not make (no known workspace or pack in its metadata) has none.
  */
-async function checkoutPayment(tx: Tx, services: Pick<Resources, 'config'>, session: Stripe.Checkout.Session, now: Date): Promise<BillingPaymentRow | undefined> {
+async function checkoutPayment(tx: Tx, services: Pick<Resources, 'config'>, session: CompletedCheckout, now: Date): Promise<BillingPaymentRow | undefined> {
   const found = await tx.selectFrom('billing_payments').selectAll().where('checkout_session_id', '=', session.id).executeTakeFirst();
   if (found) return found;
-  const workspaceId = session.metadata?.workspace_id ?? session.client_reference_id;
-  const pack = findPack(services.config, session.metadata?.pack_id);
+  const workspaceId = session.metadata.workspace_id ?? session.reference;
+  const pack = findPack(services.config, session.metadata.pack_id);
   if (!workspaceId || !pack) return undefined;
   const workspace = await tx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).executeTakeFirst();
   if (!workspace) return undefined;
-  const paymentId = session.metadata?.payment_id?.startsWith('pay_') ? session.metadata.payment_id : newId('pay');
+  const paymentId = session.metadata.payment_id?.startsWith('pay_') ? session.metadata.payment_id : newId('pay');
   await tx
     .insertInto('billing_payments')
-    .values(checkoutPaymentRow(paymentId, workspaceId, pack, session.id, new Date(session.created * 1000 || now.getTime()), now))
+    .values(checkoutPaymentRow(paymentId, workspaceId, pack, session.id, session.createdAt ?? now, now))
     .onConflict((oc) => oc.doNothing())
     .execute();
   return tx.selectFrom('billing_payments').selectAll().where('checkout_session_id', '=', session.id).executeTakeFirst();
@@ -232,7 +215,7 @@ function refundMessage(row: BillingPaymentRow): string {
 }
 
 /** A refund or dispute event: applied to its granted payment, or kept for the grant (disputes.ts). */
-async function chargeMoney(tx: Tx, event: Stripe.Event, now: Date): Promise<Handled> {
+async function chargeMoney(tx: Tx, event: PaymentEvent, now: Date): Promise<Handled> {
   const result = await chargeMoneyEvent(tx, event, now);
   if (!result) return ignored;
   return { outcome: 'handled', paymentId: result.paymentId, alerts: result.alerts };
@@ -264,31 +247,31 @@ function succeededMessage(row: BillingPaymentRow): string {
   return `${what} of ${formatAmount(row.amount, row.currency)} received: ${row.credits.toLocaleString('en-US')} purchased credits added.`;
 }
 
-async function checkoutPaid(tx: Tx, services: Pick<Resources, 'config' | 'log'>, session: Stripe.Checkout.Session, card: Card | null, now: Date): Promise<Handled> {
-  if (session.payment_status !== 'paid') return ignored;
+async function checkoutPaid(tx: Tx, services: Pick<Resources, 'config' | 'log'>, session: CompletedCheckout, card: SavedCard | null, now: Date): Promise<Handled> {
+  if (!session.paid) return ignored;
   const payment = await checkoutPayment(tx, services, session, now);
   if (!payment) {
     services.log.warn({ checkout_session: session.id }, 'paid checkout session without a workspace or pack of this service; ignored');
     return ignored;
   }
-  const intentId = idOf(session.payment_intent);
+  const intentId = session.paymentIntentId;
   const done: Handled = { outcome: 'handled', paymentId: payment.id, alerts: [] };
   if (payment.status !== 'pending') return done;
-  if (session.amount_total !== payment.amount || (session.currency ?? '').toLowerCase() !== payment.currency) {
-    const message = `Stripe reported ${session.amount_total ?? 'no amount'} ${session.currency ?? ''}, the pack costs ${payment.amount} ${payment.currency}.`;
+  if (session.amount !== payment.amount || (session.currency ?? '').toLowerCase() !== payment.currency) {
+    const message = `Stripe reported ${session.amount ?? 'no amount'} ${session.currency ?? ''}, the pack costs ${payment.amount} ${payment.currency}.`;
     services.log.warn({ payment_id: payment.id, checkout_session: session.id }, `checkout amount mismatch: ${message}`);
     await mismatch(tx, payment, intentId, now, message);
     return done;
   }
   const paid = await payAndGrant(tx, payment, intentId, now);
   if (!paid) return done;
-  await saveCustomer(tx, paid.row.workspace_id, idOf(session.customer), card, now);
+  await saveCustomer(tx, paid.row.workspace_id, session.customerId, card, now);
   done.alerts.push(...grantAlerts(paid));
   return done;
 }
 
 /** The customer a checkout paid as, and the card it paid with (auto-recharge charges it). */
-async function saveCustomer(tx: Tx, workspaceId: string, customerId: string | null, card: Card | null, now: Date): Promise<void> {
+async function saveCustomer(tx: Tx, workspaceId: string, customerId: string | null, card: SavedCard | null, now: Date): Promise<void> {
   const cardColumns = card ? { payment_method_id: card.paymentMethodId, card_brand: card.brand, card_last4: card.last4 } : {};
   if (customerId) {
     await tx
@@ -302,8 +285,8 @@ async function saveCustomer(tx: Tx, workspaceId: string, customerId: string | nu
 }
 
 /** An auto-recharge's payment, by its PaymentIntent or (when the charger stopped before storing it) the payment ID in its metadata. */
-async function rechargePayment(tx: Tx, intent: Stripe.PaymentIntent): Promise<BillingPaymentRow | undefined> {
-  if (intent.metadata?.kind !== 'auto_recharge') return undefined;
+async function rechargePayment(tx: Tx, intent: PaymentOutcome): Promise<BillingPaymentRow | undefined> {
+  if (intent.metadata.kind !== 'auto_recharge') return undefined;
   const byIntent = await tx.selectFrom('billing_payments').selectAll().where('payment_intent_id', '=', intent.id).executeTakeFirst();
   if (byIntent) return byIntent;
   const paymentId = intent.metadata.payment_id;
@@ -317,7 +300,7 @@ async function rechargePayment(tx: Tx, intent: Stripe.PaymentIntent): Promise<Bi
     .executeTakeFirst();
 }
 
-async function rechargeSucceeded(tx: Tx, intent: Stripe.PaymentIntent, now: Date): Promise<Handled> {
+async function rechargeSucceeded(tx: Tx, intent: PaymentOutcome, now: Date): Promise<Handled> {
   // A checkout's PaymentIntent is granted by its checkout.session event.
   const payment = await rechargePayment(tx, intent);
   if (!payment) return ignored;
@@ -331,10 +314,10 @@ async function rechargeSucceeded(tx: Tx, intent: Stripe.PaymentIntent, now: Date
   return done;
 }
 
-async function rechargeFailed(tx: Tx, services: Pick<Resources, 'config'>, intent: Stripe.PaymentIntent, now: Date): Promise<Handled> {
+async function rechargeFailed(tx: Tx, services: Pick<Resources, 'config'>, intent: PaymentOutcome, now: Date): Promise<Handled> {
   const payment = await rechargePayment(tx, intent);
   if (!payment) return ignored;
-  const reason = intent.last_payment_error?.message ?? 'The card was declined.';
+  const reason = intent.failureMessage ?? 'The card was declined.';
   // failRecharge writes its own event (when it is the first to fail the payment).
   const wroteEvents = await failRecharge(tx, services.config, now, payment.id, reason, intent.id);
   return { outcome: 'handled', paymentId: payment.id, alerts: [], wroteEvents };

@@ -4,7 +4,7 @@ import { systemActor } from '../audit/audit';
 import type { Resources } from '../resources';
 import type { BillingAlert } from './alerts';
 import { applyPlan, findPlan, freePlan, type PlanChange, readPlanRow } from './plans';
-import { idOf, type Stripe, stripeFailureOf } from './stripe';
+import { type PaymentEvent, type PaymentGateway, paymentFailureOf, type ProviderInvoice, type ProviderSubscription } from './gateway';
 import { LIVE_STATUSES, mirroredPeriod, renderInvoice } from './subscriptions';
 import { ApiError } from '../errors';
 
@@ -14,9 +14,8 @@ import { ApiError } from '../errors';
  * - `checkout.session.completed` (mode subscription): the subscription recorded, as read with
  *   GET /v1/subscriptions/{id} before the transaction;
  * - `invoice.paid`: the invoice recorded; the workspace's plan becomes the plan of the
- *   subscription's metadata as the invoice carries it (`subscription_details` in older API
- *   versions, `parent.subscription_details` in newer ones; else the subscription read from
- *   Stripe), unless a later invoice set the plan already (the quota follows the last paid
+ *   subscription's metadata as the invoice carries it (else as the subscription read from
+ *   Stripe has it), unless a later invoice set the plan already (the quota follows the last paid
  *   invoice, whatever order the events arrive in); the subscription is active again;
  * - `invoice.payment_failed`: the invoice recorded, the subscription past due since then (the
  *   grace period of grace.ts), `billing.invoice_payment_failed` and a mail;
@@ -38,51 +37,27 @@ interface Handled {
 
 const ignored: Handled = { outcome: 'ignored', paymentId: null, alerts: [] };
 
-type Metadata = Record<string, string>;
-type InvoiceShape = Stripe.Invoice & {
-  subscription?: string | { id: string } | null;
-  subscription_details?: { metadata?: Metadata | null } | null;
-  parent?: { subscription_details?: { subscription?: string | { id: string } | null; metadata?: Metadata | null } | null } | null;
-};
-
-export function isSubscriptionEvent(event: Stripe.Event): boolean {
+export function isSubscriptionEvent(event: PaymentEvent): boolean {
   if ((SUBSCRIPTION_EVENT_TYPES as readonly string[]).includes(event.type)) return true;
-  return event.type === 'checkout.session.completed' && (event.data.object as Stripe.Checkout.Session).mode === 'subscription';
-}
-
-/** The subscription an invoice bills: `subscription` (older API versions) or `parent.subscription_details.subscription` (newer). */
-export function invoiceSubscriptionId(invoice: InvoiceShape): string | null {
-  return idOf(invoice.subscription ?? null) ?? idOf(invoice.parent?.subscription_details?.subscription ?? null);
-}
-
-/** The subscription's metadata when the invoice was made, in either shape. */
-function invoiceMetadata(invoice: InvoiceShape): Metadata {
-  return { ...(invoice.subscription_details?.metadata ?? {}), ...(invoice.parent?.subscription_details?.metadata ?? {}) };
+  return event.type === 'checkout.session.completed' && event.kind === 'checkout' && event.checkout.mode === 'subscription';
 }
 
 /**
  * The subscription an event needs read from Stripe before its transaction opens: a subscription
  * checkout's, and an invoice's. A failure answers 503, so Stripe sends the event again.
  */
-export async function prefetchSubscription(services: Pick<Resources, 'log'>, stripe: Stripe, event: Stripe.Event): Promise<Stripe.Subscription | null> {
+export async function prefetchSubscription(services: Pick<Resources, 'log'>, payments: PaymentGateway, event: PaymentEvent): Promise<ProviderSubscription | null> {
   if (!isSubscriptionEvent(event)) return null;
   let id: string | null = null;
-  if (event.type === 'checkout.session.completed') id = idOf((event.data.object as Stripe.Checkout.Session).subscription);
-  else if (event.type.startsWith('invoice.')) id = invoiceSubscriptionId(event.data.object as InvoiceShape);
+  if (event.kind === 'checkout') id = event.checkout.subscriptionId;
+  else if (event.kind === 'invoice') id = event.invoice.subscriptionId;
   if (!id) return null;
   try {
-    return await stripe.subscriptions.retrieve(id);
+    return await payments.subscription(id);
   } catch (error) {
-    services.log.warn({ stripe_event: event.id, subscription: id, stripe: stripeFailureOf(error) }, 'subscription of an event not read; Stripe will retry');
+    services.log.warn({ stripe_event: event.id, subscription: id, stripe: paymentFailureOf(error) }, 'subscription of an event not read; Stripe will retry');
     throw new ApiError('billing_unavailable', 'The subscription could not be read from Stripe now; nothing was written. Stripe retries the event.');
   }
-}
-
-export function statusOf(stripeStatus: string): SubscriptionStatus {
-  if (stripeStatus === 'active' || stripeStatus === 'trialing') return 'active';
-  if (stripeStatus === 'past_due' || stripeStatus === 'unpaid') return 'past_due';
-  if (stripeStatus === 'canceled' || stripeStatus === 'incomplete_expired') return 'canceled';
-  return 'incomplete';
 }
 
 async function workspaceExists(tx: Tx, workspaceId: string | undefined | null): Promise<string | null> {
@@ -96,10 +71,10 @@ async function workspaceExists(tx: Tx, workspaceId: string | undefined | null): 
  * plan of its metadata; status, item, period end and cancellation follow Stripe, except that a
  * cancelled row stays cancelled and a past-due one becomes active only by a paid invoice.
  */
-async function upsertSubscription(tx: Tx, subscription: Stripe.Subscription, workspaceId: string, now: Date): Promise<void> {
-  const status = statusOf(subscription.status);
+async function upsertSubscription(tx: Tx, subscription: ProviderSubscription, workspaceId: string, now: Date): Promise<void> {
+  const status = subscription.status;
   const period = mirroredPeriod(subscription);
-  const item = subscription.items?.data?.[0]?.id ?? null;
+  const item = subscription.itemId;
   const existing = await tx.selectFrom('billing_subscriptions').select(['status', 'past_due_since', 'item_id']).where('id', '=', subscription.id).forUpdate().executeTakeFirst();
   if (!existing) {
     await tx
@@ -107,14 +82,14 @@ async function upsertSubscription(tx: Tx, subscription: Stripe.Subscription, wor
       .values({
         id: subscription.id,
         workspace_id: workspaceId,
-        plan_id: subscription.metadata?.plan_id ?? 'free',
-        price_plan_id: subscription.metadata?.plan_id ?? null,
+        plan_id: subscription.metadata.plan_id ?? 'free',
+        price_plan_id: subscription.metadata.plan_id ?? null,
         status,
         item_id: item,
         current_period_end: period.current_period_end ?? null,
         cancel_at_period_end: period.cancel_at_period_end,
         past_due_since: status === 'past_due' ? now : null,
-        created_at: new Date((subscription.created || Math.floor(now.getTime() / 1000)) * 1000),
+        created_at: subscription.createdAt ?? now,
         updated_at: now,
       })
       .onConflict((oc) => oc.column('id').doNothing())
@@ -127,7 +102,7 @@ async function upsertSubscription(tx: Tx, subscription: Stripe.Subscription, wor
     .set({
       status: next,
       item_id: item ?? existing.item_id,
-      ...(subscription.metadata?.plan_id ? { price_plan_id: subscription.metadata.plan_id } : {}),
+      ...(subscription.metadata.plan_id ? { price_plan_id: subscription.metadata.plan_id } : {}),
       ...(period.current_period_end ? { current_period_end: period.current_period_end } : {}),
       cancel_at_period_end: period.cancel_at_period_end,
       past_due_since: next === 'past_due' ? (existing.past_due_since ?? now) : existing.past_due_since,
@@ -137,25 +112,22 @@ async function upsertSubscription(tx: Tx, subscription: Stripe.Subscription, wor
     .execute();
 }
 
-async function recordInvoice(tx: Tx, invoice: InvoiceShape, workspaceId: string, subscriptionId: string | null, planId: string | null, now: Date) {
-  const line = invoice.lines?.data?.[0];
-  const periodStart = line?.period?.start ?? invoice.period_start;
-  const periodEnd = line?.period?.end ?? invoice.period_end;
+async function recordInvoice(tx: Tx, invoice: ProviderInvoice & { id: string }, workspaceId: string, subscriptionId: string | null, planId: string | null, now: Date) {
   const values = {
-    status: invoice.status ?? 'open',
-    number: invoice.number ?? null,
-    amount_due: invoice.amount_due ?? 0,
-    amount_paid: invoice.amount_paid ?? 0,
-    currency: (invoice.currency ?? 'usd').toLowerCase(),
-    period_start: periodStart ? new Date(periodStart * 1000) : null,
-    period_end: periodEnd ? new Date(periodEnd * 1000) : null,
-    hosted_invoice_url: invoice.hosted_invoice_url ?? null,
+    status: invoice.status,
+    number: invoice.number,
+    amount_due: invoice.amountDue,
+    amount_paid: invoice.amountPaid,
+    currency: invoice.currency,
+    period_start: invoice.periodStart,
+    period_end: invoice.periodEnd,
+    hosted_invoice_url: invoice.hostedUrl,
     updated_at: now,
   };
   // A paid invoice stays paid, whichever of its events arrives last.
   return tx
     .insertInto('billing_invoices')
-    .values({ id: invoice.id!, workspace_id: workspaceId, subscription_id: subscriptionId, plan_id: planId, created_at: new Date(invoice.created * 1000), ...values })
+    .values({ id: invoice.id, workspace_id: workspaceId, subscription_id: subscriptionId, plan_id: planId, created_at: invoice.createdAt, ...values })
     .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ ...values, status: eb.case().when('billing_invoices.status', '=', 'paid').then('paid').else(values.status).end() })))
     .returningAll()
     .executeTakeFirstOrThrow();
@@ -183,38 +155,39 @@ function planChangedAlert(change: PlanChange, reason: string): BillingAlert {
 export async function handleSubscriptionEvent(
   tx: Tx,
   services: Pick<Resources, 'config' | 'log'>,
-  event: Stripe.Event,
-  fetched: Stripe.Subscription | null,
+  event: PaymentEvent,
+  fetched: ProviderSubscription | null,
   now: Date,
 ): Promise<Handled> {
-  switch (event.type) {
-    case 'checkout.session.completed': {
-      const workspaceId = await workspaceExists(tx, fetched?.metadata?.workspace_id);
+  switch (event.kind) {
+    case 'checkout': {
+      const workspaceId = await workspaceExists(tx, fetched?.metadata.workspace_id);
       if (!fetched || !workspaceId) return ignored;
       await upsertSubscription(tx, fetched, workspaceId, now);
       return { outcome: 'handled', paymentId: null, alerts: [] };
     }
-    case 'invoice.paid':
-    case 'invoice.payment_failed':
-      return invoiceEvent(tx, services.config, event.type, event.data.object as InvoiceShape, fetched, now);
-    case 'customer.subscription.updated':
-    case 'customer.subscription.deleted':
-      return subscriptionChanged(tx, services.config, event.type, event.data.object as Stripe.Subscription, now);
+    case 'invoice':
+      if (event.type !== 'invoice.paid' && event.type !== 'invoice.payment_failed') return ignored;
+      return invoiceEvent(tx, services.config, event.type, event.invoice, fetched, now);
+    case 'subscription':
+      if (event.type !== 'customer.subscription.updated' && event.type !== 'customer.subscription.deleted') return ignored;
+      return subscriptionChanged(tx, services.config, event.type, event.subscription, now);
     default:
       return ignored;
   }
 }
 
-async function invoiceEvent(tx: Tx, config: AppConfig, type: 'invoice.paid' | 'invoice.payment_failed', invoice: InvoiceShape, fetched: Stripe.Subscription | null, now: Date): Promise<Handled> {
-  const subscriptionId = invoiceSubscriptionId(invoice);
-  if (!subscriptionId || !invoice.id) return ignored;
-  const metadata = { ...(fetched?.metadata ?? {}), ...invoiceMetadata(invoice) };
+async function invoiceEvent(tx: Tx, config: AppConfig, type: 'invoice.paid' | 'invoice.payment_failed', invoice: ProviderInvoice, fetched: ProviderSubscription | null, now: Date): Promise<Handled> {
+  const subscriptionId = invoice.subscriptionId;
+  const invoiceId = invoice.id;
+  if (!subscriptionId || !invoiceId) return ignored;
+  const metadata = { ...(fetched?.metadata ?? {}), ...invoice.subscriptionMetadata };
   const known = await tx.selectFrom('billing_subscriptions').select(['workspace_id', 'plan_id']).where('id', '=', subscriptionId).executeTakeFirst();
   const workspaceId = await workspaceExists(tx, known?.workspace_id ?? metadata.workspace_id);
   if (!workspaceId) return ignored;
   if (fetched) await upsertSubscription(tx, fetched, workspaceId, now);
   const plan = findPlan(config, metadata.plan_id);
-  const row = await recordInvoice(tx, invoice, workspaceId, subscriptionId, plan?.id ?? null, now);
+  const row = await recordInvoice(tx, { ...invoice, id: invoiceId }, workspaceId, subscriptionId, plan?.id ?? null, now);
   const done: Handled = { outcome: 'handled', paymentId: null, alerts: [] };
   if (type === 'invoice.payment_failed') {
     const sub = await tx
@@ -247,7 +220,7 @@ async function invoiceEvent(tx: Tx, config: AppConfig, type: 'invoice.paid' | 'i
   if (!plan) return done;
   await tx.selectFrom('workspaces').select('id').where('id', '=', workspaceId).forUpdate().executeTakeFirstOrThrow();
   const workspace = (await readPlanRow(tx, workspaceId)) ?? { plan_id: 'free', plan_invoice_at: null };
-  const invoiceAt = new Date(invoice.created * 1000);
+  const invoiceAt = invoice.createdAt;
   const sub = await tx.selectFrom('billing_subscriptions').select(['status']).where('id', '=', subscriptionId).executeTakeFirst();
   if (workspace.plan_invoice_at && invoiceAt < workspace.plan_invoice_at) return done; // a later invoice set the plan already
   await tx
@@ -271,9 +244,9 @@ async function invoiceEvent(tx: Tx, config: AppConfig, type: 'invoice.paid' | 'i
   return done;
 }
 
-async function subscriptionChanged(tx: Tx, config: AppConfig, type: string, subscription: Stripe.Subscription, now: Date): Promise<Handled> {
+async function subscriptionChanged(tx: Tx, config: AppConfig, type: string, subscription: ProviderSubscription, now: Date): Promise<Handled> {
   const known = await tx.selectFrom('billing_subscriptions').select('workspace_id').where('id', '=', subscription.id).executeTakeFirst();
-  const workspaceId = await workspaceExists(tx, known?.workspace_id ?? subscription.metadata?.workspace_id);
+  const workspaceId = await workspaceExists(tx, known?.workspace_id ?? subscription.metadata.workspace_id);
   if (!workspaceId) return ignored;
   await upsertSubscription(tx, subscription, workspaceId, now);
   const done: Handled = { outcome: 'handled', paymentId: null, alerts: [] };

@@ -8,7 +8,8 @@ import { type Page, type PageRequest, pageOf } from '../paging';
 import type { Resources, Tenant } from '../resources';
 import { ensureCustomer } from './checkout';
 import { isUpgrade, type Plan, planOf, paidPlanOrThrow } from './plans';
-import { billingUnavailable, requireBilling, type Stripe, stripeFailureOf } from './stripe';
+import { billingUnavailable, requirePayments } from './availability';
+import { type HostedCheckout, type PaymentGateway, paymentFailureOf, type ProviderSubscription } from './gateway';
 
 /**
  * Subscribing to a monthly plan, changing and cancelling it, the billing portal and the
@@ -85,61 +86,53 @@ export function planProductName(plan: Plan): string {
  * /v1/prices and reused: the row billing_prices keeps it; two requests at once ask Stripe with
  * the same Idempotency-Key, so one Price is made.
  */
-export async function ensurePlanPrice(db: Db, stripe: Stripe, plan: Plan, log: Resources['log']): Promise<string> {
+export async function ensurePlanPrice(db: Db, payments: PaymentGateway, plan: Plan, log: Resources['log']): Promise<string> {
   const key = { plan_id: plan.id, amount: plan.amount, currency: plan.currency };
   const stored = await db.selectFrom('billing_prices').select('stripe_price_id').where('plan_id', '=', key.plan_id).where('amount', '=', key.amount).where('currency', '=', key.currency).executeTakeFirst();
   if (stored) return stored.stripe_price_id;
-  let price: Stripe.Price;
+  let priceId: string;
   try {
-    price = await stripe.prices.create(
-      { currency: plan.currency, unit_amount: plan.amount, recurring: { interval: 'month' }, product_data: { name: planProductName(plan) }, metadata: { plan_id: plan.id } },
-      { idempotencyKey: `price-${plan.id}-${plan.amount}-${plan.currency}` },
-    );
+    priceId = await payments.createMonthlyPrice({
+      item: { name: planProductName(plan), amount: plan.amount, currency: plan.currency },
+      metadata: { plan_id: plan.id },
+      idempotencyKey: `price-${plan.id}-${plan.amount}-${plan.currency}`,
+    });
   } catch (error) {
-    log.warn({ plan_id: plan.id, stripe: stripeFailureOf(error) }, 'stripe price not created');
+    log.warn({ plan_id: plan.id, stripe: paymentFailureOf(error) }, 'stripe price not created');
     throw billingUnavailable(error);
   }
-  await db.insertInto('billing_prices').values({ ...key, stripe_price_id: price.id }).onConflict((oc) => oc.doNothing()).execute();
+  await db.insertInto('billing_prices').values({ ...key, stripe_price_id: priceId }).onConflict((oc) => oc.doNothing()).execute();
   const row = await db.selectFrom('billing_prices').select('stripe_price_id').where('plan_id', '=', key.plan_id).where('amount', '=', key.amount).where('currency', '=', key.currency).executeTakeFirstOrThrow();
   return row.stripe_price_id;
 }
 
-type Services = Pick<Resources, 'db' | 'config' | 'clock' | 'log'>;
+type Services = Pick<Resources, 'db' | 'config' | 'clock' | 'log' | 'payments'>;
 
 /** POST /v1/billing/subscription: 201 a Checkout Session for a new subscription, or 200 the live subscription changed to the plan. */
 export async function createSubscription(
   services: Services,
-  stripeClient: Stripe | null,
   tenant: Tenant,
   input: SubscriptionRequest,
   actor: Actor,
 ): Promise<{ status: 201; body: components['schemas']['CheckoutResponse'] } | { status: 200; body: Subscription }> {
-  const { stripe } = requireBilling(stripeClient, services.config);
+  const payments = requirePayments(services);
   const plan = paidPlanOrThrow(services.config, input.plan_id);
   const workspaceId = tenant.workspace.id;
   const live = await liveSubscription(services.db, workspaceId);
-  if (live) return { status: 200, body: await changePlan(services, stripe, live, plan, actor) };
-  const customer = await ensureCustomer(services.db, stripe, workspaceId, services.log);
-  let session: Stripe.Checkout.Session;
+  if (live) return { status: 200, body: await changePlan(services, payments, live, plan, actor) };
+  const customerId = await ensureCustomer(services.db, payments, workspaceId, services.log);
+  let session: HostedCheckout;
   try {
-    session = await stripe.checkout.sessions.create(
-      {
-        mode: 'subscription',
-        customer,
-        line_items: [
-          {
-            price_data: { currency: plan.currency, unit_amount: plan.amount, recurring: { interval: 'month' }, product_data: { name: planProductName(plan) } },
-            quantity: 1,
-          },
-        ],
-        subscription_data: { metadata: { workspace_id: workspaceId, plan_id: plan.id } },
-        success_url: input.success_url ?? billingPage(services.config.appUrl, workspaceId, '?subscription=success'),
-        cancel_url: input.cancel_url ?? billingPage(services.config.appUrl, workspaceId, '?subscription=cancelled'),
-      },
-      { idempotencyKey: `subscription-checkout-${newId('pay')}` },
-    );
+    session = await payments.createSubscriptionCheckout({
+      customerId,
+      item: { name: planProductName(plan), amount: plan.amount, currency: plan.currency },
+      metadata: { workspace_id: workspaceId, plan_id: plan.id },
+      successUrl: input.success_url ?? billingPage(services.config.appUrl, workspaceId, '?subscription=success'),
+      cancelUrl: input.cancel_url ?? billingPage(services.config.appUrl, workspaceId, '?subscription=cancelled'),
+      idempotencyKey: `subscription-checkout-${newId('pay')}`,
+    });
   } catch (error) {
-    services.log.warn({ workspace_id: workspaceId, stripe: stripeFailureOf(error) }, 'stripe subscription checkout session not created');
+    services.log.warn({ workspace_id: workspaceId, stripe: paymentFailureOf(error) }, 'stripe subscription checkout session not created');
     throw billingUnavailable(error);
   }
   await services.db.transaction().execute((tx) =>
@@ -152,16 +145,15 @@ export async function createSubscription(
       data: { plan_id: plan.id, amount: plan.amount, currency: plan.currency, monthly_credits: plan.monthly_credits, checkout_id: session.id },
     }),
   );
-  return { status: 201, body: { checkout_id: session.id, url: session.url ?? '' } };
+  return { status: 201, body: { checkout_id: session.id, url: session.url } };
 }
 
 /** The subscription's one item (its price is what a change replaces), from the row or read from Stripe. */
-async function itemOf(stripe: Stripe, row: BillingSubscriptionRow): Promise<string> {
+async function itemOf(payments: PaymentGateway, row: BillingSubscriptionRow): Promise<string> {
   if (row.item_id) return row.item_id;
-  const subscription = await stripe.subscriptions.retrieve(row.id);
-  const item = subscription.items.data[0];
-  if (!item) throw new Error(`subscription ${row.id} has no item`);
-  return item.id;
+  const subscription = await payments.subscription(row.id);
+  if (!subscription.itemId) throw new Error(`subscription ${row.id} has no item`);
+  return subscription.itemId;
 }
 
 /**
@@ -172,29 +164,31 @@ async function itemOf(stripe: Stripe, row: BillingSubscriptionRow): Promise<stri
  * downgrade taken back): the price again, nothing prorated. The plan it is priced at already:
  * nothing changes.
  */
-async function changePlan(services: Services, stripe: Stripe, live: BillingSubscriptionRow, plan: Plan, actor: Actor): Promise<Subscription> {
+async function changePlan(services: Services, payments: PaymentGateway, live: BillingSubscriptionRow, plan: Plan, actor: Actor): Promise<Subscription> {
   const priced = planOf(services.config, live.price_plan_id ?? live.plan_id);
   if (plan.id === priced.id) return renderSubscription(services.config, live);
   // Back to the plan in force (a scheduled downgrade taken back): its period is paid for already, so nothing is prorated.
   const upgrade = plan.id !== live.plan_id && isUpgrade(priced, plan);
   const proration = upgrade ? 'always_invoice' : 'none';
-  const price = await ensurePlanPrice(services.db, stripe, plan, services.log);
-  let updated: Stripe.Subscription;
+  const priceId = await ensurePlanPrice(services.db, payments, plan, services.log);
+  let updated: ProviderSubscription;
   try {
-    updated = await stripe.subscriptions.update(
-      live.id,
-      { items: [{ id: await itemOf(stripe, live), price }], metadata: { plan_id: plan.id }, proration_behavior: proration },
-      { idempotencyKey: `subscription-change-${newId('evt')}` },
-    );
+    updated = await payments.changeSubscriptionPrice(live.id, {
+      itemId: await itemOf(payments, live),
+      priceId,
+      metadata: { plan_id: plan.id },
+      proration,
+      idempotencyKey: `subscription-change-${newId('evt')}`,
+    });
   } catch (error) {
-    services.log.warn({ subscription: live.id, stripe: stripeFailureOf(error) }, 'stripe subscription not changed');
+    services.log.warn({ subscription: live.id, stripe: paymentFailureOf(error) }, 'stripe subscription not changed');
     throw billingUnavailable(error);
   }
   const now = services.clock.now();
   return services.db.transaction().execute(async (tx) => {
     const row = await tx
       .updateTable('billing_subscriptions')
-      .set({ price_plan_id: plan.id, item_id: updated.items.data[0]?.id ?? live.item_id, ...mirroredPeriod(updated), updated_at: now })
+      .set({ price_plan_id: plan.id, item_id: updated.itemId ?? live.item_id, ...mirroredPeriod(updated), updated_at: now })
       .where('id', '=', live.id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -210,23 +204,21 @@ async function changePlan(services: Services, stripe: Stripe, live: BillingSubsc
   });
 }
 
-/** The period end and cancellation of a Stripe subscription (the period on its item in newer API versions, on itself in older ones). */
-export function mirroredPeriod(subscription: Stripe.Subscription): { current_period_end?: Date; cancel_at_period_end: boolean } {
-  const legacy = (subscription as unknown as { current_period_end?: number }).current_period_end;
-  const end = subscription.items?.data?.[0]?.current_period_end ?? legacy;
-  return { ...(typeof end === 'number' ? { current_period_end: new Date(end * 1000) } : {}), cancel_at_period_end: Boolean(subscription.cancel_at_period_end) };
+/** The period end (when the provider gives one) and cancellation of a subscription, as its row keeps them. */
+export function mirroredPeriod(subscription: ProviderSubscription): { current_period_end?: Date; cancel_at_period_end: boolean } {
+  return { ...(subscription.currentPeriodEnd ? { current_period_end: subscription.currentPeriodEnd } : {}), cancel_at_period_end: subscription.cancelAtPeriodEnd };
 }
 
 /** DELETE /v1/billing/subscription: the live subscription ends at the end of its period. */
-export async function cancelSubscription(services: Services, stripeClient: Stripe | null, tenant: Tenant, actor: Actor): Promise<Subscription> {
-  const { stripe } = requireBilling(stripeClient, services.config);
+export async function cancelSubscription(services: Services, tenant: Tenant, actor: Actor): Promise<Subscription> {
+  const payments = requirePayments(services);
   const live = await liveSubscription(services.db, tenant.workspace.id);
   if (!live) throw new ApiError('subscription_not_found', 'This workspace has no live subscription.');
-  let updated: Stripe.Subscription;
+  let updated: ProviderSubscription;
   try {
-    updated = await stripe.subscriptions.update(live.id, { cancel_at_period_end: true }, { idempotencyKey: `subscription-cancel-${newId('evt')}` });
+    updated = await payments.cancelAtPeriodEnd(live.id, `subscription-cancel-${newId('evt')}`);
   } catch (error) {
-    services.log.warn({ subscription: live.id, stripe: stripeFailureOf(error) }, 'stripe subscription not cancelled');
+    services.log.warn({ subscription: live.id, stripe: paymentFailureOf(error) }, 'stripe subscription not cancelled');
     throw billingUnavailable(error);
   }
   const now = services.clock.now();
@@ -250,15 +242,14 @@ export async function cancelSubscription(services: Services, stripeClient: Strip
 }
 
 /** POST /v1/billing/portal: a Stripe billing portal session for the workspace's customer. */
-export async function createBillingPortal(services: Services, stripeClient: Stripe | null, tenant: Tenant, input: BillingPortalRequest | undefined): Promise<{ url: string }> {
-  const { stripe } = requireBilling(stripeClient, services.config);
+export async function createBillingPortal(services: Services, tenant: Tenant, input: BillingPortalRequest | undefined): Promise<{ url: string }> {
+  const payments = requirePayments(services);
   const workspaceId = tenant.workspace.id;
-  const customer = await ensureCustomer(services.db, stripe, workspaceId, services.log);
+  const customerId = await ensureCustomer(services.db, payments, workspaceId, services.log);
   try {
-    const session = await stripe.billingPortal.sessions.create({ customer, return_url: input?.return_url ?? billingPage(services.config.appUrl, workspaceId) });
-    return { url: session.url };
+    return { url: await payments.createPortalSession({ customerId, returnUrl: input?.return_url ?? billingPage(services.config.appUrl, workspaceId) }) };
   } catch (error) {
-    services.log.warn({ workspace_id: workspaceId, stripe: stripeFailureOf(error) }, 'stripe billing portal session not created');
+    services.log.warn({ workspace_id: workspaceId, stripe: paymentFailureOf(error) }, 'stripe billing portal session not created');
     throw billingUnavailable(error);
   }
 }

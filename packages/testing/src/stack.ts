@@ -32,7 +32,7 @@ export interface TestStack {
   /** The API's mail sender (with SMTP_URL set; it looks at the outbox every 200 ms and when kicked). */
   mailer: MailSender | null;
   worker: RunningWorker | null;
-  /** The API's Stripe client and auto-recharge charger (it looks for due recharges every 100 ms). */
+  /** The API's auto-recharge charger (it looks for due recharges every 100 ms). */
   billing: ProcessBilling;
   /** With `stripe`: the app's loopback origin, where the fake Stripe sends its events. */
   url: string | null;

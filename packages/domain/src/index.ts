@@ -26,6 +26,7 @@ export * from './credits/counters';
 export * from './idempotency/idempotency';
 export * from './retention/retention';
 export * from './jobs/recipe';
+export * from './admission/job-rows';
 export * from './admission/plan';
 export * from './admission/admit';
 export * from './admission/quote';

@@ -11,7 +11,8 @@ import { queueJobs } from '../jobs/state';
 import type { Resources } from '../resources';
 import { retryDeadlocks } from '../tx';
 import { periodStartOf } from '../time';
-import { type AdmissionState, type Decision, deliveryColumns, type KeyState, planAdmission, type Submission } from './plan';
+import { deliveryColumns } from './job-rows';
+import { type AdmissionState, type Decision, type KeyState, planAdmission, type Submission } from './plan';
 
 /**
  * The admission's I/O, around the planner (plan.ts): one transaction per group of submissions.

@@ -28,6 +28,7 @@ export * from './retention/retention';
 export * from './jobs/recipe';
 export * from './admission/job-rows';
 export * from './admission/plan';
+export * from './admission/read-state';
 export * from './admission/admit';
 export * from './admission/quote';
 export * from './jobs/state';

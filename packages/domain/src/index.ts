@@ -32,6 +32,7 @@ export * from './admission/read-state';
 export * from './admission/admit';
 export * from './admission/quote';
 export * from './jobs/state';
+export * from './jobs/requeue';
 export * from './jobs/complete';
 export * from './jobs/enqueue';
 export * from './jobs/announce';

@@ -3,8 +3,9 @@
 // it (projectService finds the nearest): tsconfig.json for the Node code, apps/console/tsconfig.json
 // for the console's browser code. The recommended sets of ESLint and typescript-eslint (not the
 // type-checked or strict ones), plus the rules below, which are all errors; warnings fail the
-// script too (--max-warnings 0).
+// script too (--max-warnings 0). Layout is Prettier's (.prettierrc), not the linter's.
 import js from '@eslint/js';
+import eslintConfigPrettier from 'eslint-config-prettier/flat';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
@@ -82,4 +83,6 @@ export default tseslint.config(
     files: ['**/*.{js,cjs}'],
     languageOptions: { sourceType: 'commonjs', globals: { __dirname: 'readonly', __filename: 'readonly' } },
   },
+  // Last: turns off the rules that would dispute Prettier's layout (`npm run format`).
+  eslintConfigPrettier,
 );

@@ -8,6 +8,7 @@ export * from './secrets/reseal';
 export * from './context';
 export * from './paging';
 export * from './workspaces/api-keys';
+export * from './workspaces/api-key-settings';
 export * from './workspaces/key-lookup';
 export * from './workspaces/key-use';
 export * from './oauth/clients';

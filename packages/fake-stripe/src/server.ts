@@ -151,7 +151,7 @@ class FakeStripeServer implements FakeStripe {
   }
 
   /** The events `step` emitted (it returns them, or the subscription book emitted them as it went). */
-  private emittedBy(step: () => StripeEvent[] | unknown): StripeEvent[] {
+  private emittedBy(step: () => unknown): StripeEvent[] {
     const before = this.events.length;
     const returned = step();
     return Array.isArray(returned) && returned.length > 0 ? (returned as StripeEvent[]) : this.events.slice(before);

@@ -298,7 +298,8 @@ export class ExtractionQueues {
       .get(key)
       .expire(key, DATA_EPOCH_TTL_S)
       .exec()) as Array<[Error | null, unknown]>;
-    if (setError ?? getError) throw setError ?? getError;
+    const error = setError ?? getError;
+    if (error) throw error;
     const time = Number(stored);
     return Number.isFinite(time) ? new Date(time) : candidate;
   }

@@ -4,7 +4,7 @@ import { availableOf } from '../credits/balances';
 import { RequestValidationError } from '../errors';
 import { uniqueNormalizedTargets, uniqueTargets } from '../batches/create-batch';
 import { type RecipeInput, resolveRecipe } from '../jobs/recipe';
-import { readAdmissionState } from './admit';
+import { readAdmissionState } from './read-state';
 import { planAdmission, type Submission } from './plan';
 
 /** The body of POST /v1/quotes: a job body (`target`) or a batch body (`targets`). */

@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import type { Services } from '../context';
 import { announce } from './announce';
 import { ENQUEUE_FAILED, enqueueAfterCommit, nextAttempt } from './enqueue';
-import { failJob, requeueAbandoned } from './state';
+import { requeueAbandoned } from './requeue';
+import { failJob } from './state';
 
 export interface ReconcileReport {
   requeued: number;

@@ -7,7 +7,8 @@ import { extractRecorded } from './attempt-sources';
 import type { Delivered } from './complete';
 import { StoreUnavailable } from '@sdx/storage';
 import { firstSavedKind } from './result-pages';
-import { failJob, handBack, heartbeat, type JobError, retryLater, saveProgress } from './state';
+import { handBack, retryLater } from './requeue';
+import { failJob, heartbeat, type JobError, saveProgress } from './state';
 
 export interface ProviderLookup {
   resolve(platform: string, operation: string): Provider | undefined;

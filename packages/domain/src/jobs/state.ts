@@ -7,7 +7,6 @@ import { type FlushResult, GroupCommit } from '../group-commit';
 import type { Resources } from '../resources';
 import { endingCandidates, recordEvents } from '../webhooks/events';
 import { announce, announceEnded } from './announce';
-import { enqueueAfterCommit, nextAttempt } from './enqueue';
 import { deleteObjectsQuietly, pageBody, type PageBody } from './result-pages';
 
 /**
@@ -18,8 +17,8 @@ import { deleteObjectsQuietly, pageBody, type PageBody } from './result-pages';
  *   claim     queued | abandoned → running      claimJobs
  *   heartbeat running            → running      heartbeat
  *   progress  running            → running      saveProgress (a checkpointed page)
- *   retry     running            → queued       retryLater; abandoned running → queued: requeueAbandoned
- *   hand back running            → queued       handBack (its worker is shutting down; the attempt is not counted)
+ *   retry     running            → queued       retryLater; abandoned running → queued: requeueAbandoned (requeue.ts)
+ *   hand back running            → queued       handBack, requeue.ts (its worker is shutting down; the attempt is not counted)
  *   complete  running            → completed    completeJobs, complete.ts (billed: the reservation settled)
  *   fail      queued | running   → failed       failJob     ┐ one path that ends without billing:
  *   cancel    queued | running   → cancelled    cancelJobs  ┘ endWithoutBilling (reservation released)
@@ -38,8 +37,10 @@ import { deleteObjectsQuietly, pageBody, type PageBody } from './result-pages';
  * batch child, the check of its batch. After commit, each change is announced (announce.ts:
  * the live streams, the webhook dispatcher, the metrics of ended jobs).
  *
- * The billed transition, completion, is in complete.ts beside this file: its statement settles
- * the reservation (the money module's claim and booking) in the job's own transaction.
+ * The transitions back to queued (a retry, an abandoned attempt, a job handed back) are in
+ * requeue.ts beside this file. The billed transition, completion, is in complete.ts beside it:
+ * its statement settles the reservation (the money module's claim and booking) in the job's own
+ * transaction.
  *
  * The attempts of one worker process claim through `GroupJobClaims` (below) and complete
  * through `GroupJobCompletions` (complete.ts): attempts running at once share one claim
@@ -203,94 +204,6 @@ async function savePage(tx: Tx, jobId: string, pageNo: number, body: PageBody): 
     .values({ job_id: jobId, page_no: pageNo, ...values })
     .onConflict((oc) => oc.columns(['job_id', 'page_no']).doUpdateSet(values))
     .execute();
-}
-
-// ---------------------------------------------------------------------------------------------
-// Retry
-
-/**
- * Puts the job of a failed attempt back in the queue for its next attempt at `next` (its queue
- * entry delayed until then), while the attempt holding `lease` still owns it; false otherwise.
- * `counted: false` gives the attempt back (the service's own store failed, not the job), so an
- * outage of the result store never uses up a job's attempts.
- */
-export async function retryLater(services: Resources, jobId: string, lease: string, next: Date, message: string, options: { counted?: boolean } = {}): Promise<boolean> {
-  const requeued = await services.db
-    .updateTable('jobs')
-    .set({
-      status: 'queued',
-      next_attempt_at: next,
-      lease_token: null,
-      progress_stage: 'retrying',
-      progress_message: message,
-      enqueued_at: sql<Date>`now()`,
-      ...(options.counted === false ? { attempts: sql<number>`greatest(attempts - 1, 0)` } : {}),
-    })
-    .where('id', '=', jobId)
-    .where('lease_token', '=', lease)
-    .where('status', '=', 'running')
-    .returning(['id', 'attempts', 'batch_id', 'queue_priority'])
-    .executeTakeFirst();
-  if (!requeued) return false;
-  announce(services, [requeued]);
-  const delayMs = Math.max(0, next.getTime() - services.clock.now().getTime());
-  await enqueueAfterCommit(services, [{ ...nextAttempt(requeued), delayMs }]);
-  return true;
-}
-
-/**
- * Running jobs whose heartbeat stopped before `staleBefore` (their worker died) go back to
- * queued for their next attempt, up to `limit` of them; returns those requeued. The caller
- * fails the ones with no attempt left first (failJob with no lease).
- */
-export async function requeueAbandoned(db: Executor, jobIds: readonly string[], staleBefore: Date): Promise<Array<Pick<JobRow, 'id' | 'attempts' | 'batch_id' | 'queue_priority'>>> {
-  if (jobIds.length === 0) return [];
-  return db
-    .updateTable('jobs')
-    .set({
-      status: 'queued',
-      lease_token: null,
-      next_attempt_at: sql<Date>`now()`,
-      progress_stage: 'retrying',
-      progress_message: 'The worker stopped responding; retrying',
-      enqueued_at: sql<Date>`now()`,
-    })
-    .where('id', 'in', [...jobIds])
-    .where('status', '=', 'running')
-    .where('heartbeat_at', '<', staleBefore)
-    .where(sql<boolean>`attempts < max_attempts`)
-    .returning(['id', 'attempts', 'batch_id', 'queue_priority'])
-    .execute();
-}
-
-/**
- * Hands the job of an attempt that cannot finish back to the queue at once (its worker is
- * shutting down), while the attempt holding `lease` still owns it: queued and due now, its
- * attempt not counted (the worker chose to stop, the job did not fail), its checkpoint kept so
- * the next attempt resumes after the last saved page, and its entry added. False when the
- * attempt no longer owns the job (cancelled, or taken over).
- */
-export async function handBack(services: Resources, jobId: string, lease: string): Promise<boolean> {
-  const requeued = await services.db
-    .updateTable('jobs')
-    .set({
-      status: 'queued',
-      attempts: sql<number>`greatest(attempts - 1, 0)`,
-      lease_token: null,
-      next_attempt_at: sql<Date>`now()`,
-      progress_stage: 'queued',
-      progress_message: 'Handed back by a worker that shut down; waiting for another',
-      enqueued_at: sql<Date>`now()`,
-    })
-    .where('id', '=', jobId)
-    .where('lease_token', '=', lease)
-    .where('status', '=', 'running')
-    .returning(['id', 'attempts', 'batch_id', 'queue_priority'])
-    .executeTakeFirst();
-  if (!requeued) return false;
-  announce(services, [requeued]);
-  await enqueueAfterCommit(services, [nextAttempt(requeued)]);
-  return true;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -1,6 +1,6 @@
 import { type ControlledTransaction, sql } from 'kysely';
 import type { Database, Db, Executor, MonitorRow, MonitorRunRow, Tx } from '@sdx/db';
-import { readAdmissionState } from '../admission/admit';
+import { readAdmissionState } from '../admission/read-state';
 import { planAdmission, type Submission } from '../admission/plan';
 import { createBatch } from '../batches/create-batch';
 import type { Services, Tenant } from '../context';

@@ -1,5 +1,5 @@
 import { dispatchMonitors } from '@sdx/domain';
-import { eventually, schemaProblems, type SeededWorkspace, startTestStack, startWebhookReceiver, type TestStack, type WebhookReceiver } from '@sdx/testing';
+import { eventually, schemaProblems, type SeededWorkspace, startTestStack, startWebhookReceiver, type TestStack, untilNextSecond, type WebhookReceiver } from '@sdx/testing';
 
 /**
  * A monitor's changes and alerts through HTTP (extensions-3.md section 3): metric_changed,
@@ -54,9 +54,9 @@ async function create(ws: SeededWorkspace, body: Record<string, unknown>): Promi
   return res.body as { id: string };
 }
 
-/** Runs the monitor now, a second after its last run (so drifting values moved), and waits for the run to complete. */
+/** Runs the monitor now, in a later second than its last run (so drifting values moved), and waits for the run to complete. */
 async function runOnce(ws: SeededWorkspace, monitorId: string, pause = true): Promise<Run> {
-  if (pause) await new Promise((resolve) => setTimeout(resolve, 1100));
+  if (pause) await untilNextSecond();
   const started = await stack.api.post(`/v1/monitors/${monitorId}/run`, { headers: ws.auth });
   expect(started.status).toBe(202);
   const runId = (started.body as Run).id;

@@ -2,7 +2,7 @@ import { createApiKey, dispatchMonitors, pauseMonitorsOfCreator, purgeMonitorPoi
 import ExcelJS from 'exceljs';
 import { sql } from 'kysely';
 import request from 'supertest';
-import { eventually, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
+import { eventually, type SeededWorkspace, startTestStack, type TestStack, untilNextSecond } from '@sdx/testing';
 
 /**
  * Monitors through HTTP (extensions-3.md section 3): the resource and its validation, tenancy,
@@ -396,8 +396,8 @@ describe('observations and series', () => {
       'nasa_sandbox_drift_50 posts_count null 1',
     ]);
 
-    // A second run at least a second later: the drifting target's counts grew, the steady one's did not.
-    await new Promise((resolve) => setTimeout(resolve, 1100));
+    // A second run in a later second: the drifting target's counts grew, the steady one's did not.
+    await untilNextSecond();
     clock.advance(60_000);
     expect((await stack.api.post(`/v1/monitors/${monitor.id}/run`, { headers: ws.auth })).status).toBe(202);
     const second = await completed(ws, monitor.id);

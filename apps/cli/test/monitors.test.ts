@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type SeededWorkspace, type ServedStack, startServedStack, type TestStack, untilMonitorRunEnds } from '@sdx/testing';
+import { type SeededWorkspace, type ServedStack, startServedStack, type TestStack, untilMonitorRunEnds, untilNextSecond } from '@sdx/testing';
 import { sparkline } from '../src/commands/monitors';
 import { json, sdx } from './support';
 
@@ -71,7 +71,7 @@ it('creates a monitor with an alert, runs it twice, and shows its runs, series, 
 
   const first = json(await sdx(['monitors', 'run', id, '--json'], { env }));
   expect(await untilMonitorRunEnds(stack, first.id)).toBe('completed');
-  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  await untilNextSecond();
   const second = (await sdx(['monitors', 'run', id, '-q'], { env })).stdout.trim();
   expect(second).toMatch(/^mrn_/);
   expect(await untilMonitorRunEnds(stack, second)).toBe('completed');

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ApiError, type Client, type MonitorRequest } from '@sdx/sdk';
-import { type SeededWorkspace, type ServedStack, startServedStack, type TestStack, untilMonitorRunEnds } from '@sdx/testing';
+import { type SeededWorkspace, type ServedStack, startServedStack, type TestStack, untilMonitorRunEnds, untilNextSecond } from '@sdx/testing';
 import { clientFor } from './support';
 
 /**
@@ -62,7 +62,7 @@ it('runs a monitor twice and reads its runs, series and export', async () => {
   const first = await sdx.monitors.run(monitor.id);
   expect(first).toMatchObject({ monitor_id: monitor.id, trigger: 'manual' });
   expect(await untilMonitorRunEnds(stack, first.id)).toBe('completed');
-  await new Promise((resolve) => setTimeout(resolve, 1_100));
+  await untilNextSecond();
   const second = await sdx.monitors.run(monitor.id);
   expect(await untilMonitorRunEnds(stack, second.id)).toBe('completed');
 

@@ -17,3 +17,15 @@ export async function untilMonitorRunEnds(stack: TestStack, runId: string, timeo
     return row && !['queued', 'running'].includes(row.status) ? row.status : null;
   }, timeoutMs, 200);
 }
+
+/**
+ * Waits until the clock has passed its next whole second (half a second on average, instead of
+ * a fixed 1.1 s): a `sandbox_drift_N` target read after this shows counts grown since any read
+ * that ended before the call, since the drift counts whole seconds of Date.now().
+ */
+export async function untilNextSecond(): Promise<void> {
+  const second = Math.floor(Date.now() / 1000);
+  while (Math.floor(Date.now() / 1000) <= second) {
+    await new Promise((resolve) => setTimeout(resolve, 1000 - (Date.now() % 1000) + 2));
+  }
+}

@@ -158,8 +158,8 @@ describe('requests Node refuses before any route still get JSON', () => {
 });
 
 describe('logs', () => {
-  function capture(): { lines: Array<Record<string, any>>; stream: Writable } {
-    const lines: Array<Record<string, any>> = [];
+  function capture(): { lines: LogLine[]; stream: Writable } {
+    const lines: LogLine[] = [];
     const stream = new Writable({
       write(chunk, _enc, done) {
         for (const line of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(line));
@@ -182,10 +182,18 @@ describe('logs', () => {
     expect(text).not.toContain('abc123');
     expect(text).not.toContain('s3cret');
     const first = lines.find((l) => l.msg === 'request completed')!;
-    expect(first.req.url).toBe('/v1/account?api_key=[Redacted]&token=[Redacted]&limit=3');
-    expect(first.req.headers['proxy-authorization']).toBe('[Redacted]');
+    expect(first.req?.url).toBe('/v1/account?api_key=[Redacted]&token=[Redacted]&limit=3');
+    expect(first.req?.headers['proxy-authorization']).toBe('[Redacted]');
   });
 });
+
+/** A JSON line of the service's log (the fields these tests read). */
+interface LogLine {
+  level: number;
+  msg: string;
+  req?: { url: string; headers: Record<string, string> };
+  [key: string]: unknown;
+}
 
 describe('Postgres unreachable', () => {
   it('answers 503 service_unavailable with Retry-After, logs the outage once, and the process lives on', async () => {
@@ -193,7 +201,7 @@ describe('Postgres unreachable', () => {
     await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
     const port = (closed.address() as net.AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
-    const lines: Array<Record<string, any>> = [];
+    const lines: LogLine[] = [];
     const log = createLogger({ logLevel: 'info' }, {}, new Writable({ write(chunk, _e, done) { for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l)); done(); } }));
     const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nowhere`, REDIS_URL: stack.config.redisUrl, REDIS_PREFIX: stack.config.redisPrefix });
     const runtime = createRuntime(config, { name: 'test', log, providers: [] });

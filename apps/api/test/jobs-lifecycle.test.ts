@@ -1,4 +1,4 @@
-import { startTestStack, type SeededWorkspace, type TestStack, waitForJob, usageChecked } from '@sdx/testing';
+import { startTestStack, type SeededWorkspace, type TestStack, waitForJob, usageChecked, type LooseJson } from '@sdx/testing';
 
 /**
  * The job lifecycle of api-v1.md 3 through HTTP with a real worker: completion and billing
@@ -22,10 +22,10 @@ async function submit(ws: SeededWorkspace, body: Record<string, unknown>) {
   return res.body as { id: string };
 }
 
-const waitFor = (ws: SeededWorkspace, jobId: string, accept: (job: Record<string, any>) => boolean, timeoutMs?: number) =>
+const waitFor = (ws: SeededWorkspace, jobId: string, accept: (job: LooseJson) => boolean, timeoutMs?: number) =>
   waitForJob(stack, ws.auth, jobId, accept, timeoutMs);
 
-const terminal = (job: Record<string, any>) => ['completed', 'failed', 'cancelled'].includes(job.status);
+const terminal = (job: { status: string }) => ['completed', 'failed', 'cancelled'].includes(job.status);
 
 async function reservationStatus(jobId: string) {
   const row = await stack.runtime.db.selectFrom('credit_reservations').select('status').where('job_id', '=', jobId).executeTakeFirst();

@@ -1,4 +1,4 @@
-import { startTestStack, type SeededWorkspace, type TestStack, waitForJob, usageChecked } from '@sdx/testing';
+import { startTestStack, type SeededWorkspace, type TestStack, waitForJob, usageChecked, type LooseJson } from '@sdx/testing';
 
 /**
  * Retryable failures (running → queued with next_attempt_at in the future, the reservation
@@ -19,10 +19,10 @@ afterAll(async () => {
 
 const usage = (ws: SeededWorkspace) => usageChecked(stack, ws);
 
-const waitFor = (ws: SeededWorkspace, jobId: string, accept: (job: Record<string, any>) => boolean, timeoutMs?: number) =>
+const waitFor = (ws: SeededWorkspace, jobId: string, accept: (job: LooseJson) => boolean, timeoutMs?: number) =>
   waitForJob(stack, ws.auth, jobId, accept, timeoutMs);
 
-const terminal = (job: Record<string, any>) => ['completed', 'failed', 'cancelled'].includes(job.status);
+const terminal = (job: { status: string }) => ['completed', 'failed', 'cancelled'].includes(job.status);
 
 async function reservationStatus(jobId: string) {
   const row = await stack.runtime.db.selectFrom('credit_reservations').select('status').where('job_id', '=', jobId).executeTakeFirst();

@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type IORedis from 'ioredis';
-import { listen, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
+import { listen, type SeededWorkspace, startTestStack, type TestStack, type LooseJson } from '@sdx/testing';
 
 /**
  * Live progress over Server-Sent Events (extensions.md 6), through a real socket: the first
@@ -31,7 +31,7 @@ afterAll(async () => {
 
 interface SseEvent {
   event: string;
-  data: Record<string, any>;
+  data: Record<string, LooseJson>;
   at: number;
 }
 

@@ -1,7 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { eventually, type SeededWorkspace, type ServedStack, startServedStack } from '@sdx/testing';
+import { eventually, type SeededWorkspace, type ServedStack, startServedStack, type LooseJson } from '@sdx/testing';
 
 /**
  * Long work through MCP (extensions-2.md 3): with the sandbox slowed to 600 ms a page and
@@ -14,7 +14,7 @@ let served: ServedStack;
 let ws: SeededWorkspace;
 let client: Client;
 
-type Result = CallToolResult & { structuredContent: Record<string, any> };
+type Result = CallToolResult & { structuredContent: Record<string, LooseJson> };
 
 beforeAll(async () => {
   served = await startServedStack({ withWorker: true, env: { SANDBOX_LATENCY_MS: '600', SYNC_TIMEOUT_MS: '1000' } });

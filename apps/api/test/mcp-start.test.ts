@@ -7,7 +7,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createDb } from '@sdx/db';
 import { ensureMonthPartition } from '@sdx/domain';
-import { createTestDatabase, eventually } from '@sdx/testing';
+import { createTestDatabase, eventually, type LooseJson } from '@sdx/testing';
 
 /**
  * The MCP server of `npm start` (API, worker and scheduler processes as deployed), through the
@@ -27,7 +27,7 @@ async function freePort(): Promise<number> {
   return port;
 }
 
-type Result = CallToolResult & { structuredContent: Record<string, any> };
+type Result = CallToolResult & { structuredContent: Record<string, LooseJson> };
 
 let child: ChildProcess | null = null;
 let database: Awaited<ReturnType<typeof createTestDatabase>>;

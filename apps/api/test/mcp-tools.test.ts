@@ -3,7 +3,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
 import { createApiKey, dispatchMonitors } from '@sdx/domain';
-import { eventually, type SeededWorkspace, type ServedStack, startServedStack } from '@sdx/testing';
+import { eventually, type SeededWorkspace, type ServedStack, startServedStack, type LooseJson } from '@sdx/testing';
 
 /**
  * The MCP server (extensions-2.md 3) through the SDK's own client over Streamable HTTP: every
@@ -25,8 +25,8 @@ async function connect(key: string, headers: Record<string, string> = {}): Promi
   return client;
 }
 
-async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult & { structuredContent: Record<string, any> }> {
-  return (await client.callTool({ name, arguments: args })) as CallToolResult & { structuredContent: Record<string, any> };
+async function call(client: Client, name: string, args: Record<string, unknown> = {}): Promise<CallToolResult & { structuredContent: Record<string, LooseJson> }> {
+  return (await client.callTool({ name, arguments: args })) as CallToolResult & { structuredContent: Record<string, LooseJson> };
 }
 
 function textOf(result: CallToolResult): string {
@@ -155,7 +155,7 @@ describe('every tool', () => {
   it('start_job: answers at once with the job, billed as POST /v1/jobs; viewer refused; no credits is insufficient_credits', async () => {
     const started = await call(client, 'start_job', { platform: 'twitter', operation: 'followers', target: 'mcp_start', limit: 30, idempotency_key: 'mcp-start-1' });
     expect(started.isError).toBeFalsy();
-    const job = started.structuredContent.job as Record<string, any>;
+    const job = started.structuredContent.job as Record<string, LooseJson>;
     jobId = job.id;
     expect(job).toMatchObject({ platform: 'twitter', operation: 'followers', target: 'mcp_start', status: expect.stringMatching(/queued|running|completed/) });
     expect(job).not.toHaveProperty('result');

@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { dispatchDue } from '@sdx/scheduler-engine';
-import { createResponseValidator, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
+import { createResponseValidator, signUpUser, startTestStack, type SessionUser, type TestStack, type LooseJson } from '@sdx/testing';
 
 /**
  * extensions-3.md 1, over HTTP: revocation follows creation. An agent (an OAuth admin token)
@@ -89,7 +89,7 @@ async function mintKey(headers: Record<string, string>, role: string, extra: Rec
   return { id: res.body.id, secret: res.body.api_key, created_by: res.body.created_by };
 }
 
-async function scheduleBy(headers: Record<string, string>, extra: Record<string, unknown> = {}): Promise<Record<string, any>> {
+async function scheduleBy(headers: Record<string, string>, extra: Record<string, unknown> = {}): Promise<Record<string, LooseJson>> {
   const startsAt = new Date(clock.now().getTime() + 3_600_000).toISOString();
   const res = await stack.api.post('/v1/schedules', {
     headers,
@@ -99,13 +99,13 @@ async function scheduleBy(headers: Record<string, string>, extra: Record<string,
   return res.body;
 }
 
-async function scheduleOf(headers: Record<string, string>, id: string): Promise<Record<string, any>> {
+async function scheduleOf(headers: Record<string, string>, id: string): Promise<Record<string, LooseJson>> {
   const res = await stack.api.get(`/v1/schedules/${id}`, { headers });
   expect(res.status).toBe(200);
   return res.body;
 }
 
-async function events(headers: Record<string, string>, action: string): Promise<Array<{ target_id: string; actor: { type: string; id: string | null }; data: Record<string, any> }>> {
+async function events(headers: Record<string, string>, action: string): Promise<Array<{ target_id: string; actor: { type: string; id: string | null }; data: Record<string, LooseJson> }>> {
   const res = await stack.api.get('/v1/audit-events', { headers, query: { limit: 100 } });
   expect(res.status).toBe(200);
   return res.body.filter((e: { action: string }) => e.action === action);

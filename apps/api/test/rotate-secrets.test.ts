@@ -28,7 +28,13 @@ afterAll(async () => {
   await stack.close();
 });
 
-async function rotate(keys: { current: Buffer; previous?: Buffer }): Promise<{ code: number; out: Record<string, any> }> {
+/** What `admin rotate-secrets --json` prints (the part these tests read). */
+interface RotateReport {
+  unopenable: number;
+  columns: Array<{ table: string; column: string; resealed: number; unopenable: number }>;
+}
+
+async function rotate(keys: { current: Buffer; previous?: Buffer }): Promise<{ code: number; out: RotateReport }> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'silent', SECRETS_KEY: keys.current.toString('base64') };
   if (keys.previous) env.SECRETS_KEY_PREVIOUS = keys.previous.toString('base64');
   else delete env.SECRETS_KEY_PREVIOUS;
@@ -41,7 +47,7 @@ async function rotate(keys: { current: Buffer; previous?: Buffer }): Promise<{ c
   }
 }
 
-const counts = (out: Record<string, any>) => Object.fromEntries((out.columns as Array<Record<string, any>>).map((c) => [`${c.table}.${c.column}`, [c.resealed, c.unopenable]]));
+const counts = (out: RotateReport) => Object.fromEntries(out.columns.map((c) => [`${c.table}.${c.column}`, [c.resealed, c.unopenable]]));
 
 it('re-seals every sealed value under the new key, opening the old ones with SECRETS_KEY_PREVIOUS', async () => {
   const ws = await stack.workspace();

@@ -1,5 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
+import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 import { sql } from 'kysely';
 import { type Access, accessOf, createApp, OAUTH_ROUTES, ROUTE_ACCESS, ROUTES } from '@sdx/app-api';
 import { loadOpenApiDocument } from '@sdx/contract';
@@ -23,10 +24,28 @@ interface Fixture {
 const document = loadOpenApiDocument();
 const templateOf = (path: string) => path.replace(/:([a-z_]+)/g, '{$1}');
 
+type Operation = OpenAPIV3.OperationObject & { 'x-required-access'?: string };
+const METHODS = ['get', 'put', 'post', 'delete', 'patch'] as const;
+
+/** The openapi.yaml operation of a route, when it is documented. */
+function operationOf(method: string, path: string): Operation | undefined {
+  const item: OpenAPIV3.PathItemObject | undefined = document.paths[templateOf(path)];
+  const key = METHODS.find((m) => m === method);
+  return key && item?.[key];
+}
+
+function isRef(node: unknown): node is OpenAPIV3.ReferenceObject {
+  return node !== null && typeof node === 'object' && '$ref' in node && typeof node.$ref === 'string';
+}
+
 /** A request body as declared, or the components/requestBodies entry it names. */
-function resolveRef(node: any): any {
-  if (typeof node?.$ref !== 'string') return node;
-  return resolveRef(node.$ref.slice(2).split('/').reduce((n: any, key: string) => n?.[key], document));
+function resolveRef<T extends object>(node: T | OpenAPIV3.ReferenceObject | undefined): T | undefined {
+  if (!isRef(node)) return node;
+  const target = node.$ref
+    .slice(2)
+    .split('/')
+    .reduce<unknown>((n, key) => (n !== null && typeof n === 'object' ? (n as Record<string, unknown>)[key] : undefined), document);
+  return resolveRef(target as T | OpenAPIV3.ReferenceObject | undefined);
 }
 
 /** Request bodies of routes whose openapi.yaml operation carries no example. */
@@ -34,8 +53,7 @@ const FALLBACK_BODIES: Record<string, unknown> = {};
 
 /** The body a call sends: the operation's example. Only calls that get past authentication need it (strict). */
 function bodyFor(method: string, path: string, strict: boolean): unknown {
-  const operation = (document.paths[templateOf(path)] as Record<string, any> | undefined)?.[method];
-  const requestBody = resolveRef(operation?.requestBody);
+  const requestBody = resolveRef(operationOf(method, path)?.requestBody);
   if (!requestBody) return undefined;
   const media = requestBody.content?.['application/json'];
   const example = media?.example ?? (Object.values(media?.examples ?? {})[0] as { value?: unknown } | undefined)?.value;
@@ -173,9 +191,9 @@ describe('the route table', () => {
 
   it('agrees with the access openapi.yaml documents (x-required-access)', () => {
     for (const route of [...ROUTES, ...OAUTH_ROUTES]) {
-      const operation = (document.paths[templateOf(route.path)] as Record<string, any> | undefined)?.[route.method];
+      const operation = operationOf(route.method, route.path);
       expect({ route: label(route), documented: Boolean(operation) }).toEqual({ route: label(route), documented: true });
-      if (operation['x-required-access']) expect({ route: label(route), access: operation['x-required-access'] }).toEqual({ route: label(route), access: accessOf(route) });
+      if (operation?.['x-required-access']) expect({ route: label(route), access: operation['x-required-access'] }).toEqual({ route: label(route), access: accessOf(route) });
     }
   });
 });
@@ -263,8 +281,8 @@ describe('OAuth and /mcp', () => {
   it('declares every OAuth protocol route public, and documents it without security', () => {
     for (const route of OAUTH_ROUTES) {
       expect({ route: label(route), access: accessOf(route) }).toEqual({ route: label(route), access: 'public' });
-      const operation = (document.paths[templateOf(route.path)] as Record<string, any>)[route.method];
-      expect({ route: label(route), security: operation.security }).toEqual({ route: label(route), security: [] });
+      const operation = operationOf(route.method, route.path);
+      expect({ route: label(route), security: operation?.security }).toEqual({ route: label(route), security: [] });
     }
   });
 

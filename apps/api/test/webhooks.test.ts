@@ -1,5 +1,5 @@
 import type { LookupAddress } from 'node:dns';
-import { startTestStack, type SeededWorkspace, type TestStack, TEST_SECRETS_KEY } from '@sdx/testing';
+import { startTestStack, type SeededWorkspace, type TestStack, TEST_SECRETS_KEY, type LooseJson } from '@sdx/testing';
 
 /**
  * Webhook endpoints over HTTP (extensions.md 5): creation with the secret shown once, listing
@@ -170,7 +170,7 @@ describe('changes, deletion and the audit log', () => {
     expect((await stack.api.delete(`/v1/webhooks/${id}`, { headers: ws.auth })).body.detail.error).toBe('webhook_not_found');
 
     const audit = await stack.api.get('/v1/audit-events', { headers: ws.auth });
-    const mine = (audit.body as Array<Record<string, any>>).filter((e) => e.target_id === id);
+    const mine = (audit.body as Array<Record<string, LooseJson>>).filter((e) => e.target_id === id);
     expect(mine.map((e) => e.action)).toEqual(['webhook.deleted', 'webhook.secret_rotated', 'webhook.updated', 'webhook.created']);
     expect(mine.every((e) => e.target_type === 'webhook' && e.actor.type === 'api_key')).toBe(true);
     expect(mine.find((e) => e.action === 'webhook.updated')!.data).toEqual({ url: 'https://v6.example.com/b', description: 'moved', enabled: false });
@@ -218,7 +218,7 @@ describe('deliveries', () => {
     const test = await stack.api.post(`/v1/webhooks/${hook.body.id}/test`, { headers: ws.auth });
     const worker = stack.startWorker(1);
     try {
-      let delivery: Record<string, any> = {};
+      let delivery: Record<string, LooseJson> = {};
       // attempts counts an attempt from its start; error is recorded at its end.
       for (let i = 0; i < 200 && !delivery.error; i++) {
         await new Promise((resolve) => setTimeout(resolve, 50));

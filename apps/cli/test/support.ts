@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
+import type { LooseJson } from '@sdx/testing';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 /** The bin the workspace install links as node_modules/.bin/sdx (what `npx sdx` runs). */
@@ -32,7 +33,7 @@ export function sdx(args: string[], options: { env?: Record<string, string>; inp
 }
 
 /** The JSON a `--json` run printed; fails the test with its stderr when it did not succeed. */
-export function json<T = any>(ran: Ran): T {
+export function json<T = LooseJson>(ran: Ran): T {
   if (ran.code !== 0) throw new Error(`sdx exited ${ran.code}: ${ran.stderr}`);
   return JSON.parse(ran.stdout) as T;
 }

@@ -1,5 +1,5 @@
 import { verifyWebhook } from '@sdx/sdk';
-import { type ServedStack, startServedStack, startWebhookReceiver, type WebhookReceiver } from '@sdx/testing';
+import { type ServedStack, startServedStack, startWebhookReceiver, type WebhookReceiver, type LooseJson } from '@sdx/testing';
 import { sdx } from './support';
 
 /** `sdx webhooks listen --forward-to`: a temporary endpoint whose deliveries reach a local handler, signed by the service. */
@@ -38,17 +38,17 @@ it('forwards the events signed, prints one JSON line each, and deletes the endpo
 });
 
 /** The JSON lines of a stream, one per call, in order. */
-function jsonLines(stream: NodeJS.ReadableStream): () => Promise<Record<string, any>> {
+function jsonLines(stream: NodeJS.ReadableStream): () => Promise<Record<string, LooseJson>> {
   let buffer = '';
-  const queue: Array<Record<string, any>> = [];
-  const waiters: Array<(line: Record<string, any>) => void> = [];
+  const queue: Array<Record<string, LooseJson>> = [];
+  const waiters: Array<(line: Record<string, LooseJson>) => void> = [];
   stream.on('data', (chunk: Buffer) => {
     buffer += chunk.toString('utf8');
     for (let at = buffer.indexOf('\n'); at >= 0; at = buffer.indexOf('\n')) {
       const line = buffer.slice(0, at).trim();
       buffer = buffer.slice(at + 1);
       if (line === '') continue;
-      const value = JSON.parse(line) as Record<string, any>;
+      const value = JSON.parse(line) as Record<string, LooseJson>;
       const waiter = waiters.shift();
       if (waiter) waiter(value);
       else queue.push(value);

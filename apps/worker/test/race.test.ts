@@ -1,5 +1,5 @@
 import type { RunningWorker } from '@sdx/app-worker';
-import { eventually, startTestStack, type SeededWorkspace, type TestStack, usageChecked } from '@sdx/testing';
+import { eventually, startTestStack, type SeededWorkspace, type TestStack, usageChecked, type LooseJson } from '@sdx/testing';
 
 /**
  * Exactly-once settlement when queue entries are duplicated and workers race, and the
@@ -18,7 +18,7 @@ async function ledgerTypes(stack: TestStack, jobId: string) {
 async function waitTerminal(stack: TestStack, ws: SeededWorkspace, jobId: string, timeoutMs = 20_000) {
   return eventually(async () => {
     const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
-    return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? (r.body as Record<string, any>) : undefined;
+    return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? (r.body as Record<string, LooseJson>) : undefined;
   }, timeoutMs, 50);
 }
 

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { eventually, schemaProblems, startTestStack, startWebhookReceiver, type SeededWorkspace, type TestStack, type WebhookReceiver } from '@sdx/testing';
+import { eventually, schemaProblems, startTestStack, startWebhookReceiver, type SeededWorkspace, type TestStack, type WebhookReceiver, type LooseJson } from '@sdx/testing';
 
 /**
  * Webhook delivery end to end, with real receivers on loopback and the service's own worker:
@@ -38,7 +38,7 @@ const SCHEMA_OF: Record<string, string> = { job: 'JobWebhookEvent', batch: 'Batc
 
 /** The message verified by the Standard Webhooks library, and its body checked against openapi.yaml. */
 function verified(secret: string, message: { body: string; headers: Record<string, string> }) {
-  const event = new Webhook(secret).verify(message.body, message.headers) as { id: string; type: string; data: Record<string, any> };
+  const event = new Webhook(secret).verify(message.body, message.headers) as { id: string; type: string; data: Record<string, LooseJson> };
   expect(message.headers['webhook-id']).toBe(event.id);
   expect(schemaProblems(SCHEMA_OF[event.type.split('.')[0]!]!, event)).toEqual([]);
   return event;
@@ -47,7 +47,7 @@ function verified(secret: string, message: { body: string; headers: Record<strin
 async function deliveries(ws: SeededWorkspace, webhookId: string) {
   const res = await stack.api.get(`/v1/webhooks/${webhookId}/deliveries`, { headers: ws.auth });
   expect(res.status).toBe(200);
-  return res.body as Array<Record<string, any>>;
+  return res.body as Array<Record<string, LooseJson>>;
 }
 
 it('delivers every event type, signed and verifiable by the standardwebhooks library', async () => {
@@ -91,7 +91,7 @@ it('delivers every event type, signed and verifiable by the standardwebhooks lib
     'schedule.run.skipped': schedule.body.id,
     'webhook.test': hook.id,
   };
-  const seen = new Map<string, Record<string, any>>();
+  const seen = new Map<string, Record<string, LooseJson>>();
   await eventually(async () => {
     for (const message of inbox.messages) {
       const event = verified(hook.secret, message);

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { createLogger, isUnavailableError, OUTAGE_STRAGGLER_MS, OutageLog, redactHeaders, redactUrl } from '../src';
 
 function capture() {
-  const lines: Array<Record<string, any>> = [];
+  const lines: Array<Record<string, unknown>> = [];
   const stream = new Writable({
     write(chunk, _e, done) {
       for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l));

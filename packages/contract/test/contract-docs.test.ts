@@ -2,6 +2,7 @@ import Ajv from 'ajv';
 import addFormats from 'ajv-formats';
 import { dereferenceSync } from 'dereference-json-schema';
 import { loadOpenApiDocument } from '../src';
+import type { LooseJson } from '@sdx/testing';
 
 /**
  * What makes openapi.yaml a contract clients can be generated from and read: every property
@@ -10,7 +11,7 @@ import { loadOpenApiDocument } from '../src';
  * schema. It walks the whole document, so whatever is added later is held to the same rules.
  */
 
-type Node = Record<string, any>;
+type Node = Record<string, LooseJson>;
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'options', 'head', 'trace'];
 const document = loadOpenApiDocument() as unknown as Node;
 

@@ -1,4 +1,5 @@
 import { OPERATION_NAMES } from '@sdx/catalog';
+import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 import { existsSync } from 'node:fs';
 import { ResponseContractError, createResponseValidator } from '@sdx/testing';
 import {
@@ -26,11 +27,29 @@ function problemsOf(method: string, url: string, status: number, body: unknown, 
   throw new Error(`expected ${method} ${url} ${status} to be rejected`);
 }
 
-/** Returns a deep copy of `value` with `mutate` applied. */
-function altered<T>(value: T, mutate: (copy: Record<string, any>) => void): unknown {
-  const copy = structuredClone(value) as Record<string, any>;
-  mutate(copy);
+/** Returns a deep copy of `value` with the value at `path` set to `to` (removed when undefined). */
+function altered(value: unknown, path: Array<string | number>, to: unknown): unknown {
+  const copy = structuredClone(value);
+  const parent = path.slice(0, -1).reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], copy) as Record<string | number, unknown>;
+  const last = path[path.length - 1]!;
+  if (to === undefined) delete parent[last];
+  else parent[last] = to;
   return copy;
+}
+
+/** The part of a schema of openapi.yaml these tests read. */
+interface SchemaNode {
+  type?: string;
+  enum?: unknown[];
+  nullable?: boolean;
+  description?: string;
+  properties?: Record<string, SchemaNode>;
+  required?: string[];
+  [key: string]: unknown;
+}
+
+function isRef(node: unknown): node is OpenAPIV3.ReferenceObject {
+  return node !== null && typeof node === 'object' && '$ref' in node && typeof node.$ref === 'string';
 }
 
 const post: Schemas['PostItem'] = {
@@ -258,7 +277,7 @@ const account: AccountResponse = {
 
 describe('openapi.yaml', () => {
   const document = loadOpenApiDocument();
-  const schemas = document.components?.schemas as Record<string, any>;
+  const schemas = (document.components?.schemas ?? {}) as Record<string, SchemaNode>;
 
   it('parses as OpenAPI 3.0.3 version 1.0.0 at OPENAPI_PATH', () => {
     expect(existsSync(OPENAPI_PATH)).toBe(true);
@@ -267,8 +286,8 @@ describe('openapi.yaml', () => {
   });
 
   it('lists every catalog operation name, and only those, in the operation enum', () => {
-    expect(schemas.OperationName.enum).toEqual([...OPERATION_NAMES].sort());
-    expect(schemas.OperationName.enum).toHaveLength(27);
+    expect(schemas.OperationName?.enum).toEqual([...OPERATION_NAMES].sort());
+    expect(schemas.OperationName?.enum).toHaveLength(27);
   });
 
   it('declares every operationId the API routes are named after', () => {
@@ -302,42 +321,45 @@ describe('openapi.yaml', () => {
   });
 
   it('describes a job error the same way on JobResponse.error and in the 502 cause (JobError)', () => {
-    const { nullable, description: _a, ...inline } = schemas.JobResponse.properties.error;
-    const { description: _b, ...standalone } = schemas.JobError;
+    const { nullable, description: _a, ...inline } = schemas.JobResponse?.properties?.error ?? {};
+    const { description: _b, ...standalone } = schemas.JobError ?? {};
     expect(nullable).toBe(true);
     expect(inline).toEqual(standalone);
   });
 
   it('documents X-Request-ID on every response, rate-limit statuses on authenticated operations', () => {
-    const deref = (value: any): any => {
-      let node = value;
-      while (node && node.$ref) node = node.$ref.slice(2).split('/').reduce((n: any, k: string) => n[k], document);
-      return node;
+    const deref = <T extends object>(value: T | OpenAPIV3.ReferenceObject): T => {
+      let node: unknown = value;
+      while (isRef(node)) node = node.$ref.slice(2).split('/').reduce<unknown>((n, k) => (n as Record<string, unknown>)[k], document);
+      return node as T;
     };
     const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms', 'signUp', 'logIn', 'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript', 'verifyEmail', 'resendVerification', 'requestPasswordReset', 'confirmPasswordReset', 'listDevMail', 'receiveStripeWebhook',
       'getProtectedResourceMetadata', 'getMcpProtectedResourceMetadata', 'getAuthorizationServerMetadata', 'registerOAuthClient', 'authorizeOAuthClient', 'createOAuthToken', 'revokeOAuthToken', 'previewInvitation'];
     const sessionOperations = ['getSession', 'logOut', 'changePassword', 'createWorkspace', 'acceptInvitation', 'setUpTwoFactor', 'enableTwoFactor', 'disableTwoFactor', 'createOAuthConsent'];
-    for (const [path, item] of Object.entries(document.paths) as [string, Record<string, any>][]) {
-      for (const operation of Object.values(item)) {
-        const authenticated = !publicOperations.includes(operation.operationId);
+    for (const [path, item] of Object.entries(document.paths)) {
+      // Every key of a path item of openapi.yaml is a method.
+      for (const operation of Object.values(item) as OpenAPIV3.OperationObject[]) {
+        const id = operation.operationId ?? '';
+        const responses = operation.responses ?? {};
+        const authenticated = !publicOperations.includes(id);
         expect({ id: operation.operationId, security: operation.security }).toEqual({
           id: operation.operationId,
-          security: !authenticated ? [] : sessionOperations.includes(operation.operationId) ? [{ SessionCookie: [] }] : undefined,
+          security: !authenticated ? [] : sessionOperations.includes(id) ? [{ SessionCookie: [] }] : undefined,
         });
-        for (const [status, raw] of Object.entries(operation.responses as Record<string, unknown>)) {
-          const response = deref(raw);
+        for (const [status, raw] of Object.entries(responses)) {
+          const response = deref<OpenAPIV3.ResponseObject>(raw);
           expect({ id: operation.operationId, status, requestId: Boolean(response.headers?.['X-Request-ID']) }).toEqual({
             id: operation.operationId,
             status,
             requestId: true,
           });
-          if (status === '429') expect(response.headers['Retry-After']).toBeDefined();
-          if (authenticated && /^2/.test(status)) expect(response.headers['RateLimit-Remaining']).toBeDefined();
+          if (status === '429') expect(response.headers?.['Retry-After']).toBeDefined();
+          if (authenticated && /^2/.test(status)) expect(response.headers?.['RateLimit-Remaining']).toBeDefined();
         }
         if (authenticated) {
-          expect({ id: operation.operationId, statuses: ['401', '403', '422', '429', '503'].filter((c) => !(c in operation.responses)) })
+          expect({ id: operation.operationId, statuses: ['401', '403', '422', '429', '503'].filter((c) => !(c in responses)) })
             .toEqual({ id: operation.operationId, statuses: [] });
-          const headerNames = (operation.parameters ?? []).map((p: any) => deref(p)).filter((p: any) => p.in === 'header').map((p: any) => p.name);
+          const headerNames = (operation.parameters ?? []).map((p) => deref<OpenAPIV3.ParameterObject>(p)).filter((p) => p.in === 'header').map((p) => p.name);
           // A workspace_id in the path names the workspace; elsewhere X-Workspace-ID chooses it.
           if (!path.includes('{workspace_id}')) expect(headerNames).toContain('X-Workspace-ID');
           expect(headerNames).not.toContain('X-API-Key');
@@ -404,9 +426,9 @@ describe('createResponseValidator', () => {
     expect(problemsOf('GET', '/v1/jobs/job_123', 200, { ...job, created_at: 'yesterday' })).toMatch(/created_at must match format/);
     expect(problemsOf('GET', '/v1/jobs/job_123', 200, { ...job, error: { code: 'oops', message: 'x', retryable: true } })).toMatch(/error\/code/);
     expect(
-      problemsOf('GET', '/v1/jobs/job_123', 200, altered(job, (j) => delete j.result[0].metrics)),
+      problemsOf('GET', '/v1/jobs/job_123', 200, altered(job, ['result', 0, 'metrics'], undefined)),
     ).toMatch(/result/);
-    expect(problemsOf('GET', '/v1/jobs/job_123', 200, altered(job, (j) => (j.result[0].extra = true)))).toMatch(/result/);
+    expect(problemsOf('GET', '/v1/jobs/job_123', 200, altered(job, ['result', 0, 'extra'], true))).toMatch(/result/);
     expect(problemsOf('GET', '/v1/jobs', 200, [job, { ...job, cached: null }])).toMatch(/\/1\/cached must be boolean/);
   });
 
@@ -422,7 +444,7 @@ describe('createResponseValidator', () => {
     expect(problemsOf('GET', '/v1/batches/bat_1', 200, missing)).toMatch(/missing property "reserved_credits"/);
     expect(problemsOf('GET', '/v1/batches/bat_1', 200, { ...batch, children: [] })).toMatch(/unexpected property "children"/);
     expect(problemsOf('GET', '/v1/batches/bat_1', 200, { ...batch, target_count: 2.5 })).toMatch(/target_count must be integer/);
-    expect(problemsOf('GET', '/v1/batches/bat_1', 200, altered(batch, (b) => (b.jobs[0].result = null)))).toMatch(
+    expect(problemsOf('GET', '/v1/batches/bat_1', 200, altered(batch, ['jobs', 0, 'result'], null))).toMatch(
       /jobs\/0 has unexpected property "result"/,
     );
   });
@@ -435,7 +457,7 @@ describe('createResponseValidator', () => {
     expect(problemsOf('GET', '/v1/schedules/sch_1', 200, missing)).toMatch(/missing property "runs"/);
     expect(problemsOf('GET', '/v1/schedules/sch_1', 200, { ...schedule, cron: '* * * * *' })).toMatch(/unexpected property "cron"/);
     expect(problemsOf('GET', '/v1/schedules/sch_1', 200, { ...schedule, targets: 'natgeo' })).toMatch(/targets must be array/);
-    expect(problemsOf('GET', '/v1/schedules', 200, [altered(schedule, (s) => (s.runs[0].trigger = 'cron'))])).toMatch(/trigger/);
+    expect(problemsOf('GET', '/v1/schedules', 200, [altered(schedule, ['runs', 0, 'trigger'], 'cron')])).toMatch(/trigger/);
   });
 
   it('accepts valid usage and account bodies and rejects broken ones', () => {

@@ -40,7 +40,7 @@ export function pipelinedDialect(pool: pg.Pool, hooks: DriverHooks = {}): Dialec
   return {
     createAdapter: () => new PostgresAdapter(),
     createDriver: () => new PipelinedDriver(pool, hooks),
-    createIntrospector: (db: Kysely<any>) => new PostgresIntrospector(db),
+    createIntrospector: (db) => new PostgresIntrospector(db),
     createQueryCompiler: () => new PostgresQueryCompiler(),
   };
 }
@@ -54,7 +54,7 @@ type RowsOf<Q extends readonly CompiledQuery<unknown>[]> = { [K in keyof Q]: Q[K
  * Sends `queries` on `db`'s connection (the transaction's, when `db` is one) back to back, and
  * answers with each one's rows once all have answered.
  */
-export async function sendTogether<Q extends readonly CompiledQuery<any>[]>(db: Kysely<any>, ...queries: Q): Promise<RowsOf<Q>> {
+export async function sendTogether<Q extends readonly CompiledQuery<unknown>[]>(db: Pick<Kysely<unknown>, 'executeQuery'>, ...queries: Q): Promise<RowsOf<Q>> {
   const placeholder = CompiledQuery.raw('-- statements sent together');
   together.set(placeholder, queries);
   const { rows } = await db.executeQuery<unknown[]>(placeholder);

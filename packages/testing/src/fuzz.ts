@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { CATALOG, isMonitorable, normalizeTarget, type Platform, PLATFORMS } from '@sdx/catalog';
 import type { OpenApiDocument } from '@sdx/contract';
+import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 
 /**
  * Request generation for the contract fuzzer: for every operation of openapi.yaml, arbitraries
@@ -10,7 +11,29 @@ import type { OpenApiDocument } from '@sdx/contract';
  * so later requests reuse what earlier ones created.
  */
 
-type Schema = Record<string, any>;
+/** The part of an OpenAPI 3.0 schema the fuzzer reads (the subset of JSON Schema openapi.yaml uses); or a `$ref` to one. */
+interface Schema {
+  $ref?: string;
+  type?: string;
+  format?: string;
+  enum?: unknown[];
+  nullable?: boolean;
+  oneOf?: Schema[];
+  anyOf?: Schema[];
+  allOf?: Schema[];
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  minItems?: number;
+  maxItems?: number;
+  minimum?: number;
+  maximum?: number;
+  minLength?: number;
+  maxLength?: number;
+}
+
+type Parameter = OpenAPIV3.ParameterObject & { schema?: Schema };
+type Operation = OpenAPIV3.OperationObject;
 
 export interface FuzzOperation {
   operationId: string;
@@ -74,15 +97,21 @@ export interface FuzzBucket {
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
-function resolveRef(document: OpenApiDocument, value: any): any {
-  let node = value;
-  for (let i = 0; node && typeof node === 'object' && typeof node.$ref === 'string' && i < 10; i += 1) {
-    node = node.$ref
+function refOf(node: unknown): string | undefined {
+  return node !== null && typeof node === 'object' && '$ref' in node && typeof node.$ref === 'string' ? node.$ref : undefined;
+}
+
+/** `value`, or what its `$ref` (JSON pointer into the document) names, followed up to 10 times. */
+function resolveRef<T>(document: OpenApiDocument, value: T | OpenAPIV3.ReferenceObject): T {
+  let node: unknown = value;
+  for (let i = 0, ref = refOf(node); ref !== undefined && i < 10; i += 1, ref = refOf(node)) {
+    node = ref
       .replace(/^#\//, '')
       .split('/')
-      .reduce((n: any, key: string) => n?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], document);
+      .reduce<unknown>((n, key) => (n !== null && typeof n === 'object' ? (n as Record<string, unknown>)[key.replace(/~1/g, '/').replace(/~0/g, '~')] : undefined), document);
   }
-  return node;
+  // The document is openapi.yaml, which the contract tests check: a reference names what its place expects.
+  return node as T;
 }
 
 /**
@@ -104,22 +133,24 @@ export const NEVER_SUCCEEDING_OPERATIONS: ReadonlySet<string> = new Set(['openMc
 export function fuzzOperations(document: OpenApiDocument): FuzzOperation[] {
   const operations: FuzzOperation[] = [];
   for (const [template, rawItem] of Object.entries(document.paths)) {
-    const item = rawItem as Record<string, any>;
+    const item: OpenAPIV3.PathItemObject = rawItem;
     for (const method of METHODS) {
-      const op = item[method];
-      if (!op || OAUTH_FLOW_OPERATIONS.has(op.operationId) || NEVER_SUCCEEDING_OPERATIONS.has(op.operationId)) continue;
-      const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p: any) => resolveRef(document, p));
-      const body = op.requestBody ? resolveRef(document, resolveRef(document, op.requestBody).content?.['application/json']?.schema) : null;
+      const op: Operation | undefined = item[method];
+      if (!op?.operationId || OAUTH_FLOW_OPERATIONS.has(op.operationId) || NEVER_SUCCEEDING_OPERATIONS.has(op.operationId)) continue;
+      const params = [...(item.parameters ?? []), ...(op.parameters ?? [])].map((p) => resolveRef<Parameter>(document, p));
+      const bodySchema = op.requestBody ? resolveRef<OpenAPIV3.RequestBodyObject>(document, op.requestBody).content?.['application/json']?.schema : undefined;
+      const body = bodySchema ? resolveRef<Schema>(document, bodySchema) : null;
+      const schemaOf = (p: Parameter): Schema => (p.schema ? resolveRef<Schema>(document, p.schema) : {});
       operations.push({
         operationId: op.operationId,
         method,
         template,
-        pathParams: params.filter((p: any) => p.in === 'path').map((p: any) => p.name),
-        query: params.filter((p: any) => p.in === 'query').map((p: any) => ({ name: p.name, schema: resolveRef(document, p.schema) })),
-        headers: params.filter((p: any) => p.in === 'header').map((p: any) => ({ name: p.name, schema: resolveRef(document, p.schema) })),
+        pathParams: params.filter((p) => p.in === 'path').map((p) => p.name),
+        query: params.filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: schemaOf(p) })),
+        headers: params.filter((p) => p.in === 'header').map((p) => ({ name: p.name, schema: schemaOf(p) })),
         body,
         secured: !(Array.isArray(op.security) && op.security.length === 0),
-        sessionOnly: Array.isArray(op.security) && op.security.length > 0 && op.security.every((s: Record<string, unknown>) => Object.keys(s).join() === 'SessionCookie'),
+        sessionOnly: Array.isArray(op.security) && op.security.length > 0 && op.security.every((s) => Object.keys(s).join() === 'SessionCookie'),
       });
     }
   }
@@ -205,14 +236,15 @@ const futureDate = fc.date({ min: new Date('2030-01-01T00:00:00Z'), max: new Dat
 
 /** An arbitrary of values valid against `schema` (the subset of JSON Schema openapi.yaml uses). */
 export function arbitraryOf(document: OpenApiDocument, raw: Schema, name?: string): fc.Arbitrary<unknown> {
-  const schema = resolveRef(document, raw) as Schema;
+  const schema = resolveRef<Schema>(document, raw);
   const nullable = (arb: fc.Arbitrary<unknown>) => (schema.nullable ? fc.option(arb, { nil: null }) : arb);
-  if (schema.enum) return nullable(fc.constantFrom(...(schema.enum as unknown[])));
-  if (schema.oneOf || schema.anyOf) return nullable(fc.oneof(...(schema.oneOf ?? schema.anyOf).map((s: Schema) => arbitraryOf(document, s, name))));
-  if (schema.allOf) return arbitraryOf(document, Object.assign({}, ...schema.allOf.map((s: Schema) => resolveRef(document, s))), name);
+  if (schema.enum) return nullable(fc.constantFrom(...schema.enum));
+  const alternatives = schema.oneOf ?? schema.anyOf;
+  if (alternatives) return nullable(fc.oneof(...alternatives.map((s) => arbitraryOf(document, s, name))));
+  if (schema.allOf) return arbitraryOf(document, Object.assign({}, ...schema.allOf.map((s) => resolveRef<Schema>(document, s))) as Schema, name);
   switch (schema.type) {
     case 'object': {
-      const properties = (schema.properties ?? {}) as Record<string, Schema>;
+      const properties = schema.properties ?? {};
       const required = new Set<string>(schema.required ?? []);
       const record: Record<string, fc.Arbitrary<unknown>> = {};
       for (const [key, sub] of Object.entries(properties)) record[key] = arbitraryOf(document, sub, key);
@@ -221,9 +253,9 @@ export function arbitraryOf(document: OpenApiDocument, raw: Schema, name?: strin
     case 'array': {
       const items = name === 'targets' ? fc.oneof(HINTS.target!, fc.string({ minLength: 1, maxLength: 30 })) : arbitraryOf(document, schema.items ?? {}, undefined);
       const maxLength = Math.min(schema.maxItems ?? 5, name === 'targets' ? 5 : 5);
-      const any = fc.array(items, { minLength: schema.minItems ?? 0, maxLength: Math.max(maxLength, schema.minItems ?? 0) });
-      if (name && name !== 'targets' && HINTS[name]) return nullable(fc.oneof({ weight: 4, arbitrary: HINTS[name]! }, { weight: 1, arbitrary: any }));
-      return nullable(any);
+      const arrays = fc.array(items, { minLength: schema.minItems ?? 0, maxLength: Math.max(maxLength, schema.minItems ?? 0) });
+      if (name && name !== 'targets' && HINTS[name]) return nullable(fc.oneof({ weight: 4, arbitrary: HINTS[name]! }, { weight: 1, arbitrary: arrays }));
+      return nullable(arrays);
     }
     case 'integer': {
       const min = schema.minimum ?? -1000;
@@ -260,7 +292,7 @@ function deep(levels: number): unknown {
 /** Ways of breaking a body, each named. */
 function mutatedBody(document: OpenApiDocument, schema: Schema): fc.Arbitrary<{ body?: string; contentType?: string; mutation: string }> {
   const valid = arbitraryOf(document, schema) as fc.Arbitrary<Record<string, unknown>>;
-  const keys = Object.keys(resolveRef(document, schema).properties ?? {});
+  const keys = Object.keys(resolveRef<Schema>(document, schema).properties ?? {});
   const key = keys.length ? fc.constantFrom(...keys) : fc.constant('x');
   return fc.oneof(
     fc.tuple(valid, key).map(([b, k]) => {

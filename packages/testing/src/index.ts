@@ -6,6 +6,7 @@ export * from './grants';
 export * from './response-validator';
 export * from './sessions';
 export * from './fuzz';
+export * from './loose-json';
 export * from './private-servers';
 export * from './redis-cluster';
 export * from './ledger';

@@ -20,7 +20,7 @@ export function childStates(b: Batch): string {
   return parts.filter(([n]) => n > 0).map(([n, s]) => `${n} ${s}`).join(', ') || 'none';
 }
 
-const columns: ColumnDef<Batch, any>[] = [
+const columns: ColumnDef<Batch, unknown>[] = [
   { header: 'Batch', accessorKey: 'id', cell: (c) => <WorkspaceLink to={`/batches/${c.row.original.id}`}><code>{c.row.original.id}</code></WorkspaceLink> },
   { header: 'Platform', accessorKey: 'platform' },
   { header: 'Operation', accessorKey: 'operation' },

@@ -11,7 +11,7 @@ import { ErrorNotice, formatDate, formatNumber, Loading, PageHeader, Pager, Stat
 import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
 
-export const jobColumns: ColumnDef<Job, any>[] = [
+export const jobColumns: ColumnDef<Job, unknown>[] = [
   {
     header: 'Job',
     accessorKey: 'id',

@@ -11,7 +11,7 @@ import { formatNumber, plural } from '../format';
 import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
 
-const columns: ColumnDef<Monitor, any>[] = [
+const columns: ColumnDef<Monitor, unknown>[] = [
   { header: 'Name', accessorKey: 'name', cell: (c) => <WorkspaceLink to={`/monitors/${c.row.original.id}`}>{c.row.original.name}</WorkspaceLink> },
   {
     header: 'What',

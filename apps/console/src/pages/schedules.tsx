@@ -9,7 +9,7 @@ import { inZone } from '../components/zones';
 import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
 
-const columns: ColumnDef<Schedule, any>[] = [
+const columns: ColumnDef<Schedule, unknown>[] = [
   { header: 'Name', accessorKey: 'name', cell: (c) => <WorkspaceLink to={`/schedules/${c.row.original.id}`}>{c.row.original.name}</WorkspaceLink> },
   { header: 'What', id: 'what', enableSorting: false, cell: (c) => `${c.row.original.platform} · ${c.row.original.operation} · ${c.row.original.targets.length} target${c.row.original.targets.length === 1 ? '' : 's'}` },
   { header: 'Repeats', accessorKey: 'frequency' },

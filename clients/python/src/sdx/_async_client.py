@@ -1,4 +1,4 @@
-"""``sdx.AsyncClient``: the asyncio client, with the surface of ``sdx.Client`` and ``async`` methods."""
+"""``sdx.AsyncClient``: the asyncio client, the source of ``sdx.Client`` (``scripts/unasync.py``)."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any, AsyncIterator, Awaitable, Callable, List, Mapping, Optio
 import httpx
 
 from . import _base as base
-from ._client import _create_headers
 from ._errors import APIConnectionError, APIError, APITimeoutError, WaitTimeoutError, error_from_response
 from ._models import Batch, Billing, Checkout, DailyUsage, Destination, ExportResult, Invoice, Item, Job, Monitor, MonitorChange, MonitorRun, Quote, Schedule, SDXObject, Series, SeriesList, Subscription, Usage, Webhook, WebhookDelivery
 from ._paging import AsyncPager, PageResult, Query
+from ._shim import AsyncProgress, async_notify
 
 __all__ = ["AsyncClient"]
 
@@ -24,7 +24,7 @@ PathLike = Union[str, "os.PathLike[str]"]
 
 
 class _AsyncCore:
-    """The HTTP client of one ``AsyncClient``: credentials, timeouts and retries (as ``Client``'s)."""
+    """The HTTP client of one ``AsyncClient``: credentials, timeouts and retries."""
 
     def __init__(self, config: base.Config, transport: Optional[httpx.AsyncBaseTransport]) -> None:
         self.config = config
@@ -43,6 +43,11 @@ class _AsyncCore:
         timeout: Optional[httpx.Timeout] = None,
         deadline: Optional[float] = None,
     ) -> httpx.Response:
+        """Sends a request, retried per the SDK's rules; a non-success answer raises its APIError.
+
+        A POST carries an Idempotency-Key (the caller's, or a fresh one), the same on every retry.
+        With ``stream``, the answer is returned unread: close it.
+        """
         sent_headers = dict(headers or {})
         if method == "POST":
             sent_headers["Idempotency-Key"] = idempotency_key or base.new_idempotency_key()
@@ -103,6 +108,8 @@ class _AsyncCore:
 
 
 def _linked_pages(core: _AsyncCore, url_path: str, cls: Type[_O]) -> Callable[[Query], Awaitable[PageResult[_O]]]:
+    """Pages of a list that the service links with ``Link: <…>; rel="next"`` (``starting_after``)."""
+
     async def fetch(query: Query) -> PageResult[_O]:
         response = await core.request("GET", url_path, params=query)
         data = jsonlib.loads(response.content)
@@ -112,6 +119,8 @@ def _linked_pages(core: _AsyncCore, url_path: str, cls: Type[_O]) -> Callable[[Q
 
 
 def _has_more_pages(core: _AsyncCore, url_path: str, cls: Type[_O]) -> Callable[[Query], Awaitable[PageResult[_O]]]:
+    """Pages of a ``{data, has_more}`` list: the next page starts after the last item."""
+
     async def fetch(query: Query) -> PageResult[_O]:
         body = await core.json("GET", url_path, params=query)
         items = [cls(entry) for entry in body["data"]]
@@ -121,7 +130,7 @@ def _has_more_pages(core: _AsyncCore, url_path: str, cls: Type[_O]) -> Callable[
 
 
 class _Follower:
-    """As ``_client._Follower``, awaiting."""
+    """Following a job or batch to its end: its event stream, then polling when there is none."""
 
     def __init__(self, core: _AsyncCore, events_path: str, get: Callable[[Optional[float]], Awaitable[Any]], fingerprint: Callable[[Mapping[str, Any]], str], wrap: Callable[[Mapping[str, Any]], Any]) -> None:
         self.core = core
@@ -131,12 +140,13 @@ class _Follower:
         self.wrap = wrap
         self.last_print: Optional[str] = None
         self.last: Any = None
-        self.on_progress: Optional[Callable[[Any], Any]] = None
+        self.on_progress: Optional[AsyncProgress[Any]] = None
 
-    async def run(self, timeout: Optional[float], on_progress: Optional[Callable[[Any], Any]], poll_interval: float) -> Any:
+    async def run(self, timeout: Optional[float], on_progress: Optional[AsyncProgress[Any]], poll_interval: float) -> Any:
         deadline = None if timeout is None else time.monotonic() + timeout
         self.on_progress = on_progress
         if await self._stream(deadline):
+            # The events carry no result: the ended job is read once, whole, with the client's timeout.
             final = await self.get(None)
             await self._report(final.to_dict(), final)
             return final
@@ -173,12 +183,10 @@ class _Follower:
             return
         self.last_print = print_
         if self.on_progress is not None:
-            outcome = self.on_progress(self.last)
-            # An async callback is awaited; a plain one is just called.
-            if asyncio.iscoroutine(outcome):
-                await outcome
+            await async_notify(self.on_progress, self.last)
 
     async def _stream(self, deadline: Optional[float]) -> bool:
+        """True when the stream reached the terminal state; False when polling must take over."""
         while True:
             left = self._left(deadline)
             read = base.STREAM_READ_TIMEOUT if left is None else min(base.STREAM_READ_TIMEOUT, left)
@@ -206,6 +214,7 @@ class _Follower:
                         if state["status"] in base.TERMINAL_STATUSES:
                             return True
                     left = self._left(deadline)
+                    # A read may block for `read` seconds: reopen with a shorter one near the deadline.
                     if left is not None and left < read / 2:
                         reopen = True
                         break
@@ -219,7 +228,7 @@ class _Follower:
 
 
 class AsyncJobs:
-    """``client.jobs`` of ``AsyncClient``."""
+    """``client.jobs``: create, get, list, wait, items, export, cancel."""
 
     def __init__(self, core: _AsyncCore) -> None:
         self._core = core
@@ -235,27 +244,45 @@ class AsyncJobs:
         no_cache: bool = False,
         **options: Any,
     ) -> Job:
+        """``POST /v1/jobs``: accepts the job and answers at once (``queued``, or a reused job).
+
+        ``options`` are further fields of the request (``include_posts``...). Without your own
+        ``idempotency_key`` a fresh one is made for the call and sent on each of its retries.
+        ``no_cache=True`` skips the result cache.
+        """
         body = base.body_of({"platform": platform, "operation": operation, "target": target, "limit": limit, **options})
-        return Job(await self._core.json("POST", "/v1/jobs", json=body, idempotency_key=idempotency_key, headers=_create_headers(no_cache)))
+        return Job(await self._core.json("POST", "/v1/jobs", json=body, idempotency_key=idempotency_key, headers=base.create_headers(no_cache)))
 
     async def get(self, id: str) -> Job:
+        """``GET /v1/jobs/{job_id}``: the job, with its result once completed."""
         return await self._get_job(id, None)
 
     async def _get_job(self, id: str, deadline: Optional[float]) -> Job:
         return Job(await self._core.json("GET", base.path("/v1/jobs/{}", id), deadline=deadline))
 
     def list(self, **filters: Any) -> AsyncPager[Job]:
+        """``GET /v1/jobs``, newest first, every page: ``status``, ``platform``, ``operation``,
+        ``batch_id``, ``schedule_id``, ``include_result`` and ``limit`` (page size, 1 to 100)."""
         return AsyncPager(_linked_pages(self._core, "/v1/jobs", Job), base.query_of(filters))
 
     async def cancel(self, id: str) -> Job:
+        """``POST /v1/jobs/{job_id}/cancel``."""
         return Job(await self._core.json("POST", base.path("/v1/jobs/{}/cancel", id)))
 
-    async def wait(self, id: str, timeout: Optional[float] = None, on_progress: Optional[Callable[[Job], Any]] = None, *, poll_interval: float = 2.0) -> Job:
+    async def wait(self, id: str, timeout: Optional[float] = None, on_progress: Optional[AsyncProgress[Job]] = None, *, poll_interval: float = 2.0) -> Job:
+        """Waits until the job is completed, failed or cancelled, and returns it with its result.
+
+        Follows the job's event stream (``GET /v1/jobs/{job_id}/events``), calling
+        ``on_progress(job)`` at each change of status or progress; polls ``GET`` when there is no
+        stream. After ``timeout`` seconds raises :class:`sdx.WaitTimeoutError` (the job goes on).
+        """
         follower = _Follower(self._core, base.path("/v1/jobs/{}/events", id), lambda deadline: self._get_job(id, deadline), base.job_fingerprint, Job)
         result: Job = await follower.run(timeout, on_progress, poll_interval)
         return result
 
     def items(self, id: str, *, page_size: int = base.ITEMS_PAGE_SIZE) -> AsyncPager[Item]:
+        """Every item of a completed job's result, fetched page by page (``GET /v1/jobs/{job_id}/items``):
+        the result is never held whole in memory."""
         url_path = base.path("/v1/jobs/{}/items", id)
 
         async def fetch(query: Query) -> PageResult[Item]:
@@ -266,11 +293,13 @@ class AsyncJobs:
         return AsyncPager(fetch, {"limit": page_size})
 
     async def export(self, id: str, format: str = "json", path: Optional[PathLike] = None) -> ExportResult:
+        """Streams the job's export (``json``, ``ndjson``, ``csv`` or ``xlsx``) to the file ``path``
+        (default: the service's file name in the current directory). The file appears whole or not at all."""
         return await _export(self._core, "jobs", id, format, path)
 
 
 class AsyncBatches:
-    """``client.batches`` of ``AsyncClient``."""
+    """``client.batches``: create, get, list, wait, items, export, cancel."""
 
     def __init__(self, core: _AsyncCore, jobs: AsyncJobs) -> None:
         self._core = core
@@ -285,38 +314,45 @@ class AsyncBatches:
         idempotency_key: Optional[str] = None,
         **options: Any,
     ) -> Batch:
+        """``POST /v1/batches``: one queued child job per target, all or none."""
         body = base.body_of({"platform": platform, "operation": operation, "targets": list(targets), "limit": limit, **options})
         return Batch(await self._core.json("POST", "/v1/batches", json=body, idempotency_key=idempotency_key))
 
     async def get(self, id: str) -> Batch:
+        """``GET /v1/batches/{batch_id}``, with its children."""
         return await self._get_batch(id, None)
 
     async def _get_batch(self, id: str, deadline: Optional[float]) -> Batch:
         return Batch(await self._core.json("GET", base.path("/v1/batches/{}", id), deadline=deadline))
 
     def list(self, **filters: Any) -> AsyncPager[Batch]:
+        """``GET /v1/batches``, newest first, every page (``limit``, ``include_jobs``)."""
         return AsyncPager(_linked_pages(self._core, "/v1/batches", Batch), base.query_of(filters))
 
     async def cancel(self, id: str) -> Batch:
+        """``POST /v1/batches/{batch_id}/cancel``: cancels every child still queued or running."""
         return Batch(await self._core.json("POST", base.path("/v1/batches/{}/cancel", id)))
 
-    async def wait(self, id: str, timeout: Optional[float] = None, on_progress: Optional[Callable[[Batch], Any]] = None, *, poll_interval: float = 2.0) -> Batch:
+    async def wait(self, id: str, timeout: Optional[float] = None, on_progress: Optional[AsyncProgress[Batch]] = None, *, poll_interval: float = 2.0) -> Batch:
+        """Waits until every child has ended; as ``jobs.wait``."""
         follower = _Follower(self._core, base.path("/v1/batches/{}/events", id), lambda deadline: self._get_batch(id, deadline), base.batch_fingerprint, Batch)
         result: Batch = await follower.run(timeout, on_progress, poll_interval)
         return result
 
     async def items(self, id: str, *, page_size: int = base.ITEMS_PAGE_SIZE) -> AsyncIterator[Item]:
+        """Every item of every completed child, in the order of the batch's targets, page by page."""
         for child in (await self.get(id)).jobs:
             if child.status == "completed":
                 async for item in self._jobs.items(child.id, page_size=page_size):
                     yield item
 
     async def export(self, id: str, format: str = "json", path: Optional[PathLike] = None) -> ExportResult:
+        """Streams the batch's export (every child's items) to the file ``path``."""
         return await _export(self._core, "batches", id, format, path)
 
 
 class AsyncSchedules:
-    """``client.schedules`` of ``AsyncClient``."""
+    """``client.schedules``: create, get, list, update, delete, pause, resume, run, preview."""
 
     def __init__(self, core: _AsyncCore) -> None:
         self._core = core
@@ -333,6 +369,8 @@ class AsyncSchedules:
         limit: Optional[int] = None,
         **options: Any,
     ) -> Schedule:
+        """``POST /v1/schedules``: a job (one target) or batch recipe dispatched on a recurrence
+        (``frequency`` once, daily, weekly or monthly; ``starts_at`` with its UTC offset)."""
         body = base.body_of({"name": name, "platform": platform, "operation": operation, "targets": list(targets), "frequency": frequency, "timezone": timezone, "starts_at": starts_at, "limit": limit, **options})
         return Schedule(await self._core.json("POST", "/v1/schedules", json=body))
 
@@ -340,6 +378,7 @@ class AsyncSchedules:
         return Schedule(await self._core.json("GET", base.path("/v1/schedules/{}", id)))
 
     def list(self, **filters: Any) -> AsyncPager[Schedule]:
+        """``GET /v1/schedules``, every page."""
         return AsyncPager(_linked_pages(self._core, "/v1/schedules", Schedule), base.query_of(filters))
 
     async def update(
@@ -355,6 +394,7 @@ class AsyncSchedules:
         limit: Optional[int] = None,
         **options: Any,
     ) -> Schedule:
+        """``PUT /v1/schedules/{schedule_id}``: replaces recipe and recurrence."""
         body = base.body_of({"name": name, "platform": platform, "operation": operation, "targets": list(targets), "frequency": frequency, "timezone": timezone, "starts_at": starts_at, "limit": limit, **options})
         return Schedule(await self._core.json("PUT", base.path("/v1/schedules/{}", id), json=body))
 
@@ -368,15 +408,18 @@ class AsyncSchedules:
         return Schedule(await self._core.json("POST", base.path("/v1/schedules/{}/resume", id)))
 
     async def run(self, id: str) -> Schedule:
+        """``POST /v1/schedules/{schedule_id}/run``: an occurrence now; its run is first in ``runs``."""
         return Schedule(await self._core.json("POST", base.path("/v1/schedules/{}/run", id)))
 
     async def preview(self, frequency: str, timezone: str, starts_at: str, **options: Any) -> SDXObject:
+        """``POST /v1/schedules/preview``: the next occurrences of a recurrence."""
         body = base.body_of({"frequency": frequency, "timezone": timezone, "starts_at": starts_at, **options})
         return SDXObject(await self._core.json("POST", "/v1/schedules/preview", json=body))
 
 
 class AsyncMonitors:
-    """``client.monitors``, awaited; ``runs`` and ``changes`` are ``async for`` pagers."""
+    """``client.monitors``: create, list, get, update, delete, pause, resume, run, runs, series,
+    export_series, changes."""
 
     def __init__(self, core: _AsyncCore) -> None:
         self._core = core
@@ -396,16 +439,20 @@ class AsyncMonitors:
         alerts: Optional[List[Mapping[str, Any]]] = None,
         **options: Any,
     ) -> Monitor:
+        """``POST /v1/monitors``: follow a monitorable operation over 1 to 1,000 targets, ``frequency``
+        hourly, daily or weekly. A non-monitorable operation raises APIError ``operation_not_monitorable`` (422)."""
         body = base.monitor_body(platform, operation, targets, frequency, name, limit, time_of_day, day_of_week, timezone, alerts, options)
         return Monitor(await self._core.json("POST", "/v1/monitors", json=body))
 
     def list(self, **filters: Any) -> AsyncPager[Monitor]:
+        """``GET /v1/monitors``, newest first, every page."""
         return AsyncPager(_linked_pages(self._core, "/v1/monitors", Monitor), base.query_of(filters))
 
     async def get(self, id: str) -> Monitor:
         return Monitor(await self._core.json("GET", base.path("/v1/monitors/{}", id)))
 
     async def update(self, id: str, **fields: Any) -> Monitor:
+        """``PATCH /v1/monitors/{monitor_id}``: the fields given replace the stored ones (``None`` sends null)."""
         return Monitor(await self._core.json("PATCH", base.path("/v1/monitors/{}", id), json=dict(fields)))
 
     async def delete(self, id: str) -> None:
@@ -418,9 +465,11 @@ class AsyncMonitors:
         return Monitor(await self._core.json("POST", base.path("/v1/monitors/{}/resume", id)))
 
     async def run(self, id: str) -> MonitorRun:
+        """``POST /v1/monitors/{monitor_id}/run``: a run now (``skipped_credits`` when unaffordable)."""
         return MonitorRun(await self._core.json("POST", base.path("/v1/monitors/{}/run", id)))
 
     def runs(self, id: str, **filters: Any) -> AsyncPager[MonitorRun]:
+        """``GET /v1/monitors/{monitor_id}/runs``, newest first, every page."""
         return AsyncPager(_has_more_pages(self._core, base.path("/v1/monitors/{}/runs", id), MonitorRun), base.query_of(filters))
 
     async def series(
@@ -433,37 +482,50 @@ class AsyncMonitors:
         from_: Optional[str] = None,
         to: Optional[str] = None,
     ) -> SeriesList:
+        """``GET /v1/monitors/{monitor_id}/series``: each series with its points oldest first;
+        ``.to_pandas()`` gives one row per point."""
         query = base.query_of({"target": target, "metric": metric, "item_id": item_id, "from": from_, "to": to})
         body = await self._core.json("GET", base.path("/v1/monitors/{}/series", id), params=query)
         return SeriesList(Series(entry) for entry in body["data"])
 
     async def export_series(self, id: str, format: str = "csv", path: Optional[PathLike] = None, **filters: Any) -> ExportResult:
+        """``GET /v1/monitors/{monitor_id}/series/export`` (csv, xlsx or json) written to ``path``
+        (default the service's file name), whole or not at all."""
         return await _download(self._core, base.path("/v1/monitors/{}/series/export", id), id, format, path, base.series_query(filters))
 
     def changes(self, id: str, **filters: Any) -> AsyncPager[MonitorChange]:
+        """``GET /v1/monitors/{monitor_id}/changes`` (``target``, ``kind``, ``limit``), newest first, every page."""
         return AsyncPager(_has_more_pages(self._core, base.path("/v1/monitors/{}/changes", id), MonitorChange), base.query_of(filters))
 
 
 class AsyncUsage:
+    """``client.usage``: current(), daily()."""
+
     def __init__(self, core: _AsyncCore) -> None:
         self._core = core
 
     async def current(self) -> Usage:
+        """``GET /v1/usage/current``: credits of the current period."""
         return Usage(await self._core.json("GET", "/v1/usage/current"))
 
     async def daily(self, days: Optional[int] = None) -> List[DailyUsage]:
+        """``GET /v1/usage/daily``: one row per UTC day, oldest first (``days`` 1 to 90, default 30)."""
         return [DailyUsage(row) for row in await self._core.json("GET", "/v1/usage/daily", params=base.query_of({"days": days}))]
 
 
 class AsyncWebhooks:
+    """``client.webhooks``: create, list, get, delete, test. Verify deliveries with ``sdx.webhooks.verify``."""
+
     def __init__(self, core: _AsyncCore) -> None:
         self._core = core
 
     async def create(self, url: str, events: Optional[List[str]] = None, description: Optional[str] = None, **options: Any) -> Webhook:
+        """``POST /v1/webhooks``: ``secret`` is in this answer only (``events`` default ``["*"]``)."""
         body = base.body_of({"url": url, "events": list(events) if events is not None else ["*"], "description": description, **options})
         return Webhook(await self._core.json("POST", "/v1/webhooks", json=body))
 
     async def list(self) -> List[Webhook]:
+        """``GET /v1/webhooks``."""
         return [Webhook(entry) for entry in await self._core.json("GET", "/v1/webhooks")]
 
     async def get(self, id: str) -> Webhook:
@@ -473,11 +535,13 @@ class AsyncWebhooks:
         await self._core.request("DELETE", base.path("/v1/webhooks/{}", id))
 
     async def test(self, id: str) -> WebhookDelivery:
+        """``POST /v1/webhooks/{webhook_id}/test``: sends a signed ``webhook.test`` event."""
         return WebhookDelivery(await self._core.json("POST", base.path("/v1/webhooks/{}/test", id)))
 
 
 class AsyncDestinations:
-    """``client.destinations`` of ``AsyncClient``."""
+    """``client.destinations``: create, list, get, delete. Name one in ``destination_id`` of a job,
+    batch or schedule to have its export written to the bucket."""
 
     def __init__(self, core: _AsyncCore) -> None:
         self._core = core
@@ -494,21 +558,28 @@ class AsyncDestinations:
         force_path_style: Optional[bool] = None,
         format: Optional[str] = None,
     ) -> Destination:
+        """``POST /v1/destinations`` (an S3 bucket, or one of an S3-compatible store at ``endpoint``):
+        the service first writes and deletes a check object, and raises :class:`sdx.ValidationError`
+        ``destination_unreachable`` (with the store's message) when it cannot. ``format`` is
+        ``json``, ``ndjson`` (default), ``csv`` or ``xlsx``. The secret is never answered."""
         body = base.destination_body(name, bucket, access_key_id, secret_access_key, prefix, region, endpoint, force_path_style, format)
         return Destination(await self._core.json("POST", "/v1/destinations", json=body))
 
     async def list(self) -> List[Destination]:
+        """``GET /v1/destinations``, newest first."""
         return [Destination(entry) for entry in await self._core.json("GET", "/v1/destinations")]
 
     async def get(self, id: str) -> Destination:
+        """``GET /v1/destinations/{destination_id}``; unknown: :class:`sdx.NotFoundError` ``destination_not_found``."""
         return Destination(await self._core.json("GET", base.path("/v1/destinations/{}", id)))
 
     async def delete(self, id: str) -> None:
+        """``DELETE /v1/destinations/{destination_id}``: schedules that named it go on without one."""
         await self._core.request("DELETE", base.path("/v1/destinations/{}", id))
 
 
 class AsyncBilling:
-    """``client.billing`` (async): get(), subscribe(), change(), cancel(), portal(), invoices() (monthly plans)."""
+    """``client.billing``: get(), subscribe(), change(), cancel(), portal(), invoices() (monthly plans)."""
 
     def __init__(self, core: _AsyncCore) -> None:
         self._core = core
@@ -562,7 +633,6 @@ async def _download(core: _AsyncCore, url_path: str, id: str, format: str, path:
         written = 0
         handle, partial = tempfile.mkstemp(prefix=".sdx-export-", suffix=".part", dir=directory)
         try:
-            # Writes to a local file are short; they stay on the event loop, as the chunks arrive.
             with os.fdopen(handle, "wb") as file:
                 async for chunk in response.aiter_bytes():
                     file.write(chunk)
@@ -582,7 +652,13 @@ async def _download(core: _AsyncCore, url_path: str, id: str, format: str, path:
 
 
 class AsyncClient:
-    """The asyncio client: ``sdx.Client``'s surface, every call awaited (``async with`` it, or ``await close()``)."""
+    """The asyncio client of the SDX API: every call is awaited, every pager ``async for``-ed.
+
+    ``api_key`` and ``base_url`` default to ``SDX_API_KEY`` and ``SDX_BASE_URL`` (then
+    ``http://localhost:3000``). ``timeout`` is per attempt, in seconds; ``max_retries`` the retries
+    after a first attempt (connection errors, 429, 502, 503, 504). Use it as an async context
+    manager (``async with``), or await ``close()``.
+    """
 
     def __init__(
         self,
@@ -619,8 +695,11 @@ class AsyncClient:
         timeout: Optional[float] = None,
         **options: Any,
     ) -> Job:
+        """``POST /v1/extract``: the completed job with its result. When the service's sync timeout
+        passes first (202), waits for the job (``timeout``: how long, default unbounded). A failed
+        extraction raises APIError ``extraction_failed`` (502)."""
         body = base.body_of({"platform": platform, "operation": operation, "target": target, "limit": limit, **options})
-        response = await self._core.request("POST", "/v1/extract", json=body, idempotency_key=idempotency_key, headers=_create_headers(no_cache))
+        response = await self._core.request("POST", "/v1/extract", json=body, idempotency_key=idempotency_key, headers=base.create_headers(no_cache))
         job = Job(jsonlib.loads(response.content))
         if response.status_code != 202:
             return job
@@ -640,6 +719,7 @@ class AsyncClient:
         targets: Optional[List[str]] = None,
         **options: Any,
     ) -> Quote:
+        """``POST /v1/quotes``: what a job (``target``) or batch (``targets``) would reserve now."""
         body = base.body_of({"platform": platform, "operation": operation, "target": target, "targets": list(targets) if targets is not None else None, "limit": limit, **options})
         return Quote(await self._core.json("POST", "/v1/quotes", json=body))
 

@@ -1,7 +1,7 @@
 """What the sync and async clients share: configuration, the retry rules, paging and SSE parsing.
 
-Nothing here does I/O; ``_client.py`` and ``_async_client.py`` drive it with httpx's sync and
-async clients.
+Nothing here does I/O; ``_async_client.py`` drives it with httpx's async client, and
+``_client.py``, generated from it by ``scripts/unasync.py``, with httpx's sync client.
 """
 
 from __future__ import annotations
@@ -85,6 +85,11 @@ def new_idempotency_key() -> str:
 def path(template: str, *ids: str) -> str:
     """A path with its IDs escaped (an ID can never reach another path)."""
     return template.format(*(quote(str(part), safe="") for part in ids))
+
+
+def create_headers(no_cache: bool) -> Dict[str, str]:
+    """The headers of a job's create or extract call: ``no_cache`` skips the result cache."""
+    return {"Cache-Control": "no-cache"} if no_cache else {}
 
 
 def is_replayable(method: str, url_path: str) -> bool:

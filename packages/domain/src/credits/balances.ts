@@ -194,7 +194,7 @@ export function balanceLock(tx: Tx, workspaceIds: readonly string[]) {
  * without locking or writing ('peek', a quote). Answers the balances by workspace, then each
  * other statement's rows.
  */
-export async function readBalancesWith<Q extends readonly CompiledQuery<any>[]>(
+export async function readBalancesWith<Q extends readonly CompiledQuery<unknown>[]>(
   db: Tx | Db,
   workspaces: ReadonlyArray<Pick<WorkspaceRow, 'id' | 'monthly_quota'>>,
   now: Date,
@@ -209,7 +209,7 @@ export async function readBalancesWith<Q extends readonly CompiledQuery<any>[]>(
 }
 
 /** Each statement's rows, as sendTogether answers them. */
-type RowsOf<Q extends readonly CompiledQuery<any>[]> = { [K in keyof Q]: Q[K] extends CompiledQuery<infer R> ? R[] : never };
+type RowsOf<Q extends readonly CompiledQuery<unknown>[]> = { [K in keyof Q]: Q[K] extends CompiledQuery<infer R> ? R[] : never };
 
 /** Records the month rollover or promotional expiry of locked balance rows (rare: at most monthly). */
 export async function rollOver(

@@ -89,6 +89,25 @@ export default tseslint.config(
     },
   },
   {
+    // One way to read a request body in the API: the `body` a route's handler is given by
+    // `route()` (apps/api/src/routes/route.ts), typed from openapi.yaml. A cast of `req.body` to a
+    // hand-written type would be a second description of the contract that can drift from it.
+    files: ['apps/api/src/**/*.ts'],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector: "TSAsExpression[expression.type='MemberExpression'][expression.property.name='body']",
+          message: "Take the body from the route's handler (route() in apps/api/src/routes/route.ts), typed from openapi.yaml, instead of casting req.body.",
+        },
+        {
+          selector: "TSTypeAssertion[expression.type='MemberExpression'][expression.property.name='body']",
+          message: "Take the body from the route's handler (route() in apps/api/src/routes/route.ts), typed from openapi.yaml, instead of casting req.body.",
+        },
+      ],
+    },
+  },
+  {
     files: ['apps/console/src/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },
     rules: {

@@ -18,69 +18,11 @@ import { integerQueryParameters, jsonBody, refuseUnstorableInput, takesBody } fr
 import { rateLimit } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
 import { rememberValidatorRoutes } from './middleware/validator-routes';
-import { cancelJob } from './routes/cancelJob';
-import { createJob } from './routes/createJob';
-import { extract } from './routes/extract';
-import { getAccount } from './routes/getAccount';
-import { getCurrentUsage } from './routes/getCurrentUsage';
-import { getJob } from './routes/getJob';
-import { getDocs } from './routes/getDocs';
-import { getDocsScript } from './routes/getDocsScript';
-import { getMetrics } from './routes/getMetrics';
-import { getOpenApiJson } from './routes/getOpenApiJson';
-import { getOpenApiYaml } from './routes/getOpenApiYaml';
-import { healthz, readyz } from './routes/health';
-import { listJobs } from './routes/listJobs';
-import { listPlatforms } from './routes/listPlatforms';
-import { routeTable } from './routes';
-import { accessOf } from './routes/access';
-import { accountRoutes } from './routes/accounts';
-import { webhookRoutes } from './routes/webhooks';
-import { destinationRoutes } from './routes/destinations';
-import { billingRoutes } from './routes/billing';
+import { ROUTES } from './routes';
+import type { Route } from './routes/route';
 import { LiveHub } from './live/hub';
 import { oauthRoutes } from './oauth';
 import { mcpRoutes } from './mcp';
-
-type Method = 'get' | 'post' | 'put' | 'patch' | 'delete';
-
-/** A route; who may call it is declared beside this table, in routes/access.ts (public routes skip authentication and rate limiting). */
-export interface RouteDef {
-  method: Method;
-  path: string;
-  handler: (deps: AppDeps) => RequestHandler;
-}
-
-/** Every route of the API, by operationId of openapi.yaml. */
-export const ROUTES: RouteDef[] = [
-  { method: 'get', path: '/healthz', handler: healthz },
-  { method: 'get', path: '/readyz', handler: readyz },
-  { method: 'get', path: '/metrics', handler: getMetrics },
-  { method: 'get', path: '/openapi.yaml', handler: getOpenApiYaml },
-  { method: 'get', path: '/openapi.json', handler: getOpenApiJson },
-  { method: 'get', path: '/docs', handler: getDocs },
-  { method: 'get', path: '/docs/redoc.standalone.js', handler: getDocsScript },
-  { method: 'get', path: '/v1/platforms', handler: listPlatforms },
-  { method: 'get', path: '/v1/account', handler: getAccount },
-  { method: 'get', path: '/v1/usage/current', handler: getCurrentUsage },
-  { method: 'post', path: '/v1/extract', handler: extract },
-  { method: 'post', path: '/v1/jobs', handler: createJob },
-  { method: 'get', path: '/v1/jobs', handler: listJobs },
-  { method: 'get', path: '/v1/jobs/:job_id', handler: getJob },
-  { method: 'post', path: '/v1/jobs/:job_id/cancel', handler: cancelJob },
-  ...routeTable,
-  ...accountRoutes,
-  ...webhookRoutes,
-  ...destinationRoutes,
-  ...billingRoutes,
-];
-
-/**
- * Routes whose body is read as the exact bytes sent (a Buffer, up to 1 MB) instead of parsed as
- * JSON, and that check it themselves instead of the request validator: Stripe's webhook, whose
- * signature covers those bytes (a parsed and re-serialised body would not match).
- */
-const RAW_BODY_ROUTES = new Set(['POST /v1/billing/stripe/webhook']);
 
 /**
  * HEAD is GET without a body (RFC 9110, 9.3.2), so a health check or a client probing a
@@ -96,16 +38,18 @@ const headAsGet: RequestHandler = (req, _res, next) => {
  * The API: request ID → counted as in progress (heavy reads' slices wait for it) → metrics →
  * access log → compression (responses over 1 KB, when the client accepts gzip or br) → CORS
  * (origins of CORS_ORIGINS only) → route match → JSON body (operations that take one; bounded
- * in size and depth) → authentication (caller and workspace
- * resolved once) → rate limit → the route's declared access → input Postgres cannot store
- * refused → request validation against openapi.yaml → route → one error renderer. A route
- * without a declared access stops the app from being built. The web console's files answer at
+ * in size and depth; a `rawBody` route's exact bytes instead, checked by the route, not the
+ * validator) → authentication (caller and workspace resolved once) → rate limit → the route's
+ * declared access → input Postgres cannot store refused → request validation against
+ * openapi.yaml → route → one error renderer. Every route is declared with `route()`
+ * (routes/route.ts): operationId, access and handler in one place. The web console's files answer at
  * /console (middleware/console.ts). With ADMIN_TOKEN set, Bull Board answers at /admin/queues behind
- * that token. OAuth's protocol endpoints (/.well-known/*, /oauth/*: oauth/index.ts) come before
- * the route table with their own body parsing and RFC 6749 errors; `/mcp` (mcp/index.ts) after
- * it, with the same authentication and rate limit and each tool's REST route's access.
+ * that token. The routes declared `protocol: 'oauth'` (/.well-known/*, /oauth/*: oauth/index.ts) come
+ * before the others with their own body parsing and RFC 6749 errors; those of `protocol: 'mcp'`
+ * (/mcp: mcp/index.ts) after them, with the same authentication and rate limit and each tool's
+ * REST route's access.
  */
-export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Express {
+export function createApp(apiDeps: ApiDeps, routes: readonly Route[] = ROUTES): Express {
   const config = apiDeps.services.config;
   const deps: AppDeps = {
     ...apiDeps,
@@ -119,7 +63,6 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   apiDeps.draining?.addEventListener('abort', () => void deps.live.close(), { once: true });
   if (apiDeps.mailer === undefined) apiDeps.draining?.addEventListener('abort', () => void deps.mailer?.close(), { once: true });
   if (apiDeps.billing === undefined) apiDeps.draining?.addEventListener('abort', () => void deps.billing.close(), { once: true });
-  const access = new Map(routes.map((route) => [route, accessOf(route)]));
   const app = express();
   if (config.trustProxy !== null) app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');
@@ -135,9 +78,12 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   app.use(consoleRoutes());
   const adminToken = deps.services.config.adminToken;
   if (adminToken) app.use(adminQueues(adminToken, deps.services.queues));
-  app.use(oauthRoutes(deps));
+  app.use(oauthRoutes(deps, routes));
 
-  const authenticated = [authenticate(deps.services), rateLimit(deps.limiter)];
+  // Routes of the signed-in user (session access, and the list of their workspaces) do not act on a workspace: its require_two_factor does not refuse them.
+  const authenticated = authenticate(deps.services);
+  const ownAuthenticated = authenticate(deps.services, { actsOnWorkspace: false });
+  const limited = rateLimit(deps.limiter);
   const recordUse = recordKeyUse(deps.services);
   rememberValidatorRoutes();
   const validator = OpenApiValidator.middleware({
@@ -150,19 +96,19 @@ export function createApp(apiDeps: ApiDeps, routes: RouteDef[] = ROUTES): Expres
   });
 
   const document = loadOpenApiDocument();
-  for (const route of routes) {
-    const declared = access.get(route)!;
-    const chain: RequestHandler[] = declared === 'public' ? [] : [...authenticated, requireAccess(declared), recordUse];
-    if (RAW_BODY_ROUTES.has(`${route.method.toUpperCase()} ${route.path}`)) {
-      app[route.method](route.path, express.raw({ type: () => true, limit: '1mb' }), ...chain, route.handler(deps));
+  const apiRoutes = routes.filter((route) => route.reads === 'json' || route.reads === 'raw');
+  for (const route of apiRoutes) {
+    const chain: RequestHandler[] = route.access === 'public' ? [] : [route.actsOnWorkspace ? authenticated : ownAuthenticated, limited, requireAccess(route.access), recordUse];
+    if (route.reads === 'raw') {
+      app[route.method](route.path, express.raw({ type: () => true, limit: '1mb' }), ...chain, ...route.handlers(deps));
       continue;
     }
     const body = takesBody(document, route.method, route.path) ? [jsonBody] : [];
     const guard = refuseUnstorableInput(integerQueryParameters(document, route.method, route.path));
-    app[route.method](route.path, ...body, ...chain, guard, ...validator, route.handler(deps));
+    app[route.method](route.path, ...body, ...chain, guard, ...validator, ...route.handlers(deps));
   }
-  app.use(mcpRoutes(deps));
-  app.use(methodNotAllowed(routes));
+  app.use(mcpRoutes(deps, routes));
+  app.use(methodNotAllowed(apiRoutes));
   app.use(notFound);
   app.use(renderErrors(deps.services.log));
   return app;

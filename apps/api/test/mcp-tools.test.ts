@@ -93,7 +93,8 @@ describe('tools/list', () => {
     // Nullable fields are still said to be nullable (anyOf with {type: 'null'}), not dropped.
     expect(nullable).toBeGreaterThan(10);
     const getJob = tools.find((t) => t.name === 'get_job')!.outputSchema as unknown as { anyOf: Array<{ properties?: Record<string, { properties?: Record<string, unknown> }> }> };
-    expect(getJob.anyOf[0]!.properties!.job!.properties!.finished_at).toEqual({ anyOf: [{ type: 'string' }, { type: 'null' }] });
+    // The contract's JobResponse.finished_at (nullable in openapi.yaml) as a portable JSON Schema.
+    expect(getJob.anyOf[0]!.properties!.job!.properties!.finished_at).toEqual({ description: 'When it reached a terminal state.', anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }] });
   });
 });
 

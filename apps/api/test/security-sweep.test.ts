@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 import { sql } from 'kysely';
-import { type Access, accessOf, createApp, OAUTH_ROUTES, ROUTE_ACCESS, ROUTES } from '@sdx/app-api';
+import { type Access, contractOperations, labelOf, type OperationId, route as declareRoute, ROUTES } from '@sdx/app-api';
 import { loadOpenApiDocument } from '@sdx/contract';
 import { addMember, createApiKey, newId, type Role, ROLES, sealerOf } from '@sdx/domain';
 import { grantWorkspaceCredits, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
@@ -157,8 +157,10 @@ afterAll(async () => {
   await stack.close();
 });
 
-const authenticated = ROUTES.filter((route) => accessOf(route) !== 'public');
-const label = (route: { method: string; path: string }) => `${route.method.toUpperCase()} ${route.path}`;
+/** The /v1 routes (OAuth's protocol endpoints and /mcp have their own section below). */
+const authenticated = ROUTES.filter((route) => (route.reads === 'json' || route.reads === 'raw') && route.access !== 'public');
+const OAUTH_ROUTES = ROUTES.filter((route) => route.reads === 'oauth');
+const label = labelOf;
 const pathWith = (path: string, ids: Record<string, string>, foreign: Record<string, string> = {}) =>
   path.replace(/:([a-z_]+)/g, (_m, name: string) => {
     const id = foreign[name] ?? ids[name];
@@ -172,34 +174,30 @@ function call(route: (typeof ROUTES)[number], headers: Headers, path = pathWith(
 }
 
 describe('the route table', () => {
-  it('declares an access for every route, and nothing for routes that do not exist', () => {
-    const declared = new Set(Object.keys(ROUTE_ACCESS));
-    const routed = new Set([...ROUTES, ...OAUTH_ROUTES].map(label));
-    expect([...routed].filter((r) => !declared.has(r))).toEqual([]);
-    expect([...declared].filter((r) => !routed.has(r))).toEqual([]);
+  it('has one route per operation of openapi.yaml, at its method and path', () => {
+    const operations = contractOperations();
+    expect(ROUTES.map((route) => route.operationId).sort()).toEqual([...operations.keys()].sort());
+    for (const route of ROUTES) expect({ id: route.operationId, at: label(route) }).toEqual({ id: route.operationId, at: label(operations.get(route.operationId)!) });
   });
 
-  it('refuses to build an app with a route that declares no access', () => {
-    const undeclared = { method: 'get' as const, path: '/v1/undeclared', handler: () => () => undefined };
-    expect(() =>
-      createApp({ services: stack.runtime.services, registry: stack.runtime.registry, limiter: { consume: async () => ({ allowed: true, limit: 1, remaining: 1, resetMs: 1 }) }, redis: stack.runtime.redis }, [
-        ...ROUTES,
-        undeclared,
-      ]),
-    ).toThrow(/GET \/v1\/undeclared declares no access/);
+  it('refuses to declare a route without an access, or for an operation openapi.yaml does not have', () => {
+    const handler = () => undefined;
+    expect(() => declareRoute('getJob', { handler } as never)).toThrow(/GET \/v1\/jobs\/:job_id \(getJob\) declares no access/);
+    expect(() => declareRoute('getJob', { access: 'everyone', handler } as never)).toThrow(/declares no access/);
+    expect(() => declareRoute('undeclaredOperation' as OperationId, { access: 'viewer', handler })).toThrow(/undeclaredOperation: not an operation of openapi.yaml/);
   });
 
   it('agrees with the access openapi.yaml documents (x-required-access)', () => {
-    for (const route of [...ROUTES, ...OAUTH_ROUTES]) {
+    for (const route of ROUTES) {
       const operation = operationOf(route.method, route.path);
       expect({ route: label(route), documented: Boolean(operation) }).toEqual({ route: label(route), documented: true });
-      if (operation?.['x-required-access']) expect({ route: label(route), access: operation['x-required-access'] }).toEqual({ route: label(route), access: accessOf(route) });
+      if (operation?.['x-required-access']) expect({ route: label(route), access: operation['x-required-access'] }).toEqual({ route: label(route), access: route.access });
     }
   });
 });
 
 describe.each(authenticated.map((route) => [label(route), route] as const))('%s', (_name, route) => {
-  const access = accessOf(route);
+  const access = route.access;
   const isWrite = route.method !== 'get';
 
   it('refuses missing, revoked and expired credentials', async () => {
@@ -280,7 +278,7 @@ it('changed nothing in the other workspace', async () => {
 describe('OAuth and /mcp', () => {
   it('declares every OAuth protocol route public, and documents it without security', () => {
     for (const route of OAUTH_ROUTES) {
-      expect({ route: label(route), access: accessOf(route) }).toEqual({ route: label(route), access: 'public' });
+      expect({ route: label(route), access: route.access }).toEqual({ route: label(route), access: 'public' });
       const operation = operationOf(route.method, route.path);
       expect({ route: label(route), security: operation?.security }).toEqual({ route: label(route), security: [] });
     }

@@ -7,6 +7,8 @@ import { MAX_JSON_BYTES } from '../middleware/input';
 import { rateLimit, rateLimitExceeded, takeRatePoint } from '../middleware/rate-limit';
 import { tenantOf } from '../middleware/tenant';
 import { mcpServer, type RateLimited } from './server';
+import { requireAccess } from '../middleware/access';
+import { labelOf, type Route } from '../routes/route';
 
 /** The path of the MCP endpoint: the protected resource of extensions-2.md 3 is `{APP_URL}/mcp`. */
 export const MCP_PATH = '/mcp';
@@ -59,6 +61,15 @@ function isToolCall(message: unknown): boolean {
   return method === 'tools/call' && (typeof id === 'string' || typeof id === 'number');
 }
 
+/** What the /mcp operations of one app share: their authentication chains and the 401 challenge. */
+interface McpChains {
+  authenticated: RequestHandler[];
+  post: RequestHandler[];
+  challenged: ErrorRequestHandler;
+}
+
+const chainsOf = new WeakMap<AppDeps, McpChains>();
+
 /**
  * `/mcp`: the Model Context Protocol over Streamable HTTP (extensions-2.md 3), stateless. Each
  * POST gets its own server and transport (mcp/server.ts), so any API process answers any call
@@ -75,7 +86,9 @@ function isToolCall(message: unknown): boolean {
  * SDK's DNS-rebinding protection stays on: Host must be APP_URL's (or a loopback form of the
  * port), Origin, when sent, APP_URL's or one of CORS_ORIGINS.
  */
-export function mcpRoutes(deps: AppDeps): Router {
+function mcpChains(deps: AppDeps): McpChains {
+  const made = chainsOf.get(deps);
+  if (made) return made;
   const config = deps.services.config;
   const challenge = `Bearer resource_metadata="${config.appUrl}/.well-known/oauth-protected-resource"`;
   const allowedOrigins = [new URL(config.appUrl).origin, ...config.corsOrigins];
@@ -137,11 +150,46 @@ export function mcpRoutes(deps: AppDeps): Router {
     await transport.handleRequest(req, res, res.locals.mcpMessage);
   };
 
+  const chains: McpChains = {
+    authenticated,
+    post: [keyOnly, authenticate(deps.services), readMessage, counted, serve],
+    challenged,
+  };
+  chainsOf.set(deps, chains);
+  return chains;
+}
+
+/** POST /mcp (postMcpMessage): one JSON-RPC message, answered by a server and transport of its own. */
+export const mcpMessage = (deps: AppDeps): RequestHandler[] => mcpChains(deps).post;
+
+/** GET /mcp (openMcpStream): 405 once authenticated, there is no session's stream. */
+export const mcpNoStream = (deps: AppDeps): RequestHandler[] => [
+  ...mcpChains(deps).authenticated,
+  rpcError(405, 'Method not allowed: this server is stateless (no event stream to open).', { Allow: 'POST' }),
+];
+
+/** DELETE /mcp (endMcpSession): 405 once authenticated, there is no session to end. */
+export const mcpNoSession = (deps: AppDeps): RequestHandler[] => [
+  ...mcpChains(deps).authenticated,
+  rpcError(405, 'Method not allowed: this server is stateless (no session to end).', { Allow: 'POST' }),
+];
+
+/**
+ * The router of `/mcp`, mounted by app.ts after the /v1 routes: the routes declared with
+ * `protocol: 'mcp'` (routes/postMcpMessage.ts, openMcpStream.ts, endMcpSession.ts), each
+ * after its declared access, then 405 for any other method and the 401 challenge.
+ */
+export function mcpRoutes(deps: AppDeps, routes: readonly Route[]): Router {
   const router = Router();
-  router.post(MCP_PATH, keyOnly, authenticate(deps.services), readMessage, counted, serve);
-  router.get(MCP_PATH, ...authenticated, rpcError(405, 'Method not allowed: this server is stateless (no event stream to open).', { Allow: 'POST' }));
-  router.delete(MCP_PATH, ...authenticated, rpcError(405, 'Method not allowed: this server is stateless (no session to end).', { Allow: 'POST' }));
+  for (const route of routes) {
+    if (route.reads !== 'mcp') continue;
+    if (route.path !== MCP_PATH) throw new Error(`${labelOf(route)}: an MCP route is served at ${MCP_PATH}`);
+    const [keyOnly, authenticated, ...rest] = route.handlers(deps);
+    // Right after authentication (each chain's first two handlers), the declared access, as on every /v1 route.
+    const access = route.access === 'public' ? [] : [requireAccess(route.access)];
+    router[route.method](MCP_PATH, keyOnly!, authenticated!, ...access, ...rest);
+  }
   router.all(MCP_PATH, rpcError(405, 'Method not allowed.', { Allow: 'POST' }));
-  router.use(MCP_PATH, challenged);
+  router.use(MCP_PATH, mcpChains(deps).challenged);
   return router;
 }

@@ -6,7 +6,6 @@ import { ApiError, RequestValidationError, type Tenant, type ValidationIssue } f
 import type { AppDeps } from '../deps';
 import { requireAccess } from '../middleware/access';
 import { dependencyError } from '../middleware/errors';
-import { accessOf } from '../routes/access';
 import { jsonBytes } from './bound';
 import { type McpTool, type ToolContext, ToolError } from './tool';
 import { cancelJob } from './tools/cancel_job';
@@ -42,7 +41,7 @@ const ANNOTATIONS = new Set(['title', 'description', 'default', 'examples', 'dep
 
 /**
  * A JSON Schema said portably (MCP Inspector --strict, and clients whose validators read a
- * subset): a list of types (`type: ["string", "null"]`, zod's nullable) becomes an anyOf of one
+ * subset): a list of types (`type: ["string", "null"]`) becomes an anyOf of one
  * type each, and an open object's `additionalProperties: {}` or `true` names any JSON value.
  */
 export function portableSchema(node: unknown): unknown {
@@ -65,12 +64,6 @@ export function portableSchema(node: unknown): unknown {
   return { ...annotations, anyOf: types.map((type) => (type === 'null' ? { type } : { type, ...constraints })) };
 }
 
-/** A JSON Schema of a zod schema as tools/list carries it (draft-07, no $schema, portable). */
-function jsonSchemaOf(schema: z.ZodType, io: 'input' | 'output'): Record<string, unknown> {
-  const { $schema: _dialect, ...rest } = z.toJSONSchema(schema, { target: 'draft-7', io, unrepresentable: 'any' }) as Record<string, unknown>;
-  return portableSchema(rest) as Record<string, unknown>;
-}
-
 /**
  * tools/list's answer, computed once per process. A tool's output schema is its success shape
  * or the error shape ({error, message}): the SDK's client checks structured content against it,
@@ -80,20 +73,15 @@ const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
   name: tool.name,
   title: tool.annotations.title,
   description: tool.description,
-  inputSchema: { type: 'object', ...jsonSchemaOf(tool.input, 'input') } as Tool['inputSchema'],
-  outputSchema: { type: 'object', anyOf: [jsonSchemaOf(tool.output, 'output'), jsonSchemaOf(ToolError, 'output')] } as Tool['outputSchema'],
+  inputSchema: { type: 'object', ...(portableSchema(tool.input) as object) } as Tool['inputSchema'],
+  outputSchema: { type: 'object', anyOf: [portableSchema(tool.output), portableSchema(ToolError)] } as Tool['outputSchema'],
   annotations: tool.annotations,
 }));
 
 const BY_NAME = new Map(TOOLS.map((tool) => [tool.name, tool]));
 
-/** Each tool's access: its REST route's, as routes/access.ts declares it (a tool whose route declares none stops the process at load). */
-const ACCESS = new Map(
-  TOOLS.map((tool) => {
-    const [method, path] = tool.route.split(' ') as [string, string];
-    return [tool.name, accessOf({ method, path })];
-  }),
-);
+/** Each tool's arguments checked against its input schema (openapi.yaml's, mcp/contract-schema.ts), made once per process. */
+const ARGUMENTS = new Map(TOOLS.map((tool) => [tool.name, z.fromJSONSchema(tool.input as Parameters<typeof z.fromJSONSchema>[0])]));
 
 /** A POST past the workspace's rate limit: its tools/call is answered with a tool error, not run. */
 export interface RateLimited {
@@ -144,11 +132,11 @@ export function mcpServer(request: McpRequestContext): Server {
     };
     try {
       // The REST route's declared access, enforced by the same check and in the same order, before the input is read (it throws ApiError forbidden).
-      const access = ACCESS.get(tool.name)!;
+      const access = tool.route.access;
       if (access !== 'public') requireAccess(access)(request.req, request.res, () => undefined);
-      const parsed = tool.input.safeParse(call.params.arguments ?? {});
+      const parsed = ARGUMENTS.get(tool.name)!.safeParse(call.params.arguments ?? {});
       if (!parsed.success) throw new RequestValidationError(issuesOf(parsed.error));
-      const output = await tool.run(ctx, parsed.data);
+      const output = await tool.run(ctx, parsed.data as Record<string, unknown>);
       return success(output.structured, output.summary, maxBytes);
     } catch (error) {
       if (error instanceof ApiError || error instanceof RequestValidationError) return failure(error, maxBytes);

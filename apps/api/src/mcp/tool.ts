@@ -1,7 +1,8 @@
 import type { Request, Response } from 'express';
-import { z } from 'zod';
 import type { Tenant } from '@sdx/domain';
 import type { AppDeps } from '../deps';
+import type { Route } from '../routes/route';
+import { componentSchema, type JsonSchema, withoutProperties } from './contract-schema';
 
 /** One progress notification (notifications/progress): `progress` only ever grows within a call. */
 export interface ProgressUpdate {
@@ -40,53 +41,51 @@ export interface ToolAnnotations {
 }
 
 /**
- * A tool of the MCP server (extensions-2.md 3). `route` names the REST route it stands for, as
- * routes/access.ts keys it: the tool is allowed to exactly the roles that route is.
+ * A tool of the MCP server (extensions-2.md 3). `route` is the REST route it stands for (its
+ * `route()` declaration): the tool is allowed to exactly the roles that route is. Its input and
+ * output are JSON Schemas taken from openapi.yaml (mcp/contract-schema.ts: the request fields
+ * and parameters of that route's operation, the components it answers with); `run` is given the
+ * arguments once they are checked against the input schema, typed `I` from the generated types.
  */
-export interface McpTool<I extends z.ZodType = z.ZodType, O extends z.ZodType = z.ZodType> {
+export interface McpTool<I = Record<string, unknown>, O = unknown> {
   name: string;
   description: string;
-  route: string;
-  input: I;
-  output: O;
+  route: Route;
+  input: JsonSchema;
+  output: JsonSchema;
   annotations: ToolAnnotations;
-  run(ctx: ToolContext, input: z.output<I>): Promise<ToolOutput<z.output<O>>>;
+  run(ctx: ToolContext, input: I): Promise<ToolOutput<O>>;
 }
 
-/** Keeps the input and output types of a tool's `run` tied to its schemas. */
-export function defineTool<I extends z.ZodType, O extends z.ZodType>(tool: McpTool<I, O>): McpTool {
+/** Keeps the input and output types of a tool's `run` in one declaration. */
+export function defineTool<I, O>(tool: McpTool<I, O>): McpTool {
   return tool as unknown as McpTool;
 }
 
 /** The structured content of a failed call: the API's error identifier and message, with the same context fields the REST error carries. */
-export const ToolError = z.looseObject({
-  error: z.string().describe('The API error identifier: insufficient_credits, forbidden, job_not_found, validation_error, ...'),
-  message: z.string().describe('What went wrong, for a person or a model.'),
-});
-
-/** A job as GET /v1/jobs/{job_id} renders it, without its result (read results with get_items). */
-export const JobSummary = z.looseObject({
-  id: z.string(),
-  platform: z.string(),
-  operation: z.string(),
-  target: z.string(),
-  status: z.enum(['queued', 'running', 'completed', 'failed', 'cancelled']),
-  progress_current: z.number(),
-  progress_total: z.number().nullable(),
-  result_count: z.number().nullable(),
-  reserved_credits: z.number(),
-  billed_credits: z.number(),
-  created_at: z.string(),
-  finished_at: z.string().nullable(),
-});
-
-/** The target as a job takes it, and the limit (the operation's maximum when absent). */
-export const jobInput = {
-  platform: z.string().min(1).max(64).describe('A platform of list_operations, e.g. "twitter".'),
-  operation: z.string().min(1).max(64).describe('An operation of that platform, e.g. "followers".'),
-  target: z.string().min(1).max(2048).describe('What to read: a handle, URL or ID, as the operation\'s target kind says.'),
-  limit: z.int().min(1).max(1_000_000).optional().describe('Most results to extract (and pay for); the operation\'s maximum when absent.'),
+export const ToolError: JsonSchema = {
+  type: 'object',
+  properties: {
+    error: { type: 'string', description: 'The API error identifier: insufficient_credits, forbidden, job_not_found, validation_error, ...' },
+    message: { type: 'string', description: 'What went wrong, for a person or a model.' },
+  },
+  required: ['error', 'message'],
 };
 
+/** A job as GET /v1/jobs/{job_id} renders it (the contract's JobResponse), without its result (read results with get_items). */
+export const JobSummary: JsonSchema = withoutProperties(componentSchema('JobResponse'), ['result']);
+
+/** The platform as the job tools take it: required of an agent (no default to guess), one that list_operations names. */
+export const PLATFORM_ARGUMENT: JsonSchema = { description: 'A platform of list_operations, e.g. "twitter".' };
+
+/**
+ * The operation as the job tools take it: any name, so that one the catalog does not have is
+ * answered `unsupported_operation` (naming list_operations), not a bare enum mismatch.
+ */
+export const OPERATION_ARGUMENT: JsonSchema = { type: 'string', minLength: 1, maxLength: 64, description: 'An operation of that platform, e.g. "followers".' };
+
+/** An ID an agent passes (no URL bounds it): as long as the service's IDs at most. */
+export const ID_ARGUMENT: JsonSchema = { minLength: 1, maxLength: 64 };
+
 /** The opaque position to go on from; absent at the start. */
-export const cursorInput = z.string().min(1).max(200);
+export const CURSOR_ARGUMENT: JsonSchema = { type: 'string', minLength: 1, maxLength: 200 };

@@ -10,7 +10,7 @@ export type Access = 'public' | 'session' | Role;
 
 /**
  * The one place roles are enforced. It runs after authentication on every non-public route,
- * with the access declared for that route in routes/access.ts.
+ * with the access its `route()` declaration gives (routes/route.ts).
  */
 export function requireAccess(access: Exclude<Access, 'public'>): RequestHandler {
   return (_req, res, next) => {

@@ -11,7 +11,6 @@ import {
   type UserView,
 } from '@sdx/domain';
 import type { SessionRow } from '@sdx/db';
-import { ROUTE_ACCESS } from '../routes/access';
 import { isStorableText } from './input';
 import { sessionToken } from './session-cookie';
 
@@ -65,28 +64,19 @@ function sameSecret(a: string, b: string): boolean {
 }
 
 /**
- * Whether a session request acts on its workspace, so a workspace's require_two_factor applies
- * to it. Routes of the signed-in user themselves (access `session`: the session, sign-out, the
- * password, two-factor setup, new workspaces, accepting an invitation) and the list of the
- * user's workspaces do not: a user refused by a workspace that requires two-factor sign-in can
- * still see where they stand, turn it on, switch workspace and sign out.
- */
-function actsOnWorkspace(req: Request): boolean {
-  const path = (req.route as { path?: unknown } | undefined)?.path;
-  if (typeof path !== 'string') return true;
-  const route = `${req.method} ${path}`;
-  return ROUTE_ACCESS[route] !== 'session' && route !== 'GET /v1/workspaces';
-}
-
-/**
  * Resolves the caller and the workspace it acts on, once per request. An API key wins over a
  * cookie. The workspace is the path's `workspace_id` when the route has one (not a member: 404
  * workspace_not_found), else X-Workspace-ID (not a member: 403 workspace_forbidden), else the
  * key's workspace or the user's personal one. A cookie write without the session's CSRF token
  * is 403 csrf_failed. No cache: a revoked key or an ended session fails on its next request.
- * Secrets are never logged (see the logger's redaction).
+ * Secrets are never logged (see the logger's redaction). With `actsOnWorkspace: false` (routes
+ * of the signed-in user themselves: the session, sign-out, the password, two-factor setup, new
+ * workspaces, accepting an invitation, the list of the user's workspaces), a workspace's
+ * require_two_factor does not refuse the session: a user it refuses can still see where they
+ * stand, turn it on, switch workspace and sign out.
  */
-export function authenticate(services: Services): RequestHandler {
+export function authenticate(services: Services, options: { actsOnWorkspace?: boolean } = {}): RequestHandler {
+  const actsOnWorkspace = options.actsOnWorkspace !== false;
   return async (req, res, next) => {
     const header = workspaceHeader(req);
     const pathWorkspace = typeof req.params.workspace_id === 'string' ? req.params.workspace_id : null;
@@ -120,7 +110,7 @@ export function authenticate(services: Services): RequestHandler {
       throw new ApiError('csrf_failed', 'A cookie-authenticated write needs X-CSRF-Token with the csrf_token of the session.');
     }
     if (!resolved.workspace || !resolved.role) throw notMember(wanted ?? '');
-    if (resolved.workspace.require_two_factor && !resolved.user.two_factor_enabled && actsOnWorkspace(req)) {
+    if (resolved.workspace.require_two_factor && !resolved.user.two_factor_enabled && actsOnWorkspace) {
       throw new ApiError('two_factor_required', 'This workspace requires two-factor sign-in: turn it on for your account (POST /v1/auth/2fa/setup, then /v1/auth/2fa/enable).');
     }
     const tenant: Tenant = { workspace: resolved.workspace, keyId: null, role: resolved.role, userId: resolved.user.id };

@@ -1,38 +1,6 @@
-import express, { type ErrorRequestHandler, type RequestHandler, type Router } from 'express';
+import express, { type ErrorRequestHandler, type Router } from 'express';
 import type { AppDeps } from '../deps';
-import { accessOf } from '../routes/access';
-import { authorizeOAuthClient } from '../routes/authorizeOAuthClient';
-import { createOAuthToken } from '../routes/createOAuthToken';
-import { getAuthorizationServerMetadata } from '../routes/getAuthorizationServerMetadata';
-import { getMcpProtectedResourceMetadata } from '../routes/getMcpProtectedResourceMetadata';
-import { getProtectedResourceMetadata } from '../routes/getProtectedResourceMetadata';
-import { registerOAuthClient } from '../routes/registerOAuthClient';
-import { revokeOAuthToken } from '../routes/revokeOAuthToken';
-import type { OAuthKit } from './kit';
-import { OAuthLimiter } from './limits';
-import { SdxOAuthProvider } from './provider';
-
-/** An OAuth protocol route: its own body parsing, limits and RFC 6749 error bodies (not the /v1 chain of app.ts). */
-export interface OAuthRoute {
-  method: 'get' | 'post';
-  path: string;
-  handler: (deps: AppDeps, kit: OAuthKit) => RequestHandler[];
-}
-
-/**
- * The OAuth 2.1 authorization server and protected-resource metadata (extensions-2.md 3), by
- * operationId of openapi.yaml; each declares `public` access in routes/access.ts. The consent
- * itself (POST /v1/oauth/consent, session + CSRF) is a /v1 route of routes/index.ts.
- */
-export const OAUTH_ROUTES: OAuthRoute[] = [
-  { method: 'get', path: '/.well-known/oauth-protected-resource/mcp', handler: getMcpProtectedResourceMetadata },
-  { method: 'get', path: '/.well-known/oauth-protected-resource', handler: getProtectedResourceMetadata },
-  { method: 'get', path: '/.well-known/oauth-authorization-server', handler: getAuthorizationServerMetadata },
-  { method: 'post', path: '/oauth/register', handler: registerOAuthClient },
-  { method: 'get', path: '/oauth/authorize', handler: authorizeOAuthClient },
-  { method: 'post', path: '/oauth/token', handler: createOAuthToken },
-  { method: 'post', path: '/oauth/revoke', handler: revokeOAuthToken },
-];
+import { labelOf, type Route } from '../routes/route';
 
 /** A body the parser refuses (malformed 400, too large 413, another charset 415) is an RFC 6749 `invalid_request`, not the /v1 error body. */
 const bodyErrors: ErrorRequestHandler = (err: { status?: number; type?: string; message?: string }, _req, res, next) => {
@@ -45,18 +13,22 @@ const bodyErrors: ErrorRequestHandler = (err: { status?: number; type?: string; 
 };
 
 /**
- * The OAuth endpoints as one router, mounted by app.ts. The SDK's handlers (@modelcontextprotocol/sdk
- * server/auth) do the protocol: PKCE S256 only, registered redirect URIs, CORS open to any
- * origin on the metadata, registration, token and revocation endpoints (browser-based agents
- * call them); their in-memory limiter is off, ours (Redis, per client address) is on.
+ * The OAuth 2.1 authorization server and protected-resource metadata (extensions-2.md 3) as one
+ * router, mounted by app.ts: the routes declared `protocol: 'oauth'` (routes/getProtectedResourceMetadata.ts,
+ * registerOAuthClient.ts, createOAuthToken.ts, ...), each public, each mounted on its path for
+ * every method (the SDK's handlers answer OPTIONS and refuse other methods themselves). The
+ * SDK's handlers (@modelcontextprotocol/sdk server/auth) do the protocol: PKCE S256 only,
+ * registered redirect URIs, CORS open to any origin on the metadata, registration, token and
+ * revocation endpoints (browser-based agents call them); their in-memory limiter is off, ours
+ * (Redis, per client address) is on. The consent itself (POST /v1/oauth/consent, session +
+ * CSRF) is a /v1 route.
  */
-export function oauthRoutes(deps: AppDeps): Router {
-  const config = deps.services.config;
-  const kit: OAuthKit = { provider: new SdxOAuthProvider(deps.services, config.appUrl), limiter: new OAuthLimiter(deps.redis, config.redisPrefix) };
+export function oauthRoutes(deps: AppDeps, routes: readonly Route[]): Router {
   const router = express.Router();
-  for (const route of OAUTH_ROUTES) {
-    if (accessOf(route) !== 'public') throw new Error(`${route.method.toUpperCase()} ${route.path}: an OAuth protocol route is public`);
-    router.use(route.path, ...route.handler(deps, kit));
+  for (const route of routes) {
+    if (route.reads !== 'oauth') continue;
+    if (route.access !== 'public') throw new Error(`${labelOf(route)}: an OAuth protocol route is public`);
+    router.use(route.path, ...route.handlers(deps));
   }
   router.use(bodyErrors);
   return router;

@@ -1,8 +1,8 @@
 import type { RequestHandler, Response } from 'express';
 import { authorizationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/authorize.js';
-import type { AppDeps } from '../deps';
 import { CONSENT_PAGE } from '../oauth/provider';
-import type { OAuthKit } from '../oauth/kit';
+import { oauthKit } from '../oauth/kit';
+import { route } from './route';
 
 const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
@@ -59,8 +59,15 @@ const faultsAsPage: RequestHandler = (_req, res, next) => {
  * response_type not `code`, ...) is a 400 HTML page (`faultsAsPage`). Never a redirect to the
  * client.
  */
-export const authorizeOAuthClient = (_deps: AppDeps, kit: OAuthKit): RequestHandler[] => [
-  kit.limiter.guard('authorize'),
-  faultsAsPage,
-  authorizationHandler({ provider: kit.provider, rateLimit: false }),
-];
+export const authorizeOAuthClient = route('authorizeOAuthClient', {
+  access: 'public',
+  protocol: 'oauth',
+  handlers: (deps) => {
+    const kit = oauthKit(deps);
+    return [
+      kit.limiter.guard('authorize'),
+      faultsAsPage,
+      authorizationHandler({ provider: kit.provider, rateLimit: false }),
+    ];
+  },
+});

@@ -1,10 +1,12 @@
-import type { RequestHandler } from 'express';
 import { cancelSubscription as cancel } from '@sdx/domain';
-import type { AppDeps } from '../deps';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** DELETE /v1/billing/subscription — the live subscription ends at the end of its period. */
-export const cancelSubscription = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  res.json(await cancel(services, tenantOf(res), actor(req, res)));
-};
+export const cancelSubscription = route('cancelSubscription', {
+  access: 'admin',
+  handler: async ({ deps: { services }, req, res }) => {
+    res.json(await cancel(services, tenantOf(res), actor(req, res)));
+  },
+});

@@ -1,10 +1,11 @@
-import type { RequestHandler } from 'express';
-import { type BillingPortalRequest, createBillingPortal as create } from '@sdx/domain';
-import type { AppDeps } from '../deps';
+import { createBillingPortal as create } from '@sdx/domain';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** POST /v1/billing/portal — 201 with the Stripe billing portal session to send the member to. */
-export const createBillingPortal = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  const body = req.body && typeof req.body === 'object' ? (req.body as BillingPortalRequest) : undefined;
-  res.status(201).json(await create(services, tenantOf(res), body));
-};
+export const createBillingPortal = route('createBillingPortal', {
+  access: 'admin',
+  handler: async ({ deps: { services }, res }, body) => {
+    res.status(201).json(await create(services, tenantOf(res), body && typeof body === 'object' ? body : undefined));
+  },
+});

@@ -1,10 +1,12 @@
-import type { RequestHandler } from 'express';
-import { type CheckoutRequest, createCheckout as create } from '@sdx/domain';
-import type { AppDeps } from '../deps';
+import { createCheckout as create } from '@sdx/domain';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** POST /v1/billing/checkout — 201 with the Stripe Checkout Session to send the buyer to. */
-export const createCheckout = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  res.status(201).json(await create(services, tenantOf(res), req.body as CheckoutRequest, actor(req, res)));
-};
+export const createCheckout = route('createCheckout', {
+  access: 'admin',
+  handler: async ({ deps: { services }, req, res }, body) => {
+    res.status(201).json(await create(services, tenantOf(res), body, actor(req, res)));
+  },
+});

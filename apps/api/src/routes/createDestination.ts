@@ -1,11 +1,13 @@
-import type { RequestHandler } from 'express';
-import { createDestination as create, type DestinationInput, renderDestination } from '@sdx/domain';
-import type { AppDeps } from '../deps';
+import { createDestination as create, renderDestination } from '@sdx/domain';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** POST /v1/destinations — 201 after the check write, never with the secret access key. */
-export const createDestination = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  const row = await create(services, tenantOf(res), req.body as DestinationInput, actor(req, res));
-  res.status(201).json(renderDestination(row));
-};
+export const createDestination = route('createDestination', {
+  access: 'admin',
+  handler: async ({ deps: { services }, req, res }, body) => {
+    const row = await create(services, tenantOf(res), body, actor(req, res));
+    res.status(201).json(renderDestination(row));
+  },
+});

@@ -1,12 +1,12 @@
-import type { RequestHandler } from 'express';
-import type { components } from '@sdx/contract';
 import { createMonitor as create, type MonitorInput, renderMonitor } from '@sdx/domain';
-import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** POST /v1/monitors — 201 with the active monitor, its next_run_at and estimates. */
-export const createMonitor = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
-  const body = req.body as components['schemas']['MonitorCreateRequest'];
-  const monitor = await create(services, tenantOf(res), body as MonitorInput);
-  res.status(201).json(renderMonitor(monitor));
-};
+export const createMonitor = route('createMonitor', {
+  access: 'member',
+  handler: async ({ deps: { services }, res }, body) => {
+    const monitor = await create(services, tenantOf(res), body as MonitorInput);
+    res.status(201).json(renderMonitor(monitor));
+  },
+});

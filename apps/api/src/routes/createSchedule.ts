@@ -1,12 +1,10 @@
-import type { Request, RequestHandler } from 'express';
 import type { ScheduleCreateRequest } from '@sdx/contract';
 import { createSchedule as create, renderScheduleView, type ScheduleInput } from '@sdx/domain';
-import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** The validated body of POST /v1/schedules and PUT /v1/schedules/{id}. */
-export function scheduleInput(req: Request): ScheduleInput {
-  const body = req.body as ScheduleCreateRequest;
+export function scheduleInput(body: ScheduleCreateRequest): ScheduleInput {
   return {
     name: body.name,
     platform: body.platform,
@@ -24,7 +22,10 @@ export function scheduleInput(req: Request): ScheduleInput {
 }
 
 /** POST /v1/schedules — 201 with the active schedule and its next_run_at. */
-export const createSchedule = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
-  const view = await create(services, tenantOf(res), scheduleInput(req));
-  res.status(201).json(renderScheduleView(view));
-};
+export const createSchedule = route('createSchedule', {
+  access: 'member',
+  handler: async ({ deps: { services }, res }, body) => {
+    const view = await create(services, tenantOf(res), scheduleInput(body));
+    res.status(201).json(renderScheduleView(view));
+  },
+});

@@ -1,11 +1,13 @@
-import type { RequestHandler } from 'express';
-import { createSubscription as create, type SubscriptionRequest } from '@sdx/domain';
-import type { AppDeps } from '../deps';
+import { createSubscription as create } from '@sdx/domain';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** POST /v1/billing/subscription — 201 a Checkout Session for a new subscription, or 200 the live subscription changed to the plan. */
-export const createSubscription = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  const answer = await create(services, tenantOf(res), req.body as SubscriptionRequest, actor(req, res));
-  res.status(answer.status).json(answer.body);
-};
+export const createSubscription = route('createSubscription', {
+  access: 'admin',
+  handler: async ({ deps: { services }, req, res }, body) => {
+    const answer = await create(services, tenantOf(res), body, actor(req, res));
+    res.status(answer.status).json(answer.body);
+  },
+});

@@ -1,11 +1,13 @@
-import type { RequestHandler } from 'express';
-import { createWebhook as create, renderWebhook, type WebhookInput } from '@sdx/domain';
-import type { AppDeps } from '../deps';
+import { createWebhook as create, renderWebhook } from '@sdx/domain';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** POST /v1/webhooks — 201 with the signing secret, shown in this response only. */
-export const createWebhook = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  const { webhook, secret } = await create(services, tenantOf(res), req.body as WebhookInput, actor(req, res));
-  res.status(201).json({ ...renderWebhook(webhook), secret });
-};
+export const createWebhook = route('createWebhook', {
+  access: 'admin',
+  handler: async ({ deps: { services }, req, res }, body) => {
+    const { webhook, secret } = await create(services, tenantOf(res), body, actor(req, res));
+    res.status(201).json({ ...renderWebhook(webhook), secret });
+  },
+});

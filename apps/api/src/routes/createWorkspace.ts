@@ -1,11 +1,13 @@
-import type { RequestHandler } from 'express';
 import { createTeamWorkspace } from '@sdx/domain';
-import type { AppDeps } from '../deps';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** POST /v1/workspaces — 201, a team workspace owned by the signed-in user. */
-export const createWorkspace = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  const { name } = req.body as { name: string };
-  res.status(201).json(await createTeamWorkspace(services, tenantOf(res).userId!, name.trim(), actor(req, res)));
-};
+export const createWorkspace = route('createWorkspace', {
+  access: 'session',
+  handler: async ({ deps: { services }, req, res }, body) => {
+    const { name } = body;
+    res.status(201).json(await createTeamWorkspace(services, tenantOf(res).userId!, name.trim(), actor(req, res)));
+  },
+});

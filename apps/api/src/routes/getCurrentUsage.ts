@@ -1,9 +1,11 @@
-import type { RequestHandler } from 'express';
 import { getUsage } from '@sdx/domain';
-import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** GET /v1/usage/current */
-export const getCurrentUsage = ({ services }: ApiDeps): RequestHandler => async (_req, res) => {
-  res.json(await getUsage(services.db, tenantOf(res).workspace, services.clock.now()));
-};
+export const getCurrentUsage = route('getCurrentUsage', {
+  access: 'viewer',
+  handler: async ({ deps: { services }, res }) => {
+    res.json(await getUsage(services.db, tenantOf(res).workspace, services.clock.now()));
+  },
+});

@@ -1,10 +1,12 @@
-import type { RequestHandler } from 'express';
 import { scrape } from '@sdx/metrics';
-import type { ApiDeps } from '../deps';
+import { route } from './route';
 
 /** GET /metrics — the process's Prometheus series (docs/deployment.md "Metrics"). */
-export const getMetrics = (_deps: ApiDeps): RequestHandler => async (_req, res) => {
-  const { contentType, body } = await scrape();
-  res.setHeader('Cache-Control', 'no-store');
-  res.type(contentType).send(body);
-};
+export const getMetrics = route('getMetrics', {
+  access: 'public',
+  handler: async ({ res }) => {
+    const { contentType, body } = await scrape();
+    res.setHeader('Cache-Control', 'no-store');
+    res.type(contentType).send(body);
+  },
+});

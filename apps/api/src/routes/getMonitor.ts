@@ -1,9 +1,11 @@
-import type { RequestHandler } from 'express';
 import { getMonitorOrThrow, renderMonitor } from '@sdx/domain';
-import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** GET /v1/monitors/{monitor_id} */
-export const getMonitor = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
-  res.json(renderMonitor(await getMonitorOrThrow(services.db, tenantOf(res), String(req.params.monitor_id))));
-};
+export const getMonitor = route('getMonitor', {
+  access: 'viewer',
+  handler: async ({ deps: { services }, req, res }) => {
+    res.json(renderMonitor(await getMonitorOrThrow(services.db, tenantOf(res), String(req.params.monitor_id))));
+  },
+});

@@ -1,9 +1,11 @@
-import type { RequestHandler } from 'express';
-import type { ApiDeps } from '../deps';
 import { contractYaml } from './reference';
+import { route } from './route';
 
 /** GET /openapi.yaml — the contract as written. */
-export const getOpenApiYaml = (_deps: ApiDeps): RequestHandler => (_req, res) => {
-  res.setHeader('Cache-Control', 'no-cache');
-  res.type('application/yaml; charset=utf-8').send(contractYaml());
-};
+export const getOpenApiYaml = route('getOpenApiYaml', {
+  access: 'public',
+  handler: ({ res }) => {
+    res.setHeader('Cache-Control', 'no-cache');
+    res.type('application/yaml; charset=utf-8').send(contractYaml());
+  },
+});

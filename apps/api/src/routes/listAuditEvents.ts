@@ -1,11 +1,13 @@
-import type { RequestHandler } from 'express';
 import { listAuditEvents as list, renderAuditEvent } from '@sdx/domain';
-import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** GET /v1/audit-events — newest first; `starting_after` continues with older events. */
-export const listAuditEvents = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  const limit = Number(req.query.limit ?? 50);
-  const startingAfter = typeof req.query.starting_after === 'string' ? req.query.starting_after : null;
-  res.json((await list(services.db, tenantOf(res).workspace.id, { limit, startingAfter })).map(renderAuditEvent));
-};
+export const listAuditEvents = route('listAuditEvents', {
+  access: 'admin',
+  handler: async ({ deps: { services }, req, res }) => {
+    const limit = Number(req.query.limit ?? 50);
+    const startingAfter = typeof req.query.starting_after === 'string' ? req.query.starting_after : null;
+    res.json((await list(services.db, tenantOf(res).workspace.id, { limit, startingAfter })).map(renderAuditEvent));
+  },
+});

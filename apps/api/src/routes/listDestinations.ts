@@ -1,9 +1,11 @@
-import type { RequestHandler } from 'express';
 import { listDestinations as list, renderDestination } from '@sdx/domain';
-import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** GET /v1/destinations — newest first, never a secret. */
-export const listDestinations = ({ services }: AppDeps): RequestHandler => async (_req, res) => {
-  res.json((await list(services.db, tenantOf(res))).map(renderDestination));
-};
+export const listDestinations = route('listDestinations', {
+  access: 'viewer',
+  handler: async ({ deps: { services }, res }) => {
+    res.json((await list(services.db, tenantOf(res))).map(renderDestination));
+  },
+});

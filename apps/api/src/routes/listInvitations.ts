@@ -1,9 +1,11 @@
-import type { RequestHandler } from 'express';
 import { listInvitations as list, renderInvitation } from '@sdx/domain';
-import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** GET /v1/workspaces/{workspace_id}/invitations — pending ones, newest first, without tokens. */
-export const listInvitations = ({ services }: AppDeps): RequestHandler => async (_req, res) => {
-  res.json((await list(services.db, tenantOf(res).workspace.id)).map(renderInvitation));
-};
+export const listInvitations = route('listInvitations', {
+  access: 'viewer',
+  handler: async ({ deps: { services }, res }) => {
+    res.json((await list(services.db, tenantOf(res).workspace.id)).map(renderInvitation));
+  },
+});

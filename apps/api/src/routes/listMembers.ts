@@ -1,9 +1,11 @@
-import type { RequestHandler } from 'express';
 import { listMembers as list } from '@sdx/domain';
-import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** GET /v1/workspaces/{workspace_id}/members — oldest first. */
-export const listMembers = ({ services }: AppDeps): RequestHandler => async (_req, res) => {
-  res.json(await list(services.db, tenantOf(res).workspace.id));
-};
+export const listMembers = route('listMembers', {
+  access: 'viewer',
+  handler: async ({ deps: { services }, res }) => {
+    res.json(await list(services.db, tenantOf(res).workspace.id));
+  },
+});

@@ -1,7 +1,7 @@
-import type { RequestHandler } from 'express';
 import { readSourceHealth, type SourceHealth } from '@sdx/domain';
 import { toPlatformResponse } from '@sdx/providers';
-import type { ApiDeps } from '../deps';
+import type { AppDeps } from '../deps';
+import { route } from './route';
 
 /** How long one read of the sources' health answers GET /v1/platforms in this process. */
 const HEALTH_TTL_MS = 5_000;
@@ -11,41 +11,40 @@ const HEALTH_TTL_MS = 5_000;
  * platform also lists them with their health (read from Postgres at most every 5 s per
  * process); with the sandbox alone (`sources` empty) the body is built once and nothing is read.
  */
-export const listPlatforms = ({ registry, services }: ApiDeps): RequestHandler => {
-  // `sources` lists the live sources; the sandbox has none.
-  const body = toPlatformResponse(registry).map((platform) => ({ ...platform, sources: [] as SourceHealth[] }));
-  if (!registry.hasLiveSources()) {
-    return (_req, res) => {
-      res.json(body);
-    };
-  }
-  let cached: { at: number; health: Promise<SourceHealth[]> } | null = null;
-  const health = (): Promise<SourceHealth[]> => {
-    const now = Date.now();
-    if (!cached || now - cached.at >= HEALTH_TTL_MS) {
-      const read = readSourceHealth(services.db, services.clock.now());
-      read.catch(() => {
-        cached = null;
-      });
-      cached = { at: now, health: read };
+export const listPlatforms = route('listPlatforms', {
+  access: 'public',
+  setup: ({ registry, services }: AppDeps) => {
+    // `sources` lists the live sources; the sandbox has none.
+    const body = toPlatformResponse(registry).map((platform) => ({ ...platform, sources: [] as SourceHealth[] }));
+    if (!registry.hasLiveSources()) {
+      return ({ res }) => {
+        res.json(body);
+      };
     }
-    return cached.health;
-  };
-  return (_req, res, next) => {
-    health()
-      .then((rows) => {
-        const byProvider = new Map(rows.map((h) => [h.provider, h]));
-        res.json(
-          body.map((platform) => {
-            const sources = registry.liveSources(platform.platform);
-            if (sources.length === 0) return platform;
-            return { ...platform, sources: sources.map((s) => byProvider.get(s.provider) ?? unknownHealth(s.provider, s.source)) };
-          }),
-        );
-      })
-      .catch(next);
-  };
-};
+    let cached: { at: number; health: Promise<SourceHealth[]> } | null = null;
+    const health = (): Promise<SourceHealth[]> => {
+      const now = Date.now();
+      if (!cached || now - cached.at >= HEALTH_TTL_MS) {
+        const read = readSourceHealth(services.db, services.clock.now());
+        read.catch(() => {
+          cached = null;
+        });
+        cached = { at: now, health: read };
+      }
+      return cached.health;
+    };
+    return async ({ res }) => {
+      const byProvider = new Map((await health()).map((h) => [h.provider, h]));
+      res.json(
+        body.map((platform) => {
+          const sources = registry.liveSources(platform.platform);
+          if (sources.length === 0) return platform;
+          return { ...platform, sources: sources.map((s) => byProvider.get(s.provider) ?? unknownHealth(s.provider, s.source)) };
+        }),
+      );
+    };
+  },
+});
 
 /** A source no attempt has tried yet. */
 function unknownHealth(provider: string, source: SourceHealth['source']): SourceHealth {

@@ -1,9 +1,11 @@
-import type { RequestHandler } from 'express';
 import { listWebhooks as list, renderWebhook } from '@sdx/domain';
-import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** GET /v1/webhooks — newest first, never a secret. */
-export const listWebhooks = ({ services }: AppDeps): RequestHandler => async (_req, res) => {
-  res.json((await list(services.db, tenantOf(res))).map(renderWebhook));
-};
+export const listWebhooks = route('listWebhooks', {
+  access: 'viewer',
+  handler: async ({ deps: { services }, res }) => {
+    res.json((await list(services.db, tenantOf(res))).map(renderWebhook));
+  },
+});

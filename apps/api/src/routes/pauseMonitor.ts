@@ -1,9 +1,11 @@
-import type { RequestHandler } from 'express';
 import { pauseMonitor as pause, renderMonitor } from '@sdx/domain';
-import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** POST /v1/monitors/{monitor_id}/pause */
-export const pauseMonitor = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
-  res.json(renderMonitor(await pause(services, tenantOf(res), String(req.params.monitor_id))));
-};
+export const pauseMonitor = route('pauseMonitor', {
+  access: 'member',
+  handler: async ({ deps: { services }, req, res }) => {
+    res.json(renderMonitor(await pause(services, tenantOf(res), String(req.params.monitor_id))));
+  },
+});

@@ -1,8 +1,10 @@
-import type { RequestHandler } from 'express';
 import { previewInvitation as preview } from '@sdx/domain';
-import type { AppDeps } from '../deps';
+import { route } from './route';
 
 /** GET /v1/invitations/preview — 200, the invitation's workspace and inviter, for the holder of its token. */
-export const previewInvitation = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  res.json(await preview(services.db, String(req.query.token)));
-};
+export const previewInvitation = route('previewInvitation', {
+  access: 'public',
+  handler: async ({ deps: { services }, req, res }) => {
+    res.json(await preview(services.db, String(req.query.token)));
+  },
+});

@@ -1,15 +1,18 @@
-import type { RequestHandler } from 'express';
 import { receiveStripeEvent } from '@sdx/domain';
-import type { AppDeps } from '../deps';
+import { route } from './route';
 
 /**
  * POST /v1/billing/stripe/webhook — Stripe's signed events. The body arrives as the exact bytes
- * sent (app.ts reads this route's body raw), which the signature covers. A handled payment may
+ * sent (declared `rawBody` below), which the signature covers. A handled payment may
  * have queued mail to the workspace's owners and admins: the sender is kicked after the commit.
  */
-export const receiveStripeWebhook = ({ services, mailer }: AppDeps): RequestHandler => async (req, res) => {
-  const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-  const receipt = await receiveStripeEvent(services, raw, req.get('stripe-signature'));
-  if (receipt.outcome === 'handled') mailer?.kick();
-  res.json(receipt);
-};
+export const receiveStripeWebhook = route('receiveStripeWebhook', {
+  access: 'public',
+  // Stripe signs the exact bytes it sent: read raw, checked here rather than by the validator.
+  rawBody: true,
+  handler: async ({ deps: { services, mailer }, req, res }, raw) => {
+    const receipt = await receiveStripeEvent(services, Buffer.isBuffer(raw) ? raw : Buffer.alloc(0), req.get('stripe-signature'));
+    if (receipt.outcome === 'handled') mailer?.kick();
+    res.json(receipt);
+  },
+});

@@ -1,10 +1,16 @@
-import type { RequestHandler } from 'express';
 import { clientRegistrationHandler } from '@modelcontextprotocol/sdk/server/auth/handlers/register.js';
-import type { AppDeps } from '../deps';
-import type { OAuthKit } from '../oauth/kit';
+import { oauthKit } from '../oauth/kit';
+import { route } from './route';
 
 /** POST /oauth/register — RFC 7591, public clients only; 201 with the client, 400 `invalid_redirect_uri` or `invalid_client_metadata`. */
-export const registerOAuthClient = (_deps: AppDeps, kit: OAuthKit): RequestHandler[] => [
-  kit.limiter.guard('register'),
-  clientRegistrationHandler({ clientsStore: kit.provider.clientsStore, rateLimit: false, clientIdGeneration: false }),
-];
+export const registerOAuthClient = route('registerOAuthClient', {
+  access: 'public',
+  protocol: 'oauth',
+  handlers: (deps) => {
+    const kit = oauthKit(deps);
+    return [
+      kit.limiter.guard('register'),
+      clientRegistrationHandler({ clientsStore: kit.provider.clientsStore, rateLimit: false, clientIdGeneration: false }),
+    ];
+  },
+});

@@ -1,13 +1,15 @@
-import type { RequestHandler } from 'express';
 import { resendVerification as resend } from '@sdx/domain';
-import type { AppDeps } from '../deps';
 import { clientMeta } from '../middleware/client';
+import { route } from './route';
 
 /** POST /v1/auth/verify/resend — 202 whatever the email; a new link when it waits for verification. */
-export const resendVerification = ({ services, loginLimiter, mailer }: AppDeps): RequestHandler => async (req, res) => {
-  const { email } = req.body as { email: string };
-  await loginLimiter.mailRequest(clientMeta(req).ip ?? 'unknown');
-  await resend(services, email);
-  mailer?.kick();
-  res.status(202).json({ accepted: true });
-};
+export const resendVerification = route('resendVerification', {
+  access: 'public',
+  handler: async ({ deps: { services, loginLimiter, mailer }, req, res }, body) => {
+    const { email } = body;
+    await loginLimiter.mailRequest(clientMeta(req).ip ?? 'unknown');
+    await resend(services, email);
+    mailer?.kick();
+    res.status(202).json({ accepted: true });
+  },
+});

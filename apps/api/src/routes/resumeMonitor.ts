@@ -1,9 +1,11 @@
-import type { RequestHandler } from 'express';
 import { renderMonitor, resumeMonitor as resume } from '@sdx/domain';
-import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** POST /v1/monitors/{monitor_id}/resume */
-export const resumeMonitor = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
-  res.json(renderMonitor(await resume(services, tenantOf(res), String(req.params.monitor_id))));
-};
+export const resumeMonitor = route('resumeMonitor', {
+  access: 'member',
+  handler: async ({ deps: { services }, req, res }) => {
+    res.json(renderMonitor(await resume(services, tenantOf(res), String(req.params.monitor_id))));
+  },
+});

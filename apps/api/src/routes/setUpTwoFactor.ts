@@ -1,11 +1,13 @@
-import type { RequestHandler } from 'express';
 import { setUpTwoFactor as setUp } from '@sdx/domain';
-import type { AppDeps } from '../deps';
 import { principalOf } from '../middleware/auth';
+import { route } from './route';
 
 /** POST /v1/auth/2fa/setup — a new TOTP secret, active once POST /v1/auth/2fa/enable confirms a code of it. */
-export const setUpTwoFactor = ({ services }: AppDeps): RequestHandler => async (_req, res) => {
-  const principal = principalOf(res);
-  if (principal.kind !== 'session') throw new Error('session route reached without a session');
-  res.json(await setUp(services, principal.user.id));
-};
+export const setUpTwoFactor = route('setUpTwoFactor', {
+  access: 'session',
+  handler: async ({ deps: { services }, res }) => {
+    const principal = principalOf(res);
+    if (principal.kind !== 'session') throw new Error('session route reached without a session');
+    res.json(await setUp(services, principal.user.id));
+  },
+});

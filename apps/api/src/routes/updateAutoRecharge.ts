@@ -1,10 +1,12 @@
-import type { RequestHandler } from 'express';
-import { type AutoRechargeRequest, updateAutoRecharge as update } from '@sdx/domain';
-import type { AppDeps } from '../deps';
+import { updateAutoRecharge as update } from '@sdx/domain';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** PUT /v1/billing/auto-recharge — the settings now, with the saved card. */
-export const updateAutoRecharge = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  res.json(await update(services, tenantOf(res), req.body as AutoRechargeRequest, actor(req, res)));
-};
+export const updateAutoRecharge = route('updateAutoRecharge', {
+  access: 'admin',
+  handler: async ({ deps: { services }, req, res }, body) => {
+    res.json(await update(services, tenantOf(res), body, actor(req, res)));
+  },
+});

@@ -1,10 +1,12 @@
-import type { RequestHandler } from 'express';
-import { type BillingLimits, updateBillingLimits as update } from '@sdx/domain';
-import type { AppDeps } from '../deps';
+import { updateBillingLimits as update } from '@sdx/domain';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** PUT /v1/billing/limits — the spend cap and low-credits alert now; works without Stripe. */
-export const updateBillingLimits = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  res.json(await update(services, tenantOf(res), req.body as BillingLimits, actor(req, res)));
-};
+export const updateBillingLimits = route('updateBillingLimits', {
+  access: 'admin',
+  handler: async ({ deps: { services }, req, res }, body) => {
+    res.json(await update(services, tenantOf(res), body, actor(req, res)));
+  },
+});

@@ -1,11 +1,13 @@
-import type { RequestHandler } from 'express';
-import { changeMemberRole, type Role } from '@sdx/domain';
-import type { AppDeps } from '../deps';
+import { changeMemberRole } from '@sdx/domain';
 import { caller } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** PATCH /v1/workspaces/{workspace_id}/members/{user_id} — change a member's role. */
-export const updateMember = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  const { role } = req.body as { role: Role };
-  res.json(await changeMemberRole(services, tenantOf(res).workspace.id, String(req.params.user_id), role, caller(req, res)));
-};
+export const updateMember = route('updateMember', {
+  access: 'admin',
+  handler: async ({ deps: { services }, req, res }, body) => {
+    const { role } = body;
+    res.json(await changeMemberRole(services, tenantOf(res).workspace.id, String(req.params.user_id), role, caller(req, res)));
+  },
+});

@@ -1,10 +1,12 @@
-import type { RequestHandler } from 'express';
-import { type MonitorPatch, renderMonitor, updateMonitor as update } from '@sdx/domain';
-import type { ApiDeps } from '../deps';
+import { renderMonitor, updateMonitor as update } from '@sdx/domain';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** PATCH /v1/monitors/{monitor_id} — the fields given replace the stored ones. */
-export const updateMonitor = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
-  const monitor = await update(services, tenantOf(res), String(req.params.monitor_id), req.body as MonitorPatch);
-  res.json(renderMonitor(monitor));
-};
+export const updateMonitor = route('updateMonitor', {
+  access: 'member',
+  handler: async ({ deps: { services }, req, res }, body) => {
+    const monitor = await update(services, tenantOf(res), String(req.params.monitor_id), body);
+    res.json(renderMonitor(monitor));
+  },
+});

@@ -1,11 +1,13 @@
-import type { RequestHandler } from 'express';
 import { renderScheduleView, updateSchedule as update } from '@sdx/domain';
-import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { scheduleInput } from './createSchedule';
+import { route } from './route';
 
 /** PUT /v1/schedules/{schedule_id} — full replacement of recipe and recurrence. */
-export const updateSchedule = ({ services }: ApiDeps): RequestHandler => async (req, res) => {
-  const view = await update(services, tenantOf(res), String(req.params.schedule_id), scheduleInput(req));
-  res.json(renderScheduleView(view));
-};
+export const updateSchedule = route('updateSchedule', {
+  access: 'member',
+  handler: async ({ deps: { services }, req, res }, body) => {
+    const view = await update(services, tenantOf(res), String(req.params.schedule_id), scheduleInput(body));
+    res.json(renderScheduleView(view));
+  },
+});

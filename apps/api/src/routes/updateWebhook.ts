@@ -1,11 +1,13 @@
-import type { RequestHandler } from 'express';
-import { renderWebhook, updateWebhook as update, type WebhookChanges } from '@sdx/domain';
-import type { AppDeps } from '../deps';
+import { renderWebhook, updateWebhook as update } from '@sdx/domain';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
+import { route } from './route';
 
 /** PATCH /v1/webhooks/{webhook_id} — a new URL is checked like a new webhook's. */
-export const updateWebhook = ({ services }: AppDeps): RequestHandler => async (req, res) => {
-  const row = await update(services, tenantOf(res), String(req.params.webhook_id), req.body as WebhookChanges, actor(req, res));
-  res.json(renderWebhook(row));
-};
+export const updateWebhook = route('updateWebhook', {
+  access: 'admin',
+  handler: async ({ deps: { services }, req, res }, body) => {
+    const row = await update(services, tenantOf(res), String(req.params.webhook_id), body, actor(req, res));
+    res.json(renderWebhook(row));
+  },
+});

@@ -1,9 +1,10 @@
-import { z } from 'zod';
 import { createJob, extractionFailed } from '@sdx/domain';
-import { SYNC_LIMIT_MAX } from '../../routes/extract';
+import { extract as extractRoute, SYNC_LIMIT_MAX } from '../../routes/extract';
 import { boundedItems } from '../bound';
 import { describeJob, followJob, jobWithoutResult } from '../jobs';
-import { defineTool, jobInput, JobSummary } from '../tool';
+import { toolInput } from '../contract-schema';
+import { defineTool, JobSummary, OPERATION_ARGUMENT, PLATFORM_ARGUMENT } from '../tool';
+import type { BodyOf } from '../../routes/route';
 import { ITEMS_LIMIT_MAX } from './get_items';
 
 /**
@@ -11,22 +12,26 @@ import { ITEMS_LIMIT_MAX } from './get_items';
  * SYNC_TIMEOUT_MS, sending progress notifications. Completed: its first items within the output
  * budget, and the cursor to read on with get_items. Still running: the job, to follow with get_job.
  */
-export const extract = defineTool({
+export const extract = defineTool<Pick<BodyOf<'extract'>, 'platform' | 'operation' | 'target' | 'limit'>, unknown>({
   name: 'extract',
   description:
     `Extracts and waits for the results (limit at most ${SYNC_LIMIT_MAX}; use start_job for more). Bills credits like start_job (call quote first to see the price). ` +
     'Answers the job and its first items. If truncated is true or next_cursor is not null, read the rest with get_items (job_id, cursor = next_cursor) until next_cursor is null. ' +
     'If the job is not done within the wait (completed: false), follow it with get_job, then read the results with get_items.',
-  route: 'POST /v1/extract',
-  input: z.strictObject(jobInput),
-  output: z.object({
-    job: JobSummary,
-    completed: z.boolean().describe('False when the wait ended before the job did: follow it with get_job.'),
-    items: z.array(z.unknown()).describe('The first result items.'),
-    next_cursor: z.string().nullable().describe('Pass it with job_id to get_items to read on; null when every item is here.'),
-    truncated: z.boolean().describe('True when the output size bound cut the items.'),
-    skipped_oversized: z.number().describe('Items passed over because one alone exceeds the output bound.'),
-  }),
+  route: extractRoute,
+  input: toolInput(extractRoute, { fields: ['platform', 'operation', 'target', 'limit'], own: { operation: OPERATION_ARGUMENT }, narrow: { platform: PLATFORM_ARGUMENT }, required: ['platform'] }),
+  output: {
+    type: 'object',
+    properties: {
+      job: JobSummary,
+      completed: { type: 'boolean', description: 'False when the wait ended before the job did: follow it with get_job.' },
+      items: { type: 'array', items: {}, description: 'The first result items.' },
+      next_cursor: { anyOf: [{ type: 'string' }, { type: 'null' }], description: 'Pass it with job_id to get_items to read on; null when every item is here.' },
+      truncated: { type: 'boolean', description: 'True when the output size bound cut the items.' },
+      skipped_oversized: { type: 'number', description: 'Items passed over because one alone exceeds the output bound.' },
+    },
+    required: ['job', 'completed', 'items', 'next_cursor', 'truncated', 'skipped_oversized'],
+  },
   annotations: { title: 'Extract and wait', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async run(ctx, input) {
     const { services } = ctx.deps;

@@ -1,19 +1,21 @@
-import { z } from 'zod';
 import { attemptSourcesOf, getJobOrThrow } from '@sdx/domain';
+import { getJob as getJobRoute } from '../../routes/getJob';
+import { toolInput } from '../contract-schema';
 import { describeJob, jobWithoutResult } from '../jobs';
-import { defineTool, JobSummary } from '../tool';
+import { defineTool, ID_ARGUMENT, JobSummary } from '../tool';
 
-export const jobIdInput = z.string().min(1).max(64).describe('The job ID start_job or extract answered, e.g. "job_01H...".');
+/** A job's ID as the tools take it: the contract's `job_id` parameter, bounded. */
+export const JOB_ID_ARGUMENT = { ...ID_ARGUMENT, description: 'The job ID start_job or extract answered, e.g. "job_01H...".' };
 
 /** GET /v1/jobs/{job_id}, without the result. */
-export const getJob = defineTool({
+export const getJob = defineTool<{ job_id: string }, unknown>({
   name: 'get_job',
   description:
     "A job's state and progress, without its results: status (queued, running, completed, failed, cancelled), results so far, credits reserved and billed. " +
     'Free. Call it again to follow a job start_job or extract handed back; once status is completed, read the results with get_items.',
-  route: 'GET /v1/jobs/:job_id',
-  input: z.strictObject({ job_id: jobIdInput }),
-  output: z.object({ job: JobSummary }),
+  route: getJobRoute,
+  input: toolInput(getJobRoute, { fields: ['job_id'], narrow: { job_id: JOB_ID_ARGUMENT } }),
+  output: { type: 'object', properties: { job: JobSummary }, required: ['job'] },
   annotations: { title: 'Follow a job', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, input) {
     const job = await getJobOrThrow(ctx.deps.services.db, ctx.tenant, input.job_id);

@@ -1,30 +1,32 @@
-import { z } from 'zod';
 import { readSeries } from '@sdx/domain';
 import { jsonBytes } from '../bound';
-import { defineTool } from '../tool';
+import { componentSchema, toolInput } from '../contract-schema';
+import { defineTool, ID_ARGUMENT } from '../tool';
+import { getMonitorSeries as getMonitorSeriesRoute } from '../../routes/getMonitorSeries';
 
-export const monitorIdInput = z.string().min(1).max(64).describe('The monitor ID create_monitor answered, e.g. "mon_01H...".');
+/** A monitor's ID as the tools take it: the contract's `monitor_id` parameter, bounded. */
+export const MONITOR_ID_ARGUMENT = { ...ID_ARGUMENT, description: 'The monitor ID create_monitor answered, e.g. "mon_01H...".' };
 
 /** GET /v1/monitors/{monitor_id}/series, within the output budget. */
-export const getSeries = defineTool({
+export const getSeries = defineTool<{ monitor_id: string; target?: string; metric?: string; item_id?: string; from?: string; to?: string }, unknown>({
   name: 'get_series',
   description:
     "A monitor's series: per target (and item, for lists) and metric, its points {at, value} oldest first; a series gains a point only when its value changes. Free. " +
     'Narrow it with target, metric, item_id, from and to (ISO 8601). When the answer would exceed the output size bound, each series keeps its newest points ' +
     'and truncated is true: ask again with a later from, or one target or metric.',
-  route: 'GET /v1/monitors/:monitor_id/series',
-  input: z.strictObject({
-    monitor_id: monitorIdInput,
-    target: z.string().min(1).max(255).optional().describe('Only this target.'),
-    metric: z.string().min(1).max(64).optional().describe('Only this metric, e.g. "followers_count".'),
-    item_id: z.string().min(1).max(255).optional().describe('Only this item of a list monitor.'),
-    from: z.iso.datetime({ offset: true }).optional().describe('Points at or after this instant.'),
-    to: z.iso.datetime({ offset: true }).optional().describe('Points at or before this instant.'),
+  route: getMonitorSeriesRoute,
+  input: toolInput(getMonitorSeriesRoute, {
+    fields: ['monitor_id', 'target', 'metric', 'item_id', 'from', 'to'],
+    narrow: { monitor_id: MONITOR_ID_ARGUMENT, target: { minLength: 1 }, item_id: { minLength: 1 } },
   }),
-  output: z.object({
-    series: z.array(z.object({ target: z.string(), item_id: z.string().nullable(), metric: z.string(), points: z.array(z.object({ at: z.string(), value: z.number() })) })),
-    truncated: z.boolean().describe('True when older points were left out to stay within the output size bound.'),
-  }),
+  output: {
+    type: 'object',
+    properties: {
+      series: { type: 'array', items: componentSchema('MonitorSeries') },
+      truncated: { type: 'boolean', description: 'True when older points were left out to stay within the output size bound.' },
+    },
+    required: ['series', 'truncated'],
+  },
   annotations: { title: "Read a monitor's series", readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, input) {
     const series = await readSeries(ctx.deps.services.db, ctx.tenant, input.monitor_id, {

@@ -1,22 +1,15 @@
-import { z } from 'zod';
 import { getUsage as usageOf } from '@sdx/domain';
+import { getCurrentUsage } from '../../routes/getCurrentUsage';
+import { componentSchema, toolInput } from '../contract-schema';
 import { defineTool } from '../tool';
 
 /** GET /v1/usage/current: the workspace's credits this month. */
-export const getUsage = defineTool({
+export const getUsage = defineTool<Record<string, never>, unknown>({
   name: 'get_usage',
   description: "The workspace's credits: the month's allowance, used, reserved by running jobs, and remaining (plan, promotional and purchased). Free.",
-  route: 'GET /v1/usage/current',
-  input: z.strictObject({}),
-  output: z.looseObject({
-    period_start: z.string(),
-    credit_limit: z.number(),
-    credits_used: z.number(),
-    credits_reserved: z.number(),
-    credits_remaining: z.number(),
-    purchased_credits: z.number(),
-    promotional_credits: z.number(),
-  }),
+  route: getCurrentUsage,
+  input: toolInput(getCurrentUsage, { fields: [] }),
+  output: componentSchema('UsageResponse'),
   annotations: { title: 'Credits used and remaining', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx) {
     const usage = await usageOf(ctx.deps.services.db, ctx.tenant.workspace, ctx.deps.services.clock.now());

@@ -1,27 +1,29 @@
-import { z } from 'zod';
 import { listMonitorChanges } from '@sdx/domain';
 import { jsonBytes } from '../bound';
+import { componentSchema, toolInput } from '../contract-schema';
 import { defineTool } from '../tool';
-import { monitorIdInput } from './get_series';
+import { MONITOR_ID_ARGUMENT } from './get_series';
+import { listMonitorChanges as listMonitorChangesRoute } from '../../routes/listMonitorChanges';
 
 /** GET /v1/monitors/{monitor_id}/changes: a page of a monitor's changes, newest first, within the output budget. */
-export const listChanges = defineTool({
+export const listChanges = defineTool<{ monitor_id: string; target?: string; kind?: 'metric_changed' | 'field_changed' | 'new_item'; limit?: number; starting_after?: string }, unknown>({
   name: 'list_changes',
   description:
     "What a monitor's runs found changed, newest first: metric_changed (a count or metric moved: before, after, change_pct), field_changed (a profile's display_name, bio, verified, private or url) " +
     'and new_item (a post or video no earlier run listed). Free. Up to `limit` (at most 100); when has_more is true, call again with starting_after set to the last id.',
-  route: 'GET /v1/monitors/:monitor_id/changes',
-  input: z.strictObject({
-    monitor_id: monitorIdInput,
-    target: z.string().min(1).max(255).optional().describe('Only this target.'),
-    kind: z.enum(['metric_changed', 'field_changed', 'new_item']).optional().describe('Only changes of this kind.'),
-    limit: z.int().min(1).max(100).optional().describe('Most changes to return (default 50).'),
-    starting_after: z.string().min(1).max(64).optional().describe('The id of the last change of the previous answer.'),
+  route: listMonitorChangesRoute,
+  input: toolInput(listMonitorChangesRoute, {
+    fields: ['monitor_id', 'target', 'kind', 'limit', 'starting_after'],
+    narrow: { monitor_id: MONITOR_ID_ARGUMENT, target: { minLength: 1 }, starting_after: { minLength: 1, description: 'The id of the last change of the previous answer.' } },
   }),
-  output: z.object({
-    changes: z.array(z.looseObject({ id: z.string(), run_id: z.string(), target: z.string(), kind: z.string(), at: z.string() })),
-    has_more: z.boolean().describe('True when more changes follow: call again with starting_after set to the last id.'),
-  }),
+  output: {
+    type: 'object',
+    properties: {
+      changes: { type: 'array', items: componentSchema('MonitorChange') },
+      has_more: { type: 'boolean', description: 'True when more changes follow: call again with starting_after set to the last id.' },
+    },
+    required: ['changes', 'has_more'],
+  },
   annotations: { title: "List a monitor's changes", readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, input) {
     const page = await listMonitorChanges(

@@ -50,7 +50,7 @@ describe('GET /v1/monitors/{id}/series', () => {
     // Points are written by the service only for the monitor's targets; here a key no target
     // would have is written directly, to see it escaped.
     const monitorId = await monitorOf(ws, ['plain']);
-    // Given out of order: the answer is sorted by target, metric, item and instant.
+    // Given out of order: the answer is sorted by target, metric, item and instant (the index's order).
     await insertPoints(ws, monitorId, [
       { target: odd, itemId: 'item "1" ✓', metric: 'likes', at: '2026-11-30T23:59:59.999Z', value: 1.5 },
       { target: odd, itemId: 'item "1" ✓', metric: 'likes', at: '2026-11-01T00:00:00.001Z', value: -0.25 },
@@ -64,12 +64,12 @@ describe('GET /v1/monitors/{id}/series', () => {
     const expected = await readSeries(stack.runtime.db, await tenantOf(ws), monitorId, {});
     expect(res.body).toEqual({ data: expected });
     expect(expected.map((s) => [s.target, s.item_id, s.metric, s.points.map((p) => p.at)])).toEqual([
-      [odd, 'a', 'views', ['2026-12-03T01:02:03.040Z']],
       [odd, 'item "1" ✓', 'likes', ['2026-11-01T00:00:00.001Z', '2026-11-30T23:59:59.999Z']],
+      [odd, 'a', 'views', ['2026-12-03T01:02:03.040Z']],
       ['plain', null, 'followers_count', ['2026-10-15T12:00:00.000Z', '2026-12-01T00:00:00.500Z']],
       ['plain', null, 'posts_count', ['2026-10-15T12:00:00.000Z']],
     ]);
-    expect(res.body.data[1].points.map((p: { value: number }) => p.value)).toEqual([-0.25, 1.5]);
+    expect(res.body.data[0].points.map((p: { value: number }) => p.value)).toEqual([-0.25, 1.5]);
     expect(res.body.data[2].points.map((p: { value: number }) => p.value)).toEqual([0, 1e21]);
     // Filters narrow the same answer; a series with no point in the range is not listed.
     const narrowed = await stack.api.get(`/v1/monitors/${monitorId}/series?target=PLAIN&from=2026-11-01T00:00:00Z`, { headers: ws.auth });

@@ -72,7 +72,7 @@ describe('GET /v1/monitors/{id}/series', () => {
     expect(res.body.data[0].points.map((p: { value: number }) => p.value)).toEqual([-0.25, 1.5]);
     expect(res.body.data[2].points.map((p: { value: number }) => p.value)).toEqual([0, 1e21]);
     // Filters narrow the same answer; a series with no point in the range is not listed.
-    const narrowed = await stack.api.get(`/v1/monitors/${monitorId}/series?target=PLAIN&from=2026-11-01T00:00:00Z`, { headers: ws.auth });
+    const narrowed = await stack.api.get(`/v1/monitors/${monitorId}/series?target=PLAIN&from=${encodeURIComponent('2026-11-01T00:00:00Z')}`, { headers: ws.auth });
     expect(narrowed.body).toEqual({ data: [{ target: 'plain', item_id: null, metric: 'followers_count', points: [{ at: '2026-12-01T00:00:00.500Z', value: 1e21 }] }] });
     const none = await stack.api.get(`/v1/monitors/${monitorId}/series?metric=shares`, { headers: ws.auth });
     expect(none.body).toEqual({ data: [] });

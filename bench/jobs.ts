@@ -32,6 +32,15 @@
  *     - drain: the queue filled first, then the worker started; start to last completion.
  *     Ratios are service / raw BullMQ.
  *
+ * Beside the load (issue 51, bench/lib/beside.ts): (a) measures a fourth endpoint, POST /v1/jobs
+ * from one workspace on a paid plan (the first paid plan of PLANS, put in force as a paid
+ * invoice does; BENCH_PAID=0 leaves it out), judged as the one workspace is; and from the start
+ * of (a) to the end of (b) a monitor of BENCH_MONITOR_TARGETS (100; 0: none) profile targets in a
+ * workspace of its own is run whenever its last run has ended (at most every
+ * BENCH_MONITOR_EVERY_S, 10) and advanced each second as the scheduler's tick does, its series
+ * read each second. Its requests are rows of (a)'s table; in (b) its jobs run on the same worker,
+ * a row of (b)'s table. During (a) the retirer ends its jobs as it ends the load's.
+ *
  * The load generator and the workers are separate processes (as they are in production); the
  * API runs in this process. Every request has a distinct target, so deduplication and the
  * cache never short-circuit the work; the workspace has ample credits, rate limit and cap, and
@@ -49,6 +58,7 @@
  *   BENCH_RATE (200), BENCH_OPEN_SECONDS (30), BENCH_OPEN_WARMUP_SECONDS (5), BENCH_CLOSED_SECONDS (4, per level and round), BENCH_TURNS (3),
  *   BENCH_LEVELS (16,64,256: the closed loops of (a)), BENCH_CONCURRENCY (16: warm-up of (a), producers of (b)),
  *   BENCH_JOBS (2000), BENCH_WORKER_CONCURRENCY (16), BENCH_SPREAD_WORKSPACES (8),
+ *   BENCH_PAID (1), BENCH_MONITOR_TARGETS (100), BENCH_MONITOR_EVERY_S (10),
  *   BENCH_LOG_LEVEL (silent); DATABASE_URL / REDIS_URL.
  *   BENCH_CPU_PROF=<dir>: a CPU profile of the API (this process) over one closed loop of (a),
  *   one workspace at c=64 (or the level nearest it), in round 1, written to <dir> as a
@@ -81,6 +91,7 @@ import { epochNow, startWorkerChild } from './lib/worker-child';
 import { type PrivateRedisCluster, startRedisCluster, TEST_SECRETS_KEY } from '@sdx/testing';
 import { startS3Child } from './lib/s3-child';
 import { startCpuProfile } from './lib/profile';
+import { besideLine, besideRows, seedPaidWorkspace, startMonitorBeside } from './lib/beside';
 
 const RATE = Number(process.env.BENCH_RATE ?? 200);
 const OPEN_SECONDS = Number(process.env.BENCH_OPEN_SECONDS ?? 30);
@@ -93,8 +104,12 @@ const WORKER_CONCURRENCY = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 16);
 const SPREAD_WORKSPACES = Number(process.env.BENCH_SPREAD_WORKSPACES ?? 8);
 /** The closed-loop concurrency levels of (a): each endpoint's maximum over them is compared. */
 const LEVELS = [...new Set((process.env.BENCH_LEVELS ?? '16,64,256').split(',').map(Number).filter((n) => n > 0))];
-const KINDS = ['bare', 'api', 'spread'] as const;
+/** BENCH_PAID=0 leaves out the workspace on a paid plan. */
+const KINDS = (['bare', 'api', 'spread', 'paid'] as const).filter((kind) => kind !== 'paid' || process.env.BENCH_PAID !== '0');
 type Kind = (typeof KINDS)[number];
+/** The monitor beside the load: its targets (0: none) and how often it is run. */
+const MONITOR_TARGETS = Number(process.env.BENCH_MONITOR_TARGETS ?? 100);
+const MONITOR_EVERY_S = Number(process.env.BENCH_MONITOR_EVERY_S ?? 10);
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'a,b').split(','));
 /** (a)'s targets (issue 51): one workspace, and spread over BENCH_SPREAD_WORKSPACES workspaces. */
 const TARGET_RATIO_A = 0.55;
@@ -155,6 +170,7 @@ async function main(): Promise<void> {
     const spread = await Promise.all(
       Array.from({ length: SPREAD_WORKSPACES }, (_, i) => seedBenchWorkspace(runtime, { name: `bench spread ${i}`, ...AMPLE })),
     );
+    const paid = await seedPaidWorkspace(runtime, 'bench paid');
     const api = await serve(
       createApp({
         services: runtime.services,
@@ -164,6 +180,8 @@ async function main(): Promise<void> {
       }),
     );
     closers.push(api.close);
+    const beside = MONITOR_TARGETS > 0 ? await startMonitorBeside(runtime, api.url, { targets: MONITOR_TARGETS, everyMs: MONITOR_EVERY_S * 1000 }) : null;
+    if (beside) closers.push(async () => void (await beside.stop()));
     await bare.query('create table bare_jobs (id text primary key, workspace_id text not null, request jsonb not null, created_at timestamptz not null default now())');
     const bareApp = express();
     bareApp.use(express.json());
@@ -187,10 +205,17 @@ async function main(): Promise<void> {
         bodyTemplate: body(tag),
         okStatus: 202,
       }),
+      paid: (tag) => ({ baseUrl: api.url, path: '/v1/jobs', headers: { 'X-API-Key': paid.apiKey }, bodyTemplate: body(tag), okStatus: 202 }),
     };
-    const names = { bare: 'bare insert', api: 'POST /v1/jobs, 1 workspace', spread: `POST /v1/jobs, ${SPREAD_WORKSPACES} workspaces` };
+    const names = {
+      bare: 'bare insert',
+      api: 'POST /v1/jobs, 1 workspace',
+      spread: `POST /v1/jobs, ${SPREAD_WORKSPACES} workspaces`,
+      paid: `POST /v1/jobs, 1 workspace on ${paid.planId}`,
+    };
+    if (beside) console.log(`beside the load: a monitor of ${MONITOR_TARGETS} targets run every ${MONITOR_EVERY_S} s at most, its series read every second`);
     if (PARTS.has('a')) {
-      const retirer = startRetirer(runtime.db, [ws.workspaceId, ...spread.map((w) => w.workspaceId)]);
+      const retirer = startRetirer(runtime.db, [ws.workspaceId, ...spread.map((w) => w.workspaceId), paid.workspaceId, ...(beside ? [beside.workspaceId] : [])]);
       closers.push(retirer.stop);
 
       console.log('(a) warming up...');
@@ -222,6 +247,8 @@ async function main(): Promise<void> {
           }
         }
       }
+      // The monitor's open run ends (the retirer ends its jobs) before its jobs' entries go.
+      await beside?.pause();
       await retirer.stop();
       // The entries of (a) were never meant to be processed: remove them before (b). The
       // service's queue connection gives a command one second, too little for one script over
@@ -231,6 +258,8 @@ async function main(): Promise<void> {
       await cleaner.obliterate({ force: true, count: 2000 });
       await cleaner.close();
       cleanerRedis.disconnect();
+      const besideA = beside?.take() ?? null;
+      beside?.resume();
 
       const rowsA = [['(a) endpoint', 'mode', 'ok', 'failed', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms']];
       const row = (kind: Kind, label: string, r: LoadReport) => {
@@ -241,7 +270,9 @@ async function main(): Promise<void> {
         row(kind, `open ${RATE}/s`, reports[`${kind}-open`]!);
         for (const [l, concurrency] of LEVELS.entries()) row(kind, `closed c=${concurrency} x${ROUNDS}`, mergeReports(rounds[kind][l]!));
       }
+      if (besideA) rowsA.push(...besideRows(besideA));
       console.log(`\n${table(rowsA)}`);
+      if (besideA) console.log(`    ${besideLine(besideA)}`);
       for (const [name, r] of Object.entries(reports)) if (r.firstError) console.log(`    ${name}: first failure: ${r.firstError}`);
       for (const kind of KINDS) {
         for (const reportsAtLevel of rounds[kind]) {
@@ -253,13 +284,13 @@ async function main(): Promise<void> {
       const maxima = (kind: Kind) => Array.from({ length: ROUNDS }, (_, i) => Math.max(...rounds[kind].map((atLevel) => rps(atLevel[i]!))));
       const bareMax = maxima('bare');
       const atSixteen = LEVELS.indexOf(16);
-      const judge = (kind: 'api' | 'spread') => {
+      const judge = (kind: 'api' | 'spread' | 'paid') => {
         const ratios = maxima(kind).map((m, i) => m / bareMax[i]!);
         const ratio = median(ratios);
         const openRun = reports[`${kind}-open`]!;
         const p99 = summarize(openRun.latencies).p99;
         const sustained = openRun.ok === openRun.sent && rps(openRun) >= RATE * 0.97;
-        const target = kind === 'api' ? TARGET_RATIO_A : TARGET_RATIO_SPREAD;
+        const target = kind === 'spread' ? TARGET_RATIO_SPREAD : TARGET_RATIO_A;
         const ok = ratio >= target && p99 < TARGET_P99_MS && sustained;
         result[`a.${kind}.ratio`] = ratio;
         result[`a.${kind}.p99_ms`] = p99;
@@ -274,7 +305,8 @@ async function main(): Promise<void> {
       console.log('');
       const okA = judge('api');
       const okSpread = judge('spread');
-      failed ||= !okA || !okSpread;
+      const okPaid = KINDS.includes('paid') ? judge('paid') : true;
+      failed ||= !okA || !okSpread || !okPaid;
     }
 
     // ---- (b) completed jobs/s through the worker against raw BullMQ ------------------------
@@ -368,7 +400,10 @@ async function main(): Promise<void> {
       rowsB.push([`end to end: createJob / Queue.add (median of ${ROUNDS})`, serviceDirect.toFixed(0), rawE2e.toFixed(0), median(directRatios).toFixed(2)]);
       rowsB.push(['end to end: POST /v1/jobs / Queue.add', serviceE2e.toFixed(0), rawE2e.toFixed(0), (serviceE2e / rawE2e).toFixed(2)]);
       rowsB.push(['drain (pre-filled queue)', serviceDrain.toFixed(0), rawDrain.toFixed(0), (serviceDrain / rawDrain).toFixed(2)]);
+      const besideB = beside?.take() ?? null;
+      if (besideB) rowsB.push([`beside it: the monitor's jobs (${besideB.runsCompleted} runs of ${MONITOR_TARGETS})`, ((besideB.runsCompleted * MONITOR_TARGETS) / (besideB.runRequests.elapsedMs / 1000)).toFixed(0), '-', '-']);
       console.log(`\n${table(rowsB)}`);
+      if (besideB) console.log(`    ${besideLine(besideB)}`);
       console.log(`    (submissions of the end-to-end run: ${rps(submitted).toFixed(0)} req/s over HTTP)`);
       const ratioB = median(directRatios);
       const okB = ratioB >= TARGET_RATIO_B;

@@ -152,6 +152,37 @@ it('starts again from any cursor it handed out, and refuses one it did not', asy
   }
 });
 
+it('starts a page at an offset: the last page straight away, any place on or across stored pages, empty past the end', async () => {
+  const stored = await stack.runtime.db.selectFrom('job_result_pages').select('item_count').where('job_id', '=', bigJobId).orderBy('page_no').execute();
+  const firstPage = stored[0]!.item_count;
+  expect(stored.length).toBeGreaterThan(2);
+  // The last page of 25,000 items at 300 a page: floor(24,999 / 300) × 300.
+  const last = await stack.api.get(`/v1/jobs/${bigJobId}/items`, { headers: ws.auth, query: { limit: 300, offset: 24_900 } });
+  expect(last.status).toBe(200);
+  expect(last.body).toEqual({ items: expect.any(Array), next_cursor: null });
+  expect(last.body.items.map((i: { id: string }) => i.id)).toEqual(storedIds.slice(24_900));
+  // On a stored page's first item, inside a page, across the pages' boundary; next_cursor continues as after any page.
+  for (const offset of [firstPage, firstPage - 1, 1, 12_345]) {
+    const res = await stack.api.get(`/v1/jobs/${bigJobId}/items`, { headers: ws.auth, query: { limit: 7, offset } });
+    expect(res.body.items.map((i: { id: string }) => i.id)).toEqual(storedIds.slice(offset, offset + 7));
+    const next = await stack.api.get(`/v1/jobs/${bigJobId}/items`, { headers: ws.auth, query: { limit: 5, cursor: res.body.next_cursor } });
+    expect(next.body.items.map((i: { id: string }) => i.id)).toEqual(storedIds.slice(offset + 7, offset + 12));
+  }
+  const zero = await stack.api.get(`/v1/jobs/${bigJobId}/items`, { headers: ws.auth, query: { limit: 4, offset: 0 } });
+  expect(zero.body.items.map((i: { id: string }) => i.id)).toEqual(storedIds.slice(0, 4));
+  for (const offset of [25_000, 1_000_000]) {
+    const past = await stack.api.get(`/v1/jobs/${bigJobId}/items`, { headers: ws.auth, query: { offset } });
+    expect(past.body).toEqual({ items: [], next_cursor: null });
+  }
+  // Not with a cursor, never negative.
+  const both = await stack.api.get(`/v1/jobs/${bigJobId}/items`, { headers: ws.auth, query: { offset: 5, cursor: zero.body.next_cursor } });
+  expect(both.status).toBe(422);
+  expect(both.body.detail).toEqual([expect.objectContaining({ loc: ['query', 'offset'], type: 'value_error' })]);
+  const negative = await stack.api.get(`/v1/jobs/${bigJobId}/items`, { headers: ws.auth, query: { offset: -1 } });
+  expect(negative.status).toBe(422);
+  expect(negative.body.detail[0].loc).toEqual(['query', 'offset']);
+});
+
 it('answers 404 for another workspace, 409 before completion, and an empty last page for an empty result', async () => {
   const other = await stack.workspace({ credits: 100 });
   const foreign = await stack.api.get(`/v1/jobs/${bigJobId}/items`, { headers: other.auth });

@@ -174,6 +174,41 @@ it('pages a 25,000-item job forward to its last page and back, losing and repeat
   expect(await columnValues(page, 'id')).toEqual(bigIds.slice(0, 1000));
 }, 240_000);
 
+it('jumps to the last page without reading the ones before it, and steps back from there', async () => {
+  const page = await signedInPage();
+  const asked: string[] = [];
+  page.on('request', (request) => {
+    if (request.url().includes(`/v1/jobs/${bigJob}/items`)) asked.push(new URL(request.url()).search);
+  });
+  await openJob(page, bigJob);
+  await page.getByLabel('Items per page').selectOption('250');
+  await waitForRange(page, 'Items 1–250 of 25,000');
+  const last = page.getByRole('button', { name: 'Last page' }).first();
+  const next = page.getByRole('button', { name: 'Next →' }).first();
+  const previous = page.getByRole('button', { name: '← Previous' }).first();
+  asked.length = 0;
+  await last.click();
+  // 25,000 items at 250 a page: the last page starts at item 24,751, asked for by its offset.
+  await waitForRange(page, 'Items 24,751–25,000 of 25,000');
+  expect(await columnValues(page, 'id')).toEqual(bigIds.slice(24_750));
+  expect((await columnValues(page, '#')).at(-1)).toBe('25,000');
+  expect(asked).toContain('?limit=250&offset=24750');
+  expect(asked.filter((query) => !query.includes('offset='))).toEqual([]);
+  expect(await last.isDisabled()).toBe(true);
+  expect(await next.isDisabled()).toBe(true);
+  // Previous from there reads the page before it, and Next goes forward again by its cursor.
+  await previous.click();
+  await waitForRange(page, 'Items 24,501–24,750 of 25,000');
+  expect(await columnValues(page, 'id')).toEqual(bigIds.slice(24_500, 24_750));
+  expect(await last.isDisabled()).toBe(false);
+  await next.click();
+  await waitForRange(page, 'Items 24,751–25,000 of 25,000');
+  expect(await columnValues(page, 'id')).toEqual(bigIds.slice(24_750));
+  await page.getByRole('button', { name: 'First page' }).first().click();
+  await waitForRange(page, 'Items 1–250 of 25,000');
+  expect(await columnValues(page, 'id')).toEqual(bigIds.slice(0, 250));
+}, 120_000);
+
 it('shows the csv export’s columns in its order, and the picker’s choice is remembered per operation', async () => {
   const csv = await fetch(`${base}/v1/jobs/${postsJob}/export?format=csv`, { headers: user.read() });
   expect(csv.status).toBe(200);

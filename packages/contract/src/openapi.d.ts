@@ -460,6 +460,13 @@ export interface paths {
          *     Before the job is completed: 409 `results_not_ready`; once its result has passed the
          *     retention period: 410 `results_expired`. A cursor that names no position of this job's
          *     result answers 422 (`loc` `["query", "cursor"]`).
+         *
+         *     `offset` starts the page at an item's place in the result instead (0 for the first
+         *     item), for a page reached without reading the ones before it: the last page of a
+         *     result of `result_count` items at `limit` a page starts at
+         *     `floor((result_count - 1) / limit) * limit`. The answer's `next_cursor` continues from
+         *     there as from any page. An offset at or past the end answers an empty page; `offset`
+         *     with `cursor` answers 422 (`loc` `["query", "offset"]`).
          */
         get: operations["listJobItems"];
         put?: never;
@@ -6973,6 +6980,12 @@ export interface components {
          */
         ItemsCursor: string;
         /**
+         * @description The place in the result of the page's first item, from 0, instead of a cursor: a page
+         *     reached directly (the last one, for a result of `result_count` items). Not with `cursor`.
+         * @example 24900
+         */
+        ItemsOffset: number;
+        /**
          * @description The session's `csrf_token`. Required on every cookie-authenticated request other than GET,
          *     HEAD or OPTIONS (403 `csrf_failed` without it); API-key callers need none.
          */
@@ -8343,6 +8356,12 @@ export interface operations {
                  * @example Mzow
                  */
                 cursor?: components["parameters"]["ItemsCursor"];
+                /**
+                 * @description The place in the result of the page's first item, from 0, instead of a cursor: a page
+                 *     reached directly (the last one, for a result of `result_count` items). Not with `cursor`.
+                 * @example 24900
+                 */
+                offset?: components["parameters"]["ItemsOffset"];
             };
             header?: {
                 /**

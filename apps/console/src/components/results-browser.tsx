@@ -23,10 +23,19 @@ import { ErrorNotice, Loading } from './ui';
 export const PAGE_SIZES = [25, 50, 100, 250, 500, 1000] as const;
 const DEFAULT_PAGE_SIZE = 100;
 
-/** A page read: where it starts in the result, and the cursor that reads it (none for the first). */
+/**
+ * A page read: where it starts in the result, and the cursor that reads it (none for the first),
+ * or, for a page reached without reading the ones before it (the last), its offset.
+ */
 interface PageAt {
   start: number;
   cursor: string | null;
+  offset?: number;
+}
+
+/** Where the last page of `total` items starts, at `size` items a page. */
+export function lastPageStart(total: number, size: number): number {
+  return total <= 0 ? 0 : Math.floor((total - 1) / size) * size;
 }
 
 interface Row {
@@ -155,7 +164,8 @@ function ColumnPicker({
 /**
  * A completed job's result, page by page through GET /v1/jobs/{job_id}/items (cursor paging:
  * the cursors of the pages read are kept, so "Previous" goes back without reading from the
- * start). Columns are the csv export's, in its order; a picker shows and hides them, remembered
+ * start; "Last page" asks for the page at its offset, computed from the job's result_count, and
+ * "Previous" from a page read by offset asks for the page before it the same way). Columns are the csv export's, in its order; a picker shows and hides them, remembered
  * per operation in this browser. The filter looks only within the page shown.
  */
 export function ResultsBrowser({ job, label = 'Result items' }: { job: Job; label?: string }) {
@@ -174,12 +184,12 @@ export function ResultsBrowser({ job, label = 'Result items' }: { job: Job; labe
 
   const here = pages[pages.length - 1]!;
   const items = useQuery({
-    queryKey: [currentWorkspaceId(), 'job-items', job.id, pageSize, here.cursor],
+    queryKey: [currentWorkspaceId(), 'job-items', job.id, pageSize, here.cursor, here.offset ?? null],
     enabled: ready,
     placeholderData: keepPreviousData,
     staleTime: Infinity,
     queryFn: () =>
-      unwrap(api.GET('/v1/jobs/{job_id}/items', { params: { path: { job_id: job.id }, query: { limit: pageSize, ...(here.cursor ? { cursor: here.cursor } : {}) } } })),
+      unwrap(api.GET('/v1/jobs/{job_id}/items', { params: { path: { job_id: job.id }, query: { limit: pageSize, ...(here.cursor ? { cursor: here.cursor } : {}), ...(here.offset ? { offset: here.offset } : {}) } } })),
   });
 
   const setShown = (column: string, shown: boolean) =>
@@ -234,17 +244,32 @@ export function ResultsBrowser({ job, label = 'Result items' }: { job: Job; labe
 
   // One page only: no pager.
   const onePage = pages.length === 1 && !nextCursor;
+  const lastStart = total !== null ? lastPageStart(total, pageSize) : null;
+  const onLast = lastStart !== null && here.start >= lastStart && !nextCursor;
+  // From a page read by offset, the page before it is read by offset too (its cursor was never handed out).
+  const previous = () => {
+    if (here.offset === undefined) return setPages(pages.slice(0, -1));
+    const start = here.start - pageSize;
+    setPages(start <= 0 ? [pages[0]!] : [...pages.slice(0, -1), { start, cursor: null, offset: start }]);
+  };
   const pager = (where: string) =>
     onePage ? null : (
       <nav className="pager results-pager" aria-label={`Result pages (${where})`}>
         <button type="button" onClick={() => setPages([pages[0]!])} disabled={pages.length === 1 || busy}>
           First page
         </button>
-        <button type="button" onClick={() => setPages(pages.slice(0, -1))} disabled={pages.length === 1 || busy}>
+        <button type="button" onClick={previous} disabled={pages.length === 1 || busy}>
           ← Previous
         </button>
         <button type="button" onClick={() => nextCursor && setPages([...pages, { start: here.start + loaded, cursor: nextCursor }])} disabled={!nextCursor || busy}>
           Next →
+        </button>
+        <button
+          type="button"
+          onClick={() => lastStart !== null && setPages(lastStart === 0 ? [pages[0]!] : [pages[0]!, { start: lastStart, cursor: null, offset: lastStart }])}
+          disabled={lastStart === null || onLast || busy}
+        >
+          Last page
         </button>
       </nav>
     );

@@ -12,7 +12,9 @@ import { type Kysely, sql } from 'kysely';
  * - monitor_points: the series' points, only when a value changed. Partitioned by month on `at`
  *   (native range partitioning, decisions.md "Monitors"): each month's partition is created by
  *   the service before its first point (ensureMonthPartition), and retention drops whole months.
- *   `item_id` is '' for a profile's series, so the series key is never null.
+ *   `item_id` is '' for a profile's series, so the series key is never null. Its one index,
+ *   monitor_points_series_idx, covers a series read: (workspace, monitor, target, metric, item,
+ *   at) with the value included.
  * - monitor_series: each series' last point (what the next value is compared with), one row per
  *   (monitor, target, item, metric), so a run never scans the points themselves.
  *
@@ -86,7 +88,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       value double precision not null,
       run_id text not null
     ) partition by range (at)`.execute(db);
-  await sql`create index monitor_points_series_idx on monitor_points (monitor_id, target, metric, item_id, at)`.execute(db);
+  // Covering: a series read (its workspace and monitor, target, metric, item, oldest first) is an
+  // index-only scan. The points of one series are spread over as many heap pages as it has
+  // points (hourly runs interleave every target), so reading the heap cost a page per point.
+  await sql`create index monitor_points_series_idx on monitor_points (workspace_id, monitor_id, target, metric, item_id, at) include (value)`.execute(db);
   await sql`
     create table monitor_series (
       monitor_id text not null references monitors (id),

@@ -167,7 +167,8 @@ async function seriesPoints(db: Executor, tenant: Tenant, monitorId: string, que
   if (query.itemId !== undefined) q = q.where('item_id', '=', query.itemId);
   if (query.from) q = q.where('at', '>=', query.from);
   if (query.to) q = q.where('at', '<=', query.to);
-  // The order of monitor_points_series_idx (monitor_id, target, metric, item_id, at): read in index order, not sorted.
+  // The order of monitor_points_series_idx (workspace_id, monitor_id, target, metric, item_id, at,
+  // value included): an index-only scan in index order, not sorted.
   return q.orderBy('target').orderBy('metric').orderBy('item_id').orderBy('at').limit(MAX_SERIES_POINTS + 1);
 }
 
@@ -194,29 +195,59 @@ export async function readSeries(db: Executor, tenant: Tenant, monitorId: string
   return out;
 }
 
+const DAY_MS = 86_400_000;
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+const THREE_DIGITS = Array.from({ length: 1000 }, (_, i) => String(i).padStart(3, '0'));
+
 /**
- * readSeries' answer as JSON text (the array of series), built by Postgres in one row: each
- * point as {"at", "value"} (at as toISOString writes it, UTC to the millisecond), each series as
- * {"target", "item_id", "metric", "points"}, in readSeries' order. The API sends it as it is, so
- * a year of points is neither parsed into objects nor serialised again.
+ * The points of "ms,value,ms,value…" as JSON objects, comma-separated: `at` as toISOString
+ * writes it, its date part made once a day (a series' points are in time order) and its time
+ * from tables, twice as fast as a Date per point.
+ */
+function pointsJson(text: string): string {
+  const fields = text.split(',');
+  const out = new Array<string>(fields.length / 2);
+  let day = Number.NaN;
+  let date = '';
+  for (let i = 0; i < fields.length; i += 2) {
+    const t = Number(fields[i]);
+    const d = Math.floor(t / DAY_MS);
+    if (d !== day) {
+      day = d;
+      const iso = new Date(d * DAY_MS).toISOString();
+      date = iso.slice(0, iso.indexOf('T') + 1);
+    }
+    const r = t - d * DAY_MS;
+    const time = `${TWO_DIGITS[Math.floor(r / 3_600_000)]}:${TWO_DIGITS[Math.floor(r / 60_000) % 60]}:${TWO_DIGITS[Math.floor(r / 1000) % 60]}.${THREE_DIGITS[r % 1000]}`;
+    out[i / 2] = `{"at":"${date}${time}Z","value":${fields[i + 1]}}`;
+  }
+  return out.join(',');
+}
+
+/** A series' JSON up to its points' opening bracket. */
+function seriesHead(target: string, itemId: string, metric: string): string {
+  return `{"target":${JSON.stringify(target)},"item_id":${itemId === '' ? 'null' : JSON.stringify(itemId)},"metric":${JSON.stringify(metric)},"points":[`;
+}
+
+/**
+ * readSeries' answer as JSON text (the array of series), in readSeries' order, each point as
+ * {"at", "value"} (at as toISOString writes it). Postgres sends each series as one row whose
+ * points are one text, "ms,value,ms,value…" (the instant in epoch milliseconds; a finite
+ * float8's text is a JSON number and has no comma), and the text is cut and joined here: a year
+ * of points is neither parsed into row objects nor serialised again, and no instant is formatted
+ * in SQL (to_char per point cost as much as the rest of the query).
  */
 export async function readSeriesJson(db: Executor, tenant: Tenant, monitorId: string, query: SeriesQuery): Promise<string> {
   const points = (await seriesPoints(db, tenant, monitorId, query)).select(['target', 'item_id', 'metric', 'at', 'value']);
-  // Text joined rather than json_build_object per point (a third of the time): every part is
-  // JSON already (to_json of the strings; a finite float8's text is a JSON number).
-  const { rows } = await sql<{ n: string | null; json: string | null }>`
-    with p as (${points}),
-    s as (
-      select target, metric, item_id, count(*) as n,
-             string_agg('{"at":"' || to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') || '","value":' || value::text || '}', ',' order by at) as points
-      from p group by target, metric, item_id
-    )
-    select sum(n)::text as n,
-           '[' || string_agg('{"target":' || to_json(target)::text || ',"item_id":' || coalesce(to_json(nullif(item_id, ''))::text, 'null')
-             || ',"metric":' || to_json(metric)::text || ',"points":[' || points || ']}', ',' order by target, metric, item_id) || ']' as json
-    from s
+  const { rows } = await sql<{ target: string; item_id: string; metric: string; n: number; points: string }>`
+    select target, item_id, metric, count(*)::int as n,
+           string_agg(floor(extract(epoch from at) * 1000)::bigint::text || ',' || value::text, ',' order by at) as points
+    from (${points}) p
+    group by target, metric, item_id
+    order by target, metric, item_id
   `.execute(db);
-  const row = rows[0];
-  if (Number(row?.n ?? 0) > MAX_SERIES_POINTS) throw tooManyPoints();
-  return row?.json ?? '[]';
+  if (rows.reduce((sum, row) => sum + row.n, 0) > MAX_SERIES_POINTS) throw tooManyPoints();
+  const series: string[] = [];
+  for (const row of rows) series.push(`${seriesHead(row.target, row.item_id, row.metric)}${pointsJson(row.points)}]}`);
+  return `[${series.join(',')}]`;
 }

@@ -4,7 +4,7 @@ import type { Services } from '../context';
 import { newId } from '../ids';
 import { mailEnabled } from '../mail/outbox';
 import type { Clock } from '../time';
-import { normalizeEmail } from './emails';
+import { normalizeEmail } from '../identity/emails';
 import { mailResetLink, requireMail } from './password-reset';
 import { mailNewVerificationLink, type MailDeps } from './verification';
 

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { sql } from 'kysely';
 import { type Access, accessOf, createApp, OAUTH_ROUTES, ROUTE_ACCESS, ROUTES } from '@sdx/app-api';
 import { loadOpenApiDocument } from '@sdx/contract';
-import { addMember, createApiKey, newId, type Role, ROLES, sealerOf } from '@sdx/domain';
+import { addMember, createApiKey, newId, type Role, ROLES, sealerOf } from '@sdx/domain/testing';
 import { grantWorkspaceCredits, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
 
 /**

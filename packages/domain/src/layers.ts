@@ -33,6 +33,6 @@ export const DOMAIN_LAYERS: readonly { name: string; units: readonly string[] }[
   {
     // The declared entry points the apps and other packages import (package.json "exports").
     name: 'entry',
-    units: ['index.ts'],
+    units: ['entry'],
   },
 ];

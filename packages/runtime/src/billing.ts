@@ -1,4 +1,4 @@
-import { createStripeClient, RechargeCharger, type Services, type Stripe } from '@sdx/domain';
+import { createStripeClient, RechargeCharger, type Services, type Stripe } from '@sdx/domain/runtime';
 
 /**
  * A process's billing (extensions-2.md 1): its one Stripe client, built from the configuration

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
-import { DOMAIN_LAYERS } from '../../domain/src/layers';
+import { DOMAIN_LAYERS } from '@sdx/domain/testing';
 
 /**
  * The domain's own shape (docs/architecture.md): no file over 400 lines; no import cycle

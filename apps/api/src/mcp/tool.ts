@@ -1,6 +1,6 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
-import type { Tenant } from '@sdx/domain';
+import type { Tenant } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 
 /** One progress notification (notifications/progress): `progress` only ever grows within a call. */

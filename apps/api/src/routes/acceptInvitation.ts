@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { acceptInvitation as accept } from '@sdx/domain';
+import { acceptInvitation as accept } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { principalOf } from '../middleware/auth';
 import { actor } from '../middleware/client';

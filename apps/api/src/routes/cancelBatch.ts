@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { cancelBatch as cancel, getBatchView, renderBatch } from '@sdx/domain';
+import { cancelBatch as cancel, getBatchView, renderBatch } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { cancelJob as cancel } from '@sdx/domain';
+import { cancelJob as cancel } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { sendJob } from './job-body';

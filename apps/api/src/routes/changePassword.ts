@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { changePassword as change } from '@sdx/domain';
+import { changePassword as change } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { principalOf } from '../middleware/auth';
 import { clientMeta } from '../middleware/client';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { confirmPasswordReset as confirm } from '@sdx/domain';
+import { confirmPasswordReset as confirm } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { clientMeta } from '../middleware/client';
 

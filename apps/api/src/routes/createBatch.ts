@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { BatchExtractionRequest } from '@sdx/contract';
-import { aggregateChildren, createBatch as create, renderBatch } from '@sdx/domain';
+import { aggregateChildren, createBatch as create, renderBatch } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { type BillingPortalRequest, createBillingPortal as create } from '@sdx/domain';
+import { type BillingPortalRequest, createBillingPortal as create } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

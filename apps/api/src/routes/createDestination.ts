@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { createDestination as create, type DestinationInput, renderDestination } from '@sdx/domain';
+import { createDestination as create, type DestinationInput, renderDestination } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';

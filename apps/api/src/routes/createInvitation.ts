@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { createInvitation as create, renderInvitation, type Role } from '@sdx/domain';
+import { createInvitation as create, renderInvitation, type Role } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { caller } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';

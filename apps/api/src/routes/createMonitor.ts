@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { components } from '@sdx/contract';
-import { createMonitor as create, type MonitorInput, renderMonitor } from '@sdx/domain';
+import { createMonitor as create, type MonitorInput, renderMonitor } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { consentToClient, type Role } from '@sdx/domain';
+import { consentToClient, type Role } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { principalOf } from '../middleware/auth';
 import { actor } from '../middleware/client';

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { QuoteRequest } from '@sdx/contract';
-import { quote } from '@sdx/domain';
+import { quote } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { skipCache } from './job-request';

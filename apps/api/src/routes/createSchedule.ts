@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import type { ScheduleCreateRequest } from '@sdx/contract';
-import { createSchedule as create, renderScheduleView, type ScheduleInput } from '@sdx/domain';
+import { createSchedule as create, renderScheduleView, type ScheduleInput } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { createWebhook as create, renderWebhook, type WebhookInput } from '@sdx/domain';
+import { createWebhook as create, renderWebhook, type WebhookInput } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';

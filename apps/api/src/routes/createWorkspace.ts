@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { createTeamWorkspace } from '@sdx/domain';
+import { createTeamWorkspace } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';

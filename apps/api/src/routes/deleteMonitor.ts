@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { deleteMonitor as remove } from '@sdx/domain';
+import { deleteMonitor as remove } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

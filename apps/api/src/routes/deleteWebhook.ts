@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { deleteWebhook as remove } from '@sdx/domain';
+import { deleteWebhook as remove } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';

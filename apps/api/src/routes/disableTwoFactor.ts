@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { disableTwoFactor as disable } from '@sdx/domain';
+import { disableTwoFactor as disable } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { principalOf } from '../middleware/auth';
 import { clientMeta } from '../middleware/client';

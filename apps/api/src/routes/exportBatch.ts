@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { BATCH_CONTEXT_COLUMNS, batchExportItems, batchExportJson, batchExportLines, batchExportRows, prepareBatchExport } from '@sdx/domain';
+import { BATCH_CONTEXT_COLUMNS, batchExportItems, batchExportJson, batchExportLines, batchExportRows, prepareBatchExport } from '@sdx/domain/api';
 import { writeCsv, writeXlsx } from '@sdx/exports';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { jobExportRows, prepareJobExport, resultItemLines, resultJson } from '@sdx/domain';
+import { jobExportRows, prepareJobExport, resultItemLines, resultJson } from '@sdx/domain/api';
 import { writeCsv, writeXlsx } from '@sdx/exports';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';

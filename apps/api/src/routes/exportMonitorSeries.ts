@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { readSeries } from '@sdx/domain';
+import { readSeries } from '@sdx/domain/api';
 import { type ExportRow, writeCsv, writeXlsx } from '@sdx/exports';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { createJob, extractionFailed, isTerminal, renderJob, waitForJob } from '@sdx/domain';
+import { createJob, extractionFailed, isTerminal, renderJob, waitForJob } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { sendJob } from './job-body';

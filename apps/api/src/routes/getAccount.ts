@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { getCredits, listUserWorkspaces, renderWorkspace, type Role } from '@sdx/domain';
+import { getCredits, listUserWorkspaces, renderWorkspace, type Role } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { principalOf } from '../middleware/auth';
 import { tenantOf } from '../middleware/tenant';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { getBatchView, renderBatch } from '@sdx/domain';
+import { getBatchView, renderBatch } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { getBilling as read } from '@sdx/domain';
+import { getBilling as read } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

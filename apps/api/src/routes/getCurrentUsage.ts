@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { getUsage } from '@sdx/domain';
+import { getUsage } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { getDailyUsage as daily } from '@sdx/domain';
+import { getDailyUsage as daily } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

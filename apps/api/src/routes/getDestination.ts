@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { getDestinationOrThrow, renderDestination } from '@sdx/domain';
+import { getDestinationOrThrow, renderDestination } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { attemptSourcesOf, getJobOrThrow } from '@sdx/domain';
+import { attemptSourcesOf, getJobOrThrow } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { jobETag, matchesIfNoneMatch, sendJob } from './job-body';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { getMonitorOrThrow, renderMonitor } from '@sdx/domain';
+import { getMonitorOrThrow, renderMonitor } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { getScheduleView, renderScheduleView } from '@sdx/domain';
+import { getScheduleView, renderScheduleView } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

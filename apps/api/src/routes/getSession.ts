@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { defaultWorkspaceOf, listUserWorkspaces, sessionExpiresAt } from '@sdx/domain';
+import { defaultWorkspaceOf, listUserWorkspaces, sessionExpiresAt } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { principalOf } from '../middleware/auth';
 

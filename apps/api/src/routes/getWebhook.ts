@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { getWebhookOrThrow, renderWebhook } from '@sdx/domain';
+import { getWebhookOrThrow, renderWebhook } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

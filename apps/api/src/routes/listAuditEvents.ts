@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listAuditEvents as list, renderAuditEvent } from '@sdx/domain';
+import { listAuditEvents as list, renderAuditEvent } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

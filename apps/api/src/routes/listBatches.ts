@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listBatchViews, renderBatch } from '@sdx/domain';
+import { listBatchViews, renderBatch } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { pageRequestOf, setNextLink } from './paging';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listDestinations as list, renderDestination } from '@sdx/domain';
+import { listDestinations as list, renderDestination } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

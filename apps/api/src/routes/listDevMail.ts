@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ApiError } from '@sdx/domain';
+import { ApiError } from '@sdx/domain/api';
 import { readDevOutbox } from '@sdx/mail';
 import type { ApiDeps } from '../deps';
 

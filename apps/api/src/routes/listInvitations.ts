@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listInvitations as list, renderInvitation } from '@sdx/domain';
+import { listInvitations as list, renderInvitation } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listInvoices as list, renderInvoice } from '@sdx/domain';
+import { listInvoices as list, renderInvoice } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { pageRequestOf, setNextLink } from './paging';

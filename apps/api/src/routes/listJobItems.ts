@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ITEMS_PAGE_DEFAULT, readJobItems } from '@sdx/domain';
+import { ITEMS_PAGE_DEFAULT, readJobItems } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { send } from './job-body';

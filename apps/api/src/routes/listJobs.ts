@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { type JobFilters, listJobs as list } from '@sdx/domain';
+import { type JobFilters, listJobs as list } from '@sdx/domain/api';
 import type { JobStatus } from '@sdx/db';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listApiKeys, renderApiKey } from '@sdx/domain';
+import { listApiKeys, renderApiKey } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

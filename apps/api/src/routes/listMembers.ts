@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listMembers as list } from '@sdx/domain';
+import { listMembers as list } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { type ChangeKind, listMonitorChanges as list } from '@sdx/domain';
+import { type ChangeKind, listMonitorChanges as list } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { pageRequestOf } from './paging';

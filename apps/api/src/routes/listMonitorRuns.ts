@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listMonitorRuns as list, renderMonitorRun } from '@sdx/domain';
+import { listMonitorRuns as list, renderMonitorRun } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { pageRequestOf } from './paging';

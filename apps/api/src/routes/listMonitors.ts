@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listMonitors as list, renderMonitor } from '@sdx/domain';
+import { listMonitors as list, renderMonitor } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { pageRequestOf, setNextLink } from './paging';

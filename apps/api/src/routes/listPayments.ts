@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listPayments as list, renderPayment } from '@sdx/domain';
+import { listPayments as list, renderPayment } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { pageRequestOf, setNextLink } from './paging';

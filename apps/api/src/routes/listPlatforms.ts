@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { readSourceHealth, type SourceHealth } from '@sdx/domain';
+import { readSourceHealth, type SourceHealth } from '@sdx/domain/api';
 import { toPlatformResponse } from '@sdx/providers';
 import type { ApiDeps } from '../deps';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listDeliveries, renderDelivery } from '@sdx/domain';
+import { listDeliveries, renderDelivery } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { listUserWorkspaces, renderWorkspace, type Role } from '@sdx/domain';
+import { listUserWorkspaces, renderWorkspace, type Role } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { principalOf } from '../middleware/auth';
 import { tenantOf } from '../middleware/tenant';

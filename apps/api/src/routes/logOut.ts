@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { endSession } from '@sdx/domain';
+import { endSession } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { principalOf } from '../middleware/auth';
 import { clearSessionCookie } from '../middleware/session-cookie';

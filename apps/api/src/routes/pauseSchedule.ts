@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { pauseSchedule as pause, renderScheduleView } from '@sdx/domain';
+import { pauseSchedule as pause, renderScheduleView } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { previewInvitation as preview } from '@sdx/domain';
+import { previewInvitation as preview } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 
 /** GET /v1/invitations/preview — 200, the invitation's workspace and inviter, for the holder of its token. */

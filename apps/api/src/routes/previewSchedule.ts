@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import type { SchedulePreviewRequest } from '@sdx/contract';
-import { previewSchedule as preview } from '@sdx/domain';
+import { previewSchedule as preview } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 
 /** POST /v1/schedules/preview — the next occurrences, as the scheduler will dispatch them. */

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { receiveStripeEvent } from '@sdx/domain';
+import { receiveStripeEvent } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 
 /**

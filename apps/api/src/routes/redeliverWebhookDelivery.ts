@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { redeliver, renderDelivery } from '@sdx/domain';
+import { redeliver, renderDelivery } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { WebhookSendLimiter } from '../middleware/webhook-limits';
 import { tenantOf } from '../middleware/tenant';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { removeMember as remove } from '@sdx/domain';
+import { removeMember as remove } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { caller } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';

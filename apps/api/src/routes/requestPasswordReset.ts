@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { requestPasswordReset as request } from '@sdx/domain';
+import { requestPasswordReset as request } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { clientMeta } from '../middleware/client';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { resendVerification as resend } from '@sdx/domain';
+import { resendVerification as resend } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { clientMeta } from '../middleware/client';
 

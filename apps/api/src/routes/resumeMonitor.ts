@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { renderMonitor, resumeMonitor as resume } from '@sdx/domain';
+import { renderMonitor, resumeMonitor as resume } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { revokeInvitation as revoke } from '@sdx/domain';
+import { revokeInvitation as revoke } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';

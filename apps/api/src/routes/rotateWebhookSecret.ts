@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { renderWebhook, rotateWebhookSecret as rotate } from '@sdx/domain';
+import { renderWebhook, rotateWebhookSecret as rotate } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { renderMonitorRun, runMonitorNow } from '@sdx/domain';
+import { renderMonitorRun, runMonitorNow } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

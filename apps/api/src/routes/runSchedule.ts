@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { renderScheduleView, runScheduleNow } from '@sdx/domain';
+import { renderScheduleView, runScheduleNow } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { setUpTwoFactor as setUp } from '@sdx/domain';
+import { setUpTwoFactor as setUp } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { principalOf } from '../middleware/auth';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { signUp as signUpUser } from '@sdx/domain';
+import { signUp as signUpUser } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { clientMeta } from '../middleware/client';
 import { sendSignedIn } from './signed-in';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { getJobOrThrow } from '@sdx/domain';
+import { getJobOrThrow } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { streamGuard } from '../live/guard';
 import { tenantOf } from '../middleware/tenant';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { renderDelivery, sendTestEvent } from '@sdx/domain';
+import { renderDelivery, sendTestEvent } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { WebhookSendLimiter } from '../middleware/webhook-limits';
 import { tenantOf } from '../middleware/tenant';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { changeMemberRole, type Role } from '@sdx/domain';
+import { changeMemberRole, type Role } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { caller } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { type MonitorPatch, renderMonitor, updateMonitor as update } from '@sdx/domain';
+import { type MonitorPatch, renderMonitor, updateMonitor as update } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { renderScheduleView, updateSchedule as update } from '@sdx/domain';
+import { renderScheduleView, updateSchedule as update } from '@sdx/domain/api';
 import type { ApiDeps } from '../deps';
 import { tenantOf } from '../middleware/tenant';
 import { scheduleInput } from './createSchedule';

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { renderWebhook, updateWebhook as update, type WebhookChanges } from '@sdx/domain';
+import { renderWebhook, updateWebhook as update, type WebhookChanges } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { cancelJob as cancel } from '@sdx/domain';
+import { cancelJob as cancel } from '@sdx/domain/api';
 import { describeJob, jobWithoutResult } from '../jobs';
 import { defineTool, JobSummary } from '../tool';
 import { jobIdInput } from './get_job';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createMonitor as create, MAX_MONITOR_ALERTS, MAX_MONITOR_TARGETS, type MonitorInput, renderMonitor } from '@sdx/domain';
+import { createMonitor as create, MAX_MONITOR_ALERTS, MAX_MONITOR_TARGETS, type MonitorInput, renderMonitor } from '@sdx/domain/api';
 import { defineTool } from '../tool';
 
 /** POST /v1/monitors: a monitor of a monitorable operation over targets, on a recurrence. */

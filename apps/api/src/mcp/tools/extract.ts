@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createJob, extractionFailed } from '@sdx/domain';
+import { createJob, extractionFailed } from '@sdx/domain/api';
 import { SYNC_LIMIT_MAX } from '../../routes/extract';
 import { boundedItems } from '../bound';
 import { describeJob, followJob, jobWithoutResult } from '../jobs';

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { attemptSourcesOf, getJobOrThrow } from '@sdx/domain';
+import { attemptSourcesOf, getJobOrThrow } from '@sdx/domain/api';
 import { describeJob, jobWithoutResult } from '../jobs';
 import { defineTool, JobSummary } from '../tool';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { readSeries } from '@sdx/domain';
+import { readSeries } from '@sdx/domain/api';
 import { jsonBytes } from '../bound';
 import { defineTool } from '../tool';
 

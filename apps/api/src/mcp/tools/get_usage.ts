@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { getUsage as usageOf } from '@sdx/domain';
+import { getUsage as usageOf } from '@sdx/domain/api';
 import { defineTool } from '../tool';
 
 /** GET /v1/usage/current: the workspace's credits this month. */

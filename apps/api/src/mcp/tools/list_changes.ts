@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { listMonitorChanges } from '@sdx/domain';
+import { listMonitorChanges } from '@sdx/domain/api';
 import { jsonBytes } from '../bound';
 import { defineTool } from '../tool';
 import { monitorIdInput } from './get_series';

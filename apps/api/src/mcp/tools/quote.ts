@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { quote as priceOf } from '@sdx/domain';
+import { quote as priceOf } from '@sdx/domain/api';
 import { defineTool, jobInput } from '../tool';
 
 /** Numbers as people read them ("25,000"), a noun singular or plural by its count. */

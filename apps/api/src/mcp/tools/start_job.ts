@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { createJob } from '@sdx/domain';
+import { createJob } from '@sdx/domain/api';
 import { followJob, jobWithoutResult } from '../jobs';
 import { defineTool, jobInput, JobSummary } from '../tool';
 

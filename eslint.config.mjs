@@ -10,6 +10,31 @@ import eslintConfigPrettier from 'eslint-config-prettier/flat';
 import reactHooks from 'eslint-plugin-react-hooks';
 import tseslint from 'typescript-eslint';
 
+// The domain's declared entry points (packages/domain/package.json "exports", docs/architecture.md
+// "Layers"): code outside packages/domain imports one of them, never the package's root or a
+// module of its src/. Each app imports its own entry; tests, benches and scripts may import any.
+const DOMAIN_ENTRIES = ['api', 'worker', 'scheduler', 'runtime', 'payments', 'testing'];
+function domainImports(allowed = DOMAIN_ENTRIES) {
+  const others = DOMAIN_ENTRIES.filter((entry) => !allowed.includes(entry));
+  return [
+    'error',
+    {
+      paths: [{ name: '@sdx/domain', message: `Import a declared entry of the domain: @sdx/domain/${allowed.join(', /')}.` }],
+      patterns: [
+        {
+          regex: `^@sdx/domain/(?!(${DOMAIN_ENTRIES.join('|')})$)`,
+          message: 'A module of the domain is reached through a declared entry (packages/domain/src/entry/), not by its path.',
+        },
+        ...(others.length ? [{ regex: `^@sdx/domain/(${others.join('|')})$`, message: `This code imports @sdx/domain/${allowed.join(', /')} only.` }] : []),
+        {
+          regex: '^\\.{1,2}/(.*/)?(packages/)?domain(/|$)',
+          message: 'No relative import into packages/domain from outside it: import a declared entry (@sdx/domain/...).',
+        },
+      ],
+    },
+  ];
+}
+
 export default tseslint.config(
   {
     ignores: [
@@ -107,6 +132,16 @@ export default tseslint.config(
       ],
     },
   },
+  {
+    files: ['**/*.{ts,tsx}'],
+    ignores: ['packages/domain/src/**'],
+    rules: { 'no-restricted-imports': domainImports() },
+  },
+  { files: ['apps/api/src/**/*.ts'], rules: { 'no-restricted-imports': domainImports(['api']) } },
+  { files: ['apps/worker/src/**/*.ts'], rules: { 'no-restricted-imports': domainImports(['worker']) } },
+  { files: ['apps/scheduler/src/**/*.ts', 'packages/scheduler-engine/src/**/*.ts'], rules: { 'no-restricted-imports': domainImports(['scheduler']) } },
+  { files: ['packages/runtime/src/**/*.ts'], rules: { 'no-restricted-imports': domainImports(['runtime']) } },
+  { files: ['packages/payments/src/**/*.ts'], rules: { 'no-restricted-imports': domainImports(['payments']) } },
   {
     files: ['apps/console/src/**/*.{ts,tsx}'],
     plugins: { 'react-hooks': reactHooks },

@@ -16,7 +16,7 @@ import v8 from 'node:v8';
 import vm from 'node:vm';
 import { startWorker } from '@sdx/app-worker';
 import { loadConfig } from '@sdx/config';
-import { createDestination, createJob, deliverToDestinations, type Tenant } from '@sdx/domain';
+import { createDestination, createJob, deliverToDestinations, type Tenant } from '@sdx/domain/testing';
 import { createRuntime, untilRedisReady } from '@sdx/runtime';
 import { ObjectStore } from '@sdx/storage';
 import { startLoopbackS3, TEST_SECRETS_KEY } from '@sdx/testing';

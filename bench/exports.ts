@@ -30,7 +30,7 @@ import type { PostItem } from '@sdx/providers/src/types';
 import { type ExportRow, writeCsv, writeJson, writeXlsx } from '@sdx/exports';
 import { sql } from 'kysely';
 import { createDb, type Db } from '@sdx/db';
-import { BucketResultObjects, jobExportRows, type ResultAccess } from '@sdx/domain';
+import { BucketResultObjects, jobExportRows, type ResultAccess } from '@sdx/domain/testing';
 import { type LoopbackS3, startLoopbackS3 } from '@sdx/testing';
 import { createBenchDatabase } from './lib/db';
 

@@ -15,7 +15,7 @@
  */
 import { sql } from 'kysely';
 import { loadConfig } from '@sdx/config';
-import { createJob, type Tenant } from '@sdx/domain';
+import { createJob, type Tenant } from '@sdx/domain/testing';
 import { createRuntime, untilRedisReady } from '@sdx/runtime';
 import { benchPrefix, benchRedisUrl, createBenchDatabase } from './lib/db';
 import { sleep } from './lib/heavy';

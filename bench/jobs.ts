@@ -78,7 +78,7 @@ import pg from 'pg';
 import { Queue } from 'bullmq';
 import { createApp, RedisRateLimiter } from '@sdx/app-api';
 import { loadConfig } from '@sdx/config';
-import { createJob, newId } from '@sdx/domain';
+import { createJob, newId } from '@sdx/domain/testing';
 import { createWorkerRedis, queuePrefix } from '@sdx/queue';
 import { createRuntime } from '@sdx/runtime';
 import { sql } from 'kysely';

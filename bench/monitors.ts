@@ -39,7 +39,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { createApp, RedisRateLimiter } from '@sdx/app-api';
 import { loadConfig } from '@sdx/config';
-import { advanceMonitorRun, ensureMonthPartition, PROFILE_METRICS, readSeriesJson, type SeriesQuery, type Tenant } from '@sdx/domain';
+import { advanceMonitorRun, ensureMonthPartition, PROFILE_METRICS, readSeriesJson, type SeriesQuery, type Tenant } from '@sdx/domain/testing';
 import { createRuntime } from '@sdx/runtime';
 import { TEST_SECRETS_KEY } from '@sdx/testing';
 import { processesCpu, samplePostgresCpu } from './lib/cpu';

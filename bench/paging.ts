@@ -30,7 +30,7 @@ import { sql } from 'kysely';
 import { createApp, RedisRateLimiter } from '@sdx/app-api';
 import { loadConfig } from '@sdx/config';
 import type { JobStatus } from '@sdx/db';
-import { type JobFilters, listJobs } from '@sdx/domain';
+import { type JobFilters, listJobs } from '@sdx/domain/testing';
 import { createRuntime } from '@sdx/runtime';
 import { explain, indexesIn, recordingStatements, TEST_SECRETS_KEY } from '@sdx/testing';
 import { benchPrefix, benchRedisUrl, createBenchDatabase } from './lib/db';

@@ -43,7 +43,7 @@ import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { loadConfig } from '@sdx/config';
-import { createJob } from '@sdx/domain';
+import { createJob } from '@sdx/domain/testing';
 import { createRuntime, type Runtime } from '@sdx/runtime';
 import { sql } from 'kysely';
 import IORedis from 'ioredis';

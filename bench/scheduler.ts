@@ -24,7 +24,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { loadConfig } from '@sdx/config';
 import { createDb, migrateToLatest } from '@sdx/db';
-import { createWorkspace, newId, systemClock } from '@sdx/domain';
+import { createWorkspace, newId, systemClock } from '@sdx/domain/testing';
 import { createRuntime, untilRedisReady } from '@sdx/runtime';
 import { dispatchAllDue } from '@sdx/scheduler-engine';
 

@@ -17,7 +17,7 @@
 import { performance } from 'node:perf_hooks';
 import { createApp, RedisRateLimiter } from '@sdx/app-api';
 import { loadConfig } from '@sdx/config';
-import { createUser, hashPassword, systemClock, verifyPassword } from '@sdx/domain';
+import { createUser, hashPassword, systemClock, verifyPassword } from '@sdx/domain/testing';
 import { sql } from 'kysely';
 import { createRuntime } from '@sdx/runtime';
 import { TEST_SECRETS_KEY } from '@sdx/testing';

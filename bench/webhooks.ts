@@ -29,7 +29,7 @@ import os from 'node:os';
 import got from 'got';
 import { PER_WEBHOOK_IN_FLIGHT } from '@sdx/app-worker';
 import { loadConfig } from '@sdx/config';
-import { createJob, sealerOf } from '@sdx/domain';
+import { createJob, sealerOf } from '@sdx/domain/testing';
 import { createRuntime } from '@sdx/runtime';
 import { benchPrefix, benchRedisUrl, createBenchDatabase } from './lib/db';
 import { AMPLE, seedBenchWorkspace, waitFor } from './lib/seed';

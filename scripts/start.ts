@@ -3,7 +3,7 @@ import path from 'node:path';
 import { ensureConsoleBuild } from '@sdx/console';
 import { createLogger, loadConfig, nodeHeapArgs } from '@sdx/config';
 import { createDb, ensureDatabase, migrateToLatest } from '@sdx/db';
-import { addMember, countWorkspaces, createApiKey, createUser, createWorkspace, hashPassword, randomToken, recordAudit, setDefaultWorkspace, systemActor, systemClock } from '@sdx/domain';
+import { addMember, countWorkspaces, createApiKey, createUser, createWorkspace, hashPassword, randomToken, recordAudit, setDefaultWorkspace, systemActor, systemClock } from '@sdx/domain/testing';
 
 /**
  * `npm start`: builds the web console when its build is missing or older than its sources,

@@ -21,7 +21,7 @@
  */
 import http from 'node:http';
 import { createDb, migrateToLatest } from '@sdx/db';
-import { createApiKey, createWorkspace, systemClock } from '@sdx/domain';
+import { createApiKey, createWorkspace, systemClock } from '@sdx/domain/testing';
 import { keepAliveAgent, send } from '../lib/http';
 import { checkLedger, freePort, type LedgerReport, startPrivatePostgres, startPrivateRedis, TEST_SECRETS_KEY } from '@sdx/testing';
 import { type AppProcess, startApp, unstructuredLines, warnings } from './lib/processes';

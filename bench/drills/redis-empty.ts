@@ -14,7 +14,7 @@
  * Run: npm run drill:redis-empty   (DRILL_JOBS=10000, DRILL_WORKERS=3)
  */
 import { sql } from 'kysely';
-import { createJob, RECONCILE_BATCH_SIZE, type Tenant } from '@sdx/domain';
+import { createJob, RECONCILE_BATCH_SIZE, type Tenant } from '@sdx/domain/testing';
 import { seedWorkspace } from '@sdx/testing';
 import { checkLedger, report, sleep, startDrillEnvironment, startService, type ServiceProcess, waitUntil } from './lib';
 

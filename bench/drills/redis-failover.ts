@@ -20,7 +20,7 @@
 import http from 'node:http';
 import { sql } from 'kysely';
 import { createDb, migrateToLatest } from '@sdx/db';
-import { createApiKey, createWorkspace, systemClock } from '@sdx/domain';
+import { createApiKey, createWorkspace, systemClock } from '@sdx/domain/testing';
 import { keepAliveAgent } from '../lib/http';
 import { checkLedger, freePort, type LedgerReport, type PrivatePostgres, type PrivateRedisCluster, startPrivatePostgres, startRedisCluster, TEST_SECRETS_KEY } from '@sdx/testing';
 import { type AppProcess, startApp, unstructuredLines } from './lib/processes';

@@ -38,7 +38,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { createDb, migrateToLatest } from '@sdx/db';
-import { createApiKey, createWorkspace, systemClock } from '@sdx/domain';
+import { createApiKey, createWorkspace, systemClock } from '@sdx/domain/testing';
 import { createRuntime, untilRedisReady } from '@sdx/runtime';
 import { loadConfig } from '@sdx/config';
 import { checkLedger, freePort, type LedgerReport, startPrivateRedis, TEST_SECRETS_KEY } from '@sdx/testing';

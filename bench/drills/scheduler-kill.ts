@@ -13,7 +13,7 @@
  * Run: npm run drill:scheduler-kill   (DRILL_SCHEDULES=1000)
  */
 import { sql } from 'kysely';
-import { createWorkspace, newId, systemClock } from '@sdx/domain';
+import { createWorkspace, newId, systemClock } from '@sdx/domain/testing';
 import { checkLedger, report, startDrillEnvironment, startService, waitUntil } from './lib';
 
 const SCHEDULES = Number(process.env.DRILL_SCHEDULES ?? 1_000);

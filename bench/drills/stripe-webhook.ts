@@ -19,7 +19,7 @@
  *   DRILL_ROUNDS=5 npm run drill:stripe-webhook
  */
 import { type RawBuilder, sql } from 'kysely';
-import { createApiKey, createWorkspace, systemClock } from '@sdx/domain';
+import { createApiKey, createWorkspace, systemClock } from '@sdx/domain/testing';
 import { type FakeStripe, startFakeStripe } from '@sdx/fake-stripe';
 import { freePort, type LedgerReport } from '@sdx/testing';
 import { keepAliveAgent, send } from '../lib/http';

@@ -12,7 +12,7 @@
  * Run: npm run drill:worker-kill   (DRILL_KILLS=20, DRILL_JOBS=40)
  */
 import { sql } from 'kysely';
-import { createJob, type Tenant } from '@sdx/domain';
+import { createJob, type Tenant } from '@sdx/domain/testing';
 import { seedWorkspace } from '@sdx/testing';
 import { checkLedger, report, startDrillEnvironment, startService, waitUntil } from './lib';
 

@@ -1,6 +1,6 @@
 import type http from 'node:http';
 import { performance } from 'node:perf_hooks';
-import { applyPlan, dispatchMonitors, systemActor } from '@sdx/domain';
+import { applyPlan, dispatchMonitors, systemActor } from '@sdx/domain/testing';
 import type { Runtime } from '@sdx/runtime';
 import { keepAliveAgent, send } from './http';
 import { AMPLE, seedBenchWorkspace } from './seed';

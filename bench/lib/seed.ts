@@ -1,5 +1,5 @@
 import type { Runtime } from '@sdx/runtime';
-import { createApiKey, createWorkspace, type CreateWorkspaceOptions } from '@sdx/domain';
+import { createApiKey, createWorkspace, type CreateWorkspaceOptions } from '@sdx/domain/testing';
 
 /**
  * Spend caps far above anything a run spends: set on every bench workspace and key, so the

@@ -26,7 +26,7 @@ import {
   systemActor,
   systemClock,
   verifyEmailByOperator,
-} from '@sdx/domain';
+} from '@sdx/domain/api';
 
 /**
  * Admin CLI (decisions.md "Operations contract"):

@@ -1,5 +1,5 @@
 import type { RedisClient } from '@sdx/queue';
-import type { MailSender, Services } from '@sdx/domain';
+import type { MailSender, Services } from '@sdx/domain/api';
 import type { ProviderRegistry } from '@sdx/providers';
 import type { ProcessBilling } from '@sdx/runtime';
 import type { LoginLimiter } from './middleware/login-limit';

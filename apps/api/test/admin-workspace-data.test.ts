@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
-import { ensureMonthPartition, recordAudit, systemActor, WORKSPACE_TABLES } from '@sdx/domain';
+import { ensureMonthPartition, recordAudit, systemActor, WORKSPACE_TABLES } from '@sdx/domain/testing';
 import { eventually, type SeededWorkspace, startTestStack, type TestStack, waitForJob } from '@sdx/testing';
 
 const run = promisify(execFile);

@@ -1,4 +1,4 @@
-import { createApiKey, revokeApiKey } from '@sdx/domain';
+import { createApiKey, revokeApiKey } from '@sdx/domain/testing';
 import { startTestStack, type TestStack } from '@sdx/testing';
 
 /**

@@ -1,6 +1,6 @@
 import { type FakeStripe, metadataOf, startFakeStripe, type StripeEvent } from '@sdx/fake-stripe';
 import type { components } from '@sdx/contract';
-import { endGracePeriods } from '@sdx/domain';
+import { endGracePeriods } from '@sdx/domain/testing';
 import {
   checkLedger,
   eventually,

@@ -1,6 +1,6 @@
 import { type FakeStripe, metadataOf, startFakeStripe } from '@sdx/fake-stripe';
 import type { components } from '@sdx/contract';
-import { createApiKey } from '@sdx/domain';
+import { createApiKey } from '@sdx/domain/testing';
 import { checkLedger, eventually, type SeededWorkspace, startTestStack, startWebhookReceiver, type TestStack, waitForJob, type WebhookReceiver } from '@sdx/testing';
 
 type AuditEvent = components['schemas']['AuditEvent'];

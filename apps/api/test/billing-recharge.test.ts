@@ -1,6 +1,6 @@
 import { type FakeStripe, metadataOf, startFakeStripe } from '@sdx/fake-stripe';
 import type { components } from '@sdx/contract';
-import { queueAutoRecharges } from '@sdx/domain';
+import { queueAutoRecharges } from '@sdx/domain/testing';
 import {
   checkLedger,
   eventually,

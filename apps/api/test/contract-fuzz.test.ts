@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { createApiServer } from '@sdx/app-api';
 import { loadOpenApiDocument } from '@sdx/contract';
-import { addMember, createUser, hashPassword, issueToken, systemClock, totpAt } from '@sdx/domain';
+import { addMember, createUser, hashPassword, issueToken, systemClock, totpAt } from '@sdx/domain/testing';
 import { type FakeStripe, startFakeStripe } from '@sdx/fake-stripe';
 import { createResponseValidator, type LoopbackS3, ResponseContractError, type SessionUser, signUpUser, startLoopbackS3 } from '@sdx/testing';
 import { type FuzzAccounts, type FuzzOperation, type FuzzRequest, fuzzOperations, requestArbitrary, type SeededWorkspace, startSmtpCatcher, startTestStack, type TestStack } from '@sdx/testing';

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import type { LookupAddress } from 'node:dns';
 import { promisify } from 'node:util';
-import { createApiKey, sealerOf } from '@sdx/domain';
+import { createApiKey, sealerOf } from '@sdx/domain/testing';
 import { ObjectStore } from '@sdx/storage';
 import { type LoopbackS3, startLoopbackS3, startTestStack, type SeededWorkspace, type TestStack } from '@sdx/testing';
 

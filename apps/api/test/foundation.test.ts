@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import request from 'supertest';
 import { CATALOG, PLATFORMS } from '@sdx/catalog';
 import { createLogger } from '@sdx/config';
-import { revokeApiKey } from '@sdx/domain';
+import { revokeApiKey } from '@sdx/domain/testing';
 import { createApp } from '@sdx/app-api';
 import { countWorkspaceRows, startTestStack, type TestStack } from '@sdx/testing';
 

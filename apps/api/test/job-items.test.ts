@@ -1,6 +1,6 @@
 import type { KyselyPlugin } from 'kysely';
 import { sql } from 'kysely';
-import { readJobItems, type Tenant } from '@sdx/domain';
+import { readJobItems, type Tenant } from '@sdx/domain/testing';
 import { eventually, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
 
 /**

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { createApiKey } from '@sdx/domain';
+import { createApiKey } from '@sdx/domain/testing';
 import { eventually, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
 
 /** extensions.md 3 and 4: API keys through the API, rotation as api-v1.md 5.5 says, and audit events. */

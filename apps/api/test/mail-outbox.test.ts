@@ -2,7 +2,7 @@ import { createServer } from 'node:net';
 import { sql } from 'kysely';
 import { type AppConfig, loadConfig } from '@sdx/config';
 import type { Db } from '@sdx/db';
-import { claimDueMail, type Clock, MAIL_LEASE_MS, MAIL_MAX_ATTEMPTS, MailSender, mailRetryDelay, newId, queueMail, recentMailCount, sendDueMail } from '@sdx/domain';
+import { claimDueMail, type Clock, MAIL_LEASE_MS, MAIL_MAX_ATTEMPTS, MailSender, mailRetryDelay, newId, queueMail, recentMailCount, sendDueMail } from '@sdx/domain/testing';
 import { createMailTransport, verificationMail } from '@sdx/mail';
 import { createTestDb, eventually, signUpUser, type SmtpCatcher, startSmtpCatcher, startTestStack, testRedisUrl, type TestStack } from '@sdx/testing';
 

@@ -6,7 +6,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { createDb } from '@sdx/db';
-import { ensureMonthPartition } from '@sdx/domain';
+import { ensureMonthPartition } from '@sdx/domain/testing';
 import { createTestDatabase, eventually, type LooseJson } from '@sdx/testing';
 
 /**

@@ -2,7 +2,7 @@ import http from 'node:http';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { CallToolResult, Progress } from '@modelcontextprotocol/sdk/types.js';
-import { createApiKey, dispatchMonitors } from '@sdx/domain';
+import { createApiKey, dispatchMonitors } from '@sdx/domain/testing';
 import { eventually, type SeededWorkspace, type ServedStack, startServedStack, type LooseJson } from '@sdx/testing';
 
 /**

@@ -1,4 +1,4 @@
-import { dispatchMonitors } from '@sdx/domain';
+import { dispatchMonitors } from '@sdx/domain/testing';
 import { eventually, schemaProblems, type SeededWorkspace, startTestStack, startWebhookReceiver, type TestStack, untilNextSecond, type WebhookReceiver } from '@sdx/testing';
 
 /**

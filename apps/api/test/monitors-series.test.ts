@@ -1,4 +1,4 @@
-import { ensureMonthPartition, MAX_SERIES_POINTS, readSeries, type Tenant } from '@sdx/domain';
+import { ensureMonthPartition, MAX_SERIES_POINTS, readSeries, type Tenant } from '@sdx/domain/testing';
 import { sql } from 'kysely';
 import { type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
 

@@ -1,4 +1,4 @@
-import { createApiKey, dispatchMonitors, pauseMonitorsOfCreator, purgeMonitorPoints } from '@sdx/domain';
+import { createApiKey, dispatchMonitors, pauseMonitorsOfCreator, purgeMonitorPoints } from '@sdx/domain/testing';
 import ExcelJS from 'exceljs';
 import { sql } from 'kysely';
 import request from 'supertest';

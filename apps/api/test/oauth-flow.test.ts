@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { sql } from 'kysely';
-import { addMember } from '@sdx/domain';
+import { addMember } from '@sdx/domain/testing';
 import { createResponseValidator, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
 
 /**

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ledgerTotals } from '@sdx/domain';
+import { ledgerTotals } from '@sdx/domain/testing';
 import { countWorkspaceRows, startTestStack, type TestStack, waitForJob } from '@sdx/testing';
 
 /**

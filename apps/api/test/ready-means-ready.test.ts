@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import path from 'node:path';
 import { createDb } from '@sdx/db';
-import { createApiKey, createWorkspace, systemClock } from '@sdx/domain';
+import { createApiKey, createWorkspace, systemClock } from '@sdx/domain/testing';
 import { createTestDatabase, eventually, freePort, type PrivateRedis, startPrivateRedis, TEST_SECRETS_KEY } from '@sdx/testing';
 
 /**

@@ -4,7 +4,7 @@ import { promisify } from 'node:util';
 import ExcelJS from 'exceljs';
 import { sql } from 'kysely';
 import request from 'supertest';
-import { moveResults, purgeExpiredResults, resultPages, resultsOf, sweepOrphanedObjects } from '@sdx/domain';
+import { moveResults, purgeExpiredResults, resultPages, resultsOf, sweepOrphanedObjects } from '@sdx/domain/testing';
 import { eventually, type LoopbackS3, type SeededWorkspace, startLoopbackS3, startTestStack, type TestStack, waitForJob } from '@sdx/testing';
 
 /**

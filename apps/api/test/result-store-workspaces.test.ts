@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { claimJobs, completeJobs, deleteWorkspace, systemActor } from '@sdx/domain';
+import { claimJobs, completeJobs, deleteWorkspace, systemActor } from '@sdx/domain/testing';
 import { eventually, type LoopbackS3, type SeededWorkspace, startLoopbackS3, startTestStack, type TestStack } from '@sdx/testing';
 
 /**

@@ -1,4 +1,4 @@
-import { purgeExpiredResults } from '@sdx/domain';
+import { purgeExpiredResults } from '@sdx/domain/testing';
 import { eventually, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
 
 /**

@@ -4,7 +4,7 @@ import type { LookupAddress } from 'node:dns';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
-import { sealerOf } from '@sdx/domain';
+import { sealerOf } from '@sdx/domain/testing';
 import { startTestStack, type TestStack } from '@sdx/testing';
 
 /**

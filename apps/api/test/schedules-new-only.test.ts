@@ -1,4 +1,4 @@
-import { createJob, loadResult } from '@sdx/domain';
+import { createJob, loadResult } from '@sdx/domain/testing';
 import { startTestStack, type TestStack, waitForJob } from '@sdx/testing';
 
 /**

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import type { LookupAddress } from 'node:dns';
 import { promisify } from 'node:util';
-import { sealerOf } from '@sdx/domain';
+import { sealerOf } from '@sdx/domain/testing';
 import { startTestStack, type TestStack } from '@sdx/testing';
 
 /**

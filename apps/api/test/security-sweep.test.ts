@@ -4,7 +4,7 @@ import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 import { sql } from 'kysely';
 import { type Access, contractOperations, labelOf, type OperationId, route as declareRoute, ROUTES } from '@sdx/app-api';
 import { loadOpenApiDocument } from '@sdx/contract';
-import { addMember, createApiKey, newId, type Role, ROLES, sealerOf } from '@sdx/domain';
+import { addMember, createApiKey, newId, type Role, ROLES, sealerOf } from '@sdx/domain/testing';
 import { grantWorkspaceCredits, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
 
 /**

@@ -1,4 +1,4 @@
-import { checkSecondFactor, sealerOf, timeStepAt, totpAt } from '@sdx/domain';
+import { checkSecondFactor, sealerOf, timeStepAt, totpAt } from '@sdx/domain/testing';
 import { signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
 
 /**

@@ -1,5 +1,5 @@
 import { setInterval } from 'node:timers/promises';
-import { endGracePeriods, type Resources } from '@sdx/domain';
+import { endGracePeriods, type Resources } from '@sdx/domain/scheduler';
 
 export interface RunningPlanGrace {
   /** Resolves once a pass under way has finished; no pass starts after it is called. */

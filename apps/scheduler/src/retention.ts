@@ -1,7 +1,7 @@
 import { setInterval } from 'node:timers/promises';
 import type { Logger } from '@sdx/config';
 import type { Db } from '@sdx/db';
-import { type Clock, type ResultObjects, type RetentionPolicy, runRetention, sweepOrphanedObjects, type SweepState } from '@sdx/domain';
+import { type Clock, type ResultObjects, type RetentionPolicy, runRetention, sweepOrphanedObjects, type SweepState } from '@sdx/domain/scheduler';
 
 export interface RetentionOptions extends RetentionPolicy {
   intervalMs: number;

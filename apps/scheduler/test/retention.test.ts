@@ -13,7 +13,7 @@ import {
   runRetention,
   SESSION_IDLE_MS,
   systemClock,
-} from '@sdx/domain';
+} from '@sdx/domain/testing';
 import { createTestDb, eventually } from '@sdx/testing';
 import { startRetention } from '../src/retention';
 

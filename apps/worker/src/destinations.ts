@@ -1,4 +1,4 @@
-import { deliverToDestinations, type Services } from '@sdx/domain';
+import { deliverToDestinations, type Services } from '@sdx/domain/worker';
 
 /** The delivery poll looks for due deliveries to destinations this often. */
 export const DESTINATION_POLL_MS = 500;
@@ -8,7 +8,7 @@ export interface RunningDestinations {
 }
 
 /**
- * A worker's deliveries to destinations (packages/domain/src/destinations/deliver.ts): a pass
+ * A worker's deliveries to destinations (packages/domain/src/delivery/destination-delivery.ts): a pass
  * every DESTINATION_POLL_MS, and at once again while a pass found work. An idle pass costs a few
  * index probes of the deliveries' partial indexes. Several workers split the work (their claims
  * skip rows another holds); one that dies mid-attempt leaves a lease that lapses.

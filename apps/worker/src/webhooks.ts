@@ -1,5 +1,5 @@
 import { Worker } from 'bullmq';
-import { attemptDelivery, dispatchEvents, recoverDeliveries, type Services } from '@sdx/domain';
+import { attemptDelivery, dispatchEvents, recoverDeliveries, type Services } from '@sdx/domain/worker';
 import { createWorkerRedis, type DeliveryPayload, QUEUES } from '@sdx/queue';
 
 /** The dispatcher looks at the outbox this often (and at once when this process wrote events). */

@@ -1,4 +1,4 @@
-import { type CounterReport, reconcileCounters, reconcileJobs, type ReconcileReport, runJobAttempt, type ProviderLookup, type Services } from '@sdx/domain';
+import { type CounterReport, reconcileCounters, reconcileJobs, type ReconcileReport, runJobAttempt, type ProviderLookup, type Services } from '@sdx/domain/worker';
 import { createWorkerRedis, startConsumer } from '@sdx/queue';
 import { startBilling, startMailSender } from '@sdx/runtime';
 import { type RunningWebhooks, startWebhooks } from './webhooks';

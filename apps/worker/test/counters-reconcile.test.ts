@@ -3,7 +3,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { startWorker } from '@sdx/app-worker';
-import { type CounterReport, reconcileCounters } from '@sdx/domain';
+import { type CounterReport, reconcileCounters } from '@sdx/domain/testing';
 import { checkLedger, eventually, type SeededWorkspace, startTestStack, TEST_SECRETS_KEY, type TestStack, waitForJob } from '@sdx/testing';
 
 /**

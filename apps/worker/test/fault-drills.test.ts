@@ -1,5 +1,5 @@
 import { startWorker, type RunningWorker } from '@sdx/app-worker';
-import { createJob, type ReconcileReport, type Tenant } from '@sdx/domain';
+import { createJob, type ReconcileReport, type Tenant } from '@sdx/domain/testing';
 import { checkLedger, eventually, type PrivateRedis, startPrivateRedis, startTestStack, type TestStack } from '@sdx/testing';
 
 /**

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { loadConfig } from '@sdx/config';
-import { createJob, reconcileJobs, type Tenant } from '@sdx/domain';
+import { createJob, reconcileJobs, type Tenant } from '@sdx/domain/testing';
 import { dataEpochKey, jobIdsOf } from '@sdx/queue';
 import { createRuntime, type Runtime } from '@sdx/runtime';
 import { startTestStack, testRedisUrl, untilRedisReady, type SeededWorkspace, type TestStack } from '@sdx/testing';

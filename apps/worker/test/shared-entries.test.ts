@@ -1,4 +1,4 @@
-import { createJob, reconcileJobs } from '@sdx/domain';
+import { createJob, reconcileJobs } from '@sdx/domain/testing';
 import { dataEpochKey, jobIdsOf } from '@sdx/queue';
 import { eventually, startTestStack, type SeededWorkspace, type TestStack } from '@sdx/testing';
 

@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks';
-import { dispatchEvents } from '@sdx/domain';
+import { dispatchEvents } from '@sdx/domain/testing';
 import { eventually, spawnWorkerProcess, startTestStack, startWebhookReceiver, type TestStack, type WebhookReceiver, type WorkerProcess } from '@sdx/testing';
 
 /**

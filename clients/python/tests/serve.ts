@@ -25,7 +25,7 @@ import { randomBytes } from 'node:crypto';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { createDb, migrateToLatest } from '@sdx/db';
-import { createApiKey, ERROR_STATUS, type Role } from '@sdx/domain';
+import { createApiKey, ERROR_STATUS, type Role } from '@sdx/domain/testing';
 import { baseDatabaseUrl, countWorkspaceRows, databaseUrlFor, type LoopbackS3, type ServedStack, startLoopbackS3, startServedStack, untilMonitorRunEnds } from '@sdx/testing';
 
 /** The bucket of the loopback S3 that destinations of the tests write to. */

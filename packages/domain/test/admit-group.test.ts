@@ -1,4 +1,4 @@
-import { type ApiError, createJob, type CreatedJob, getUsage, ledgerTotals } from '@sdx/domain';
+import { type ApiError, createJob, type CreatedJob, getUsage, ledgerTotals } from '@sdx/domain/testing';
 import { countWorkspaceRows, startTestStack, type TestStack } from '@sdx/testing';
 
 /**

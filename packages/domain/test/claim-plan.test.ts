@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { claimJobs, claimStatement } from '@sdx/domain';
+import { claimJobs, claimStatement } from '@sdx/domain/testing';
 import { indexesIn, startTestStack, type TestStack } from '@sdx/testing';
 
 /**

@@ -4,7 +4,7 @@ import {
   type Completion,
   completeJobs,
   getUsage,
-} from '@sdx/domain';
+} from '@sdx/domain/testing';
 import type { Item } from '@sdx/providers';
 import { startTestStack, type SeededWorkspace, type TestStack, reserveForTest, settleReservation, settleReservations } from '@sdx/testing';
 

@@ -1,4 +1,4 @@
-import { ApiError, getUsage, ledgerTotals, releaseReservation } from '@sdx/domain';
+import { ApiError, getUsage, ledgerTotals, releaseReservation } from '@sdx/domain/testing';
 import { startTestStack, type TestStack, reserveForTest, settleReservation } from '@sdx/testing';
 
 let stack: TestStack;

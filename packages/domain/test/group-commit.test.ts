@@ -1,4 +1,4 @@
-import { GroupCommit, GroupCommitOverloaded } from '@sdx/domain';
+import { GroupCommit, GroupCommitOverloaded } from '@sdx/domain/testing';
 
 /**
  * The batcher itself, without a database: grouping, per-item answers, and the overload bounds

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { JobStatus } from '@sdx/db';
-import { type JobFilters, listBatchViews, listJobs, listScheduleViews, purgeExpiredResults, type Tenant } from '@sdx/domain';
+import { type JobFilters, listBatchViews, listJobs, listScheduleViews, purgeExpiredResults, type Tenant } from '@sdx/domain/testing';
 import { explain, indexesIn, nodeTypesIn, recordingStatements, startTestStack, type TestStack } from '@sdx/testing';
 
 /**

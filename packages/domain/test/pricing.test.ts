@@ -1,5 +1,5 @@
 import { findOperation } from '@sdx/catalog';
-import { chargeOf, createJob, ledgerTotals } from '@sdx/domain';
+import { chargeOf, createJob, ledgerTotals } from '@sdx/domain/testing';
 import { startTestStack, type TestStack, waitForJob } from '@sdx/testing';
 
 /**

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { type Db } from '@sdx/db';
-import { resultJson, resultItemsJson, resultPages } from '@sdx/domain';
+import { resultJson, resultItemsJson, resultPages } from '@sdx/domain/testing';
 import { createTestDb } from '@sdx/testing';
 
 /** A stored result is read back in keyset slices of at most N items, whatever its page sizes, whole and in order. */

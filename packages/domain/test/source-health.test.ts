@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import type { Db } from '@sdx/db';
-import { DOWN_AFTER_AUTH_FAILURES, quotaDayOf, readSourceHealth, recordAttemptSources, recordSourceHealth, SourceHealthGate, sourceHealthSamples } from '@sdx/domain';
+import { DOWN_AFTER_AUTH_FAILURES, quotaDayOf, readSourceHealth, recordAttemptSources, recordSourceHealth, SourceHealthGate, sourceHealthSamples } from '@sdx/domain/testing';
 import { scrape } from '@sdx/metrics';
 import type { SourceReport } from '@sdx/providers';
 import { createTestDb } from '@sdx/testing';

@@ -9,7 +9,7 @@ import {
   recoveryCodeHash,
   timeStepAt,
   totpAt,
-} from '@sdx/domain';
+} from '@sdx/domain/testing';
 
 /** The codes of two-factor sign-in (accounts/two-factor-codes.ts): RFC 6238 and the recovery codes. */
 

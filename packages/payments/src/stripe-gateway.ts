@@ -13,7 +13,7 @@ import {
   type SavedCardCharge,
   type SubscriptionCheckoutRequest,
   type SubscriptionPriceChange,
-} from '@sdx/domain';
+} from '@sdx/domain/payments';
 import { idOf, paymentEventOf, subscriptionOf } from './stripe-objects';
 
 /**

@@ -1,5 +1,5 @@
 import type Stripe from 'stripe';
-import type { ChargeDispute, ChargeRefund, CompletedCheckout, Metadata, PaymentEvent, PaymentOutcome, ProviderInvoice, ProviderSubscription } from '@sdx/domain';
+import type { ChargeDispute, ChargeRefund, CompletedCheckout, Metadata, PaymentEvent, PaymentOutcome, ProviderInvoice, ProviderSubscription } from '@sdx/domain/payments';
 
 /**
  * Stripe's objects in the service's terms (billing/gateway.ts of the domain): expandable fields

@@ -1,5 +1,5 @@
 import { type FakeStripe, startFakeStripe, type StripeEvent } from '@sdx/fake-stripe';
-import { PaymentFailed } from '@sdx/domain';
+import { PaymentFailed } from '@sdx/domain/testing';
 import { createStripeGateway, type StripeGateway } from '../src';
 
 /**

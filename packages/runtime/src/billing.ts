@@ -1,4 +1,4 @@
-import { RechargeCharger, type Services } from '@sdx/domain';
+import { RechargeCharger, type Services } from '@sdx/domain/runtime';
 
 /**
  * A process's auto-recharge charger (packages/domain/src/billing/recharge.ts), which creates the

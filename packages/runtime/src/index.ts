@@ -17,7 +17,7 @@ import {
   sourceHealthSamples,
   type Services,
   systemClock,
-} from '@sdx/domain';
+} from '@sdx/domain/runtime';
 import { createStripeGateway } from '@sdx/payments';
 import { createProviderRegistry, createSandboxProvider, type Provider, type ProviderRegistry, selectProviders, type SourceGate } from '@sdx/providers';
 import { createFastRedis, ExtractionQueues, type RedisClient, RedisLivePublisher } from '@sdx/queue';

@@ -1,4 +1,4 @@
-import { MailSender, type Services } from '@sdx/domain';
+import { MailSender, type Services } from '@sdx/domain/runtime';
 import { createMailTransport, DevOutboxTransport } from '@sdx/mail';
 
 /**

@@ -47,7 +47,7 @@ import {
   schedulesWithActiveWork,
   type Services,
   type Tenant,
-} from '@sdx/domain';
+} from '@sdx/domain/scheduler';
 import { observeDispatchLag } from '@sdx/metrics';
 import { latestOccurrenceAtOrBefore, nextOccurrence } from '@sdx/recurrence';
 

@@ -1,4 +1,4 @@
-import { dispatchMonitors, type Services } from '@sdx/domain';
+import { dispatchMonitors, type Services } from '@sdx/domain/scheduler';
 import {
   DEFAULT_CLAIM_LIMIT,
   DEFAULT_DISPATCH_CONCURRENCY,

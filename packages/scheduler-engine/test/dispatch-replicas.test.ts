@@ -1,4 +1,4 @@
-import { newId } from '@sdx/domain';
+import { newId } from '@sdx/domain/testing';
 import { createRuntime, type Runtime } from '@sdx/runtime';
 import { dispatchDue } from '@sdx/scheduler-engine';
 import { type SeededWorkspace, startTestStack, untilRedisReady, type TestStack } from '@sdx/testing';

@@ -1,5 +1,5 @@
 import type { ScheduleRunRow } from '@sdx/db';
-import { createJob, holdRuns, SCHEDULE_RUN_ENDPOINT, scheduleTenant } from '@sdx/domain';
+import { createJob, holdRuns, SCHEDULE_RUN_ENDPOINT, scheduleTenant } from '@sdx/domain/testing';
 import { claimDueRuns, dispatchDue, RECOVERY_GRACE_MS, recoverStalledRuns } from '@sdx/scheduler-engine';
 import { type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
 

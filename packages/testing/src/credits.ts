@@ -4,9 +4,9 @@
  * run the same money-module functions.
  */
 import type { Tx } from '@sdx/db';
-import { settleReservations, type SettleRequest } from '@sdx/domain';
+import { settleReservations, type SettleRequest } from '@sdx/domain/testing';
 
-export { writeReservations, settleReservations, type SettleRequest } from '@sdx/domain';
+export { writeReservations, settleReservations, type SettleRequest } from '@sdx/domain/testing';
 
 /** settleReservations for one job: the credits charged, or null when its reservation was no longer held. */
 export async function settleReservation(tx: Tx, now: Date, request: SettleRequest): Promise<number | null> {

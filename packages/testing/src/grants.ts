@@ -1,4 +1,4 @@
-import { findWorkspace, grantCredits } from '@sdx/domain';
+import { findWorkspace, grantCredits } from '@sdx/domain/testing';
 import type { TestStack } from './stack';
 
 /**

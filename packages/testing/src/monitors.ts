@@ -1,4 +1,4 @@
-import { dispatchMonitors } from '@sdx/domain';
+import { dispatchMonitors } from '@sdx/domain/testing';
 import { eventually, type TestStack } from './stack';
 
 /**

@@ -7,11 +7,11 @@ import { createApp, HeavyReads, LiveHub, LoginLimiter, RedisRateLimiter, type Ra
 import { startWorker, type RunningWorker } from '@sdx/app-worker';
 import { type AppConfig, createLogger, loadConfig } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
-import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, type MailSender, newId, planReservation, systemClock } from '@sdx/domain';
+import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, type MailSender, newId, planReservation, systemClock } from '@sdx/domain/testing';
 import type { Provider } from '@sdx/providers';
 import type { Resolver } from '@sdx/webhooks';
 import { createRuntime, type ProcessBilling, type Runtime, startBilling, startMailSender, untilRedisReady } from '@sdx/runtime';
-import { writeReservations } from '@sdx/domain';
+import { writeReservations } from '@sdx/domain/testing';
 import { createResponseValidator } from './response-validator';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
 

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { apiKeyActive, resolveSession, type Services } from '@sdx/domain';
+import { apiKeyActive, resolveSession, type Services } from '@sdx/domain/api';
 import { principalOf } from '../middleware/auth';
 import { sessionToken } from '../middleware/session-cookie';
 import { tenantOf } from '../middleware/tenant';

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '@sdx/db';
-import { ApiError, countChildrenOf, isTerminal, loadJobById, renderBatch, renderJob } from '@sdx/domain';
+import { ApiError, countChildrenOf, isTerminal, loadJobById, renderBatch, renderJob } from '@sdx/domain/api';
 import { createFastRedis, createSubscriberRedis, isCluster, type LiveKind, liveChannel, type RedisClient, type RedisNode, type RedisTarget } from '@sdx/queue';
 import { StreamSlots } from './slots';
 

@@ -1,4 +1,4 @@
-import { readJobItems, type ResultAccess, type Tenant } from '@sdx/domain';
+import { readJobItems, type ResultAccess, type Tenant } from '@sdx/domain/api';
 
 /** Bytes of `value` as JSON text (UTF-8). */
 export function jsonBytes(value: unknown): number {

@@ -1,6 +1,6 @@
 import express, { type ErrorRequestHandler, type RequestHandler, Router } from 'express';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { ApiError } from '@sdx/domain';
+import { ApiError } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { authenticate, presentedKey, recordKeyUse } from '../middleware/auth';
 import { MAX_JSON_BYTES } from '../middleware/input';

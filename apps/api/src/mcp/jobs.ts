@@ -1,5 +1,5 @@
 import type { JobRow } from '@sdx/db';
-import { type JobFlags, isTerminal, renderJob, waitForJob } from '@sdx/domain';
+import { type JobFlags, isTerminal, renderJob, waitForJob } from '@sdx/domain/api';
 import type { ProgressUpdate, ToolContext } from './tool';
 
 /** A job as the REST API renders it, without `result` (results are read with get_items). */

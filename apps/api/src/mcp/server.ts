@@ -2,7 +2,7 @@ import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import { ApiError, RequestValidationError, type Tenant, type ValidationIssue } from '@sdx/domain';
+import { ApiError, RequestValidationError, type Tenant, type ValidationIssue } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { requireAccess } from '../middleware/access';
 import { dependencyError } from '../middleware/errors';

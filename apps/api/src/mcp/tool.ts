@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { Tenant } from '@sdx/domain';
+import type { Tenant } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import type { Route } from '../routes/route';
 import { componentSchema, type JsonSchema, withoutProperties } from './contract-schema';

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { redactHeaders, redactUrl } from '@sdx/config';
-import type { Tenant } from '@sdx/domain';
+import type { Tenant } from '@sdx/domain/api';
 
 /**
  * One line per request at info level (but /healthz and /metrics; the console's static files and

@@ -1,5 +1,5 @@
 import type { RequestHandler } from 'express';
-import { ApiError, type Role, roleAtLeast, type Tenant } from '@sdx/domain';
+import { ApiError, type Role, roleAtLeast, type Tenant } from '@sdx/domain/api';
 import type { Principal } from './auth';
 
 /**

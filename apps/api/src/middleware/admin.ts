@@ -3,7 +3,7 @@ import { createBullBoard } from '@bull-board/api';
 import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { ExpressAdapter } from '@bull-board/express';
 import { Router, type RequestHandler } from 'express';
-import { ApiError } from '@sdx/domain';
+import { ApiError } from '@sdx/domain/api';
 import type { ExtractionQueues } from '@sdx/queue';
 
 export const ADMIN_QUEUES_PATH = '/admin/queues';

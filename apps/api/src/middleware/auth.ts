@@ -9,7 +9,7 @@ import {
   type Services,
   type Tenant,
   type UserView,
-} from '@sdx/domain';
+} from '@sdx/domain/api';
 import type { SessionRow } from '@sdx/db';
 import { isStorableText } from './input';
 import { sessionToken } from './session-cookie';

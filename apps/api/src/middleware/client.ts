@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { type Actor, actorOf, type Caller, type ClientMeta, type Role } from '@sdx/domain';
+import { type Actor, actorOf, type Caller, type ClientMeta, type Role } from '@sdx/domain/api';
 import { tenantOf } from './tenant';
 
 /** The client's address (the TCP peer, or what TRUST_PROXY lets Express read) and user agent. */

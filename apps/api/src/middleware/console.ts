@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import express, { type RequestHandler, Router } from 'express';
-import { ApiError } from '@sdx/domain';
+import { ApiError } from '@sdx/domain/api';
 
 /**
  * The web console (apps/console) at /console: its built files, and index.html for every other

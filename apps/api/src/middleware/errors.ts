@@ -2,7 +2,7 @@ import type { ErrorRequestHandler, RequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
 import { faultOf, isUnavailableError } from '@sdx/config';
 import { MAX_JSON_BYTES, MAX_JSON_DEPTH } from './input';
-import { ApiError, GroupCommitOverloaded, RequestValidationError, StoreUnavailable, type ValidationIssue } from '@sdx/domain';
+import { ApiError, GroupCommitOverloaded, RequestValidationError, StoreUnavailable, type ValidationIssue } from '@sdx/domain/api';
 
 /** One validator error as express-openapi-validator reports it. */
 interface ValidatorItem {

@@ -1,7 +1,7 @@
 import type { RequestHandler } from 'express';
 import type { AppConfig } from '@sdx/config';
 import { createDb, type Db, type Executor } from '@sdx/db';
-import { ApiError } from '@sdx/domain';
+import { ApiError } from '@sdx/domain/api';
 
 /**
  * Heavy reads: reads that stream more than `minItems` result items (GET /v1/jobs/{id} or

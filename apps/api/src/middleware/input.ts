@@ -1,6 +1,6 @@
 import express, { type RequestHandler } from 'express';
 import type { OpenApiDocument } from '@sdx/contract';
-import { RequestValidationError, type ValidationIssue } from '@sdx/domain';
+import { RequestValidationError, type ValidationIssue } from '@sdx/domain/api';
 
 /**
  * Bounds on what a request may carry, checked before anything reads it, so hostile input is a

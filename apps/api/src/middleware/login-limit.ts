@@ -1,7 +1,7 @@
 import { isIPv6 } from 'node:net';
 import type { RedisClient } from '@sdx/queue';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { ApiError, normalizeEmail } from '@sdx/domain';
+import { ApiError, normalizeEmail } from '@sdx/domain/api';
 import { takePoint } from './take-point';
 
 /** Failed sign-ins allowed per email and per client address within the window (extensions.md 1). */

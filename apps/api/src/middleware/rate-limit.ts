@@ -1,7 +1,7 @@
 import type { RequestHandler, Response } from 'express';
 import type { RedisClient } from '@sdx/queue';
 import { RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { ApiError, type Tenant } from '@sdx/domain';
+import { ApiError, type Tenant } from '@sdx/domain/api';
 
 export interface RateDecision {
   allowed: boolean;

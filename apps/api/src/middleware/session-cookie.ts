@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import { SESSION_COOKIE, SESSION_MAX_MS } from '@sdx/domain';
+import { SESSION_COOKIE, SESSION_MAX_MS } from '@sdx/domain/api';
 
 /**
  * The session cookie's name: in production `__Host-sdx_session`. The `__Host-` prefix makes the

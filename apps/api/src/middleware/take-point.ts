@@ -1,5 +1,5 @@
 import { type RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { ApiError } from '@sdx/domain';
+import { ApiError } from '@sdx/domain/api';
 
 /**
  * Takes one point of `key` from a Redis-backed limiter (sign-ups, mail requests, webhook test

@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { Tenant } from '@sdx/domain';
+import type { Tenant } from '@sdx/domain/api';
 
 /** The tenant resolved by the auth middleware for this request. */
 export function tenantOf(res: Response): Tenant {

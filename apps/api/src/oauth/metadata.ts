@@ -1,5 +1,5 @@
 import type { OAuthMetadata, OAuthProtectedResourceMetadata } from '@modelcontextprotocol/sdk/shared/auth.js';
-import { DEFAULT_OAUTH_SCOPE } from '@sdx/domain';
+import { DEFAULT_OAUTH_SCOPE } from '@sdx/domain/api';
 
 /** The protected resource of extensions-2.md 3: the MCP endpoint. */
 export const resourceOf = (appUrl: string) => `${appUrl}/mcp`;

@@ -16,7 +16,7 @@ import {
   renderClient,
   revokeClientToken,
   type Services,
-} from '@sdx/domain';
+} from '@sdx/domain/api';
 import { resourceOf } from './metadata';
 
 /** Where /oauth/authorize sends the browser: the console's consent page (apps/console). */

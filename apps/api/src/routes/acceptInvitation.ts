@@ -1,4 +1,4 @@
-import { acceptInvitation as accept } from '@sdx/domain';
+import { acceptInvitation as accept } from '@sdx/domain/api';
 import { principalOf } from '../middleware/auth';
 import { actor } from '../middleware/client';
 import { route } from './route';

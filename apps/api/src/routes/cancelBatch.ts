@@ -1,4 +1,4 @@
-import { cancelBatch as cancel, getBatchView, renderBatch } from '@sdx/domain';
+import { cancelBatch as cancel, getBatchView, renderBatch } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

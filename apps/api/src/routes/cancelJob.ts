@@ -1,4 +1,4 @@
-import { cancelJob as cancel } from '@sdx/domain';
+import { cancelJob as cancel } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { sendJob } from './job-body';
 import { route } from './route';

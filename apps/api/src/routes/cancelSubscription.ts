@@ -1,4 +1,4 @@
-import { cancelSubscription as cancel } from '@sdx/domain';
+import { cancelSubscription as cancel } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { changePassword as change } from '@sdx/domain';
+import { changePassword as change } from '@sdx/domain/api';
 import { principalOf } from '../middleware/auth';
 import { clientMeta } from '../middleware/client';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { confirmPasswordReset as confirm } from '@sdx/domain';
+import { confirmPasswordReset as confirm } from '@sdx/domain/api';
 import { clientMeta } from '../middleware/client';
 import { route } from './route';
 

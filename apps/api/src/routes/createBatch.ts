@@ -1,4 +1,4 @@
-import { aggregateChildren, createBatch as create, renderBatch } from '@sdx/domain';
+import { aggregateChildren, createBatch as create, renderBatch } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { createBillingPortal as create } from '@sdx/domain';
+import { createBillingPortal as create } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

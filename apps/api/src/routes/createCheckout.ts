@@ -1,4 +1,4 @@
-import { createCheckout as create } from '@sdx/domain';
+import { createCheckout as create } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { createDestination as create, renderDestination } from '@sdx/domain';
+import { createDestination as create, renderDestination } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { createInvitation as create, renderInvitation } from '@sdx/domain';
+import { createInvitation as create, renderInvitation } from '@sdx/domain/api';
 import { caller } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

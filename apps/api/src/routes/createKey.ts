@@ -1,4 +1,4 @@
-import { createApiKey, RequestValidationError, renderApiKey } from '@sdx/domain';
+import { createApiKey, RequestValidationError, renderApiKey } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

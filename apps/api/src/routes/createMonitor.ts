@@ -1,4 +1,4 @@
-import { createMonitor as create, type MonitorInput, renderMonitor } from '@sdx/domain';
+import { createMonitor as create, type MonitorInput, renderMonitor } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

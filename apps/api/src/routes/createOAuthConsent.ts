@@ -1,4 +1,4 @@
-import { consentToClient } from '@sdx/domain';
+import { consentToClient } from '@sdx/domain/api';
 import { principalOf } from '../middleware/auth';
 import { actor } from '../middleware/client';
 import { route } from './route';

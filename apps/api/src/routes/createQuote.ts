@@ -1,4 +1,4 @@
-import { quote } from '@sdx/domain';
+import { quote } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { skipCache } from './job-request';
 import { route } from './route';

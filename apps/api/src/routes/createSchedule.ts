@@ -1,5 +1,5 @@
 import type { ScheduleCreateRequest } from '@sdx/contract';
-import { createSchedule as create, renderScheduleView, type ScheduleInput } from '@sdx/domain';
+import { createSchedule as create, renderScheduleView, type ScheduleInput } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { createSubscription as create } from '@sdx/domain';
+import { createSubscription as create } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { createWebhook as create, renderWebhook } from '@sdx/domain';
+import { createWebhook as create, renderWebhook } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { createTeamWorkspace } from '@sdx/domain';
+import { createTeamWorkspace } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { deleteDestination as remove } from '@sdx/domain';
+import { deleteDestination as remove } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

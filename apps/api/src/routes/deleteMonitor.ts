@@ -1,4 +1,4 @@
-import { deleteMonitor as remove } from '@sdx/domain';
+import { deleteMonitor as remove } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

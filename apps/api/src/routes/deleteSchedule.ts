@@ -1,4 +1,4 @@
-import { deleteSchedule as remove } from '@sdx/domain';
+import { deleteSchedule as remove } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

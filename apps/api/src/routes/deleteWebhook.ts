@@ -1,4 +1,4 @@
-import { deleteWebhook as remove } from '@sdx/domain';
+import { deleteWebhook as remove } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { disableTwoFactor as disable } from '@sdx/domain';
+import { disableTwoFactor as disable } from '@sdx/domain/api';
 import { principalOf } from '../middleware/auth';
 import { clientMeta } from '../middleware/client';
 import { route } from './route';

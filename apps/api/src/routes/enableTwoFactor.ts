@@ -1,4 +1,4 @@
-import { enableTwoFactor as enable } from '@sdx/domain';
+import { enableTwoFactor as enable } from '@sdx/domain/api';
 import { principalOf } from '../middleware/auth';
 import { clientMeta } from '../middleware/client';
 import { route } from './route';

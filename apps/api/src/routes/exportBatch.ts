@@ -1,4 +1,4 @@
-import { BATCH_CONTEXT_COLUMNS, batchExportItems, batchExportJson, batchExportLines, batchExportRows, prepareBatchExport } from '@sdx/domain';
+import { BATCH_CONTEXT_COLUMNS, batchExportItems, batchExportJson, batchExportLines, batchExportRows, prepareBatchExport } from '@sdx/domain/api';
 import { writeCsv, writeXlsx } from '@sdx/exports';
 import { tenantOf } from '../middleware/tenant';
 import { exportFormatOf, sendDownload, streamText } from './export-response';

@@ -1,4 +1,4 @@
-import { jobExportRows, prepareJobExport, resultItemLines, resultJson } from '@sdx/domain';
+import { jobExportRows, prepareJobExport, resultItemLines, resultJson } from '@sdx/domain/api';
 import { writeCsv, writeXlsx } from '@sdx/exports';
 import { tenantOf } from '../middleware/tenant';
 import { exportFormatOf, sendDownload, streamText } from './export-response';

@@ -1,4 +1,4 @@
-import { readSeries } from '@sdx/domain';
+import { readSeries } from '@sdx/domain/api';
 import { type ExportRow, writeCsv, writeXlsx } from '@sdx/exports';
 import { tenantOf } from '../middleware/tenant';
 import { exportFormatOf, sendDownload } from './export-response';

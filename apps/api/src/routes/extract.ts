@@ -1,4 +1,4 @@
-import { createJob, extractionFailed, isTerminal, renderJob, waitForJob } from '@sdx/domain';
+import { createJob, extractionFailed, isTerminal, renderJob, waitForJob } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { sendJob } from './job-body';
 import { jobRequest } from './job-request';

@@ -1,4 +1,4 @@
-import { getCredits, listUserWorkspaces, renderWorkspace, type Role } from '@sdx/domain';
+import { getCredits, listUserWorkspaces, renderWorkspace, type Role } from '@sdx/domain/api';
 import { principalOf } from '../middleware/auth';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { getBatchView, renderBatch } from '@sdx/domain';
+import { getBatchView, renderBatch } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { getBilling as read } from '@sdx/domain';
+import { getBilling as read } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { getUsage } from '@sdx/domain';
+import { getUsage } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { getDailyUsage as daily } from '@sdx/domain';
+import { getDailyUsage as daily } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { getDestinationOrThrow, renderDestination } from '@sdx/domain';
+import { getDestinationOrThrow, renderDestination } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

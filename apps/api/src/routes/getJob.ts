@@ -1,4 +1,4 @@
-import { attemptSourcesOf, getJobOrThrow } from '@sdx/domain';
+import { attemptSourcesOf, getJobOrThrow } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { jobETag, matchesIfNoneMatch, sendJob } from './job-body';
 import { route } from './route';

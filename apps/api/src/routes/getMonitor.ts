@@ -1,4 +1,4 @@
-import { getMonitorOrThrow, renderMonitor } from '@sdx/domain';
+import { getMonitorOrThrow, renderMonitor } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

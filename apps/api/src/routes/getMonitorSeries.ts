@@ -1,4 +1,4 @@
-import { readSeriesJson } from '@sdx/domain';
+import { readSeriesJson } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

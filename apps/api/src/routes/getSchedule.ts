@@ -1,4 +1,4 @@
-import { getScheduleView, renderScheduleView } from '@sdx/domain';
+import { getScheduleView, renderScheduleView } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

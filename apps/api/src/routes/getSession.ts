@@ -1,4 +1,4 @@
-import { defaultWorkspaceOf, listUserWorkspaces, sessionExpiresAt } from '@sdx/domain';
+import { defaultWorkspaceOf, listUserWorkspaces, sessionExpiresAt } from '@sdx/domain/api';
 import { principalOf } from '../middleware/auth';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { getWebhookOrThrow, renderWebhook } from '@sdx/domain';
+import { getWebhookOrThrow, renderWebhook } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

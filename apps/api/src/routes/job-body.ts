@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Response } from 'express';
 import type { JobRow } from '@sdx/db';
-import { type JobFlags, type PageCount, pageCountsOf, renderJob, resultJson, resultSourceId, type Services } from '@sdx/domain';
+import { type JobFlags, type PageCount, pageCountsOf, renderJob, resultJson, resultSourceId, type Services } from '@sdx/domain/api';
 import { pipeTo } from '@sdx/exports';
 
 /**

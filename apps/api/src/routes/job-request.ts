@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { CreateJobInput, CreateJobOptions } from '@sdx/domain';
+import type { CreateJobInput, CreateJobOptions } from '@sdx/domain/api';
 import type { ExtractionRequest } from '@sdx/contract';
 
 /**

@@ -1,4 +1,4 @@
-import { listAuditEvents as list, renderAuditEvent } from '@sdx/domain';
+import { listAuditEvents as list, renderAuditEvent } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

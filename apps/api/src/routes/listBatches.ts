@@ -1,4 +1,4 @@
-import { listBatchViews, renderBatch } from '@sdx/domain';
+import { listBatchViews, renderBatch } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { pageRequestOf, setNextLink } from './paging';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { listDestinations as list, renderDestination } from '@sdx/domain';
+import { listDestinations as list, renderDestination } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

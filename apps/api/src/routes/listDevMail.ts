@@ -1,4 +1,4 @@
-import { ApiError } from '@sdx/domain';
+import { ApiError } from '@sdx/domain/api';
 import { readDevOutbox } from '@sdx/mail';
 import type { AppDeps } from '../deps';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { listInvitations as list, renderInvitation } from '@sdx/domain';
+import { listInvitations as list, renderInvitation } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

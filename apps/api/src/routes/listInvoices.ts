@@ -1,4 +1,4 @@
-import { listInvoices as list, renderInvoice } from '@sdx/domain';
+import { listInvoices as list, renderInvoice } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { pageRequestOf, setNextLink } from './paging';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { ITEMS_PAGE_DEFAULT, readJobItems } from '@sdx/domain';
+import { ITEMS_PAGE_DEFAULT, readJobItems } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { send } from './job-body';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { type JobFilters, listJobs as list } from '@sdx/domain';
+import { type JobFilters, listJobs as list } from '@sdx/domain/api';
 import type { JobStatus } from '@sdx/db';
 import { tenantOf } from '../middleware/tenant';
 import { sendJobs } from './job-body';

@@ -1,4 +1,4 @@
-import { listApiKeys, renderApiKey } from '@sdx/domain';
+import { listApiKeys, renderApiKey } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { listMembers as list } from '@sdx/domain';
+import { listMembers as list } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { type ChangeKind, listMonitorChanges as list } from '@sdx/domain';
+import { type ChangeKind, listMonitorChanges as list } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { pageRequestOf } from './paging';
 import { route } from './route';

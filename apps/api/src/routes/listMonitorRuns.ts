@@ -1,4 +1,4 @@
-import { listMonitorRuns as list, renderMonitorRun } from '@sdx/domain';
+import { listMonitorRuns as list, renderMonitorRun } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { pageRequestOf } from './paging';
 import { route } from './route';

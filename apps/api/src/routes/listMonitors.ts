@@ -1,4 +1,4 @@
-import { listMonitors as list, renderMonitor } from '@sdx/domain';
+import { listMonitors as list, renderMonitor } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { pageRequestOf, setNextLink } from './paging';
 import { route } from './route';

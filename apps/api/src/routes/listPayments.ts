@@ -1,4 +1,4 @@
-import { listPayments as list, renderPayment } from '@sdx/domain';
+import { listPayments as list, renderPayment } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { pageRequestOf, setNextLink } from './paging';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { readSourceHealth, type SourceHealth } from '@sdx/domain';
+import { readSourceHealth, type SourceHealth } from '@sdx/domain/api';
 import { toPlatformResponse } from '@sdx/providers';
 import type { AppDeps } from '../deps';
 import { route } from './route';

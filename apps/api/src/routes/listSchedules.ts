@@ -1,4 +1,4 @@
-import { listScheduleViews, renderScheduleView } from '@sdx/domain';
+import { listScheduleViews, renderScheduleView } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { pageRequestOf, setNextLink } from './paging';
 import { route } from './route';

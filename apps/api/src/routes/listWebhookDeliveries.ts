@@ -1,4 +1,4 @@
-import { listDeliveries, renderDelivery } from '@sdx/domain';
+import { listDeliveries, renderDelivery } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

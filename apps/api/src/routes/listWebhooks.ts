@@ -1,4 +1,4 @@
-import { listWebhooks as list, renderWebhook } from '@sdx/domain';
+import { listWebhooks as list, renderWebhook } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { listUserWorkspaces, renderWorkspace, type Role } from '@sdx/domain';
+import { listUserWorkspaces, renderWorkspace, type Role } from '@sdx/domain/api';
 import { principalOf } from '../middleware/auth';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

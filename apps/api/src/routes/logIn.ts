@@ -1,4 +1,4 @@
-import { ApiError, checkCredentials, signIn } from '@sdx/domain';
+import { ApiError, checkCredentials, signIn } from '@sdx/domain/api';
 import { clientMeta } from '../middleware/client';
 import { sendSignedIn } from './signed-in';
 import { route } from './route';

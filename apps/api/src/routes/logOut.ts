@@ -1,4 +1,4 @@
-import { endSession } from '@sdx/domain';
+import { endSession } from '@sdx/domain/api';
 import { principalOf } from '../middleware/auth';
 import { clearSessionCookie } from '../middleware/session-cookie';
 import { route } from './route';

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { PageRequest } from '@sdx/domain';
+import type { PageRequest } from '@sdx/domain/api';
 
 /** The page a list request asks for: `limit` (bounded by openapi.yaml) and `starting_after`. */
 export function pageRequestOf(req: Request, defaultLimit: number): PageRequest {

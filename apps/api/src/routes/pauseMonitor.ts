@@ -1,4 +1,4 @@
-import { pauseMonitor as pause, renderMonitor } from '@sdx/domain';
+import { pauseMonitor as pause, renderMonitor } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { pauseSchedule as pause, renderScheduleView } from '@sdx/domain';
+import { pauseSchedule as pause, renderScheduleView } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { previewInvitation as preview } from '@sdx/domain';
+import { previewInvitation as preview } from '@sdx/domain/api';
 import { route } from './route';
 
 /** GET /v1/invitations/preview — 200, the invitation's workspace and inviter, for the holder of its token. */

@@ -1,4 +1,4 @@
-import { previewSchedule as preview } from '@sdx/domain';
+import { previewSchedule as preview } from '@sdx/domain/api';
 import { route } from './route';
 
 /** POST /v1/schedules/preview — the next occurrences, as the scheduler will dispatch them. */

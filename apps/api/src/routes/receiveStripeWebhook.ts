@@ -1,4 +1,4 @@
-import { receiveStripeEvent } from '@sdx/domain';
+import { receiveStripeEvent } from '@sdx/domain/api';
 import { route } from './route';
 
 /**

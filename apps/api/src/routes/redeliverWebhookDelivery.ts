@@ -1,4 +1,4 @@
-import { redeliver, renderDelivery } from '@sdx/domain';
+import { redeliver, renderDelivery } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { WebhookSendLimiter } from '../middleware/webhook-limits';
 import { tenantOf } from '../middleware/tenant';

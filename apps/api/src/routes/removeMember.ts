@@ -1,4 +1,4 @@
-import { removeMember as remove } from '@sdx/domain';
+import { removeMember as remove } from '@sdx/domain/api';
 import { caller } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

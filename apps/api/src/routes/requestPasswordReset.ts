@@ -1,4 +1,4 @@
-import { requestPasswordReset as request } from '@sdx/domain';
+import { requestPasswordReset as request } from '@sdx/domain/api';
 import { clientMeta } from '../middleware/client';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { resendVerification as resend } from '@sdx/domain';
+import { resendVerification as resend } from '@sdx/domain/api';
 import { clientMeta } from '../middleware/client';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { renderMonitor, resumeMonitor as resume } from '@sdx/domain';
+import { renderMonitor, resumeMonitor as resume } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

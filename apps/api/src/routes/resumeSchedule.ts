@@ -1,4 +1,4 @@
-import { renderScheduleView, resumeSchedule as resume } from '@sdx/domain';
+import { renderScheduleView, resumeSchedule as resume } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { revokeInvitation as revoke } from '@sdx/domain';
+import { revokeInvitation as revoke } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

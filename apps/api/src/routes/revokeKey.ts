@@ -1,4 +1,4 @@
-import { ApiError, revokeApiKey } from '@sdx/domain';
+import { ApiError, revokeApiKey } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { renderWebhook, rotateWebhookSecret as rotate } from '@sdx/domain';
+import { renderWebhook, rotateWebhookSecret as rotate } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { renderMonitorRun, runMonitorNow } from '@sdx/domain';
+import { renderMonitorRun, runMonitorNow } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { renderScheduleView, runScheduleNow } from '@sdx/domain';
+import { renderScheduleView, runScheduleNow } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

@@ -1,4 +1,4 @@
-import { setUpTwoFactor as setUp } from '@sdx/domain';
+import { setUpTwoFactor as setUp } from '@sdx/domain/api';
 import { principalOf } from '../middleware/auth';
 import { route } from './route';
 

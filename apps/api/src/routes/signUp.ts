@@ -1,4 +1,4 @@
-import { signUp as signUpUser } from '@sdx/domain';
+import { signUp as signUpUser } from '@sdx/domain/api';
 import { clientMeta } from '../middleware/client';
 import { sendSignedIn } from './signed-in';
 import { route } from './route';

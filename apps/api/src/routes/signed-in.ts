@@ -1,5 +1,5 @@
 import type { Response } from 'express';
-import type { Services, SignedIn } from '@sdx/domain';
+import type { Services, SignedIn } from '@sdx/domain/api';
 import { setSessionCookie } from '../middleware/session-cookie';
 
 /** The session cookie and the SignedInResponse body (sign-in, verification). */

@@ -1,4 +1,4 @@
-import { getBatchOrThrow } from '@sdx/domain';
+import { getBatchOrThrow } from '@sdx/domain/api';
 import { streamGuard } from '../live/guard';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { getJobOrThrow } from '@sdx/domain';
+import { getJobOrThrow } from '@sdx/domain/api';
 import { streamGuard } from '../live/guard';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { renderDelivery, sendTestEvent } from '@sdx/domain';
+import { renderDelivery, sendTestEvent } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { WebhookSendLimiter } from '../middleware/webhook-limits';
 import { tenantOf } from '../middleware/tenant';

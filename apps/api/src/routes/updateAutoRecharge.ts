@@ -1,4 +1,4 @@
-import { updateAutoRecharge as update } from '@sdx/domain';
+import { updateAutoRecharge as update } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

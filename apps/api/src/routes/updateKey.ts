@@ -1,4 +1,4 @@
-import { renderApiKey, updateApiKey } from '@sdx/domain';
+import { renderApiKey, updateApiKey } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

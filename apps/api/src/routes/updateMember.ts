@@ -1,4 +1,4 @@
-import { changeMemberRole } from '@sdx/domain';
+import { changeMemberRole } from '@sdx/domain/api';
 import { caller } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

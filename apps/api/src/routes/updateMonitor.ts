@@ -1,4 +1,4 @@
-import { renderMonitor, updateMonitor as update } from '@sdx/domain';
+import { renderMonitor, updateMonitor as update } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 

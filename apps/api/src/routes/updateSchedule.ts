@@ -1,4 +1,4 @@
-import { renderScheduleView, updateSchedule as update } from '@sdx/domain';
+import { renderScheduleView, updateSchedule as update } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { scheduleInput } from './createSchedule';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { updateWorkspace as update } from '@sdx/domain';
+import { updateWorkspace as update } from '@sdx/domain/api';
 import { actor } from '../middleware/client';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';

@@ -1,4 +1,4 @@
-import { verificationEmail, verifyEmail as verify } from '@sdx/domain';
+import { verificationEmail, verifyEmail as verify } from '@sdx/domain/api';
 import { clientMeta } from '../middleware/client';
 import { sendSignedIn } from './signed-in';
 import { route } from './route';

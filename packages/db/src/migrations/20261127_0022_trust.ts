@@ -19,7 +19,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // request reads users before workspaces): taken one by one as the statements below go, the
   // migration would hold workspaces while the release holds what it waits for (a deadlock).
   await sql`lock table users, invitations, workspaces in access exclusive mode`.execute(db);
-  // Emails are stored in their one compared form: trimmed, NFKC, lower-cased (accounts/emails.ts).
+  // Emails are stored in their one compared form: trimmed, NFKC, lower-cased (identity/emails.ts).
   await sql`update users set email = lower(normalize(btrim(email), NFKC)) where email <> lower(normalize(btrim(email), NFKC))`.execute(db);
   await sql`update invitations set email = lower(normalize(btrim(email), NFKC)) where email <> lower(normalize(btrim(email), NFKC))`.execute(db);
   await sql`alter table users add column email_verified_at timestamptz`.execute(db);

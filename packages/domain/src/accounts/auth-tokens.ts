@@ -1,6 +1,6 @@
 import type { AuthTokenPurpose, Executor } from '@sdx/db';
 import { newId } from '../ids';
-import { randomToken, tokenHash } from './secrets';
+import { randomToken, tokenHash } from '../identity/secrets';
 
 /**
  * Single-use tokens mailed to a user (extensions-2.md 2): email verification (24 hours) and

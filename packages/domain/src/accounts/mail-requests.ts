@@ -4,14 +4,14 @@ import type { Services } from '../context';
 import { newId } from '../ids';
 import { mailEnabled } from '../mail/outbox';
 import type { Clock } from '../time';
-import { normalizeEmail } from './emails';
+import { normalizeEmail } from '../identity/emails';
 import { mailResetLink, requireMail } from './password-reset';
 import { mailNewVerificationLink, type MailDeps } from './verification';
 
 /**
  * Mail requests (extensions-3.md 1): `POST /v1/auth/password-reset` and `POST
  * /v1/auth/verify/resend` write one row naming the email, whatever it is, and answer; the mail
- * sender (mail/sender.ts, on its timer and when the route kicks it) then finds out whether an
+ * sender (delivery/mail-sender.ts, on its timer and when the route kicks it) then finds out whether an
  * account has the email and queues its mail (`mailResetLink`, `mailNewVerificationLink`), each
  * request in a transaction of its own. So a known and an unknown email take the same time to
  * answer: the lookups, the hour's cap and the token happen after the answer, in the background.

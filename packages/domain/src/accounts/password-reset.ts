@@ -7,7 +7,7 @@ import { ApiError } from '../errors';
 import { queueMail } from '../mail/outbox';
 import { revokeKeysOf } from '../workspaces/api-keys';
 import { issueToken, redeemToken, retireTokens, TOKEN_TTL_MS } from './auth-tokens';
-import { findUserByEmail } from './emails';
+import { findUserByEmail } from '../identity/emails';
 import { hashPassword } from './passwords';
 import { endOtherSessions } from './sessions';
 import { type MailDeps, markVerified, mayMail } from './verification';

@@ -1,5 +1,5 @@
 import { hash, verify } from '@node-rs/argon2';
-import { randomToken } from './secrets';
+import { randomToken } from '../identity/secrets';
 
 /**
  * Passwords are hashed with argon2id (@node-rs/argon2's default algorithm and costs: 19 MiB,

@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Db, Executor, Role, SessionRow, WorkspaceRow } from '@sdx/db';
 import { newId } from '../ids';
-import { isRole } from './roles';
-import { randomToken, tokenHash } from './secrets';
+import { isRole } from '../identity/roles';
+import { randomToken, tokenHash } from '../identity/secrets';
 import type { UserView } from './user-view';
 
 /** The session cookie (extensions.md 1). */

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { generateSecret, generateSync, generateURI, verifySync } from 'otplib';
-import { tokenHash } from './secrets';
+import { tokenHash } from '../identity/secrets';
 
 /**
  * The codes of two-factor sign-in, without I/O: TOTP (RFC 6238 with the parameters every

@@ -1,6 +1,6 @@
 import { signUpCredits } from '@sdx/config';
 import type { Db, Tx, UserRow, WorkspaceRow } from '@sdx/db';
-import { findUserByEmail, normalizeEmail } from './emails';
+import { findUserByEmail, normalizeEmail } from '../identity/emails';
 import { type Actor, recordAudit } from '../audit/audit';
 import type { Services } from '../context';
 import { ApiError } from '../errors';

@@ -6,7 +6,7 @@ import { raiseAllowance } from '../credits/grants';
 import { ApiError } from '../errors';
 import { queueMail, recentMailCount } from '../mail/outbox';
 import { findLiveToken, issueToken, latestSignUpPassword, redeemTokenById, retireTokens } from './auth-tokens';
-import { findUserByEmail } from './emails';
+import { findUserByEmail } from '../identity/emails';
 import { verifyPassword } from './passwords';
 import { type ClientMeta, startSession } from './sessions';
 import { type SignedIn, signedInAs } from './signed-in';

@@ -8,7 +8,7 @@ import { sealerOf } from '../sealing';
  * The mail outbox (extensions-2.md 2): a mail is a row written in the transaction of the change
  * that causes it, so it exists exactly when the change committed, and a crash loses none. The
  * body (text and HTML, whose links are secrets) is sealed at rest and dropped once sent.
- * send.ts sends the rows; mail/sender.ts runs it in the API and worker processes.
+ * send.ts sends the rows; delivery/mail-sender.ts runs it in the API and worker processes.
  */
 
 /** A rendered mail to queue: its template's name (for the per-address caps), subject and both parts. */

@@ -1,6 +1,6 @@
 import { randomInt } from 'node:crypto';
 import type { Executor } from '@sdx/db';
-import { type Role, roleAtLeast } from '../accounts/roles';
+import { type Role, roleAtLeast } from '../identity/roles';
 import type { Actor } from '../audit/audit';
 import { ApiError } from '../errors';
 import { inTransaction } from '../tx';

@@ -3,7 +3,7 @@ import { systemActor, type Actor } from '../audit/audit';
 import { inTransaction } from '../tx';
 import { hashApiKey, revokeApiKey } from '../workspaces/api-keys';
 import { DEFAULT_OAUTH_SCOPE, randomSecret } from './consent';
-import { OAUTH_ACCESS_PREFIX, OAUTH_REFRESH_PREFIX } from './token-lookup';
+import { OAUTH_ACCESS_PREFIX, OAUTH_REFRESH_PREFIX } from '../workspaces/token-lookup';
 
 /** Access tokens last an hour (extensions-2.md 3). */
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;

@@ -9,7 +9,7 @@ import { newId } from '../ids';
  * workspace has an enabled webhook that takes it. That check is an index probe inside the same
  * statement (webhooks_enabled_idx), so a workspace without webhooks pays next to nothing.
  * This file is the only place that inserts webhook_events rows (the test send's included); the
- * dispatcher (dispatch.ts) only marks them dispatched and removes its batch checks.
+ * dispatcher (delivery/webhook-dispatch.ts) only marks them dispatched and removes its batch checks.
  */
 /** The event types, one list generated from openapi.yaml (WebhookEventType). */
 export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from '@sdx/contract';

@@ -2,7 +2,7 @@ import type { OutboxSignal } from '../resources';
 
 /**
  * The outbox signal of one process (`services.outbox`): a transition that wrote webhook events
- * raises it after commit (jobs/announce.ts), and the process's dispatcher (dispatch.ts
+ * raises it after commit (jobs/announce.ts), and the process's dispatcher (delivery/webhook-dispatch.ts
  * dispatchEvents, run by apps/worker/src/webhooks.ts) listens, so it moves the events at once
  * rather than at its next timed look. Listeners are called on the next turn of the event loop,
  * once however often it was raised in this one.

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { ApiKeyRow, Executor, Tx } from '@sdx/db';
-import { isRole, roleAtLeast } from '../accounts/roles';
+import { isRole, roleAtLeast } from '../identity/roles';
 import { type Actor, recordAudit } from '../audit/audit';
 import { ApiError } from '../errors';
 import { periodStartOf } from '../time';

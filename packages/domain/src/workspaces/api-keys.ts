@@ -1,12 +1,12 @@
 import { createHash, randomInt } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ApiKeyKind, ApiKeyRow, Executor, Tx } from '@sdx/db';
-import { type Role, ROLES, roleAtLeast } from '../accounts/roles';
+import { type Role, ROLES, roleAtLeast } from '../identity/roles';
 import { type Actor, recordAudit, systemActor } from '../audit/audit';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { inTransaction } from '../tx';
-import { OAUTH_ACCESS_PREFIX } from '../oauth/token-lookup';
+import { OAUTH_ACCESS_PREFIX } from './token-lookup';
 import { CREATOR_REVOKED_ACTOR, type Creator, pauseRunsOfCreator, revokeInvitationsOf } from './creator-revoked';
 
 /** API keys: `sdx_live_` + 40 random base62 characters. Only the SHA-256 hash is stored. */

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { CreatorKind, Role, Tx } from '@sdx/db';
-import { ROLES } from '../accounts/roles';
+import { ROLES } from '../identity/roles';
 import { type Actor, recordAudit, systemActor } from '../audit/audit';
 
 /** Who made a schedule (or a monitor), as `created_by` shows it: a signed-in user or an API key (an OAuth grant is a key). */

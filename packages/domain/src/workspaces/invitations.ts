@@ -1,9 +1,9 @@
 import { sql } from 'kysely';
 import type { Executor, InvitationRow, Role, Tx } from '@sdx/db';
 import { invitationMail } from '@sdx/mail';
-import { roleAtLeast } from '../accounts/roles';
-import { randomToken, tokenHash } from '../accounts/secrets';
-import { normalizeEmail } from '../accounts/emails';
+import { roleAtLeast } from '../identity/roles';
+import { randomToken, tokenHash } from '../identity/secrets';
+import { normalizeEmail } from '../identity/emails';
 import { type Actor, recordAudit } from '../audit/audit';
 import type { Services } from '../context';
 import { ApiError } from '../errors';

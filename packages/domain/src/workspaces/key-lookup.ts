@@ -2,7 +2,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { sql } from 'kysely';
 import type { ApiKeyKind, ApiKeyRow, Db, WorkspaceRow } from '@sdx/db';
 import { GroupCommit, REQUEST_PATH_BOUNDS } from '../group-commit';
-import { OAUTH_ACCESS_PREFIX, activeAccessTokens } from '../oauth/token-lookup';
+import { OAUTH_ACCESS_PREFIX, activeAccessTokens } from './token-lookup';
 import { API_KEY_PREFIX, hashApiKey } from './api-keys';
 
 /**

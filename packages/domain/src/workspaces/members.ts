@@ -1,5 +1,5 @@
 import type { Executor, Role, Tx } from '@sdx/db';
-import { roleAtLeast } from '../accounts/roles';
+import { roleAtLeast } from '../identity/roles';
 import { type Actor, recordAudit, systemActor } from '../audit/audit';
 import type { Services } from '../context';
 import { ApiError } from '../errors';

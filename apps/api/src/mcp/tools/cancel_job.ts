@@ -1,4 +1,4 @@
-import { cancelJob as cancel } from '@sdx/domain';
+import { cancelJob as cancel } from '@sdx/domain/api';
 import { cancelJob as cancelJobRoute } from '../../routes/cancelJob';
 import { toolInput } from '../contract-schema';
 import { describeJob, jobWithoutResult } from '../jobs';

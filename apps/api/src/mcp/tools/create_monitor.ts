@@ -1,4 +1,4 @@
-import { createMonitor as create, type MonitorInput, renderMonitor } from '@sdx/domain';
+import { createMonitor as create, type MonitorInput, renderMonitor } from '@sdx/domain/api';
 import { toolInput, componentSchema } from '../contract-schema';
 import { defineTool } from '../tool';
 import type { BodyOf } from '../../routes/route';

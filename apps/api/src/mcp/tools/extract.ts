@@ -1,4 +1,4 @@
-import { createJob, extractionFailed } from '@sdx/domain';
+import { createJob, extractionFailed } from '@sdx/domain/api';
 import { extract as extractRoute, SYNC_LIMIT_MAX } from '../../routes/extract';
 import { boundedItems } from '../bound';
 import { describeJob, followJob, jobWithoutResult } from '../jobs';

@@ -1,4 +1,4 @@
-import { attemptSourcesOf, getJobOrThrow } from '@sdx/domain';
+import { attemptSourcesOf, getJobOrThrow } from '@sdx/domain/api';
 import { getJob as getJobRoute } from '../../routes/getJob';
 import { toolInput } from '../contract-schema';
 import { describeJob, jobWithoutResult } from '../jobs';

@@ -1,4 +1,4 @@
-import { readSeries } from '@sdx/domain';
+import { readSeries } from '@sdx/domain/api';
 import { jsonBytes } from '../bound';
 import { componentSchema, toolInput } from '../contract-schema';
 import { defineTool, ID_ARGUMENT } from '../tool';

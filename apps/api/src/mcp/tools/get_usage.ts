@@ -1,4 +1,4 @@
-import { getUsage as usageOf } from '@sdx/domain';
+import { getUsage as usageOf } from '@sdx/domain/api';
 import { getCurrentUsage } from '../../routes/getCurrentUsage';
 import { componentSchema, toolInput } from '../contract-schema';
 import { defineTool } from '../tool';

@@ -1,4 +1,4 @@
-import { listMonitorChanges } from '@sdx/domain';
+import { listMonitorChanges } from '@sdx/domain/api';
 import { jsonBytes } from '../bound';
 import { componentSchema, toolInput } from '../contract-schema';
 import { defineTool } from '../tool';

@@ -1,4 +1,4 @@
-import { quote as priceOf } from '@sdx/domain';
+import { quote as priceOf } from '@sdx/domain/api';
 import { componentSchema, toolInput } from '../contract-schema';
 import { defineTool, OPERATION_ARGUMENT, PLATFORM_ARGUMENT } from '../tool';
 import { createQuote } from '../../routes/createQuote';

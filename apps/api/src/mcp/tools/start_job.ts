@@ -1,4 +1,4 @@
-import { createJob } from '@sdx/domain';
+import { createJob } from '@sdx/domain/api';
 import { followJob, jobWithoutResult } from '../jobs';
 import { toolInput } from '../contract-schema';
 import { defineTool, JobSummary, OPERATION_ARGUMENT, PLATFORM_ARGUMENT } from '../tool';

@@ -7,8 +7,8 @@ import type { Services } from '../context';
 import { newId } from '../ids';
 import { renderJob } from '../jobs/render';
 import { renderScheduleRun } from '../schedules/render';
-import { enqueueDeliveries, nextDeliveryAttempt } from './deliveries';
-import { ALL_EVENTS, BATCH_CHILD_ENDED, recordEvents, type EventCandidate } from './events';
+import { enqueueDeliveries, nextDeliveryAttempt } from '../webhooks/deliveries';
+import { ALL_EVENTS, BATCH_CHILD_ENDED, recordEvents, type EventCandidate } from '../webhooks/events';
 
 /**
  * The dispatcher: moves events from the outbox to the delivery queue. One pass, in one

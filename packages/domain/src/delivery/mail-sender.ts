@@ -4,7 +4,7 @@ import type { Db } from '@sdx/db';
 import type { Clock } from '../time';
 import { Pump } from '../pump';
 import { MAIL_REQUEST_BATCH, resolveMailRequests } from '../accounts/mail-requests';
-import { MAIL_BATCH, type MailTransport, sendDueMail } from './send';
+import { MAIL_BATCH, type MailTransport, sendDueMail } from '../mail/send';
 
 /** A mail sender looks at the outbox this often (and at once when kicked). */
 export const MAIL_POLL_INTERVAL_MS = 2_000;

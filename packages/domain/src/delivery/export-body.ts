@@ -11,7 +11,7 @@ import {
   prepareJobExport,
 } from '../batches/exports';
 import { resultItemLines, resultJson } from '../jobs/results';
-import type { DestinationFormat } from './destinations';
+import type { DestinationFormat } from '../destinations/destinations';
 
 /**
  * The body of a delivery: the export of a job or batch in a format, written to `out` (and

@@ -6,7 +6,7 @@ import type { Resources, Tenant } from '../resources';
 import { ApiError } from '../errors';
 import { recordEvents } from '../webhooks/events';
 import { findWorkspace } from '../workspaces/workspaces';
-import { openBucket, targetOf } from './bucket';
+import { openBucket, targetOf } from '../destinations/bucket';
 import { writeBatchExport, writeJobExport } from './export-body';
 
 /**

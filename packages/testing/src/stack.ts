@@ -7,10 +7,10 @@ import { createApp, HeavyReads, LiveHub, LoginLimiter, RedisRateLimiter, type Ra
 import { startWorker, type RunningWorker } from '@sdx/app-worker';
 import { type AppConfig, createLogger, loadConfig } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
-import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, type MailSender, newId, planReservation, systemClock } from '@sdx/domain';
+import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, planReservation, systemClock } from '@sdx/domain';
 import type { Provider } from '@sdx/providers';
 import type { Resolver } from '@sdx/webhooks';
-import { createRuntime, type ProcessBilling, type Runtime, startBilling, startMailSender, untilRedisReady } from '@sdx/runtime';
+import { BackgroundRunner, createRuntime, type ProcessBilling, processBilling, type Runtime, taskNamed, untilRedisReady } from '@sdx/runtime';
 import { writeReservations } from '@sdx/domain';
 import { createResponseValidator } from './response-validator';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
@@ -29,10 +29,14 @@ export interface TestStack {
   databaseName: string;
   /** The API's live-progress streams. */
   live: LiveHub;
-  /** The API's mail sender (with SMTP_URL set; it looks at the outbox every 200 ms and when kicked). */
-  mailer: MailSender | null;
+  /**
+   * The workers' `mail` and `recharge` tasks of the background catalog, run beside the API so a
+   * stack without a worker sends its mail and charges its recharges as a deployment does: the
+   * outbox looked at every 200 ms, recharges every 100 ms, each at once when a route wakes it.
+   */
+  background: BackgroundRunner;
   worker: RunningWorker | null;
-  /** The API's Stripe client and auto-recharge charger (it looks for due recharges every 100 ms). */
+  /** The API's Stripe client and the wake of the `recharge` task. */
   billing: ProcessBilling;
   /** With `stripe`: the app's loopback origin, where the fake Stripe sends its events. */
   url: string | null;
@@ -152,8 +156,13 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   const live = new LiveHub({ db: runtime.db, redisUrl: config.redisUrl, redisClusterNodes: config.redisClusterNodes, prefix: config.redisPrefix, log: runtime.log });
   // As the API process builds it: heavy reads on a pool of their own.
   const heavyReads = HeavyReads.fromConfig(config);
-  const mailer = startMailSender(runtime.services, { intervalMs: 200 });
-  const billing = startBilling(runtime.services, { intervalMs: 100 });
+  const background = new BackgroundRunner({
+    tasks: [taskNamed('mail'), taskNamed('recharge')],
+    context: { services: runtime.services, redisUrl: config.redisUrl },
+    everyMs: { mail: 200, recharge: 100 },
+  }).start();
+  const mailer = { kick: () => background.kick('mail') };
+  const billing = processBilling(runtime.services, { kick: () => background.kick('recharge') });
   const loginLimiter = options.loginLimits ? new LoginLimiter(runtime.redis, config.redisPrefix, config.signupLimitPerHour, options.loginLimits) : undefined;
   const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, live, heavyReads, mailer, billing, loginLimiter });
   const served = options.stripe ? await listen(app) : null;
@@ -166,7 +175,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     databaseUrl: database.url,
     databaseName: database.name,
     live,
-    mailer,
+    background,
     worker: null,
     billing,
     url: served?.url ?? null,
@@ -190,8 +199,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
         served.server.closeAllConnections();
         await new Promise<void>((resolve) => served.server.close(() => resolve()));
       }
-      await billing.close();
-      await mailer?.close();
+      await background.stop();
       await live.close();
       await heavyReads.close();
       await runtime.queues.jobs.obliterate({ force: true }).catch(() => undefined);

@@ -46,6 +46,8 @@ export const CATALOG: readonly BackgroundTask[] = [
     runs: '`reconcileJobs`',
     everyMs: (config) => config.reconcileIntervalMs,
     cadence: '`RECONCILE_INTERVAL_MS` (5 s), and when Redis is back',
+    // The first pass when the worker's connection is ready (its `ready` wakes it), else after an interval.
+    firstAfterMs: (config) => config.reconcileIntervalMs,
     jitter: 0.1,
     retry: { firstMs: 500, doubling: false },
     wakes: ['redis-ready'],

@@ -30,8 +30,9 @@ export class RedisLease {
     readonly key: string,
   ) {}
 
-  /** True when this holder has the lease for `ttlMs` from now. */
+  /** True when this holder has the lease for `ttlMs` from now (a connection still connecting is given a second first). */
   async take(ttlMs: number): Promise<boolean> {
+    await untilReady(this.redis, 1_000);
     return (await this.redis.eval(TAKE, 1, this.key, this.token, String(Math.max(1, Math.round(ttlMs))))) === 1;
   }
 
@@ -39,6 +40,20 @@ export class RedisLease {
   async release(): Promise<void> {
     await this.redis.eval(RELEASE, 1, this.key, this.token);
   }
+}
+
+/** Resolves once the connection is ready, or after `ms` (the command then fails as Redis is away). */
+function untilReady(redis: RedisClient, ms: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      clearTimeout(timer);
+      redis.off('ready', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    redis.once('ready', done);
+  });
 }
 
 /** The key of a task's lease under the deployment's Redis prefix. */

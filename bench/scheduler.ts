@@ -8,7 +8,7 @@
  * schedules (one target each, spread over them) inserted with raw SQL, all with next_run_at =
  * the same instant.
  * Each scheduler process is a child of this script running the real engine (dispatchAllDue,
- * what one startScheduler tick does); timing starts when every child has connected and is told
+ * what one pass of the scheduler's `schedule-dispatch` background task does); timing starts when every child has connected and is told
  * to go, and ends when the last run is dispatched.
  *
  * Target: all dispatched within 30 s. Exits with code 1 on a miss, a duplicate or a timeout.
@@ -66,7 +66,7 @@ async function child(): Promise<void> {
   await untilRedisReady(runtime);
   process.send!({ kind: 'ready' } satisfies ChildMessage);
   await new Promise<void>((resolve) => process.once('message', () => resolve()));
-  // What each startScheduler tick does: claim and dispatch rounds until nothing is due.
+  // What each pass of the `schedule-dispatch` task does: claim and dispatch rounds until nothing is due.
   const concurrency = process.env.BENCH_CONCURRENCY ? Number(process.env.BENCH_CONCURRENCY) : undefined;
   const { runs } = await dispatchAllDue(runtime.services, { concurrency });
   const dispatched = runs.length;

@@ -1,7 +1,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { loadOpenApiDocument, OPENAPI_PATH } from '@sdx/contract';
-import { startBilling, startMailSender } from '@sdx/runtime';
+import { processBilling, wakeOverRedis } from '@sdx/runtime';
 import type { ApiDeps, AppDeps } from './deps';
 import { requireAccess } from './middleware/access';
 import { accessLog } from './middleware/access-log';
@@ -54,15 +54,13 @@ export function createApp(apiDeps: ApiDeps, routes: readonly Route[] = ROUTES): 
   const deps: AppDeps = {
     ...apiDeps,
     loginLimiter: apiDeps.loginLimiter ?? new LoginLimiter(apiDeps.redis, config.redisPrefix, config.signupLimitPerHour),
-    mailer: apiDeps.mailer !== undefined ? apiDeps.mailer : startMailSender(apiDeps.services),
+    mailer: apiDeps.mailer !== undefined ? apiDeps.mailer : wakeOverRedis(apiDeps.redis, config.redisPrefix, 'mail'),
     heavyReads: apiDeps.heavyReads ?? new HeavyReads(config.heavyReadsPerWorkspace, config.heavyReadMinItems),
     live: apiDeps.live ?? new LiveHub({ db: apiDeps.services.db, redisUrl: config.redisUrl, redisClusterNodes: config.redisClusterNodes, prefix: config.redisPrefix, log: apiDeps.services.log }),
-    billing: apiDeps.billing ?? startBilling(apiDeps.services),
+    billing: apiDeps.billing ?? processBilling(wakeOverRedis(apiDeps.redis, config.redisPrefix, 'recharge')),
   };
   // A draining process ends its live streams: their clients reconnect to another process.
   apiDeps.draining?.addEventListener('abort', () => void deps.live.close(), { once: true });
-  if (apiDeps.mailer === undefined) apiDeps.draining?.addEventListener('abort', () => void deps.mailer?.close(), { once: true });
-  if (apiDeps.billing === undefined) apiDeps.draining?.addEventListener('abort', () => void deps.billing.close(), { once: true });
   const app = express();
   if (config.trustProxy !== null) app.set('trust proxy', config.trustProxy);
   app.disable('x-powered-by');

@@ -1,7 +1,7 @@
 import type { RedisClient } from '@sdx/queue';
-import type { MailSender, Services } from '@sdx/domain/api';
+import type { Services } from '@sdx/domain/api';
 import type { ProviderRegistry } from '@sdx/providers';
-import type { ProcessBilling } from '@sdx/runtime';
+import type { ProcessBilling, TaskWake } from '@sdx/runtime';
 import type { LoginLimiter } from './middleware/login-limit';
 import type { HeavyReads } from './middleware/heavy-reads';
 import type { RateLimiter } from './middleware/rate-limit';
@@ -24,18 +24,16 @@ export interface ApiDeps {
   /** Built by createApp from `redis` when not given. */
   loginLimiter?: LoginLimiter;
   /**
-   * The process's mail sender (`startMailSender` of packages/runtime), kicked by routes after a commit that
-   * queued mail; whoever passes it closes it. When not given, createApp starts one from SMTP_URL
-   * and closes it when `draining` aborts. Null: this process sends no mail (queued mail still
-   * leaves through the workers' senders).
+   * The wake of the `mail` background task (packages/runtime/src/background), kicked by routes
+   * after a commit that queued mail. When not given, createApp wakes the workers' task over
+   * Redis (`wakeOverRedis`). Null: no wake (queued mail leaves at the task's next pass).
    */
-  mailer?: MailSender | null;
+  mailer?: TaskWake | null;
   /** The live-progress streams (one Redis subscriber); built by createApp when not given. */
   live?: LiveHub;
   /**
-   * The process's auto-recharge charger (`startBilling` of packages/runtime);
-   * whoever passes it closes it. When not given, createApp starts one from the configuration
-   * and closes it when `draining` aborts.
+   * The process's Stripe client and the wake of the workers' auto-recharge charger
+   * (`processBilling` of packages/runtime); built by createApp from the configuration when not given.
    */
   billing?: ProcessBilling;
 }
@@ -43,7 +41,7 @@ export interface ApiDeps {
 /** ApiDeps with everything createApp fills in. */
 export interface AppDeps extends ApiDeps {
   loginLimiter: LoginLimiter;
-  mailer: MailSender | null;
+  mailer: TaskWake | null;
   heavyReads: HeavyReads;
   live: LiveHub;
   billing: ProcessBilling;

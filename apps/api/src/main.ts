@@ -1,7 +1,7 @@
 import { applyHeapGrowth, loadConfig } from '@sdx/config';
 import { migrateToLatest } from '@sdx/db';
 import { addQueueCountsSource, bullQueueCounts, collectProcessMetrics } from '@sdx/metrics';
-import { createRuntime, onShutdown, startBilling, startMailSender, untilDependenciesReady } from '@sdx/runtime';
+import { createRuntime, onShutdown, processBilling, untilDependenciesReady, wakeOverRedis } from '@sdx/runtime';
 import { createApp } from './app';
 import { HeavyReads } from './middleware/heavy-reads';
 import { RedisRateLimiter } from './middleware/rate-limit';
@@ -23,8 +23,10 @@ async function main(): Promise<void> {
   const limiter = new RedisRateLimiter(runtime.redis, config.redisPrefix);
   const drain = new AbortController();
   const heavyReads = HeavyReads.fromConfig(config);
-  const mailer = startMailSender(runtime.services);
-  const billing = startBilling(runtime.services);
+  // No background task runs here (docs/deployment.md "Background work"): the routes wake the
+  // workers' mail and recharge tasks over Redis after a commit that gave them work.
+  const mailer = wakeOverRedis(runtime.redis, config.redisPrefix, 'mail');
+  const billing = processBilling(wakeOverRedis(runtime.redis, config.redisPrefix, 'recharge'));
   const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, draining: drain.signal, heavyReads, mailer, billing });
   const server = createApiServer(app);
   // The port opens (and `api listening` is said) once Postgres and Redis answer: the load
@@ -49,8 +51,6 @@ async function main(): Promise<void> {
       await closed;
       clearInterval(sweep);
       await heavyReads.close();
-      await mailer?.close();
-      await billing.close();
       await runtime.close();
     },
     Math.max(10_000, config.syncTimeoutMs + SHUTDOWN_MARGIN_MS),

@@ -1,14 +1,14 @@
 import { loadConfig } from '@sdx/config';
-import { createRuntime, onShutdown, startProcessMetrics, untilDependenciesReady } from '@sdx/runtime';
-import { startScheduler } from '@sdx/scheduler-engine';
-import { startPlanGrace } from './plan-grace';
-import { startRetention } from './retention';
+import { BackgroundRunner, createRuntime, onShutdown, startProcessMetrics, tasksOf, untilDependenciesReady } from '@sdx/runtime';
 
 /**
- * The scheduler process: polls every SCHEDULER_TICK_MS for due schedule occurrences and
- * dispatches them. Several replicas may run at once; each occurrence is dispatched once.
- * Every RETENTION_INTERVAL_MS (0: never) it also runs the retention purge: results older than
- * RESULT_RETENTION_DAYS, expired idempotency records, ended sessions.
+ * The scheduler process: the catalog's scheduler tasks (packages/runtime/src/background/catalog.ts)
+ * on one runner. Every SCHEDULER_TICK_MS it dispatches the due schedule occurrences and the
+ * monitors' runs, every second it recovers runs a dead process abandoned; every
+ * RETENTION_INTERVAL_MS (0: never) one replica purges what is past retention and sweeps the
+ * results bucket, and every PLAN_GRACE_INTERVAL_MS one replica moves subscriptions past due
+ * beyond PLAN_GRACE_DAYS to free (extensions-3.md 2). Several replicas may run at once; each
+ * occurrence is dispatched once.
  */
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -17,15 +17,9 @@ async function main(): Promise<void> {
   // `scheduler started` is said once Postgres and Redis answer (its /readyz checks them on each probe).
   await untilDependenciesReady(runtime);
   // Up to 16 dispatches at once (DEFAULT_DISPATCH_CONCURRENCY), each on its own connection.
-  const scheduler = startScheduler(runtime.services, { tickMs: config.schedulerTickMs });
-  const purge =
-    config.retentionIntervalMs > 0
-      ? startRetention(runtime.services, { intervalMs: config.retentionIntervalMs, resultRetentionDays: config.resultRetentionDays, monitorRetentionDays: config.monitorRetentionDays })
-      : null;
-  // Subscriptions past due beyond PLAN_GRACE_DAYS fall to free (extensions-3.md 2), checked every PLAN_GRACE_INTERVAL_MS.
-  const grace = startPlanGrace(runtime.services, { intervalMs: config.planGraceIntervalMs });
+  const runner = new BackgroundRunner({ tasks: tasksOf('scheduler'), context: { services: runtime.services, redisUrl: config.redisUrl }, redis: runtime.redis }).start();
   runtime.log.info(
-    { tickMs: config.schedulerTickMs, retentionIntervalMs: config.retentionIntervalMs, resultRetentionDays: config.resultRetentionDays },
+    { tasks: runner.running, tickMs: config.schedulerTickMs, retentionIntervalMs: config.retentionIntervalMs, resultRetentionDays: config.resultRetentionDays },
     'scheduler started',
   );
 
@@ -33,7 +27,7 @@ async function main(): Promise<void> {
   // committed, and another replica's recovery dispatches them.
   onShutdown(runtime.log, 'scheduler', async () => {
     metrics?.drain();
-    await Promise.all([scheduler.stop(), purge?.stop(), grace.stop()]);
+    await runner.stop();
     await runtime.close();
     await metrics?.close();
   });

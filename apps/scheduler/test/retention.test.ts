@@ -1,5 +1,7 @@
+import { randomBytes } from 'node:crypto';
 import { type KyselyPlugin, sql } from 'kysely';
 import pino from 'pino';
+import { loadConfig } from '@sdx/config';
 import type { Db } from '@sdx/db';
 import {
   createWorkspace,
@@ -12,17 +14,18 @@ import {
   RETENTION_BATCH,
   runRetention,
   SESSION_IDLE_MS,
+  type Clock,
   systemClock,
 } from '@sdx/domain/testing';
-import { createTestDb, eventually } from '@sdx/testing';
-import { startRetention } from '../src/retention';
+import { BackgroundRunner, createRuntime, taskNamed } from '@sdx/runtime';
+import { createTestDb, eventually, testRedisUrl } from '@sdx/testing';
 
 /**
  * The retention purge (extensions.md 9) on a real Postgres, with the time it runs at injected:
  * results expired RESULT_RETENTION_DAYS after their job finished (the job kept, pages read by a
  * cached job kept until that one expires too), idempotency records and ended sessions deleted;
  * batched statements, rows held by another transaction skipped rather than waited for, and the
- * scheduler's periodic loop.
+ * scheduler's `retention` task of the background catalog on its runner.
  */
 let database: Awaited<ReturnType<typeof createTestDb>>;
 let db: Db;
@@ -333,11 +336,36 @@ describe('runRetention', () => {
   });
 });
 
-describe('startRetention', () => {
+/** The scheduler's `retention` task alone on a runner, every `everyMs`, over a runtime of the test database. */
+function startRetention(options: { everyMs: number; clock?: Clock; log?: pino.Logger }): { stop(): Promise<void> } {
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: database.url,
+    REDIS_URL: testRedisUrl(),
+    REDIS_PREFIX: `sdxt${randomBytes(4).toString('hex')}`,
+    LOG_LEVEL: 'silent',
+    RESULT_RETENTION_DAYS: '30',
+  });
+  const runtime = createRuntime(config, { name: 'test', providers: [], clock: options.clock ?? systemClock, log: options.log ?? log });
+  const runner = new BackgroundRunner({
+    tasks: [taskNamed('retention')],
+    context: { services: runtime.services, redisUrl: config.redisUrl },
+    redis: runtime.redis,
+    everyMs: { retention: options.everyMs },
+  }).start();
+  return {
+    async stop() {
+      await runner.stop();
+      await runtime.close();
+    },
+  };
+}
+
+describe('the retention task', () => {
   it('purges at start and then every interval, and stops', async () => {
     await insertKeys('before-', 5, new Date(Date.now() - 60_000));
     await insertKeys('live-', 2, new Date(Date.now() + 3_600_000));
-    const purge = startRetention({ db, clock: systemClock, log }, { intervalMs: 100, batchSize: 2, resultRetentionDays: 30 });
+    const purge = startRetention({ everyMs: 100 });
     try {
       await eventually(async () => (await keys()).every((k) => k.startsWith('live-')), 10_000, 20);
       await insertKeys('later-', 5, new Date(Date.now() - 1));
@@ -354,7 +382,7 @@ describe('startRetention', () => {
     let now = new Date('2027-03-01T12:00:00Z');
     const clock = { now: () => now };
     await insertJobs([{ id: 'job_done', finishedAt: new Date(now.getTime() - 29 * DAY), pages: 2 }]);
-    const purge = startRetention({ db, clock, log }, { intervalMs: 50, resultRetentionDays: 30 });
+    const purge = startRetention({ everyMs: 50, clock });
     try {
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect((await jobStates()).job_done).toEqual({ expired: false, pages: 2 });
@@ -367,8 +395,8 @@ describe('startRetention', () => {
   });
 
   it('logs a failed pass and runs the next one on time', async () => {
-    const errors: unknown[] = [];
-    const failing = { ...log, error: (obj: unknown) => errors.push(obj), info: () => undefined } as unknown as typeof log;
+    const failures: { task?: string; err?: string }[] = [];
+    const failing = pino({ level: 'warn' }, { write: (line: string) => void failures.push(JSON.parse(line) as { task?: string; err?: string }) });
     let calls = 0;
     const clock = {
       now(): Date {
@@ -378,13 +406,13 @@ describe('startRetention', () => {
       },
     };
     await insertKeys('old-', 3, new Date(Date.now() - 60_000));
-    const purge = startRetention({ db, clock, log: failing }, { intervalMs: 100, resultRetentionDays: 30 });
+    const purge = startRetention({ everyMs: 100, clock, log: failing });
     try {
       await eventually(async () => (await keys()).length === 0, 10_000, 20);
     } finally {
       await purge.stop();
     }
-    expect(errors).toHaveLength(1);
+    expect(failures.filter((f) => f.task === 'retention')).toEqual([expect.objectContaining({ task: 'retention', err: 'clock unavailable' })]);
     expect(calls).toBeGreaterThanOrEqual(2);
   });
 });

@@ -1,3 +1,3 @@
 /** The worker app's public entry, for processes and test harnesses that embed it (main.ts runs it). */
 export { startWorker, type RunningWorker, type WorkerOptions } from './worker';
-export { startWebhooks, WebhookLanes, type RunningWebhooks, PER_WEBHOOK_IN_FLIGHT } from './webhooks';
+export { PER_WEBHOOK_IN_FLIGHT, WebhookLanes } from '@sdx/runtime';

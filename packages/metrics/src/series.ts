@@ -82,6 +82,28 @@ export const webhookDeliveries = new Counter({
   registers: [registry],
 });
 
+/** Seconds, from 5 ms to 10 min: passes of background tasks. */
+const TASK_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600];
+
+/**
+ * Background tasks (packages/runtime/src/background/catalog.ts), recorded by their one runner:
+ * `outcome` is `ok`, `failed`, or `skipped` (a leased task whose lease another process holds).
+ */
+export const backgroundRuns = new Counter({
+  name: 'sdx_background_runs_total',
+  help: 'Passes of background tasks (and entries handled by queue tasks), by task and outcome.',
+  labelNames: ['task', 'outcome'] as const,
+  registers: [registry],
+});
+
+export const backgroundRunDuration = new Histogram({
+  name: 'sdx_background_run_duration_seconds',
+  help: 'Time a pass of a background task (or an entry of a queue task) took, by task.',
+  labelNames: ['task'] as const,
+  buckets: TASK_BUCKETS,
+  registers: [registry],
+});
+
 /** Entries of one queue by state, as BullMQ's getJobCounts answers them. */
 export type QueueCounts = Record<string, number>;
 

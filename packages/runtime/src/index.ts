@@ -236,5 +236,11 @@ export function onShutdown(log: Logger, name: string, stop: () => Promise<void>,
   process.on('SIGTERM', handle);
   process.on('SIGINT', handle);
 }
-export { startMailSender } from './mail';
-export { startBilling, type ProcessBilling } from './billing';
+export { mailTransportOf } from './mail';
+export { processBilling, type ProcessBilling } from './billing';
+export { CATALOG, catalogTable, taskNamed, tasksOf } from './background/catalog';
+export { BackgroundRunner, type RunnerOptions } from './background/runner';
+export { leaseKey, RedisLease } from './background/lease';
+export { type TaskWake, wakeChannel, wakeOverRedis } from './background/wake';
+export { PER_WEBHOOK_IN_FLIGHT, WebhookLanes } from './background/consumers';
+export { periodic, type BackgroundTask, type LeasePolicy, type PeriodicTask, type ProcessName, type QueueTask, type RetryPolicy, type TaskContext } from './background/task';

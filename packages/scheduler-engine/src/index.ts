@@ -1,2 +1,1 @@
 export * from './dispatch';
-export * from './scheduler';

@@ -7,15 +7,13 @@ import { createApp, HeavyReads, LiveHub, LoginLimiter, RedisRateLimiter, type Ra
 import { startWorker, type RunningWorker } from '@sdx/app-worker';
 import { type AppConfig, createLogger, loadConfig } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
-import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, type MailSender, newId, planReservation, systemClock } from '@sdx/domain/testing';
+import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, planReservation, systemClock } from '@sdx/domain/testing';
 import type { Provider } from '@sdx/providers';
 import type { Resolver } from '@sdx/webhooks';
-import { createRuntime, type ProcessBilling, type Runtime, startBilling, startMailSender, untilRedisReady } from '@sdx/runtime';
+import { BackgroundRunner, createRuntime, type ProcessBilling, processBilling, type Runtime, taskNamed, untilRedisReady } from '@sdx/runtime';
 import { writeReservations } from '@sdx/domain/testing';
 import { createResponseValidator } from './response-validator';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
-
-import type { LooseJson } from './loose-json';
 
 /**
  * One isolated service per test file: its own database cloned from the migrated template, its
@@ -31,10 +29,14 @@ export interface TestStack {
   databaseName: string;
   /** The API's live-progress streams. */
   live: LiveHub;
-  /** The API's mail sender (with SMTP_URL set; it looks at the outbox every 200 ms and when kicked). */
-  mailer: MailSender | null;
+  /**
+   * The workers' `mail` and `recharge` tasks of the background catalog, run beside the API so a
+   * stack without a worker sends its mail and charges its recharges as a deployment does: the
+   * outbox looked at every 200 ms, recharges every 100 ms, each at once when a route wakes it.
+   */
+  background: BackgroundRunner;
   worker: RunningWorker | null;
-  /** The API's auto-recharge charger (it looks for due recharges every 100 ms). */
+  /** The wake of the workers' `recharge` task. */
   billing: ProcessBilling;
   /** With `stripe`: the app's loopback origin, where the fake Stripe sends its events. */
   url: string | null;
@@ -154,8 +156,13 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   const live = new LiveHub({ db: runtime.db, redisUrl: config.redisUrl, redisClusterNodes: config.redisClusterNodes, prefix: config.redisPrefix, log: runtime.log });
   // As the API process builds it: heavy reads on a pool of their own.
   const heavyReads = HeavyReads.fromConfig(config);
-  const mailer = startMailSender(runtime.services, { intervalMs: 200 });
-  const billing = startBilling(runtime.services, { intervalMs: 100 });
+  const background = new BackgroundRunner({
+    tasks: [taskNamed('mail'), taskNamed('recharge')],
+    context: { services: runtime.services, redisUrl: config.redisUrl },
+    everyMs: { mail: 200, recharge: 100 },
+  }).start();
+  const mailer = { kick: () => background.kick('mail') };
+  const billing = processBilling({ kick: () => background.kick('recharge') });
   const loginLimiter = options.loginLimits ? new LoginLimiter(runtime.redis, config.redisPrefix, config.signupLimitPerHour, options.loginLimits) : undefined;
   const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, live, heavyReads, mailer, billing, loginLimiter });
   const served = options.stripe ? await listen(app) : null;
@@ -168,7 +175,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     databaseUrl: database.url,
     databaseName: database.name,
     live,
-    mailer,
+    background,
     worker: null,
     billing,
     url: served?.url ?? null,
@@ -192,8 +199,7 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
         served.server.closeAllConnections();
         await new Promise<void>((resolve) => served.server.close(() => resolve()));
       }
-      await billing.close();
-      await mailer?.close();
+      await background.stop();
       await live.close();
       await heavyReads.close();
       await runtime.queues.jobs.obliterate({ force: true }).catch(() => undefined);
@@ -325,14 +331,14 @@ export async function waitForJob(
   stack: TestStack,
   auth: Record<string, string>,
   jobId: string,
-  accept: (job: LooseJson) => boolean,
+  accept: (job: Record<string, any>) => boolean,
   timeoutMs = 15_000,
-): Promise<LooseJson> {
+): Promise<Record<string, any>> {
   const res = await eventually(async () => {
     const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: auth });
     return accept(r.body) ? r : undefined;
   }, timeoutMs, 25);
-  return res.body as LooseJson;
+  return res.body as Record<string, any>;
 }
 
 /** Rows of a workspace in one of its tables (to check that a refused request wrote nothing). */

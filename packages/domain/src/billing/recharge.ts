@@ -3,7 +3,6 @@ import type { AppConfig, CreditPack } from '@sdx/config';
 import { type BillingPaymentRow, type Db, jsonRows, type Tx } from '@sdx/db';
 import type { Logger } from 'pino';
 import { newId } from '../ids';
-import { Pump } from '../pump';
 import type { OutboxSignal } from '../resources';
 import type { Clock } from '../time';
 import { type BillingEventReason, formatAmount, paymentAlert, recordBillingAlerts } from './alerts';
@@ -15,8 +14,8 @@ import { type PaymentGateway, paymentFailureOf, PaymentFailed } from './gateway'
  * Auto-recharge (extensions-2.md 1, bounded by extensions-3.md 1). A settlement that spent
  * credits queues a recharge when it leaves the available credits below the workspace's
  * threshold (`queueAutoRecharges`, in its transaction; a reservation never does): a `pending` auto_recharge payment without a PaymentIntent, at most one in
- * flight per workspace (the unique index billing_payments_one_recharge). The charger of every
- * API and worker process (`RechargeCharger`) claims due ones under a lease and creates the
+ * flight per workspace (the unique index billing_payments_one_recharge). The workers' `recharge`
+ * background task (`chargeDueRecharges`) claims due ones under a lease and creates the
  * off-session PaymentIntent, with the payment's ID as its Idempotency-Key, so an attempt after
  * a crash makes no second charge. Credits are granted when Stripe's `payment_intent.succeeded`
  * arrives (stripe-events.ts), never here. A declined card, or no card, fails the payment, turns
@@ -63,10 +62,9 @@ export async function queueAutoRecharges(tx: Tx, now: Date, requests: ReadonlyAr
   return queued.length;
 }
 
-/** Recharges one pass claims at most, and how long a claim holds them (longer than Stripe's timeouts and retries). */
+/** Recharges one pass claims at most, and how long a claim holds them (longer than Stripe's timeouts and retries). The task's cadence is in the background catalog. */
 export const RECHARGE_BATCH = 10;
 export const RECHARGE_LEASE_MS = 2 * 60_000;
-export const RECHARGE_POLL_MS = 1_000;
 /** The wait before the next attempt after Stripe could not be reached, by attempts made (the last repeats). */
 export const RECHARGE_RETRY_DELAYS_MS = [5_000, 30_000, 2 * 60_000, 10 * 60_000, 30 * 60_000, 3600_000] as const;
 /** Attempts before a recharge Stripe never answered is given up (failed, auto-recharge off). */
@@ -170,110 +168,86 @@ export async function rechargesThisMonth(db: Db | Tx, workspaceId: string, now: 
   return Number(row.n);
 }
 
-export interface RechargeChargerOptions {
+export interface RechargeDeps {
   db: Db;
   config: AppConfig;
   clock: Clock;
   log: Logger;
   payments: PaymentGateway;
   outbox: OutboxSignal;
-  intervalMs?: number;
 }
 
 /**
- * Charges the due recharges of a process: on a timer and at once when kicked. Passes run one
- * at a time; any number of chargers run side by side, as claims skip each other's rows.
+ * One batch of due recharges claimed and charged; true when it was full (more may wait). Run by
+ * the `recharge` background task (packages/runtime/src/background/catalog.ts); any number of
+ * processes run it side by side, as claims skip each other's rows.
  */
-export class RechargeCharger {
-  private readonly pump: Pump;
+export async function chargeDueRecharges(deps: RechargeDeps): Promise<boolean> {
+  const claimed = await claimDueRecharges(deps.db, deps.clock.now());
+  for (const payment of claimed) await chargeRecharge(deps, payment);
+  return claimed.length >= RECHARGE_BATCH;
+}
 
-  constructor(private readonly options: RechargeChargerOptions) {
-    this.pump = new Pump(() => this.batch(), options.intervalMs ?? RECHARGE_POLL_MS, (err) =>
-      options.log.warn({ err: err.message }, 'auto-recharge pass failed; retrying shortly'),
-    );
+/** One claimed recharge: its PaymentIntent created (or the failure recorded). */
+async function chargeRecharge(deps: RechargeDeps, payment: BillingPaymentRow): Promise<void> {
+  const { db, clock, log, payments } = deps;
+  const [workspace, customer] = await Promise.all([
+    db.selectFrom('workspaces').select('auto_recharge_enabled').where('id', '=', payment.workspace_id).executeTakeFirst(),
+    db.selectFrom('billing_customers').selectAll().where('workspace_id', '=', payment.workspace_id).executeTakeFirst(),
+  ]);
+  // Turned off since it was queued, on a first attempt (so no PaymentIntent can exist): not charged.
+  if (!workspace?.auto_recharge_enabled && payment.attempts <= 1) {
+    await db
+      .updateTable('billing_payments')
+      .set({ status: 'failed', failure_message: 'Auto-recharge was turned off before the charge.', locked_until: null, next_attempt_at: null, updated_at: clock.now() })
+      .where('id', '=', payment.id)
+      .where('status', '=', 'pending')
+      .execute();
+    return;
   }
-
-  /** Looks for due recharges now (or right after the pass in progress). */
-  kick(): void {
-    this.pump.kick();
+  if (!customer?.payment_method_id) {
+    await failClaimed(deps, payment, 'No saved card to charge.', null, 'no_payment_method');
+    return;
   }
-
-  async idle(): Promise<void> {
-    await this.pump.idle();
+  // The month's bound, before any charge (a retry of this payment is not counted twice: it is excluded).
+  if (payment.attempts <= 1 && (await rechargesThisMonth(db, payment.workspace_id, clock.now(), payment.id)) >= deps.config.autoRechargeMaxPerMonth) {
+    const max = deps.config.autoRechargeMaxPerMonth;
+    log.warn({ payment_id: payment.id, workspace_id: payment.workspace_id, max }, 'auto-recharge monthly limit reached; turned off');
+    await failClaimed(deps, payment, `${max} auto-recharges were charged this month, the most allowed (AUTO_RECHARGE_MAX_PER_MONTH).`, null, 'monthly_limit');
+    return;
   }
-
-  async close(): Promise<void> {
-    await this.pump.close();
-  }
-
-  /** One batch of due recharges charged; true when it was full. */
-  private async batch(): Promise<boolean> {
-    const claimed = await claimDueRecharges(this.options.db, this.options.clock.now());
-    for (const payment of claimed) await this.charge(payment);
-    return claimed.length >= RECHARGE_BATCH;
-  }
-
-  /** One claimed recharge: its PaymentIntent created (or the failure recorded). */
-  private async charge(payment: BillingPaymentRow): Promise<void> {
-    const { db, clock, log, payments } = this.options;
-    const [workspace, customer] = await Promise.all([
-      db.selectFrom('workspaces').select('auto_recharge_enabled').where('id', '=', payment.workspace_id).executeTakeFirst(),
-      db.selectFrom('billing_customers').selectAll().where('workspace_id', '=', payment.workspace_id).executeTakeFirst(),
-    ]);
-    // Turned off since it was queued, on a first attempt (so no PaymentIntent can exist): not charged.
-    if (!workspace?.auto_recharge_enabled && payment.attempts <= 1) {
-      await db
-        .updateTable('billing_payments')
-        .set({ status: 'failed', failure_message: 'Auto-recharge was turned off before the charge.', locked_until: null, next_attempt_at: null, updated_at: clock.now() })
-        .where('id', '=', payment.id)
-        .where('status', '=', 'pending')
-        .execute();
+  try {
+    const intent = await payments.chargeSavedCard({
+      amount: payment.amount,
+      currency: payment.currency,
+      customerId: customer.stripe_customer_id,
+      paymentMethodId: customer.payment_method_id,
+      metadata: { workspace_id: payment.workspace_id, pack_id: payment.pack_id, kind: 'auto_recharge', payment_id: payment.id },
+      idempotencyKey: payment.id,
+    });
+    // The grant waits for payment_intent.succeeded; a webhook quicker than this update set the same ID already.
+    await db
+      .updateTable('billing_payments')
+      .set({ payment_intent_id: sql<string>`coalesce(payment_intent_id, ${intent.id})`, locked_until: null, next_attempt_at: null, updated_at: clock.now() })
+      .where('id', '=', payment.id)
+      .execute();
+    log.info({ payment_id: payment.id, payment_intent: intent.id, status: intent.status }, 'auto-recharge charged');
+  } catch (error) {
+    const failure = paymentFailureOf(error);
+    const intentId = error instanceof PaymentFailed ? error.paymentIntentId : null;
+    if (failure.kind === 'transient' && payment.attempts < RECHARGE_MAX_ATTEMPTS) {
+      const next = new Date(clock.now().getTime() + rechargeRetryDelay(payment.attempts));
+      log.warn({ payment_id: payment.id, attempts: payment.attempts, next_attempt_at: next, stripe: failure }, 'auto-recharge not charged; trying again later');
+      await db.updateTable('billing_payments').set({ next_attempt_at: next, locked_until: null, updated_at: clock.now() }).where('id', '=', payment.id).where('status', '=', 'pending').execute();
       return;
     }
-    if (!customer?.payment_method_id) {
-      await this.fail(payment, 'No saved card to charge.', null, 'no_payment_method');
-      return;
-    }
-    // The month's bound, before any charge (a retry of this payment is not counted twice: it is excluded).
-    if (payment.attempts <= 1 && (await rechargesThisMonth(db, payment.workspace_id, clock.now(), payment.id)) >= this.options.config.autoRechargeMaxPerMonth) {
-      const max = this.options.config.autoRechargeMaxPerMonth;
-      log.warn({ payment_id: payment.id, workspace_id: payment.workspace_id, max }, 'auto-recharge monthly limit reached; turned off');
-      await this.fail(payment, `${max} auto-recharges were charged this month, the most allowed (AUTO_RECHARGE_MAX_PER_MONTH).`, null, 'monthly_limit');
-      return;
-    }
-    try {
-      const intent = await payments.chargeSavedCard({
-        amount: payment.amount,
-        currency: payment.currency,
-        customerId: customer.stripe_customer_id,
-        paymentMethodId: customer.payment_method_id,
-        metadata: { workspace_id: payment.workspace_id, pack_id: payment.pack_id, kind: 'auto_recharge', payment_id: payment.id },
-        idempotencyKey: payment.id,
-      });
-      // The grant waits for payment_intent.succeeded; a webhook quicker than this update set the same ID already.
-      await db
-        .updateTable('billing_payments')
-        .set({ payment_intent_id: sql<string>`coalesce(payment_intent_id, ${intent.id})`, locked_until: null, next_attempt_at: null, updated_at: clock.now() })
-        .where('id', '=', payment.id)
-        .execute();
-      log.info({ payment_id: payment.id, payment_intent: intent.id, status: intent.status }, 'auto-recharge charged');
-    } catch (error) {
-      const failure = paymentFailureOf(error);
-      const intentId = error instanceof PaymentFailed ? error.paymentIntentId : null;
-      if (failure.kind === 'transient' && payment.attempts < RECHARGE_MAX_ATTEMPTS) {
-        const next = new Date(clock.now().getTime() + rechargeRetryDelay(payment.attempts));
-        log.warn({ payment_id: payment.id, attempts: payment.attempts, next_attempt_at: next, stripe: failure }, 'auto-recharge not charged; trying again later');
-        await db.updateTable('billing_payments').set({ next_attempt_at: next, locked_until: null, updated_at: clock.now() }).where('id', '=', payment.id).where('status', '=', 'pending').execute();
-        return;
-      }
-      log.warn({ payment_id: payment.id, stripe: failure }, 'auto-recharge failed');
-      await this.fail(payment, failure.kind === 'card' ? failure.message : 'The payment provider refused the charge.', intentId, failure.kind === 'card' ? 'card_declined' : 'provider_error');
-    }
+    log.warn({ payment_id: payment.id, stripe: failure }, 'auto-recharge failed');
+    await failClaimed(deps, payment, failure.kind === 'card' ? failure.message : 'The payment provider refused the charge.', intentId, failure.kind === 'card' ? 'card_declined' : 'provider_error');
   }
+}
 
-  private async fail(payment: BillingPaymentRow, reason: string, intentId: string | null, code: BillingEventReason): Promise<void> {
-    const { db, config, clock, outbox } = this.options;
-    const failed = await db.transaction().execute((tx) => failRecharge(tx, config, clock.now(), payment.id, reason, intentId, code));
-    if (failed) outbox.written();
-  }
+async function failClaimed(deps: RechargeDeps, payment: BillingPaymentRow, reason: string, intentId: string | null, code: BillingEventReason): Promise<void> {
+  const { db, config, clock, outbox } = deps;
+  const failed = await db.transaction().execute((tx) => failRecharge(tx, config, clock.now(), payment.id, reason, intentId, code));
+  if (failed) outbox.written();
 }

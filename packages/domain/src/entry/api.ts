@@ -41,7 +41,6 @@ export { type Services } from '../context';
 export { reconcileCounters } from '../credits/counters';
 export { grantCredits } from '../credits/grants';
 export { getCredits, getDailyUsage, getUsage } from '../credits/usage';
-export { MailSender } from '../delivery/mail-sender';
 export {
   createDestination, deleteDestination, type DestinationInput, getDestinationOrThrow, listDestinations,
   renderDestination,

@@ -26,7 +26,6 @@ export { grantCredits, lockBalance } from '../credits/grants';
 export { releaseReservation, type SettleRequest, settleReservations, writeReservations } from '../credits/reservations';
 export { getUsage, ledgerTotals } from '../credits/usage';
 export { deliverToDestinations } from '../delivery/destination-delivery';
-export { MailSender } from '../delivery/mail-sender';
 export { dispatchEvents } from '../delivery/webhook-dispatch';
 export { createDestination } from '../destinations/destinations';
 export { ApiError, ERROR_STATUS } from '../errors';

@@ -1,106 +1,73 @@
 import { Worker } from 'bullmq';
-import { attemptDelivery, dispatchEvents, recoverDeliveries, type Services } from '@sdx/domain/worker';
-import { createWorkerRedis, type DeliveryPayload, QUEUES } from '@sdx/queue';
+import { attemptDelivery, runJobAttempt } from '@sdx/domain/runtime';
+import { createWorkerRedis, type DeliveryPayload, QUEUES, startConsumer } from '@sdx/queue';
+import type { Measure, QueueConsumer, TaskContext } from './task';
 
-/** The dispatcher looks at the outbox this often (and at once when this process wrote events). */
-export const DISPATCH_INTERVAL_MS = 200;
-/** The sweep re-queues deliveries whose entries were lost this often. */
-export const SWEEP_INTERVAL_MS = 5_000;
 /** Attempts to one webhook this process has in flight at once: a slow or dead receiver holds no more. */
 export const PER_WEBHOOK_IN_FLIGHT = 32;
 
-export interface WebhookRunnerOptions {
-  services: Services;
-  redisUrl: string;
-  /** Deliveries sent at once (WEBHOOK_CONCURRENCY). */
-  concurrency: number;
-}
-
-export interface RunningWebhooks {
-  close(): Promise<void>;
+/**
+ * The job attempts' consumer (packages/queue `startConsumer`) on the worker's connection: each
+ * entry wakes one attempt of `runJobAttempt`. An attempt that throws leaves its job running
+ * under its lease; when its heartbeat stops, the reconciler retries it.
+ */
+export function startJobAttempts(context: TaskContext, measure: Measure): QueueConsumer | null {
+  const { services, providers, connection, concurrency } = context;
+  if (!providers || !connection || !concurrency) return null;
+  const { log } = services;
+  return startConsumer({
+    connection,
+    queues: services.queues,
+    concurrency,
+    run: async (jobId, attempt, handOver, shutdown) => {
+      try {
+        const outcome = await measure(() => runJobAttempt(services, providers, jobId, { onDelivered: handOver, shutdown }));
+        if (outcome === 'handed back') log.info({ jobId, attempt }, 'attempt handed back at shutdown');
+      } catch (err) {
+        log.warn({ err, jobId, attempt }, 'attempt failed; the reconciler will retry it');
+      }
+    },
+    onError: (message, errContext) => log.warn(errContext, message),
+  });
 }
 
 /**
- * A worker's webhook side: the dispatcher (outbox → delivery queue), the consumer of the
- * delivery queue and the sweep.
- *
- * Receivers are kept apart: an attempt runs in a lane of its webhook, and a lane holds at most
- * PER_WEBHOOK_IN_FLIGHT attempts between their claim and the receiver's answer (recording the
- * answer happens outside the lane); the entries of a webhook whose lane is full wait in the lane
- * (in memory, without holding one of the consumer's `concurrency` slots) until one of its
- * attempts ends. A receiver that hangs for the whole 10 s timeout thus delays only its own
- * messages. Postgres holds every delivery, so entries waiting in a lane when the process dies
- * are queued again by the sweep of another worker.
+ * The consumer of the webhook delivery queue. Receivers are kept apart: an attempt runs in a
+ * lane of its webhook, and a lane holds at most PER_WEBHOOK_IN_FLIGHT attempts between their
+ * claim and the receiver's answer (recording the answer happens outside the lane); the entries
+ * of a webhook whose lane is full wait in the lane (in memory, without holding one of the
+ * consumer's slots) until one of its attempts ends. A receiver that hangs for the whole 10 s
+ * timeout thus delays only its own messages. Postgres holds every delivery, so entries waiting
+ * in a lane when the process dies are queued again by the sweep (`webhook-sweep`) of another
+ * worker.
  */
-export function startWebhooks(options: WebhookRunnerOptions): RunningWebhooks {
-  const { services } = options;
+export function startWebhookDeliveries(context: TaskContext, measure: Measure): QueueConsumer | null {
+  const { services } = context;
+  const concurrency = context.webhookConcurrency ?? services.config.webhookConcurrency;
+  if (concurrency <= 0) return null;
   const { log } = services;
-  let closed = false;
-
-  // Dispatcher: passes until the outbox is empty; one at a time, and one more when asked meanwhile.
-  let dispatching: Promise<void> | null = null;
-  let again = false;
-  const dispatch = () => {
-    if (closed) return;
-    if (dispatching) {
-      again = true;
-      return;
-    }
-    dispatching = (async () => {
-      do {
-        again = false;
-        while (!closed && (await dispatchEvents(services)) > 0);
-      } while (again && !closed);
-    })()
-      .catch((err: Error) => log.warn({ err: err.message }, 'webhook dispatch failed; retrying shortly'))
-      .finally(() => {
-        dispatching = null;
-      });
-  };
-  const stopListening = services.outbox.listen(dispatch);
-  const dispatchTimer = setInterval(dispatch, DISPATCH_INTERVAL_MS);
-  dispatchTimer.unref();
-  dispatch();
-
-  let sweeping: Promise<unknown> | null = null;
-  const sweepTimer = setInterval(() => {
-    if (sweeping || closed) return;
-    sweeping = recoverDeliveries(services)
-      .then((n) => n > 0 && log.info({ deliveries: n }, 're-queued webhook deliveries'))
-      .catch((err: Error) => log.warn({ err: err.message }, 'webhook sweep failed'))
-      .finally(() => {
-        sweeping = null;
-      });
-  }, SWEEP_INTERVAL_MS);
-  sweepTimer.unref();
-
   const lanes = new WebhookLanes(PER_WEBHOOK_IN_FLIGHT, async (deliveryId, sent) => {
     try {
-      await attemptDelivery(services, deliveryId, sent);
+      await measure(() => attemptDelivery(services, deliveryId, sent));
     } catch (err) {
       // The delivery stays pending (its lease lapses); the sweep queues it again.
       log.warn({ err, deliveryId }, 'webhook delivery attempt failed unexpectedly');
     }
   });
-  const connection = createWorkerRedis({ url: options.redisUrl, clusterNodes: services.config.redisClusterNodes });
+  const connection = createWorkerRedis({ url: context.redisUrl, clusterNodes: services.config.redisClusterNodes });
   connection.on('error', (err) => log.debug({ err: err.message }, 'webhook consumer redis error'));
   const consumer = new Worker<DeliveryPayload>(QUEUES.webhookDeliveries, (entry) => lanes.run(entry.data.webhookId, entry.data.deliveryId), {
     connection,
     prefix: services.queues.prefix,
-    concurrency: options.concurrency,
+    concurrency,
     stalledInterval: 5_000,
     lockDuration: 30_000,
   });
   consumer.on('error', (err) => log.warn({ err: err.message }, 'webhook consumer error'));
-
   return {
     async close() {
-      closed = true;
-      stopListening();
-      clearInterval(dispatchTimer);
-      clearInterval(sweepTimer);
       await consumer.close();
-      await Promise.allSettled([dispatching, sweeping, lanes.idle()]);
+      await lanes.idle();
       connection.disconnect();
     },
   };

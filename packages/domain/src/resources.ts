@@ -3,13 +3,13 @@ import type { AppConfig } from '@sdx/config';
 import type { Db, WorkspaceRow } from '@sdx/db';
 import type { ExtractionQueues } from '@sdx/queue';
 import type { WebhookSender } from '@sdx/webhooks';
-import type { PaymentGateway } from './billing/gateway';
+import type { PaymentGateway } from './payment-gateway';
 import type { Clock } from './time';
 
 /**
  * What the domain's engine (admission, job state, money, webhook attempts) needs from the
  * outside world, built once per process by packages/runtime. This file imports nothing of the
- * domain but the clock and the payment gateway's interface (billing/gateway.ts, which imports
+ * domain but the clock and the payment gateway's interface (payment-gateway.ts, which imports
  * nothing of the domain): every module may depend on it, and it depends on none of them.
  * `Services` (context.ts) adds the per-process services built on top of these resources.
  */

@@ -2,7 +2,7 @@ import type Stripe from 'stripe';
 import type { ChargeDispute, ChargeRefund, CompletedCheckout, Metadata, PaymentEvent, PaymentOutcome, ProviderInvoice, ProviderSubscription } from '@sdx/domain/payments';
 
 /**
- * Stripe's objects in the service's terms (billing/gateway.ts of the domain): expandable fields
+ * Stripe's objects in the service's terms (payment-gateway.ts of the domain): expandable fields
  * read as IDs, Unix seconds as dates, and the places older and newer API versions keep a field
  * read alike (the period on the subscription or on its item; an invoice's subscription on itself
  * or under `parent.subscription_details`).

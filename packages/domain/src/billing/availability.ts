@@ -1,6 +1,6 @@
 import { ApiError } from '../errors';
 import type { Resources } from '../resources';
-import { type PaymentGateway, paymentFailureOf } from './gateway';
+import { type PaymentGateway, paymentFailureOf } from '../payment-gateway';
 
 /**
  * Whether billing can write: the payment gateway (`Resources.payments`) is there when

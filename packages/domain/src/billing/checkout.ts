@@ -7,7 +7,7 @@ import type { Resources, Tenant } from '../resources';
 import { packName, packOrThrow } from './packs';
 import { checkoutPaymentRow } from './payments';
 import { billingUnavailable, requirePayments } from './availability';
-import { type HostedCheckout, type PaymentGateway, paymentFailureOf } from './gateway';
+import { type HostedCheckout, type PaymentGateway, paymentFailureOf } from '../payment-gateway';
 
 /**
  * POST /v1/billing/checkout (extensions-2.md 1): a Stripe Checkout Session for a pack, and the

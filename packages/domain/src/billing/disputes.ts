@@ -3,7 +3,7 @@ import { systemActor, recordAudit } from '../audit/audit';
 import { reverseDispute, reverseRefund, restoreDispute } from '../credits/purchases';
 import { type BillingAlert, formatAmount, paymentAlert } from './alerts';
 import { turnAutoRechargeOff } from './recharge';
-import type { ChargeDispute, ChargeRefund, PaymentEvent } from './gateway';
+import type { ChargeDispute, ChargeRefund, PaymentEvent } from '../payment-gateway';
 import { lowCreditsBetween } from './triggers';
 
 /**

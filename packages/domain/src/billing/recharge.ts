@@ -8,7 +8,7 @@ import type { Clock } from '../time';
 import { type BillingEventReason, formatAmount, paymentAlert, recordBillingAlerts } from './alerts';
 import { periodStartOf } from '../time';
 import { type Actor, recordAudit } from '../audit/audit';
-import { type PaymentGateway, paymentFailureOf, PaymentFailed } from './gateway';
+import { type PaymentGateway, paymentFailureOf, PaymentFailed } from '../payment-gateway';
 
 /**
  * Auto-recharge (extensions-2.md 1, bounded by extensions-3.md 1). A settlement that spent

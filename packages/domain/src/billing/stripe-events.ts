@@ -15,7 +15,7 @@ import { checkoutPaymentRow } from './payments';
 import { failRecharge } from './recharge';
 import { handleSubscriptionEvent, isSubscriptionEvent, prefetchSubscription, SUBSCRIPTION_EVENT_TYPES } from './subscription-events';
 import { requirePayments } from './availability';
-import { type CompletedCheckout, type PaymentEvent, type PaymentGateway, paymentFailureOf, type PaymentOutcome, type ProviderSubscription, type SavedCard } from './gateway';
+import { type CompletedCheckout, type PaymentEvent, type PaymentGateway, paymentFailureOf, type PaymentOutcome, type ProviderSubscription, type SavedCard } from '../payment-gateway';
 
 /**
  * Stripe's webhook (POST /v1/billing/stripe/webhook, extensions-2.md 1). The signature is

@@ -4,7 +4,7 @@ import { systemActor } from '../audit/audit';
 import type { Resources } from '../resources';
 import type { BillingAlert } from './alerts';
 import { applyPlan, findPlan, freePlan, type PlanChange, readPlanRow } from './plans';
-import { type PaymentEvent, type PaymentGateway, paymentFailureOf, type ProviderInvoice, type ProviderSubscription } from './gateway';
+import { type PaymentEvent, type PaymentGateway, paymentFailureOf, type ProviderInvoice, type ProviderSubscription } from '../payment-gateway';
 import { LIVE_STATUSES, mirroredPeriod, renderInvoice } from './subscriptions';
 import { ApiError } from '../errors';
 

@@ -9,7 +9,7 @@ import type { Resources, Tenant } from '../resources';
 import { ensureCustomer } from './checkout';
 import { isUpgrade, type Plan, planOf, paidPlanOrThrow } from './plans';
 import { billingUnavailable, requirePayments } from './availability';
-import { type HostedCheckout, type PaymentGateway, paymentFailureOf, type ProviderSubscription } from './gateway';
+import { type HostedCheckout, type PaymentGateway, paymentFailureOf, type ProviderSubscription } from '../payment-gateway';
 
 /**
  * Subscribing to a monthly plan, changing and cancelling it, the billing portal and the

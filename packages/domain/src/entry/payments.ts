@@ -22,4 +22,4 @@ export {
   type SavedCardCharge,
   type SubscriptionCheckoutRequest,
   type SubscriptionPriceChange,
-} from '../billing/gateway';
+} from '../payment-gateway';

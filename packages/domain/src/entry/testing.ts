@@ -16,7 +16,7 @@ export { createUser } from '../accounts/users';
 export { recordAudit, systemActor } from '../audit/audit';
 export { jobExportRows } from '../batches/exports';
 export { listBatchViews } from '../batches/view';
-export { PaymentFailed } from '../billing/gateway';
+export { PaymentFailed } from '../payment-gateway';
 export { endGracePeriods } from '../billing/grace';
 export { applyPlan } from '../billing/plans';
 export { queueAutoRecharges } from '../billing/recharge';

@@ -32,8 +32,8 @@ export interface ApiDeps {
   /** The live-progress streams (one Redis subscriber); built by createApp when not given. */
   live?: LiveHub;
   /**
-   * The process's Stripe client and the wake of the workers' auto-recharge charger
-   * (`processBilling` of packages/runtime); built by createApp from the configuration when not given.
+   * The wake of the workers' auto-recharge charger (`processBilling` of packages/runtime); built
+   * by createApp when not given. Payments themselves go through `services.payments`.
    */
   billing?: ProcessBilling;
 }

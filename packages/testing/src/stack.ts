@@ -15,6 +15,8 @@ import { writeReservations } from '@sdx/domain/testing';
 import { createResponseValidator } from './response-validator';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
 
+import type { LooseJson } from './loose-json';
+
 /**
  * One isolated service per test file: its own database cloned from the migrated template, its
  * own Redis key prefix, a real API app and (optionally) a real worker. Nothing is mocked.
@@ -331,14 +333,14 @@ export async function waitForJob(
   stack: TestStack,
   auth: Record<string, string>,
   jobId: string,
-  accept: (job: Record<string, any>) => boolean,
+  accept: (job: LooseJson) => boolean,
   timeoutMs = 15_000,
-): Promise<Record<string, any>> {
+): Promise<LooseJson> {
   const res = await eventually(async () => {
     const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: auth });
     return accept(r.body) ? r : undefined;
   }, timeoutMs, 25);
-  return res.body as Record<string, any>;
+  return res.body as LooseJson;
 }
 
 /** Rows of a workspace in one of its tables (to check that a refused request wrote nothing). */

@@ -25,7 +25,9 @@ function domainImports(allowed = DOMAIN_ENTRIES) {
           regex: `^@sdx/domain/(?!(${DOMAIN_ENTRIES.join('|')})$)`,
           message: 'A module of the domain is reached through a declared entry (packages/domain/src/entry/), not by its path.',
         },
-        ...(others.length ? [{ regex: `^@sdx/domain/(${others.join('|')})$`, message: `This code imports @sdx/domain/${allowed.join(', /')} only.` }] : []),
+        ...(others.length
+          ? [{ regex: `^@sdx/domain/(${others.join('|')})$`, message: `This code imports @sdx/domain/${allowed.join(', /')} only.` }]
+          : []),
         {
           regex: '^\\.{1,2}/(.*/)?(packages/)?domain(/|$)',
           message: 'No relative import into packages/domain from outside it: import a declared entry (@sdx/domain/...).',
@@ -123,11 +125,13 @@ export default tseslint.config(
         'error',
         {
           selector: "TSAsExpression[expression.type='MemberExpression'][expression.property.name='body']",
-          message: "Take the body from the route's handler (route() in apps/api/src/routes/route.ts), typed from openapi.yaml, instead of casting req.body.",
+          message:
+            "Take the body from the route's handler (route() in apps/api/src/routes/route.ts), typed from openapi.yaml, instead of casting req.body.",
         },
         {
           selector: "TSTypeAssertion[expression.type='MemberExpression'][expression.property.name='body']",
-          message: "Take the body from the route's handler (route() in apps/api/src/routes/route.ts), typed from openapi.yaml, instead of casting req.body.",
+          message:
+            "Take the body from the route's handler (route() in apps/api/src/routes/route.ts), typed from openapi.yaml, instead of casting req.body.",
         },
       ],
     },
@@ -139,7 +143,10 @@ export default tseslint.config(
   },
   { files: ['apps/api/src/**/*.ts'], rules: { 'no-restricted-imports': domainImports(['api']) } },
   { files: ['apps/worker/src/**/*.ts'], rules: { 'no-restricted-imports': domainImports(['worker']) } },
-  { files: ['apps/scheduler/src/**/*.ts', 'packages/scheduler-engine/src/**/*.ts'], rules: { 'no-restricted-imports': domainImports(['scheduler']) } },
+  {
+    files: ['apps/scheduler/src/**/*.ts', 'packages/scheduler-engine/src/**/*.ts'],
+    rules: { 'no-restricted-imports': domainImports(['scheduler']) },
+  },
   { files: ['packages/runtime/src/**/*.ts'], rules: { 'no-restricted-imports': domainImports(['runtime']) } },
   { files: ['packages/payments/src/**/*.ts'], rules: { 'no-restricted-imports': domainImports(['payments']) } },
   {

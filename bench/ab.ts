@@ -50,16 +50,51 @@ const num = (re: RegExp) => (line: string) => {
 /** The judged figures of each bench and its targets. */
 export const BENCHES: Record<string, Figure[]> = {
   jobs: [
-    { key: 'a.api.ratio', label: '(a) 1 workspace: max throughput / bare insert', min: 0.55, parse: num(/^\(a\) POST \/v1\/jobs, 1 workspace: max throughput ratio to bare insert ([\d.]+)/) },
-    { key: 'a.spread.ratio', label: '(a) 8 workspaces: max throughput / bare insert', min: 0.5, parse: num(/^\(a\) POST \/v1\/jobs, \d+ workspaces: max throughput ratio to bare insert ([\d.]+)/) },
-    { key: 'a.api.p99_ms', label: '(a) 1 workspace: p99 ms at the offered rate', max: 50, parse: num(/^\(a\) POST \/v1\/jobs, 1 workspace: .* p99 ([\d.]+) ms/) },
-    { key: 'a.spread.p99_ms', label: '(a) 8 workspaces: p99 ms at the offered rate', max: 50, parse: num(/^\(a\) POST \/v1\/jobs, \d+ workspaces: .* p99 ([\d.]+) ms/) },
-    { key: 'b.ratio', label: '(b) createJob + worker / raw BullMQ', min: 0.3, parse: num(/^\(b\) end-to-end ratio .*?: ([\d.]+) \(median/) },
+    {
+      key: 'a.api.ratio',
+      label: '(a) 1 workspace: max throughput / bare insert',
+      min: 0.55,
+      parse: num(/^\(a\) POST \/v1\/jobs, 1 workspace: max throughput ratio to bare insert ([\d.]+)/),
+    },
+    {
+      key: 'a.spread.ratio',
+      label: '(a) 8 workspaces: max throughput / bare insert',
+      min: 0.5,
+      parse: num(/^\(a\) POST \/v1\/jobs, \d+ workspaces: max throughput ratio to bare insert ([\d.]+)/),
+    },
+    {
+      key: 'a.api.p99_ms',
+      label: '(a) 1 workspace: p99 ms at the offered rate',
+      max: 50,
+      parse: num(/^\(a\) POST \/v1\/jobs, 1 workspace: .* p99 ([\d.]+) ms/),
+    },
+    {
+      key: 'a.spread.p99_ms',
+      label: '(a) 8 workspaces: p99 ms at the offered rate',
+      max: 50,
+      parse: num(/^\(a\) POST \/v1\/jobs, \d+ workspaces: .* p99 ([\d.]+) ms/),
+    },
+    {
+      key: 'b.ratio',
+      label: '(b) createJob + worker / raw BullMQ',
+      min: 0.3,
+      parse: num(/^\(b\) end-to-end ratio .*?: ([\d.]+) \(median/),
+    },
     { key: 'b.http_ratio', label: '(b) over HTTP / raw BullMQ', parse: num(/over HTTP \(POST \/v1\/jobs \+ worker\): ([\d.]+)/) },
   ],
   webhooks: [
-    { key: 'a.ratio', label: '(a) events/s / bare got POSTs', min: 0.5, parse: num(/^\(a\) events\/s from completion to signed delivery .*?: ([\d.]+) \(median/) },
-    { key: 'b.p99_ms', label: '(b) p99 ms completion → delivery', max: 250, parse: num(/^\(b\) p99 completion → delivery .*?: ([\d.]+) ms/) },
+    {
+      key: 'a.ratio',
+      label: '(a) events/s / bare got POSTs',
+      min: 0.5,
+      parse: num(/^\(a\) events\/s from completion to signed delivery .*?: ([\d.]+) \(median/),
+    },
+    {
+      key: 'b.p99_ms',
+      label: '(b) p99 ms completion → delivery',
+      max: 250,
+      parse: num(/^\(b\) p99 completion → delivery .*?: ([\d.]+) ms/),
+    },
   ],
 };
 
@@ -68,7 +103,9 @@ export function parseFigures(bench: string, lines: string[]): Record<string, num
   const summary = [...lines].reverse().find((l) => l.startsWith('BENCH_RESULT '));
   if (summary) {
     const parsed = JSON.parse(summary.slice('BENCH_RESULT '.length)) as { figures?: Record<string, number | null> };
-    return Object.fromEntries(Object.entries(parsed.figures ?? {}).filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1])));
+    return Object.fromEntries(
+      Object.entries(parsed.figures ?? {}).filter((e): e is [string, number] => typeof e[1] === 'number' && Number.isFinite(e[1])),
+    );
   }
   const out: Record<string, number> = {};
   for (const figure of BENCHES[bench] ?? []) {
@@ -114,7 +151,11 @@ interface Run {
 function runBench(root: string, bench: string, env: NodeJS.ProcessEnv, tag: string, verbose: boolean): Promise<Run> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join('bench', `${bench}.ts`)], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join('bench', `${bench}.ts`)], {
+      cwd: root,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const lines: string[] = [];
     let rest = '';
     const take = (chunk: Buffer) => {
@@ -161,7 +202,12 @@ async function main(): Promise<void> {
   const figures = new Map<string, Record<string, number>[]>(sides.map((s) => [s.short, []]));
   let failed = false;
   try {
-    console.log(`bench:ab ${bench}${parts ? ` parts ${parts}` : ''}: A = ${sides[0]!.name}, B = working tree ${REPO_ROOT}; ${rounds} round(s); load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+    console.log(
+      `bench:ab ${bench}${parts ? ` parts ${parts}` : ''}: A = ${sides[0]!.name}, B = working tree ${REPO_ROOT}; ${rounds} round(s); load average ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
     unpackRelease(sha, dir);
     installRelease(dir, 'link');
     console.log(`A unpacked into ${dir} (node_modules linked to this checkout's)`);
@@ -171,10 +217,19 @@ async function main(): Promise<void> {
         const run = await runBench(side.root, bench, env, `${side.short}${round}`, verbose);
         const got = parseFigures(bench, run.lines);
         figures.get(side.short)!.push(got);
-        const shown = Object.entries(got).map(([k, v]) => `${k}=${Number(v.toFixed(3))}`).join(' ');
-        console.log(`round ${round}, ${side.short} (${side.name}): ${run.seconds.toFixed(0)} s, exit ${run.code}; ${shown || 'no figures'}`);
+        const shown = Object.entries(got)
+          .map(([k, v]) => `${k}=${Number(v.toFixed(3))}`)
+          .join(' ');
+        console.log(
+          `round ${round}, ${side.short} (${side.name}): ${run.seconds.toFixed(0)} s, exit ${run.code}; ${shown || 'no figures'}`,
+        );
         if (!verbose && (Object.keys(got).length === 0 || (run.code !== 0 && run.code !== 1))) {
-          console.log(run.lines.slice(-15).map((l) => `    | ${l}`).join('\n'));
+          console.log(
+            run.lines
+              .slice(-15)
+              .map((l) => `    | ${l}`)
+              .join('\n'),
+          );
         }
         if (Object.keys(got).length === 0) failed = true;
       }
@@ -182,7 +237,11 @@ async function main(): Promise<void> {
     const rows = [['figure', 'target', `A median`, `B median`, 'B / A', 'A verdict', 'B verdict']];
     const mark = (ok: boolean | null) => (ok === null ? '-' : ok ? 'met' : 'MISSED');
     for (const figure of BENCHES[bench]!) {
-      const values = (side: string) => figures.get(side)!.map((f) => f[figure.key]).filter((v): v is number => v !== undefined);
+      const values = (side: string) =>
+        figures
+          .get(side)!
+          .map((f) => f[figure.key])
+          .filter((v): v is number => v !== undefined);
       const a = median(values('A'));
       const b = median(values('B'));
       if (!Number.isFinite(a) && !Number.isFinite(b)) continue;
@@ -190,11 +249,26 @@ async function main(): Promise<void> {
       const okB = meets(figure, b);
       if (okB === false) failed = true;
       const fmt = (x: number) => (Number.isFinite(x) ? x.toFixed(figure.key.endsWith('_ms') ? 1 : 2) : '-');
-      rows.push([figure.label, target, fmt(a), fmt(b), Number.isFinite(a) && Number.isFinite(b) && a !== 0 ? (b / a).toFixed(2) : '-', mark(meets(figure, a)), mark(okB)]);
+      rows.push([
+        figure.label,
+        target,
+        fmt(a),
+        fmt(b),
+        Number.isFinite(a) && Number.isFinite(b) && a !== 0 ? (b / a).toFixed(2) : '-',
+        mark(meets(figure, a)),
+        mark(okB),
+      ]);
     }
     console.log(`\nmedians of ${rounds} round(s), A = ${sides[0]!.name}, B = working tree:\n${table(rows)}`);
-    console.log(`load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
-    console.log(`BENCH_AB_RESULT ${JSON.stringify({ bench, parts: parts ?? null, rev: asked, sha, rounds, A: figures.get('A'), B: figures.get('B') })}`);
+    console.log(
+      `load average at the end: ${os
+        .loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}`,
+    );
+    console.log(
+      `BENCH_AB_RESULT ${JSON.stringify({ bench, parts: parts ?? null, rev: asked, sha, rounds, A: figures.get('A'), B: figures.get('B') })}`,
+    );
   } finally {
     cleanup();
   }

@@ -80,7 +80,8 @@ async function main(): Promise<void> {
     const capped = await seedBenchWorkspace(runtime, { name: 'bench admission capped', ...AMPLE, caps: true });
     const cappedAuth = { 'X-API-Key': capped.apiKey };
 
-    const appWith = (limiter: RateLimiter) => createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis });
+    const appWith = (limiter: RateLimiter) =>
+      createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis });
     const off = await serve(appWith(noopLimiter));
     const on = await serve(appWith(new RedisRateLimiter(runtime.redis, config.redisPrefix)));
     closers.push(off.close, on.close);
@@ -115,7 +116,9 @@ async function main(): Promise<void> {
       await runtime.queues.jobs.drain();
     };
 
-    console.log(`admission: ${ROUNDS} rounds x ${variants.length} variants, sequential POST /v1/jobs on loopback (warm-up ${WARMUP_ROUNDS} rounds)`);
+    console.log(
+      `admission: ${ROUNDS} rounds x ${variants.length} variants, sequential POST /v1/jobs on loopback (warm-up ${WARMUP_ROUNDS} rounds)`,
+    );
     for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round++) {
       const record = round >= WARMUP_ROUNDS;
       for (let k = 0; k < variants.length; k++) await post(variants[(round + k) % variants.length]!, record);
@@ -128,7 +131,16 @@ async function main(): Promise<void> {
     const summaries = variants.map((v) => summarize(v.samples));
     variants.forEach((v, i) => {
       const s = summaries[i]!;
-      rows.push([v.name, String(s.count), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.mean), i === 0 ? '-' : ms(s.p50 - base.p50), i === 0 ? '-' : ms(s.mean - base.mean)]);
+      rows.push([
+        v.name,
+        String(s.count),
+        ms(s.p50),
+        ms(s.p90),
+        ms(s.p99),
+        ms(s.mean),
+        i === 0 ? '-' : ms(s.p50 - base.p50),
+        i === 0 ? '-' : ms(s.mean - base.mean),
+      ]);
     });
     console.log(`\n${table(rows)}`);
     const added = summaries[3]!.p50 - base.p50;
@@ -159,13 +171,21 @@ async function main(): Promise<void> {
     const stalled = await measureStalledRedis(appWith, config.redisPrefix, auth);
 
     const rows503 = [['503 rate_limiter_unavailable', 'n', 'p50 ms', 'p99 ms', 'max ms']];
-    rows503.push(['Redis unreachable (dead port)', String(deadSummary.count), ms(deadSummary.p50), ms(deadSummary.p99), ms(deadSummary.max)]);
+    rows503.push([
+      'Redis unreachable (dead port)',
+      String(deadSummary.count),
+      ms(deadSummary.p50),
+      ms(deadSummary.p99),
+      ms(deadSummary.max),
+    ]);
     rows503.push(['Redis stopped answering (SIGSTOP)', String(stalled.count), ms(stalled.p50), ms(stalled.p99), ms(stalled.max)]);
     console.log(`\n${table(rows503)}`);
     console.log(`(first request to the freshly built app, not counted: ${ms(deadFirst)} ms; ${WARMUP_503} warm-up requests per row)`);
     const deadOk = deadSummary.p99 < TARGET_503_P99_MS;
     failed ||= !deadOk;
-    console.log(`\n503 with Redis unreachable: p99 ${ms(deadSummary.p99)} ms (target < ${TARGET_503_P99_MS} ms): ${verdict(deadOk)}; jobs written: 0`);
+    console.log(
+      `\n503 with Redis unreachable: p99 ${ms(deadSummary.p99)} ms (target < ${TARGET_503_P99_MS} ms): ${verdict(deadOk)}; jobs written: 0`,
+    );
   } finally {
     for (const close of closers.reverse()) await close().catch(() => undefined);
     await runtime.queues.jobs.obliterate({ force: true }).catch(() => undefined);
@@ -181,7 +201,12 @@ async function main(): Promise<void> {
  * are not kept: a freshly built app is still compiling openapi.yaml (express-openapi-validator
  * loads it when the app is created), once per process at start.
  */
-async function measure503(url: string, auth: Record<string, string>, count: number, tag: string): Promise<{ samples: number[]; first: number }> {
+async function measure503(
+  url: string,
+  auth: Record<string, string>,
+  count: number,
+  tag: string,
+): Promise<{ samples: number[]; first: number }> {
   const agent = keepAliveAgent(1);
   const samples: number[] = [];
   let first = Number.NaN;

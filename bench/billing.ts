@@ -84,7 +84,12 @@ async function main(): Promise<void> {
     for (let i = 0; i < EVENTS; i += 1) {
       const ws = await seedBenchWorkspace(runtime, { name: `bench buyer ${i}`, ...AMPLE, credits: 0 });
       const auth = { 'X-API-Key': ws.apiKey };
-      const reply = await send(agent, server.url, { method: 'POST', path: '/v1/billing/checkout', headers: auth, body: JSON.stringify({ pack_id: PACK.id }) });
+      const reply = await send(agent, server.url, {
+        method: 'POST',
+        path: '/v1/billing/checkout',
+        headers: auth,
+        body: JSON.stringify({ pack_id: PACK.id }),
+      });
       if (reply.status !== 201) throw new Error(`checkout: ${reply.status} ${reply.body.slice(0, 300)}`);
       const events = await fake.payCheckoutSession((JSON.parse(reply.body) as { checkout_id: string }).checkout_id);
       const completed = events.find((e) => e.type === 'checkout.session.completed');
@@ -141,7 +146,12 @@ async function main(): Promise<void> {
     for (let i = 0; i < EVENTS; i += 1) {
       const ws = await seedBenchWorkspace(runtime, { name: `bench subscriber ${i}`, ...AMPLE, credits: 1000 });
       const auth = { 'X-API-Key': ws.apiKey };
-      const reply = await send(agent, server.url, { method: 'POST', path: '/v1/billing/subscription', headers: auth, body: JSON.stringify({ plan_id: 'starter' }) });
+      const reply = await send(agent, server.url, {
+        method: 'POST',
+        path: '/v1/billing/subscription',
+        headers: auth,
+        body: JSON.stringify({ plan_id: 'starter' }),
+      });
       if (reply.status !== 201) throw new Error(`subscription: ${reply.status} ${reply.body.slice(0, 300)}`);
       const events = await fake.payCheckoutSession((JSON.parse(reply.body) as { checkout_id: string }).checkout_id);
       const completed = events.find((e) => e.type === 'checkout.session.completed');
@@ -150,7 +160,12 @@ async function main(): Promise<void> {
       subscribers.push({ auth, completed: JSON.stringify(completed), paid: JSON.stringify(paid) });
     }
     for (const subscriber of subscribers) {
-      const hook = await send(agent, server.url, { method: 'POST', path: '/v1/billing/stripe/webhook', headers: { 'Stripe-Signature': fake.sign(subscriber.completed) }, body: subscriber.completed });
+      const hook = await send(agent, server.url, {
+        method: 'POST',
+        path: '/v1/billing/stripe/webhook',
+        headers: { 'Stripe-Signature': fake.sign(subscriber.completed) },
+        body: subscriber.completed,
+      });
       if (hook.status !== 200) throw new Error(`webhook: ${hook.status} ${hook.body.slice(0, 300)}`);
     }
     await sql`checkpoint`.execute(runtime.db);
@@ -172,7 +187,9 @@ async function main(): Promise<void> {
       planned.push(performance.now() - at);
     });
 
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from credit_ledger where entry_type = 'purchase'`.execute(runtime.db);
+    const { rows } = await sql<{ n: number }>`select count(*)::int as n from credit_ledger where entry_type = 'purchase'`.execute(
+      runtime.db,
+    );
     const purchases = rows[0]!.n;
     const g = summarize(granted);
     const b = summarize(baseline);

@@ -50,17 +50,41 @@ async function main(): Promise<void> {
     const workspace = await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow();
     const tenant: Tenant = { workspace, keyId: null, role: null };
     const actor = { type: 'system' as const, id: 'bench', ip: null };
-    const store = ObjectStore.of({ bucket: 'bench', region: s3.region, endpoint: s3.endpoint, forcePathStyle: true, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
+    const store = ObjectStore.of({
+      bucket: 'bench',
+      region: s3.region,
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      accessKeyId: s3.accessKeyId,
+      secretAccessKey: s3.secretAccessKey,
+    });
 
     // The extraction runs in a worker without deliveries: the deliveries are run below, measured.
-    const worker = startWorker({ services: runtime.services, providers: runtime.registry, redisUrl: config.redisUrl, concurrency: 2, reconcile: false, destinations: false });
+    const worker = startWorker({
+      services: runtime.services,
+      providers: runtime.registry,
+      redisUrl: config.redisUrl,
+      concurrency: 2,
+      reconcile: false,
+      destinations: false,
+    });
     const rows: string[][] = [];
     try {
       for (const format of ['xlsx', 'ndjson'] as const) {
         const destination = await createDestination(
           runtime.services,
           tenant,
-          { name: format, type: 's3', bucket: 'bench', prefix: `${format}/`, endpoint: s3.endpoint, force_path_style: true, access_key_id: s3.accessKeyId, secret_access_key: s3.secretAccessKey, format },
+          {
+            name: format,
+            type: 's3',
+            bucket: 'bench',
+            prefix: `${format}/`,
+            endpoint: s3.endpoint,
+            force_path_style: true,
+            access_key_id: s3.accessKeyId,
+            secret_access_key: s3.secretAccessKey,
+            format,
+          },
           actor,
         );
         const started = Date.now();
@@ -73,10 +97,15 @@ async function main(): Promise<void> {
         let status = '';
         let results = 0;
         const poll = setInterval(() => {
-          void runtime.db.selectFrom('jobs').select(['status', 'result_count']).where('id', '=', job.id).executeTakeFirstOrThrow().then((row) => {
-            status = row.status;
-            results = row.result_count ?? 0;
-          });
+          void runtime.db
+            .selectFrom('jobs')
+            .select(['status', 'result_count'])
+            .where('id', '=', job.id)
+            .executeTakeFirstOrThrow()
+            .then((row) => {
+              status = row.status;
+              results = row.result_count ?? 0;
+            });
         }, 100);
         await waitFor(() => status === 'completed' || status === 'failed', 600_000, `job ${job.id}`);
         clearInterval(poll);
@@ -97,12 +126,26 @@ async function main(): Promise<void> {
         while ((await deliverToDestinations(runtime.services)) === 0);
         const took = Date.now() - t0;
         clearInterval(sampler);
-        const delivered = await runtime.db.selectFrom('jobs').select(['delivery_status', 'delivery_error', 'delivery_key']).where('id', '=', job.id).executeTakeFirstOrThrow();
-        if (delivered.delivery_status !== 'succeeded') throw new Error(`the delivery is ${delivered.delivery_status}: ${delivered.delivery_error}`);
+        const delivered = await runtime.db
+          .selectFrom('jobs')
+          .select(['delivery_status', 'delivery_error', 'delivery_key'])
+          .where('id', '=', job.id)
+          .executeTakeFirstOrThrow();
+        if (delivered.delivery_status !== 'succeeded')
+          throw new Error(`the delivery is ${delivered.delivery_status}: ${delivered.delivery_error}`);
         const bytes = (await store.getBytes(delivered.delivery_key!)).length;
         const addedRss = (peakRss - baseRss) / MB;
         const addedHeap = (peakHeap - baseHeap) / MB;
-        rows.push([format, String(ITEMS), `${(bytes / MB).toFixed(1)} MB`, bytes > 5 * MB ? 'multipart' : 'one part', `${extraction} ms`, `${took} ms`, `${addedRss.toFixed(1)} MB`, `${addedHeap.toFixed(1)} MB`]);
+        rows.push([
+          format,
+          String(ITEMS),
+          `${(bytes / MB).toFixed(1)} MB`,
+          bytes > 5 * MB ? 'multipart' : 'one part',
+          `${extraction} ms`,
+          `${took} ms`,
+          `${addedRss.toFixed(1)} MB`,
+          `${addedHeap.toFixed(1)} MB`,
+        ]);
         if (addedRss > MAX_ADDED_MB) failures.push(`${format}: ${addedRss.toFixed(1)} MB of added RSS (target < ${MAX_ADDED_MB} MB)`);
       }
     } finally {

@@ -49,8 +49,27 @@ v8.setFlagsFromString('--expose-gc');
 const gc = vm.runInNewContext('gc') as () => void;
 
 const WORDS = [
-  'summer', 'launch', 'coffee', 'travel', 'sunset', 'new', 'drop', 'studio', 'behind', 'the',
-  'scenes', 'with', 'friends', 'today', 'café', 'naïve', 'über', '🔥', '✨', '"quoted"', 'a,b',
+  'summer',
+  'launch',
+  'coffee',
+  'travel',
+  'sunset',
+  'new',
+  'drop',
+  'studio',
+  'behind',
+  'the',
+  'scenes',
+  'with',
+  'friends',
+  'today',
+  'café',
+  'naïve',
+  'über',
+  '🔥',
+  '✨',
+  '"quoted"',
+  'a,b',
 ];
 
 function rand(seed: number): () => number {
@@ -190,8 +209,17 @@ function runPhase(phase: Phase, items: PostItem[]): Promise<Measurement> {
 
 /** Stores the items as the results of four jobs (whole and warm-up, in each store) in pages of PAGE_SIZE. */
 async function storeResults(db: Db, s3: LoopbackS3): Promise<void> {
-  const objects = BucketResultObjects.of({ endpoint: s3.endpoint, bucket: BUCKET, region: s3.region, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey, forcePathStyle: true });
-  await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_bench', 'bench', 10, 60, 100, 10)`.execute(db);
+  const objects = BucketResultObjects.of({
+    endpoint: s3.endpoint,
+    bucket: BUCKET,
+    region: s3.region,
+    accessKeyId: s3.accessKeyId,
+    secretAccessKey: s3.secretAccessKey,
+    forcePathStyle: true,
+  });
+  await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_bench', 'bench', 10, 60, 100, 10)`.execute(
+    db,
+  );
   for (const count of [WARMUP_COUNT, ITEM_COUNT]) {
     const items = makeItems(count);
     for (const id of [`job_pg_${count}`, `job_s3_${count}`]) {
@@ -201,11 +229,30 @@ async function storeResults(db: Db, s3: LoopbackS3): Promise<void> {
       for (let at = 0, pageNo = 1; at < items.length; at += PAGE_SIZE, pageNo++) {
         const page = items.slice(at, at + PAGE_SIZE);
         if (id.startsWith('job_pg')) {
-          await db.insertInto('job_result_pages').values({ job_id: id, page_no: pageNo, item_count: page.length, items: JSON.stringify(page) }).execute();
+          await db
+            .insertInto('job_result_pages')
+            .values({ job_id: id, page_no: pageNo, item_count: page.length, items: JSON.stringify(page) })
+            .execute();
         } else {
-          const lines = (await sql<{ line: string }>`select e.value::text as line from jsonb_array_elements(${JSON.stringify(page)}::jsonb) with ordinality e(value, n) order by e.n`.execute(db)).rows.map((r) => r.line);
+          const lines = (
+            await sql<{
+              line: string;
+            }>`select e.value::text as line from jsonb_array_elements(${JSON.stringify(page)}::jsonb) with ordinality e(value, n) order by e.n`.execute(
+              db,
+            )
+          ).rows.map((r) => r.line);
           const stored = await objects.put(id, pageNo, lines);
-          await db.insertInto('job_result_pages').values({ job_id: id, page_no: pageNo, item_count: page.length, items: null, object_key: stored.key, stored_bytes: stored.bytes }).execute();
+          await db
+            .insertInto('job_result_pages')
+            .values({
+              job_id: id,
+              page_no: pageNo,
+              item_count: page.length,
+              items: null,
+              object_key: stored.key,
+              stored_bytes: stored.bytes,
+            })
+            .execute();
         }
       }
     }

@@ -40,30 +40,54 @@ interface Result {
 async function run(mode: 'workspace' | 'fifo'): Promise<Result> {
   const database = await createBenchDatabase(`fair${mode}`);
   const prefix = benchPrefix(`fair${mode}`);
-  const env = { DATABASE_URL: database.url, REDIS_URL: benchRedisUrl(), REDIS_PREFIX: prefix, QUEUE_FAIRNESS: mode, LOG_LEVEL: 'silent', HEARTBEAT_INTERVAL_MS: '1000' };
+  const env = {
+    DATABASE_URL: database.url,
+    REDIS_URL: benchRedisUrl(),
+    REDIS_PREFIX: prefix,
+    QUEUE_FAIRNESS: mode,
+    LOG_LEVEL: 'silent',
+    HEARTBEAT_INTERVAL_MS: '1000',
+  };
   const runtime = createRuntime(loadConfig(env), { name: 'bench-fairness', dbPoolSize: 10 });
   const workers = [];
   try {
     await untilRedisReady(runtime);
     const tenantOf = async (options: Parameters<typeof seedBenchWorkspace>[1]): Promise<Tenant> => {
       const { workspaceId } = await seedBenchWorkspace(runtime, options);
-      return { workspace: await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirstOrThrow(), keyId: null, role: null };
+      return {
+        workspace: await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirstOrThrow(),
+        keyId: null,
+        role: null,
+      };
     };
     const a = await tenantOf({ name: 'backlog', credits: 1_000_000, maxActiveJobs: BACKLOG + 100 });
     const b = await tenantOf({ name: 'late', credits: 1_000 });
     for (let i = 0; i < BACKLOG; i += 250) {
       await Promise.all(
         Array.from({ length: Math.min(250, BACKLOG - i) }, (_, k) =>
-          createJob(runtime.services, a, { platform: 'instagram', operation: 'profile', target: `fair_${i + k}_sandbox_slow_${SLOW_MS}` }, { endpoint: 'POST /v1/jobs' }),
+          createJob(
+            runtime.services,
+            a,
+            { platform: 'instagram', operation: 'profile', target: `fair_${i + k}_sandbox_slow_${SLOW_MS}` },
+            { endpoint: 'POST /v1/jobs' },
+          ),
         ),
       );
     }
     await runtime.queues.idle();
-    for (let i = 0; i < WORKERS; i++) workers.push(await startWorkerChild({ kind: 'real', concurrency: WORKER_CONCURRENCY, redisUrl: env.REDIS_URL, prefix, env }));
+    for (let i = 0; i < WORKERS; i++)
+      workers.push(await startWorkerChild({ kind: 'real', concurrency: WORKER_CONCURRENCY, redisUrl: env.REDIS_URL, prefix, env }));
     await sleep(LATE_MS);
-    const late = await createJob(runtime.services, b, { platform: 'instagram', operation: 'profile', target: `late_sandbox_slow_${SLOW_MS}` }, { endpoint: 'POST /v1/jobs' });
+    const late = await createJob(
+      runtime.services,
+      b,
+      { platform: 'instagram', operation: 'profile', target: `late_sandbox_slow_${SLOW_MS}` },
+      { endpoint: 'POST /v1/jobs' },
+    );
     for (;;) {
-      const { rows } = await sql<{ n: number }>`select count(*)::int as n from jobs where status in ('queued', 'running')`.execute(runtime.db);
+      const { rows } = await sql<{ n: number }>`select count(*)::int as n from jobs where status in ('queued', 'running')`.execute(
+        runtime.db,
+      );
       if (rows[0]!.n === 0) break;
       await sleep(200);
     }
@@ -74,7 +98,13 @@ async function run(mode: 'workspace' | 'fifo'): Promise<Result> {
     const r = rows[0]!;
     if (r.completed !== r.jobs) throw new Error(`${r.jobs - r.completed} jobs did not complete`);
     const seconds = (r.last.getTime() - r.first.getTime()) / 1000;
-    return { mode, lateWaitMs: lateRow.started_at!.getTime() - lateRow.created_at.getTime(), jobs: r.jobs, seconds, perSecond: r.jobs / seconds };
+    return {
+      mode,
+      lateWaitMs: lateRow.started_at!.getTime() - lateRow.created_at.getTime(),
+      jobs: r.jobs,
+      seconds,
+      perSecond: r.jobs / seconds,
+    };
   } finally {
     for (const w of workers) await w.stop();
     await runtime.queues.jobs.obliterate({ force: true }).catch(() => undefined);
@@ -87,11 +117,19 @@ async function main(): Promise<void> {
   const fair = await run('workspace');
   const fifo = await run('fifo');
   const drop = 1 - fair.perSecond / fifo.perSecond;
-  console.log(`fairness benchmark: ${BACKLOG} queued jobs of one workspace (${SLOW_MS} ms each), ${WORKERS} workers × ${WORKER_CONCURRENCY} slots; another workspace's single job ${LATE_MS / 1000} s in`);
+  console.log(
+    `fairness benchmark: ${BACKLOG} queued jobs of one workspace (${SLOW_MS} ms each), ${WORKERS} workers × ${WORKER_CONCURRENCY} slots; another workspace's single job ${LATE_MS / 1000} s in`,
+  );
   console.log(
     table([
       ['queue order', 'late job waited (ms)', 'jobs', 'seconds', 'jobs/s'],
-      ...[fair, fifo].map((r) => [r.mode === 'workspace' ? 'round robin (service)' : 'first come (fifo)', r.lateWaitMs.toFixed(0), String(r.jobs), r.seconds.toFixed(1), r.perSecond.toFixed(1)]),
+      ...[fair, fifo].map((r) => [
+        r.mode === 'workspace' ? 'round robin (service)' : 'first come (fifo)',
+        r.lateWaitMs.toFixed(0),
+        String(r.jobs),
+        r.seconds.toFixed(1),
+        r.perSecond.toFixed(1),
+      ]),
     ]),
   );
   const startOk = fair.lateWaitMs < 1_000;

@@ -53,7 +53,11 @@ const MAX_ADDED_MB = 150;
 const ROOT = path.resolve(__dirname, '..');
 
 /** The settings of the API under test this environment may change (unset: the defaults). */
-const API_SETTINGS = { MAX_HEAP_MB: process.env.MAX_HEAP_MB ?? '', HEAP_GROWTH_PERCENT: process.env.HEAP_GROWTH_PERCENT ?? '', HEAVY_READ_CONNECTIONS: process.env.HEAVY_READ_CONNECTIONS ?? '' };
+const API_SETTINGS = {
+  MAX_HEAP_MB: process.env.MAX_HEAP_MB ?? '',
+  HEAP_GROWTH_PERCENT: process.env.HEAP_GROWTH_PERCENT ?? '',
+  HEAVY_READ_CONNECTIONS: process.env.HEAVY_READ_CONNECTIONS ?? '',
+};
 const API_CONFIG = loadConfig({ LOG_LEVEL: 'silent', ...API_SETTINGS });
 
 function rssMb(pid: number): number {
@@ -69,12 +73,25 @@ async function startApi(env: Record<string, string>): Promise<{ proc: ChildProce
   const proc = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'apps/api/src/main.ts'], {
     cwd: ROOT,
     stdio: ['ignore', process.env.BENCH_API_STDOUT ? 'inherit' : 'ignore', 'inherit'],
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PROVIDER_MODE: 'sandbox', LOG_LEVEL: 'warn', ...API_SETTINGS, PORT: String(port), ...env },
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      NODE_ENV: 'production',
+      SECRETS_KEY: TEST_SECRETS_KEY,
+      PROVIDER_MODE: 'sandbox',
+      LOG_LEVEL: 'warn',
+      ...API_SETTINGS,
+      PORT: String(port),
+      ...env,
+    },
   });
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 30_000;
   for (;;) {
-    const ok = await readAll(`${url}/healthz`, {}).then((r) => r.status === 200, () => false);
+    const ok = await readAll(`${url}/healthz`, {}).then(
+      (r) => r.status === 200,
+      () => false,
+    );
     if (ok) break;
     if (Date.now() > deadline) throw new Error('the API did not start');
     await sleep(100);
@@ -121,7 +138,11 @@ function slowReader(url: string, headers: Record<string, string>, bytesPerSecond
   };
 }
 
-async function memoryPhase(api: { proc: ChildProcess; url: string }, path: string, headers: Record<string, string>): Promise<{ baseline: number; peak: number; ok: number; reading: number; minKb: number }> {
+async function memoryPhase(
+  api: { proc: ChildProcess; url: string },
+  path: string,
+  headers: Record<string, string>,
+): Promise<{ baseline: number; peak: number; ok: number; reading: number; minKb: number }> {
   // Warm up: a few whole reads, then let the process settle.
   for (let i = 0; i < 3; i++) await readAll(`${api.url}${path}`, headers);
   await sleep(2_000);
@@ -174,7 +195,12 @@ async function poll(url: string, headers: Record<string, string>, rate: number, 
  * `poll` from a thread of its own: tenant A is another client, so reading its large bodies
  * must not delay the handling of B's answers (and so B's measured latency) in this thread.
  */
-function pollElsewhere(url: string, headers: Record<string, string>, rate: number, seconds: number): Promise<{ statuses: Record<string, number> }> {
+function pollElsewhere(
+  url: string,
+  headers: Record<string, string>,
+  rate: number,
+  seconds: number,
+): Promise<{ statuses: Record<string, number> }> {
   const source = `
     const http = require('node:http');
     const { parentPort, workerData: { url, headers, rate, seconds } } = require('node:worker_threads');
@@ -220,20 +246,39 @@ function memoryPart(csv: MemoryFigures, json: MemoryFigures): boolean {
           ['csv export', csv],
           ['GET job (json)', json],
         ] as const
-      ).map(([name, x]) => [name, x.baseline.toFixed(0), x.peak.toFixed(0), (x.peak - x.baseline).toFixed(1), String(x.ok), String(x.reading), `${x.minKb.toFixed(0)} KB`, `< ${MAX_ADDED_MB} MB`, verdict(memOk(x))]),
+      ).map(([name, x]) => [
+        name,
+        x.baseline.toFixed(0),
+        x.peak.toFixed(0),
+        (x.peak - x.baseline).toFixed(1),
+        String(x.ok),
+        String(x.reading),
+        `${x.minKb.toFixed(0)} KB`,
+        `< ${MAX_ADDED_MB} MB`,
+        verdict(memOk(x)),
+      ]),
     ]),
   );
   return memOk(csv) && memOk(json);
 }
 
 /** Part (2): B's latencies idle, then while A polls the big job from another thread; prints them, and whether the target is met. */
-async function fairnessPart(url: string, bigId: string, smallId: string, headersA: Record<string, string>, headersB: Record<string, string>): Promise<boolean> {
+async function fairnessPart(
+  url: string,
+  bigId: string,
+  smallId: string,
+  headersA: Record<string, string>,
+  headersB: Record<string, string>,
+): Promise<boolean> {
   const agentB = new http.Agent({ keepAlive: true, maxSockets: 16 });
   const agentA = new http.Agent({ keepAlive: true, maxSockets: 64 });
   await poll(`${url}/v1/jobs/${smallId}`, headersB, B_RATE, 3, agentB);
   await readAll(`${url}/v1/jobs/${bigId}`, headersA, agentA);
   const idle = await poll(`${url}/v1/jobs/${smallId}`, headersB, B_RATE, FAIR_SECONDS, agentB);
-  const [loaded, aPoll] = await Promise.all([poll(`${url}/v1/jobs/${smallId}`, headersB, B_RATE, FAIR_SECONDS, agentB), pollElsewhere(`${url}/v1/jobs/${bigId}`, headersA, A_RATE, FAIR_SECONDS)]);
+  const [loaded, aPoll] = await Promise.all([
+    poll(`${url}/v1/jobs/${smallId}`, headersB, B_RATE, FAIR_SECONDS, agentB),
+    pollElsewhere(`${url}/v1/jobs/${bigId}`, headersA, A_RATE, FAIR_SECONDS),
+  ]);
   agentA.destroy();
   agentB.destroy();
 
@@ -246,7 +291,9 @@ async function fairnessPart(url: string, bigId: string, smallId: string, headers
   const idleP95 = p95(idle.latencies);
   const loadedP95 = p95(loaded.latencies);
   const fairOk = loadedP95 <= 2 * idleP95 && (loaded.statuses['200'] ?? 0) === B_RATE * FAIR_SECONDS;
-  console.log(`\n(2) tenant B polls a small job at ${B_RATE}/s; tenant A polls the ${ITEMS}-item job at ${A_RATE}/s (its full rate limit) for ${FAIR_SECONDS} s`);
+  console.log(
+    `\n(2) tenant B polls a small job at ${B_RATE}/s; tenant A polls the ${ITEMS}-item job at ${A_RATE}/s (its full rate limit) for ${FAIR_SECONDS} s`,
+  );
   console.log(
     table([
       ['tenant B', 'n', 'p50 ms', 'p95 ms', 'p99 ms', 'max ms'],
@@ -254,8 +301,16 @@ async function fairnessPart(url: string, bigId: string, smallId: string, headers
       ['A polling', String(loadedS.count), ms(loadedS.p50), ms(loadedP95), ms(loadedS.p99), ms(loadedS.max)],
     ]),
   );
-  console.log(`  tenant A's answers: ${Object.entries(aPoll.statuses).map(([s, n]) => `${s}: ${n}`).join(', ')}`);
-  console.log(`  tenant B's answers: ${Object.entries(loaded.statuses).map(([s, n]) => `${s}: ${n}`).join(', ')}`);
+  console.log(
+    `  tenant A's answers: ${Object.entries(aPoll.statuses)
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ')}`,
+  );
+  console.log(
+    `  tenant B's answers: ${Object.entries(loaded.statuses)
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ')}`,
+  );
   console.log(`  target: B's p95 under load ≤ 2 × idle (${ms(2 * idleP95)} ms): ${verdict(fairOk)}`);
   return fairOk;
 }
@@ -272,10 +327,21 @@ async function main(): Promise<void> {
     const c = await seedBenchWorkspace(runtime, { name: 'tenant C', credits: 1_000_000, rateLimitPerMinute: 1_000_000 });
     const a = await seedBenchWorkspace(runtime, { name: 'tenant A', credits: 1_000_000, rateLimitPerMinute: 600 });
     const b = await seedBenchWorkspace(runtime, { name: 'tenant B', credits: 1_000 });
-    const worker = startWorker({ services: runtime.services, providers: runtime.registry, redisUrl: env.REDIS_URL, concurrency: 2, reconcile: false });
+    const worker = startWorker({
+      services: runtime.services,
+      providers: runtime.registry,
+      redisUrl: env.REDIS_URL,
+      concurrency: 2,
+      reconcile: false,
+    });
     api = await startApi({ ...env, HEAVY_READS_PER_WORKSPACE: '100' });
     const post = async (key: string, body: object) => {
-      const res = await readAll(`${api!.url}/v1/jobs`, { 'X-API-Key': key, 'content-type': 'application/json' }, undefined, JSON.stringify(body));
+      const res = await readAll(
+        `${api!.url}/v1/jobs`,
+        { 'X-API-Key': key, 'content-type': 'application/json' },
+        undefined,
+        JSON.stringify(body),
+      );
       if (res.status !== 202) throw new Error(`POST /v1/jobs answered ${res.status}: ${res.body}`);
       return JSON.parse(res.body) as { id: string };
     };
@@ -292,9 +358,16 @@ async function main(): Promise<void> {
     const headersB = { 'X-API-Key': b.apiKey };
     const headersC = { 'X-API-Key': c.apiKey };
 
-    console.log(`heavy-reads benchmark: a ${ITEMS}-item result, node ${process.version}, API started with ${nodeHeapArgs(API_CONFIG).join(' ')} (MAX_HEAP_MB), HEAP_GROWTH_PERCENT=${API_CONFIG.heapGrowthPercent}, HEAVY_READ_CONNECTIONS=${API_CONFIG.heavyReadConnections}`);
+    console.log(
+      `heavy-reads benchmark: a ${ITEMS}-item result, node ${process.version}, API started with ${nodeHeapArgs(API_CONFIG).join(' ')} (MAX_HEAP_MB), HEAP_GROWTH_PERCENT=${API_CONFIG.heapGrowthPercent}, HEAVY_READ_CONNECTIONS=${API_CONFIG.heavyReadConnections}`,
+    );
     let ok = true;
-    if (PARTS.has('memory')) ok = memoryPart(await memoryPhase(api, `/v1/jobs/${bigC.id}/export?format=csv`, headersC), await memoryPhase(api, `/v1/jobs/${bigC.id}`, headersC)) && ok;
+    if (PARTS.has('memory'))
+      ok =
+        memoryPart(
+          await memoryPhase(api, `/v1/jobs/${bigC.id}/export?format=csv`, headersC),
+          await memoryPhase(api, `/v1/jobs/${bigC.id}`, headersC),
+        ) && ok;
     await api.stop();
     if (PARTS.has('fairness')) {
       // Fairness, with the default bound.

@@ -103,7 +103,14 @@ const JOBS = Number(process.env.BENCH_JOBS ?? 2000);
 const WORKER_CONCURRENCY = Number(process.env.BENCH_WORKER_CONCURRENCY ?? 16);
 const SPREAD_WORKSPACES = Number(process.env.BENCH_SPREAD_WORKSPACES ?? 8);
 /** The closed-loop concurrency levels of (a): each endpoint's maximum over them is compared. */
-const LEVELS = [...new Set((process.env.BENCH_LEVELS ?? '16,64,256').split(',').map(Number).filter((n) => n > 0))];
+const LEVELS = [
+  ...new Set(
+    (process.env.BENCH_LEVELS ?? '16,64,256')
+      .split(',')
+      .map(Number)
+      .filter((n) => n > 0),
+  ),
+];
 /** BENCH_PAID=0 leaves out the workspace on a paid plan. */
 const KINDS = (['bare', 'api', 'spread', 'paid'] as const).filter((kind) => kind !== 'paid' || process.env.BENCH_PAID !== '0');
 type Kind = (typeof KINDS)[number];
@@ -134,8 +141,17 @@ async function main(): Promise<void> {
   const objectStore: Record<string, string> = !OBJECT_STORE
     ? {}
     : s3
-      ? { RESULT_STORE: 's3', S3_ENDPOINT: s3.endpoint, S3_BUCKET: 'bench-results', S3_ACCESS_KEY_ID: s3.accessKeyId, S3_SECRET_ACCESS_KEY: s3.secretAccessKey, S3_FORCE_PATH_STYLE: '1' }
-      : Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => /^(RESULT_STORE|S3_[A-Z_]+)$/.test(e[0]) && e[1] !== undefined));
+      ? {
+          RESULT_STORE: 's3',
+          S3_ENDPOINT: s3.endpoint,
+          S3_BUCKET: 'bench-results',
+          S3_ACCESS_KEY_ID: s3.accessKeyId,
+          S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+          S3_FORCE_PATH_STYLE: '1',
+        }
+      : Object.fromEntries(
+          Object.entries(process.env).filter((e): e is [string, string] => /^(RESULT_STORE|S3_[A-Z_]+)$/.test(e[0]) && e[1] !== undefined),
+        );
   if (OBJECT_STORE) console.log(`results in an object store: ${objectStore.S3_ENDPOINT ?? 'AWS'} bucket ${objectStore.S3_BUCKET}`);
   const env: Record<string, string> = {
     NODE_ENV: 'production',
@@ -180,14 +196,23 @@ async function main(): Promise<void> {
       }),
     );
     closers.push(api.close);
-    const beside = MONITOR_TARGETS > 0 ? await startMonitorBeside(runtime, api.url, { targets: MONITOR_TARGETS, everyMs: MONITOR_EVERY_S * 1000 }) : null;
+    const beside =
+      MONITOR_TARGETS > 0
+        ? await startMonitorBeside(runtime, api.url, { targets: MONITOR_TARGETS, everyMs: MONITOR_EVERY_S * 1000 })
+        : null;
     if (beside) closers.push(async () => void (await beside.stop()));
-    await bare.query('create table bare_jobs (id text primary key, workspace_id text not null, request jsonb not null, created_at timestamptz not null default now())');
+    await bare.query(
+      'create table bare_jobs (id text primary key, workspace_id text not null, request jsonb not null, created_at timestamptz not null default now())',
+    );
     const bareApp = express();
     bareApp.use(express.json());
     bareApp.post('/bare', async (req, res) => {
       const id = newId('job');
-      await bare.query('insert into bare_jobs (id, workspace_id, request) values ($1, $2, $3)', [id, ws.workspaceId, JSON.stringify(req.body)]);
+      await bare.query('insert into bare_jobs (id, workspace_id, request) values ($1, $2, $3)', [
+        id,
+        ws.workspaceId,
+        JSON.stringify(req.body),
+      ]);
       res.status(202).json({ id, status: 'queued' });
     });
     const bareServer = await serve(bareApp);
@@ -205,7 +230,13 @@ async function main(): Promise<void> {
         bodyTemplate: body(tag),
         okStatus: 202,
       }),
-      paid: (tag) => ({ baseUrl: api.url, path: '/v1/jobs', headers: { 'X-API-Key': paid.apiKey }, bodyTemplate: body(tag), okStatus: 202 }),
+      paid: (tag) => ({
+        baseUrl: api.url,
+        path: '/v1/jobs',
+        headers: { 'X-API-Key': paid.apiKey },
+        bodyTemplate: body(tag),
+        okStatus: 202,
+      }),
     };
     const names = {
       bare: 'bare insert',
@@ -213,9 +244,17 @@ async function main(): Promise<void> {
       spread: `POST /v1/jobs, ${SPREAD_WORKSPACES} workspaces`,
       paid: `POST /v1/jobs, 1 workspace on ${paid.planId}`,
     };
-    if (beside) console.log(`beside the load: a monitor of ${MONITOR_TARGETS} targets run every ${MONITOR_EVERY_S} s at most, its series read every second`);
+    if (beside)
+      console.log(
+        `beside the load: a monitor of ${MONITOR_TARGETS} targets run every ${MONITOR_EVERY_S} s at most, its series read every second`,
+      );
     if (PARTS.has('a')) {
-      const retirer = startRetirer(runtime.db, [ws.workspaceId, ...spread.map((w) => w.workspaceId), paid.workspaceId, ...(beside ? [beside.workspaceId] : [])]);
+      const retirer = startRetirer(runtime.db, [
+        ws.workspaceId,
+        ...spread.map((w) => w.workspaceId),
+        paid.workspaceId,
+        ...(beside ? [beside.workspaceId] : []),
+      ]);
       closers.push(retirer.stop);
 
       console.log('(a) warming up...');
@@ -238,12 +277,25 @@ async function main(): Promise<void> {
       const profiledLevel = LEVELS.reduce((best, c) => (Math.abs(c - 64) < Math.abs(best - 64) ? c : best), LEVELS[0]!);
       const rounds = Object.fromEntries(KINDS.map((kind) => [kind, LEVELS.map(() => [] as LoadReport[])])) as Record<Kind, LoadReport[][]>;
       for (let round = 1; round <= ROUNDS; round++) {
-        console.log(`(a) closed loops at ${LEVELS.map((c) => `c=${c}`).join(', ')}, ${CLOSED_SECONDS} s each, round ${round} of ${ROUNDS}...`);
+        console.log(
+          `(a) closed loops at ${LEVELS.map((c) => `c=${c}`).join(', ')}, ${CLOSED_SECONDS} s each, round ${round} of ${ROUNDS}...`,
+        );
         for (const [l, concurrency] of LEVELS.entries()) {
           for (const kind of KINDS) {
-            const profiled = CPU_PROF_DIR && round === 1 && kind === 'api' && concurrency === profiledLevel ? await startCpuProfile() : null;
-            rounds[kind][l]!.push(await runLoad({ ...plans[kind](`${kind}closed${round}c${concurrency}`), mode: 'closed', concurrency, durationMs: CLOSED_SECONDS * 1000 }));
-            if (profiled) console.log(`(a) CPU profile of the API at c=${concurrency}: ${await profiled.stop(CPU_PROF_DIR!, `jobs-a-api-c${concurrency}`)}`);
+            const profiled =
+              CPU_PROF_DIR && round === 1 && kind === 'api' && concurrency === profiledLevel ? await startCpuProfile() : null;
+            rounds[kind][l]!.push(
+              await runLoad({
+                ...plans[kind](`${kind}closed${round}c${concurrency}`),
+                mode: 'closed',
+                concurrency,
+                durationMs: CLOSED_SECONDS * 1000,
+              }),
+            );
+            if (profiled)
+              console.log(
+                `(a) CPU profile of the API at c=${concurrency}: ${await profiled.stop(CPU_PROF_DIR!, `jobs-a-api-c${concurrency}`)}`,
+              );
           }
         }
       }
@@ -264,7 +316,17 @@ async function main(): Promise<void> {
       const rowsA = [['(a) endpoint', 'mode', 'ok', 'failed', 'req/s', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms']];
       const row = (kind: Kind, label: string, r: LoadReport) => {
         const s = summarize(r.latencies);
-        rowsA.push([names[kind], label, String(r.ok), String(r.sent - r.ok), rps(r).toFixed(0), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max)]);
+        rowsA.push([
+          names[kind],
+          label,
+          String(r.ok),
+          String(r.sent - r.ok),
+          rps(r).toFixed(0),
+          ms(s.p50),
+          ms(s.p90),
+          ms(s.p99),
+          ms(s.max),
+        ]);
       };
       for (const kind of KINDS) {
         row(kind, `open ${RATE}/s`, reports[`${kind}-open`]!);
@@ -295,7 +357,10 @@ async function main(): Promise<void> {
         result[`a.${kind}.ratio`] = ratio;
         result[`a.${kind}.p99_ms`] = p99;
         result[`a.${kind}.open_failed`] = openRun.sent - openRun.ok;
-        const same = atSixteen < 0 ? '' : `; at c=16 alone ${median(rounds[kind][atSixteen]!.map((r, i) => rps(r) / rps(rounds.bare[atSixteen]![i]!))).toFixed(2)}`;
+        const same =
+          atSixteen < 0
+            ? ''
+            : `; at c=16 alone ${median(rounds[kind][atSixteen]!.map((r, i) => rps(r) / rps(rounds.bare[atSixteen]![i]!))).toFixed(2)}`;
         console.log(
           `(a) ${names[kind]}: max throughput ratio to bare insert ${ratio.toFixed(2)} (median of rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}${same}; target ≥ ${target}); ` +
             `at ${RATE} req/s offered: ${rps(openRun).toFixed(0)} req/s answered, ${openRun.sent - openRun.ok} failed, p99 ${ms(p99)} ms (target < ${TARGET_P99_MS} ms): ${verdict(ok)}`,
@@ -312,7 +377,13 @@ async function main(): Promise<void> {
     // ---- (b) completed jobs/s through the worker against raw BullMQ ------------------------
     if (PARTS.has('b')) {
       console.log(`\n(b) ${JOBS} jobs per run, worker concurrency ${WORKER_CONCURRENCY}, submit concurrency ${CONCURRENCY}...`);
-      const workerPlan = { kind: 'real' as const, concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, env };
+      const workerPlan = {
+        kind: 'real' as const,
+        concurrency: WORKER_CONCURRENCY,
+        redisUrl: config.redisUrl,
+        prefix: config.redisPrefix,
+        env,
+      };
 
       // End to end: submissions and processing at the same time.
       const e2eWs = await seedBenchWorkspace(runtime, { name: 'bench e2e', ...AMPLE });
@@ -342,7 +413,12 @@ async function main(): Promise<void> {
         const directWorker = await startWorkerChild(workerPlan);
         const directStart = epochNow();
         await produce(JOBS, CONCURRENCY, (i) =>
-          createJob(runtime.services, directTenant, { platform: 'instagram', operation: 'profile', target: `direct${round}_${i}` }, { endpoint: 'POST /v1/jobs' }),
+          createJob(
+            runtime.services,
+            directTenant,
+            { platform: 'instagram', operation: 'profile', target: `direct${round}_${i}` },
+            { endpoint: 'POST /v1/jobs' },
+          ),
         );
         const directDone = await waitForCompleted(runtime.db, directWs.workspaceId, JOBS);
         await directWorker.stop();
@@ -351,9 +427,19 @@ async function main(): Promise<void> {
       const runRawE2e = async (round: number): Promise<number> => {
         const rawE2eQueue = `${rawQueueName}-e2e${round}`;
         const rawE2eProducer = new Queue(rawE2eQueue, { connection: runtime.redis, prefix: bullPrefix });
-        const rawWorker = await startWorkerChild({ kind: 'raw', concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, clusterNodes: config.redisClusterNodes, prefix: bullPrefix, queueName: rawE2eQueue, expected: JOBS });
+        const rawWorker = await startWorkerChild({
+          kind: 'raw',
+          concurrency: WORKER_CONCURRENCY,
+          redisUrl: config.redisUrl,
+          clusterNodes: config.redisClusterNodes,
+          prefix: bullPrefix,
+          queueName: rawE2eQueue,
+          expected: JOBS,
+        });
         const rawStart = epochNow();
-        await produce(JOBS, CONCURRENCY, (i) => rawE2eProducer.add('noop', { i }, { removeOnComplete: true, removeOnFail: true, attempts: 1 }));
+        await produce(JOBS, CONCURRENCY, (i) =>
+          rawE2eProducer.add('noop', { i }, { removeOnComplete: true, removeOnFail: true, attempts: 1 }),
+        );
         const rawDone = await rawWorker.done;
         await rawWorker.stop();
         await rawE2eProducer.obliterate({ force: true });
@@ -382,8 +468,22 @@ async function main(): Promise<void> {
       await drainWorker.stop();
       const serviceDrain = JOBS / ((drainDone - drainWorker.startedAt) / 1000);
 
-      await rawQueue.addBulk(Array.from({ length: JOBS }, (_, i) => ({ name: 'noop', data: { i }, opts: { removeOnComplete: true, removeOnFail: true, attempts: 1 } })));
-      const rawDrainWorker = await startWorkerChild({ kind: 'raw', concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, clusterNodes: config.redisClusterNodes, prefix: bullPrefix, queueName: rawQueueName, expected: JOBS });
+      await rawQueue.addBulk(
+        Array.from({ length: JOBS }, (_, i) => ({
+          name: 'noop',
+          data: { i },
+          opts: { removeOnComplete: true, removeOnFail: true, attempts: 1 },
+        })),
+      );
+      const rawDrainWorker = await startWorkerChild({
+        kind: 'raw',
+        concurrency: WORKER_CONCURRENCY,
+        redisUrl: config.redisUrl,
+        clusterNodes: config.redisClusterNodes,
+        prefix: bullPrefix,
+        queueName: rawQueueName,
+        expected: JOBS,
+      });
       const rawDrainDone = await rawDrainWorker.done;
       await rawDrainWorker.stop();
       const rawDrain = JOBS / ((rawDrainDone - rawDrainWorker.startedAt) / 1000);
@@ -397,11 +497,22 @@ async function main(): Promise<void> {
       if (failedJobs.n !== 0) throw new Error(`${failedJobs.n} jobs did not complete`);
 
       const rowsB = [['(b) run', 'service jobs/s', 'raw BullMQ jobs/s', 'ratio']];
-      rowsB.push([`end to end: createJob / Queue.add (median of ${ROUNDS})`, serviceDirect.toFixed(0), rawE2e.toFixed(0), median(directRatios).toFixed(2)]);
+      rowsB.push([
+        `end to end: createJob / Queue.add (median of ${ROUNDS})`,
+        serviceDirect.toFixed(0),
+        rawE2e.toFixed(0),
+        median(directRatios).toFixed(2),
+      ]);
       rowsB.push(['end to end: POST /v1/jobs / Queue.add', serviceE2e.toFixed(0), rawE2e.toFixed(0), (serviceE2e / rawE2e).toFixed(2)]);
       rowsB.push(['drain (pre-filled queue)', serviceDrain.toFixed(0), rawDrain.toFixed(0), (serviceDrain / rawDrain).toFixed(2)]);
       const besideB = beside?.take() ?? null;
-      if (besideB) rowsB.push([`beside it: the monitor's jobs (${besideB.runsCompleted} runs of ${MONITOR_TARGETS})`, ((besideB.runsCompleted * MONITOR_TARGETS) / (besideB.runRequests.elapsedMs / 1000)).toFixed(0), '-', '-']);
+      if (besideB)
+        rowsB.push([
+          `beside it: the monitor's jobs (${besideB.runsCompleted} runs of ${MONITOR_TARGETS})`,
+          ((besideB.runsCompleted * MONITOR_TARGETS) / (besideB.runRequests.elapsedMs / 1000)).toFixed(0),
+          '-',
+          '-',
+        ]);
       console.log(`\n${table(rowsB)}`);
       if (besideB) console.log(`    ${besideLine(besideB)}`);
       console.log(`    (submissions of the end-to-end run: ${rps(submitted).toFixed(0)} req/s over HTTP)`);
@@ -476,7 +587,8 @@ function loadAverage(): string {
 
 async function checked(report: Promise<LoadReport>, what: string): Promise<LoadReport> {
   const r = await report;
-  if (r.ok !== r.sent) throw new Error(`${what}: ${r.sent - r.ok} of ${r.sent} requests failed (${JSON.stringify(r.statuses)}); first: ${r.firstError}`);
+  if (r.ok !== r.sent)
+    throw new Error(`${what}: ${r.sent - r.ok} of ${r.sent} requests failed (${JSON.stringify(r.statuses)}); first: ${r.firstError}`);
   return r;
 }
 

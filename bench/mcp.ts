@@ -56,17 +56,35 @@ function resultOf(reply: Reply): { structuredContent: Record<string, unknown> } 
         .filter((line) => line.startsWith('data: '))
         .map((line) => line.slice(6))
         .pop();
-  const message = JSON.parse(data ?? 'null') as { result?: { isError?: boolean; structuredContent: Record<string, unknown> }; error?: unknown } | null;
+  const message = JSON.parse(data ?? 'null') as {
+    result?: { isError?: boolean; structuredContent: Record<string, unknown> };
+    error?: unknown;
+  } | null;
   if (!message?.result || message.result.isError) throw new Error(`mcp: ${reply.body.slice(0, 300)}`);
   return message.result;
 }
 
 async function main(): Promise<void> {
   const database = await createBenchDatabase('mcp');
-  const config = loadConfig({ ...process.env, DATABASE_URL: database.url, REDIS_URL: benchRedisUrl(), REDIS_PREFIX: benchPrefix('mcp'), LOG_LEVEL: 'silent', SEED_DEMO: '0' });
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: database.url,
+    REDIS_URL: benchRedisUrl(),
+    REDIS_PREFIX: benchPrefix('mcp'),
+    LOG_LEVEL: 'silent',
+    SEED_DEMO: '0',
+  });
   const runtime = createRuntime(config, { name: 'bench-mcp', dbPoolSize: 4 });
   const port = await freePort();
-  const env = { NODE_ENV: 'development', PORT: String(port), DATABASE_URL: database.url, REDIS_URL: config.redisUrl, REDIS_PREFIX: config.redisPrefix, LOG_LEVEL: 'silent', SEED_DEMO: '0' };
+  const env = {
+    NODE_ENV: 'development',
+    PORT: String(port),
+    DATABASE_URL: database.url,
+    REDIS_URL: config.redisUrl,
+    REDIS_PREFIX: config.redisPrefix,
+    LOG_LEVEL: 'silent',
+    SEED_DEMO: '0',
+  };
   const api = startService('api', env);
   const worker = startService('worker', env);
   const agent = keepAliveAgent(CONCURRENCY * 2 + 64);
@@ -80,7 +98,12 @@ async function main(): Promise<void> {
     const ws = await seedBenchWorkspace(runtime, { name: 'bench mcp', ...AMPLE });
     const auth = { 'X-API-Key': ws.apiKey };
     const create = async (target: string, limit: number) => {
-      const reply = await send(agent, base, { method: 'POST', path: '/v1/jobs', headers: auth, body: JSON.stringify({ platform: 'twitter', operation: 'followers', target, limit }) });
+      const reply = await send(agent, base, {
+        method: 'POST',
+        path: '/v1/jobs',
+        headers: auth,
+        body: JSON.stringify({ platform: 'twitter', operation: 'followers', target, limit }),
+      });
       if (reply.status !== 202) throw new Error(`create: ${reply.status} ${reply.body.slice(0, 300)}`);
       return (JSON.parse(reply.body) as { id: string }).id;
     };
@@ -88,24 +111,39 @@ async function main(): Promise<void> {
     const big = await create('bench_mcp_big', ITEMS);
     for (const id of [small, big]) {
       for (let done = false; !done; await new Promise((resolve) => setTimeout(resolve, 200))) {
-        done = (JSON.parse((await send(agent, base, { method: 'GET', path: `/v1/jobs/${id}`, headers: auth })).body) as { status: string }).status === 'completed';
+        done =
+          (JSON.parse((await send(agent, base, { method: 'GET', path: `/v1/jobs/${id}`, headers: auth })).body) as { status: string })
+            .status === 'completed';
       }
     }
-    const mcp = (id: number, name: string, args: Record<string, unknown>): SentRequest => ({ method: 'POST', path: '/mcp', headers: { ...auth, ...MCP_HEADERS }, body: toolCall(id, name, args) });
+    const mcp = (id: number, name: string, args: Record<string, unknown>): SentRequest => ({
+      method: 'POST',
+      path: '/mcp',
+      headers: { ...auth, ...MCP_HEADERS },
+      body: toolCall(id, name, args),
+    });
     // The handshake a client makes first (the stateless server keeps nothing of it).
     const init = await send(agent, base, {
       method: 'POST',
       path: '/mcp',
       headers: { ...auth, Accept: MCP_HEADERS.Accept },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 0,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+      }),
     });
     if (init.status !== 200) throw new Error(`initialize: ${init.status} ${init.body.slice(0, 300)}`);
 
     // The big job's page cursors, for get_items calls spread over the result.
     const cursors: Array<string | null> = [null];
-    for (let cursor: string | null = null; ; ) {
-      const page = resultOf(await send(agent, base, mcp(1, 'get_items', { job_id: big, limit: 100, ...(cursor ? { cursor } : {}) }))).structuredContent;
-      if ((page.items as unknown[]).length !== 100 && page.next_cursor !== null) throw new Error('get_items: a page of fewer than 100 items');
+    for (let cursor: string | null = null; ;) {
+      const page = resultOf(
+        await send(agent, base, mcp(1, 'get_items', { job_id: big, limit: 100, ...(cursor ? { cursor } : {}) })),
+      ).structuredContent;
+      if ((page.items as unknown[]).length !== 100 && page.next_cursor !== null)
+        throw new Error('get_items: a page of fewer than 100 items');
       cursor = page.next_cursor as string | null;
       if (cursor === null) break;
       cursors.push(cursor);
@@ -133,7 +171,12 @@ async function main(): Promise<void> {
       return calls / ((performance.now() - started) / 1000);
     };
     /** Latencies (from each call's scheduled time) of `rate` calls a second for `seconds`. */
-    const openLoop = async (rate: number, seconds: number, request: (i: number) => SentRequest, check: (reply: Reply) => void): Promise<number[]> => {
+    const openLoop = async (
+      rate: number,
+      seconds: number,
+      request: (i: number) => SentRequest,
+      check: (reply: Reply) => void,
+    ): Promise<number[]> => {
       const latencies: number[] = [];
       const start = performance.now() + 50;
       const runs: Array<Promise<void>> = [];
@@ -168,7 +211,15 @@ async function main(): Promise<void> {
     console.log('latency: MCP get_job at 100 calls/s...');
     const jobLatency = summarize(await openLoop(100, SECONDS * 2, getJob, checkMcp));
     console.log('latency: MCP get_items (100 items) at 50 calls/s...');
-    const itemsLatency = summarize(await openLoop(50, SECONDS * 2, (i) => mcp(i, 'get_items', { job_id: big, limit: 100, ...(cursors[i % cursors.length] ? { cursor: cursors[i % cursors.length] } : {}) }), checkMcp));
+    const itemsLatency = summarize(
+      await openLoop(
+        50,
+        SECONDS * 2,
+        (i) =>
+          mcp(i, 'get_items', { job_id: big, limit: 100, ...(cursors[i % cursors.length] ? { cursor: cursors[i % cursors.length] } : {}) }),
+        checkMcp,
+      ),
+    );
 
     const ratio = mcpRate / restRate;
     console.log(
@@ -179,7 +230,14 @@ async function main(): Promise<void> {
       ])}\n\n${table([
         ['open loop', 'n', 'p50 ms', 'p90 ms', 'p99 ms', 'max ms'],
         ['MCP get_job at 100/s', String(jobLatency.count), ms(jobLatency.p50), ms(jobLatency.p90), ms(jobLatency.p99), ms(jobLatency.max)],
-        ['MCP get_items (100 items) at 50/s', String(itemsLatency.count), ms(itemsLatency.p50), ms(itemsLatency.p90), ms(itemsLatency.p99), ms(itemsLatency.max)],
+        [
+          'MCP get_items (100 items) at 50/s',
+          String(itemsLatency.count),
+          ms(itemsLatency.p50),
+          ms(itemsLatency.p90),
+          ms(itemsLatency.p99),
+          ms(itemsLatency.max),
+        ],
       ])}`,
     );
     const checks = [

@@ -39,7 +39,14 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { createApp, RedisRateLimiter } from '@sdx/app-api';
 import { loadConfig } from '@sdx/config';
-import { advanceMonitorRun, ensureMonthPartition, PROFILE_METRICS, readSeriesJson, type SeriesQuery, type Tenant } from '@sdx/domain/testing';
+import {
+  advanceMonitorRun,
+  ensureMonthPartition,
+  PROFILE_METRICS,
+  readSeriesJson,
+  type SeriesQuery,
+  type Tenant,
+} from '@sdx/domain/testing';
 import { createRuntime } from '@sdx/runtime';
 import { TEST_SECRETS_KEY } from '@sdx/testing';
 import { processesCpu, samplePostgresCpu } from './lib/cpu';
@@ -106,7 +113,12 @@ async function main(): Promise<void> {
     await waitFor(() => runtime.redis.status === 'ready', 5000, 'Redis');
     const ws = await seedBenchWorkspace(runtime, { name: 'bench monitors', ...AMPLE });
     const api = await serve(
-      createApp({ services: runtime.services, registry: runtime.registry, limiter: new RedisRateLimiter(runtime.redis, config.redisPrefix), redis: runtime.redis }),
+      createApp({
+        services: runtime.services,
+        registry: runtime.registry,
+        limiter: new RedisRateLimiter(runtime.redis, config.redisPrefix),
+        redis: runtime.redis,
+      }),
     );
     closers.push(api.close);
     const agent = keepAliveAgent(4);
@@ -117,22 +129,42 @@ async function main(): Promise<void> {
       if (!expect.includes(reply.status)) throw new Error(`${method} ${path}: ${reply.status} ${reply.body.slice(0, 300)}`);
       return JSON.parse(reply.body) as Record<string, unknown>;
     };
-    const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+    const load = () =>
+      loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ');
     console.log(`monitors benchmark: ${new Date().toISOString()}, node ${process.version}, load average ${load()}`);
 
     // ------------------------------------------------------------ 1. a run's cost
     const targets = Array.from({ length: TARGETS }, (_, i) => `bench_user_${i}`);
     if (PARTS.has('run')) {
-      const monitor = await call('POST', '/v1/monitors', { name: 'bench run cost', platform: 'instagram', operation: 'profile', targets, frequency: 'hourly' });
+      const monitor = await call('POST', '/v1/monitors', {
+        name: 'bench run cost',
+        platform: 'instagram',
+        operation: 'profile',
+        targets,
+        frequency: 'hourly',
+      });
       const monitorId = monitor.id as string;
       const workers: WorkerChild[] = [];
       for (let i = 0; i < WORKERS; i++) {
-        const worker = await startWorkerChild({ kind: 'real', concurrency: WORKER_CONCURRENCY, redisUrl: config.redisUrl, prefix: config.redisPrefix, env });
+        const worker = await startWorkerChild({
+          kind: 'real',
+          concurrency: WORKER_CONCURRENCY,
+          redisUrl: config.redisUrl,
+          prefix: config.redisPrefix,
+          env,
+        });
         workers.push(worker);
         closers.push(() => worker.stop());
       }
       const openJobs = async (batchIds: string[]) =>
-        (await bare.query<{ n: number }>(`select count(*)::int as n from jobs where batch_id = any($1::text[]) and status in ('queued', 'running')`, [batchIds])).rows[0]!.n;
+        (
+          await bare.query<{ n: number }>(
+            `select count(*)::int as n from jobs where batch_id = any($1::text[]) and status in ('queued', 'running')`,
+            [batchIds],
+          )
+        ).rows[0]!.n;
       const untilEnded = async (batchIds: string[]) => {
         const deadline = Date.now() + RUN_TIMEOUT_MS;
         while ((await openJobs(batchIds)) > 0) {
@@ -140,7 +172,9 @@ async function main(): Promise<void> {
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
       };
-      const measure = async (work: () => Promise<{ jobs: number; observations: number | null; completionMs: number | null }>): Promise<Side> => {
+      const measure = async (
+        work: () => Promise<{ jobs: number; observations: number | null; completionMs: number | null }>,
+      ): Promise<Side> => {
         const workerCpu = processesCpu(workers.map((w) => w.pid));
         const postgresCpu = samplePostgresCpu(bare, database.name, 100);
         const apiCpu = process.cpuUsage();
@@ -162,7 +196,8 @@ async function main(): Promise<void> {
           let completing = performance.now();
           let stored = await advanceMonitorRun(runtime.services, runId);
           while (stored?.status !== 'completed') {
-            if (stored && stored.status !== 'running' && stored.status !== 'queued') throw new Error(`monitor run ${runId} ended ${stored.status}: ${JSON.stringify(stored.error)}`);
+            if (stored && stored.status !== 'running' && stored.status !== 'queued')
+              throw new Error(`monitor run ${runId} ended ${stored.status}: ${JSON.stringify(stored.error)}`);
             await untilEnded(stored?.batch_ids ?? (run.batch_ids as string[]));
             completing = performance.now();
             stored = await advanceMonitorRun(runtime.services, runId);
@@ -173,7 +208,11 @@ async function main(): Promise<void> {
         measure(async () => {
           const batchIds: string[] = [];
           for (let i = 0; i < targets.length; i += BATCH) {
-            const batch = await call('POST', '/v1/batches', { platform: 'instagram', operation: 'profile', targets: targets.slice(i, i + BATCH) });
+            const batch = await call('POST', '/v1/batches', {
+              platform: 'instagram',
+              operation: 'profile',
+              targets: targets.slice(i, i + BATCH),
+            });
             batchIds.push(batch.id as string);
           }
           await untilEnded(batchIds);
@@ -202,7 +241,9 @@ async function main(): Promise<void> {
       for (const worker of workers) await worker.stop();
       const wallRatio = median(monitorSides.map((s) => s.wallMs)) / median(plainSides.map((s) => s.wallMs));
       const cpuRatio = median(monitorSides.map((s) => s.cpuS)) / median(plainSides.map((s) => s.cpuS));
-      console.log(`\n1. a run's cost: ${TARGETS} profile targets, ${WORKERS} worker process(es) × concurrency ${WORKER_CONCURRENCY}, sandbox latency 0, ${TURNS} rounds`);
+      console.log(
+        `\n1. a run's cost: ${TARGETS} profile targets, ${WORKERS} worker process(es) × concurrency ${WORKER_CONCURRENCY}, sandbox latency 0, ${TURNS} rounds`,
+      );
       console.log(table(runRows));
       const wallOk = wallRatio <= RATIO_TARGET;
       const cpuOk = cpuRatio <= RATIO_TARGET;
@@ -214,19 +255,43 @@ async function main(): Promise<void> {
       result.run_plain_cpu_s = Number(median(plainSides.map((s) => s.cpuS)).toFixed(2));
       result.run_cpu_ratio = Number(cpuRatio.toFixed(3));
       verdicts.push(
-        ['run wall time (median)', `${result.run_monitor_wall_s} s`, `${result.run_plain_wall_s} s`, `× ${wallRatio.toFixed(3)}`, `≤ × ${RATIO_TARGET}`, verdict(wallOk)],
-        ['run CPU time (median)', `${result.run_monitor_cpu_s} s`, `${result.run_plain_cpu_s} s`, `× ${cpuRatio.toFixed(3)}`, `≤ × ${RATIO_TARGET}`, verdict(cpuOk)],
+        [
+          'run wall time (median)',
+          `${result.run_monitor_wall_s} s`,
+          `${result.run_plain_wall_s} s`,
+          `× ${wallRatio.toFixed(3)}`,
+          `≤ × ${RATIO_TARGET}`,
+          verdict(wallOk),
+        ],
+        [
+          'run CPU time (median)',
+          `${result.run_monitor_cpu_s} s`,
+          `${result.run_plain_cpu_s} s`,
+          `× ${cpuRatio.toFixed(3)}`,
+          `≤ × ${RATIO_TARGET}`,
+          verdict(cpuOk),
+        ],
       );
     }
 
     // ------------------------------------------------------------ 2. a year of points, read back
     if (PARTS.has('series')) {
       const seriesTargets = Array.from({ length: SERIES_TARGETS }, (_, i) => `bench_series_${i}`);
-      const seriesMonitor = await call('POST', '/v1/monitors', { name: 'bench series', platform: 'instagram', operation: 'profile', targets: seriesTargets, frequency: 'hourly' });
+      const seriesMonitor = await call('POST', '/v1/monitors', {
+        name: 'bench series',
+        platform: 'instagram',
+        operation: 'profile',
+        targets: seriesTargets,
+        frequency: 'hourly',
+      });
       const seriesMonitorId = seriesMonitor.id as string;
       const end = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
       const start = new Date(end.getTime() - (HOURS - 1) * 3_600_000);
-      for (let month = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), 1)); month <= end; month = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1))) {
+      for (
+        let month = new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth(), 1));
+        month <= end;
+        month = new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 1, 1))
+      ) {
         await ensureMonthPartition(runtime.db, month);
       }
       const seeding = performance.now();
@@ -242,10 +307,16 @@ async function main(): Promise<void> {
       const seededPoints = HOURS * SERIES_TARGETS * PROFILE_METRICS.length;
       const seedSeconds = (performance.now() - seeding) / 1000;
       await sql`vacuum analyze monitor_points`.execute(runtime.db);
-      for (const partition of (await bare.query<{ name: string }>(`select inhrelid::regclass::text as name from pg_inherits where inhparent = 'monitor_points'::regclass`)).rows) {
+      for (const partition of (
+        await bare.query<{ name: string }>(
+          `select inhrelid::regclass::text as name from pg_inherits where inhparent = 'monitor_points'::regclass`,
+        )
+      ).rows) {
         await bare.query(`vacuum analyze ${partition.name}`);
       }
-      console.log(`\n2. seeded ${seededPoints.toLocaleString('en')} points (${SERIES_TARGETS} targets × 3 metrics × ${HOURS} hours) in ${seedSeconds.toFixed(1)} s`);
+      console.log(
+        `\n2. seeded ${seededPoints.toLocaleString('en')} points (${SERIES_TARGETS} targets × 3 metrics × ${HOURS} hours) in ${seedSeconds.toFixed(1)} s`,
+      );
 
       const scenarios: Array<{ name: string; path: string; points: number; judged: boolean; query?: SeriesQuery }> = [
         { name: 'baseline: GET /v1/monitors/{id}', path: `/v1/monitors/${seriesMonitorId}`, points: 0, judged: false },
@@ -256,11 +327,19 @@ async function main(): Promise<void> {
           judged: true,
           query: { target: 'bench_series_0', metric: 'followers_count' },
         },
-        { name: 'series: 1 target, 3 metrics, 1 year', path: `/v1/monitors/${seriesMonitorId}/series?target=bench_series_0`, points: HOURS * 3, judged: false, query: { target: 'bench_series_0' } },
+        {
+          name: 'series: 1 target, 3 metrics, 1 year',
+          path: `/v1/monitors/${seriesMonitorId}/series?target=bench_series_0`,
+          points: HOURS * 3,
+          judged: false,
+          query: { target: 'bench_series_0' },
+        },
       ];
       const workspace = await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow();
       const tenant: Tenant = { workspace, keyId: null, role: null };
-      const seriesRows: string[][] = [['request', 'points', 'readSeriesJson p50 ms', 'p50 ms', 'p99 ms', 'max ms', 'p99 / baseline', 'target', 'result']];
+      const seriesRows: string[][] = [
+        ['request', 'points', 'readSeriesJson p50 ms', 'p50 ms', 'p99 ms', 'max ms', 'p99 / baseline', 'target', 'result'],
+      ];
       let baselineP99 = Number.NaN;
       for (const scenario of scenarios) {
         const samples: number[] = [];
@@ -329,7 +408,14 @@ async function main(): Promise<void> {
       );
 
       verdicts.push(
-        ['series 1 target × 1 year, p99', `${ms(result.series_p99_ms!)} ms`, `${ms(result.baseline_p99_ms!)} ms`, `p50 ${ms(result.series_p50_ms!)} ms`, `< ${TARGET_P99_MS} ms`, verdict(result.series_p99_ms! < TARGET_P99_MS)],
+        [
+          'series 1 target × 1 year, p99',
+          `${ms(result.series_p99_ms!)} ms`,
+          `${ms(result.baseline_p99_ms!)} ms`,
+          `p50 ${ms(result.series_p50_ms!)} ms`,
+          `< ${TARGET_P99_MS} ms`,
+          verdict(result.series_p99_ms! < TARGET_P99_MS),
+        ],
         ['bytes per point', `${result.bytes_per_point}`, '-', '-', 'reported', '-'],
       );
     }

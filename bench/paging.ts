@@ -94,10 +94,16 @@ async function main(): Promise<void> {
     await insert(ws.workspaceId, 'job_0bench', JOBS);
     await insert(neighbour.workspaceId, 'job_0nbr', NEIGHBOUR_JOBS);
     await sql`vacuum analyze jobs`.execute(db);
-    console.log(`seeded ${JOBS.toLocaleString('en')} + ${NEIGHBOUR_JOBS.toLocaleString('en')} jobs in ${((performance.now() - seeding) / 1000).toFixed(0)} s`);
+    console.log(
+      `seeded ${JOBS.toLocaleString('en')} + ${NEIGHBOUR_JOBS.toLocaleString('en')} jobs in ${((performance.now() - seeding) / 1000).toFixed(0)} s`,
+    );
 
     const nth = async (n: number, where = sql`true`) =>
-      (await sql<{ id: string }>`select id from jobs where workspace_id = ${ws.workspaceId} and ${where} order by id desc offset ${n - 1} limit 1`.execute(db)).rows[0]!.id;
+      (
+        await sql<{
+          id: string;
+        }>`select id from jobs where workspace_id = ${ws.workspaceId} and ${where} order by id desc offset ${n - 1} limit 1`.execute(db)
+      ).rows[0]!.id;
     const page100 = await nth(99 * 25);
     // The hundredth page of failed jobs (or the last full one, on a smaller run).
     const failedCount = JOBS / 100;
@@ -105,7 +111,12 @@ async function main(): Promise<void> {
     const baselineJob = await nth(1);
 
     const api = await serve(
-      createApp({ services: runtime.services, registry: runtime.registry, limiter: new RedisRateLimiter(runtime.redis, config.redisPrefix), redis: runtime.redis }),
+      createApp({
+        services: runtime.services,
+        registry: runtime.registry,
+        limiter: new RedisRateLimiter(runtime.redis, config.redisPrefix),
+        redis: runtime.redis,
+      }),
     );
     closers.push(api.close);
     const agent = keepAliveAgent(1);
@@ -118,30 +129,49 @@ async function main(): Promise<void> {
       { name: 'status=failed, first page', path: '/v1/jobs?limit=25&status=failed', page: true },
       { name: 'status=failed, 100th page', path: `/v1/jobs?limit=25&status=failed&starting_after=${failed100}`, page: true },
       { name: 'platform=twitter&operation=followers', path: '/v1/jobs?limit=25&platform=twitter&operation=followers', page: true },
-      { name: 'status=completed (most jobs), 100th page', path: `/v1/jobs?limit=25&status=completed&starting_after=${page100}`, page: true },
+      {
+        name: 'status=completed (most jobs), 100th page',
+        path: `/v1/jobs?limit=25&status=completed&starting_after=${page100}`,
+        page: true,
+      },
       { name: 'schedule_id', path: `/v1/jobs?limit=25&schedule_id=${scheduleId}`, page: true },
       { name: 'first page, include_result=false', path: '/v1/jobs?limit=25&include_result=false', page: true },
       { name: '100th page, include_result=false', path: `/v1/jobs?limit=25&include_result=false&starting_after=${page100}`, page: true },
     ];
 
-    const rows: string[][] = [['request', 'index of the page query', 'query ms', 'p50 ms', 'p99 ms', 'max ms', 'p99 / baseline', 'target', 'result']];
+    const rows: string[][] = [
+      ['request', 'index of the page query', 'query ms', 'p50 ms', 'p99 ms', 'max ms', 'p99 / baseline', 'target', 'result'],
+    ];
     let baselineP99 = Number.NaN;
     for (const scenario of scenarios) {
-      const query = scenario.page ? await pageQuery(runtime, ws.workspaceId, scenario.path) : { indexes: 'jobs_pkey', executionMs: Number.NaN };
+      const query = scenario.page
+        ? await pageQuery(runtime, ws.workspaceId, scenario.path)
+        : { indexes: 'jobs_pkey', executionMs: Number.NaN };
       const samples: number[] = [];
       for (let i = 0; i < WARMUP + REQUESTS; i++) {
         const started = performance.now();
         const reply = await send(agent, api.url, { method: 'GET', path: scenario.path, headers });
         const elapsed = performance.now() - started;
         if (reply.status !== 200) throw new Error(`${scenario.name}: ${reply.status} ${reply.body.slice(0, 200)}`);
-        if (scenario.page && i === 0 && (JSON.parse(reply.body) as unknown[]).length !== 25) throw new Error(`${scenario.name}: not a full page`);
+        if (scenario.page && i === 0 && (JSON.parse(reply.body) as unknown[]).length !== 25)
+          throw new Error(`${scenario.name}: not a full page`);
         if (i >= WARMUP) samples.push(elapsed);
       }
       const s = summarize(samples);
       if (!scenario.page) baselineP99 = s.p99;
       const ok = !scenario.page || s.p99 < TARGET_P99_MS;
       failed ||= !ok;
-      rows.push([scenario.name, query.indexes, ms(query.executionMs, 3), ms(s.p50), ms(s.p99), ms(s.max), ms(s.p99 / baselineP99), scenario.page ? `p99 < ${TARGET_P99_MS}` : '-', scenario.page ? verdict(ok) : '-']);
+      rows.push([
+        scenario.name,
+        query.indexes,
+        ms(query.executionMs, 3),
+        ms(s.p50),
+        ms(s.p99),
+        ms(s.max),
+        ms(s.p99 / baselineP99),
+        scenario.page ? `p99 < ${TARGET_P99_MS}` : '-',
+        scenario.page ? verdict(ok) : '-',
+      ]);
     }
     agent.destroy();
     console.log(`\n${REQUESTS} requests per row after ${WARMUP} of warm-up, one at a time, limit 25`);
@@ -160,7 +190,11 @@ async function main(): Promise<void> {
  * median of 5 executions' times as Postgres measures them (EXPLAIN ANALYZE), the query's own
  * share of a request.
  */
-async function pageQuery(runtime: ReturnType<typeof createRuntime>, workspaceId: string, path: string): Promise<{ indexes: string; executionMs: number }> {
+async function pageQuery(
+  runtime: ReturnType<typeof createRuntime>,
+  workspaceId: string,
+  path: string,
+): Promise<{ indexes: string; executionMs: number }> {
   const query = new URL(path, 'http://x').searchParams;
   const workspace = await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirstOrThrow();
   const filters: JobFilters = {
@@ -170,11 +204,19 @@ async function pageQuery(runtime: ReturnType<typeof createRuntime>, workspaceId:
     scheduleId: query.get('schedule_id') ?? undefined,
   };
   const recorder = recordingStatements(runtime.db);
-  await listJobs(recorder.db, { workspace, keyId: null, role: 'viewer' }, { limit: Number(query.get('limit') ?? 25), startingAfter: query.get('starting_after') }, filters);
+  await listJobs(
+    recorder.db,
+    { workspace, keyId: null, role: 'viewer' },
+    { limit: Number(query.get('limit') ?? 25), startingAfter: query.get('starting_after') },
+    filters,
+  );
   const page = recorder.statements.find((statement) => /order by workspace_id, id desc/.test(statement.sql))!;
   const times: number[] = [];
   for (let i = 0; i < 5; i++) {
-    const { rows } = await runtime.db.executeQuery<{ 'QUERY PLAN': Array<{ 'Execution Time': number }> }>({ ...page, sql: `explain (analyze, format json) ${page.sql}` });
+    const { rows } = await runtime.db.executeQuery<{ 'QUERY PLAN': Array<{ 'Execution Time': number }> }>({
+      ...page,
+      sql: `explain (analyze, format json) ${page.sql}`,
+    });
     times.push(rows[0]!['QUERY PLAN'][0]!['Execution Time']);
   }
   return { indexes: indexesIn(await explain(runtime.db, page)).join(', ') || 'none', executionMs: summarize(times).p50 };

@@ -77,9 +77,30 @@ interface Operation {
 
 const OPERATIONS: Operation[] = [
   { label: 'instagram profile', platform: 'instagram', operation: 'profile', target: (i) => `scaleprofile${i}`, jobs: 300 },
-  { label: 'instagram posts, limit 100', platform: 'instagram', operation: 'posts', target: (i) => `scaleposts${i}`, limit: 100, jobs: 100 },
-  { label: 'twitter followers, limit 1000', platform: 'twitter', operation: 'followers', target: (i) => `scalefollowers${i}`, limit: 1000, jobs: 30 },
-  { label: 'instagram comments, limit 100', platform: 'instagram', operation: 'comments', target: (i) => `Cscale${i}`, limit: 100, jobs: 60 },
+  {
+    label: 'instagram posts, limit 100',
+    platform: 'instagram',
+    operation: 'posts',
+    target: (i) => `scaleposts${i}`,
+    limit: 100,
+    jobs: 100,
+  },
+  {
+    label: 'twitter followers, limit 1000',
+    platform: 'twitter',
+    operation: 'followers',
+    target: (i) => `scalefollowers${i}`,
+    limit: 1000,
+    jobs: 30,
+  },
+  {
+    label: 'instagram comments, limit 100',
+    platform: 'instagram',
+    operation: 'comments',
+    target: (i) => `Cscale${i}`,
+    limit: 100,
+    jobs: 60,
+  },
 ];
 
 type Tenant = Parameters<typeof createJob>[1];
@@ -132,13 +153,34 @@ async function main(): Promise<void> {
 
 // ---- (cpu) ----------------------------------------------------------------------------------
 
-async function measureCpu(runtime: Runtime, database: BenchDatabase, admin: pg.Pool, env: Record<string, string>, redisPid: number): Promise<void> {
-  console.log(`\n(cpu) ${JOBS} instagram profile jobs, ${PRODUCERS} producers (createJob), 1 worker process at concurrency ${WORKER_CONCURRENCY}...`);
-  const worker = await startWorkerChild({ kind: 'real', concurrency: WORKER_CONCURRENCY, redisUrl: env.REDIS_URL!, prefix: env.REDIS_PREFIX!, env });
+async function measureCpu(
+  runtime: Runtime,
+  database: BenchDatabase,
+  admin: pg.Pool,
+  env: Record<string, string>,
+  redisPid: number,
+): Promise<void> {
+  console.log(
+    `\n(cpu) ${JOBS} instagram profile jobs, ${PRODUCERS} producers (createJob), 1 worker process at concurrency ${WORKER_CONCURRENCY}...`,
+  );
+  const worker = await startWorkerChild({
+    kind: 'real',
+    concurrency: WORKER_CONCURRENCY,
+    redisUrl: env.REDIS_URL!,
+    prefix: env.REDIS_PREFIX!,
+    env,
+  });
   try {
     // Warm-up: the worker's and this process's code paths compiled, the pools' connections open.
     const warm = await tenantOf(runtime, 'scale warm-up');
-    await produce(200, PRODUCERS, (i) => createJob(runtime.services, warm, { platform: 'instagram', operation: 'profile', target: `scalewarm${i}` }, { endpoint: 'POST /v1/jobs' }));
+    await produce(200, PRODUCERS, (i) =>
+      createJob(
+        runtime.services,
+        warm,
+        { platform: 'instagram', operation: 'profile', target: `scalewarm${i}` },
+        { endpoint: 'POST /v1/jobs' },
+      ),
+    );
     await waitForCompleted(runtime, warm.workspace.id, 200);
 
     const tenant = await tenantOf(runtime, 'scale cpu');
@@ -146,7 +188,14 @@ async function measureCpu(runtime: Runtime, database: BenchDatabase, admin: pg.P
     const redisCpu = processesCpu([redisPid]);
     const self = process.cpuUsage();
     const start = epochNow();
-    await produce(JOBS, PRODUCERS, (i) => createJob(runtime.services, tenant, { platform: 'instagram', operation: 'profile', target: `scalecpu${i}` }, { endpoint: 'POST /v1/jobs' }));
+    await produce(JOBS, PRODUCERS, (i) =>
+      createJob(
+        runtime.services,
+        tenant,
+        { platform: 'instagram', operation: 'profile', target: `scalecpu${i}` },
+        { endpoint: 'POST /v1/jobs' },
+      ),
+    );
     const done = await waitForCompleted(runtime, tenant.workspace.id, JOBS);
     const wall = (done - start) / 1000;
     const postgres = await pgCpu.stop();
@@ -158,12 +207,21 @@ async function measureCpu(runtime: Runtime, database: BenchDatabase, admin: pg.P
     rows.push(['jobs completed', String(JOBS)]);
     rows.push(['wall time, first submission to last completion', `${wall.toFixed(2)} s (${(JOBS / wall).toFixed(0)} jobs/s)`]);
     rows.push(['credits settled', `${credits} (${(credits / wall).toFixed(0)}/s)`]);
-    rows.push([`Postgres backends' CPU (${postgres.backendCount} backends)`, `${postgres.backends.toFixed(2)} s = ${((postgres.backends * 1000) / JOBS).toFixed(3)} ms per job`]);
-    rows.push(['Postgres auxiliary processes (server-wide, upper bound)', `${postgres.auxiliary.toFixed(2)} s = ${((postgres.auxiliary * 1000) / JOBS).toFixed(3)} ms per job`]);
+    rows.push([
+      `Postgres backends' CPU (${postgres.backendCount} backends)`,
+      `${postgres.backends.toFixed(2)} s = ${((postgres.backends * 1000) / JOBS).toFixed(3)} ms per job`,
+    ]);
+    rows.push([
+      'Postgres auxiliary processes (server-wide, upper bound)',
+      `${postgres.auxiliary.toFixed(2)} s = ${((postgres.auxiliary * 1000) / JOBS).toFixed(3)} ms per job`,
+    ]);
     rows.push(['jobs per Postgres core-second (backends)', (JOBS / postgres.backends).toFixed(0)]);
     rows.push(['jobs per Postgres core-second (backends + auxiliary)', (JOBS / (postgres.backends + postgres.auxiliary)).toFixed(0)]);
     rows.push(['credits settled per Postgres core-second (backends)', (credits / postgres.backends).toFixed(0)]);
-    rows.push(['redis-server CPU', `${redisSeconds.toFixed(2)} s = ${((redisSeconds * 1000) / JOBS).toFixed(3)} ms per job; ${(JOBS / redisSeconds).toFixed(0)} jobs per Redis core-second`]);
+    rows.push([
+      'redis-server CPU',
+      `${redisSeconds.toFixed(2)} s = ${((redisSeconds * 1000) / JOBS).toFixed(3)} ms per job; ${(JOBS / redisSeconds).toFixed(0)} jobs per Redis core-second`,
+    ]);
     rows.push(['producer (createJob, this process) CPU', `${((producer.user + producer.system) / 1000 / JOBS).toFixed(3)} ms per job`]);
     console.log(`\n${table(rows)}`);
   } finally {
@@ -181,9 +239,28 @@ async function measureBytes(
   s3Env: Record<string, string>,
   s3: LoopbackS3,
 ): Promise<void> {
-  const rows = [['(bytes) operation', 'store', 'jobs', 'items/job', 'pages/job', 'PG bytes/job', 'jobs', 'result pages', 'ledger+resv', 'other', 'object bytes/job', 's3rver dir/job', 'PG CPU ms/job', 'credits/job']];
+  const rows = [
+    [
+      '(bytes) operation',
+      'store',
+      'jobs',
+      'items/job',
+      'pages/job',
+      'PG bytes/job',
+      'jobs',
+      'result pages',
+      'ledger+resv',
+      'other',
+      'object bytes/job',
+      's3rver dir/job',
+      'PG CPU ms/job',
+      'credits/job',
+    ],
+  ];
   for (const store of ['postgres', 's3'] as const) {
-    console.log(`\n(bytes) RESULT_STORE=${store}: ${OPERATIONS.map((o) => `${Math.max(1, Math.round(o.jobs * SIZE_SCALE))} ${o.label}`).join(', ')}...`);
+    console.log(
+      `\n(bytes) RESULT_STORE=${store}: ${OPERATIONS.map((o) => `${Math.max(1, Math.round(o.jobs * SIZE_SCALE))} ${o.label}`).join(', ')}...`,
+    );
     const worker = await startWorkerChild({
       kind: 'real',
       concurrency: WORKER_CONCURRENCY,
@@ -199,7 +276,12 @@ async function measureBytes(
         const dirBefore = folderBytes(s3.directory);
         const pgCpu = samplePostgresCpu(admin, database.name);
         await produce(jobs, PRODUCERS, (i) =>
-          createJob(runtime.services, tenant, { platform: op.platform, operation: op.operation, target: op.target(i), ...(op.limit ? { limit: op.limit } : {}) }, { endpoint: 'POST /v1/jobs' }),
+          createJob(
+            runtime.services,
+            tenant,
+            { platform: op.platform, operation: op.operation, target: op.target(i), ...(op.limit ? { limit: op.limit } : {}) },
+            { endpoint: 'POST /v1/jobs' },
+          ),
         );
         await waitForCompleted(runtime, tenant.workspace.id, jobs);
         const cpu = await pgCpu.stop();
@@ -245,10 +327,16 @@ async function measureBytes(
     }
   }
   console.log(`\n${table(rows)}`);
-  console.log('    PG bytes/job: growth of pg_total_relation_size (table, indexes, TOAST; dead row versions until vacuum) of every table, per job;');
+  console.log(
+    '    PG bytes/job: growth of pg_total_relation_size (table, indexes, TOAST; dead row versions until vacuum) of every table, per job;',
+  );
   console.log('    pages/job: result pages written (with RESULT_STORE=s3, one object PUT each).');
-  console.log('    PG CPU ms/job: the Postgres backends\' CPU over the batch (as in (cpu)), per job; credits/job: billed (settled) credits.');
-  console.log('    object bytes/job: the pages\' stored_bytes (compressed NDJSON); s3rver dir/job: its folder\'s growth (objects + metadata files).');
+  console.log(
+    "    PG CPU ms/job: the Postgres backends' CPU over the batch (as in (cpu)), per job; credits/job: billed (settled) credits.",
+  );
+  console.log(
+    "    object bytes/job: the pages' stored_bytes (compressed NDJSON); s3rver dir/job: its folder's growth (objects + metadata files).",
+  );
 }
 
 const GROUPED = new Set(['jobs', 'job_result_pages', 'credit_ledger', 'credit_reservations']);
@@ -281,10 +369,23 @@ async function measureRedis(runtime: Runtime, redis: PrivateRedis): Promise<void
     const tenant = await tenantOf(runtime, `scale redis ${producers}`);
     const memBefore = await usedMemory(redis);
     const keysBefore = await dbSize(redis);
-    await produce(QUEUED, producers, (i) => createJob(runtime.services, tenant, { platform: 'instagram', operation: 'profile', target: `scaleq${producers}x${i}` }, { endpoint: 'POST /v1/jobs' }));
+    await produce(QUEUED, producers, (i) =>
+      createJob(
+        runtime.services,
+        tenant,
+        { platform: 'instagram', operation: 'profile', target: `scaleq${producers}x${i}` },
+        { endpoint: 'POST /v1/jobs' },
+      ),
+    );
     const memAfter = await usedMemory(redis);
     const keysAfter = await dbSize(redis);
-    rows.push([String(producers), String(QUEUED), bytes(memAfter - memBefore), bytes((memAfter - memBefore) / QUEUED), String(keysAfter - keysBefore)]);
+    rows.push([
+      String(producers),
+      String(QUEUED),
+      bytes(memAfter - memBefore),
+      bytes((memAfter - memBefore) / QUEUED),
+      String(keysAfter - keysBefore),
+    ]);
   }
   await runtime.queues.jobs.obliterate({ force: true });
   console.log(`\n${table(rows)}`);
@@ -321,14 +422,19 @@ interface Fleet {
 }
 
 async function measureMulti(runtime: Runtime, database: BenchDatabase, admin: pg.Pool, env: Record<string, string>): Promise<void> {
-  console.log(`\n(multi) ${MULTI_JOBS} POST /v1/jobs over 32 connections, 1 API + 1 worker and 2 + 2 taking turns (worker concurrency ${WORKER_CONCURRENCY}), ${TURNS} round(s)...`);
+  console.log(
+    `\n(multi) ${MULTI_JOBS} POST /v1/jobs over 32 connections, 1 API + 1 worker and 2 + 2 taking turns (worker concurrency ${WORKER_CONCURRENCY}), ${TURNS} round(s)...`,
+  );
   const fleet: Fleet = { apis: [], workers: [] };
   const serviceEnv = { ...env, WORKER_CONCURRENCY: String(WORKER_CONCURRENCY) };
   const grow = async (size: number) => {
     const starting: Array<Promise<void>> = [];
     while (fleet.apis.length < size) {
       const port = await freePort();
-      const api = { process: startService('api', { ...serviceEnv, PORT: String(port) }, `api-${fleet.apis.length + 1}`), url: `http://127.0.0.1:${port}` };
+      const api = {
+        process: startService('api', { ...serviceEnv, PORT: String(port) }, `api-${fleet.apis.length + 1}`),
+        url: `http://127.0.0.1:${port}`,
+      };
       fleet.apis.push(api);
       starting.push(untilReady(api.url, api.process));
     }
@@ -355,7 +461,16 @@ async function measureMulti(runtime: Runtime, database: BenchDatabase, admin: pg
         // A short warm-up on each API, so compilation and pools are not measured.
         await Promise.all(
           fleet.apis.map((api, a) =>
-            runLoad({ mode: 'closed', baseUrl: api.url, path: '/v1/jobs', headers: { 'X-API-Key': ws.apiKey }, bodyTemplate: job(`warm${size}r${round}a${a}`), okStatus: 202, concurrency: 8, total: 100 }),
+            runLoad({
+              mode: 'closed',
+              baseUrl: api.url,
+              path: '/v1/jobs',
+              headers: { 'X-API-Key': ws.apiKey },
+              bodyTemplate: job(`warm${size}r${round}a${a}`),
+              okStatus: 202,
+              concurrency: 8,
+              total: 100,
+            }),
           ),
         );
         await waitForCompleted(runtime, ws.workspaceId, 100 * size);
@@ -395,12 +510,20 @@ async function measureMulti(runtime: Runtime, database: BenchDatabase, admin: pg
   for (const size of [1, 2] as const) {
     const runs = results[size];
     const mean = (f: (r: (typeof runs)[number]) => number) => runs.reduce((n, r) => n + f(r), 0) / runs.length;
-    rows.push([`${size} API + ${size} worker`, runs.map((r) => r.rate.toFixed(0)).join(', '), mean((r) => r.apiMs).toFixed(2), mean((r) => r.workerMs).toFixed(2), mean((r) => r.pgMs).toFixed(2)]);
+    rows.push([
+      `${size} API + ${size} worker`,
+      runs.map((r) => r.rate.toFixed(0)).join(', '),
+      mean((r) => r.apiMs).toFixed(2),
+      mean((r) => r.workerMs).toFixed(2),
+      mean((r) => r.pgMs).toFixed(2),
+    ]);
   }
   console.log(`\n${table(rows)}`);
   // Rounds' ratios: each round's 2+2 against its own 1+1.
   const ratios = results[2].map((r, i) => r.rate / results[1][i]!.rate);
-  console.log(`\n(multi) throughput ratio 2+2 / 1+1: ${median(ratios).toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')}) on ${os.cpus().length} cores`);
+  console.log(
+    `\n(multi) throughput ratio 2+2 / 1+1: ${median(ratios).toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')}) on ${os.cpus().length} cores`,
+  );
 }
 
 function job(tag: string): string {
@@ -445,7 +568,13 @@ async function produce(total: number, concurrency: number, submit: (i: number) =
 async function waitForCompleted(runtime: Runtime, workspaceId: string, count: number): Promise<number> {
   const deadline = Date.now() + 300_000;
   for (;;) {
-    const active = await runtime.db.selectFrom('jobs').select('id').where('workspace_id', '=', workspaceId).where('status', 'in', ['queued', 'running']).limit(1).executeTakeFirst();
+    const active = await runtime.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('workspace_id', '=', workspaceId)
+      .where('status', 'in', ['queued', 'running'])
+      .limit(1)
+      .executeTakeFirst();
     if (!active) break;
     if (Date.now() > deadline) throw new Error('jobs still active after 300 s');
     await new Promise((resolve) => setTimeout(resolve, 50));

@@ -138,15 +138,25 @@ async function scenario(template: string, engines: number, prefix: string): Prom
     for (let i = 0; i < engines; i++) {
       const proc = fork(__filename, [], {
         env,
-        execArgv: [...process.execArgv, ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [])],
+        execArgv: [
+          ...process.execArgv,
+          ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+        ],
       });
       children.push(proc);
       const exited = new Promise<never>((_, reject) =>
         proc.on('exit', (code) => reject(new Error(`scheduler process exited with ${code} before it finished`))),
       );
       exited.catch(() => undefined);
-      ready.push(Promise.race([new Promise<void>((resolve) => proc.on('message', (m: ChildMessage) => m.kind === 'ready' && resolve())), exited]));
-      done.push(Promise.race([new Promise<number>((resolve) => proc.on('message', (m: ChildMessage) => m.kind === 'done' && resolve(m.dispatched ?? 0))), exited]));
+      ready.push(
+        Promise.race([new Promise<void>((resolve) => proc.on('message', (m: ChildMessage) => m.kind === 'ready' && resolve())), exited]),
+      );
+      done.push(
+        Promise.race([
+          new Promise<number>((resolve) => proc.on('message', (m: ChildMessage) => m.kind === 'done' && resolve(m.dispatched ?? 0))),
+          exited,
+        ]),
+      );
     }
     await Promise.all(ready);
     const started = performance.now();
@@ -157,7 +167,14 @@ async function scenario(template: string, engines: number, prefix: string): Prom
 
     const db = createDb({ connectionString: databaseUrl, max: 1 });
     try {
-      const { rows } = await sql<{ runs: number; dispatched: number; occurrences: number; jobs: number; job_schedules: number; missed: number }>`
+      const { rows } = await sql<{
+        runs: number;
+        dispatched: number;
+        occurrences: number;
+        jobs: number;
+        job_schedules: number;
+        missed: number;
+      }>`
         select
           (select count(*)::int from schedule_runs) as runs,
           (select count(*)::int from schedule_runs where status = 'queued' and job_id is not null and dispatched_at is not null) as dispatched,
@@ -187,7 +204,13 @@ async function scenario(template: string, engines: number, prefix: string): Prom
 }
 
 async function clearQueues(prefix: string): Promise<void> {
-  const config = loadConfig({ ...process.env, DATABASE_URL: urlFor('postgres'), REDIS_URL: redisUrl, REDIS_PREFIX: prefix, LOG_LEVEL: 'silent' });
+  const config = loadConfig({
+    ...process.env,
+    DATABASE_URL: urlFor('postgres'),
+    REDIS_URL: redisUrl,
+    REDIS_PREFIX: prefix,
+    LOG_LEVEL: 'silent',
+  });
   const runtime = createRuntime(config, { name: 'bench-cleanup', dbPoolSize: 1 });
   await runtime.queues.jobs.obliterate({ force: true }).catch(() => undefined);
   await runtime.queues.batchChildren.obliterate({ force: true }).catch(() => undefined);

@@ -53,9 +53,9 @@ async function main(): Promise<void> {
     const users = Math.ceil(RATE * (SECONDS + WARMUP_MS / 1000)) + 10;
     const passwordHash = await hashPassword(PASSWORD);
     for (let i = 0; i < users; i++) {
-      await runtime.db.transaction().execute((tx) =>
-        createUser(tx, systemClock, { email: `bench${i}@example.com`, passwordHash, credits: 100 }, { ip: null }),
-      );
+      await runtime.db
+        .transaction()
+        .execute((tx) => createUser(tx, systemClock, { email: `bench${i}@example.com`, passwordHash, credits: 100 }, { ip: null }));
     }
     console.log(`seeded ${users} users`);
 
@@ -75,7 +75,14 @@ async function main(): Promise<void> {
       await new Promise((resolve) => setTimeout(resolve, 20));
     }
 
-    const api = await serve(createApp({ services: runtime.services, registry: runtime.registry, limiter: new RedisRateLimiter(runtime.redis, config.redisPrefix), redis: runtime.redis }));
+    const api = await serve(
+      createApp({
+        services: runtime.services,
+        registry: runtime.registry,
+        limiter: new RedisRateLimiter(runtime.redis, config.redisPrefix),
+        redis: runtime.redis,
+      }),
+    );
     try {
       const report = await runLoad({
         mode: 'open',
@@ -88,7 +95,8 @@ async function main(): Promise<void> {
         durationMs: SECONDS * 1000,
         okStatus: 200,
       });
-      if (report.ok !== report.sent) throw new Error(`${report.sent - report.ok} sign-ins failed: ${JSON.stringify(report.statuses)} ${report.firstError ?? ''}`);
+      if (report.ok !== report.sent)
+        throw new Error(`${report.sent - report.ok} sign-ins failed: ${JSON.stringify(report.statuses)} ${report.firstError ?? ''}`);
       const s = summarize(report.latencies);
       const base = summarize(floor);
       const commit = summarize(commits);

@@ -165,7 +165,13 @@ async function main(): Promise<void> {
     const ws = await seedBenchWorkspace(runtime, { name: `bench ${label}`, ...AMPLE });
     await runtime.db
       .insertInto('webhooks')
-      .values({ id: `whk_bench_${label}`, workspace_id: ws.workspaceId, url: receiver.url, events: ['job.completed'], secret: sealerOf(config).seal(`whsec_${Buffer.alloc(32, 1).toString('base64')}`) })
+      .values({
+        id: `whk_bench_${label}`,
+        workspace_id: ws.workspaceId,
+        url: receiver.url,
+        events: ['job.completed'],
+        secret: sealerOf(config).seal(`whsec_${Buffer.alloc(32, 1).toString('base64')}`),
+      })
       .execute();
     return tenantOf(ws.workspaceId);
   };
@@ -175,15 +181,33 @@ async function main(): Promise<void> {
       Array.from({ length: 16 }, async () => {
         while (next < count) {
           const i = next++;
-          await createJob(runtime.services, tenant, { platform: 'instagram', operation: 'profile', target: `${label}_${i}` }, { endpoint: 'bench' });
+          await createJob(
+            runtime.services,
+            tenant,
+            { platform: 'instagram', operation: 'profile', target: `${label}_${i}` },
+            { endpoint: 'bench' },
+          );
         }
       }),
     );
   };
   const active = async (workspaceId: string) =>
-    Boolean(await runtime.db.selectFrom('jobs').select('id').where('workspace_id', '=', workspaceId).where('status', 'in', ['queued', 'running']).limit(1).executeTakeFirst());
+    Boolean(
+      await runtime.db
+        .selectFrom('jobs')
+        .select('id')
+        .where('workspace_id', '=', workspaceId)
+        .where('status', 'in', ['queued', 'running'])
+        .limit(1)
+        .executeTakeFirst(),
+    );
 
-  console.log(`webhooks benchmark: ${new Date().toISOString()}, load average ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `webhooks benchmark: ${new Date().toISOString()}, load average ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   const rounds: Array<{ service: number; bare: number }> = [];
   let sampleBody = '';
   for (let round = 1; round <= (PARTS.has('a') ? ROUNDS : 0); round++) {
@@ -198,7 +222,12 @@ async function main(): Promise<void> {
     await waitFor(() => receiver.count >= EVENTS, 300_000, 'the service deliveries');
     const service = EVENTS / ((receiver.lastAt - deliverer.startedAt) / 1000);
     await deliverer.stop();
-    const event = await runtime.db.selectFrom('webhook_events').select('body').where('workspace_id', '=', tenant.workspace.id).limit(1).executeTakeFirstOrThrow();
+    const event = await runtime.db
+      .selectFrom('webhook_events')
+      .select('body')
+      .where('workspace_id', '=', tenant.workspace.id)
+      .limit(1)
+      .executeTakeFirstOrThrow();
     sampleBody = event.body!;
 
     receiver.reset();
@@ -219,12 +248,18 @@ async function main(): Promise<void> {
     const due = started + (i * 1000) / RATE;
     const wait = due - epochNow();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    pending.push(createJob(runtime.services, tenant, { platform: 'instagram', operation: 'profile', target: `b_${i}` }, { endpoint: 'bench' }));
+    pending.push(
+      createJob(runtime.services, tenant, { platform: 'instagram', operation: 'profile', target: `b_${i}` }, { endpoint: 'bench' }),
+    );
   }
   await Promise.all(pending);
   await waitFor(() => receiver.arrivals.size >= total, 120_000, 'the deliveries of (b)');
   await worker.stop();
-  const finished = await runtime.db.selectFrom('jobs').select(['id', 'finished_at']).where('workspace_id', '=', tenant.workspace.id).execute();
+  const finished = await runtime.db
+    .selectFrom('jobs')
+    .select(['id', 'finished_at'])
+    .where('workspace_id', '=', tenant.workspace.id)
+    .execute();
   const latencies = finished.map((job) => receiver.arrivals.get(job.id)! - job.finished_at!.getTime());
   const latency = summarize(latencies);
   if (process.env.BENCH_STAGES) {
@@ -259,9 +294,18 @@ async function main(): Promise<void> {
   console.log('');
   const ratioMet = !PARTS.has('a') || ratio >= TARGET_RATIO;
   const latencyMet = latency.p99 < TARGET_P99_MS;
-  console.log(`(a) events/s from completion to signed delivery / bare got POSTs: ${ratio.toFixed(2)} (median of rounds ${rounds.map((r) => (r.service / r.bare).toFixed(2)).join(', ')}; target ≥ ${TARGET_RATIO}): ${verdict(ratioMet)}`);
-  console.log(`(b) p99 completion → delivery at ${RATE} completions/s: ${ms(latency.p99)} ms (target < ${TARGET_P99_MS} ms): ${verdict(latencyMet)}`);
-  console.log(`load average at the end: ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}`);
+  console.log(
+    `(a) events/s from completion to signed delivery / bare got POSTs: ${ratio.toFixed(2)} (median of rounds ${rounds.map((r) => (r.service / r.bare).toFixed(2)).join(', ')}; target ≥ ${TARGET_RATIO}): ${verdict(ratioMet)}`,
+  );
+  console.log(
+    `(b) p99 completion → delivery at ${RATE} completions/s: ${ms(latency.p99)} ms (target < ${TARGET_P99_MS} ms): ${verdict(latencyMet)}`,
+  );
+  console.log(
+    `load average at the end: ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(' ')}`,
+  );
   const figures: Record<string, number> = {};
   if (PARTS.has('a')) figures['a.ratio'] = ratio;
   if (PARTS.has('b')) figures['b.p99_ms'] = latency.p99;

@@ -31,7 +31,6 @@ export const ENTRIES: Record<string, string> = {
   migrate: 'packages/db/src/cli.ts',
 };
 
-
 const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:${m}`)]);
 
 /** `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
@@ -120,7 +119,9 @@ async function main(): Promise<void> {
   }
   for (const [file, bytes] of outputs) console.log(`${file}  ${(bytes / 1024).toFixed(0)} KiB`);
   const consoleBuild = await ensureConsoleBuild();
-  console.log(`apps/console/dist ${consoleBuild.built ? 'built' : 'up to date'}: initial JavaScript ${(consoleBuild.initialJsGzipBytes / 1024).toFixed(1)} KiB gzipped`);
+  console.log(
+    `apps/console/dist ${consoleBuild.built ? 'built' : 'up to date'}: initial JavaScript ${(consoleBuild.initialJsGzipBytes / 1024).toFixed(1)} KiB gzipped`,
+  );
   console.log(`built in ${Math.round(performance.now() - started)} ms`);
 }
 

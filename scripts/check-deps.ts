@@ -67,7 +67,9 @@ export function importsOf(file: string): ImportRef[] {
     if (ts.isImportDeclaration(node) && ts.isStringLiteral(node.moduleSpecifier)) {
       const clause = node.importClause;
       const named = clause?.namedBindings && ts.isNamedImports(clause.namedBindings) ? clause.namedBindings.elements : undefined;
-      const typeOnly = Boolean(clause && (clause.isTypeOnly || (!clause.name && named && named.length > 0 && named.every((e) => e.isTypeOnly))));
+      const typeOnly = Boolean(
+        clause && (clause.isTypeOnly || (!clause.name && named && named.length > 0 && named.every((e) => e.isTypeOnly))),
+      );
       out.push({ specifier: node.moduleSpecifier.text, typeOnly });
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       out.push({ specifier: node.moduleSpecifier.text, typeOnly: node.isTypeOnly });
@@ -88,7 +90,9 @@ export function importsOf(file: string): ImportRef[] {
 export function undeclared(): string[] {
   const root = read(path.join(ROOT, 'package.json'));
   const workspaces = ['apps', 'packages'].flatMap((group) =>
-    readdirSync(path.join(ROOT, group)).map((name) => path.join(group, name)).filter((dir) => statSync(path.join(ROOT, dir, 'package.json'), { throwIfNoEntry: false })),
+    readdirSync(path.join(ROOT, group))
+      .map((name) => path.join(group, name))
+      .filter((dir) => statSync(path.join(ROOT, dir, 'package.json'), { throwIfNoEntry: false })),
   );
   const everywhere = new Set<string>(Object.keys({ ...root.dependencies, ...root.devDependencies }));
   const problems: string[] = [];
@@ -99,11 +103,15 @@ export function undeclared(): string[] {
     const testOnly = TEST_ONLY_PACKAGES.has(pkg.name);
     const runtime = new Set(Object.keys(pkg.dependencies ?? {}));
     const dev = new Set(Object.keys(pkg.devDependencies ?? {}));
-    if (testOnly && runtime.size > 0) problems.push(`${dir}/package.json: a test-only package lists its packages in "devDependencies" only`);
+    if (testOnly && runtime.size > 0)
+      problems.push(`${dir}/package.json: a test-only package lists its packages in "devDependencies" only`);
     for (const name of runtime) {
       if (TEST_ONLY_PACKAGES.has(name)) problems.push(`${dir}/package.json: ${name} is test-only; list it in "devDependencies"`);
     }
-    for (const [sub, isTest] of [['src', false], ['test', true]] as const) {
+    for (const [sub, isTest] of [
+      ['src', false],
+      ['test', true],
+    ] as const) {
       for (const file of tsFiles(path.join(ROOT, dir, sub))) {
         const rel = path.relative(ROOT, file);
         for (const ref of importsOf(file)) {

@@ -3,7 +3,19 @@ import path from 'node:path';
 import { ensureConsoleBuild } from '@sdx/console';
 import { createLogger, loadConfig, nodeHeapArgs } from '@sdx/config';
 import { createDb, ensureDatabase, migrateToLatest } from '@sdx/db';
-import { addMember, countWorkspaces, createApiKey, createUser, createWorkspace, hashPassword, randomToken, recordAudit, setDefaultWorkspace, systemActor, systemClock } from '@sdx/domain/testing';
+import {
+  addMember,
+  countWorkspaces,
+  createApiKey,
+  createUser,
+  createWorkspace,
+  hashPassword,
+  randomToken,
+  recordAudit,
+  setDefaultWorkspace,
+  systemActor,
+  systemClock,
+} from '@sdx/domain/testing';
 
 /**
  * `npm start`: builds the web console when its build is missing or older than its sources,
@@ -33,8 +45,20 @@ async function prepare(): Promise<void> {
       const passwordHash = await hashPassword(password);
       const key = await db.transaction().execute(async (tx) => {
         const workspace = await createWorkspace(tx, systemClock, { name: 'Demo workspace', credits: DEMO_CREDITS });
-        await recordAudit(tx, { workspaceId: workspace.id, action: 'workspace.created', actor, targetType: 'workspace', targetId: workspace.id, data: { name: workspace.name } });
-        const { user } = await createUser(tx, systemClock, { email: DEMO_EMAIL, passwordHash, displayName: 'Demo', credits: config.newWorkspaceCredits }, { ip: null, actor });
+        await recordAudit(tx, {
+          workspaceId: workspace.id,
+          action: 'workspace.created',
+          actor,
+          targetType: 'workspace',
+          targetId: workspace.id,
+          data: { name: workspace.name },
+        });
+        const { user } = await createUser(
+          tx,
+          systemClock,
+          { email: DEMO_EMAIL, passwordHash, displayName: 'Demo', credits: config.newWorkspaceCredits },
+          { ip: null, actor },
+        );
         await addMember(tx, workspace.id, user.id, 'owner', actor);
         // Signing in as the demo user opens the demo workspace, not their personal one.
         await setDefaultWorkspace(tx, user.id, workspace.id);
@@ -87,7 +111,9 @@ async function announceReady(port: number, isStopping: () => boolean): Promise<v
       const res = await fetch(`http://127.0.0.1:${port}/readyz`, { signal: AbortSignal.timeout(2_000) });
       if (res.ok) {
         const base = `http://localhost:${port}`;
-        process.stdout.write(`Ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${base} (console ${base}/console, API reference ${base}/docs)\n`);
+        process.stdout.write(
+          `Ready in ${((Date.now() - started) / 1000).toFixed(1)} s: ${base} (console ${base}/console, API reference ${base}/docs)\n`,
+        );
         return;
       }
     } catch {
@@ -159,7 +185,10 @@ async function main(): Promise<void> {
     child.on('exit', (code, signal) => {
       if (stopping) return;
       const delayMs = nextRestartDelay(previousDelayMs, Date.now() - startedAt);
-      log.warn({ app, pid: child.pid, exit: signal ?? code, restarts: restarts + 1, restartInMs: delayMs }, `${app} exited unexpectedly; restarting`);
+      log.warn(
+        { app, pid: child.pid, exit: signal ?? code, restarts: restarts + 1, restartInMs: delayMs },
+        `${app} exited unexpectedly; restarting`,
+      );
       const timer = setTimeout(() => {
         timers.delete(timer);
         if (!stopping) supervise(app, delayMs, restarts + 1);

@@ -17,7 +17,8 @@ import { DEFAULT_SECRET_KEY, DEFAULT_WEBHOOK_SECRET, startFakeStripe } from '@sd
 function retryDelays(value: string | undefined): number[] {
   if (!value) return [1000, 5000, 30_000, 120_000];
   const delays = value.split(',').map((s) => Number(s.trim()));
-  if (delays.some((d) => !Number.isFinite(d) || d < 0)) throw new Error(`STRIPE_FAKE_RETRY_DELAYS_MS: expected comma-separated milliseconds, got ${value}`);
+  if (delays.some((d) => !Number.isFinite(d) || d < 0))
+    throw new Error(`STRIPE_FAKE_RETRY_DELAYS_MS: expected comma-separated milliseconds, got ${value}`);
   return delays;
 }
 

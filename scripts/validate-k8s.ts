@@ -78,7 +78,8 @@ export function render(dir: string): Resource[] {
     if (k.namespace && !CLUSTER_SCOPED.has(resource.kind)) resource.metadata.namespace = k.namespace;
     if (k.nameSuffix && resource.kind !== 'Namespace') resource.metadata.name += k.nameSuffix;
     for (const label of k.labels ?? []) {
-      if (label.includeSelectors || label.includeTemplates) throw new Error(`${path.relative(ROOT, file)}: labels with includeSelectors/includeTemplates are not rendered here`);
+      if (label.includeSelectors || label.includeTemplates)
+        throw new Error(`${path.relative(ROOT, file)}: labels with includeSelectors/includeTemplates are not rendered here`);
       resource.metadata.labels = { ...resource.metadata.labels, ...label.pairs };
     }
     const pod = podSpecOf(resource);
@@ -130,14 +131,16 @@ export function policyProblems(resources: Resource[], queues: { prefix: string; 
   const images = new Set(workloads.flatMap((w) => (podSpecOf(w)?.containers ?? []).map((c) => c.image)));
   if (images.size !== 1) problems.push(`every workload runs the one image; found ${[...images].join(', ')}`);
   const namespaces = new Set(resources.filter((r) => !CLUSTER_SCOPED.has(r.kind)).map((r) => r.metadata.namespace));
-  if (namespaces.size !== 1 || namespaces.has(undefined)) problems.push(`every resource is in one namespace; found ${[...namespaces].join(', ')}`);
+  if (namespaces.size !== 1 || namespaces.has(undefined))
+    problems.push(`every resource is in one namespace; found ${[...namespaces].join(', ')}`);
 
   for (const workload of workloads) {
     const where = `${workload.kind}/${workload.metadata.name}`;
     const pod = podSpecOf(workload)!;
     const podSecurity = pod.securityContext as { runAsNonRoot?: boolean; seccompProfile?: { type?: string } } | undefined;
     if (podSecurity?.runAsNonRoot !== true) problems.push(`${where}: the pod must set runAsNonRoot`);
-    if (podSecurity?.seccompProfile?.type !== 'RuntimeDefault') problems.push(`${where}: the pod must use the RuntimeDefault seccomp profile`);
+    if (podSecurity?.seccompProfile?.type !== 'RuntimeDefault')
+      problems.push(`${where}: the pod must use the RuntimeDefault seccomp profile`);
     if (pod.automountServiceAccountToken !== false) problems.push(`${where}: the pod must not mount a service account token`);
     for (const container of pod.containers ?? []) {
       const c = container as Container & {
@@ -151,19 +154,28 @@ export function policyProblems(resources: Resource[], queues: { prefix: string; 
       const at = `${where} container ${c.name}`;
       if (!c.resources?.requests?.cpu || !c.resources.requests.memory) problems.push(`${at}: requests cpu and memory`);
       if (!c.resources?.limits?.memory) problems.push(`${at}: limits memory`);
-      if (c.securityContext?.allowPrivilegeEscalation !== false || c.securityContext.readOnlyRootFilesystem !== true || !c.securityContext.capabilities?.drop?.includes('ALL')) {
+      if (
+        c.securityContext?.allowPrivilegeEscalation !== false ||
+        c.securityContext.readOnlyRootFilesystem !== true ||
+        !c.securityContext.capabilities?.drop?.includes('ALL')
+      ) {
         problems.push(`${at}: no privilege escalation, a read-only root filesystem, every capability dropped`);
       }
       for (const ref of c.envFrom ?? []) {
-        if (ref.configMapRef && !named('ConfigMap', ref.configMapRef.name)) problems.push(`${at}: ConfigMap ${ref.configMapRef.name} does not exist`);
+        if (ref.configMapRef && !named('ConfigMap', ref.configMapRef.name))
+          problems.push(`${at}: ConfigMap ${ref.configMapRef.name} does not exist`);
         if (ref.secretRef && !named('Secret', ref.secretRef.name)) problems.push(`${at}: Secret ${ref.secretRef.name} does not exist`);
       }
       if (workload.kind !== 'Deployment') continue;
       const portNames = new Set((c.ports ?? []).map((p) => p.name));
-      for (const [probe, expected] of [['readinessProbe', '/readyz'], ['livenessProbe', '/healthz']] as const) {
+      for (const [probe, expected] of [
+        ['readinessProbe', '/readyz'],
+        ['livenessProbe', '/healthz'],
+      ] as const) {
         const get = c[probe]?.httpGet;
         if (!get) problems.push(`${at}: ${probe} missing`);
-        else if (get.path !== expected || (typeof get.port === 'string' && !portNames.has(get.port))) problems.push(`${at}: ${probe} must GET ${expected} on a declared port`);
+        else if (get.path !== expected || (typeof get.port === 'string' && !portNames.has(get.port)))
+          problems.push(`${at}: ${probe} must GET ${expected} on a declared port`);
       }
     }
   }
@@ -173,7 +185,11 @@ export function policyProblems(resources: Resource[], queues: { prefix: string; 
   const scaled = byKind('ScaledObject');
   for (const deployment of deployments) {
     const name = deployment.metadata.name;
-    const spec = deployment.spec as { replicas?: number; selector: { matchLabels: Record<string, string> }; template: { metadata: { labels: Record<string, string> } } };
+    const spec = deployment.spec as {
+      replicas?: number;
+      selector: { matchLabels: Record<string, string> };
+      template: { metadata: { labels: Record<string, string> } };
+    };
     const labels = spec.template.metadata.labels;
     if (!matches(spec.selector.matchLabels, labels)) problems.push(`Deployment/${name}: its selector does not match its pods`);
     if (!pdbs.some((pdb) => matches((pdb.spec as { selector: { matchLabels: Record<string, string> } }).selector.matchLabels, labels))) {
@@ -182,13 +198,15 @@ export function policyProblems(resources: Resource[], queues: { prefix: string; 
     const grace = (podSpecOf(deployment) as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds ?? 30;
     const drain = DRAIN_SECONDS[name];
     if (drain === undefined) problems.push(`Deployment/${name}: no known drain time`);
-    else if (grace <= drain) problems.push(`Deployment/${name}: terminationGracePeriodSeconds ${grace} does not cover its ${drain} s drain`);
+    else if (grace <= drain)
+      problems.push(`Deployment/${name}: terminationGracePeriodSeconds ${grace} does not cover its ${drain} s drain`);
     const autoscalers = [
       ...hpas.filter((h) => (h.spec as { scaleTargetRef: { kind: string; name: string } }).scaleTargetRef.name === name),
       ...scaled.filter((s) => (s.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name === name),
     ];
     if (autoscalers.length > 1) problems.push(`Deployment/${name}: more than one autoscaler targets it`);
-    if (autoscalers.length === 1 && spec.replicas !== undefined) problems.push(`Deployment/${name}: an autoscaled Deployment must leave replicas unset`);
+    if (autoscalers.length === 1 && spec.replicas !== undefined)
+      problems.push(`Deployment/${name}: an autoscaled Deployment must leave replicas unset`);
   }
   for (const target of [...hpas, ...scaled]) {
     const ref = (target.spec as { scaleTargetRef: { name: string } }).scaleTargetRef.name;
@@ -197,34 +215,53 @@ export function policyProblems(resources: Resource[], queues: { prefix: string; 
 
   for (const service of byKind('Service')) {
     const spec = service.spec as { selector: Record<string, string>; ports: Array<{ targetPort: string | number }> };
-    const pods = deployments.filter((d) => matches(spec.selector, (d.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels));
+    const pods = deployments.filter((d) =>
+      matches(spec.selector, (d.spec as { template: { metadata: { labels: Record<string, string> } } }).template.metadata.labels),
+    );
     if (pods.length === 0) problems.push(`Service/${service.metadata.name}: selects no pods`);
     for (const port of spec.ports) {
-      const declared = pods.flatMap((d) => (podSpecOf(d)?.containers ?? []).flatMap((c) => ((c as { ports?: Array<{ name?: string }> }).ports ?? []).map((p) => p.name)));
-      if (typeof port.targetPort === 'string' && !declared.includes(port.targetPort)) problems.push(`Service/${service.metadata.name}: targetPort ${port.targetPort} is not a port of its pods`);
+      const declared = pods.flatMap((d) =>
+        (podSpecOf(d)?.containers ?? []).flatMap((c) => ((c as { ports?: Array<{ name?: string }> }).ports ?? []).map((p) => p.name)),
+      );
+      if (typeof port.targetPort === 'string' && !declared.includes(port.targetPort))
+        problems.push(`Service/${service.metadata.name}: targetPort ${port.targetPort} is not a port of its pods`);
     }
   }
 
   const wanted = queues.names.map((name) => `${queues.prefix}:${name}:wait`).sort();
   for (const object of scaled) {
-    const triggers = (object.spec as { triggers: Array<{ type: string; metadata: { listName?: string }; authenticationRef?: { name: string } }> }).triggers;
-    const lists = triggers.filter((t) => t.type === 'redis').map((t) => t.metadata.listName ?? '').sort();
-    if (JSON.stringify(lists) !== JSON.stringify(wanted)) problems.push(`ScaledObject/${object.metadata.name}: reads ${lists.join(', ')}; the queues wait in ${wanted.join(', ')}`);
+    const triggers = (
+      object.spec as { triggers: Array<{ type: string; metadata: { listName?: string }; authenticationRef?: { name: string } }> }
+    ).triggers;
+    const lists = triggers
+      .filter((t) => t.type === 'redis')
+      .map((t) => t.metadata.listName ?? '')
+      .sort();
+    if (JSON.stringify(lists) !== JSON.stringify(wanted))
+      problems.push(`ScaledObject/${object.metadata.name}: reads ${lists.join(', ')}; the queues wait in ${wanted.join(', ')}`);
     for (const trigger of triggers) {
-      if (trigger.authenticationRef && !named('TriggerAuthentication', trigger.authenticationRef.name)) problems.push(`ScaledObject/${object.metadata.name}: TriggerAuthentication ${trigger.authenticationRef.name} does not exist`);
+      if (trigger.authenticationRef && !named('TriggerAuthentication', trigger.authenticationRef.name))
+        problems.push(`ScaledObject/${object.metadata.name}: TriggerAuthentication ${trigger.authenticationRef.name} does not exist`);
     }
   }
   for (const auth of byKind('TriggerAuthentication')) {
     for (const ref of (auth.spec as { secretTargetRef?: Array<{ name: string; key: string }> }).secretTargetRef ?? []) {
       const secret = named('Secret', ref.name) as { stringData?: Record<string, string> } | undefined;
-      if (!secret?.stringData || !(ref.key in secret.stringData)) problems.push(`TriggerAuthentication/${auth.metadata.name}: Secret ${ref.name} has no ${ref.key}`);
+      if (!secret?.stringData || !(ref.key in secret.stringData))
+        problems.push(`TriggerAuthentication/${auth.metadata.name}: Secret ${ref.name} has no ${ref.key}`);
     }
   }
 
   const policies = byKind('NetworkPolicy');
   const denyAll = policies.some((p) => {
     const spec = p.spec as { podSelector: Record<string, unknown>; policyTypes: string[]; ingress?: unknown; egress?: unknown };
-    return Object.keys(spec.podSelector).length === 0 && spec.policyTypes.includes('Ingress') && spec.policyTypes.includes('Egress') && !spec.ingress && !spec.egress;
+    return (
+      Object.keys(spec.podSelector).length === 0 &&
+      spec.policyTypes.includes('Ingress') &&
+      spec.policyTypes.includes('Egress') &&
+      !spec.ingress &&
+      !spec.egress
+    );
   });
   if (!denyAll) problems.push('NetworkPolicy: the namespace must deny all ingress and egress by default');
 
@@ -232,8 +269,10 @@ export function policyProblems(resources: Resource[], queues: { prefix: string; 
 
   const config = named('ConfigMap', 'sdx-config') as { data?: Record<string, string> } | undefined;
   if (config?.data?.NODE_ENV !== 'production') problems.push('ConfigMap/sdx-config: NODE_ENV must be production');
-  if (/sandbox/.test(config?.data?.PROVIDER_MODE ?? 'sandbox')) problems.push('ConfigMap/sdx-config: PROVIDER_MODE must not put the sandbox in production');
-  if ((config?.data?.REDIS_PREFIX ?? 'sdx') !== queues.prefix) problems.push('ConfigMap/sdx-config: REDIS_PREFIX differs from the one the ScaledObject reads');
+  if (/sandbox/.test(config?.data?.PROVIDER_MODE ?? 'sandbox'))
+    problems.push('ConfigMap/sdx-config: PROVIDER_MODE must not put the sandbox in production');
+  if ((config?.data?.REDIS_PREFIX ?? 'sdx') !== queues.prefix)
+    problems.push('ConfigMap/sdx-config: REDIS_PREFIX differs from the one the ScaledObject reads');
   return problems;
 }
 
@@ -241,8 +280,12 @@ type IngressPath = { path?: string; pathType?: string; backend?: { service?: { n
 
 /** The Ingress paths that route `requestPath` (Exact: the same path; Prefix and ImplementationSpecific: by path elements, as Kubernetes matches Prefix). */
 export function ingressRoutes(ingresses: Resource[], requestPath: string): IngressPath[] {
-  const rules = ingresses.flatMap((i) => ((i.spec as { rules?: Array<{ http?: { paths?: IngressPath[] } }> }).rules ?? []).flatMap((r) => r.http?.paths ?? []));
-  const defaults = ingresses.filter((i) => (i.spec as { defaultBackend?: unknown }).defaultBackend).map(() => ({ path: '/', pathType: 'Prefix' }));
+  const rules = ingresses.flatMap((i) =>
+    ((i.spec as { rules?: Array<{ http?: { paths?: IngressPath[] } }> }).rules ?? []).flatMap((r) => r.http?.paths ?? []),
+  );
+  const defaults = ingresses
+    .filter((i) => (i.spec as { defaultBackend?: unknown }).defaultBackend)
+    .map(() => ({ path: '/', pathType: 'Prefix' }));
   const elements = (p: string) => p.split('/').filter(Boolean);
   return [...rules, ...defaults].filter((p) => {
     const path = p.path ?? '/';
@@ -258,12 +301,18 @@ export const OPERATOR_PATHS = ['/metrics', '/admin/queues', '/admin/queues/api/q
 
 export function ingressProblems(ingresses: Resource[]): string[] {
   if (ingresses.length === 0) return ['Ingress: none ships; the API needs one that routes its public paths only'];
-  const problems = OPERATOR_PATHS.filter((p) => ingressRoutes(ingresses, p).length > 0).map((p) => `Ingress: routes ${p}, which only the cluster's operators may reach`);
-  for (const p of ['/v1/jobs', '/mcp', '/oauth/token', '/console/']) if (ingressRoutes(ingresses, p).length === 0) problems.push(`Ingress: does not route ${p}`);
+  const problems = OPERATOR_PATHS.filter((p) => ingressRoutes(ingresses, p).length > 0).map(
+    (p) => `Ingress: routes ${p}, which only the cluster's operators may reach`,
+  );
+  for (const p of ['/v1/jobs', '/mcp', '/oauth/token', '/console/'])
+    if (ingressRoutes(ingresses, p).length === 0) problems.push(`Ingress: does not route ${p}`);
   return problems;
 }
 
-export async function validate(dirs: string[], queues: { prefix: string; names: string[] }): Promise<{ count: number; problems: string[] }> {
+export async function validate(
+  dirs: string[],
+  queues: { prefix: string; names: string[] },
+): Promise<{ count: number; problems: string[] }> {
   const resources = dirs.flatMap((dir) => render(path.join(ROOT, dir)));
   const problems = (await Promise.all(resources.map(schemaProblems))).flat();
   problems.push(...policyProblems(resources, queues));

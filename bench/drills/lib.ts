@@ -9,7 +9,15 @@ import { randomBytes } from 'node:crypto';
 import { loadConfig } from '@sdx/config';
 import { createDb, migrateToLatest } from '@sdx/db';
 import { createRuntime, type Runtime, untilRedisReady } from '@sdx/runtime';
-import { checkLedger, type LedgerReport, type PrivatePostgres, type PrivateRedis, startPrivatePostgres, startPrivateRedis, TEST_SECRETS_KEY } from '@sdx/testing';
+import {
+  checkLedger,
+  type LedgerReport,
+  type PrivatePostgres,
+  type PrivateRedis,
+  startPrivatePostgres,
+  startPrivateRedis,
+  TEST_SECRETS_KEY,
+} from '@sdx/testing';
 
 export const ROOT = path.resolve(__dirname, '../..');
 
@@ -32,7 +40,16 @@ export async function startDrillEnvironment(label: string, env: Record<string, s
   await migrateToLatest(db);
   await db.destroy();
   const prefix = `drill${randomBytes(3).toString('hex')}`;
-  const fullEnv = { NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PROVIDER_MODE: 'sandbox', DATABASE_URL: databaseUrl, REDIS_URL: redis.url, REDIS_PREFIX: prefix, LOG_LEVEL: 'info', ...env };
+  const fullEnv = {
+    NODE_ENV: 'production',
+    SECRETS_KEY: TEST_SECRETS_KEY,
+    PROVIDER_MODE: 'sandbox',
+    DATABASE_URL: databaseUrl,
+    REDIS_URL: redis.url,
+    REDIS_PREFIX: prefix,
+    LOG_LEVEL: 'info',
+    ...env,
+  };
   const config = loadConfig({ ...fullEnv, LOG_LEVEL: 'silent' });
   // This process's runtime chooses its providers from the drill's environment, as the service processes do.
   const runtime = createRuntime(config, { name: `drill-${label}`, dbPoolSize: 20, env: fullEnv });
@@ -75,7 +92,9 @@ export function startService(app: 'worker' | 'scheduler' | 'api', env: Record<st
   let text = '';
   proc.stdout?.on('data', (d: Buffer) => (text += d.toString()));
   proc.stderr?.on('data', (d: Buffer) => (text += d.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return {
     name,
     proc,
@@ -102,7 +121,12 @@ export function startService(app: 'worker' | 'scheduler' | 'api', env: Record<st
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-export async function waitUntil<T>(check: () => Promise<T | null | undefined | false>, timeoutMs: number, what: string, intervalMs = 50): Promise<T> {
+export async function waitUntil<T>(
+  check: () => Promise<T | null | undefined | false>,
+  timeoutMs: number,
+  what: string,
+  intervalMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

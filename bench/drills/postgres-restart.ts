@@ -182,7 +182,14 @@ export async function runPostgresRestartDrill(options: PostgresRestartOptions = 
         const giveUpAt = Date.now() + 60_000;
         for (;;) {
           const sentAt = Date.now();
-          const reply = await sendRaw(agent, base, 'POST', '/v1/jobs', { ...auth, 'Idempotency-Key': key, 'Cache-Control': 'no-cache' }, body);
+          const reply = await sendRaw(
+            agent,
+            base,
+            'POST',
+            '/v1/jobs',
+            { ...auth, 'Idempotency-Key': key, 'Cache-Control': 'no-cache' },
+            body,
+          );
           record(sentAt, reply, Boolean(reply?.retryAfter));
           if (reply && (reply.status === 202 || reply.status === 200)) {
             const job = JSON.parse(reply.body) as { id: string; idempotent_replay?: boolean };
@@ -238,7 +245,9 @@ export async function runPostgresRestartDrill(options: PostgresRestartOptions = 
       for (const s of samples) if (s.at >= stoppedAt && s.sentAt <= windowEnd) statuses[s.status] = (statuses[s.status] ?? 0) + 1;
       const figures: RoundFigures = { round, mode, outageMs: backAt - stoppedAt, statuses, recoveryMs };
       rounds.push(figures);
-      log(`round ${round} (${mode}): Postgres down ${figures.outageMs} ms; answers during the fault ${JSON.stringify(statuses)}; service answered again ${recoveryMs} ms after Postgres was back`);
+      log(
+        `round ${round} (${mode}): Postgres down ${figures.outageMs} ms; answers during the fault ${JSON.stringify(statuses)}; service answered again ${recoveryMs} ms after Postgres was back`,
+      );
     }
     loading = false;
     await Promise.all(load);
@@ -264,11 +273,14 @@ export async function runPostgresRestartDrill(options: PostgresRestartOptions = 
       .where('schedules.workspace_id', '=', workspaceId)
       .execute();
     const runsPerSchedule = new Map<string, number>();
-    for (const r of runs) runsPerSchedule.set(r.scheduleId, (runsPerSchedule.get(r.scheduleId) ?? 0) + (r.jobId && r.status === 'queued' ? 1 : 0));
+    for (const r of runs)
+      runsPerSchedule.set(r.scheduleId, (runsPerSchedule.get(r.scheduleId) ?? 0) + (r.jobId && r.status === 'queued' ? 1 : 0));
     const scheduledJobs = new Set(runs.map((r) => r.jobId).filter((id): id is string => Boolean(id)));
     const schedules = { due: scheduleCount, dispatchedOnce: [...runsPerSchedule.values()].filter((n) => n === 1).length };
     const ids = new Set(
-      (await db.selectFrom('jobs').select('id').where('workspace_id', '=', workspaceId).execute()).map((r) => r.id).filter((id) => !scheduledJobs.has(id)),
+      (await db.selectFrom('jobs').select('id').where('workspace_id', '=', workspaceId).execute())
+        .map((r) => r.id)
+        .filter((id) => !scheduledJobs.has(id)),
     );
     const told = new Set(accepted.values());
     const lostJobs = [...told].filter((id) => !ids.has(id)).length;
@@ -281,7 +293,10 @@ export async function runPostgresRestartDrill(options: PostgresRestartOptions = 
     const outageWarnings: Record<string, { started: number; ended: number }> = {};
     for (const app of apps) {
       const mine = warnings(app.lines).filter((w) => w.dependency === 'postgres');
-      outageWarnings[app.app] = { started: mine.filter((w) => w.outage === 'started').length, ended: mine.filter((w) => w.outage === 'ended').length };
+      outageWarnings[app.app] = {
+        started: mine.filter((w) => w.outage === 'started').length,
+        ended: mine.filter((w) => w.outage === 'ended').length,
+      };
     }
     const figures: PostgresRestartFigures = {
       options,
@@ -319,19 +334,26 @@ function judge(f: PostgresRestartFigures, apps: AppProcess[]): string[] {
   if (f.missingRetryAfter > 0) failures.push(`${f.missingRetryAfter} 503s without Retry-After`);
   for (const r of f.rounds) {
     if (!((r.statuses['503'] ?? 0) > 0)) failures.push(`round ${r.round}: no 503 during the fault`);
-    if (!(r.recoveryMs <= f.options.recoveryTargetMs)) failures.push(`round ${r.round}: recovery ${r.recoveryMs} ms > ${f.options.recoveryTargetMs} ms`);
+    if (!(r.recoveryMs <= f.options.recoveryTargetMs))
+      failures.push(`round ${r.round}: recovery ${r.recoveryMs} ms > ${f.options.recoveryTargetMs} ms`);
   }
   if (f.submissions.abandoned > 0) failures.push(`${f.submissions.abandoned} submissions never accepted`);
-  if (f.schedules.dispatchedOnce !== f.schedules.due) failures.push(`${f.schedules.due - f.schedules.dispatchedOnce} of ${f.schedules.due} due schedules not dispatched exactly once`);
+  if (f.schedules.dispatchedOnce !== f.schedules.due)
+    failures.push(`${f.schedules.due - f.schedules.dispatchedOnce} of ${f.schedules.due} due schedules not dispatched exactly once`);
   if (f.lostJobs > 0) failures.push(`${f.lostJobs} accepted jobs missing`);
   if (f.untoldJobs > 0) failures.push(`${f.untoldJobs} jobs no client was told of`);
   if (f.audit.problems.length > 0) failures.push(`ledger audit: ${f.audit.problems.slice(0, 10).join('; ')}`);
   if (f.unstructuredLogLines > 0) {
-    const sample = apps.flatMap((a) => unstructuredLines(a.lines).slice(0, 3).map((l) => `${a.app}: ${l}`));
+    const sample = apps.flatMap((a) =>
+      unstructuredLines(a.lines)
+        .slice(0, 3)
+        .map((l) => `${a.app}: ${l}`),
+    );
     failures.push(`${f.unstructuredLogLines} log lines are not JSON, e.g. ${sample.join(' | ')}`);
   }
   for (const [app, w] of Object.entries(f.outageWarnings)) {
-    if (w.started > f.rounds.length || w.ended !== w.started) failures.push(`${app}: ${w.started} outage-start and ${w.ended} outage-end warnings for ${f.rounds.length} faults`);
+    if (w.started > f.rounds.length || w.ended !== w.started)
+      failures.push(`${app}: ${w.started} outage-start and ${w.ended} outage-end warnings for ${f.rounds.length} faults`);
   }
   return failures;
 }
@@ -352,12 +374,21 @@ function sendRaw(
       all['content-type'] = 'application/json';
       all['content-length'] = Buffer.byteLength(body);
     }
-    const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: all }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), retryAfter: (res.headers['retry-after'] as string | undefined) ?? null }));
-      res.on('error', () => resolve(null));
-    });
+    const req = http.request(
+      { agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: all },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            retryAfter: (res.headers['retry-after'] as string | undefined) ?? null,
+          }),
+        );
+        res.on('error', () => resolve(null));
+      },
+    );
     req.on('error', () => resolve(null));
     if (body !== undefined) req.write(body);
     req.end();

@@ -36,12 +36,21 @@ async function main(): Promise<void> {
   const workers: ServiceProcess[] = [];
   try {
     const ws = await seedWorkspace(runtime, { credits: 1_000_000, maxActiveJobs: JOBS * 2 });
-    const tenant: Tenant = { workspace: await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow(), keyId: null, role: null };
+    const tenant: Tenant = {
+      workspace: await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow(),
+      keyId: null,
+      role: null,
+    };
     const admitStarted = Date.now();
     for (let i = 0; i < JOBS; i += 500) {
       await Promise.all(
         Array.from({ length: Math.min(500, JOBS - i) }, (_, k) =>
-          createJob(runtime.services, tenant, { platform: 'instagram', operation: 'profile', target: `backlog_${i + k}_sandbox_slow_20000` }, { endpoint: 'POST /v1/jobs' }),
+          createJob(
+            runtime.services,
+            tenant,
+            { platform: 'instagram', operation: 'profile', target: `backlog_${i + k}_sandbox_slow_20000` },
+            { endpoint: 'POST /v1/jobs' },
+          ),
         ),
       );
     }
@@ -53,7 +62,9 @@ async function main(): Promise<void> {
     await waitUntil(async () => workers.every((w) => w.logs().some((l) => l.msg === 'worker started')), 60_000, 'workers started');
     await sleep(6_000);
 
-    const queuedBefore = Number((await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0]!.n);
+    const queuedBefore = Number(
+      (await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0]!.n,
+    );
     // Passes from here on are the recovery: one just before it (a worker's routine pass, which
     // may re-add the few jobs marked before the deployment's data epoch began) is not, and its
     // entries were lost with the data anyway.
@@ -69,7 +80,9 @@ async function main(): Promise<void> {
     // Every job still queued has its entry back.
     const requeuedAt = await waitUntil(
       async () => {
-        const queued = Number((await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0]!.n);
+        const queued = Number(
+          (await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0]!.n,
+        );
         const n = await entries().catch(() => 0);
         return n >= queued ? Date.now() : null;
       },
@@ -81,7 +94,9 @@ async function main(): Promise<void> {
     await sleep(1_000);
     const perWorker = workers.map((w) => reconciled(w, stoppingAt));
     const total = perWorker.reduce((a, b) => a + b, 0);
-    const queuedNow = Number((await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0]!.n);
+    const queuedNow = Number(
+      (await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0]!.n,
+    );
     const alive = workers.filter((w) => w.alive()).length;
     const exits = [];
     for (const w of workers) exits.push(await w.stop('SIGTERM'));
@@ -98,11 +113,21 @@ async function main(): Promise<void> {
       },
       [
         { name: `backlog re-queued in under ${TARGET_MS / 1000} s`, ok: requeueMs < TARGET_MS, detail: `${requeueMs} ms` },
-        { name: 'no job re-queued twice (re-queued ≤ backlog)', ok: total <= queuedBefore && total >= queuedNow, detail: `${total} re-queued, ${queuedBefore} queued at the restart, ${queuedNow} still queued` },
+        {
+          name: 'no job re-queued twice (re-queued ≤ backlog)',
+          ok: total <= queuedBefore && total >= queuedNow,
+          detail: `${total} re-queued, ${queuedBefore} queued at the restart, ${queuedNow} still queued`,
+        },
         // Judged when the backlog spans two statements per worker at least: a smaller one may go
         // whole to the reconciler whose connection came back first (the small form the test suite runs).
-        ...(queuedBefore >= 2 * WORKERS * RECONCILE_BATCH_SIZE ? [{ name: 'every worker took a share', ok: perWorker.every((n) => n > 0), detail: perWorker.join(', ') }] : []),
-        { name: 'no worker died; each stopped cleanly', ok: alive === WORKERS && exits.every((e) => e.code === 0), detail: `${alive}/${WORKERS} alive; exits ${exits.map((e) => e.code ?? e.signal).join(', ')}` },
+        ...(queuedBefore >= 2 * WORKERS * RECONCILE_BATCH_SIZE
+          ? [{ name: 'every worker took a share', ok: perWorker.every((n) => n > 0), detail: perWorker.join(', ') }]
+          : []),
+        {
+          name: 'no worker died; each stopped cleanly',
+          ok: alive === WORKERS && exits.every((e) => e.code === 0),
+          detail: `${alive}/${WORKERS} alive; exits ${exits.map((e) => e.code ?? e.signal).join(', ')}`,
+        },
       ],
       ledger,
     );

@@ -22,7 +22,16 @@ import { sql } from 'kysely';
 import { createDb, migrateToLatest } from '@sdx/db';
 import { createApiKey, createWorkspace, systemClock } from '@sdx/domain/testing';
 import { keepAliveAgent } from '../lib/http';
-import { checkLedger, freePort, type LedgerReport, type PrivatePostgres, type PrivateRedisCluster, startPrivatePostgres, startRedisCluster, TEST_SECRETS_KEY } from '@sdx/testing';
+import {
+  checkLedger,
+  freePort,
+  type LedgerReport,
+  type PrivatePostgres,
+  type PrivateRedisCluster,
+  startPrivatePostgres,
+  startRedisCluster,
+  TEST_SECRETS_KEY,
+} from '@sdx/testing';
 import { type AppProcess, startApp, unstructuredLines } from './lib/processes';
 
 export interface RedisFailoverOptions {
@@ -82,7 +91,12 @@ export async function runRedisFailoverDrill(options: RedisFailoverOptions = DEFA
     const db = createDb({ connectionString: databaseUrl, max: 4, applicationName: 'drill' });
     await migrateToLatest(db);
     const { workspaceId, apiKey } = await db.transaction().execute(async (tx) => {
-      const workspace = await createWorkspace(tx, systemClock, { name: 'Drill', credits: 100_000_000, rateLimitPerMinute: 1_000_000, maxActiveJobs: 1_000_000 });
+      const workspace = await createWorkspace(tx, systemClock, {
+        name: 'Drill',
+        credits: 100_000_000,
+        rateLimitPerMinute: 1_000_000,
+        maxActiveJobs: 1_000_000,
+      });
       const key = await createApiKey(tx, workspace.id, 'drill');
       return { workspaceId: workspace.id, apiKey: key.api_key };
     });
@@ -134,7 +148,14 @@ export async function runRedisFailoverDrill(options: RedisFailoverOptions = DEFA
         if (attempt > 0) retried += 1;
         const at = phase;
         const sentAt = Date.now();
-        const reply = await request(agent, base, 'POST', '/v1/jobs', { ...auth, 'Idempotency-Key': key, 'Cache-Control': 'no-cache' }, body);
+        const reply = await request(
+          agent,
+          base,
+          'POST',
+          '/v1/jobs',
+          { ...auth, 'Idempotency-Key': key, 'Cache-Control': 'no-cache' },
+          body,
+        );
         const status = reply ? String(reply.status) : 'error';
         answers[at][status] = (answers[at][status] ?? 0) + 1;
         if (reply?.status === 503 && !reply.retryAfter) missingRetryAfter += 1;
@@ -180,7 +201,9 @@ export async function runRedisFailoverDrill(options: RedisFailoverOptions = DEFA
 
     const drainedBy = Date.now() + 120_000;
     for (;;) {
-      const { rows } = await sql<{ n: number }>`select count(*)::int as n from jobs where workspace_id = ${workspaceId} and status in ('queued', 'running')`.execute(db);
+      const { rows } = await sql<{
+        n: number;
+      }>`select count(*)::int as n from jobs where workspace_id = ${workspaceId} and status in ('queued', 'running')`.execute(db);
       if (rows[0]!.n === 0 || Date.now() > drainedBy) break;
       await sleep(200);
     }
@@ -222,18 +245,25 @@ export async function runRedisFailoverDrill(options: RedisFailoverOptions = DEFA
 function judge(f: RedisFailoverFigures, apps: AppProcess[]): string[] {
   const failures: string[] = [];
   if (f.deaths.length > 0) failures.push(`processes died: ${f.deaths.join(', ')}`);
-  const bad = Object.values(f.answers).flatMap((byStatus) => Object.entries(byStatus).filter(([status]) => !['200', '202', '503'].includes(status)));
+  const bad = Object.values(f.answers).flatMap((byStatus) =>
+    Object.entries(byStatus).filter(([status]) => !['200', '202', '503'].includes(status)),
+  );
   if (bad.length > 0) failures.push(`unexpected answers: ${JSON.stringify(bad)}`);
   if (f.missingRetryAfter > 0) failures.push(`${f.missingRetryAfter} 503s without Retry-After`);
   if (f.submissions.abandoned > 0) failures.push(`${f.submissions.abandoned} submissions never accepted`);
   if (f.lostJobs > 0) failures.push(`${f.lostJobs} accepted jobs missing`);
   if (f.untoldJobs > 0) failures.push(`${f.untoldJobs} jobs no client was told of`);
   if (f.audit.active > 0) failures.push(`${f.audit.active} jobs still queued or running`);
-  if (f.audit.completed !== f.audit.jobs) failures.push(`${f.audit.jobs - f.audit.completed} jobs did not complete (${JSON.stringify(f.jobsByStatus)})`);
+  if (f.audit.completed !== f.audit.jobs)
+    failures.push(`${f.audit.jobs - f.audit.completed} jobs did not complete (${JSON.stringify(f.jobsByStatus)})`);
   if (f.audit.problems.length > 0) failures.push(`ledger audit: ${f.audit.problems.slice(0, 10).join('; ')}`);
   if (f.killToFirstAcceptedMs === null) failures.push('no submission sent after the kill was accepted');
   if (f.unstructuredLogLines > 0) {
-    const sample = apps.flatMap((a) => unstructuredLines(a.lines).slice(0, 3).map((l) => `${a.app}: ${l}`));
+    const sample = apps.flatMap((a) =>
+      unstructuredLines(a.lines)
+        .slice(0, 3)
+        .map((l) => `${a.app}: ${l}`),
+    );
     failures.push(`${f.unstructuredLogLines} log lines are not JSON, e.g. ${sample.join(' | ')}`);
   }
   return failures;
@@ -258,7 +288,13 @@ function request(
     const req = http.request({ agent, host: url.hostname, port: url.port, path: url.pathname, method, headers: all }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), retryAfter: (res.headers['retry-after'] as string | undefined) ?? null }));
+      res.on('end', () =>
+        resolve({
+          status: res.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString('utf8'),
+          retryAfter: (res.headers['retry-after'] as string | undefined) ?? null,
+        }),
+      );
       res.on('error', () => resolve(null));
     });
     req.on('error', () => resolve(null));
@@ -268,7 +304,10 @@ function request(
 }
 
 function print(f: RedisFailoverFigures): void {
-  const fmt = (p: Phase) => Object.entries(f.answers[p]).map(([s, n]) => `${s}: ${n}`).join(', ') || 'none';
+  const fmt = (p: Phase) =>
+    Object.entries(f.answers[p])
+      .map(([s, n]) => `${s}: ${n}`)
+      .join(', ') || 'none';
   const rows: Array<[string, string | number]> = [
     ['answers before the kill', fmt('before')],
     ['answers during the failover', fmt('failover')],
@@ -277,7 +316,10 @@ function print(f: RedisFailoverFigures): void {
     ['kill to failover done (ms)', f.failoverMs],
     ['kill to first 202 of a later submission (ms)', f.killToFirstAcceptedMs ?? 'none'],
     ['kill to every job completed (s)', (f.killToDrainedMs / 1000).toFixed(1)],
-    ['submissions (sent, accepted, resent, abandoned)', `${f.submissions.sent}, ${f.submissions.accepted}, ${f.submissions.retried}, ${f.submissions.abandoned}`],
+    [
+      'submissions (sent, accepted, resent, abandoned)',
+      `${f.submissions.sent}, ${f.submissions.accepted}, ${f.submissions.retried}, ${f.submissions.abandoned}`,
+    ],
     ['jobs by status', JSON.stringify(f.jobsByStatus)],
     ['jobs lost / made without a client told', `${f.lostJobs} / ${f.untoldJobs}`],
     ['ledger', `${f.audit.completed} completed, ${f.audit.billed} credits billed, ${f.audit.problems.length} problems`],

@@ -28,7 +28,14 @@ type Phase = 'before' | 'during' | 'after';
 async function main(): Promise<void> {
   const drill = await startDrillEnvironment('redis_outage', TIMING);
   const { runtime } = drill;
-  const server = http.createServer(createApp({ services: runtime.services, registry: runtime.registry, limiter: new RedisRateLimiter(runtime.redis, drill.prefix), redis: runtime.redis }));
+  const server = http.createServer(
+    createApp({
+      services: runtime.services,
+      registry: runtime.registry,
+      limiter: new RedisRateLimiter(runtime.redis, drill.prefix),
+      redis: runtime.redis,
+    }),
+  );
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
   const workers = [startService('worker', drill.env, 'worker-1'), startService('worker', drill.env, 'worker-2')];
@@ -47,7 +54,14 @@ async function main(): Promise<void> {
         const body = JSON.stringify({ platform: 'instagram', operation: 'profile', target: `outage_${seq++}_sandbox_slow_100` });
         const at = phase;
         const req = http.request(
-          { agent, host: '127.0.0.1', port, path: '/v1/jobs', method: 'POST', headers: { ...ws.auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } },
+          {
+            agent,
+            host: '127.0.0.1',
+            port,
+            path: '/v1/jobs',
+            method: 'POST',
+            headers: { ...ws.auth, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+          },
           (res) => {
             // A 5xx is counted with its error identifier, so a failed check says which it was.
             const chunks: Buffer[] = [];
@@ -102,19 +116,28 @@ async function main(): Promise<void> {
     phase = 'after';
     await load;
 
-    const active = async () => Number((await sql<{ n: number }>`select count(*)::int as n from jobs where status in ('queued', 'running')`.execute(runtime.db)).rows[0]!.n);
+    const active = async () =>
+      Number(
+        (await sql<{ n: number }>`select count(*)::int as n from jobs where status in ('queued', 'running')`.execute(runtime.db)).rows[0]!
+          .n,
+      );
     await waitUntil(async () => (await active()) === 0, 120_000, 'every admitted job completed', 200);
     const drainedMs = Date.now() - backAt;
     const alive = workers.filter((w) => w.alive()).length;
     const exits = await Promise.all(workers.map((w) => w.stop('SIGTERM')));
 
-    const statuses = await sql<{ status: string; n: number }>`select status, count(*)::int as n from jobs group by status`.execute(runtime.db);
+    const statuses = await sql<{ status: string; n: number }>`select status, count(*)::int as n from jobs group by status`.execute(
+      runtime.db,
+    );
     const ledger = await checkLedger(runtime.db);
     const fivexx = (phase: Phase, except: string[] = []) =>
       Object.entries(answers[phase])
         .filter(([s]) => (s.startsWith('5') && !except.includes(s.split(' ')[0]!)) || s === 'error')
         .reduce((n, [, c]) => n + c, 0);
-    const fmt = (p: Phase) => Object.entries(answers[p]).map(([s, n]) => `${s}: ${n}`).join(', ');
+    const fmt = (p: Phase) =>
+      Object.entries(answers[p])
+        .map(([s, n]) => `${s}: ${n}`)
+        .join(', ');
     report(
       `drill: Redis stopped for ${OUTAGE_MS / 1000} s under load (${RATE} POST /v1/jobs per second)`,
       {
@@ -133,10 +156,26 @@ async function main(): Promise<void> {
           ok: fivexx('after', ['503']) === 0 && (last503After === 0 || last503After - backAt < 5_000),
           detail: `${fivexx('after', ['503'])} other 5xx; last 503 ${last503After ? `${last503After - backAt} ms` : 'none'} after Redis was back`,
         },
-        { name: 'only 503 (with Retry-After) while Redis was down', ok: fivexx('during', ['503']) === 0 && retryAfterMissing === 0, detail: `${fivexx('during', ['503'])} other, ${retryAfterMissing} without Retry-After` },
-        { name: 'no worker died', ok: alive === workers.length && exits.every((e) => e.code === 0), detail: `${alive}/${workers.length} alive; exits ${exits.map((e) => e.code ?? e.signal).join(', ')}` },
-        { name: 'every admitted job completed', ok: ledger.active === 0 && ledger.failed === 0 && ledger.completed === ledger.jobs, detail: `${ledger.completed}/${ledger.jobs}` },
-        { name: 'admissions resumed within 5 s of Redis back', ok: firstAcceptedAfter > 0 && firstAcceptedAfter - backAt < 5_000, detail: firstAcceptedAfter ? `${firstAcceptedAfter - backAt} ms` : 'never' },
+        {
+          name: 'only 503 (with Retry-After) while Redis was down',
+          ok: fivexx('during', ['503']) === 0 && retryAfterMissing === 0,
+          detail: `${fivexx('during', ['503'])} other, ${retryAfterMissing} without Retry-After`,
+        },
+        {
+          name: 'no worker died',
+          ok: alive === workers.length && exits.every((e) => e.code === 0),
+          detail: `${alive}/${workers.length} alive; exits ${exits.map((e) => e.code ?? e.signal).join(', ')}`,
+        },
+        {
+          name: 'every admitted job completed',
+          ok: ledger.active === 0 && ledger.failed === 0 && ledger.completed === ledger.jobs,
+          detail: `${ledger.completed}/${ledger.jobs}`,
+        },
+        {
+          name: 'admissions resumed within 5 s of Redis back',
+          ok: firstAcceptedAfter > 0 && firstAcceptedAfter - backAt < 5_000,
+          detail: firstAcceptedAfter ? `${firstAcceptedAfter - backAt} ms` : 'never',
+        },
       ],
       ledger,
     );

@@ -44,7 +44,15 @@ import { loadConfig } from '@sdx/config';
 import { checkLedger, freePort, type LedgerReport, startPrivateRedis, TEST_SECRETS_KEY } from '@sdx/testing';
 import { keepAliveAgent, send } from '../lib/http';
 import { type AppName, type AppProcess, startApp } from './lib/processes';
-import { type CounterFix, installRelease, type PreviousRelease, reconcileCounters, resolvePreviousReleases, setUpReleaseDatabase, unpackRelease } from './lib/previous-release';
+import {
+  type CounterFix,
+  installRelease,
+  type PreviousRelease,
+  reconcileCounters,
+  resolvePreviousReleases,
+  setUpReleaseDatabase,
+  unpackRelease,
+} from './lib/previous-release';
 import { type ArchivingPrimary, restoreCluster, startArchivingPrimary } from './lib/pitr';
 
 export interface RestoreOptions {
@@ -153,7 +161,13 @@ export async function runRestoreDrill(options: RestoreOptions = DEFAULT_OPTIONS)
       const setupDb = createDb({ connectionString: primary.url(database), max: 2, applicationName: 'drill' });
       await migrateToLatest(setupDb);
       ({ workspaceId, apiKey } = await setupDb.transaction().execute(async (tx) => {
-        const workspace = await createWorkspace(tx, systemClock, { name: 'Drill', credits: 100_000_000, rateLimitPerMinute: 1_000_000, maxActiveJobs: 1_000_000, maxResultLimit: 25_000 });
+        const workspace = await createWorkspace(tx, systemClock, {
+          name: 'Drill',
+          credits: 100_000_000,
+          rateLimitPerMinute: 1_000_000,
+          maxActiveJobs: 1_000_000,
+          maxResultLimit: 25_000,
+        });
         const key = await createApiKey(tx, workspace.id, 'drill');
         return { workspaceId: workspace.id, apiKey: key.api_key };
       }));
@@ -237,7 +251,13 @@ export async function runRestoreDrill(options: RestoreOptions = DEFAULT_OPTIONS)
     const atRestore = await dbB.selectFrom('jobs').select(['id', 'status', 'attempts', 'finished_at', 'billed_credits']).execute();
     const restoredIds = new Set(atRestore.map((j) => j.id));
     const settled = atRestore.filter((j) => j.status === 'completed');
-    const settledLedger = await dbB.selectFrom('credit_ledger').select(['job_id']).select((eb) => eb.fn.countAll<string>().as('n')).where('job_id', 'in', settled.length ? settled.map((j) => j.id) : ['none']).groupBy('job_id').execute();
+    const settledLedger = await dbB
+      .selectFrom('credit_ledger')
+      .select(['job_id'])
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('job_id', 'in', settled.length ? settled.map((j) => j.id) : ['none'])
+      .groupBy('job_id')
+      .execute();
     const inFlight = atRestore.filter((j) => j.status === 'queued' || j.status === 'running').map((j) => j.id);
     const lost = accepted.filter((a) => !restoredIds.has(a.id));
 
@@ -266,20 +286,43 @@ export async function runRestoreDrill(options: RestoreOptions = DEFAULT_OPTIONS)
       await sleep(100);
     }
     const answers = await Promise.all(
-      lost.slice(0, 20).map((a) => send(agent, base, { method: 'GET', path: `/v1/jobs/${a.id}`, headers: auth }).then((r) => r.status, () => 0)),
+      lost.slice(0, 20).map((a) =>
+        send(agent, base, { method: 'GET', path: `/v1/jobs/${a.id}`, headers: auth }).then(
+          (r) => r.status,
+          () => 0,
+        ),
+      ),
     );
     const after = await dbB.selectFrom('jobs').select(['id', 'status', 'attempts', 'finished_at', 'billed_credits']).execute();
     const byId = new Map(after.map((j) => [j.id, j]));
-    const ledgerAfter = await dbB.selectFrom('credit_ledger').select(['job_id']).select((eb) => eb.fn.countAll<string>().as('n')).where('job_id', 'in', settled.length ? settled.map((j) => j.id) : ['none']).groupBy('job_id').execute();
+    const ledgerAfter = await dbB
+      .selectFrom('credit_ledger')
+      .select(['job_id'])
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('job_id', 'in', settled.length ? settled.map((j) => j.id) : ['none'])
+      .groupBy('job_id')
+      .execute();
     const ledgerBefore = new Map(settledLedger.map((l) => [l.job_id, Number(l.n)]));
     const settledRerun = settled.filter((j) => {
       const now = byId.get(j.id);
       const entries = Number(ledgerAfter.find((l) => l.job_id === j.id)?.n ?? 0);
-      return !now || now.status !== 'completed' || now.attempts !== j.attempts || now.finished_at?.getTime() !== j.finished_at?.getTime() || entries !== ledgerBefore.get(j.id);
+      return (
+        !now ||
+        now.status !== 'completed' ||
+        now.attempts !== j.attempts ||
+        now.finished_at?.getTime() !== j.finished_at?.getTime() ||
+        entries !== ledgerBefore.get(j.id)
+      );
     }).length;
     const strangerRows = strangers.filter((id) => byId.has(id)).length;
     const strangerLedger = Number(
-      (await dbB.selectFrom('credit_ledger').select((eb) => eb.fn.countAll<string>().as('n')).where('job_id', 'in', strangers.length ? strangers : ['none']).executeTakeFirstOrThrow()).n,
+      (
+        await dbB
+          .selectFrom('credit_ledger')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .where('job_id', 'in', strangers.length ? strangers : ['none'])
+          .executeTakeFirstOrThrow()
+      ).n,
     );
     const { rows: orphans } = await sql<{ n: number }>`
       select count(*)::int as n from credit_ledger l where l.job_id is not null and not exists (select 1 from jobs j where j.id = l.job_id)
@@ -364,17 +407,22 @@ async function untilReady(agent: http.Agent, base: string, apps: AppProcess[]): 
 function judge(f: RestoreFigures, inFlight: number, refused: Record<string, number>): string[] {
   const failures: string[] = [];
   if (Object.keys(refused).length > 0) failures.push(`submissions refused before the fault: ${JSON.stringify(refused)}`);
-  if (f.accepted.afterRestorePoint === 0) failures.push('no job was accepted after the restore point: the drill lost nothing it could check');
+  if (f.accepted.afterRestorePoint === 0)
+    failures.push('no job was accepted after the restore point: the drill lost nothing it could check');
   if (inFlight === 0) failures.push('no job was in flight at the restore point: the drill re-queued nothing it could check');
-  if (f.missingFromRestore > 0) failures.push(`${f.missingFromRestore} jobs accepted before the restore point are missing from the restored database`);
+  if (f.missingFromRestore > 0)
+    failures.push(`${f.missingFromRestore} jobs accepted before the restore point are missing from the restored database`);
   if (f.unknownInRestore > 0) failures.push(`${f.unknownInRestore} jobs sent after the restore point are in the restored database`);
   if (!Number.isFinite(f.requeueMs)) failures.push('the reconcilers did not re-queue every job in flight at the restore point');
   if (!Number.isFinite(f.finishMs)) failures.push('jobs of the restored database did not all finish within 120 s');
-  if (f.inFlightFinished !== inFlight) failures.push(`${inFlight - f.inFlightFinished} of ${inFlight} jobs in flight at the restore point did not complete`);
+  if (f.inFlightFinished !== inFlight)
+    failures.push(`${inFlight - f.inFlightFinished} of ${inFlight} jobs in flight at the restore point did not complete`);
   if (f.settledRerun > 0) failures.push(`${f.settledRerun} jobs settled at the restore point were run or settled again`);
-  if (f.strangers.rows > 0 || f.strangers.ledger > 0) failures.push(`entries of jobs the restore did not know made ${f.strangers.rows} rows and ${f.strangers.ledger} ledger entries`);
+  if (f.strangers.rows > 0 || f.strangers.ledger > 0)
+    failures.push(`entries of jobs the restore did not know made ${f.strangers.rows} rows and ${f.strangers.ledger} ledger entries`);
   if (f.orphanLedger > 0) failures.push(`${f.orphanLedger} ledger entries name no job`);
-  if (f.lostAnswered404.notFound !== f.lostAnswered404.asked) failures.push(`lost jobs: ${f.lostAnswered404.notFound} of ${f.lostAnswered404.asked} answered 404`);
+  if (f.lostAnswered404.notFound !== f.lostAnswered404.asked)
+    failures.push(`lost jobs: ${f.lostAnswered404.notFound} of ${f.lostAnswered404.asked} answered 404`);
   if (f.deaths.length > 0) failures.push(`processes died: ${f.deaths.join(', ')}`);
   if (f.audit.problems.length > 0) failures.push(`ledger audit: ${f.audit.problems.slice(0, 10).join('; ')}`);
   if (f.audit.active > 0) failures.push(`${f.audit.active} jobs still active`);
@@ -383,12 +431,13 @@ function judge(f: RestoreFigures, inFlight: number, refused: Record<string, numb
 
 export function summarizeRestore(f: RestoreFigures): string {
   const s = (ms: number) => (ms / 1000).toFixed(2);
-  const upgrade = f.upgrade && f.options.release
-    ? [
-        `backup of ${f.options.release.rev} (${f.options.release.sha.slice(0, 12)}), served by its own processes; install ${f.upgrade.installMs} ms`,
-        `upgrade of the restored database: ${f.upgrade.migrationsApplied.length} migrations in ${s(f.upgrade.migrateMs)} s (${f.upgrade.migrationsApplied.join(', ') || 'none'}); contract step in ${s(f.upgrade.contractMs)} s: ${f.upgrade.countersMended.length} counters mended${f.upgrade.countersMended.length ? ` (${f.upgrade.countersMended.map((c) => `${c.counter}${c.key_id ? ` of ${c.key_id}` : ''} ${c.was} -> ${c.now}`).join(', ')})` : ''}; the audit below is after it`,
-      ]
-    : [];
+  const upgrade =
+    f.upgrade && f.options.release
+      ? [
+          `backup of ${f.options.release.rev} (${f.options.release.sha.slice(0, 12)}), served by its own processes; install ${f.upgrade.installMs} ms`,
+          `upgrade of the restored database: ${f.upgrade.migrationsApplied.length} migrations in ${s(f.upgrade.migrateMs)} s (${f.upgrade.migrationsApplied.join(', ') || 'none'}); contract step in ${s(f.upgrade.contractMs)} s: ${f.upgrade.countersMended.length} counters mended${f.upgrade.countersMended.length ? ` (${f.upgrade.countersMended.map((c) => `${c.counter}${c.key_id ? ` of ${c.key_id}` : ''} ${c.was} -> ${c.now}`).join(', ')})` : ''}; the audit below is after it`,
+        ]
+      : [];
   return [
     ...upgrade,
     `jobs accepted: ${f.accepted.total} (${f.accepted.beforeBackup} before the backup, ${f.accepted.duringBackup} during it, ${f.accepted.beforeRestorePoint} before the restore point, ${f.accepted.afterRestorePoint} sent after it)`,
@@ -417,7 +466,8 @@ if (require.main === module) {
       process.stdout.write(figures.failures.length > 0 ? `FAILED:\n- ${figures.failures.join('\n- ')}\n` : 'PASSED\n');
       results.push({ rev: release?.rev ?? 'this checkout', failures: figures.failures });
     }
-    if (results.length > 1) process.stdout.write(`from each release: ${results.map((r) => `${r.rev} ${r.failures.length ? 'FAILED' : 'passed'}`).join(', ')}\n`);
+    if (results.length > 1)
+      process.stdout.write(`from each release: ${results.map((r) => `${r.rev} ${r.failures.length ? 'FAILED' : 'passed'}`).join(', ')}\n`);
     return results.every((r) => r.failures.length === 0);
   };
   main()

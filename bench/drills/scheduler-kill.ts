@@ -27,7 +27,8 @@ async function main(): Promise<void> {
     const due = new Date(Math.floor(Date.now() / 1000) * 1000 - 1000);
     const workspaces: string[] = [];
     await runtime.db.transaction().execute(async (tx) => {
-      for (let i = 0; i < WORKSPACES; i++) workspaces.push((await createWorkspace(tx, systemClock, { name: `drill ${i}`, credits: 1_000_000, maxActiveJobs: 100_000 })).id);
+      for (let i = 0; i < WORKSPACES; i++)
+        workspaces.push((await createWorkspace(tx, systemClock, { name: `drill ${i}`, credits: 1_000_000, maxActiveJobs: 100_000 })).id);
     });
     const rows = Array.from({ length: SCHEDULES }, (_, i) => ({
       id: newId('sch'),
@@ -44,24 +45,43 @@ async function main(): Promise<void> {
       next_run_at: due,
       status: 'active' as const,
     }));
-    for (let i = 0; i < rows.length; i += 500) await runtime.db.insertInto('schedules').values(rows.slice(i, i + 500)).execute();
+    for (let i = 0; i < rows.length; i += 500)
+      await runtime.db
+        .insertInto('schedules')
+        .values(rows.slice(i, i + 500))
+        .execute();
 
-    const dispatched = async () => Number((await sql<{ n: number }>`select count(*)::int as n from schedule_runs where dispatched_at is not null`.execute(runtime.db)).rows[0]!.n);
+    const dispatched = async () =>
+      Number(
+        (await sql<{ n: number }>`select count(*)::int as n from schedule_runs where dispatched_at is not null`.execute(runtime.db))
+          .rows[0]!.n,
+      );
     const started = Date.now();
     const victim = startService('scheduler', drill.env, 'scheduler-killed');
     const survivor = startService('scheduler', drill.env, 'scheduler-survivor');
     schedulers.push(victim, survivor);
-    const atKill = await waitUntil(async () => {
-      const n = await dispatched();
-      return n > 0 ? n : null;
-    }, 60_000, 'first dispatches', 5).catch((error: unknown) => {
+    const atKill = await waitUntil(
+      async () => {
+        const n = await dispatched();
+        return n > 0 ? n : null;
+      },
+      60_000,
+      'first dispatches',
+      5,
+    ).catch((error: unknown) => {
       for (const s of schedulers) console.error(`--- ${s.name}\n${s.output().slice(-4000)}`);
       throw error;
     });
     const killExit = await victim.stop('SIGKILL');
     const killedAt = Date.now();
     const claimedUndispatched = Number(
-      (await sql<{ n: number }>`select count(*)::int as n from schedule_runs where dispatched_at is null and job_id is null and batch_id is null`.execute(runtime.db)).rows[0]!.n,
+      (
+        await sql<{
+          n: number;
+        }>`select count(*)::int as n from schedule_runs where dispatched_at is null and job_id is null and batch_id is null`.execute(
+          runtime.db,
+        )
+      ).rows[0]!.n,
     );
     await waitUntil(async () => (await dispatched()) >= SCHEDULES, 180_000, 'every occurrence dispatched', 200);
     const allMs = Date.now() - started;
@@ -69,7 +89,14 @@ async function main(): Promise<void> {
     const survivorAlive = survivor.alive();
     const survivorExit = await survivor.stop('SIGTERM');
 
-    const { rows: counts } = await sql<{ runs: number; occurrences: number; jobs: number; job_schedules: number; missed: number; dispatched: number }>`
+    const { rows: counts } = await sql<{
+      runs: number;
+      occurrences: number;
+      jobs: number;
+      job_schedules: number;
+      missed: number;
+      dispatched: number;
+    }>`
       select
         (select count(*)::int from schedule_runs) as runs,
         (select count(distinct (schedule_id, scheduled_for))::int from schedule_runs) as occurrences,
@@ -92,10 +119,26 @@ async function main(): Promise<void> {
         'runs / occurrences / jobs': `${c.runs} / ${c.occurrences} / ${c.jobs}`,
       },
       [
-        { name: 'the killed scheduler died of SIGKILL mid-dispatch', ok: killExit.signal === 'SIGKILL' && atKill < SCHEDULES, detail: `${atKill} of ${SCHEDULES} dispatched then` },
-        { name: 'every occurrence dispatched, none missed', ok: c.dispatched === SCHEDULES && c.missed === 0, detail: `${c.dispatched} dispatched, ${c.missed} missed` },
-        { name: 'no occurrence dispatched twice', ok: c.runs === c.occurrences && c.jobs === c.job_schedules && c.jobs === SCHEDULES, detail: `${c.runs - c.occurrences} duplicate runs, ${c.jobs - c.job_schedules} duplicate jobs` },
-        { name: 'the surviving scheduler never died and stopped cleanly', ok: survivorAlive && survivorExit.code === 0, detail: `exit ${survivorExit.code ?? survivorExit.signal}` },
+        {
+          name: 'the killed scheduler died of SIGKILL mid-dispatch',
+          ok: killExit.signal === 'SIGKILL' && atKill < SCHEDULES,
+          detail: `${atKill} of ${SCHEDULES} dispatched then`,
+        },
+        {
+          name: 'every occurrence dispatched, none missed',
+          ok: c.dispatched === SCHEDULES && c.missed === 0,
+          detail: `${c.dispatched} dispatched, ${c.missed} missed`,
+        },
+        {
+          name: 'no occurrence dispatched twice',
+          ok: c.runs === c.occurrences && c.jobs === c.job_schedules && c.jobs === SCHEDULES,
+          detail: `${c.runs - c.occurrences} duplicate runs, ${c.jobs - c.job_schedules} duplicate jobs`,
+        },
+        {
+          name: 'the surviving scheduler never died and stopped cleanly',
+          ok: survivorAlive && survivorExit.code === 0,
+          detail: `exit ${survivorExit.code ?? survivorExit.signal}`,
+        },
       ],
       ledger,
     );

@@ -72,7 +72,11 @@ export async function runStripeWebhookDrill(options: StripeWebhookDrillOptions):
   const agent = keepAliveAgent(8);
   try {
     api = startService('api', env.env);
-    await waitUntil(async () => (await send(agent, base, { method: 'GET', path: '/readyz' }).catch(() => null))?.status === 200, 30_000, 'the api is ready');
+    await waitUntil(
+      async () => (await send(agent, base, { method: 'GET', path: '/readyz' }).catch(() => null))?.status === 200,
+      30_000,
+      'the api is ready',
+    );
 
     const faultWindows: Array<[number, number]> = [];
     const sessions: Array<{ workspaceId: string; checkoutId: string }> = [];
@@ -83,7 +87,12 @@ export async function runStripeWebhookDrill(options: StripeWebhookDrillOptions):
           const workspace = await createWorkspace(tx, systemClock, { name: `drill buyer ${sessions.length}`, credits: 0 });
           return { workspaceId: workspace.id, apiKey: (await createApiKey(tx, workspace.id, 'drill')).api_key };
         });
-        const reply = await send(agent, base, { method: 'POST', path: '/v1/billing/checkout', headers: { 'X-API-Key': apiKey }, body: JSON.stringify({ pack_id: PACK.id }) });
+        const reply = await send(agent, base, {
+          method: 'POST',
+          path: '/v1/billing/checkout',
+          headers: { 'X-API-Key': apiKey },
+          body: JSON.stringify({ pack_id: PACK.id }),
+        });
         if (reply.status !== 201) throw new Error(`checkout: ${reply.status} ${reply.body.slice(0, 300)}`);
         const checkoutId = (JSON.parse(reply.body) as { checkout_id: string }).checkout_id;
         sessions.push({ workspaceId, checkoutId });
@@ -114,7 +123,9 @@ export async function runStripeWebhookDrill(options: StripeWebhookDrillOptions):
     // A replay of a handled event changes nothing.
     const totals = async () => {
       const { rows } = await sql<{ purchased: number; lifetime: number }>`
-        select coalesce(sum(purchased_balance), 0)::bigint as purchased, coalesce(sum(lifetime_purchased), 0)::bigint as lifetime from credit_balances`.execute(env.runtime.db);
+        select coalesce(sum(purchased_balance), 0)::bigint as purchased, coalesce(sum(lifetime_purchased), 0)::bigint as lifetime from credit_balances`.execute(
+        env.runtime.db,
+      );
       return `${rows[0]!.purchased}/${rows[0]!.lifetime}`;
     };
     const beforeReplay = await totals();
@@ -135,7 +146,9 @@ export async function runStripeWebhookDrill(options: StripeWebhookDrillOptions):
     }
     const undelivered = fake.events.filter((e) => !okEvents.has(e.id)).map((e) => e.id);
     const { rows: grants } = await sql<{ workspace_id: string; purchased: number; lifetime: number }>`
-      select workspace_id, purchased_balance::bigint as purchased, lifetime_purchased::bigint as lifetime from credit_balances`.execute(env.runtime.db);
+      select workspace_id, purchased_balance::bigint as purchased, lifetime_purchased::bigint as lifetime from credit_balances`.execute(
+      env.runtime.db,
+    );
     const buyers = new Set(sessions.map((s) => s.workspaceId));
     const wrongGrants = grants
       .filter((g) => buyers.has(g.workspace_id) && (Number(g.purchased) !== PACK.credits || Number(g.lifetime) !== PACK.credits))
@@ -173,9 +186,17 @@ export function stripeDrillChecks(f: StripeWebhookDrillFigures): Check[] {
   return [
     { name: 'the api process lived', ok: !f.apiDied, detail: f.apiDied ? 'it exited' : 'alive' },
     { name: 'every attempt answered 200 or 5xx', ok: unexpected.length === 0, detail: JSON.stringify(f.statuses) },
-    { name: 'attempts while Postgres was down got a 5xx', ok: Object.keys(f.duringFault).some((s) => /^5/.test(s)), detail: JSON.stringify(f.duringFault) },
+    {
+      name: 'attempts while Postgres was down got a 5xx',
+      ok: Object.keys(f.duringFault).some((s) => /^5/.test(s)),
+      detail: JSON.stringify(f.duringFault),
+    },
     { name: 'every event answered 200 in the end', ok: f.undelivered.length === 0, detail: `${f.undelivered.length} of ${f.events} not` },
-    { name: 'each session granted its pack once', ok: f.wrongGrants.length === 0 && f.purchaseEntries === f.sessions, detail: `${f.purchaseEntries} purchases for ${f.sessions} sessions; ${f.wrongGrants.slice(0, 3).join('; ') || 'no wrong balance'}` },
+    {
+      name: 'each session granted its pack once',
+      ok: f.wrongGrants.length === 0 && f.purchaseEntries === f.sessions,
+      detail: `${f.purchaseEntries} purchases for ${f.sessions} sessions; ${f.wrongGrants.slice(0, 3).join('; ') || 'no wrong balance'}`,
+    },
     { name: 'each event handled once', ok: f.stripeEvents <= f.events, detail: `${f.stripeEvents} handled of ${f.events} emitted` },
     { name: 'a replay changed nothing', ok: !f.replayChanged, detail: f.replayChanged ? 'credits moved' : 'unchanged' },
   ];
@@ -186,7 +207,13 @@ if (require.main === module) {
   void runStripeWebhookDrill({ rounds, sessionsPerRound: 6, downMs: 2500 }).then((f) => {
     report(
       `Stripe webhook while Postgres restarts: ${rounds} rounds`,
-      { sessions: f.sessions, 'events emitted': f.events, 'delivery attempts': f.attempts, 'attempt statuses': JSON.stringify(f.statuses), 'during the faults': JSON.stringify(f.duringFault) },
+      {
+        sessions: f.sessions,
+        'events emitted': f.events,
+        'delivery attempts': f.attempts,
+        'attempt statuses': JSON.stringify(f.statuses),
+        'during the faults': JSON.stringify(f.duringFault),
+      },
       stripeDrillChecks(f),
       f.audit,
     );

@@ -39,8 +39,26 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { sql } from 'kysely';
 import { createDb, type Db, migrateToLatest } from '@sdx/db';
-import { checkLedger, freePort, type LedgerReport, startPrivatePostgres, startPrivateRedis, startWebhookReceiver, TEST_SECRETS_KEY } from '@sdx/testing';
-import { installRelease, type PreviousRelease, REPO_ROOT, reconcileCounters, resolvePreviousRelease, resolvePreviousReleases, setUpReleaseDatabase, unpackRelease, workingTreeRelease } from './lib/previous-release';
+import {
+  checkLedger,
+  freePort,
+  type LedgerReport,
+  startPrivatePostgres,
+  startPrivateRedis,
+  startWebhookReceiver,
+  TEST_SECRETS_KEY,
+} from '@sdx/testing';
+import {
+  installRelease,
+  type PreviousRelease,
+  REPO_ROOT,
+  reconcileCounters,
+  resolvePreviousRelease,
+  resolvePreviousReleases,
+  setUpReleaseDatabase,
+  unpackRelease,
+  workingTreeRelease,
+} from './lib/previous-release';
 import { unstructuredLines, warnings } from './lib/processes';
 
 export interface UpgradeOptions {
@@ -155,7 +173,13 @@ function startApp(root: string, app: AppName, release: 'old' | 'new', env: Recor
 }
 
 /** One request; null when the connection failed. */
-function request(backend: Backend, method: 'GET' | 'POST', urlPath: string, headers: Record<string, string>, body?: string): Promise<{ status: number; body: string; retryAfter: string | null } | null> {
+function request(
+  backend: Backend,
+  method: 'GET' | 'POST',
+  urlPath: string,
+  headers: Record<string, string>,
+  body?: string,
+): Promise<{ status: number; body: string; retryAfter: string | null } | null> {
   return new Promise((resolve) => {
     const url = new URL(urlPath, backend.base);
     const all: Record<string, string | number> = { ...headers };
@@ -163,12 +187,21 @@ function request(backend: Backend, method: 'GET' | 'POST', urlPath: string, head
       all['content-type'] = 'application/json';
       all['content-length'] = Buffer.byteLength(body);
     }
-    const req = http.request({ agent: backend.agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: all }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), retryAfter: (res.headers['retry-after'] as string | undefined) ?? null }));
-      res.on('error', () => resolve(null));
-    });
+    const req = http.request(
+      { agent: backend.agent, host: url.hostname, port: url.port, path: url.pathname + url.search, method, headers: all },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            body: Buffer.concat(chunks).toString('utf8'),
+            retryAfter: (res.headers['retry-after'] as string | undefined) ?? null,
+          }),
+        );
+        res.on('error', () => resolve(null));
+      },
+    );
     req.on('error', () => resolve(null));
     if (body !== undefined) req.write(body);
     req.end();
@@ -182,8 +215,10 @@ async function untilReady(url: string, proc: AppProcess, timeoutMs = 180_000): P
     for (;;) {
       const reply = await request({ base: url, agent }, 'GET', '/readyz', {});
       if (reply?.status === 200) return;
-      if (proc.died) throw new Error(`${proc.release} ${proc.app} exited (${proc.died.signal ?? proc.died.code}): ${proc.lines.slice(-10).join('\n')}`);
-      if (Date.now() > deadline) throw new Error(`${proc.release} ${proc.app} not ready within ${timeoutMs} ms: ${proc.lines.slice(-10).join('\n')}`);
+      if (proc.died)
+        throw new Error(`${proc.release} ${proc.app} exited (${proc.died.signal ?? proc.died.code}): ${proc.lines.slice(-10).join('\n')}`);
+      if (Date.now() > deadline)
+        throw new Error(`${proc.release} ${proc.app} not ready within ${timeoutMs} ms: ${proc.lines.slice(-10).join('\n')}`);
       await sleep(100);
     }
   } finally {
@@ -236,7 +271,11 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
     db = createDb({ connectionString: databaseUrl, max: 2, applicationName: 'drill' });
     log(`private Postgres on :${postgres.port}, private Redis on :${redis.port}, workspace ${workspaceId}`);
 
-    const envOf = async (app: AppName) => ({ ...base, ...(app === 'api' ? { PORT: String(await freePort()) } : {}), METRICS_PORT: String(await freePort()) });
+    const envOf = async (app: AppName) => ({
+      ...base,
+      ...(app === 'api' ? { PORT: String(await freePort()) } : {}),
+      METRICS_PORT: String(await freePort()),
+    });
     const readyUrl = (env: Record<string, string>, app: AppName) => `http://127.0.0.1:${app === 'api' ? env.PORT : env.METRICS_PORT}`;
     const startReady = async (root: string, app: AppName, which: 'old' | 'new') => {
       const env = await envOf(app);
@@ -252,9 +291,15 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
       return { base: `http://127.0.0.1:${env.PORT}`, agent };
     };
 
-    const [oldApi, oldWorker, oldScheduler] = await Promise.all([startReady(dir, 'api', 'old'), startReady(dir, 'worker', 'old'), startReady(dir, 'scheduler', 'old')]);
+    const [oldApi, oldWorker, oldScheduler] = await Promise.all([
+      startReady(dir, 'api', 'old'),
+      startReady(dir, 'worker', 'old'),
+      startReady(dir, 'scheduler', 'old'),
+    ]);
     const old = { api: oldApi, worker: oldWorker, scheduler: oldScheduler };
-    log(`previous release serving: api ready in ${oldApi.readyMs} ms, worker ${oldWorker.readyMs} ms, scheduler ${oldScheduler.readyMs} ms`);
+    log(
+      `previous release serving: api ready in ${oldApi.readyMs} ms, worker ${oldWorker.readyMs} ms, scheduler ${oldScheduler.readyMs} ms`,
+    );
     let api = backendOf(old.api.env);
     const auth = { 'X-API-Key': apiKey };
     const json = { 'Content-Type': 'application/json' };
@@ -267,14 +312,26 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
       return reply;
     };
 
-    const hook = await call('POST', '/v1/webhooks', json, JSON.stringify({ url: receiver.url, events: ['*'], description: 'upgrade drill' }));
+    const hook = await call(
+      'POST',
+      '/v1/webhooks',
+      json,
+      JSON.stringify({ url: receiver.url, events: ['*'], description: 'upgrade drill' }),
+    );
     if (hook?.status !== 201) throw new Error(`could not create the webhook: ${hook?.status} ${hook?.body}`);
 
     // Once-schedules falling due every second from now until well past the last roll.
     const scheduleCount = options.schedules ?? Math.ceil((6 * options.phaseMs + 40_000) / 1000);
     const firstDue = Date.now() + 2000;
     for (let i = 0; i < scheduleCount; i += 1) {
-      const body = JSON.stringify({ name: `upgrade ${i}`, operation: 'profile', targets: [`upgrade_schedule_${i}`], frequency: 'once', timezone: 'UTC', starts_at: new Date(firstDue + i * 1000).toISOString() });
+      const body = JSON.stringify({
+        name: `upgrade ${i}`,
+        operation: 'profile',
+        targets: [`upgrade_schedule_${i}`],
+        frequency: 'once',
+        timezone: 'UTC',
+        starts_at: new Date(firstDue + i * 1000).toISOString(),
+      });
       const made = await call('POST', '/v1/schedules', json, body);
       if (made?.status !== 201) throw new Error(`could not create a schedule: ${made?.status} ${made?.body}`);
     }
@@ -311,7 +368,11 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
     const jobClient = async (id: number) => {
       while (loading) {
         const i = n++;
-        const made = await submit('/v1/jobs', `upgrade-job-${id}-${i}`, JSON.stringify({ platform: 'instagram', operation: 'posts', target: `upgrade_${id}_${i}`, limit: 5 }));
+        const made = await submit(
+          '/v1/jobs',
+          `upgrade-job-${id}-${i}`,
+          JSON.stringify({ platform: 'instagram', operation: 'posts', target: `upgrade_${id}_${i}`, limit: 5 }),
+        );
         if (made) acceptedJobs.add(made.id);
         await readBack('jobs', acceptedJobs);
       }
@@ -320,7 +381,11 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
       while (loading) {
         const i = n++;
         const targets = Array.from({ length: options.batchSize }, (_, t) => `upgrade_batch_${id}_${i}_${t}`);
-        const made = await submit('/v1/batches', `upgrade-batch-${id}-${i}`, JSON.stringify({ platform: 'instagram', operation: 'posts', targets, limit: 5 }));
+        const made = await submit(
+          '/v1/batches',
+          `upgrade-batch-${id}-${i}`,
+          JSON.stringify({ platform: 'instagram', operation: 'posts', targets, limit: 5 }),
+        );
         if (made) acceptedBatches.add(made.id);
         await readBack('batches', acceptedBatches);
         await sleep(200);
@@ -376,19 +441,23 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
         log(`${app} rolled: new ready in ${fresh.readyMs} ms, old drained in ${Date.now() - drainStarted} ms (exit ${exit})`);
         phase = app === 'worker' ? 'worker rolled' : 'all new';
         await sleep(options.phaseMs);
-    }
+      }
     }
 
     // Let the new fleet finish the work, dispatch every schedule and deliver every event.
     const lastDue = firstDue + scheduleCount * 1000;
     const settledBy = Math.max(Date.now(), lastDue) + 120_000;
     const undelivered = async () => {
-      const events = await sql<{ id: string }>`select id from webhook_events where workspace_id = ${workspaceId} and type <> 'batch.child_ended'`.execute(db!);
+      const events = await sql<{
+        id: string;
+      }>`select id from webhook_events where workspace_id = ${workspaceId} and type <> 'batch.child_ended'`.execute(db!);
       const got = new Set(receiver.messages.map((m) => m.headers['webhook-id']));
       return { events: events.rows.length, missing: events.rows.filter((e) => !got.has(e.id)).length };
     };
     for (;;) {
-      const open = await sql<{ n: string }>`select count(*) as n from jobs where workspace_id = ${workspaceId} and status in ('queued', 'running')`.execute(db);
+      const open = await sql<{
+        n: string;
+      }>`select count(*) as n from jobs where workspace_id = ${workspaceId} and status in ('queued', 'running')`.execute(db);
       const { missing } = await undelivered();
       if ((Number(open.rows[0]!.n) === 0 && Date.now() > lastDue + 3000 && missing === 0) || Date.now() > settledBy) break;
       await sleep(500);
@@ -400,7 +469,9 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
     const contractStarted = Date.now();
     const contract = reconcileCounters(base);
     steps.push({ step: `contract: counters reconciled (${contract.fixes.length} mended)`, ms: Date.now() - contractStarted });
-    log(`contract step: ${contract.workspaces} balances checked, ${contract.fixes.length} counters mended${contract.fixes.length ? `: ${contract.fixes.map((f) => `${f.counter}${f.key_id ? ` ${f.key_id}` : ''} ${f.was} -> ${f.now}`).join(', ')}` : ''}`);
+    log(
+      `contract step: ${contract.workspaces} balances checked, ${contract.fixes.length} counters mended${contract.fixes.length ? `: ${contract.fixes.map((f) => `${f.counter}${f.key_id ? ` ${f.key_id}` : ''} ${f.was} -> ${f.now}`).join(', ')}` : ''}`,
+    );
 
     const audit = await checkLedger(db);
     const runs = await sql<{ schedule_id: string; dispatched: string }>`
@@ -411,11 +482,17 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
       select id, status, batch_id, schedule_id from jobs where workspace_id = ${workspaceId}`.execute(db);
     const batchJobs = jobs.rows.filter((j) => j.batch_id && acceptedBatches.has(j.batch_id)).length;
     const byId = new Map(jobs.rows.map((j) => [j.id, j]));
-    const lost = [...acceptedJobs].filter((id) => !byId.has(id)).length + [...acceptedBatches].filter((b) => !jobs.rows.some((j) => j.batch_id === b)).length;
-    const untold = jobs.rows.filter((j) => !acceptedJobs.has(j.id) && !(j.batch_id && acceptedBatches.has(j.batch_id)) && !j.schedule_id).length;
+    const lost =
+      [...acceptedJobs].filter((id) => !byId.has(id)).length +
+      [...acceptedBatches].filter((b) => !jobs.rows.some((j) => j.batch_id === b)).length;
+    const untold = jobs.rows.filter(
+      (j) => !acceptedJobs.has(j.id) && !(j.batch_id && acceptedBatches.has(j.batch_id)) && !j.schedule_id,
+    ).length;
     const delivered = await undelivered();
     const ids = receiver.messages.map((m) => m.headers['webhook-id']);
-    const deliveriesDelivered = await sql<{ n: string }>`select count(*) as n from webhook_deliveries where workspace_id = ${workspaceId} and status = 'succeeded'`.execute(db);
+    const deliveriesDelivered = await sql<{
+      n: string;
+    }>`select count(*) as n from webhook_deliveries where workspace_id = ${workspaceId} and status = 'succeeded'`.execute(db);
 
     for (const proc of apps) if (proc.release === 'new' || options.roll === false) await proc.stop();
     const byStatus: Record<string, number> = {};
@@ -454,7 +531,13 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
         dispatchedOnce: runs.rows.filter((r) => Number(r.dispatched) === 1).length,
         dispatchedTwice: runs.rows.filter((r) => Number(r.dispatched) > 1).length,
       },
-      webhooks: { events: delivered.events, received: new Set(ids).size, duplicates: ids.length - new Set(ids).size, missing: delivered.missing, deliveriesDelivered: Number(deliveriesDelivered.rows[0]!.n) },
+      webhooks: {
+        events: delivered.events,
+        received: new Set(ids).size,
+        duplicates: ids.length - new Set(ids).size,
+        missing: delivered.missing,
+        deliveriesDelivered: Number(deliveriesDelivered.rows[0]!.n),
+      },
       deaths: apps.filter((a) => a.died).map((a) => `${a.release} ${a.app} (${a.died!.signal ?? a.died!.code})`),
       unstructuredLogLines: apps.reduce((count, a) => count + unstructuredLines(a.lines).length, 0),
       audit,
@@ -488,7 +571,8 @@ function latencyByPhase(samples: Sample[]): Record<string, { p99: number; max: n
 function judge(f: UpgradeFigures, apps: AppProcess[]): string[] {
   const failures: string[] = [];
   if (f.deaths.length > 0) failures.push(`processes died: ${f.deaths.join(', ')}`);
-  for (const step of f.steps) if (step.exitCode !== undefined && step.exitCode !== 0) failures.push(`${step.step}: the old process exited ${step.exitCode}, not 0`);
+  for (const step of f.steps)
+    if (step.exitCode !== undefined && step.exitCode !== 0) failures.push(`${step.step}: the old process exited ${step.exitCode}, not 0`);
   const bad = Object.entries(f.byStatus).filter(([status]) => !['200', '201', '202', '503'].includes(status));
   if (bad.length > 0) failures.push(`requests failed: ${JSON.stringify(Object.fromEntries(bad))}`);
   if (f.missingRetryAfter > 0) failures.push(`${f.missingRetryAfter} 503s without Retry-After`);
@@ -497,14 +581,26 @@ function judge(f: UpgradeFigures, apps: AppProcess[]): string[] {
   if (f.jobs.untold > 0) failures.push(`${f.jobs.untold} jobs no client was told of`);
   if (f.jobs.notCompleted > 0) failures.push(`${f.jobs.notCompleted} jobs did not complete`);
   if (f.audit.problems.length > 0) failures.push(`ledger audit: ${f.audit.problems.slice(0, 10).join('; ')}`);
-  if (f.schedules.dispatchedOnce !== f.schedules.due) failures.push(`${f.schedules.due - f.schedules.dispatchedOnce} of ${f.schedules.due} schedules not dispatched exactly once (${f.schedules.dispatchedTwice} twice or more)`);
+  if (f.schedules.dispatchedOnce !== f.schedules.due)
+    failures.push(
+      `${f.schedules.due - f.schedules.dispatchedOnce} of ${f.schedules.due} schedules not dispatched exactly once (${f.schedules.dispatchedTwice} twice or more)`,
+    );
   if (f.webhooks.missing > 0) failures.push(`${f.webhooks.missing} of ${f.webhooks.events} webhook events never reached the receiver`);
   if (f.byStatus['500']) {
-    const errors = apps.flatMap((a) => warnings(a.lines).filter((r) => Number(r.level) >= 50).slice(0, 5).map((r) => `${a.release} ${a.app}: ${JSON.stringify(r).slice(0, 600)}`));
+    const errors = apps.flatMap((a) =>
+      warnings(a.lines)
+        .filter((r) => Number(r.level) >= 50)
+        .slice(0, 5)
+        .map((r) => `${a.release} ${a.app}: ${JSON.stringify(r).slice(0, 600)}`),
+    );
     failures.push(`errors logged: ${errors.join(' | ')}`);
   }
   if (f.unstructuredLogLines > 0) {
-    const sample = apps.flatMap((a) => unstructuredLines(a.lines).slice(0, 3).map((l) => `${a.release} ${a.app}: ${l}`));
+    const sample = apps.flatMap((a) =>
+      unstructuredLines(a.lines)
+        .slice(0, 3)
+        .map((l) => `${a.release} ${a.app}: ${l}`),
+    );
     failures.push(`${f.unstructuredLogLines} log lines are not JSON, e.g. ${sample.join(' | ')}`);
   }
   return failures;
@@ -516,7 +612,9 @@ export function summarizeUpgrade(f: UpgradeFigures): string {
     `migrations the window saw (applied under load): ${f.migrationsApplied.length} (${f.migrationsApplied.join(', ') || 'none'})`,
     `counters mended by the new worker's reconciler in the window: ${f.countersMendedByWorker}`,
     `contract step: ${f.countersMended.length} counters mended${f.countersMended.length ? ` (${f.countersMended.map((c) => `${c.counter}${c.key_id ? ` of ${c.key_id}` : ''} ${c.was} -> ${c.now}`).join(', ')})` : ''}; the audit below is after it`,
-    ...f.steps.map((s) => `  ${s.step}: ${s.ms} ms${s.drainMs !== undefined ? `; old drained in ${s.drainMs} ms, exit ${s.exitCode}` : ''}`),
+    ...f.steps.map(
+      (s) => `  ${s.step}: ${s.ms} ms${s.drainMs !== undefined ? `; old drained in ${s.drainMs} ms, exit ${s.exitCode}` : ''}`,
+    ),
     `requests: ${f.requests} ${JSON.stringify(f.byStatus)}; 503 without Retry-After: ${f.missingRetryAfter}; lost connections: ${f.connectionErrors}`,
     `by phase: ${Object.entries(f.byPhase)
       .map(([p, s]) => `${p} ${JSON.stringify(s)} p99 ${f.latency[p]?.p99} ms, max ${f.latency[p]?.max} ms`)
@@ -548,7 +646,8 @@ if (require.main === module) {
       process.stdout.write(figures.failures.length > 0 ? `FAILED:\n- ${figures.failures.join('\n- ')}\n` : 'PASSED\n');
       results.push({ rev: figures.release.rev, failures: figures.failures });
     }
-    if (results.length > 1) process.stdout.write(`from each release: ${results.map((r) => `${r.rev} ${r.failures.length ? 'FAILED' : 'passed'}`).join(', ')}\n`);
+    if (results.length > 1)
+      process.stdout.write(`from each release: ${results.map((r) => `${r.rev} ${r.failures.length ? 'FAILED' : 'passed'}`).join(', ')}\n`);
     return results.every((r) => r.failures.length === 0);
   };
   main()

@@ -18,26 +18,44 @@ import { checkLedger, report, startDrillEnvironment, startService, waitUntil } f
 
 const KILLS = Number(process.env.DRILL_KILLS ?? 20);
 const JOBS = Number(process.env.DRILL_JOBS ?? 40);
-const TIMING = { HEARTBEAT_TIMEOUT_MS: '1500', HEARTBEAT_INTERVAL_MS: '200', RECONCILE_INTERVAL_MS: '300', JOB_MAX_ATTEMPTS: '50', WORKER_CONCURRENCY: '4' };
+const TIMING = {
+  HEARTBEAT_TIMEOUT_MS: '1500',
+  HEARTBEAT_INTERVAL_MS: '200',
+  RECONCILE_INTERVAL_MS: '300',
+  JOB_MAX_ATTEMPTS: '50',
+  WORKER_CONCURRENCY: '4',
+};
 
 async function main(): Promise<void> {
   const drill = await startDrillEnvironment('worker_kill', TIMING);
   const { runtime } = drill;
   try {
     const ws = await seedWorkspace(runtime, { credits: 1_000_000, maxActiveJobs: 10_000 });
-    const tenant: Tenant = { workspace: await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow(), keyId: null, role: null };
+    const tenant: Tenant = {
+      workspace: await runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow(),
+      keyId: null,
+      role: null,
+    };
     let admitted = 0;
     const admit = async (count: number) => {
       await Promise.all(
         Array.from({ length: count }, () =>
-          createJob(runtime.services, tenant, { platform: 'youtube', operation: 'playlist_items', target: `PLdrill${admitted++}_sandbox_slow_300`, limit: 300 }, { endpoint: 'POST /v1/jobs' }),
+          createJob(
+            runtime.services,
+            tenant,
+            { platform: 'youtube', operation: 'playlist_items', target: `PLdrill${admitted++}_sandbox_slow_300`, limit: 300 },
+            { endpoint: 'POST /v1/jobs' },
+          ),
         ),
       );
       await runtime.queues.idle();
     };
     await admit(JOBS);
     const active = async () =>
-      Number((await sql<{ n: number }>`select count(*)::int as n from jobs where status in ('queued', 'running')`.execute(runtime.db)).rows[0]!.n);
+      Number(
+        (await sql<{ n: number }>`select count(*)::int as n from jobs where status in ('queued', 'running')`.execute(runtime.db)).rows[0]!
+          .n,
+      );
 
     let kills = 0;
     const interrupted = new Set<string>();
@@ -61,7 +79,8 @@ async function main(): Promise<void> {
         throw new Error(`${String(error)}\n${worker.output().slice(-2000)}`);
       });
       const exit = await worker.stop('SIGKILL');
-      if (exit.signal !== 'SIGKILL') throw new Error(`worker ${kills + 1} exited by itself: ${JSON.stringify(exit)}\n${worker.output().slice(-2000)}`);
+      if (exit.signal !== 'SIGKILL')
+        throw new Error(`worker ${kills + 1} exited by itself: ${JSON.stringify(exit)}\n${worker.output().slice(-2000)}`);
       for (const v of victims) interrupted.add(v.id);
       kills += 1;
     }
@@ -71,7 +90,14 @@ async function main(): Promise<void> {
     const recoveredMs = Date.now() - lastKill;
     await final.stop('SIGTERM');
 
-    const { rows: jobs } = await sql<{ id: string; status: string; attempts: number; result_count: number | null; items: number; distinct_items: number }>`
+    const { rows: jobs } = await sql<{
+      id: string;
+      status: string;
+      attempts: number;
+      result_count: number | null;
+      items: number;
+      distinct_items: number;
+    }>`
       select j.id, j.status, j.attempts, j.result_count,
              coalesce((select sum(p.item_count) from job_result_pages p where p.job_id = j.id), 0)::int as items,
              (select count(distinct e->>'id') from job_result_pages p, jsonb_array_elements(p.items) e where p.job_id = j.id)::int as distinct_items

@@ -23,7 +23,10 @@ import { ms, summarize } from './stats';
  *   one (a load that only submits), the load's retirer ends them.
  */
 
-export async function seedPaidWorkspace(runtime: Runtime, name: string): Promise<{ workspaceId: string; apiKey: string; keyId: string; planId: string }> {
+export async function seedPaidWorkspace(
+  runtime: Runtime,
+  name: string,
+): Promise<{ workspaceId: string; apiKey: string; keyId: string; planId: string }> {
   const ws = await seedBenchWorkspace(runtime, { name, ...AMPLE });
   const plan = runtime.services.config.plans.find((p) => p.amount > 0);
   if (!plan) throw new Error('PLANS names no paid plan');
@@ -32,7 +35,14 @@ export async function seedPaidWorkspace(runtime: Runtime, name: string): Promise
     await applyPlan(tx, ws.workspaceId, plan, now, now, systemActor('bench'));
     await tx
       .insertInto('billing_subscriptions')
-      .values({ id: `sub_bench_${ws.workspaceId}`, workspace_id: ws.workspaceId, plan_id: plan.id, price_plan_id: plan.id, status: 'active', current_period_end: new Date(now.getTime() + 30 * 86_400_000) })
+      .values({
+        id: `sub_bench_${ws.workspaceId}`,
+        workspace_id: ws.workspaceId,
+        plan_id: plan.id,
+        price_plan_id: plan.id,
+        status: 'active',
+        current_period_end: new Date(now.getTime() + 30 * 86_400_000),
+      })
       .execute();
   });
   return { ...ws, planId: plan.id };
@@ -79,7 +89,17 @@ const emptyReport = (): BesideReport => ({
 export function besideRows(report: BesideReport): string[][] {
   const row = (name: string, mode: string, r: BesideReport['runRequests']) => {
     const s = summarize(r.latencies);
-    return [name, mode, String(r.latencies.length), String(r.failed), (r.latencies.length / (r.elapsedMs / 1000)).toFixed(1), ms(s.p50), ms(s.p90), ms(s.p99), ms(s.max)];
+    return [
+      name,
+      mode,
+      String(r.latencies.length),
+      String(r.failed),
+      (r.latencies.length / (r.elapsedMs / 1000)).toFixed(1),
+      ms(s.p50),
+      ms(s.p90),
+      ms(s.p99),
+      ms(s.max),
+    ];
   };
   return [
     row('beside: POST /v1/monitors/{id}/run', 'when the last ended', report.runRequests),
@@ -98,12 +118,21 @@ export function besideLine(report: BesideReport): string {
   );
 }
 
-export async function startMonitorBeside(runtime: Runtime, apiUrl: string, options: { targets: number; everyMs: number }): Promise<MonitorBeside> {
+export async function startMonitorBeside(
+  runtime: Runtime,
+  apiUrl: string,
+  options: { targets: number; everyMs: number },
+): Promise<MonitorBeside> {
   const ws = await seedBenchWorkspace(runtime, { name: 'bench monitor beside', ...AMPLE });
   const agent: http.Agent = keepAliveAgent(2);
   const headers = { 'X-API-Key': ws.apiKey };
   const targets = Array.from({ length: options.targets }, (_, i) => `beside_${i}_sandbox_drift_5`);
-  const created = await send(agent, apiUrl, { method: 'POST', path: '/v1/monitors', headers, body: JSON.stringify({ name: 'beside the load', platform: 'instagram', operation: 'profile', targets, frequency: 'hourly' }) });
+  const created = await send(agent, apiUrl, {
+    method: 'POST',
+    path: '/v1/monitors',
+    headers,
+    body: JSON.stringify({ name: 'beside the load', platform: 'instagram', operation: 'profile', targets, frequency: 'hourly' }),
+  });
   if (created.status !== 201) throw new Error(`POST /v1/monitors: ${created.status} ${created.body.slice(0, 300)}`);
   const monitorId = (JSON.parse(created.body) as { id: string }).id;
   let report = emptyReport();
@@ -147,7 +176,11 @@ export async function startMonitorBeside(runtime: Runtime, apiUrl: string, optio
     }
     await dispatchMonitors(runtime.services);
     if (open) {
-      const run = await runtime.db.selectFrom('monitor_runs').select(['status', 'observations']).where('id', '=', open.id).executeTakeFirstOrThrow();
+      const run = await runtime.db
+        .selectFrom('monitor_runs')
+        .select(['status', 'observations'])
+        .where('id', '=', open.id)
+        .executeTakeFirstOrThrow();
       if (run.status !== 'queued' && run.status !== 'running') {
         if (run.status === 'completed') {
           report.runsCompleted += 1;

@@ -15,7 +15,12 @@ export async function freePortFor(): Promise<number> {
 }
 
 /** One request; the body read whole (kept as text only when it is small). */
-export function readAll(url: string, headers: Record<string, string>, agent?: http.Agent, body?: string): Promise<{ status: number; body: string; bytes: number }> {
+export function readAll(
+  url: string,
+  headers: Record<string, string>,
+  agent?: http.Agent,
+  body?: string,
+): Promise<{ status: number; body: string; bytes: number }> {
   return new Promise((resolve, reject) => {
     const req = http.request(url, { method: body === undefined ? 'GET' : 'POST', headers, agent }, (res) => {
       let bytes = 0;

@@ -47,7 +47,7 @@ export interface LoadReport {
 }
 
 async function run(plan: LoadPlan): Promise<LoadReport> {
-  const agent = keepAliveAgent(plan.mode === 'open' ? 512 : plan.concurrency ?? 16);
+  const agent = keepAliveAgent(plan.mode === 'open' ? 512 : (plan.concurrency ?? 16));
   const latencies: number[] = [];
   const statuses: Record<string, number> = {};
   let ok = 0;

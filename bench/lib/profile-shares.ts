@@ -27,16 +27,51 @@ interface Profile {
 
 /** The parts, in the order they are tried on each frame. */
 export const PARTS: Array<{ part: string; test: (url: string, fn: string) => boolean }> = [
-  { part: 'validation (express-openapi-validator, ajv)', test: (u) => /node_modules\/(express-openapi-validator|ajv|ajv-formats)\//.test(u) || /apps\/api\/src\/middleware\/input\.ts/.test(u) },
-  { part: 'auth and key lookup', test: (u) => /apps\/api\/src\/middleware\/(auth|access|tenant|session-cookie)\.ts|domain\/src\/workspaces\/(key-lookup|key-use|api-keys)\.ts|domain\/src\/oauth\//.test(u) },
+  {
+    part: 'validation (express-openapi-validator, ajv)',
+    test: (u) => /node_modules\/(express-openapi-validator|ajv|ajv-formats)\//.test(u) || /apps\/api\/src\/middleware\/input\.ts/.test(u),
+  },
+  {
+    part: 'auth and key lookup',
+    test: (u) =>
+      /apps\/api\/src\/middleware\/(auth|access|tenant|session-cookie)\.ts|domain\/src\/workspaces\/(key-lookup|key-use|api-keys)\.ts|domain\/src\/oauth\//.test(
+        u,
+      ),
+  },
   { part: 'caps and spend counters', test: (u) => /domain\/src\/credits\/(counters|usage)\.ts|domain\/src\/billing\//.test(u) },
-  { part: 'admission (plan, quote, flush)', test: (u) => /domain\/src\/(admission\/|group-commit\.ts|credits\/(reservations|balances)\.ts)/.test(u) },
-  { part: 'logging (pino)', test: (u) => /node_modules\/(pino|pino-http|pino-std-serializers|sonic-boom|fast-redact)\/|middleware\/access-log\.ts|packages\/logging\//.test(u) },
-  { part: 'enqueue (bullmq, ioredis)', test: (u) => /node_modules\/(bullmq|ioredis|msgpackr|redis-parser|cluster-key-slot)\/|domain\/src\/jobs\/enqueue\.ts|packages\/queue\//.test(u) },
-  { part: 'Postgres client (pg, kysely)', test: (u) => /node_modules\/(pg|pg-pool|pg-protocol|pg-types|postgres-[a-z]+|kysely)\/|packages\/db\//.test(u) },
-  { part: 'serialization (body parsing, JSON responses)', test: (u) => /node_modules\/(body-parser|raw-body|iconv-lite|express\/lib\/response\.js)|express\/lib\/response\.js|domain\/src\/jobs\/render\.ts|api\/src\/.*render/.test(u) },
+  {
+    part: 'admission (plan, quote, flush)',
+    test: (u) => /domain\/src\/(admission\/|group-commit\.ts|credits\/(reservations|balances)\.ts)/.test(u),
+  },
+  {
+    part: 'logging (pino)',
+    test: (u) =>
+      /node_modules\/(pino|pino-http|pino-std-serializers|sonic-boom|fast-redact)\/|middleware\/access-log\.ts|packages\/logging\//.test(u),
+  },
+  {
+    part: 'enqueue (bullmq, ioredis)',
+    test: (u) =>
+      /node_modules\/(bullmq|ioredis|msgpackr|redis-parser|cluster-key-slot)\/|domain\/src\/jobs\/enqueue\.ts|packages\/queue\//.test(u),
+  },
+  {
+    part: 'Postgres client (pg, kysely)',
+    test: (u) => /node_modules\/(pg|pg-pool|pg-protocol|pg-types|postgres-[a-z]+|kysely)\/|packages\/db\//.test(u),
+  },
+  {
+    part: 'serialization (body parsing, JSON responses)',
+    test: (u) =>
+      /node_modules\/(body-parser|raw-body|iconv-lite|express\/lib\/response\.js)|express\/lib\/response\.js|domain\/src\/jobs\/render\.ts|api\/src\/.*render/.test(
+        u,
+      ),
+  },
   { part: 'rate limiter', test: (u) => /middleware\/rate-limit\.ts/.test(u) },
-  { part: 'HTTP server, Express routing and middleware', test: (u) => /^node:(_http|http|net|stream|internal\/(http|streams|stream_base))|node_modules\/(express|router|on-finished|finalhandler|send|qs|cookie|vary|cors|compression)\/|apps\/api\/src\/(middleware|app)/.test(u) },
+  {
+    part: 'HTTP server, Express routing and middleware',
+    test: (u) =>
+      /^node:(_http|http|net|stream|internal\/(http|streams|stream_base))|node_modules\/(express|router|on-finished|finalhandler|send|qs|cookie|vary|cors|compression)\/|apps\/api\/src\/(middleware|app)/.test(
+        u,
+      ),
+  },
   { part: 'job creation (routes, createJob, catalog)', test: (u) => /apps\/api\/src\/routes\/|domain\/src\/jobs\//.test(u) },
   { part: 'garbage collection', test: (_u, fn) => fn === '(garbage collector)' },
 ];

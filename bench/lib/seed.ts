@@ -26,7 +26,12 @@ export async function seedBenchWorkspace(
 }
 
 /** Ample allowances, so that no control other than the one measured ever refuses. */
-export const AMPLE = { credits: 1_000_000_000, rateLimitPerMinute: 1_000_000_000, maxActiveJobs: 1_000_000_000, maxResultLimit: 25_000 } as const;
+export const AMPLE = {
+  credits: 1_000_000_000,
+  rateLimitPerMinute: 1_000_000_000,
+  maxActiveJobs: 1_000_000_000,
+  maxResultLimit: 25_000,
+} as const;
 
 export async function waitFor(check: () => boolean, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;

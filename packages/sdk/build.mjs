@@ -17,7 +17,15 @@ const external = Object.keys(manifest.dependencies ?? {});
 
 rmSync(dist, { recursive: true, force: true });
 
-const common = { absWorkingDir: here, entryPoints: ['src/index.ts'], bundle: true, external, sourcemap: true, logLevel: 'warning', tsconfigRaw: '{}' };
+const common = {
+  absWorkingDir: here,
+  entryPoints: ['src/index.ts'],
+  bundle: true,
+  external,
+  sourcemap: true,
+  logLevel: 'warning',
+  tsconfigRaw: '{}',
+};
 
 /** The browser build swaps Node's file sink for one that refuses paths. */
 const browserSink = {

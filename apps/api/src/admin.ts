@@ -73,7 +73,21 @@ import {
  * it refuses with the reason (exit 3) and creates or migrates nothing.
  */
 const USAGE = `usage: admin <create-workspace|create-key|revoke-key|grant-credits|list-workspaces|list-keys|rotate-secrets|export-workspace|delete-workspace|move-results|reconcile-counters|reset-password|verify-email> [options]`;
-const COMMANDS = ['create-workspace', 'create-key', 'revoke-key', 'grant-credits', 'list-workspaces', 'list-keys', 'rotate-secrets', 'export-workspace', 'delete-workspace', 'move-results', 'reconcile-counters', 'reset-password', 'verify-email'];
+const COMMANDS = [
+  'create-workspace',
+  'create-key',
+  'revoke-key',
+  'grant-credits',
+  'list-workspaces',
+  'list-keys',
+  'rotate-secrets',
+  'export-workspace',
+  'delete-workspace',
+  'move-results',
+  'reconcile-counters',
+  'reset-password',
+  'verify-email',
+];
 /** The commands that take an argument: the workspace's ID, or the user's email. */
 const WITH_ARGUMENT = ['export-workspace', 'delete-workspace', 'reset-password', 'verify-email'];
 const ACTOR = systemActor('admin-cli');
@@ -100,14 +114,19 @@ async function requireMigratedDatabase(db: Db, connectionString: string, fromEnv
     pending = await pendingMigrations(db);
   } catch (error) {
     const code = (error as { code?: string }).code;
-    if (code === '3D000') throw new EnvironmentError(`database ${where} does not exist; set DATABASE_URL to the service's database, or create it with \`npm run migrate\``);
+    if (code === '3D000')
+      throw new EnvironmentError(
+        `database ${where} does not exist; set DATABASE_URL to the service's database, or create it with \`npm run migrate\``,
+      );
     if (isUnavailableError(error) || code === '28P01' || code === '28000') {
       throw new EnvironmentError(`cannot reach the database ${where}: ${(error as Error).message}`);
     }
     throw error;
   }
   if (pending.length > 0) {
-    throw new EnvironmentError(`database ${where} is not migrated (${pending.length} pending: ${pending.join(', ')}); run \`npm run migrate\` first`);
+    throw new EnvironmentError(
+      `database ${where} is not migrated (${pending.length} pending: ${pending.join(', ')}); run \`npm run migrate\` first`,
+    );
   }
 }
 
@@ -169,7 +188,14 @@ async function main(argv: string[]): Promise<number> {
             maxActiveJobs: positiveInt('max-active-jobs', values['max-active-jobs']),
             maxResultLimit: positiveInt('max-result-limit', values['max-result-limit']),
           });
-          await recordAudit(tx, { workspaceId: workspace.id, action: 'workspace.created', actor: ACTOR, targetType: 'workspace', targetId: workspace.id, data: { name } });
+          await recordAudit(tx, {
+            workspaceId: workspace.id,
+            action: 'workspace.created',
+            actor: ACTOR,
+            targetType: 'workspace',
+            targetId: workspace.id,
+            data: { name },
+          });
           const key = await createApiKey(tx, workspace.id, 'admin', { role: 'owner', actor: ACTOR });
           return { workspace_id: workspace.id, key_id: key.key_id, api_key: key.api_key };
         });
@@ -213,7 +239,10 @@ async function main(argv: string[]): Promise<number> {
             data: { credits, kind, expires_at: expiresAt?.toISOString() ?? null },
           });
         });
-        print({ workspace_id: workspaceId, credits, kind, expires_at: expiresAt?.toISOString() ?? null }, `granted ${credits} ${kind} credits to ${workspaceId}`);
+        print(
+          { workspace_id: workspaceId, credits, kind, expires_at: expiresAt?.toISOString() ?? null },
+          `granted ${credits} ${kind} credits to ${workspaceId}`,
+        );
         return 0;
       }
       case 'list-workspaces': {
@@ -223,7 +252,10 @@ async function main(argv: string[]): Promise<number> {
           workspaces.length === 0
             ? 'no workspaces'
             : workspaces
-                .map((w) => `${w.id}  ${w.kind.padEnd(8)}  ${w.name}  owners: ${w.owners.join(', ') || '-'}  members: ${w.member_count}  active keys: ${w.active_key_count}`)
+                .map(
+                  (w) =>
+                    `${w.id}  ${w.kind.padEnd(8)}  ${w.name}  owners: ${w.owners.join(', ') || '-'}  members: ${w.member_count}  active keys: ${w.active_key_count}`,
+                )
                 .join('\n'),
         );
         return 0;
@@ -232,12 +264,21 @@ async function main(argv: string[]): Promise<number> {
         const workspaceId = required('workspace', values.workspace);
         if (!(await findWorkspace(db, workspaceId))) throw new UsageError(`no workspace ${workspaceId}`);
         const keys = (await listApiKeys(db, workspaceId)).map(renderApiKey);
-        const state = (k: (typeof keys)[number]) => (k.revoked_at ? `revoked ${k.revoked_at}` : k.expires_at && Date.parse(k.expires_at) <= Date.now() ? `expired ${k.expires_at}` : 'active');
+        const state = (k: (typeof keys)[number]) =>
+          k.revoked_at
+            ? `revoked ${k.revoked_at}`
+            : k.expires_at && Date.parse(k.expires_at) <= Date.now()
+              ? `expired ${k.expires_at}`
+              : 'active';
         print(
           keys,
           keys.length === 0
             ? `no keys in ${workspaceId}`
-            : keys.map((k) => `${k.id}  ${k.prefix}…  ${k.role.padEnd(6)}  ${k.name ?? ''}  ${state(k)}  last used ${k.last_used_at ?? 'never'}`).join('\n'),
+            : keys
+                .map(
+                  (k) => `${k.id}  ${k.prefix}…  ${k.role.padEnd(6)}  ${k.name ?? ''}  ${state(k)}  last used ${k.last_used_at ?? 'never'}`,
+                )
+                .join('\n'),
         );
         return 0;
       }
@@ -247,8 +288,13 @@ async function main(argv: string[]): Promise<number> {
         print(
           { columns: reports, unopenable },
           [
-            ...reports.map((r) => `${r.table}.${r.column}: ${r.resealed} re-sealed${r.unopenable ? `, ${r.unopenable} open under neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS` : ''}`),
-            unopenable ? 'some values were left as they are: set SECRETS_KEY_PREVIOUS to the key that sealed them and run rotate-secrets again' : 'every sealed value is under SECRETS_KEY',
+            ...reports.map(
+              (r) =>
+                `${r.table}.${r.column}: ${r.resealed} re-sealed${r.unopenable ? `, ${r.unopenable} open under neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS` : ''}`,
+            ),
+            unopenable
+              ? 'some values were left as they are: set SECRETS_KEY_PREVIOUS to the key that sealed them and run rotate-secrets again'
+              : 'every sealed value is under SECRETS_KEY',
           ].join('\n'),
         );
         return unopenable ? 1 : 0;
@@ -300,7 +346,10 @@ async function main(argv: string[]): Promise<number> {
       case 'move-results': {
         const to = required('to', values.to);
         if (to !== 's3' && to !== 'postgres') throw new UsageError('--to is s3 or postgres');
-        if (!config.s3) throw new UsageError('move-results needs the object store: set S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (and S3_ENDPOINT)');
+        if (!config.s3)
+          throw new UsageError(
+            'move-results needs the object store: set S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (and S3_ENDPOINT)',
+          );
         const batch = positiveInt('batch', values.batch) ?? 50;
         if (batch < 1) throw new UsageError('--batch must be at least 1');
         const resultObjects = BucketResultObjects.of(config.s3);
@@ -313,7 +362,10 @@ async function main(argv: string[]): Promise<number> {
           const moved = await moveResults({ db, resultObjects, log }, to, { batch, signal: stopping.signal, onProgress: progressBar(to) });
           process.stderr.write('\n');
           const what = `${moved.moved} of ${moved.total} jobs' results moved to ${to} (${moved.pages} pages, ${moved.bytes} bytes)`;
-          print({ to, ...moved, interrupted: stopping.signal.aborted }, stopping.signal.aborted ? `${what}; interrupted: run it again to go on` : what);
+          print(
+            { to, ...moved, interrupted: stopping.signal.aborted },
+            stopping.signal.aborted ? `${what}; interrupted: run it again to go on` : what,
+          );
           return stopping.signal.aborted ? 1 : 0;
         } finally {
           resultObjects.close();
@@ -345,25 +397,49 @@ function progressBar(to: string): (progress: MoveProgress) => void {
  * delete-workspace: with --yes, deletes it (a runtime of its own: the result store and Redis);
  * without, says what would go and deletes nothing.
  */
-async function deleteWorkspaceCommand(db: Db, config: ReturnType<typeof loadConfig>, workspaceId: string, yes: boolean, print: (payload: object, text: string) => void): Promise<number> {
+async function deleteWorkspaceCommand(
+  db: Db,
+  config: ReturnType<typeof loadConfig>,
+  workspaceId: string,
+  yes: boolean,
+  print: (payload: object, text: string) => void,
+): Promise<number> {
   const workspace = await findWorkspace(db, workspaceId);
   if (!workspace) throw new UsageError(`no workspace ${workspaceId}`);
   if (!yes) {
-    const jobs = await db.selectFrom('jobs').select((eb) => eb.fn.countAll<string>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
-    throw new UsageError(`would delete workspace ${workspaceId} (${workspace.name}) and all its data (${jobs.n} jobs); nothing deleted: run again with --yes`);
+    const jobs = await db
+      .selectFrom('jobs')
+      .select((eb) => eb.fn.countAll<string>().as('n'))
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirstOrThrow();
+    throw new UsageError(
+      `would delete workspace ${workspaceId} (${workspace.name}) and all its data (${jobs.n} jobs); nothing deleted: run again with --yes`,
+    );
   }
   const runtime = createRuntime(config, { name: 'admin', dbPoolSize: 2, log: pino({ level: 'warn' }, pino.destination(2)) });
   try {
     await untilRedisReady(runtime);
     const outcome = await deleteWorkspace(runtime.services, runtime.redis, workspaceId, ACTOR);
     if ('refused' in outcome) {
-      throw new UsageError(outcome.refused === 'personal' ? `workspace ${workspaceId} is a personal workspace: it goes with its user's account` : `no workspace ${workspaceId}`);
+      throw new UsageError(
+        outcome.refused === 'personal'
+          ? `workspace ${workspaceId} is a personal workspace: it goes with its user's account`
+          : `no workspace ${workspaceId}`,
+      );
     }
     const { deleted } = outcome;
     const rows = Object.values(deleted.rows).reduce((a, b) => a + (b ?? 0), 0);
     print(
-      { deletion_id: deleted.id, workspace_id: workspaceId, rows: deleted.rows, queue_entries: deleted.queueEntries, redis_keys: deleted.redisKeys },
-      `workspace ${workspaceId} deleted: ${rows} rows (${Object.entries(deleted.rows).map(([t, n]) => `${t} ${n}`).join(', ')}), ${deleted.queueEntries} queue entries, ${deleted.redisKeys} Redis keys; recorded as ${deleted.id}`,
+      {
+        deletion_id: deleted.id,
+        workspace_id: workspaceId,
+        rows: deleted.rows,
+        queue_entries: deleted.queueEntries,
+        redis_keys: deleted.redisKeys,
+      },
+      `workspace ${workspaceId} deleted: ${rows} rows (${Object.entries(deleted.rows)
+        .map(([t, n]) => `${t} ${n}`)
+        .join(', ')}), ${deleted.queueEntries} queue entries, ${deleted.redisKeys} Redis keys; recorded as ${deleted.id}`,
     );
     return 0;
   } finally {

@@ -56,7 +56,15 @@ export function createApp(apiDeps: ApiDeps, routes: readonly Route[] = ROUTES): 
     loginLimiter: apiDeps.loginLimiter ?? new LoginLimiter(apiDeps.redis, config.redisPrefix, config.signupLimitPerHour),
     mailer: apiDeps.mailer !== undefined ? apiDeps.mailer : wakeOverRedis(apiDeps.redis, config.redisPrefix, 'mail'),
     heavyReads: apiDeps.heavyReads ?? new HeavyReads(config.heavyReadsPerWorkspace, config.heavyReadMinItems),
-    live: apiDeps.live ?? new LiveHub({ db: apiDeps.services.db, redisUrl: config.redisUrl, redisClusterNodes: config.redisClusterNodes, prefix: config.redisPrefix, log: apiDeps.services.log }),
+    live:
+      apiDeps.live ??
+      new LiveHub({
+        db: apiDeps.services.db,
+        redisUrl: config.redisUrl,
+        redisClusterNodes: config.redisClusterNodes,
+        prefix: config.redisPrefix,
+        log: apiDeps.services.log,
+      }),
     billing: apiDeps.billing ?? processBilling(wakeOverRedis(apiDeps.redis, config.redisPrefix, 'recharge')),
   };
   // A draining process ends its live streams: their clients reconnect to another process.
@@ -96,7 +104,10 @@ export function createApp(apiDeps: ApiDeps, routes: readonly Route[] = ROUTES): 
   const document = loadOpenApiDocument();
   const apiRoutes = routes.filter((route) => route.reads === 'json' || route.reads === 'raw');
   for (const route of apiRoutes) {
-    const chain: RequestHandler[] = route.access === 'public' ? [] : [route.actsOnWorkspace ? authenticated : ownAuthenticated, limited, requireAccess(route.access), recordUse];
+    const chain: RequestHandler[] =
+      route.access === 'public'
+        ? []
+        : [route.actsOnWorkspace ? authenticated : ownAuthenticated, limited, requireAccess(route.access), recordUse];
     if (route.reads === 'raw') {
       app[route.method](route.path, express.raw({ type: () => true, limit: '1mb' }), ...chain, ...route.handlers(deps));
       continue;

@@ -27,7 +27,16 @@ async function main(): Promise<void> {
   // workers' mail and recharge tasks over Redis after a commit that gave them work.
   const mailer = wakeOverRedis(runtime.redis, config.redisPrefix, 'mail');
   const billing = processBilling(wakeOverRedis(runtime.redis, config.redisPrefix, 'recharge'));
-  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, draining: drain.signal, heavyReads, mailer, billing });
+  const app = createApp({
+    services: runtime.services,
+    registry: runtime.registry,
+    limiter,
+    redis: runtime.redis,
+    draining: drain.signal,
+    heavyReads,
+    mailer,
+    billing,
+  });
   const server = createApiServer(app);
   // The port opens (and `api listening` is said) once Postgres and Redis answer: the load
   // balancer's first request never meets a rate limiter whose Redis is still connecting.

@@ -19,7 +19,10 @@ export function createApiServer(app: Express): Server {
     const oversize = error.code === 'HPE_HEADER_OVERFLOW';
     const status = oversize ? '431 Request Header Fields Too Large' : '400 Bad Request';
     const body = JSON.stringify({
-      detail: { error: 'invalid_request', message: oversize ? 'Request headers are too large.' : 'The request is not valid HTTP (malformed request line or header).' },
+      detail: {
+        error: 'invalid_request',
+        message: oversize ? 'Request headers are too large.' : 'The request is not valid HTTP (malformed request line or header).',
+      },
     });
     socket.end(
       `HTTP/1.1 ${status}\r\nContent-Type: application/json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,

@@ -26,7 +26,20 @@ async function admin(...args: string[]): Promise<string> {
 }
 
 it('creates a workspace and keys, grants credits and revokes keys, as decisions.md specifies', async () => {
-  const out = await admin('create-workspace', '--name', 'Acme', '--credits', '1234', '--rate-limit', '77', '--max-active-jobs', '9', '--max-result-limit', '500', '--json');
+  const out = await admin(
+    'create-workspace',
+    '--name',
+    'Acme',
+    '--credits',
+    '1234',
+    '--rate-limit',
+    '77',
+    '--max-active-jobs',
+    '9',
+    '--max-result-limit',
+    '500',
+    '--json',
+  );
   const lines = out.trim().split('\n');
   expect(lines).toHaveLength(1);
   const created = JSON.parse(lines[0]!);
@@ -37,7 +50,14 @@ it('creates a workspace and keys, grants credits and revokes keys, as decisions.
 
   const auth = { 'X-API-Key': created.api_key };
   const account = await stack.api.get('/v1/account', { headers: auth });
-  expect(account.body).toMatchObject({ organization_id: created.workspace_id, organization_name: 'Acme', monthly_quota: 1234, rate_limit_per_minute: 77, max_active_jobs: 9, max_result_limit: 500 });
+  expect(account.body).toMatchObject({
+    organization_id: created.workspace_id,
+    organization_name: 'Acme',
+    monthly_quota: 1234,
+    rate_limit_per_minute: 77,
+    max_active_jobs: 9,
+    max_result_limit: 500,
+  });
   const usage = await stack.api.get('/v1/usage/current', { headers: auth });
   expect(usage.body).toMatchObject({ credit_limit: 1234, credits_remaining: 1234 });
 
@@ -61,12 +81,22 @@ it('fails clearly on bad arguments', async () => {
 
 it('lists workspaces and keys (--json) so an operator can replace a lost key; its keys are owners; its changes are audited', async () => {
   const created = JSON.parse((await admin('create-workspace', '--name', 'Lost keys', '--json')).trim());
-  const signup = await stack.api.post('/v1/auth/signup', { body: { email: 'operator.test@example.com', password: 'long enough password' } });
+  const signup = await stack.api.post('/v1/auth/signup', {
+    body: { email: 'operator.test@example.com', password: 'long enough password' },
+  });
   expect(signup.status).toBe(201);
 
   const workspaces = JSON.parse((await admin('list-workspaces', '--json')).trim());
   const listed = workspaces.find((w: { id: string }) => w.id === created.workspace_id);
-  expect(listed).toEqual({ id: created.workspace_id, name: 'Lost keys', kind: 'team', created_at: expect.any(String), owners: [], member_count: 0, active_key_count: 1 });
+  expect(listed).toEqual({
+    id: created.workspace_id,
+    name: 'Lost keys',
+    kind: 'team',
+    created_at: expect.any(String),
+    owners: [],
+    member_count: 0,
+    active_key_count: 1,
+  });
   const personal = workspaces.find((w: { id: string }) => w.id === signup.body.workspaces[0].id);
   expect(personal).toMatchObject({ kind: 'personal', owners: ['operator.test@example.com'], member_count: 1, active_key_count: 0 });
   expect(await admin('list-workspaces')).toContain(created.workspace_id);
@@ -74,7 +104,14 @@ it('lists workspaces and keys (--json) so an operator can replace a lost key; it
   const replacement = JSON.parse((await admin('create-key', '--workspace', created.workspace_id, '--json')).trim());
   await admin('revoke-key', '--key-id', created.key_id);
   const keys = JSON.parse((await admin('list-keys', '--workspace', created.workspace_id, '--json')).trim());
-  expect(keys.map((k: { id: string; role: string; revoked_at: string | null; prefix: string }) => [k.id, k.role, k.revoked_at !== null, k.prefix.length])).toEqual([
+  expect(
+    keys.map((k: { id: string; role: string; revoked_at: string | null; prefix: string }) => [
+      k.id,
+      k.role,
+      k.revoked_at !== null,
+      k.prefix.length,
+    ]),
+  ).toEqual([
     [replacement.key_id, 'owner', false, 12],
     [created.key_id, 'owner', true, 12],
   ]);
@@ -99,7 +136,10 @@ it('lists workspaces and keys (--json) so an operator can replace a lost key; it
 
 describe('refuses a database it cannot work on, and says why', () => {
   async function adminAt(databaseUrl: string, ...args: string[]) {
-    return run('npm', ['run', '-s', 'admin', '--', ...args], { cwd: ROOT, env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' } });
+    return run('npm', ['run', '-s', 'admin', '--', ...args], {
+      cwd: ROOT,
+      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
+    });
   }
   const withDatabase = (name: string) => {
     const url = new URL(stack.databaseUrl);
@@ -130,7 +170,9 @@ describe('refuses a database it cannot work on, and says why', () => {
       });
       const db = createDb({ connectionString: withDatabase(name), max: 1 });
       try {
-        const tables = await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_schema = 'public'`.execute(db);
+        const tables = await sql<{
+          n: number;
+        }>`select count(*)::int as n from information_schema.tables where table_schema = 'public'`.execute(db);
         expect(tables.rows[0]!.n).toBe(0);
       } finally {
         await db.destroy();
@@ -146,7 +188,10 @@ describe('refuses a database it cannot work on, and says why', () => {
     const port = (server.address() as net.AddressInfo).port;
     await new Promise<void>((resolve) => server.close(() => resolve()));
     const failure = adminAt(`postgres://postgres:hunter2@127.0.0.1:${port}/social_data`, 'create-key', '--workspace', 'ws_x');
-    await expect(failure).rejects.toMatchObject({ code: 3, stderr: expect.stringContaining(`cannot reach the database postgres://postgres@127.0.0.1:${port}/social_data`) });
+    await expect(failure).rejects.toMatchObject({
+      code: 3,
+      stderr: expect.stringContaining(`cannot reach the database postgres://postgres@127.0.0.1:${port}/social_data`),
+    });
     await expect(failure).rejects.toMatchObject({ stderr: expect.not.stringContaining('hunter2') });
   });
 });

@@ -65,7 +65,9 @@ describe('with ADMIN_TOKEN', () => {
     const bearer = await request(stack.app).get('/admin/queues').set('Authorization', `Bearer ${TOKEN}`);
     expect(bearer.status).toBe(200);
     expect(bearer.headers['content-type']).toMatch(/text\/html/);
-    const basic = await request(stack.app).get('/admin/queues').set('Authorization', `Basic ${Buffer.from(`ops:${TOKEN}`).toString('base64')}`);
+    const basic = await request(stack.app)
+      .get('/admin/queues')
+      .set('Authorization', `Basic ${Buffer.from(`ops:${TOKEN}`).toString('base64')}`);
     expect(basic.status).toBe(200);
   });
 

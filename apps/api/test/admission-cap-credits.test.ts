@@ -46,11 +46,17 @@ describe('active-job cap', () => {
     const ws = await stack.workspace({ maxActiveJobs: 1 });
     const first = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'sandbox_slow_5000_slot1' } });
     expect(first.status).toBe(202);
-    const blocked = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'sandbox_slow_5000_slot2' } });
+    const blocked = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { operation: 'profile', target: 'sandbox_slow_5000_slot2' },
+    });
     expect(blocked.status).toBe(429);
     expect(blocked.body.detail).toMatchObject({ error: 'concurrent_job_limit_exceeded', active: 1, limit: 1 });
     await stack.api.post(`/v1/jobs/${first.body.id}/cancel`, { headers: ws.auth });
-    const admitted = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'sandbox_slow_5000_slot2' } });
+    const admitted = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { operation: 'profile', target: 'sandbox_slow_5000_slot2' },
+    });
     expect(admitted.status).toBe(202);
   });
 });
@@ -59,7 +65,9 @@ describe('credits under concurrency', () => {
   it('accepts exactly 5 of 20 concurrent submissions against credits for 5, never overdrawing', async () => {
     const ws = await stack.workspace({ credits: 5 });
     const responses = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: `credituser${i}` } })),
+      Array.from({ length: 20 }, (_, i) =>
+        stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: `credituser${i}` } }),
+      ),
     );
     const accepted = responses.filter((r) => r.status === 202);
     const refused = responses.filter((r) => r.status === 402);
@@ -77,7 +85,11 @@ describe('credits under concurrency', () => {
     expect(usage.credits_remaining).toBe(0);
     expect(usage.credits_reserved).toBe(5);
     expect(usage.credits_used + usage.credits_reserved + usage.credits_remaining).toBe(usage.credit_limit);
-    const balance = await stack.runtime.db.selectFrom('credit_balances').selectAll().where('workspace_id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+    const balance = await stack.runtime.db
+      .selectFrom('credit_balances')
+      .selectAll()
+      .where('workspace_id', '=', ws.workspaceId)
+      .executeTakeFirstOrThrow();
     expect(balance.plan_used + balance.plan_reserved).toBeLessThanOrEqual(5);
     expect(balance.purchased_balance - balance.purchased_reserved).toBeGreaterThanOrEqual(0);
   });

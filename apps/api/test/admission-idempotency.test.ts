@@ -14,7 +14,8 @@ afterAll(async () => {
   await stack.close();
 });
 
-const countRows = (table: 'jobs' | 'idempotency_keys' | 'credit_reservations', workspaceId: string) => countWorkspaceRows(stack, table, workspaceId);
+const countRows = (table: 'jobs' | 'idempotency_keys' | 'credit_reservations', workspaceId: string) =>
+  countWorkspaceRows(stack, table, workspaceId);
 
 describe('Idempotency-Key', () => {
   it('turns 50 concurrent requests with one key into one job and one reservation', async () => {
@@ -140,9 +141,15 @@ describe('Idempotency-Key', () => {
 
   it('rejects a key longer than 128 characters with 422', async () => {
     const ws = await stack.workspace();
-    const ok = await stack.api.post('/v1/jobs', { headers: { ...ws.auth, 'Idempotency-Key': 'k'.repeat(128) }, body: { operation: 'profile', target: 'longkey' } });
+    const ok = await stack.api.post('/v1/jobs', {
+      headers: { ...ws.auth, 'Idempotency-Key': 'k'.repeat(128) },
+      body: { operation: 'profile', target: 'longkey' },
+    });
     expect(ok.status).toBe(202);
-    const tooLong = await stack.api.post('/v1/jobs', { headers: { ...ws.auth, 'Idempotency-Key': 'k'.repeat(129) }, body: { operation: 'profile', target: 'longkey2' } });
+    const tooLong = await stack.api.post('/v1/jobs', {
+      headers: { ...ws.auth, 'Idempotency-Key': 'k'.repeat(129) },
+      body: { operation: 'profile', target: 'longkey2' },
+    });
     expect(tooLong.status).toBe(422);
     expect(await countRows('jobs', ws.workspaceId)).toBe(1);
   });

@@ -28,7 +28,8 @@ function appWithLimiterRedis(redis: IORedis): ContractClient {
   return new ContractClient(app);
 }
 
-const countRows = (table: 'jobs' | 'idempotency_keys' | 'credit_reservations', workspaceId: string) => countWorkspaceRows(stack, table, workspaceId);
+const countRows = (table: 'jobs' | 'idempotency_keys' | 'credit_reservations', workspaceId: string) =>
+  countWorkspaceRows(stack, table, workspaceId);
 
 describe('rate limiter outage', () => {
   it('answers 503 rate_limiter_unavailable at once when Redis is unreachable, writing nothing', async () => {
@@ -81,11 +82,15 @@ describe('rate limiter outage', () => {
       expect(await countRows('jobs', ws.workspaceId)).toBe(1);
 
       server = await startRedisServer(port);
-      const after = await eventually(async () => {
-        const res = await api.post('/v1/jobs', { headers: ws.auth, body: jobBody('recovery_two') });
-        if (res.status === 503) return undefined;
-        return res;
-      }, 10_000, 100);
+      const after = await eventually(
+        async () => {
+          const res = await api.post('/v1/jobs', { headers: ws.auth, body: jobBody('recovery_two') });
+          if (res.status === 503) return undefined;
+          return res;
+        },
+        10_000,
+        100,
+      );
       expect(after.status).toBe(202);
       expect(after.body.status).toBe('queued');
       expect(after.headers['ratelimit-limit']).toBeDefined();

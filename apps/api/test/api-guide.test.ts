@@ -59,8 +59,18 @@ let workdir: string;
 beforeAll(async () => {
   stack = await startTestStack({ withWorker: true });
   ws = await stack.workspace({ credits: 20_000, rateLimitPerMinute: 100_000 });
-  jobId = (await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'nasa', limit: 2_500 } })).body.id;
-  batchId = (await stack.api.post('/v1/batches', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', targets: ['natgeo', 'nasa'] } })).body.id;
+  jobId = (
+    await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { platform: 'twitter', operation: 'followers', target: 'nasa', limit: 2_500 },
+    })
+  ).body.id;
+  batchId = (
+    await stack.api.post('/v1/batches', {
+      headers: ws.auth,
+      body: { platform: 'instagram', operation: 'profile', targets: ['natgeo', 'nasa'] },
+    })
+  ).body.id;
   await eventually(async () => {
     const rows = await stack.runtime.db.selectFrom('jobs').select('status').where('workspace_id', '=', ws.workspaceId).execute();
     return rows.length === 3 && rows.every((r) => r.status === 'completed');
@@ -80,7 +90,14 @@ afterAll(async () => {
 it('runs every example of docs/api-guide.md against the service, each answering as the guide says', async () => {
   const examples = examplesOf(readFileSync(GUIDE, 'utf8'));
   expect(examples.length).toBeGreaterThanOrEqual(20);
-  const env = { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: workdir, SDX_URL: url, SDX_API_KEY: ws.apiKey, JOB_ID: jobId, BATCH_ID: batchId };
+  const env = {
+    PATH: process.env.PATH ?? '/usr/bin:/bin',
+    HOME: workdir,
+    SDX_URL: url,
+    SDX_API_KEY: ws.apiKey,
+    JOB_ID: jobId,
+    BATCH_ID: batchId,
+  };
   const failures: string[] = [];
   for (const example of examples) {
     const where = `docs/api-guide.md:${example.line}`;
@@ -90,9 +107,16 @@ it('runs every example of docs/api-guide.md against the service, each answering 
     }
     let output: string;
     try {
-      ({ stdout: output } = await run('bash', ['-e', '-c', example.script], { cwd: workdir, env, timeout: 30_000, maxBuffer: 64 * 1024 * 1024 }));
+      ({ stdout: output } = await run('bash', ['-e', '-c', example.script], {
+        cwd: workdir,
+        env,
+        timeout: 30_000,
+        maxBuffer: 64 * 1024 * 1024,
+      }));
     } catch (error) {
-      failures.push(`${where}: exited with ${(error as { code?: number }).code}: ${String((error as { stderr?: string }).stderr ?? error).slice(0, 300)}`);
+      failures.push(
+        `${where}: exited with ${(error as { code?: number }).code}: ${String((error as { stderr?: string }).stderr ?? error).slice(0, 300)}`,
+      );
       continue;
     }
     for (const expected of example.expects) {

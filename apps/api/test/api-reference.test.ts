@@ -84,7 +84,13 @@ describe('the contract, served', () => {
       ['/openapi.json', reference.contractJsonAsset(), 'no-cache'],
     ] as const) {
       const first = await stack.api.get(path, { headers: { 'Accept-Encoding': 'br' } });
-      expect([path, first.status, first.headers['cache-control'], first.headers['content-encoding'], first.headers.vary]).toEqual([path, 200, cacheControl, 'br', 'Accept-Encoding']);
+      expect([path, first.status, first.headers['cache-control'], first.headers['content-encoding'], first.headers.vary]).toEqual([
+        path,
+        200,
+        cacheControl,
+        'br',
+        'Accept-Encoding',
+      ]);
       expect(first.headers.etag).toBe(asset.etag);
       // The compressed body sent is the one made once.
       expect(Number(first.headers['content-length'])).toBe(asset.br.length);
@@ -106,7 +112,15 @@ describe('the reference page in a browser', () => {
     if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install -y chromium (or set CHROMIUM_PATH)`);
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: [
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-quic',
+        '--no-first-run',
+        '--disable-background-networking',
+        '--disable-component-update',
+        '--disable-sync',
+      ],
     });
   });
 
@@ -119,7 +133,8 @@ describe('the reference page in a browser', () => {
     const elsewhere: string[] = [];
     await page.route('**/*', async (route) => {
       const { protocol, hostname } = new URL(route.request().url());
-      const local = protocol === 'data:' || protocol === 'blob:' || hostname === '127.0.0.1' || hostname === 'localhost' || hostname === '[::1]';
+      const local =
+        protocol === 'data:' || protocol === 'blob:' || hostname === '127.0.0.1' || hostname === 'localhost' || hostname === '[::1]';
       if (local) await route.continue();
       else {
         elsewhere.push(route.request().url());
@@ -128,7 +143,8 @@ describe('the reference page in a browser', () => {
     });
     // The page's own record of what its Content-Security-Policy blocked (the browser code runs as text: this file is typed for Node).
     await page.addInitScript({
-      content: "window.violations = []; document.addEventListener('securitypolicyviolation', (e) => window.violations.push(e.violatedDirective + ' ' + e.blockedURI));",
+      content:
+        "window.violations = []; document.addEventListener('securitypolicyviolation', (e) => window.violations.push(e.violatedDirective + ' ' + e.blockedURI));",
     });
     const errors: string[] = [];
     page.on('pageerror', (error) => errors.push(String(error)));
@@ -137,12 +153,16 @@ describe('the reference page in a browser', () => {
     expect(res?.status()).toBe(200);
     await page.waitForSelector('[data-section-id]', { timeout: 30_000 });
 
-    const listed = (await page.evaluate("[...document.querySelectorAll('[data-section-id]')].map((e) => e.getAttribute('data-section-id'))")) as string[];
+    const listed = (await page.evaluate(
+      "[...document.querySelectorAll('[data-section-id]')].map((e) => e.getAttribute('data-section-id'))",
+    )) as string[];
     const missing = operationIds.filter((id) => !listed.some((section) => section.endsWith(`/operation/${id}`)));
     expect(missing).toEqual([]);
     expect(await page.title()).toContain('API reference');
     // A link back to the web console, on this origin.
-    expect(await page.getByRole('navigation', { name: 'Service' }).getByRole('link', { name: 'Back to the console' }).getAttribute('href')).toBe('/console/');
+    expect(
+      await page.getByRole('navigation', { name: 'Service' }).getByRole('link', { name: 'Back to the console' }).getAttribute('href'),
+    ).toBe('/console/');
 
     expect(elsewhere).toEqual([]);
     expect(await page.evaluate('window.violations')).toEqual([]);

@@ -29,7 +29,18 @@ it('on SIGTERM the API answers POST /v1/extract waits with 202 and the job at on
   const port = await freePort();
   const api = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps', 'api', 'src', 'main.ts')], {
     cwd: ROOT,
-    env: { ...process.env, NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PROVIDER_MODE: 'sandbox', DATABASE_URL: stack.databaseUrl, REDIS_URL: stack.config.redisUrl, REDIS_PREFIX: stack.config.redisPrefix, PORT: String(port), LOG_LEVEL: 'info', SYNC_TIMEOUT_MS: '60000' },
+    env: {
+      ...process.env,
+      NODE_ENV: 'production',
+      SECRETS_KEY: TEST_SECRETS_KEY,
+      PROVIDER_MODE: 'sandbox',
+      DATABASE_URL: stack.databaseUrl,
+      REDIS_URL: stack.config.redisUrl,
+      REDIS_PREFIX: stack.config.redisPrefix,
+      PORT: String(port),
+      LOG_LEVEL: 'info',
+      SYNC_TIMEOUT_MS: '60000',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
@@ -45,10 +56,18 @@ it('on SIGTERM the API answers POST /v1/extract waits with 202 and the job at on
       }),
     );
     // All three are waiting (their jobs exist and are queued) before the signal.
-    await eventually(async () => {
-      const n = await stack.runtime.db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', ws.workspaceId).executeTakeFirstOrThrow();
-      return Number(n.n) === 3;
-    }, 10_000, 50);
+    await eventually(
+      async () => {
+        const n = await stack.runtime.db
+          .selectFrom('jobs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('workspace_id', '=', ws.workspaceId)
+          .executeTakeFirstOrThrow();
+        return Number(n.n) === 3;
+      },
+      10_000,
+      50,
+    );
     await new Promise((resolve) => setTimeout(resolve, 200));
     const signalledAt = Date.now();
     api.kill('SIGTERM');

@@ -18,11 +18,21 @@ const tokenOf = (user: SessionUser) => user.cookie.slice('sdx_session='.length);
 
 describe('sign-up', () => {
   it('creates the user, a personal workspace with NEW_WORKSPACE_CREDITS, and a session', async () => {
-    const res = await stack.api.post('/v1/auth/signup', { body: { email: 'Ada@Example.com', password: 'correct horse battery', display_name: 'Ada' } });
+    const res = await stack.api.post('/v1/auth/signup', {
+      body: { email: 'Ada@Example.com', password: 'correct horse battery', display_name: 'Ada' },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
-      user: { id: expect.stringMatching(/^usr_/), email: 'ada@example.com', display_name: 'Ada', avatar_url: null, two_factor_enabled: false },
-      workspaces: [{ id: expect.stringMatching(/^ws_/), name: expect.any(String), kind: 'personal', role: 'owner', require_two_factor: false }],
+      user: {
+        id: expect.stringMatching(/^usr_/),
+        email: 'ada@example.com',
+        display_name: 'Ada',
+        avatar_url: null,
+        two_factor_enabled: false,
+      },
+      workspaces: [
+        { id: expect.stringMatching(/^ws_/), name: expect.any(String), kind: 'personal', role: 'owner', require_two_factor: false },
+      ],
       default_workspace_id: null,
       csrf_token: expect.stringMatching(/^[A-Za-z0-9_-]{40,}$/),
     });
@@ -43,7 +53,11 @@ describe('sign-up', () => {
     const session = await stack.runtime.db.selectFrom('sessions').selectAll().where('user_id', '=', user.id).executeTakeFirstOrThrow();
     expect(session.token_hash).toBe(sha256(token));
     expect(JSON.stringify(session)).not.toContain(token);
-    const personal = await stack.runtime.db.selectFrom('workspaces').selectAll().where('id', '=', res.body.workspaces[0].id).executeTakeFirstOrThrow();
+    const personal = await stack.runtime.db
+      .selectFrom('workspaces')
+      .selectAll()
+      .where('id', '=', res.body.workspaces[0].id)
+      .executeTakeFirstOrThrow();
     expect(personal).toMatchObject({ kind: 'personal', personal_user_id: user.id, monthly_quota: 1234 });
   });
 
@@ -63,7 +77,9 @@ describe('sign-up', () => {
       expect(JSON.stringify(res.body)).not.toContain(password);
     }
     expect((await stack.api.post('/v1/auth/signup', { body: { email: 'len10@example.com', password: '1234567890' } })).status).toBe(201);
-    expect((await stack.api.post('/v1/auth/signup', { body: { email: 'len128@example.com', password: 'y'.repeat(128) } })).status).toBe(201);
+    expect((await stack.api.post('/v1/auth/signup', { body: { email: 'len128@example.com', password: 'y'.repeat(128) } })).status).toBe(
+      201,
+    );
     expect((await stack.api.post('/v1/auth/signup', { body: { email: 'not-an-email', password: '1234567890' } })).status).toBe(422);
   });
 
@@ -143,8 +159,12 @@ describe('sessions', () => {
     const idle = await signUpUser(stack);
     const old = await signUpUser(stack);
     expect((await stack.api.get('/v1/account', { headers: idle.read() })).status).toBe(200);
-    await sql`update sessions set last_seen_at = now() - interval '7 days 1 minute' where token_hash = ${sha256(tokenOf(idle))}`.execute(stack.runtime.db);
-    await sql`update sessions set created_at = now() - interval '30 days', expires_at = now() - interval '1 second' where token_hash = ${sha256(tokenOf(old))}`.execute(stack.runtime.db);
+    await sql`update sessions set last_seen_at = now() - interval '7 days 1 minute' where token_hash = ${sha256(tokenOf(idle))}`.execute(
+      stack.runtime.db,
+    );
+    await sql`update sessions set created_at = now() - interval '30 days', expires_at = now() - interval '1 second' where token_hash = ${sha256(tokenOf(old))}`.execute(
+      stack.runtime.db,
+    );
     for (const user of [idle, old]) {
       const res = await stack.api.get('/v1/account', { headers: user.read() });
       expect(res.status).toBe(401);
@@ -154,10 +174,18 @@ describe('sessions', () => {
 
   it('records use at most once a minute, which moves the idle expiry', async () => {
     const ada = await signUpUser(stack);
-    await sql`update sessions set last_seen_at = now() - interval '6 days' where token_hash = ${sha256(tokenOf(ada))}`.execute(stack.runtime.db);
+    await sql`update sessions set last_seen_at = now() - interval '6 days' where token_hash = ${sha256(tokenOf(ada))}`.execute(
+      stack.runtime.db,
+    );
     expect((await stack.api.get('/v1/account', { headers: ada.read() })).status).toBe(200);
     const seen = async () =>
-      (await stack.runtime.db.selectFrom('sessions').select('last_seen_at').where('token_hash', '=', sha256(tokenOf(ada))).executeTakeFirstOrThrow()).last_seen_at;
+      (
+        await stack.runtime.db
+          .selectFrom('sessions')
+          .select('last_seen_at')
+          .where('token_hash', '=', sha256(tokenOf(ada)))
+          .executeTakeFirstOrThrow()
+      ).last_seen_at;
     const deadline = Date.now() + 5000;
     while (Date.now() - (await seen()).getTime() > 60_000 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
     expect(Date.now() - (await seen()).getTime()).toBeLessThan(60_000);
@@ -166,7 +194,12 @@ describe('sessions', () => {
   it('logout ends the session at once, on every API process, and clears the cookie; it needs the CSRF token', async () => {
     const ada = await signUpUser(stack);
     const other: Runtime = createRuntime(stack.config, { name: 'second-api', log: stack.runtime.log, providers: [] });
-    const secondApp = createApp({ services: other.services, registry: other.registry, limiter: new RedisRateLimiter(other.redis, stack.config.redisPrefix), redis: other.redis });
+    const secondApp = createApp({
+      services: other.services,
+      registry: other.registry,
+      limiter: new RedisRateLimiter(other.redis, stack.config.redisPrefix),
+      redis: other.redis,
+    });
     const { default: request } = await import('supertest');
     try {
       await untilRedisReady(other);
@@ -189,12 +222,21 @@ describe('sessions', () => {
   it('a password change needs the current password and ends every other session of the user', async () => {
     const ada = await signUpUser(stack);
     const laptop = await logInUser(stack, ada.email, ada.password);
-    const wrong = await stack.api.post('/v1/auth/password', { headers: ada.write(), body: { current_password: 'not my password', new_password: 'a brand new password' } });
+    const wrong = await stack.api.post('/v1/auth/password', {
+      headers: ada.write(),
+      body: { current_password: 'not my password', new_password: 'a brand new password' },
+    });
     expect(wrong.status).toBe(401);
     expect(wrong.body.detail.error).toBe('invalid_credentials');
-    const short = await stack.api.post('/v1/auth/password', { headers: ada.write(), body: { current_password: ada.password, new_password: 'short' } });
+    const short = await stack.api.post('/v1/auth/password', {
+      headers: ada.write(),
+      body: { current_password: ada.password, new_password: 'short' },
+    });
     expect(short.status).toBe(422);
-    const res = await stack.api.post('/v1/auth/password', { headers: ada.write(), body: { current_password: ada.password, new_password: 'a brand new password' } });
+    const res = await stack.api.post('/v1/auth/password', {
+      headers: ada.write(),
+      body: { current_password: ada.password, new_password: 'a brand new password' },
+    });
     expect(res.status).toBe(204);
     expect((await stack.api.get('/v1/auth/session', { headers: ada.read() })).status).toBe(200);
     expect((await stack.api.get('/v1/auth/session', { headers: laptop.read() })).status).toBe(401);
@@ -212,7 +254,9 @@ describe('cookie callers', () => {
       expect(res.status).toBe(403);
       expect(res.body.detail.error).toBe('csrf_failed');
     }
-    expect(await stack.runtime.db.selectFrom('jobs').select('id').where('workspace_id', '=', ada.personalWorkspaceId).execute()).toEqual([]);
+    expect(await stack.runtime.db.selectFrom('jobs').select('id').where('workspace_id', '=', ada.personalWorkspaceId).execute()).toEqual(
+      [],
+    );
     expect((await stack.api.post('/v1/jobs', { headers: ada.write(), body })).status).toBe(202);
     // GET needs none.
     expect((await stack.api.get('/v1/jobs', { headers: ada.read() })).status).toBe(200);
@@ -253,8 +297,12 @@ describe('cookie callers', () => {
     const both = await stack.api.get('/v1/account', { headers: { ...ada.read(), ...ws.auth } });
     expect(both.body).toMatchObject({ organization_id: ws.workspaceId, auth_type: 'api_key', authenticated_key_id: ws.keyId, user: null });
     // A key write with a cookie needs no CSRF token; a bad key is not rescued by the cookie.
-    expect((await stack.api.post('/v1/jobs', { headers: { ...ada.read(), ...ws.auth }, body: { operation: 'profile', target: 'nasa' } })).status).toBe(202);
-    const badKey = await stack.api.get('/v1/account', { headers: { ...ada.read(), 'X-API-Key': 'sdx_live_doesnotexist0000000000000000000000' } });
+    expect(
+      (await stack.api.post('/v1/jobs', { headers: { ...ada.read(), ...ws.auth }, body: { operation: 'profile', target: 'nasa' } })).status,
+    ).toBe(202);
+    const badKey = await stack.api.get('/v1/account', {
+      headers: { ...ada.read(), 'X-API-Key': 'sdx_live_doesnotexist0000000000000000000000' },
+    });
     expect(badKey.status).toBe(401);
     expect(badKey.body.detail.error).toBe('invalid_api_key');
   });

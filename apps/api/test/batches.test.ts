@@ -209,7 +209,8 @@ describe('batch validation and admission', () => {
     expect(res.status).toBe(422);
     expect(res.body.detail).toEqual({
       error: 'duplicate_batch_target',
-      message: 'Batch targets must be unique; these name the same target: nasa and https://www.instagram.com/nasa/; natgeo and @NatGeo. Keep one of each.',
+      message:
+        'Batch targets must be unique; these name the same target: nasa and https://www.instagram.com/nasa/; natgeo and @NatGeo. Keep one of each.',
       duplicates: ['nasa', 'natgeo'],
     });
     expect((await stack.api.get('/v1/batches', { headers: ws.auth })).body).toEqual([]);
@@ -246,7 +247,9 @@ describe('batch validation and admission', () => {
     expect(unsupported.body.detail.error).toBe('unsupported_operation');
     const extra = await post(ws, { operation: 'profile', targets: ['a'], target: 'b' });
     expect(extra.status).toBe(422);
-    expect(extra.body.detail).toEqual(expect.arrayContaining([expect.objectContaining({ loc: ['body', 'target'], type: 'extra_forbidden' })]));
+    expect(extra.body.detail).toEqual(
+      expect.arrayContaining([expect.objectContaining({ loc: ['body', 'target'], type: 'extra_forbidden' })]),
+    );
   });
 
   it('answers 402 for an unaffordable batch and creates nothing', async () => {
@@ -293,7 +296,14 @@ describe('batch validation and admission', () => {
 describe('batch cancellation', () => {
   it('cancels the children still queued or running, releases their reservations, and is idempotent', async () => {
     const ws = await workspace({ credits: 1000 });
-    const targets = ['quick', 's1_sandbox_slow_4000', 's2_sandbox_slow_4000', 's3_sandbox_slow_4000', 's4_sandbox_slow_4000', 's5_sandbox_slow_4000'];
+    const targets = [
+      'quick',
+      's1_sandbox_slow_4000',
+      's2_sandbox_slow_4000',
+      's3_sandbox_slow_4000',
+      's4_sandbox_slow_4000',
+      's5_sandbox_slow_4000',
+    ];
     const created = await post(ws, { operation: 'posts', targets, limit: 5 });
     expect(created.status).toBe(202);
     const id = created.body.id as string;
@@ -307,7 +317,16 @@ describe('batch cancellation', () => {
     expect(cancelled.status).toBe(200);
     const b = cancelled.body as Batch;
     checkCounts(b);
-    expect(b).toMatchObject({ status: 'cancelled', completed_count: 1, cancelled_count: 5, queued_count: 0, running_count: 0, reserved_credits: 0, billed_credits: 10, result_count: 5 });
+    expect(b).toMatchObject({
+      status: 'cancelled',
+      completed_count: 1,
+      cancelled_count: 5,
+      queued_count: 0,
+      running_count: 0,
+      reserved_credits: 0,
+      billed_credits: 10,
+      result_count: 5,
+    });
     expect(b.cancel_requested_at).not.toBeNull();
     expect(b.jobs!.map((j) => j.status)).toEqual(['completed', 'cancelled', 'cancelled', 'cancelled', 'cancelled', 'cancelled']);
     expect(await usage(ws)).toMatchObject({ credits_used: 10, credits_reserved: 0, credits_remaining: 990 });
@@ -375,7 +394,10 @@ describe('batch enqueue recovery', () => {
     };
     try {
       const ws = await own.workspace({ credits: 100 });
-      const created = await own.api.post('/v1/batches', { headers: ws.auth, body: { operation: 'profile', targets: ['lost1', 'lost2', 'lost3'] } });
+      const created = await own.api.post('/v1/batches', {
+        headers: ws.auth,
+        body: { operation: 'profile', targets: ['lost1', 'lost2', 'lost3'] },
+      });
       expect(created.status).toBe(202);
       expect(await waiting()).toBe(3);
       // As if the process had died between commit and enqueue: the rows exist, the entries do not.

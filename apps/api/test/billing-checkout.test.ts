@@ -55,7 +55,11 @@ function deliver(event: StripeEvent, options: { timestamp?: number; secret?: str
 }
 
 async function stripeEventRows(id: string): Promise<number> {
-  const row = await stack.runtime.db.selectFrom('stripe_events').select((eb) => eb.fn.countAll<number>().as('n')).where('id', '=', id).executeTakeFirstOrThrow();
+  const row = await stack.runtime.db
+    .selectFrom('stripe_events')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -66,10 +70,14 @@ describe('a checkout, end to end', () => {
     expect(first.checkout_id).toMatch(/^cs_/);
     expect(first.url).toContain(first.checkout_id);
 
-    const customerCalls = fake.calls.filter((c) => c.method === 'POST' && c.path === '/v1/customers' && metadataOf(c).workspace_id === ws.workspaceId);
+    const customerCalls = fake.calls.filter(
+      (c) => c.method === 'POST' && c.path === '/v1/customers' && metadataOf(c).workspace_id === ws.workspaceId,
+    );
     expect(customerCalls).toHaveLength(1);
     expect(customerCalls[0]!.idempotencyKey).toBe(`customer-${ws.workspaceId}`);
-    const session = fake.calls.find((c) => c.method === 'POST' && c.path === '/v1/checkout/sessions' && metadataOf(c).workspace_id === ws.workspaceId)!;
+    const session = fake.calls.find(
+      (c) => c.method === 'POST' && c.path === '/v1/checkout/sessions' && metadataOf(c).workspace_id === ws.workspaceId,
+    )!;
     expect(session.status).toBe(200);
     const payment = (await payments(ws))[0]!;
     expect(session.params).toMatchObject({
@@ -81,18 +89,42 @@ describe('a checkout, end to end', () => {
       success_url: `http://console.test/console/w/${ws.workspaceId}/billing?checkout=success`,
       cancel_url: `http://console.test/console/w/${ws.workspaceId}/billing?checkout=cancelled`,
     });
-    expect(payment).toMatchObject({ kind: 'checkout', pack_id: 'pack_10k', credits: 10000, amount: 1000, currency: 'usd', status: 'pending', paid_at: null, refunded_credits: 0, refund_shortfall_credits: 0 });
+    expect(payment).toMatchObject({
+      kind: 'checkout',
+      pack_id: 'pack_10k',
+      credits: 10000,
+      amount: 1000,
+      currency: 'usd',
+      status: 'pending',
+      paid_at: null,
+      refunded_credits: 0,
+      refund_shortfall_credits: 0,
+    });
 
     // A second checkout reuses the customer.
     const second = await checkout(ws, 'pack_100k', { success_url: 'https://buyer.example/ok', cancel_url: 'https://buyer.example/no' });
     expect(fake.calls.filter((c) => c.path === '/v1/customers' && metadataOf(c).workspace_id === ws.workspaceId)).toHaveLength(1);
-    const secondCall = fake.calls.find((c) => c.path === '/v1/checkout/sessions' && metadataOf(c).pack_id === 'pack_100k' && metadataOf(c).workspace_id === ws.workspaceId)!;
-    expect(secondCall.params).toMatchObject({ success_url: 'https://buyer.example/ok', cancel_url: 'https://buyer.example/no', customer: session.params.customer });
+    const secondCall = fake.calls.find(
+      (c) => c.path === '/v1/checkout/sessions' && metadataOf(c).pack_id === 'pack_100k' && metadataOf(c).workspace_id === ws.workspaceId,
+    )!;
+    expect(secondCall.params).toMatchObject({
+      success_url: 'https://buyer.example/ok',
+      cancel_url: 'https://buyer.example/no',
+      customer: session.params.customer,
+    });
 
     const paidEvents = await fake.payCheckoutSession(first.checkout_id, { card: { brand: 'mastercard', last4: '4444' } });
     await fake.settled();
     // The checkout's own payment_intent.succeeded is recorded and ignored (its session event granted); charge.succeeded is not acted on.
-    const outcomes = await stack.runtime.db.selectFrom('stripe_events').select(['type', 'outcome', 'payment_id']).where('id', 'in', paidEvents.map((e) => e.id)).execute();
+    const outcomes = await stack.runtime.db
+      .selectFrom('stripe_events')
+      .select(['type', 'outcome', 'payment_id'])
+      .where(
+        'id',
+        'in',
+        paidEvents.map((e) => e.id),
+      )
+      .execute();
     expect(outcomes).toEqual(
       expect.arrayContaining([
         { type: 'checkout.session.completed', outcome: 'handled', payment_id: payment.id },
@@ -117,7 +149,12 @@ describe('a checkout, end to end', () => {
     expect(created).toHaveLength(2);
     expect(created.map((e) => e.data.checkout_id).sort()).toEqual([first.checkout_id, second.checkout_id].sort());
 
-    const ledger = await stack.runtime.db.selectFrom('credit_ledger').selectAll().where('workspace_id', '=', ws.workspaceId).where('entry_type', '=', 'purchase').execute();
+    const ledger = await stack.runtime.db
+      .selectFrom('credit_ledger')
+      .selectAll()
+      .where('workspace_id', '=', ws.workspaceId)
+      .where('entry_type', '=', 'purchase')
+      .execute();
     expect(ledger).toHaveLength(1);
     expect(ledger[0]).toMatchObject({ bucket: 'purchased', credits: 10000, purchased_credits: 10000, payment_id: payment.id });
   });
@@ -126,7 +163,11 @@ describe('a checkout, end to end', () => {
     const ws = await stack.workspace({ credits: 0 });
     const made = await Promise.all(Array.from({ length: 5 }, () => checkout(ws)));
     expect(new Set(made.map((m) => m.checkout_id)).size).toBe(5);
-    const customers = await stack.runtime.db.selectFrom('billing_customers').selectAll().where('workspace_id', '=', ws.workspaceId).execute();
+    const customers = await stack.runtime.db
+      .selectFrom('billing_customers')
+      .selectAll()
+      .where('workspace_id', '=', ws.workspaceId)
+      .execute();
     expect(customers).toHaveLength(1);
     const sessions = fake.calls.filter((c) => c.path === '/v1/checkout/sessions' && metadataOf(c).workspace_id === ws.workspaceId);
     expect(new Set(sessions.map((c) => c.params.customer))).toEqual(new Set([customers[0]!.stripe_customer_id]));
@@ -136,7 +177,9 @@ describe('a checkout, end to end', () => {
     const ws = await stack.workspace({ credits: 0 });
     const { checkout_id } = await checkout(ws);
     const events = await fake.payCheckoutSession(checkout_id, { async: true });
-    expect(events.map((e) => e.type)).toEqual(expect.arrayContaining(['checkout.session.completed', 'checkout.session.async_payment_succeeded']));
+    expect(events.map((e) => e.type)).toEqual(
+      expect.arrayContaining(['checkout.session.completed', 'checkout.session.async_payment_succeeded']),
+    );
     await fake.settled();
     expect(await usage(ws)).toMatchObject({ purchased_credits: 10000, lifetime_purchased: 10000 });
     expect((await payments(ws))[0]!.status).toBe('paid');
@@ -167,13 +210,24 @@ describe('each event once, each session once', () => {
     const again = fake.buildEvent('checkout.session.async_payment_succeeded', completed.data.object);
     expect((await deliver(again)).body).toEqual({ received: true, outcome: 'handled' });
     expect(await usage(ws)).toMatchObject({ purchased_credits: 10000, lifetime_purchased: 10000 });
-    expect(await stack.runtime.db.selectFrom('credit_ledger').select('id').where('workspace_id', '=', ws.workspaceId).where('entry_type', '=', 'purchase').execute()).toHaveLength(1);
+    expect(
+      await stack.runtime.db
+        .selectFrom('credit_ledger')
+        .select('id')
+        .where('workspace_id', '=', ws.workspaceId)
+        .where('entry_type', '=', 'purchase')
+        .execute(),
+    ).toHaveLength(1);
   });
 
   it('a paid session whose payment row is missing (made before a crash) is granted from its metadata', async () => {
     const ws = await stack.workspace({ credits: 0 });
     const { checkout_id } = await checkout(ws);
-    const [row] = await stack.runtime.db.deleteFrom('billing_payments').where('checkout_session_id', '=', checkout_id).returningAll().execute();
+    const [row] = await stack.runtime.db
+      .deleteFrom('billing_payments')
+      .where('checkout_session_id', '=', checkout_id)
+      .returningAll()
+      .execute();
     await fake.payCheckoutSession(checkout_id);
     await fake.settled();
     expect(await usage(ws)).toMatchObject({ purchased_credits: 10000 });
@@ -209,7 +263,10 @@ describe('refusals', () => {
     }
     // A body changed after signing fails too.
     const payload = JSON.stringify(completed);
-    const tampered = await stack.api.post(WEBHOOK, { raw: payload.replace('"paid"', '"paid" '), headers: { 'Stripe-Signature': fake.sign(payload) } });
+    const tampered = await stack.api.post(WEBHOOK, {
+      raw: payload.replace('"paid"', '"paid" '),
+      headers: { 'Stripe-Signature': fake.sign(payload) },
+    });
     expect(tampered.status).toBe(400);
     expect(await stripeEventRows(completed.id)).toBe(0);
     expect(await usage(ws)).toMatchObject({ purchased_credits: 0 });
@@ -218,7 +275,7 @@ describe('refusals', () => {
     expect(await usage(ws)).toMatchObject({ purchased_credits: 10000 });
   });
 
-  it('an amount or currency other than the pack\'s answers 200, records mismatch and grants nothing', async () => {
+  it("an amount or currency other than the pack's answers 200, records mismatch and grants nothing", async () => {
     const ws = await stack.workspace({ credits: 0 });
     const cheap = await checkout(ws);
     const euros = await checkout(ws);
@@ -237,7 +294,14 @@ describe('refusals', () => {
     const other = fake.buildEvent('customer.created', { id: 'cus_x', object: 'customer', metadata: {} });
     expect((await deliver(other)).body).toEqual({ received: true, outcome: 'ignored' });
     // A checkout.session event of a session the service did not make is ignored too.
-    const foreign = fake.buildEvent('checkout.session.completed', { id: 'cs_foreign', object: 'checkout.session', payment_status: 'paid', amount_total: 1000, currency: 'usd', metadata: {} });
+    const foreign = fake.buildEvent('checkout.session.completed', {
+      id: 'cs_foreign',
+      object: 'checkout.session',
+      payment_status: 'paid',
+      amount_total: 1000,
+      currency: 'usd',
+      metadata: {},
+    });
     expect((await deliver(foreign)).body.outcome).toBe('ignored');
     const unknown = await stack.api.post('/v1/billing/checkout', { headers: ws.auth, body: { pack_id: 'pack_1m' } });
     expect(unknown.status).toBe(422);
@@ -286,8 +350,17 @@ describe('payments list and roles', () => {
     for (const auth of [viewer, member]) {
       expect((await stack.api.get('/v1/billing/payments', { headers: auth })).status).toBe(403);
       expect((await stack.api.post('/v1/billing/checkout', { headers: auth, body: { pack_id: 'pack_10k' } })).status).toBe(403);
-      expect((await stack.api.put('/v1/billing/limits', { headers: auth, body: { monthly_credit_cap: 1, low_credits_threshold: null } })).status).toBe(403);
-      expect((await stack.api.put('/v1/billing/auto-recharge', { headers: auth, body: { enabled: false, threshold_credits: 1, pack_id: 'pack_10k' } })).status).toBe(403);
+      expect(
+        (await stack.api.put('/v1/billing/limits', { headers: auth, body: { monthly_credit_cap: 1, low_credits_threshold: null } })).status,
+      ).toBe(403);
+      expect(
+        (
+          await stack.api.put('/v1/billing/auto-recharge', {
+            headers: auth,
+            body: { enabled: false, threshold_credits: 1, pack_id: 'pack_10k' },
+          })
+        ).status,
+      ).toBe(403);
     }
     expect((await stack.api.get('/v1/billing/payments', { headers: admin })).status).toBe(200);
     expect((await stack.api.post('/v1/billing/checkout', { headers: admin, body: { pack_id: 'pack_10k' } })).status).toBe(201);
@@ -297,13 +370,25 @@ describe('payments list and roles', () => {
 
   it('PUT /v1/billing/limits sets the cap and the alert threshold, audited', async () => {
     const ws = await stack.workspace({ credits: 0 });
-    const set = await stack.api.put('/v1/billing/limits', { headers: ws.auth, body: { monthly_credit_cap: 5000, low_credits_threshold: 100 } });
+    const set = await stack.api.put('/v1/billing/limits', {
+      headers: ws.auth,
+      body: { monthly_credit_cap: 5000, low_credits_threshold: 100 },
+    });
     expect(set.status).toBe(200);
     expect(set.body).toEqual({ monthly_credit_cap: 5000, low_credits_threshold: 100 });
-    expect((await stack.api.get('/v1/billing', { headers: ws.auth })).body.limits).toEqual({ monthly_credit_cap: 5000, low_credits_threshold: 100 });
-    const cleared = await stack.api.put('/v1/billing/limits', { headers: ws.auth, body: { monthly_credit_cap: null, low_credits_threshold: null } });
+    expect((await stack.api.get('/v1/billing', { headers: ws.auth })).body.limits).toEqual({
+      monthly_credit_cap: 5000,
+      low_credits_threshold: 100,
+    });
+    const cleared = await stack.api.put('/v1/billing/limits', {
+      headers: ws.auth,
+      body: { monthly_credit_cap: null, low_credits_threshold: null },
+    });
     expect(cleared.body).toEqual({ monthly_credit_cap: null, low_credits_threshold: null });
-    expect((await stack.api.put('/v1/billing/limits', { headers: ws.auth, body: { monthly_credit_cap: -1, low_credits_threshold: null } })).status).toBe(422);
+    expect(
+      (await stack.api.put('/v1/billing/limits', { headers: ws.auth, body: { monthly_credit_cap: -1, low_credits_threshold: null } }))
+        .status,
+    ).toBe(422);
     expect((await stack.api.put('/v1/billing/limits', { headers: ws.auth, body: { monthly_credit_cap: 1 } })).status).toBe(422);
     const audit = await eventually(async () => {
       const res = await stack.api.get('/v1/audit-events', { headers: ws.auth });

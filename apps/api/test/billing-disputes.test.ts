@@ -1,6 +1,15 @@
 import { type FakeStripe, type StripeEvent, startFakeStripe } from '@sdx/fake-stripe';
 import type { components } from '@sdx/contract';
-import { checkLedger, eventually, type SeededWorkspace, startTestStack, startWebhookReceiver, type TestStack, waitForJob, type WebhookReceiver } from '@sdx/testing';
+import {
+  checkLedger,
+  eventually,
+  type SeededWorkspace,
+  startTestStack,
+  startWebhookReceiver,
+  type TestStack,
+  waitForJob,
+  type WebhookReceiver,
+} from '@sdx/testing';
 
 type AuditEvent = components['schemas']['AuditEvent'];
 type Payment = components['schemas']['Payment'];
@@ -67,8 +76,15 @@ async function buy(ws: SeededWorkspace): Promise<{ paymentId: string; intentId: 
   const id = await checkout(ws);
   const events = await fake.payCheckoutSession(id, { card: { brand: 'visa', last4: '4242' } });
   await fake.settled();
-  const payment = await stack.runtime.db.selectFrom('billing_payments').select('id').where('checkout_session_id', '=', id).executeTakeFirstOrThrow();
-  return { paymentId: payment.id, intentId: events.find((e) => e.type === 'checkout.session.completed')!.data.object.payment_intent as string };
+  const payment = await stack.runtime.db
+    .selectFrom('billing_payments')
+    .select('id')
+    .where('checkout_session_id', '=', id)
+    .executeTakeFirstOrThrow();
+  return {
+    paymentId: payment.id,
+    intentId: events.find((e) => e.type === 'checkout.session.completed')!.data.object.payment_intent as string,
+  };
 }
 
 async function usage(ws: SeededWorkspace) {
@@ -86,17 +102,29 @@ async function audit(ws: SeededWorkspace, action: string): Promise<AuditEvent[]>
 
 /** A webhook taking every payment event: billing events are written where a webhook takes them. */
 async function subscribe(ws: SeededWorkspace): Promise<void> {
-  const hook = await stack.api.post('/v1/webhooks', { headers: ws.auth, body: { url: receiver.url, events: ['billing.payment_refunded', 'billing.payment_succeeded'] } });
+  const hook = await stack.api.post('/v1/webhooks', {
+    headers: ws.auth,
+    body: { url: receiver.url, events: ['billing.payment_refunded', 'billing.payment_succeeded'] },
+  });
   expect(hook.status).toBe(201);
 }
 
 /** The billing webhook of the workspace with that reason, once delivered. */
 async function told(ws: SeededWorkspace, reason: string) {
-  return eventually(async () => receiver.messages.map((m) => JSON.parse(m.body)).find((b) => b.workspace_id === ws.workspaceId && b.data?.reason === reason) ?? null);
+  return eventually(
+    async () =>
+      receiver.messages.map((m) => JSON.parse(m.body)).find((b) => b.workspace_id === ws.workspaceId && b.data?.reason === reason) ?? null,
+  );
 }
 
 async function billingEvents(ws: SeededWorkspace) {
-  return stack.runtime.db.selectFrom('webhook_events').select(['type', 'subject_id']).where('workspace_id', '=', ws.workspaceId).where('type', 'like', 'billing.%').orderBy('created_at').execute();
+  return stack.runtime.db
+    .selectFrom('webhook_events')
+    .select(['type', 'subject_id'])
+    .where('workspace_id', '=', ws.workspaceId)
+    .where('type', 'like', 'billing.%')
+    .orderBy('created_at')
+    .execute();
 }
 
 describe('a refund or dispute before the grant', () => {
@@ -138,7 +166,11 @@ describe('a refund or dispute before the grant', () => {
     });
     await deliver(events.find((e) => e.type === 'charge.refunded')!);
     await deliver(events.find((e) => e.type === 'checkout.session.completed')!);
-    const row = await stack.runtime.db.selectFrom('billing_payments').select('id').where('checkout_session_id', '=', id).executeTakeFirstOrThrow();
+    const row = await stack.runtime.db
+      .selectFrom('billing_payments')
+      .select('id')
+      .where('checkout_session_id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(await payment(ws, row.id)).toMatchObject({ status: 'partially_refunded', refunded_credits: 25 });
     expect((await usage(ws)).purchased_credits).toBe(75);
     expect((await billingEvents(ws)).map((e) => e.type)).toEqual(['billing.payment_succeeded', 'billing.payment_refunded']);
@@ -155,7 +187,11 @@ describe('a refund or dispute before the grant', () => {
     });
     await deliver(events.find((e) => e.type === 'charge.dispute.created')!);
     await deliver(events.find((e) => e.type === 'checkout.session.completed')!);
-    const row = await stack.runtime.db.selectFrom('billing_payments').select('id').where('checkout_session_id', '=', id).executeTakeFirstOrThrow();
+    const row = await stack.runtime.db
+      .selectFrom('billing_payments')
+      .select('id')
+      .where('checkout_session_id', '=', id)
+      .executeTakeFirstOrThrow();
     expect(await payment(ws, row.id)).toMatchObject({ status: 'refunded', dispute_status: 'open', disputed_credits: 100 });
     expect((await usage(ws)).purchased_credits).toBe(0);
 
@@ -169,24 +205,48 @@ describe('a refund or dispute before the grant', () => {
 describe('disputes of a granted payment', () => {
   it('created: reversed like a full refund (spent credits are the shortfall), auto-recharge off, event and audit; won: granted back once', async () => {
     const ws = await stack.workspace({ credits: 0 });
-    const hook = await stack.api.post('/v1/webhooks', { headers: ws.auth, body: { url: receiver.url, events: ['billing.payment_refunded', 'billing.payment_succeeded'] } });
+    const hook = await stack.api.post('/v1/webhooks', {
+      headers: ws.auth,
+      body: { url: receiver.url, events: ['billing.payment_refunded', 'billing.payment_succeeded'] },
+    });
     expect(hook.status).toBe(201);
     const { paymentId, intentId } = await buy(ws);
-    expect((await stack.api.put('/v1/billing/auto-recharge', { headers: ws.auth, body: { enabled: true, threshold_credits: 10, pack_id: 'pack_small' } })).status).toBe(200);
+    expect(
+      (
+        await stack.api.put('/v1/billing/auto-recharge', {
+          headers: ws.auth,
+          body: { enabled: true, threshold_credits: 10, pack_id: 'pack_small' },
+        })
+      ).status,
+    ).toBe(200);
     // 20 posts at 2 credits: 40 spent, 60 left.
-    const job = await stack.api.post('/v1/jobs', { headers: { ...ws.auth, 'Cache-Control': 'no-cache' }, body: { operation: 'posts', target: 'dispute_sandbox_count_20', limit: 20 } });
+    const job = await stack.api.post('/v1/jobs', {
+      headers: { ...ws.auth, 'Cache-Control': 'no-cache' },
+      body: { operation: 'posts', target: 'dispute_sandbox_count_20', limit: 20 },
+    });
     await waitForJob(stack, ws.auth, job.body.id, (j) => j.status === 'completed');
     expect((await usage(ws)).purchased_credits).toBe(60);
 
     const created = await fake.dispute(intentId);
     await fake.settled();
-    expect(await payment(ws, paymentId)).toMatchObject({ status: 'refunded', dispute_status: 'open', disputed_credits: 60, refunded_credits: 100, refund_shortfall_credits: 40 });
+    expect(await payment(ws, paymentId)).toMatchObject({
+      status: 'refunded',
+      dispute_status: 'open',
+      disputed_credits: 60,
+      refunded_credits: 100,
+      refund_shortfall_credits: 40,
+    });
     expect(await usage(ws)).toMatchObject({ purchased_credits: 0, lifetime_purchased: 100 });
     expect((await stack.api.get('/v1/billing', { headers: ws.auth })).body.auto_recharge.enabled).toBe(false);
-    expect(await audit(ws, 'billing.payment_disputed')).toMatchObject([{ actor: { type: 'system' }, target_id: paymentId, data: { disputed_credits: 60, shortfall_credits: 40 } }]);
+    expect(await audit(ws, 'billing.payment_disputed')).toMatchObject([
+      { actor: { type: 'system' }, target_id: paymentId, data: { disputed_credits: 60, shortfall_credits: 40 } },
+    ]);
     expect(await audit(ws, 'billing.auto_recharge_disabled')).toMatchObject([{ data: { reason: 'dispute', payment_id: paymentId } }]);
     const disputed = await told(ws, 'dispute');
-    expect(disputed).toMatchObject({ type: 'billing.payment_refunded', data: { payment: { id: paymentId, dispute_status: 'open' }, available_credits: 0 } });
+    expect(disputed).toMatchObject({
+      type: 'billing.payment_refunded',
+      data: { payment: { id: paymentId, dispute_status: 'open' }, available_credits: 0 },
+    });
     // The same event again, or under a new ID: nothing more is taken.
     expect((await deliver(created)).body.outcome).toBe('duplicate');
     await deliver(fake.buildEvent('charge.dispute.created', created.data.object));
@@ -194,7 +254,13 @@ describe('disputes of a granted payment', () => {
 
     const closed = await fake.closeDispute(created.data.object.id as string, 'won');
     await fake.settled();
-    expect(await payment(ws, paymentId)).toMatchObject({ status: 'paid', dispute_status: 'won', disputed_credits: 60, refunded_credits: 0, refund_shortfall_credits: 0 });
+    expect(await payment(ws, paymentId)).toMatchObject({
+      status: 'paid',
+      dispute_status: 'won',
+      disputed_credits: 60,
+      refunded_credits: 0,
+      refund_shortfall_credits: 0,
+    });
     expect(await usage(ws)).toMatchObject({ purchased_credits: 60, lifetime_purchased: 100 });
     expect(await audit(ws, 'billing.dispute_closed')).toMatchObject([{ data: { status: 'won', credits_granted_back: 60 } }]);
     expect((await deliver(closed)).body.outcome).toBe('duplicate');
@@ -214,11 +280,29 @@ describe('disputes of a granted payment', () => {
     await fake.settled();
     expect((await usage(ws)).purchased_credits).toBe(0);
     // A charge.refunded told while the dispute stands (crafted: Stripe refuses refunds of disputed charges).
-    const charge = await stack.runtime.db.selectFrom('billing_payments').select('amount').where('id', '=', paymentId).executeTakeFirstOrThrow();
-    await deliver(fake.buildEvent('charge.refunded', { id: created.data.object.charge as string, object: 'charge', payment_intent: intentId, amount: charge.amount, amount_refunded: 500, currency: 'usd' }));
+    const charge = await stack.runtime.db
+      .selectFrom('billing_payments')
+      .select('amount')
+      .where('id', '=', paymentId)
+      .executeTakeFirstOrThrow();
+    await deliver(
+      fake.buildEvent('charge.refunded', {
+        id: created.data.object.charge as string,
+        object: 'charge',
+        payment_intent: intentId,
+        amount: charge.amount,
+        amount_refunded: 500,
+        currency: 'usd',
+      }),
+    );
     await fake.closeDispute(created.data.object.id as string, 'lost');
     await fake.settled();
-    expect(await payment(ws, paymentId)).toMatchObject({ status: 'refunded', dispute_status: 'lost', disputed_credits: 100, refunded_credits: 100 });
+    expect(await payment(ws, paymentId)).toMatchObject({
+      status: 'refunded',
+      dispute_status: 'lost',
+      disputed_credits: 100,
+      refunded_credits: 100,
+    });
     expect(await usage(ws)).toMatchObject({ purchased_credits: 0, lifetime_purchased: 100 });
     expect(await audit(ws, 'billing.dispute_closed')).toMatchObject([{ data: { status: 'lost', credits_granted_back: 0 } }]);
     // Succeeded, then the dispute; the refund during it and the lost close tell nothing.

@@ -27,7 +27,14 @@ type Invoice = components['schemas']['Invoice'];
 
 const PLANS = JSON.stringify([
   { id: 'free', name: 'Free', monthly_credits: 1000, amount: 0, currency: 'usd' },
-  { id: 'starter', name: 'Starter', monthly_credits: 50000, amount: 4900, currency: 'usd', limits: { rate_limit_per_minute: 700, max_active_jobs: 30 } },
+  {
+    id: 'starter',
+    name: 'Starter',
+    monthly_credits: 50000,
+    amount: 4900,
+    currency: 'usd',
+    limits: { rate_limit_per_minute: 700, max_active_jobs: 30 },
+  },
   { id: 'pro', name: 'Pro', monthly_credits: 300000, amount: 19900, currency: 'usd', limits: { rate_limit_per_minute: 1200 } },
 ]);
 
@@ -61,7 +68,10 @@ afterAll(async () => {
 
 /** A webhook taking the billing events, and an owner and an admin who receive their mail (a viewer does not). */
 async function watchBilling(ws: SeededWorkspace): Promise<{ owner: string; admin: string; viewer: string }> {
-  const hook = await stack.api.post('/v1/webhooks', { headers: ws.auth, body: { url: receiver.url, events: ['billing.plan_changed', 'billing.invoice_payment_failed'] } });
+  const hook = await stack.api.post('/v1/webhooks', {
+    headers: ws.auth,
+    body: { url: receiver.url, events: ['billing.plan_changed', 'billing.invoice_payment_failed'] },
+  });
   expect(hook.status).toBe(201);
   const [owner, admin, viewer] = [await signUpUser(stack), await signUpUser(stack), await signUpUser(stack)];
   await stack.runtime.db
@@ -155,7 +165,13 @@ describe('plans and GET /v1/billing', () => {
     const res = await stack.api.delete('/v1/billing/subscription', { headers: ws.auth });
     expect(res.status).toBe(404);
     expect(res.body.detail.error).toBe('subscription_not_found');
-    expect(fake.calls.filter((c) => c.path === '/v1/checkout/sessions' && metadataOf((c.params.subscription_data ?? {}) as Record<string, unknown>).workspace_id === ws.workspaceId)).toEqual([]);
+    expect(
+      fake.calls.filter(
+        (c) =>
+          c.path === '/v1/checkout/sessions' &&
+          metadataOf((c.params.subscription_data ?? {}) as Record<string, unknown>).workspace_id === ws.workspaceId,
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -165,12 +181,22 @@ describe('subscribing, changing and cancelling', () => {
     const created = await stack.api.post('/v1/billing/subscription', { headers: ws.auth, body: { plan_id: 'starter' } });
     expect(created.status).toBe(201);
     expect(created.body.checkout_id).toMatch(/^cs_/);
-    const session = fake.calls.find((c) => c.path === '/v1/checkout/sessions' && c.params.mode === 'subscription' && metadataOf(c.params.subscription_data as Record<string, unknown>).workspace_id === ws.workspaceId)!;
+    const session = fake.calls.find(
+      (c) =>
+        c.path === '/v1/checkout/sessions' &&
+        c.params.mode === 'subscription' &&
+        metadataOf(c.params.subscription_data as Record<string, unknown>).workspace_id === ws.workspaceId,
+    )!;
     expect(session.status).toBe(200);
     expect(session.params).toMatchObject({
       mode: 'subscription',
       customer: expect.stringMatching(/^cus_/),
-      line_items: [{ price_data: { currency: 'usd', unit_amount: 4900, recurring: { interval: 'month' }, product_data: { name: expect.any(String) } }, quantity: 1 }],
+      line_items: [
+        {
+          price_data: { currency: 'usd', unit_amount: 4900, recurring: { interval: 'month' }, product_data: { name: expect.any(String) } },
+          quantity: 1,
+        },
+      ],
       subscription_data: { metadata: { workspace_id: ws.workspaceId, plan_id: 'starter' } },
     });
     // Nothing changes before Stripe says an invoice is paid.
@@ -181,17 +207,33 @@ describe('subscribing, changing and cancelling', () => {
     let body = await billing(ws);
     expect(body.plan.id).toBe('starter');
     const sub = body.subscription!;
-    expect(sub).toMatchObject({ id: expect.stringMatching(/^sub_/), plan_id: 'starter', status: 'active', cancel_at_period_end: false, scheduled_plan_id: null });
+    expect(sub).toMatchObject({
+      id: expect.stringMatching(/^sub_/),
+      plan_id: 'starter',
+      status: 'active',
+      cancel_at_period_end: false,
+      scheduled_plan_id: null,
+    });
     expect(new Date(sub.current_period_end!).getTime()).toBeGreaterThan(Date.now() + 27 * 86_400_000);
     const firstInvoices = await invoices(ws);
     expect(firstInvoices).toHaveLength(1);
-    expect(firstInvoices[0]).toMatchObject({ status: 'paid', amount_due: 4900, amount_paid: 4900, currency: 'usd', hosted_invoice_url: expect.stringContaining('/invoices/in_') });
+    expect(firstInvoices[0]).toMatchObject({
+      status: 'paid',
+      amount_due: 4900,
+      amount_paid: 4900,
+      currency: 'usd',
+      hosted_invoice_url: expect.stringContaining('/invoices/in_'),
+    });
 
     // Upgrade: the price of the plan made once, the difference invoiced now; the quota when that invoice is paid.
     const up = await stack.api.post('/v1/billing/subscription', { headers: ws.auth, body: { plan_id: 'pro' } });
     expect(up.status).toBe(200);
     const upgrade = changeCalls(sub.id)[0]!;
-    expect(upgrade.params).toMatchObject({ items: [{ id: expect.stringMatching(/^si_/), price: expect.stringMatching(/^price_/) }], metadata: { plan_id: 'pro' }, proration_behavior: 'always_invoice' });
+    expect(upgrade.params).toMatchObject({
+      items: [{ id: expect.stringMatching(/^si_/), price: expect.stringMatching(/^price_/) }],
+      metadata: { plan_id: 'pro' },
+      proration_behavior: 'always_invoice',
+    });
     await fake.settled();
     await until(async () => expect(await quota(ws)).toBe(300000));
     expect((await billing(ws)).plan.id).toBe('pro');
@@ -230,7 +272,13 @@ describe('subscribing, changing and cancelling', () => {
     // Audited: the changes asked for and the plan changes the events made.
     const audit = await stack.api.get('/v1/audit-events', { headers: ws.auth });
     const actions = (audit.body as { action: string }[]).map((e) => e.action);
-    for (const action of ['billing.subscription_checkout_created', 'billing.subscription_changed', 'billing.subscription_cancelled', 'billing.plan_changed']) expect(actions).toContain(action);
+    for (const action of [
+      'billing.subscription_checkout_created',
+      'billing.subscription_changed',
+      'billing.subscription_cancelled',
+      'billing.plan_changed',
+    ])
+      expect(actions).toContain(action);
   });
 
   it('an upgrade followed at once by a downgrade keeps the upgrade until the next invoice', async () => {
@@ -272,7 +320,10 @@ describe('subscribing, changing and cancelling', () => {
     expect(portal.status).toBe(201);
     expect(portal.body.url).toContain('/portal/bps_');
     const call = fake.calls.filter((c) => c.path === '/v1/billing_portal/sessions').at(-1)!;
-    expect(call.params).toMatchObject({ customer: expect.stringMatching(/^cus_/), return_url: `http://console.test/console/w/${ws.workspaceId}/billing` });
+    expect(call.params).toMatchObject({
+      customer: expect.stringMatching(/^cus_/),
+      return_url: `http://console.test/console/w/${ws.workspaceId}/billing`,
+    });
   });
 });
 
@@ -286,7 +337,12 @@ describe('Stripe events', () => {
     expect(replay.body.outcome).toBe('duplicate');
     expect(await quota(ws)).toBe(50000);
     expect(await invoices(ws)).toHaveLength(1);
-    const ledger = await stack.runtime.db.selectFrom('credit_ledger').select('credits').where('workspace_id', '=', ws.workspaceId).where('entry_type', '=', 'plan_allowance').execute();
+    const ledger = await stack.runtime.db
+      .selectFrom('credit_ledger')
+      .select('credits')
+      .where('workspace_id', '=', ws.workspaceId)
+      .where('entry_type', '=', 'plan_allowance')
+      .execute();
     expect(ledger.map((r) => r.credits).reduce((a, b) => a + b, 0)).toBe(50000);
   });
 
@@ -351,7 +407,12 @@ describe('failed payments and the grace period', () => {
     fake.advanceSubscription(sub.id);
     await fake.settled();
     await until(async () => expect((await billing(ws)).subscription!.status).toBe('past_due'));
-    const failed = await stack.runtime.db.selectFrom('webhook_events').select(['type']).where('workspace_id', '=', ws.workspaceId).where('type', '=', 'billing.invoice_payment_failed').execute();
+    const failed = await stack.runtime.db
+      .selectFrom('webhook_events')
+      .select(['type'])
+      .where('workspace_id', '=', ws.workspaceId)
+      .where('type', '=', 'billing.invoice_payment_failed')
+      .execute();
     expect(failed).toHaveLength(1);
     const mailed = await mailsTo('billing_invoice_payment_failed');
     expect(mailed).toEqual(expect.arrayContaining([people.owner, people.admin]));
@@ -382,7 +443,12 @@ describe('failed payments and the grace period', () => {
     await endGracePeriods(stack.runtime.services, new Date(now + 8 * 86_400_000));
     expect(await quota(ws)).toBe(1000);
     expect((await billing(ws)).plan.id).toBe('free');
-    const changed = await stack.runtime.db.selectFrom('webhook_events').select('type').where('workspace_id', '=', ws.workspaceId).where('type', '=', 'billing.plan_changed').execute();
+    const changed = await stack.runtime.db
+      .selectFrom('webhook_events')
+      .select('type')
+      .where('workspace_id', '=', ws.workspaceId)
+      .where('type', '=', 'billing.plan_changed')
+      .execute();
     expect(changed.length).toBeGreaterThanOrEqual(2);
     // Ended once: a second pass changes nothing.
     expect(await endGracePeriods(stack.runtime.services, new Date(now + 9 * 86_400_000))).toBe(0);
@@ -403,7 +469,11 @@ describe('plan limits', () => {
     const after = await stack.api.get('/v1/account', { headers: ws.auth });
     expect(after.headers['ratelimit-limit']).toBe('700');
     expect(after.body).toMatchObject({ rate_limit_per_minute: 700, max_active_jobs: 30, monthly_quota: 50000 });
-    const row = await stack.runtime.db.selectFrom('workspaces').select(['rate_limit_per_minute', 'max_active_jobs']).where('id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+    const row = await stack.runtime.db
+      .selectFrom('workspaces')
+      .select(['rate_limit_per_minute', 'max_active_jobs'])
+      .where('id', '=', ws.workspaceId)
+      .executeTakeFirstOrThrow();
     expect(row).toEqual({ rate_limit_per_minute: 700, max_active_jobs: 30 });
   });
 });

@@ -1,7 +1,16 @@
 import { type FakeStripe, metadataOf, startFakeStripe } from '@sdx/fake-stripe';
 import type { components } from '@sdx/contract';
 import { createApiKey } from '@sdx/domain/testing';
-import { checkLedger, eventually, type SeededWorkspace, startTestStack, startWebhookReceiver, type TestStack, waitForJob, type WebhookReceiver } from '@sdx/testing';
+import {
+  checkLedger,
+  eventually,
+  type SeededWorkspace,
+  startTestStack,
+  startWebhookReceiver,
+  type TestStack,
+  waitForJob,
+  type WebhookReceiver,
+} from '@sdx/testing';
 
 type AuditEvent = components['schemas']['AuditEvent'];
 type Payment = components['schemas']['Payment'];
@@ -62,7 +71,10 @@ async function recharges(ws: SeededWorkspace): Promise<Payment[]> {
 }
 
 async function submit(auth: Record<string, string>, target: string, limit: number): Promise<string> {
-  const res = await stack.api.post('/v1/jobs', { headers: { ...auth, 'Cache-Control': 'no-cache' }, body: { operation: 'posts', target, limit } });
+  const res = await stack.api.post('/v1/jobs', {
+    headers: { ...auth, 'Cache-Control': 'no-cache' },
+    body: { operation: 'posts', target, limit },
+  });
   expect(res.status).toBe(202);
   return res.body.id as string;
 }
@@ -71,13 +83,16 @@ async function submit(auth: Record<string, string>, target: string, limit: numbe
 async function armed(): Promise<SeededWorkspace> {
   const ws = await stack.workspace({ credits: 0 });
   await buy(ws);
-  const on = await stack.api.put('/v1/billing/auto-recharge', { headers: ws.auth, body: { enabled: true, threshold_credits: 50, pack_id: 'pack_small' } });
+  const on = await stack.api.put('/v1/billing/auto-recharge', {
+    headers: ws.auth,
+    body: { enabled: true, threshold_credits: 50, pack_id: 'pack_small' },
+  });
   expect(on.status).toBe(200);
   expect(await usage(ws)).toMatchObject({ purchased_credits: 100 });
   return ws;
 }
 
-it('the review\'s loop: a member key reserves below the threshold and cancels, again and again: 0 charges, 0 credits used', async () => {
+it("the review's loop: a member key reserves below the threshold and cancels, again and again: 0 charges, 0 credits used", async () => {
   const ws = await armed();
   const member = { 'X-API-Key': (await createApiKey(stack.runtime.db, ws.workspaceId, 'agent', { role: 'member' })).api_key };
   for (let round = 0; round < 3; round += 1) {
@@ -107,25 +122,40 @@ it('the review\'s loop: a member key reserves below the threshold and cancels, a
   expect((await recharges(ws)).map((p) => p.status)).toEqual(['paid']);
 }, 90_000);
 
-it('threshold_credits at or above the pack\'s credits is 422 invalid_threshold, nothing changed; below it is accepted', async () => {
+it("threshold_credits at or above the pack's credits is 422 invalid_threshold, nothing changed; below it is accepted", async () => {
   const ws = await armed();
   for (const threshold of [100, 5000]) {
-    const refused = await stack.api.put('/v1/billing/auto-recharge', { headers: ws.auth, body: { enabled: true, threshold_credits: threshold, pack_id: 'pack_small' } });
+    const refused = await stack.api.put('/v1/billing/auto-recharge', {
+      headers: ws.auth,
+      body: { enabled: true, threshold_credits: threshold, pack_id: 'pack_small' },
+    });
     expect(refused.status).toBe(422);
     expect(refused.body.detail.error).toBe('invalid_threshold');
     // Turning it off does not make an unsafe threshold acceptable either.
-    const off = await stack.api.put('/v1/billing/auto-recharge', { headers: ws.auth, body: { enabled: false, threshold_credits: threshold, pack_id: 'pack_small' } });
+    const off = await stack.api.put('/v1/billing/auto-recharge', {
+      headers: ws.auth,
+      body: { enabled: false, threshold_credits: threshold, pack_id: 'pack_small' },
+    });
     expect(off.status).toBe(422);
   }
-  expect((await stack.api.get('/v1/billing', { headers: ws.auth })).body.auto_recharge).toMatchObject({ enabled: true, threshold_credits: 50 });
-  const ok = await stack.api.put('/v1/billing/auto-recharge', { headers: ws.auth, body: { enabled: true, threshold_credits: 99, pack_id: 'pack_small' } });
+  expect((await stack.api.get('/v1/billing', { headers: ws.auth })).body.auto_recharge).toMatchObject({
+    enabled: true,
+    threshold_credits: 50,
+  });
+  const ok = await stack.api.put('/v1/billing/auto-recharge', {
+    headers: ws.auth,
+    body: { enabled: true, threshold_credits: 99, pack_id: 'pack_small' },
+  });
   expect(ok.status).toBe(200);
   expect(ok.body).toMatchObject({ enabled: true, threshold_credits: 99 });
 });
 
 it('past AUTO_RECHARGE_MAX_PER_MONTH (2) charges, the next one due is not charged: auto-recharge turns off, billing.auto_recharge_failed with reason monthly_limit, audited', async () => {
   const ws = await armed();
-  const hook = await stack.api.post('/v1/webhooks', { headers: ws.auth, body: { url: receiver.url, events: ['billing.auto_recharge_failed'] } });
+  const hook = await stack.api.post('/v1/webhooks', {
+    headers: ws.auth,
+    body: { url: receiver.url, events: ['billing.auto_recharge_failed'] },
+  });
   expect(hook.status).toBe(201);
   // 100 → spend 60 → 40: charge 1 → 140; spend 100 → 40: charge 2 → 140; spend 100 → 40: the limit.
   const spends = [
@@ -149,10 +179,17 @@ it('past AUTO_RECHARGE_MAX_PER_MONTH (2) charges, the next one due is not charge
 
   const [message] = await receiver.received(1);
   const body = JSON.parse(message!.body);
-  expect(body).toMatchObject({ type: 'billing.auto_recharge_failed', workspace_id: ws.workspaceId, data: { reason: 'monthly_limit', payment: { id: failed.id, status: 'failed' } } });
+  expect(body).toMatchObject({
+    type: 'billing.auto_recharge_failed',
+    workspace_id: ws.workspaceId,
+    data: { reason: 'monthly_limit', payment: { id: failed.id, status: 'failed' } },
+  });
   expect(body.data.message).toMatch(/AUTO_RECHARGE_MAX_PER_MONTH/);
   const audit = (await stack.api.get('/v1/audit-events', { headers: ws.auth })).body as AuditEvent[];
-  expect(audit.find((e) => e.action === 'billing.auto_recharge_disabled')).toMatchObject({ actor: { type: 'system' }, data: { reason: 'monthly_limit', payment_id: failed.id } });
+  expect(audit.find((e) => e.action === 'billing.auto_recharge_disabled')).toMatchObject({
+    actor: { type: 'system' },
+    data: { reason: 'monthly_limit', payment_id: failed.id },
+  });
 
   // Off: a further settlement below the threshold charges nothing.
   const more = await submit(ws.auth, 'limit_3_sandbox_count_5', 5);

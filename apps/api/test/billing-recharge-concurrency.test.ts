@@ -34,12 +34,20 @@ it('100 concurrent settlements crossing the threshold create one PaymentIntent, 
   const jobs = await Promise.all(Array.from({ length: 100 }, (_, i) => stack.api.post('/v1/jobs', { headers: ws.auth, body: body(i) })));
   expect(jobs.map((j) => j.status)).toEqual(Array(100).fill(202));
   // Auto-recharge turned on while they run: their settlements, not the admissions, cross the threshold.
-  const on = await stack.api.put('/v1/billing/auto-recharge', { headers: ws.auth, body: { enabled: true, threshold_credits: 5_000, pack_id: 'pack_10k' } });
+  const on = await stack.api.put('/v1/billing/auto-recharge', {
+    headers: ws.auth,
+    body: { enabled: true, threshold_credits: 5_000, pack_id: 'pack_10k' },
+  });
   expect(on.status).toBe(200);
   expect(fake.paymentIntentsCreated()).toBe(0);
 
   await eventually(async () => {
-    const rows = await stack.runtime.db.selectFrom('jobs').select('status').where('workspace_id', '=', ws.workspaceId).where('status', '=', 'completed').execute();
+    const rows = await stack.runtime.db
+      .selectFrom('jobs')
+      .select('status')
+      .where('workspace_id', '=', ws.workspaceId)
+      .where('status', '=', 'completed')
+      .execute();
     return rows.length === 100;
   }, 60_000);
   await eventually(async () => (await stack.api.get('/v1/usage/current', { headers: ws.auth })).body.purchased_credits === 10_000, 20_000);

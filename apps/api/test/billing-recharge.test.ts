@@ -35,7 +35,13 @@ beforeAll(async () => {
   stack = await startTestStack({
     stripe: fake,
     withWorker: true,
-    env: { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', SMTP_URL: smtp.url, EMAIL_VERIFICATION: '0', APP_URL: 'http://console.test' },
+    env: {
+      WEBHOOK_ALLOW_HTTP: '1',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1',
+      SMTP_URL: smtp.url,
+      EMAIL_VERIFICATION: '0',
+      APP_URL: 'http://console.test',
+    },
   });
 });
 afterAll(async () => {
@@ -69,7 +75,13 @@ async function queue(workspaceId: string): Promise<number> {
 }
 
 async function recharges(workspaceId: string) {
-  return stack.runtime.db.selectFrom('billing_payments').selectAll().where('workspace_id', '=', workspaceId).where('kind', '=', 'auto_recharge').orderBy('id').execute();
+  return stack.runtime.db
+    .selectFrom('billing_payments')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('kind', '=', 'auto_recharge')
+    .orderBy('id')
+    .execute();
 }
 
 function intentCalls(workspaceId: string) {
@@ -99,7 +111,11 @@ it('a queued recharge becomes one off-session PaymentIntent with the spec parame
   const ws = await stack.workspace({ credits: 0 });
   await buyOnce(ws);
   expect((await setAutoRecharge(ws, true)).status).toBe(200);
-  const customer = await stack.runtime.db.selectFrom('billing_customers').selectAll().where('workspace_id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+  const customer = await stack.runtime.db
+    .selectFrom('billing_customers')
+    .selectAll()
+    .where('workspace_id', '=', ws.workspaceId)
+    .executeTakeFirstOrThrow();
   const before = fake.paymentIntentsCreated();
 
   expect(await queue(ws.workspaceId)).toBe(1);
@@ -129,7 +145,11 @@ it('a queued recharge becomes one off-session PaymentIntent with the spec parame
 
   // The charger asked again after a crash (the PaymentIntent ID not stored): Stripe answers the
   // same PaymentIntent for the same Idempotency-Key, and nothing is granted twice.
-  await stack.runtime.db.updateTable('billing_payments').set({ status: 'pending', payment_intent_id: null, next_attempt_at: new Date(), locked_until: null }).where('id', '=', paid!.id).execute();
+  await stack.runtime.db
+    .updateTable('billing_payments')
+    .set({ status: 'pending', payment_intent_id: null, next_attempt_at: new Date(), locked_until: null })
+    .where('id', '=', paid!.id)
+    .execute();
   const again = await eventually(async () => {
     const [row] = await recharges(ws.workspaceId);
     return row!.payment_intent_id !== null ? row : null;
@@ -144,7 +164,10 @@ it('a queued recharge becomes one off-session PaymentIntent with the spec parame
 
 it('a declined card fails the recharge, turns auto-recharge off, and tells owners and admins once (webhook and mail)', async () => {
   const ws = await stack.workspace({ credits: 0, name: 'Recharge & co' });
-  const hook = await stack.api.post('/v1/webhooks', { headers: ws.auth, body: { url: receiver.url, events: ['billing.auto_recharge_failed'] } });
+  const hook = await stack.api.post('/v1/webhooks', {
+    headers: ws.auth,
+    body: { url: receiver.url, events: ['billing.auto_recharge_failed'] },
+  });
   expect(hook.status).toBe(201);
   const owner = await signUpUser(stack);
   const admin = await signUpUser(stack);
@@ -162,7 +185,11 @@ it('a declined card fails the recharge, turns auto-recharge off, and tells owner
     .execute();
   await buyOnce(ws);
   expect((await setAutoRecharge(ws, true)).status).toBe(200);
-  const customer = await stack.runtime.db.selectFrom('billing_customers').selectAll().where('workspace_id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+  const customer = await stack.runtime.db
+    .selectFrom('billing_customers')
+    .selectAll()
+    .where('workspace_id', '=', ws.workspaceId)
+    .executeTakeFirstOrThrow();
   fake.declinePaymentMethod(customer.payment_method_id!);
 
   expect(await queue(ws.workspaceId)).toBe(1);
@@ -175,7 +202,9 @@ it('a declined card fails the recharge, turns auto-recharge off, and tells owner
   expect(failed.payment_intent_id).toMatch(/^pi_/);
   expect(intentCalls(ws.workspaceId)).toHaveLength(1);
   // Stripe's payment_intent.payment_failed arrived too, and was handled without a second event.
-  expect(fake.events.some((e) => e.type === 'payment_intent.payment_failed' && metadataOf(e.data.object).workspace_id === ws.workspaceId)).toBe(true);
+  expect(
+    fake.events.some((e) => e.type === 'payment_intent.payment_failed' && metadataOf(e.data.object).workspace_id === ws.workspaceId),
+  ).toBe(true);
   expect(fake.deliveries.filter((d) => d.status !== 200)).toEqual([]);
 
   const billing = await stack.api.get('/v1/billing', { headers: ws.auth });
@@ -186,8 +215,17 @@ it('a declined card fails the recharge, turns auto-recharge off, and tells owner
 
   const [message] = await receiver.received(1);
   const body = JSON.parse(message!.body);
-  expect(body).toMatchObject({ type: 'billing.auto_recharge_failed', workspace_id: ws.workspaceId, data: { payment: { id: failed.id, status: 'failed' }, scope: null } });
-  const events = await stack.runtime.db.selectFrom('webhook_events').select('id').where('workspace_id', '=', ws.workspaceId).where('type', '=', 'billing.auto_recharge_failed').execute();
+  expect(body).toMatchObject({
+    type: 'billing.auto_recharge_failed',
+    workspace_id: ws.workspaceId,
+    data: { payment: { id: failed.id, status: 'failed' }, scope: null },
+  });
+  const events = await stack.runtime.db
+    .selectFrom('webhook_events')
+    .select('id')
+    .where('workspace_id', '=', ws.workspaceId)
+    .where('type', '=', 'billing.auto_recharge_failed')
+    .execute();
   expect(events).toHaveLength(1);
 
   const failedMail = (to: string) => smtp.waitFor((m) => m.to === to && /Auto-recharge failed/.test(m.subject));
@@ -212,7 +250,11 @@ it('a workspace with auto-recharge on but no card left fails the recharge the sa
   const ws = await stack.workspace({ credits: 0 });
   await buyOnce(ws);
   expect((await setAutoRecharge(ws, true)).status).toBe(200);
-  await stack.runtime.db.updateTable('billing_customers').set({ payment_method_id: null }).where('workspace_id', '=', ws.workspaceId).execute();
+  await stack.runtime.db
+    .updateTable('billing_customers')
+    .set({ payment_method_id: null })
+    .where('workspace_id', '=', ws.workspaceId)
+    .execute();
   expect(await queue(ws.workspaceId)).toBe(1);
   const failed = await eventually(async () => {
     const [row] = await recharges(ws.workspaceId);
@@ -227,7 +269,9 @@ describe('Stripe unreachable', () => {
   let down: TestStack;
   beforeAll(async () => {
     // Port 9 (discard) on loopback refuses connections.
-    down = await startTestStack({ env: { STRIPE_SECRET_KEY: 'sk_test_down', STRIPE_WEBHOOK_SECRET: 'whsec_down', STRIPE_API_BASE: 'http://127.0.0.1:9' } });
+    down = await startTestStack({
+      env: { STRIPE_SECRET_KEY: 'sk_test_down', STRIPE_WEBHOOK_SECRET: 'whsec_down', STRIPE_API_BASE: 'http://127.0.0.1:9' },
+    });
   });
   afterAll(async () => {
     await down?.close();
@@ -235,12 +279,31 @@ describe('Stripe unreachable', () => {
 
   it('a recharge is tried again later with backoff, and a checkout answers 503 billing_unavailable', async () => {
     const ws = await down.workspace({ credits: 0 });
-    await down.runtime.db.updateTable('workspaces').set({ auto_recharge_enabled: true, auto_recharge_threshold: 10, auto_recharge_pack_id: 'pack_10k' }).where('id', '=', ws.workspaceId).execute();
-    await down.runtime.db.insertInto('billing_customers').values({ workspace_id: ws.workspaceId, stripe_customer_id: 'cus_down', payment_method_id: 'pm_down', card_brand: 'visa', card_last4: '4242' }).execute();
-    const queued = await down.runtime.db.transaction().execute((tx) => queueAutoRecharges(tx, new Date(), [{ workspaceId: ws.workspaceId, pack: PACK }]));
+    await down.runtime.db
+      .updateTable('workspaces')
+      .set({ auto_recharge_enabled: true, auto_recharge_threshold: 10, auto_recharge_pack_id: 'pack_10k' })
+      .where('id', '=', ws.workspaceId)
+      .execute();
+    await down.runtime.db
+      .insertInto('billing_customers')
+      .values({
+        workspace_id: ws.workspaceId,
+        stripe_customer_id: 'cus_down',
+        payment_method_id: 'pm_down',
+        card_brand: 'visa',
+        card_last4: '4242',
+      })
+      .execute();
+    const queued = await down.runtime.db
+      .transaction()
+      .execute((tx) => queueAutoRecharges(tx, new Date(), [{ workspaceId: ws.workspaceId, pack: PACK }]));
     expect(queued).toBe(1);
     const retried = await eventually(async () => {
-      const row = await down.runtime.db.selectFrom('billing_payments').selectAll().where('workspace_id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+      const row = await down.runtime.db
+        .selectFrom('billing_payments')
+        .selectAll()
+        .where('workspace_id', '=', ws.workspaceId)
+        .executeTakeFirstOrThrow();
       return row.attempts === 1 && row.locked_until === null ? row : null;
     }, 30_000);
     expect(retried).toMatchObject({ status: 'pending', payment_intent_id: null });

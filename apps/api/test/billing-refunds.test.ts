@@ -1,6 +1,15 @@
 import { type FakeStripe, startFakeStripe } from '@sdx/fake-stripe';
 import type { components } from '@sdx/contract';
-import { checkLedger, eventually, type SeededWorkspace, startTestStack, startWebhookReceiver, type TestStack, waitForJob, type WebhookReceiver } from '@sdx/testing';
+import {
+  checkLedger,
+  eventually,
+  type SeededWorkspace,
+  startTestStack,
+  startWebhookReceiver,
+  type TestStack,
+  waitForJob,
+  type WebhookReceiver,
+} from '@sdx/testing';
 
 type Payment = components['schemas']['Payment'];
 type BillingWebhookEvent = components['schemas']['BillingWebhookEvent'];
@@ -44,12 +53,20 @@ async function buy(ws: SeededWorkspace): Promise<{ paymentId: string; intentId: 
   const events = await fake.payCheckoutSession(made.body.checkout_id);
   await fake.settled();
   const completed = events.find((e) => e.type === 'checkout.session.completed')!;
-  const payment = await stack.runtime.db.selectFrom('billing_payments').select('id').where('checkout_session_id', '=', made.body.checkout_id).executeTakeFirstOrThrow();
+  const payment = await stack.runtime.db
+    .selectFrom('billing_payments')
+    .select('id')
+    .where('checkout_session_id', '=', made.body.checkout_id)
+    .executeTakeFirstOrThrow();
   return { paymentId: payment.id, intentId: completed.data.object.payment_intent as string };
 }
 
 async function usage(ws: SeededWorkspace) {
-  return (await stack.api.get('/v1/usage/current', { headers: ws.auth })).body as { purchased_credits: number; lifetime_purchased: number; credits_reserved: number };
+  return (await stack.api.get('/v1/usage/current', { headers: ws.auth })).body as {
+    purchased_credits: number;
+    lifetime_purchased: number;
+    credits_reserved: number;
+  };
 }
 
 async function payment(ws: SeededWorkspace, id: string) {
@@ -58,14 +75,20 @@ async function payment(ws: SeededWorkspace, id: string) {
 }
 
 async function submit(ws: SeededWorkspace, target: string, limit: number) {
-  const res = await stack.api.post('/v1/jobs', { headers: { ...ws.auth, 'Cache-Control': 'no-cache' }, body: { operation: 'posts', target, limit } });
+  const res = await stack.api.post('/v1/jobs', {
+    headers: { ...ws.auth, 'Cache-Control': 'no-cache' },
+    body: { operation: 'posts', target, limit },
+  });
   expect(res.status).toBe(202);
   return res.body.id as string;
 }
 
 it('a partial then a full refund after spending: what is left is removed, the rest is the shortfall; lifetime unchanged; events sent', async () => {
   const ws = await stack.workspace({ credits: 0 });
-  const hook = await stack.api.post('/v1/webhooks', { headers: ws.auth, body: { url: receiver.url, events: ['billing.payment_refunded', 'billing.payment_succeeded'] } });
+  const hook = await stack.api.post('/v1/webhooks', {
+    headers: ws.auth,
+    body: { url: receiver.url, events: ['billing.payment_refunded', 'billing.payment_succeeded'] },
+  });
   expect(hook.status).toBe(201);
   const { paymentId, intentId } = await buy(ws);
   expect(await usage(ws)).toMatchObject({ purchased_credits: 100, lifetime_purchased: 100 });
@@ -87,7 +110,12 @@ it('a partial then a full refund after spending: what is left is removed, the re
   expect(await usage(ws)).toMatchObject({ purchased_credits: 0, lifetime_purchased: 100 });
   expect(await payment(ws, paymentId)).toMatchObject({ status: 'refunded', refunded_credits: 100, refund_shortfall_credits: 60 });
 
-  const refunds = await stack.runtime.db.selectFrom('credit_ledger').selectAll().where('workspace_id', '=', ws.workspaceId).where('entry_type', '=', 'refund').execute();
+  const refunds = await stack.runtime.db
+    .selectFrom('credit_ledger')
+    .selectAll()
+    .where('workspace_id', '=', ws.workspaceId)
+    .where('entry_type', '=', 'refund')
+    .execute();
   expect(refunds.map((r) => [r.credits, r.purchased_credits, r.payment_id])).toEqual([[-40, -40, paymentId]]);
   expect(fake.deliveries.filter((d) => d.status !== 200)).toEqual([]);
 
@@ -95,8 +123,16 @@ it('a partial then a full refund after spending: what is left is removed, the re
   const bodies = messages.map((m) => JSON.parse(m.body) as BillingWebhookEvent);
   expect(bodies.map((b) => b.type)).toEqual(['billing.payment_succeeded', 'billing.payment_refunded', 'billing.payment_refunded']);
   expect(bodies[0]!.data).toMatchObject({ payment: { id: paymentId, status: 'paid' }, available_credits: 100, scope: null });
-  expect(bodies[1]!.data.payment).toMatchObject({ id: paymentId, status: 'partially_refunded', refunded_credits: 50, refund_shortfall_credits: 10 });
-  expect(bodies[2]!.data).toMatchObject({ payment: { status: 'refunded', refunded_credits: 100, refund_shortfall_credits: 60 }, available_credits: 0 });
+  expect(bodies[1]!.data.payment).toMatchObject({
+    id: paymentId,
+    status: 'partially_refunded',
+    refunded_credits: 50,
+    refund_shortfall_credits: 10,
+  });
+  expect(bodies[2]!.data).toMatchObject({
+    payment: { status: 'refunded', refunded_credits: 100, refund_shortfall_credits: 60 },
+    available_credits: 0,
+  });
   expect(bodies.every((b) => b.workspace_id === ws.workspaceId)).toBe(true);
 }, 60_000);
 

@@ -20,9 +20,18 @@ describe('without STRIPE_SECRET_KEY', () => {
     const ws = await stack.workspace({ credits: 0 });
     const writes = [
       await stack.api.post('/v1/billing/checkout', { headers: ws.auth, body: { pack_id: 'pack_10k' } }),
-      await stack.api.put('/v1/billing/auto-recharge', { headers: ws.auth, body: { enabled: true, threshold_credits: 10, pack_id: 'pack_10k' } }),
-      await stack.api.put('/v1/billing/auto-recharge', { headers: ws.auth, body: { enabled: false, threshold_credits: 10, pack_id: 'pack_10k' } }),
-      await stack.api.post('/v1/billing/stripe/webhook', { raw: '{"id":"evt_1","object":"event","type":"checkout.session.completed"}', headers: { 'Stripe-Signature': 't=1,v1=00' } }),
+      await stack.api.put('/v1/billing/auto-recharge', {
+        headers: ws.auth,
+        body: { enabled: true, threshold_credits: 10, pack_id: 'pack_10k' },
+      }),
+      await stack.api.put('/v1/billing/auto-recharge', {
+        headers: ws.auth,
+        body: { enabled: false, threshold_credits: 10, pack_id: 'pack_10k' },
+      }),
+      await stack.api.post('/v1/billing/stripe/webhook', {
+        raw: '{"id":"evt_1","object":"event","type":"checkout.session.completed"}',
+        headers: { 'Stripe-Signature': 't=1,v1=00' },
+      }),
       await stack.api.post('/v1/billing/subscription', { headers: ws.auth, body: { plan_id: 'starter' } }),
       await stack.api.delete('/v1/billing/subscription', { headers: ws.auth }),
       await stack.api.post('/v1/billing/portal', { headers: ws.auth, body: {} }),
@@ -41,7 +50,10 @@ describe('without STRIPE_SECRET_KEY', () => {
     expect(read.body.subscription).toBeNull();
     expect((await stack.api.get('/v1/billing/invoices', { headers: ws.auth })).body).toEqual({ data: [], has_more: false });
     expect((await stack.api.get('/v1/billing/payments', { headers: ws.auth })).body).toEqual({ data: [], has_more: false });
-    const limits = await stack.api.put('/v1/billing/limits', { headers: ws.auth, body: { monthly_credit_cap: 100, low_credits_threshold: null } });
+    const limits = await stack.api.put('/v1/billing/limits', {
+      headers: ws.auth,
+      body: { monthly_credit_cap: 100, low_credits_threshold: null },
+    });
     expect(limits.status).toBe(200);
     expect(limits.body).toEqual({ monthly_credit_cap: 100, low_credits_threshold: null });
     const rows = await stack.runtime.db.selectFrom('stripe_events').select('id').execute();
@@ -63,16 +75,29 @@ describe('database unreachable', () => {
   });
 
   it('a signed event answers 503 service_unavailable so Stripe retries; a bad signature is still 400', async () => {
-    const event = fake.buildEvent('checkout.session.completed', { id: 'cs_x', object: 'checkout.session', payment_status: 'paid', amount_total: 1000, currency: 'usd', metadata: {} });
+    const event = fake.buildEvent('checkout.session.completed', {
+      id: 'cs_x',
+      object: 'checkout.session',
+      payment_status: 'paid',
+      amount_total: 1000,
+      currency: 'usd',
+      metadata: {},
+    });
     const payload = JSON.stringify(event);
     const res = await stack.api.post('/v1/billing/stripe/webhook', { raw: payload, headers: { 'Stripe-Signature': fake.sign(payload) } });
     expect(res.status).toBe(503);
     expect(res.body.detail.error).toBe('service_unavailable');
-    const bad = await stack.api.post('/v1/billing/stripe/webhook', { raw: payload, headers: { 'Stripe-Signature': fake.sign(payload, undefined, 'whsec_other') } });
+    const bad = await stack.api.post('/v1/billing/stripe/webhook', {
+      raw: payload,
+      headers: { 'Stripe-Signature': fake.sign(payload, undefined, 'whsec_other') },
+    });
     expect(bad.status).toBe(400);
     // An ignored type needs no database.
     const other = fake.buildEvent('customer.created', { id: 'cus_x', object: 'customer' });
     const otherPayload = JSON.stringify(other);
-    expect((await stack.api.post('/v1/billing/stripe/webhook', { raw: otherPayload, headers: { 'Stripe-Signature': fake.sign(otherPayload) } })).body).toEqual({ received: true, outcome: 'ignored' });
+    expect(
+      (await stack.api.post('/v1/billing/stripe/webhook', { raw: otherPayload, headers: { 'Stripe-Signature': fake.sign(otherPayload) } }))
+        .body,
+    ).toEqual({ received: true, outcome: 'ignored' });
   });
 });

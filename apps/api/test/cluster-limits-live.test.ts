@@ -3,7 +3,15 @@ import type { Server } from 'node:http';
 import { createApp, RedisRateLimiter } from '@sdx/app-api';
 import { StreamSlots } from '../src/live/slots';
 import { createFastRedis, isCluster, type RedisClient } from '@sdx/queue';
-import { ContractClient, listen, type PrivateRedisCluster, startRedisCluster, startTestStack, type TestStack, untilRedisReady } from '@sdx/testing';
+import {
+  ContractClient,
+  listen,
+  type PrivateRedisCluster,
+  startRedisCluster,
+  startTestStack,
+  type TestStack,
+  untilRedisReady,
+} from '@sdx/testing';
 
 /**
  * The rate limiter and live progress on a Redis Cluster (REDIS_CLUSTER_NODES), a six-node
@@ -67,7 +75,10 @@ it('counts a workspace against one limit across two API instances: 429 past it o
 it('streams a job to its end over the cluster pub/sub', async () => {
   const ws = await stack.workspace({ credits: 1000, rateLimitPerMinute: 1000 });
   // Two pages of 100 items, 1 s each: the stream is open before the first page is saved.
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'youtube', operation: 'playlist_items', target: 'PLcluster_sandbox_slow_1000', limit: 200 } });
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'youtube', operation: 'playlist_items', target: 'PLcluster_sandbox_slow_1000', limit: 200 },
+  });
   expect(created.status).toBe(202);
   type Seen = { event: string; status: string; progress: number };
   const events = await new Promise<Seen[]>((resolve, reject) => {

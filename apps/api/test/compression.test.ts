@@ -37,7 +37,9 @@ function get(url: string, headers: Record<string, string>, onFirstChunk?: () => 
           if (chunks.length === 0) onFirstChunk?.();
           chunks.push(chunk);
         });
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), chunks: chunks.length }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks), chunks: chunks.length }),
+        );
         res.on('error', reject);
       })
       .on('error', reject);
@@ -54,9 +56,16 @@ function decoded(raw: Raw): string {
 beforeAll(async () => {
   stack = await startTestStack({ withWorker: true });
   ws = await stack.workspace({ credits: 20_000, rateLimitPerMinute: 100_000 });
-  const big = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'compressed', limit: 6_000 } });
+  const big = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'followers', target: 'compressed', limit: 6_000 },
+  });
   bigJobId = big.body.id;
-  for (let i = 0; i < 10; i++) await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', target: `compressed_${i}` } });
+  for (let i = 0; i < 10; i++)
+    await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { platform: 'instagram', operation: 'profile', target: `compressed_${i}` },
+    });
   await eventually(async () => {
     const rows = await stack.runtime.db.selectFrom('jobs').select('status').where('workspace_id', '=', ws.workspaceId).execute();
     return rows.every((r) => r.status === 'completed');

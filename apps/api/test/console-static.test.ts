@@ -69,7 +69,9 @@ describe('the page with its inline boot script', () => {
     expect(res.headers['content-security-policy']).toBe(CONSOLE_CSP.replace("script-src 'self'", `script-src 'self' 'sha256-${hash}'`));
     expect(consoleCspFor('<p>no script</p>')).toBe(CONSOLE_CSP);
     // An asset is not a page: the plain policy.
-    expect((await request(appServing(() => dir)).get('/console/assets/app-ABC123.js')).headers['content-security-policy']).toBe(CONSOLE_CSP);
+    expect((await request(appServing(() => dir)).get('/console/assets/app-ABC123.js')).headers['content-security-policy']).toBe(
+      CONSOLE_CSP,
+    );
   });
 });
 

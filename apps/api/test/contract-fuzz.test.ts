@@ -5,8 +5,25 @@ import { createApiServer } from '@sdx/app-api';
 import { loadOpenApiDocument } from '@sdx/contract';
 import { addMember, createUser, hashPassword, issueToken, systemClock, totpAt } from '@sdx/domain/testing';
 import { type FakeStripe, startFakeStripe } from '@sdx/fake-stripe';
-import { createResponseValidator, type LoopbackS3, ResponseContractError, type SessionUser, signUpUser, startLoopbackS3 } from '@sdx/testing';
-import { type FuzzAccounts, type FuzzOperation, type FuzzRequest, fuzzOperations, requestArbitrary, type SeededWorkspace, startSmtpCatcher, startTestStack, type TestStack } from '@sdx/testing';
+import {
+  createResponseValidator,
+  type LoopbackS3,
+  ResponseContractError,
+  type SessionUser,
+  signUpUser,
+  startLoopbackS3,
+} from '@sdx/testing';
+import {
+  type FuzzAccounts,
+  type FuzzOperation,
+  type FuzzRequest,
+  fuzzOperations,
+  requestArbitrary,
+  type SeededWorkspace,
+  startSmtpCatcher,
+  startTestStack,
+  type TestStack,
+} from '@sdx/testing';
 
 /**
  * The contract fuzzer: FUZZ_REQUESTS requests (10,000 by default, the CI figure) generated from
@@ -96,7 +113,13 @@ beforeAll(async () => {
     loginLimits: { perEmail: 100_000, perAddress: 100_000, windowSeconds: 900 },
     withWorker: true,
     workerConcurrency: 8,
-    env: { SYNC_TIMEOUT_MS: '1500', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', WEBHOOK_ALLOW_HTTP: '1', SMTP_URL: smtp.url, EMAIL_VERIFICATION: '0' },
+    env: {
+      SYNC_TIMEOUT_MS: '1500',
+      WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1',
+      WEBHOOK_ALLOW_HTTP: '1',
+      SMTP_URL: smtp.url,
+      EMAIL_VERIFICATION: '0',
+    },
     webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
   });
   const ample = { credits: 1_000_000_000, rateLimitPerMinute: 1_000_000_000, maxActiveJobs: 1_000_000, maxResultLimit: 25_000 };
@@ -104,23 +127,37 @@ beforeAll(async () => {
   other = await stack.workspace(ample);
   owner = await signUpUser(stack, { password: PASSWORD });
   changer = await signUpUser(stack, { password: PASSWORD });
-  await stack.runtime.db.transaction().execute((tx) => addMember(tx, main.workspaceId, owner.userId, 'owner', { type: 'system', id: null, ip: null }));
+  await stack.runtime.db
+    .transaction()
+    .execute((tx) => addMember(tx, main.workspaceId, owner.userId, 'owner', { type: 'system', id: null, ip: null }));
   for (let i = 0; i < 3; i++) {
     const user = await signUpUser(stack, { password: PASSWORD });
     users.set(user.email, { email: user.email, cookie: user.cookie, csrf: user.csrf });
   }
   for (let i = 0; i < MEMBERS; i++) {
     const member = await signUpUser(stack, { password: PASSWORD });
-    await stack.runtime.db.transaction().execute((tx) => addMember(tx, main.workspaceId, member.userId, 'member', { type: 'system', id: null, ip: null }));
+    await stack.runtime.db
+      .transaction()
+      .execute((tx) => addMember(tx, main.workspaceId, member.userId, 'member', { type: 'system', id: null, ip: null }));
     remember(created, 'user_id', member.userId);
   }
   const passwordHash = await hashPassword(PASSWORD);
   for (let i = 0; i < 20; i++) {
     await stack.runtime.db.transaction().execute(async (tx) => {
       const now = new Date();
-      const waiting = await createUser(tx, systemClock, { email: `unverified${i}.${SEED}@example.com`, passwordHash, credits: 0, verified: false }, { ip: null });
+      const waiting = await createUser(
+        tx,
+        systemClock,
+        { email: `unverified${i}.${SEED}@example.com`, passwordHash, credits: 0, verified: false },
+        { ip: null },
+      );
       verificationTokens.push(await issueToken(tx, waiting.user.id, 'verify_email', now));
-      const forgetful = await createUser(tx, systemClock, { email: `forgetful${i}.${SEED}@example.com`, passwordHash, credits: 0 }, { ip: null });
+      const forgetful = await createUser(
+        tx,
+        systemClock,
+        { email: `forgetful${i}.${SEED}@example.com`, passwordHash, credits: 0 },
+        { ip: null },
+      );
       resetTokens.push(await issueToken(tx, forgetful.user.id, 'reset_password', now));
     });
   }
@@ -130,7 +167,10 @@ beforeAll(async () => {
   expect(checkout.status).toBe(201);
   for (const event of await stripe.payCheckoutSession(checkout.body.checkout_id as string)) {
     const payload = JSON.stringify(event);
-    const delivered = await stack.api.post('/v1/billing/stripe/webhook', { raw: payload, headers: { 'Stripe-Signature': stripe.sign(payload) } });
+    const delivered = await stack.api.post('/v1/billing/stripe/webhook', {
+      raw: payload,
+      headers: { 'Stripe-Signature': stripe.sign(payload) },
+    });
     expect(delivered.status).toBe(200);
   }
   server = createApiServer(stack.app);
@@ -162,8 +202,14 @@ function send(method: string, path: string, headers: Record<string, string>, bod
     const req = http.request(`${base}${path}`, { agent, method: method.toUpperCase(), headers: all }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      const cookie = (res.headers['set-cookie'] ?? []).map((line) => line.split(';')[0]!).find((pair) => /^sdx_session=./.test(pair)) ?? null;
-      const reply = () => ({ status: res.statusCode ?? 0, contentType: String(res.headers['content-type'] ?? ''), text: Buffer.concat(chunks).toString('utf8'), cookie });
+      const cookie =
+        (res.headers['set-cookie'] ?? []).map((line) => line.split(';')[0]!).find((pair) => /^sdx_session=./.test(pair)) ?? null;
+      const reply = () => ({
+        status: res.statusCode ?? 0,
+        contentType: String(res.headers['content-type'] ?? ''),
+        text: Buffer.concat(chunks).toString('utf8'),
+        cookie,
+      });
       res.on('end', () => resolve(reply()));
       // A live stream lasts until its job or batch ends: its status and headers are what is checked.
       if (String(res.headers['content-type']).startsWith('text/event-stream')) {
@@ -261,7 +307,8 @@ function pathOf(request: FuzzRequest): string {
   for (const [name, value] of Object.entries(values)) {
     path = path.replace(`{${name}}`, request.ids[name]!.kind === 'literal' ? value : encodeURIComponent(value));
   }
-  if (request.query.length) path += `?${request.query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`.replace(/%2500/g, '%00')).join('&')}`;
+  if (request.query.length)
+    path += `?${request.query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`.replace(/%2500/g, '%00')).join('&')}`;
   return path;
 }
 
@@ -274,7 +321,8 @@ let previews = 0;
  * one names a token the service issued (the rest keep the fuzzed value, which is unknown).
  */
 function withIssuedToken(request: FuzzRequest): FuzzRequest {
-  if (request.operation.operationId !== 'previewInvitation' || request.mutation.startsWith('query ') || previews++ % 2 === 1) return request;
+  if (request.operation.operationId !== 'previewInvitation' || request.mutation.startsWith('query ') || previews++ % 2 === 1)
+    return request;
   const issued = pick(invitations, previews);
   return issued ? { ...request, query: [['token', issued.token]] } : request;
 }
@@ -313,7 +361,8 @@ function prepare(request: FuzzRequest): Prepared {
   }
   const op = request.operation;
   const headers: Record<string, string> = {};
-  for (const [name, value] of Object.entries(request.headers)) headers[name] = name === 'X-Workspace-ID' && value === 'self' ? main.workspaceId : value;
+  for (const [name, value] of Object.entries(request.headers))
+    headers[name] = name === 'X-Workspace-ID' && value === 'self' ? main.workspaceId : value;
   let session: Session | null = null;
   switch (request.credential) {
     case 'valid':
@@ -349,7 +398,8 @@ function prepare(request: FuzzRequest): Prepared {
   }
   if (body !== undefined) headers['Content-Type'] = request.contentType ?? 'application/json';
   // A Stripe event of the admissible kind is signed as Stripe signs it; the others stay unsigned.
-  if (op.operationId === 'receiveStripeWebhook' && request.mutation === 'admissible' && body !== undefined) headers['Stripe-Signature'] = stripe.sign(body);
+  if (op.operationId === 'receiveStripeWebhook' && request.mutation === 'admissible' && body !== undefined)
+    headers['Stripe-Signature'] = stripe.sign(body);
   return { path: pathOf(withIssuedToken(request)), headers, body, session, invitation };
 }
 
@@ -367,10 +417,12 @@ function learn(request: FuzzRequest, prepared: Prepared, reply: Reply, body: unk
       }
       break;
     case 'logOut':
-      if (reply.status === 204 && prepared.session && sessions.includes(prepared.session)) sessions.splice(sessions.indexOf(prepared.session), 1);
+      if (reply.status === 204 && prepared.session && sessions.includes(prepared.session))
+        sessions.splice(sessions.indexOf(prepared.session), 1);
       break;
     case 'createInvitation':
-      if (reply.status === 201 && record.id && record.token && record.email) invitations.push({ id: record.id, token: record.token, email: record.email });
+      if (reply.status === 201 && record.id && record.token && record.email)
+        invitations.push({ id: record.id, token: record.token, email: record.email });
       break;
     case 'setUpTwoFactor':
       if (reply.status === 200) twoFactorSecret = (body as { secret: string }).secret;
@@ -409,17 +461,41 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
   expect(operations.length).toBeGreaterThanOrEqual(20);
 
   // The other workspace owns a job, a batch and a schedule: their IDs must be not found here.
-  const job = await stack.api.post('/v1/jobs', { headers: other.auth, body: { platform: 'instagram', operation: 'profile', target: 'natgeo' } });
-  const batch = await stack.api.post('/v1/batches', { headers: other.auth, body: { platform: 'instagram', operation: 'profile', targets: ['nasa', 'natgeo'] } });
+  const job = await stack.api.post('/v1/jobs', {
+    headers: other.auth,
+    body: { platform: 'instagram', operation: 'profile', target: 'natgeo' },
+  });
+  const batch = await stack.api.post('/v1/batches', {
+    headers: other.auth,
+    body: { platform: 'instagram', operation: 'profile', targets: ['nasa', 'natgeo'] },
+  });
   const schedule = await stack.api.post('/v1/schedules', {
     headers: other.auth,
-    body: { name: 'other', operation: 'profile', targets: ['nasa'], frequency: 'daily', timezone: 'UTC', starts_at: '2031-01-01T00:00:00Z' },
+    body: {
+      name: 'other',
+      operation: 'profile',
+      targets: ['nasa'],
+      frequency: 'daily',
+      timezone: 'UTC',
+      starts_at: '2031-01-01T00:00:00Z',
+    },
   });
-  const webhook = await stack.api.post('/v1/webhooks', { headers: other.auth, body: { url: 'https://hooks.example.com/other', events: ['*'] } });
+  const webhook = await stack.api.post('/v1/webhooks', {
+    headers: other.auth,
+    body: { url: 'https://hooks.example.com/other', events: ['*'] },
+  });
   const bucket = { endpoint: s3.endpoint, bucket: BUCKET, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey };
   const destination = await stack.api.post('/v1/destinations', {
     headers: other.auth,
-    body: { name: 'other', type: 's3', bucket: BUCKET, endpoint: bucket.endpoint, force_path_style: true, access_key_id: bucket.accessKeyId, secret_access_key: bucket.secretAccessKey },
+    body: {
+      name: 'other',
+      type: 's3',
+      bucket: BUCKET,
+      endpoint: bucket.endpoint,
+      force_path_style: true,
+      access_key_id: bucket.accessKeyId,
+      secret_access_key: bucket.secretAccessKey,
+    },
   });
   expect(destination.status).toBe(201);
   for (const res of [job, batch, schedule, webhook, destination]) harvest('other', res.body, foreign);
@@ -430,7 +506,10 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
   // Operations that hash or check a password (argon2id, tens of milliseconds of CPU each) are
   // drawn a quarter as often as the others.
   const arbitrary = fc.oneof(
-    ...operations.map((op) => ({ weight: PASSWORD_OPERATIONS.has(op.operationId) ? 1 : 4, arbitrary: requestArbitrary(document, op, accounts) })),
+    ...operations.map((op) => ({
+      weight: PASSWORD_OPERATIONS.has(op.operationId) ? 1 : 4,
+      arbitrary: requestArbitrary(document, op, accounts),
+    })),
   );
   const tally = new Map<string, Map<number, number>>();
   const serverErrors: string[] = [];
@@ -466,7 +545,8 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
       if (!(error instanceof ResponseContractError)) throw error;
       breaks.push(`${describe(request, path, reply)}: ${error.problems.join('; ')}`);
     }
-    if (reply.status < 300 && body !== undefined) harvest(op.operationId, body, request.credential === 'other_workspace' ? foreign : created);
+    if (reply.status < 300 && body !== undefined)
+      harvest(op.operationId, body, request.credential === 'other_workspace' ? foreign : created);
     // Deliveries do not name their webhook: the path of the request that answered them does.
     const webhookInPath = /^\/v1\/webhooks\/(whk_[a-z0-9]+)\//.exec(prepared.path)?.[1];
     if (reply.status < 300 && webhookInPath && body !== undefined) {
@@ -496,7 +576,13 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
   const seconds = (Date.now() - started) / 1000;
   const table = [...tally.entries()]
     .sort(([a], [b]) => a.localeCompare(b))
-    .map(([op, statuses]) => `  ${op}: ${[...statuses.entries()].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ')}`)
+    .map(
+      ([op, statuses]) =>
+        `  ${op}: ${[...statuses.entries()]
+          .sort(([a], [b]) => a - b)
+          .map(([s, n]) => `${s}×${n}`)
+          .join(' ')}`,
+    )
     .join('\n');
   process.stdout.write(
     `contract fuzz: ${sent} requests in ${seconds.toFixed(1)} s (seed ${SEED}); 5xx: ${serverErrors.length}; contract breaks: ${breaks.length}\n${table}\n` +

@@ -27,8 +27,31 @@ afterAll(async () => {
   await stack.close();
 });
 
-const REQUEST_HEADERS = ['X-API-Key', 'X-CSRF-Token', 'X-Workspace-ID', 'Idempotency-Key', 'If-None-Match', 'X-Request-ID', 'Content-Type', 'Authorization', 'Cache-Control', 'Mcp-Protocol-Version', 'Mcp-Session-Id'];
-const EXPOSED = ['X-Request-ID', 'Location', 'Link', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Content-Disposition', 'ETag', 'Mcp-Session-Id'];
+const REQUEST_HEADERS = [
+  'X-API-Key',
+  'X-CSRF-Token',
+  'X-Workspace-ID',
+  'Idempotency-Key',
+  'If-None-Match',
+  'X-Request-ID',
+  'Content-Type',
+  'Authorization',
+  'Cache-Control',
+  'Mcp-Protocol-Version',
+  'Mcp-Session-Id',
+];
+const EXPOSED = [
+  'X-Request-ID',
+  'Location',
+  'Link',
+  'RateLimit-Limit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'Retry-After',
+  'Content-Disposition',
+  'ETag',
+  'Mcp-Session-Id',
+];
 
 const listOf = (value: unknown) =>
   String(value ?? '')
@@ -50,7 +73,9 @@ describe('an allowed origin', () => {
     expect(res.status).toBe(204);
     expect(res.headers['access-control-allow-origin']).toBe(origin);
     expect(res.headers['access-control-allow-credentials']).toBe('true');
-    expect(listOf(res.headers['access-control-allow-headers'])).toEqual(expect.arrayContaining(REQUEST_HEADERS.map((h) => h.toLowerCase())));
+    expect(listOf(res.headers['access-control-allow-headers'])).toEqual(
+      expect.arrayContaining(REQUEST_HEADERS.map((h) => h.toLowerCase())),
+    );
     expect(listOf(res.headers['access-control-allow-methods'])).toEqual(expect.arrayContaining(['get', 'post', 'put', 'patch', 'delete']));
     expect(res.headers['access-control-max-age']).toBe('600');
     expect(listOf(res.headers.vary)).toContain('origin');
@@ -58,20 +83,31 @@ describe('an allowed origin', () => {
   });
 
   it('reads the answer and the headers clients need: request ID, Location, rate limit', async () => {
-    const res = await stack.api.post('/v1/jobs', { headers: { ...ws.auth, Origin: APP }, body: { operation: 'profile', target: 'natgeo' } });
+    const res = await stack.api.post('/v1/jobs', {
+      headers: { ...ws.auth, Origin: APP },
+      body: { operation: 'profile', target: 'natgeo' },
+    });
     expect(res.status).toBe(202);
     expect(res.headers['access-control-allow-origin']).toBe(APP);
     expect(res.headers['access-control-allow-credentials']).toBe('true');
     expect(listOf(res.headers['access-control-expose-headers'])).toEqual(EXPOSED.map((h) => h.toLowerCase()).sort());
-    for (const name of ['x-request-id', 'location', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset']) expect(res.headers[name]).toBeDefined();
+    for (const name of ['x-request-id', 'location', 'ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'])
+      expect(res.headers[name]).toBeDefined();
   });
 
   it('works with the session cookie and the CSRF token, as a front end on that origin sends them', async () => {
     const user = await signUpUser(stack);
     const read = await stack.api.get('/v1/auth/session', { headers: { ...user.read(), Origin: DEV } });
     expect([read.status, read.headers['access-control-allow-origin']]).toEqual([200, DEV]);
-    const write = await stack.api.post('/v1/workspaces', { headers: { ...user.write(), Origin: DEV }, body: { name: 'From the front end' } });
-    expect([write.status, write.headers['access-control-allow-origin'], write.headers['access-control-allow-credentials']]).toEqual([201, DEV, 'true']);
+    const write = await stack.api.post('/v1/workspaces', {
+      headers: { ...user.write(), Origin: DEV },
+      body: { name: 'From the front end' },
+    });
+    expect([write.status, write.headers['access-control-allow-origin'], write.headers['access-control-allow-credentials']]).toEqual([
+      201,
+      DEV,
+      'true',
+    ]);
   });
 
   it('answers errors with the same headers, so the page can read why', async () => {
@@ -92,7 +128,11 @@ describe('another origin', () => {
   it('gets no CORS header on a request either (the browser keeps the answer from the page)', async () => {
     for (const origin of [EVIL, `${APP}.evil.example.net`, 'null', APP.replace('https', 'http')]) {
       const res = await stack.api.get('/v1/account', { headers: { ...ws.auth, Origin: origin } });
-      expect({ origin, status: res.status, allow: res.headers['access-control-allow-origin'] }).toEqual({ origin, status: 200, allow: undefined });
+      expect({ origin, status: res.status, allow: res.headers['access-control-allow-origin'] }).toEqual({
+        origin,
+        status: 200,
+        allow: undefined,
+      });
       expect(listOf(res.headers.vary)).toContain('origin');
     }
   });
@@ -123,11 +163,17 @@ describe('without CORS_ORIGINS', () => {
 
 describe('CORS_ORIGINS', () => {
   it('takes a comma list of origins, trimmed, without trailing slash, lower case', () => {
-    expect(corsOrigins(' https://App.example.com/ ,http://localhost:5173,,https://app.example.com')).toEqual(['https://app.example.com', 'http://localhost:5173']);
+    expect(corsOrigins(' https://App.example.com/ ,http://localhost:5173,,https://app.example.com')).toEqual([
+      'https://app.example.com',
+      'http://localhost:5173',
+    ]);
     expect(corsOrigins(undefined)).toEqual([]);
   });
 
-  it.each(['*', 'https://app.example.com/path', 'app.example.com', 'ftp://files.example.com', 'https://*.example.com'])('refuses %s', (value) => {
-    expect(() => corsOrigins(value)).toThrow(/CORS_ORIGINS/);
-  });
+  it.each(['*', 'https://app.example.com/path', 'app.example.com', 'ftp://files.example.com', 'https://*.example.com'])(
+    'refuses %s',
+    (value) => {
+      expect(() => corsOrigins(value)).toThrow(/CORS_ORIGINS/);
+    },
+  );
 });

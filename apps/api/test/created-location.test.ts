@@ -10,9 +10,12 @@ afterAll(async () => {
 });
 
 describe('Location and reserved_credits', () => {
-  it('answers POST /v1/jobs with the job\'s Location and its reservation, 0 once it has ended', async () => {
+  it("answers POST /v1/jobs with the job's Location and its reservation, 0 once it has ended", async () => {
     const ws = await stack.workspace();
-    const res = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'sandbox_slow_300_location', limit: 100 } });
+    const res = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { platform: 'twitter', operation: 'followers', target: 'sandbox_slow_300_location', limit: 100 },
+    });
     expect(res.status).toBe(202);
     expect(res.headers.location).toBe(`/v1/jobs/${res.body.id}`);
     expect(res.body.reserved_credits).toBe(200);
@@ -23,9 +26,12 @@ describe('Location and reserved_credits', () => {
     expect(done.billed_credits).toBe(200);
   });
 
-  it('answers POST /v1/batches with the batch\'s Location', async () => {
+  it("answers POST /v1/batches with the batch's Location", async () => {
     const ws = await stack.workspace();
-    const res = await stack.api.post('/v1/batches', { headers: ws.auth, body: { operation: 'profile', targets: ['sandbox_slow_300_a', 'sandbox_slow_300_b'] } });
+    const res = await stack.api.post('/v1/batches', {
+      headers: ws.auth,
+      body: { operation: 'profile', targets: ['sandbox_slow_300_a', 'sandbox_slow_300_b'] },
+    });
     expect(res.status).toBe(202);
     expect(res.headers.location).toBe(`/v1/batches/${res.body.id}`);
     expect(res.body.reserved_credits).toBe(2);

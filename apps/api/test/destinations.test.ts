@@ -40,7 +40,8 @@ const body = (extra: Record<string, unknown> = {}) => ({
   secret_access_key: s3.secretAccessKey,
   ...extra,
 });
-const create = (extra: Record<string, unknown> = {}, auth: Record<string, string> = ws.auth) => stack.api.post('/v1/destinations', { headers: auth, body: body(extra) });
+const create = (extra: Record<string, unknown> = {}, auth: Record<string, string> = ws.auth) =>
+  stack.api.post('/v1/destinations', { headers: auth, body: body(extra) });
 
 describe('POST /v1/destinations', () => {
   it('checks the bucket (the check object is gone after), stores the destination and never answers its secret', async () => {
@@ -61,7 +62,14 @@ describe('POST /v1/destinations', () => {
     });
     expect(JSON.stringify(res.body)).not.toContain('secret');
     // No check object is left behind in the bucket.
-    const store = ObjectStore.of({ bucket: 'results', region: s3.region, endpoint: s3.endpoint, forcePathStyle: true, accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' });
+    const store = ObjectStore.of({
+      bucket: 'results',
+      region: s3.region,
+      endpoint: s3.endpoint,
+      forcePathStyle: true,
+      accessKeyId: 'S3RVER',
+      secretAccessKey: 'S3RVER',
+    });
     const keys: string[] = [];
     for await (const page of store.list('sdx/')) keys.push(...page.map((o) => o.key));
     store.close();
@@ -74,7 +82,12 @@ describe('POST /v1/destinations', () => {
     expect(one.status).toBe(200);
     expect(one.body).toEqual(res.body);
 
-    const audit = await stack.runtime.db.selectFrom('audit_events').select(['action', 'target_id']).where('workspace_id', '=', ws.workspaceId).where('action', '=', 'destination.created').execute();
+    const audit = await stack.runtime.db
+      .selectFrom('audit_events')
+      .select(['action', 'target_id'])
+      .where('workspace_id', '=', ws.workspaceId)
+      .where('action', '=', 'destination.created')
+      .execute();
     expect(audit).toEqual([{ action: 'destination.created', target_id: res.body.id }]);
   });
 
@@ -118,8 +131,14 @@ describe('POST /v1/destinations', () => {
     expect(row.secret_access_key.startsWith('sealed:v1:')).toBe(true);
     expect(sealerOf(stack.config).open(row.secret_access_key)).toBe(secret);
     // A secret unlike any other text of the database, to look for in the dump.
-    await stack.runtime.db.updateTable('destinations').set({ secret_access_key: sealerOf(stack.config).seal('zq-destination-secret-7f3a') }).where('id', '=', res.body.id).execute();
-    const { stdout } = await run('pg_dump', ['--no-owner', '--data-only', '--table=destinations', stack.databaseUrl], { maxBuffer: 64 * 1024 * 1024 });
+    await stack.runtime.db
+      .updateTable('destinations')
+      .set({ secret_access_key: sealerOf(stack.config).seal('zq-destination-secret-7f3a') })
+      .where('id', '=', res.body.id)
+      .execute();
+    const { stdout } = await run('pg_dump', ['--no-owner', '--data-only', '--table=destinations', stack.databaseUrl], {
+      maxBuffer: 64 * 1024 * 1024,
+    });
     expect(stdout).toContain(res.body.id);
     expect(stdout).not.toContain('zq-destination-secret-7f3a');
   });
@@ -133,7 +152,11 @@ describe('GET and DELETE /v1/destinations/{destination_id}', () => {
     for (const id of ['dst_unknown', theirs.body.id]) {
       const got = await stack.api.get(`/v1/destinations/${id}`, { headers: ws.auth });
       expect(got.status).toBe(404);
-      expect(got.body.detail).toEqual({ error: 'destination_not_found', message: `No destination ${id} in this workspace.`, destination_id: id });
+      expect(got.body.detail).toEqual({
+        error: 'destination_not_found',
+        message: `No destination ${id} in this workspace.`,
+        destination_id: id,
+      });
       const deleted = await stack.api.delete(`/v1/destinations/${id}`, { headers: ws.auth });
       expect(deleted.status).toBe(404);
     }
@@ -143,7 +166,15 @@ describe('GET and DELETE /v1/destinations/{destination_id}', () => {
     const dest = await create({ name: 'to delete' });
     const schedule = await stack.api.post('/v1/schedules', {
       headers: ws.auth,
-      body: { name: 'daily', operation: 'profile', targets: ['natgeo'], frequency: 'daily', timezone: 'UTC', starts_at: '2030-01-01T09:00:00Z', destination_id: dest.body.id },
+      body: {
+        name: 'daily',
+        operation: 'profile',
+        targets: ['natgeo'],
+        frequency: 'daily',
+        timezone: 'UTC',
+        starts_at: '2030-01-01T09:00:00Z',
+        destination_id: dest.body.id,
+      },
     });
     expect(schedule.status).toBe(201);
     expect(schedule.body.destination_id).toBe(dest.body.id);
@@ -152,7 +183,12 @@ describe('GET and DELETE /v1/destinations/{destination_id}', () => {
     expect((await stack.api.get(`/v1/destinations/${dest.body.id}`, { headers: ws.auth })).status).toBe(404);
     const after = await stack.api.get(`/v1/schedules/${schedule.body.id}`, { headers: ws.auth });
     expect(after.body.destination_id).toBeNull();
-    const audit = await stack.runtime.db.selectFrom('audit_events').select('action').where('target_id', '=', dest.body.id).orderBy('id').execute();
+    const audit = await stack.runtime.db
+      .selectFrom('audit_events')
+      .select('action')
+      .where('target_id', '=', dest.body.id)
+      .orderBy('id')
+      .execute();
     expect(audit.map((a) => a.action)).toEqual(['destination.created', 'destination.deleted']);
   });
 });
@@ -169,9 +205,19 @@ describe('roles', () => {
     expect(refused.body.detail).toMatchObject({ error: 'forbidden', required_role: 'admin' });
     expect((await stack.api.delete(`/v1/destinations/${dest.body.id}`, { headers: member })).status).toBe(403);
     // A member submits work to a destination.
-    const job = await stack.api.post('/v1/jobs', { headers: member, body: { operation: 'profile', target: 'natgeo', destination_id: dest.body.id } });
+    const job = await stack.api.post('/v1/jobs', {
+      headers: member,
+      body: { operation: 'profile', target: 'natgeo', destination_id: dest.body.id },
+    });
     expect(job.status).toBe(202);
-    expect(job.body.delivery).toEqual({ destination_id: dest.body.id, status: 'pending', key: `sdx/${job.body.id}.ndjson`, attempts: 0, error: null, delivered_at: null });
+    expect(job.body.delivery).toEqual({
+      destination_id: dest.body.id,
+      status: 'pending',
+      key: `sdx/${job.body.id}.ndjson`,
+      attempts: 0,
+      error: null,
+      delivered_at: null,
+    });
   });
 });
 
@@ -180,22 +226,44 @@ describe('destination_id on jobs, batches and schedules', () => {
     const other = await stack.workspace();
     const theirs = await create({ name: 'not yours' }, other.auth);
     for (const id of ['dst_nope', theirs.body.id]) {
-      const job = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'natgeo', destination_id: id } });
+      const job = await stack.api.post('/v1/jobs', {
+        headers: ws.auth,
+        body: { operation: 'profile', target: 'natgeo', destination_id: id },
+      });
       expect(job.status).toBe(404);
       expect(job.body.detail).toMatchObject({ error: 'destination_not_found', destination_id: id });
-      const extract = await stack.api.post('/v1/extract', { headers: ws.auth, body: { operation: 'profile', target: 'natgeo', destination_id: id } });
+      const extract = await stack.api.post('/v1/extract', {
+        headers: ws.auth,
+        body: { operation: 'profile', target: 'natgeo', destination_id: id },
+      });
       expect(extract.status).toBe(404);
-      const batch = await stack.api.post('/v1/batches', { headers: ws.auth, body: { operation: 'profile', targets: ['a', 'b'], destination_id: id } });
+      const batch = await stack.api.post('/v1/batches', {
+        headers: ws.auth,
+        body: { operation: 'profile', targets: ['a', 'b'], destination_id: id },
+      });
       expect(batch.status).toBe(404);
       expect(batch.body.detail.error).toBe('destination_not_found');
       const schedule = await stack.api.post('/v1/schedules', {
         headers: ws.auth,
-        body: { name: 's', operation: 'profile', targets: ['natgeo'], frequency: 'daily', timezone: 'UTC', starts_at: '2030-01-01T09:00:00Z', destination_id: id },
+        body: {
+          name: 's',
+          operation: 'profile',
+          targets: ['natgeo'],
+          frequency: 'daily',
+          timezone: 'UTC',
+          starts_at: '2030-01-01T09:00:00Z',
+          destination_id: id,
+        },
       });
       expect(schedule.status).toBe(404);
       expect(schedule.body.detail.error).toBe('destination_not_found');
     }
-    const jobs = await stack.runtime.db.selectFrom('jobs').select('id').where('workspace_id', '=', ws.workspaceId).where('destination_id', 'in', ['dst_nope', theirs.body.id]).execute();
+    const jobs = await stack.runtime.db
+      .selectFrom('jobs')
+      .select('id')
+      .where('workspace_id', '=', ws.workspaceId)
+      .where('destination_id', 'in', ['dst_nope', theirs.body.id])
+      .execute();
     expect(jobs).toEqual([]);
   });
 
@@ -203,9 +271,19 @@ describe('destination_id on jobs, batches and schedules', () => {
     const dest = await create({ name: 'csv', format: 'csv', prefix: '' });
     const plain = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'plain' } });
     expect(plain.body.delivery).toBeNull();
-    const batch = await stack.api.post('/v1/batches', { headers: ws.auth, body: { operation: 'profile', targets: ['x1', 'x2'], destination_id: dest.body.id } });
+    const batch = await stack.api.post('/v1/batches', {
+      headers: ws.auth,
+      body: { operation: 'profile', targets: ['x1', 'x2'], destination_id: dest.body.id },
+    });
     expect(batch.status).toBe(202);
-    expect(batch.body.delivery).toEqual({ destination_id: dest.body.id, status: 'pending', key: `${batch.body.id}.csv`, attempts: 0, error: null, delivered_at: null });
+    expect(batch.body.delivery).toEqual({
+      destination_id: dest.body.id,
+      status: 'pending',
+      key: `${batch.body.id}.csv`,
+      attempts: 0,
+      error: null,
+      delivered_at: null,
+    });
     const child = await stack.api.get(`/v1/jobs/${batch.body.jobs[0].id}`, { headers: ws.auth });
     expect(child.body.delivery).toBeNull();
     const got = await stack.api.get(`/v1/batches/${batch.body.id}`, { headers: ws.auth });
@@ -213,12 +291,27 @@ describe('destination_id on jobs, batches and schedules', () => {
 
     const schedule = await stack.api.post('/v1/schedules', {
       headers: ws.auth,
-      body: { name: 'weekly', operation: 'profile', targets: ['natgeo'], frequency: 'weekly', timezone: 'UTC', starts_at: '2030-01-01T09:00:00Z' },
+      body: {
+        name: 'weekly',
+        operation: 'profile',
+        targets: ['natgeo'],
+        frequency: 'weekly',
+        timezone: 'UTC',
+        starts_at: '2030-01-01T09:00:00Z',
+      },
     });
     expect(schedule.body.destination_id).toBeNull();
     const put = await stack.api.put(`/v1/schedules/${schedule.body.id}`, {
       headers: ws.auth,
-      body: { name: 'weekly', operation: 'profile', targets: ['natgeo'], frequency: 'weekly', timezone: 'UTC', starts_at: '2030-01-01T09:00:00Z', destination_id: dest.body.id },
+      body: {
+        name: 'weekly',
+        operation: 'profile',
+        targets: ['natgeo'],
+        frequency: 'weekly',
+        timezone: 'UTC',
+        starts_at: '2030-01-01T09:00:00Z',
+        destination_id: dest.body.id,
+      },
     });
     expect(put.status).toBe(200);
     expect(put.body.destination_id).toBe(dest.body.id);
@@ -229,13 +322,24 @@ describe('destination_id on jobs, batches and schedules', () => {
     expect(runJob.body.delivery).toMatchObject({ destination_id: dest.body.id, status: 'pending', key: `${runJob.body.id}.csv` });
     const unknown = await stack.api.put(`/v1/schedules/${schedule.body.id}`, {
       headers: ws.auth,
-      body: { name: 'weekly', operation: 'profile', targets: ['natgeo'], frequency: 'weekly', timezone: 'UTC', starts_at: '2030-01-01T09:00:00Z', destination_id: 'dst_gone' },
+      body: {
+        name: 'weekly',
+        operation: 'profile',
+        targets: ['natgeo'],
+        frequency: 'weekly',
+        timezone: 'UTC',
+        starts_at: '2030-01-01T09:00:00Z',
+        destination_id: 'dst_gone',
+      },
     });
     expect(unknown.status).toBe(404);
     expect(unknown.body.detail.error).toBe('destination_not_found');
     // A job with a destination is never answered with an identical queued twin: its delivery is its own.
     const first = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'twin' } });
-    const second = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'twin', destination_id: dest.body.id } });
+    const second = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { operation: 'profile', target: 'twin', destination_id: dest.body.id },
+    });
     expect(second.body.deduplicated).toBe(false);
     expect(second.body.id).not.toBe(first.body.id);
     expect(second.body.delivery.destination_id).toBe(dest.body.id);

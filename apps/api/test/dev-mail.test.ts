@@ -47,7 +47,9 @@ it('accepts EMAIL_VERIFICATION=1 without SMTP_URL outside production, and still 
   expect(loadConfig({ NODE_ENV: 'development' }).emailVerification).toBe(false);
   expect(loadConfig({ NODE_ENV: 'development' }).devMailDir).toEqual(expect.any(String));
   expect(loadConfig({ NODE_ENV: 'development', SMTP_URL: 'smtp://127.0.0.1:2525' }).devMailDir).toBeNull();
-  expect(() => loadConfig({ NODE_ENV: 'production', EMAIL_VERIFICATION: '1', SECRETS_KEY: randomBytes(32).toString('base64') })).toThrow(/needs SMTP_URL/);
+  expect(() => loadConfig({ NODE_ENV: 'production', EMAIL_VERIFICATION: '1', SECRETS_KEY: randomBytes(32).toString('base64') })).toThrow(
+    /needs SMTP_URL/,
+  );
   expect(loadConfig({ NODE_ENV: 'production', SECRETS_KEY: randomBytes(32).toString('base64') }).devMailDir).toBeNull();
 });
 
@@ -71,7 +73,9 @@ it('sends the verification mail to the dev outbox; its link verifies the sign-up
 it('resets a password through the dev outbox (no 503 mail_unavailable), newest mail first', async () => {
   // With EMAIL_VERIFICATION on, sign-up answers 202: the user exists, unverified.
   const email = `reset.${randomBytes(4).toString('hex')}@example.com`;
-  expect((await stack.api.post('/v1/auth/signup', { body: { email, password: 'the first password', display_name: null } })).status).toBe(202);
+  expect((await stack.api.post('/v1/auth/signup', { body: { email, password: 'the first password', display_name: null } })).status).toBe(
+    202,
+  );
   for (let i = 0; i < 2; i++) {
     const asked = await stack.api.post('/v1/auth/password-reset', { body: { email } });
     expect(asked.status).toBe(202);
@@ -84,10 +88,14 @@ it('resets a password through the dev outbox (no 503 mail_unavailable), newest m
   expect(resets[0]!.id > resets[1]!.id).toBe(true);
   expect(Date.parse(resets[0]!.created_at)).toBeGreaterThanOrEqual(Date.parse(resets[1]!.created_at));
   const token = decodeURIComponent(linkToken(resets[0]!.text, 'reset')!);
-  expect((await stack.api.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'a brand new password' } })).status).toBe(204);
+  expect((await stack.api.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'a brand new password' } })).status).toBe(
+    204,
+  );
   expect((await stack.api.post('/v1/auth/login', { body: { email, password: 'a brand new password' } })).status).toBe(200);
   // Used once: the same link again is refused.
-  expect((await stack.api.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'yet another password' } })).status).toBe(410);
+  expect((await stack.api.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'yet another password' } })).status).toBe(
+    410,
+  );
 });
 
 it('answers only a caller on this machine: another address gets 404, whatever X-Forwarded-For says', async () => {
@@ -133,7 +141,9 @@ describe('admin CLI', () => {
 
   it('reset-password prints a one-time link that sets a new password; verify-email verifies; both audited', async () => {
     const email = `cli.${randomBytes(4).toString('hex')}@example.com`;
-    expect((await stack.api.post('/v1/auth/signup', { body: { email, password: 'the first password', display_name: null } })).status).toBe(202);
+    expect((await stack.api.post('/v1/auth/signup', { body: { email, password: 'the first password', display_name: null } })).status).toBe(
+      202,
+    );
     // Unverified: sign-in is refused.
     expect((await stack.api.post('/v1/auth/login', { body: { email, password: 'the first password' } })).status).not.toBe(200);
     expect((await admin('verify-email', email)).trim()).toBe(`${email} is verified; its user can sign in.`);
@@ -143,12 +153,21 @@ describe('admin CLI', () => {
     expect(printed.reset_url).toMatch(/^http:\/\/localhost:3000\/console\/reset\?token=/);
     expect(Date.parse(printed.expires_at) - Date.now()).toBeGreaterThan(50 * 60_000);
     const token = decodeURIComponent(new URL(printed.reset_url).searchParams.get('token')!);
-    expect((await stack.api.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'set by the link' } })).status).toBe(204);
-    expect((await stack.api.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'set by the link again' } })).status).toBe(410);
+    expect((await stack.api.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'set by the link' } })).status).toBe(
+      204,
+    );
+    expect(
+      (await stack.api.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'set by the link again' } })).status,
+    ).toBe(410);
     expect((await stack.api.post('/v1/auth/login', { body: { email, password: 'set by the link' } })).status).toBe(200);
 
     const user = await stack.runtime.db.selectFrom('users').select('id').where('email', '=', email).executeTakeFirstOrThrow();
-    const audits = await stack.runtime.db.selectFrom('audit_events').select(['action', 'actor_type', 'actor_id']).where('target_id', '=', user.id).orderBy('created_at').execute();
+    const audits = await stack.runtime.db
+      .selectFrom('audit_events')
+      .select(['action', 'actor_type', 'actor_id'])
+      .where('target_id', '=', user.id)
+      .orderBy('created_at')
+      .execute();
     expect(audits).toEqual(
       expect.arrayContaining([
         { action: 'user.email_verified', actor_type: 'system', actor_id: 'admin-cli' },
@@ -158,7 +177,9 @@ describe('admin CLI', () => {
   }, 60_000);
 
   it('refuses an unknown email with exit 2 and prints no link', async () => {
-    const failure = await admin('reset-password', 'nobody@example.com').catch((error: { code: number; stdout: string; stderr: string }) => error);
+    const failure = await admin('reset-password', 'nobody@example.com').catch(
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
     expect(typeof failure).toBe('object');
     expect((failure as { code: number }).code).toBe(2);
     expect((failure as { stdout: string }).stdout).not.toContain('token=');

@@ -6,7 +6,14 @@ import { runPostgresRestartDrill } from '../../../bench/drills/postgres-restart'
  * runs ten, alternating fast and immediate shutdowns.
  */
 it('Postgres restarted under load: no process dies, 503s during the fault, back within 5 s, ledger exact', async () => {
-  const figures = await runPostgresRestartDrill({ rounds: 1, clients: 4, gapMs: 1500, downMs: 1000, recoveryTargetMs: 5000, log: () => undefined });
+  const figures = await runPostgresRestartDrill({
+    rounds: 1,
+    clients: 4,
+    gapMs: 1500,
+    downMs: 1000,
+    recoveryTargetMs: 5000,
+    log: () => undefined,
+  });
   expect(figures.failures).toEqual([]);
   expect(figures.deaths).toEqual([]);
   expect(figures.rounds[0]!.statuses['503']).toBeGreaterThan(0);

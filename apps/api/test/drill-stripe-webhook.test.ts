@@ -7,7 +7,8 @@ import { runStripeWebhookDrill, stripeDrillChecks } from '../../../bench/drills/
  */
 it('Stripe events during a Postgres restart: 5xx while down, each pack granted exactly once after, ledger exact', async () => {
   const figures = await runStripeWebhookDrill({ rounds: 1, sessionsPerRound: 4, downMs: 1500, log: () => undefined });
-  for (const check of stripeDrillChecks(figures)) expect({ check: check.name, ok: check.ok, detail: check.detail }).toEqual({ check: check.name, ok: true, detail: check.detail });
+  for (const check of stripeDrillChecks(figures))
+    expect({ check: check.name, ok: check.ok, detail: check.detail }).toEqual({ check: check.name, ok: true, detail: check.detail });
   expect(figures.audit.problems).toEqual([]);
   expect(figures.sessions).toBe(8);
   expect(Object.keys(figures.duringFault).length).toBeGreaterThan(0);

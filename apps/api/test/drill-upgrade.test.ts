@@ -14,13 +14,25 @@ it('the latest release keeps serving while the new migrations run: no failed req
   // The release is the latest the changelog names (not the commit before the last migration).
   const latest = resolvePreviousRelease();
   if (changelogReleases().length > 0 && !process.env.PREVIOUS_RELEASE) expect(latest?.how).toBe('changelog');
-  const figures = await runUpgradeDrill({ clients: 2, batchClients: 1, batchSize: 3, phaseMs: 1500, schedules: 6, install: 'link', roll: false, log: () => undefined });
+  const figures = await runUpgradeDrill({
+    clients: 2,
+    batchClients: 1,
+    batchSize: 3,
+    phaseMs: 1500,
+    schedules: 6,
+    install: 'link',
+    roll: false,
+    log: () => undefined,
+  });
   expect(figures.release.sha).toBe(latest?.sha);
   expect(figures.failures).toEqual([]);
   expect(figures.byStatus['500']).toBeUndefined();
   expect(figures.submissions.abandoned).toBe(0);
   expect(figures.deaths).toEqual([]);
-  expect(figures.steps.map((s) => s.step)).toEqual([`migrations (${figures.migrationsApplied.length})`, `contract: counters reconciled (${figures.countersMended.length} mended)`]);
+  expect(figures.steps.map((s) => s.step)).toEqual([
+    `migrations (${figures.migrationsApplied.length})`,
+    `contract: counters reconciled (${figures.countersMended.length} mended)`,
+  ]);
   expect(Object.keys(figures.byStatus).filter((status) => !['200', '201', '202', '503'].includes(status))).toEqual([]);
   expect(figures.byPhase.migrated?.['202']).toBeGreaterThan(0);
   expect(figures.submissions.jobs).toBeGreaterThan(0);

@@ -81,9 +81,18 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
     expect(wrong.headers['set-cookie']).toBeUndefined();
     const user = await stack.runtime.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
     expect(user.email_verified_at).toBeNull();
-    const personal = await stack.runtime.db.selectFrom('workspaces').selectAll().where('personal_user_id', '=', user.id).executeTakeFirstOrThrow();
+    const personal = await stack.runtime.db
+      .selectFrom('workspaces')
+      .selectAll()
+      .where('personal_user_id', '=', user.id)
+      .executeTakeFirstOrThrow();
     expect(personal.monthly_quota).toBe(0);
-    const unused = await stack.runtime.db.selectFrom('auth_tokens').select('used_at').where('user_id', '=', user.id).where('purpose', '=', 'verify_email').execute();
+    const unused = await stack.runtime.db
+      .selectFrom('auth_tokens')
+      .select('used_at')
+      .where('user_id', '=', user.id)
+      .where('purpose', '=', 'verify_email')
+      .execute();
     expect(unused.map((t) => t.used_at)).toEqual([null, null]);
 
     // The owner's own link with the owner's own password: verified, signed in, the credits given.
@@ -103,7 +112,7 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
     expect((await verify(ownersLink, OWNER)).status).toBe(410);
   });
 
-  it('ends the owner\'s pending link when the squatter\'s link is verified with the squatter\'s password', async () => {
+  it("ends the owner's pending link when the squatter's link is verified with the squatter's password", async () => {
     // The other order: the squatter verifies first (they cannot read the mailbox, but say the link leaked).
     const email = newEmail();
     await signUp(email, 'the squatter password');
@@ -153,7 +162,11 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
     await signUp(email);
     const user = await stack.runtime.db.selectFrom('users').selectAll().where('email', '=', email).executeTakeFirstOrThrow();
     expect(user.email_verified_at).toBeNull();
-    const personal = await stack.runtime.db.selectFrom('workspaces').selectAll().where('personal_user_id', '=', user.id).executeTakeFirstOrThrow();
+    const personal = await stack.runtime.db
+      .selectFrom('workspaces')
+      .selectAll()
+      .where('personal_user_id', '=', user.id)
+      .executeTakeFirstOrThrow();
     expect(personal.monthly_quota).toBe(0);
 
     const early = await stack.api.post('/v1/auth/login', { body: { email, password: PASSWORD } });
@@ -166,7 +179,11 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
     const token = await verificationToken(email);
     const verified = await verify(token);
     expect(verified.status).toBe(200);
-    expect(verified.body).toMatchObject({ user: { email, two_factor_enabled: false }, workspaces: [{ kind: 'personal', role: 'owner', require_two_factor: false }], csrf_token: expect.any(String) });
+    expect(verified.body).toMatchObject({
+      user: { email, two_factor_enabled: false },
+      workspaces: [{ kind: 'personal', role: 'owner', require_two_factor: false }],
+      csrf_token: expect.any(String),
+    });
     const cookie = cookieFrom(verified)!;
     expect(cookie).toBeTruthy();
     const usage = await stack.api.get('/v1/usage/current', { headers: { Cookie: cookie } });
@@ -241,7 +258,8 @@ describe('sign-ups per client address', () => {
   it('allows SIGNUP_LIMIT_PER_HOUR, then 429 rate_limit_exceeded with Retry-After', async () => {
     const limited = await startTestStack({ env: { SIGNUP_LIMIT_PER_HOUR: '3' } });
     try {
-      for (let i = 0; i < 3; i++) expect((await limited.api.post('/v1/auth/signup', { body: { email: newEmail(), password: PASSWORD } })).status).toBe(201);
+      for (let i = 0; i < 3; i++)
+        expect((await limited.api.post('/v1/auth/signup', { body: { email: newEmail(), password: PASSWORD } })).status).toBe(201);
       const refused = await limited.api.post('/v1/auth/signup', { body: { email: newEmail(), password: PASSWORD } });
       expect(refused.status).toBe(429);
       expect(refused.body.detail).toMatchObject({ error: 'rate_limit_exceeded', retry_after: expect.any(Number) });

@@ -15,7 +15,9 @@ import { sendDownload } from '../src/routes/export-response';
 const tabular = { contextColumns: [], itemKinds: ['post' as const] };
 
 function row(i: number): ExportRow {
-  return { item: { kind: 'post', platform: 'instagram', id: String(i), username: 'u', caption: `caption ${i}`, url: null, published_at: null } };
+  return {
+    item: { kind: 'post', platform: 'instagram', id: String(i), username: 'u', caption: `caption ${i}`, url: null, published_at: null },
+  };
 }
 
 async function* rows(count: number, failAfter = Infinity): AsyncGenerator<ExportRow[]> {
@@ -45,7 +47,9 @@ function appWith(write: () => Writer): express.Express {
 }
 
 /** Fetches over a real socket; resolves with what arrived and whether the connection broke. */
-async function fetchRaw(app: express.Express): Promise<{ status?: number; headers?: http.IncomingHttpHeaders; body: string; broken: boolean }> {
+async function fetchRaw(
+  app: express.Express,
+): Promise<{ status?: number; headers?: http.IncomingHttpHeaders; body: string; broken: boolean }> {
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as { port: number };
@@ -54,8 +58,12 @@ async function fetchRaw(app: express.Express): Promise<{ status?: number; header
       const parts: Buffer[] = [];
       const req = http.get(`http://127.0.0.1:${port}/download`, (res) => {
         res.on('data', (c: Buffer) => parts.push(c));
-        res.on('end', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts).toString('utf8'), broken: false }));
-        res.on('error', () => resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts).toString('utf8'), broken: true }));
+        res.on('end', () =>
+          resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts).toString('utf8'), broken: false }),
+        );
+        res.on('error', () =>
+          resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(parts).toString('utf8'), broken: true }),
+        );
         res.on('aborted', () => undefined);
       });
       req.on('error', () => resolve({ body: Buffer.concat(parts).toString('utf8'), broken: true }));

@@ -32,7 +32,11 @@ async function createJob(ws: SeededWorkspace, body: Record<string, unknown>): Pr
   return res.body.id as string;
 }
 
-async function completedJob(ws: SeededWorkspace, id: string, timeoutMs = 20_000): Promise<{ id: string; result: unknown; result_count: number }> {
+async function completedJob(
+  ws: SeededWorkspace,
+  id: string,
+  timeoutMs = 20_000,
+): Promise<{ id: string; result: unknown; result_count: number }> {
   return eventually(async () => {
     const res = await stack.api.get(`/v1/jobs/${id}`, { headers: ws.auth });
     return res.body.status === 'completed' ? res.body : undefined;
@@ -252,16 +256,18 @@ describe('large exports', () => {
     // Over a real socket: the body arrives in many chunks, with no Content-Length (not buffered whole).
     const { url, server } = await listen(stack.app);
     try {
-      const { headers, chunks, text } = await new Promise<{ headers: http.IncomingHttpHeaders; chunks: number; text: string }>((resolve, reject) => {
-        http
-          .get(`${url}/v1/jobs/${id}/export?format=csv`, { headers: ws.auth }, (res) => {
-            const parts: Buffer[] = [];
-            res.on('data', (c: Buffer) => parts.push(c));
-            res.on('end', () => resolve({ headers: res.headers, chunks: parts.length, text: Buffer.concat(parts).toString('utf8') }));
-            res.on('error', reject);
-          })
-          .on('error', reject);
-      });
+      const { headers, chunks, text } = await new Promise<{ headers: http.IncomingHttpHeaders; chunks: number; text: string }>(
+        (resolve, reject) => {
+          http
+            .get(`${url}/v1/jobs/${id}/export?format=csv`, { headers: ws.auth }, (res) => {
+              const parts: Buffer[] = [];
+              res.on('data', (c: Buffer) => parts.push(c));
+              res.on('end', () => resolve({ headers: res.headers, chunks: parts.length, text: Buffer.concat(parts).toString('utf8') }));
+              res.on('error', reject);
+            })
+            .on('error', reject);
+        },
+      );
       expect(headers['content-type']).toBe('text/csv; charset=utf-8');
       expect(headers['content-length']).toBeUndefined();
       expect(headers['transfer-encoding']).toBe('chunked');

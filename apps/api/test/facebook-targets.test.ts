@@ -21,6 +21,9 @@ it('refuses a Facebook post URL with a bad ID with 422 invalid_target, and admit
     expect(res.body.detail.message).toMatch(/not a valid ID/);
   }
   expect(await stack.runtime.db.selectFrom('jobs').select('id').where('workspace_id', '=', ws.workspaceId).execute()).toEqual([]);
-  const good = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'facebook', operation: 'post', target: 'https://www.facebook.com/nasa/posts/1234567890123456' } });
+  const good = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'facebook', operation: 'post', target: 'https://www.facebook.com/nasa/posts/1234567890123456' },
+  });
   expect(good.status).toBe(202);
 });

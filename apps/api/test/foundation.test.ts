@@ -24,14 +24,36 @@ describe('GET /v1/platforms', () => {
     expect(res.body.reduce((n: number, p: { operations: unknown[] }) => n + p.operations.length, 0)).toBe(55);
     for (const p of res.body) {
       expect(p.label).toBe(EXPECTED_LABELS[p.platform as keyof typeof EXPECTED_LABELS]);
-      expect(p.operations.map((o: { operation: string }) => o.operation)).toEqual(CATALOG[p.platform as keyof typeof CATALOG].map((o) => o.operation));
+      expect(p.operations.map((o: { operation: string }) => o.operation)).toEqual(
+        CATALOG[p.platform as keyof typeof CATALOG].map((o) => o.operation),
+      );
       for (const o of p.operations) expect(o.requires_session).toBe(false);
     }
     const op = (platform: string, operation: string) =>
-      res.body.find((p: { platform: string }) => p.platform === platform).operations.find((o: { operation: string }) => o.operation === operation);
+      res.body
+        .find((p: { platform: string }) => p.platform === platform)
+        .operations.find((o: { operation: string }) => o.operation === operation);
     // Spot checks straight from the spec's tables.
-    expect(op('instagram', 'followers')).toEqual({ operation: 'followers', max_results: 5000, default_limit: 12, credits_per_result: 2, results_per_credit: 1, base_credits: 0, requires_session: false, monitorable: false });
-    expect(op('instagram', 'highlights')).toEqual({ operation: 'highlights', max_results: 50, default_limit: 12, credits_per_result: 0, results_per_credit: 1, base_credits: 10, requires_session: false, monitorable: false });
+    expect(op('instagram', 'followers')).toEqual({
+      operation: 'followers',
+      max_results: 5000,
+      default_limit: 12,
+      credits_per_result: 2,
+      results_per_credit: 1,
+      base_credits: 0,
+      requires_session: false,
+      monitorable: false,
+    });
+    expect(op('instagram', 'highlights')).toEqual({
+      operation: 'highlights',
+      max_results: 50,
+      default_limit: 12,
+      credits_per_result: 0,
+      results_per_credit: 1,
+      base_credits: 10,
+      requires_session: false,
+      monitorable: false,
+    });
     expect(op('tiktok', 'adlibrary_search')).toMatchObject({ max_results: 100, base_credits: 10, credits_per_result: 0 });
     expect(op('instagram', 'reels')).toMatchObject({ monitorable: true });
     expect(op('youtube', 'shorts')).toMatchObject({ monitorable: true });
@@ -99,7 +121,12 @@ describe('authentication', () => {
       },
     });
     const log = createLogger({ logLevel: 'info' }, {}, sink);
-    const app = createApp({ services: { ...stack.runtime.services, log }, registry: stack.runtime.registry, limiter: { consume: async (_w, limit) => ({ allowed: true, limit, remaining: limit, resetMs: 60_000 }) }, redis: stack.runtime.redis });
+    const app = createApp({
+      services: { ...stack.runtime.services, log },
+      registry: stack.runtime.registry,
+      limiter: { consume: async (_w, limit) => ({ allowed: true, limit, remaining: limit, resetMs: 60_000 }) },
+      redis: stack.runtime.redis,
+    });
     const ws = await stack.workspace();
     await request(app).get('/v1/account').set('X-API-Key', ws.apiKey);
     await request(app).get('/v1/usage/current').set('Authorization', `Bearer ${ws.apiKey}`);
@@ -229,7 +256,9 @@ describe('validation', () => {
   it('answers 422 to a path parameter that is not valid percent-encoding, never 500', async () => {
     const ws = await stack.workspace();
     for (const path of ['/v1/jobs/%ZZ', '/v1/jobs/%E0%A4%A/cancel', '/v1/batches/%ZZ', '/v1/schedules/%ZZ']) {
-      const res = path.endsWith('cancel') ? await stack.api.post(path, { headers: ws.auth }) : await stack.api.get(path, { headers: ws.auth });
+      const res = path.endsWith('cancel')
+        ? await stack.api.post(path, { headers: ws.auth })
+        : await stack.api.get(path, { headers: ws.auth });
       expect(res.status).toBe(422);
       expect(res.body.detail[0]).toMatchObject({ loc: ['path'], type: 'value_error' });
     }

@@ -35,7 +35,8 @@ async function run(ws: { auth: Record<string, string> }, target: string) {
   }, 15_000);
 }
 
-const health = () => stack.runtime.services.db.selectFrom('source_health').selectAll().where('provider', '=', 'facebook-pages').executeTakeFirst();
+const health = () =>
+  stack.runtime.services.db.selectFrom('source_health').selectAll().where('provider', '=', 'facebook-pages').executeTakeFirst();
 
 it('error 100/33 fails each job as target_not_found, uncharged, and never counts as a credentials failure', async () => {
   const ws = await stack.workspace({ credits: 1000 });
@@ -45,18 +46,22 @@ it('error 100/33 fails each job as target_not_found, uncharged, and never counts
     expect(done.body.status).toBe('failed');
     expect(done.body.error).toMatchObject({ code: 'target_not_found', retryable: false });
     expect(done.body.attempts).toBe(1);
-    expect(done.body.attempt_sources).toEqual([expect.objectContaining({ provider: 'facebook-pages', outcome: 'failed', error_code: 'target_not_found' })]);
+    expect(done.body.attempt_sources).toEqual([
+      expect.objectContaining({ provider: 'facebook-pages', outcome: 'failed', error_code: 'target_not_found' }),
+    ]);
   }
   const row = await eventually(async () => ((await health())?.last_failure_at ? await health() : undefined));
   expect(row).toMatchObject({ auth_failures: 0, down_since: null });
   const usage = await stack.api.get('/v1/usage/current', { headers: ws.auth });
   expect(usage.body).toMatchObject({ credits_used: 0, credits_reserved: 0 });
   const platforms = await stack.api.get('/v1/platforms');
-  const facebook = (platforms.body as Array<{ platform: string; sources?: Array<Record<string, unknown>> }>).find((p) => p.platform === 'facebook');
+  const facebook = (platforms.body as Array<{ platform: string; sources?: Array<Record<string, unknown>> }>).find(
+    (p) => p.platform === 'facebook',
+  );
   expect(facebook?.sources?.find((s) => s.provider === 'facebook-pages')).toMatchObject({ status: 'up', auth_failures: 0 });
 });
 
-it('a refused token (190) is a credentials failure: upstream_auth, counted toward the source\'s health', async () => {
+it("a refused token (190) is a credentials failure: upstream_auth, counted toward the source's health", async () => {
   const ws = await stack.workspace({ credits: 1000 });
   const before = (await health())?.auth_failures ?? 0;
   fake.misbehave({ path: `/${G.version}/`, kind: 'token_invalid', times: 1 });

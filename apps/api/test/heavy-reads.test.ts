@@ -21,8 +21,14 @@ let smallJobId: string;
 beforeAll(async () => {
   stack = await startTestStack({ withWorker: true });
   ws = await stack.workspace({ credits: 20_000 });
-  const big = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'heavyreads', limit: 6_000 } });
-  const small = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'profile', target: 'smallread' } });
+  const big = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'followers', target: 'heavyreads', limit: 6_000 },
+  });
+  const small = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'profile', target: 'smallread' },
+  });
   bigJobId = big.body.id;
   smallJobId = small.body.id;
   await eventually(async () => {
@@ -43,7 +49,12 @@ it('GET streams a large result whole and in order, in slices', async () => {
   expect(items).toHaveLength(6_000);
   expect(new Set(items.map((i) => i.id)).size).toBe(6_000);
   // The same items, in the same order, as the pages hold them.
-  const pages = await stack.runtime.db.selectFrom('job_result_pages').select('items').where('job_id', '=', bigJobId).orderBy('page_no').execute();
+  const pages = await stack.runtime.db
+    .selectFrom('job_result_pages')
+    .select('items')
+    .where('job_id', '=', bigJobId)
+    .orderBy('page_no')
+    .execute();
   expect(items.map((i) => i.id)).toEqual(pages.flatMap((p) => (p.items as Array<{ id: string }>).map((i) => i.id)));
   // The list streams the same way.
   const list = await stack.api.get('/v1/jobs', { headers: ws.auth, query: { limit: 5 } });
@@ -134,14 +145,26 @@ describe("the heavy reads' pool", () => {
     const client = clientWith(heavyReads);
     // The heavy-reads backends, by process ID.
     const backends = async () => {
-      const { rows } = await sql<{ pid: number }>`select pid from pg_stat_activity where datname = current_database() and application_name = 'api-heavy-reads'`.execute(stack.runtime.db);
+      const { rows } = await sql<{
+        pid: number;
+      }>`select pid from pg_stat_activity where datname = current_database() and application_name = 'api-heavy-reads'`.execute(
+        stack.runtime.db,
+      );
       return rows.map((row) => row.pid);
     };
     try {
       // A second workspace with a large result of its own.
       const other = await stack.workspace({ credits: 20_000 });
-      const created = await stack.api.post('/v1/jobs', { headers: other.auth, body: { platform: 'twitter', operation: 'followers', target: 'heavyreads2', limit: 3_000 } });
-      await eventually(async () => (await stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', created.body.id).executeTakeFirstOrThrow()).status === 'completed', 30_000);
+      const created = await stack.api.post('/v1/jobs', {
+        headers: other.auth,
+        body: { platform: 'twitter', operation: 'followers', target: 'heavyreads2', limit: 3_000 },
+      });
+      await eventually(
+        async () =>
+          (await stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', created.body.id).executeTakeFirstOrThrow())
+            .status === 'completed',
+        30_000,
+      );
       // The test stack's own heavy-reads pool may hold a connection already (earlier tests), which
       // may also close meanwhile: only the backends opened since count.
       const before = new Set(await backends());
@@ -182,7 +205,7 @@ describe('light requests first', () => {
     return performance.now() - started;
   };
 
-  it("gives a heavy slice its turn at once when no request is in progress, else once they are answered or after YIELD_MAX_MS", async () => {
+  it('gives a heavy slice its turn at once when no request is in progress, else once they are answered or after YIELD_MAX_MS', async () => {
     const heavyReads = new HeavyReads(2, 1_000);
     expect(await milliseconds(heavyReads.turn())).toBeLessThan(YIELD_MAX_MS);
 

@@ -41,16 +41,32 @@ describe('text Postgres cannot store answers 422, never 500', () => {
   });
 
   it('a NUL or an unpaired surrogate in a body string or key, e.g. a schedule name', async () => {
-    const schedule = { name: 'a\u0000b', operation: 'profile', targets: ['natgeo'], frequency: 'daily', timezone: 'UTC', starts_at: '2030-01-01T00:00:00Z' };
+    const schedule = {
+      name: 'a\u0000b',
+      operation: 'profile',
+      targets: ['natgeo'],
+      frequency: 'daily',
+      timezone: 'UTC',
+      starts_at: '2030-01-01T00:00:00Z',
+    };
     const named = await stack.api.post('/v1/schedules', { headers: ws.auth, body: schedule });
     expect(named.status).toBe(422);
     expect(named.body.detail).toEqual([{ loc: ['body', 'name'], msg: expect.any(String), type: 'string_unstorable', input: 'a\u0000b' }]);
-    const surrogate = await stack.api.post('/v1/schedules', { headers: ws.auth, raw: JSON.stringify({ ...schedule, name: 'ok' }).replace('"ok"', '"a\\ud800"') });
+    const surrogate = await stack.api.post('/v1/schedules', {
+      headers: ws.auth,
+      raw: JSON.stringify({ ...schedule, name: 'ok' }).replace('"ok"', '"a\\ud800"'),
+    });
     expect(surrogate.status).toBe(422);
     expect(surrogate.body.detail[0].loc).toEqual(['body', 'name']);
-    const key = await stack.api.post('/v1/jobs', { headers: ws.auth, raw: '{"platform":"instagram","operation":"profile","target":"natgeo","x\\u0000":1}' });
+    const key = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      raw: '{"platform":"instagram","operation":"profile","target":"natgeo","x\\u0000":1}',
+    });
     expect(key.status).toBe(422);
-    const target = await stack.api.post('/v1/batches', { headers: ws.auth, body: { ...jobBody, target: undefined, targets: ['natgeo', 'na\u0000sa'] } });
+    const target = await stack.api.post('/v1/batches', {
+      headers: ws.auth,
+      body: { ...jobBody, target: undefined, targets: ['natgeo', 'na\u0000sa'] },
+    });
     expect(target.status).toBe(422);
     expect(target.body.detail[0].loc).toEqual(['body', 'targets', 1]);
     expect(await countWorkspaceRows(stack, 'jobs', ws.workspaceId)).toBe(0);
@@ -71,11 +87,14 @@ it('an unknown body key that looks like broken percent-encoding is named as sent
 });
 
 describe('integers in queries are strict decimal', () => {
-  it.each(['Infinity', '1e309', '1e1', '5%20', '%205', '0x10', '1.0', '+5', '', '99999999999999999999999'])('limit=%s answers 422', async (value) => {
-    const res = await stack.api.get(`/v1/jobs?limit=${value}`, { headers: ws.auth });
-    expect(res.status).toBe(422);
-    expect(res.body.detail[0].loc).toEqual(['query', 'limit']);
-  });
+  it.each(['Infinity', '1e309', '1e1', '5%20', '%205', '0x10', '1.0', '+5', '', '99999999999999999999999'])(
+    'limit=%s answers 422',
+    async (value) => {
+      const res = await stack.api.get(`/v1/jobs?limit=${value}`, { headers: ws.auth });
+      expect(res.status).toBe(422);
+      expect(res.body.detail[0].loc).toEqual(['query', 'limit']);
+    },
+  );
 
   it('plain digits pass, and the bounds still apply', async () => {
     expect((await stack.api.get('/v1/jobs?limit=5', { headers: ws.auth })).status).toBe(200);
@@ -87,11 +106,17 @@ describe('integers in queries are strict decimal', () => {
 
 describe('JSON bodies are bounded in depth and size', () => {
   it('nesting deeper than 32 levels answers a JSON 422, not an HTML page', async () => {
-    for (const raw of ['['.repeat(100_000) + ']'.repeat(100_000), '{"a":'.repeat(5000) + '1' + '}'.repeat(5000), JSON.stringify({ ...jobBody, x: JSON.parse('['.repeat(33) + ']'.repeat(33)) })]) {
+    for (const raw of [
+      '['.repeat(100_000) + ']'.repeat(100_000),
+      '{"a":'.repeat(5000) + '1' + '}'.repeat(5000),
+      JSON.stringify({ ...jobBody, x: JSON.parse('['.repeat(33) + ']'.repeat(33)) }),
+    ]) {
       const res = await stack.api.post('/v1/jobs', { headers: ws.auth, raw });
       expect(res.status).toBe(422);
       expect(res.headers['content-type']).toMatch(/^application\/json/);
-      expect(res.body.detail).toEqual([{ loc: ['body'], msg: 'JSON nesting is deeper than 32 levels', type: 'json_too_deep', ctx: { max_depth: 32 } }]);
+      expect(res.body.detail).toEqual([
+        { loc: ['body'], msg: 'JSON nesting is deeper than 32 levels', type: 'json_too_deep', ctx: { max_depth: 32 } },
+      ]);
     }
   });
 
@@ -100,13 +125,19 @@ describe('JSON bodies are bounded in depth and size', () => {
     const res = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { ...jobBody, x: deep } });
     expect(res.status).toBe(422);
     expect(res.body.detail[0].type).toBe('extra_forbidden');
-    const stringy = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { ...jobBody, target: '['.repeat(40) + '\\"{'.repeat(40) } });
+    const stringy = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { ...jobBody, target: '['.repeat(40) + '\\"{'.repeat(40) },
+    });
     expect(stringy.status).toBe(422);
     expect(stringy.body.detail.error).toBe('invalid_target');
   });
 
   it('a body over 1 MiB answers a JSON 413', async () => {
-    const res = await stack.api.post('/v1/jobs', { headers: ws.auth, raw: JSON.stringify({ ...jobBody, target: 'a'.repeat(1024 * 1024) }) });
+    const res = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      raw: JSON.stringify({ ...jobBody, target: 'a'.repeat(1024 * 1024) }),
+    });
     expect(res.status).toBe(413);
     expect(res.body.detail).toEqual({ error: 'invalid_request', message: 'Request body too large: at most 1048576 bytes.' });
   });
@@ -172,8 +203,17 @@ describe('logs', () => {
   it('redact a key sent as ?api_key= or in any auth-like header', async () => {
     const { lines, stream } = capture();
     const log = createLogger({ logLevel: 'info' }, {}, stream);
-    const app = createApp({ services: { ...stack.runtime.services, log }, registry: stack.runtime.registry, limiter: { consume: async () => ({ allowed: true, limit: 1, remaining: 1, resetMs: 1 }) }, redis: stack.runtime.redis });
-    await request(app).get(`/v1/account?api_key=${ws.apiKey}&token=t0ken&limit=3`).set('Proxy-Authorization', `Bearer ${ws.apiKey}`).set('X-Upstream-Token', 'abc123').set('X-API-Key', ws.apiKey);
+    const app = createApp({
+      services: { ...stack.runtime.services, log },
+      registry: stack.runtime.registry,
+      limiter: { consume: async () => ({ allowed: true, limit: 1, remaining: 1, resetMs: 1 }) },
+      redis: stack.runtime.redis,
+    });
+    await request(app)
+      .get(`/v1/account?api_key=${ws.apiKey}&token=t0ken&limit=3`)
+      .set('Proxy-Authorization', `Bearer ${ws.apiKey}`)
+      .set('X-Upstream-Token', 'abc123')
+      .set('X-API-Key', ws.apiKey);
     await request(app).get('/v1/account').set('Authorization', `Bearer ${ws.apiKey}`).set('Cookie', 'session=s3cret');
     const text = JSON.stringify(lines);
     expect(lines.length).toBeGreaterThanOrEqual(2);
@@ -202,15 +242,38 @@ describe('Postgres unreachable', () => {
     const port = (closed.address() as net.AddressInfo).port;
     await new Promise<void>((resolve) => closed.close(() => resolve()));
     const lines: LogLine[] = [];
-    const log = createLogger({ logLevel: 'info' }, {}, new Writable({ write(chunk, _e, done) { for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l)); done(); } }));
-    const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nowhere`, REDIS_URL: stack.config.redisUrl, REDIS_PREFIX: stack.config.redisPrefix });
+    const log = createLogger(
+      { logLevel: 'info' },
+      {},
+      new Writable({
+        write(chunk, _e, done) {
+          for (const l of chunk.toString().split('\n').filter(Boolean)) lines.push(JSON.parse(l));
+          done();
+        },
+      }),
+    );
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      DATABASE_URL: `postgres://postgres@127.0.0.1:${port}/nowhere`,
+      REDIS_URL: stack.config.redisUrl,
+      REDIS_PREFIX: stack.config.redisPrefix,
+    });
     const runtime = createRuntime(config, { name: 'test', log, providers: [] });
     await untilRedisReady(runtime);
-    const app = createApp({ services: runtime.services, registry: runtime.registry, limiter: { consume: async () => ({ allowed: true, limit: 1, remaining: 1, resetMs: 1 }) }, redis: runtime.redis });
+    const app = createApp({
+      services: runtime.services,
+      registry: runtime.registry,
+      limiter: { consume: async () => ({ allowed: true, limit: 1, remaining: 1, resetMs: 1 }) },
+      redis: runtime.redis,
+    });
     const { server, url } = await listen(app);
     try {
       for (let i = 0; i < 5; i += 1) {
-        const res = await fetch(`${url}/v1/jobs`, { method: 'POST', headers: { ...ws.auth, 'Content-Type': 'application/json' }, body: JSON.stringify(jobBody) });
+        const res = await fetch(`${url}/v1/jobs`, {
+          method: 'POST',
+          headers: { ...ws.auth, 'Content-Type': 'application/json' },
+          body: JSON.stringify(jobBody),
+        });
         expect(res.status).toBe(503);
         expect(res.headers.get('retry-after')).toBe('2');
         const body = (await res.json()) as { detail: { error: string } };
@@ -220,7 +283,14 @@ describe('Postgres unreachable', () => {
       const listed = await fetch(`${url}/v1/jobs/job_x`, { headers: ws.auth });
       expect(listed.status).toBe(503);
       const warnings = lines.filter((l) => l.level >= 40);
-      expect(warnings).toEqual([expect.objectContaining({ dependency: 'postgres', outage: 'started', fault: expect.objectContaining({ code: 'ECONNREFUSED' }), msg: 'postgres unavailable' })]);
+      expect(warnings).toEqual([
+        expect.objectContaining({
+          dependency: 'postgres',
+          outage: 'started',
+          fault: expect.objectContaining({ code: 'ECONNREFUSED' }),
+          msg: 'postgres unavailable',
+        }),
+      ]);
       expect(JSON.stringify(lines)).not.toMatch(/\\n\s+at /);
     } finally {
       server.close();

@@ -21,12 +21,24 @@ function ingress(paths: Array<{ path: string; pathType: string }>, defaultBacken
 describe('the shipped Ingress', () => {
   it('exists, and routes no operator path: /metrics, its variants and /admin/queues fall through to the controller', () => {
     expect(shipped).toHaveLength(1);
-    for (const p of ['/metrics', '/metrics/', '/admin/queues', '/admin/queues/api/queues', '/healthz', '/readyz']) expect([p, ingressRoutes(shipped, p)]).toEqual([p, []]);
+    for (const p of ['/metrics', '/metrics/', '/admin/queues', '/admin/queues/api/queues', '/healthz', '/readyz'])
+      expect([p, ingressRoutes(shipped, p)]).toEqual([p, []]);
     expect(ingressProblems(shipped)).toEqual([]);
   });
 
   it('routes every public surface', () => {
-    for (const p of ['/v1/jobs', '/v1/billing/stripe/webhook', '/mcp', '/oauth/authorize', '/.well-known/oauth-authorization-server', '/console/', '/console/billing', '/docs', '/openapi.yaml', '/']) {
+    for (const p of [
+      '/v1/jobs',
+      '/v1/billing/stripe/webhook',
+      '/mcp',
+      '/oauth/authorize',
+      '/.well-known/oauth-authorization-server',
+      '/console/',
+      '/console/billing',
+      '/docs',
+      '/openapi.yaml',
+      '/',
+    ]) {
       expect([p, ingressRoutes(shipped, p).length]).toEqual([p, 1]);
     }
     // Prefix matching is by path element: /v1 does not route /v1x, nor /mcp route /mcpanel.
@@ -34,7 +46,11 @@ describe('the shipped Ingress', () => {
   });
 
   it('validate:k8s refuses an Ingress that routes /metrics: a catch-all prefix, a default backend, or the path itself', () => {
-    for (const bad of [ingress([{ path: '/', pathType: 'Prefix' }]), ingress([{ path: '/v1', pathType: 'Prefix' }], true), ingress([{ path: '/metrics', pathType: 'Exact' }])]) {
+    for (const bad of [
+      ingress([{ path: '/', pathType: 'Prefix' }]),
+      ingress([{ path: '/v1', pathType: 'Prefix' }], true),
+      ingress([{ path: '/metrics', pathType: 'Exact' }]),
+    ]) {
       expect(ingressProblems([bad])).toContain("Ingress: routes /metrics, which only the cluster's operators may reach");
     }
     expect(ingressProblems([])).toEqual(['Ingress: none ships; the API needs one that routes its public paths only']);

@@ -22,7 +22,12 @@ afterAll(async () => {
 async function completedJob(body: Record<string, unknown>): Promise<string> {
   const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body });
   expect(created.status).toBe(202);
-  await eventually(async () => (await stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', created.body.id).executeTakeFirstOrThrow()).status === 'completed', 30_000);
+  await eventually(
+    async () =>
+      (await stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', created.body.id).executeTakeFirstOrThrow()).status ===
+      'completed',
+    30_000,
+  );
   return created.body.id as string;
 }
 
@@ -52,10 +57,18 @@ it('answers 304 with no body for the ETag of an unchanged job, in any of its for
 });
 
 it('changes the tag as the job changes: running, then completed', async () => {
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'instagram', operation: 'posts', target: 'etag_sandbox_slow_1500', limit: 40 } });
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'instagram', operation: 'posts', target: 'etag_sandbox_slow_1500', limit: 40 },
+  });
   const early = await stack.api.get(`/v1/jobs/${created.body.id}`, { headers: ws.auth });
   const earlyTag = String(early.headers.etag);
-  await eventually(async () => (await stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', created.body.id).executeTakeFirstOrThrow()).status === 'completed', 30_000);
+  await eventually(
+    async () =>
+      (await stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', created.body.id).executeTakeFirstOrThrow()).status ===
+      'completed',
+    30_000,
+  );
   const done = await stack.api.get(`/v1/jobs/${created.body.id}`, { headers: { ...ws.auth, 'If-None-Match': earlyTag } });
   expect(done.status).toBe(200);
   expect(done.body).toMatchObject({ status: 'completed', result_count: 40 });
@@ -66,7 +79,13 @@ it('answers a conditional poll of a large result with 304 even when the heavy-re
   const id = await completedJob({ platform: 'twitter', operation: 'followers', target: 'etagbig', limit: 3_000 });
   const heavyReads = new HeavyReads(1, 1_000);
   const api = new ContractClient(
-    createApp({ services: stack.runtime.services, registry: stack.runtime.registry, limiter: new RedisRateLimiter(stack.runtime.redis, stack.config.redisPrefix), redis: stack.runtime.redis, heavyReads }),
+    createApp({
+      services: stack.runtime.services,
+      registry: stack.runtime.registry,
+      limiter: new RedisRateLimiter(stack.runtime.redis, stack.config.redisPrefix),
+      redis: stack.runtime.redis,
+      heavyReads,
+    }),
   );
   const first = await api.get(`/v1/jobs/${id}`, { headers: ws.auth });
   expect(first.status).toBe(200);
@@ -91,7 +110,9 @@ it('polls a completed job with include_result=false: result null, nothing read, 
   expect(light.text.length).toBeLessThan(4_000);
   // Another representation, another tag: a cache never answers the whole job with the light one.
   expect(light.headers.etag).not.toBe(whole.headers.etag);
-  const again = await stack.api.get(`/v1/jobs/${id}?include_result=false`, { headers: { ...ws.auth, 'If-None-Match': String(light.headers.etag) } });
+  const again = await stack.api.get(`/v1/jobs/${id}?include_result=false`, {
+    headers: { ...ws.auth, 'If-None-Match': String(light.headers.etag) },
+  });
   expect(again.status).toBe(304);
   const wholeWithLightTag = await stack.api.get(`/v1/jobs/${id}`, { headers: { ...ws.auth, 'If-None-Match': String(light.headers.etag) } });
   expect(wholeWithLightTag.status).toBe(200);

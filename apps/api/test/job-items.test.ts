@@ -19,15 +19,30 @@ let storedIds: string[];
 beforeAll(async () => {
   stack = await startTestStack({ withWorker: true });
   ws = await stack.workspace({ credits: 60_000, rateLimitPerMinute: 100_000 });
-  const big = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'items_big', limit: 25_000 } });
-  const batch = await stack.api.post('/v1/batches', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', targets: ['items_b1', 'items_b2'], limit: 3 } });
+  const big = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'followers', target: 'items_big', limit: 25_000 },
+  });
+  const batch = await stack.api.post('/v1/batches', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'followers', targets: ['items_b1', 'items_b2'], limit: 3 },
+  });
   bigJobId = big.body.id;
   batchId = batch.body.id;
   await eventually(async () => {
-    const rows = await stack.runtime.db.selectFrom('jobs').select('status').where((eb) => eb.or([eb('id', '=', bigJobId), eb('batch_id', '=', batchId)])).execute();
+    const rows = await stack.runtime.db
+      .selectFrom('jobs')
+      .select('status')
+      .where((eb) => eb.or([eb('id', '=', bigJobId), eb('batch_id', '=', batchId)]))
+      .execute();
     return rows.length === 3 && rows.every((r) => r.status === 'completed');
   }, 60_000);
-  const pages = await stack.runtime.db.selectFrom('job_result_pages').select('items').where('job_id', '=', bigJobId).orderBy('page_no').execute();
+  const pages = await stack.runtime.db
+    .selectFrom('job_result_pages')
+    .select('items')
+    .where('job_id', '=', bigJobId)
+    .orderBy('page_no')
+    .execute();
   storedIds = pages.flatMap((p) => (p.items as Array<{ id: string }>).map((i) => i.id));
 }, 90_000);
 afterAll(async () => {
@@ -89,7 +104,11 @@ it('reads from Postgres no more than the items of the page it answers', async ()
   } while (cursor !== null);
   expect(pages).toBe(Math.ceil(25_000 / 700));
   // A whole result is several megabytes; a call never came near it.
-  const whole = (await sql<{ n: number }>`select sum(length(items::text))::int as n from job_result_pages where job_id = ${bigJobId}`.execute(stack.runtime.db)).rows[0]!.n;
+  const whole = (
+    await sql<{ n: number }>`select sum(length(items::text))::int as n from job_result_pages where job_id = ${bigJobId}`.execute(
+      stack.runtime.db,
+    )
+  ).rows[0]!.n;
   expect(largest * 20).toBeLessThan(whole);
 });
 
@@ -106,7 +125,15 @@ it('reads the counts of no more stored pages than the page spans, and the one it
   const db = stack.runtime.db.withPlugin(counting);
   const workspace = await stack.runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow();
   const tenant: Tenant = { workspace, keyId: null, role: 'viewer' };
-  const counts = (await stack.runtime.db.selectFrom('job_result_pages').select('item_count').where('job_id', '=', bigJobId).where('item_count', '>', 0).orderBy('page_no').execute()).map((r) => r.item_count);
+  const counts = (
+    await stack.runtime.db
+      .selectFrom('job_result_pages')
+      .select('item_count')
+      .where('job_id', '=', bigJobId)
+      .where('item_count', '>', 0)
+      .orderBy('page_no')
+      .execute()
+  ).map((r) => r.item_count);
   // The stored page each item is on.
   const pageOf = counts.flatMap((n, k) => Array.from({ length: n }, () => k));
   expect(pageOf).toHaveLength(25_000);
@@ -153,7 +180,12 @@ it('starts again from any cursor it handed out, and refuses one it did not', asy
 });
 
 it('starts a page at an offset: the last page straight away, any place on or across stored pages, empty past the end', async () => {
-  const stored = await stack.runtime.db.selectFrom('job_result_pages').select('item_count').where('job_id', '=', bigJobId).orderBy('page_no').execute();
+  const stored = await stack.runtime.db
+    .selectFrom('job_result_pages')
+    .select('item_count')
+    .where('job_id', '=', bigJobId)
+    .orderBy('page_no')
+    .execute();
   const firstPage = stored[0]!.item_count;
   expect(stored.length).toBeGreaterThan(2);
   // The last page of 25,000 items at 300 a page: floor(24,999 / 300) × 300.
@@ -215,13 +247,27 @@ describe('format=ndjson', () => {
     expect(lines.map((line) => (JSON.parse(line) as { id: string }).id)).toEqual(storedIds);
   });
 
-  it("exports a batch as {job_id, target, item} lines, children in target order", async () => {
+  it('exports a batch as {job_id, target, item} lines, children in target order', async () => {
     const res = await stack.api.get(`/v1/batches/${batchId}/export`, { headers: ws.auth, query: { format: 'ndjson' } });
     expect(res.status).toBe(200);
     expect(res.headers['content-type']).toBe('application/x-ndjson');
-    const lines = res.text.trimEnd().split('\n').map((line) => JSON.parse(line) as { job_id: string; target: string; item: { kind: string } });
-    const children = await stack.runtime.db.selectFrom('jobs').select(['id', 'target']).where('batch_id', '=', batchId).orderBy('batch_position').execute();
-    expect(lines.map((l) => [l.job_id, l.target])).toEqual(children.flatMap((c) => [[c.id, c.target], [c.id, c.target], [c.id, c.target]]));
+    const lines = res.text
+      .trimEnd()
+      .split('\n')
+      .map((line) => JSON.parse(line) as { job_id: string; target: string; item: { kind: string } });
+    const children = await stack.runtime.db
+      .selectFrom('jobs')
+      .select(['id', 'target'])
+      .where('batch_id', '=', batchId)
+      .orderBy('batch_position')
+      .execute();
+    expect(lines.map((l) => [l.job_id, l.target])).toEqual(
+      children.flatMap((c) => [
+        [c.id, c.target],
+        [c.id, c.target],
+        [c.id, c.target],
+      ]),
+    );
     expect(lines.every((l) => Object.keys(l).join() === 'job_id,target,item' && l.item.kind === 'profile')).toBe(true);
   });
 });

@@ -86,7 +86,10 @@ describe('POST /v1/jobs admission', () => {
 
   it('accepts large limits on operations whose maximum is above 200', async () => {
     const ws = await stack.workspace({ credits: 60_000 });
-    const res = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'jack', limit: 25_000 } });
+    const res = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { platform: 'twitter', operation: 'followers', target: 'jack', limit: 25_000 },
+    });
     expect(res.status).toBe(202);
     expect(res.body.requested_limit).toBe(25_000);
     expect((await usage(ws)).credits_reserved).toBe(50_000);
@@ -132,12 +135,13 @@ describe('request checks write nothing', () => {
     expect(unknown.body.detail).toMatchObject({ error: 'unsupported_operation' });
   });
 
-  it('says in unsupported_operation what to send instead: the known platforms (X is `twitter`), or the platform\'s own operations', async () => {
+  it("says in unsupported_operation what to send instead: the known platforms (X is `twitter`), or the platform's own operations", async () => {
     const ws = await stack.workspace({ credits: 1000 });
     const x = await rejected(ws, { platform: 'x', operation: 'followers', target: 'nasa' }, 422);
     expect(x.body.detail).toEqual({
       error: 'unsupported_operation',
-      message: 'Unknown platform "x". The platforms are `instagram`, `tiktok`, `youtube`, `twitter` and `facebook`; X (formerly Twitter) is `twitter`.',
+      message:
+        'Unknown platform "x". The platforms are `instagram`, `tiktok`, `youtube`, `twitter` and `facebook`; X (formerly Twitter) is `twitter`.',
       platform: 'x',
       operation: 'followers',
     });
@@ -171,7 +175,9 @@ describe('request checks write nothing', () => {
   it('unknown body keys are a 422 validation error', async () => {
     const ws = await stack.workspace({ credits: 1000 });
     const res = await rejected(ws, { operation: 'posts', target: 'natgeo', colour: 'red' }, 422);
-    expect(res.body.detail).toEqual(expect.arrayContaining([expect.objectContaining({ loc: ['body', 'colour'], type: 'extra_forbidden' })]));
+    expect(res.body.detail).toEqual(
+      expect.arrayContaining([expect.objectContaining({ loc: ['body', 'colour'], type: 'extra_forbidden' })]),
+    );
   });
 
   it('a reservation that does not fit is 402 insufficient_credits with available, reserved and required', async () => {
@@ -223,7 +229,13 @@ describe('cancel of queued jobs (no worker)', () => {
 
     const res = await stack.api.post(`/v1/jobs/${created.body.id}/cancel`, { headers: ws.auth });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ id: created.body.id, status: 'cancelled', progress_stage: 'cancelled', billed_credits: 0, result: null });
+    expect(res.body).toMatchObject({
+      id: created.body.id,
+      status: 'cancelled',
+      progress_stage: 'cancelled',
+      billed_credits: 0,
+      result: null,
+    });
     expect(res.body.cancel_requested_at).not.toBeNull();
     expect(res.body.finished_at).not.toBeNull();
     expect(await usage(ws)).toMatchObject({ credits_used: 0, credits_reserved: 0, credits_remaining: 100 });
@@ -231,7 +243,11 @@ describe('cancel of queued jobs (no worker)', () => {
 
     const again = await stack.api.post(`/v1/jobs/${created.body.id}/cancel`, { headers: ws.auth });
     expect(again.status).toBe(200);
-    expect(again.body).toMatchObject({ status: 'cancelled', cancel_requested_at: res.body.cancel_requested_at, finished_at: res.body.finished_at });
+    expect(again.body).toMatchObject({
+      status: 'cancelled',
+      cancel_requested_at: res.body.cancel_requested_at,
+      finished_at: res.body.finished_at,
+    });
     expect(await usage(ws)).toMatchObject({ credits_used: 0, credits_reserved: 0, credits_remaining: 100 });
     const releases = await stack.runtime.db
       .selectFrom('credit_ledger')

@@ -16,7 +16,10 @@ afterAll(async () => {
 
 it('twitter followers limit 25000 completes page by page, billed 50000, while small jobs stay fast', async () => {
   const ws = await stack.workspace({ credits: 60_000 });
-  const small = await stack.api.post('/v1/extract', { headers: ws.auth, body: { platform: 'twitter', operation: 'profile', target: 'jack' } });
+  const small = await stack.api.post('/v1/extract', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'profile', target: 'jack' },
+  });
   expect(small.status).toBe(200);
 
   const created = await stack.api.post('/v1/jobs', {
@@ -28,15 +31,19 @@ it('twitter followers limit 25000 completes page by page, billed 50000, while sm
 
   const seen = new Set<number>();
   const smallLatencies: number[] = [];
-  const done = await eventually(async () => {
-    const r = await stack.api.get(`/v1/jobs/${created.body.id}`, { headers: ws.auth });
-    if (r.body.status === 'running') seen.add(r.body.progress_current);
-    const t0 = Date.now();
-    const s = await stack.api.get(`/v1/jobs/${small.body.id}`, { headers: ws.auth });
-    smallLatencies.push(Date.now() - t0);
-    expect(s.body.status).toBe('completed');
-    return r.body.status === 'completed' || r.body.status === 'failed' ? r : undefined;
-  }, 60_000, 20);
+  const done = await eventually(
+    async () => {
+      const r = await stack.api.get(`/v1/jobs/${created.body.id}`, { headers: ws.auth });
+      if (r.body.status === 'running') seen.add(r.body.progress_current);
+      const t0 = Date.now();
+      const s = await stack.api.get(`/v1/jobs/${small.body.id}`, { headers: ws.auth });
+      smallLatencies.push(Date.now() - t0);
+      expect(s.body.status).toBe('completed');
+      return r.body.status === 'completed' || r.body.status === 'failed' ? r : undefined;
+    },
+    60_000,
+    20,
+  );
 
   const intermediate = [...seen].filter((n) => n > 0 && n < 25_000);
   expect(intermediate.length).toBeGreaterThan(0);
@@ -64,7 +71,12 @@ it('twitter followers limit 25000 completes page by page, billed 50000, while sm
   const usage = await stack.api.get('/v1/usage/current', { headers: ws.auth });
   expect(usage.body).toMatchObject({ credits_used: 50_001, credits_reserved: 0, credits_remaining: 60_000 - 50_001 });
 
-  const pages = await stack.runtime.db.selectFrom('job_result_pages').select(['page_no', 'item_count']).where('job_id', '=', created.body.id).orderBy('page_no').execute();
+  const pages = await stack.runtime.db
+    .selectFrom('job_result_pages')
+    .select(['page_no', 'item_count'])
+    .where('job_id', '=', created.body.id)
+    .orderBy('page_no')
+    .execute();
   expect(pages).toHaveLength(25);
   expect(pages.every((p) => p.item_count === 1000)).toBe(true);
 }, 90_000);

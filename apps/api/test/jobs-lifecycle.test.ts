@@ -178,7 +178,12 @@ describe('cancel', () => {
     expect(await reservationStatus(job.id)).toBe('released');
     const pages = await stack.runtime.db.selectFrom('job_result_pages').select('page_no').where('job_id', '=', job.id).execute();
     expect(pages).toEqual([]);
-    const settles = await stack.runtime.db.selectFrom('credit_ledger').select('id').where('job_id', '=', job.id).where('entry_type', '=', 'settle').execute();
+    const settles = await stack.runtime.db
+      .selectFrom('credit_ledger')
+      .select('id')
+      .where('job_id', '=', job.id)
+      .where('entry_type', '=', 'settle')
+      .execute();
     expect(settles).toEqual([]);
   });
 
@@ -230,7 +235,10 @@ describe('usage invariant', () => {
 describe('POST /v1/extract', () => {
   it('answers 200 with the completed job and its final billing', async () => {
     const ws = await stack.workspace({ credits: 100 });
-    const res = await stack.api.post('/v1/extract', { headers: ws.auth, body: { operation: 'posts', target: 'natgeo_sandbox_slow_200', limit: 5 } });
+    const res = await stack.api.post('/v1/extract', {
+      headers: ws.auth,
+      body: { operation: 'posts', target: 'natgeo_sandbox_slow_200', limit: 5 },
+    });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ status: 'completed', result_count: 5, billed_credits: 10, progress_current: 5 });
     expect(res.body.result).toHaveLength(5);
@@ -246,7 +254,10 @@ describe('POST /v1/extract', () => {
 
   it('a terminal failure is 502 extraction_failed naming the job and the cause', async () => {
     const ws = await stack.workspace({ credits: 100 });
-    const res = await stack.api.post('/v1/extract', { headers: ws.auth, body: { operation: 'posts', target: 'nobody_sandbox_not_found', limit: 5 } });
+    const res = await stack.api.post('/v1/extract', {
+      headers: ws.auth,
+      body: { operation: 'posts', target: 'nobody_sandbox_not_found', limit: 5 },
+    });
     expect(res.status).toBe(502);
     expect(res.body.detail).toMatchObject({ error: 'extraction_failed', cause: { code: 'target_not_found' } });
     expect(res.body.detail.job_id).toMatch(/^job_/);
@@ -257,7 +268,10 @@ describe('POST /v1/extract', () => {
 
   it('an effective limit above 200 is 400 invalid_request pointing to POST /v1/jobs, writing nothing', async () => {
     const ws = await stack.workspace({ credits: 10_000 });
-    const res = await stack.api.post('/v1/extract', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'jack', limit: 1000 } });
+    const res = await stack.api.post('/v1/extract', {
+      headers: ws.auth,
+      body: { platform: 'twitter', operation: 'followers', target: 'jack', limit: 1000 },
+    });
     expect(res.status).toBe(400);
     expect(res.body.detail.error).toBe('invalid_request');
     expect(JSON.stringify(res.body.detail)).toContain('/v1/jobs');

@@ -36,13 +36,20 @@ async function ledgerEntries(jobId: string) {
 
 it('a retryable failure sends the job back to queued with next_attempt_at in the future and the reservation intact', async () => {
   const ws = await stack.workspace({ credits: 100 });
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'posts', target: 'natgeo_sandbox_flaky_1', limit: 10 } });
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { operation: 'posts', target: 'natgeo_sandbox_flaky_1', limit: 10 },
+  });
   expect(created.status).toBe(202);
   expect(created.body.max_attempts).toBe(3);
 
   const retrying = await waitFor(ws, created.body.id, (j) => j.status === 'queued' && j.attempts === 1);
   // When the job went back to queued (the retry statement marks it): its next attempt lies ahead of that.
-  const { enqueued_at: requeuedAt } = await stack.runtime.db.selectFrom('jobs').select('enqueued_at').where('id', '=', created.body.id).executeTakeFirstOrThrow();
+  const { enqueued_at: requeuedAt } = await stack.runtime.db
+    .selectFrom('jobs')
+    .select('enqueued_at')
+    .where('id', '=', created.body.id)
+    .executeTakeFirstOrThrow();
   expect(retrying.next_attempt_at).not.toBeNull();
   expect(new Date(retrying.next_attempt_at).getTime()).toBeGreaterThan(requeuedAt.getTime());
   expect(retrying).toMatchObject({ result: null, error: null, billed_credits: 0, finished_at: null });
@@ -51,7 +58,14 @@ it('a retryable failure sends the job back to queued with next_attempt_at in the
   expect(await reservationStatus(created.body.id)).toBe('held');
 
   const done = await waitFor(ws, created.body.id, terminal);
-  expect(done).toMatchObject({ status: 'completed', attempts: 2, result_count: 10, billed_credits: 20, next_attempt_at: null, error: null });
+  expect(done).toMatchObject({
+    status: 'completed',
+    attempts: 2,
+    result_count: 10,
+    billed_credits: 20,
+    next_attempt_at: null,
+    error: null,
+  });
   expect(new Date(done.finished_at).getTime()).toBeGreaterThanOrEqual(new Date(retrying.next_attempt_at).getTime() - 1000);
   expect(await usage(ws)).toMatchObject({ credits_used: 20, credits_reserved: 0, credits_remaining: 80 });
   expect(await ledgerEntries(created.body.id)).toEqual(['reserve', 'settle']);
@@ -59,7 +73,10 @@ it('a retryable failure sends the job back to queued with next_attempt_at in the
 
 it('exhausted retries fail the job with retries_exhausted, attempts = max_attempts, reservation released', async () => {
   const ws = await stack.workspace({ credits: 100 });
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'posts', target: 'natgeo_sandbox_flaky_9', limit: 10 } });
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { operation: 'posts', target: 'natgeo_sandbox_flaky_9', limit: 10 },
+  });
   expect(created.status).toBe(202);
   const attemptsSeen = new Set<number>();
   const done = await waitFor(ws, created.body.id, (j) => {
@@ -76,7 +93,10 @@ it('exhausted retries fail the job with retries_exhausted, attempts = max_attemp
 
 it('cancel of a job waiting for its retry is immediate and the retry never runs', async () => {
   const ws = await stack.workspace({ credits: 100 });
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'posts', target: 'again_sandbox_flaky_1', limit: 10 } });
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { operation: 'posts', target: 'again_sandbox_flaky_1', limit: 10 },
+  });
   await waitFor(ws, created.body.id, (j) => j.status === 'queued' && j.attempts === 1);
   const res = await stack.api.post(`/v1/jobs/${created.body.id}/cancel`, { headers: ws.auth });
   expect(res.body).toMatchObject({ status: 'cancelled', attempts: 1, next_attempt_at: null });
@@ -92,7 +112,10 @@ describe('POST /v1/extract past SYNC_TIMEOUT_MS', () => {
   it('answers 202 with the job, which stays pollable and completes', async () => {
     const ws = await stack.workspace({ credits: 100 });
     const started = Date.now();
-    const res = await stack.api.post('/v1/extract', { headers: ws.auth, body: { operation: 'posts', target: 'natgeo_sandbox_slow_3000', limit: 5 } });
+    const res = await stack.api.post('/v1/extract', {
+      headers: ws.auth,
+      body: { operation: 'posts', target: 'natgeo_sandbox_slow_3000', limit: 5 },
+    });
     // Answered after the 400 ms wait, long before the job (3 s) could have completed.
     expect(Date.now() - started).toBeLessThan(3000);
     expect(res.status).toBe(202);

@@ -15,7 +15,10 @@ async function teamWith(owner: SessionUser, role: string): Promise<{ workspaceId
   const workspaceId = (await stack.api.post('/v1/workspaces', { headers: owner.write(), body: { name: 'Keys team' } })).body.id as string;
   if (role === 'owner') return { workspaceId, caller: owner };
   const caller = await signUpUser(stack);
-  const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.write(), body: { email: caller.email, role } });
+  const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+    headers: owner.write(),
+    body: { email: caller.email, role },
+  });
   await stack.api.post('/v1/invitations/accept', { headers: caller.write(), body: { token: invited.body.token } });
   return { workspaceId, caller };
 }
@@ -42,9 +45,18 @@ describe('API keys', () => {
       api_key: expect.stringMatching(/^sdx_live_[0-9A-Za-z]{32,}$/),
     });
     const account = await stack.api.get('/v1/account', { headers: { 'X-API-Key': res.body.api_key } });
-    expect(account.body).toMatchObject({ organization_id: workspaceId, authenticated_key_id: res.body.id, role: 'member', auth_type: 'api_key', user: null });
+    expect(account.body).toMatchObject({
+      organization_id: workspaceId,
+      authenticated_key_id: res.body.id,
+      role: 'member',
+      auth_type: 'api_key',
+      user: null,
+    });
 
-    const second = await stack.api.post('/v1/keys', { headers: admin.write(workspaceId), body: { name: 'viewer key', role: 'viewer', expires_at: '2099-01-01T00:00:00Z' } });
+    const second = await stack.api.post('/v1/keys', {
+      headers: admin.write(workspaceId),
+      body: { name: 'viewer key', role: 'viewer', expires_at: '2099-01-01T00:00:00Z' },
+    });
     expect(second.body).toMatchObject({ role: 'viewer', expires_at: '2099-01-01T00:00:00.000Z' });
     await stack.api.delete(`/v1/keys/${res.body.id}`, { headers: admin.write(workspaceId) });
     const list = await stack.api.get('/v1/keys', { headers: { 'X-API-Key': second.body.api_key } });
@@ -53,7 +65,21 @@ describe('API keys', () => {
     expect(list.body[1]).toMatchObject({ id: res.body.id, revoked_at: expect.any(String) });
     expect(JSON.stringify(list.body)).not.toContain(res.body.api_key);
     expect(JSON.stringify(list.body)).not.toContain(second.body.api_key);
-    for (const key of list.body) expect(Object.keys(key).sort()).toEqual(['created_at', 'created_by', 'expires_at', 'id', 'kind', 'last_used_at', 'month_spent_credits', 'monthly_credit_cap', 'name', 'prefix', 'revoked_at', 'role']);
+    for (const key of list.body)
+      expect(Object.keys(key).sort()).toEqual([
+        'created_at',
+        'created_by',
+        'expires_at',
+        'id',
+        'kind',
+        'last_used_at',
+        'month_spent_credits',
+        'monthly_credit_cap',
+        'name',
+        'prefix',
+        'revoked_at',
+        'role',
+      ]);
   });
 
   it("refuses a role above the caller's and an expiry in the past", async () => {
@@ -64,11 +90,20 @@ describe('API keys', () => {
     expect(above.body.detail).toMatchObject({ error: 'forbidden', required_role: 'owner' });
     const adminKey = await stack.api.post('/v1/keys', { headers: admin.write(workspaceId), body: { name: 'admin', role: 'admin' } });
     expect(adminKey.status).toBe(201);
-    const byKey = await stack.api.post('/v1/keys', { headers: { 'X-API-Key': adminKey.body.api_key }, body: { name: 'from key', role: 'owner' } });
+    const byKey = await stack.api.post('/v1/keys', {
+      headers: { 'X-API-Key': adminKey.body.api_key },
+      body: { name: 'from key', role: 'owner' },
+    });
     expect(byKey.body.detail).toMatchObject({ error: 'forbidden', required_role: 'owner' });
-    const fromKey = await stack.api.post('/v1/keys', { headers: { 'X-API-Key': adminKey.body.api_key }, body: { name: 'from key', role: 'admin' } });
+    const fromKey = await stack.api.post('/v1/keys', {
+      headers: { 'X-API-Key': adminKey.body.api_key },
+      body: { name: 'from key', role: 'admin' },
+    });
     expect(fromKey.body.created_by).toBe(adminKey.body.id);
-    const past = await stack.api.post('/v1/keys', { headers: admin.write(workspaceId), body: { name: 'past', expires_at: '2020-01-01T00:00:00Z' } });
+    const past = await stack.api.post('/v1/keys', {
+      headers: admin.write(workspaceId),
+      body: { name: 'past', expires_at: '2020-01-01T00:00:00Z' },
+    });
     expect(past.status).toBe(422);
     expect(past.body.detail[0].loc).toEqual(['body', 'expires_at']);
     const ownerKey = await stack.api.post('/v1/keys', { headers: owner.write(workspaceId), body: { name: 'owner', role: 'owner' } });
@@ -77,7 +112,10 @@ describe('API keys', () => {
 
   it('an expired key is 401 invalid_api_key', async () => {
     const owner = await signUpUser(stack);
-    const created = await stack.api.post('/v1/keys', { headers: owner.write(), body: { name: 'short-lived', expires_at: new Date(Date.now() + 1500).toISOString() } });
+    const created = await stack.api.post('/v1/keys', {
+      headers: owner.write(),
+      body: { name: 'short-lived', expires_at: new Date(Date.now() + 1500).toISOString() },
+    });
     const key = { 'X-API-Key': created.body.api_key };
     expect((await stack.api.get('/v1/account', { headers: key })).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 1600));
@@ -105,7 +143,11 @@ describe('API keys', () => {
     const created = await stack.api.post('/v1/keys', { headers: owner.write(), body: { name: 'used' } });
     const key = { 'X-API-Key': created.body.api_key };
     await stack.api.get('/v1/account', { headers: key });
-    const first = await eventually(async () => (await stack.api.get('/v1/keys', { headers: owner.read() })).body.find((k: { id: string }) => k.id === created.body.id)?.last_used_at);
+    const first = await eventually(
+      async () =>
+        (await stack.api.get('/v1/keys', { headers: owner.read() })).body.find((k: { id: string }) => k.id === created.body.id)
+          ?.last_used_at,
+    );
     expect(Math.abs(Date.parse(first) - Date.now())).toBeLessThan(10_000);
     await stack.api.get('/v1/account', { headers: key });
     await new Promise((resolve) => setTimeout(resolve, 300));
@@ -142,7 +184,10 @@ describe('audit events', () => {
     await stack.api.patch(`/v1/workspaces/${workspaceId}`, { headers: h, body: { name: 'Audited 2' } });
     const key = await stack.api.post('/v1/keys', { headers: h, body: { name: 'k', role: 'admin' } });
     const keyAuth = { 'X-API-Key': key.body.api_key };
-    const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: keyAuth, body: { email: 'joiner@example.com', role: 'viewer' } });
+    const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+      headers: keyAuth,
+      body: { email: 'joiner@example.com', role: 'viewer' },
+    });
     const joiner = await signUpUser(stack, { email: 'joiner@example.com' });
     await stack.api.post('/v1/invitations/accept', { headers: joiner.write(), body: { token: invited.body.token } });
     await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${joiner.userId}`, { headers: keyAuth, body: { role: 'member' } });
@@ -161,9 +206,18 @@ describe('audit events', () => {
       ['workspace.renamed', 'user', owner.userId],
       ['workspace.created', 'user', owner.userId],
     ]);
-    expect(res.body[2]).toMatchObject({ target_type: 'user', target_id: joiner.userId, data: { from: 'viewer', to: 'member' }, ip: expect.any(String), created_at: expect.any(String) });
+    expect(res.body[2]).toMatchObject({
+      target_type: 'user',
+      target_id: joiner.userId,
+      data: { from: 'viewer', to: 'member' },
+      ip: expect.any(String),
+      created_at: expect.any(String),
+    });
     const page1 = await stack.api.get('/v1/audit-events', { headers: owner.read(workspaceId), query: { limit: 3 } });
-    const page2 = await stack.api.get('/v1/audit-events', { headers: owner.read(workspaceId), query: { limit: 3, starting_after: page1.body[2].id } });
+    const page2 = await stack.api.get('/v1/audit-events', {
+      headers: owner.read(workspaceId),
+      query: { limit: 3, starting_after: page1.body[2].id },
+    });
     expect([...page1.body, ...page2.body].map((e: { id: string }) => e.id)).toEqual(res.body.slice(0, 6).map((e: { id: string }) => e.id));
     expect((await stack.api.get('/v1/audit-events', { headers: owner.read(workspaceId), query: { limit: 0 } })).status).toBe(422);
 
@@ -174,18 +228,36 @@ describe('audit events', () => {
 
   it('are written in the transaction of their change: a refused or failed change records nothing', async () => {
     const owner = await signUpUser(stack);
-    const before = await stack.runtime.db.selectFrom('audit_events').select('id').where('workspace_id', '=', owner.personalWorkspaceId).execute();
-    await stack.api.patch(`/v1/workspaces/${owner.personalWorkspaceId}/members/${owner.userId}`, { headers: owner.write(), body: { role: 'admin' } });
-    await stack.api.post(`/v1/workspaces/${owner.personalWorkspaceId}/invitations`, { headers: owner.write(), body: { email: 'x@example.com', role: 'member' } });
+    const before = await stack.runtime.db
+      .selectFrom('audit_events')
+      .select('id')
+      .where('workspace_id', '=', owner.personalWorkspaceId)
+      .execute();
+    await stack.api.patch(`/v1/workspaces/${owner.personalWorkspaceId}/members/${owner.userId}`, {
+      headers: owner.write(),
+      body: { role: 'admin' },
+    });
+    await stack.api.post(`/v1/workspaces/${owner.personalWorkspaceId}/invitations`, {
+      headers: owner.write(),
+      body: { email: 'x@example.com', role: 'member' },
+    });
     // An audit event that cannot be written rolls its change back: a key whose event fails is not created.
-    await sql`alter table audit_events add constraint audit_test_refuses_keys check (action <> 'api_key.created') not valid`.execute(stack.runtime.db);
+    await sql`alter table audit_events add constraint audit_test_refuses_keys check (action <> 'api_key.created') not valid`.execute(
+      stack.runtime.db,
+    );
     try {
-      await expect(createApiKey(stack.runtime.db, owner.personalWorkspaceId, 'doomed', { role: 'member' })).rejects.toThrow(/audit_test_refuses_keys/);
+      await expect(createApiKey(stack.runtime.db, owner.personalWorkspaceId, 'doomed', { role: 'member' })).rejects.toThrow(
+        /audit_test_refuses_keys/,
+      );
     } finally {
       await sql`alter table audit_events drop constraint audit_test_refuses_keys`.execute(stack.runtime.db);
     }
     expect(await stack.runtime.db.selectFrom('api_keys').select('id').where('name', '=', 'doomed').execute()).toEqual([]);
-    const after = await stack.runtime.db.selectFrom('audit_events').select('id').where('workspace_id', '=', owner.personalWorkspaceId).execute();
+    const after = await stack.runtime.db
+      .selectFrom('audit_events')
+      .select('id')
+      .where('workspace_id', '=', owner.personalWorkspaceId)
+      .execute();
     expect(after).toEqual(before);
   });
 });

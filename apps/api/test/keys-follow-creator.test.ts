@@ -25,7 +25,10 @@ async function team(owner: SessionUser, name = 'Team'): Promise<string> {
 }
 
 async function join(owner: SessionUser, workspaceId: string, who: SessionUser, role: string): Promise<void> {
-  const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.write(), body: { email: who.email, role } });
+  const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+    headers: owner.write(),
+    body: { email: who.email, role },
+  });
   expect(invited.status).toBe(201);
   const accepted = await stack.api.post('/v1/invitations/accept', { headers: who.write(), body: { token: invited.body.token } });
   expect(accepted.status).toBe(200);
@@ -45,7 +48,9 @@ async function statusWith(k: Key): Promise<number> {
 }
 
 /** The api_key.revoked events of a workspace, as GET /v1/audit-events shows them. */
-async function revocations(headers: Record<string, string>): Promise<Array<{ target_id: string; actor: { type: string; id: string | null }; data: Record<string, unknown> }>> {
+async function revocations(
+  headers: Record<string, string>,
+): Promise<Array<{ target_id: string; actor: { type: string; id: string | null }; data: Record<string, unknown> }>> {
   const res = await stack.api.get('/v1/audit-events', { headers, query: { limit: 100 } });
   expect(res.status).toBe(200);
   return res.body.filter((e: { action: string }) => e.action === 'api_key.revoked');
@@ -69,7 +74,10 @@ describe('keys follow their creator', () => {
     const k5 = await key(bob.write(workspaceId), 'viewer', 'k5');
     for (const k of [k1, k2, k3, k4, k5]) expect(await statusWith(k)).toBe(200);
 
-    const demoted = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${bob.userId}`, { headers: ada.write(), body: { role: 'member' } });
+    const demoted = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${bob.userId}`, {
+      headers: ada.write(),
+      body: { role: 'member' },
+    });
     expect(demoted.status).toBe(200);
     // The admin keys are gone at once, and with them what they made (extensions-3.md 1), whatever its role.
     for (const k of [k1, k2, k3, k4]) expect(await statusWith(k)).toBe(401);
@@ -78,7 +86,8 @@ describe('keys follow their creator', () => {
     expect(afterDemotion.map((e) => e.target_id).sort()).toEqual([k1.id, k2.id, k3.id, k4.id].sort());
     for (const event of afterDemotion) expect(event.actor.type).toBe('system');
     const byTarget = new Map(afterDemotion.map((e) => [e.target_id, e]));
-    for (const k of [k1, k2]) expect(byTarget.get(k.id)!.data).toMatchObject({ reason: 'creator_demoted', creator: bob.userId, role: 'admin' });
+    for (const k of [k1, k2])
+      expect(byTarget.get(k.id)!.data).toMatchObject({ reason: 'creator_demoted', creator: bob.userId, role: 'admin' });
     expect(byTarget.get(k3.id)!.data).toMatchObject({ reason: 'creator_revoked', created_by: k1.id });
     expect(byTarget.get(k4.id)!.data).toMatchObject({ reason: 'creator_revoked', created_by: k2.id });
 
@@ -100,10 +109,16 @@ describe('keys follow their creator', () => {
     const workspaceId = await team(ada, 'Leavers');
     await join(ada, workspaceId, cy, 'admin');
     const before = await key(cy.write(workspaceId), 'admin');
-    const promoted = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${cy.userId}`, { headers: ada.write(), body: { role: 'owner' } });
+    const promoted = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${cy.userId}`, {
+      headers: ada.write(),
+      body: { role: 'owner' },
+    });
     expect(promoted.status).toBe(200);
     expect(await statusWith(before)).toBe(200);
-    const demotedToAdmin = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${cy.userId}`, { headers: ada.write(), body: { role: 'admin' } });
+    const demotedToAdmin = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${cy.userId}`, {
+      headers: ada.write(),
+      body: { role: 'admin' },
+    });
     expect(demotedToAdmin.status).toBe(200);
     // Admin keys sit at the new role, not above it.
     expect(await statusWith(before)).toBe(200);
@@ -112,7 +127,13 @@ describe('keys follow their creator', () => {
     expect(left.status).toBe(204);
     expect(await statusWith(before)).toBe(401);
     const events = await revocations(ada.read(workspaceId));
-    expect(events).toEqual([expect.objectContaining({ target_id: before.id, actor: { type: 'system', id: expect.any(String) }, data: expect.objectContaining({ reason: 'creator_removed' }) })]);
+    expect(events).toEqual([
+      expect.objectContaining({
+        target_id: before.id,
+        actor: { type: 'system', id: expect.any(String) },
+        data: expect.objectContaining({ reason: 'creator_removed' }),
+      }),
+    ]);
   });
 
   it('a refused removal (the last owner) revokes nothing', async () => {
@@ -138,11 +159,17 @@ describe('password change', () => {
     const minted = await key(asKey(inTeam), 'viewer', 'minted by a key');
     const adaKey = await key(ada.write(workspaceId), 'admin', "ada's");
 
-    const kept = await stack.api.post('/v1/auth/password', { headers: dan.write(), body: { current_password: dan.password, new_password: 'a new password 1' } });
+    const kept = await stack.api.post('/v1/auth/password', {
+      headers: dan.write(),
+      body: { current_password: dan.password, new_password: 'a new password 1' },
+    });
     expect(kept.status).toBe(204);
     for (const k of [personal, inTeam, minted]) expect(await statusWith(k)).toBe(200);
 
-    const wrong = await stack.api.post('/v1/auth/password', { headers: dan.write(), body: { current_password: 'not it at all', new_password: 'a new password 2', revoke_api_keys: true } });
+    const wrong = await stack.api.post('/v1/auth/password', {
+      headers: dan.write(),
+      body: { current_password: 'not it at all', new_password: 'a new password 2', revoke_api_keys: true },
+    });
     expect(wrong.status).toBe(401);
     for (const k of [personal, inTeam, minted]) expect(await statusWith(k)).toBe(200);
 
@@ -179,7 +206,10 @@ describe('team workspaces', () => {
       expect(usage.status).toBe(200);
       expect(usage.body).toMatchObject({ credit_limit: 0 });
     }
-    const paid = await stack.api.post('/v1/jobs', { headers: eve.write(made[0]), body: { platform: 'twitter', operation: 'followers', target: 'nasa' } });
+    const paid = await stack.api.post('/v1/jobs', {
+      headers: eve.write(made[0]),
+      body: { platform: 'twitter', operation: 'followers', target: 'nasa' },
+    });
     expect(paid.status).toBe(402);
     expect(paid.body.detail.error).toBe('insufficient_credits');
 
@@ -203,7 +233,9 @@ describe('team workspaces', () => {
 
   it('concurrent requests cannot pass the bound together', async () => {
     const hal = await signUpUser(stack);
-    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => stack.api.post('/v1/workspaces', { headers: hal.write(), body: { name: `Race ${i}` } })));
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => stack.api.post('/v1/workspaces', { headers: hal.write(), body: { name: `Race ${i}` } })),
+    );
     const statuses = answers.map((a) => a.status).sort();
     expect(statuses).toEqual([201, 201, 201, 201, 201, 403, 403, 403]);
   });

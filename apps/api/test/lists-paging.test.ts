@@ -75,7 +75,7 @@ function nextOf(link: string | undefined): string | null {
 async function walk(first: string): Promise<{ pages: string[][]; urls: string[] }> {
   const pages: string[][] = [];
   const urls: string[] = [];
-  for (let url: string | null = first; url !== null; ) {
+  for (let url: string | null = first; url !== null;) {
     urls.push(url);
     const res = await stack.api.get(url, { headers: ws.auth });
     expect(res.status).toBe(200);
@@ -114,7 +114,11 @@ describe('GET /v1/jobs', () => {
     ['platform and operation', { platform: 'twitter', operation: 'profile' }, (j) => j.platform === 'twitter' && j.operation === 'profile'],
     ['batch_id', { batch_id: '<batch>' }, (j) => j.batch_id === batchId],
     ['schedule_id', { schedule_id: '<schedule>' }, (j) => j.schedule_id === scheduleId],
-    ['status, platform and operation', { status: 'completed', platform: 'instagram', operation: 'profile' }, (j) => j.status === 'completed' && j.platform === 'instagram'],
+    [
+      'status, platform and operation',
+      { status: 'completed', platform: 'instagram', operation: 'profile' },
+      (j) => j.status === 'completed' && j.platform === 'instagram',
+    ],
   ];
   it.each(filters)('filters by %s, page by page', async (_name, query, expected) => {
     const params = new URLSearchParams({ limit: '2', include_result: 'false' });
@@ -127,7 +131,12 @@ describe('GET /v1/jobs', () => {
 
   it('matches nothing for a platform, batch or schedule it does not know, or of another workspace', async () => {
     const otherBatch = await post('/v1/batches', { platform: 'instagram', operation: 'profile', targets: ['paging_ob'] }, other);
-    const queries: Array<Record<string, string>> = [{ platform: 'myspace' }, { batch_id: otherBatch.id }, { schedule_id: 'sch_unknown' }, { operation: 'nothing' }];
+    const queries: Array<Record<string, string>> = [
+      { platform: 'myspace' },
+      { batch_id: otherBatch.id },
+      { schedule_id: 'sch_unknown' },
+      { operation: 'nothing' },
+    ];
     for (const query of queries) {
       const res = await stack.api.get('/v1/jobs', { headers: ws.auth, query });
       expect(res.status).toBe(200);
@@ -153,7 +162,9 @@ describe('GET /v1/jobs', () => {
   });
 
   it('answers 422 for a starting_after that names no job of the workspace', async () => {
-    const foreign = (await stack.runtime.db.selectFrom('jobs').select('id').where('workspace_id', '=', other.workspaceId).executeTakeFirstOrThrow()).id;
+    const foreign = (
+      await stack.runtime.db.selectFrom('jobs').select('id').where('workspace_id', '=', other.workspaceId).executeTakeFirstOrThrow()
+    ).id;
     for (const id of ['job_01jzzzzzzzzzzzzzzzzzzzzzzz', foreign, batchId]) {
       const res = await stack.api.get('/v1/jobs', { headers: ws.auth, query: { starting_after: id } });
       expect(res.status).toBe(422);
@@ -166,8 +177,16 @@ describe('GET /v1/jobs', () => {
 
 describe('GET /v1/batches and GET /v1/schedules', () => {
   it('pages through batches with Link', async () => {
-    const more = [await post('/v1/batches', { platform: 'instagram', operation: 'profile', targets: ['paging_x'] }), await post('/v1/batches', { platform: 'instagram', operation: 'profile', targets: ['paging_y'] })];
-    const batches = await stack.runtime.db.selectFrom('batches').select('id').where('workspace_id', '=', ws.workspaceId).orderBy('id', 'desc').execute();
+    const more = [
+      await post('/v1/batches', { platform: 'instagram', operation: 'profile', targets: ['paging_x'] }),
+      await post('/v1/batches', { platform: 'instagram', operation: 'profile', targets: ['paging_y'] }),
+    ];
+    const batches = await stack.runtime.db
+      .selectFrom('batches')
+      .select('id')
+      .where('workspace_id', '=', ws.workspaceId)
+      .orderBy('id', 'desc')
+      .execute();
     expect(batches.slice(0, 2).map((b) => b.id)).toEqual([more[1]!.id, more[0]!.id]);
     expect(batches).toHaveLength(4); // with the batch of the schedule's run
     const { pages, urls } = await walk('/v1/batches?limit=2&include_jobs=true');
@@ -179,7 +198,15 @@ describe('GET /v1/batches and GET /v1/schedules', () => {
   });
 
   it('pages through schedules with Link, and continues after one deleted since the last page', async () => {
-    const body = (name: string) => ({ name, platform: 'instagram', operation: 'profile', targets: ['nasa'], frequency: 'daily', timezone: 'UTC', starts_at: new Date(Date.now() + 86_400_000).toISOString() });
+    const body = (name: string) => ({
+      name,
+      platform: 'instagram',
+      operation: 'profile',
+      targets: ['nasa'],
+      frequency: 'daily',
+      timezone: 'UTC',
+      starts_at: new Date(Date.now() + 86_400_000).toISOString(),
+    });
     const second = await post('/v1/schedules', body('second'));
     const third = await post('/v1/schedules', body('third'));
     const first = await stack.api.get('/v1/schedules', { headers: ws.auth, query: { limit: 1 } });

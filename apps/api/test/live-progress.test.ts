@@ -49,7 +49,14 @@ interface SseStream {
 function open(path: string, headers: Record<string, string> = ws.auth): Promise<SseStream> {
   return new Promise((resolve, reject) => {
     const request = http.get(`${base}${path}`, { headers, agent: false }, (res) => {
-      const stream: SseStream = { status: res.statusCode!, headers: res.headers, events: [], comments: 0, ended: new Promise((done) => res.on('end', done)), request };
+      const stream: SseStream = {
+        status: res.statusCode!,
+        headers: res.headers,
+        events: [],
+        comments: 0,
+        ended: new Promise((done) => res.on('end', done)),
+        request,
+      };
       let buffer = '';
       res.setEncoding('utf8');
       res.on('data', (chunk: string) => {
@@ -62,7 +69,9 @@ function open(path: string, headers: Record<string, string> = ws.auth): Promise<
             stream.comments += 1;
             continue;
           }
-          const fields = Object.fromEntries(block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]));
+          const fields = Object.fromEntries(
+            block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]),
+          );
           stream.events.push({ event: fields.event!, data: JSON.parse(fields.data!), at: Date.now() });
         }
       });
@@ -83,7 +92,10 @@ async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
 
 it('shows a sandbox_slow_ job page by page, within a second of each page, and ends at its terminal state', async () => {
   // Three pages of 100 items, 2 s each: the stream is open well before the first is saved.
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'youtube', operation: 'playlist_items', target: 'PLlive_sandbox_slow_2000', limit: 300 } });
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'youtube', operation: 'playlist_items', target: 'PLlive_sandbox_slow_2000', limit: 300 },
+  });
   const stream = await open(`/v1/jobs/${created.body.id}/events`);
   expect(stream.status).toBe(200);
   expect(stream.headers['content-type']).toBe('text/event-stream; charset=utf-8');
@@ -109,7 +121,10 @@ it('shows a sandbox_slow_ job page by page, within a second of each page, and en
 });
 
 it('shows a batch until it completes', async () => {
-  const created = await stack.api.post('/v1/batches', { headers: ws.auth, body: { operation: 'posts', limit: 200, targets: ['lb_sandbox_slow_300', 'lb2_sandbox_slow_300'] } });
+  const created = await stack.api.post('/v1/batches', {
+    headers: ws.auth,
+    body: { operation: 'posts', limit: 200, targets: ['lb_sandbox_slow_300', 'lb2_sandbox_slow_300'] },
+  });
   const stream = await open(`/v1/batches/${created.body.id}/events`);
   await stream.ended;
   expect(stream.events[0]!.event).toBe('status');
@@ -138,12 +153,23 @@ it('answers a finished job with one event and ends; another workspace gets 404',
 it('releases everything when 1,000 clients open streams and drop them', async () => {
   setFlagsFromString('--expose-gc');
   const gc = runInNewContext('gc') as () => void;
-  const job = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'posts', limit: 200, target: 'crowd_sandbox_slow_30000' } });
-  const others = await Promise.all([1, 2, 3].map((i) => stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'posts', limit: 200, target: `crowd${i}_sandbox_slow_30000` } })));
+  const job = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { operation: 'posts', limit: 200, target: 'crowd_sandbox_slow_30000' },
+  });
+  const others = await Promise.all(
+    [1, 2, 3].map((i) =>
+      stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'posts', limit: 200, target: `crowd${i}_sandbox_slow_30000` } }),
+    ),
+  );
   const ids = [job.body.id, ...others.map((r) => r.body.id)] as string[];
   const subscriber = () => (stack.live as unknown as { subscriber: IORedis | null }).subscriber;
   const channels = async () => {
-    const reply = (await stack.runtime.redis.call('PUBSUB', 'NUMSUB', ...ids.map((id) => `${stack.config.redisPrefix}:live:job:${id}`))) as Array<string | number>;
+    const reply = (await stack.runtime.redis.call(
+      'PUBSUB',
+      'NUMSUB',
+      ...ids.map((id) => `${stack.config.redisPrefix}:live:job:${id}`),
+    )) as Array<string | number>;
     return reply.filter((_, i) => i % 2 === 1).map(Number);
   };
   // One stream first: the subscriber connection exists from then on, before the baseline.

@@ -29,7 +29,9 @@ afterAll(async () => {
 it('lists only the operations the configured upstreams serve', async () => {
   const res = await stack.api.get('/v1/platforms');
   expect(res.status).toBe(200);
-  const byPlatform = Object.fromEntries(res.body.map((p: { platform: string; operations: { operation: string }[] }) => [p.platform, p.operations.map((o) => o.operation)]));
+  const byPlatform = Object.fromEntries(
+    res.body.map((p: { platform: string; operations: { operation: string }[] }) => [p.platform, p.operations.map((o) => o.operation)]),
+  );
   expect(Object.keys(byPlatform).sort()).toEqual(['twitter', 'youtube']);
   expect(byPlatform.youtube).toEqual(['profile', 'posts', 'video', 'comments', 'search', 'trending', 'playlist', 'playlist_items']);
   expect(byPlatform.twitter).toEqual(['profile', 'followers', 'following', 'posts', 'post', 'search']);
@@ -37,16 +39,25 @@ it('lists only the operations the configured upstreams serve', async () => {
 
 it('refuses operations no enabled provider serves', async () => {
   const ws = await stack.workspace();
-  const res = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', target: 'natgeo' } });
+  const res = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'instagram', operation: 'profile', target: 'natgeo' },
+  });
   expect(res.status).toBe(422);
   expect(res.body.detail.error).toBe('unsupported_operation');
-  const shorts = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'youtube', operation: 'shorts', target: '@fakechannel' } });
+  const shorts = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'youtube', operation: 'shorts', target: '@fakechannel' },
+  });
   expect(shorts.body.detail.error).toBe('unsupported_operation');
 });
 
 it('completes youtube posts from the upstream with normalized items and exact billing', async () => {
   const ws = await stack.workspace({ credits: 1000 });
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'youtube', operation: 'posts', target: '@fakechannel', limit: 120 } });
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'youtube', operation: 'posts', target: '@fakechannel', limit: 120 },
+  });
   expect(created.status).toBe(202);
   const done = await eventually(async () => {
     const res = await stack.api.get(`/v1/jobs/${created.body.id}`, { headers: ws.auth });
@@ -67,7 +78,10 @@ it('completes youtube posts from the upstream with normalized items and exact bi
 
 it('fails a missing channel with target_not_found and releases the reservation', async () => {
   const ws = await stack.workspace({ credits: 1000 });
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'youtube', operation: 'profile', target: '@nobody_here_at_all' } });
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'youtube', operation: 'profile', target: '@nobody_here_at_all' },
+  });
   const done = await eventually(async () => {
     const res = await stack.api.get(`/v1/jobs/${created.body.id}`, { headers: ws.auth });
     return ['completed', 'failed'].includes(res.body.status) ? res : undefined;
@@ -82,7 +96,10 @@ it('delays the retry until the rate-limit reset the upstream announced, then com
   const ws = await stack.workspace({ credits: 1000 });
   fake.misbehave({ path: '/2/', kind: 'rate_limit', times: 1, resetInSeconds: 3 });
   const before = Date.now();
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'profile', target: 'fakeuser' } });
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'profile', target: 'fakeuser' },
+  });
   const retrying = await eventually(async () => {
     const res = await stack.api.get(`/v1/jobs/${created.body.id}`, { headers: ws.auth });
     return res.body.status === 'queued' && res.body.attempts === 1 && res.body.next_attempt_at ? res : undefined;

@@ -32,7 +32,10 @@ describe('logs', () => {
     const again = await logInUser(stack, user.email, user.password);
     secrets.push(again.cookie.split('=')[1]!, again.csrf);
     const newPassword = `changed-${user.password}`;
-    const changed = await stack.api.post('/v1/auth/password', { headers: again.write(), body: { current_password: user.password, new_password: newPassword } });
+    const changed = await stack.api.post('/v1/auth/password', {
+      headers: again.write(),
+      body: { current_password: user.password, new_password: newPassword },
+    });
     expect(changed.status).toBeLessThan(300);
     secrets.push(newPassword);
     const wrong = await stack.api.post('/v1/auth/login', { body: { email: user.email, password: 'a-wrong-password-123' } });
@@ -52,7 +55,12 @@ describe('logs', () => {
     const k = viaSession.body.api_key as string;
     const bogus = `sdx_live_${'Z'.repeat(40)}`;
     secrets.push(bogus);
-    for (const headers of [{ 'X-API-Key': k }, { Authorization: `Bearer ${k}` }, { 'Proxy-Authorization': `Bearer ${k}` }, { 'X-API-Key': bogus }]) {
+    for (const headers of [
+      { 'X-API-Key': k },
+      { Authorization: `Bearer ${k}` },
+      { 'Proxy-Authorization': `Bearer ${k}` },
+      { 'X-API-Key': bogus },
+    ]) {
       await request(stack.app).get('/v1/account').set(headers);
     }
     await request(stack.app).get(`/v1/account?api_key=${k}`);
@@ -97,11 +105,19 @@ describe('logs of the mailed links (extensions-3.md 1)', () => {
       const page = (kind: string, token: string) => `${APP_URL}/console/${kind}?token=${encodeURIComponent(token)}`;
       const follow = async (kind: string, token: string) => {
         await request(mailed.app).get(`/console/${kind}?token=${encodeURIComponent(token)}`);
-        await request(mailed.app).get('/v1/auth/session').set('Referer', page(kind, token)).set('X-Original-URL', `/console/${kind}?token=${token}`);
-        await request(mailed.app).get(`/console/signup?next=${encodeURIComponent(`/${kind}?token=${token}`)}`).set('Referer', page(kind, token));
+        await request(mailed.app)
+          .get('/v1/auth/session')
+          .set('Referer', page(kind, token))
+          .set('X-Original-URL', `/console/${kind}?token=${token}`);
+        await request(mailed.app)
+          .get(`/console/signup?next=${encodeURIComponent(`/${kind}?token=${token}`)}`)
+          .set('Referer', page(kind, token));
       };
       await follow('verify', verification);
-      const verified = await request(mailed.app).post('/v1/auth/verify').set('Referer', page('verify', verification)).send({ token: verification, password });
+      const verified = await request(mailed.app)
+        .post('/v1/auth/verify')
+        .set('Referer', page('verify', verification))
+        .send({ token: verification, password });
       expect(verified.status).toBe(200);
       const cookie = (verified.headers['set-cookie'] as unknown as string[])[0]!.split(';')[0]!;
       const csrf = verified.body.csrf_token as string;
@@ -109,17 +125,32 @@ describe('logs of the mailed links (extensions-3.md 1)', () => {
       expect((await mailed.api.post('/v1/auth/password-reset', { body: { email } })).status).toBe(202);
       const reset = await tokenIn(email, 'reset');
       await follow('reset', reset);
-      expect((await request(mailed.app).post('/v1/auth/password-reset/confirm').set('Referer', page('reset', reset)).send({ token: reset, new_password: 'a newer password for the links' })).status).toBe(204);
+      expect(
+        (
+          await request(mailed.app)
+            .post('/v1/auth/password-reset/confirm')
+            .set('Referer', page('reset', reset))
+            .send({ token: reset, new_password: 'a newer password for the links' })
+        ).status,
+      ).toBe(204);
 
       const signedIn = await request(mailed.app).post('/v1/auth/login').send({ email, password: 'a newer password for the links' });
       expect(signedIn.status).toBe(200);
-      const session = { Cookie: (signedIn.headers['set-cookie'] as unknown as string[])[0]!.split(';')[0]!, 'X-CSRF-Token': signedIn.body.csrf_token as string };
+      const session = {
+        Cookie: (signedIn.headers['set-cookie'] as unknown as string[])[0]!.split(';')[0]!,
+        'X-CSRF-Token': signedIn.body.csrf_token as string,
+      };
       const team = await request(mailed.app).post('/v1/workspaces').set(session).send({ name: 'Links' });
-      const invited = await request(mailed.app).post(`/v1/workspaces/${team.body.id}/invitations`).set(session).send({ email: `invitee.${Date.now().toString(36)}@example.com`, role: 'member' });
+      const invited = await request(mailed.app)
+        .post(`/v1/workspaces/${team.body.id}/invitations`)
+        .set(session)
+        .send({ email: `invitee.${Date.now().toString(36)}@example.com`, role: 'member' });
       expect(invited.status).toBe(201);
       const invitation = invited.body.token as string;
       await request(mailed.app).get(`/console/invitations/accept?token=${encodeURIComponent(invitation)}`);
-      const preview = await request(mailed.app).get(`/v1/invitations/preview?token=${encodeURIComponent(invitation)}`).set('Referer', page('invitations/accept', invitation));
+      const preview = await request(mailed.app)
+        .get(`/v1/invitations/preview?token=${encodeURIComponent(invitation)}`)
+        .set('Referer', page('invitations/accept', invitation));
       expect(preview.status).toBe(200);
       expect(cookie && csrf).toBeTruthy();
 

@@ -2,11 +2,30 @@ import { createServer } from 'node:net';
 import { sql } from 'kysely';
 import { type AppConfig, loadConfig } from '@sdx/config';
 import type { Db } from '@sdx/db';
-import { claimDueMail, type Clock, MAIL_LEASE_MS, MAIL_MAX_ATTEMPTS, mailRetryDelay, newId, queueMail, recentMailCount, sendDueMail } from '@sdx/domain/testing';
+import {
+  claimDueMail,
+  type Clock,
+  MAIL_LEASE_MS,
+  MAIL_MAX_ATTEMPTS,
+  mailRetryDelay,
+  newId,
+  queueMail,
+  recentMailCount,
+  sendDueMail,
+} from '@sdx/domain/testing';
 import { createMailTransport, verificationMail } from '@sdx/mail';
 import { BackgroundRunner, createRuntime, taskNamed } from '@sdx/runtime';
 import pino from 'pino';
-import { createTestDb, eventually, signUpUser, type SmtpCatcher, startSmtpCatcher, startTestStack, testRedisUrl, type TestStack } from '@sdx/testing';
+import {
+  createTestDb,
+  eventually,
+  signUpUser,
+  type SmtpCatcher,
+  startSmtpCatcher,
+  startTestStack,
+  testRedisUrl,
+  type TestStack,
+} from '@sdx/testing';
 
 /**
  * extensions-2.md 2 and issue 32 deliverable 1: mail goes through an outbox written in the
@@ -42,7 +61,14 @@ describe('the mail outbox, sent by sendDueMail', () => {
 
   beforeAll(async () => {
     ({ db, url, drop } = await createTestDb());
-    config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: 'postgres://unused/x', REDIS_URL: testRedisUrl(), SMTP_URL: smtp.url, APP_URL, MAIL_FROM: 'Service <no-reply@console.test>' });
+    config = loadConfig({
+      NODE_ENV: 'test',
+      DATABASE_URL: 'postgres://unused/x',
+      REDIS_URL: testRedisUrl(),
+      SMTP_URL: smtp.url,
+      APP_URL,
+      MAIL_FROM: 'Service <no-reply@console.test>',
+    });
   });
   afterAll(async () => {
     await drop();
@@ -60,11 +86,21 @@ describe('the mail outbox, sent by sendDueMail', () => {
     const dropped = address();
     await expect(
       db.transaction().execute(async (tx) => {
-        expect(await queueMail(tx, config, { to: dropped, template: 'verify_email', ...verificationMail({ appUrl: APP_URL, token: 'rolled-back' }) })).toBe(true);
+        expect(
+          await queueMail(tx, config, {
+            to: dropped,
+            template: 'verify_email',
+            ...verificationMail({ appUrl: APP_URL, token: 'rolled-back' }),
+          }),
+        ).toBe(true);
         throw new Error('the change failed');
       }),
     ).rejects.toThrow('the change failed');
-    await db.transaction().execute((tx) => queueMail(tx, config, { to: kept, template: 'verify_email', ...verificationMail({ appUrl: APP_URL, token: 'committed' }) }));
+    await db
+      .transaction()
+      .execute((tx) =>
+        queueMail(tx, config, { to: kept, template: 'verify_email', ...verificationMail({ appUrl: APP_URL, token: 'committed' }) }),
+      );
     const transport = createMailTransport(smtp.url);
     try {
       expect(await sendDueMail(db, config, transport, clock)).toMatchObject({ claimed: 1, sent: 1 });
@@ -78,7 +114,9 @@ describe('the mail outbox, sent by sendDueMail', () => {
 
   it('without SMTP_URL nothing is queued', async () => {
     const to = address();
-    expect(await queueMail(db, { ...config, smtpUrl: null }, { to, template: 'verify_email', subject: 's', text: 't', html: 'h' })).toBe(false);
+    expect(await queueMail(db, { ...config, smtpUrl: null }, { to, template: 'verify_email', subject: 's', text: 't', html: 'h' })).toBe(
+      false,
+    );
     expect(await rowsTo(to)).toEqual([]);
   });
 
@@ -108,7 +146,9 @@ describe('the mail outbox, sent by sendDueMail', () => {
     expect(sent).toMatchObject({ status: 'sent', attempts: 1, body_sealed: null, locked_until: null, last_error: null });
     expect(sent!.sent_at).toEqual(clock.now());
     // No trace of the link's token is left anywhere in the outbox.
-    const dump = await sql<{ dump: string }>`select coalesce(string_agg(row_to_json(m)::text, ''), '') as dump from mail_outbox m`.execute(db);
+    const dump = await sql<{ dump: string }>`select coalesce(string_agg(row_to_json(m)::text, ''), '') as dump from mail_outbox m`.execute(
+      db,
+    );
     expect(dump.rows[0]!.dump).not.toContain(token);
     expect(dump.rows[0]!.dump).toContain(to);
   });
@@ -196,7 +236,8 @@ describe('the mail outbox, sent by sendDueMail', () => {
 
   it('two senders at once send each mail once', async () => {
     const tos = Array.from({ length: 12 }, () => address());
-    for (const to of tos) await queueMail(db, config, { to, template: 'verify_email', ...verificationMail({ appUrl: APP_URL, token: to }) });
+    for (const to of tos)
+      await queueMail(db, config, { to, template: 'verify_email', ...verificationMail({ appUrl: APP_URL, token: to }) });
     const transports = [createMailTransport(smtp.url), createMailTransport(smtp.url)];
     try {
       const passes = await Promise.all(transports.map((t) => sendDueMail(db, config, t, clock)));
@@ -215,7 +256,17 @@ describe('the mail outbox, sent by sendDueMail', () => {
       await queueMail(db, config, { to, template, subject: 's', text: 't', html: 'h' });
     }
     await queueMail(db, config, { to: address(), template: 'reset_password', subject: 's', text: 't', html: 'h' });
-    await db.insertInto('mail_outbox').values({ id: newId('msg'), recipient: to, template: 'reset_password', subject: 'old', body_sealed: null, created_at: new Date(Date.now() - 2 * 3600_000) } as never).execute();
+    await db
+      .insertInto('mail_outbox')
+      .values({
+        id: newId('msg'),
+        recipient: to,
+        template: 'reset_password',
+        subject: 'old',
+        body_sealed: null,
+        created_at: new Date(Date.now() - 2 * 3600_000),
+      } as never)
+      .execute();
     expect(await recentMailCount(db, to, ['reset_password'], 3600_000)).toBe(2);
     expect(await recentMailCount(db, to, ['reset_password', 'verify_email'], 3600_000)).toBe(3);
     expect(await recentMailCount(db, to, ['reset_password'], 3 * 3600_000)).toBe(3);
@@ -225,7 +276,11 @@ describe('the mail outbox, sent by sendDueMail', () => {
   it('the mail task sends what is due when kicked, and stops when its runner stops', async () => {
     const to = address();
     const runtime = createRuntime({ ...config, databaseUrl: url }, { name: 'test', providers: [], clock, log: pino({ level: 'silent' }) });
-    const runner = new BackgroundRunner({ tasks: [taskNamed('mail')], context: { services: runtime.services, redisUrl: config.redisUrl }, everyMs: { mail: 60_000 } }).start();
+    const runner = new BackgroundRunner({
+      tasks: [taskNamed('mail')],
+      context: { services: runtime.services, redisUrl: config.redisUrl },
+      everyMs: { mail: 60_000 },
+    }).start();
     try {
       try {
         expect(runner.running).toEqual(['mail']);
@@ -250,7 +305,6 @@ describe('the mail outbox, sent by sendDueMail', () => {
   });
 });
 
-
 describe('invitations through the outbox (HTTP)', () => {
   let stack: TestStack;
   beforeAll(async () => {
@@ -270,7 +324,10 @@ describe('invitations through the outbox (HTTP)', () => {
   it('POST /v1/workspaces/{id}/invitations mails the invitation: the inviter named, the name quoted, the accept link', async () => {
     const { owner, workspaceId } = await team('Crew <b>https://evil.example</b>');
     const to = `invitee.${Date.now().toString(36)}@example.com`;
-    const res = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.write(), body: { email: to, role: 'member' } });
+    const res = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+      headers: owner.write(),
+      body: { email: to, role: 'member' },
+    });
     expect(res.status).toBe(201);
     const mail = await smtp.waitFor(to, 10_000);
     expect(mail.text).toContain(res.body.accept_url);
@@ -290,7 +347,9 @@ describe('invitations through the outbox (HTTP)', () => {
   it('at most 50 invitations per workspace per UTC day: the 50th is taken, the 51st is 429 rate_limit_exceeded until midnight', async () => {
     const { owner, workspaceId } = await team('Busy');
     // 49 sent today (some revoked or accepted: they count), and older ones that do not.
-    const today = await sql<{ start: Date }>`select date_trunc('day', now() at time zone 'utc') at time zone 'utc' as start`.execute(stack.runtime.db);
+    const today = await sql<{ start: Date }>`select date_trunc('day', now() at time zone 'utc') at time zone 'utc' as start`.execute(
+      stack.runtime.db,
+    );
     const start = today.rows[0]!.start;
     const row = (i: number, createdAt: Date) => ({
       id: newId('inv'),
@@ -305,27 +364,47 @@ describe('invitations through the outbox (HTTP)', () => {
     });
     await stack.runtime.db
       .insertInto('invitations')
-      .values([...Array.from({ length: 49 }, (_, i) => row(i, new Date(start.getTime() + 1000))), ...Array.from({ length: 10 }, (_, i) => row(100 + i, new Date(start.getTime() - 1000)))] as never)
+      .values([
+        ...Array.from({ length: 49 }, (_, i) => row(i, new Date(start.getTime() + 1000))),
+        ...Array.from({ length: 10 }, (_, i) => row(100 + i, new Date(start.getTime() - 1000))),
+      ] as never)
       .execute();
 
-    const fiftieth = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.write(), body: { email: 'fifty@example.com', role: 'member' } });
+    const fiftieth = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+      headers: owner.write(),
+      body: { email: 'fifty@example.com', role: 'member' },
+    });
     expect(fiftieth.status).toBe(201);
 
     const before = Date.now();
-    const refused = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.write(), body: { email: 'fifty-one@example.com', role: 'viewer' } });
+    const refused = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+      headers: owner.write(),
+      body: { email: 'fifty-one@example.com', role: 'viewer' },
+    });
     expect(refused.status).toBe(429);
-    expect(refused.body.detail).toEqual({ error: 'rate_limit_exceeded', message: expect.stringContaining('50 invitations a day'), retry_after: expect.any(Number) });
+    expect(refused.body.detail).toEqual({
+      error: 'rate_limit_exceeded',
+      message: expect.stringContaining('50 invitations a day'),
+      retry_after: expect.any(Number),
+    });
     const nextMidnight = Date.UTC(new Date(before).getUTCFullYear(), new Date(before).getUTCMonth(), new Date(before).getUTCDate() + 1);
     const expected = Math.ceil((nextMidnight - before) / 1000);
     expect(Math.abs(refused.body.detail.retry_after - expected)).toBeLessThanOrEqual(2);
     expect(refused.headers['retry-after']).toBe(String(refused.body.detail.retry_after));
     // Refused: no invitation and no mail for it.
-    expect(await stack.runtime.db.selectFrom('invitations').select('id').where('email', '=', 'fifty-one@example.com').execute()).toEqual([]);
-    expect(await stack.runtime.db.selectFrom('mail_outbox').select('id').where('recipient', '=', 'fifty-one@example.com').execute()).toEqual([]);
+    expect(await stack.runtime.db.selectFrom('invitations').select('id').where('email', '=', 'fifty-one@example.com').execute()).toEqual(
+      [],
+    );
+    expect(
+      await stack.runtime.db.selectFrom('mail_outbox').select('id').where('recipient', '=', 'fifty-one@example.com').execute(),
+    ).toEqual([]);
 
     // Another workspace has its own 50.
     const other = await team('Quiet');
-    const elsewhere = await stack.api.post(`/v1/workspaces/${other.workspaceId}/invitations`, { headers: other.owner.write(), body: { email: 'fifty-one@example.com', role: 'viewer' } });
+    const elsewhere = await stack.api.post(`/v1/workspaces/${other.workspaceId}/invitations`, {
+      headers: other.owner.write(),
+      body: { email: 'fifty-one@example.com', role: 'viewer' },
+    });
     expect(elsewhere.status).toBe(201);
   });
 });

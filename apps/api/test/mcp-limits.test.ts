@@ -31,11 +31,18 @@ interface RpcAnswer {
 
 /** One POST to /mcp: its status, Retry-After, and the JSON-RPC answer (from JSON or the event stream). */
 async function post(key: string, message: unknown): Promise<{ status: number; retryAfter: string | null; body: RpcAnswer }> {
-  const res = await fetch(`${served.url}/mcp`, { method: 'POST', headers: { ...headers, 'X-API-Key': key }, body: JSON.stringify(message) });
+  const res = await fetch(`${served.url}/mcp`, {
+    method: 'POST',
+    headers: { ...headers, 'X-API-Key': key },
+    body: JSON.stringify(message),
+  });
   const text = await res.text();
   let body: RpcAnswer = {};
   if ((res.headers.get('content-type') ?? '').includes('text/event-stream')) {
-    const data = text.split('\n').filter((line) => line.startsWith('data: ')).map((line) => JSON.parse(line.slice(6)) as RpcAnswer);
+    const data = text
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice(6)) as RpcAnswer);
     body = data.find((d) => d.id !== undefined) ?? {};
   } else if (text) {
     body = JSON.parse(text) as RpcAnswer;
@@ -51,7 +58,11 @@ const startJob = (id: number, target: string) => ({
 });
 
 async function jobsOf(ws: SeededWorkspace): Promise<number> {
-  const row = await served.stack.runtime.db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+  const row = await served.stack.runtime.db
+    .selectFrom('jobs')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('workspace_id', '=', ws.workspaceId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -75,7 +86,11 @@ describe('/mcp inside the limits', () => {
       expect(past.status).toBe(200);
       expect(past.body.id).toBe(200 + i);
       expect(past.body.result!.isError).toBe(true);
-      expect(past.body.result!.structuredContent).toMatchObject({ error: 'rate_limit_exceeded', retry_after: expect.any(Number), limit: 2 });
+      expect(past.body.result!.structuredContent).toMatchObject({
+        error: 'rate_limit_exceeded',
+        retry_after: expect.any(Number),
+        limit: 2,
+      });
       expect(past.body.result!.structuredContent!.retry_after).toBeGreaterThanOrEqual(1);
       expect(past.body.result!.structuredContent!.retry_after).toBeLessThanOrEqual(60);
       expect(past.body.result!.content![0]!.text).toMatch(/rate_limit_exceeded/);

@@ -40,7 +40,9 @@ const results: Array<{ name: string; result: Result }> = [];
 
 async function connect(key: string): Promise<Client> {
   const client = new Client({ name: 'mcp-start-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } }),
+  );
   clients.push(client);
   return client;
 }
@@ -74,7 +76,11 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${port}`;
   const created = await eventually(
     async () => {
-      const res = await fetch(`${base}/v1/keys`, { method: 'POST', headers: { 'X-API-Key': ownerKey, 'Content-Type': 'application/json' }, body: JSON.stringify({ name: 'agent', role: 'viewer' }) });
+      const res = await fetch(`${base}/v1/keys`, {
+        method: 'POST',
+        headers: { 'X-API-Key': ownerKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify({ name: 'agent', role: 'viewer' }),
+      });
       return res.status === 201 ? res : undefined;
     },
     60_000,
@@ -104,19 +110,28 @@ it('serves every tool, bounds every answer, refuses a viewer and an empty balanc
     pages += 1;
     expect(page.isError).toBeFalsy();
     expect(page.structuredContent.truncated).toBe(page.structuredContent.next_cursor !== null);
-    operations.push(...(page.structuredContent.operations as Array<{ platform: string; operation: string }>).map((o) => `${o.platform}/${o.operation}`));
+    operations.push(
+      ...(page.structuredContent.operations as Array<{ platform: string; operation: string }>).map((o) => `${o.platform}/${o.operation}`),
+    );
     cursor = page.structuredContent.next_cursor;
   } while (cursor !== null);
   expect(pages).toBeGreaterThan(1);
   expect(new Set(operations).size).toBe(operations.length);
-  const catalog = (await (await fetch(`${base}/v1/platforms`)).json()) as Array<{ platform: string; operations: Array<{ operation: string }> }>;
+  const catalog = (await (await fetch(`${base}/v1/platforms`)).json()) as Array<{
+    platform: string;
+    operations: Array<{ operation: string }>;
+  }>;
   expect(operations).toEqual(catalog.flatMap((p) => p.operations.map((o) => `${p.platform}/${o.operation}`)));
   expect((await call(owner, 'list_operations', { platform: ['x'] })).structuredContent.error).toBe('validation_error');
 
   // quote: success, bad input, viewer refused.
-  expect((await call(owner, 'quote', { platform: 'twitter', operation: 'followers', target: 'nasa', limit: 100 })).structuredContent).toMatchObject({ max_credits: 200, affordable: true });
+  expect(
+    (await call(owner, 'quote', { platform: 'twitter', operation: 'followers', target: 'nasa', limit: 100 })).structuredContent,
+  ).toMatchObject({ max_credits: 200, affordable: true });
   expect((await call(owner, 'quote', { platform: 'twitter', operation: 'followers' })).structuredContent.error).toBe('validation_error');
-  expect((await call(viewer, 'quote', { platform: 'twitter', operation: 'followers', target: 'nasa' })).structuredContent.error).toBe('forbidden');
+  expect((await call(viewer, 'quote', { platform: 'twitter', operation: 'followers', target: 'nasa' })).structuredContent.error).toBe(
+    'forbidden',
+  );
 
   // extract: 150 items do not fit in 4000 bytes: the first ones come, then get_items goes on from next_cursor.
   const extracted = await call(owner, 'extract', { platform: 'twitter', operation: 'followers', target: 'mcp_bound', limit: 150 });
@@ -132,30 +147,56 @@ it('serves every tool, bounds every answer, refuses a viewer and an empty balanc
     ids.push(...(page.structuredContent.items as Array<{ id: string }>).map((i) => i.id));
     cursor = page.structuredContent.next_cursor;
   }
-  const whole = (await (await fetch(`${base}/v1/jobs/${jobId}/items?limit=1000`, { headers: { 'X-API-Key': ownerKey } })).json()) as { items: Array<{ id: string }> };
+  const whole = (await (await fetch(`${base}/v1/jobs/${jobId}/items?limit=1000`, { headers: { 'X-API-Key': ownerKey } })).json()) as {
+    items: Array<{ id: string }>;
+  };
   expect(ids).toEqual(whole.items.map((i) => i.id));
   expect(ids).toHaveLength(150);
-  expect((await call(owner, 'extract', { platform: 'twitter', operation: 'followers', target: 'x', limit: 0 })).structuredContent.error).toBe('validation_error');
-  expect((await call(viewer, 'extract', { platform: 'twitter', operation: 'followers', target: 'x' })).structuredContent.error).toBe('forbidden');
+  expect(
+    (await call(owner, 'extract', { platform: 'twitter', operation: 'followers', target: 'x', limit: 0 })).structuredContent.error,
+  ).toBe('validation_error');
+  expect((await call(viewer, 'extract', { platform: 'twitter', operation: 'followers', target: 'x' })).structuredContent.error).toBe(
+    'forbidden',
+  );
   expect((await call(owner, 'get_items', { job_id: jobId, limit: 0 })).structuredContent.error).toBe('validation_error');
 
   // get_job, get_usage: success and bad input.
-  expect((await call(viewer, 'get_job', { job_id: jobId })).structuredContent.job).toMatchObject({ id: jobId, status: 'completed', result_count: 150 });
+  expect((await call(viewer, 'get_job', { job_id: jobId })).structuredContent.job).toMatchObject({
+    id: jobId,
+    status: 'completed',
+    result_count: 150,
+  });
   expect((await call(viewer, 'get_job', { job_id: 42 })).structuredContent.error).toBe('validation_error');
-  expect((await call(viewer, 'get_usage')).structuredContent).toMatchObject({ credits_used: expect.any(Number), credits_remaining: expect.any(Number) });
+  expect((await call(viewer, 'get_usage')).structuredContent).toMatchObject({
+    credits_used: expect.any(Number),
+    credits_remaining: expect.any(Number),
+  });
   expect((await call(viewer, 'get_usage', { workspace: 'other' })).structuredContent.error).toBe('validation_error');
 
   // start_job and cancel_job: the rest of the demo's 100,000 credits reserved by two jobs (2 credits a follower); a third is insufficient_credits.
   const first = await call(owner, 'start_job', { platform: 'twitter', operation: 'followers', target: 'mcp_fill_1', limit: 25_000 });
   const left = (await call(owner, 'get_usage')).structuredContent.credits_remaining as number;
-  const second = await call(owner, 'start_job', { platform: 'twitter', operation: 'followers', target: 'mcp_fill_2', limit: Math.floor(left / 2) });
+  const second = await call(owner, 'start_job', {
+    platform: 'twitter',
+    operation: 'followers',
+    target: 'mcp_fill_2',
+    limit: Math.floor(left / 2),
+  });
   expect(first.isError).toBeFalsy();
   expect(second.isError).toBeFalsy();
   const third = await call(owner, 'start_job', { platform: 'twitter', operation: 'followers', target: 'mcp_fill_3', limit: 10 });
   expect(third).toMatchObject({ isError: true, structuredContent: { error: 'insufficient_credits' } });
-  expect((await call(owner, 'extract', { platform: 'twitter', operation: 'followers', target: 'mcp_fill_4', limit: 10 })).structuredContent.error).toBe('insufficient_credits');
-  expect((await call(viewer, 'start_job', { platform: 'twitter', operation: 'followers', target: 'mcp_viewer' })).structuredContent.error).toBe('forbidden');
-  expect((await call(owner, 'start_job', { platform: 'twitter', operation: 'followers', target: 'x', idempotency_key: '' })).structuredContent.error).toBe('validation_error');
+  expect(
+    (await call(owner, 'extract', { platform: 'twitter', operation: 'followers', target: 'mcp_fill_4', limit: 10 })).structuredContent
+      .error,
+  ).toBe('insufficient_credits');
+  expect(
+    (await call(viewer, 'start_job', { platform: 'twitter', operation: 'followers', target: 'mcp_viewer' })).structuredContent.error,
+  ).toBe('forbidden');
+  expect(
+    (await call(owner, 'start_job', { platform: 'twitter', operation: 'followers', target: 'x', idempotency_key: '' })).structuredContent
+      .error,
+  ).toBe('validation_error');
   const secondId = second.structuredContent.job.id as string;
   expect((await call(viewer, 'cancel_job', { job_id: secondId })).structuredContent.error).toBe('forbidden');
   expect((await call(owner, 'cancel_job', {})).structuredContent.error).toBe('validation_error');
@@ -164,10 +205,15 @@ it('serves every tool, bounds every answer, refuses a viewer and an empty balanc
   expect(['cancelled', 'completed']).toContain(cancelled.structuredContent.job.status);
 
   // Every answer, success or error: text and structured content each within the bound.
-  expect(new Set(results.map((r) => r.name))).toEqual(new Set(['list_operations', 'quote', 'extract', 'start_job', 'get_job', 'get_items', 'cancel_job', 'get_usage']));
+  expect(new Set(results.map((r) => r.name))).toEqual(
+    new Set(['list_operations', 'quote', 'extract', 'start_job', 'get_job', 'get_items', 'cancel_job', 'get_usage']),
+  );
   for (const { name, result } of results) {
     const text = result.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-    expect({ name, over: Buffer.byteLength(text) > BOUND || Buffer.byteLength(JSON.stringify(result.structuredContent)) > BOUND }).toEqual({ name, over: false });
+    expect({ name, over: Buffer.byteLength(text) > BOUND || Buffer.byteLength(JSON.stringify(result.structuredContent)) > BOUND }).toEqual({
+      name,
+      over: false,
+    });
   }
 }, 120_000);
 
@@ -179,16 +225,42 @@ it('get_series and list_changes stay within the bound: older points left out (tr
   // Many points and changes, as a year of hourly runs would leave them.
   const db = createDb({ connectionString: database.url, max: 1 });
   try {
-    const { workspace_id: workspaceId } = await db.selectFrom('monitors').select('workspace_id').where('id', '=', monitorId).executeTakeFirstOrThrow();
+    const { workspace_id: workspaceId } = await db
+      .selectFrom('monitors')
+      .select('workspace_id')
+      .where('id', '=', monitorId)
+      .executeTakeFirstOrThrow();
     const start = Date.parse('2026-11-01T00:00:00.000Z');
     await ensureMonthPartition(db, new Date(start));
     const points = Array.from({ length: 400 }, (_, i) => ({
-      monitor_id: monitorId, workspace_id: workspaceId, target: i % 2 ? 'bound_a' : 'bound_b', item_id: '', metric: 'followers_count', at: new Date(start + i * 3_600_000), value: 1000 + i, run_id: `mrn_bound${i}`,
+      monitor_id: monitorId,
+      workspace_id: workspaceId,
+      target: i % 2 ? 'bound_a' : 'bound_b',
+      item_id: '',
+      metric: 'followers_count',
+      at: new Date(start + i * 3_600_000),
+      value: 1000 + i,
+      run_id: `mrn_bound${i}`,
     }));
     await db.insertInto('monitor_points').values(points).execute();
     await db
       .insertInto('monitor_changes')
-      .values(points.map((p, i) => ({ id: `mch_bound${String(i).padStart(4, '0')}`, monitor_id: monitorId, workspace_id: workspaceId, run_id: p.run_id, target: p.target, item_id: null, kind: 'metric_changed' as const, field: p.metric, before: String(p.value - 1), after: String(p.value), change_pct: 0.1, at: p.at })))
+      .values(
+        points.map((p, i) => ({
+          id: `mch_bound${String(i).padStart(4, '0')}`,
+          monitor_id: monitorId,
+          workspace_id: workspaceId,
+          run_id: p.run_id,
+          target: p.target,
+          item_id: null,
+          kind: 'metric_changed' as const,
+          field: p.metric,
+          before: String(p.value - 1),
+          after: String(p.value),
+          change_pct: 0.1,
+          at: p.at,
+        })),
+      )
       .execute();
   } finally {
     await db.destroy();
@@ -208,7 +280,11 @@ it('get_series and list_changes stay within the bound: older points left out (tr
   let after: string | undefined;
   let pages = 0;
   for (;;) {
-    const page: Result = await call(owner, 'list_changes', { monitor_id: monitorId, limit: 100, ...(after ? { starting_after: after } : {}) });
+    const page: Result = await call(owner, 'list_changes', {
+      monitor_id: monitorId,
+      limit: 100,
+      ...(after ? { starting_after: after } : {}),
+    });
     pages += 1;
     expect(page.isError).toBeFalsy();
     const ids = (page.structuredContent.changes as Array<{ id: string }>).map((c) => c.id);
@@ -222,6 +298,9 @@ it('get_series and list_changes stay within the bound: older points left out (tr
 
   for (const { name, result } of results.filter((r) => r.name === 'get_series' || r.name === 'list_changes')) {
     const text = result.content.map((block) => (block.type === 'text' ? block.text : '')).join('');
-    expect({ name, over: Buffer.byteLength(text) > BOUND || Buffer.byteLength(JSON.stringify(result.structuredContent)) > BOUND }).toEqual({ name, over: false });
+    expect({ name, over: Buffer.byteLength(text) > BOUND || Buffer.byteLength(JSON.stringify(result.structuredContent)) > BOUND }).toEqual({
+      name,
+      over: false,
+    });
   }
 }, 60_000);

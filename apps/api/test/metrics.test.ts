@@ -76,8 +76,12 @@ describe('GET /metrics', () => {
     expect(sample(after, 'sdx_http_requests_total', { method: 'GET', route: '/v1/account', status: '401' })).toBeGreaterThanOrEqual(1);
     expect(sample(after, 'sdx_http_requests_total', { method: 'GET', route: '/v1/account', status: '200' })).toBeGreaterThanOrEqual(1);
     expect(sample(after, 'sdx_http_requests_total', { method: 'GET', route: 'unmatched', status: '404' })).toBeGreaterThanOrEqual(1);
-    expect(sample(after, 'sdx_http_request_duration_seconds_count', { method: 'GET', route: '/v1/jobs/:job_id' })).toBeGreaterThanOrEqual(2);
-    expect(sample(after, 'sdx_http_request_duration_seconds_bucket', { method: 'GET', route: '/v1/jobs/:job_id', le: '+Inf' })).toBeGreaterThanOrEqual(2);
+    expect(sample(after, 'sdx_http_request_duration_seconds_count', { method: 'GET', route: '/v1/jobs/:job_id' })).toBeGreaterThanOrEqual(
+      2,
+    );
+    expect(
+      sample(after, 'sdx_http_request_duration_seconds_bucket', { method: 'GET', route: '/v1/jobs/:job_id', le: '+Inf' }),
+    ).toBeGreaterThanOrEqual(2);
     expect(after).not.toContain(missing);
     expect(after).not.toContain('/no/such/path');
   });
@@ -86,7 +90,8 @@ describe('GET /metrics', () => {
     const ws = await stack.workspace({ credits: 10_000 });
     // Entries wait as `waiting`, or as `prioritized` when the fair order gives them a priority.
     const waitingIn = (text: string, queue: string) =>
-      (sample(text, 'sdx_queue_jobs', { queue, state: 'waiting' }) ?? 0) + (sample(text, 'sdx_queue_jobs', { queue, state: 'prioritized' }) ?? 0);
+      (sample(text, 'sdx_queue_jobs', { queue, state: 'waiting' }) ?? 0) +
+      (sample(text, 'sdx_queue_jobs', { queue, state: 'prioritized' }) ?? 0);
     const waitingBefore = waitingIn(await scrape(), QUEUES.jobs);
     for (const target of ['natgeo', 'nasa', 'bbc']) {
       const res = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target } });

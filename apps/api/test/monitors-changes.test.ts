@@ -1,5 +1,14 @@
 import { dispatchMonitors } from '@sdx/domain/testing';
-import { eventually, schemaProblems, type SeededWorkspace, startTestStack, startWebhookReceiver, type TestStack, untilNextSecond, type WebhookReceiver } from '@sdx/testing';
+import {
+  eventually,
+  schemaProblems,
+  type SeededWorkspace,
+  startTestStack,
+  startWebhookReceiver,
+  type TestStack,
+  untilNextSecond,
+  type WebhookReceiver,
+} from '@sdx/testing';
 
 /**
  * A monitor's changes and alerts through HTTP (extensions-3.md section 3): metric_changed,
@@ -10,7 +19,11 @@ let stack: TestStack;
 let receiver: WebhookReceiver;
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
-  stack = await startTestStack({ withWorker: true, workerConcurrency: 4, env: { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', WEBHOOK_RETRY_SCHEDULE: '' } });
+  stack = await startTestStack({
+    withWorker: true,
+    workerConcurrency: 4,
+    env: { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', WEBHOOK_RETRY_SCHEDULE: '' },
+  });
 });
 afterAll(async () => {
   await stack.close();
@@ -146,7 +159,11 @@ describe('changes', () => {
     // A third run: the fields stay as last seen, so no second field_changed.
     const third = await runOnce(ws, monitor.id);
     expect((await changes(ws, monitor.id, '?kind=field_changed')).data).toHaveLength(1);
-    expect((await changes(ws, monitor.id)).data.filter((c) => c.run_id === third.id).map((c) => c.kind)).toEqual(['metric_changed', 'metric_changed', 'metric_changed']);
+    expect((await changes(ws, monitor.id)).data.filter((c) => c.run_id === third.id).map((c) => c.kind)).toEqual([
+      'metric_changed',
+      'metric_changed',
+      'metric_changed',
+    ]);
   });
 
   it('a rolling feed records new_item for items no earlier run listed', async () => {
@@ -159,10 +176,15 @@ describe('changes', () => {
     const fresh = (await changes(ws, monitor.id, '?kind=new_item')).data;
     expect(fresh.length).toBeGreaterThan(0);
     expect(fresh.length).toBeLessThanOrEqual(3);
-    for (const c of fresh) expect(c).toMatchObject({ run_id: second.id, target, kind: 'new_item', field: null, before: null, after: null, change_pct: null });
+    for (const c of fresh)
+      expect(c).toMatchObject({ run_id: second.id, target, kind: 'new_item', field: null, before: null, after: null, change_pct: null });
     expect(new Set(fresh.map((c) => c.item_id)).size).toBe(fresh.length);
     // The items of the first run are not new.
-    const firstItems = await stack.runtime.services.db.selectFrom('monitor_points').select('item_id').where('run_id', '=', first.id).execute();
+    const firstItems = await stack.runtime.services.db
+      .selectFrom('monitor_points')
+      .select('item_id')
+      .where('run_id', '=', first.id)
+      .execute();
     for (const c of fresh) expect(firstItems.map((p) => p.item_id)).not.toContain(c.item_id);
   });
 });
@@ -174,10 +196,22 @@ describe('alerts', () => {
     const target = 'nasa_sandbox_drift_30';
     const monitor = await create(ws, { targets: [target], alerts: [{ metric: 'followers_count', condition: 'above', threshold: 1 }] });
     const first = await runOnce(ws, monitor.id, false);
-    const [{ value: start }] = await stack.runtime.services.db.selectFrom('monitor_series').select('value').where('monitor_id', '=', monitor.id).where('metric', '=', 'followers_count').execute();
+    const [{ value: start }] = await stack.runtime.services.db
+      .selectFrom('monitor_series')
+      .select('value')
+      .where('monitor_id', '=', monitor.id)
+      .where('metric', '=', 'followers_count')
+      .execute();
     // A threshold between the first value and the next: the next run crosses it.
     const threshold = start + 0.5;
-    expect((await stack.api.patch(`/v1/monitors/${monitor.id}`, { headers: ws.auth, body: { alerts: [{ metric: 'followers_count', condition: 'above', threshold }] } })).status).toBe(200);
+    expect(
+      (
+        await stack.api.patch(`/v1/monitors/${monitor.id}`, {
+          headers: ws.auth,
+          body: { alerts: [{ metric: 'followers_count', condition: 'above', threshold }] },
+        })
+      ).status,
+    ).toBe(200);
     const second = await runOnce(ws, monitor.id);
     const third = await runOnce(ws, monitor.id);
 
@@ -194,7 +228,16 @@ describe('alerts', () => {
     expect(alerts).toHaveLength(1);
     expect(schemaProblems('MonitorAlertWebhookEvent', alerts[0])).toEqual([]);
     const data = alerts[0]!.data;
-    expect(data).toMatchObject({ monitor_id: monitor.id, run_id: second.id, target, item_id: null, metric: 'followers_count', previous: start, condition: 'above', threshold });
+    expect(data).toMatchObject({
+      monitor_id: monitor.id,
+      run_id: second.id,
+      target,
+      item_id: null,
+      metric: 'followers_count',
+      previous: start,
+      condition: 'above',
+      threshold,
+    });
     expect(data.value as number).toBeGreaterThan(threshold);
   });
 
@@ -221,7 +264,15 @@ describe('alerts', () => {
     const alerts = eventsOf(ws).filter((e) => e.type === 'monitor.alert');
     expect(alerts.map((e) => e.data.item_id).sort()).toEqual(fresh.map((c) => c.item_id).sort());
     for (const e of alerts) {
-      expect(e.data).toMatchObject({ monitor_id: monitor.id, run_id: second.id, target, metric: 'likes', previous: null, condition: 'new_item', threshold: null });
+      expect(e.data).toMatchObject({
+        monitor_id: monitor.id,
+        run_id: second.id,
+        target,
+        metric: 'likes',
+        previous: null,
+        condition: 'new_item',
+        threshold: null,
+      });
       expect(schemaProblems('MonitorAlertWebhookEvent', e)).toEqual([]);
     }
   });

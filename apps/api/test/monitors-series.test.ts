@@ -39,7 +39,18 @@ async function insertPoints(ws: SeededWorkspace, monitorId: string, points: Poin
   for (const p of points) await ensureMonthPartition(stack.runtime.db, new Date(p.at));
   await stack.runtime.db
     .insertInto('monitor_points')
-    .values(points.map((p) => ({ monitor_id: monitorId, workspace_id: ws.workspaceId, target: p.target, item_id: p.itemId, metric: p.metric, at: new Date(p.at), value: p.value, run_id: 'mrn_test' })))
+    .values(
+      points.map((p) => ({
+        monitor_id: monitorId,
+        workspace_id: ws.workspaceId,
+        target: p.target,
+        item_id: p.itemId,
+        metric: p.metric,
+        at: new Date(p.at),
+        value: p.value,
+        run_id: 'mrn_test',
+      })),
+    )
     .execute();
 }
 
@@ -72,8 +83,13 @@ describe('GET /v1/monitors/{id}/series', () => {
     expect(res.body.data[0].points.map((p: { value: number }) => p.value)).toEqual([-0.25, 1.5]);
     expect(res.body.data[2].points.map((p: { value: number }) => p.value)).toEqual([0, 1e21]);
     // Filters narrow the same answer; a series with no point in the range is not listed.
-    const narrowed = await stack.api.get(`/v1/monitors/${monitorId}/series?target=PLAIN&from=${encodeURIComponent('2026-11-01T00:00:00Z')}`, { headers: ws.auth });
-    expect(narrowed.body).toEqual({ data: [{ target: 'plain', item_id: null, metric: 'followers_count', points: [{ at: '2026-12-01T00:00:00.500Z', value: 1e21 }] }] });
+    const narrowed = await stack.api.get(
+      `/v1/monitors/${monitorId}/series?target=PLAIN&from=${encodeURIComponent('2026-11-01T00:00:00Z')}`,
+      { headers: ws.auth },
+    );
+    expect(narrowed.body).toEqual({
+      data: [{ target: 'plain', item_id: null, metric: 'followers_count', points: [{ at: '2026-12-01T00:00:00.500Z', value: 1e21 }] }],
+    });
     const none = await stack.api.get(`/v1/monitors/${monitorId}/series?metric=shares`, { headers: ws.auth });
     expect(none.body).toEqual({ data: [] });
   });

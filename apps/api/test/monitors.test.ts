@@ -64,7 +64,10 @@ async function workspace(options: Parameters<TestStack['workspace']>[0] = {}): P
 }
 
 async function create(ws: SeededWorkspace, body: Record<string, unknown>, auth = ws.auth): Promise<Monitor> {
-  const res = await stack.api.post('/v1/monitors', { headers: auth, body: { operation: 'profile', targets: ['nasa'], frequency: 'daily', ...body } });
+  const res = await stack.api.post('/v1/monitors', {
+    headers: auth,
+    body: { operation: 'profile', targets: ['nasa'], frequency: 'daily', ...body },
+  });
   expect(res.status).toBe(201);
   return res.body as Monitor;
 }
@@ -79,10 +82,16 @@ describe('creating a monitor', () => {
   it('refuses a viewer key, an operation that is not monitorable, and targets or alerts beyond the bounds', async () => {
     const ws = await workspace();
     const viewer = { 'X-API-Key': (await createApiKey(stack.runtime.db, ws.workspaceId, 'viewer', { role: 'viewer' })).api_key };
-    const asViewer = await stack.api.post('/v1/monitors', { headers: viewer, body: { operation: 'profile', targets: ['nasa'], frequency: 'daily' } });
+    const asViewer = await stack.api.post('/v1/monitors', {
+      headers: viewer,
+      body: { operation: 'profile', targets: ['nasa'], frequency: 'daily' },
+    });
     expect(asViewer.status).toBe(403);
 
-    const followers = await stack.api.post('/v1/monitors', { headers: ws.auth, body: { operation: 'followers', targets: ['nasa'], frequency: 'daily' } });
+    const followers = await stack.api.post('/v1/monitors', {
+      headers: ws.auth,
+      body: { operation: 'followers', targets: ['nasa'], frequency: 'daily' },
+    });
     expect(followers.status).toBe(422);
     expect(followers.body.detail).toMatchObject({ error: 'operation_not_monitorable', platform: 'instagram', operation: 'followers' });
 
@@ -91,26 +100,51 @@ describe('creating a monitor', () => {
       body: { operation: 'profile', targets: Array.from({ length: 1001 }, (_, i) => `user${i}`), frequency: 'daily' },
     });
     expect(tooMany.status).toBe(422);
-    const none = await stack.api.post('/v1/monitors', { headers: ws.auth, body: { operation: 'profile', targets: [], frequency: 'daily' } });
+    const none = await stack.api.post('/v1/monitors', {
+      headers: ws.auth,
+      body: { operation: 'profile', targets: [], frequency: 'daily' },
+    });
     expect(none.status).toBe(422);
     const alerts = Array.from({ length: 21 }, () => ({ metric: 'followers_count', condition: 'above', threshold: 1 }));
-    const tooManyAlerts = await stack.api.post('/v1/monitors', { headers: ws.auth, body: { operation: 'profile', targets: ['nasa'], frequency: 'daily', alerts } });
+    const tooManyAlerts = await stack.api.post('/v1/monitors', {
+      headers: ws.auth,
+      body: { operation: 'profile', targets: ['nasa'], frequency: 'daily', alerts },
+    });
     expect(tooManyAlerts.status).toBe(422);
     const wrongMetric = await stack.api.post('/v1/monitors', {
       headers: ws.auth,
-      body: { operation: 'profile', targets: ['nasa'], frequency: 'daily', alerts: [{ metric: 'views', condition: 'above', threshold: 1 }] },
+      body: {
+        operation: 'profile',
+        targets: ['nasa'],
+        frequency: 'daily',
+        alerts: [{ metric: 'views', condition: 'above', threshold: 1 }],
+      },
     });
     expect(wrongMetric.status).toBe(422);
     const strangerTarget = await stack.api.post('/v1/monitors', {
       headers: ws.auth,
-      body: { operation: 'profile', targets: ['nasa'], frequency: 'daily', alerts: [{ metric: 'followers_count', condition: 'above', threshold: 1, target: 'esa' }] },
+      body: {
+        operation: 'profile',
+        targets: ['nasa'],
+        frequency: 'daily',
+        alerts: [{ metric: 'followers_count', condition: 'above', threshold: 1, target: 'esa' }],
+      },
     });
     expect(strangerTarget.status).toBe(422);
-    const dayOfDaily = await stack.api.post('/v1/monitors', { headers: ws.auth, body: { operation: 'profile', targets: ['nasa'], frequency: 'daily', day_of_week: 'friday' } });
+    const dayOfDaily = await stack.api.post('/v1/monitors', {
+      headers: ws.auth,
+      body: { operation: 'profile', targets: ['nasa'], frequency: 'daily', day_of_week: 'friday' },
+    });
     expect(dayOfDaily.status).toBe(422);
-    const badZone = await stack.api.post('/v1/monitors', { headers: ws.auth, body: { operation: 'profile', targets: ['nasa'], frequency: 'daily', timezone: 'Mars/Olympus' } });
+    const badZone = await stack.api.post('/v1/monitors', {
+      headers: ws.auth,
+      body: { operation: 'profile', targets: ['nasa'], frequency: 'daily', timezone: 'Mars/Olympus' },
+    });
     expect(badZone.status).toBe(422);
-    const duplicates = await stack.api.post('/v1/monitors', { headers: ws.auth, body: { operation: 'profile', targets: ['nasa', 'NASA'], frequency: 'daily' } });
+    const duplicates = await stack.api.post('/v1/monitors', {
+      headers: ws.auth,
+      body: { operation: 'profile', targets: ['nasa', 'NASA'], frequency: 'daily' },
+    });
     expect(duplicates.status).toBe(422);
     expect(duplicates.body.detail.error).toBe('duplicate_batch_target');
     expect((await stack.api.get('/v1/monitors', { headers: ws.auth })).body).toEqual([]);
@@ -133,8 +167,25 @@ describe('creating a monitor', () => {
     expect(res.status).toBe(201);
     expect(Object.keys(res.body).sort()).toEqual(
       [
-        'id', 'name', 'platform', 'operation', 'targets', 'limit', 'frequency', 'time_of_day', 'day_of_week', 'timezone', 'status',
-        'paused_reason', 'alerts', 'created_by', 'next_run_at', 'last_run_at', 'estimated_credits_per_run', 'estimated_credits_per_month', 'created_at',
+        'id',
+        'name',
+        'platform',
+        'operation',
+        'targets',
+        'limit',
+        'frequency',
+        'time_of_day',
+        'day_of_week',
+        'timezone',
+        'status',
+        'paused_reason',
+        'alerts',
+        'created_by',
+        'next_run_at',
+        'last_run_at',
+        'estimated_credits_per_run',
+        'estimated_credits_per_month',
+        'created_at',
       ].sort(),
     );
     expect(res.body).toMatchObject({
@@ -162,11 +213,33 @@ describe('creating a monitor', () => {
 
     // Hourly lists at the most a run can cost: 2 credits an item, 10 items, 2 targets, 730 runs.
     const posts = await create(ws, { operation: 'posts', targets: ['a', 'b'], limit: 10, frequency: 'hourly', time_of_day: '17:45' });
-    expect(posts).toMatchObject({ time_of_day: '00:45', next_run_at: '2026-12-07T10:45:00.000Z', estimated_credits_per_run: 40, estimated_credits_per_month: 29_200 });
-    const weekly = await create(ws, { operation: 'reels', frequency: 'weekly', day_of_week: 'wednesday', time_of_day: '06:00', timezone: 'America/New_York' });
-    expect(weekly).toMatchObject({ day_of_week: 'wednesday', next_run_at: '2026-12-09T11:00:00.000Z', estimated_credits_per_run: 24, estimated_credits_per_month: 96 });
+    expect(posts).toMatchObject({
+      time_of_day: '00:45',
+      next_run_at: '2026-12-07T10:45:00.000Z',
+      estimated_credits_per_run: 40,
+      estimated_credits_per_month: 29_200,
+    });
+    const weekly = await create(ws, {
+      operation: 'reels',
+      frequency: 'weekly',
+      day_of_week: 'wednesday',
+      time_of_day: '06:00',
+      timezone: 'America/New_York',
+    });
+    expect(weekly).toMatchObject({
+      day_of_week: 'wednesday',
+      next_run_at: '2026-12-09T11:00:00.000Z',
+      estimated_credits_per_run: 24,
+      estimated_credits_per_month: 96,
+    });
     const defaults = await create(ws, { operation: 'posts', platform: 'tiktok', frequency: 'weekly' });
-    expect(defaults).toMatchObject({ name: 'tiktok posts', time_of_day: '00:00', day_of_week: 'monday', timezone: 'UTC', next_run_at: '2026-12-14T00:00:00.000Z' });
+    expect(defaults).toMatchObject({
+      name: 'tiktok posts',
+      time_of_day: '00:00',
+      day_of_week: 'monday',
+      timezone: 'UTC',
+      next_run_at: '2026-12-14T00:00:00.000Z',
+    });
   });
 });
 
@@ -205,9 +278,19 @@ describe('the monitor resource', () => {
     expect((await stack.api.get(`/v1/monitors/${id}`, { headers: ws.auth })).body).toMatchObject({ name: 'one', status: 'active' });
     expect(await runs(ws, id)).toEqual([]);
 
-    const patched = await stack.api.patch(`/v1/monitors/${id}`, { headers: ws.auth, body: { frequency: 'weekly', day_of_week: 'friday', targets: ['esa', 'nasa'] } });
+    const patched = await stack.api.patch(`/v1/monitors/${id}`, {
+      headers: ws.auth,
+      body: { frequency: 'weekly', day_of_week: 'friday', targets: ['esa', 'nasa'] },
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ name: 'one', frequency: 'weekly', day_of_week: 'friday', time_of_day: '00:00', targets: ['esa', 'nasa'], next_run_at: '2026-12-11T00:00:00.000Z' });
+    expect(patched.body).toMatchObject({
+      name: 'one',
+      frequency: 'weekly',
+      day_of_week: 'friday',
+      time_of_day: '00:00',
+      targets: ['esa', 'nasa'],
+      next_run_at: '2026-12-11T00:00:00.000Z',
+    });
     const notMonitorable = await stack.api.patch(`/v1/monitors/${id}`, { headers: ws.auth, body: { operation: 'followers' } });
     expect(notMonitorable.status).toBe(422);
     const badDay = await stack.api.patch(`/v1/monitors/${id}`, { headers: ws.auth, body: { frequency: 'daily', day_of_week: 'friday' } });
@@ -241,7 +324,12 @@ describe('runs', () => {
     const monitor = await create(ws, { targets: Array.from({ length: 200 }, (_, i) => `user${i}`) });
     const res = await stack.api.post(`/v1/monitors/${monitor.id}/run`, { headers: ws.auth });
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ trigger: 'manual', status: 'skipped_credits', batch_ids: [], error: { error: 'insufficient_credits' } });
+    expect(res.body).toMatchObject({
+      trigger: 'manual',
+      status: 'skipped_credits',
+      batch_ids: [],
+      error: { error: 'insufficient_credits' },
+    });
     expect(res.body.finished_at).not.toBeNull();
     expect((await stack.api.get('/v1/batches', { headers: ws.auth })).body).toEqual([]);
     expect((await stack.api.get('/v1/account', { headers: ws.auth })).body.credits.available_credits).toBe(150);
@@ -257,7 +345,11 @@ describe('runs', () => {
     // Another key of the workspace runs it: the run still counts against its creator's cap.
     const res = await stack.api.post(`/v1/monitors/${monitor.id}/run`, { headers: ws.auth });
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ status: 'skipped_credits', batch_ids: [], error: { error: 'spend_cap_reached', scope: 'key', cap: 2, key_id: made.body.id } });
+    expect(res.body).toMatchObject({
+      status: 'skipped_credits',
+      batch_ids: [],
+      error: { error: 'spend_cap_reached', scope: 'key', cap: 2, key_id: made.body.id },
+    });
     expect((await stack.api.get('/v1/batches', { headers: ws.auth })).body).toEqual([]);
   });
 
@@ -271,7 +363,12 @@ describe('runs', () => {
     expect(started.body.batch_ids).toHaveLength(1);
     const runId = started.body.id as string;
     const batchTargets = async (id: string) => {
-      const rows = await stack.runtime.db.selectFrom('jobs').select('target').where('batch_id', '=', id).orderBy('batch_position').execute();
+      const rows = await stack.runtime.db
+        .selectFrom('jobs')
+        .select('target')
+        .where('batch_id', '=', id)
+        .orderBy('batch_position')
+        .execute();
       return rows.map((r) => r.target);
     };
     expect(await batchTargets(started.body.batch_ids[0])).toEqual(targets.slice(0, 100));
@@ -283,7 +380,10 @@ describe('runs', () => {
     expect(run!.batch_ids).toHaveLength(1);
 
     // Each time the active jobs end, the next batch enters.
-    for (const [index, slice] of [[1, targets.slice(100, 200)], [2, targets.slice(200)]] as const) {
+    for (const [index, slice] of [
+      [1, targets.slice(100, 200)],
+      [2, targets.slice(200)],
+    ] as const) {
       expect((await stack.api.post(`/v1/batches/${run!.batch_ids[index - 1]}/cancel`, { headers: ws.auth })).status).toBe(200);
       await dispatchMonitors(stack.runtime.services);
       [run] = await runs(ws, monitor.id);
@@ -328,11 +428,21 @@ describe('a creator who can no longer act', () => {
     const leaving = { 'X-API-Key': made.body.api_key as string };
     const theirs = await create(ws, { name: 'theirs' }, leaving);
     const mine = await create(ws, { name: 'mine' });
-    const paused = await stack.runtime.db.transaction().execute((tx) => pauseMonitorsOfCreator(tx, ws.workspaceId, { kind: 'key', id: made.body.id }));
+    const paused = await stack.runtime.db
+      .transaction()
+      .execute((tx) => pauseMonitorsOfCreator(tx, ws.workspaceId, { kind: 'key', id: made.body.id }));
     expect(paused).toEqual([theirs.id]);
     const got = (await stack.api.get(`/v1/monitors/${theirs.id}`, { headers: ws.auth })).body as Monitor;
-    expect(got).toMatchObject({ status: 'paused', paused_reason: 'creator_revoked', next_run_at: null, created_by: { kind: 'key', id: made.body.id } });
-    expect((await stack.api.get(`/v1/monitors/${mine.id}`, { headers: ws.auth })).body).toMatchObject({ status: 'active', paused_reason: null });
+    expect(got).toMatchObject({
+      status: 'paused',
+      paused_reason: 'creator_revoked',
+      next_run_at: null,
+      created_by: { kind: 'key', id: made.body.id },
+    });
+    expect((await stack.api.get(`/v1/monitors/${mine.id}`, { headers: ws.auth })).body).toMatchObject({
+      status: 'active',
+      paused_reason: null,
+    });
     const events = await stack.api.get('/v1/audit-events', { headers: ws.auth });
     expect(events.body.filter((e: { action: string }) => e.action === 'monitor.paused')).toEqual([
       expect.objectContaining({ action: 'monitor.paused', target_type: 'monitor', target_id: theirs.id }),
@@ -409,7 +519,9 @@ describe('observations and series', () => {
     expect(Date.parse(b!.at)).toBeGreaterThan(Date.parse(a!.at));
     expect((await series(ws, monitor.id, `?target=${steady}`)).every((s) => s.points.length === 1)).toBe(true);
     // from/to bound the points; another workspace reads nothing.
-    expect((await series(ws, monitor.id, `?metric=followers_count&target=${drifting}&from=${encodeURIComponent(b!.at)}`))[0]!.points).toEqual([b]);
+    expect(
+      (await series(ws, monitor.id, `?metric=followers_count&target=${drifting}&from=${encodeURIComponent(b!.at)}`))[0]!.points,
+    ).toEqual([b]);
     const other = await workspace();
     expect((await stack.api.get(`/v1/monitors/${monitor.id}/series`, { headers: other.auth })).status).toBe(404);
     expect((await stack.api.get(`/v1/monitors/${monitor.id}/series/export?format=csv`, { headers: other.auth })).status).toBe(404);
@@ -426,7 +538,9 @@ describe('observations and series', () => {
       `"${drifting}",,"followers_count","${b!.at}",${b!.value}`,
     ]);
     const json = await stack.api.get(`/v1/monitors/${monitor.id}/series/export?${query}`, { headers: ws.auth });
-    expect(json.body).toEqual([a, b].map((p) => ({ target: drifting, item_id: null, metric: 'followers_count', at: p!.at, value: p!.value })));
+    expect(json.body).toEqual(
+      [a, b].map((p) => ({ target: drifting, item_id: null, metric: 'followers_count', at: p!.at, value: p!.value })),
+    );
     const xlsx = await request(stack.app)
       .get(`/v1/monitors/${monitor.id}/series/export?format=xlsx&${query}`)
       .set(ws.auth)
@@ -460,10 +574,12 @@ describe('observations and series', () => {
     // Instagram photos show no views: a null is no series.
     expect(new Set(all.map((s) => s.metric)).has('likes')).toBe(true);
     expect(run.observations).toBe(all.length);
-    expect(await series(ws, monitor.id, `?item_id=${items[0]}&metric=likes`)).toEqual([all.find((s) => s.item_id === items[0] && s.metric === 'likes')]);
+    expect(await series(ws, monitor.id, `?item_id=${items[0]}&metric=likes`)).toEqual([
+      all.find((s) => s.item_id === items[0] && s.metric === 'likes'),
+    ]);
   });
 
-  it('retention deletes points older than MONITOR_RETENTION_DAYS, then drops whole months, and keeps each series\' last value', async () => {
+  it("retention deletes points older than MONITOR_RETENTION_DAYS, then drops whole months, and keeps each series' last value", async () => {
     const ws = await workspace();
     const monitor = await create(ws, { targets: ['kept_sandbox_drift_3'] });
     await stack.api.post(`/v1/monitors/${monitor.id}/run`, { headers: ws.auth });
@@ -476,7 +592,15 @@ describe('observations and series', () => {
     expect(await series(ws, monitor.id)).toHaveLength(3);
     // Older than the retention, in a month that is not wholly past it: its rows are deleted.
     const mine = await db.selectFrom('monitor_points').select('at').where('monitor_id', '=', monitor.id).execute();
-    const all = Number((await db.selectFrom('monitor_points').select(db.fn.countAll<number>().as('n')).where('at', '<=', new Date(at)).executeTakeFirstOrThrow()).n);
+    const all = Number(
+      (
+        await db
+          .selectFrom('monitor_points')
+          .select(db.fn.countAll<number>().as('n'))
+          .where('at', '<=', new Date(at))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
     const purged = await purgeMonitorPoints(db, new Date(at + 1000 + 86_400_000), 1);
     expect(purged).toEqual({ partitionsDropped: 0, pointsDeleted: all });
     expect(mine).toHaveLength(3);

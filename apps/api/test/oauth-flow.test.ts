@@ -28,13 +28,23 @@ function pkce() {
 }
 
 /** A raw call, checked against openapi.yaml (form bodies and redirects, which the contract client does not send or follow). */
-async function raw(method: 'get' | 'post' | 'options', path: string, options: { form?: Record<string, string>; json?: object; headers?: Record<string, string> } = {}) {
+async function raw(
+  method: 'get' | 'post' | 'options',
+  path: string,
+  options: { form?: Record<string, string>; json?: object; headers?: Record<string, string> } = {},
+) {
   let req = request(stack.app)[method](path);
   for (const [name, value] of Object.entries(options.headers ?? {})) req = req.set(name, value);
   const res = options.form ? await req.type('form').send(options.form) : options.json ? await req.send(options.json) : await req;
   if (method !== 'options') {
     const type = String(res.headers['content-type'] ?? '');
-    validator.validate(method, path.split('?')[0]!, res.status, type.startsWith('application/json') ? res.body : undefined, type || undefined);
+    validator.validate(
+      method,
+      path.split('?')[0]!,
+      res.status,
+      type.startsWith('application/json') ? res.body : undefined,
+      type || undefined,
+    );
   }
   return res;
 }
@@ -58,7 +68,16 @@ async function consent(user: SessionUser, workspaceId: string, role: string, cli
   const { verifier, challenge } = pkce();
   const res = await stack.api.post('/v1/oauth/consent', {
     headers: user.write(),
-    body: { client_id: client, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', state: 'st-1', scope: 'mcp', workspace_id: workspaceId, role },
+    body: {
+      client_id: client,
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 'st-1',
+      scope: 'mcp',
+      workspace_id: workspaceId,
+      role,
+    },
   });
   expect(res.status).toBe(200);
   expect(res.headers['cache-control']).toBe('no-store');
@@ -66,12 +85,18 @@ async function consent(user: SessionUser, workspaceId: string, role: string, cli
   expect(`${target.origin}${target.pathname}`).toBe(REDIRECT);
   expect(target.searchParams.get('state')).toBe('st-1');
   const code = target.searchParams.get('code')!;
-  const grant = await stack.runtime.db.selectFrom('oauth_codes').select('key_id').where('code_hash', '=', createHash('sha256').update(code).digest('hex')).executeTakeFirstOrThrow();
+  const grant = await stack.runtime.db
+    .selectFrom('oauth_codes')
+    .select('key_id')
+    .where('code_hash', '=', createHash('sha256').update(code).digest('hex'))
+    .executeTakeFirstOrThrow();
   return { clientId: client, verifier, code, keyId: grant.key_id };
 }
 
 async function exchange(c: Consent) {
-  return raw('post', '/oauth/token', { form: { grant_type: 'authorization_code', client_id: c.clientId, code: c.code, code_verifier: c.verifier, redirect_uri: REDIRECT } });
+  return raw('post', '/oauth/token', {
+    form: { grant_type: 'authorization_code', client_id: c.clientId, code: c.code, code_verifier: c.verifier, redirect_uri: REDIRECT },
+  });
 }
 
 async function tokensFor(user: SessionUser, workspaceId: string, role: string) {
@@ -119,7 +144,13 @@ describe('metadata', () => {
   });
 
   it('lets a browser-based agent call the token endpoint (CORS preflight)', async () => {
-    const res = await raw('options', '/oauth/token', { headers: { Origin: 'https://agent.example', 'Access-Control-Request-Method': 'POST', 'Access-Control-Request-Headers': 'content-type' } });
+    const res = await raw('options', '/oauth/token', {
+      headers: {
+        Origin: 'https://agent.example',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type',
+      },
+    });
     expect(res.status).toBe(204);
     expect(res.headers['access-control-allow-origin']).toBe('*');
   });
@@ -127,8 +158,14 @@ describe('metadata', () => {
 
 describe('registration', () => {
   it('registers public clients only, with https or loopback redirect URIs', async () => {
-    const client = await register({ redirect_uris: [REDIRECT, 'http://localhost:3000/cb', 'http://[::1]:4000/cb', 'https://agent.example.com/oauth/cb'] });
-    expect(client).toMatchObject({ client_id: expect.stringMatching(/^oac_[0-9a-f]{32}$/), client_name: 'Test agent', token_endpoint_auth_method: 'none' });
+    const client = await register({
+      redirect_uris: [REDIRECT, 'http://localhost:3000/cb', 'http://[::1]:4000/cb', 'https://agent.example.com/oauth/cb'],
+    });
+    expect(client).toMatchObject({
+      client_id: expect.stringMatching(/^oac_[0-9a-f]{32}$/),
+      client_name: 'Test agent',
+      token_endpoint_auth_method: 'none',
+    });
     expect(client).not.toHaveProperty('client_secret');
 
     const asksSecret = await register({ token_endpoint_auth_method: 'client_secret_post' });
@@ -154,7 +191,15 @@ describe('authorization', () => {
   it('sends the browser to the console consent page with the request', async () => {
     const { client_id } = shared;
     const { challenge } = pkce();
-    const query = new URLSearchParams({ client_id, redirect_uri: REDIRECT, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256', state: 'abc', scope: 'mcp' });
+    const query = new URLSearchParams({
+      client_id,
+      redirect_uri: REDIRECT,
+      response_type: 'code',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      state: 'abc',
+      scope: 'mcp',
+    });
     const res = await raw('get', `/oauth/authorize?${query}`);
     expect(res.status).toBe(302);
     const location = new URL(res.headers.location as string, appUrl);
@@ -169,7 +214,13 @@ describe('authorization', () => {
       scope: 'mcp',
     });
     // RFC 8252: a loopback redirect URI on another port is the same one.
-    const otherPort = new URLSearchParams({ client_id, redirect_uri: 'http://127.0.0.1:9999/callback', response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256' });
+    const otherPort = new URLSearchParams({
+      client_id,
+      redirect_uri: 'http://127.0.0.1:9999/callback',
+      response_type: 'code',
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+    });
     expect((await raw('get', `/oauth/authorize?${otherPort}`)).status).toBe(302);
   });
 
@@ -181,26 +232,49 @@ describe('authorization', () => {
       [client_id, 'https://attacker.example/cb'],
       [client_id, 'http://127.0.0.1:8765/other'],
     ]) {
-      const query = new URLSearchParams({ client_id: client!, redirect_uri: redirect!, response_type: 'code', code_challenge: challenge, code_challenge_method: 'S256' });
+      const query = new URLSearchParams({
+        client_id: client!,
+        redirect_uri: redirect!,
+        response_type: 'code',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      });
       const res = await raw('get', `/oauth/authorize?${query}`);
-      expect({ status: res.status, location: res.headers.location, error: res.body.error }).toEqual({ status: 400, location: undefined, error: expect.stringMatching(/^invalid_(client|request)$/) });
+      expect({ status: res.status, location: res.headers.location, error: res.body.error }).toEqual({
+        status: 400,
+        location: undefined,
+        error: expect.stringMatching(/^invalid_(client|request)$/),
+      });
     }
   });
 
   it('answers plain PKCE, a missing or malformed challenge, another response type or a bad state with a 400 page, never a redirect to the client', async () => {
     // A registered https redirect URI proves nothing: anybody may register one (extensions-3.md 1).
-    const registered = await raw('post', '/oauth/register', { json: { client_name: 'Anybody', redirect_uris: ['https://attacker.example/cb'], token_endpoint_auth_method: 'none' } });
+    const registered = await raw('post', '/oauth/register', {
+      json: { client_name: 'Anybody', redirect_uris: ['https://attacker.example/cb'], token_endpoint_auth_method: 'none' },
+    });
     expect(registered.status).toBe(201);
     for (const [client_id, redirect_uri] of [
       [shared.client_id, REDIRECT],
       [registered.body.client_id as string, 'https://attacker.example/cb'],
     ]) {
       const good = { response_type: 'code', code_challenge: pkce().challenge, code_challenge_method: 'S256' };
-      const extras: Array<Record<string, string>> = [{ code_challenge_method: 'plain' }, { code_challenge: '' }, { code_challenge: 'short' }, { response_type: 'token' }, { state: 's'.repeat(2001) }, { resource: 'https://elsewhere.example/mcp' }];
+      const extras: Array<Record<string, string>> = [
+        { code_challenge_method: 'plain' },
+        { code_challenge: '' },
+        { code_challenge: 'short' },
+        { response_type: 'token' },
+        { state: 's'.repeat(2001) },
+        { resource: 'https://elsewhere.example/mcp' },
+      ];
       for (const extra of extras) {
         const query = new URLSearchParams({ client_id: client_id!, redirect_uri: redirect_uri!, state: 's', ...good, ...extra });
         const res = await raw('get', `/oauth/authorize?${query}`);
-        expect({ status: res.status, location: res.headers.location, type: res.headers['content-type'] }).toEqual({ status: 400, location: undefined, type: 'text/html; charset=utf-8' });
+        expect({ status: res.status, location: res.headers.location, type: res.headers['content-type'] }).toEqual({
+          status: 400,
+          location: undefined,
+          type: 'text/html; charset=utf-8',
+        });
         expect(res.text).toContain('This sign-in request cannot be completed');
         expect(res.text).toMatch(/invalid_(request|target)/);
         expect(res.text).not.toContain('attacker.example');
@@ -209,7 +283,13 @@ describe('authorization', () => {
       }
     }
     // The page escapes what the request carried.
-    const query = new URLSearchParams({ client_id: shared.client_id, redirect_uri: REDIRECT, response_type: '<script>alert(1)</script>', code_challenge: pkce().challenge, code_challenge_method: 'S256' });
+    const query = new URLSearchParams({
+      client_id: shared.client_id,
+      redirect_uri: REDIRECT,
+      response_type: '<script>alert(1)</script>',
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+    });
     const res = await raw('get', `/oauth/authorize?${query}`);
     expect(res.status).toBe(400);
     expect(res.text).not.toContain('<script>');
@@ -219,7 +299,14 @@ describe('authorization', () => {
 describe('consent', () => {
   it('needs a session with its CSRF token, never a key', async () => {
     const { client_id } = shared;
-    const body = { client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', workspace_id: teamId, role: 'viewer' };
+    const body = {
+      client_id,
+      redirect_uri: REDIRECT,
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+      workspace_id: teamId,
+      role: 'viewer',
+    };
     const noCsrf = await stack.api.post('/v1/oauth/consent', { headers: owner.read(), body });
     expect([noCsrf.status, noCsrf.body.detail.error]).toEqual([403, 'csrf_failed']);
     const key = await stack.api.post('/v1/keys', { headers: owner.write(teamId), body: { name: 'k', role: 'owner' } });
@@ -231,15 +318,27 @@ describe('consent', () => {
 
   it("refuses a role above the user's, a workspace not theirs, and a client or redirect URI it does not know", async () => {
     const member = await signUpUser(stack);
-    await stack.runtime.db.transaction().execute((tx) => addMember(tx, teamId, member.userId, 'member', { type: 'system', id: 'test', ip: null }));
+    await stack.runtime.db
+      .transaction()
+      .execute((tx) => addMember(tx, teamId, member.userId, 'member', { type: 'system', id: 'test', ip: null }));
     const { client_id } = shared;
-    const body = { client_id, redirect_uri: REDIRECT, code_challenge: pkce().challenge, code_challenge_method: 'S256', workspace_id: teamId, role: 'admin' };
+    const body = {
+      client_id,
+      redirect_uri: REDIRECT,
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+      workspace_id: teamId,
+      role: 'admin',
+    };
     const above = await stack.api.post('/v1/oauth/consent', { headers: member.write(), body });
     expect([above.status, above.body.detail]).toEqual([403, expect.objectContaining({ error: 'forbidden', required_role: 'admin' })]);
     const stranger = await signUpUser(stack);
     const notMine = await stack.api.post('/v1/oauth/consent', { headers: stranger.write(), body: { ...body, role: 'viewer' } });
     expect([notMine.status, notMine.body.detail.error]).toEqual([404, 'workspace_not_found']);
-    const badRedirect = await stack.api.post('/v1/oauth/consent', { headers: owner.write(), body: { ...body, redirect_uri: 'https://attacker.example/cb' } });
+    const badRedirect = await stack.api.post('/v1/oauth/consent', {
+      headers: owner.write(),
+      body: { ...body, redirect_uri: 'https://attacker.example/cb' },
+    });
     expect([badRedirect.status, badRedirect.body.detail.error]).toEqual([400, 'invalid_request']);
     const badClient = await stack.api.post('/v1/oauth/consent', { headers: owner.write(), body: { ...body, client_id: 'oac_nope' } });
     expect([badClient.status, badClient.body.detail.error]).toEqual([400, 'invalid_request']);
@@ -253,10 +352,14 @@ describe('consent', () => {
 describe('tokens', () => {
   it('exchanges the code once, with the right PKCE verifier only', async () => {
     const c = await consent(owner, teamId, 'member');
-    const wrong = await raw('post', '/oauth/token', { form: { grant_type: 'authorization_code', client_id: c.clientId, code: c.code, code_verifier: pkce().verifier } });
+    const wrong = await raw('post', '/oauth/token', {
+      form: { grant_type: 'authorization_code', client_id: c.clientId, code: c.code, code_verifier: pkce().verifier },
+    });
     expect([wrong.status, wrong.body.error]).toEqual([400, 'invalid_grant']);
     const otherClient = await register({ client_name: 'Other agent' });
-    const stolen = await raw('post', '/oauth/token', { form: { grant_type: 'authorization_code', client_id: otherClient.client_id, code: c.code, code_verifier: c.verifier } });
+    const stolen = await raw('post', '/oauth/token', {
+      form: { grant_type: 'authorization_code', client_id: otherClient.client_id, code: c.code, code_verifier: c.verifier },
+    });
     expect([stolen.status, stolen.body.error]).toEqual([400, 'invalid_grant']);
 
     const res = await exchange(c);
@@ -278,7 +381,9 @@ describe('tokens', () => {
     const after = await stack.api.get('/v1/usage/current', { headers: bearer(res.body.access_token) });
     expect([after.status, after.body.detail.error]).toEqual([401, 'invalid_api_key']);
     const revoked = await stack.api.get('/v1/audit-events', { headers: owner.read(teamId) });
-    expect(revoked.body.find((e: { action: string; target_id: string }) => e.action === 'api_key.revoked' && e.target_id === c.keyId)).toMatchObject({
+    expect(
+      revoked.body.find((e: { action: string; target_id: string }) => e.action === 'api_key.revoked' && e.target_id === c.keyId),
+    ).toMatchObject({
       actor: { type: 'system', id: 'oauth' },
       data: expect.objectContaining({ kind: 'oauth', reason: 'authorization_code_reused' }),
     });
@@ -288,7 +393,9 @@ describe('tokens', () => {
     const { client_id } = shared;
     const unsupported = await raw('post', '/oauth/token', { json: { grant_type: 'password', client_id } });
     expect([unsupported.status, unsupported.body.error]).toEqual([400, 'unsupported_grant_type']);
-    const unknownClient = await raw('post', '/oauth/token', { form: { grant_type: 'refresh_token', client_id: 'oac_unknown', refresh_token: 'sdx_ort_x' } });
+    const unknownClient = await raw('post', '/oauth/token', {
+      form: { grant_type: 'refresh_token', client_id: 'oac_unknown', refresh_token: 'sdx_ort_x' },
+    });
     expect([unknownClient.status, unknownClient.body.error]).toEqual([400, 'invalid_client']);
     const missing = await raw('post', '/oauth/token', { json: { grant_type: 'authorization_code', client_id } });
     expect([missing.status, missing.body.error]).toEqual([400, 'invalid_request']);
@@ -303,7 +410,9 @@ describe('tokens', () => {
     expect((await stack.api.get('/v1/jobs', { headers: { 'X-API-Key': t.access } })).status).toBe(200);
     const write = await stack.api.post('/v1/jobs', { headers: bearer(t.access), body: { operation: 'profile', target: 'nasa' } });
     expect([write.status, write.body.detail]).toEqual([403, expect.objectContaining({ error: 'forbidden', required_role: 'member' })]);
-    const elsewhere = await stack.api.get('/v1/usage/current', { headers: { ...bearer(t.access), 'X-Workspace-ID': owner.personalWorkspaceId } });
+    const elsewhere = await stack.api.get('/v1/usage/current', {
+      headers: { ...bearer(t.access), 'X-Workspace-ID': owner.personalWorkspaceId },
+    });
     expect([elsewhere.status, elsewhere.body.detail.error]).toEqual([403, 'workspace_forbidden']);
     // A refresh token is not an access token.
     expect((await stack.api.get('/v1/usage/current', { headers: bearer(t.refresh) })).status).toBe(401);
@@ -311,37 +420,58 @@ describe('tokens', () => {
 
   it('rotates refresh tokens; a used one presented again revokes the grant', async () => {
     const t = await tokensFor(owner, teamId, 'member');
-    const first = await raw('post', '/oauth/token', { json: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh } });
+    const first = await raw('post', '/oauth/token', {
+      json: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh },
+    });
     expect(first.status).toBe(200);
     expect(first.body.refresh_token).not.toBe(t.refresh);
-    const second = await raw('post', '/oauth/token', { form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: first.body.refresh_token } });
+    const second = await raw('post', '/oauth/token', {
+      form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: first.body.refresh_token },
+    });
     expect(second.status).toBe(200);
     expect((await stack.api.get('/v1/usage/current', { headers: bearer(second.body.access_token) })).status).toBe(200);
-    const wider = await raw('post', '/oauth/token', { form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: second.body.refresh_token, scope: 'mcp admin' } });
+    const wider = await raw('post', '/oauth/token', {
+      form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: second.body.refresh_token, scope: 'mcp admin' },
+    });
     expect([wider.status, wider.body.error]).toEqual([400, 'invalid_scope']);
 
     // The first refresh token again: someone else holds it. Refused, and the whole grant ends.
-    const reused = await raw('post', '/oauth/token', { form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh } });
+    const reused = await raw('post', '/oauth/token', {
+      form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh },
+    });
     expect([reused.status, reused.body.error]).toEqual([400, 'invalid_grant']);
     expect((await stack.api.get('/v1/usage/current', { headers: bearer(second.body.access_token) })).status).toBe(401);
-    const latest = await raw('post', '/oauth/token', { form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: second.body.refresh_token } });
+    const latest = await raw('post', '/oauth/token', {
+      form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: second.body.refresh_token },
+    });
     expect([latest.status, latest.body.error]).toEqual([400, 'invalid_grant']);
     const key = await stack.runtime.db.selectFrom('api_keys').select('revoked_at').where('id', '=', t.keyId).executeTakeFirstOrThrow();
     expect(key.revoked_at).not.toBeNull();
     const events = await stack.api.get('/v1/audit-events', { headers: owner.read(teamId) });
-    expect(events.body.find((e: { action: string; target_id: string }) => e.action === 'api_key.revoked' && e.target_id === t.keyId).data).toMatchObject({ reason: 'refresh_token_reused' });
+    expect(
+      events.body.find((e: { action: string; target_id: string }) => e.action === 'api_key.revoked' && e.target_id === t.keyId).data,
+    ).toMatchObject({ reason: 'refresh_token_reused' });
   });
 
   it('stops an access token after its hour', async () => {
     const t = await tokensFor(owner, teamId, 'viewer');
-    const row = await stack.runtime.db.selectFrom('oauth_tokens').select(['created_at', 'expires_at']).where('key_id', '=', t.keyId).where('kind', '=', 'access').executeTakeFirstOrThrow();
+    const row = await stack.runtime.db
+      .selectFrom('oauth_tokens')
+      .select(['created_at', 'expires_at'])
+      .where('key_id', '=', t.keyId)
+      .where('kind', '=', 'access')
+      .executeTakeFirstOrThrow();
     expect(row.expires_at.getTime() - row.created_at.getTime()).toBe(3600_000);
     expect((await stack.api.get('/v1/usage/current', { headers: bearer(t.access) })).status).toBe(200);
-    await sql`update oauth_tokens set expires_at = now() - interval '1 second' where key_id = ${t.keyId} and kind = 'access'`.execute(stack.runtime.db);
+    await sql`update oauth_tokens set expires_at = now() - interval '1 second' where key_id = ${t.keyId} and kind = 'access'`.execute(
+      stack.runtime.db,
+    );
     const expired = await stack.api.get('/v1/usage/current', { headers: bearer(t.access) });
     expect([expired.status, expired.body.detail.error]).toEqual([401, 'invalid_api_key']);
     // The refresh token still gives a new hour.
-    const refreshed = await raw('post', '/oauth/token', { form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh } });
+    const refreshed = await raw('post', '/oauth/token', {
+      form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh },
+    });
     expect((await stack.api.get('/v1/usage/current', { headers: bearer(refreshed.body.access_token) })).status).toBe(200);
   });
 });
@@ -363,12 +493,17 @@ describe('the grant as a key', () => {
     const created = (await stack.api.get('/v1/audit-events', { headers: owner.read(teamId) })).body.find(
       (e: { action: string; target_id: string }) => e.action === 'api_key.created' && e.target_id === t.keyId,
     );
-    expect(created).toMatchObject({ actor: { type: 'user', id: owner.userId }, data: expect.objectContaining({ kind: 'oauth', role: 'member', client_id: t.clientId, client_name: 'Test agent' }) });
+    expect(created).toMatchObject({
+      actor: { type: 'user', id: owner.userId },
+      data: expect.objectContaining({ kind: 'oauth', role: 'member', client_id: t.clientId, client_name: 'Test agent' }),
+    });
 
     const deleted = await stack.api.delete(`/v1/keys/${t.keyId}`, { headers: owner.write(teamId) });
     expect(deleted.status).toBe(204);
     expect((await stack.api.get('/v1/usage/current', { headers: bearer(t.access) })).status).toBe(401);
-    const refresh = await raw('post', '/oauth/token', { form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh } });
+    const refresh = await raw('post', '/oauth/token', {
+      form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh },
+    });
     expect([refresh.status, refresh.body.error]).toEqual([400, 'invalid_grant']);
     const revoked = (await stack.api.get('/v1/audit-events', { headers: owner.read(teamId) })).body.find(
       (e: { action: string; target_id: string }) => e.action === 'api_key.revoked' && e.target_id === t.keyId,
@@ -389,7 +524,9 @@ describe('the grant as a key', () => {
 
   it('follows its user out of the workspace', async () => {
     const member = await signUpUser(stack);
-    await stack.runtime.db.transaction().execute((tx) => addMember(tx, teamId, member.userId, 'admin', { type: 'system', id: 'test', ip: null }));
+    await stack.runtime.db
+      .transaction()
+      .execute((tx) => addMember(tx, teamId, member.userId, 'admin', { type: 'system', id: 'test', ip: null }));
     const t = await tokensFor(member, teamId, 'admin');
     expect((await stack.api.get('/v1/usage/current', { headers: bearer(t.access) })).status).toBe(200);
     const removed = await stack.api.delete(`/v1/workspaces/${teamId}/members/${member.userId}`, { headers: owner.write(teamId) });
@@ -399,10 +536,14 @@ describe('the grant as a key', () => {
 
   it('is revoked by the client through /oauth/revoke (RFC 7009)', async () => {
     const t = await tokensFor(owner, teamId, 'viewer');
-    const access = await raw('post', '/oauth/revoke', { form: { client_id: t.clientId, token: t.access, token_type_hint: 'access_token' } });
+    const access = await raw('post', '/oauth/revoke', {
+      form: { client_id: t.clientId, token: t.access, token_type_hint: 'access_token' },
+    });
     expect(access.status).toBe(200);
     expect((await stack.api.get('/v1/usage/current', { headers: bearer(t.access) })).status).toBe(401);
-    const refreshed = await raw('post', '/oauth/token', { form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh } });
+    const refreshed = await raw('post', '/oauth/token', {
+      form: { grant_type: 'refresh_token', client_id: t.clientId, refresh_token: t.refresh },
+    });
     expect(refreshed.status).toBe(200);
     const whole = await raw('post', '/oauth/revoke', { json: { client_id: t.clientId, token: refreshed.body.refresh_token } });
     expect(whole.status).toBe(200);
@@ -421,7 +562,10 @@ describe('limits', () => {
     }
     expect(refused?.body).toEqual({ error: 'too_many_requests', error_description: expect.stringContaining('register') });
     expect(Number(refused?.headers['retry-after'])).toBeGreaterThan(0);
-    const registered = await stack.runtime.db.selectFrom('oauth_clients').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const registered = await stack.runtime.db
+      .selectFrom('oauth_clients')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     // Refused registrations count too: 20 attempts an hour in all.
     expect(Number(registered.n)).toBeGreaterThan(0);
     expect(Number(registered.n)).toBeLessThanOrEqual(20);

@@ -32,7 +32,13 @@ class AgentAuth implements OAuthClientProvider {
     return REDIRECT;
   }
   get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'SDK agent', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
+    return {
+      client_name: 'SDK agent',
+      redirect_uris: [REDIRECT],
+      grant_types: ['authorization_code', 'refresh_token'],
+      response_types: ['code'],
+      token_endpoint_auth_method: 'none',
+    };
   }
   clientInformation() {
     return this.info;
@@ -107,7 +113,9 @@ it('signs an agent in with the SDK client, calls tools as the chosen role, and r
   const agent = new AgentAuth();
   const first = new Client({ name: 'oauth-agent', version: '1.0.0' });
   // No token yet: the 401 sends the SDK through discovery and registration to the authorization URL.
-  await expect(first.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { authProvider: agent }))).rejects.toBeInstanceOf(UnauthorizedError);
+  await expect(first.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { authProvider: agent }))).rejects.toBeInstanceOf(
+    UnauthorizedError,
+  );
   expect(agent.info?.client_id).toMatch(/^oac_/);
   expect(agent.authorizationUrl?.href.startsWith(`${url}/oauth/authorize?`)).toBe(true);
   expect(agent.authorizationUrl?.searchParams.get('code_challenge_method')).toBe('S256');
@@ -115,7 +123,12 @@ it('signs an agent in with the SDK client, calls tools as the chosen role, and r
   const code = await consentInBrowser(agent.authorizationUrl!, 'viewer');
   const finishing = new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { authProvider: agent });
   await finishing.finishAuth(code);
-  expect(agent.saved).toMatchObject({ token_type: 'Bearer', expires_in: 3600, access_token: expect.stringMatching(/^sdx_oat_/), refresh_token: expect.stringMatching(/^sdx_ort_/) });
+  expect(agent.saved).toMatchObject({
+    token_type: 'Bearer',
+    expires_in: 3600,
+    access_token: expect.stringMatching(/^sdx_oat_/),
+    refresh_token: expect.stringMatching(/^sdx_ort_/),
+  });
 
   const client = new Client({ name: 'oauth-agent', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { authProvider: agent }));
@@ -123,7 +136,10 @@ it('signs an agent in with the SDK client, calls tools as the chosen role, and r
     const usage = await client.callTool({ name: 'get_usage', arguments: {} });
     expect(usage.isError).toBeFalsy();
     // A viewer's token may only read: starting a job is refused as the REST route refuses it.
-    const start = await client.callTool({ name: 'start_job', arguments: { platform: 'instagram', operation: 'profile', target: 'natgeo' } });
+    const start = await client.callTool({
+      name: 'start_job',
+      arguments: { platform: 'instagram', operation: 'profile', target: 'natgeo' },
+    });
     expect(start.isError).toBe(true);
     expect(start.structuredContent).toMatchObject({ error: 'forbidden' });
 
@@ -139,5 +155,7 @@ it('signs an agent in with the SDK client, calls tools as the chosen role, and r
   }
 
   const keys = await stack.api.get('/v1/keys', { headers: owner.read(teamId) });
-  expect(keys.body.filter((k: { kind: string }) => k.kind === 'oauth')).toEqual([expect.objectContaining({ name: 'SDK agent', role: 'viewer', created_by: owner.userId, revoked_at: null })]);
+  expect(keys.body.filter((k: { kind: string }) => k.kind === 'oauth')).toEqual([
+    expect.objectContaining({ name: 'SDK agent', role: 'viewer', created_by: owner.userId, revoked_at: null }),
+  ]);
 });

@@ -62,7 +62,12 @@ describe('password reset', () => {
     const reuse = await stack.api.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'yet another passphrase' } });
     expect(reuse.status).toBe(410);
     expect(reuse.body.detail.error).toBe('reset_token_invalid');
-    const audit = await stack.runtime.db.selectFrom('audit_events').select(['action', 'data']).where('workspace_id', '=', user.personalWorkspaceId).where('action', '=', 'user.password_reset').execute();
+    const audit = await stack.runtime.db
+      .selectFrom('audit_events')
+      .select(['action', 'data'])
+      .where('workspace_id', '=', user.personalWorkspaceId)
+      .where('action', '=', 'user.password_reset')
+      .execute();
     expect(audit).toEqual([{ action: 'user.password_reset', data: { sessions_ended: 2, keys_revoked: 0, revoke_keys: false } }]);
   });
 
@@ -77,7 +82,9 @@ describe('password reset', () => {
     expect(late.status).toBe(410);
     expect(late.body.detail.error).toBe('reset_token_invalid');
     clock.offsetMs = 59 * 60_000;
-    expect((await stack.api.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'a brand new passphrase' } })).status).toBe(204);
+    expect(
+      (await stack.api.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'a brand new passphrase' } })).status,
+    ).toBe(204);
   });
 
   it('mails at most 5 links per email an hour, silently', async () => {

@@ -54,33 +54,58 @@ describe('Kubernetes manifests', () => {
     const env = apiEnvironment();
     expect(env.TRUST_PROXY).toBe('1');
     expect(env.NODE_ENV).toBe('production');
-    const config = loadConfig({ ...env, SECRETS_KEY: randomBytes(32).toString('base64'), DATABASE_URL: 'postgres://x@127.0.0.1/x', REDIS_URL: 'redis://127.0.0.1:6379' });
+    const config = loadConfig({
+      ...env,
+      SECRETS_KEY: randomBytes(32).toString('base64'),
+      DATABASE_URL: 'postgres://x@127.0.0.1/x',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+    });
     expect(config.trustProxy).toBe(1);
   });
 });
 
 describe('the shipped manifests and unverified emails (extensions-3.md 1)', () => {
-  const base = { SECRETS_KEY: randomBytes(32).toString('base64'), DATABASE_URL: 'postgres://x@127.0.0.1/x', REDIS_URL: 'redis://127.0.0.1:6379' };
+  const base = {
+    SECRETS_KEY: randomBytes(32).toString('base64'),
+    DATABASE_URL: 'postgres://x@127.0.0.1/x',
+    REDIS_URL: 'redis://127.0.0.1:6379',
+  };
 
   it('Kubernetes: with the shipped Secret (no SMTP_URL) sign-up gives 0 credits whatever NEW_WORKSPACE_CREDITS says, and every process warns', () => {
-    const secret = parse(readFileSync(path.resolve(__dirname, '../../../infra/k8s/secret.yaml'), 'utf8')) as { stringData: Record<string, string> };
+    const secret = parse(readFileSync(path.resolve(__dirname, '../../../infra/k8s/secret.yaml'), 'utf8')) as {
+      stringData: Record<string, string>;
+    };
     const config = loadConfig({ ...apiEnvironment(), ...secret.stringData, ...base, NEW_WORKSPACE_CREDITS: '5000' });
     expect([config.nodeEnv, config.signupEnabled, config.emailVerification]).toEqual(['production', true, false]);
     expect(signUpCredits(config)).toBe(0);
     expect(unverifiedSignUpWarning(config)).toMatch(/SIGN-UP WITHOUT EMAIL VERIFICATION IN PRODUCTION/);
     // With a mail relay, sign-ups wait for their link, and the credits come with the verification.
-    const withMail = loadConfig({ ...apiEnvironment(), ...secret.stringData, ...base, SMTP_URL: 'smtps://u:p@mail.example.com:465', NEW_WORKSPACE_CREDITS: '5000' });
+    const withMail = loadConfig({
+      ...apiEnvironment(),
+      ...secret.stringData,
+      ...base,
+      SMTP_URL: 'smtps://u:p@mail.example.com:465',
+      NEW_WORKSPACE_CREDITS: '5000',
+    });
     expect([withMail.emailVerification, signUpCredits(withMail), unverifiedSignUpWarning(withMail)]).toEqual([true, 5000, undefined]);
     // Sign-up closed: nothing to warn about.
     expect(unverifiedSignUpWarning(loadConfig({ ...apiEnvironment(), ...base, SIGNUP_ENABLED: '0' }))).toBeUndefined();
   });
 
   it('docker-compose: mail goes to its Mailpit by default, so sign-ups wait for verification', () => {
-    const compose = parse(readFileSync(path.resolve(__dirname, '../../../docker-compose.yml'), 'utf8')) as { 'x-app-env': Record<string, string> };
+    const compose = parse(readFileSync(path.resolve(__dirname, '../../../docker-compose.yml'), 'utf8')) as {
+      'x-app-env': Record<string, string>;
+    };
     // ${NAME:-default} as compose reads it with nothing set.
-    const env = Object.fromEntries(Object.entries(compose['x-app-env']).map(([k, v]) => [k, String(v).replace(/^\$\{[A-Z0-9_]+:-(.*)\}$/, '$1')]));
+    const env = Object.fromEntries(
+      Object.entries(compose['x-app-env']).map(([k, v]) => [k, String(v).replace(/^\$\{[A-Z0-9_]+:-(.*)\}$/, '$1')]),
+    );
     const config = loadConfig({ ...env, ...base });
-    expect([config.nodeEnv, config.emailVerification, signUpCredits(config) === config.newWorkspaceCredits]).toEqual(['production', true, true]);
+    expect([config.nodeEnv, config.emailVerification, signUpCredits(config) === config.newWorkspaceCredits]).toEqual([
+      'production',
+      true,
+      true,
+    ]);
     expect(unverifiedSignUpWarning(config)).toBeUndefined();
   });
 });
@@ -91,7 +116,14 @@ describe('in production', () => {
   beforeAll(async () => {
     const manifest = apiEnvironment();
     stack = await startTestStack({
-      env: { NODE_ENV: 'production', TRUST_PROXY: manifest.TRUST_PROXY!, SECRETS_KEY: randomBytes(32).toString('base64'), NEW_WORKSPACE_CREDITS: '5000', SIGNUP_LIMIT_PER_HOUR: '5', LOG_LEVEL: 'warn' },
+      env: {
+        NODE_ENV: 'production',
+        TRUST_PROXY: manifest.TRUST_PROXY!,
+        SECRETS_KEY: randomBytes(32).toString('base64'),
+        NEW_WORKSPACE_CREDITS: '5000',
+        SIGNUP_LIMIT_PER_HOUR: '5',
+        LOG_LEVEL: 'warn',
+      },
       logDestination: { write: (line: string) => void logged.push(line) },
     });
   });
@@ -101,14 +133,19 @@ describe('in production', () => {
     const usage = await stack.api.get('/v1/usage/current', { headers: { Cookie: setCookies(res)[0]!.split(';')[0]! } });
     expect(usage.status).toBe(200);
     expect(usage.body).toMatchObject({ credit_limit: 0, credits_remaining: 0 });
-    expect(logged.some((line) => line.includes('"level":40') && line.includes('SIGN-UP WITHOUT EMAIL VERIFICATION IN PRODUCTION'))).toBe(true);
+    expect(logged.some((line) => line.includes('"level":40') && line.includes('SIGN-UP WITHOUT EMAIL VERIFICATION IN PRODUCTION'))).toBe(
+      true,
+    );
   });
 
   it('counts sign-ups of IPv6 clients by their /64', async () => {
     // SIGNUP_LIMIT_PER_HOUR is 5 (the default) here: five addresses of one /64 spend it, a sixth of the same /64 is refused, another /64 is not.
     for (let i = 1; i <= 5; i++) await signUp(stack, { 'X-Forwarded-For': `2001:db8:45:7::${i}` });
     const email = `v6.${randomBytes(4).toString('hex')}@example.com`;
-    const refused = await stack.api.post('/v1/auth/signup', { headers: { 'X-Forwarded-For': '2001:db8:45:7:ffff:1:2:3' }, body: { email, password: 'a long enough password', display_name: null } });
+    const refused = await stack.api.post('/v1/auth/signup', {
+      headers: { 'X-Forwarded-For': '2001:db8:45:7:ffff:1:2:3' },
+      body: { email, password: 'a long enough password', display_name: null },
+    });
     expect([refused.status, refused.body.detail.error]).toEqual([429, 'rate_limit_exceeded']);
     await signUp(stack, { 'X-Forwarded-For': '2001:db8:45:8::1' });
   });
@@ -122,7 +159,10 @@ describe('in production', () => {
     expect(cookies).toHaveLength(1);
     const [line] = cookies as [string];
     expect(line).toMatch(/^__Host-sdx_session=[^;]+;/);
-    const attributes = line.split(';').slice(1).map((a) => a.trim().toLowerCase());
+    const attributes = line
+      .split(';')
+      .slice(1)
+      .map((a) => a.trim().toLowerCase());
     expect(attributes).toEqual(expect.arrayContaining(['path=/', 'secure', 'httponly', 'samesite=lax']));
     expect(attributes.some((a) => a.startsWith('domain'))).toBe(false);
 
@@ -144,7 +184,11 @@ describe('in production', () => {
 
   it('takes the client address from the ingress hop of X-Forwarded-For, and not what the client put before it', async () => {
     const res = await signUp(stack, { 'X-Forwarded-For': '203.0.113.50, 198.51.100.23' });
-    const events = await stack.runtime.db.selectFrom('audit_events').select(['action', 'ip']).where('actor_id', '=', res.body.user.id).execute();
+    const events = await stack.runtime.db
+      .selectFrom('audit_events')
+      .select(['action', 'ip'])
+      .where('actor_id', '=', res.body.user.id)
+      .execute();
     expect(events.length).toBeGreaterThan(0);
     expect(events.every((e) => e.ip === '198.51.100.23')).toBe(true);
   });

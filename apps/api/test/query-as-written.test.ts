@@ -25,7 +25,10 @@ afterAll(async () => {
 
 it('sends "cats OR dogs" to X as written, and never serves "cats or dogs" from its cache', async () => {
   const ws = await stack.workspace({ credits: 1000 });
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'search', target: '  cats OR dogs ', limit: 10 } });
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'search', target: '  cats OR dogs ', limit: 10 },
+  });
   expect(created.status).toBe(202);
   expect(created.body.target).toBe('cats OR dogs');
   const done = await eventually(async () => {
@@ -37,11 +40,17 @@ it('sends "cats OR dogs" to X as written, and never serves "cats or dogs" from i
   expect(queries.length).toBeGreaterThan(0);
   for (const q of queries) expect(q).toContain('cats OR dogs');
   // On X the key keeps the case: the lower-case query (no operator there) is fresh work.
-  const lower = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'search', target: 'cats or dogs', limit: 10 } });
+  const lower = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'search', target: 'cats or dogs', limit: 10 },
+  });
   expect(lower.status).toBe(202);
   expect(lower.body.cached).toBe(false);
   expect(lower.body.id).not.toBe(created.body.id);
   // The same query in the same case (white space aside) is still served from the cache.
-  const same = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'search', target: 'cats  OR dogs', limit: 10 } });
+  const same = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'search', target: 'cats  OR dogs', limit: 10 },
+  });
   expect(same.body.cached).toBe(true);
 });

@@ -59,7 +59,10 @@ describe('POST /v1/quotes', () => {
     await waitForJob(stack, ws.auth, done.body.id, (j) => j.status === 'completed');
     const cached = await stack.api.post('/v1/quotes', { headers: ws.auth, body: { operation: 'profile', target: 'cached_one' } });
     expect(cached.body).toMatchObject({ max_credits: 0, cached_targets: 1, affordable: true });
-    const fresh = await stack.api.post('/v1/quotes', { headers: { ...ws.auth, 'Cache-Control': 'no-cache' }, body: { operation: 'profile', target: 'cached_one' } });
+    const fresh = await stack.api.post('/v1/quotes', {
+      headers: { ...ws.auth, 'Cache-Control': 'no-cache' },
+      body: { operation: 'profile', target: 'cached_one' },
+    });
     expect(fresh.body).toMatchObject({ max_credits: 1, cached_targets: 0 });
 
     const slow = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'sandbox_slow_5000_twin' } });
@@ -76,7 +79,7 @@ describe('POST /v1/quotes', () => {
     expect(refused.body.detail.required).toBe(tooMuch.body.max_credits);
   });
 
-  it('answers the create calls\' validation errors', async () => {
+  it("answers the create calls' validation errors", async () => {
     const ws = await stack.workspace();
     const both = await stack.api.post('/v1/quotes', { headers: ws.auth, body: { operation: 'profile', target: 'a', targets: ['b'] } });
     expect(both.status).toBe(422);
@@ -84,13 +87,19 @@ describe('POST /v1/quotes', () => {
     const neither = await stack.api.post('/v1/quotes', { headers: ws.auth, body: { operation: 'profile' } });
     expect(neither.status).toBe(422);
     expect(neither.body.detail[0]).toMatchObject({ loc: ['body', 'target'], type: 'missing' });
-    const platform = await stack.api.post('/v1/quotes', { headers: ws.auth, body: { platform: 'myspace', operation: 'profile', target: 'x' } });
+    const platform = await stack.api.post('/v1/quotes', {
+      headers: ws.auth,
+      body: { platform: 'myspace', operation: 'profile', target: 'x' },
+    });
     expect(platform.status).toBe(422);
     expect(platform.body.detail.error).toBe('unsupported_operation');
     const duplicates = await stack.api.post('/v1/quotes', { headers: ws.auth, body: { operation: 'profile', targets: ['Nasa', 'nasa'] } });
     expect(duplicates.status).toBe(422);
     expect(duplicates.body.detail.error).toBe('duplicate_batch_target');
-    const target = await stack.api.post('/v1/quotes', { headers: ws.auth, body: { platform: 'youtube', operation: 'video', target: 'not a video id!' } });
+    const target = await stack.api.post('/v1/quotes', {
+      headers: ws.auth,
+      body: { platform: 'youtube', operation: 'video', target: 'not a video id!' },
+    });
     expect(target.status).toBe(422);
     expect(target.body.detail.error).toBe('invalid_target');
     const noKey = await stack.api.post('/v1/quotes', { body: { operation: 'profile', target: 'x' } });
@@ -117,10 +126,18 @@ describe('POST /v1/quotes', () => {
         }),
         async ({ op, limit, includePosts, credits, maxActiveJobs, batch, twin }) => {
           const ws = await stack.workspace({ credits: credits + 2, maxActiveJobs });
-          const base = { platform: op.platform, operation: op.operation, limit: Math.min(limit, op.maxLimit), include_posts: op.posts ? includePosts : 0 };
+          const base = {
+            platform: op.platform,
+            operation: op.operation,
+            limit: Math.min(limit, op.maxLimit),
+            include_posts: op.posts ? includePosts : 0,
+          };
           const target = twin === 'active' ? 'sandbox_slow_8000_prop' : 'prop_target';
           if (twin !== 'none') {
-            const first = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', target } });
+            const first = await stack.api.post('/v1/jobs', {
+              headers: ws.auth,
+              body: { platform: 'instagram', operation: 'profile', target },
+            });
             if (twin === 'done') await waitForJob(stack, ws.auth, first.body.id, (j) => j.status === 'completed');
           }
           const body = batch > 0 ? { ...base, targets: Array.from({ length: batch }, (_, i) => `${target}_${i}`) } : { ...base, target };
@@ -140,7 +157,12 @@ describe('POST /v1/quotes', () => {
             expect(after).toBe(before);
           }
           // Slow work of this run must not hold the worker's slots for the next runs.
-          const active = await stack.runtime.db.selectFrom('jobs').select('id').where('workspace_id', '=', ws.workspaceId).where('status', 'in', ['queued', 'running']).execute();
+          const active = await stack.runtime.db
+            .selectFrom('jobs')
+            .select('id')
+            .where('workspace_id', '=', ws.workspaceId)
+            .where('status', 'in', ['queued', 'running'])
+            .execute();
           await Promise.all(active.map((job) => stack.api.post(`/v1/jobs/${job.id}/cancel`, { headers: ws.auth })));
         },
       ),

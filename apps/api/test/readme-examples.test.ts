@@ -60,7 +60,13 @@ it('runs the quick start: polling and listing a 25,000-follower job stay small, 
     if (command.includes('<job_id>')) {
       expect(jobId).not.toBe('');
       // The reader polls until the job has completed; so does the test, before going on.
-      await eventually(async () => (await stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', jobId).executeTakeFirstOrThrow()).status === 'completed', 90_000, 200);
+      await eventually(
+        async () =>
+          (await stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', jobId).executeTakeFirstOrThrow()).status ===
+          'completed',
+        90_000,
+        200,
+      );
     }
     const script = command.replaceAll('localhost:3000', host).replaceAll('<job_id>', jobId);
     const { stdout } = await run('bash', ['-e', '-c', script], { cwd: workdir, env, timeout: 60_000, maxBuffer: 256 * 1024 * 1024 });
@@ -101,7 +107,9 @@ it('runs "Mail on a laptop": the reset mail is in the local outbox, newest first
         return (res.body as Array<{ to: string }>).some((mail) => mail.to === 'lin@example.com') || undefined;
       }, 20_000);
     }
-    outputs.push((await run('bash', ['-e', '-c', command.replaceAll('localhost:3000', host)], { cwd: workdir, env, timeout: 30_000 })).stdout);
+    outputs.push(
+      (await run('bash', ['-e', '-c', command.replaceAll('localhost:3000', host)], { cwd: workdir, env, timeout: 30_000 })).stdout,
+    );
   }
   expect(JSON.parse(outputs[0]!).user.email).toBe('lin@example.com');
   const mails = JSON.parse(outputs[2]!) as Array<{ to: string; subject: string; text: string }>;

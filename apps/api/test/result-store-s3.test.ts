@@ -5,7 +5,15 @@ import ExcelJS from 'exceljs';
 import { sql } from 'kysely';
 import request from 'supertest';
 import { moveResults, purgeExpiredResults, resultPages, resultsOf, sweepOrphanedObjects } from '@sdx/domain/testing';
-import { eventually, type LoopbackS3, type SeededWorkspace, startLoopbackS3, startTestStack, type TestStack, waitForJob } from '@sdx/testing';
+import {
+  eventually,
+  type LoopbackS3,
+  type SeededWorkspace,
+  startLoopbackS3,
+  startTestStack,
+  type TestStack,
+  waitForJob,
+} from '@sdx/testing';
 
 /**
  * RESULT_STORE=s3 (extensions-2.md 5) against a loopback S3: results written as objects while
@@ -53,7 +61,9 @@ async function objectKeys(): Promise<string[]> {
 
 /** Result bytes Postgres holds: items of pages with any. */
 async function rowItems(): Promise<number> {
-  const { rows } = await sql<{ n: number }>`select count(*)::int as n from job_result_pages where items is not null and item_count > 0`.execute(stack.runtime.db);
+  const { rows } = await sql<{
+    n: number;
+  }>`select count(*)::int as n from job_result_pages where items is not null and item_count > 0`.execute(stack.runtime.db);
   return rows[0]!.n;
 }
 
@@ -92,7 +102,8 @@ async function readEverything(jobIds: string[], batchId: string): Promise<Record
       cursor = res.body.next_cursor as string | null;
     } while (cursor);
   }
-  for (const format of ['json', 'ndjson', 'csv']) out[`batch ${format}`] = (await get(`/v1/batches/${batchId}/export?format=${format}`)).text;
+  for (const format of ['json', 'ndjson', 'csv'])
+    out[`batch ${format}`] = (await get(`/v1/batches/${batchId}/export?format=${format}`)).text;
   out['batch xlsx'] = await xlsxCells(`/v1/batches/${batchId}/export?format=xlsx`);
   out.list = (await get(`/v1/jobs?limit=100&include_result=true`)).text;
   return out;
@@ -128,12 +139,17 @@ it('answers every read with the same bytes from objects as from rows, and Postgr
   const bundle = await post({ platform: 'instagram', operation: 'profile', target: 's3_bundle', include_posts: 12 });
   const posts = await post({ platform: 'tiktok', operation: 'posts', target: 's3_posts', limit: 200 });
   // Small jobs completed together: their last pages share objects, each page a part at its offset.
-  const small = await Promise.all(Array.from({ length: 8 }, (_, i) => post({ platform: 'tiktok', operation: 'profile', target: `s3_small_${i}` })));
+  const small = await Promise.all(
+    Array.from({ length: 8 }, (_, i) => post({ platform: 'tiktok', operation: 'profile', target: `s3_small_${i}` })),
+  );
   for (const id of [followers, bundle, posts, ...small]) expect((await completed(id)).status).toBe('completed');
   const cached = await post({ platform: 'twitter', operation: 'followers', target: 's3_followers', limit: 2500 });
   const twin = await completed(cached);
   expect(twin.status).toBe('completed');
-  const batch = await stack.api.post('/v1/batches', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', targets: ['s3_b1', 's3_b2', 's3_b3'], limit: 1200 } });
+  const batch = await stack.api.post('/v1/batches', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'followers', targets: ['s3_b1', 's3_b2', 's3_b3'], limit: 1200 },
+  });
   expect(batch.status).toBe(202);
   await eventually(async () => {
     const res = await stack.api.get(`/v1/batches/${batch.body.id}`, { headers: ws.auth });
@@ -146,7 +162,9 @@ it('answers every read with the same bytes from objects as from rows, and Postgr
   // Checkpointed pages are objects of their own; the last pages of jobs completed together share one.
   expect(keys.length).toBeGreaterThanOrEqual(2 + 1 + 1 + 3);
   const { rows: meta } = await sql<{ n: number; bytes: number }>`
-    select count(distinct object_key)::int as n, sum(stored_bytes)::int as bytes from job_result_pages where object_key is not null`.execute(stack.runtime.db);
+    select count(distinct object_key)::int as n, sum(stored_bytes)::int as bytes from job_result_pages where object_key is not null`.execute(
+    stack.runtime.db,
+  );
   expect(meta[0]!.n).toBe(keys.length);
   expect(meta[0]!.bytes).toBeGreaterThan(0);
 
@@ -211,7 +229,10 @@ it('keeps only the new items of a new_only schedule in objects', async () => {
 }, 60_000);
 
 it('fails attempts, never jobs, while the store is down; reads answer 503; the job completes once it is back', async () => {
-  const done = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 's3_down_read', limit: 50 } });
+  const done = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'followers', target: 's3_down_read', limit: 50 },
+  });
   await completed(done.body.id);
   await s3.pause();
   try {
@@ -222,15 +243,26 @@ it('fails attempts, never jobs, while the store is down; reads answer 503; the j
     const exported = await stack.api.get(`/v1/jobs/${done.body.id}/export?format=csv`, { headers: ws.auth });
     expect(exported.status).toBe(503);
 
-    const job = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 's3_down_write', limit: 50 } });
+    const job = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { platform: 'twitter', operation: 'followers', target: 's3_down_write', limit: 50 },
+    });
     expect(job.status).toBe(202);
     // Several attempts fail on the store; the job waits, its attempts given back.
     await eventually(async () => {
-      const row = await stack.runtime.db.selectFrom('jobs').select(['status', 'progress_message', 'attempts']).where('id', '=', job.body.id).executeTakeFirstOrThrow();
+      const row = await stack.runtime.db
+        .selectFrom('jobs')
+        .select(['status', 'progress_message', 'attempts'])
+        .where('id', '=', job.body.id)
+        .executeTakeFirstOrThrow();
       return row.status === 'queued' && /result store/.test(row.progress_message ?? '') ? row : undefined;
     }, 20_000);
     await new Promise((resolve) => setTimeout(resolve, 1500));
-    const waiting = await stack.runtime.db.selectFrom('jobs').select(['status', 'attempts']).where('id', '=', job.body.id).executeTakeFirstOrThrow();
+    const waiting = await stack.runtime.db
+      .selectFrom('jobs')
+      .select(['status', 'attempts'])
+      .where('id', '=', job.body.id)
+      .executeTakeFirstOrThrow();
     expect(['queued', 'running']).toContain(waiting.status);
     expect(waiting.attempts).toBeLessThanOrEqual(1);
     await s3.resume();
@@ -271,13 +303,24 @@ it('moves results both ways from the admin CLI, with a progress bar, and refuses
   expect(there.stdout).toMatch(new RegExp(`^${moved.total} of ${moved.total} jobs' results moved to s3`));
   expect(await rowItems()).toBe(0);
   expect((await objectKeys()).length).toBe(before);
-  await expect(admin('move-results', '--to', 'gcs')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--to is s3 or postgres') });
+  await expect(admin('move-results', '--to', 'gcs')).rejects.toMatchObject({
+    code: 2,
+    stderr: expect.stringContaining('--to is s3 or postgres'),
+  });
 }, 90_000);
 
 it('deletes the objects of expired results, and the sweeper deletes objects no page names', async () => {
-  const job = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 's3_expiring', limit: 1500 } });
+  const job = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'followers', target: 's3_expiring', limit: 1500 },
+  });
   await completed(job.body.id);
-  const rows = await stack.runtime.db.selectFrom('job_result_pages').select('object_key').where('job_id', '=', job.body.id).orderBy('page_no').execute();
+  const rows = await stack.runtime.db
+    .selectFrom('job_result_pages')
+    .select('object_key')
+    .where('job_id', '=', job.body.id)
+    .orderBy('page_no')
+    .execute();
   // Its first page checkpointed as an object of its own, its last written at completion.
   const own = rows.map((row) => row.object_key!);
   expect(own).toHaveLength(2);

@@ -43,7 +43,10 @@ async function objectKeys(): Promise<string[]> {
 }
 
 async function submit(ws: SeededWorkspace, target: string): Promise<string> {
-  const res = await stack.api.post('/v1/jobs', { headers: { ...ws.auth, 'Cache-Control': 'no-cache' }, body: { platform: 'tiktok', operation: 'profile', target } });
+  const res = await stack.api.post('/v1/jobs', {
+    headers: { ...ws.auth, 'Cache-Control': 'no-cache' },
+    body: { platform: 'tiktok', operation: 'profile', target },
+  });
   expect(res.status).toBe(202);
   return res.body.id as string;
 }
@@ -73,16 +76,31 @@ it('two workspaces completing in one group get objects of their own; deleting on
   const doomed = await stack.workspace({ credits: 1000 });
   const kept = await stack.workspace({ credits: 1000 });
   // Two jobs of each workspace, interleaved, completed together.
-  const ids = [await submit(doomed, 'ws_split_a1'), await submit(kept, 'ws_split_b1'), await submit(doomed, 'ws_split_a2'), await submit(kept, 'ws_split_b2')];
+  const ids = [
+    await submit(doomed, 'ws_split_a1'),
+    await submit(kept, 'ws_split_b1'),
+    await submit(doomed, 'ws_split_a2'),
+    await submit(kept, 'ws_split_b2'),
+  ];
   const owner = (i: number) => (i % 2 === 0 ? doomed.workspaceId : kept.workspaceId);
   const claimed = await claimJobs(stack.runtime.services, ids);
   const completions = claimed.map((row, i) => {
     if (!row || row instanceof Error) throw new Error(`job ${ids[i]} not claimed`);
-    return { job: row, lease: row.lease_token!, delivered: { total: 1, primary: 1, bundled: 0, finalPage: { pageNo: 1, items: [profile(owner(i), i)] } } };
+    return {
+      job: row,
+      lease: row.lease_token!,
+      delivered: { total: 1, primary: 1, bundled: 0, finalPage: { pageNo: 1, items: [profile(owner(i), i)] } },
+    };
   });
   expect(await completeJobs(stack.runtime.services, completions)).toEqual([true, true, true, true]);
 
-  const { rows } = await sql<{ job_id: string; workspace_id: string; object_key: string; object_offset: number | null; stored_bytes: number }>`
+  const { rows } = await sql<{
+    job_id: string;
+    workspace_id: string;
+    object_key: string;
+    object_offset: number | null;
+    stored_bytes: number;
+  }>`
     select p.job_id, j.workspace_id, p.object_key, p.object_offset, p.stored_bytes
     from job_result_pages p join jobs j on j.id = p.job_id where p.job_id = any(${ids}::text[])`.execute(stack.runtime.db);
   expect(rows).toHaveLength(4);
@@ -96,7 +114,10 @@ it('two workspaces completing in one group get objects of their own; deleting on
   // Each object holds its own workspace's items only.
   const bucket = stack.runtime.services.resultObjects!;
   for (const row of rows) {
-    const lines = await bucket.lines(row.object_key, row.object_offset === null ? null : { offset: row.object_offset, bytes: row.stored_bytes });
+    const lines = await bucket.lines(
+      row.object_key,
+      row.object_offset === null ? null : { offset: row.object_offset, bytes: row.stored_bytes },
+    );
     expect(lines.map((l) => JSON.parse(l).bio)).toEqual([row.workspace_id]);
   }
   const whole = async (key: string) => (await bucket.lines(key)).map((l) => JSON.parse(l).bio);
@@ -111,9 +132,14 @@ it('two workspaces completing in one group get objects of their own; deleting on
   for (const key of left) expect((await whole(key)).filter((o) => o === doomed.workspaceId)).toEqual([]);
   // The other workspace's pages read as before, each its own part of its object.
   for (const row of rows.filter((r) => r.workspace_id === kept.workspaceId)) {
-    const lines = await bucket.lines(row.object_key, row.object_offset === null ? null : { offset: row.object_offset, bytes: row.stored_bytes });
+    const lines = await bucket.lines(
+      row.object_key,
+      row.object_offset === null ? null : { offset: row.object_offset, bytes: row.stored_bytes },
+    );
     expect(lines.map((l) => JSON.parse(l).bio)).toEqual([kept.workspaceId]);
   }
-  const { rows: doomedRows } = await sql`select 1 from job_result_pages where job_id = any(${[ids[0]!, ids[2]!]}::text[])`.execute(stack.runtime.db);
+  const { rows: doomedRows } = await sql`select 1 from job_result_pages where job_id = any(${[ids[0]!, ids[2]!]}::text[])`.execute(
+    stack.runtime.db,
+  );
   expect(doomedRows).toEqual([]);
 });

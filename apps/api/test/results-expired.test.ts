@@ -17,8 +17,18 @@ let before: Record<string, unknown>;
 beforeAll(async () => {
   stack = await startTestStack({ withWorker: true });
   ws = await stack.workspace({ credits: 1_000, rateLimitPerMinute: 100_000 });
-  jobId = (await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'expiring', limit: 5 } })).body.id;
-  batchId = (await stack.api.post('/v1/batches', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', targets: ['expiring_a', 'expiring_b'] } })).body.id;
+  jobId = (
+    await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { platform: 'twitter', operation: 'followers', target: 'expiring', limit: 5 },
+    })
+  ).body.id;
+  batchId = (
+    await stack.api.post('/v1/batches', {
+      headers: ws.auth,
+      body: { platform: 'instagram', operation: 'profile', targets: ['expiring_a', 'expiring_b'] },
+    })
+  ).body.id;
   await eventually(async () => {
     const rows = await stack.runtime.db.selectFrom('jobs').select('status').where('workspace_id', '=', ws.workspaceId).execute();
     return rows.length === 3 && rows.every((r) => r.status === 'completed');
@@ -46,7 +56,11 @@ it('answers 410 results_expired for its exports and its items', async () => {
     const res = await stack.api.get(`/v1/jobs/${jobId}/export`, { headers: ws.auth, query: { format } });
     expect(res.status).toBe(410);
     expect(res.headers['content-type']).toMatch(/^application\/json/);
-    expect(res.body.detail).toEqual({ error: 'results_expired', message: `The result of job ${jobId} was deleted after the retention period.`, job_id: jobId });
+    expect(res.body.detail).toEqual({
+      error: 'results_expired',
+      message: `The result of job ${jobId} was deleted after the retention period.`,
+      job_id: jobId,
+    });
   }
   const items = await stack.api.get(`/v1/jobs/${jobId}/items`, { headers: ws.auth });
   expect(items.status).toBe(410);
@@ -61,7 +75,10 @@ it('answers 410 for the export of a batch whose completed children expired', asy
 });
 
 it('no longer serves an expired result from the cache', async () => {
-  const again = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'expiring', limit: 5 } });
+  const again = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'followers', target: 'expiring', limit: 5 },
+  });
   expect(again.status).toBe(202);
   expect(again.body).toMatchObject({ cached: false, status: 'queued', result_expired: false });
 });

@@ -41,7 +41,13 @@ afterAll(async () => {
 async function oauthRaw(path: string, options: { form?: Record<string, string>; json?: object }) {
   const req = request(stack.app).post(path);
   const res = options.form ? await req.type('form').send(options.form) : await req.send(options.json);
-  validator.validate('post', path, res.status, String(res.headers['content-type'] ?? '').startsWith('application/json') ? res.body : undefined, res.headers['content-type']);
+  validator.validate(
+    'post',
+    path,
+    res.status,
+    String(res.headers['content-type'] ?? '').startsWith('application/json') ? res.body : undefined,
+    res.headers['content-type'],
+  );
   return res;
 }
 
@@ -57,13 +63,27 @@ async function agentOf(user: SessionUser, workspaceId: string, role: string): Pr
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const consent = await stack.api.post('/v1/oauth/consent', {
     headers: user.write(),
-    body: { client_id: client.client_id, redirect_uri: REDIRECT, code_challenge: challenge, code_challenge_method: 'S256', scope: 'mcp', workspace_id: workspaceId, role },
+    body: {
+      client_id: client.client_id,
+      redirect_uri: REDIRECT,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      scope: 'mcp',
+      workspace_id: workspaceId,
+      role,
+    },
   });
   expect(consent.status).toBe(200);
   const code = new URL(consent.body.redirect_to).searchParams.get('code')!;
-  const token = await oauthRaw('/oauth/token', { form: { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT } });
+  const token = await oauthRaw('/oauth/token', {
+    form: { grant_type: 'authorization_code', client_id: client.client_id, code, code_verifier: verifier, redirect_uri: REDIRECT },
+  });
   expect(token.status).toBe(200);
-  const grant = await stack.runtime.db.selectFrom('oauth_tokens').select('key_id').where('token_hash', '=', createHash('sha256').update(token.body.access_token).digest('hex')).executeTakeFirstOrThrow();
+  const grant = await stack.runtime.db
+    .selectFrom('oauth_tokens')
+    .select('key_id')
+    .where('token_hash', '=', createHash('sha256').update(token.body.access_token).digest('hex'))
+    .executeTakeFirstOrThrow();
   return { grantId: grant.key_id, access: token.body.access_token, refresh: token.body.refresh_token };
 }
 
@@ -77,13 +97,20 @@ async function team(owner: SessionUser, name: string): Promise<string> {
 }
 
 async function join(owner: SessionUser, workspaceId: string, who: SessionUser, role: string): Promise<void> {
-  const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.write(), body: { email: who.email, role } });
+  const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+    headers: owner.write(),
+    body: { email: who.email, role },
+  });
   expect(invited.status).toBe(201);
   const accepted = await stack.api.post('/v1/invitations/accept', { headers: who.write(), body: { token: invited.body.token } });
   expect(accepted.status).toBe(200);
 }
 
-async function mintKey(headers: Record<string, string>, role: string, extra: Record<string, unknown> = {}): Promise<{ id: string; secret: string; created_by: string }> {
+async function mintKey(
+  headers: Record<string, string>,
+  role: string,
+  extra: Record<string, unknown> = {},
+): Promise<{ id: string; secret: string; created_by: string }> {
   const res = await stack.api.post('/v1/keys', { headers, body: { name: `${role} key`, role, ...extra } });
   expect(res.status).toBe(201);
   return { id: res.body.id, secret: res.body.api_key, created_by: res.body.created_by };
@@ -105,7 +132,10 @@ async function scheduleOf(headers: Record<string, string>, id: string): Promise<
   return res.body;
 }
 
-async function events(headers: Record<string, string>, action: string): Promise<Array<{ target_id: string; actor: { type: string; id: string | null }; data: Record<string, LooseJson> }>> {
+async function events(
+  headers: Record<string, string>,
+  action: string,
+): Promise<Array<{ target_id: string; actor: { type: string; id: string | null }; data: Record<string, LooseJson> }>> {
   const res = await stack.api.get('/v1/audit-events', { headers, query: { limit: 100 } });
   expect(res.status).toBe(200);
   return res.body.filter((e: { action: string }) => e.action === action);
@@ -135,7 +165,10 @@ async function setUp(name: string): Promise<Setup> {
   expect(minted.created_by).toBe(agent.grantId);
   const schedule = await scheduleBy(asKey(minted.secret));
   expect(schedule.created_by).toEqual({ kind: 'key', id: minted.id });
-  const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: asKey(minted.secret), body: { email: invitee.email, role: 'member' } });
+  const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+    headers: asKey(minted.secret),
+    body: { email: invitee.email, role: 'member' },
+  });
   expect(invited.status).toBe(201);
   expect((await stack.api.get('/v1/account', { headers: asKey(minted.secret) })).status).toBe(200);
   return { owner, bob, workspaceId, agent, minted, scheduleId: schedule.id, invitationToken: invited.body.token, invitee };
@@ -151,7 +184,10 @@ async function expectChainRevoked(s: Setup, reason = 'creator_revoked'): Promise
   const revoked = (await events(reads, 'api_key.revoked')).find((e) => e.target_id === s.minted.id);
   expect(revoked).toMatchObject({ actor: { type: 'system' }, data: { reason, created_by: s.agent.grantId } });
   const paused = (await events(reads, 'schedule.paused')).find((e) => e.target_id === s.scheduleId);
-  expect(paused).toMatchObject({ actor: { type: 'system' }, data: { reason: 'creator_revoked', created_by: { kind: 'key', id: s.minted.id } } });
+  expect(paused).toMatchObject({
+    actor: { type: 'system' },
+    data: { reason: 'creator_revoked', created_by: { kind: 'key', id: s.minted.id } },
+  });
   // The invitation the minted key sent is revoked: out of the pending list, and refused.
   const pending = await stack.api.get(`/v1/workspaces/${s.workspaceId}/invitations`, { headers: reads });
   expect(pending.status).toBe(200);
@@ -180,12 +216,16 @@ describe('revoking an agent stops what it made', () => {
 
   it('by refresh-token reuse', async () => {
     const s = await setUp('Reuse');
-    const first = await oauthRaw('/oauth/token', { form: { grant_type: 'refresh_token', client_id: client.client_id, refresh_token: s.agent.refresh } });
+    const first = await oauthRaw('/oauth/token', {
+      form: { grant_type: 'refresh_token', client_id: client.client_id, refresh_token: s.agent.refresh },
+    });
     expect(first.status).toBe(200);
     // The new access token works until the old refresh token comes back.
     s.agent.access = first.body.access_token;
     expect((await stack.api.get('/v1/account', { headers: asKey(s.minted.secret) })).status).toBe(200);
-    const reused = await oauthRaw('/oauth/token', { form: { grant_type: 'refresh_token', client_id: client.client_id, refresh_token: s.agent.refresh } });
+    const reused = await oauthRaw('/oauth/token', {
+      form: { grant_type: 'refresh_token', client_id: client.client_id, refresh_token: s.agent.refresh },
+    });
     expect(reused.status).toBe(400);
     await expectChainRevoked(s);
   });
@@ -194,7 +234,9 @@ describe('revoking an agent stops what it made', () => {
     const s = await setUp('Removal');
     const own = await scheduleBy(s.bob.write(s.workspaceId));
     expect(own.created_by).toEqual({ kind: 'user', id: s.bob.userId });
-    const res = await stack.api.delete(`/v1/workspaces/${s.workspaceId}/members/${s.bob.userId}`, { headers: s.owner.write(s.workspaceId) });
+    const res = await stack.api.delete(`/v1/workspaces/${s.workspaceId}/members/${s.bob.userId}`, {
+      headers: s.owner.write(s.workspaceId),
+    });
     expect(res.status).toBe(204);
     // The minted key is the member's too (bob → grant → key), so it goes for the removal itself.
     await expectChainRevoked(s, 'creator_removed');
@@ -203,7 +245,10 @@ describe('revoking an agent stops what it made', () => {
 
   it("by the consenting member's demotion below the grant's role", async () => {
     const s = await setUp('Demotion');
-    const res = await stack.api.patch(`/v1/workspaces/${s.workspaceId}/members/${s.bob.userId}`, { headers: s.owner.write(s.workspaceId), body: { role: 'member' } });
+    const res = await stack.api.patch(`/v1/workspaces/${s.workspaceId}/members/${s.bob.userId}`, {
+      headers: s.owner.write(s.workspaceId),
+      body: { role: 'member' },
+    });
     expect(res.status).toBe(200);
     await expectChainRevoked(s, 'creator_demoted');
   });
@@ -224,14 +269,17 @@ describe('revoking an agent stops what it made', () => {
     expect(revoked).toMatchObject({ actor: { type: 'system' }, data: { reason: 'creator_revoked', created_by: s.minted.id } });
   });
 
-  it('a resumed schedule of a revoked creator is taken over by whoever resumes it; a person\'s pause has no reason', async () => {
+  it("a resumed schedule of a revoked creator is taken over by whoever resumes it; a person's pause has no reason", async () => {
     const s = await setUp('Take over');
     expect((await stack.api.delete(`/v1/keys/${s.agent.grantId}`, { headers: s.owner.write(s.workspaceId) })).status).toBe(204);
     const resumed = await stack.api.post(`/v1/schedules/${s.scheduleId}/resume`, { headers: s.owner.write(s.workspaceId) });
     expect(resumed.status).toBe(200);
     expect(resumed.body).toMatchObject({ status: 'active', paused_reason: null, created_by: { kind: 'user', id: s.owner.userId } });
     const changed = (await events(s.owner.read(s.workspaceId), 'schedule.creator_changed')).find((e) => e.target_id === s.scheduleId);
-    expect(changed).toMatchObject({ actor: { type: 'user', id: s.owner.userId }, data: { from: { kind: 'key', id: s.minted.id }, to: { kind: 'user', id: s.owner.userId } } });
+    expect(changed).toMatchObject({
+      actor: { type: 'user', id: s.owner.userId },
+      data: { from: { kind: 'key', id: s.minted.id }, to: { kind: 'user', id: s.owner.userId } },
+    });
     const paused = await stack.api.post(`/v1/schedules/${s.scheduleId}/pause`, { headers: s.owner.write(s.workspaceId) });
     expect(paused.body).toMatchObject({ status: 'paused', paused_reason: null });
   });
@@ -240,14 +288,18 @@ describe('revoking an agent stops what it made', () => {
     const ws = await stack.workspace({ rateLimitPerMinute: 100_000 });
     const key = await mintKey(ws.auth, 'member');
     const schedule = await scheduleBy(asKey(key.secret));
-    await stack.runtime.db.updateTable('schedules').set({ created_by_kind: null, created_by_id: null }).where('id', '=', schedule.id).execute();
+    await stack.runtime.db
+      .updateTable('schedules')
+      .set({ created_by_kind: null, created_by_id: null })
+      .where('id', '=', schedule.id)
+      .execute();
     expect((await stack.api.delete(`/v1/keys/${key.id}`, { headers: ws.auth })).status).toBe(204);
     expect(await scheduleOf(ws.auth, schedule.id)).toMatchObject({ status: 'active', paused_reason: null, created_by: null });
   });
 });
 
 describe('caps', () => {
-  it('a key may not change its own cap, a cap up its creation chain, nor a higher key\'s; a session of an admin may', async () => {
+  it("a key may not change its own cap, a cap up its creation chain, nor a higher key's; a session of an admin may", async () => {
     const owner = await signUpUser(stack);
     const workspaceId = await team(owner, 'Caps');
     const admin = await mintKey(owner.write(workspaceId), 'admin', { monthly_credit_cap: 100 });
@@ -270,8 +322,13 @@ describe('caps', () => {
 
     // Renaming itself is fine; capping a lower key it made is fine; the admin's session may lift anything.
     expect((await stack.api.patch(`/v1/keys/${admin.id}`, { headers: asKey(admin.secret), body: { name: 'renamed' } })).status).toBe(200);
-    expect((await stack.api.patch(`/v1/keys/${member.id}`, { headers: asKey(admin.secret), body: { monthly_credit_cap: 10 } })).status).toBe(200);
-    const bySession = await stack.api.patch(`/v1/keys/${admin.id}`, { headers: owner.write(workspaceId), body: { monthly_credit_cap: null } });
+    expect(
+      (await stack.api.patch(`/v1/keys/${member.id}`, { headers: asKey(admin.secret), body: { monthly_credit_cap: 10 } })).status,
+    ).toBe(200);
+    const bySession = await stack.api.patch(`/v1/keys/${admin.id}`, {
+      headers: owner.write(workspaceId),
+      body: { monthly_credit_cap: null },
+    });
     expect(bySession.status).toBe(200);
     expect(bySession.body.monthly_credit_cap).toBeNull();
   });
@@ -281,12 +338,26 @@ describe('caps', () => {
     const capped = await mintKey(ws.auth, 'member', { monthly_credit_cap: 1 });
     const free = await mintKey(ws.auth, 'member');
     const startsAt = new Date(clock.now().getTime() + 60_000).toISOString();
-    const cappedSchedule = await scheduleBy(asKey(capped.secret), { frequency: 'once', starts_at: startsAt, operation: 'followers', limit: 100 });
-    const freeSchedule = await scheduleBy(asKey(free.secret), { frequency: 'once', starts_at: startsAt, operation: 'followers', limit: 100 });
+    const cappedSchedule = await scheduleBy(asKey(capped.secret), {
+      frequency: 'once',
+      starts_at: startsAt,
+      operation: 'followers',
+      limit: 100,
+    });
+    const freeSchedule = await scheduleBy(asKey(free.secret), {
+      frequency: 'once',
+      starts_at: startsAt,
+      operation: 'followers',
+      limit: 100,
+    });
     clock.advance(2 * 60_000);
     await dispatchDue(stack.runtime.services);
     const cappedRun = (await scheduleOf(ws.auth, cappedSchedule.id)).runs[0];
-    expect(cappedRun).toMatchObject({ status: 'skipped_credits', job_id: null, error: { error: 'spend_cap_reached', scope: 'key', key_id: capped.id, cap: 1 } });
+    expect(cappedRun).toMatchObject({
+      status: 'skipped_credits',
+      job_id: null,
+      error: { error: 'spend_cap_reached', scope: 'key', key_id: capped.id, cap: 1 },
+    });
     const freeRun = (await scheduleOf(ws.auth, freeSchedule.id)).runs[0];
     expect(freeRun).toMatchObject({ status: 'queued', job_id: expect.any(String) });
     // The run's reservation is the creating key's spend.
@@ -304,9 +375,14 @@ describe('invitations follow their sender', () => {
     await join(owner, workspaceId, mallory, 'admin');
     // Mallory invites another address of hers, then is removed.
     const alt = await signUpUser(stack);
-    const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: mallory.write(workspaceId), body: { email: alt.email, role: 'admin' } });
+    const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+      headers: mallory.write(workspaceId),
+      body: { email: alt.email, role: 'admin' },
+    });
     expect(invited.status).toBe(201);
-    expect((await stack.api.delete(`/v1/workspaces/${workspaceId}/members/${mallory.userId}`, { headers: owner.write(workspaceId) })).status).toBe(204);
+    expect(
+      (await stack.api.delete(`/v1/workspaces/${workspaceId}/members/${mallory.userId}`, { headers: owner.write(workspaceId) })).status,
+    ).toBe(204);
 
     const pending = await stack.api.get(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.read(workspaceId) });
     expect(pending.body).toEqual([]);
@@ -326,14 +402,24 @@ describe('invitations follow their sender', () => {
     await join(owner, workspaceId, bob, 'admin');
     const [a, m, v] = [await signUpUser(stack), await signUpUser(stack), await signUpUser(stack)];
     const send = async (who: SessionUser, role: string) => {
-      const res = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: bob.write(workspaceId), body: { email: who.email, role } });
+      const res = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+        headers: bob.write(workspaceId),
+        body: { email: who.email, role },
+      });
       expect(res.status).toBe(201);
       return res.body as { id: string; token: string };
     };
     const asAdmin = await send(a, 'admin');
     const asMember = await send(m, 'member');
     const asViewer = await send(v, 'viewer');
-    expect((await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${bob.userId}`, { headers: owner.write(workspaceId), body: { role: 'member' } })).status).toBe(200);
+    expect(
+      (
+        await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${bob.userId}`, {
+          headers: owner.write(workspaceId),
+          body: { role: 'member' },
+        })
+      ).status,
+    ).toBe(200);
     const pending = await stack.api.get(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.read(workspaceId) });
     expect(pending.body.map((i: { id: string }) => i.id).sort()).toEqual([asMember.id, asViewer.id].sort());
     expect((await stack.api.post('/v1/invitations/accept', { headers: a.write(), body: { token: asAdmin.token } })).status).toBe(410);
@@ -341,9 +427,17 @@ describe('invitations follow their sender', () => {
 
     // Demoted again, to viewer, but the member invitation's row is left as it is (as if sent before this rule):
     // acceptance itself re-checks that the sender still holds the invited role.
-    await stack.runtime.db.updateTable('memberships').set({ role: 'viewer' }).where('workspace_id', '=', workspaceId).where('user_id', '=', bob.userId).execute();
+    await stack.runtime.db
+      .updateTable('memberships')
+      .set({ role: 'viewer' })
+      .where('workspace_id', '=', workspaceId)
+      .where('user_id', '=', bob.userId)
+      .execute();
     const lateUser = await signUpUser(stack);
-    const late = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.write(workspaceId), body: { email: lateUser.email, role: 'member' } });
+    const late = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+      headers: owner.write(workspaceId),
+      body: { email: lateUser.email, role: 'member' },
+    });
     expect(late.status).toBe(201);
     await stack.runtime.db.updateTable('invitations').set({ invited_by: bob.userId }).where('id', '=', late.body.id).execute();
     const preview = await stack.api.get('/v1/invitations/preview', { query: { token: late.body.token } });

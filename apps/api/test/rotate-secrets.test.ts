@@ -35,7 +35,12 @@ interface RotateReport {
 }
 
 async function rotate(keys: { current: Buffer; previous?: Buffer }): Promise<{ code: number; out: RotateReport }> {
-  const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'silent', SECRETS_KEY: keys.current.toString('base64') };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL: stack.databaseUrl,
+    LOG_LEVEL: 'silent',
+    SECRETS_KEY: keys.current.toString('base64'),
+  };
   if (keys.previous) env.SECRETS_KEY_PREVIOUS = keys.previous.toString('base64');
   else delete env.SECRETS_KEY_PREVIOUS;
   try {
@@ -56,12 +61,20 @@ it('re-seals every sealed value under the new key, opening the old ones with SEC
   expect(rotated.status).toBe(200);
   // A TOTP secret and an unsent mail, sealed by this (development-keyed) service as the other parts do.
   const dev = sealerOf(stack.config);
-  await sql`insert into users (id, email, password_hash, two_factor_secret) values ('usr_rot', 'rot@example.com', 'x', ${dev.seal('JBSWY3DPEHPK3PXP')})`.execute(stack.runtime.db);
+  await sql`insert into users (id, email, password_hash, two_factor_secret) values ('usr_rot', 'rot@example.com', 'x', ${dev.seal('JBSWY3DPEHPK3PXP')})`.execute(
+    stack.runtime.db,
+  );
   // Due tomorrow: the stack's mail sender (the dev outbox, outside production) leaves it unsent meanwhile.
-  await sql`insert into mail_outbox (id, recipient, template, subject, body_sealed, next_attempt_at) values ('mail_rot', 'rot@example.com', 'verify', 'Verify', ${dev.seal('{"text":"hello"}')}, now() + interval '1 day')`.execute(stack.runtime.db);
+  await sql`insert into mail_outbox (id, recipient, template, subject, body_sealed, next_attempt_at) values ('mail_rot', 'rot@example.com', 'verify', 'Verify', ${dev.seal('{"text":"hello"}')}, now() + interval '1 day')`.execute(
+    stack.runtime.db,
+  );
 
   const stored = async () => ({
-    hook: await stack.runtime.db.selectFrom('webhooks').select(['secret', 'previous_secret']).where('id', '=', created.body.id).executeTakeFirstOrThrow(),
+    hook: await stack.runtime.db
+      .selectFrom('webhooks')
+      .select(['secret', 'previous_secret'])
+      .where('id', '=', created.body.id)
+      .executeTakeFirstOrThrow(),
     totp: (await sql<{ v: string }>`select two_factor_secret as v from users where id = 'usr_rot'`.execute(stack.runtime.db)).rows[0]!.v,
     mail: (await sql<{ v: string }>`select body_sealed as v from mail_outbox where id = 'mail_rot'`.execute(stack.runtime.db)).rows[0]!.v,
   });
@@ -77,7 +90,12 @@ it('re-seals every sealed value under the new key, opening the old ones with SEC
   // From the development key to a first real key: the development key still opens (no PREVIOUS needed).
   const first = await rotate({ current: keyOne });
   expect(first.code).toBe(0);
-  expect(counts(first.out)).toMatchObject({ 'webhooks.secret': [1, 0], 'webhooks.previous_secret': [1, 0], 'users.two_factor_secret': [1, 0], 'mail_outbox.body_sealed': [1, 0] });
+  expect(counts(first.out)).toMatchObject({
+    'webhooks.secret': [1, 0],
+    'webhooks.previous_secret': [1, 0],
+    'users.two_factor_secret': [1, 0],
+    'mail_outbox.body_sealed': [1, 0],
+  });
   await expectUnder(sealerOf({ secretsKey: keyOne, secretsKeyPrevious: null }));
 
   // Then to a second key, with the first as SECRETS_KEY_PREVIOUS; a second run finds nothing to do.
@@ -100,7 +118,11 @@ it('re-seals every sealed value under the new key, opening the old ones with SEC
   const before = await stored();
   const lost = await rotate({ current: randomBytes(32) });
   expect(lost.code).toBe(1);
-  expect(counts(lost.out)).toMatchObject({ 'webhooks.secret': [0, 1], 'users.two_factor_secret': [0, 1], 'mail_outbox.body_sealed': [0, 1] });
+  expect(counts(lost.out)).toMatchObject({
+    'webhooks.secret': [0, 1],
+    'users.two_factor_secret': [0, 1],
+    'mail_outbox.body_sealed': [0, 1],
+  });
   expect(await stored()).toEqual(before);
   await sql`delete from mail_outbox where id = 'mail_rot'`.execute(stack.runtime.db);
 });

@@ -61,6 +61,7 @@ describe('POST /v1/schedules/preview', () => {
     expect(zone.body.detail[0].loc).toEqual(['body', 'timezone']);
     const offsetless = await preview({ frequency: 'daily', timezone: 'UTC', starts_at: '2027-04-01T00:00:00' });
     expect(offsetless.status).toBe(422);
-    for (const count of [0, 21]) expect((await preview({ frequency: 'daily', timezone: 'UTC', starts_at: '2027-04-01T00:00:00Z', count })).status).toBe(422);
+    for (const count of [0, 21])
+      expect((await preview({ frequency: 'daily', timezone: 'UTC', starts_at: '2027-04-01T00:00:00Z', count })).status).toBe(422);
   });
 });

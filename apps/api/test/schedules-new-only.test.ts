@@ -90,11 +90,18 @@ describe('new_only schedules', () => {
   it('never lets two overlapping occurrences deliver the same item', async () => {
     const ws = await stack.workspace({ credits: 10_000 });
     const sch = await schedule(ws.auth, 'sandbox_rolling_2 sandbox_slow_500 overlap');
-    const workspace = await stack.runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+    const workspace = await stack.runtime.db
+      .selectFrom('workspaces')
+      .selectAll()
+      .where('id', '=', ws.workspaceId)
+      .executeTakeFirstOrThrow();
     const tenant = { workspace, keyId: null, role: null };
     const body = { platform: 'tiktok', operation: 'search', target: 'sandbox_rolling_2 sandbox_slow_500 overlap', limit: 100 };
     const options = { endpoint: 'schedule-run', scheduleId: sch.id, newOnly: true };
-    const [a, b] = await Promise.all([createJob(stack.runtime.services, tenant, body, options), createJob(stack.runtime.services, tenant, body, options)]);
+    const [a, b] = await Promise.all([
+      createJob(stack.runtime.services, tenant, body, options),
+      createJob(stack.runtime.services, tenant, body, options),
+    ]);
     expect(a.job.id).not.toBe(b.job.id); // never deduplicated onto each other
     const done = await Promise.all([a, b].map((c) => waitForJob(stack, ws.auth, c.job.id, (j) => j.status === 'completed')));
     const [ra, rb] = await Promise.all(done.map((j) => loadResult(stack.runtime.services, { ...j, source_job_id: null } as never)));
@@ -108,7 +115,15 @@ describe('new_only schedules', () => {
     const ws = await stack.workspace();
     const single = await stack.api.post('/v1/schedules', {
       headers: ws.auth,
-      body: { name: 'x', operation: 'profile', targets: ['natgeo'], frequency: 'daily', timezone: 'UTC', starts_at: '2030-01-01T00:00:00Z', delivery: 'new_only' },
+      body: {
+        name: 'x',
+        operation: 'profile',
+        targets: ['natgeo'],
+        frequency: 'daily',
+        timezone: 'UTC',
+        starts_at: '2030-01-01T00:00:00Z',
+        delivery: 'new_only',
+      },
     });
     expect(single.status).toBe(422);
     expect(single.body.detail[0].loc).toEqual(['body', 'delivery']);
@@ -119,7 +134,15 @@ describe('new_only schedules', () => {
     expect(plain.body.delivery).toBe('all');
     const wrong = await stack.api.post('/v1/schedules', {
       headers: ws.auth,
-      body: { name: 'x', operation: 'posts', targets: ['natgeo'], frequency: 'daily', timezone: 'UTC', starts_at: '2030-01-01T00:00:00Z', delivery: 'some' },
+      body: {
+        name: 'x',
+        operation: 'posts',
+        targets: ['natgeo'],
+        frequency: 'daily',
+        timezone: 'UTC',
+        starts_at: '2030-01-01T00:00:00Z',
+        delivery: 'some',
+      },
     });
     expect(wrong.status).toBe(422);
   });

@@ -186,7 +186,10 @@ describe('POST /v1/schedules', () => {
 
   it('checks the recipe as POST /v1/jobs does, at creation', async () => {
     const ws = await workspace({ maxResultLimit: 50 });
-    const unsupported = await stack.api.post('/v1/schedules', { headers: ws.auth, body: body({ platform: 'twitter', operation: 'reels' }) });
+    const unsupported = await stack.api.post('/v1/schedules', {
+      headers: ws.auth,
+      body: body({ platform: 'twitter', operation: 'reels' }),
+    });
     expect(unsupported.status).toBe(422);
     expect(unsupported.body.detail.error).toBe('unsupported_operation');
 
@@ -203,7 +206,10 @@ describe('POST /v1/schedules', () => {
     expect(overWorkspace.status).toBe(400);
     expect(overWorkspace.body.detail.error).toBe('invalid_request');
 
-    const bundleElsewhere = await stack.api.post('/v1/schedules', { headers: ws.auth, body: body({ operation: 'posts', include_posts: 5 }) });
+    const bundleElsewhere = await stack.api.post('/v1/schedules', {
+      headers: ws.auth,
+      body: body({ operation: 'posts', include_posts: 5 }),
+    });
     expect(bundleElsewhere.status).toBe(400);
   });
 
@@ -211,7 +217,10 @@ describe('POST /v1/schedules', () => {
     const ws = await workspace();
     const recent = await create(ws, { frequency: 'once', starts_at: offsetTime(-30 * 60_000) });
     expect(recent.next_run_at).toBe(new Date(recent.starts_at).toISOString());
-    const old = await stack.api.post('/v1/schedules', { headers: ws.auth, body: body({ frequency: 'once', starts_at: offsetTime(-2 * HOUR) }) });
+    const old = await stack.api.post('/v1/schedules', {
+      headers: ws.auth,
+      body: body({ frequency: 'once', starts_at: offsetTime(-2 * HOUR) }),
+    });
     expect(old.status).toBe(422);
     expect(old.body.detail[0].loc).toEqual(['body', 'starts_at']);
   });
@@ -250,7 +259,15 @@ describe('PUT /v1/schedules/{id}', () => {
     const startsAt = offsetTime(5 * DAY, 9);
     const res = await stack.api.put(`/v1/schedules/${s.id}`, {
       headers: ws.auth,
-      body: { name: 'Weekly posts', operation: 'posts', targets: ['nasa', 'esa'], limit: 30, frequency: 'weekly', timezone: 'Asia/Tokyo', starts_at: startsAt },
+      body: {
+        name: 'Weekly posts',
+        operation: 'posts',
+        targets: ['nasa', 'esa'],
+        limit: 30,
+        frequency: 'weekly',
+        timezone: 'Asia/Tokyo',
+        starts_at: startsAt,
+      },
     });
     expect(res.status).toBe(200);
     const u = res.body as Schedule;
@@ -326,7 +343,13 @@ describe('POST /v1/schedules/{id}/run', () => {
     const after = res.body as Schedule;
     expect(after.runs).toHaveLength(1);
     const run = after.runs[0]!;
-    expect(run).toMatchObject({ trigger: 'manual', status: 'queued', batch_id: null, error: null, scheduled_for: clock.now().toISOString() });
+    expect(run).toMatchObject({
+      trigger: 'manual',
+      status: 'queued',
+      batch_id: null,
+      error: null,
+      scheduled_for: clock.now().toISOString(),
+    });
     expect(run.id).toMatch(/^run_/);
     expect(run.job_id).toMatch(/^job_/);
     expect(run.dispatched_at).not.toBeNull();
@@ -344,7 +367,13 @@ describe('POST /v1/schedules/{id}/run', () => {
     const second = await stack.api.post(`/v1/schedules/${s.id}/run`, { headers: ws.auth });
     expect(second.status).toBe(202);
     expect(second.body.runs).toHaveLength(2);
-    expect(second.body.runs[0]).toMatchObject({ trigger: 'manual', status: 'skipped_overlap', job_id: null, batch_id: null, dispatched_at: null });
+    expect(second.body.runs[0]).toMatchObject({
+      trigger: 'manual',
+      status: 'skipped_overlap',
+      job_id: null,
+      batch_id: null,
+      dispatched_at: null,
+    });
     expect(second.body.runs[1].id).toBe(run.id);
 
     // Once the previous work is over, the next run dispatches again.

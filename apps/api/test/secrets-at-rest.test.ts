@@ -38,7 +38,12 @@ it('leaves no webhook secret in clear in a pg_dump of the database', async () =>
 
   // Stored sealed, and opening to what the API showed (the rotated-away one kept as previous).
   const sealer = sealerOf(stack.config);
-  const rows = await stack.runtime.db.selectFrom('webhooks').select(['id', 'secret', 'previous_secret']).where('workspace_id', '=', ws.workspaceId).orderBy('id').execute();
+  const rows = await stack.runtime.db
+    .selectFrom('webhooks')
+    .select(['id', 'secret', 'previous_secret'])
+    .where('workspace_id', '=', ws.workspaceId)
+    .orderBy('id')
+    .execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
   expect(sealer.open(byId.get(ids[0]!)!.secret)).toBe(shown[2]);
   expect(sealer.open(byId.get(ids[0]!)!.previous_secret!)).toBe(shown[0]);

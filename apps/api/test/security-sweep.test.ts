@@ -59,7 +59,8 @@ function bodyFor(method: string, path: string, strict: boolean): unknown {
   const example = media?.example ?? (Object.values(media?.examples ?? {})[0] as { value?: unknown } | undefined)?.value;
   if (example !== undefined) return example;
   const fallback = FALLBACK_BODIES[`${method.toUpperCase()} ${path}`];
-  if (fallback === undefined && requestBody.required && strict) throw new Error(`${method.toUpperCase()} ${path}: add a request example to openapi.yaml`);
+  if (fallback === undefined && requestBody.required && strict)
+    throw new Error(`${method.toUpperCase()} ${path}: add a request example to openapi.yaml`);
   return fallback;
 }
 
@@ -93,20 +94,39 @@ async function workspaceWithResources(user: SessionUser, name: string): Promise<
   const job = await stack.api.post('/v1/jobs', { headers: h, body: { operation: 'profile', target: `${name}_job` } });
   const batch = await stack.api.post('/v1/batches', { headers: h, body: { operation: 'profile', targets: [`${name}_1`, `${name}_2`] } });
   const schedule = await stack.api.post('/v1/schedules', { headers: h, body: scheduleBody() });
-  const monitor = await stack.api.post('/v1/monitors', { headers: h, body: { name: 'sweep', operation: 'profile', targets: ['nasa'], frequency: 'daily' } });
+  const monitor = await stack.api.post('/v1/monitors', {
+    headers: h,
+    body: { name: 'sweep', operation: 'profile', targets: ['nasa'], frequency: 'daily' },
+  });
   const key = await stack.api.post('/v1/keys', { headers: h, body: { name: 'sweep' } });
-  const invitation = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: h, body: { email: `invitee.${name}@example.com`, role: 'member' } });
+  const invitation = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+    headers: h,
+    body: { email: `invitee.${name}@example.com`, role: 'member' },
+  });
   // Port 9 (discard) on loopback: nothing listens, and no worker runs here to send anything.
   const webhook = await stack.api.post('/v1/webhooks', { headers: h, body: { url: 'http://127.0.0.1:9/hook', events: ['*'] } });
   const delivery = await stack.api.post(`/v1/webhooks/${webhook.body.id}/test`, { headers: h });
   // A destination's creation writes to its bucket, which the sweep has none of: its row is stored as creation stores it.
   const destination = await stack.runtime.db
     .insertInto('destinations')
-    .values({ id: newId('dst'), workspace_id: workspaceId, name, type: 's3', bucket: 'sweep', region: 'us-east-1', endpoint: null, access_key_id: 'AKIA', secret_access_key: sealerOf(stack.config).seal('secret'), format: 'ndjson' })
+    .values({
+      id: newId('dst'),
+      workspace_id: workspaceId,
+      name,
+      type: 's3',
+      bucket: 'sweep',
+      region: 'us-east-1',
+      endpoint: null,
+      access_key_id: 'AKIA',
+      secret_access_key: sealerOf(stack.config).seal('secret'),
+      format: 'ndjson',
+    })
     .returning('id')
     .executeTakeFirstOrThrow();
   const member = await signUpUser(stack);
-  await stack.runtime.db.transaction().execute((tx) => addMember(tx, workspaceId, member.userId, 'member', { type: 'system', id: 'test', ip: null }));
+  await stack.runtime.db
+    .transaction()
+    .execute((tx) => addMember(tx, workspaceId, member.userId, 'member', { type: 'system', id: 'test', ip: null }));
   for (const res of [job, batch, schedule, monitor, key, invitation, webhook, delivery]) expect(res.status).toBeLessThan(300);
   return {
     workspaceId,
@@ -137,7 +157,9 @@ beforeAll(async () => {
   for (const role of ROLES) {
     if (role !== 'owner') {
       const user = await signUpUser(stack);
-      await stack.runtime.db.transaction().execute((tx) => addMember(tx, workspaceId, user.userId, role, { type: 'system', id: 'test', ip: null }));
+      await stack.runtime.db
+        .transaction()
+        .execute((tx) => addMember(tx, workspaceId, user.userId, role, { type: 'system', id: 'test', ip: null }));
       sessions[role] = user;
     }
     keys[role] = { 'X-API-Key': (await createApiKey(stack.runtime.db, workspaceId, `${role} key`, { role })).api_key };
@@ -149,8 +171,12 @@ beforeAll(async () => {
   await sql`update api_keys set expires_at = now() - interval '1 second' where id = ${expired.key_id}`.execute(stack.runtime.db);
   expiredKey = { 'X-API-Key': expired.api_key };
   expiredSession = await signUpUser(stack);
-  await stack.runtime.db.transaction().execute((tx) => addMember(tx, workspaceId, expiredSession.userId, 'owner', { type: 'system', id: 'test', ip: null }));
-  await sql`update sessions set expires_at = now() - interval '1 second' where user_id = ${expiredSession.userId}`.execute(stack.runtime.db);
+  await stack.runtime.db
+    .transaction()
+    .execute((tx) => addMember(tx, workspaceId, expiredSession.userId, 'owner', { type: 'system', id: 'test', ip: null }));
+  await sql`update sessions set expires_at = now() - interval '1 second' where user_id = ${expiredSession.userId}`.execute(
+    stack.runtime.db,
+  );
 });
 
 afterAll(async () => {
@@ -177,21 +203,25 @@ describe('the route table', () => {
   it('has one route per operation of openapi.yaml, at its method and path', () => {
     const operations = contractOperations();
     expect(ROUTES.map((route) => route.operationId).sort()).toEqual([...operations.keys()].sort());
-    for (const route of ROUTES) expect({ id: route.operationId, at: label(route) }).toEqual({ id: route.operationId, at: label(operations.get(route.operationId)!) });
+    for (const route of ROUTES)
+      expect({ id: route.operationId, at: label(route) }).toEqual({ id: route.operationId, at: label(operations.get(route.operationId)!) });
   });
 
   it('refuses to declare a route without an access, or for an operation openapi.yaml does not have', () => {
     const handler = () => undefined;
     expect(() => declareRoute('getJob', { handler } as never)).toThrow(/GET \/v1\/jobs\/:job_id \(getJob\) declares no access/);
     expect(() => declareRoute('getJob', { access: 'everyone', handler } as never)).toThrow(/declares no access/);
-    expect(() => declareRoute('undeclaredOperation' as OperationId, { access: 'viewer', handler })).toThrow(/undeclaredOperation: not an operation of openapi.yaml/);
+    expect(() => declareRoute('undeclaredOperation' as OperationId, { access: 'viewer', handler })).toThrow(
+      /undeclaredOperation: not an operation of openapi.yaml/,
+    );
   });
 
   it('agrees with the access openapi.yaml documents (x-required-access)', () => {
     for (const route of ROUTES) {
       const operation = operationOf(route.method, route.path);
       expect({ route: label(route), documented: Boolean(operation) }).toEqual({ route: label(route), documented: true });
-      if (operation?.['x-required-access']) expect({ route: label(route), access: operation['x-required-access'] }).toEqual({ route: label(route), access: route.access });
+      if (operation?.['x-required-access'])
+        expect({ route: label(route), access: operation['x-required-access'] }).toEqual({ route: label(route), access: route.access });
     }
   });
 });
@@ -209,63 +239,105 @@ describe.each(authenticated.map((route) => [label(route), route] as const))('%s'
     ];
     for (const [headers, status, error] of cases) {
       const res = await call(route, headers);
-      expect({ headers: Object.keys(headers), status: res.status, error: res.body?.detail?.error }).toEqual({ headers: Object.keys(headers), status, error });
+      expect({ headers: Object.keys(headers), status: res.status, error: res.body?.detail?.error }).toEqual({
+        headers: Object.keys(headers),
+        status,
+        error,
+      });
     }
   });
 
-  if (isWrite) it('refuses a cookie write without the CSRF token', async () => {
-    const res = await call(route, owner.read(a.ids.workspace_id));
-    expect([res.status, res.body.detail.error]).toEqual([403, 'csrf_failed']);
-  });
+  if (isWrite)
+    it('refuses a cookie write without the CSRF token', async () => {
+      const res = await call(route, owner.read(a.ids.workspace_id));
+      expect([res.status, res.body.detail.error]).toEqual([403, 'csrf_failed']);
+    });
 
-  if (below(access).length > 0) it(`refuses each role below ${access}, as a session and as a key`, async () => {
-    for (const role of below(access)) {
-      for (const [kind, headers] of [
-        ['session', sessions[role].write(a.ids.workspace_id)],
-        ['key', keys[role]],
-      ] as const) {
-        const res = await call(route, headers);
-        expect({ role, kind, status: res.status, detail: res.body.detail }).toEqual({ role, kind, status: 403, detail: expect.objectContaining({ error: 'forbidden', required_role: access }) });
+  if (below(access).length > 0)
+    it(`refuses each role below ${access}, as a session and as a key`, async () => {
+      for (const role of below(access)) {
+        for (const [kind, headers] of [
+          ['session', sessions[role].write(a.ids.workspace_id)],
+          ['key', keys[role]],
+        ] as const) {
+          const res = await call(route, headers);
+          expect({ role, kind, status: res.status, detail: res.body.detail }).toEqual({
+            role,
+            kind,
+            status: 403,
+            detail: expect.objectContaining({ error: 'forbidden', required_role: access }),
+          });
+        }
       }
-    }
-  });
+    });
 
-  if (access === 'session') it('refuses an API key', async () => {
-    const res = await call(route, keys.owner);
-    expect([res.status, res.body.detail.error, res.body.detail.required_auth]).toEqual([403, 'forbidden', 'session']);
-  });
+  if (access === 'session')
+    it('refuses an API key', async () => {
+      const res = await call(route, keys.owner);
+      expect([res.status, res.body.detail.error, res.body.detail.required_auth]).toEqual([403, 'forbidden', 'session']);
+    });
 
-  if (!route.path.includes(':workspace_id')) it('refuses another workspace chosen by X-Workspace-ID', async () => {
-    for (const headers of [owner.write(b.ids.workspace_id), { ...keys.owner, 'X-Workspace-ID': b.ids.workspace_id }]) {
-      const res = await call(route, headers);
-      expect([res.status, res.body.detail.error]).toEqual([403, 'workspace_forbidden']);
-    }
-  });
+  if (!route.path.includes(':workspace_id'))
+    it('refuses another workspace chosen by X-Workspace-ID', async () => {
+      for (const headers of [owner.write(b.ids.workspace_id), { ...keys.owner, 'X-Workspace-ID': b.ids.workspace_id }]) {
+        const res = await call(route, headers);
+        expect([res.status, res.body.detail.error]).toEqual([403, 'workspace_forbidden']);
+      }
+    });
 
   const params = [...route.path.matchAll(/:([a-z_]+)/g)].map((m) => m[1]!);
-  if (params.length > 0) it(`answers 404 for another workspace's ${params.join(', ')}`, async () => {
-    const callers: Array<[string, Headers]> = access === 'session' ? [['session', owner.write(a.ids.workspace_id)]] : [['session', owner.write(a.ids.workspace_id)], ['key', keys.owner]];
-    for (const param of params) {
-      for (const [kind, headers] of callers) {
-        const res = await call(route, headers, pathWith(route.path, a.ids, { [param]: b.ids[param]! }), true);
-        expect({ param, kind, status: res.status, error: res.body.detail?.error }).toEqual({ param, kind, status: 404, error: expect.stringMatching(/_not_found$/) });
+  if (params.length > 0)
+    it(`answers 404 for another workspace's ${params.join(', ')}`, async () => {
+      const callers: Array<[string, Headers]> =
+        access === 'session'
+          ? [['session', owner.write(a.ids.workspace_id)]]
+          : [
+              ['session', owner.write(a.ids.workspace_id)],
+              ['key', keys.owner],
+            ];
+      for (const param of params) {
+        for (const [kind, headers] of callers) {
+          const res = await call(route, headers, pathWith(route.path, a.ids, { [param]: b.ids[param]! }), true);
+          expect({ param, kind, status: res.status, error: res.body.detail?.error }).toEqual({
+            param,
+            kind,
+            status: 404,
+            error: expect.stringMatching(/_not_found$/),
+          });
+        }
       }
-    }
-  });
+    });
 });
 
 it('changed nothing in the other workspace', async () => {
   const beta = b.ids;
-  const job = await stack.runtime.db.selectFrom('jobs').select(['status', 'cancel_requested_at']).where('id', '=', beta.job_id!).executeTakeFirstOrThrow();
+  const job = await stack.runtime.db
+    .selectFrom('jobs')
+    .select(['status', 'cancel_requested_at'])
+    .where('id', '=', beta.job_id!)
+    .executeTakeFirstOrThrow();
   expect(job.cancel_requested_at).toBeNull();
   const key = await stack.runtime.db.selectFrom('api_keys').select('revoked_at').where('id', '=', beta.key_id!).executeTakeFirstOrThrow();
   expect(key.revoked_at).toBeNull();
-  const schedule = await stack.runtime.db.selectFrom('schedules').select(['status', 'deleted_at', 'name']).where('id', '=', beta.schedule_id!).executeTakeFirstOrThrow();
+  const schedule = await stack.runtime.db
+    .selectFrom('schedules')
+    .select(['status', 'deleted_at', 'name'])
+    .where('id', '=', beta.schedule_id!)
+    .executeTakeFirstOrThrow();
   expect(schedule).toEqual({ status: 'active', deleted_at: null, name: 'sweep' });
-  const monitor = await stack.runtime.db.selectFrom('monitors').select(['status', 'deleted_at', 'name']).where('id', '=', beta.monitor_id!).executeTakeFirstOrThrow();
+  const monitor = await stack.runtime.db
+    .selectFrom('monitors')
+    .select(['status', 'deleted_at', 'name'])
+    .where('id', '=', beta.monitor_id!)
+    .executeTakeFirstOrThrow();
   expect(monitor).toEqual({ status: 'active', deleted_at: null, name: 'sweep' });
   expect(await stack.runtime.db.selectFrom('monitor_runs').select('id').where('monitor_id', '=', beta.monitor_id!).execute()).toEqual([]);
-  const member = await stack.runtime.db.selectFrom('memberships').select('role').where('user_id', '=', beta.user_id!).where('workspace_id', '=', beta.workspace_id!).executeTakeFirstOrThrow();
+  const member = await stack.runtime.db
+    .selectFrom('memberships')
+    .select('role')
+    .where('user_id', '=', beta.user_id!)
+    .where('workspace_id', '=', beta.workspace_id!)
+    .executeTakeFirstOrThrow();
   expect(member.role).toBe('member');
 });
 
@@ -287,15 +359,27 @@ describe('OAuth and /mcp', () => {
   /** An OAuth access token of workspace a (owner's consent, code exchanged), and its grant's key ID. */
   async function oauthToken(): Promise<{ token: string; keyId: string }> {
     const redirect = 'http://127.0.0.1:8765/cb';
-    const client = await request(stack.app).post('/oauth/register').send({ client_name: 'sweep agent', redirect_uris: [redirect] });
+    const client = await request(stack.app)
+      .post('/oauth/register')
+      .send({ client_name: 'sweep agent', redirect_uris: [redirect] });
     const verifier = randomBytes(32).toString('base64url');
     const challenge = createHash('sha256').update(verifier).digest('base64url');
     const consent = await stack.api.post('/v1/oauth/consent', {
       headers: owner.write(),
-      body: { client_id: client.body.client_id, redirect_uri: redirect, code_challenge: challenge, code_challenge_method: 'S256', workspace_id: a.ids.workspace_id, role: 'viewer' },
+      body: {
+        client_id: client.body.client_id,
+        redirect_uri: redirect,
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+        workspace_id: a.ids.workspace_id,
+        role: 'viewer',
+      },
     });
     const code = new URL(consent.body.redirect_to).searchParams.get('code')!;
-    const tokens = await request(stack.app).post('/oauth/token').type('form').send({ grant_type: 'authorization_code', client_id: client.body.client_id, code, code_verifier: verifier });
+    const tokens = await request(stack.app)
+      .post('/oauth/token')
+      .type('form')
+      .send({ grant_type: 'authorization_code', client_id: client.body.client_id, code, code_verifier: verifier });
     expect(tokens.status).toBe(200);
     const access = tokens.body.access_token as string;
     const hash = createHash('sha256').update(access).digest('hex');
@@ -305,12 +389,19 @@ describe('OAuth and /mcp', () => {
 
   it('answers /mcp 401 with WWW-Authenticate for a missing, unknown, revoked or expired credential', async () => {
     const expiredToken = await oauthToken();
-    await sql`update oauth_tokens set expires_at = now() - interval '1 second' where key_id = ${expiredToken.keyId} and kind = 'access'`.execute(stack.runtime.db);
+    await sql`update oauth_tokens set expires_at = now() - interval '1 second' where key_id = ${expiredToken.keyId} and kind = 'access'`.execute(
+      stack.runtime.db,
+    );
     const revokedGrant = await oauthToken();
     await stack.api.delete(`/v1/keys/${revokedGrant.keyId}`, { headers: owner.write(a.ids.workspace_id) });
     const live = await oauthToken();
     const challenge = `Bearer resource_metadata="${stack.config.appUrl}/.well-known/oauth-protected-resource"`;
-    const initialize = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sweep', version: '1' } } };
+    const initialize = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sweep', version: '1' } },
+    };
     const cases: Array<[string, Headers]> = [
       ['none', {}],
       ['unknown key', { 'X-API-Key': 'sdx_live_00000000000000000000000000000000' }],
@@ -327,7 +418,10 @@ describe('OAuth and /mcp', () => {
       const res = await req.send(initialize);
       expect({ name, status: res.status, challenge: res.headers['www-authenticate'] }).toEqual({ name, status: 401, challenge });
     }
-    const ok = request(stack.app).post('/mcp').set('Accept', 'application/json, text/event-stream').set('Authorization', `Bearer ${live.token}`);
+    const ok = request(stack.app)
+      .post('/mcp')
+      .set('Accept', 'application/json, text/event-stream')
+      .set('Authorization', `Bearer ${live.token}`);
     expect((await ok.send(initialize)).status).toBe(200);
   });
 });

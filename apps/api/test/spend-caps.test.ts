@@ -1,4 +1,12 @@
-import { checkLedger, type SeededWorkspace, startTestStack, startWebhookReceiver, type TestStack, waitForJob, type WebhookReceiver } from '@sdx/testing';
+import {
+  checkLedger,
+  type SeededWorkspace,
+  startTestStack,
+  startWebhookReceiver,
+  type TestStack,
+  waitForJob,
+  type WebhookReceiver,
+} from '@sdx/testing';
 
 /**
  * Spend caps (extensions-2.md 1): a key's and a workspace's `monthly_credit_cap` stop a
@@ -14,7 +22,11 @@ let stack: TestStack;
 let receiver: WebhookReceiver;
 beforeAll(async () => {
   receiver = await startWebhookReceiver();
-  stack = await startTestStack({ withWorker: true, workerConcurrency: 8, env: { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', WEBHOOK_RETRY_SCHEDULE: '' } });
+  stack = await startTestStack({
+    withWorker: true,
+    workerConcurrency: 8,
+    env: { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', WEBHOOK_RETRY_SCHEDULE: '' },
+  });
 });
 afterAll(async () => {
   await stack.close();
@@ -59,7 +71,9 @@ describe('a key with a monthly cap', () => {
     expect(refused.body.detail.message).toMatch(/PATCH \/v1\/keys\/key_\S+ \(monthly_credit_cap\)/);
     // The workspace's own key has no cap: it goes on.
     expect((await job(ws.auth, 'cap_key_owner')).status).toBe(202);
-    expect((await stack.api.post('/v1/quotes', { headers: ws.auth, body: { operation: 'profile', target: 'x_other' } })).body.blocked_by).toBeNull();
+    expect(
+      (await stack.api.post('/v1/quotes', { headers: ws.auth, body: { operation: 'profile', target: 'x_other' } })).body.blocked_by,
+    ).toBeNull();
     expect((await keyView(ws, key.id)).month_spent_credits).toBe(10);
     const billing = await stack.api.get('/v1/billing', { headers: ws.auth });
     expect(billing.body.month_spent_credits).toBe(11);
@@ -71,16 +85,24 @@ describe('a key with a monthly cap', () => {
     const key = await keyWithCap(ws, 2);
     const first = await stack.api.post('/v1/jobs', { headers: key.auth, body: { operation: 'profile', target: 'cap_cached' } });
     await waitForJob(stack, key.auth, first.body.id, (j) => j.status === 'completed');
-    const slow = await stack.api.post('/v1/jobs', { headers: key.auth, body: { operation: 'profile', target: 'sandbox_slow_3000_cap_twin' } });
+    const slow = await stack.api.post('/v1/jobs', {
+      headers: key.auth,
+      body: { operation: 'profile', target: 'sandbox_slow_3000_cap_twin' },
+    });
     expect(slow.status).toBe(202);
     expect((await job(key.auth, 'cap_past')).status).toBe(402);
     const cached = await stack.api.post('/v1/jobs', { headers: key.auth, body: { operation: 'profile', target: 'cap_cached' } });
     expect([200, 202]).toContain(cached.status);
     expect(cached.body).toMatchObject({ cached: true, billed_credits: 0 });
-    const twin = await stack.api.post('/v1/jobs', { headers: key.auth, body: { operation: 'profile', target: 'sandbox_slow_3000_cap_twin' } });
+    const twin = await stack.api.post('/v1/jobs', {
+      headers: key.auth,
+      body: { operation: 'profile', target: 'sandbox_slow_3000_cap_twin' },
+    });
     expect(twin.status).toBe(202);
     expect(twin.body.id).toBe(slow.body.id);
-    expect((await stack.api.post('/v1/quotes', { headers: key.auth, body: { operation: 'profile', target: 'cap_cached' } })).body).toMatchObject({
+    expect(
+      (await stack.api.post('/v1/quotes', { headers: key.auth, body: { operation: 'profile', target: 'cap_cached' } })).body,
+    ).toMatchObject({
       affordable: true,
       blocked_by: null,
       max_credits: 0,
@@ -91,21 +113,34 @@ describe('a key with a monthly cap', () => {
   it('gives back to the month what a cancellation releases, and a PATCH moves or lifts the cap at once', async () => {
     const ws = await stack.workspace({ credits: 1000 });
     const key = await keyWithCap(ws, 5);
-    const slow = await stack.api.post('/v1/jobs', { headers: key.auth, body: { operation: 'profile', target: 'sandbox_slow_20000_cap_cancel' } });
+    const slow = await stack.api.post('/v1/jobs', {
+      headers: key.auth,
+      body: { operation: 'profile', target: 'sandbox_slow_20000_cap_cancel' },
+    });
     expect((await keyView(ws, key.id)).month_spent_credits).toBe(1);
     expect((await stack.api.post(`/v1/jobs/${slow.body.id}/cancel`, { headers: key.auth })).status).toBe(200);
     await waitForJob(stack, key.auth, slow.body.id, (j) => j.status === 'cancelled');
     expect((await keyView(ws, key.id)).month_spent_credits).toBe(0);
 
     // A batch is all or nothing against the cap: 6 targets do not fit in 5.
-    const batch = await stack.api.post('/v1/batches', { headers: { ...key.auth, ...fresh }, body: { operation: 'profile', targets: ['b1', 'b2', 'b3', 'b4', 'b5', 'b6'] } });
+    const batch = await stack.api.post('/v1/batches', {
+      headers: { ...key.auth, ...fresh },
+      body: { operation: 'profile', targets: ['b1', 'b2', 'b3', 'b4', 'b5', 'b6'] },
+    });
     expect(batch.status).toBe(402);
     expect(batch.body.detail).toMatchObject({ error: 'spend_cap_reached', scope: 'key', cap: 5, spent: 0, required: 6 });
 
     const raised = await stack.api.patch(`/v1/keys/${key.id}`, { headers: ws.auth, body: { monthly_credit_cap: 6 } });
     expect(raised.status).toBe(200);
     expect(raised.body).toMatchObject({ id: key.id, monthly_credit_cap: 6, month_spent_credits: 0 });
-    expect((await stack.api.post('/v1/batches', { headers: { ...key.auth, ...fresh }, body: { operation: 'profile', targets: ['b1', 'b2', 'b3', 'b4', 'b5', 'b6'] } })).status).toBe(202);
+    expect(
+      (
+        await stack.api.post('/v1/batches', {
+          headers: { ...key.auth, ...fresh },
+          body: { operation: 'profile', targets: ['b1', 'b2', 'b3', 'b4', 'b5', 'b6'] },
+        })
+      ).status,
+    ).toBe(202);
     expect((await job(key.auth, 'cap_after_batch')).status).toBe(402);
     const lifted = await stack.api.patch(`/v1/keys/${key.id}`, { headers: ws.auth, body: { monthly_credit_cap: null, name: 'uncapped' } });
     expect(lifted.body).toMatchObject({ monthly_credit_cap: null, name: 'uncapped', month_spent_credits: 6 });
@@ -152,7 +187,10 @@ describe('the workspace cap and the billing alerts', () => {
       body: { url: receiver.url, events: ['billing.spend_cap_reached', 'billing.credits_low'] },
     });
     expect(hook.status).toBe(201);
-    const limits = await stack.api.put('/v1/billing/limits', { headers: ws.auth, body: { monthly_credit_cap: 3, low_credits_threshold: 998 } });
+    const limits = await stack.api.put('/v1/billing/limits', {
+      headers: ws.auth,
+      body: { monthly_credit_cap: 3, low_credits_threshold: 998 },
+    });
     expect(limits.status).toBe(200);
     expect(limits.body).toEqual({ monthly_credit_cap: 3, low_credits_threshold: 998 });
     const key = await keyWithCap(ws, 100);
@@ -163,26 +201,47 @@ describe('the workspace cap and the billing alerts', () => {
       expect(refused.body.detail).toMatchObject({ error: 'spend_cap_reached', scope: 'workspace', cap: 3, spent: 3 });
       expect(refused.body.detail.message).toContain('PUT /v1/billing/limits (monthly_credit_cap)');
     }
-    expect((await stack.api.post('/v1/quotes', { headers: key.auth, body: { operation: 'profile', target: 'ws_cap_past' } })).body.blocked_by).toBe('spend_cap_reached');
+    expect(
+      (await stack.api.post('/v1/quotes', { headers: key.auth, body: { operation: 'profile', target: 'ws_cap_past' } })).body.blocked_by,
+    ).toBe('spend_cap_reached');
 
     // One credits_low (1000 → 997 crossed 998 once) and one spend_cap_reached (three refusals).
     const messages = await receiver.received(2, 15_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const events = receiver.messages.map((m) => JSON.parse(m.body) as { type: string; workspace_id: string; data: Record<string, unknown> }).filter((e) => e.workspace_id === ws.workspaceId);
+    const events = receiver.messages
+      .map((m) => JSON.parse(m.body) as { type: string; workspace_id: string; data: Record<string, unknown> })
+      .filter((e) => e.workspace_id === ws.workspaceId);
     expect(messages.length).toBeGreaterThanOrEqual(2);
     expect(events.map((e) => e.type).sort()).toEqual(['billing.credits_low', 'billing.spend_cap_reached']);
-    expect(events.find((e) => e.type === 'billing.spend_cap_reached')!.data).toMatchObject({ scope: 'workspace', cap: 3, spent: 3, key_id: null });
-    expect(events.find((e) => e.type === 'billing.credits_low')!.data).toMatchObject({ low_credits_threshold: 998, available_credits: 997 });
+    expect(events.find((e) => e.type === 'billing.spend_cap_reached')!.data).toMatchObject({
+      scope: 'workspace',
+      cap: 3,
+      spent: 3,
+      key_id: null,
+    });
+    expect(events.find((e) => e.type === 'billing.credits_low')!.data).toMatchObject({
+      low_credits_threshold: 998,
+      available_credits: 997,
+    });
 
     // Lifting the cap lets work through again.
-    expect((await stack.api.put('/v1/billing/limits', { headers: ws.auth, body: { monthly_credit_cap: null, low_credits_threshold: null } })).status).toBe(200);
+    expect(
+      (await stack.api.put('/v1/billing/limits', { headers: ws.auth, body: { monthly_credit_cap: null, low_credits_threshold: null } }))
+        .status,
+    ).toBe(200);
     expect((await job(ws.auth, 'ws_cap_past')).status).toBe(202);
   });
 
   it('counts only the current month: a reservation settled for less gives the difference back', async () => {
     const ws = await stack.workspace({ credits: 100_000 });
-    const quoted = await stack.api.post('/v1/quotes', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'spend_settle', limit: 300 } });
-    const made = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'spend_settle', limit: 300 } });
+    const quoted = await stack.api.post('/v1/quotes', {
+      headers: ws.auth,
+      body: { platform: 'twitter', operation: 'followers', target: 'spend_settle', limit: 300 },
+    });
+    const made = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { platform: 'twitter', operation: 'followers', target: 'spend_settle', limit: 300 },
+    });
     expect(made.status).toBe(202);
     expect((await stack.api.get('/v1/billing', { headers: ws.auth })).body.month_spent_credits).toBe(quoted.body.max_credits);
     const done = await waitForJob(stack, ws.auth, made.body.id, (j) => j.status === 'completed');

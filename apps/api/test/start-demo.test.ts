@@ -33,7 +33,14 @@ it('creates the demo user, owner of the demo workspace, and prints its password 
   child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'start.ts')], {
     cwd: ROOT,
     detached: true,
-    env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), REDIS_PREFIX: `sdxstart${randomBytes(3).toString('hex')}`, LOG_LEVEL: 'silent', NODE_ENV: 'development' },
+    env: {
+      ...process.env,
+      DATABASE_URL: database.url,
+      PORT: String(port),
+      REDIS_PREFIX: `sdxstart${randomBytes(3).toString('hex')}`,
+      LOG_LEVEL: 'silent',
+      NODE_ENV: 'development',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -44,15 +51,25 @@ it('creates the demo user, owner of the demo workspace, and prints its password 
   const base = `http://127.0.0.1:${port}`;
   const login = await eventually(
     async () => {
-      const res = await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'demo@example.com', password }) });
+      const res = await fetch(`${base}/v1/auth/login`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ email: 'demo@example.com', password }),
+      });
       return res.status === 200 ? res : undefined;
     },
     // The API opens its port once its Postgres and Redis answer: on a loaded machine, a while.
     90_000,
     200,
   );
-  const body = (await login.json()) as { workspaces: Array<{ id: string; name: string; kind: string; role: string }>; default_workspace_id: string | null };
-  const account = (await (await fetch(`${base}/v1/account`, { headers: { 'X-API-Key': apiKey } })).json()) as { organization_id: string; role: string };
+  const body = (await login.json()) as {
+    workspaces: Array<{ id: string; name: string; kind: string; role: string }>;
+    default_workspace_id: string | null;
+  };
+  const account = (await (await fetch(`${base}/v1/account`, { headers: { 'X-API-Key': apiKey } })).json()) as {
+    organization_id: string;
+    role: string;
+  };
   expect(account.role).toBe('owner');
   expect(body.workspaces).toEqual([
     { id: expect.any(String), name: 'Personal', kind: 'personal', role: 'owner', require_two_factor: false },
@@ -60,14 +77,28 @@ it('creates the demo user, owner of the demo workspace, and prints its password 
   ]);
   // The console opens the demo workspace after sign-in, and the session says so as well.
   expect(body.default_workspace_id).toBe(account.organization_id);
-  const cookie = login.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ');
-  const session = (await (await fetch(`${base}/v1/auth/session`, { headers: { cookie } })).json()) as { default_workspace_id: string | null };
+  const cookie = login.headers
+    .getSetCookie()
+    .map((c) => c.split(';')[0])
+    .join('; ');
+  const session = (await (await fetch(`${base}/v1/auth/session`, { headers: { cookie } })).json()) as {
+    default_workspace_id: string | null;
+  };
   expect(session.default_workspace_id).toBe(account.organization_id);
-  const wrong = await fetch(`${base}/v1/auth/login`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ email: 'demo@example.com', password: 'not-the-password' }) });
+  const wrong = await fetch(`${base}/v1/auth/login`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ email: 'demo@example.com', password: 'not-the-password' }),
+  });
   expect(wrong.status).toBe(401);
   // Output piped, not a terminal: still one "Ready" line once the API answers.
   await eventually(async () => out.includes(`Ready in `) || undefined, 40_000, 200);
-  expect(out).toMatch(new RegExp(`^Ready in [\\d.]+ s: http://localhost:${port} \\(console http://localhost:${port}/console, API reference http://localhost:${port}/docs\\)$`, 'm'));
+  expect(out).toMatch(
+    new RegExp(
+      `^Ready in [\\d.]+ s: http://localhost:${port} \\(console http://localhost:${port}/console, API reference http://localhost:${port}/docs\\)$`,
+      'm',
+    ),
+  );
   expect(out.match(/^Ready in /gm)).toHaveLength(1);
 }, 150_000);
 
@@ -80,7 +111,14 @@ it('on a second start, prints no key but says how to get one again', async () =>
   child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'start.ts')], {
     cwd: ROOT,
     detached: true,
-    env: { ...process.env, DATABASE_URL: database.url, PORT: String(port), REDIS_PREFIX: `sdxstart${randomBytes(3).toString('hex')}`, LOG_LEVEL: 'silent', NODE_ENV: 'development' },
+    env: {
+      ...process.env,
+      DATABASE_URL: database.url,
+      PORT: String(port),
+      REDIS_PREFIX: `sdxstart${randomBytes(3).toString('hex')}`,
+      LOG_LEVEL: 'silent',
+      NODE_ENV: 'development',
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -31,7 +31,10 @@ async function freePort(): Promise<number> {
 async function childrenOf(pid: number): Promise<Map<string, number>> {
   const { stdout } = await run('ps', ['-o', 'pid=', '--ppid', String(pid)]).catch(() => ({ stdout: '' }));
   const byApp = new Map<string, number>();
-  for (const child of stdout.split('\n').map((l) => Number(l.trim())).filter(Boolean)) {
+  for (const child of stdout
+    .split('\n')
+    .map((l) => Number(l.trim()))
+    .filter(Boolean)) {
     const cmd = readFileSync(`/proc/${child}/cmdline`, 'utf8');
     const app = /apps\/(api|worker|scheduler)\/src\/main\.ts/.exec(cmd)?.[1];
     if (app) byApp.set(app, child);
@@ -53,27 +56,53 @@ describe('npm start', () => {
     const port = await freePort();
     supervisor = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts', 'start.ts')], {
       cwd: ROOT,
-      env: { ...process.env, NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PROVIDER_MODE: 'sandbox', DATABASE_URL: database.url, REDIS_URL: testRedisUrl(), REDIS_PREFIX: `sdxt${port}`, PORT: String(port), LOG_LEVEL: 'warn' },
+      env: {
+        ...process.env,
+        NODE_ENV: 'production',
+        SECRETS_KEY: TEST_SECRETS_KEY,
+        PROVIDER_MODE: 'sandbox',
+        DATABASE_URL: database.url,
+        REDIS_URL: testRedisUrl(),
+        REDIS_PREFIX: `sdxt${port}`,
+        PORT: String(port),
+        LOG_LEVEL: 'warn',
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     const lines: string[] = [];
     for (const stream of [supervisor.stdout!, supervisor.stderr!]) createInterface({ input: stream }).on('line', (l) => lines.push(l));
     const pid = supervisor.pid!;
-    const first = await eventually(async () => {
-      const children = await childrenOf(pid);
-      return children.size === 3 && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok ? children : null;
-    }, 60_000, 200);
+    const first = await eventually(
+      async () => {
+        const children = await childrenOf(pid);
+        return children.size === 3 && (await fetch(`http://127.0.0.1:${port}/healthz`)).ok ? children : null;
+      },
+      60_000,
+      200,
+    );
 
     process.kill(first.get('worker')!, 'SIGKILL');
-    const restarted = await eventually(async () => {
-      const children = await childrenOf(pid);
-      const worker = children.get('worker');
-      return worker && worker !== first.get('worker') ? children : null;
-    }, 30_000, 100);
+    const restarted = await eventually(
+      async () => {
+        const children = await childrenOf(pid);
+        const worker = children.get('worker');
+        return worker && worker !== first.get('worker') ? children : null;
+      },
+      30_000,
+      100,
+    );
     expect(restarted.get('api')).toBe(first.get('api'));
     expect(restarted.get('scheduler')).toBe(first.get('scheduler'));
     expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
-    const notice = lines.map((l) => { try { return JSON.parse(l) as Record<string, unknown>; } catch { return null; } }).find((r) => r?.msg === 'worker exited unexpectedly; restarting');
+    const notice = lines
+      .map((l) => {
+        try {
+          return JSON.parse(l) as Record<string, unknown>;
+        } catch {
+          return null;
+        }
+      })
+      .find((r) => r?.msg === 'worker exited unexpectedly; restarting');
     expect(notice).toMatchObject({ app: 'worker', exit: 'SIGKILL', restarts: 1, restartInMs: 500 });
 
     const exited = new Promise<number | null>((resolve) => supervisor!.once('exit', (code) => resolve(code)));

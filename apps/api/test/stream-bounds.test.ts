@@ -19,8 +19,20 @@ let ws: SeededWorkspace;
 /** Another API process: its own app and live hub (its own Redis connections), on the stack's services. */
 async function apiProcess(): Promise<{ base: string; server: Server; live: LiveHub }> {
   const { runtime, config } = stack;
-  const live = new LiveHub({ db: runtime.db, redisUrl: config.redisUrl, prefix: config.redisPrefix, log: runtime.log, recheckMs: RECHECK_MS });
-  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter: new RedisRateLimiter(runtime.redis, config.redisPrefix), redis: runtime.redis, live });
+  const live = new LiveHub({
+    db: runtime.db,
+    redisUrl: config.redisUrl,
+    prefix: config.redisPrefix,
+    log: runtime.log,
+    recheckMs: RECHECK_MS,
+  });
+  const app = createApp({
+    services: runtime.services,
+    registry: runtime.registry,
+    limiter: new RedisRateLimiter(runtime.redis, config.redisPrefix),
+    redis: runtime.redis,
+    live,
+  });
   const { url, server } = await listen(app);
   return { base: url, server, live };
 }
@@ -76,7 +88,10 @@ function open(base: string, path: string, headers: Record<string, string>): Prom
 
 /** A job that stays queued (this stack runs no worker), so its stream stays open. */
 async function pendingJob(headers: Record<string, string>): Promise<string> {
-  const res = await stack.api.post('/v1/jobs', { headers, body: { platform: 'twitter', operation: 'followers', target: `stream${Math.random().toString(36).slice(2, 8)}`, limit: 10 } });
+  const res = await stack.api.post('/v1/jobs', {
+    headers,
+    body: { platform: 'twitter', operation: 'followers', target: `stream${Math.random().toString(36).slice(2, 8)}`, limit: 10 },
+  });
   expect(res.status).toBe(202);
   return res.body.id as string;
 }
@@ -105,7 +120,10 @@ it('admits MAX_STREAMS_PER_WORKSPACE streams across processes; one more is 429 s
   const other = await stack.workspace({ credits: 100_000, rateLimitPerMinute: 100_000 });
   const otherStream = await open(b.base, `/v1/jobs/${await pendingJob(other.auth)}/events`, other.auth);
   expect(otherStream.status).toBe(200);
-  const batch = await stack.api.post('/v1/batches', { headers: ws.auth, body: { operation: 'posts', limit: 10, targets: ['bounds_a', 'bounds_b'] } });
+  const batch = await stack.api.post('/v1/batches', {
+    headers: ws.auth,
+    body: { operation: 'posts', limit: 10, targets: ['bounds_a', 'bounds_b'] },
+  });
   expect(batch.status).toBe(202);
   expect((await stack.api.get(`/v1/batches/${batch.body.id}/events`, { headers: ws.auth })).status).toBe(429);
 
@@ -157,7 +175,7 @@ it('a stream ends within the recheck interval of its key being revoked', async (
   await eventually(async () => (await stack.runtime.redis.zcard(slotsKey(ws.workspaceId))) === 0, 5000);
 });
 
-it('a session stream ends within the recheck interval of signing out; a removed member\'s stream ends too', async () => {
+it("a session stream ends within the recheck interval of signing out; a removed member's stream ends too", async () => {
   const user = await signUpUser(stack);
   const job = await pendingJob(user.write());
   const stream = await open(processes[0]!.base, `/v1/jobs/${job}/events`, user.read());
@@ -174,8 +192,13 @@ it('a session stream ends within the recheck interval of signing out; a removed 
   const owner = await signUpUser(stack);
   const member = await signUpUser(stack);
   const team = (await stack.api.post('/v1/workspaces', { headers: owner.write(), body: { name: 'Streams' } })).body.id as string;
-  const invited = await stack.api.post(`/v1/workspaces/${team}/invitations`, { headers: owner.write(), body: { email: member.email, role: 'viewer' } });
-  expect((await stack.api.post('/v1/invitations/accept', { headers: member.write(), body: { token: invited.body.token } })).status).toBe(200);
+  const invited = await stack.api.post(`/v1/workspaces/${team}/invitations`, {
+    headers: owner.write(),
+    body: { email: member.email, role: 'viewer' },
+  });
+  expect((await stack.api.post('/v1/invitations/accept', { headers: member.write(), body: { token: invited.body.token } })).status).toBe(
+    200,
+  );
   // Team workspaces start without credits (NEW_TEAM_WORKSPACE_CREDITS 0): grant what the job reserves.
   await grantWorkspaceCredits(stack, team, 1000);
   const teamJob = await pendingJob(owner.write(team));

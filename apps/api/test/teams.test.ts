@@ -55,7 +55,10 @@ let stack: TestStack;
 let smtp: Awaited<ReturnType<typeof fakeSmtp>>;
 beforeAll(async () => {
   smtp = await fakeSmtp();
-  stack = await startTestStack({ withWorker: true, env: { NEW_WORKSPACE_CREDITS: '777', SMTP_URL: smtp.url, APP_URL: 'https://app.example.com', EMAIL_VERIFICATION: '0' } });
+  stack = await startTestStack({
+    withWorker: true,
+    env: { NEW_WORKSPACE_CREDITS: '777', SMTP_URL: smtp.url, APP_URL: 'https://app.example.com', EMAIL_VERIFICATION: '0' },
+  });
 });
 afterAll(async () => {
   await stack.close();
@@ -70,21 +73,36 @@ async function team(owner: SessionUser, name = 'Team'): Promise<string> {
 
 /** Invites `who` with `role` and has them accept: the membership as the API makes it. */
 async function join(owner: SessionUser, workspaceId: string, who: SessionUser, role: string): Promise<void> {
-  const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.write(), body: { email: who.email, role } });
+  const invited = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+    headers: owner.write(),
+    body: { email: who.email, role },
+  });
   expect(invited.status).toBe(201);
   const accepted = await stack.api.post('/v1/invitations/accept', { headers: who.write(), body: { token: invited.body.token } });
   expect(accepted.status).toBe(200);
 }
 
 const events = async (workspaceId: string, action: string) =>
-  stack.runtime.db.selectFrom('audit_events').selectAll().where('workspace_id', '=', workspaceId).where('action', '=', action).orderBy('id').execute();
+  stack.runtime.db
+    .selectFrom('audit_events')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .where('action', '=', action)
+    .orderBy('id')
+    .execute();
 
 describe('workspaces', () => {
   it('POST /v1/workspaces makes a team workspace the caller owns, with NEW_TEAM_WORKSPACE_CREDITS (0); GET lists every membership', async () => {
     const ada = await signUpUser(stack);
     const res = await stack.api.post('/v1/workspaces', { headers: ada.write(), body: { name: 'Research' } });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: expect.stringMatching(/^ws_/), name: 'Research', kind: 'team', role: 'owner', require_two_factor: false });
+    expect(res.body).toEqual({
+      id: expect.stringMatching(/^ws_/),
+      name: 'Research',
+      kind: 'team',
+      role: 'owner',
+      require_two_factor: false,
+    });
     const usage = await stack.api.get('/v1/usage/current', { headers: ada.read(res.body.id) });
     // NEW_TEAM_WORKSPACE_CREDITS (default 0), not the personal workspace's NEW_WORKSPACE_CREDITS.
     expect(usage.body).toMatchObject({ credit_limit: 0 });
@@ -133,7 +151,10 @@ describe('invitations', () => {
     const workspaceId = await team(owner, 'Crew');
     // A team workspace starts without credits: grant what the member's jobs below spend.
     await grantWorkspaceCredits(stack, workspaceId, 10_000);
-    const res = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.write(), body: { email: 'Grace.Hopper@Example.com', role: 'member' } });
+    const res = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+      headers: owner.write(),
+      body: { email: 'Grace.Hopper@Example.com', role: 'member' },
+    });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({
       id: expect.stringMatching(/^inv_/),
@@ -153,7 +174,15 @@ describe('invitations', () => {
     expect(mail).toMatch(/grace\.hopper@example\.com/i);
 
     const pending = await stack.api.get(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.read() });
-    expect(pending.body).toEqual([{ id: res.body.id, email: 'grace.hopper@example.com', role: 'member', created_at: expect.any(String), expires_at: res.body.expires_at }]);
+    expect(pending.body).toEqual([
+      {
+        id: res.body.id,
+        email: 'grace.hopper@example.com',
+        role: 'member',
+        created_at: expect.any(String),
+        expires_at: res.body.expires_at,
+      },
+    ]);
 
     const wrongUser = await signUpUser(stack);
     const mismatch = await stack.api.post('/v1/invitations/accept', { headers: wrongUser.write(), body: { token: res.body.token } });
@@ -167,52 +196,86 @@ describe('invitations', () => {
     expect([again.status, again.body.detail.error]).toEqual([410, 'invitation_invalid']);
     expect((await stack.api.get(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.read() })).body).toEqual([]);
     expect((await events(workspaceId, 'member.invited')).map((e) => e.target_id)).toEqual([res.body.id]);
-    expect((await events(workspaceId, 'member.joined')).map((e) => [e.actor_type, e.actor_id, e.target_id])).toEqual([['user', grace.userId, grace.userId]]);
+    expect((await events(workspaceId, 'member.joined')).map((e) => [e.actor_type, e.actor_id, e.target_id])).toEqual([
+      ['user', grace.userId, grace.userId],
+    ]);
 
     // Every /v1 endpoint works for the member in the team, as for a key.
     const account = await stack.api.get('/v1/account', { headers: grace.read(workspaceId) });
     expect(account.body).toMatchObject({ organization_id: workspaceId, role: 'member', auth_type: 'session' });
-    const job = await stack.api.post('/v1/jobs', { headers: grace.write(workspaceId), body: { operation: 'posts', target: 'natgeo', limit: 3 } });
+    const job = await stack.api.post('/v1/jobs', {
+      headers: grace.write(workspaceId),
+      body: { operation: 'posts', target: 'natgeo', limit: 3 },
+    });
     expect(job.status).toBe(202);
     const done = await waitForJob(stack, grace.read(workspaceId), job.body.id, (j) => j.status === 'completed');
     expect(done.result_count).toBe(3);
     const exported = await stack.api.get(`/v1/jobs/${job.body.id}/export`, { headers: grace.read(workspaceId), query: { format: 'csv' } });
     expect(exported.status).toBe(200);
-    const batch = await stack.api.post('/v1/batches', { headers: grace.write(workspaceId), body: { operation: 'profile', targets: ['nasa', 'esa'] } });
+    const batch = await stack.api.post('/v1/batches', {
+      headers: grace.write(workspaceId),
+      body: { operation: 'profile', targets: ['nasa', 'esa'] },
+    });
     expect(batch.status).toBe(202);
     const schedule = await stack.api.post('/v1/schedules', {
       headers: grace.write(workspaceId),
-      body: { name: 'daily', operation: 'profile', targets: ['nasa'], frequency: 'daily', timezone: 'UTC', starts_at: new Date(Date.now() + 3_600_000).toISOString() },
+      body: {
+        name: 'daily',
+        operation: 'profile',
+        targets: ['nasa'],
+        frequency: 'daily',
+        timezone: 'UTC',
+        starts_at: new Date(Date.now() + 3_600_000).toISOString(),
+      },
     });
     expect(schedule.status).toBe(201);
-    expect((await stack.api.get('/v1/jobs', { headers: owner.read(workspaceId) })).body.map((j: { id: string }) => j.id)).toContain(job.body.id);
+    expect((await stack.api.get('/v1/jobs', { headers: owner.read(workspaceId) })).body.map((j: { id: string }) => j.id)).toContain(
+      job.body.id,
+    );
     // Not in the member's personal workspace.
     expect((await stack.api.get(`/v1/jobs/${job.body.id}`, { headers: grace.read() })).status).toBe(404);
   });
 
   it('refuses a personal workspace, existing members and owner invitations from admins; revoked and expired tokens are 410', async () => {
     const owner = await signUpUser(stack);
-    const personal = await stack.api.post(`/v1/workspaces/${owner.personalWorkspaceId}/invitations`, { headers: owner.write(), body: { email: 'x@example.com', role: 'member' } });
+    const personal = await stack.api.post(`/v1/workspaces/${owner.personalWorkspaceId}/invitations`, {
+      headers: owner.write(),
+      body: { email: 'x@example.com', role: 'member' },
+    });
     expect([personal.status, personal.body.detail.error]).toEqual([409, 'personal_workspace']);
 
     const workspaceId = await team(owner);
     const admin = await signUpUser(stack);
     await join(owner, workspaceId, admin, 'admin');
-    const member = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: owner.write(), body: { email: admin.email.toUpperCase(), role: 'viewer' } });
+    const member = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+      headers: owner.write(),
+      body: { email: admin.email.toUpperCase(), role: 'viewer' },
+    });
     expect([member.status, member.body.detail.error]).toEqual([409, 'already_member']);
-    const ownerInvite = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: admin.write(), body: { email: 'boss@example.com', role: 'owner' } });
+    const ownerInvite = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+      headers: admin.write(),
+      body: { email: 'boss@example.com', role: 'owner' },
+    });
     expect(ownerInvite.status).toBe(403);
     expect(ownerInvite.body.detail).toMatchObject({ error: 'forbidden', required_role: 'owner' });
 
     const invitee = await signUpUser(stack);
-    const revoked = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: admin.write(), body: { email: invitee.email, role: 'member' } });
-    expect((await stack.api.delete(`/v1/workspaces/${workspaceId}/invitations/${revoked.body.id}`, { headers: admin.write() })).status).toBe(204);
+    const revoked = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+      headers: admin.write(),
+      body: { email: invitee.email, role: 'member' },
+    });
+    expect(
+      (await stack.api.delete(`/v1/workspaces/${workspaceId}/invitations/${revoked.body.id}`, { headers: admin.write() })).status,
+    ).toBe(204);
     const missing = await stack.api.delete(`/v1/workspaces/${workspaceId}/invitations/inv_nosuch`, { headers: admin.write() });
     expect([missing.status, missing.body.detail.error]).toEqual([404, 'invitation_not_found']);
     const afterRevoke = await stack.api.post('/v1/invitations/accept', { headers: invitee.write(), body: { token: revoked.body.token } });
     expect([afterRevoke.status, afterRevoke.body.detail.error]).toEqual([410, 'invitation_invalid']);
 
-    const expiring = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, { headers: admin.write(), body: { email: invitee.email, role: 'member' } });
+    const expiring = await stack.api.post(`/v1/workspaces/${workspaceId}/invitations`, {
+      headers: admin.write(),
+      body: { email: invitee.email, role: 'member' },
+    });
     await sql`update invitations set expires_at = now() - interval '1 second' where id = ${expiring.body.id}`.execute(stack.runtime.db);
     const expired = await stack.api.post('/v1/invitations/accept', { headers: invitee.write(), body: { token: expiring.body.token } });
     expect([expired.status, expired.body.detail.error]).toEqual([410, 'invitation_invalid']);
@@ -237,26 +300,49 @@ describe('members and roles', () => {
       { user_id: member.userId, email: member.email, display_name: null, role: 'member', joined_at: expect.any(String) },
     ]);
 
-    const promoted = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${member.userId}`, { headers: admin.write(), body: { role: 'viewer' } });
+    const promoted = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${member.userId}`, {
+      headers: admin.write(),
+      body: { role: 'viewer' },
+    });
     expect(promoted.status).toBe(200);
     expect(promoted.body).toMatchObject({ user_id: member.userId, role: 'viewer' });
     expect((await stack.api.get('/v1/account', { headers: member.read(workspaceId) })).body.role).toBe('viewer');
-    expect((await stack.api.post('/v1/jobs', { headers: member.write(workspaceId), body: { operation: 'profile', target: 'x' } })).body.detail).toMatchObject({
+    expect(
+      (await stack.api.post('/v1/jobs', { headers: member.write(workspaceId), body: { operation: 'profile', target: 'x' } })).body.detail,
+    ).toMatchObject({
       error: 'forbidden',
       required_role: 'member',
     });
 
-    const makeOwner = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${member.userId}`, { headers: admin.write(), body: { role: 'owner' } });
+    const makeOwner = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${member.userId}`, {
+      headers: admin.write(),
+      body: { role: 'owner' },
+    });
     expect(makeOwner.body.detail).toMatchObject({ error: 'forbidden', required_role: 'owner' });
-    const demoteOwner = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${owner.userId}`, { headers: admin.write(), body: { role: 'member' } });
+    const demoteOwner = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${owner.userId}`, {
+      headers: admin.write(),
+      body: { role: 'member' },
+    });
     expect(demoteOwner.body.detail).toMatchObject({ error: 'forbidden', required_role: 'owner' });
-    const lastOwner = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${owner.userId}`, { headers: owner.write(), body: { role: 'admin' } });
+    const lastOwner = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${owner.userId}`, {
+      headers: owner.write(),
+      body: { role: 'admin' },
+    });
     expect([lastOwner.status, lastOwner.body.detail.error]).toEqual([409, 'last_owner']);
-    const noMember = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/usr_nosuch`, { headers: owner.write(), body: { role: 'admin' } });
+    const noMember = await stack.api.patch(`/v1/workspaces/${workspaceId}/members/usr_nosuch`, {
+      headers: owner.write(),
+      body: { role: 'admin' },
+    });
     expect([noMember.status, noMember.body.detail.error]).toEqual([404, 'member_not_found']);
 
-    expect((await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${admin.userId}`, { headers: owner.write(), body: { role: 'owner' } })).status).toBe(200);
-    expect((await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${owner.userId}`, { headers: admin.write(), body: { role: 'member' } })).status).toBe(200);
+    expect(
+      (await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${admin.userId}`, { headers: owner.write(), body: { role: 'owner' } }))
+        .status,
+    ).toBe(200);
+    expect(
+      (await stack.api.patch(`/v1/workspaces/${workspaceId}/members/${owner.userId}`, { headers: admin.write(), body: { role: 'member' } }))
+        .status,
+    ).toBe(200);
     const changes = (await events(workspaceId, 'member.role_changed')).map((e) => [e.target_id, e.data]);
     expect(changes).toEqual([
       [member.userId, { from: 'member', to: 'viewer' }],
@@ -277,7 +363,9 @@ describe('members and roles', () => {
 
     const byViewer = await stack.api.delete(`/v1/workspaces/${workspaceId}/members/${leaver.userId}`, { headers: viewer.write() });
     expect(byViewer.body.detail).toMatchObject({ error: 'forbidden', required_role: 'admin' });
-    expect((await stack.api.delete(`/v1/workspaces/${workspaceId}/members/${leaver.userId}`, { headers: leaver.write() })).status).toBe(204);
+    expect((await stack.api.delete(`/v1/workspaces/${workspaceId}/members/${leaver.userId}`, { headers: leaver.write() })).status).toBe(
+      204,
+    );
     expect((await stack.api.get('/v1/account', { headers: leaver.read(workspaceId) })).body.detail.error).toBe('workspace_forbidden');
     const ownerByAdmin = await stack.api.delete(`/v1/workspaces/${workspaceId}/members/${owner.userId}`, { headers: admin.write() });
     expect(ownerByAdmin.body.detail).toMatchObject({ error: 'forbidden', required_role: 'owner' });
@@ -307,7 +395,12 @@ describe('members and roles', () => {
       const refused = [a, b].find((r) => r.status !== 200)!;
       if (refused.status === 409) expect(refused.body.detail.error).toBe('last_owner');
       else expect([refused.status, refused.body.detail.error, refused.body.detail.required_role]).toEqual([403, 'forbidden', 'owner']);
-      const owners = await stack.runtime.db.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspaceId).where('role', '=', 'owner').execute();
+      const owners = await stack.runtime.db
+        .selectFrom('memberships')
+        .select('user_id')
+        .where('workspace_id', '=', workspaceId)
+        .where('role', '=', 'owner')
+        .execute();
       expect(owners).toHaveLength(1);
       // A refused change wrote no audit event: one role change in all.
       expect(await events(workspaceId, 'member.role_changed')).toHaveLength(1);
@@ -324,7 +417,12 @@ describe('members and roles', () => {
       stack.api.delete(`/v1/workspaces/${workspaceId}/members/${second.userId}`, { headers: second.write() }),
     ]);
     expect(results.map((r) => r.status).sort()).toEqual([204, 409]);
-    const owners = await stack.runtime.db.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspaceId).where('role', '=', 'owner').execute();
+    const owners = await stack.runtime.db
+      .selectFrom('memberships')
+      .select('user_id')
+      .where('workspace_id', '=', workspaceId)
+      .where('role', '=', 'owner')
+      .execute();
     expect(owners).toHaveLength(1);
   });
 });

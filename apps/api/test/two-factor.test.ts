@@ -174,7 +174,9 @@ describe('sign-in with two-factor sign-in on', () => {
     expect(replay.status).toBe(401);
     expect(replay.body.detail.error).toBe('invalid_otp');
     // Under the console's "Wrong code" heading, the message does not say it again.
-    expect(replay.body.detail.message).toBe('That code is not the current one, or it was used already: enter the code your authenticator app shows now.');
+    expect(replay.body.detail.message).toBe(
+      'That code is not the current one, or it was used already: enter the code your authenticator app shows now.',
+    );
     expect(replay.body.detail.message).not.toMatch(/wrong/i);
     const wrong = await logIn(eve, String((Number(code(secret, 1)) + 1) % 1_000_000).padStart(6, '0'));
     expect(wrong.body.detail.error).toBe('invalid_otp');
@@ -190,7 +192,12 @@ describe('sign-in with two-factor sign-in on', () => {
     expect(twice.body.detail.error).toBe('invalid_otp');
     const typed = await logIn(fay, recoveryCodes[1]!.toUpperCase().replace(/-/g, ' '));
     expect(typed.status).toBe(200);
-    const used = await db().selectFrom('two_factor_recovery_codes').select('used_at').where('user_id', '=', fay.userId).where('used_at', 'is not', null).execute();
+    const used = await db()
+      .selectFrom('two_factor_recovery_codes')
+      .select('used_at')
+      .where('user_id', '=', fay.userId)
+      .where('used_at', 'is not', null)
+      .execute();
     expect(used).toHaveLength(2);
     const made = await logIn(fay, 'zzzz-zzzz-zzzz');
     expect(made.body.detail.error).toBe('invalid_otp');
@@ -241,18 +248,30 @@ describe('disable', () => {
   it('needs the password and an unspent code, deletes the secret and the codes, and is audited', async () => {
     const jo = await signUpUser(stack);
     const { secret, recoveryCodes } = await withTwoFactor(jo);
-    const wrongPassword = await stack.api.post('/v1/auth/2fa/disable', { headers: jo.write(), body: { password: 'not the password', code: code(secret) } });
+    const wrongPassword = await stack.api.post('/v1/auth/2fa/disable', {
+      headers: jo.write(),
+      body: { password: 'not the password', code: code(secret) },
+    });
     expect(wrongPassword.status).toBe(401);
     expect(wrongPassword.body.detail.error).toBe('invalid_credentials');
-    const wrongCode = await stack.api.post('/v1/auth/2fa/disable', { headers: jo.write(), body: { password: jo.password, code: 'aaaa-bbbb-cccc' } });
+    const wrongCode = await stack.api.post('/v1/auth/2fa/disable', {
+      headers: jo.write(),
+      body: { password: jo.password, code: 'aaaa-bbbb-cccc' },
+    });
     expect(wrongCode.status).toBe(401);
     expect(wrongCode.body.detail.error).toBe('invalid_otp');
     // The code of the step that enable spent is refused too.
-    const spent = await stack.api.post('/v1/auth/2fa/disable', { headers: jo.write(), body: { password: jo.password, code: code(secret, -1) } });
+    const spent = await stack.api.post('/v1/auth/2fa/disable', {
+      headers: jo.write(),
+      body: { password: jo.password, code: code(secret, -1) },
+    });
     expect(spent.body.detail.error).toBe('invalid_otp');
     expect((await userRow(jo.userId)).two_factor_enabled_at).not.toBeNull();
 
-    const off = await stack.api.post('/v1/auth/2fa/disable', { headers: jo.write(), body: { password: jo.password, code: recoveryCodes[3] } });
+    const off = await stack.api.post('/v1/auth/2fa/disable', {
+      headers: jo.write(),
+      body: { password: jo.password, code: recoveryCodes[3] },
+    });
     expect(off.status).toBe(204);
     const row = await userRow(jo.userId);
     expect([row.two_factor_secret, row.two_factor_enabled_at, row.two_factor_last_step]).toEqual([null, null, null]);
@@ -260,7 +279,10 @@ describe('disable', () => {
     expect(await events(jo.personalWorkspaceId, 'user.two_factor_disabled')).toHaveLength(1);
     expect((await stack.api.get('/v1/auth/session', { headers: jo.read() })).body.user.two_factor_enabled).toBe(false);
 
-    const again = await stack.api.post('/v1/auth/2fa/disable', { headers: jo.write(), body: { password: jo.password, code: code(secret) } });
+    const again = await stack.api.post('/v1/auth/2fa/disable', {
+      headers: jo.write(),
+      body: { password: jo.password, code: code(secret) },
+    });
     expect(again.status).toBe(409);
     expect(again.body.detail.error).toBe('two_factor_not_set_up');
     expect((await logIn(jo)).status).toBe(200);
@@ -269,7 +291,10 @@ describe('disable', () => {
   it('takes a current authenticator code too', async () => {
     const kit = await signUpUser(stack);
     const { secret } = await withTwoFactor(kit);
-    const off = await stack.api.post('/v1/auth/2fa/disable', { headers: kit.write(), body: { password: kit.password, code: code(secret) } });
+    const off = await stack.api.post('/v1/auth/2fa/disable', {
+      headers: kit.write(),
+      body: { password: kit.password, code: code(secret) },
+    });
     expect(off.status).toBe(204);
   });
 });
@@ -294,10 +319,15 @@ describe('require_two_factor per workspace', () => {
     expect(keyTurnsOn.body.detail.error).toBe('two_factor_required');
 
     await withTwoFactor(owner);
-    const on = await stack.api.patch(`/v1/workspaces/${workspaceId}`, { headers: owner.write(), body: { require_two_factor: true, name: 'Strict lab' } });
+    const on = await stack.api.patch(`/v1/workspaces/${workspaceId}`, {
+      headers: owner.write(),
+      body: { require_two_factor: true, name: 'Strict lab' },
+    });
     expect(on.status).toBe(200);
     expect(on.body).toEqual({ id: workspaceId, name: 'Strict lab', kind: 'team', role: 'owner', require_two_factor: true });
-    expect((await events(workspaceId, 'workspace.two_factor_changed')).map((e) => [e.actor_id, e.data])).toEqual([[owner.userId, { require_two_factor: true }]]);
+    expect((await events(workspaceId, 'workspace.two_factor_changed')).map((e) => [e.actor_id, e.data])).toEqual([
+      [owner.userId, { require_two_factor: true }],
+    ]);
     expect(await events(workspaceId, 'workspace.renamed')).toHaveLength(1);
 
     // The member without 2FA: refused in this workspace...
@@ -326,7 +356,10 @@ describe('require_two_factor per workspace', () => {
     // Setting up 2FA from inside the refused workspace works, and then the workspace answers.
     const setup = await stack.api.post('/v1/auth/2fa/setup', { headers: member.write(workspaceId) });
     expect(setup.status).toBe(200);
-    const enabled = await stack.api.post('/v1/auth/2fa/enable', { headers: member.write(workspaceId), body: { code: code(setup.body.secret) } });
+    const enabled = await stack.api.post('/v1/auth/2fa/enable', {
+      headers: member.write(workspaceId),
+      body: { code: code(setup.body.secret) },
+    });
     expect(enabled.status).toBe(200);
     expect((await stack.api.get('/v1/usage/current', { headers: member.read(workspaceId) })).status).toBe(200);
 
@@ -344,8 +377,13 @@ describe('require_two_factor per workspace', () => {
     const owner = await signUpUser(stack);
     const workspaceId = await team(owner, 'Owner leaves 2FA');
     const { secret } = await withTwoFactor(owner);
-    expect((await stack.api.patch(`/v1/workspaces/${workspaceId}`, { headers: owner.write(), body: { require_two_factor: true } })).status).toBe(200);
-    const off = await stack.api.post('/v1/auth/2fa/disable', { headers: owner.write(workspaceId), body: { password: owner.password, code: code(secret) } });
+    expect(
+      (await stack.api.patch(`/v1/workspaces/${workspaceId}`, { headers: owner.write(), body: { require_two_factor: true } })).status,
+    ).toBe(200);
+    const off = await stack.api.post('/v1/auth/2fa/disable', {
+      headers: owner.write(workspaceId),
+      body: { password: owner.password, code: code(secret) },
+    });
     expect(off.status).toBe(204);
     const res = await stack.api.patch(`/v1/workspaces/${workspaceId}`, { headers: owner.write(), body: { require_two_factor: false } });
     expect(res.status).toBe(403);

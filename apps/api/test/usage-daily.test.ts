@@ -10,9 +10,12 @@ afterAll(async () => {
 });
 
 describe('GET /v1/usage/daily', () => {
-  it('shows today\'s spend, releases and jobs, with 29 empty days before it', async () => {
+  it("shows today's spend, releases and jobs, with 29 empty days before it", async () => {
     const ws = await stack.workspace({ credits: 10_000 });
-    const ok = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'sandbox_count_40_daily', limit: 100 } });
+    const ok = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { platform: 'twitter', operation: 'followers', target: 'sandbox_count_40_daily', limit: 100 },
+    });
     const failed = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'sandbox_not_found' } });
     await waitForJob(stack, ws.auth, ok.body.id, (j) => j.status === 'completed');
     await waitForJob(stack, ws.auth, failed.body.id, (j) => j.status === 'failed');
@@ -22,8 +25,16 @@ describe('GET /v1/usage/daily', () => {
     const days = res.body as Array<Record<string, number | string>>;
     expect(days).toHaveLength(30);
     const today = new Date().toISOString().slice(0, 10);
-    expect(days.at(-1)).toEqual({ date: today, credits_used: 80, credits_released: 200 - 80 + 1, results: 40, jobs_completed: 1, jobs_failed: 1 });
-    for (const day of days.slice(0, -1)) expect(day).toMatchObject({ credits_used: 0, credits_released: 0, results: 0, jobs_completed: 0, jobs_failed: 0 });
+    expect(days.at(-1)).toEqual({
+      date: today,
+      credits_used: 80,
+      credits_released: 200 - 80 + 1,
+      results: 40,
+      jobs_completed: 1,
+      jobs_failed: 1,
+    });
+    for (const day of days.slice(0, -1))
+      expect(day).toMatchObject({ credits_used: 0, credits_released: 0, results: 0, jobs_completed: 0, jobs_failed: 0 });
     const dates = days.map((d) => d.date as string);
     expect([...dates].sort()).toEqual(dates);
     expect(new Date(`${dates[0]}T00:00:00Z`).getTime()).toBe(new Date(`${today}T00:00:00Z`).getTime() - 29 * 86_400_000);

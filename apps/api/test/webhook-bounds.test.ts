@@ -61,7 +61,11 @@ describe('test sends and redeliveries', () => {
     expect(past.body.detail.retry_after).toBeLessThanOrEqual(60);
     expect(Number(past.headers['retry-after'])).toBe(past.body.detail.retry_after);
     // The refused send wrote nothing.
-    const deliveries = await stack.runtime.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', hook.body.id).execute();
+    const deliveries = await stack.runtime.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('webhook_id', '=', hook.body.id)
+      .execute();
     expect(deliveries).toHaveLength(10);
     const second = await stack.api.post('/v1/webhooks', { headers: ws.auth, body });
     expect((await stack.api.post(`/v1/webhooks/${second.body.id}/test`, { headers: ws.auth })).status).toBe(202);
@@ -89,7 +93,11 @@ describe('test sends and redeliveries', () => {
     expect(past.status).toBe(429);
     expect(past.body.detail).toMatchObject({ error: 'rate_limit_exceeded', retry_after: expect.any(Number) });
     expect(past.headers['retry-after']).toBe(String(past.body.detail.retry_after));
-    const deliveries = await stack.runtime.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', hook.body.id).execute();
+    const deliveries = await stack.runtime.db
+      .selectFrom('webhook_deliveries')
+      .select('id')
+      .where('webhook_id', '=', hook.body.id)
+      .execute();
     expect(deliveries).toHaveLength(61);
     // Test sends are counted apart from redeliveries.
     expect((await stack.api.post(`/v1/webhooks/${hook.body.id}/test`, { headers: ws.auth })).status).toBe(202);

@@ -35,7 +35,8 @@ afterAll(async () => {
   await stack.close();
 });
 
-const create = (body: Record<string, unknown>, auth: Record<string, string> = ws.auth) => stack.api.post('/v1/webhooks', { headers: auth, body });
+const create = (body: Record<string, unknown>, auth: Record<string, string> = ws.auth) =>
+  stack.api.post('/v1/webhooks', { headers: auth, body });
 
 describe('POST /v1/webhooks', () => {
   it('registers a webhook and shows its secret once', async () => {
@@ -113,7 +114,10 @@ describe('POST /v1/webhooks', () => {
   });
 
   it('in production, names no setting in the refusal', async () => {
-    const production = await startTestStack({ webhookResolver: resolver, env: { NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PROVIDER_MODE: 'sandbox', WEBHOOK_RETRY_SCHEDULE: '' } });
+    const production = await startTestStack({
+      webhookResolver: resolver,
+      env: { NODE_ENV: 'production', SECRETS_KEY: TEST_SECRETS_KEY, PROVIDER_MODE: 'sandbox', WEBHOOK_RETRY_SCHEDULE: '' },
+    });
     try {
       const tenant = await production.workspace({ credits: 1000 });
       for (const [url, reason] of [
@@ -157,10 +161,20 @@ describe('changes, deletion and the audit log', () => {
   it('changes, rotates and deletes, each recorded in the audit log without the secret', async () => {
     const created = await create({ url: 'https://hooks.example.com/a', events: ['job.completed'] });
     const id = created.body.id as string;
-    const patched = await stack.api.patch(`/v1/webhooks/${id}`, { headers: ws.auth, body: { url: 'https://v6.example.com/b', enabled: false, description: 'moved' } });
+    const patched = await stack.api.patch(`/v1/webhooks/${id}`, {
+      headers: ws.auth,
+      body: { url: 'https://v6.example.com/b', enabled: false, description: 'moved' },
+    });
     expect(patched.status).toBe(200);
-    expect(patched.body).toMatchObject({ url: 'https://v6.example.com/b', enabled: false, description: 'moved', events: ['job.completed'] });
-    expect((await stack.api.patch(`/v1/webhooks/${id}`, { headers: ws.auth, body: { url: 'https://private.example.com/c' } })).body.detail.error).toBe('invalid_webhook_url');
+    expect(patched.body).toMatchObject({
+      url: 'https://v6.example.com/b',
+      enabled: false,
+      description: 'moved',
+      events: ['job.completed'],
+    });
+    expect(
+      (await stack.api.patch(`/v1/webhooks/${id}`, { headers: ws.auth, body: { url: 'https://private.example.com/c' } })).body.detail.error,
+    ).toBe('invalid_webhook_url');
     expect((await stack.api.patch(`/v1/webhooks/${id}`, { headers: ws.auth, body: {} })).status).toBe(422);
     const rotated = await stack.api.post(`/v1/webhooks/${id}/rotate-secret`, { headers: ws.auth });
     expect(rotated.status).toBe(200);
@@ -173,7 +187,11 @@ describe('changes, deletion and the audit log', () => {
     const mine = (audit.body as Array<Record<string, LooseJson>>).filter((e) => e.target_id === id);
     expect(mine.map((e) => e.action)).toEqual(['webhook.deleted', 'webhook.secret_rotated', 'webhook.updated', 'webhook.created']);
     expect(mine.every((e) => e.target_type === 'webhook' && e.actor.type === 'api_key')).toBe(true);
-    expect(mine.find((e) => e.action === 'webhook.updated')!.data).toEqual({ url: 'https://v6.example.com/b', description: 'moved', enabled: false });
+    expect(mine.find((e) => e.action === 'webhook.updated')!.data).toEqual({
+      url: 'https://v6.example.com/b',
+      description: 'moved',
+      enabled: false,
+    });
     expect(JSON.stringify(mine)).not.toContain('whsec_');
   });
 
@@ -200,14 +218,19 @@ describe('deliveries', () => {
     for (let i = 0; i < 3; i++) sent.push((await stack.api.post(`/v1/webhooks/${hook.body.id}/test`, { headers: ws.auth })).body);
     const first = await stack.api.get(`/v1/webhooks/${hook.body.id}/deliveries`, { headers: ws.auth, query: { limit: 2 } });
     expect(first.body.map((d: { id: string }) => d.id)).toEqual([sent[2].id, sent[1].id]);
-    const next = await stack.api.get(`/v1/webhooks/${hook.body.id}/deliveries`, { headers: ws.auth, query: { limit: 2, starting_after: sent[1].id } });
+    const next = await stack.api.get(`/v1/webhooks/${hook.body.id}/deliveries`, {
+      headers: ws.auth,
+      query: { limit: 2, starting_after: sent[1].id },
+    });
     expect(next.body.map((d: { id: string }) => d.id)).toEqual([sent[0].id]);
     expect(new Set(sent.map((d) => d.event_id)).size).toBe(3);
     const missing = await stack.api.post(`/v1/webhooks/${hook.body.id}/deliveries/dlv_missing/redeliver`, { headers: ws.auth });
     expect([missing.status, missing.body.detail.error]).toEqual([404, 'delivery_not_found']);
     // Its log goes with it (and no worker of a later test sends its tests anywhere).
     expect((await stack.api.delete(`/v1/webhooks/${hook.body.id}`, { headers: ws.auth })).status).toBe(204);
-    expect(await stack.runtime.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', hook.body.id).execute()).toEqual([]);
+    expect(await stack.runtime.db.selectFrom('webhook_deliveries').select('id').where('webhook_id', '=', hook.body.id).execute()).toEqual(
+      [],
+    );
   });
 
   it('refuses at delivery a host whose DNS answer changed to a private address since creation', async () => {

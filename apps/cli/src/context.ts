@@ -71,7 +71,8 @@ export function readTargets(file: string): string[] {
   }
   if (text.trimStart().startsWith('[')) {
     const parsed = JSON.parse(text) as unknown;
-    if (!Array.isArray(parsed) || !parsed.every((t) => typeof t === 'string')) throw new UsageError(`${file}: a JSON targets file is an array of strings`);
+    if (!Array.isArray(parsed) || !parsed.every((t) => typeof t === 'string'))
+      throw new UsageError(`${file}: a JSON targets file is an array of strings`);
     return parsed;
   }
   return text

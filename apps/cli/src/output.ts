@@ -76,8 +76,19 @@ export class Output {
       const gap = ' '.repeat(widths[i]! - visibleLength(text));
       return columns[i]!.align === 'right' ? gap + text : text + gap;
     };
-    this.line(columns.map((column, i) => this.colors.bold(pad(column.header, i))).join('  ').trimEnd());
-    for (const row of cells) this.line(row.map((cell, i) => pad(columns[i]!.color?.(cell, this.colors) ?? cell, i)).join('  ').trimEnd());
+    this.line(
+      columns
+        .map((column, i) => this.colors.bold(pad(column.header, i)))
+        .join('  ')
+        .trimEnd(),
+    );
+    for (const row of cells)
+      this.line(
+        row
+          .map((cell, i) => pad(columns[i]!.color?.(cell, this.colors) ?? cell, i))
+          .join('  ')
+          .trimEnd(),
+      );
   }
 
   /** One record as aligned `key  value` lines. */

@@ -72,7 +72,10 @@ function report(error: unknown, json: boolean): ExitCode {
   return EXIT.failure;
 }
 
-function fail(json: boolean, body: { error: string; message: string; status?: number; detail?: unknown; request_id?: string | null }): void {
+function fail(
+  json: boolean,
+  body: { error: string; message: string; status?: number; detail?: unknown; request_id?: string | null },
+): void {
   if (json) {
     process.stderr.write(`${JSON.stringify(body)}\n`);
     return;

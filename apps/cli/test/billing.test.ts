@@ -58,7 +58,11 @@ it('subscribes through Checkout, shows the plan once paid, upgrades, lists invoi
   expect(plans.code).toBe(0);
   const lines = plans.stdout.trimEnd().split('\n');
   expect(lines[0]).toMatch(/^ +PLAN +NAME +CREDITS\/MONTH +PRICE\/MONTH$/);
-  expect(lines.slice(1).map((l) => l.replace(/\s+/g, ' ').trim())).toEqual(['* free Free 1,000 $0.00', 'starter Starter 50,000 $49.00', 'pro Pro 300,000 $199.00']);
+  expect(lines.slice(1).map((l) => l.replace(/\s+/g, ' ').trim())).toEqual([
+    '* free Free 1,000 $0.00',
+    'starter Starter 50,000 $49.00',
+    'pro Pro 300,000 $199.00',
+  ]);
   expect(plans.stderr).toBe('');
   expect(json(view)).toMatchObject({ payments_enabled: true, plan: { id: 'free' }, subscription: null });
 
@@ -90,7 +94,9 @@ it('subscribes through Checkout, shows the plan once paid, upgrades, lists invoi
   expect(rows).toHaveLength(2);
   const invoiceId = rows[1]!.split(/\s+/)[0]!;
   expect(invoiceId).toMatch(/^in_/);
-  expect(rows[1]).toMatch(new RegExp(`^${invoiceId} +\\S+ +paid +\\$49\\.00 +\\S+ +${fake.url.replace(/\./g, '\\.')}/invoices/${invoiceId}$`));
+  expect(rows[1]).toMatch(
+    new RegExp(`^${invoiceId} +\\S+ +paid +\\$49\\.00 +\\S+ +${fake.url.replace(/\./g, '\\.')}/invoices/${invoiceId}$`),
+  );
 
   // Change (an upgrade): the subscription answered; the plan once the difference is paid.
   const changed = await sdx(['billing', 'change', 'pro'], { env });
@@ -148,12 +154,20 @@ it('an unknown plan and a cancel without a subscription exit 3 with the API erro
 
 it('without payments configured: the plans with a note, and subscribing exits 3 saying payments are not configured', async () => {
   const env = await envFor(unpaid.stack, unpaid.url);
-  const [plans, subscribe, portal] = await Promise.all([sdx(['billing', 'plans'], { env }), sdx(['billing', 'subscribe', 'starter'], { env }), sdx(['billing', 'portal', '--json'], { env })]);
+  const [plans, subscribe, portal] = await Promise.all([
+    sdx(['billing', 'plans'], { env }),
+    sdx(['billing', 'subscribe', 'starter'], { env }),
+    sdx(['billing', 'portal', '--json'], { env }),
+  ]);
   expect(plans.code).toBe(0);
   expect(marked(plans.stdout)).toEqual(['free']);
   expect(plans.stderr).toContain('Payments are not configured on this service');
   expect(subscribe.code).toBe(3);
   expect(subscribe.stderr).toContain('503 billing_unavailable: Payments are not configured on this service.');
   expect(portal.code).toBe(3);
-  expect(JSON.parse(portal.stderr)).toMatchObject({ error: 'billing_unavailable', status: 503, message: expect.stringContaining('Payments are not configured') });
+  expect(JSON.parse(portal.stderr)).toMatchObject({
+    error: 'billing_unavailable',
+    status: 503,
+    message: expect.stringContaining('Payments are not configured'),
+  });
 });

@@ -64,7 +64,13 @@ it('logs in from stdin into a 0600 config file, which SDX_API_KEY and SDX_BASE_U
 
 it('creates a job and waits for it, then exports it as csv', async () => {
   const job = json(await sdx(['jobs', 'create', 'twitter', 'followers', 'nasa', '--limit', '2500', '--wait', '--json'], { env }));
-  expect(job).toMatchObject({ status: 'completed', result_count: 2500, progress_current: 2500, platform: 'twitter', operation: 'followers' });
+  expect(job).toMatchObject({
+    status: 'completed',
+    result_count: 2500,
+    progress_current: 2500,
+    platform: 'twitter',
+    operation: 'followers',
+  });
 
   const file = path.join(home, `${job.id}.csv`);
   const exported = json(await sdx(['export', job.id, '--format', 'csv', '-o', file, '--json'], { env }));
@@ -93,13 +99,17 @@ it('extracts at once, and prints aligned tables without colour off a terminal', 
 
   const platforms = json<Array<{ platform: string }>>(await sdx(['platforms', '--json'], { env: { SDX_BASE_URL: baseUrl } }));
   expect(platforms).toHaveLength(5);
-  expect((await sdx(['platforms'], { env: { SDX_BASE_URL: baseUrl } })).stdout).toMatch(/^PLATFORM +OPERATION +DEFAULT +MAX +PRICE\ninstagram +profile +1 +1 +1 \/ result\n/);
+  expect((await sdx(['platforms'], { env: { SDX_BASE_URL: baseUrl } })).stdout).toMatch(
+    /^PLATFORM +OPERATION +DEFAULT +MAX +PRICE\ninstagram +profile +1 +1 +1 \/ result\n/,
+  );
 });
 
 it('runs a batch from a targets file, and cancels', async () => {
   const targets = path.join(home, 'targets.txt');
   writeFileSync(targets, 'natgeo\n# a comment\nnasa\n\n');
-  const batch = json(await sdx(['batches', 'create', 'instagram', 'posts', '--targets-file', targets, '--limit', '3', '--wait', '--json'], { env }));
+  const batch = json(
+    await sdx(['batches', 'create', 'instagram', 'posts', '--targets-file', targets, '--limit', '3', '--wait', '--json'], { env }),
+  );
   expect(batch).toMatchObject({ status: 'completed', target_count: 2, completed_count: 2, result_count: 6 });
   expect(json(await sdx(['batches', 'list', '--json'], { env }))[0].id).toBe(batch.id);
 
@@ -109,17 +119,64 @@ it('runs a batch from a targets file, and cancels', async () => {
 
 it('manages schedules, quotes, usage and keys', async () => {
   const created = json(
-    await sdx(['schedules', 'create', 'instagram', 'posts', '--name', 'Daily', '--target', 'natgeo', '--target', 'nasa', '--frequency', 'daily', '--timezone', 'UTC', '--starts-at', '2030-01-01T08:00:00Z', '--limit', '5', '--json'], { env }),
+    await sdx(
+      [
+        'schedules',
+        'create',
+        'instagram',
+        'posts',
+        '--name',
+        'Daily',
+        '--target',
+        'natgeo',
+        '--target',
+        'nasa',
+        '--frequency',
+        'daily',
+        '--timezone',
+        'UTC',
+        '--starts-at',
+        '2030-01-01T08:00:00Z',
+        '--limit',
+        '5',
+        '--json',
+      ],
+      { env },
+    ),
   );
   expect(created).toMatchObject({ name: 'Daily', targets: ['natgeo', 'nasa'], status: 'active' });
   expect(json(await sdx(['schedules', 'pause', created.id, '--json'], { env })).status).toBe('paused');
   expect(json(await sdx(['schedules', 'resume', created.id, '--json'], { env })).status).toBe('active');
-  expect(json(await sdx(['schedules', 'run', created.id, '--json'], { env })).runs[0]).toMatchObject({ trigger: 'manual', batch_id: expect.stringMatching(/^bat_/) });
+  expect(json(await sdx(['schedules', 'run', created.id, '--json'], { env })).runs[0]).toMatchObject({
+    trigger: 'manual',
+    batch_id: expect.stringMatching(/^bat_/),
+  });
   expect(json(await sdx(['schedules', 'list', '--json'], { env })).map((s: { id: string }) => s.id)).toEqual([created.id]);
-  const preview = json(await sdx(['schedules', 'preview', '--frequency', 'weekly', '--timezone', 'UTC', '--starts-at', '2030-01-01T08:00:00Z', '--count', '2', '--json'], { env }));
+  const preview = json(
+    await sdx(
+      [
+        'schedules',
+        'preview',
+        '--frequency',
+        'weekly',
+        '--timezone',
+        'UTC',
+        '--starts-at',
+        '2030-01-01T08:00:00Z',
+        '--count',
+        '2',
+        '--json',
+      ],
+      { env },
+    ),
+  );
   expect(preview.runs).toHaveLength(2);
 
-  expect(json(await sdx(['quote', 'twitter', 'followers', 'nasa', 'esa', '--limit', '100', '--json'], { env }))).toMatchObject({ target_count: 2, max_credits: 400, affordable: true });
+  expect(json(await sdx(['quote', 'twitter', 'followers', 'nasa', 'esa', '--limit', '100', '--json'], { env }))).toMatchObject({
+    target_count: 2,
+    max_credits: 400,
+    affordable: true,
+  });
   expect(json(await sdx(['usage', '--json'], { env }))).toMatchObject({ credit_limit: 100_000 });
   expect(json(await sdx(['usage', '--daily', '--days', '2', '--json'], { env }))).toHaveLength(2);
 

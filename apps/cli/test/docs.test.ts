@@ -44,7 +44,8 @@ function bash(script: string): Promise<{ stdout: string; stderr: string }> {
         },
         maxBuffer: 16 * 1024 * 1024,
       },
-      (error, stdout, stderr) => (error ? reject(new Error(`docs/cli.md block failed (${error.code}):\n${script}\n${stderr}`)) : resolve({ stdout, stderr })),
+      (error, stdout, stderr) =>
+        error ? reject(new Error(`docs/cli.md block failed (${error.code}):\n${script}\n${stderr}`)) : resolve({ stdout, stderr }),
     );
     child.stdin!.end(`${ws.apiKey}\n`);
   });
@@ -69,8 +70,12 @@ it('has shell examples', () => {
 
 // In page order: each block may use what the ones before it made (the login, files, IDs).
 blocks.forEach((block, i) => {
-  it(`runs block ${i + 1}: ${block.split('\n')[0]}`, async () => {
-    const { stdout } = await bash(block);
-    checks[i]?.(stdout);
-  }, i === 1 ? 180_000 : 120_000);
+  it(
+    `runs block ${i + 1}: ${block.split('\n')[0]}`,
+    async () => {
+      const { stdout } = await bash(block);
+      checks[i]?.(stdout);
+    },
+    i === 1 ? 180_000 : 120_000,
+  );
 });

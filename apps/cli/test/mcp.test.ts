@@ -38,26 +38,46 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-it('lists the API\'s eleven tools', async () => {
+it("lists the API's eleven tools", async () => {
   const { tools } = await client.listTools();
   expect(tools.map((t) => t.name)).toEqual([
-    'list_operations', 'quote', 'extract', 'start_job', 'get_job', 'get_items', 'cancel_job', 'get_usage', 'create_monitor', 'get_series', 'list_changes',
+    'list_operations',
+    'quote',
+    'extract',
+    'start_job',
+    'get_job',
+    'get_items',
+    'cancel_job',
+    'get_usage',
+    'create_monitor',
+    'get_series',
+    'list_changes',
   ]);
   expect(tools.find((t) => t.name === 'get_items')!.annotations).toMatchObject({ readOnlyHint: true });
 });
 
 it('calls tools on the API with the stored key, progress notifications passed on, errors as tool results', async () => {
   const seen: Progress[] = [];
-  const result = (await client.callTool({ name: 'extract', arguments: { platform: 'twitter', operation: 'followers', target: 'stdio_mcp', limit: 5 } }, undefined, {
-    onprogress: (progress) => seen.push(progress),
-  })) as CallToolResult & { structuredContent: { job: { id: string; status: string }; items: unknown[] } };
+  const result = (await client.callTool(
+    { name: 'extract', arguments: { platform: 'twitter', operation: 'followers', target: 'stdio_mcp', limit: 5 } },
+    undefined,
+    {
+      onprogress: (progress) => seen.push(progress),
+    },
+  )) as CallToolResult & { structuredContent: { job: { id: string; status: string }; items: unknown[] } };
   expect(result.isError).toBeFalsy();
   expect(result.structuredContent.job.status).toBe('completed');
   expect(result.structuredContent.items).toHaveLength(5);
   expect(seen.length).toBeGreaterThanOrEqual(1);
-  const job = await served.stack.runtime.db.selectFrom('jobs').select('workspace_id').where('id', '=', result.structuredContent.job.id).executeTakeFirstOrThrow();
+  const job = await served.stack.runtime.db
+    .selectFrom('jobs')
+    .select('workspace_id')
+    .where('id', '=', result.structuredContent.job.id)
+    .executeTakeFirstOrThrow();
   expect(job.workspace_id).toBe(ws.workspaceId);
-  const missing = (await client.callTool({ name: 'get_job', arguments: { job_id: 'job_nope' } })) as CallToolResult & { structuredContent: { error: string } };
+  const missing = (await client.callTool({ name: 'get_job', arguments: { job_id: 'job_nope' } })) as CallToolResult & {
+    structuredContent: { error: string };
+  };
   expect(missing).toMatchObject({ isError: true, structuredContent: { error: 'job_not_found' } });
 });
 

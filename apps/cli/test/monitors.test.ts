@@ -1,7 +1,14 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { type SeededWorkspace, type ServedStack, startServedStack, type TestStack, untilMonitorRunEnds, untilNextSecond } from '@sdx/testing';
+import {
+  type SeededWorkspace,
+  type ServedStack,
+  startServedStack,
+  type TestStack,
+  untilMonitorRunEnds,
+  untilNextSecond,
+} from '@sdx/testing';
 import { sparkline } from '../src/commands/monitors';
 import { json, sdx } from './support';
 
@@ -29,7 +36,12 @@ it('draws a sparkline from the lowest to the highest value', () => {
   expect(sparkline([5, 5, 5])).toBe('▁▁▁');
   expect(sparkline([10, 0])).toBe('█▁');
   expect(sparkline([])).toBe('');
-  expect(sparkline(Array.from({ length: 100 }, (_, i) => i), 10)).toHaveLength(10);
+  expect(
+    sparkline(
+      Array.from({ length: 100 }, (_, i) => i),
+      10,
+    ),
+  ).toHaveLength(10);
 });
 
 const targets = ['cli_sandbox_drift_100', 'cli2_sandbox_drift_500'];
@@ -38,7 +50,29 @@ let id = '';
 it('creates a monitor with an alert, runs it twice, and shows its runs, series, sparklines and export', async () => {
   const created = json(
     await sdx(
-      ['monitors', 'create', 'instagram', 'profile', '-n', 'Rivals', '-t', targets[0]!, '-t', targets[1]!, '--frequency', 'weekly', '--day', 'friday', '--time', '08:15', '--timezone', 'Europe/Paris', '--alert', `followers_count:change_pct_above:0.5@${targets[1]}`, '--json'],
+      [
+        'monitors',
+        'create',
+        'instagram',
+        'profile',
+        '-n',
+        'Rivals',
+        '-t',
+        targets[0]!,
+        '-t',
+        targets[1]!,
+        '--frequency',
+        'weekly',
+        '--day',
+        'friday',
+        '--time',
+        '08:15',
+        '--timezone',
+        'Europe/Paris',
+        '--alert',
+        `followers_count:change_pct_above:0.5@${targets[1]}`,
+        '--json',
+      ],
       { env },
     ),
   );
@@ -55,7 +89,10 @@ it('creates a monitor with an alert, runs it twice, and shows its runs, series, 
   });
   id = created.id as string;
 
-  const badAlert = await sdx(['monitors', 'create', 'instagram', 'profile', '-t', 'x', '--frequency', 'daily', '--alert', 'followers_count:above'], { env });
+  const badAlert = await sdx(
+    ['monitors', 'create', 'instagram', 'profile', '-t', 'x', '--frequency', 'daily', '--alert', 'followers_count:above'],
+    { env },
+  );
   expect(badAlert.code).toBe(2);
   expect(badAlert.stderr).toContain('needs a number threshold');
   const notMonitorable = await sdx(['monitors', 'create', 'instagram', 'followers', '-t', 'x', '--frequency', 'daily', '--json'], { env });
@@ -95,13 +132,17 @@ it('creates a monitor with an alert, runs it twice, and shows its runs, series, 
   const exported = json(await sdx(['monitors', 'series', id, '--export', file, '--json'], { env }));
   expect(exported).toMatchObject({ file, format: 'csv' });
   expect(readFileSync(file, 'utf8').split(/\r?\n/)[0]!.replace(/"/g, '')).toBe('target,item_id,metric,at,value');
-
 }, 120_000);
 
 it('shows the changes of the second run, then deletes the monitor', async () => {
   expect(id).toMatch(/^mon_/);
   const changes = json(await sdx(['monitors', 'changes', id, '--kind', 'metric_changed', '--all', '--json'], { env }));
-  expect(changes.filter((c: { field: string }) => c.field === 'followers_count').map((c: { target: string }) => c.target).sort()).toEqual([...targets].sort());
+  expect(
+    changes
+      .filter((c: { field: string }) => c.field === 'followers_count')
+      .map((c: { target: string }) => c.target)
+      .sort(),
+  ).toEqual([...targets].sort());
   const feed = await sdx(['monitors', 'changes', id, '--target', targets[1]!], { env });
   expect(feed.stdout).toMatch(/followers_count +[\d,]+ -> [\d,]+ \(\+\d+\.\d{2}%\)/);
 

@@ -13,7 +13,10 @@ export interface Ran {
 }
 
 /** Runs `sdx` as a child process, with only the environment given (plus PATH and HOME). */
-export function sdx(args: string[], options: { env?: Record<string, string>; input?: string; cwd?: string } = {}): Promise<Ran> & { child: ChildProcess } {
+export function sdx(
+  args: string[],
+  options: { env?: Record<string, string>; input?: string; cwd?: string } = {},
+): Promise<Ran> & { child: ChildProcess } {
   const child = spawn(process.execPath, [BIN, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...options.env },

@@ -7,7 +7,10 @@ import { sdx } from './support';
 let served: ServedStack;
 let handler: WebhookReceiver;
 beforeAll(async () => {
-  served = await startServedStack({ withWorker: true, env: { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', WEBHOOK_RETRY_SCHEDULE: '0.2,0.2' } });
+  served = await startServedStack({
+    withWorker: true,
+    env: { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', WEBHOOK_RETRY_SCHEDULE: '0.2,0.2' },
+  });
   handler = await startWebhookReceiver(() => ({ status: 204 }));
 });
 afterAll(async () => {
@@ -22,11 +25,19 @@ it('forwards the events signed, prints one JSON line each, and deletes the endpo
   const next = jsonLines(listening.child.stdout!);
 
   const ready = await next();
-  expect(ready).toMatchObject({ ready: true, webhook_id: expect.stringMatching(/^whk_/), secret: expect.stringMatching(/^whsec_/), events: ['job.completed'] });
+  expect(ready).toMatchObject({
+    ready: true,
+    webhook_id: expect.stringMatching(/^whk_/),
+    secret: expect.stringMatching(/^whsec_/),
+    events: ['job.completed'],
+  });
   const hooks = await served.stack.api.get('/v1/webhooks', { headers: ws.auth });
   expect(hooks.body.map((h: { id: string }) => h.id)).toEqual([ready.webhook_id]);
 
-  const job = await served.stack.api.post('/v1/extract', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', target: 'natgeo' } });
+  const job = await served.stack.api.post('/v1/extract', {
+    headers: ws.auth,
+    body: { platform: 'instagram', operation: 'profile', target: 'natgeo' },
+  });
   const [message] = await handler.received(1);
   expect((await verifyWebhook(message!.body, message!.headers, ready.secret)).data).toMatchObject({ id: job.body.id });
   expect(await next()).toMatchObject({ forwarded: true, type: 'job.completed', status: 204 });

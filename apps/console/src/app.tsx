@@ -139,8 +139,8 @@ function NotAMember({ workspaceId }: { workspaceId: string }) {
     <div data-testid="not-a-member">
       <PageHeader title="Not a member of this workspace" />
       <p>
-        This link belongs to the workspace <code>{workspaceId}</code>, and you are not a member of it. Ask an admin of that workspace to invite
-        your email; the invitation’s link adds you to it.
+        This link belongs to the workspace <code>{workspaceId}</code>, and you are not a member of it. Ask an admin of that workspace to
+        invite your email; the invitation’s link adds you to it.
       </p>
       <p>
         <Link to={at('/')}>Go to the overview of your current workspace</Link>, or choose another of your workspaces above.
@@ -190,7 +190,13 @@ function Shell({ children }: { children: ReactNode }) {
       <header className="topbar">
         <span className="brand">SDX Console</span>
         <WorkspaceSwitcher />
-        <button type="button" className="menu-toggle" aria-expanded={menuOpen} aria-controls="main-nav" onClick={() => setMenuOpen((open) => !open)}>
+        <button
+          type="button"
+          className="menu-toggle"
+          aria-expanded={menuOpen}
+          aria-controls="main-nav"
+          onClick={() => setMenuOpen((open) => !open)}
+        >
           Menu
         </button>
       </header>
@@ -266,7 +272,11 @@ function WorkspaceSwitcher() {
       <label htmlFor="workspace-switcher" className="visually-hidden">
         Workspace
       </label>
-      <select id="workspace-switcher" value={session.workspace?.id ?? ''} onChange={(event) => void navigate(switchedPath(location.pathname, event.target.value))}>
+      <select
+        id="workspace-switcher"
+        value={session.workspace?.id ?? ''}
+        onChange={(event) => void navigate(switchedPath(location.pathname, event.target.value))}
+      >
         {session.workspaces.map((w) => (
           <option key={w.id} value={w.id}>
             {w.name} ({w.kind === 'personal' ? 'personal' : 'team'}, {w.role})

@@ -51,7 +51,12 @@ function pick(workspaces: Workspace[], wanted: string | null, preferred: string 
 
 export function SessionProvider({ children }: { children: ReactNode }) {
   const queryClient = useQueryClient();
-  const [state, setState] = useState<{ status: Session['status']; signedIn: SignedIn | null; workspace: Workspace | null; problem: ApiProblem | null }>({
+  const [state, setState] = useState<{
+    status: Session['status'];
+    signedIn: SignedIn | null;
+    workspace: Workspace | null;
+    problem: ApiProblem | null;
+  }>({
     status: 'loading',
     signedIn: null,
     workspace: null,

@@ -86,7 +86,10 @@ describe('the Billing page', () => {
     const key = await stack.api.post('/v1/keys', { headers: owner.write(teamId), body: { name: 'warehouse sync', role: 'member' } });
     expect(key.status).toBe(201);
     viewer = await signUpUser(stack, { password: PASSWORD, displayName: 'Vic Viewer' });
-    const invited = await stack.api.post(`/v1/workspaces/${teamId}/invitations`, { headers: owner.write(teamId), body: { email: viewer.email, role: 'viewer' } });
+    const invited = await stack.api.post(`/v1/workspaces/${teamId}/invitations`, {
+      headers: owner.write(teamId),
+      body: { email: viewer.email, role: 'viewer' },
+    });
     await stack.api.post('/v1/invitations/accept', { headers: viewer.write(), body: { token: invited.body.token } });
   }, 60_000);
 
@@ -113,11 +116,22 @@ describe('the Billing page', () => {
     // Stripe sends the buyer back to the Billing page of the workspace that bought.
     await page.waitForURL(`${base}/console/w/${teamId}/billing?checkout=success`);
     await heading(page, 'Billing');
-    expect(await page.getByTestId('checkout-notice').textContent()).toContain('Payment received — credits appear as soon as Stripe confirms it');
+    expect(await page.getByTestId('checkout-notice').textContent()).toContain(
+      'Payment received — credits appear as soon as Stripe confirms it',
+    );
     // The credits come with Stripe's webhook, which the page waits for by reading them again.
-    await page.getByTestId('purchased-credits').filter({ hasText: /^10,000$/ }).waitFor({ timeout: 30_000 });
-    await page.getByTestId('available-credits').filter({ hasText: /^10,000$/ }).waitFor();
-    await page.getByTestId('payment-status').filter({ hasText: /^paid$/ }).waitFor();
+    await page
+      .getByTestId('purchased-credits')
+      .filter({ hasText: /^10,000$/ })
+      .waitFor({ timeout: 30_000 });
+    await page
+      .getByTestId('available-credits')
+      .filter({ hasText: /^10,000$/ })
+      .waitFor();
+    await page
+      .getByTestId('payment-status')
+      .filter({ hasText: /^paid$/ })
+      .waitFor();
     const payment = page.getByTestId('payments-table').locator('tbody tr').first();
     // The payment names its pack, not the pack's ID; the banner stops checking once it is paid.
     expect(await payment.textContent()).toMatch(/Checkout.*10,000 credits pack.*10,000.*\$10\.00.*paid/);
@@ -157,14 +171,22 @@ describe('the Billing page', () => {
     await step(page, '04-caps-set');
 
     const keys = await stack.api.get('/v1/keys', { headers: owner.read(teamId) });
-    expect(keys.body.find((k: { name: string }) => k.name === 'warehouse sync')).toMatchObject({ monthly_credit_cap: 5000, month_spent_credits: 0 });
+    expect(keys.body.find((k: { name: string }) => k.name === 'warehouse sync')).toMatchObject({
+      monthly_credit_cap: 5000,
+      month_spent_credits: 0,
+    });
     const billing = await stack.api.get('/v1/billing', { headers: owner.read(teamId) });
     expect(billing.body.limits).toEqual({ monthly_credit_cap: 50_000, low_credits_threshold: 20_000 });
 
     // Emptied, the key's cap is none again.
     await page.getByLabel('Monthly cap of warehouse sync (empty: no cap)').fill('');
     await page.getByRole('button', { name: 'Save the cap of warehouse sync' }).click();
-    await eventually(async () => (await stack.api.get('/v1/keys', { headers: owner.read(teamId) })).body.find((k: { name: string }) => k.name === 'warehouse sync').monthly_credit_cap === null, 10_000);
+    await eventually(
+      async () =>
+        (await stack.api.get('/v1/keys', { headers: owner.read(teamId) })).body.find((k: { name: string }) => k.name === 'warehouse sync')
+          .monthly_credit_cap === null,
+      10_000,
+    );
     await page.getByLabel('Monthly cap of warehouse sync (empty: no cap)').fill('5000');
     await page.getByRole('button', { name: 'Save the cap of warehouse sync' }).click();
     await page.getByTestId('key-caps').getByRole('status').filter({ hasText: 'Saved' }).waitFor();
@@ -181,7 +203,12 @@ describe('the Billing page', () => {
     await page.getByRole('button', { name: 'Save auto-recharge' }).click();
     await page.getByRole('status').filter({ hasText: 'Auto-recharge saved: on.' }).waitFor();
     const billing = await stack.api.get('/v1/billing', { headers: owner.read(teamId) });
-    expect(billing.body.auto_recharge).toMatchObject({ enabled: true, threshold_credits: 2000, pack_id: 'pack_10k', payment_method: { brand: 'visa', last4: '4242' } });
+    expect(billing.body.auto_recharge).toMatchObject({
+      enabled: true,
+      threshold_credits: 2000,
+      pack_id: 'pack_10k',
+      payment_method: { brand: 'visa', last4: '4242' },
+    });
     await page.reload();
     await heading(page, 'Billing');
     expect(await page.getByLabel('Recharge automatically').isChecked()).toBe(true);
@@ -240,7 +267,10 @@ describe('the Billing page', () => {
     // Half of the paid checkout refunded in Stripe: 5,000 credits reversed.
     const paid = stripe.events.find((e) => e.type === 'checkout.session.completed')!;
     await stripe.refund(String(paid.data.object.payment_intent), 500);
-    await eventually(async () => (await stack.api.get('/v1/account', { headers: owner.read(teamId) })).body.credits.purchased_credits === 5000, 15_000);
+    await eventually(
+      async () => (await stack.api.get('/v1/account', { headers: owner.read(teamId) })).body.credits.purchased_credits === 5000,
+      15_000,
+    );
 
     const page = ownerPage;
     await page.goto(`${base}/console/billing`);
@@ -248,7 +278,9 @@ describe('the Billing page', () => {
     const rows = page.getByTestId('payments-table').locator('tbody tr');
     await eventually(async () => (await rows.count()) === 20, 10_000);
     const [more] = await Promise.all([
-      page.waitForRequest((r) => new URL(r.url()).pathname === '/v1/billing/payments' && new URL(r.url()).searchParams.has('starting_after')),
+      page.waitForRequest(
+        (r) => new URL(r.url()).pathname === '/v1/billing/payments' && new URL(r.url()).searchParams.has('starting_after'),
+      ),
       page.getByRole('button', { name: 'Load more' }).click(),
     ]);
     expect(new URL(more.url()).searchParams.get('starting_after')).toMatch(/^pay_/);
@@ -257,7 +289,10 @@ describe('the Billing page', () => {
     const refunded = rows.last();
     expect(await refunded.textContent()).toMatch(/partially refunded.*5,000 credits reversed/);
     expect(await rows.first().getByTestId('payment-status').textContent()).toBe('pending');
-    await page.getByTestId('purchased-credits').filter({ hasText: /^5,000$/ }).waitFor();
+    await page
+      .getByTestId('purchased-credits')
+      .filter({ hasText: /^5,000$/ })
+      .waitFor();
   }, 60_000);
 
   it('says inline that auto-recharge needs a saved card, in a workspace that never bought', async () => {

@@ -43,7 +43,8 @@ const DOC_SHOTS = path.resolve(__dirname, '..', '..', '..', 'docs', 'console', '
 async function pageScreenshots(page: Page, name: string): Promise<void> {
   await screenshots(page, name);
   mkdirSync(DOC_SHOTS, { recursive: true });
-  for (const size of ['desktop', 'phone']) copyFileSync(path.join(SCREENSHOTS, `${name}-${size}.png`), path.join(DOC_SHOTS, `${name}-${size}.png`));
+  for (const size of ['desktop', 'phone'])
+    copyFileSync(path.join(SCREENSHOTS, `${name}-${size}.png`), path.join(DOC_SHOTS, `${name}-${size}.png`));
 }
 
 let seq = 0;
@@ -129,16 +130,23 @@ describe('console: a new user', () => {
     // through the middle, and the page never fell back to polling.
     const seen = new Set<string>();
     const modes = new Set<string>();
-    await eventually(async () => {
-      seen.add((await page.getByTestId('progress-text').textContent()) ?? '');
-      const status = (await page.getByTestId('job-status').textContent()) ?? '';
-      modes.add(status.replace(/^.*·\s*/, ''));
-      return status.includes('completed');
-    }, 60_000, 50);
+    await eventually(
+      async () => {
+        seen.add((await page.getByTestId('progress-text').textContent()) ?? '');
+        const status = (await page.getByTestId('job-status').textContent()) ?? '';
+        modes.add(status.replace(/^.*·\s*/, ''));
+        return status.includes('completed');
+      },
+      60_000,
+      50,
+    );
     const counts = [...seen].map((text) => Number(/^([\d,]+) of/.exec(text)?.[1]?.replace(/,/g, '') ?? NaN));
     expect(counts.some((n) => n > 0 && n < 60)).toBe(true);
     expect([...modes].filter((m) => /refreshing/.test(m))).toEqual([]);
-    await page.getByTestId('progress-text').filter({ hasText: /^60 of 60/ }).waitFor();
+    await page
+      .getByTestId('progress-text')
+      .filter({ hasText: /^60 of 60/ })
+      .waitFor();
     await page.getByTestId('billed-credits').filter({ hasText: '120 credits' }).waitFor();
     await page.getByTestId('results-table').waitFor();
 
@@ -152,7 +160,9 @@ describe('console: a new user', () => {
 
     const [ndjson] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download NDJSON' }).click()]);
     expect(ndjson.suggestedFilename()).toMatch(/\.ndjson$/);
-    const lines = readFileSync((await ndjson.path())!, 'utf8').split('\n').filter((line) => line !== '');
+    const lines = readFileSync((await ndjson.path())!, 'utf8')
+      .split('\n')
+      .filter((line) => line !== '');
     const items = lines.map((line) => JSON.parse(line) as { kind: string; platform: string; id: string });
     expect(items).toHaveLength(60);
     expect(new Set(items.map((item) => item.platform))).toEqual(new Set(['instagram']));
@@ -190,7 +200,10 @@ describe('console: a new user', () => {
   it('is usable by keyboard alone: signs in, reaches the skip link, opens the phone menu and goes to a page', async () => {
     const user = await signUpUser(stack, { password: PASSWORD });
     const page = await newPage();
-    const focused = async () => (await page.evaluate(`(document.activeElement?.getAttribute('aria-label') || document.activeElement?.textContent || document.activeElement?.id || '').trim()`)) as string;
+    const focused = async () =>
+      (await page.evaluate(
+        `(document.activeElement?.getAttribute('aria-label') || document.activeElement?.textContent || document.activeElement?.id || '').trim()`,
+      )) as string;
     await page.goto(`${base}/console/`);
     await heading(page, 'Sign in');
     await page.keyboard.press('Tab');
@@ -225,7 +238,10 @@ describe('console: a new user', () => {
     const user = await signUpUser(stack, { password: PASSWORD });
     const created: string[] = [];
     for (let i = 0; i < 27; i++) {
-      const job = await stack.api.post('/v1/jobs', { headers: user.write(), body: { platform: 'instagram', operation: 'profile', target: `pager_${i}` } });
+      const job = await stack.api.post('/v1/jobs', {
+        headers: user.write(),
+        body: { platform: 'instagram', operation: 'profile', target: `pager_${i}` },
+      });
       expect(job.status).toBe(202);
       created.push(job.body.id);
     }
@@ -293,7 +309,10 @@ describe('console: the first hour', () => {
     await page.getByLabel('Target', { exact: true }).fill('natgeo');
     await page.getByTestId('quote').getByText('now for 1 target × 1 result;').waitFor();
 
-    const job = await stack.api.post('/v1/jobs', { headers: user.write(), body: { platform: 'instagram', operation: 'posts', target: 'sandbox_slow_5000', limit: 60 } });
+    const job = await stack.api.post('/v1/jobs', {
+      headers: user.write(),
+      body: { platform: 'instagram', operation: 'posts', target: 'sandbox_slow_5000', limit: 60 },
+    });
     expect(job.body).toMatchObject({ status: expect.stringMatching(/queued|running/) });
     expect((await stack.api.post(`/v1/jobs/${job.body.id}/cancel`, { headers: user.write() })).status).toBeLessThan(300);
     await page.goto(`${base}/console/jobs/${job.body.id}`);
@@ -326,21 +345,42 @@ describe('console: a team', () => {
     // A team workspace starts without credits (NEW_TEAM_WORKSPACE_CREDITS 0): grant what its jobs below spend.
     await grantWorkspaceCredits(stack, teamId, 10_000);
     viewer = await signUpUser(stack, { password: PASSWORD, displayName: 'Vic Viewer' });
-    const invited = await stack.api.post(`/v1/workspaces/${teamId}/invitations`, { headers: owner.write(), body: { email: viewer.email, role: 'viewer' } });
+    const invited = await stack.api.post(`/v1/workspaces/${teamId}/invitations`, {
+      headers: owner.write(),
+      body: { email: viewer.email, role: 'viewer' },
+    });
     await stack.api.post('/v1/invitations/accept', { headers: viewer.write(), body: { token: invited.body.token } });
     const w = owner.write(teamId);
-    const job = await stack.api.post('/v1/jobs', { headers: w, body: { platform: 'instagram', operation: 'posts', target: 'natgeo', limit: 30 } });
+    const job = await stack.api.post('/v1/jobs', {
+      headers: w,
+      body: { platform: 'instagram', operation: 'posts', target: 'natgeo', limit: 30 },
+    });
     ids.job = job.body.id;
-    const batch = await stack.api.post('/v1/batches', { headers: w, body: { platform: 'instagram', operation: 'profile', targets: ['natgeo', 'nasa', 'sandbox_not_found'] } });
+    const batch = await stack.api.post('/v1/batches', {
+      headers: w,
+      body: { platform: 'instagram', operation: 'profile', targets: ['natgeo', 'nasa', 'sandbox_not_found'] },
+    });
     ids.batch = batch.body.id;
     const schedule = await stack.api.post('/v1/schedules', {
       headers: w,
-      body: { name: 'Weekly followers', platform: 'twitter', operation: 'followers', targets: ['nasa'], limit: 100, frequency: 'weekly', timezone: 'America/New_York', starts_at: '2030-01-07T08:30:00-05:00' },
+      body: {
+        name: 'Weekly followers',
+        platform: 'twitter',
+        operation: 'followers',
+        targets: ['nasa'],
+        limit: 100,
+        frequency: 'weekly',
+        timezone: 'America/New_York',
+        starts_at: '2030-01-07T08:30:00-05:00',
+      },
     });
     ids.schedule = schedule.body.id;
     await stack.api.post(`/v1/schedules/${ids.schedule}/run`, { headers: w });
     await stack.api.post('/v1/keys', { headers: w, body: { name: 'warehouse sync', role: 'viewer' } });
-    await eventually(async () => (await stack.api.get(`/v1/batches/${ids.batch}`, { headers: owner.read(teamId) })).body.status === 'completed', 60_000);
+    await eventually(
+      async () => (await stack.api.get(`/v1/batches/${ids.batch}`, { headers: owner.read(teamId) })).body.status === 'completed',
+      60_000,
+    );
   }, 120_000);
 
   it('invites a member, whose invitation is listed and whose link is shown once', async () => {
@@ -364,7 +404,9 @@ describe('console: a team', () => {
     await invitee.goto(link.replace(/^http:\/\/[^/]+/, base));
     const summary = invitee.getByTestId('invitation-summary');
     await summary.waitFor();
-    expect(await summary.textContent()).toContain(`Olive Owner (${owner.email}) invited you to join the workspace Acme research as a member.`);
+    expect(await summary.textContent()).toContain(
+      `Olive Owner (${owner.email}) invited you to join the workspace Acme research as a member.`,
+    );
     expect(await summary.textContent()).toContain(teamId);
     await pageScreenshots(invitee, 'invitation-sign-in');
     // They sign up with the invited email and join.
@@ -589,7 +631,8 @@ describe('console: getting started', () => {
     expect(text).not.toContain('npx sdx');
     expect(await checklist.getByRole('button', { name: 'Copy' }).count()).toBe(4);
     // Nothing done yet in a new account: every step open.
-    for (const step of ['step-key', 'step-job', 'step-reference', 'step-client']) expect(await page.getByTestId(step).getAttribute('data-done')).toBe('false');
+    for (const step of ['step-key', 'step-job', 'step-reference', 'step-client'])
+      expect(await page.getByTestId(step).getAttribute('data-done')).toBe('false');
     expect(await page.getByTestId('getting-started-left').textContent()).toBe('4 of 4 steps left.');
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
     await checklist.getByRole('button', { name: 'Copy' }).nth(2).click();
@@ -638,7 +681,11 @@ describe('console: getting started', () => {
     expect(await page.getByTestId('step-key').getAttribute('data-done')).toBe('false');
     expect(await page.getByTestId('getting-started-left').textContent()).toBe('2 of 4 steps left.');
     const usage = await stack.api.get('/v1/usage/current', { headers: await browserSession(page) });
-    await eventually(async () => (await page.getByTestId('credits-left').textContent())?.trim() === usage.body.credits_remaining.toLocaleString('en-US'), 15_000, 200);
+    await eventually(
+      async () => (await page.getByTestId('credits-left').textContent())?.trim() === usage.body.credits_remaining.toLocaleString('en-US'),
+      15_000,
+      200,
+    );
     // Dismissed, it is gone, and stays gone after a reload.
     await page.getByTestId('getting-started').getByRole('button', { name: 'Dismiss' }).click();
     expect(await page.getByTestId('getting-started').count()).toBe(0);

@@ -30,7 +30,9 @@ beforeAll(async () => {
   const listed = await stack.api.get('/v1/platforms');
   expect(listed.status).toBe(200);
   platforms = listed.body as Platform[];
-  operations = platforms.flatMap((p) => p.operations.map((o) => ({ platform: p.platform, operation: o.operation, default_limit: o.default_limit, max_results: o.max_results })));
+  operations = platforms.flatMap((p) =>
+    p.operations.map((o) => ({ platform: p.platform, operation: o.operation, default_limit: o.default_limit, max_results: o.max_results })),
+  );
   home = mkdtempSync(path.join(tmpdir(), 'sdx-limits-'));
 }, 60_000);
 
@@ -53,11 +55,21 @@ it('lists operations whose defaults differ, so the comparison below can tell the
 
 it('the SDK gives every operation’s default and maximum as GET /v1/platforms does', async () => {
   for (const o of operations) {
-    expect(operationLimits(platforms, o.platform, o.operation)).toEqual({ platform: o.platform, operation: o.operation, defaultLimit: o.default_limit, maxResults: o.max_results });
+    expect(operationLimits(platforms, o.platform, o.operation)).toEqual({
+      platform: o.platform,
+      operation: o.operation,
+      defaultLimit: o.default_limit,
+      maxResults: o.max_results,
+    });
   }
   expect(operationLimits(platforms, 'twitter', 'no_such_operation')).toBeNull();
   const client = new Client({ baseUrl: base });
-  expect(await client.platforms.limits('twitter', 'followers')).toEqual({ platform: 'twitter', operation: 'followers', defaultLimit: 12, maxResults: 25_000 });
+  expect(await client.platforms.limits('twitter', 'followers')).toEqual({
+    platform: 'twitter',
+    operation: 'followers',
+    defaultLimit: 12,
+    maxResults: 25_000,
+  });
   expect(await client.platforms.limits('nowhere', 'followers')).toBeNull();
 });
 
@@ -70,10 +82,19 @@ it('the CLI lists every operation’s default and maximum, says which default ap
     const [platform, operation, defaultLimit, max] = line.trim().split(/\s+/);
     return { platform, operation, default_limit: defaultLimit, max_results: max };
   });
-  expect(listed).toEqual(operations.map((o) => ({ platform: o.platform, operation: o.operation, default_limit: shown(o.default_limit), max_results: shown(o.max_results) })));
+  expect(listed).toEqual(
+    operations.map((o) => ({
+      platform: o.platform,
+      operation: o.operation,
+      default_limit: shown(o.default_limit),
+      max_results: shown(o.max_results),
+    })),
+  );
 
   const help = await sdx(['jobs', 'create', '--help']);
-  expect(help.stdout.replace(/\s+/g, ' ')).toContain("default: the operation's own default; at most its maximum; `sdx platforms` lists both");
+  expect(help.stdout.replace(/\s+/g, ' ')).toContain(
+    "default: the operation's own default; at most its maximum; `sdx platforms` lists both",
+  );
 
   const ws = await stack.workspace({ credits: 100_000 });
   const env = { SDX_BASE_URL: base, SDX_API_KEY: ws.apiKey, XDG_CONFIG_HOME: path.join(home, 'config') };
@@ -87,7 +108,25 @@ it('the CLI lists every operation’s default and maximum, says which default ap
     sdx(['quote', 'twitter', 'followers', 'nasa'], { env }),
     sdx(['jobs', 'create', 'instagram', 'profile', 'natgeo'], { env }),
     sdx(['batches', 'create', 'instagram', 'posts', '--targets-file', targets], { env }),
-    sdx(['schedules', 'create', 'youtube', 'playlist_items', '--name', 'Weekly', '--target', 'PLx0sYbCqOb8TBPRdmBHs5Iftvv9TPboYG', '--frequency', 'weekly', '--timezone', 'UTC', '--starts-at', '2030-01-07T08:00:00Z'], { env }),
+    sdx(
+      [
+        'schedules',
+        'create',
+        'youtube',
+        'playlist_items',
+        '--name',
+        'Weekly',
+        '--target',
+        'PLx0sYbCqOb8TBPRdmBHs5Iftvv9TPboYG',
+        '--frequency',
+        'weekly',
+        '--timezone',
+        'UTC',
+        '--starts-at',
+        '2030-01-07T08:00:00Z',
+      ],
+      { env },
+    ),
     sdx(['quote', 'twitter', 'followers', 'nasa', '--json'], { env }),
     sdx(['quote', 'twitter', 'followers', 'nasa', '--limit', '300'], { env }),
   ]);
@@ -121,8 +160,14 @@ it('the console’s forms default to every operation’s default and say its max
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
 
-  const read = async () => ({ value: await page.getByLabel('Results per target').inputValue(), hint: await page.getByTestId('limit-hint').textContent() });
-  const expected = (o: (typeof operations)[number]) => ({ value: String(o.default_limit), hint: `Default ${shown(o.default_limit)}; at most ${shown(o.max_results)}.` });
+  const read = async () => ({
+    value: await page.getByLabel('Results per target').inputValue(),
+    hint: await page.getByTestId('limit-hint').textContent(),
+  });
+  const expected = (o: (typeof operations)[number]) => ({
+    value: String(o.default_limit),
+    hint: `Default ${shown(o.default_limit)}; at most ${shown(o.max_results)}.`,
+  });
 
   await page.goto(`${base}/console/jobs/new`);
   await page.getByRole('heading', { level: 1, name: 'New job' }).waitFor();
@@ -157,7 +202,8 @@ it('the console’s forms default to every operation’s default and say its max
   const max = operations.find((o) => o.platform === 'twitter' && o.operation === 'followers')!.max_results;
   const sent: string[] = [];
   page.on('request', (request) => {
-    if (request.method() === 'POST' && /\/v1\/(jobs|batches|quotes)$/.test(new URL(request.url()).pathname)) sent.push(new URL(request.url()).pathname);
+    if (request.method() === 'POST' && /\/v1\/(jobs|batches|quotes)$/.test(new URL(request.url()).pathname))
+      sent.push(new URL(request.url()).pathname);
   });
   await page.goto(`${base}/console/jobs/new`);
   await page.getByRole('heading', { level: 1, name: 'New job' }).waitFor();

@@ -66,7 +66,14 @@ async function recordingPage(): Promise<{ page: Page; seen: Seen[]; settled: () 
     pending.push(
       req
         .allHeaders()
-        .then((headers) => void seen.push({ url: req.url(), referer: headers.referer ?? '', navigation: req.isNavigationRequest() && req.frame() === page.mainFrame() }))
+        .then(
+          (headers) =>
+            void seen.push({
+              url: req.url(),
+              referer: headers.referer ?? '',
+              navigation: req.isNavigationRequest() && req.frame() === page.mainFrame(),
+            }),
+        )
         .catch(() => undefined),
     );
   });
@@ -77,7 +84,14 @@ async function recordingPage(): Promise<{ page: Page; seen: Seen[]; settled: () 
  * Nothing the flow did names the token: the page's requests (but the link itself, and `apiTakingToken`, the
  * API call whose documented query is the token, which the log redacts), their Referers, the address bar, and every log line.
  */
-async function expectNoTrace(token: string, page: Page, seen: Seen[], settled: () => Promise<void>, link: string, apiTakingToken?: string): Promise<void> {
+async function expectNoTrace(
+  token: string,
+  page: Page,
+  seen: Seen[],
+  settled: () => Promise<void>,
+  link: string,
+  apiTakingToken?: string,
+): Promise<void> {
   await page.waitForLoadState('networkidle');
   await settled();
   const forms = [token, encodeURIComponent(token)];
@@ -151,7 +165,10 @@ describe('mailed links in the browser', () => {
     const invitee = newEmail('invitee');
     await stack.api.post('/v1/auth/signup', { body: { email: invitee, password } });
     expect((await stack.api.post('/v1/auth/verify', { body: { token: await mailedToken(invitee, 'verify'), password } })).status).toBe(200);
-    const invitation = await stack.api.post(`/v1/workspaces/${team.body.id}/invitations`, { headers, body: { email: invitee, role: 'member' } });
+    const invitation = await stack.api.post(`/v1/workspaces/${team.body.id}/invitations`, {
+      headers,
+      body: { email: invitee, role: 'member' },
+    });
     expect(invitation.status).toBe(201);
     const token = invitation.body.token as string;
 

@@ -104,7 +104,10 @@ it('creates a monitor of three drifting profiles with the form, runs it twice, a
     operations: Array<{ operation: string; monitorable: boolean }>;
   }>;
   await page.getByLabel('Platform').selectOption('instagram');
-  const offered = await page.getByLabel('Operation').locator('option').evaluateAll((options) => options.map((o) => o.getAttribute('value') ?? ''));
+  const offered = await page
+    .getByLabel('Operation')
+    .locator('option')
+    .evaluateAll((options) => options.map((o) => o.getAttribute('value') ?? ''));
   const instagram = platforms.find((p) => p.platform === 'instagram')!;
   expect(offered.sort()).toEqual(
     instagram.operations
@@ -175,20 +178,30 @@ it('shows the changes feed, marks the change that fired the alert, and the alert
   // Each target's followers grew between the runs: a changes feed of metric_changed rows.
   const changes = page.getByTestId('monitor-changes').locator('tbody tr');
   await changes.filter({ hasText: TARGETS[0]! }).filter({ hasText: 'followers_count' }).first().waitFor();
-  for (const target of TARGETS) expect(await changes.filter({ hasText: target }).filter({ hasText: 'metric changed' }).count()).toBeGreaterThan(0);
+  for (const target of TARGETS)
+    expect(await changes.filter({ hasText: target }).filter({ hasText: 'metric changed' }).count()).toBeGreaterThan(0);
   // The alert's target's change is marked as having fired it; the others' are not.
   const fired = changes.filter({ hasText: 'change pct above' });
   expect(await fired.count()).toBe(1);
   expect(await fired.textContent()).toContain(TARGETS[1]);
 
   // The alert reached the webhook receiver, once.
-  const alerts = await eventually(async () => {
-    const events = receiver.messages.map((m) => JSON.parse(m.body) as { type: string; data: Record<string, unknown> });
-    const found = events.filter((e) => e.type === 'monitor.alert');
-    return found.length > 0 && events.some((e) => e.type === 'monitor.run.completed') ? found : null;
-  }, 30_000, 200);
+  const alerts = await eventually(
+    async () => {
+      const events = receiver.messages.map((m) => JSON.parse(m.body) as { type: string; data: Record<string, unknown> });
+      const found = events.filter((e) => e.type === 'monitor.alert');
+      return found.length > 0 && events.some((e) => e.type === 'monitor.run.completed') ? found : null;
+    },
+    30_000,
+    200,
+  );
   expect(alerts).toHaveLength(1);
-  expect(alerts[0]!.data).toMatchObject({ monitor_id: monitorId, target: TARGETS[1], metric: 'followers_count', condition: 'change_pct_above' });
+  expect(alerts[0]!.data).toMatchObject({
+    monitor_id: monitorId,
+    target: TARGETS[1],
+    metric: 'followers_count',
+    condition: 'change_pct_above',
+  });
 
   await check(page, 'monitor-detail');
 }, 60_000);

@@ -111,9 +111,14 @@ describe('console: OAuth consent', () => {
     // A workspace where the user is only a viewer: someone else's, joined by invitation.
     const other = await signUpUser(stack, { password: PASSWORD });
     const shared = await stack.api.post('/v1/workspaces', { headers: other.write(), body: { name: 'Read-only team' } });
-    const invitation = await stack.api.post(`/v1/workspaces/${shared.body.id}/invitations`, { headers: other.write(shared.body.id), body: { email: user.email, role: 'viewer' } });
+    const invitation = await stack.api.post(`/v1/workspaces/${shared.body.id}/invitations`, {
+      headers: other.write(shared.body.id),
+      body: { email: user.email, role: 'viewer' },
+    });
     expect(invitation.status).toBe(201);
-    expect((await stack.api.post('/v1/invitations/accept', { headers: user.write(), body: { token: invitation.body.token } })).status).toBe(200);
+    expect((await stack.api.post('/v1/invitations/accept', { headers: user.write(), body: { token: invitation.body.token } })).status).toBe(
+      200,
+    );
 
     const { clientId, redirectUri } = await registerClient('Claude Desktop (test)');
     const state = `st-${randomBytes(6).toString('hex')}`;
@@ -161,7 +166,13 @@ describe('console: OAuth consent', () => {
     const tokenRes = await fetch(`${base}/oauth/token`, {
       method: 'POST',
       headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code: code!, redirect_uri: redirectUri, client_id: clientId, code_verifier: verifier }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code: code!,
+        redirect_uri: redirectUri,
+        client_id: clientId,
+        code_verifier: verifier,
+      }),
     });
     const token = (await tokenRes.json()) as { access_token: string };
     expect(tokenRes.status).toBe(200);

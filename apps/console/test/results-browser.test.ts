@@ -37,7 +37,10 @@ async function apiItems(jobId: string): Promise<Array<Record<string, unknown>>> 
   const items: Array<Record<string, unknown>> = [];
   let cursor: string | null = null;
   do {
-    const res = await stack.api.get(`/v1/jobs/${jobId}/items`, { headers: user.read(), query: { limit: 1000, ...(cursor ? { cursor } : {}) } });
+    const res = await stack.api.get(`/v1/jobs/${jobId}/items`, {
+      headers: user.read(),
+      query: { limit: 1000, ...(cursor ? { cursor } : {}) },
+    });
     expect(res.status).toBe(200);
     items.push(...(res.body.items as Array<Record<string, unknown>>));
     cursor = res.body.next_cursor;
@@ -106,7 +109,10 @@ const headers = (page: Page) => page.getByTestId('results-table').locator('thead
 
 /** The values of one column on the page shown. */
 async function columnValues(page: Page, column: string): Promise<string[]> {
-  return page.getByTestId('results-table').locator(`tbody td.col-${column.replace(/[^a-z0-9_-]/gi, '-')}`).allTextContents();
+  return page
+    .getByTestId('results-table')
+    .locator(`tbody td.col-${column.replace(/[^a-z0-9_-]/gi, '-')}`)
+    .allTextContents();
 }
 
 /** Axe's serious findings, kept for the end, and the page's screenshots at desktop and phone width. */
@@ -258,7 +264,10 @@ it('shows the csv export’s columns in its order, and the picker’s choice is 
   expect(await headers(page)).toContain('username');
   expect(await headers(page)).not.toContain('extra');
   await openJob(page, postsJob);
-  await page.getByTestId('column-picker').getByText(/^Columns \(/).click();
+  await page
+    .getByTestId('column-picker')
+    .getByText(/^Columns \(/)
+    .click();
   await page.getByRole('button', { name: 'Default columns' }).click();
   expect(await headers(page)).toEqual(['#', ...checked]);
   await page.reload();
@@ -281,10 +290,12 @@ it('shows nested fields as readable text, never raw JSON, and keeps username in 
   expect(text).not.toMatch(/[{[]"/);
   // metrics.* as numbers with separators, as the API has them.
   const views = await columnValues(page, 'metrics.views');
-  expect(views).toEqual(items.map((item) => {
-    const v = (item.metrics as { views: number | null }).views;
-    return v === null ? '—' : v.toLocaleString('en-US');
-  }));
+  expect(views).toEqual(
+    items.map((item) => {
+      const v = (item.metrics as { views: number | null }).views;
+      return v === null ? '—' : v.toLocaleString('en-US');
+    }),
+  );
   expect(views.some((v) => v.includes(','))).toBe(true);
   // Lists as comma-separated text.
   const hashtags = await columnValues(page, 'hashtags');
@@ -296,7 +307,9 @@ it('shows nested fields as readable text, never raw JSON, and keeps username in 
   for (const viewport of [DESKTOP, PHONE]) {
     await page.setViewportSize(viewport);
     const wrap = page.locator('.results-wrap');
-    const scrolled = (await page.evaluate(`(() => { const el = document.querySelector('.results-wrap'); el.scrollLeft = el.scrollWidth; return el.scrollLeft; })()`)) as number;
+    const scrolled = (await page.evaluate(
+      `(() => { const el = document.querySelector('.results-wrap'); el.scrollLeft = el.scrollWidth; return el.scrollLeft; })()`,
+    )) as number;
     const box = (await wrap.boundingBox())!;
     expect(scrolled).toBeGreaterThan(200);
     for (const cell of [page.locator('thead th.col-username'), page.locator('tbody td.col-username').first()]) {
@@ -351,7 +364,9 @@ it('browses the results of a batch of 100 children, one chosen child at a time',
   expect(options).toEqual(BATCH_TARGETS.map((target) => `${target} · 3 items`));
   expect(await results.getByTestId('results-range').textContent()).toContain('Items 1–3 of 3');
 
-  const children = (await stack.api.get('/v1/jobs', { headers: user.read(), query: { batch_id: batchId, limit: 100, include_result: false } })).body as Array<{ id: string; target: string }>;
+  const children = (
+    await stack.api.get('/v1/jobs', { headers: user.read(), query: { batch_id: batchId, limit: 100, include_result: false } })
+  ).body as Array<{ id: string; target: string }>;
   const fiftieth = children.find((c) => c.target === BATCH_TARGETS[49])!;
   await picker.selectOption({ label: `${BATCH_TARGETS[49]} · 3 items` });
   await results.getByRole('region', { name: `Result items of ${BATCH_TARGETS[49]}` }).waitFor();

@@ -316,7 +316,10 @@ describe('the console on the open internet', () => {
     const team = await stack.api.post('/v1/workspaces', { headers, body: { name: 'Secure team' } });
     expect(team.status).toBe(201);
     const bob = newEmail('bob');
-    const invitation = await stack.api.post(`/v1/workspaces/${team.body.id}/invitations`, { headers, body: { email: bob, role: 'member' } });
+    const invitation = await stack.api.post(`/v1/workspaces/${team.body.id}/invitations`, {
+      headers,
+      body: { email: bob, role: 'member' },
+    });
     expect(invitation.status).toBe(201);
 
     const page = await newPage();

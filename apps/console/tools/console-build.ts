@@ -112,8 +112,12 @@ export async function ensureConsoleBuild(options: { force?: boolean } = {}): Pro
   const hashed = new Set(workspaceInputs());
   const unhashed = Object.keys(result.metafile.inputs)
     .map((input) => path.resolve(CONSOLE_ROOT, input))
-    .filter((file) => !file.startsWith(path.join(CONSOLE_ROOT, 'src') + path.sep) && !file.split(path.sep).includes('node_modules') && !hashed.has(file));
-  if (unhashed.length > 0) throw new Error(`the console bundle reads files its stamp does not hash; add them to workspaceInputs(): ${unhashed.join(', ')}`);
+    .filter(
+      (file) =>
+        !file.startsWith(path.join(CONSOLE_ROOT, 'src') + path.sep) && !file.split(path.sep).includes('node_modules') && !hashed.has(file),
+    );
+  if (unhashed.length > 0)
+    throw new Error(`the console bundle reads files its stamp does not hash; add them to workspaceInputs(): ${unhashed.join(', ')}`);
   const outputs = result.metafile.outputs;
   const entry = Object.entries(outputs).find(([, out]) => out.entryPoint === 'src/main.tsx');
   if (!entry) throw new Error('esbuild produced no entry for src/main.tsx');
@@ -140,7 +144,10 @@ export async function ensureConsoleBuild(options: { force?: boolean } = {}): Pro
 }
 
 /** The chunks a module loads before it runs: its static imports, and theirs. */
-function staticClosure(imports: Array<{ path: string; kind: string }>, outputs: Record<string, { imports: Array<{ path: string; kind: string }> }>): string[] {
+function staticClosure(
+  imports: Array<{ path: string; kind: string }>,
+  outputs: Record<string, { imports: Array<{ path: string; kind: string }> }>,
+): string[] {
   const seen = new Set<string>();
   const visit = (list: Array<{ path: string; kind: string }>) => {
     for (const i of list) {
@@ -156,14 +163,19 @@ function staticClosure(imports: Array<{ path: string; kind: string }>, outputs: 
 /** Gzipped size of the JavaScript index.html loads before any lazy page: the entry and its static imports. */
 export function initialJsGzipBytes(): number {
   const initial = JSON.parse(readFileSync(path.join(CONSOLE_DIST, 'initial.json'), 'utf8')) as { entry: string; imports: string[] };
-  return [initial.entry, ...initial.imports].reduce((sum, file) => sum + gzipSync(readFileSync(path.join(CONSOLE_DIST, 'assets', file)), { level: 9 }).length, 0);
+  return [initial.entry, ...initial.imports].reduce(
+    (sum, file) => sum + gzipSync(readFileSync(path.join(CONSOLE_DIST, 'assets', file)), { level: 9 }).length,
+    0,
+  );
 }
 
 if (require.main === module) {
   ensureConsoleBuild({ force: process.argv.includes('--force') })
     .then((b) => {
       const kib = (bytes: number) => (bytes / 1024).toFixed(1);
-      console.log(`console ${b.built ? 'built' : 'up to date'} in ${b.ms} ms; initial JS ${kib(b.initialJsGzipBytes)} KiB gzipped (budget ${kib(INITIAL_JS_BUDGET_BYTES)} KiB)`);
+      console.log(
+        `console ${b.built ? 'built' : 'up to date'} in ${b.ms} ms; initial JS ${kib(b.initialJsGzipBytes)} KiB gzipped (budget ${kib(INITIAL_JS_BUDGET_BYTES)} KiB)`,
+      );
       if (b.initialJsGzipBytes >= INITIAL_JS_BUDGET_BYTES) process.exitCode = 1;
     })
     .catch((error) => {

@@ -17,9 +17,18 @@ async function main(): Promise<void> {
   // `scheduler started` is said once Postgres and Redis answer (its /readyz checks them on each probe).
   await untilDependenciesReady(runtime);
   // Up to 16 dispatches at once (DEFAULT_DISPATCH_CONCURRENCY), each on its own connection.
-  const runner = new BackgroundRunner({ tasks: tasksOf('scheduler'), context: { services: runtime.services, redisUrl: config.redisUrl }, redis: runtime.redis }).start();
+  const runner = new BackgroundRunner({
+    tasks: tasksOf('scheduler'),
+    context: { services: runtime.services, redisUrl: config.redisUrl },
+    redis: runtime.redis,
+  }).start();
   runtime.log.info(
-    { tasks: runner.running, tickMs: config.schedulerTickMs, retentionIntervalMs: config.retentionIntervalMs, resultRetentionDays: config.resultRetentionDays },
+    {
+      tasks: runner.running,
+      tickMs: config.schedulerTickMs,
+      retentionIntervalMs: config.retentionIntervalMs,
+      resultRetentionDays: config.resultRetentionDays,
+    },
     'scheduler started',
   );
 

@@ -207,7 +207,9 @@ describe('purgeExpiredResults', () => {
 
   it('goes in batches of at most `batchSize` jobs, one statement each', async () => {
     const now = new Date('2027-03-01T12:00:00Z');
-    await insertJobs(Array.from({ length: 7 }, (_, i) => ({ id: `job_${i}`, finishedAt: new Date(now.getTime() - (31 + i) * DAY), pages: 1 })));
+    await insertJobs(
+      Array.from({ length: 7 }, (_, i) => ({ id: `job_${i}`, finishedAt: new Date(now.getTime() - (31 + i) * DAY), pages: 1 })),
+    );
     const probe = counted();
     expect(await purgeExpiredResults({ db: probe.db }, now, 30, 3)).toEqual({ jobs: 7, pages: 7 });
     // Per batch: the advisory lock, then the statement; batches of 3 + 3 + 1.
@@ -239,9 +241,12 @@ describe('purgeExpiredResults', () => {
 
 describe('purgeEndedSessions', () => {
   it('deletes signed-out, expired and idle sessions as of the clock, and keeps live ones', async () => {
-    await sql`insert into users (id, email, password_hash) values ('usr_purge', 'purge@example.com', 'h') on conflict do nothing`.execute(db);
+    await sql`insert into users (id, email, password_hash) values ('usr_purge', 'purge@example.com', 'h') on conflict do nothing`.execute(
+      db,
+    );
     const now = new Date('2027-03-01T12:00:00Z');
-    const session = (id: string, values: { lastSeen: Date; expires: Date; ended?: Date }) => sql`
+    const session = (id: string, values: { lastSeen: Date; expires: Date; ended?: Date }) =>
+      sql`
       insert into sessions (id, user_id, token_hash, csrf_token, created_at, last_seen_at, expires_at, ended_at)
       values (${id}, 'usr_purge', ${`hash-${id}`}, 'csrf', ${new Date(now.getTime() - 20 * DAY)}, ${values.lastSeen}, ${values.expires}, ${values.ended ?? null})
     `.execute(db);
@@ -289,8 +294,12 @@ describe('purgeExpiredOAuth', () => {
   it('deletes tokens past their lifetime, retired or not, and codes a day past theirs; the grant (a key) stays', async () => {
     const now = new Date('2027-03-01T12:00:00Z');
     const at = (ms: number) => new Date(now.getTime() + ms);
-    await sql`insert into users (id, email, password_hash) values ('usr_oauth', 'oauth@example.com', 'h') on conflict do nothing`.execute(db);
-    await sql`insert into oauth_clients (id, client_name, redirect_uris, metadata) values ('cli_purge', 'Agent', ${['http://127.0.0.1/cb']}, '{}')`.execute(db);
+    await sql`insert into users (id, email, password_hash) values ('usr_oauth', 'oauth@example.com', 'h') on conflict do nothing`.execute(
+      db,
+    );
+    await sql`insert into oauth_clients (id, client_name, redirect_uris, metadata) values ('cli_purge', 'Agent', ${['http://127.0.0.1/cb']}, '{}')`.execute(
+      db,
+    );
     await sql`
       insert into api_keys (id, workspace_id, secret_hash, prefix, role, kind, oauth_client_id)
       values ('key_grant_purge', ${workspaceId}, 'grant-hash', 'sdx_oat_xxxx', 'member', 'oauth', 'cli_purge')`.execute(db);
@@ -306,7 +315,10 @@ describe('purgeExpiredOAuth', () => {
     await code('code_just_expired', at(-60_000)).execute(db);
     await code('code_long_expired', at(-DAY - 1)).execute(db);
     expect(await purgeExpiredOAuth(db, now, 1)).toBe(3);
-    expect((await db.selectFrom('oauth_tokens').select('token_hash').orderBy('token_hash').execute()).map((t) => t.token_hash)).toEqual(['access_live', 'refresh_retired_live']);
+    expect((await db.selectFrom('oauth_tokens').select('token_hash').orderBy('token_hash').execute()).map((t) => t.token_hash)).toEqual([
+      'access_live',
+      'refresh_retired_live',
+    ]);
     expect((await db.selectFrom('oauth_codes').select('code_hash').execute()).map((c) => c.code_hash)).toEqual(['code_just_expired']);
     expect(await db.selectFrom('api_keys').select('id').where('id', '=', 'key_grant_purge').executeTakeFirst()).toBeDefined();
     await sql`delete from api_keys where id = 'key_grant_purge'`.execute(db);
@@ -396,7 +408,10 @@ describe('the retention task', () => {
 
   it('logs a failed pass and runs the next one on time', async () => {
     const failures: { task?: string; err?: string }[] = [];
-    const failing = pino({ level: 'warn' }, { write: (line: string) => void failures.push(JSON.parse(line) as { task?: string; err?: string }) });
+    const failing = pino(
+      { level: 'warn' },
+      { write: (line: string) => void failures.push(JSON.parse(line) as { task?: string; err?: string }) },
+    );
     let calls = 0;
     const clock = {
       now(): Date {
@@ -412,7 +427,9 @@ describe('the retention task', () => {
     } finally {
       await purge.stop();
     }
-    expect(failures.filter((f) => f.task === 'retention')).toEqual([expect.objectContaining({ task: 'retention', err: 'clock unavailable' })]);
+    expect(failures.filter((f) => f.task === 'retention')).toEqual([
+      expect.objectContaining({ task: 'retention', err: 'clock unavailable' }),
+    ]);
     expect(calls).toBeGreaterThanOrEqual(2);
   });
 });

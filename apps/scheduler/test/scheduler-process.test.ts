@@ -45,12 +45,26 @@ it('dispatches a due once schedule into a job that completes, skips a paused one
   const startsAt = new Date(Date.now() + 1500);
   const once = await stack.api.post('/v1/schedules', {
     headers: ws.auth,
-    body: { name: 'once', operation: 'profile', targets: ['nasa'], frequency: 'once', timezone: 'Europe/Berlin', starts_at: startsAt.toISOString() },
+    body: {
+      name: 'once',
+      operation: 'profile',
+      targets: ['nasa'],
+      frequency: 'once',
+      timezone: 'Europe/Berlin',
+      starts_at: startsAt.toISOString(),
+    },
   });
   expect(once.status).toBe(201);
   const paused = await stack.api.post('/v1/schedules', {
     headers: ws.auth,
-    body: { name: 'paused', operation: 'profile', targets: ['esa'], frequency: 'daily', timezone: 'UTC', starts_at: startsAt.toISOString() },
+    body: {
+      name: 'paused',
+      operation: 'profile',
+      targets: ['esa'],
+      frequency: 'daily',
+      timezone: 'UTC',
+      starts_at: startsAt.toISOString(),
+    },
   });
   expect((await stack.api.post(`/v1/schedules/${paused.body.id}/pause`, { headers: ws.auth })).status).toBe(200);
 
@@ -74,7 +88,9 @@ it('dispatches a due once schedule into a job that completes, skips a paused one
     insert into jobs (id, workspace_id, platform, operation, target, normalized_target, request_key, requested_limit, status, max_attempts, credit_rate, results_per_credit, base_credits, finished_at)
     values ('job_old_result', ${ws.workspaceId}, 'instagram', 'profile', 'old', 'old', 'old', 1, 'completed', 4, 1, 1, 0, now() - interval '3 days')
   `.execute(stack.runtime.db);
-  await sql`insert into job_result_pages (job_id, page_no, item_count, items) values ('job_old_result', 0, 1, '[{"id": "1"}]')`.execute(stack.runtime.db);
+  await sql`insert into job_result_pages (job_id, page_no, item_count, items) values ('job_old_result', 0, 1, '[{"id": "1"}]')`.execute(
+    stack.runtime.db,
+  );
 
   proc = startScheduler();
   const exited = new Promise<number | null>((resolve) => proc!.on('exit', (code) => resolve(code)));
@@ -98,7 +114,9 @@ it('dispatches a due once schedule into a job that completes, skips a paused one
   }, 10_000);
   const old = await stack.api.get('/v1/jobs/job_old_result', { headers: ws.auth });
   expect(old.body).toMatchObject({ status: 'completed', result: null, result_expired: true });
-  expect(await stack.runtime.db.selectFrom('job_result_pages').select('page_no').where('job_id', '=', 'job_old_result').execute()).toEqual([]);
+  expect(await stack.runtime.db.selectFrom('job_result_pages').select('page_no').where('job_id', '=', 'job_old_result').execute()).toEqual(
+    [],
+  );
 
   const pausedView = await stack.api.get(`/v1/schedules/${paused.body.id}`, { headers: ws.auth });
   expect(pausedView.body).toMatchObject({ status: 'paused', runs: [], last_run_at: null });

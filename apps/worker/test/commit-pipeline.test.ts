@@ -77,6 +77,11 @@ it('frees the slot before the commit, completes and bills each job once after it
     .where('job_id', 'in', [first, second])
     .orderBy('id')
     .execute();
-  expect(ledger.filter((e) => e.entry_type === 'settle').map((e) => e.job_id).sort()).toEqual([first, second].sort());
+  expect(
+    ledger
+      .filter((e) => e.entry_type === 'settle')
+      .map((e) => e.job_id)
+      .sort(),
+  ).toEqual([first, second].sort());
   expect(await usageChecked(stack, ws)).toMatchObject({ credits_used: 2, credits_reserved: 0, credits_remaining: 98 });
 });

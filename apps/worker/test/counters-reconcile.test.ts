@@ -40,7 +40,10 @@ async function countersOf(workspaceId: string): Promise<Counters> {
 }
 
 const keySpend = async (keyId: string) =>
-  Number((await sql<{ spent: string }>`select spent::text from api_key_spend where key_id = ${keyId}`.execute(stack.runtime.db)).rows[0]?.spent ?? -1);
+  Number(
+    (await sql<{ spent: string }>`select spent::text from api_key_spend where key_id = ${keyId}`.execute(stack.runtime.db)).rows[0]
+      ?.spent ?? -1,
+  );
 
 /** A workspace with purchased credits, a capped key, three completed jobs and one still held. */
 async function spendingWorkspace(): Promise<{ ws: SeededWorkspace; key: { id: string; auth: Record<string, string> }; held: string }> {
@@ -50,11 +53,17 @@ async function spendingWorkspace(): Promise<{ ws: SeededWorkspace; key: { id: st
   expect(made.status).toBe(201);
   const key = { id: made.body.id as string, auth: { 'X-API-Key': made.body.api_key as string } };
   for (let i = 0; i < 3; i += 1) {
-    const job = await stack.api.post('/v1/jobs', { headers: { ...key.auth, 'Cache-Control': 'no-cache' }, body: { operation: 'profile', target: `counters_${ws.workspaceId}_${i}` } });
+    const job = await stack.api.post('/v1/jobs', {
+      headers: { ...key.auth, 'Cache-Control': 'no-cache' },
+      body: { operation: 'profile', target: `counters_${ws.workspaceId}_${i}` },
+    });
     expect(job.status).toBe(202);
     await waitForJob(stack, key.auth, job.body.id, (j) => j.status === 'completed');
   }
-  const held = await stack.api.post('/v1/jobs', { headers: { ...key.auth, 'Cache-Control': 'no-cache' }, body: { operation: 'profile', target: `sandbox_slow_20000_counters_${ws.workspaceId}` } });
+  const held = await stack.api.post('/v1/jobs', {
+    headers: { ...key.auth, 'Cache-Control': 'no-cache' },
+    body: { operation: 'profile', target: `sandbox_slow_20000_counters_${ws.workspaceId}` },
+  });
   expect(held.status).toBe(202);
   return { ws, key, held: held.body.id };
 }
@@ -103,9 +112,19 @@ it('reconcileCounters sets each broken counter back to what the reservations and
   expect((await reconcileCounters(stack.runtime.db)).fixes.filter((f) => f.workspace_id === ws.workspaceId)).toEqual([]);
   // The cap counts the mended spend: 4 of 6 spent, so 2 more fit and the third is refused.
   for (let i = 0; i < 2; i += 1) {
-    expect((await stack.api.post('/v1/jobs', { headers: { ...key.auth, 'Cache-Control': 'no-cache' }, body: { operation: 'profile', target: `counters_after_${i}` } })).status).toBe(202);
+    expect(
+      (
+        await stack.api.post('/v1/jobs', {
+          headers: { ...key.auth, 'Cache-Control': 'no-cache' },
+          body: { operation: 'profile', target: `counters_after_${i}` },
+        })
+      ).status,
+    ).toBe(202);
   }
-  const refused = await stack.api.post('/v1/jobs', { headers: { ...key.auth, 'Cache-Control': 'no-cache' }, body: { operation: 'profile', target: 'counters_past_cap' } });
+  const refused = await stack.api.post('/v1/jobs', {
+    headers: { ...key.auth, 'Cache-Control': 'no-cache' },
+    body: { operation: 'profile', target: 'counters_past_cap' },
+  });
   expect(refused.status).toBe(402);
   expect(refused.body.detail).toMatchObject({ error: 'spend_cap_reached', scope: 'key', cap: 6, spent: 6 });
 }, 90_000);
@@ -114,13 +133,29 @@ it('npm run admin -- reconcile-counters mends them and prints each', async () =>
   const { ws, key } = await spendingWorkspace();
   const exact = await countersOf(ws.workspaceId);
   await breakCounters(ws.workspaceId, key.id);
-  const { stdout } = await promisify(execFile)(process.execPath, ['--import', 'tsx', 'apps/api/src/admin.ts', 'reconcile-counters', '--json'], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATABASE_URL: stack.databaseUrl, REDIS_URL: stack.config.redisUrl, SECRETS_KEY: TEST_SECRETS_KEY, LOG_LEVEL: 'silent' },
-    timeout: 60_000,
-  });
+  const { stdout } = await promisify(execFile)(
+    process.execPath,
+    ['--import', 'tsx', 'apps/api/src/admin.ts', 'reconcile-counters', '--json'],
+    {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        DATABASE_URL: stack.databaseUrl,
+        REDIS_URL: stack.config.redisUrl,
+        SECRETS_KEY: TEST_SECRETS_KEY,
+        LOG_LEVEL: 'silent',
+      },
+      timeout: 60_000,
+    },
+  );
   const printed = JSON.parse(stdout.trim().split('\n').pop()!) as CounterReport;
-  expect(printed.fixes.filter((f) => f.workspace_id === ws.workspaceId).map((f) => f.counter).sort()).toEqual(['key_spend', 'lifetime_spent', 'month_spent', 'plan_reserved', 'purchased_balance']);
+  expect(
+    printed.fixes
+      .filter((f) => f.workspace_id === ws.workspaceId)
+      .map((f) => f.counter)
+      .sort(),
+  ).toEqual(['key_spend', 'lifetime_spent', 'month_spent', 'plan_reserved', 'purchased_balance']);
   expect(await countersOf(ws.workspaceId)).toEqual(exact);
   expect(await problemsOf(ws.workspaceId, key.id)).toEqual([]);
 }, 90_000);
@@ -148,7 +183,11 @@ it("the worker's reconciler mends them on its own, at start and then every COUNT
     // Broken again while it runs: the next pass mends it too.
     await breakCounters(ws.workspaceId, key.id);
     const before = passes.length;
-    await eventually(async () => passes.slice(before).some((p) => p.fixes.some((f) => f.workspace_id === ws.workspaceId)) || undefined, 30_000, 50);
+    await eventually(
+      async () => passes.slice(before).some((p) => p.fixes.some((f) => f.workspace_id === ws.workspaceId)) || undefined,
+      30_000,
+      50,
+    );
     expect(await countersOf(ws.workspaceId)).toEqual(exact);
     expect(await keySpend(key.id)).toBe(4);
   } finally {

@@ -1,4 +1,12 @@
-import { eventually, spawnWorkerProcess, startTestStack, type SeededWorkspace, type TestStack, usageChecked, type WorkerProcess } from '@sdx/testing';
+import {
+  eventually,
+  spawnWorkerProcess,
+  startTestStack,
+  type SeededWorkspace,
+  type TestStack,
+  usageChecked,
+  type WorkerProcess,
+} from '@sdx/testing';
 
 /**
  * Crash safety with a real worker process: a worker killed with SIGKILL in the middle of a
@@ -23,7 +31,12 @@ afterAll(async () => {
 const usage = (ws: SeededWorkspace) => usageChecked(stack, ws);
 
 async function ledger(jobId: string) {
-  const rows = await stack.runtime.db.selectFrom('credit_ledger').select(['entry_type', 'credits']).where('job_id', '=', jobId).orderBy('id').execute();
+  const rows = await stack.runtime.db
+    .selectFrom('credit_ledger')
+    .select(['entry_type', 'credits'])
+    .where('job_id', '=', jobId)
+    .orderBy('id')
+    .execute();
   return rows.map((r) => ({ entry_type: r.entry_type, credits: Number(r.credits) }));
 }
 
@@ -41,10 +54,14 @@ it('a worker killed with SIGKILL mid-job: the job still completes once, resumes,
   expect(created.status).toBe(202);
   const jobId = created.body.id as string;
 
-  const midway = await eventually(async () => {
-    const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
-    return r.body.status === 'running' && r.body.progress_current > 0 ? r.body : undefined;
-  }, 30_000, 25).catch((error) => {
+  const midway = await eventually(
+    async () => {
+      const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
+      return r.body.status === 'running' && r.body.progress_current > 0 ? r.body : undefined;
+    },
+    30_000,
+    25,
+  ).catch((error) => {
     throw new Error(`${String(error)}\nworker output:\n${worker!.output()}`);
   });
   expect(midway).toMatchObject({ attempts: 1, progress_current: 100 });
@@ -58,18 +75,34 @@ it('a worker killed with SIGKILL mid-job: the job still completes once, resumes,
   expect(await usage(ws)).toMatchObject({ credits_used: 0, credits_reserved: 300 });
 
   const second = stack.startWorker(2);
-  const done = await eventually(async () => {
-    const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
-    return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? r.body : undefined;
-  }, 20_000, 50);
+  const done = await eventually(
+    async () => {
+      const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
+      return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? r.body : undefined;
+    },
+    20_000,
+    50,
+  );
 
-  expect(done).toMatchObject({ status: 'completed', attempts: 2, result_count: 300, progress_current: 300, billed_units: 300, billed_credits: 300 });
+  expect(done).toMatchObject({
+    status: 'completed',
+    attempts: 2,
+    result_count: 300,
+    progress_current: 300,
+    billed_units: 300,
+    billed_credits: 300,
+  });
   const ids = (done.result as Array<{ id: string }>).map((i) => i.id);
   expect(ids).toHaveLength(300);
   expect(new Set(ids).size).toBe(300);
 
   // The new attempt resumed after the checkpointed first page instead of starting over.
-  const pages = await stack.runtime.db.selectFrom('job_result_pages').select(['page_no', 'item_count']).where('job_id', '=', jobId).orderBy('page_no').execute();
+  const pages = await stack.runtime.db
+    .selectFrom('job_result_pages')
+    .select(['page_no', 'item_count'])
+    .where('job_id', '=', jobId)
+    .orderBy('page_no')
+    .execute();
   expect(pages).toEqual([
     { page_no: 1, item_count: 100 },
     { page_no: 2, item_count: 100 },

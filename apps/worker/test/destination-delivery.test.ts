@@ -1,6 +1,15 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { ObjectStore } from '@sdx/storage';
-import { eventually, listen, type LoopbackS3, startLoopbackS3, startTestStack, type SeededWorkspace, type TestStack, waitForJob } from '@sdx/testing';
+import {
+  eventually,
+  listen,
+  type LoopbackS3,
+  startLoopbackS3,
+  startTestStack,
+  type SeededWorkspace,
+  type TestStack,
+  waitForJob,
+} from '@sdx/testing';
 
 /**
  * Delivery to a destination end to end (extensions-2.md 5), with a real worker and a loopback
@@ -51,7 +60,14 @@ beforeAll(async () => {
     env: { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', WEBHOOK_RETRY_SCHEDULE: '1,1' },
   });
   ws = await stack.workspace({ credits: 10_000 });
-  store = ObjectStore.of({ bucket: 'deliveries', region: s3.region, endpoint: s3.endpoint, forcePathStyle: true, accessKeyId: s3.accessKeyId, secretAccessKey: s3.secretAccessKey });
+  store = ObjectStore.of({
+    bucket: 'deliveries',
+    region: s3.region,
+    endpoint: s3.endpoint,
+    forcePathStyle: true,
+    accessKeyId: s3.accessKeyId,
+    secretAccessKey: s3.secretAccessKey,
+  });
   // A webhook that takes the delivery events, so they are written to the outbox (its own deliveries go nowhere).
   const hook = await stack.api.post('/v1/webhooks', {
     headers: ws.auth,
@@ -68,14 +84,29 @@ afterAll(async () => {
 async function destination(extra: Record<string, unknown>, endpoint = s3.endpoint): Promise<string> {
   const res = await stack.api.post('/v1/destinations', {
     headers: ws.auth,
-    body: { name: 'bucket', type: 's3', bucket: 'deliveries', endpoint, force_path_style: true, access_key_id: s3.accessKeyId, secret_access_key: s3.secretAccessKey, ...extra },
+    body: {
+      name: 'bucket',
+      type: 's3',
+      bucket: 'deliveries',
+      endpoint,
+      force_path_style: true,
+      access_key_id: s3.accessKeyId,
+      secret_access_key: s3.secretAccessKey,
+      ...extra,
+    },
   });
   expect(res.status).toBe(201);
   return res.body.id as string;
 }
 
 const events = (subjectId: string) =>
-  stack.runtime.db.selectFrom('webhook_events').select('type').where('subject_id', '=', subjectId).where('type', 'like', '%deliver%').execute().then((rows) => rows.map((r) => r.type));
+  stack.runtime.db
+    .selectFrom('webhook_events')
+    .select('type')
+    .where('subject_id', '=', subjectId)
+    .where('type', 'like', '%deliver%')
+    .execute()
+    .then((rows) => rows.map((r) => r.type));
 
 /** The exact bytes of a download, as a client receives them. */
 async function download(path: string): Promise<Buffer> {
@@ -92,10 +123,20 @@ async function download(path: string): Promise<Buffer> {
 
 it('writes a completed job’s export to {prefix}{job_id}.ndjson with the bytes of its export download, and tells job.delivered', async () => {
   const dest = await destination({ prefix: 'jobs/' });
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'nasa', limit: 40, destination_id: dest } });
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'twitter', operation: 'followers', target: 'nasa', limit: 40, destination_id: dest },
+  });
   expect(created.status).toBe(202);
   const job = await waitForJob(stack, ws.auth, created.body.id, (j) => j.delivery?.status === 'succeeded', 30_000);
-  expect(job.delivery).toEqual({ destination_id: dest, status: 'succeeded', key: `jobs/${job.id}.ndjson`, attempts: 1, error: null, delivered_at: expect.any(String) });
+  expect(job.delivery).toEqual({
+    destination_id: dest,
+    status: 'succeeded',
+    key: `jobs/${job.id}.ndjson`,
+    attempts: 1,
+    error: null,
+    delivered_at: expect.any(String),
+  });
   const object = await store.getBytes(`jobs/${job.id}.ndjson`);
   expect(object.length).toBeGreaterThan(0);
   expect(object.equals(await download(`/v1/jobs/${job.id}/export?format=ndjson`))).toBe(true);
@@ -109,8 +150,14 @@ it('writes a completed job’s export to {prefix}{job_id}.ndjson with the bytes 
 it('writes a json job and a csv batch (when it ends) with the bytes of their downloads', async () => {
   const json = await destination({ format: 'json' });
   const csv = await destination({ format: 'csv', prefix: 'batches/' });
-  const job = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'natgeo', include_posts: 3, destination_id: json } });
-  const batch = await stack.api.post('/v1/batches', { headers: ws.auth, body: { operation: 'posts', targets: ['natgeo', 'nasa', 'esa'], limit: 5, destination_id: csv } });
+  const job = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { operation: 'profile', target: 'natgeo', include_posts: 3, destination_id: json },
+  });
+  const batch = await stack.api.post('/v1/batches', {
+    headers: ws.auth,
+    body: { operation: 'posts', targets: ['natgeo', 'nasa', 'esa'], limit: 5, destination_id: csv },
+  });
   expect(batch.status).toBe(202);
   const doneJob = await waitForJob(stack, ws.auth, job.body.id, (j) => j.delivery?.status === 'succeeded', 30_000);
   expect((await store.getBytes(`${doneJob.id}.json`)).equals(await download(`/v1/jobs/${doneJob.id}/export?format=json`))).toBe(true);
@@ -134,8 +181,17 @@ it('retries while the store does not answer, on the webhook schedule, then deliv
   await relay.up();
   const dest = await destination({}, `http://127.0.0.1:${relay.port}`);
   await relay.down();
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'retried', destination_id: dest } });
-  const failedOnce = await waitForJob(stack, ws.auth, created.body.id, (j) => j.delivery?.attempts >= 1 && j.delivery?.error !== null, 30_000);
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { operation: 'profile', target: 'retried', destination_id: dest },
+  });
+  const failedOnce = await waitForJob(
+    stack,
+    ws.auth,
+    created.body.id,
+    (j) => j.delivery?.attempts >= 1 && j.delivery?.error !== null,
+    30_000,
+  );
   expect(failedOnce.delivery.status).toBe('pending');
   expect(failedOnce.delivery.error).toMatch(/ECONNREFUSED/);
   await relay.up();
@@ -152,7 +208,10 @@ it('fails after the schedule’s last attempt and tells job.delivery_failed; a f
   await relay.up();
   const dest = await destination({}, `http://127.0.0.1:${relay.port}`);
   await relay.down();
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'never', destination_id: dest } });
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { operation: 'profile', target: 'never', destination_id: dest },
+  });
   const job = await waitForJob(stack, ws.auth, created.body.id, (j) => j.delivery?.status === 'failed', 30_000);
   // WEBHOOK_RETRY_SCHEDULE=1,1: the first attempt and two retries.
   expect(job.delivery.attempts).toBe(3);
@@ -162,7 +221,10 @@ it('fails after the schedule’s last attempt and tells job.delivery_failed; a f
   expect(await events(job.id)).toEqual(['job.delivery_failed']);
 
   // A job that fails has no export: its delivery fails without an attempt (job.failed told its end).
-  const failing = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'sandbox_not_found', destination_id: dest } });
+  const failing = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { operation: 'profile', target: 'sandbox_not_found', destination_id: dest },
+  });
   const ended = await waitForJob(stack, ws.auth, failing.body.id, (j) => j.delivery?.status === 'failed', 30_000);
   expect(ended.status).toBe('failed');
   expect(ended.delivery).toMatchObject({ attempts: 0, error: 'The job failed: it has no export to deliver.' });

@@ -96,12 +96,19 @@ describe('worker drain on SIGTERM', () => {
     const ws = await stack.workspace({ credits: 100_000 });
     const ids: string[] = [];
     for (let i = 0; i < CONCURRENCY * 2; i++) {
-      const res = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: `drain_${i}`, limit: 6000 } });
+      const res = await stack.api.post('/v1/jobs', {
+        headers: ws.auth,
+        body: { platform: 'twitter', operation: 'followers', target: `drain_${i}`, limit: 6000 },
+      });
       expect(res.status).toBe(202);
       ids.push(res.body.id as string);
     }
     const statuses = async () => {
-      const rows = await stack.runtime.db.selectFrom('jobs').select(['id', 'status', 'heartbeat_at', 'lease_token']).where('id', 'in', ids).execute();
+      const rows = await stack.runtime.db
+        .selectFrom('jobs')
+        .select(['id', 'status', 'heartbeat_at', 'lease_token'])
+        .where('id', 'in', ids)
+        .execute();
       return new Map(rows.map((row) => [row.id, row]));
     };
     // Every slot busy with a job that has written at least one page.
@@ -117,7 +124,9 @@ describe('worker drain on SIGTERM', () => {
     process.kill(child.pid!, 'SIGTERM');
     // Probed once the process has taken the signal (its first shutdown line), not before.
     await until('the worker took the signal', async () => (output.join('').includes('worker shutting down') ? true : undefined));
-    const draining = await fetch(`http://127.0.0.1:${metricsPort}/readyz`).then((r) => r.status).catch(() => 'closed');
+    const draining = await fetch(`http://127.0.0.1:${metricsPort}/readyz`)
+      .then((r) => r.status)
+      .catch(() => 'closed');
     const exit = await exited;
     const drainMs = Date.now() - signalled;
 

@@ -33,11 +33,15 @@ const drills: Array<[string, string, Record<string, string>]> = [
 ];
 
 describe('drill scripts, small', () => {
-  it.each(drills)('%s (%s) passes', async (_name, script, env) => {
-    const { code, output } = await runDrill(script, env);
-    // The drill's own report on failure: which check failed, with its figures.
-    if (code !== 0 || !/drill passed/.test(output)) throw new Error(`${script} exited ${code}:\n${output.slice(-4000)}`);
-    expect(output).toMatch(/PASS {2}ledger exact/);
-    expect(output).not.toMatch(/FAIL {2}/);
-  }, 180_000);
+  it.each(drills)(
+    '%s (%s) passes',
+    async (_name, script, env) => {
+      const { code, output } = await runDrill(script, env);
+      // The drill's own report on failure: which check failed, with its figures.
+      if (code !== 0 || !/drill passed/.test(output)) throw new Error(`${script} exited ${code}:\n${output.slice(-4000)}`);
+      expect(output).toMatch(/PASS {2}ledger exact/);
+      expect(output).not.toMatch(/FAIL {2}/);
+    },
+    180_000,
+  );
 });

@@ -25,7 +25,11 @@ afterAll(async () => {
 
 async function tenant(credits: number, maxActiveJobs: number): Promise<Tenant> {
   const ws = await stack.workspace({ credits, maxActiveJobs });
-  return { workspace: await stack.runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow(), keyId: null, role: null };
+  return {
+    workspace: await stack.runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow(),
+    keyId: null,
+    role: null,
+  };
 }
 
 it('Redis restarted empty with 1,000 jobs queued: two workers re-queue them all within 10 s, none twice', async () => {
@@ -33,7 +37,12 @@ it('Redis restarted empty with 1,000 jobs queued: two workers re-queue them all 
   for (let i = 0; i < 1_000; i += 250) {
     await Promise.all(
       Array.from({ length: 250 }, (_, k) =>
-        createJob(stack.runtime.services, owner, { platform: 'instagram', operation: 'profile', target: `empty_${i + k}_sandbox_slow_30000` }, { endpoint: 'POST /v1/jobs' }),
+        createJob(
+          stack.runtime.services,
+          owner,
+          { platform: 'instagram', operation: 'profile', target: `empty_${i + k}_sandbox_slow_30000` },
+          { endpoint: 'POST /v1/jobs' },
+        ),
       ),
     );
   }
@@ -56,12 +65,25 @@ it('Redis restarted empty with 1,000 jobs queued: two workers re-queue them all 
   await redis.stop({ save: false });
   await redis.start();
   const restartedAt = Date.now();
-  const queued = async () => Number((await stack.runtime.db.selectFrom('jobs').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'queued').executeTakeFirstOrThrow()).n);
+  const queued = async () =>
+    Number(
+      (
+        await stack.runtime.db
+          .selectFrom('jobs')
+          .select((eb) => eb.fn.countAll<number>().as('n'))
+          .where('status', '=', 'queued')
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   const backlog = await queued();
-  await eventually(async () => {
-    const since = reports.filter((r) => r.at >= restartedAt);
-    return since.reduce((n, r) => n + r.report.enqueued, 0) >= backlog;
-  }, 10_000, 20);
+  await eventually(
+    async () => {
+      const since = reports.filter((r) => r.at >= restartedAt);
+      return since.reduce((n, r) => n + r.report.enqueued, 0) >= backlog;
+    },
+    10_000,
+    20,
+  );
   const elapsed = Date.now() - restartedAt;
   const taken = reports.filter((r) => r.at >= restartedAt).flatMap((r) => r.report.enqueuedIds);
   expect(new Set(taken).size).toBe(taken.length);
@@ -79,8 +101,17 @@ it('Redis stopped under load: admissions answer 503 while it is down, and every 
   await stack.close();
   stack = await startTestStack({ env: { REDIS_URL: redis.url, RECONCILE_INTERVAL_MS: '60000' } });
   const ws = await stack.workspace({ credits: 1_000 });
-  workers.push(startWorker({ services: stack.runtime.services, providers: stack.runtime.registry, redisUrl: redis.url, concurrency: 4, reconcile: true }));
-  const post = (target: string) => stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', target } });
+  workers.push(
+    startWorker({
+      services: stack.runtime.services,
+      providers: stack.runtime.registry,
+      redisUrl: redis.url,
+      concurrency: 4,
+      reconcile: true,
+    }),
+  );
+  const post = (target: string) =>
+    stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', target } });
 
   const before = await post('outage_before');
   expect(before.status).toBe(202);
@@ -89,10 +120,14 @@ it('Redis stopped under load: admissions answer 503 while it is down, and every 
   expect(during.status).toBe(503);
   expect(during.headers['retry-after']).toBeDefined();
   await redis.start();
-  const after = await eventually(async () => {
-    const res = await post('outage_after');
-    return res.status === 202 ? res : undefined;
-  }, 10_000, 100);
+  const after = await eventually(
+    async () => {
+      const res = await post('outage_after');
+      return res.status === 202 ? res : undefined;
+    },
+    10_000,
+    100,
+  );
   const ids = [before.body.id as string, after.body.id as string];
   await eventually(async () => {
     const rows = await stack.runtime.db.selectFrom('jobs').select('status').where('id', 'in', ids).execute();

@@ -44,10 +44,14 @@ async function jobsOf(ids: string[]) {
 }
 
 async function settledAll(ids: string[], timeoutMs = 30_000) {
-  return eventually(async () => {
-    const rows = await jobsOf(ids);
-    return rows.every((r) => ['completed', 'failed', 'cancelled'].includes(r.status)) ? rows : undefined;
-  }, timeoutMs, 100);
+  return eventually(
+    async () => {
+      const rows = await jobsOf(ids);
+      return rows.every((r) => ['completed', 'failed', 'cancelled'].includes(r.status)) ? rows : undefined;
+    },
+    timeoutMs,
+    100,
+  );
 }
 
 /** Lets every leftover queue entry run out (duplicates are skipped) before settlements are counted. */
@@ -60,7 +64,11 @@ async function queueIdle() {
 
 describe('group completion through the worker', () => {
   it('completes 60 jobs of 3 workspaces in groups, each billed and settled once', async () => {
-    const workspaces = [await stack.workspace({ credits: 5000 }), await stack.workspace({ credits: 5000 }), await stack.workspace({ credits: 5000 })];
+    const workspaces = [
+      await stack.workspace({ credits: 5000 }),
+      await stack.workspace({ credits: 5000 }),
+      await stack.workspace({ credits: 5000 }),
+    ];
     // Per-result (full and partial), empty, and a bundle: [body, billed credits].
     const kinds: Array<[Record<string, unknown>, number]> = [
       [{ operation: 'posts', target: 'full_sandbox_slow_100', limit: 10 }, 20],
@@ -90,10 +98,18 @@ describe('group completion through the worker', () => {
 
     await queueIdle();
     for (const id of ids) expect(await ledgerTypes(id)).toEqual(['reserve', 'settle']);
-    const settled = await stack.runtime.db.selectFrom('credit_reservations').select(['job_id', 'status', 'settled_credits']).where('job_id', 'in', ids).execute();
+    const settled = await stack.runtime.db
+      .selectFrom('credit_reservations')
+      .select(['job_id', 'status', 'settled_credits'])
+      .where('job_id', 'in', ids)
+      .execute();
     for (const r of settled) expect(r).toMatchObject({ status: 'settled', settled_credits: expected.get(r.job_id) });
     for (const ws of workspaces) {
-      expect(await usage(ws)).toMatchObject({ credits_used: byWorkspace.get(ws), credits_reserved: 0, credits_remaining: 5000 - byWorkspace.get(ws)! });
+      expect(await usage(ws)).toMatchObject({
+        credits_used: byWorkspace.get(ws),
+        credits_reserved: 0,
+        credits_remaining: 5000 - byWorkspace.get(ws)!,
+      });
     }
   }, 60_000);
 
@@ -126,7 +142,11 @@ describe('group completion through the worker', () => {
     expect(await ledgerTypes(cancelB)).toEqual(['reserve', 'release']);
     expect(await ledgerTypes(takenOver)).toEqual(['reserve']);
     for (const id of rest) expect(await ledgerTypes(id)).toEqual(['reserve', 'settle']);
-    const pages = await stack.runtime.db.selectFrom('job_result_pages').select('job_id').where('job_id', 'in', [cancelA, cancelB, takenOver]).execute();
+    const pages = await stack.runtime.db
+      .selectFrom('job_result_pages')
+      .select('job_id')
+      .where('job_id', 'in', [cancelA, cancelB, takenOver])
+      .execute();
     expect(pages).toEqual([]);
     // The taken-over job's reservation stays held for the attempt that owns it now.
     expect(await usage(ws)).toMatchObject({ credits_used: 7 * 20, credits_reserved: 20, credits_remaining: 1000 - 7 * 20 - 20 });
@@ -148,7 +168,12 @@ describe('group completion through the worker', () => {
     // A second process: its own Services, so its own claim and completion groups.
     if (!stack.worker) stack.startWorker(32);
     const runtime = createRuntime(stack.config, { name: 'second-worker', dbPoolSize: 10 });
-    const worker = startWorker({ services: runtime.services, providers: runtime.registry, redisUrl: stack.config.redisUrl, concurrency: 32 });
+    const worker = startWorker({
+      services: runtime.services,
+      providers: runtime.registry,
+      redisUrl: stack.config.redisUrl,
+      concurrency: 32,
+    });
     extra.push({ worker, runtime });
 
     const rows = await settledAll(ids);

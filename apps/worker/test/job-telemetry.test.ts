@@ -19,7 +19,9 @@ afterAll(async () => {
 
 async function series(name: string, labels: Record<string, string>): Promise<number> {
   const metric = (await registry.getMetricsAsJSON()).find((m) => m.name === name);
-  const value = (metric?.values ?? []).find((v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want) && !('le' in v.labels));
+  const value = (metric?.values ?? []).find(
+    (v) => Object.entries(labels).every(([k, want]) => String((v.labels as Record<string, unknown>)[k]) === want) && !('le' in v.labels),
+  );
   return Number(value?.value ?? 0);
 }
 
@@ -65,8 +67,14 @@ describe('job telemetry', () => {
       settled: await series('sdx_credits_settled_total', {}),
     };
     stack.startWorker(2);
-    const ok = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'sandbox_count_10_metrics', limit: 50 } });
-    const bad = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'twitter', operation: 'followers', target: 'sandbox_not_found' } });
+    const ok = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { platform: 'twitter', operation: 'followers', target: 'sandbox_count_10_metrics', limit: 50 },
+    });
+    const bad = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { platform: 'twitter', operation: 'followers', target: 'sandbox_not_found' },
+    });
     await waitForJob(stack, ws.auth, ok.body.id, (j) => j.status === 'completed');
     await waitForJob(stack, ws.auth, bad.body.id, (j) => j.status === 'failed');
     expect(await series('sdx_jobs_admitted_total', labels)).toBe(before.admitted + 2);

@@ -16,10 +16,14 @@ async function ledgerTypes(stack: TestStack, jobId: string) {
 }
 
 async function waitTerminal(stack: TestStack, ws: SeededWorkspace, jobId: string, timeoutMs = 20_000) {
-  return eventually(async () => {
-    const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
-    return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? (r.body as Record<string, LooseJson>) : undefined;
-  }, timeoutMs, 50);
+  return eventually(
+    async () => {
+      const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
+      return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? (r.body as Record<string, LooseJson>) : undefined;
+    },
+    timeoutMs,
+    50,
+  );
 }
 
 describe('two workers racing over duplicate queue entries', () => {
@@ -39,7 +43,10 @@ describe('two workers racing over duplicate queue entries', () => {
     const jobs: string[] = [];
     for (let i = 0; i < 6; i++) {
       // Two pages of 100 videos, 300 ms each.
-      const res = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'tiktok', operation: 'posts', target: `racer${i}_sandbox_slow_300`, limit: 200 } });
+      const res = await stack.api.post('/v1/jobs', {
+        headers: ws.auth,
+        body: { platform: 'tiktok', operation: 'posts', target: `racer${i}_sandbox_slow_300`, limit: 200 },
+      });
       expect(res.status).toBe(202);
       jobs.push(res.body.id);
     }
@@ -109,7 +116,12 @@ describe('reconciler', () => {
       .where('id', '=', exhausted.id)
       .execute();
     await stack.runtime.queues.jobs.obliterate({ force: true });
-    expect(await stack.runtime.queues.jobs.getJobCounts('waiting', 'prioritized', 'active', 'delayed')).toEqual({ waiting: 0, prioritized: 0, active: 0, delayed: 0 });
+    expect(await stack.runtime.queues.jobs.getJobCounts('waiting', 'prioritized', 'active', 'delayed')).toEqual({
+      waiting: 0,
+      prioritized: 0,
+      active: 0,
+      delayed: 0,
+    });
     expect(await usage(stack, ws)).toMatchObject({ credits_reserved: 60, credits_remaining: 40 });
 
     stack.startWorker(2);
@@ -123,7 +135,13 @@ describe('reconciler', () => {
     expect(await ledgerTypes(stack, abandoned.id)).toEqual(['reserve', 'settle']);
 
     const exhaustedDone = await waitTerminal(stack, ws, exhausted.id);
-    expect(exhaustedDone).toMatchObject({ status: 'failed', attempts: exhausted.max_attempts, max_attempts: exhausted.max_attempts, billed_credits: 0, result: null });
+    expect(exhaustedDone).toMatchObject({
+      status: 'failed',
+      attempts: exhausted.max_attempts,
+      max_attempts: exhausted.max_attempts,
+      billed_credits: 0,
+      result: null,
+    });
     expect(exhaustedDone.error).toMatchObject({ code: 'retries_exhausted', retryable: false });
     expect(await ledgerTypes(stack, exhausted.id)).toEqual(['reserve', 'release']);
 

@@ -36,7 +36,12 @@ async function admitMany(ws: SeededWorkspace, count: number, prefix: string): Pr
   for (let i = 0; i < count; i += 200) {
     const created = await Promise.all(
       Array.from({ length: Math.min(200, count - i) }, (_, k) =>
-        createJob(stack.runtime.services, tenant, { platform: 'instagram', operation: 'profile', target: `${prefix}${i + k}` }, { endpoint: 'POST /v1/jobs' }),
+        createJob(
+          stack.runtime.services,
+          tenant,
+          { platform: 'instagram', operation: 'profile', target: `${prefix}${i + k}` },
+          { endpoint: 'POST /v1/jobs' },
+        ),
       ),
     );
     ids.push(...created.map((c) => c.job.id));
@@ -86,7 +91,11 @@ it('splits a lost backlog between reconcilers running at once: every job re-queu
   const after = await queuedEntries();
   expect(after.size).toBe(1_501);
   // Each in its own entry now, at the priority recorded on it at admission.
-  const recorded = await stack.runtime.db.selectFrom('jobs').select(['id', 'queue_priority']).where('id', 'in', [...ids, lone!]).execute();
+  const recorded = await stack.runtime.db
+    .selectFrom('jobs')
+    .select(['id', 'queue_priority'])
+    .where('id', 'in', [...ids, lone!])
+    .execute();
   for (const { id, queue_priority } of recorded) expect(after.get(id)).toBe(queue_priority);
   expect(after.get(lone!)).toBe(1);
 
@@ -106,7 +115,16 @@ it("touches only its own deployment's jobs, and adopts jobs admitted before depl
     };
     const created = [];
     for (const target of ['dep_a', 'dep_b', 'dep_c', 'dep_legacy']) {
-      created.push((await createJob(scoped.runtime.services, tenant, { platform: 'instagram', operation: 'profile', target }, { endpoint: 'POST /v1/jobs' })).job);
+      created.push(
+        (
+          await createJob(
+            scoped.runtime.services,
+            tenant,
+            { platform: 'instagram', operation: 'profile', target },
+            { endpoint: 'POST /v1/jobs' },
+          )
+        ).job,
+      );
     }
     await scoped.runtime.queues.idle();
     const mine = scoped.config.deploymentId;
@@ -123,16 +141,27 @@ it("touches only its own deployment's jobs, and adopts jobs admitted before depl
     await scoped.runtime.redis.del(dataEpochKey(scoped.config.redisPrefix, mine));
 
     // A second deployment on the same database, under its own Redis prefix.
-    other = createRuntime(loadConfig({ NODE_ENV: 'test', LOG_LEVEL: 'silent', DATABASE_URL: scoped.databaseUrl, REDIS_URL: testRedisUrl(), REDIS_PREFIX: `${scoped.config.redisPrefix}x` }), {
-      name: 'other',
-      dbPoolSize: 2,
-    });
+    other = createRuntime(
+      loadConfig({
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'silent',
+        DATABASE_URL: scoped.databaseUrl,
+        REDIS_URL: testRedisUrl(),
+        REDIS_PREFIX: `${scoped.config.redisPrefix}x`,
+      }),
+      {
+        name: 'other',
+        dbPoolSize: 2,
+      },
+    );
     expect(other.config.deploymentId).not.toBe(mine);
     await untilRedisReady(other);
     const theirs = await reconcileJobs(other.services, { enqueueGraceMs: 0 });
     // Only the job of no deployment, which it adopts.
     expect(theirs).toMatchObject({ requeued: 0, failed: 0, enqueued: 1, enqueuedIds: [legacy] });
-    const rows = new Map((await scoped.runtime.db.selectFrom('jobs').selectAll().where('id', 'in', [a, b, c, legacy]).execute()).map((r) => [r.id, r]));
+    const rows = new Map(
+      (await scoped.runtime.db.selectFrom('jobs').selectAll().where('id', 'in', [a, b, c, legacy]).execute()).map((r) => [r.id, r]),
+    );
     expect(rows.get(c)).toMatchObject({ status: 'running', deployment: mine });
     expect(rows.get(legacy)).toMatchObject({ status: 'queued', deployment: other.config.deploymentId });
     expect((await other.queues.jobs.getJobs(['waiting', 'prioritized'])).map((e) => e.data.jobId)).toEqual([legacy]);
@@ -169,7 +198,15 @@ it("starts a new deployment's data epoch at its first add, so the first reconcil
       keyId: null,
       role: null,
     };
-    const admit = async (target: string) => (await createJob(fresh.runtime.services, tenant, { platform: 'instagram', operation: 'profile', target }, { endpoint: 'POST /v1/jobs' })).job.id;
+    const admit = async (target: string) =>
+      (
+        await createJob(
+          fresh.runtime.services,
+          tenant,
+          { platform: 'instagram', operation: 'profile', target },
+          { endpoint: 'POST /v1/jobs' },
+        )
+      ).job.id;
     const first = await admit('epoch_first');
     await fresh.runtime.queues.idle();
     // The first add started the epoch, before any reconciler ran.

@@ -25,7 +25,9 @@ async function tenantOf(ws: SeededWorkspace) {
 async function submitTogether(ws: SeededWorkspace, targets: string[]) {
   const tenant = await tenantOf(ws);
   const created = await Promise.all(
-    targets.map((target) => createJob(stack.runtime.services, tenant, { platform: 'instagram', operation: 'profile', target }, { endpoint: 'POST /v1/jobs' })),
+    targets.map((target) =>
+      createJob(stack.runtime.services, tenant, { platform: 'instagram', operation: 'profile', target }, { endpoint: 'POST /v1/jobs' }),
+    ),
   );
   // Submissions are answered once committed; their queue add goes on behind.
   await stack.runtime.queues.idle();
@@ -62,16 +64,22 @@ describe('shared queue entries', () => {
     // One worker with two slots: the entry's other four jobs can only run through the entries
     // it hands back.
     const worker = stack.startWorker(2);
-    const done = await eventually(async () => {
-      const rows = await jobsOf(ids);
-      return rows.every((r) => r.status === 'completed') ? rows : undefined;
-    }, 30_000, 20);
+    const done = await eventually(
+      async () => {
+        const rows = await jobsOf(ids);
+        return rows.every((r) => r.status === 'completed') ? rows : undefined;
+      },
+      30_000,
+      20,
+    );
     await worker.close();
     stack.worker = null;
 
     // Each extraction takes at least 300 ms. A job's row stays running for the few milliseconds
     // of its completion commit after its slot is free again, so 50 ms are left out at the end.
-    const spans = done.filter((j) => !j.target.includes('flaky')).map((j) => [j.started_at!.getTime(), j.finished_at!.getTime() - 50] as const);
+    const spans = done
+      .filter((j) => !j.target.includes('flaky'))
+      .map((j) => [j.started_at!.getTime(), j.finished_at!.getTime() - 50] as const);
     const mostAtOnce = Math.max(...spans.map(([at]) => spans.filter(([from, to]) => from <= at && at < to).length));
     expect(mostAtOnce).toBe(2);
     for (const job of done) {
@@ -79,7 +87,12 @@ describe('shared queue entries', () => {
       expect(job.attempts).toBe(job.target.includes('flaky') ? 2 : 1);
       expect(await ledgerTypes(job.id)).toEqual(['reserve', 'settle']);
     }
-    expect(await stack.runtime.queues.jobs.getJobCounts('waiting', 'prioritized', 'active', 'delayed')).toEqual({ waiting: 0, prioritized: 0, active: 0, delayed: 0 });
+    expect(await stack.runtime.queues.jobs.getJobCounts('waiting', 'prioritized', 'active', 'delayed')).toEqual({
+      waiting: 0,
+      prioritized: 0,
+      active: 0,
+      delayed: 0,
+    });
   }, 40_000);
 
   it('refills each slot as it frees, whatever entry its attempt came in', async () => {

@@ -1,4 +1,12 @@
-import { eventually, spawnWorkerProcess, startTestStack, type SeededWorkspace, type TestStack, usageChecked, type WorkerProcess } from '@sdx/testing';
+import {
+  eventually,
+  spawnWorkerProcess,
+  startTestStack,
+  type SeededWorkspace,
+  type TestStack,
+  usageChecked,
+  type WorkerProcess,
+} from '@sdx/testing';
 
 /**
  * Shutdown hands work back: a worker process told to stop (SIGTERM) gives its attempts
@@ -37,10 +45,14 @@ it('a worker stopped mid-job hands the job back at once; the next worker resumes
   });
   expect(created.status).toBe(202);
   const jobId = created.body.id as string;
-  await eventually(async () => {
-    const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
-    return r.body.status === 'running' && r.body.progress_current > 0 ? r.body : undefined;
-  }, 30_000, 25).catch((error) => {
+  await eventually(
+    async () => {
+      const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
+      return r.body.status === 'running' && r.body.progress_current > 0 ? r.body : undefined;
+    },
+    30_000,
+    25,
+  ).catch((error) => {
     throw new Error(`${String(error)}\nworker output:\n${worker!.output()}`);
   });
 
@@ -59,10 +71,14 @@ it('a worker stopped mid-job hands the job back at once; the next worker resumes
   expect(await usage(ws)).toMatchObject({ credits_used: 0, credits_reserved: 400 });
 
   const next = stack.startWorker(2);
-  const done = await eventually(async () => {
-    const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
-    return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? r.body : undefined;
-  }, 20_000, 50);
+  const done = await eventually(
+    async () => {
+      const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: ws.auth });
+      return ['completed', 'failed', 'cancelled'].includes(r.body.status) ? r.body : undefined;
+    },
+    20_000,
+    50,
+  );
   await next.close();
   stack.worker = null;
 
@@ -70,7 +86,12 @@ it('a worker stopped mid-job hands the job back at once; the next worker resumes
   expect(done).toMatchObject({ status: 'completed', attempts: 1, result_count: 400, billed_credits: 400 });
   const ids = (done.result as Array<{ id: string }>).map((i) => i.id);
   expect(new Set(ids).size).toBe(400);
-  const ledger = await stack.runtime.db.selectFrom('credit_ledger').select(['entry_type', 'credits']).where('job_id', '=', jobId).orderBy('id').execute();
+  const ledger = await stack.runtime.db
+    .selectFrom('credit_ledger')
+    .select(['entry_type', 'credits'])
+    .where('job_id', '=', jobId)
+    .orderBy('id')
+    .execute();
   expect(ledger.map((r) => [r.entry_type, Number(r.credits)])).toEqual([
     ['reserve', -400],
     ['settle', 400],
@@ -81,9 +102,17 @@ it('a worker stopped mid-job hands the job back at once; the next worker resumes
 it('an attempt that finishes within the grace completes normally', async () => {
   const ws = await stack.workspace({ credits: 100 });
   const worker = stack.startWorker(2);
-  const created = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', target: 'grace_sandbox_slow_400' } });
+  const created = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'instagram', operation: 'profile', target: 'grace_sandbox_slow_400' },
+  });
   const jobId = created.body.id as string;
-  await eventually(async () => (await stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', jobId).executeTakeFirstOrThrow()).status === 'running', 10_000, 10);
+  await eventually(
+    async () =>
+      (await stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', jobId).executeTakeFirstOrThrow()).status === 'running',
+    10_000,
+    10,
+  );
   await worker.close({ graceMs: 5_000 });
   stack.worker = null;
   const row = await stack.runtime.db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();

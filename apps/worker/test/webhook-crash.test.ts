@@ -1,6 +1,14 @@
 import { Webhook } from 'standardwebhooks';
 import { dispatchEvents } from '@sdx/domain/testing';
-import { eventually, spawnWorkerProcess, startTestStack, startWebhookReceiver, type TestStack, type WebhookReceiver, type WorkerProcess } from '@sdx/testing';
+import {
+  eventually,
+  spawnWorkerProcess,
+  startTestStack,
+  startWebhookReceiver,
+  type TestStack,
+  type WebhookReceiver,
+  type WorkerProcess,
+} from '@sdx/testing';
 
 /**
  * No event is lost to a crash. A real worker process (extraction only: WEBHOOK_CONCURRENCY=0,
@@ -31,7 +39,9 @@ it('delivers the events of jobs completed by a worker killed with SIGKILL before
   spawned = spawnWorkerProcess(stack, { WEBHOOK_CONCURRENCY: '0', ...ENV });
   const child = spawned.proc;
   const exited = new Promise<unknown>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
-  const jobs = await Promise.all(['crash_a', 'crash_b'].map((target) => stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target } })));
+  const jobs = await Promise.all(
+    ['crash_a', 'crash_b'].map((target) => stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target } })),
+  );
   const ids = jobs.map((r) => r.body.id as string);
   await eventually(async () => {
     const rows = await stack.runtime.db.selectFrom('jobs').select('status').where('id', 'in', ids).execute();
@@ -43,7 +53,11 @@ it('delivers the events of jobs completed by a worker killed with SIGKILL before
   expect(await exited).toBe('SIGKILL');
 
   // Committed with the completions, not dispatched: nothing was sent.
-  const outbox = await stack.runtime.db.selectFrom('webhook_events').select(['subject_id', 'dispatched_at']).where('workspace_id', '=', ws.workspaceId).execute();
+  const outbox = await stack.runtime.db
+    .selectFrom('webhook_events')
+    .select(['subject_id', 'dispatched_at'])
+    .where('workspace_id', '=', ws.workspaceId)
+    .execute();
   expect(outbox.map((e) => e.subject_id).sort()).toEqual([...ids].sort());
   expect(outbox.every((e) => e.dispatched_at === null)).toBe(true);
   expect(receiver.messages).toHaveLength(0);
@@ -67,7 +81,10 @@ it('queues again the deliveries whose queue entries were lost', async () => {
   expect(await dispatchEvents(stack.runtime.services)).toBe(0);
   const worker = stack.startWorker(1);
   const [message] = (await receiver.received(before + 1, 20_000)).slice(before);
-  expect(new Webhook(hook.body.secret).verify(message!.body, message!.headers)).toMatchObject({ type: 'webhook.test', id: test.body.event_id });
+  expect(new Webhook(hook.body.secret).verify(message!.body, message!.headers)).toMatchObject({
+    type: 'webhook.test',
+    id: test.body.event_id,
+  });
   await eventually(async () => {
     const log = await stack.api.get(`/v1/webhooks/${hook.body.id}/deliveries`, { headers: ws.auth });
     return log.body[0]?.status === 'succeeded';

@@ -1,5 +1,14 @@
 import { Webhook } from 'standardwebhooks';
-import { eventually, schemaProblems, startTestStack, startWebhookReceiver, type SeededWorkspace, type TestStack, type WebhookReceiver, type LooseJson } from '@sdx/testing';
+import {
+  eventually,
+  schemaProblems,
+  startTestStack,
+  startWebhookReceiver,
+  type SeededWorkspace,
+  type TestStack,
+  type WebhookReceiver,
+  type LooseJson,
+} from '@sdx/testing';
 
 /**
  * Webhook delivery end to end, with real receivers on loopback and the service's own worker:
@@ -34,7 +43,12 @@ async function register(ws: SeededWorkspace, url: string, events: string[] = ['*
   return res.body as { id: string; secret: string };
 }
 
-const SCHEMA_OF: Record<string, string> = { job: 'JobWebhookEvent', batch: 'BatchWebhookEvent', schedule: 'ScheduleRunWebhookEvent', webhook: 'TestWebhookEvent' };
+const SCHEMA_OF: Record<string, string> = {
+  job: 'JobWebhookEvent',
+  batch: 'BatchWebhookEvent',
+  schedule: 'ScheduleRunWebhookEvent',
+  webhook: 'TestWebhookEvent',
+};
 
 /** The message verified by the Standard Webhooks library, and its body checked against openapi.yaml. */
 function verified(secret: string, message: { body: string; headers: Record<string, string> }) {
@@ -61,7 +75,11 @@ it('delivers every event type, signed and verifiable by the standardwebhooks lib
   const slow = await post('/v1/jobs', { operation: 'posts', target: 'webhook_sandbox_slow_20000', limit: 200 });
   const batchDone = await post('/v1/batches', { operation: 'profile', targets: ['bw_1', 'bw_2'] });
   const batchFailed = await post('/v1/batches', { operation: 'profile', targets: ['bw_sandbox_not_found', 'bw_sandbox_private'] });
-  const batchSlow = await post('/v1/batches', { operation: 'posts', limit: 200, targets: ['bw_sandbox_slow_20000', 'bw2_sandbox_slow_20000'] });
+  const batchSlow = await post('/v1/batches', {
+    operation: 'posts',
+    limit: 200,
+    targets: ['bw_sandbox_slow_20000', 'bw2_sandbox_slow_20000'],
+  });
   const schedule = await post('/v1/schedules', {
     name: 'webhooks',
     operation: 'posts',
@@ -133,10 +151,16 @@ it('sends only the events a webhook takes, and nothing to a workspace without we
   const [message] = await inbox.received(1);
   expect(verified(hook.secret, message!)).toMatchObject({ type: 'job.failed', data: { id: failed.body.id } });
   await eventually(async () => {
-    const jobs = await Promise.all([done, other].map((r) => stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', r.body.id).executeTakeFirstOrThrow()));
+    const jobs = await Promise.all(
+      [done, other].map((r) => stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', r.body.id).executeTakeFirstOrThrow()),
+    );
     return jobs.every((j) => j.status !== 'queued' && j.status !== 'running');
   });
-  const outbox = await stack.runtime.db.selectFrom('webhook_events').select(['subject_id']).where('workspace_id', 'in', [ws.workspaceId, quiet.workspaceId]).execute();
+  const outbox = await stack.runtime.db
+    .selectFrom('webhook_events')
+    .select(['subject_id'])
+    .where('workspace_id', 'in', [ws.workspaceId, quiet.workspaceId])
+    .execute();
   expect(outbox.map((e) => e.subject_id)).toEqual([failed.body.id]);
   expect(inbox.messages).toHaveLength(1);
 });
@@ -192,7 +216,8 @@ it('cuts off a receiver that hangs at 10 s and retries it, without delaying anot
   const [held] = await hanging.received(1);
 
   // While the first receiver holds its request open, the other's messages go through.
-  for (let i = 0; i < 3; i++) await stack.api.post('/v1/jobs', { headers: other.auth, body: { operation: 'profile', target: `fast_${i}` } });
+  for (let i = 0; i < 3; i++)
+    await stack.api.post('/v1/jobs', { headers: other.auth, body: { operation: 'profile', target: `fast_${i}` } });
   const fastMessages = await fast.received(3);
   for (const message of fastMessages) verified(fastHook.secret, message);
   expect(held!.abortedAt).toBeNull();
@@ -224,10 +249,16 @@ it('signs with both secrets for 24 hours after a rotation', async () => {
   // Either secret verifies the message on its own.
   expect(verified(rotated.body.secret, message!).type).toBe('webhook.test');
   expect(verified(hook.secret, message!).type).toBe('webhook.test');
-  expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(message!.body, message!.headers)).toThrow(/No matching signature/);
+  expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(message!.body, message!.headers)).toThrow(
+    /No matching signature/,
+  );
 
   // Past the 24 hours, only the new secret signs.
-  await stack.runtime.db.updateTable('webhooks').set({ previous_secret_expires_at: new Date(Date.now() - 1000) }).where('id', '=', hook.id).execute();
+  await stack.runtime.db
+    .updateTable('webhooks')
+    .set({ previous_secret_expires_at: new Date(Date.now() - 1000) })
+    .where('id', '=', hook.id)
+    .execute();
   await stack.api.post(`/v1/webhooks/${hook.id}/test`, { headers: ws.auth });
   const [, later] = await inbox.received(2);
   expect(later!.headers['webhook-signature']!.split(' ')).toHaveLength(1);

@@ -50,24 +50,42 @@ async function until(check: () => boolean, timeoutMs = 20_000): Promise<void> {
 it('verifies the service’s messages with the snippet of docs/webhooks.md', async () => {
   const ws = await stack.workspace({ credits: 1000 });
   const port = await freePort();
-  const hook = await stack.api.post('/v1/webhooks', { headers: ws.auth, body: { url: `http://127.0.0.1:${port}/`, events: ['job.completed'] } });
+  const hook = await stack.api.post('/v1/webhooks', {
+    headers: ws.auth,
+    body: { url: `http://127.0.0.1:${port}/`, events: ['job.completed'] },
+  });
   const file = path.join(mkdtempSync(path.join(tmpdir(), 'sdx-receiver-')), 'receiver.js');
   writeFileSync(file, snippet());
-  receiver = spawn(process.execPath, [file], { env: { PATH: process.env.PATH, WEBHOOK_SECRET: hook.body.secret, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] });
+  receiver = spawn(process.execPath, [file], {
+    env: { PATH: process.env.PATH, WEBHOOK_SECRET: hook.body.secret, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   receiver.stdout!.on('data', (d: Buffer) => (output += d.toString()));
   receiver.stderr!.on('data', (d: Buffer) => (output += d.toString()));
   await until(() => output.includes('listening'));
 
-  const job = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', target: 'natgeo' } });
+  const job = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'instagram', operation: 'profile', target: 'natgeo' },
+  });
   await until(() => new RegExp(`verified job\\.completed evt_\\w+ ${job.body.id}`).test(output));
   await stack.api.post(`/v1/webhooks/${hook.body.id}/test`, { headers: ws.auth });
   await until(() => new RegExp(`verified webhook\\.test evt_\\w+ ${hook.body.id}`).test(output));
 
   // A message whose body is not the one signed is refused.
-  const [event] = await stack.runtime.db.selectFrom('webhook_events').select(['id', 'body']).where('type', '=', 'job.completed').where('workspace_id', '=', ws.workspaceId).execute();
+  const [event] = await stack.runtime.db
+    .selectFrom('webhook_events')
+    .select(['id', 'body'])
+    .where('type', '=', 'job.completed')
+    .where('workspace_id', '=', ws.workspaceId)
+    .execute();
   const timestamp = Math.floor(Date.now() / 1000);
   const headers = signatureHeaders([hook.body.secret], event!.id, timestamp, event!.body!);
-  const tampered = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers, body: event!.body!.replace('"completed"', '"failed"') });
+  const tampered = await fetch(`http://127.0.0.1:${port}/`, {
+    method: 'POST',
+    headers,
+    body: event!.body!.replace('"completed"', '"failed"'),
+  });
   expect(tampered.status).toBe(400);
   const genuine = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers, body: event!.body! });
   expect(genuine.status).toBe(204);

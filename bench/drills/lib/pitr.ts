@@ -1,5 +1,16 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { appendFileSync, chownSync, cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -34,7 +45,9 @@ const asRoot = () => process.getuid?.() === 0;
 
 async function asOwner(name: string, args: string[]): Promise<string> {
   const bin = postgresBin(name);
-  const { stdout } = await run(asRoot() ? 'runuser' : bin, asRoot() ? ['-u', 'postgres', '--', bin, ...args] : args, { maxBuffer: 16 * 1024 * 1024 });
+  const { stdout } = await run(asRoot() ? 'runuser' : bin, asRoot() ? ['-u', 'postgres', '--', bin, ...args] : args, {
+    maxBuffer: 16 * 1024 * 1024,
+  });
   return stdout;
 }
 
@@ -129,7 +142,21 @@ export async function startArchivingPrimary(): Promise<ArchivingPrimary> {
     dir,
     async baseBackup(into) {
       ownedDir(path.dirname(into));
-      await asOwner('pg_basebackup', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-D', into, '-X', 'stream', '-c', 'fast', '--no-sync']);
+      await asOwner('pg_basebackup', [
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(port),
+        '-U',
+        'postgres',
+        '-D',
+        into,
+        '-X',
+        'stream',
+        '-c',
+        'fast',
+        '--no-sync',
+      ]);
       return sizeOf(into);
     },
     async archiveCurrentWal(timeoutMs = 30_000) {
@@ -155,13 +182,18 @@ export type RecoveryTarget = { name: string } | { time: Date };
  * the primary's archive), restore_command reading the archive, recovery to `target`, then
  * promoted. Resolves once it accepts writes.
  */
-export async function restoreCluster(primary: ArchivingPrimary, backup: string, target: RecoveryTarget): Promise<Cluster & { destroy(): Promise<void> }> {
+export async function restoreCluster(
+  primary: ArchivingPrimary,
+  backup: string,
+  target: RecoveryTarget,
+): Promise<Cluster & { destroy(): Promise<void> }> {
   const data = path.join(primary.dir, `restored-${Date.now()}`);
   cpSync(backup, data, { recursive: true });
   chownTree(data);
   execFileSync('chmod', ['700', data]);
   const port = await freePort();
-  const recoveryTarget = 'name' in target ? `recovery_target_name = '${target.name}'` : `recovery_target_time = '${target.time.toISOString()}'`;
+  const recoveryTarget =
+    'name' in target ? `recovery_target_name = '${target.name}'` : `recovery_target_time = '${target.time.toISOString()}'`;
   appendFileSync(
     path.join(data, 'postgresql.conf'),
     [
@@ -180,7 +212,9 @@ export async function restoreCluster(primary: ArchivingPrimary, backup: string, 
   await restored.start();
   const deadline = Date.now() + 120_000;
   for (;;) {
-    const [state] = await restored.query<{ recovering: boolean }>('postgres', 'select pg_is_in_recovery() as recovering').catch(() => [{ recovering: true }]);
+    const [state] = await restored
+      .query<{ recovering: boolean }>('postgres', 'select pg_is_in_recovery() as recovering')
+      .catch(() => [{ recovering: true }]);
     if (!state!.recovering) break;
     if (Date.now() > deadline) throw new Error('the restored cluster did not finish recovery within 120 s');
     await new Promise((resolve) => setTimeout(resolve, 100));

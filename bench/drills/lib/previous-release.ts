@@ -82,7 +82,13 @@ function releasesBeforeHead(root: string, head: string, dirty: boolean): Previou
   for (const r of changelogReleases(root)) {
     const sha = commitOf(r.commit, root);
     if (!sha || (sha === head && !dirty) || !isAncestor(sha, head, root)) continue;
-    out.push({ rev: `v${r.version}`, sha, how: 'changelog', version: r.version, note: `previous release v${r.version} (${r.date}, CHANGELOG.md)` });
+    out.push({
+      rev: `v${r.version}`,
+      sha,
+      how: 'changelog',
+      version: r.version,
+      note: `previous release v${r.version} (${r.date}, CHANGELOG.md)`,
+    });
   }
   return out;
 }
@@ -93,18 +99,33 @@ function namedRelease(asked: string, root: string): PreviousRelease {
   const listed = changelogReleases(root).find((r) => r.version === version);
   if (listed) {
     const sha = commitOf(listed.commit, root);
-    if (!sha) throw new Error(`PREVIOUS_RELEASE=${asked}: CHANGELOG.md names commit ${listed.commit}, which git does not know (fetch the history)`);
-    return { rev: `v${listed.version}`, sha, how: 'env', version: listed.version, note: `previous release v${listed.version} (${listed.date}, PREVIOUS_RELEASE)` };
+    if (!sha)
+      throw new Error(`PREVIOUS_RELEASE=${asked}: CHANGELOG.md names commit ${listed.commit}, which git does not know (fetch the history)`);
+    return {
+      rev: `v${listed.version}`,
+      sha,
+      how: 'env',
+      version: listed.version,
+      note: `previous release v${listed.version} (${listed.date}, PREVIOUS_RELEASE)`,
+    };
   }
   const sha = commitOf(asked, root);
   if (!sha) throw new Error(`PREVIOUS_RELEASE=${asked}: neither a version of CHANGELOG.md nor a revision git knows`);
   const named = changelogReleases(root).find((r) => commitOf(r.commit, root) === sha);
-  return { rev: asked, sha, how: 'env', ...(named ? { version: named.version } : {}), note: `previous release ${asked}${named ? ` (v${named.version})` : ''} (PREVIOUS_RELEASE)` };
+  return {
+    rev: asked,
+    sha,
+    how: 'env',
+    ...(named ? { version: named.version } : {}),
+    note: `previous release ${asked}${named ? ` (v${named.version})` : ''} (PREVIOUS_RELEASE)`,
+  };
 }
 
 const headAndDirty = (root: string) => {
   const head = commitOf('HEAD', root);
-  const dirty = (git(['status', '--porcelain', '--untracked-files=no'], root) ?? '') !== '' || (git(['status', '--porcelain', '--', MIGRATIONS_DIR], root) ?? '') !== '';
+  const dirty =
+    (git(['status', '--porcelain', '--untracked-files=no'], root) ?? '') !== '' ||
+    (git(['status', '--porcelain', '--', MIGRATIONS_DIR], root) ?? '') !== '';
   return { head, dirty };
 };
 
@@ -160,7 +181,12 @@ export function resolvePreviousRelease(root: string = REPO_ROOT, env: NodeJS.Pro
 
 /** Outside a git checkout there is no previous release: the checkout itself stands in for it, said so in `note`. */
 export function workingTreeRelease(): PreviousRelease {
-  return { rev: 'working tree', sha: '', how: 'working-tree', note: 'not a git checkout: no previous release to take, so this checkout stands in for it (a rolling restart, no new migration)' };
+  return {
+    rev: 'working tree',
+    sha: '',
+    how: 'working-tree',
+    note: 'not a git checkout: no previous release to take, so this checkout stands in for it (a rolling restart, no new migration)',
+  };
 }
 
 /** The migration files of `sha` (their names without `.ts`, in order). */
@@ -182,7 +208,11 @@ export function exportMigrations(sha: string, dir: string, root: string = REPO_R
   symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'), 'dir');
   const files = migrationFilesAt(sha, root);
   for (const file of files) {
-    const text = execFileSync('git', ['show', `${sha}:${MIGRATIONS_DIR}/${file}`], { cwd: root, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+    const text = execFileSync('git', ['show', `${sha}:${MIGRATIONS_DIR}/${file}`], {
+      cwd: root,
+      encoding: 'utf8',
+      maxBuffer: 64 * 1024 * 1024,
+    });
     writeFileSync(path.join(dir, 'migrations', file), text);
   }
   const names = files.map((f) => f.replace(/\.ts$/, ''));
@@ -219,7 +249,10 @@ export function runExportedMigrations(dir: string, databaseUrl: string, env: Rec
 
 /** A release's files (any commit git knows), from `git archive` (nothing in the checkout or its .git changes). */
 export function unpackRelease(sha: string, dir: string, root: string = REPO_ROOT): void {
-  execFileSync('sh', ['-c', 'git archive --format=tar "$1" | tar -x -C "$2"', 'sh', sha, dir], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  execFileSync('sh', ['-c', 'git archive --format=tar "$1" | tar -x -C "$2"', 'sh', sha, dir], {
+    cwd: root,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
 }
 
 /**
@@ -228,7 +261,11 @@ export function unpackRelease(sha: string, dir: string, root: string = REPO_ROOT
  */
 export function installRelease(dir: string, install: 'ci' | 'link', root: string = REPO_ROOT): void {
   if (install === 'ci') {
-    execFileSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: dir, stdio: ['ignore', 'ignore', 'pipe'], timeout: 15 * 60_000 });
+    execFileSync('npm', ['ci', '--prefer-offline', '--no-audit', '--no-fund', '--loglevel=error'], {
+      cwd: dir,
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 15 * 60_000,
+    });
     return;
   }
   const modules = path.join(dir, 'node_modules');
@@ -242,7 +279,8 @@ export function installRelease(dir: string, install: 'ci' | 'link', root: string
       if (pkg.name?.startsWith('@sdx/')) ours.set(pkg.name, path.join(dir, group, name));
       // A workspace's own node_modules (versions it alone needs), from this checkout's.
       const nested = path.join(root, group, name, 'node_modules');
-      if (existsSync(nested) && !existsSync(path.join(dir, group, name, 'node_modules'))) symlinkSync(nested, path.join(dir, group, name, 'node_modules'), 'dir');
+      if (existsSync(nested) && !existsSync(path.join(dir, group, name, 'node_modules')))
+        symlinkSync(nested, path.join(dir, group, name, 'node_modules'), 'dir');
     }
   }
   for (const [name, target] of ours) symlinkSync(target, path.join(modules, name), 'dir');
@@ -259,7 +297,23 @@ export function installRelease(dir: string, install: 'ci' | 'link', root: string
 export function setUpReleaseDatabase(dir: string, env: Record<string, string>, name: string): { workspaceId: string; apiKey: string } {
   runNode(dir, ['packages/db/src/cli.ts'], env);
   const created = lastJsonLine<{ workspace_id?: string; api_key?: string }>(
-    runNode(dir, ['apps/api/src/admin.ts', 'create-workspace', '--name', name, '--credits', '100000000', '--rate-limit', '1000000', '--max-active-jobs', '1000000', '--json'], env),
+    runNode(
+      dir,
+      [
+        'apps/api/src/admin.ts',
+        'create-workspace',
+        '--name',
+        name,
+        '--credits',
+        '100000000',
+        '--rate-limit',
+        '1000000',
+        '--max-active-jobs',
+        '1000000',
+        '--json',
+      ],
+      env,
+    ),
   );
   const { workspace_id: workspaceId, api_key: apiKey } = created;
   if (!workspaceId || !apiKey) throw new Error(`the release's admin CLI answered no workspace and key: ${JSON.stringify(created)}`);

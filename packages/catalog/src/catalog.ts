@@ -33,17 +33,7 @@ export type TargetKind =
 
 /** The kind of item an operation returns; every item carries `kind`. */
 export type ItemKind =
-  | 'profile'
-  | 'post'
-  | 'video'
-  | 'comment'
-  | 'highlight'
-  | 'story'
-  | 'transcript'
-  | 'playlist'
-  | 'ad'
-  | 'advertiser'
-  | 'analytics';
+  'profile' | 'post' | 'video' | 'comment' | 'highlight' | 'story' | 'transcript' | 'playlist' | 'ad' | 'advertiser' | 'analytics';
 
 export interface OperationSpec {
   operation: string;
@@ -55,13 +45,7 @@ export interface OperationSpec {
   base_credits: number;
 }
 
-const per = (
-  operation: string,
-  target: TargetKind,
-  itemKind: ItemKind,
-  max: number,
-  credits: number,
-): OperationSpec => ({
+const per = (operation: string, target: TargetKind, itemKind: ItemKind, max: number, credits: number): OperationSpec => ({
   operation,
   target,
   itemKind,
@@ -71,13 +55,7 @@ const per = (
   base_credits: 0,
 });
 
-const flat = (
-  operation: string,
-  target: TargetKind,
-  itemKind: ItemKind,
-  max: number,
-  credits: number,
-): OperationSpec => ({
+const flat = (operation: string, target: TargetKind, itemKind: ItemKind, max: number, credits: number): OperationSpec => ({
   operation,
   target,
   itemKind,
@@ -156,9 +134,7 @@ export const CATALOG: Record<Platform, OperationSpec[]> = {
 };
 
 /** Every operation name of the catalog: the request `operation` enum (27 names). */
-export const OPERATION_NAMES: string[] = Array.from(
-  new Set(PLATFORMS.flatMap((p) => CATALOG[p].map((o) => o.operation))),
-).sort();
+export const OPERATION_NAMES: string[] = Array.from(new Set(PLATFORMS.flatMap((p) => CATALOG[p].map((o) => o.operation)))).sort();
 
 export function isPlatform(value: string): value is Platform {
   return (PLATFORMS as readonly string[]).includes(value);
@@ -213,7 +189,4 @@ export const DEFAULT_LIMIT = 12;
 export function defaultLimitOf(spec: Pick<OperationSpec, 'max_results'>): number {
   return Math.min(DEFAULT_LIMIT, spec.max_results);
 }
-export const ABSOLUTE_LIMIT_MAX = Math.max(
-  BASE_LIMIT_MAX,
-  ...PLATFORMS.flatMap((p) => CATALOG[p].map((o) => o.max_results)),
-);
+export const ABSOLUTE_LIMIT_MAX = Math.max(BASE_LIMIT_MAX, ...PLATFORMS.flatMap((p) => CATALOG[p].map((o) => o.max_results)));

@@ -100,7 +100,8 @@ function facebookUrlProblem(url: URL): string | null {
   const path = /^\/[^/]+\/(posts|videos)\/([^/]*)/.exec(url.pathname);
   if (path) checks.push([`${path[1]} ID`, path[2], FACEBOOK_POST_ID]);
   for (const [name, value, pattern] of checks) {
-    if (value !== null && value !== undefined && !pattern.test(value)) return `names a Facebook post whose ${name} is not a valid ID (digits, or pfbid…)`;
+    if (value !== null && value !== undefined && !pattern.test(value))
+      return `names a Facebook post whose ${name} is not a valid ID (digits, or pfbid…)`;
   }
   return null;
 }

@@ -186,15 +186,26 @@ export function parseCreditPacks(raw: string | undefined): CreditPack[] {
   } catch {
     throw new Error('CREDIT_PACKS must be a JSON list of {id, credits, amount, currency}');
   }
-  if (!Array.isArray(parsed) || parsed.length === 0) throw new Error('CREDIT_PACKS must be a non-empty JSON list of {id, credits, amount, currency}');
+  if (!Array.isArray(parsed) || parsed.length === 0)
+    throw new Error('CREDIT_PACKS must be a non-empty JSON list of {id, credits, amount, currency}');
   const seen = new Set<string>();
   return parsed.map((entry: unknown, i) => {
     const p = entry as Partial<CreditPack> | null;
     const ok =
-      p !== null && typeof p === 'object' && typeof p.id === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(p.id) &&
-      Number.isSafeInteger(p.credits) && p.credits! > 0 && Number.isSafeInteger(p.amount) && p.amount! > 0 &&
-      typeof p.currency === 'string' && /^[a-zA-Z]{3}$/.test(p.currency);
-    if (!ok) throw new Error(`CREDIT_PACKS[${i}] must be {id (letters, digits, _ or -), credits > 0, amount > 0 (minor unit), currency (3 letters)}`);
+      p !== null &&
+      typeof p === 'object' &&
+      typeof p.id === 'string' &&
+      /^[A-Za-z0-9_-]{1,64}$/.test(p.id) &&
+      Number.isSafeInteger(p.credits) &&
+      p.credits! > 0 &&
+      Number.isSafeInteger(p.amount) &&
+      p.amount! > 0 &&
+      typeof p.currency === 'string' &&
+      /^[a-zA-Z]{3}$/.test(p.currency);
+    if (!ok)
+      throw new Error(
+        `CREDIT_PACKS[${i}] must be {id (letters, digits, _ or -), credits > 0, amount > 0 (minor unit), currency (3 letters)}`,
+      );
     if (seen.has(p!.id!)) throw new Error(`CREDIT_PACKS lists ${p!.id} twice`);
     seen.add(p!.id!);
     return { id: p!.id!, credits: p!.credits!, amount: p!.amount!, currency: p!.currency!.toLowerCase() };
@@ -281,7 +292,9 @@ export function resultStoreOf(env: NodeJS.ProcessEnv): { resultStore: 'postgres'
       }
     : null;
   if (raw === 's3' && (!s3 || !s3.accessKeyId || !s3.secretAccessKey)) {
-    throw new Error('RESULT_STORE=s3 needs S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (and S3_ENDPOINT for a store other than AWS)');
+    throw new Error(
+      'RESULT_STORE=s3 needs S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (and S3_ENDPOINT for a store other than AWS)',
+    );
   }
   return { resultStore: raw, s3 };
 }
@@ -479,7 +492,9 @@ export function signUpCredits(config: Pick<AppConfig, 'nodeEnv' | 'signupEnabled
 }
 
 /** The warning a production process logs at start when anyone may sign up with an email nobody verifies, or undefined. */
-export function unverifiedSignUpWarning(config: Pick<AppConfig, 'nodeEnv' | 'signupEnabled' | 'emailVerification' | 'newWorkspaceCredits'>): string | undefined {
+export function unverifiedSignUpWarning(
+  config: Pick<AppConfig, 'nodeEnv' | 'signupEnabled' | 'emailVerification' | 'newWorkspaceCredits'>,
+): string | undefined {
   if (!unverifiedProductionSignUps(config)) return undefined;
   return (
     'SIGN-UP WITHOUT EMAIL VERIFICATION IN PRODUCTION: anyone may sign up with any email (EMAIL_VERIFICATION=0 or no SMTP_URL). ' +
@@ -572,7 +587,13 @@ export function createLogger(
   const format = config.logFormat ?? (destination ? 'json' : logFormatFor(process.env, Boolean(process.stdout.isTTY)));
   const pretty = format === 'pretty' ? loadPretty() : undefined;
   const stream = pretty
-    ? pretty({ colorize: destination === undefined, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true, ...(destination ? { destination } : {}) })
+    ? pretty({
+        colorize: destination === undefined,
+        translateTime: 'SYS:HH:MM:ss.l',
+        ignore: 'pid,hostname',
+        sync: true,
+        ...(destination ? { destination } : {}),
+      })
     : destination;
   return pino(
     {

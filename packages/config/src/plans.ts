@@ -41,7 +41,8 @@ const nonNegative = (value: unknown): value is number => Number.isSafeInteger(va
 
 function parseLimits(raw: unknown, i: number): PlanLimits {
   if (raw === undefined || raw === null) return {};
-  if (typeof raw !== 'object' || Array.isArray(raw)) throw new Error(`PLANS[${i}].limits must be {rate_limit_per_minute?, max_active_jobs?}`);
+  if (typeof raw !== 'object' || Array.isArray(raw))
+    throw new Error(`PLANS[${i}].limits must be {rate_limit_per_minute?, max_active_jobs?}`);
   const limits: PlanLimits = {};
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
     if (key !== 'rate_limit_per_minute' && key !== 'max_active_jobs') throw new Error(`PLANS[${i}].limits has an unknown limit ${key}`);
@@ -68,12 +69,19 @@ export function parsePlans(raw: string | undefined, newWorkspaceCredits: number)
     const id = p.id;
     const free = id === FREE_PLAN_ID;
     const ok =
-      typeof id === 'string' && /^[A-Za-z0-9_-]{1,64}$/.test(id) &&
-      typeof p.name === 'string' && p.name.trim() !== '' && p.name.length <= 100 &&
+      typeof id === 'string' &&
+      /^[A-Za-z0-9_-]{1,64}$/.test(id) &&
+      typeof p.name === 'string' &&
+      p.name.trim() !== '' &&
+      p.name.length <= 100 &&
       nonNegative(p.monthly_credits) &&
       (free ? nonNegative(p.amount) : positive(p.amount)) &&
-      typeof p.currency === 'string' && /^[a-zA-Z]{3}$/.test(p.currency);
-    if (!ok) throw new Error(`PLANS[${i}] must be ${SHAPE} (id of letters, digits, _ or -; amount > 0 in the minor unit except for free; currency of 3 letters)`);
+      typeof p.currency === 'string' &&
+      /^[a-zA-Z]{3}$/.test(p.currency);
+    if (!ok)
+      throw new Error(
+        `PLANS[${i}] must be ${SHAPE} (id of letters, digits, _ or -; amount > 0 in the minor unit except for free; currency of 3 letters)`,
+      );
     if (free && p.amount !== 0) throw new Error('PLANS: the free plan costs nothing (amount 0)');
     if (seen.has(id)) throw new Error(`PLANS lists ${id} twice`);
     seen.add(id);

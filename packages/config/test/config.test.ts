@@ -129,8 +129,13 @@ describe('heavy reads and the heap bound', () => {
 
   it('sets the heap growth in a running process with a flag V8 knows', () => {
     // V8 answers a flag it does not know (a future V8 that dropped it) with an error on stderr.
-    const script = "const { applyHeapGrowth, loadConfig } = require('@sdx/config'); applyHeapGrowth(loadConfig({ HEAP_GROWTH_PERCENT: '100' }, false)); console.log('applied');";
-    const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { cwd: path.resolve(__dirname, '../../..'), encoding: 'utf8', timeout: 60_000 });
+    const script =
+      "const { applyHeapGrowth, loadConfig } = require('@sdx/config'); applyHeapGrowth(loadConfig({ HEAP_GROWTH_PERCENT: '100' }, false)); console.log('applied');";
+    const run = spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+      cwd: path.resolve(__dirname, '../../..'),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(run.stderr).not.toMatch(/unrecognized flag/);
     expect(run.stdout.trim()).toBe('applied');
     expect(run.status).toBe(0);

@@ -50,8 +50,21 @@ describe('OutageLog', () => {
     outage.succeeded();
     outage.succeeded();
     expect(lines).toEqual([
-      expect.objectContaining({ level: 40, dependency: 'postgres', outage: 'started', fault: { code: '57P01', message: 'terminating connection due to administrator command' }, msg: 'postgres unavailable' }),
-      expect.objectContaining({ level: 40, dependency: 'postgres', outage: 'ended', downMs: 2500, failures: 51, msg: 'postgres available again' }),
+      expect.objectContaining({
+        level: 40,
+        dependency: 'postgres',
+        outage: 'started',
+        fault: { code: '57P01', message: 'terminating connection due to administrator command' },
+        msg: 'postgres unavailable',
+      }),
+      expect.objectContaining({
+        level: 40,
+        dependency: 'postgres',
+        outage: 'ended',
+        downMs: 2500,
+        failures: 51,
+        msg: 'postgres available again',
+      }),
     ]);
     expect(outage.down).toBe(false);
   });
@@ -99,8 +112,26 @@ describe('redaction', () => {
 
   it('redacts any auth-like header', () => {
     expect(
-      redactHeaders({ authorization: 'Bearer x', 'proxy-authorization': 'Basic y', 'x-api-key': 'k', cookie: 'a=b', 'x-upstream-token': 't', 'x-session-id': 's', 'user-agent': 'curl', 'content-length': '2' }),
-    ).toEqual({ authorization: '[Redacted]', 'proxy-authorization': '[Redacted]', 'x-api-key': '[Redacted]', cookie: '[Redacted]', 'x-upstream-token': '[Redacted]', 'x-session-id': '[Redacted]', 'user-agent': 'curl', 'content-length': '2' });
+      redactHeaders({
+        authorization: 'Bearer x',
+        'proxy-authorization': 'Basic y',
+        'x-api-key': 'k',
+        cookie: 'a=b',
+        'x-upstream-token': 't',
+        'x-session-id': 's',
+        'user-agent': 'curl',
+        'content-length': '2',
+      }),
+    ).toEqual({
+      authorization: '[Redacted]',
+      'proxy-authorization': '[Redacted]',
+      'x-api-key': '[Redacted]',
+      cookie: '[Redacted]',
+      'x-upstream-token': '[Redacted]',
+      'x-session-id': '[Redacted]',
+      'user-agent': 'curl',
+      'content-length': '2',
+    });
   });
 
   it('redacts the tokens of the URLs other headers carry: Referer, X-Original-URL, and a URL inside a parameter', () => {
@@ -118,7 +149,9 @@ describe('redaction', () => {
       accept: 'text/html, */*;q=0.8',
     });
     expect(JSON.stringify(redacted)).not.toContain(token);
-    expect(redactUrl(`/console/signup?next=${encodeURIComponent(`/invitations/accept?token=${token}`)}`)).toBe('/console/signup?next=[Redacted]');
+    expect(redactUrl(`/console/signup?next=${encodeURIComponent(`/invitations/accept?token=${token}`)}`)).toBe(
+      '/console/signup?next=[Redacted]',
+    );
     expect(redactUrl('/console/signup?next=%2Fjobs%3Fstatus%3Dfailed')).toBe('/console/signup?next=%2Fjobs%3Fstatus%3Dfailed');
   });
 });

@@ -24,7 +24,10 @@ const compose = parse(text, { merge: true }) as { services: Record<string, Servi
 
 /** Compose's `${NAME:-default}` and `${NAME}` against the shell's variables `shell`. */
 function interpolate(value: string, shell: Record<string, string>): string {
-  return value.replace(/\$\{([A-Z0-9_]+)(?::-([^}]*))?\}/g, (_, name: string, fallback: string | undefined) => shell[name] || (fallback ?? ''));
+  return value.replace(
+    /\$\{([A-Z0-9_]+)(?::-([^}]*))?\}/g,
+    (_, name: string, fallback: string | undefined) => shell[name] || (fallback ?? ''),
+  );
 }
 
 function resolved(service: Service, shell: Record<string, string>): Record<string, string> {
@@ -59,13 +62,22 @@ it('has MinIO and a one-shot bucket creator, in the s3 profile only', () => {
   expect(script).toContain('mc alias set local http://minio:9000');
   expect(script).toContain('mc mb --ignore-existing');
   // Services outside the profile keep running without it.
-  for (const name of ['postgres', 'redis', 'api', 'worker', 'scheduler', 'migrate']) expect(compose.services[name]!.profiles).toBeUndefined();
+  for (const name of ['postgres', 'redis', 'api', 'worker', 'scheduler', 'migrate'])
+    expect(compose.services[name]!.profiles).toBeUndefined();
 });
 
 it('gives every app service the result store variables, and names no service of the profile', () => {
   for (const app of ['api', 'worker', 'scheduler', 'migrate']) {
     const env = compose.services[app]!.environment!;
-    for (const name of ['RESULT_STORE', 'S3_BUCKET', 'S3_ENDPOINT', 'S3_REGION', 'S3_ACCESS_KEY_ID', 'S3_SECRET_ACCESS_KEY', 'S3_FORCE_PATH_STYLE']) {
+    for (const name of [
+      'RESULT_STORE',
+      'S3_BUCKET',
+      'S3_ENDPOINT',
+      'S3_REGION',
+      'S3_ACCESS_KEY_ID',
+      'S3_SECRET_ACCESS_KEY',
+      'S3_FORCE_PATH_STYLE',
+    ]) {
       expect(env[name]).toMatch(new RegExp(`^\\$\\{${name}(:-[^}]*)?\\}$`));
     }
   }
@@ -74,7 +86,7 @@ it('gives every app service the result store variables, and names no service of 
   for (const app of ['api', 'worker', 'scheduler']) expect(compose.services[app]!.depends_on ?? {}).not.toHaveProperty('minio-init');
 });
 
-it('runs the service on the profile\'s MinIO with the header\'s command, and on Postgres without it', () => {
+it("runs the service on the profile's MinIO with the header's command, and on Postgres without it", () => {
   const shell = headerShell();
   expect(shell.RESULT_STORE).toBe('s3');
   const env = resolved(compose.services.worker!, shell);

@@ -30,19 +30,34 @@ describe('SECRETS_KEY', () => {
     for (const bad of ['not-base64!', randomBytes(16).toString('base64'), randomBytes(33).toString('base64'), 'CHANGE-ME']) {
       expect(() => loadConfig({ ...production, SECRETS_KEY: bad }, false)).toThrow(/SECRETS_KEY must be 32 bytes in base64/);
       expect(() => loadConfig({ SECRETS_KEY: bad }, false)).toThrow(/SECRETS_KEY must be 32 bytes in base64/);
-      expect(() => loadConfig({ ...production, SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: bad }, false)).toThrow(/SECRETS_KEY_PREVIOUS must be 32 bytes in base64/);
+      expect(() => loadConfig({ ...production, SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: bad }, false)).toThrow(
+        /SECRETS_KEY_PREVIOUS must be 32 bytes in base64/,
+      );
     }
     const previous = randomBytes(32).toString('base64');
-    expect(loadConfig({ ...production, SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: previous }, false).secretsKeyPrevious).toEqual(Buffer.from(previous, 'base64'));
+    expect(loadConfig({ ...production, SECRETS_KEY: key, SECRETS_KEY_PREVIOUS: previous }, false).secretsKeyPrevious).toEqual(
+      Buffer.from(previous, 'base64'),
+    );
   });
 
   it.each([
     ['the API', 'apps/api/src/main.ts'],
     ['the migrations', 'packages/db/src/cli.ts'],
   ])('keeps %s from starting in production without it, before it reaches anything', (_name, entry) => {
-    const env: NodeJS.ProcessEnv = { ...process.env, ...production, DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none', REDIS_URL: 'redis://127.0.0.1:1/0', LOG_LEVEL: 'silent' };
+    const env: NodeJS.ProcessEnv = {
+      ...process.env,
+      ...production,
+      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none',
+      REDIS_URL: 'redis://127.0.0.1:1/0',
+      LOG_LEVEL: 'silent',
+    };
     delete env.SECRETS_KEY;
-    const started = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+    const started = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, entry)], {
+      cwd: ROOT,
+      env,
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(started.status).toBe(1);
     expect(started.stderr).toContain('SECRETS_KEY is required in production');
   });

@@ -12,7 +12,10 @@ import { loadOpenApiDocument, type OpenApiDocument } from './document';
 
 /** The enums emitted, by schema name: the constant's name and what it is. */
 const ENUMS: Record<string, { constant: string; doc: string }> = {
-  WebhookEventType: { constant: 'WEBHOOK_EVENT_TYPES', doc: "the events a webhook can take (`*` in a webhook's `events` stands for all of them)." },
+  WebhookEventType: {
+    constant: 'WEBHOOK_EVENT_TYPES',
+    doc: "the events a webhook can take (`*` in a webhook's `events` stands for all of them).",
+  },
 };
 
 export function renderEventsModule(document: OpenApiDocument): string {

@@ -39,7 +39,8 @@ function schemasOf(): Array<[string, Node]> {
     for (const [key, value] of Object.entries((s.properties ?? {}) as Node)) visit(value, `${where}.${key}`);
     if (s.items) visit(s.items, `${where}[]`);
     if (s.additionalProperties && typeof s.additionalProperties === 'object') visit(s.additionalProperties, `${where}{}`);
-    for (const combiner of ['oneOf', 'anyOf', 'allOf']) (s[combiner] ?? []).forEach((sub: unknown, i: number) => visit(sub, `${where}/${combiner}[${i}]`));
+    for (const combiner of ['oneOf', 'anyOf', 'allOf'])
+      (s[combiner] ?? []).forEach((sub: unknown, i: number) => visit(sub, `${where}/${combiner}[${i}]`));
   };
   const media = (content: Node | undefined, where: string) => {
     for (const [type, m] of Object.entries(content ?? {})) visit((m as Node).schema, `${where} ${type}`);
@@ -73,7 +74,12 @@ interface Operation {
 
 function operations(): Operation[] {
   return Object.entries(document.paths as Node).flatMap(([path, item]) =>
-    METHODS.filter((m) => item[m]).map((method) => ({ label: `${item[method].operationId} (${method.toUpperCase()} ${path})`, path, method, node: item[method] as Node })),
+    METHODS.filter((m) => item[m]).map((method) => ({
+      label: `${item[method].operationId} (${method.toUpperCase()} ${path})`,
+      path,
+      method,
+      node: item[method] as Node,
+    })),
   );
 }
 
@@ -160,13 +166,17 @@ describe('openapi.yaml reads well and generates good clients', () => {
   }
 
   it('keeps every request example valid against its schema', () => {
-    const problems = operations().flatMap(({ label, path, method }) => exampleProblems(dereferenced.paths[path][method].requestBody?.content, label));
+    const problems = operations().flatMap(({ label, path, method }) =>
+      exampleProblems(dereferenced.paths[path][method].requestBody?.content, label),
+    );
     expect(problems).toEqual([]);
   });
 
   it('keeps every response example valid against its schema', () => {
     const problems = operations().flatMap(({ label, path, method }) =>
-      Object.entries((dereferenced.paths[path][method].responses ?? {}) as Node).flatMap(([status, response]) => exampleProblems(response.content, `${label} ${status}`)),
+      Object.entries((dereferenced.paths[path][method].responses ?? {}) as Node).flatMap(([status, response]) =>
+        exampleProblems(response.content, `${label} ${status}`),
+      ),
     );
     expect(problems).toEqual([]);
   });

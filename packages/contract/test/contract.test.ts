@@ -30,7 +30,10 @@ function problemsOf(method: string, url: string, status: number, body: unknown, 
 /** Returns a deep copy of `value` with the value at `path` set to `to` (removed when undefined). */
 function altered(value: unknown, path: Array<string | number>, to: unknown): unknown {
   const copy = structuredClone(value);
-  const parent = path.slice(0, -1).reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], copy) as Record<string | number, unknown>;
+  const parent = path.slice(0, -1).reduce<unknown>((node, key) => (node as Record<string | number, unknown>)[key], copy) as Record<
+    string | number,
+    unknown
+  >;
   const last = path[path.length - 1]!;
   if (to === undefined) delete parent[last];
   else parent[last] = to;
@@ -296,26 +299,116 @@ describe('openapi.yaml', () => {
     );
     expect(ids.sort()).toEqual(
       [
-        'listPlatforms', 'getAccount', 'getCurrentUsage', 'extract', 'createJob', 'listJobs', 'getJob', 'cancelJob',
-        'exportJob', 'listJobItems', 'createBatch', 'listBatches', 'getBatch', 'cancelBatch', 'exportBatch', 'createSchedule',
-        'listSchedules', 'getSchedule', 'updateSchedule', 'deleteSchedule', 'pauseSchedule', 'resumeSchedule',
-        'runSchedule', 'healthz', 'readyz', 'createQuote', 'getDailyUsage', 'previewSchedule', 'getMetrics',
-        'signUp', 'logIn', 'getSession', 'logOut', 'changePassword', 'listDevMail', 'listWorkspaces', 'createWorkspace', 'updateWorkspace',
-        'listMembers', 'updateMember', 'removeMember', 'createInvitation', 'listInvitations', 'revokeInvitation',
-        'acceptInvitation', 'previewInvitation', 'createKey', 'listKeys', 'revokeKey', 'listAuditEvents',
-        'createWebhook', 'listWebhooks', 'getWebhook', 'updateWebhook', 'deleteWebhook', 'rotateWebhookSecret',
-        'testWebhook', 'listWebhookDeliveries', 'redeliverWebhookDelivery', 'streamJobEvents', 'streamBatchEvents',
-        'createDestination', 'listDestinations', 'getDestination', 'deleteDestination',
-        'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript',
-        'verifyEmail', 'resendVerification', 'requestPasswordReset', 'confirmPasswordReset',
-        'setUpTwoFactor', 'enableTwoFactor', 'disableTwoFactor',
-        'getBilling', 'createCheckout', 'receiveStripeWebhook', 'listPayments', 'updateAutoRecharge', 'updateBillingLimits', 'updateKey',
-        'createSubscription', 'cancelSubscription', 'createBillingPortal', 'listInvoices',
-        'getProtectedResourceMetadata', 'getMcpProtectedResourceMetadata', 'getAuthorizationServerMetadata', 'registerOAuthClient',
-        'authorizeOAuthClient', 'createOAuthToken', 'revokeOAuthToken', 'createOAuthConsent',
-        'postMcpMessage', 'openMcpStream', 'endMcpSession',
-        'createMonitor', 'listMonitors', 'getMonitor', 'updateMonitor', 'deleteMonitor', 'pauseMonitor', 'resumeMonitor',
-        'runMonitor', 'listMonitorRuns', 'getMonitorSeries', 'exportMonitorSeries', 'listMonitorChanges',
+        'listPlatforms',
+        'getAccount',
+        'getCurrentUsage',
+        'extract',
+        'createJob',
+        'listJobs',
+        'getJob',
+        'cancelJob',
+        'exportJob',
+        'listJobItems',
+        'createBatch',
+        'listBatches',
+        'getBatch',
+        'cancelBatch',
+        'exportBatch',
+        'createSchedule',
+        'listSchedules',
+        'getSchedule',
+        'updateSchedule',
+        'deleteSchedule',
+        'pauseSchedule',
+        'resumeSchedule',
+        'runSchedule',
+        'healthz',
+        'readyz',
+        'createQuote',
+        'getDailyUsage',
+        'previewSchedule',
+        'getMetrics',
+        'signUp',
+        'logIn',
+        'getSession',
+        'logOut',
+        'changePassword',
+        'listDevMail',
+        'listWorkspaces',
+        'createWorkspace',
+        'updateWorkspace',
+        'listMembers',
+        'updateMember',
+        'removeMember',
+        'createInvitation',
+        'listInvitations',
+        'revokeInvitation',
+        'acceptInvitation',
+        'previewInvitation',
+        'createKey',
+        'listKeys',
+        'revokeKey',
+        'listAuditEvents',
+        'createWebhook',
+        'listWebhooks',
+        'getWebhook',
+        'updateWebhook',
+        'deleteWebhook',
+        'rotateWebhookSecret',
+        'testWebhook',
+        'listWebhookDeliveries',
+        'redeliverWebhookDelivery',
+        'streamJobEvents',
+        'streamBatchEvents',
+        'createDestination',
+        'listDestinations',
+        'getDestination',
+        'deleteDestination',
+        'getOpenApiYaml',
+        'getOpenApiJson',
+        'getDocs',
+        'getDocsScript',
+        'verifyEmail',
+        'resendVerification',
+        'requestPasswordReset',
+        'confirmPasswordReset',
+        'setUpTwoFactor',
+        'enableTwoFactor',
+        'disableTwoFactor',
+        'getBilling',
+        'createCheckout',
+        'receiveStripeWebhook',
+        'listPayments',
+        'updateAutoRecharge',
+        'updateBillingLimits',
+        'updateKey',
+        'createSubscription',
+        'cancelSubscription',
+        'createBillingPortal',
+        'listInvoices',
+        'getProtectedResourceMetadata',
+        'getMcpProtectedResourceMetadata',
+        'getAuthorizationServerMetadata',
+        'registerOAuthClient',
+        'authorizeOAuthClient',
+        'createOAuthToken',
+        'revokeOAuthToken',
+        'createOAuthConsent',
+        'postMcpMessage',
+        'openMcpStream',
+        'endMcpSession',
+        'createMonitor',
+        'listMonitors',
+        'getMonitor',
+        'updateMonitor',
+        'deleteMonitor',
+        'pauseMonitor',
+        'resumeMonitor',
+        'runMonitor',
+        'listMonitorRuns',
+        'getMonitorSeries',
+        'exportMonitorSeries',
+        'listMonitorChanges',
       ].sort(),
     );
   });
@@ -330,12 +423,50 @@ describe('openapi.yaml', () => {
   it('documents X-Request-ID on every response, rate-limit statuses on authenticated operations', () => {
     const deref = <T extends object>(value: T | OpenAPIV3.ReferenceObject): T => {
       let node: unknown = value;
-      while (isRef(node)) node = node.$ref.slice(2).split('/').reduce<unknown>((n, k) => (n as Record<string, unknown>)[k], document);
+      while (isRef(node))
+        node = node.$ref
+          .slice(2)
+          .split('/')
+          .reduce<unknown>((n, k) => (n as Record<string, unknown>)[k], document);
       return node as T;
     };
-    const publicOperations = ['healthz', 'readyz', 'getMetrics', 'listPlatforms', 'signUp', 'logIn', 'getOpenApiYaml', 'getOpenApiJson', 'getDocs', 'getDocsScript', 'verifyEmail', 'resendVerification', 'requestPasswordReset', 'confirmPasswordReset', 'listDevMail', 'receiveStripeWebhook',
-      'getProtectedResourceMetadata', 'getMcpProtectedResourceMetadata', 'getAuthorizationServerMetadata', 'registerOAuthClient', 'authorizeOAuthClient', 'createOAuthToken', 'revokeOAuthToken', 'previewInvitation'];
-    const sessionOperations = ['getSession', 'logOut', 'changePassword', 'createWorkspace', 'acceptInvitation', 'setUpTwoFactor', 'enableTwoFactor', 'disableTwoFactor', 'createOAuthConsent'];
+    const publicOperations = [
+      'healthz',
+      'readyz',
+      'getMetrics',
+      'listPlatforms',
+      'signUp',
+      'logIn',
+      'getOpenApiYaml',
+      'getOpenApiJson',
+      'getDocs',
+      'getDocsScript',
+      'verifyEmail',
+      'resendVerification',
+      'requestPasswordReset',
+      'confirmPasswordReset',
+      'listDevMail',
+      'receiveStripeWebhook',
+      'getProtectedResourceMetadata',
+      'getMcpProtectedResourceMetadata',
+      'getAuthorizationServerMetadata',
+      'registerOAuthClient',
+      'authorizeOAuthClient',
+      'createOAuthToken',
+      'revokeOAuthToken',
+      'previewInvitation',
+    ];
+    const sessionOperations = [
+      'getSession',
+      'logOut',
+      'changePassword',
+      'createWorkspace',
+      'acceptInvitation',
+      'setUpTwoFactor',
+      'enableTwoFactor',
+      'disableTwoFactor',
+      'createOAuthConsent',
+    ];
     for (const [path, item] of Object.entries(document.paths)) {
       // Every key of a path item of openapi.yaml is a method.
       for (const operation of Object.values(item) as OpenAPIV3.OperationObject[]) {
@@ -357,9 +488,14 @@ describe('openapi.yaml', () => {
           if (authenticated && /^2/.test(status)) expect(response.headers?.['RateLimit-Remaining']).toBeDefined();
         }
         if (authenticated) {
-          expect({ id: operation.operationId, statuses: ['401', '403', '422', '429', '503'].filter((c) => !(c in responses)) })
-            .toEqual({ id: operation.operationId, statuses: [] });
-          const headerNames = (operation.parameters ?? []).map((p) => deref<OpenAPIV3.ParameterObject>(p)).filter((p) => p.in === 'header').map((p) => p.name);
+          expect({ id: operation.operationId, statuses: ['401', '403', '422', '429', '503'].filter((c) => !(c in responses)) }).toEqual({
+            id: operation.operationId,
+            statuses: [],
+          });
+          const headerNames = (operation.parameters ?? [])
+            .map((p) => deref<OpenAPIV3.ParameterObject>(p))
+            .filter((p) => p.in === 'header')
+            .map((p) => p.name);
           // A workspace_id in the path names the workspace; elsewhere X-Workspace-ID chooses it.
           if (!path.includes('{workspace_id}')) expect(headerNames).toContain('X-Workspace-ID');
           expect(headerNames).not.toContain('X-API-Key');
@@ -371,7 +507,18 @@ describe('openapi.yaml', () => {
 
   it('requires every property of every response object schema', () => {
     // Item `source` is optional: items stored before it existed carry none (docs/decisions.md).
-    const items = ['ProfileItem', 'PostItem', 'CommentItem', 'HighlightItem', 'StoryItem', 'TranscriptItem', 'PlaylistItem', 'AdItem', 'AdvertiserItem', 'AnalyticsItem'];
+    const items = [
+      'ProfileItem',
+      'PostItem',
+      'CommentItem',
+      'HighlightItem',
+      'StoryItem',
+      'TranscriptItem',
+      'PlaylistItem',
+      'AdItem',
+      'AdvertiserItem',
+      'AnalyticsItem',
+    ];
     const optional: Record<string, string[]> = {
       BatchResponse: ['jobs'],
       // The live sources a job's attempts tried: on GET /v1/jobs/{job_id} once a live source was tried.
@@ -424,10 +571,10 @@ describe('createResponseValidator', () => {
     expect(problemsOf('GET', '/v1/jobs/job_123', 200, { ...job, attempts: '1' })).toMatch(/\/attempts must be integer/);
     expect(problemsOf('GET', '/v1/jobs/job_123', 200, { ...job, status: 'done' })).toMatch(/\/status must be equal to one of/);
     expect(problemsOf('GET', '/v1/jobs/job_123', 200, { ...job, created_at: 'yesterday' })).toMatch(/created_at must match format/);
-    expect(problemsOf('GET', '/v1/jobs/job_123', 200, { ...job, error: { code: 'oops', message: 'x', retryable: true } })).toMatch(/error\/code/);
-    expect(
-      problemsOf('GET', '/v1/jobs/job_123', 200, altered(job, ['result', 0, 'metrics'], undefined)),
-    ).toMatch(/result/);
+    expect(problemsOf('GET', '/v1/jobs/job_123', 200, { ...job, error: { code: 'oops', message: 'x', retryable: true } })).toMatch(
+      /error\/code/,
+    );
+    expect(problemsOf('GET', '/v1/jobs/job_123', 200, altered(job, ['result', 0, 'metrics'], undefined))).toMatch(/result/);
     expect(problemsOf('GET', '/v1/jobs/job_123', 200, altered(job, ['result', 0, 'extra'], true))).toMatch(/result/);
     expect(problemsOf('GET', '/v1/jobs', 200, [job, { ...job, cached: null }])).toMatch(/\/1\/cached must be boolean/);
   });
@@ -508,8 +655,12 @@ describe('createResponseValidator', () => {
     expect(problemsOf('GET', '/v1/jobs/job_x', 404, { detail: { error: 'job_not_found', message: 'x' } })).toBe(
       'Response GET /v1/jobs/job_x 404 (getJob) does not match openapi.yaml:\n  - /detail is missing property "job_id"',
     );
-    expect(problemsOf('GET', '/v1/jobs/job_x', 404, { detail: { error: 'no_such_error', message: 'x' } })).toMatch(/must match exactly one schema in oneOf/);
-    expect(problemsOf('GET', '/v1/jobs/job_x', 404, { detail: { error: 'not_found', message: 'x', job_id: 'job_x' } })).toMatch(/unexpected property "job_id"/);
+    expect(problemsOf('GET', '/v1/jobs/job_x', 404, { detail: { error: 'no_such_error', message: 'x' } })).toMatch(
+      /must match exactly one schema in oneOf/,
+    );
+    expect(problemsOf('GET', '/v1/jobs/job_x', 404, { detail: { error: 'not_found', message: 'x', job_id: 'job_x' } })).toMatch(
+      /unexpected property "job_id"/,
+    );
     expect(problemsOf('GET', '/v1/jobs/job_x', 404, { detail: 'Not found' })).toMatch(/detail must be object/);
     expect(problemsOf('POST', '/v1/jobs', 422, { detail: [{ loc: ['body'], msg: 'x' }] })).toMatch(/must match exactly one schema/);
   });
@@ -522,7 +673,16 @@ describe('createResponseValidator', () => {
         platform: 'instagram',
         label: 'Instagram',
         operations: [
-          { operation: 'profile', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false, monitorable: true },
+          {
+            operation: 'profile',
+            max_results: 1,
+            default_limit: 1,
+            credits_per_result: 1,
+            results_per_credit: 1,
+            base_credits: 0,
+            requires_session: false,
+            monitorable: true,
+          },
         ],
         sources: [],
       },
@@ -544,7 +704,9 @@ describe('createResponseValidator', () => {
       Buffer.from('PK'),
       'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
     );
-    validator.validate('GET', '/v1/batches/bat_1/export', 200, [{ job_id: 'job_1', target: 'a', status: 'completed', result_count: 0, result: [] }]);
+    validator.validate('GET', '/v1/batches/bat_1/export', 200, [
+      { job_id: 'job_1', target: 'a', status: 'completed', result_count: 0, result: [] },
+    ]);
     expect(problemsOf('GET', '/v1/jobs/job_1/export', 200, '<html>', 'text/html')).toMatch(/content type text\/html is not documented/);
     expect(problemsOf('GET', '/v1/jobs/job_1/export', 201, 'a,b', 'text/csv')).toMatch(/status 201 is not documented/);
   });

@@ -34,7 +34,11 @@ function commands(): Command[] {
 }
 
 it('npm run generate:types writes each generated file, and nothing else', () => {
-  expect(commands().map((c) => c.output).sort()).toEqual(GENERATED);
+  expect(
+    commands()
+      .map((c) => c.output)
+      .sort(),
+  ).toEqual(GENERATED);
 });
 
 it('the generated files are those of the current openapi.yaml (else: npm run generate:types)', async () => {
@@ -43,7 +47,11 @@ it('the generated files are those of the current openapi.yaml (else: npm run gen
     const stale: string[] = [];
     for (const { bin, args, output } of commands()) {
       const fresh = path.join(dir, path.basename(output));
-      await run(path.join(ROOT, 'node_modules', '.bin', bin), args.map((arg) => (arg === output ? fresh : arg)), { cwd: ROOT });
+      await run(
+        path.join(ROOT, 'node_modules', '.bin', bin),
+        args.map((arg) => (arg === output ? fresh : arg)),
+        { cwd: ROOT },
+      );
       if (readFileSync(fresh, 'utf8') !== readFileSync(path.join(ROOT, output), 'utf8')) stale.push(output);
     }
     expect(stale).toEqual([]);

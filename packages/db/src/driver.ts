@@ -54,7 +54,10 @@ type RowsOf<Q extends readonly CompiledQuery<unknown>[]> = { [K in keyof Q]: Q[K
  * Sends `queries` on `db`'s connection (the transaction's, when `db` is one) back to back, and
  * answers with each one's rows once all have answered.
  */
-export async function sendTogether<Q extends readonly CompiledQuery<unknown>[]>(db: Pick<Kysely<unknown>, 'executeQuery'>, ...queries: Q): Promise<RowsOf<Q>> {
+export async function sendTogether<Q extends readonly CompiledQuery<unknown>[]>(
+  db: Pick<Kysely<unknown>, 'executeQuery'>,
+  ...queries: Q
+): Promise<RowsOf<Q>> {
   const placeholder = CompiledQuery.raw('-- statements sent together');
   together.set(placeholder, queries);
   const { rows } = await db.executeQuery<unknown[]>(placeholder);

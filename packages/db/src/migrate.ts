@@ -87,21 +87,32 @@ export interface MigrationBounds {
   onRetry?: (retry: { migration: string; attempt: number; code: string; pauseMs: number }) => void;
 }
 
-export const MIGRATION_BOUNDS: MigrationBounds = { lockTimeoutMs: 2_000, statementTimeoutMs: 600_000, deadlockTimeoutMs: 100, attempts: 20, pauseMs: 500, maxPauseMs: 10_000 };
+export const MIGRATION_BOUNDS: MigrationBounds = {
+  lockTimeoutMs: 2_000,
+  statementTimeoutMs: 600_000,
+  deadlockTimeoutMs: 100,
+  attempts: 20,
+  pauseMs: 500,
+  maxPauseMs: 10_000,
+};
 
 /** lock_not_available (lock_timeout) and deadlock_detected: the migration met traffic, not a fault of its own. */
 const RETRIED_CODES = new Set(['55P03', '40P01']);
 
 function bounded(migrations: Record<string, Migration>, bounds: MigrationBounds): Record<string, Migration> {
   const limit = async (db: Kysely<unknown>) => {
-    await sql`select set_config('lock_timeout', ${`${bounds.lockTimeoutMs}ms`}, true), set_config('statement_timeout', ${`${bounds.statementTimeoutMs}ms`}, true)`.execute(db);
+    await sql`select set_config('lock_timeout', ${`${bounds.lockTimeoutMs}ms`}, true), set_config('statement_timeout', ${`${bounds.statementTimeoutMs}ms`}, true)`.execute(
+      db,
+    );
     // A migration that meets the running release in a deadlock (it holds a table the release's
     // transaction wants next, and waits for one that transaction holds) is the one to give up:
     // Postgres aborts the waiter that looks first, so the migration looks after
     // `deadlockTimeoutMs` where the service's transactions wait deadlock_timeout (1 s) — the
     // request goes on and the migration is tried again. Only a superuser may set it; under
     // another role the server's setting stays (and the lock timeout still bounds the wait).
-    await sql`select case when current_setting('is_superuser') = 'on' then set_config('deadlock_timeout', ${`${bounds.deadlockTimeoutMs}ms`}, true) end`.execute(db);
+    await sql`select case when current_setting('is_superuser') = 'on' then set_config('deadlock_timeout', ${`${bounds.deadlockTimeoutMs}ms`}, true) end`.execute(
+      db,
+    );
   };
   return Object.fromEntries(
     Object.entries(migrations).map(([name, m]) => [
@@ -124,7 +135,9 @@ function bounded(migrations: Record<string, Migration>, bounds: MigrationBounds)
   );
 }
 
-const providerOf = (migrations: Record<string, Migration>, bounds: MigrationBounds): MigrationProvider => ({ getMigrations: async () => bounded(migrations, bounds) });
+const providerOf = (migrations: Record<string, Migration>, bounds: MigrationBounds): MigrationProvider => ({
+  getMigrations: async () => bounded(migrations, bounds),
+});
 const provider = providerOf(MIGRATIONS, MIGRATION_BOUNDS);
 const MIGRATION_LOCK = 715517;
 
@@ -137,7 +150,11 @@ export async function migrateToLatest(db: Db, bounds: Partial<MigrationBounds> =
  * the bounds (so the locks of one are released before the next takes its own), retrying one
  * that met a lock timeout. Exported for the tests of the bounds.
  */
-export async function migrateSetToLatest(db: Db, migrations: Record<string, Migration>, overrides: Partial<MigrationBounds> = {}): Promise<string[]> {
+export async function migrateSetToLatest(
+  db: Db,
+  migrations: Record<string, Migration>,
+  overrides: Partial<MigrationBounds> = {},
+): Promise<string[]> {
   const bounds = { ...MIGRATION_BOUNDS, ...overrides };
   // Several processes may start at once (api, worker, scheduler replicas): serialise them.
   return db.connection().execute(async (conn) => {
@@ -145,7 +162,7 @@ export async function migrateSetToLatest(db: Db, migrations: Record<string, Migr
     try {
       const migrator = new Migrator({ db: conn, provider: providerOf(migrations, bounds) });
       const applied: string[] = [];
-      for (let attempt = 1; ; ) {
+      for (let attempt = 1; ;) {
         const { error, results } = await migrator.migrateUp();
         const done = (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
         applied.push(...done);
@@ -156,7 +173,8 @@ export async function migrateSetToLatest(db: Db, migrations: Record<string, Migr
         }
         const code = (error as { code?: unknown }).code;
         const failed = (results ?? []).find((r) => r.status === 'Error')?.migrationName ?? 'migration';
-        if (typeof code !== 'string' || !RETRIED_CODES.has(code) || attempt >= bounds.attempts) throw error instanceof Error ? error : new Error(String(error));
+        if (typeof code !== 'string' || !RETRIED_CODES.has(code) || attempt >= bounds.attempts)
+          throw error instanceof Error ? error : new Error(String(error));
         const pauseMs = Math.round(Math.min(bounds.maxPauseMs, bounds.pauseMs * 2 ** (attempt - 1)) * (0.75 + Math.random() * 0.5));
         bounds.onRetry?.({ migration: failed, attempt, code, pauseMs });
         attempt += 1;

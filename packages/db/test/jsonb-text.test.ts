@@ -32,7 +32,7 @@ describe('jsonbText', () => {
       { b: 1, a: 2, aa: 3, B: 4, '': 5, é: 6, z: 7, ab: { y: [], x: {} } },
       ['\u0001\u001f\b\f\n\r\t"\\/', '\u2028\u2029\u007f', 'é漢字😀', ''],
       [0, -0, 1, -1, 0.1, 1e21, 1.5e-7, -2.5e25, 5e-324, 1.7976931348623157e308, 123456789012345680000, 0.000001, 1e-6, 12.5],
-      { 'é': 1, 'ab': 2, '😀': 3, 'abcd': 4, 'ﬀ': 5 },
+      { é: 1, ab: 2, '😀': 3, abcd: 4, ﬀ: 5 },
       true,
       false,
       null,
@@ -53,7 +53,10 @@ describe('jsonbText', () => {
       if (value && typeof value === 'object') return Object.entries(value).every(([key, item]) => !bad.test(key) && accepted(item));
       return true;
     };
-    const values = fc.sample(fc.jsonValue({ maxDepth: 4, depthSize: 'small', stringUnit: 'binary' }).filter(accepted), { numRuns: 400, seed: 20261127 });
+    const values = fc.sample(fc.jsonValue({ maxDepth: 4, depthSize: 'small', stringUnit: 'binary' }).filter(accepted), {
+      numRuns: 400,
+      seed: 20261127,
+    });
     expect(values.map(jsonbText)).toEqual(await postgresTexts(values));
   });
 });

@@ -19,7 +19,9 @@ describe('migration lock timeout', () => {
   const alter: Migration = { up: async (db: Kysely<unknown>) => void (await sql`alter table t add column note text`.execute(db)) };
   const settings: Migration = {
     up: async (db: Kysely<unknown>) =>
-      void (await sql`create table seen as select current_setting('lock_timeout') as lock_timeout, current_setting('statement_timeout') as statement_timeout`.execute(db)),
+      void (await sql`create table seen as select current_setting('lock_timeout') as lock_timeout, current_setting('statement_timeout') as statement_timeout`.execute(
+        db,
+      )),
   };
 
   beforeAll(async () => {
@@ -53,7 +55,12 @@ describe('migration lock timeout', () => {
   it('runs each migration under the default bounds', async () => {
     expect(await migrateSetToLatest(db, { '0001_create': create, '0002_settings': settings })).toEqual(['0001_create', '0002_settings']);
     const seen = await sql<{ lock_timeout: string; statement_timeout: string }>`select * from seen`.execute(db);
-    expect(seen.rows).toEqual([{ lock_timeout: `${MIGRATION_BOUNDS.lockTimeoutMs / 1000}s`, statement_timeout: `${MIGRATION_BOUNDS.statementTimeoutMs / 60_000}min` }]);
+    expect(seen.rows).toEqual([
+      {
+        lock_timeout: `${MIGRATION_BOUNDS.lockTimeoutMs / 1000}s`,
+        statement_timeout: `${MIGRATION_BOUNDS.statementTimeoutMs / 60_000}min`,
+      },
+    ]);
     // `set local`: the connection is back to the server's default after the migration's transaction.
     expect((await sql<{ v: string }>`select current_setting('lock_timeout') as v`.execute(db)).rows[0]!.v).toBe('0');
   });
@@ -80,7 +87,9 @@ describe('migration lock timeout', () => {
     } finally {
       await reader.release();
     }
-    const columns = await sql<{ column_name: string }>`select column_name from information_schema.columns where table_name = 't' order by 1`.execute(db);
+    const columns = await sql<{
+      column_name: string;
+    }>`select column_name from information_schema.columns where table_name = 't' order by 1`.execute(db);
     expect(columns.rows.map((r) => r.column_name)).toEqual(['id']);
   });
 
@@ -96,7 +105,9 @@ describe('migration lock timeout', () => {
     await reader.release();
     expect(await migrating).toEqual(['0003_alter']);
     expect(retries.length).toBeGreaterThan(0);
-    const columns = await sql<{ column_name: string }>`select column_name from information_schema.columns where table_name = 't' order by 1`.execute(db);
+    const columns = await sql<{
+      column_name: string;
+    }>`select column_name from information_schema.columns where table_name = 't' order by 1`.execute(db);
     expect(columns.rows.map((r) => r.column_name)).toEqual(['id', 'note']);
   });
 
@@ -104,7 +115,11 @@ describe('migration lock timeout', () => {
     const broken: Migration = { up: async (db: Kysely<unknown>) => void (await sql`alter table missing add column x text`.execute(db)) };
     const retries: string[] = [];
     await expect(
-      migrateSetToLatest(db, { '0001_create': create, '0002_settings': settings, '0003_alter': alter, '0004_broken': broken }, { onRetry: (r) => retries.push(r.code) }),
+      migrateSetToLatest(
+        db,
+        { '0001_create': create, '0002_settings': settings, '0003_alter': alter, '0004_broken': broken },
+        { onRetry: (r) => retries.push(r.code) },
+      ),
     ).rejects.toMatchObject({ code: '42P01' });
     expect(retries).toEqual([]);
   });

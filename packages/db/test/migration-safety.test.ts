@@ -6,7 +6,13 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { createDb, type Db, migrateDownThrough, migrateToLatest, migrationNames } from '@sdx/db';
 import { baseDatabaseUrl, databaseUrlFor, TEST_SECRETS_KEY } from '@sdx/testing';
-import { exportMigrations, type PreviousRelease, resolvePreviousRelease, resolvePreviousReleases, runExportedMigrations } from '../../../bench/drills/lib/previous-release';
+import {
+  exportMigrations,
+  type PreviousRelease,
+  resolvePreviousRelease,
+  resolvePreviousReleases,
+  runExportedMigrations,
+} from '../../../bench/drills/lib/previous-release';
 import { compareSchemas, CONTRACTED, type SchemaSnapshot, snapshotSchema } from './schema-compat';
 
 /**
@@ -34,7 +40,9 @@ function releasesToCheck(): Array<PreviousRelease | null> {
 
 const table = (columns: Record<string, [string, boolean?, boolean?]>): SchemaSnapshot[string] => ({
   kind: 'table',
-  columns: Object.fromEntries(Object.entries(columns).map(([name, [type, nullable = true, hasDefault = false]]) => [name, { type, nullable, hasDefault }])),
+  columns: Object.fromEntries(
+    Object.entries(columns).map(([name, [type, nullable = true, hasDefault = false]]) => [name, { type, nullable, hasDefault }]),
+  ),
 });
 
 describe('the schema checker', () => {
@@ -45,7 +53,14 @@ describe('the schema checker', () => {
 
   it('passes an additive change: a new table, a nullable column, a NOT NULL column with a default', () => {
     const next: SchemaSnapshot = {
-      jobs: table({ id: ['text', false], status: ['text', false], target: ['text', false], note: ['text'], label: ['text'], attempts: ['integer', false, true] }),
+      jobs: table({
+        id: ['text', false],
+        status: ['text', false],
+        target: ['text', false],
+        note: ['text'],
+        label: ['text'],
+        attempts: ['integer', false, true],
+      }),
       schedules: previous.schedules!,
       exports: table({ id: ['text', false] }),
     };
@@ -76,7 +91,13 @@ describe('the schema checker', () => {
 
   it('catches a type change, a column made NOT NULL and a new NOT NULL column without a default', () => {
     const next: SchemaSnapshot = {
-      jobs: table({ id: ['text', false], status: ['integer', false], target: ['text', false], note: ['text', false], owner: ['text', false] }),
+      jobs: table({
+        id: ['text', false],
+        status: ['integer', false],
+        target: ['text', false],
+        note: ['text', false],
+        owner: ['text', false],
+      }),
       schedules: previous.schedules!,
     };
     expect(compareSchemas(previous, next, []).map((f) => [f.kind, f.column])).toEqual([
@@ -101,69 +122,74 @@ describe('the schema checker', () => {
   });
 });
 
-describe.each(releasesToCheck().map((release) => [release?.rev ?? 'no git', release] as const))("this checkout's migrations on the schema of release %s", (_rev, release) => {
-  let admin: pg.Client;
-  let name: string;
-  let db: Db;
-  let dir: string;
+describe.each(releasesToCheck().map((release) => [release?.rev ?? 'no git', release] as const))(
+  "this checkout's migrations on the schema of release %s",
+  (_rev, release) => {
+    let admin: pg.Client;
+    let name: string;
+    let db: Db;
+    let dir: string;
 
-  beforeAll(async () => {
-    name = `sdx_migsafe_${randomBytes(5).toString('hex')}`;
-    admin = new pg.Client({ connectionString: baseDatabaseUrl() });
-    await admin.connect();
-    // An empty database (not the migrated template): the previous release's migrations build it.
-    await admin.query(`create database ${name} template template0`);
-    db = createDb({ connectionString: databaseUrlFor(name), max: 2 });
-    dir = mkdtempSync(path.join(os.tmpdir(), 'sdx-previous-migrations-'));
-  });
-
-  afterAll(async () => {
-    await db.destroy();
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
-  it('keeps every table and column the previous release reads (or lists it as contracted)', async () => {
-    let previous: SchemaSnapshot;
-    let next: SchemaSnapshot;
-    if (release) {
-      // Said on every run, so a fallback (a shallow clone compares with HEAD) is never silent.
-      process.stdout.write(`migration safety: ${release.note} (${release.sha.slice(0, 12)})\n`);
-      const names = exportMigrations(release.sha, dir);
-      expect(names.length).toBeGreaterThan(0);
-      runExportedMigrations(dir, databaseUrlFor(name), { SECRETS_KEY: TEST_SECRETS_KEY });
-      previous = await snapshotSchema(db);
-      // The upgrade itself: the previous release's migrations are a prefix of this checkout's.
-      await migrateToLatest(db);
-      next = await snapshotSchema(db);
-    } else {
-      // Outside git: the newest migration against the schema before it (its own down).
-      const newest = migrationNames().at(-1)!;
-      process.stdout.write(`migration safety: not a git checkout, so no previous release: ${newest} is compared with the schema before it\n`);
-      await migrateToLatest(db);
-      next = await snapshotSchema(db);
-      await migrateDownThrough(db, newest);
-      previous = await snapshotSchema(db);
-      await migrateToLatest(db);
-    }
-    expect(Object.keys(previous)).toEqual(expect.arrayContaining(['jobs', 'workspaces', 'credit_ledger']));
-    const findings = compareSchemas(previous, next);
-    expect(findings.map((f) => f.detail)).toEqual([]);
-
-    // The check is live on the real schema: a contracting change made now is caught.
-    await expect(
-      db.transaction().execute(async (tx) => {
-        await sql`alter table jobs rename column target to handle`.execute(tx);
-        await sql`drop table schedule_runs cascade`.execute(tx);
-        const broken = compareSchemas(previous, await snapshotSchema(tx));
-        throw Object.assign(new Error('rolled back'), { broken });
-      }),
-    ).rejects.toMatchObject({
-      broken: expect.arrayContaining([
-        expect.objectContaining({ kind: 'column-renamed', table: 'jobs', column: 'target' }),
-        expect.objectContaining({ kind: 'table-removed', table: 'schedule_runs' }),
-      ]),
+    beforeAll(async () => {
+      name = `sdx_migsafe_${randomBytes(5).toString('hex')}`;
+      admin = new pg.Client({ connectionString: baseDatabaseUrl() });
+      await admin.connect();
+      // An empty database (not the migrated template): the previous release's migrations build it.
+      await admin.query(`create database ${name} template template0`);
+      db = createDb({ connectionString: databaseUrlFor(name), max: 2 });
+      dir = mkdtempSync(path.join(os.tmpdir(), 'sdx-previous-migrations-'));
     });
-  }, 120_000);
-});
+
+    afterAll(async () => {
+      await db.destroy();
+      await admin.query(`drop database if exists ${name} with (force)`);
+      await admin.end();
+      rmSync(dir, { recursive: true, force: true });
+    });
+
+    it('keeps every table and column the previous release reads (or lists it as contracted)', async () => {
+      let previous: SchemaSnapshot;
+      let next: SchemaSnapshot;
+      if (release) {
+        // Said on every run, so a fallback (a shallow clone compares with HEAD) is never silent.
+        process.stdout.write(`migration safety: ${release.note} (${release.sha.slice(0, 12)})\n`);
+        const names = exportMigrations(release.sha, dir);
+        expect(names.length).toBeGreaterThan(0);
+        runExportedMigrations(dir, databaseUrlFor(name), { SECRETS_KEY: TEST_SECRETS_KEY });
+        previous = await snapshotSchema(db);
+        // The upgrade itself: the previous release's migrations are a prefix of this checkout's.
+        await migrateToLatest(db);
+        next = await snapshotSchema(db);
+      } else {
+        // Outside git: the newest migration against the schema before it (its own down).
+        const newest = migrationNames().at(-1)!;
+        process.stdout.write(
+          `migration safety: not a git checkout, so no previous release: ${newest} is compared with the schema before it\n`,
+        );
+        await migrateToLatest(db);
+        next = await snapshotSchema(db);
+        await migrateDownThrough(db, newest);
+        previous = await snapshotSchema(db);
+        await migrateToLatest(db);
+      }
+      expect(Object.keys(previous)).toEqual(expect.arrayContaining(['jobs', 'workspaces', 'credit_ledger']));
+      const findings = compareSchemas(previous, next);
+      expect(findings.map((f) => f.detail)).toEqual([]);
+
+      // The check is live on the real schema: a contracting change made now is caught.
+      await expect(
+        db.transaction().execute(async (tx) => {
+          await sql`alter table jobs rename column target to handle`.execute(tx);
+          await sql`drop table schedule_runs cascade`.execute(tx);
+          const broken = compareSchemas(previous, await snapshotSchema(tx));
+          throw Object.assign(new Error('rolled back'), { broken });
+        }),
+      ).rejects.toMatchObject({
+        broken: expect.arrayContaining([
+          expect.objectContaining({ kind: 'column-renamed', table: 'jobs', column: 'target' }),
+          expect.objectContaining({ kind: 'table-removed', table: 'schedule_runs' }),
+        ]),
+      });
+    }, 120_000);
+  },
+);

@@ -14,18 +14,30 @@ describe('migration 20261127_0022_trust', () => {
   afterAll(() => database.drop());
 
   const columnsOf = async (table: string) =>
-    (await sql<{ column_name: string }>`select column_name from information_schema.columns where table_name = ${table} order by 1`.execute(db)).rows.map((r) => r.column_name);
-  const tableExists = async (table: string) => (await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_name = ${table}`.execute(db)).rows[0]!.n === 1;
+    (
+      await sql<{ column_name: string }>`select column_name from information_schema.columns where table_name = ${table} order by 1`.execute(
+        db,
+      )
+    ).rows.map((r) => r.column_name);
+  const tableExists = async (table: string) =>
+    (await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_name = ${table}`.execute(db)).rows[0]!
+      .n === 1;
 
-  it('keeps existing users verified, stores emails in one form, backfills team workspaces\' makers, and goes down and up again', async () => {
+  it("keeps existing users verified, stores emails in one form, backfills team workspaces' makers, and goes down and up again", async () => {
     await migrateDownThrough(db, '20261127_0022_trust');
     expect(await columnsOf('users')).not.toContain('email_verified_at');
     expect(await tableExists('mail_outbox')).toBe(false);
 
     await sql`insert into users (id, email, display_name, password_hash) values ('usr_a', '  Ａda@Example.COM ', null, 'h')`.execute(db);
-    await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs, kind) values ('ws_t', 'Team', 0, 60, 100, 10, 'team')`.execute(db);
-    await sql`insert into audit_events (id, workspace_id, action, actor_type, actor_id) values ('aud_t', 'ws_t', 'workspace.created', 'user', 'usr_a')`.execute(db);
-    await sql`insert into invitations (id, workspace_id, email, role, token_hash, invited_by, expires_at) values ('inv_a', 'ws_t', 'BOB@Example.com', 'member', 'th', 'usr_a', now() + interval '1 day')`.execute(db);
+    await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs, kind) values ('ws_t', 'Team', 0, 60, 100, 10, 'team')`.execute(
+      db,
+    );
+    await sql`insert into audit_events (id, workspace_id, action, actor_type, actor_id) values ('aud_t', 'ws_t', 'workspace.created', 'user', 'usr_a')`.execute(
+      db,
+    );
+    await sql`insert into invitations (id, workspace_id, email, role, token_hash, invited_by, expires_at) values ('inv_a', 'ws_t', 'BOB@Example.com', 'member', 'th', 'usr_a', now() + interval '1 day')`.execute(
+      db,
+    );
 
     const applied = await migrateToLatest(db);
     expect(applied).toEqual(migrationNames().filter((n) => n >= '20261127_0022_trust'));

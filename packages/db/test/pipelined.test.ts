@@ -31,7 +31,11 @@ describe('pipelined driver', () => {
       const result = (original as (...a: unknown[]) => unknown).apply(this, args);
       if (typeof text === 'string') {
         events.push(`sent ${text}`);
-        if (result instanceof Promise) result.then(() => events.push(`answered ${text}`), () => events.push(`answered ${text}`));
+        if (result instanceof Promise)
+          result.then(
+            () => events.push(`answered ${text}`),
+            () => events.push(`answered ${text}`),
+          );
       }
       return result;
     } as never);
@@ -53,7 +57,10 @@ describe('pipelined driver', () => {
     const at = new Date('2026-11-22T10:00:00.123Z');
     const hostile = "o'brien $1'); drop table pipelined; --";
     const rows = await db.transaction().execute(async (tx) => {
-      await tx.insertInto('pipelined' as never).values({ id: hostile, n: 1, at, tags: ['x', 'y,z'], doc: JSON.stringify({ q: hostile }) } as never).execute();
+      await tx
+        .insertInto('pipelined' as never)
+        .values({ id: hostile, n: 1, at, tags: ['x', 'y,z'], doc: JSON.stringify({ q: hostile }) } as never)
+        .execute();
       return tx
         .updateTable('pipelined' as never)
         .set({ n: sql`n + ${41}` } as never)
@@ -112,13 +119,15 @@ describe('pipelined driver', () => {
     });
     await locked;
     events = [];
-    const [lockedRows, read] = await db.transaction().execute((tx) =>
-      sendTogether(
-        tx,
-        sql<{ id: string }>`select id from pipelined where id = ${'shared'} for update`.compile(tx),
-        sql<{ n: number }>`select n from pipelined where id = ${'shared'} /* read */`.compile(tx),
-      ),
-    );
+    const [lockedRows, read] = await db
+      .transaction()
+      .execute((tx) =>
+        sendTogether(
+          tx,
+          sql<{ id: string }>`select id from pipelined where id = ${'shared'} for update`.compile(tx),
+          sql<{ n: number }>`select n from pipelined where id = ${'shared'} /* read */`.compile(tx),
+        ),
+      );
     await first;
     expect(lockedRows).toEqual([{ id: 'shared' }]);
     // The read's snapshot was taken after the lock wait: it sees the first transaction's 7.
@@ -143,14 +152,16 @@ describe('pipelined driver', () => {
 
   it('reports the first error of statements sent together and rolls the transaction back', async () => {
     await expect(
-      db.transaction().execute((tx) =>
-        sendTogether(
-          tx,
-          sql`insert into pipelined (id, n) values ('fourth', 4)`.compile(tx),
-          sql`insert into pipelined (id, n) values ('fourth', 5)`.compile(tx),
-          sql`select 1`.compile(tx),
+      db
+        .transaction()
+        .execute((tx) =>
+          sendTogether(
+            tx,
+            sql`insert into pipelined (id, n) values ('fourth', 4)`.compile(tx),
+            sql`insert into pipelined (id, n) values ('fourth', 5)`.compile(tx),
+            sql`select 1`.compile(tx),
+          ),
         ),
-      ),
     ).rejects.toMatchObject({ code: '23505' });
     expect((await sql`select 1 from pipelined where id = 'fourth'`.execute(db)).rows).toEqual([]);
   });
@@ -171,7 +182,11 @@ describe('pipelined driver', () => {
 
   it('refuses a streamed read with a clear error', async () => {
     await expect(async () => {
-      for await (const row of db.selectFrom('pipelined' as never).selectAll().stream()) void row;
+      for await (const row of db
+        .selectFrom('pipelined' as never)
+        .selectAll()
+        .stream())
+        void row;
     }).rejects.toThrow(/keyset slices/);
   });
 

@@ -31,7 +31,9 @@ describe('jsonRows', () => {
 
   it('works inside a transaction, whose statements carry their values as literals', async () => {
     const out = await db.transaction().execute(async (tx) => {
-      const { rows } = await sql<{ total: number }>`select sum(v.n)::int as total from ${jsonRows([{ n: 1 }, { n: 2 }, { n: 3 }], 'n int')} as v`.execute(tx);
+      const { rows } = await sql<{
+        total: number;
+      }>`select sum(v.n)::int as total from ${jsonRows([{ n: 1 }, { n: 2 }, { n: 3 }], 'n int')} as v`.execute(tx);
       return rows[0]!.total;
     });
     expect(out).toBe(6);

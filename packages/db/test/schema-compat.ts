@@ -48,7 +48,14 @@ export interface Contracted {
  */
 export const CONTRACTED: readonly Contracted[] = [];
 
-export type FindingKind = 'table-removed' | 'table-renamed' | 'column-removed' | 'column-renamed' | 'column-type-changed' | 'column-now-required' | 'new-required-column';
+export type FindingKind =
+  | 'table-removed'
+  | 'table-renamed'
+  | 'column-removed'
+  | 'column-renamed'
+  | 'column-type-changed'
+  | 'column-now-required'
+  | 'new-required-column';
 
 export interface Finding {
   kind: FindingKind;
@@ -59,7 +66,17 @@ export interface Finding {
 
 /** The public schema's tables, views and columns (the migrator's own tables left out). */
 export async function snapshotSchema(db: Db): Promise<SchemaSnapshot> {
-  const { rows } = await sql<{ table_name: string; table_type: string; column_name: string; data_type: string; udt_name: string; is_nullable: string; column_default: string | null; is_identity: string; is_generated: string }>`
+  const { rows } = await sql<{
+    table_name: string;
+    table_type: string;
+    column_name: string;
+    data_type: string;
+    udt_name: string;
+    is_nullable: string;
+    column_default: string | null;
+    is_identity: string;
+    is_generated: string;
+  }>`
     select c.table_name, t.table_type, c.column_name, c.data_type, c.udt_name, c.is_nullable, c.column_default, c.is_identity, c.is_generated
     from information_schema.columns c
     join information_schema.tables t on t.table_schema = c.table_schema and t.table_name = c.table_name
@@ -85,7 +102,8 @@ const sameColumns = (a: TableShape, b: TableShape) => {
 
 /** What the previous release could meet broken in `next`; allowed removals left out. */
 export function compareSchemas(previous: SchemaSnapshot, next: SchemaSnapshot, contracted: readonly Contracted[] = CONTRACTED): Finding[] {
-  const allowed = (table: string, column?: string) => contracted.some((c) => c.table === table && (c.column === undefined || c.column === column));
+  const allowed = (table: string, column?: string) =>
+    contracted.some((c) => c.table === table && (c.column === undefined || c.column === column));
   const findings: Finding[] = [];
   const newTables = Object.keys(next).filter((name) => !(name in previous));
   for (const [table, before] of Object.entries(previous)) {
@@ -95,7 +113,11 @@ export function compareSchemas(previous: SchemaSnapshot, next: SchemaSnapshot, c
       const renamed = newTables.find((name) => sameColumns(before, next[name]!));
       findings.push(
         renamed
-          ? { kind: 'table-renamed', table, detail: `${before.kind} ${table} is gone and ${renamed} has its columns: renamed? The previous release still reads ${table}` }
+          ? {
+              kind: 'table-renamed',
+              table,
+              detail: `${before.kind} ${table} is gone and ${renamed} has its columns: renamed? The previous release still reads ${table}`,
+            }
           : { kind: 'table-removed', table, detail: `${before.kind} ${table} is gone: the previous release still reads it` },
       );
       continue;
@@ -110,14 +132,25 @@ export function compareSchemas(previous: SchemaSnapshot, next: SchemaSnapshot, c
         if (renamed) renameTargets.add(renamed);
         findings.push(
           renamed
-            ? { kind: 'column-renamed', table, column, detail: `${table}.${column} is gone and ${table}.${renamed} (${shape.type}) is new: renamed? The previous release still reads ${column}` }
+            ? {
+                kind: 'column-renamed',
+                table,
+                column,
+                detail: `${table}.${column} is gone and ${table}.${renamed} (${shape.type}) is new: renamed? The previous release still reads ${column}`,
+              }
             : { kind: 'column-removed', table, column, detail: `${table}.${column} is gone: the previous release still reads it` },
         );
         continue;
       }
-      if (now.type !== shape.type && !allowed(table, column)) findings.push({ kind: 'column-type-changed', table, column, detail: `${table}.${column} was ${shape.type} and is ${now.type}` });
+      if (now.type !== shape.type && !allowed(table, column))
+        findings.push({ kind: 'column-type-changed', table, column, detail: `${table}.${column} was ${shape.type} and is ${now.type}` });
       if (before.kind === 'table' && shape.nullable && !now.nullable && !now.hasDefault && !allowed(table, column)) {
-        findings.push({ kind: 'column-now-required', table, column, detail: `${table}.${column} is now NOT NULL without a default: the previous release's inserts may leave it out` });
+        findings.push({
+          kind: 'column-now-required',
+          table,
+          column,
+          detail: `${table}.${column} is now NOT NULL without a default: the previous release's inserts may leave it out`,
+        });
       }
     }
     if (before.kind !== 'table') continue;
@@ -125,7 +158,12 @@ export function compareSchemas(previous: SchemaSnapshot, next: SchemaSnapshot, c
       if (renameTargets.has(column)) continue;
       const shape = after.columns[column]!;
       if (!shape.nullable && !shape.hasDefault && !allowed(table, column)) {
-        findings.push({ kind: 'new-required-column', table, column, detail: `${table}.${column} is new, NOT NULL and without a default: the previous release's inserts into ${table} do not set it` });
+        findings.push({
+          kind: 'new-required-column',
+          table,
+          column,
+          detail: `${table}.${column} is new, NOT NULL and without a default: the previous release's inserts into ${table} do not set it`,
+        });
       }
     }
   }

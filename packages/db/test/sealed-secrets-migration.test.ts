@@ -26,7 +26,9 @@ describe('migration 20261127_0023_sealed_webhook_secrets', () => {
 
   it('seals the clear secrets of 0022, opens them again on the way down, and refuses clear values once applied', async () => {
     await migrateDownThrough(db, '20261127_0023_sealed_webhook_secrets');
-    await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_seal', 's', 10, 60, 100, 10)`.execute(db);
+    await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_seal', 's', 10, 60, 100, 10)`.execute(
+      db,
+    );
     const current = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
     const previous = `whsec_${Buffer.alloc(32, 9).toString('base64')}`;
     await sql`
@@ -36,7 +38,9 @@ describe('migration 20261127_0023_sealed_webhook_secrets', () => {
     // More than one batch of the migration's (500), so its paging is exercised.
     await sql`
       insert into webhooks (id, workspace_id, url, events, secret)
-      select 'whk_bulk_' || lpad(n::text, 4, '0'), 'ws_seal', 'https://hooks.example.com/bulk', '{*}', 'whsec_bulk' || n from generate_series(1, 1100) n`.execute(db);
+      select 'whk_bulk_' || lpad(n::text, 4, '0'), 'ws_seal', 'https://hooks.example.com/bulk', '{*}', 'whsec_bulk' || n from generate_series(1, 1100) n`.execute(
+      db,
+    );
 
     expect(await migrateToLatest(db)).toEqual(FROM_0023);
     const clear = await stored('whk_clear');
@@ -45,13 +49,17 @@ describe('migration 20261127_0023_sealed_webhook_secrets', () => {
     expect(sealer.open(clear.secret)).toBe(current);
     expect(sealer.open(clear.previous_secret!)).toBe(previous);
     expect(await stored('whk_fresh')).toEqual({ secret: expect.stringMatching(/^sealed:v1:/), previous_secret: null });
-    const left = await sql<{ n: number }>`select count(*)::int as n from webhooks where secret like 'whsec_%' or previous_secret like 'whsec_%'`.execute(db);
+    const left = await sql<{
+      n: number;
+    }>`select count(*)::int as n from webhooks where secret like 'whsec_%' or previous_secret like 'whsec_%'`.execute(db);
     expect(left.rows[0]!.n).toBe(0);
     expect(sealer.open((await stored('whk_bulk_1100')).secret)).toBe('whsec_bulk1100');
 
     // No clear value can be written any more, in either column.
     await expect(sql`update webhooks set secret = ${current} where id = 'whk_clear'`.execute(db)).rejects.toThrow(/webhooks_secret_sealed/);
-    await expect(sql`update webhooks set previous_secret = ${previous} where id = 'whk_clear'`.execute(db)).rejects.toThrow(/webhooks_previous_secret_sealed/);
+    await expect(sql`update webhooks set previous_secret = ${previous} where id = 'whk_clear'`.execute(db)).rejects.toThrow(
+      /webhooks_previous_secret_sealed/,
+    );
 
     // Down: the code before 0023 signs with clear secrets, so they are opened again.
     await migrateDownThrough(db, '20261127_0023_sealed_webhook_secrets');

@@ -106,11 +106,14 @@ export class GroupCommit<I, O> {
   private armStaleTimer(): void {
     if (this.staleTimer || !Number.isFinite(this.maxWaitMs) || this.queue.length === 0) return;
     const due = this.queue[0]!.queuedAt + this.maxWaitMs - performance.now();
-    this.staleTimer = setTimeout(() => {
-      this.staleTimer = null;
-      this.refuseStale();
-      this.armStaleTimer();
-    }, Math.max(0, due) + 1);
+    this.staleTimer = setTimeout(
+      () => {
+        this.staleTimer = null;
+        this.refuseStale();
+        this.armStaleTimer();
+      },
+      Math.max(0, due) + 1,
+    );
     this.staleTimer.unref();
   }
 

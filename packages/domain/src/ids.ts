@@ -6,7 +6,29 @@ import { monotonicFactory } from 'ulid';
  * res_…, and for users and teams usr_…, ses_…, inv_…, aud_…; for webhooks whk_… (endpoints), evt_…
  * (events) and dlv_… (deliveries); pay_… for billing payments.
  */
-export type IdPrefix = 'job' | 'bat' | 'sch' | 'run' | 'key' | 'ws' | 'res' | 'usr' | 'ses' | 'inv' | 'aud' | 'whk' | 'evt' | 'dlv' | 'tok' | 'msg' | 'mrq' | 'pay' | 'dst' | 'mon' | 'mrn' | 'mch';
+export type IdPrefix =
+  | 'job'
+  | 'bat'
+  | 'sch'
+  | 'run'
+  | 'key'
+  | 'ws'
+  | 'res'
+  | 'usr'
+  | 'ses'
+  | 'inv'
+  | 'aud'
+  | 'whk'
+  | 'evt'
+  | 'dlv'
+  | 'tok'
+  | 'msg'
+  | 'mrq'
+  | 'pay'
+  | 'dst'
+  | 'mon'
+  | 'mrn'
+  | 'mch';
 
 /**
  * ulid's own source asks the OS for one byte per character; this one draws the bytes from a

@@ -9,7 +9,18 @@ export const DOMAIN_LAYERS: readonly { name: string; units: readonly string[] }[
     // Plumbing every module may use: errors, ids, the clock, the resources a process is built
     // from, transactions and group commits, paging, sealing, the payment gateway's port; and this table.
     name: 'kernel',
-    units: ['errors.ts', 'ids.ts', 'time.ts', 'resources.ts', 'tx.ts', 'group-commit.ts', 'paging.ts', 'sealing.ts', 'payment-gateway.ts', 'layers.ts'],
+    units: [
+      'errors.ts',
+      'ids.ts',
+      'time.ts',
+      'resources.ts',
+      'tx.ts',
+      'group-commit.ts',
+      'paging.ts',
+      'sealing.ts',
+      'payment-gateway.ts',
+      'layers.ts',
+    ],
   },
   {
     // What the processes write and read: the ledger (credits, postings, reservations), the

@@ -44,7 +44,10 @@ export function pageQuery<T extends Listed, O>(
   let q = query.where(sql<boolean>`workspace_id = any(${[tenant.workspace.id]}::text[])`);
   if (page.startingAfter !== null) q = q.where(sql<boolean>`id < ${page.startingAfter}`);
   const newestFirst: OrderByDirection = 'desc';
-  return q.orderBy(sql`workspace_id`).orderBy(sql`id`, newestFirst).limit(page.limit + 1);
+  return q
+    .orderBy(sql`workspace_id`)
+    .orderBy(sql`id`, newestFirst)
+    .limit(page.limit + 1);
 }
 
 /** The page of `limit` rows out of `rows`, read with a limit of `limit + 1`. */

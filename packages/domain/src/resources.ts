@@ -108,7 +108,9 @@ export interface ResultObjects {
    * Writes several pages (the last pages of jobs completed together) as one new object, each
    * page a compressed part of its own; the object's key and each part's place in it.
    */
-  putPages(pages: ReadonlyArray<{ jobId: string; pageNo: number; lines: readonly string[] }>): Promise<{ key: string; parts: ObjectPart[] }>;
+  putPages(
+    pages: ReadonlyArray<{ jobId: string; pageNo: number; lines: readonly string[] }>,
+  ): Promise<{ key: string; parts: ObjectPart[] }>;
   /** The item texts of a page's object (or of its part of a shared object), in order. */
   lines(key: string, part?: ObjectPart | null): Promise<string[]>;
   delete(keys: readonly string[]): Promise<void>;

@@ -21,7 +21,12 @@ async function tenantOf(workspaceId: string) {
 }
 
 function submit(tenant: Awaited<ReturnType<typeof tenantOf>>, target: string, idempotencyKey: string | null = null) {
-  return createJob(stack.runtime.services, tenant, { platform: 'instagram', operation: 'profile', target }, { endpoint: 'POST /v1/jobs', idempotencyKey });
+  return createJob(
+    stack.runtime.services,
+    tenant,
+    { platform: 'instagram', operation: 'profile', target },
+    { endpoint: 'POST /v1/jobs', idempotencyKey },
+  );
 }
 
 async function usageOf(workspaceId: string) {
@@ -54,9 +59,17 @@ describe('group admission', () => {
     ]);
 
     expect(outcomes.map(codeOf)).toEqual([
-      'ok', 'ok', 'ok', 'ok', 'insufficient_credits',
-      'ok', 'ok', 'idempotency_key_conflict',
-      'ok', 'ok', 'concurrent_job_limit_exceeded',
+      'ok',
+      'ok',
+      'ok',
+      'ok',
+      'insufficient_credits',
+      'ok',
+      'ok',
+      'idempotency_key_conflict',
+      'ok',
+      'ok',
+      'concurrent_job_limit_exceeded',
     ]);
     const value = (i: number) => (outcomes[i] as PromiseFulfilledResult<CreatedJob>).value;
     expect(value(2).deduplicated).toBe(true);

@@ -23,7 +23,10 @@ it('keeps single jobs out of the batch index and finds batch children through it
     body: { platform: 'instagram', operation: 'profile', targets: ['batch_index_a', 'batch_index_b', 'batch_index_c'] },
   });
   expect(batch.status).toBe(202);
-  const single = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', target: 'batch_index_single' } });
+  const single = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'instagram', operation: 'profile', target: 'batch_index_single' },
+  });
   expect(single.status).toBe(202);
   // Thousands of single jobs in the same workspace, as a busy workspace has.
   await sql`
@@ -42,11 +45,23 @@ it('keeps single jobs out of the batch index and finds batch children through it
   expect(old.rows[0]!.n).toBe(0);
 
   const explain = async (text: string, parameters: unknown[]) => {
-    const { rows } = await db.executeQuery<{ 'QUERY PLAN': unknown }>({ sql: `explain (format json) ${text}`, parameters, query: undefined as never, queryId: undefined as never });
+    const { rows } = await db.executeQuery<{ 'QUERY PLAN': unknown }>({
+      sql: `explain (format json) ${text}`,
+      parameters,
+      query: undefined as never,
+      queryId: undefined as never,
+    });
     return indexesIn(rows[0]!['QUERY PLAN']);
   };
-  const byOne = await explain('select * from jobs where workspace_id = $1 and batch_id = $2 and status = $3 order by batch_position', [ws.workspaceId, batch.body.id, 'completed']);
-  const byList = await explain('select id, target from jobs where workspace_id = $1 and batch_id = any($2::text[]) order by batch_id, batch_position', [ws.workspaceId, [batch.body.id, 'bat_other']]);
+  const byOne = await explain('select * from jobs where workspace_id = $1 and batch_id = $2 and status = $3 order by batch_position', [
+    ws.workspaceId,
+    batch.body.id,
+    'completed',
+  ]);
+  const byList = await explain(
+    'select id, target from jobs where workspace_id = $1 and batch_id = any($2::text[]) order by batch_id, batch_position',
+    [ws.workspaceId, [batch.body.id, 'bat_other']],
+  );
   expect(byOne).toEqual(['jobs_batch_children_idx']);
   expect(byList).toEqual(['jobs_batch_children_idx']);
 

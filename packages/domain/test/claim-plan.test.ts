@@ -33,7 +33,10 @@ async function backlog(templateId: string, count: number): Promise<string[]> {
 
 it('claims by primary key while thousands of jobs are queued, and claims only those given', async () => {
   const ws = await stack.workspace({ credits: 1_000 });
-  const res = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', target: 'planner_template' } });
+  const res = await stack.api.post('/v1/jobs', {
+    headers: ws.auth,
+    body: { platform: 'instagram', operation: 'profile', target: 'planner_template' },
+  });
   expect(res.status).toBe(202);
   const queued = await backlog(res.body.id, 3_000);
   const wanted = queued.slice(100, 106);
@@ -49,6 +52,11 @@ it('claims by primary key while thousands of jobs are queued, and claims only th
 
   const claimed = await claimJobs(stack.runtime.services, wanted);
   expect(claimed.map((row) => (row && !(row instanceof Error) ? row.id : null))).toEqual(wanted);
-  const running = await stack.runtime.db.selectFrom('jobs').select('id').where('workspace_id', '=', ws.workspaceId).where('status', '=', 'running').execute();
+  const running = await stack.runtime.db
+    .selectFrom('jobs')
+    .select('id')
+    .where('workspace_id', '=', ws.workspaceId)
+    .where('status', '=', 'running')
+    .execute();
   expect(running.map((r) => r.id).sort()).toEqual([...wanted].sort());
 });

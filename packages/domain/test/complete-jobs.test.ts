@@ -1,10 +1,5 @@
 import type { JobRow } from '@sdx/db';
-import {
-  claimJobs,
-  type Completion,
-  completeJobs,
-  getUsage,
-} from '@sdx/domain/testing';
+import { claimJobs, type Completion, completeJobs, getUsage } from '@sdx/domain/testing';
 import type { Item } from '@sdx/providers';
 import { startTestStack, type SeededWorkspace, type TestStack, reserveForTest, settleReservation, settleReservations } from '@sdx/testing';
 
@@ -131,7 +126,14 @@ describe('group completion', () => {
     rows.forEach((row, i) => {
       const [count, billed] = expected[i]!;
       if (count < 0) return;
-      expect(row).toMatchObject({ status: 'completed', result_count: count, billed_units: count, billed_credits: billed, lease_token: null, progress_current: count });
+      expect(row).toMatchObject({
+        status: 'completed',
+        result_count: count,
+        billed_units: count,
+        billed_credits: billed,
+        lease_token: null,
+        progress_current: count,
+      });
       expect(row.finished_at).not.toBeNull();
     });
     // One group, one moment.
@@ -139,7 +141,11 @@ describe('group completion', () => {
     expect(rows[2]).toMatchObject({ status: 'cancelled', billed_credits: 0 });
     expect(rows[6]).toMatchObject({ status: 'running', lease_token: 'another-attempt', billed_credits: 0, result_count: null });
 
-    const pages = await stack.runtime.db.selectFrom('job_result_pages').select(['job_id', 'item_count']).where('job_id', 'in', ids).execute();
+    const pages = await stack.runtime.db
+      .selectFrom('job_result_pages')
+      .select(['job_id', 'item_count'])
+      .where('job_id', 'in', ids)
+      .execute();
     expect(new Map(pages.map((p) => [p.job_id, p.item_count]))).toEqual(
       new Map([
         [full, 10],
@@ -152,10 +158,18 @@ describe('group completion', () => {
     );
 
     expect(await settles(full)).toEqual([{ credits: 20, plan_credits: 20, promo_credits: 0, purchased_credits: 0, units: 10, note: null }]);
-    expect(await settles(partial)).toEqual([{ credits: 6, plan_credits: 6, promo_credits: 0, purchased_credits: 0, units: 3, note: 'released 14 unused credits' }]);
-    expect(await settles(planPromo)).toEqual([{ credits: 40, plan_credits: 30, promo_credits: 10, purchased_credits: 0, units: 20, note: null }]);
-    expect(await settles(promo)).toEqual([{ credits: 10, plan_credits: 0, promo_credits: 10, purchased_credits: 0, units: 5, note: 'released 30 unused credits' }]);
-    expect(await settles(purchased)).toEqual([{ credits: 40, plan_credits: 0, promo_credits: 0, purchased_credits: 40, units: 20, note: null }]);
+    expect(await settles(partial)).toEqual([
+      { credits: 6, plan_credits: 6, promo_credits: 0, purchased_credits: 0, units: 3, note: 'released 14 unused credits' },
+    ]);
+    expect(await settles(planPromo)).toEqual([
+      { credits: 40, plan_credits: 30, promo_credits: 10, purchased_credits: 0, units: 20, note: null },
+    ]);
+    expect(await settles(promo)).toEqual([
+      { credits: 10, plan_credits: 0, promo_credits: 10, purchased_credits: 0, units: 5, note: 'released 30 unused credits' },
+    ]);
+    expect(await settles(purchased)).toEqual([
+      { credits: 40, plan_credits: 0, promo_credits: 0, purchased_credits: 40, units: 20, note: null },
+    ]);
     expect(await settles(over)).toEqual([{ credits: 10, plan_credits: 10, promo_credits: 0, purchased_credits: 0, units: 8, note: null }]);
     expect(await settles(cancelled)).toEqual([]);
     expect(await settles(takenOver)).toEqual([]);
@@ -163,10 +177,33 @@ describe('group completion', () => {
     expect(await reservation(takenOver)).toMatchObject({ status: 'held', settled_credits: null });
     expect(await reservation(over)).toMatchObject({ status: 'settled', settled_credits: 10 });
 
-    expect(await usage(one)).toMatchObject({ credits_used: 36, credits_reserved: 0, credits_remaining: 964, units_used: 21, lifetime_spent: 36 });
-    expect(await usage(two, 150)).toMatchObject({ credits_used: 90, credits_reserved: 40, promotional_credits: 30, purchased_credits: 60, lifetime_spent: 90 });
-    const balance = await stack.runtime.db.selectFrom('credit_balances').selectAll().where('workspace_id', '=', two.workspaceId).executeTakeFirstOrThrow();
-    expect(balance).toMatchObject({ plan_used: 30, plan_reserved: 0, promo_reserved: 0, purchased_reserved: 40, units_reserved: 20, units_used: 45 });
+    expect(await usage(one)).toMatchObject({
+      credits_used: 36,
+      credits_reserved: 0,
+      credits_remaining: 964,
+      units_used: 21,
+      lifetime_spent: 36,
+    });
+    expect(await usage(two, 150)).toMatchObject({
+      credits_used: 90,
+      credits_reserved: 40,
+      promotional_credits: 30,
+      purchased_credits: 60,
+      lifetime_spent: 90,
+    });
+    const balance = await stack.runtime.db
+      .selectFrom('credit_balances')
+      .selectAll()
+      .where('workspace_id', '=', two.workspaceId)
+      .executeTakeFirstOrThrow();
+    expect(balance).toMatchObject({
+      plan_used: 30,
+      plan_reserved: 0,
+      promo_reserved: 0,
+      purchased_reserved: 40,
+      units_reserved: 20,
+      units_used: 45,
+    });
 
     // The same group again (a duplicate delivery): nothing is owned, nothing is billed twice.
     expect(await completeJobs(stack.runtime.services, group)).toEqual(group.map(() => false));
@@ -243,11 +280,11 @@ describe('settleReservations', () => {
   }
 
   async function balanceOf(workspaceId: string) {
-    const { workspace_id: _id, updated_at: _at, ...rest } = await stack.runtime.db
-      .selectFrom('credit_balances')
-      .selectAll()
-      .where('workspace_id', '=', workspaceId)
-      .executeTakeFirstOrThrow();
+    const {
+      workspace_id: _id,
+      updated_at: _at,
+      ...rest
+    } = await stack.runtime.db.selectFrom('credit_balances').selectAll().where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
     return rest;
   }
 
@@ -262,17 +299,29 @@ describe('settleReservations', () => {
       const jobs: string[] = [];
       for (const credits of [20, 40, 40, 40, 10, 15]) jobs.push(await reserve(ws.workspaceId, credits));
       // The balance was last touched in an earlier month: settling rolls it over first.
-      await stack.runtime.db.updateTable('credit_balances').set({ period_start: '2000-01-01', plan_used: 7 }).where('workspace_id', '=', ws.workspaceId).execute();
+      await stack.runtime.db
+        .updateTable('credit_balances')
+        .set({ period_start: '2000-01-01', plan_used: 7 })
+        .where('workspace_id', '=', ws.workspaceId)
+        .execute();
       setups.push({ ws, jobs });
     }
     const now = new Date();
     const [batched, single] = setups as [(typeof setups)[0], (typeof setups)[0]];
-    const many = await stack.runtime.db
-      .transaction()
-      .execute((tx) => settleReservations(tx, now, batched.jobs.map((jobId, i) => ({ jobId, credits: charges[i]!, units: charges[i]! }))));
+    const many = await stack.runtime.db.transaction().execute((tx) =>
+      settleReservations(
+        tx,
+        now,
+        batched.jobs.map((jobId, i) => ({ jobId, credits: charges[i]!, units: charges[i]! })),
+      ),
+    );
     const oneByOne: Array<number | null> = [];
     for (const [i, jobId] of single.jobs.entries()) {
-      oneByOne.push(await stack.runtime.db.transaction().execute((tx) => settleReservation(tx, now, { jobId, credits: charges[i]!, units: charges[i]! })));
+      oneByOne.push(
+        await stack.runtime.db
+          .transaction()
+          .execute((tx) => settleReservation(tx, now, { jobId, credits: charges[i]!, units: charges[i]! })),
+      );
     }
     expect(batched.jobs.map((id) => many.get(id) ?? null)).toEqual(oneByOne);
     expect(oneByOne).toEqual([20, 5, 40, 0, 10, 13]);
@@ -281,9 +330,13 @@ describe('settleReservations', () => {
     expect((await ledgerOf(batched.ws.workspaceId)).filter((e) => e.entry_type === 'plan_allowance')).toHaveLength(2);
 
     // Settled once: again, nothing is charged.
-    const again = await stack.runtime.db
-      .transaction()
-      .execute((tx) => settleReservations(tx, now, batched.jobs.map((jobId) => ({ jobId, credits: 1, units: 1 }))));
+    const again = await stack.runtime.db.transaction().execute((tx) =>
+      settleReservations(
+        tx,
+        now,
+        batched.jobs.map((jobId) => ({ jobId, credits: 1, units: 1 })),
+      ),
+    );
     expect(again.size).toBe(0);
     expect(await ledgerOf(batched.ws.workspaceId)).toEqual(await ledgerOf(single.ws.workspaceId));
   });

@@ -44,7 +44,9 @@ describe('credit ledger', () => {
       Array.from({ length: 8 }, () => db.transaction().execute((tx) => settleReservation(tx, now, { jobId: a, credits: 25, units: 25 }))),
     );
     expect(settles.filter((s) => s !== null)).toEqual([25]);
-    const releases = await Promise.all(Array.from({ length: 8 }, () => db.transaction().execute((tx) => releaseReservation(tx, now, b, 'test'))));
+    const releases = await Promise.all(
+      Array.from({ length: 8 }, () => db.transaction().execute((tx) => releaseReservation(tx, now, b, 'test'))),
+    );
     expect(releases.filter(Boolean)).toHaveLength(1);
     // A settled reservation cannot be released afterwards, nor the other way round.
     expect(await db.transaction().execute((tx) => releaseReservation(tx, now, a, 'late'))).toBe(false);
@@ -65,7 +67,14 @@ describe('credit ledger', () => {
     expect([res.plan_amount, res.promo_amount, res.purchased_amount]).toEqual([10, 5, 15]);
     await stack.runtime.db.transaction().execute((tx) => settleReservation(tx, new Date(), { jobId: job, credits: 12, units: 12 }));
     const u = await usage(ws.workspaceId);
-    expect(u).toMatchObject({ credits_used: 12, credits_reserved: 0, promotional_credits: 3, purchased_credits: 20, credits_remaining: 23, lifetime_purchased: 20 });
+    expect(u).toMatchObject({
+      credits_used: 12,
+      credits_reserved: 0,
+      promotional_credits: 3,
+      purchased_credits: 20,
+      credits_remaining: 23,
+      lifetime_purchased: 20,
+    });
   });
 
   it('ignores expired promotional credits', async () => {

@@ -37,7 +37,10 @@ describe('GroupCommit', () => {
     const results = await Promise.allSettled([group.submit(1), group.submit(2), group.submit(3)]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
     const all = await Promise.allSettled([group.submit(99), group.submit(5)]);
-    expect(all.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'ok'))).toEqual(['database unreachable', 'database unreachable']);
+    expect(all.map((r) => (r.status === 'rejected' ? (r.reason as Error).message : 'ok'))).toEqual([
+      'database unreachable',
+      'database unreachable',
+    ]);
   });
 
   it('refuses items that waited past maxWaitMs, and new items past maxQueued, while a flush is stuck', async () => {

@@ -21,11 +21,26 @@ beforeAll(async () => {
   const db = stack.runtime.db;
   const ws = await stack.workspace({ credits: 10_000, rateLimitPerMinute: 100_000 });
   const neighbour = await stack.workspace({ credits: 10_000 });
-  tenant = { workspace: await db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow(), keyId: null, role: 'owner' };
-  const batch = await stack.api.post('/v1/batches', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', targets: ['plan_a', 'plan_b'] } });
+  tenant = {
+    workspace: await db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow(),
+    keyId: null,
+    role: 'owner',
+  };
+  const batch = await stack.api.post('/v1/batches', {
+    headers: ws.auth,
+    body: { platform: 'instagram', operation: 'profile', targets: ['plan_a', 'plan_b'] },
+  });
   const schedule = await stack.api.post('/v1/schedules', {
     headers: ws.auth,
-    body: { name: 'plans', platform: 'instagram', operation: 'profile', targets: ['nasa'], frequency: 'daily', timezone: 'UTC', starts_at: '2031-01-01T00:00:00Z' },
+    body: {
+      name: 'plans',
+      platform: 'instagram',
+      operation: 'profile',
+      targets: ['nasa'],
+      frequency: 'daily',
+      timezone: 'UTC',
+      starts_at: '2031-01-01T00:00:00Z',
+    },
   });
   batchId = batch.body.id;
   scheduleId = schedule.body.id;
@@ -54,7 +69,10 @@ beforeAll(async () => {
     select (jsonb_populate_record(null::${sql.table(table)}, to_jsonb(t) || jsonb_build_object('id', ${tag} || lpad(g::text, 8, '0'), 'workspace_id', ${workspaceId}::text))).*
     from ${sql.table(table)} t, generate_series(1, ${count}::int) g where t.id = ${id}
   `;
-  for (const [workspaceId, tag, count] of [[ws.workspaceId, '00own', 3000], [neighbour.workspaceId, '01nbr', 600]] as const) {
+  for (const [workspaceId, tag, count] of [
+    [ws.workspaceId, '00own', 3000],
+    [neighbour.workspaceId, '01nbr', 600],
+  ] as const) {
     await copies('batches', batchId, workspaceId, `bat_${tag}`, count).execute(db);
     await copies('schedules', scheduleId, workspaceId, `sch_${tag}`, count).execute(db);
   }
@@ -73,7 +91,9 @@ afterAll(async () => {
 });
 
 /** The plans of the statements `run` sends, with the page query (the one ordered by ID) last. */
-async function plansOf(run: (db: TestStack['runtime']['db']) => Promise<unknown>): Promise<Array<{ sql: string; indexes: string[]; nodes: string[] }>> {
+async function plansOf(
+  run: (db: TestStack['runtime']['db']) => Promise<unknown>,
+): Promise<Array<{ sql: string; indexes: string[]; nodes: string[] }>> {
   const recorder = recordingStatements(stack.runtime.db);
   await run(recorder.db);
   const plans = [];
@@ -126,11 +146,23 @@ describe.each<[string, JobFilters, string]>([
 });
 
 it.each<[string, JobFilters, string[]]>([
-  ['platform and operation', { platform: 'twitter', operation: 'followers' }, ['jobs_workspace_platform_idx', 'jobs_workspace_operation_idx']],
-  ['status, platform and operation', { status: 'failed', platform: 'twitter', operation: 'followers' }, ['jobs_workspace_status_idx', 'jobs_workspace_platform_idx', 'jobs_workspace_operation_idx']],
+  [
+    'platform and operation',
+    { platform: 'twitter', operation: 'followers' },
+    ['jobs_workspace_platform_idx', 'jobs_workspace_operation_idx'],
+  ],
+  [
+    'status, platform and operation',
+    { status: 'failed', platform: 'twitter', operation: 'followers' },
+    ['jobs_workspace_status_idx', 'jobs_workspace_platform_idx', 'jobs_workspace_operation_idx'],
+  ],
   // Filters that most jobs pass: the workspace's own order, checking the filter on each row, is as good.
   ['a status most jobs have', { status: 'completed' }, ['jobs_workspace_status_idx', 'jobs_workspace_idx']],
-  ['a platform most jobs have', { platform: 'instagram', operation: 'profile' }, ['jobs_workspace_platform_idx', 'jobs_workspace_operation_idx', 'jobs_workspace_idx']],
+  [
+    'a platform most jobs have',
+    { platform: 'instagram', operation: 'profile' },
+    ['jobs_workspace_platform_idx', 'jobs_workspace_operation_idx', 'jobs_workspace_idx'],
+  ],
 ])('GET /v1/jobs filtered by %s reads one of their indexes, in order', async (_name, filters, indexes) => {
   for (const startingAfter of [null, DEEP]) {
     const { page } = await pageQueryPlan(filters, startingAfter);

@@ -17,7 +17,11 @@ afterAll(async () => {
 describe('pricing at admission rates', () => {
   it('settles a job admitted before a price change at the old rates, bundled posts included', async () => {
     const ws = await stack.workspace({ credits: 1000 });
-    const workspace = await stack.runtime.db.selectFrom('workspaces').selectAll().where('id', '=', ws.workspaceId).executeTakeFirstOrThrow();
+    const workspace = await stack.runtime.db
+      .selectFrom('workspaces')
+      .selectAll()
+      .where('id', '=', ws.workspaceId)
+      .executeTakeFirstOrThrow();
     const tenant = { workspace, keyId: null, role: null };
     const profile = findOperation('instagram', 'profile')!;
     const posts = findOperation('instagram', 'posts')!;
@@ -29,7 +33,11 @@ describe('pricing at admission rates', () => {
       { platform: 'instagram', operation: 'profile', target: 'natgeo', include_posts: 5 },
       { endpoint: 'POST /v1/jobs' },
     );
-    expect(job).toMatchObject({ credit_rate: before.profile, bundle_credit_rate: before.posts, reserved_credits: before.profile + 5 * before.posts });
+    expect(job).toMatchObject({
+      credit_rate: before.profile,
+      bundle_credit_rate: before.posts,
+      reserved_credits: before.profile + 5 * before.posts,
+    });
 
     // The catalog's prices change while the job waits for a worker.
     profile.credits_per_result = 0;
@@ -50,7 +58,14 @@ describe('pricing at admission rates', () => {
   });
 
   it('never charges more than was reserved', () => {
-    const rates = { credit_rate: 2, results_per_credit: 1, base_credits: 0, bundle_credit_rate: null, bundle_results_per_credit: null, bundle_base_credits: null };
+    const rates = {
+      credit_rate: 2,
+      results_per_credit: 1,
+      base_credits: 0,
+      bundle_credit_rate: null,
+      bundle_results_per_credit: null,
+      bundle_base_credits: null,
+    };
     expect(chargeOf({ ...rates, reserved_credits: 10 }, 3, 0)).toBe(6);
     expect(chargeOf({ ...rates, reserved_credits: 10 }, 30, 0)).toBe(10);
   });

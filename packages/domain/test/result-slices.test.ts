@@ -13,7 +13,9 @@ describe('result slices', () => {
   beforeAll(async () => {
     database = await createTestDb();
     db = database.db;
-    await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_s', 's', 10, 60, 100, 10)`.execute(db);
+    await sql`insert into workspaces (id, name, monthly_quota, rate_limit_per_minute, max_result_limit, max_active_jobs) values ('ws_s', 's', 10, 60, 100, 10)`.execute(
+      db,
+    );
     await sql`
       insert into jobs (id, workspace_id, platform, operation, target, normalized_target, request_key, requested_limit, status, max_attempts, credit_rate, results_per_credit, base_credits)
       values ('job_s', 'ws_s', 'twitter', 'followers', 'x', 'x', 'k', 1000, 'completed', 4, 1, 1, 0)`.execute(db);
@@ -21,7 +23,10 @@ describe('result slices', () => {
     for (const [index, size] of sizes.entries()) {
       const items = Array.from({ length: size }, () => ({ id: next++, name: `caf\u00e9 "${next}", ok` }));
       all.push(...items);
-      await db.insertInto('job_result_pages').values({ job_id: 'job_s', page_no: index + 1, item_count: size, items: JSON.stringify(items) }).execute();
+      await db
+        .insertInto('job_result_pages')
+        .values({ job_id: 'job_s', page_no: index + 1, item_count: size, items: JSON.stringify(items) })
+        .execute();
     }
   });
   afterAll(() => database.drop());

@@ -24,16 +24,7 @@ const POST_FIELDS = [
  * as dotted paths (metrics.views); arrays stay one column and are written as JSON text.
  */
 export const KIND_FIELDS: Readonly<Record<ItemKind, readonly string[]>> = {
-  profile: [
-    'display_name',
-    'bio',
-    'avatar_url',
-    'verified',
-    'private',
-    'followers_count',
-    'following_count',
-    'posts_count',
-  ],
+  profile: ['display_name', 'bio', 'avatar_url', 'verified', 'private', 'followers_count', 'following_count', 'posts_count'],
   post: POST_FIELDS,
   video: POST_FIELDS,
   comment: ['parent_id', 'comment_url', 'likes', 'reply_count'],
@@ -56,14 +47,7 @@ export const KIND_FIELDS: Readonly<Record<ItemKind, readonly string[]>> = {
     'reach',
   ],
   advertiser: ['name', 'page_id', 'category', 'ads_count'],
-  analytics: [
-    'followers_count',
-    'posts_count',
-    'average_likes',
-    'average_comments',
-    'engagement_rate',
-    'posting_frequency_per_week',
-  ],
+  analytics: ['followers_count', 'posts_count', 'average_likes', 'average_comments', 'engagement_rate', 'posting_frequency_per_week'],
 };
 
 /**

@@ -84,7 +84,11 @@ describe('writeCsv', () => {
   it('writes only a header for an empty source', async () => {
     const out = new Collector();
     expect(await writeCsv(pagesOf([]), out, { contextColumns: [], itemKinds: ['comment'] })).toBe(0);
-    expect(out.text()).toBe(`${columnsFor(['comment']).map((c) => `"${c}"`).join(',')}\r\n`);
+    expect(out.text()).toBe(
+      `${columnsFor(['comment'])
+        .map((c) => `"${c}"`)
+        .join(',')}\r\n`,
+    );
   });
 
   it('encloses every text field in double quotes, the header too, and leaves numbers, booleans and nulls bare', async () => {
@@ -140,7 +144,9 @@ describe('writeCsv', () => {
     );
     fc.assert(
       fc.property(fc.array(cell, { minLength: 1, maxLength: 8 }), (cells: Cell[]) => {
-        expect(encodeCsvRecord(cells)).toBe(Papa.unparse([cells], { newline: '\r\n', quotes: (value: unknown) => typeof value === 'string' }));
+        expect(encodeCsvRecord(cells)).toBe(
+          Papa.unparse([cells], { newline: '\r\n', quotes: (value: unknown) => typeof value === 'string' }),
+        );
       }),
       { numRuns: 500 },
     );

@@ -95,7 +95,10 @@ export class StripeApi<E extends Emitted> {
       if (!state.subscriptions) throw invalidRequest('Subscriptions are not served by this fake.', undefined, undefined, 404);
       return state.subscriptions;
     };
-    const retrieve = (object: string, param: string): Handler => ({ params, path }) => state.render(state.get(object, path[param]!), expand(params));
+    const retrieve =
+      (object: string, param: string): Handler =>
+      ({ params, path }) =>
+        state.render(state.get(object, path[param]!), expand(params));
     this.handlers = {
       PostCustomers: ({ params }) => state.render(state.createCustomer(params), expand(params)),
       GetCustomersCustomer: retrieve('customer', 'customer'),
@@ -108,8 +111,10 @@ export class StripeApi<E extends Emitted> {
       GetChargesCharge: retrieve('charge', 'charge'),
       // Monthly plans (subscriptions.ts).
       PostPrices: ({ params }) => state.render(books().createPrice(params), expand(params)),
-      GetSubscriptionsSubscriptionExposedId: ({ params, path }) => state.render(books().render(state.get('subscription', path.subscription_exposed_id!)), expand(params)),
-      PostSubscriptionsSubscriptionExposedId: ({ params, path }) => state.render(books().render(books().update(path.subscription_exposed_id!, params)), expand(params)),
+      GetSubscriptionsSubscriptionExposedId: ({ params, path }) =>
+        state.render(books().render(state.get('subscription', path.subscription_exposed_id!)), expand(params)),
+      PostSubscriptionsSubscriptionExposedId: ({ params, path }) =>
+        state.render(books().render(books().update(path.subscription_exposed_id!, params)), expand(params)),
       GetInvoicesInvoice: retrieve('invoice', 'invoice'),
       PostBillingPortalSessions: ({ params }) => state.render(books().createPortalSession(params), expand(params)),
     };
@@ -145,11 +150,20 @@ export class StripeApi<E extends Emitted> {
     const found = findOperation(request.method, request.path);
     const handler = found ? this.handlers[found.operation.operationId] : undefined;
     if (!found || !handler) {
-      return fail(invalidRequest(`Unrecognized request URL (${request.method}: ${request.path}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`, undefined, undefined, 404));
+      return fail(
+        invalidRequest(
+          `Unrecognized request URL (${request.method}: ${request.path}). Please see https://stripe.com/docs or we can help at https://support.stripe.com/.`,
+          undefined,
+          undefined,
+          404,
+        ),
+      );
     }
     const contentType = header(request.headers, 'content-type') ?? '';
     if (request.method === 'POST' && request.body.length > 0 && !contentType.startsWith('application/x-www-form-urlencoded')) {
-      return fail(invalidRequest(`Invalid request: Content-Type ${contentType} is not supported; send application/x-www-form-urlencoded parameters.`));
+      return fail(
+        invalidRequest(`Invalid request: Content-Type ${contentType} is not supported; send application/x-www-form-urlencoded parameters.`),
+      );
     }
     params = qs.parse(request.method === 'GET' ? request.query : request.body, PARSE) as Record<string, unknown>;
 

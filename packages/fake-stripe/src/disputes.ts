@@ -89,12 +89,18 @@ function chargeOf<E extends Emitted>(state: StripeState<E>, id: string): Charge 
 }
 
 /** A dispute of the succeeded charge of `chargeOrIntentId`: its `charge.dispute.created` event (and `funds_withdrawn`). */
-export function openDispute<E extends Emitted>(state: StripeState<E>, chargeOrIntentId: string, options: DisputeOptions, request: RequestRef): { dispute: Dispute; event: E } {
+export function openDispute<E extends Emitted>(
+  state: StripeState<E>,
+  chargeOrIntentId: string,
+  options: DisputeOptions,
+  request: RequestRef,
+): { dispute: Dispute; event: E } {
   const charge = chargeOf(state, chargeOrIntentId);
   if (charge.status !== 'succeeded') throw invalidRequest(`Charge ${charge.id} has not succeeded; there is nothing to dispute.`, 'charge');
   if (charge.disputed) throw invalidRequest(`Charge ${charge.id} is disputed already.`, 'charge');
   const amount = options.amount ?? charge.amount - charge.amount_refunded;
-  if (!Number.isInteger(amount) || amount < 1 || amount > charge.amount) throw invalidRequest('Dispute amount must be a positive integer no more than the charge.', 'amount');
+  if (!Number.isInteger(amount) || amount < 1 || amount > charge.amount)
+    throw invalidRequest('Dispute amount must be a positive integer no more than the charge.', 'amount');
   const dispute = state.put(disputeObject(charge, amount, options.reason ?? 'fraudulent', unixNow()));
   charge.disputed = true;
   const event = state.emit('charge.dispute.created', dispute, request);
@@ -103,7 +109,12 @@ export function openDispute<E extends Emitted>(state: StripeState<E>, chargeOrIn
 }
 
 /** The dispute closed `won` or `lost`: its `charge.dispute.closed` event (and `funds_reinstated` when won). */
-export function closeDispute<E extends Emitted>(state: StripeState<E>, disputeId: string, status: 'won' | 'lost', request: RequestRef): { dispute: Dispute; event: E } {
+export function closeDispute<E extends Emitted>(
+  state: StripeState<E>,
+  disputeId: string,
+  status: 'won' | 'lost',
+  request: RequestRef,
+): { dispute: Dispute; event: E } {
   const dispute = state.get<Dispute>('dispute', disputeId);
   if (dispute.status === 'won' || dispute.status === 'lost') throw invalidRequest(`Dispute ${disputeId} is closed already.`, 'dispute');
   dispute.status = status;

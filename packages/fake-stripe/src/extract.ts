@@ -97,7 +97,9 @@ export function extractSubset(source: SourceDocument, note: SourceNote): StripeS
     names.add(name);
     pending.push(...collectRefs(schema, new Set()));
   }
-  const schemas = Object.fromEntries([...names].sort().map((name) => [name, withoutDescriptions(source.components.schemas[name]!) as JsonObject]));
+  const schemas = Object.fromEntries(
+    [...names].sort().map((name) => [name, withoutDescriptions(source.components.schemas[name]!) as JsonObject]),
+  );
   return {
     openapi: source.openapi,
     info: { title: source.info.title, version: source.info.version },

@@ -1,5 +1,22 @@
 /** Currencies whose amounts Stripe counts in whole units (no cents). */
-const ZERO_DECIMAL = new Set(['bif', 'clp', 'djf', 'gnf', 'jpy', 'kmf', 'krw', 'mga', 'pyg', 'rwf', 'ugx', 'vnd', 'vuv', 'xaf', 'xof', 'xpf']);
+const ZERO_DECIMAL = new Set([
+  'bif',
+  'clp',
+  'djf',
+  'gnf',
+  'jpy',
+  'kmf',
+  'krw',
+  'mga',
+  'pyg',
+  'rwf',
+  'ugx',
+  'vnd',
+  'vuv',
+  'xaf',
+  'xof',
+  'xpf',
+]);
 const SYMBOLS: Record<string, string> = { usd: '$', eur: '€', gbp: '£', jpy: '¥' };
 
 /** An amount in a currency's minor unit, as people read it: `$10.00`, `¥1000`, `10.00 CHF`. */

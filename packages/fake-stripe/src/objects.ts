@@ -200,7 +200,9 @@ export function checkoutSessionObject({ params, amountTotal, currency, customer,
     custom_text: { after_submit: null, shipping_address: null, submit: null, terms_of_service_acceptance: null },
     customer: customer?.id ?? null,
     customer_creation: customer ? null : 'if_required',
-    customer_details: customer ? { address: null, email: customer.email, name: customer.name, phone: null, tax_exempt: 'none', tax_ids: [] } : null,
+    customer_details: customer
+      ? { address: null, email: customer.email, name: customer.name, phone: null, tax_exempt: 'none', tax_ids: [] }
+      : null,
     customer_email: str(params.customer_email),
     expires_at: created + 24 * 3600,
     invoice: null,
@@ -322,10 +324,19 @@ export interface Decline {
   message: string;
 }
 
-export const INSUFFICIENT_FUNDS: Decline = { code: 'card_declined', declineCode: 'insufficient_funds', message: 'Your card has insufficient funds.' };
+export const INSUFFICIENT_FUNDS: Decline = {
+  code: 'card_declined',
+  declineCode: 'insufficient_funds',
+  message: 'Your card has insufficient funds.',
+};
 
 /** The charge of a confirmation: succeeded, pending (an asynchronous payment) or failed. */
-export function chargeObject(intent: PaymentIntent, method: PaymentMethod, outcome: 'succeeded' | 'pending' | Decline, created: number): Charge {
+export function chargeObject(
+  intent: PaymentIntent,
+  method: PaymentMethod,
+  outcome: 'succeeded' | 'pending' | Decline,
+  created: number,
+): Charge {
   const failed = typeof outcome === 'object' ? outcome : null;
   const status: Charge['status'] = typeof outcome === 'object' ? 'failed' : outcome;
   const card = method.card;
@@ -356,8 +367,22 @@ export function chargeObject(intent: PaymentIntent, method: PaymentMethod, outco
     metadata: { ...intent.metadata },
     on_behalf_of: null,
     outcome: failed
-      ? { network_status: 'declined_by_network', reason: failed.declineCode, risk_level: 'normal', risk_score: 20, seller_message: `The bank returned the decline code \`${failed.declineCode}\`.`, type: 'issuer_declined' }
-      : { network_status: 'approved_by_network', reason: null, risk_level: 'normal', risk_score: 20, seller_message: 'Payment complete.', type: 'authorized' },
+      ? {
+          network_status: 'declined_by_network',
+          reason: failed.declineCode,
+          risk_level: 'normal',
+          risk_score: 20,
+          seller_message: `The bank returned the decline code \`${failed.declineCode}\`.`,
+          type: 'issuer_declined',
+        }
+      : {
+          network_status: 'approved_by_network',
+          reason: null,
+          risk_level: 'normal',
+          risk_score: 20,
+          seller_message: 'Payment complete.',
+          type: 'authorized',
+        },
     paid: status === 'succeeded',
     payment_intent: intent.id,
     payment_method: method.id,

@@ -34,7 +34,10 @@ export interface CheckoutView {
 
 export function checkoutPage({ session, lineItems, charge }: CheckoutView): string {
   const rows = lineItems
-    .map((item) => `<tr><td>${escapeHtml(item.description)}</td><td>× ${item.quantity}</td><td>${escapeHtml(formatAmount(item.amount_total, item.currency))}</td></tr>`)
+    .map(
+      (item) =>
+        `<tr><td>${escapeHtml(item.description)}</td><td>× ${item.quantity}</td><td>${escapeHtml(formatAmount(item.amount_total, item.currency))}</td></tr>`,
+    )
     .join('');
   const total = formatAmount(session.amount_total, session.currency);
   let actions: string;
@@ -42,7 +45,8 @@ export function checkoutPage({ session, lineItems, charge }: CheckoutView): stri
     actions = `<form method="post" action="/checkout/${escapeHtml(session.id)}/pay"><button type="submit">Pay ${escapeHtml(total)}</button></form>`;
     if (session.cancel_url) actions += ` <a href="${escapeHtml(session.cancel_url)}">Cancel</a>`;
   } else if (session.status === 'complete') {
-    const refunded = charge && charge.amount_refunded > 0 ? ` · refunded ${escapeHtml(formatAmount(charge.amount_refunded, charge.currency))}` : '';
+    const refunded =
+      charge && charge.amount_refunded > 0 ? ` · refunded ${escapeHtml(formatAmount(charge.amount_refunded, charge.currency))}` : '';
     actions = `<p class="paid">${session.payment_status === 'paid' ? 'Paid' : 'Processing'}${refunded}</p>`;
     if (charge && charge.status === 'succeeded' && charge.amount_refunded < charge.amount) {
       actions += `<form method="post" action="/checkout/${escapeHtml(session.id)}/refund"><button type="submit" class="secondary">Refund</button></form> `;
@@ -77,7 +81,9 @@ export function dashboardPage(view: DashboardView): string {
     .map((pi) => {
       const charge = pi.latest_charge ? view.charges.get(pi.latest_charge) : undefined;
       const refundable = pi.status === 'succeeded' && charge && charge.amount_refunded < charge.amount;
-      const refund = refundable ? `<form method="post" action="/payment_intents/${escapeHtml(pi.id)}/refund"><button type="submit" class="secondary">Refund</button></form>` : '';
+      const refund = refundable
+        ? `<form method="post" action="/payment_intents/${escapeHtml(pi.id)}/refund"><button type="submit" class="secondary">Refund</button></form>`
+        : '';
       return `<tr><td><code>${escapeHtml(pi.id)}</code></td><td>${escapeHtml(pi.status)}</td><td>${escapeHtml(formatAmount(pi.amount, pi.currency))}</td><td>${charge ? escapeHtml(formatAmount(charge.amount_refunded, charge.currency)) : ''}</td><td>${escapeHtml(pi.metadata.kind ?? 'checkout')}</td><td>${refund}</td></tr>`;
     })
     .join('');

@@ -143,7 +143,8 @@ export function paramProblem(errors: ErrorObject[]): ParamProblem {
       return { param, message: `Invalid ${param}: must be one of ${oneOf(error!.params.allowedValues as unknown[])}` };
     case 'type': {
       const type = String(error!.params.type);
-      if (type === 'integer' || type === 'number') return { param, message: `Invalid integer: ${show(error!.data)}`, code: 'parameter_invalid_integer' };
+      if (type === 'integer' || type === 'number')
+        return { param, message: `Invalid integer: ${show(error!.data)}`, code: 'parameter_invalid_integer' };
       if (type === 'object' || type === 'array') return { param, message: `Invalid ${type}` };
       return { param, message: `Invalid ${type}: ${show(error!.data)}` };
     }
@@ -181,7 +182,10 @@ let responseAjv: Ajv | undefined;
 export function objectProblems(name: string, object: unknown): string[] {
   if (!responseAjv) {
     responseAjv = new Ajv({ strict: false, validateFormats: false, allErrors: true, logger: false });
-    responseAjv.addSchema({ $id: 'stripe', components: { schemas: nullableToJsonSchema(stripeSubset().components.schemas as Json) } } as object);
+    responseAjv.addSchema({
+      $id: 'stripe',
+      components: { schemas: nullableToJsonSchema(stripeSubset().components.schemas as Json) },
+    } as object);
   }
   const validate = responseAjv.getSchema(`stripe#/components/schemas/${name}`);
   if (!validate) throw new Error(`no component schema ${name}`);

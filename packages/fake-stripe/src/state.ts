@@ -118,7 +118,10 @@ export class StripeState<E extends Emitted> {
   createCheckoutSession(params: Record<string, unknown>): CheckoutSession {
     if (params.mode === undefined) throw invalidRequest('Missing required param: mode.', 'mode', 'parameter_missing');
     if (params.mode !== 'payment' && !(params.mode === 'subscription' && this.subscriptions)) {
-      throw invalidRequest(`This fake of Stripe creates Checkout Sessions in payment or subscription mode only, not ${String(params.mode)}.`, 'mode');
+      throw invalidRequest(
+        `This fake of Stripe creates Checkout Sessions in payment or subscription mode only, not ${String(params.mode)}.`,
+        'mode',
+      );
     }
     const customer = typeof params.customer === 'string' ? this.get<Customer>('customer', params.customer, 'customer', 400) : null;
     const items = params.line_items;
@@ -132,25 +135,53 @@ export class StripeState<E extends Emitted> {
       if (typeof item.price === 'string') throw invalidRequest(`No such price: '${item.price}'`, `${at}[price]`, 'resource_missing');
       const data = item.price_data as Record<string, unknown> | undefined;
       if (!data) throw invalidRequest(`Missing required param: ${at}[price_data].`, `${at}[price_data]`, 'parameter_missing');
-      if (typeof data.product === 'string') throw invalidRequest(`No such product: '${data.product}'`, `${at}[price_data][product]`, 'resource_missing');
-      if (!data.product_data) throw invalidRequest(`Missing required param: ${at}[price_data][product_data].`, `${at}[price_data][product_data]`, 'parameter_missing');
-      const unitAmount = typeof data.unit_amount === 'number' ? data.unit_amount : data.unit_amount_decimal !== undefined ? Math.round(Number(data.unit_amount_decimal)) : undefined;
+      if (typeof data.product === 'string')
+        throw invalidRequest(`No such product: '${data.product}'`, `${at}[price_data][product]`, 'resource_missing');
+      if (!data.product_data)
+        throw invalidRequest(
+          `Missing required param: ${at}[price_data][product_data].`,
+          `${at}[price_data][product_data]`,
+          'parameter_missing',
+        );
+      const unitAmount =
+        typeof data.unit_amount === 'number'
+          ? data.unit_amount
+          : data.unit_amount_decimal !== undefined
+            ? Math.round(Number(data.unit_amount_decimal))
+            : undefined;
       if (unitAmount === undefined || Number.isNaN(unitAmount)) {
-        throw invalidRequest(`Missing required param: ${at}[price_data][unit_amount].`, `${at}[price_data][unit_amount]`, 'parameter_missing');
+        throw invalidRequest(
+          `Missing required param: ${at}[price_data][unit_amount].`,
+          `${at}[price_data][unit_amount]`,
+          'parameter_missing',
+        );
       }
-      if (typeof item.quantity !== 'number') throw invalidRequest(`Missing required param: ${at}[quantity].`, `${at}[quantity]`, 'parameter_missing');
-      return { name: String((data.product_data as Record<string, unknown>).name), currency: String(data.currency).toLowerCase(), unitAmount, quantity: item.quantity };
+      if (typeof item.quantity !== 'number')
+        throw invalidRequest(`Missing required param: ${at}[quantity].`, `${at}[quantity]`, 'parameter_missing');
+      return {
+        name: String((data.product_data as Record<string, unknown>).name),
+        currency: String(data.currency).toLowerCase(),
+        unitAmount,
+        quantity: item.quantity,
+      };
     });
     const currency = inputs[0]!.currency;
-    if (inputs.some((input) => input.currency !== currency)) throw invalidRequest('All line items must use the same currency.', 'line_items');
+    if (inputs.some((input) => input.currency !== currency))
+      throw invalidRequest('All line items must use the same currency.', 'line_items');
     const created = unixNow();
     const amountTotal = inputs.reduce((sum, input) => sum + input.unitAmount * input.quantity, 0);
     const session = this.put(checkoutSessionObject({ params, amountTotal, currency, customer, created, publicUrl: this.publicUrl() }));
-    this.lineItems.set(session.id, inputs.map((input) => lineItemObject(input, created)));
+    this.lineItems.set(
+      session.id,
+      inputs.map((input) => lineItemObject(input, created)),
+    );
     if (params.mode === 'subscription') {
       const data = (params.subscription_data ?? {}) as Record<string, unknown>;
       const first = (items[0] as Record<string, unknown>).price_data as Record<string, unknown>;
-      this.subscriptionData.set(session.id, { metadata: metadataOf(data.metadata), interval: String((first.recurring as Record<string, unknown>).interval) });
+      this.subscriptionData.set(session.id, {
+        metadata: metadataOf(data.metadata),
+        interval: String((first.recurring as Record<string, unknown>).interval),
+      });
     }
     const intentData = (params.payment_intent_data ?? {}) as Record<string, unknown>;
     this.intentData.set(session.id, {
@@ -164,7 +195,8 @@ export class StripeState<E extends Emitted> {
   /** Pays an open session as its hosted page would, and returns the events that emitted. */
   payCheckoutSession(sessionId: string, options: PayOptions = {}, request: RequestRef = NO_REQUEST): E[] {
     const session = this.get<CheckoutSession>('checkout.session', sessionId);
-    if (session.status !== 'open') throw invalidRequest(`Checkout Session ${sessionId} is ${session.status}, not open.`, undefined, 'checkout_session_not_open', 409);
+    if (session.status !== 'open')
+      throw invalidRequest(`Checkout Session ${sessionId} is ${session.status}, not open.`, undefined, 'checkout_session_not_open', 409);
     const subscription = this.subscriptionData.get(sessionId);
     if (subscription && this.subscriptions) {
       // Its events are emitted by the book (the server collects them).
@@ -223,7 +255,10 @@ export class StripeState<E extends Emitted> {
   /** POST /v1/payment_intents: created, and with confirm=true paid at once or declined (402). */
   createPaymentIntent(params: Record<string, unknown>, request: RequestRef): PaymentIntent {
     const customer = typeof params.customer === 'string' ? this.get<Customer>('customer', params.customer, 'customer', 400) : null;
-    const method = typeof params.payment_method === 'string' ? this.get<PaymentMethod>('payment_method', params.payment_method, 'payment_method', 400) : null;
+    const method =
+      typeof params.payment_method === 'string'
+        ? this.get<PaymentMethod>('payment_method', params.payment_method, 'payment_method', 400)
+        : null;
     const amount = params.amount as number;
     const currency = String(params.currency).toLowerCase();
     if (!Number.isInteger(amount) || amount < 1) throw invalidRequest('This value must be greater than or equal to 1.', 'amount');
@@ -233,7 +268,11 @@ export class StripeState<E extends Emitted> {
       throw invalidRequest('You can only pass `off_session` when `confirm=true`.', 'off_session');
     }
     if (confirm && !method) {
-      throw invalidRequest("You cannot confirm this PaymentIntent because it's missing a payment method.", 'payment_method', 'payment_intent_unexpected_state');
+      throw invalidRequest(
+        "You cannot confirm this PaymentIntent because it's missing a payment method.",
+        'payment_method',
+        'payment_intent_unexpected_state',
+      );
     }
     if (method && customer && method.customer !== null && method.customer !== customer.id) {
       throw invalidRequest(`The provided PaymentMethod ${method.id} belongs to another Customer.`, 'payment_method');
@@ -289,11 +328,21 @@ export class StripeState<E extends Emitted> {
     else if (typeof params.payment_intent === 'string') {
       const intent = this.get<PaymentIntent>('payment_intent', params.payment_intent, 'payment_intent', 400);
       if (intent.status !== 'succeeded' || !intent.latest_charge) {
-        throw invalidRequest(`This PaymentIntent (${intent.id}) does not have a successful charge to refund.`, 'payment_intent', 'charge_not_refundable');
+        throw invalidRequest(
+          `This PaymentIntent (${intent.id}) does not have a successful charge to refund.`,
+          'payment_intent',
+          'charge_not_refundable',
+        );
       }
       charge = this.get<Charge>('charge', intent.latest_charge);
-    } else throw invalidRequest('One of the following params should be provided for this request: payment_intent or charge.', 'payment_intent', 'parameter_missing');
-    if (charge.status !== 'succeeded') throw invalidRequest(`Charge ${charge.id} has not succeeded; there is nothing to refund.`, 'charge', 'charge_not_refundable');
+    } else
+      throw invalidRequest(
+        'One of the following params should be provided for this request: payment_intent or charge.',
+        'payment_intent',
+        'parameter_missing',
+      );
+    if (charge.status !== 'succeeded')
+      throw invalidRequest(`Charge ${charge.id} has not succeeded; there is nothing to refund.`, 'charge', 'charge_not_refundable');
     const remaining = charge.amount - charge.amount_refunded;
     if (remaining <= 0) throw invalidRequest(`Charge ${charge.id} has already been refunded.`, 'charge', 'charge_already_refunded');
     const amount = params.amount === undefined ? remaining : (params.amount as number);

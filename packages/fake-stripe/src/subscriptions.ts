@@ -108,19 +108,29 @@ export class SubscriptionBook {
   /** POST /v1/prices: a Price with `product` or `product_data`, one-time or recurring. */
   createPrice(params: Record<string, unknown>): Price {
     const productData = params.product_data as Record<string, unknown> | undefined;
-    if (typeof params.product !== 'string' && !productData) throw invalidRequest('Missing required param: product.', 'product', 'parameter_missing');
-    if (typeof params.unit_amount !== 'number') throw invalidRequest('Missing required param: unit_amount.', 'unit_amount', 'parameter_missing');
+    if (typeof params.product !== 'string' && !productData)
+      throw invalidRequest('Missing required param: product.', 'product', 'parameter_missing');
+    if (typeof params.unit_amount !== 'number')
+      throw invalidRequest('Missing required param: unit_amount.', 'unit_amount', 'parameter_missing');
     const recurring = params.recurring as Record<string, unknown> | undefined;
-    return this.store.put(this.priceObject({
-      currency: String(params.currency).toLowerCase(),
-      unitAmount: params.unit_amount,
-      product: typeof params.product === 'string' ? params.product : newId('prod_', 14),
-      interval: recurring ? String(recurring.interval) : null,
-      metadata: metadataOf(params.metadata),
-    }));
+    return this.store.put(
+      this.priceObject({
+        currency: String(params.currency).toLowerCase(),
+        unitAmount: params.unit_amount,
+        product: typeof params.product === 'string' ? params.product : newId('prod_', 14),
+        interval: recurring ? String(recurring.interval) : null,
+        metadata: metadataOf(params.metadata),
+      }),
+    );
   }
 
-  private priceObject(input: { currency: string; unitAmount: number; product: string; interval: string | null; metadata: Metadata }): Price {
+  private priceObject(input: {
+    currency: string;
+    unitAmount: number;
+    product: string;
+    interval: string | null;
+    metadata: Metadata;
+  }): Price {
     return {
       id: newId('price_'),
       object: 'price',
@@ -134,7 +144,16 @@ export class SubscriptionBook {
       metadata: input.metadata,
       nickname: null,
       product: input.product,
-      recurring: input.interval ? { aggregate_usage: null, interval: input.interval, interval_count: 1, meter: null, trial_period_days: null, usage_type: 'licensed' } as Price['recurring'] : null,
+      recurring: input.interval
+        ? ({
+            aggregate_usage: null,
+            interval: input.interval,
+            interval_count: 1,
+            meter: null,
+            trial_period_days: null,
+            usage_type: 'licensed',
+          } as Price['recurring'])
+        : null,
       tax_behavior: 'unspecified',
       tiers_mode: null,
       transform_quantity: null,
@@ -148,7 +167,12 @@ export class SubscriptionBook {
   checkSubscriptionLineItems(items: unknown[]): void {
     items.forEach((raw, i) => {
       const data = ((raw as Record<string, unknown>)?.price_data ?? {}) as Record<string, unknown>;
-      if (!data.recurring) throw invalidRequest(`You must specify ${`line_items[${i}][price_data][recurring]`} in \`subscription\` mode.`, `line_items[${i}][price_data][recurring]`, 'parameter_missing');
+      if (!data.recurring)
+        throw invalidRequest(
+          `You must specify ${`line_items[${i}][price_data][recurring]`} in \`subscription\` mode.`,
+          `line_items[${i}][price_data][recurring]`,
+          'parameter_missing',
+        );
     });
   }
 
@@ -156,7 +180,9 @@ export class SubscriptionBook {
   payCheckout(session: CheckoutSession, lineItems: LineItem[], subscriptionMetadata: Metadata, intervalOf: string): void {
     const item = lineItems[0]!;
     const amount = (item.amount_total as number) ?? session.amount_total;
-    const price = this.store.put(this.priceObject({ currency: session.currency, unitAmount: amount, product: newId('prod_', 14), interval: intervalOf, metadata: {} }));
+    const price = this.store.put(
+      this.priceObject({ currency: session.currency, unitAmount: amount, product: newId('prod_', 14), interval: intervalOf, metadata: {} }),
+    );
     const now = unixNow();
     const subscription = this.store.put(this.subscriptionObject(session.customer ?? newId('cus_', 14), price, subscriptionMetadata, now));
     this.emit('customer.subscription.created', this.render(subscription));
@@ -224,7 +250,11 @@ export class SubscriptionBook {
     this.invoiceCount += 1;
     const id = newId('in_');
     const price = subscription.items.data[0]!.price;
-    const parent = { type: 'subscription_details', quote_details: null, subscription_details: { metadata: { ...subscription.metadata }, subscription: subscription.id } };
+    const parent = {
+      type: 'subscription_details',
+      quote_details: null,
+      subscription_details: { metadata: { ...subscription.metadata }, subscription: subscription.id },
+    };
     const invoice: Invoice = {
       id,
       object: 'invoice',
@@ -242,7 +272,17 @@ export class SubscriptionBook {
       invoice_pdf: `${this.publicUrl()}/invoices/${id}/pdf`,
       lines: {
         object: 'list',
-        data: [{ id: newId('il_'), object: 'line_item', amount, currency: price.currency, description: `1 × plan (at ${formatAmount(price.unit_amount, price.currency)} / month)`, period: { start, end }, quantity: 1 }],
+        data: [
+          {
+            id: newId('il_'),
+            object: 'line_item',
+            amount,
+            currency: price.currency,
+            description: `1 × plan (at ${formatAmount(price.unit_amount, price.currency)} / month)`,
+            period: { start, end },
+            quantity: 1,
+          },
+        ],
         has_more: false,
         url: `/v1/invoices/${id}/lines`,
       },
@@ -292,7 +332,8 @@ export class SubscriptionBook {
   /** POST /v1/subscriptions/{id}: items (a new price), metadata, proration_behavior, cancel_at_period_end. */
   update(id: string, params: Record<string, unknown>): Subscription {
     const subscription = this.store.get<Subscription>('subscription', id);
-    if (subscription.status === 'canceled') throw invalidRequest('A canceled subscription can only update its cancellation_details and metadata.', undefined, 'resource_missing');
+    if (subscription.status === 'canceled')
+      throw invalidRequest('A canceled subscription can only update its cancellation_details and metadata.', undefined, 'resource_missing');
     const items = Array.isArray(params.items) ? (params.items as Record<string, unknown>[]) : [];
     let newPrice: Price | null = null;
     for (const [i, input] of items.entries()) {
@@ -312,9 +353,16 @@ export class SubscriptionBook {
     const proration = params.proration_behavior ?? 'create_prorations';
     if (newPrice && newPrice.id !== oldPrice.id && proration === 'always_invoice') {
       const now = unixNow();
-      const left = Math.max(0, subscription.current_period_end - now) / Math.max(1, subscription.current_period_end - subscription.current_period_start);
+      const left =
+        Math.max(0, subscription.current_period_end - now) /
+        Math.max(1, subscription.current_period_end - subscription.current_period_start);
       const difference = Math.round((newPrice.unit_amount - oldPrice.unit_amount) * left);
-      if (difference > 0) this.collect(this.invoice(subscription, difference, 'subscription_update', now, now, subscription.current_period_end), subscription, false);
+      if (difference > 0)
+        this.collect(
+          this.invoice(subscription, difference, 'subscription_update', now, now, subscription.current_period_end),
+          subscription,
+          false,
+        );
     }
     return subscription;
   }
@@ -399,8 +447,18 @@ export class SubscriptionBook {
     const subscriptions = this.store.all<Subscription>('subscription').filter((s) => s.customer === session.customer);
     const ids = new Set(subscriptions.map((s) => s.id));
     const invoices = this.store.all<Invoice>('invoice').filter((i) => ids.has(this.subscriptionIdOf(i) ?? ''));
-    const rows = subscriptions.map((s) => `<tr><td><code>${escapeHtml(s.id)}</code></td><td>${escapeHtml(s.status)}</td><td>${escapeHtml(s.metadata.plan_id ?? '')}</td><td>${new Date(s.current_period_end * 1000).toISOString()}</td><td>${s.cancel_at_period_end ? 'cancels at period end' : ''}</td></tr>`).join('');
-    const invoiceRows = invoices.map((i) => `<tr><td><a href="/invoices/${escapeHtml(i.id)}">${escapeHtml(i.number)}</a></td><td>${escapeHtml(i.status)}</td><td>${escapeHtml(formatAmount(i.amount_due, i.currency))}</td></tr>`).join('');
+    const rows = subscriptions
+      .map(
+        (s) =>
+          `<tr><td><code>${escapeHtml(s.id)}</code></td><td>${escapeHtml(s.status)}</td><td>${escapeHtml(s.metadata.plan_id ?? '')}</td><td>${new Date(s.current_period_end * 1000).toISOString()}</td><td>${s.cancel_at_period_end ? 'cancels at period end' : ''}</td></tr>`,
+      )
+      .join('');
+    const invoiceRows = invoices
+      .map(
+        (i) =>
+          `<tr><td><a href="/invoices/${escapeHtml(i.id)}">${escapeHtml(i.number)}</a></td><td>${escapeHtml(i.status)}</td><td>${escapeHtml(formatAmount(i.amount_due, i.currency))}</td></tr>`,
+      )
+      .join('');
     const back = session.return_url ? `<p><a href="${escapeHtml(session.return_url)}">Return</a></p>` : '';
     return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Billing portal (fake Stripe)</title></head><body><h1>Billing portal</h1>
 <h2>Subscriptions</h2><table><tr><th>ID</th><th>Status</th><th>Plan</th><th>Period end</th><th></th></tr>${rows}</table>
@@ -410,7 +468,10 @@ export class SubscriptionBook {
   /** An invoice's hosted page. */
   invoicePage(id: string): string {
     const invoice = this.store.get<Invoice>('invoice', id);
-    const pay = invoice.status === 'open' ? `<form method="post" action="/invoices/${escapeHtml(id)}/pay"><button type="submit">Pay</button></form>` : '';
+    const pay =
+      invoice.status === 'open'
+        ? `<form method="post" action="/invoices/${escapeHtml(id)}/pay"><button type="submit">Pay</button></form>`
+        : '';
     return `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Invoice ${escapeHtml(invoice.number)}</title></head><body><h1>Invoice ${escapeHtml(invoice.number)}</h1><p>${escapeHtml(invoice.status)} · ${escapeHtml(formatAmount(invoice.amount_due, invoice.currency))}</p>${pay}</body></html>`;
   }
 
@@ -432,7 +493,10 @@ export class SubscriptionBook {
       .all<Invoice>('invoice')
       .reverse()
       .slice(0, 50)
-      .map((i) => `<tr><td><a href="/invoices/${escapeHtml(i.id)}">${escapeHtml(i.number)}</a></td><td>${escapeHtml(i.status)}</td><td>${escapeHtml(String(i.billing_reason))}</td><td>${escapeHtml(formatAmount(i.amount_due, i.currency))}</td></tr>`)
+      .map(
+        (i) =>
+          `<tr><td><a href="/invoices/${escapeHtml(i.id)}">${escapeHtml(i.number)}</a></td><td>${escapeHtml(i.status)}</td><td>${escapeHtml(String(i.billing_reason))}</td><td>${escapeHtml(formatAmount(i.amount_due, i.currency))}</td></tr>`,
+      )
       .join('');
     return `<h2>Subscriptions</h2><table><tr><th>ID</th><th>Status</th><th>Plan</th><th>Price</th><th>Period end</th><th></th></tr>${rows}</table>
 <h2>Invoices</h2><table><tr><th>Number</th><th>Status</th><th>Reason</th><th>Amount</th></tr>${invoices}</table>`;

@@ -27,7 +27,13 @@ async function refusal(call: Promise<unknown>): Promise<Stripe.errors.StripeErro
 describe('fake Stripe API through the stripe package', () => {
   it('creates and retrieves a customer and a pack Checkout Session with the service parameters', async () => {
     const customer = await stripe.customers.create({ metadata: { workspace_id: 'ws_1' }, email: 'owner@example.com', name: 'Acme' });
-    expect(customer).toMatchObject({ object: 'customer', livemode: false, email: 'owner@example.com', name: 'Acme', metadata: { workspace_id: 'ws_1' } });
+    expect(customer).toMatchObject({
+      object: 'customer',
+      livemode: false,
+      email: 'owner@example.com',
+      name: 'Acme',
+      metadata: { workspace_id: 'ws_1' },
+    });
     expect(customer.id).toMatch(/^cus_/);
     expect(objectProblems('customer', customer)).toEqual([]);
     expect(await stripe.customers.retrieve(customer.id)).toEqual(customer);
@@ -52,18 +58,38 @@ describe('fake Stripe API through the stripe package', () => {
 
     const call = fake.calls.find((c) => c.method === 'POST' && c.path === '/v1/checkout/sessions')!;
     expect(call.status).toBe(200);
-    expect(call.params).toMatchObject({ line_items: [{ price_data: { unit_amount: 1000 }, quantity: 1 }], payment_intent_data: { setup_future_usage: 'off_session' } });
+    expect(call.params).toMatchObject({
+      line_items: [{ price_data: { unit_amount: 1000 }, quantity: 1 }],
+      payment_intent_data: { setup_future_usage: 'off_session' },
+    });
   });
 
   it.each([
-    ['a misspelled nested parameter', { line_items: [{ price_data: { currency: 'usd', unitamount: 1000, product_data: { name: 'x' } }, quantity: 1 }] }, 'line_items[0][price_data][unitamount]', /unknown parameter/],
+    [
+      'a misspelled nested parameter',
+      { line_items: [{ price_data: { currency: 'usd', unitamount: 1000, product_data: { name: 'x' } }, quantity: 1 }] },
+      'line_items[0][price_data][unitamount]',
+      /unknown parameter/,
+    ],
     ['metadata of the wrong shape', { metadata: 'ws_1' }, 'metadata', /Invalid object/],
-    ['a value outside the enum', { payment_intent_data: { setup_future_usage: 'sometimes' } }, 'payment_intent_data[setup_future_usage]', /must be one of/],
+    [
+      'a value outside the enum',
+      { payment_intent_data: { setup_future_usage: 'sometimes' } },
+      'payment_intent_data[setup_future_usage]',
+      /must be one of/,
+    ],
     ['an unknown top-level parameter', { client_reference: 'ws_1' }, 'client_reference', /unknown parameter/],
-    ['a string for an integer', { line_items: [{ price_data: { currency: 'usd', unit_amount: 'ten', product_data: { name: 'x' } }, quantity: 1 }] }, 'line_items[0][price_data][unit_amount]', /Invalid integer/],
+    [
+      'a string for an integer',
+      { line_items: [{ price_data: { currency: 'usd', unit_amount: 'ten', product_data: { name: 'x' } }, quantity: 1 }] },
+      'line_items[0][price_data][unit_amount]',
+      /Invalid integer/,
+    ],
   ])('refuses %s with 400 naming the parameter', async (_name, change, param, message) => {
     const customer = await stripe.customers.create({ metadata: { workspace_id: 'ws_1' } });
-    const error = await refusal(stripe.checkout.sessions.create({ ...packSession(customer.id), ...change } as Stripe.Checkout.SessionCreateParams));
+    const error = await refusal(
+      stripe.checkout.sessions.create({ ...packSession(customer.id), ...change } as Stripe.Checkout.SessionCreateParams),
+    );
     expect(error).toBeInstanceOf(Stripe.errors.StripeInvalidRequestError);
     expect(error.statusCode).toBe(400);
     expect(error.param).toBe(param);
@@ -119,11 +145,26 @@ describe('fake Stripe API through the stripe package', () => {
     };
     const before = fake.events.length;
     const intent = await stripe.paymentIntents.create(params, { idempotencyKey: 'recharge-1' });
-    expect(intent).toMatchObject({ status: 'succeeded', amount: 1000, amount_received: 1000, currency: 'usd', customer: customer.id, payment_method: method.id, last_payment_error: null });
+    expect(intent).toMatchObject({
+      status: 'succeeded',
+      amount: 1000,
+      amount_received: 1000,
+      currency: 'usd',
+      customer: customer.id,
+      payment_method: method.id,
+      last_payment_error: null,
+    });
     expect(intent.metadata).toEqual(params.metadata);
     expect(objectProblems('payment_intent', intent)).toEqual([]);
     const charge = await stripe.charges.retrieve(intent.latest_charge as string);
-    expect(charge).toMatchObject({ amount: 1000, amount_refunded: 0, refunded: false, payment_intent: intent.id, currency: 'usd', status: 'succeeded' });
+    expect(charge).toMatchObject({
+      amount: 1000,
+      amount_refunded: 0,
+      refunded: false,
+      payment_intent: intent.id,
+      currency: 'usd',
+      status: 'succeeded',
+    });
     expect(objectProblems('charge', charge)).toEqual([]);
     expect(fake.events.slice(before).map((e) => e.type)).toEqual(['payment_intent.succeeded', 'charge.succeeded']);
     expect(fake.events[before]!.data.object).toMatchObject({ id: intent.id, metadata: { kind: 'auto_recharge' } });
@@ -137,7 +178,11 @@ describe('fake Stripe API through the stripe package', () => {
     expect(declined).toMatchObject({ statusCode: 402, type: 'StripeCardError', code: 'card_declined', decline_code: 'insufficient_funds' });
     const failedIntent = declined.payment_intent!;
     expect(failedIntent).toMatchObject({ status: 'requires_payment_method', metadata: { kind: 'auto_recharge' } });
-    expect(failedIntent.last_payment_error).toMatchObject({ code: 'card_declined', decline_code: 'insufficient_funds', type: 'card_error' });
+    expect(failedIntent.last_payment_error).toMatchObject({
+      code: 'card_declined',
+      decline_code: 'insufficient_funds',
+      type: 'card_error',
+    });
     expect(objectProblems('payment_intent', failedIntent)).toEqual([]);
     expect(fake.events.at(-1)).toMatchObject({ type: 'payment_intent.payment_failed', data: { object: { id: failedIntent.id } } });
     expect(fake.paymentIntentsCreated()).toBe(2);

@@ -43,7 +43,14 @@ describe('fake Stripe disputes', () => {
     const dispute = event!.data.object as Stripe.Dispute;
     expect(objectProblems('dispute', dispute)).toEqual([]);
     const charge = await stripe.charges.retrieve(dispute.charge as string);
-    expect(dispute).toMatchObject({ object: 'dispute', amount: 1000, currency: 'usd', payment_intent: intentId, status: 'needs_response', reason: 'fraudulent' });
+    expect(dispute).toMatchObject({
+      object: 'dispute',
+      amount: 1000,
+      currency: 'usd',
+      payment_intent: intentId,
+      status: 'needs_response',
+      reason: 'fraudulent',
+    });
     expect(charge).toMatchObject({ disputed: true, payment_intent: intentId });
     // A second dispute of the same charge is refused.
     await expect(fake.dispute(intentId)).rejects.toThrow(/disputed already/);

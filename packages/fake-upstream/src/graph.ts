@@ -28,13 +28,40 @@ export function graphFieldNames(fields: string): string[] {
     } else current += ch;
   }
   if (current) out.push(current);
-  return out.map((f) => (/^[a-z_]+/.exec(f.trim())?.[0] ?? f.trim()));
+  return out.map((f) => /^[a-z_]+/.exec(f.trim())?.[0] ?? f.trim());
 }
 
 /** Fields of the nodes the fake serves (developers.facebook.com/docs/graph-api/reference/page, /post, /comment). */
 const NODE_FIELDS: Record<string, string[]> = {
-  Page: ['id', 'name', 'username', 'about', 'link', 'fan_count', 'followers_count', 'verification_status', 'picture', 'category', 'description', 'website', 'is_verified'],
-  Post: ['id', 'message', 'created_time', 'permalink_url', 'attachments', 'shares', 'reactions', 'comments', 'from', 'full_picture', 'status_type', 'updated_time'],
+  Page: [
+    'id',
+    'name',
+    'username',
+    'about',
+    'link',
+    'fan_count',
+    'followers_count',
+    'verification_status',
+    'picture',
+    'category',
+    'description',
+    'website',
+    'is_verified',
+  ],
+  Post: [
+    'id',
+    'message',
+    'created_time',
+    'permalink_url',
+    'attachments',
+    'shares',
+    'reactions',
+    'comments',
+    'from',
+    'full_picture',
+    'status_type',
+    'updated_time',
+  ],
   Comment: ['id', 'message', 'created_time', 'from', 'like_count', 'comment_count', 'permalink_url', 'parent', 'attachment'],
 };
 
@@ -44,7 +71,19 @@ function nonexistingField(req: FakeRequest, node: keyof typeof NODE_FIELDS): Fak
 }
 import { FIXTURES } from './fixtures';
 import { adsArchiveProblems } from './reference';
-import { bearer, encodeToken, decodeToken, hash, iso, pick, sentence, type FakeApi, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
+import {
+  bearer,
+  encodeToken,
+  decodeToken,
+  hash,
+  iso,
+  pick,
+  sentence,
+  type FakeApi,
+  type FakeRequest,
+  type FakeResponse,
+  type MisbehaveRule,
+} from './util';
 
 const F = FIXTURES.graph;
 const day = (ms: number): string => iso(ms).slice(0, 10);
@@ -55,12 +94,18 @@ function graphError(status: number, code: number, message: string, extra: Record
 }
 
 const missing = (id: string): FakeResponse =>
-  graphError(400, 100, `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`, { error_subcode: 33 });
+  graphError(
+    400,
+    100,
+    `Unsupported get request. Object with ID '${id}' does not exist, cannot be loaded due to missing permissions, or does not support this operation.`,
+    { error_subcode: 33 },
+  );
 
 /** A page of an edge: data plus paging (next only when there is more). */
 function edge(base: string, req: FakeRequest, total: number, make: (i: number) => unknown, dflt = 25, max = 100): FakeResponse {
   const limit = req.query.limit === undefined ? dflt : Number(req.query.limit);
-  if (!Number.isInteger(limit) || limit < 1 || limit > max) return graphError(400, 100, `(#100) The parameter limit must be between 1 and ${max}`);
+  if (!Number.isInteger(limit) || limit < 1 || limit > max)
+    return graphError(400, 100, `(#100) The parameter limit must be between 1 and ${max}`);
   const offset = decodeToken('g', req.query.after);
   if (offset === null) return graphError(400, 100, '(#100) Invalid after cursor');
   return { status: 200, body: page(base, req, total, make, offset, limit) };
@@ -75,7 +120,12 @@ function page(base: string, req: FakeRequest, total: number, make: (i: number) =
   return {
     data,
     ...(data.length > 0
-      ? { paging: { cursors: { before: encodeToken('g', offset), after }, ...(more ? { next: `https://graph.facebook.com${base}?${next.toString()}` } : {}) } }
+      ? {
+          paging: {
+            cursors: { before: encodeToken('g', offset), after },
+            ...(more ? { next: `https://graph.facebook.com${base}?${next.toString()}` } : {}),
+          },
+        }
       : {}),
   };
 }
@@ -105,11 +155,19 @@ function archivedAd(source: string, i: number) {
     // eu_total_reach: the EU reach of an ad delivered in the EU (those with the EU breakdown).
     ...(i % 2 === 0 ? { eu_total_reach: 1000 + (hash(id) % 9000) } : {}),
     ...(i % 2 === 0
-      ? { age_country_gender_reach_breakdown: [{ country: 'DE', age_gender_breakdowns: [{ age_range: '25-34', male: 120, female: 98, unknown: 3 }] }, { country: 'FR', age_gender_breakdowns: [{ age_range: '18-24', male: 40, female: 61, unknown: 0 }] }] }
+      ? {
+          age_country_gender_reach_breakdown: [
+            { country: 'DE', age_gender_breakdowns: [{ age_range: '25-34', male: 120, female: 98, unknown: 3 }] },
+            { country: 'FR', age_gender_breakdowns: [{ age_range: '18-24', male: 40, female: 61, unknown: 0 }] },
+          ],
+        }
       : {}),
     target_locations:
       i % 3 === 0
-        ? [{ name: 'Dubrovnik, Croatia', num_obfuscated: 0, type: 'cities', excluded: false }, { name: 'Austria', num_obfuscated: 0, type: 'countries', excluded: true }]
+        ? [
+            { name: 'Dubrovnik, Croatia', num_obfuscated: 0, type: 'cities', excluded: false },
+            { name: 'Austria', num_obfuscated: 0, type: 'countries', excluded: true },
+          ]
         : [{ name: 'Germany', num_obfuscated: 0, type: 'countries', excluded: false }],
   };
 }
@@ -173,7 +231,11 @@ function businessDiscovery(req: FakeRequest, fields: string): FakeResponse {
   if (!m) return graphError(400, 100, '(#100) Invalid fields parameter');
   const username = (m[1] as string).toLowerCase();
   if (username !== F.igBusiness.username) {
-    return graphError(400, 110, 'Invalid user id', { error_subcode: 2207013, error_user_title: 'Cannot find User', error_user_msg: `The user with username: ${username} cannot be found.` });
+    return graphError(400, 110, 'Invalid user id', {
+      error_subcode: 2207013,
+      error_user_title: 'Cannot find User',
+      error_user_msg: `The user with username: ${username} cannot be found.`,
+    });
   }
   const b = F.igBusiness;
   const result: Record<string, unknown> = {
@@ -217,7 +279,8 @@ export function createGraphApi(): FakeApi {
       return edge(base, req, total, (i) => archivedAd('search', i), 25, 1000);
     }
     if (node === 'ig_hashtag_search') {
-      if (req.query.user_id !== F.igUserId) return graphError(400, 100, '(#100) user_id is required and must be your Instagram professional account');
+      if (req.query.user_id !== F.igUserId)
+        return graphError(400, 100, '(#100) user_id is required and must be your Instagram professional account');
       const hit = (req.query.q ?? '').toLowerCase() === F.igHashtag.name;
       return { status: 200, body: { data: hit ? [{ id: F.igHashtag.id }] : [] } };
     }
@@ -228,7 +291,8 @@ export function createGraphApi(): FakeApi {
     }
     if (node === F.page.id || node?.toLowerCase() === F.page.username) {
       if (!edgeName) return nonexistingField(req, 'Page') ?? { status: 200, body: pageObject() };
-      if (edgeName === 'posts' || edgeName === 'published_posts') return nonexistingField(req, 'Post') ?? edge(base, req, F.page.posts, post);
+      if (edgeName === 'posts' || edgeName === 'published_posts')
+        return nonexistingField(req, 'Post') ?? edge(base, req, F.page.posts, post);
       return missing(`${node}/${edgeName}`);
     }
     // An alias (a page username) that names nothing.
@@ -237,7 +301,8 @@ export function createGraphApi(): FakeApi {
     }
     // A post: {page-id}_{post-id}, where the post ID may be the pfbid0… form, or a bare pfbid0….
     const pfbidMatch = node ? /^(?:(\d+)_)?(pfbid0[A-Za-z0-9]+)$/.exec(node) : null;
-    const pfbidPost = pfbidMatch && (pfbidMatch[1] === undefined || pfbidMatch[1] === F.page.id) ? pfbidIndex(pfbidMatch[2] as string) : null;
+    const pfbidPost =
+      pfbidMatch && (pfbidMatch[1] === undefined || pfbidMatch[1] === F.page.id) ? pfbidIndex(pfbidMatch[2] as string) : null;
     const postMatch = node ? (pfbidPost !== null ? [node, F.page.id, String(900000000 + pfbidPost)] : /^(\d+)_(\d+)$/.exec(node)) : null;
     if (postMatch && postMatch[1] === F.page.id) {
       const i = Number(postMatch[2]) - 900000000;
@@ -290,21 +355,43 @@ export function createGraphApi(): FakeApi {
 
   function misbehave(rule: MisbehaveRule): FakeResponse {
     const buc = (type: string, minutes: number) => ({
-      'x-business-use-case-usage': JSON.stringify({ [F.page.id]: [{ type, call_count: 100, total_cputime: 40, total_time: 60, estimated_time_to_regain_access: minutes }] }),
+      'x-business-use-case-usage': JSON.stringify({
+        [F.page.id]: [{ type, call_count: 100, total_cputime: 40, total_time: 60, estimated_time_to_regain_access: minutes }],
+      }),
     });
     switch (rule.kind) {
       case 'rate_limit':
-        return { ...graphError(400, 80001, 'There have been too many calls to this Page account. Wait a bit and try again.', { is_transient: false }), headers: buc('pages', rule.regainMinutes ?? 5) };
+        return {
+          ...graphError(400, 80001, 'There have been too many calls to this Page account. Wait a bit and try again.', {
+            is_transient: false,
+          }),
+          headers: buc('pages', rule.regainMinutes ?? 5),
+        };
       case 'quota':
-        return { ...graphError(400, 613, 'Calls to this api have exceeded the rate limit.'), headers: buc('ads_archive', rule.regainMinutes ?? 60) };
+        return {
+          ...graphError(400, 613, 'Calls to this api have exceeded the rate limit.'),
+          headers: buc('ads_archive', rule.regainMinutes ?? 60),
+        };
       case 'permission':
-        return graphError(400, 100, "Unsupported get request. Object with ID '100000000000001' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api", { error_subcode: 33 });
+        return graphError(
+          400,
+          100,
+          "Unsupported get request. Object with ID '100000000000001' does not exist, cannot be loaded due to missing permissions, or does not support this operation. Please read the Graph API documentation at https://developers.facebook.com/docs/graph-api",
+          { error_subcode: 33 },
+        );
       case 'errors_200':
-        return { status: 200, body: { error: { message: 'An unknown error occurred', type: 'OAuthException', code: 1, is_transient: true, fbtrace_id: 'Afake200' } } };
+        return {
+          status: 200,
+          body: {
+            error: { message: 'An unknown error occurred', type: 'OAuthException', code: 1, is_transient: true, fbtrace_id: 'Afake200' },
+          },
+        };
       case 'token_invalid':
         return graphError(400, 190, 'Error validating access token: Session has expired.', { error_subcode: 463 });
       default:
-        return graphError(rule.status ?? 500, 2, 'An unexpected error has occurred. Please retry your request later.', { is_transient: true });
+        return graphError(rule.status ?? 500, 2, 'An unexpected error has occurred. Please retry your request later.', {
+          is_transient: true,
+        });
     }
   }
 

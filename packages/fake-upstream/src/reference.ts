@@ -55,18 +55,22 @@ export function validate(value: unknown, schema: Json, dialect: SchemaDialect, p
   const alternatives = a(schema.oneOf).length > 0 ? a(schema.oneOf) : a(schema.anyOf);
   if (alternatives.length > 0) {
     const results = alternatives.map((alt) => validate(value, o(alt), dialect, path));
-    return results.some((r) => r.length === 0) ? [] : [`${path}: matches none of the alternatives (${results.map((r) => r[0]).join(' | ')})`];
+    return results.some((r) => r.length === 0)
+      ? []
+      : [`${path}: matches none of the alternatives (${results.map((r) => r[0]).join(' | ')})`];
   }
   const merged = merge(schema, dialect);
   const type = merged.type;
   const errors: string[] = [];
-  if (Array.isArray(merged.enum) && !merged.enum.includes(value)) errors.push(`${path}: ${JSON.stringify(value)} is not one of ${JSON.stringify(merged.enum)}`);
+  if (Array.isArray(merged.enum) && !merged.enum.includes(value))
+    errors.push(`${path}: ${JSON.stringify(value)} is not one of ${JSON.stringify(merged.enum)}`);
   switch (type) {
     case 'string':
       if (typeof value !== 'string') errors.push(`${path}: ${typeof value} where the reference has a string`);
       return errors;
     case 'integer':
-      if (typeof value !== 'number' || !Number.isInteger(value)) errors.push(`${path}: ${JSON.stringify(value)} where the reference has an integer`);
+      if (typeof value !== 'number' || !Number.isInteger(value))
+        errors.push(`${path}: ${JSON.stringify(value)} where the reference has an integer`);
       return errors;
     case 'number':
       if (typeof value !== 'number') errors.push(`${path}: ${typeof value} where the reference has a number`);
@@ -82,7 +86,8 @@ export function validate(value: unknown, schema: Json, dialect: SchemaDialect, p
       return errors;
   }
   if (type === 'object' || merged.properties !== undefined) {
-    if (typeof value !== 'object' || Array.isArray(value)) return [...errors, `${path}: ${Array.isArray(value) ? 'array' : typeof value} where the reference has an object`];
+    if (typeof value !== 'object' || Array.isArray(value))
+      return [...errors, `${path}: ${Array.isArray(value) ? 'array' : typeof value} where the reference has an object`];
     const properties = o(merged.properties);
     const extra = merged.additionalProperties;
     for (const required of a(merged.required)) {
@@ -168,7 +173,12 @@ export function xQueryProblems(path: string, query: Record<string, string>): Arr
     const allowed = a(o(schema.items).enum);
     if (schema.type === 'array' && allowed.length > 0) {
       for (const v of value.split(',')) {
-        if (!allowed.includes(v)) out.push({ parameter: name, value: v, message: `The \`${name}\` query parameter value [${v}] is not one of [${allowed.join(',')}]` });
+        if (!allowed.includes(v))
+          out.push({
+            parameter: name,
+            value: v,
+            message: `The \`${name}\` query parameter value [${v}] is not one of [${allowed.join(',')}]`,
+          });
       }
     }
   }
@@ -222,7 +232,8 @@ export function adsArchiveProblems(query: Record<string, string>): string[] {
   const out: string[] = [];
   for (const name of Object.keys(query)) if (!params.includes(name)) out.push(`parameter ${name}`);
   for (const f of (query.fields ?? '').split(',').filter(Boolean)) if (!fields.includes(f)) out.push(`field ${f}`);
-  if (query.ad_active_status && !a(ref.ad_active_status).includes(query.ad_active_status)) out.push(`ad_active_status ${query.ad_active_status}`);
+  if (query.ad_active_status && !a(ref.ad_active_status).includes(query.ad_active_status))
+    out.push(`ad_active_status ${query.ad_active_status}`);
   if (query.ad_type && !a(ref.ad_type).includes(query.ad_type)) out.push(`ad_type ${query.ad_type}`);
   return out;
 }

@@ -9,7 +9,17 @@
  */
 import { FIXTURES } from './fixtures';
 import { vendorQueryProblems } from './reference';
-import { decodeToken, encodeToken, iso, pick, sentence, type FakeApi, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
+import {
+  decodeToken,
+  encodeToken,
+  iso,
+  pick,
+  sentence,
+  type FakeApi,
+  type FakeRequest,
+  type FakeResponse,
+  type MisbehaveRule,
+} from './util';
 
 const F = FIXTURES.scrapecreators;
 const PREFIX = '/scrapecreators';
@@ -30,7 +40,12 @@ export function createScrapeCreatorsApi(): FakeApi {
   }
 
   /** A page of `size` from `total` at the cursor `param`, or an error for a bad cursor. */
-  function window(req: FakeRequest, param: string, size: number, total: number): { from: number; to: number; next: string | null } | FakeResponse {
+  function window(
+    req: FakeRequest,
+    param: string,
+    size: number,
+    total: number,
+  ): { from: number; to: number; next: string | null } | FakeResponse {
     const from = decodeToken('sc', req.query[param]);
     if (from === null) return fail(400, `Invalid ${param}`);
     const to = Math.min(total, from + size);
@@ -48,7 +63,8 @@ export function createScrapeCreatorsApi(): FakeApi {
     const q = req.query;
     switch (path) {
       case '/v1/instagram/post': {
-        if (!q.url?.includes(`/p/${F.igPost.shortcode}`) && !q.url?.includes(`/reel/${F.igPost.shortcode}`)) return fail(404, 'Post not found');
+        if (!q.url?.includes(`/p/${F.igPost.shortcode}`) && !q.url?.includes(`/reel/${F.igPost.shortcode}`))
+          return fail(404, 'Post not found');
         return ok({
           data: {
             xdt_shortcode_media: {
@@ -60,7 +76,17 @@ export function createScrapeCreatorsApi(): FakeApi {
               video_view_count: 48_211,
               taken_at_timestamp: Math.floor(T0 / 1000) - 86_400,
               owner: { id: F.igUser.id, username: F.igUser.handle, is_verified: true, full_name: 'Fake Brand', is_private: false },
-              edge_media_to_caption: { edges: [{ node: { created_at: String(Math.floor(T0 / 1000) - 86_400), text: 'Launch day #fakebrand #reels', id: '17950000000000001' } }] },
+              edge_media_to_caption: {
+                edges: [
+                  {
+                    node: {
+                      created_at: String(Math.floor(T0 / 1000) - 86_400),
+                      text: 'Launch day #fakebrand #reels',
+                      id: '17950000000000001',
+                    },
+                  },
+                ],
+              },
               edge_media_preview_like: { count: 3120, edges: [] },
               edge_media_to_parent_comment: { count: F.comments, edges: [] },
             },
@@ -88,7 +114,18 @@ export function createScrapeCreatorsApi(): FakeApi {
       }
       case '/v1/instagram/profile': {
         if (q.handle?.toLowerCase() !== F.igUser.handle) return fail(404, 'User not found');
-        return ok({ data: { user: { id: F.igUser.id, username: F.igUser.handle, full_name: 'Fake Brand', biography: 'We sell fixtures.', is_private: false, is_verified: true } } });
+        return ok({
+          data: {
+            user: {
+              id: F.igUser.id,
+              username: F.igUser.handle,
+              full_name: 'Fake Brand',
+              biography: 'We sell fixtures.',
+              is_private: false,
+              is_verified: true,
+            },
+          },
+        });
       }
       case '/v1/instagram/user/highlights': {
         if (q.handle?.toLowerCase() !== F.igUser.handle) return fail(404, 'User not found');
@@ -114,7 +151,12 @@ export function createScrapeCreatorsApi(): FakeApi {
             code: `DHfake${i}`,
             media_type: i % 3 === 0 ? 2 : 1,
             taken_at: Math.floor(T0 / 1000) - i * 3600,
-            ...(i % 3 === 0 ? { video_duration: 12.5, video_versions: [{ height: 1280, type: 101, url: `https://scontent.cdninstagram.com/s${i}.mp4`, width: 720 }] } : {}),
+            ...(i % 3 === 0
+              ? {
+                  video_duration: 12.5,
+                  video_versions: [{ height: 1280, type: 101, url: `https://scontent.cdninstagram.com/s${i}.mp4`, width: 720 }],
+                }
+              : {}),
           })),
         });
       }
@@ -162,7 +204,11 @@ export function createScrapeCreatorsApi(): FakeApi {
       }
       case '/v2/instagram/media/transcript': {
         if (!q.url?.includes(F.igPost.shortcode)) return fail(404, 'Post not found');
-        return ok({ transcripts: [{ id: F.igPost.id, shortcode: F.igPost.shortcode, text: 'Welcome to launch day. Everything you see here is a fixture.' }] });
+        return ok({
+          transcripts: [
+            { id: F.igPost.id, shortcode: F.igPost.shortcode, text: 'Welcome to launch day. Everything you see here is a fixture.' },
+          ],
+        });
       }
       case '/v1/tiktok/search/users': {
         const total = q.query?.includes(FIXTURES.emptyQueryWord) ? 0 : F.tiktokUsers;
@@ -196,7 +242,13 @@ export function createScrapeCreatorsApi(): FakeApi {
               desc: `${sentence(`tr${i}`, 6)} #fyp`,
               region: q.region,
               create_time: Math.floor(T0 / 1000) - i * 1800,
-              statistics: { aweme_id: id, comment_count: pick(`tr${i}:c`, 0, 900), digg_count: pick(`tr${i}:l`, 0, 90_000), play_count: pick(`tr${i}:v`, 1000, 2_000_000), share_count: pick(`tr${i}:s`, 0, 5000) },
+              statistics: {
+                aweme_id: id,
+                comment_count: pick(`tr${i}:c`, 0, 900),
+                digg_count: pick(`tr${i}:l`, 0, 90_000),
+                play_count: pick(`tr${i}:v`, 1000, 2_000_000),
+                share_count: pick(`tr${i}:s`, 0, 5000),
+              },
               author: { uid: String(6_700_000_000_000_000_000n + BigInt(i)), nickname: `Trender ${i}` },
               url: `https://www.tiktok.com/@trender${i}/video/${id}`,
             };
@@ -238,8 +290,15 @@ export function createScrapeCreatorsApi(): FakeApi {
           videoId: id,
           type: 'video',
           url: q.url,
-          transcript: range(0, 4).map((i) => ({ text: sentence(`${id}:s${i}`, 6), startMs: String(i * 2500), endMs: String(i * 2500 + 2400), startTimeText: `0:0${i * 2}` })),
-          transcript_only_text: range(0, 4).map((i) => sentence(`${id}:s${i}`, 6)).join(' '),
+          transcript: range(0, 4).map((i) => ({
+            text: sentence(`${id}:s${i}`, 6),
+            startMs: String(i * 2500),
+            endMs: String(i * 2500 + 2400),
+            startTimeText: `0:0${i * 2}`,
+          })),
+          transcript_only_text: range(0, 4)
+            .map((i) => sentence(`${id}:s${i}`, 6))
+            .join(' '),
           language: 'English',
         });
       }
@@ -306,13 +365,17 @@ export function createScrapeCreatorsApi(): FakeApi {
             location_audience: [{ name: 'Dubrovnik, Croatia', num_obfuscated: 0, type: 'CITY', excluded: false }],
             // The ad's EU reach (a number in the vendor's sample: 1657).
             eu_total_reach: 1657,
-            age_country_gender_reach_breakdown: [{ country: 'HR', age_gender_breakdowns: [{ age_range: '45-54', male: 101, female: 77, unknown: 4 }] }],
+            age_country_gender_reach_breakdown: [
+              { country: 'HR', age_gender_breakdowns: [{ age_range: '45-54', male: 101, female: 77, unknown: 4 }] },
+            ],
           },
           snapshot: {
             caption: 'fakepage.example',
             link_url: 'https://fakepage.example/',
             body: 'Fixtures for everyone. #fakepage',
-            videos: [{ video_hd_url: `https://video.xx.fbcdn.net/${F.adId}_hd.mp4`, video_sd_url: `https://video.xx.fbcdn.net/${F.adId}_sd.mp4` }],
+            videos: [
+              { video_hd_url: `https://video.xx.fbcdn.net/${F.adId}_hd.mp4`, video_sd_url: `https://video.xx.fbcdn.net/${F.adId}_sd.mp4` },
+            ],
             images: [],
             page_id: 100000000000001,
             page_name: 'Fake Page',
@@ -321,7 +384,14 @@ export function createScrapeCreatorsApi(): FakeApi {
       }
       case '/v1/facebook/adLibrary/ad/transcript': {
         if (q.id !== F.adId) return fail(404, 'Ad not found');
-        return ok({ data: { ad_id: F.adId, url: `https://www.facebook.com/ads/library?id=${F.adId}`, transcript: 'Fixtures for everyone. Shop now.', transcript_available: true } });
+        return ok({
+          data: {
+            ad_id: F.adId,
+            url: `https://www.facebook.com/ads/library?id=${F.adId}`,
+            transcript: 'Fixtures for everyone. Shop now.',
+            transcript_available: true,
+          },
+        });
       }
     }
     return fail(404, 'Endpoint not found');
@@ -363,5 +433,3 @@ export function createScrapeCreatorsApi(): FakeApi {
     },
   };
 }
-
-

@@ -3,7 +3,16 @@ import type { AddressInfo, Socket } from 'node:net';
 import { createGraphApi } from './graph';
 import { createScrapeCreatorsApi } from './scrapecreators';
 import { createTikTokApi } from './tiktok';
-import { createForms, serialize, type FakeApi, type FormMode, type Forms, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
+import {
+  createForms,
+  serialize,
+  type FakeApi,
+  type FormMode,
+  type Forms,
+  type FakeRequest,
+  type FakeResponse,
+  type MisbehaveRule,
+} from './util';
 import { createXApi } from './x';
 import { createYouTubeApi } from './youtube';
 
@@ -70,7 +79,8 @@ function send(res: ServerResponse, answer: FakeResponse): void {
 export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Promise<FakeUpstream> {
   const seed = seedOf(options);
   const forms: Forms = createForms(options.forms ?? 'random', seed);
-  if (forms.mode === 'random') process.stderr.write(`fake upstream: FAKE_UPSTREAM_SEED=${seed} (example and field-table forms picked at random)\n`);
+  if (forms.mode === 'random')
+    process.stderr.write(`fake upstream: FAKE_UPSTREAM_SEED=${seed} (example and field-table forms picked at random)\n`);
   const apis: FakeApi[] = [createYouTubeApi(), createXApi(forms), createTikTokApi(forms), createGraphApi(), createScrapeCreatorsApi()];
   let rules: Array<MisbehaveRule & { left: number }> = [];
   const requests: RecordedRequest[] = [];
@@ -94,11 +104,16 @@ export async function startFakeUpstream(options: FakeUpstreamOptions = {}): Prom
       for (const [k, v] of url.searchParams) if (k !== 'access_token' && k !== 'key') query[k] = v;
       const body = await readBody(req);
       const recordedBody =
-        body && typeof body === 'object' && 'client_secret' in body ? { ...(body as Record<string, unknown>), client_secret: '[redacted]' } : body;
+        body && typeof body === 'object' && 'client_secret' in body
+          ? { ...(body as Record<string, unknown>), client_secret: '[redacted]' }
+          : body;
       const recorded: RecordedRequest = { method: req.method ?? 'GET', path: url.pathname, query, body: recordedBody };
       requests.push(recorded);
       const reply = (answer: FakeResponse): void => {
-        recorded.response = { status: answer.status, body: typeof answer.body === 'string' ? answer.body : JSON.parse(serialize(answer.body)) };
+        recorded.response = {
+          status: answer.status,
+          body: typeof answer.body === 'string' ? answer.body : JSON.parse(serialize(answer.body)),
+        };
         send(res, answer);
       };
       const fake: FakeRequest = {

@@ -16,7 +16,18 @@
  */
 import { FIXTURES } from './fixtures';
 import { tiktokProblems } from './reference';
-import { BigId, bearer, hash, pick, sentence, type FakeApi, type Forms, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
+import {
+  BigId,
+  bearer,
+  hash,
+  pick,
+  sentence,
+  type FakeApi,
+  type Forms,
+  type FakeRequest,
+  type FakeResponse,
+  type MisbehaveRule,
+} from './util';
 
 const F = FIXTURES.tiktok;
 const T0s = Math.floor(Date.now() / 3_600_000) * 3600;
@@ -44,8 +55,20 @@ interface Stream {
 }
 
 const STREAMS: Record<string, Stream> = {
-  user: { code: 1, total: F.user.videos, spacing: F.user.hoursBetweenVideos * 3600, username: () => F.user.username, hashtags: (i) => ['fyp', ...(i % 3 === 0 ? [F.hashtag.name] : [])] },
-  hashtag: { code: 2, total: F.hashtag.videos, spacing: F.hashtag.hoursBetweenVideos * 3600, username: (i) => `tagger${i % 40}`, hashtags: () => [F.hashtag.name, 'fyp'] },
+  user: {
+    code: 1,
+    total: F.user.videos,
+    spacing: F.user.hoursBetweenVideos * 3600,
+    username: () => F.user.username,
+    hashtags: (i) => ['fyp', ...(i % 3 === 0 ? [F.hashtag.name] : [])],
+  },
+  hashtag: {
+    code: 2,
+    total: F.hashtag.videos,
+    spacing: F.hashtag.hoursBetweenVideos * 3600,
+    username: (i) => `tagger${i % 40}`,
+    hashtags: () => [F.hashtag.name, 'fyp'],
+  },
   keyword: { code: 3, total: F.keywordVideos, spacing: 4 * 3600, username: (i) => `searcher${i % 50}`, hashtags: () => ['search'] },
 };
 const BY_CODE = new Map(Object.values(STREAMS).map((s) => [s.code, s]));
@@ -104,12 +127,15 @@ function videoQuery(req: FakeRequest): FakeResponse {
   const body = (req.body ?? {}) as Json;
   const start = String(body.start_date ?? '');
   const end = String(body.end_date ?? '');
-  if (!/^\d{8}$/.test(start) || !/^\d{8}$/.test(end)) return reply(400, {}, 'invalid_params', 'start_date and end_date are required in YYYYMMDD format');
+  if (!/^\d{8}$/.test(start) || !/^\d{8}$/.test(end))
+    return reply(400, {}, 'invalid_params', 'start_date and end_date are required in YYYYMMDD format');
   const from = ymdToSeconds(start);
   const to = ymdToSeconds(end) + 86_400;
-  if (to - from > 30 * 86_400 || to <= from) return reply(400, {}, 'invalid_params', 'end_date must be no more than 30 days after start_date');
+  if (to - from > 30 * 86_400 || to <= from)
+    return reply(400, {}, 'invalid_params', 'end_date must be no more than 30 days after start_date');
   const maxCount = Number(body.max_count ?? 20);
-  if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > 100) return reply(400, {}, 'invalid_params', 'max_count must be between 1 and 100');
+  if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > 100)
+    return reply(400, {}, 'invalid_params', 'max_count must be between 1 and 100');
   const conditions = ((body.query as Json | undefined)?.and ?? []) as Json[];
   const cond = (name: string): string | undefined => {
     const c = conditions.find((x) => x.field_name === name && (x.operation === 'EQ' || x.operation === 'IN'));
@@ -120,7 +146,8 @@ function videoQuery(req: FakeRequest): FakeResponse {
   const hashtag = cond('hashtag_name');
   const keyword = cond('keyword');
   const id = cond('video_id');
-  const all = (stream: Stream, kw = ''): Array<ReturnType<typeof video>> => Array.from({ length: stream.total }, (_, i) => video(stream, i, kw));
+  const all = (stream: Stream, kw = ''): Array<ReturnType<typeof video>> =>
+    Array.from({ length: stream.total }, (_, i) => video(stream, i, kw));
   if (id !== undefined) {
     const hit = lookupVideo(id);
     candidates = hit ? [video(hit.stream, hit.index)] : [];
@@ -135,8 +162,16 @@ function videoQuery(req: FakeRequest): FakeResponse {
   const inWindow = candidates.filter((v) => v.create_time >= from && v.create_time < to);
   const cursor = Number(body.cursor ?? 0);
   const page = inWindow.slice(cursor, cursor + maxCount).map((v) => only(v, fieldsOf(req)));
-  const searchId = typeof body.search_id === 'string' && body.search_id ? body.search_id : `7${String(hash(JSON.stringify(conditions) + start)).padStart(18, '0')}`;
-  return reply(200, { videos: page, cursor: cursor + page.length, has_more: hasMore(cursor + page.length < inWindow.length), search_id: searchId });
+  const searchId =
+    typeof body.search_id === 'string' && body.search_id
+      ? body.search_id
+      : `7${String(hash(JSON.stringify(conditions) + start)).padStart(18, '0')}`;
+  return reply(200, {
+    videos: page,
+    cursor: cursor + page.length,
+    has_more: hasMore(cursor + page.length < inWindow.length),
+    search_id: searchId,
+  });
 }
 
 function userInfo(req: FakeRequest): FakeResponse {
@@ -166,7 +201,8 @@ function comments(req: FakeRequest): FakeResponse {
   const id = String(body.video_id ?? '');
   if (!lookupVideo(id)) return reply(400, {}, 'invalid_params', `The video ${id} does not exist`);
   const maxCount = Number(body.max_count ?? 10);
-  if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > 100) return reply(400, {}, 'invalid_params', 'max_count must be between 1 and 100');
+  if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > 100)
+    return reply(400, {}, 'invalid_params', 'max_count must be between 1 and 100');
   const cursor = Number(body.cursor ?? 0);
   const list = [];
   for (let i = cursor; i < Math.min(F.commentsPerVideo, cursor + maxCount); i++) {
@@ -206,9 +242,20 @@ function ad(index: number) {
       last_shown_date: index % 2 === 0 ? 20240220 : '20240301',
       status: index % 4 === 0 ? 'active' : 'inactive',
       status_statement: '',
-      videos: [{ url: `https://library.tiktok.com/api/v1/cdn/${id}/video.mp4`, cover_image_url: `https://library.tiktok.com/api/v1/cdn/${id}/cover.jpeg` }],
+      videos: [
+        {
+          url: `https://library.tiktok.com/api/v1/cdn/${id}/video.mp4`,
+          cover_image_url: `https://library.tiktok.com/api/v1/cdn/${id}/cover.jpeg`,
+        },
+      ],
       image_urls: [],
-      reach: { unique_users_seen: `${pick(`${id}:r`, 1, 900)}K`, unique_users_seen_by_country: adCountries(index).reduce<Record<string, string>>((o, c) => ({ ...o, [c]: `${pick(`${id}:${c}`, 1, 400)}K` }), {}) },
+      reach: {
+        unique_users_seen: `${pick(`${id}:r`, 1, 900)}K`,
+        unique_users_seen_by_country: adCountries(index).reduce<Record<string, string>>(
+          (o, c) => ({ ...o, [c]: `${pick(`${id}:${c}`, 1, 400)}K` }),
+          {},
+        ),
+      },
     },
     // The Get Ad Details example: ad_group.targeting_info{number_of_users_targeted, country[], age{}, gender{}}.
     ad_group: {
@@ -219,7 +266,11 @@ function ad(index: number) {
         gender: { female: true, male: true, unknown: true },
       },
     },
-    advertiser: { business_id: new BigId((7_100_000_000_000_000_000n + BigInt(index % 7)).toString()), business_name: `Advertiser ${index % 7}`, paid_for_by: `Sponsor ${index % 7}` },
+    advertiser: {
+      business_id: new BigId((7_100_000_000_000_000_000n + BigInt(index % 7)).toString()),
+      business_name: `Advertiser ${index % 7}`,
+      paid_for_by: `Sponsor ${index % 7}`,
+    },
   };
 }
 
@@ -228,7 +279,9 @@ function adFields(entry: ReturnType<typeof ad>, fields: string[]) {
   const pickGroup = (group: 'ad' | 'advertiser' | 'ad_group') =>
     Object.fromEntries(Object.entries(entry[group]).filter(([k]) => fields.includes(`${group}.${k}`)));
   // The field list names the targeting ad_group.targeting_info; the Get Ad Details example ad_group.target.
-  const group = fields.includes('ad_group.targeting_info') ? { ad_group: forms?.example('tiktok.targeting') ? { target: entry.ad_group.targeting_info } : pickGroup('ad_group') } : {};
+  const group = fields.includes('ad_group.targeting_info')
+    ? { ad_group: forms?.example('tiktok.targeting') ? { target: entry.ad_group.targeting_info } : pickGroup('ad_group') }
+    : {};
   return { ad: pickGroup('ad'), advertiser: pickGroup('advertiser'), ...group };
 }
 
@@ -258,7 +311,8 @@ export const TIKTOK_ADS_FIRST_DAY = 20221002;
 function adQuery(req: FakeRequest): FakeResponse {
   const body = (req.body ?? {}) as Json;
   const maxCount = Number(body.max_count ?? 10);
-  if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > 50) return reply(400, {}, 'invalid_params', 'max_count must be between 1 and 50');
+  if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > 50)
+    return reply(400, {}, 'invalid_params', 'max_count must be between 1 and 50');
   const range = ((body.filters as Json | undefined)?.ad_published_date_range ?? null) as Json | null;
   if (!range?.min || !range.max) return reply(400, {}, 'invalid_params', 'filters.ad_published_date_range is required');
   if (!/^\d{8}$/.test(String(range.min)) || Number(range.min) < TIKTOK_ADS_FIRST_DAY) {
@@ -301,10 +355,13 @@ export function createTikTokApi(mode: Forms | null = null): FakeApi {
     }
     if (req.method !== 'POST') return reply(405, {}, 'invalid_params', 'method not allowed');
     const token = bearer(req);
-    if (!token || !tokens.has(token)) return reply(401, {}, 'access_token_invalid', 'The access token is invalid or not found in the request.');
+    if (!token || !tokens.has(token))
+      return reply(401, {}, 'access_token_invalid', 'The access token is invalid or not found in the request.');
     const problem = tiktokProblems(req.path, req.query.fields ?? '', req.body)[0];
     if (problem && !problem.startsWith('endpoint')) {
-      const [kind, name] = problem.startsWith('field') ? ['Invalid field', problem.slice(6)] : ['Unknown body key', problem.replace(/^body key |^condition (field|operation) /, '')];
+      const [kind, name] = problem.startsWith('field')
+        ? ['Invalid field', problem.slice(6)]
+        : ['Unknown body key', problem.replace(/^body key |^condition (field|operation) /, '')];
       return reply(400, {}, 'invalid_params', `${kind}: ${name}`);
     }
     switch (req.path) {

@@ -80,7 +80,23 @@ export function pick(key: string, min: number, max: number): number {
   return min + (hash(key) % (max - min + 1));
 }
 
-const WORDS = ['morning', 'studio', 'city', 'recipe', 'travel', 'music', 'review', 'update', 'behind', 'scenes', 'launch', 'weekend', 'tips', 'story', 'live'];
+const WORDS = [
+  'morning',
+  'studio',
+  'city',
+  'recipe',
+  'travel',
+  'music',
+  'review',
+  'update',
+  'behind',
+  'scenes',
+  'launch',
+  'weekend',
+  'tips',
+  'story',
+  'live',
+];
 
 export function sentence(key: string, words = 8): string {
   const out: string[] = [];

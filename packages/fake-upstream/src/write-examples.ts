@@ -25,7 +25,14 @@ type Example = ReferenceExample;
 /** X's documented error replies (docs.x.com/x-api/fundamentals/response-codes-and-errors), transcribed: the OpenAPI document has none. */
 const XERRORS = 'https://docs.x.com/x-api/fundamentals/response-codes-and-errors';
 const X_ERRORS: Example[] = [
-  { id: 'x.error.unauthorized', page: XERRORS, endpoint: '/2/users/by/username/{username}', status: 401, expect_error: 'upstream_auth', body: { title: 'Unauthorized', type: 'about:blank', status: 401, detail: 'Unauthorized' } },
+  {
+    id: 'x.error.unauthorized',
+    page: XERRORS,
+    endpoint: '/2/users/by/username/{username}',
+    status: 401,
+    expect_error: 'upstream_auth',
+    body: { title: 'Unauthorized', type: 'about:blank', status: 401, detail: 'Unauthorized' },
+  },
   {
     id: 'x.error.client-forbidden',
     page: XERRORS,
@@ -37,16 +44,27 @@ const X_ERRORS: Example[] = [
       required_enrollment: 'Appropriate Level of API Access',
       registration_url: 'https://developer.twitter.com/en/portal/product',
       title: 'Client Forbidden',
-      detail: 'This request must be made using an approved developer account that is enrolled in the requested endpoint. Learn more by visiting our documentation.',
+      detail:
+        'This request must be made using an approved developer account that is enrolled in the requested endpoint. Learn more by visiting our documentation.',
       reason: 'client-not-enrolled',
       type: 'https://api.twitter.com/2/problems/client-forbidden',
     },
   },
-  { id: 'x.error.too-many-requests', page: XERRORS, endpoint: '/2/users/by/username/{username}', status: 429, expect_error: 'rate_limited', body: { title: 'Too Many Requests', detail: 'Too Many Requests', type: 'about:blank', status: 429 } },
+  {
+    id: 'x.error.too-many-requests',
+    page: XERRORS,
+    endpoint: '/2/users/by/username/{username}',
+    status: 429,
+    expect_error: 'rate_limited',
+    body: { title: 'Too Many Requests', detail: 'Too Many Requests', type: 'about:blank', status: 429 },
+  },
 ];
 
 function write(name: string, source: string, examples: Example[]): void {
-  const doc = { 'x-source': { extracted_from: source, tool: 'packages/fake-upstream/src/write-examples.ts', date: '2026-11-27' }, examples };
+  const doc = {
+    'x-source': { extracted_from: source, tool: 'packages/fake-upstream/src/write-examples.ts', date: '2026-11-27' },
+    examples,
+  };
   writeFileSync(join(DIR, 'examples', name), `${JSON.stringify(doc, null, 1)}\n`);
 }
 
@@ -59,7 +77,13 @@ const XPAGE = 'x-openapi.json (latest-openapi.json of github.com/xdevplatform/xd
 write('x.json', 'x-openapi.json', [
   { id: 'x.user', page: `${XPAGE}.User.example`, endpoint: '/2/users/by/username/{username}', status: 200, body: { data: user } },
   { id: 'x.tweet', page: `${XPAGE}.Tweet.example`, endpoint: '/2/tweets/{id}', status: 200, body: { data: tweet } },
-  { id: 'x.search', page: `${XPAGE}.Tweet.example`, endpoint: '/2/tweets/search/recent', status: 200, body: { data: [tweet], meta: { result_count: 1 } } },
+  {
+    id: 'x.search',
+    page: `${XPAGE}.Tweet.example`,
+    endpoint: '/2/tweets/search/recent',
+    status: 200,
+    body: { data: [tweet], meta: { result_count: 1 } },
+  },
   ...X_ERRORS,
 ]);
 
@@ -70,5 +94,11 @@ write(
   'scrapecreators-endpoints.json',
   Object.entries(vendor)
     .filter(([path]) => !path.startsWith('x-'))
-    .map(([path, ep]) => ({ id: `scrapecreators${path.replace(/\//g, '.')}`, page: `scrapecreators-endpoints.json ${path} sampleResponse (api-config/apis.js of github.com/ScrapeCreators/scrapecreators-cli)`, endpoint: path, status: 200, body: obj(ep).sampleResponse })),
+    .map(([path, ep]) => ({
+      id: `scrapecreators${path.replace(/\//g, '.')}`,
+      page: `scrapecreators-endpoints.json ${path} sampleResponse (api-config/apis.js of github.com/ScrapeCreators/scrapecreators-cli)`,
+      endpoint: path,
+      status: 200,
+      body: obj(ep).sampleResponse,
+    })),
 );

@@ -11,7 +11,20 @@
  */
 import { FIXTURES } from './fixtures';
 import { xQueryProblems } from './reference';
-import { bearer, decodeToken, encodeToken, hash, iso, pick, sentence, type FakeApi, type Forms, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
+import {
+  bearer,
+  decodeToken,
+  encodeToken,
+  hash,
+  iso,
+  pick,
+  sentence,
+  type FakeApi,
+  type Forms,
+  type FakeRequest,
+  type FakeResponse,
+  type MisbehaveRule,
+} from './util';
 
 /** Forms of the fake handling the current request (set by its handle). */
 let forms: Forms | null = null;
@@ -52,7 +65,19 @@ function invalid(message: string, parameter = 'query', value = ''): FakeResponse
 function notFound(resourceType: string, parameter: string, value: string, detail: string): FakeResponse {
   return {
     status: 200,
-    body: { errors: [{ value, detail, title: 'Not Found Error', resource_type: resourceType, parameter, resource_id: value, type: `${PROBLEM}resource-not-found` }] },
+    body: {
+      errors: [
+        {
+          value,
+          detail,
+          title: 'Not Found Error',
+          resource_type: resourceType,
+          parameter,
+          resource_id: value,
+          type: `${PROBLEM}resource-not-found`,
+        },
+      ],
+    },
   };
 }
 
@@ -60,7 +85,18 @@ function notAuthorized(id: string): FakeResponse {
   return {
     status: 200,
     body: {
-      errors: [{ value: id, detail: `Sorry, you are not authorized to see the user with id: [${id}].`, title: 'Authorization Error', resource_type: 'user', parameter: 'id', resource_id: id, section: 'data', type: `${PROBLEM}not-authorized-for-resource` }],
+      errors: [
+        {
+          value: id,
+          detail: `Sorry, you are not authorized to see the user with id: [${id}].`,
+          title: 'Authorization Error',
+          resource_type: 'user',
+          parameter: 'id',
+          resource_id: id,
+          section: 'data',
+          type: `${PROBLEM}not-authorized-for-resource`,
+        },
+      ],
     },
   };
 }
@@ -77,8 +113,20 @@ function userObject(username: string, id: string, index = 0, protectedUser = fal
     verified: main,
     protected: protectedUser,
     public_metrics: main
-      ? { followers_count: F.user.followers, following_count: F.user.following, tweet_count: F.user.tweets, listed_count: 12, like_count: 3400 }
-      : { followers_count: pick(`${id}:f`, 0, 5000), following_count: pick(`${id}:g`, 0, 900), tweet_count: pick(`${id}:t`, 0, 9000), listed_count: 0, like_count: 10 },
+      ? {
+          followers_count: F.user.followers,
+          following_count: F.user.following,
+          tweet_count: F.user.tweets,
+          listed_count: 12,
+          like_count: 3400,
+        }
+      : {
+          followers_count: pick(`${id}:f`, 0, 5000),
+          following_count: pick(`${id}:g`, 0, 900),
+          tweet_count: pick(`${id}:t`, 0, 9000),
+          listed_count: 0,
+          like_count: 10,
+        },
   };
 }
 
@@ -100,7 +148,10 @@ export const isLongTweet = (id: string): boolean => {
 export function longTweetText(id: string, tag: string): string {
   let body = sentence(`${id}:long`, 12);
   while (body.length < 356 - tag.length - 2) body += ` ${sentence(`${id}:long${body.length}`, 4)}`;
-  return `${body.slice(0, 356 - tag.length - 2).trimEnd().padEnd(356 - tag.length - 2, '.')} #${tag}`;
+  return `${body
+    .slice(0, 356 - tag.length - 2)
+    .trimEnd()
+    .padEnd(356 - tag.length - 2, '.')} #${tag}`;
 }
 
 function tweetObject(id: string, fields: string[] = []) {
@@ -123,7 +174,14 @@ function tweetObject(id: string, fields: string[] = []) {
       conversation_id: id,
       lang: 'en',
       ...(long ? {} : { entities: { hashtags: [hashtag(short)] } }),
-      public_metrics: { retweet_count: pick(`${id}:r`, 0, 900), reply_count: pick(`${id}:p`, 0, 300), like_count: pick(`${id}:l`, 0, 9000), quote_count: 1, bookmark_count: 2, impression_count: pick(`${id}:i`, 100, 900_000) },
+      public_metrics: {
+        retweet_count: pick(`${id}:r`, 0, 900),
+        reply_count: pick(`${id}:p`, 0, 300),
+        like_count: pick(`${id}:l`, 0, 9000),
+        quote_count: 1,
+        bookmark_count: 2,
+        impression_count: pick(`${id}:i`, 100, 900_000),
+      },
     },
     author: stream === 0 ? userObject(F.user.username, F.user.id) : userObject(`author${hash(id) % 1000}`, authorId, hash(id) % 1000),
   };
@@ -146,7 +204,11 @@ function tweetsPage(ids: string[], offset: number, size: number, total: number, 
     status: 200,
     body: {
       ...(found.length > 0 ? { data: found.map((f) => f.tweet), includes: { users: [...users.values()] } } : {}),
-      meta: { result_count: found.length, ...(found[0] ? { newest_id: found[0].tweet.id, oldest_id: found[found.length - 1]?.tweet.id } : {}), ...(next ? { next_token: next } : {}) },
+      meta: {
+        result_count: found.length,
+        ...(found[0] ? { newest_id: found[0].tweet.id, oldest_id: found[found.length - 1]?.tweet.id } : {}),
+        ...(next ? { next_token: next } : {}),
+      },
     },
   };
 }
@@ -154,7 +216,8 @@ function tweetsPage(ids: string[], offset: number, size: number, total: number, 
 function range(req: FakeRequest, min: number, max: number, dflt: number): number | FakeResponse {
   const raw = req.query.max_results;
   const n = raw === undefined ? dflt : Number(raw);
-  if (!Number.isInteger(n) || n < min || n > max) return invalid(`The \`max_results\` query parameter value [${raw}] is not between ${min} and ${max}`, 'max_results', String(raw));
+  if (!Number.isInteger(n) || n < min || n > max)
+    return invalid(`The \`max_results\` query parameter value [${raw}] is not between ${min} and ${max}`, 'max_results', String(raw));
   return n;
 }
 
@@ -163,7 +226,11 @@ export function createXApi(mode: Forms | null = null): FakeApi {
 
   function rateHeaders(): Record<string, string> {
     remaining = Math.max(0, remaining - 1);
-    return { 'x-rate-limit-limit': '900', 'x-rate-limit-remaining': String(remaining), 'x-rate-limit-reset': String(Math.floor(Date.now() / 1000) + 900) };
+    return {
+      'x-rate-limit-limit': '900',
+      'x-rate-limit-remaining': String(remaining),
+      'x-rate-limit-reset': String(Math.floor(Date.now() / 1000) + 900),
+    };
   }
 
   function route(req: FakeRequest): FakeResponse {
@@ -179,7 +246,8 @@ export function createXApi(mode: Forms | null = null): FakeApi {
     if ((m = /^\/2\/users\/by\/username\/([^/]+)$/.exec(p))) {
       const u = decodeURIComponent(m[1] as string).toLowerCase();
       if (u === F.user.username) return { status: 200, body: { data: userObject(F.user.username, F.user.id) } };
-      if (u === F.protectedUser.username) return { status: 200, body: { data: userObject(F.protectedUser.username, F.protectedUser.id, 1, true) } };
+      if (u === F.protectedUser.username)
+        return { status: 200, body: { data: userObject(F.protectedUser.username, F.protectedUser.id, 1, true) } };
       return notFound('user', 'username', u, `Could not find user with username: [${u}].`);
     }
     if ((m = /^\/2\/users\/(\d+)\/(followers|following|tweets)$/.exec(p))) {
@@ -187,7 +255,8 @@ export function createXApi(mode: Forms | null = null): FakeApi {
       if (id === F.protectedUser.id) return notAuthorized(id);
       if (id !== F.user.id) return notFound('user', 'id', id, `Could not find user with id: [${id}].`);
       const offset = decodeToken('x', req.query.pagination_token);
-      if (offset === null) return invalid('The `pagination_token` query parameter value is not valid', 'pagination_token', String(req.query.pagination_token));
+      if (offset === null)
+        return invalid('The `pagination_token` query parameter value is not valid', 'pagination_token', String(req.query.pagination_token));
       if (edge === 'tweets') {
         const size = range(req, 5, 100, 10);
         if (typeof size !== 'number') return size;
@@ -211,7 +280,8 @@ export function createXApi(mode: Forms | null = null): FakeApi {
       const size = range(req, 10, 100, 10);
       if (typeof size !== 'number') return size;
       const offset = decodeToken('x', req.query.next_token);
-      if (offset === null) return invalid('The `next_token` query parameter value is not valid', 'next_token', String(req.query.next_token));
+      if (offset === null)
+        return invalid('The `next_token` query parameter value is not valid', 'next_token', String(req.query.next_token));
       const total = req.query.query.includes(FIXTURES.emptyQueryWord) ? 0 : F.searchResults;
       const ids = [];
       for (let i = offset; i < Math.min(total, offset + size); i++) ids.push(tweetIdOf(1, i));
@@ -221,7 +291,10 @@ export function createXApi(mode: Forms | null = null): FakeApi {
       const id = m[1] as string;
       if (!knownTweet(id)) return notFound('tweet', 'id', id, `Could not find tweet with id: [${id}].`);
       const t = tweetObject(id, tweetFields(req));
-      return { status: 200, body: { data: t.tweet, includes: { users: [{ id: t.author.id, username: t.author.username, name: t.author.name }] } } };
+      return {
+        status: 200,
+        body: { data: t.tweet, includes: { users: [{ id: t.author.id, username: t.author.username, name: t.author.name }] } },
+      };
     }
     return problem(404, 'Not Found Error', 'Not Found');
   }
@@ -243,14 +316,24 @@ export function createXApi(mode: Forms | null = null): FakeApi {
         return {
           status: 429,
           headers: limitHeaders,
-          body: { title: 'UsageCapExceeded', detail: 'Usage cap exceeded: Monthly product cap', type: `${PROBLEM}usage-capped`, period: 'Monthly', scope: 'Product' },
+          body: {
+            title: 'UsageCapExceeded',
+            detail: 'Usage cap exceeded: Monthly product cap',
+            type: `${PROBLEM}usage-capped`,
+            period: 'Monthly',
+            scope: 'Product',
+          },
         };
       case 'credits':
         // Pay-per-use balance exhausted: HTTP 402 with title CreditsDepleted (not in the OpenAPI
         // document; body as reported by callers of the live API, type URI not verified).
         return {
           status: 402,
-          body: { title: 'CreditsDepleted', detail: 'Your enrolled account does not have any credits to fulfill this request.', type: `${PROBLEM}credits-depleted` },
+          body: {
+            title: 'CreditsDepleted',
+            detail: 'Your enrolled account does not have any credits to fulfill this request.',
+            type: `${PROBLEM}credits-depleted`,
+          },
         };
       case 'errors_200':
         return notFound('user', 'username', 'unknown', 'Could not find user with username: [unknown].');

@@ -11,7 +11,18 @@
  */
 import { FIXTURES } from './fixtures';
 import { youtubeQueryProblems } from './reference';
-import { decodeToken, encodeToken, hash, iso, pick, sentence, type FakeApi, type FakeRequest, type FakeResponse, type MisbehaveRule } from './util';
+import {
+  decodeToken,
+  encodeToken,
+  hash,
+  iso,
+  pick,
+  sentence,
+  type FakeApi,
+  type FakeRequest,
+  type FakeResponse,
+  type MisbehaveRule,
+} from './util';
 
 const F = FIXTURES.youtube;
 const PREFIX = '/youtube/v3';
@@ -30,8 +41,17 @@ const KEY_INVALID: FakeResponse = {
       errors: [{ message: 'API key not valid. Please pass a valid API key.', domain: 'global', reason: 'badRequest' }],
       status: 'INVALID_ARGUMENT',
       details: [
-        { '@type': 'type.googleapis.com/google.rpc.ErrorInfo', reason: 'API_KEY_INVALID', domain: 'googleapis.com', metadata: { service: 'youtube.googleapis.com' } },
-        { '@type': 'type.googleapis.com/google.rpc.LocalizedMessage', locale: 'en-US', message: 'API key not valid. Please pass a valid API key.' },
+        {
+          '@type': 'type.googleapis.com/google.rpc.ErrorInfo',
+          reason: 'API_KEY_INVALID',
+          domain: 'googleapis.com',
+          metadata: { service: 'youtube.googleapis.com' },
+        },
+        {
+          '@type': 'type.googleapis.com/google.rpc.LocalizedMessage',
+          locale: 'en-US',
+          message: 'API key not valid. Please pass a valid API key.',
+        },
       ],
     },
   },
@@ -62,7 +82,14 @@ function knownVideo(id: string): { stream: string; index: number } | null {
   if (!m) return null;
   const stream = m[1] as string;
   const index = Number(m[2]);
-  const sizes: Record<string, number> = { ch: F.channel.videos, pl: F.playlist.items, sr: F.searchResults, tr: F.trendingResults, cd: 2, sh: F.channel.shorts };
+  const sizes: Record<string, number> = {
+    ch: F.channel.videos,
+    pl: F.playlist.items,
+    sr: F.searchResults,
+    tr: F.trendingResults,
+    cd: 2,
+    sh: F.channel.shorts,
+  };
   return index < (sizes[stream] ?? 0) ? { stream, index } : null;
 }
 
@@ -87,7 +114,12 @@ function video(id: string) {
       categoryId: '22',
       liveBroadcastContent: 'none',
     },
-    contentDetails: { duration: `PT${pick(`${id}:m`, 0, 20)}M${pick(`${id}:s`, 1, 59)}S`, dimension: '2d', definition: 'hd', caption: 'false' },
+    contentDetails: {
+      duration: `PT${pick(`${id}:m`, 0, 20)}M${pick(`${id}:s`, 1, 59)}S`,
+      dimension: '2d',
+      definition: 'hd',
+      caption: 'false',
+    },
     // Counts are strings in the Data API.
     statistics: {
       viewCount: String(pick(`${id}:v`, 100, 5_000_000)),
@@ -121,7 +153,13 @@ function list(kind: string, items: unknown[], offset: number, size: number, tota
   const next = offset + size < total ? encodeToken('yt', offset + size) : undefined;
   return {
     status: 200,
-    body: { kind, etag: `l${offset}`, ...(next ? { nextPageToken: next } : {}), pageInfo: { totalResults: total, resultsPerPage: size }, items },
+    body: {
+      kind,
+      etag: `l${offset}`,
+      ...(next ? { nextPageToken: next } : {}),
+      pageInfo: { totalResults: total, resultsPerPage: size },
+      items,
+    },
   };
 }
 
@@ -138,7 +176,13 @@ function pageArgs(req: FakeRequest, max: number, dflt: number): { offset: number
 export function createYouTubeApi(): FakeApi {
   function handle(req: FakeRequest): FakeResponse {
     const key = req.query.key ?? (req.headers['x-goog-api-key'] as string | undefined);
-    if (!key) return error(403, 'forbidden', 'Method doesn\'t allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.', 'global');
+    if (!key)
+      return error(
+        403,
+        'forbidden',
+        "Method doesn't allow unregistered callers (callers without established identity). Please use API Key or other form of API consumer identity to call this API.",
+        'global',
+      );
     if (key === F.badKey) return KEY_INVALID;
     const route = req.path.slice(PREFIX.length);
     const q = req.query;
@@ -154,19 +198,33 @@ export function createYouTubeApi(): FakeApi {
           (q.id && q.id.split(',').includes(c.id)) ||
           (q.forUsername && q.forUsername.toLowerCase() === c.handle);
         // Unknown channels answer 200 with no items.
-        return { status: 200, body: { kind: 'youtube#channelListResponse', etag: 'c', pageInfo: { totalResults: hit ? 1 : 0, resultsPerPage: 5 }, ...(hit ? { items: [channel()] } : {}) } };
+        return {
+          status: 200,
+          body: {
+            kind: 'youtube#channelListResponse',
+            etag: 'c',
+            pageInfo: { totalResults: hit ? 1 : 0, resultsPerPage: 5 },
+            ...(hit ? { items: [channel()] } : {}),
+          },
+        };
       }
       case '/playlistItems': {
         const id = q.playlistId ?? '';
         const args = pageArgs(req, 50, 5);
         if ('status' in args) return args;
-        if (id === F.privatePlaylist) return error(403, 'playlistItemsNotAccessible', 'The request is not properly authorized to retrieve the specified playlist.');
+        if (id === F.privatePlaylist)
+          return error(403, 'playlistItemsNotAccessible', 'The request is not properly authorized to retrieve the specified playlist.');
         let stream: string;
         let total: number;
         if (id === `UU${F.channel.id.slice(2)}`) [stream, total] = ['ch', F.channel.videos];
         else if (id === `UUSH${F.channel.id.slice(2)}`) [stream, total] = ['sh', F.channel.shorts];
         else if (id === F.playlist.id) [stream, total] = ['pl', F.playlist.items];
-        else return error(404, 'playlistNotFound', 'The playlist identified with the request\'s <code>playlistId</code> parameter cannot be found.');
+        else
+          return error(
+            404,
+            'playlistNotFound',
+            "The playlist identified with the request's <code>playlistId</code> parameter cannot be found.",
+          );
         const items = [];
         for (let i = args.offset; i < Math.min(total, args.offset + args.size); i++) {
           const videoId = videoIdOf(stream, i);
@@ -182,7 +240,8 @@ export function createYouTubeApi(): FakeApi {
       }
       case '/videos': {
         if (q.chart === 'mostPopular') {
-          if (!/^[A-Z]{2}$/.test(q.regionCode ?? '') || q.regionCode === 'ZZ') return error(400, 'invalidRegionCode', 'The regionCode parameter specifies an invalid region code.', 'youtube.parameter');
+          if (!/^[A-Z]{2}$/.test(q.regionCode ?? '') || q.regionCode === 'ZZ')
+            return error(400, 'invalidRegionCode', 'The regionCode parameter specifies an invalid region code.', 'youtube.parameter');
           const args = pageArgs(req, 50, 5);
           if ('status' in args) return args;
           const items = [];
@@ -193,14 +252,32 @@ export function createYouTubeApi(): FakeApi {
         if (ids.length > 50) return error(400, 'invalidParameter', 'Too many IDs.', 'youtube.parameter');
         // Unknown or private videos are simply absent from items.
         const items = ids.filter((id) => knownVideo(id)).map(video);
-        return { status: 200, body: { kind: 'youtube#videoListResponse', etag: 'v', pageInfo: { totalResults: items.length, resultsPerPage: items.length }, items } };
+        return {
+          status: 200,
+          body: {
+            kind: 'youtube#videoListResponse',
+            etag: 'v',
+            pageInfo: { totalResults: items.length, resultsPerPage: items.length },
+            items,
+          },
+        };
       }
       case '/commentThreads': {
         const id = q.videoId ?? '';
         const args = pageArgs(req, 100, 20);
         if ('status' in args) return args;
-        if (id === F.commentsDisabledVideo) return error(403, 'commentsDisabled', 'The video identified by the <code><a href="/youtube/v3/docs/commentThreads/list#videoId">videoId</a></code> parameter has disabled comments.');
-        if (!knownVideo(id)) return error(404, 'videoNotFound', 'The video identified by the <code><a href="/youtube/v3/docs/commentThreads/list#videoId">videoId</a></code> parameter could not be found.');
+        if (id === F.commentsDisabledVideo)
+          return error(
+            403,
+            'commentsDisabled',
+            'The video identified by the <code><a href="/youtube/v3/docs/commentThreads/list#videoId">videoId</a></code> parameter has disabled comments.',
+          );
+        if (!knownVideo(id))
+          return error(
+            404,
+            'videoNotFound',
+            'The video identified by the <code><a href="/youtube/v3/docs/commentThreads/list#videoId">videoId</a></code> parameter could not be found.',
+          );
         const items = [];
         for (let i = args.offset; i < Math.min(F.commentsPerVideo, args.offset + args.size); i++) {
           const cid = `Ug${id}c${String(i).padStart(5, '0')}`;
@@ -245,7 +322,23 @@ export function createYouTubeApi(): FakeApi {
           const squash = (t: string): string => t.toLowerCase().replace(/[^a-z0-9]/g, '');
           const hit = squash(q.q ?? '') !== '' && squash(F.channel.title).includes(squash(q.q ?? ''));
           const c = channel();
-          const items = hit ? [{ kind: 'youtube#searchResult', etag: 'sc', id: { kind: 'youtube#channel', channelId: c.id }, snippet: { publishedAt: c.snippet.publishedAt, channelId: c.id, title: c.snippet.title, description: c.snippet.description, channelTitle: c.snippet.title, liveBroadcastContent: 'none' } }] : [];
+          const items = hit
+            ? [
+                {
+                  kind: 'youtube#searchResult',
+                  etag: 'sc',
+                  id: { kind: 'youtube#channel', channelId: c.id },
+                  snippet: {
+                    publishedAt: c.snippet.publishedAt,
+                    channelId: c.id,
+                    title: c.snippet.title,
+                    description: c.snippet.description,
+                    channelTitle: c.snippet.title,
+                    liveBroadcastContent: 'none',
+                  },
+                },
+              ]
+            : [];
           return list('youtube#searchListResponse', items, 0, args.size, items.length);
         }
         const total = (q.q ?? '').includes(FIXTURES.emptyQueryWord) ? 0 : F.searchResults;
@@ -254,22 +347,38 @@ export function createYouTubeApi(): FakeApi {
           const v = video(videoIdOf('sr', i));
           // SearchResultSnippet: a subset of the video snippet (no tags, no categoryId).
           const { publishedAt, channelId, title, description, thumbnails, channelTitle, liveBroadcastContent } = v.snippet;
-          items.push({ kind: 'youtube#searchResult', etag: `s${i}`, id: { kind: 'youtube#video', videoId: v.id }, snippet: { publishedAt, channelId, title, description, thumbnails, channelTitle, liveBroadcastContent } });
+          items.push({
+            kind: 'youtube#searchResult',
+            etag: `s${i}`,
+            id: { kind: 'youtube#video', videoId: v.id },
+            snippet: { publishedAt, channelId, title, description, thumbnails, channelTitle, liveBroadcastContent },
+          });
         }
         return list('youtube#searchListResponse', items, args.offset, args.size, total);
       }
       case '/playlists': {
         const hit = q.id === F.playlist.id;
         const items = hit
-          ? [{
-              kind: 'youtube#playlist',
-              etag: 'p',
-              id: F.playlist.id,
-              snippet: { publishedAt: '2020-01-01T00:00:00Z', channelId: F.channel.id, title: 'Fake playlist', description: 'All the fixtures.', channelTitle: F.channel.title },
-              contentDetails: { itemCount: F.playlist.items },
-            }]
+          ? [
+              {
+                kind: 'youtube#playlist',
+                etag: 'p',
+                id: F.playlist.id,
+                snippet: {
+                  publishedAt: '2020-01-01T00:00:00Z',
+                  channelId: F.channel.id,
+                  title: 'Fake playlist',
+                  description: 'All the fixtures.',
+                  channelTitle: F.channel.title,
+                },
+                contentDetails: { itemCount: F.playlist.items },
+              },
+            ]
           : [];
-        return { status: 200, body: { kind: 'youtube#playlistListResponse', etag: 'pl', pageInfo: { totalResults: items.length, resultsPerPage: 5 }, items } };
+        return {
+          status: 200,
+          body: { kind: 'youtube#playlistListResponse', etag: 'pl', pageInfo: { totalResults: items.length, resultsPerPage: 5 }, items },
+        };
       }
     }
     return error(404, 'notFound', 'Not Found', 'global');
@@ -279,9 +388,17 @@ export function createYouTubeApi(): FakeApi {
     const retry = rule.retryAfterSeconds !== undefined ? { 'retry-after': String(rule.retryAfterSeconds) } : undefined;
     switch (rule.kind) {
       case 'rate_limit':
-        return { ...error(429, 'rateLimitExceeded', 'The request cannot be completed because you have exceeded your quota.', 'youtube.quota'), headers: retry };
+        return {
+          ...error(429, 'rateLimitExceeded', 'The request cannot be completed because you have exceeded your quota.', 'youtube.quota'),
+          headers: retry,
+        };
       case 'quota':
-        return error(403, 'quotaExceeded', 'The request cannot be completed because you have exceeded your <a href="/youtube/v3/getting-started#quota">quota</a>.', 'youtube.quota');
+        return error(
+          403,
+          'quotaExceeded',
+          'The request cannot be completed because you have exceeded your <a href="/youtube/v3/getting-started#quota">quota</a>.',
+          'youtube.quota',
+        );
       case 'errors_200':
         return { status: 200, body: { kind: 'youtube#channelListResponse', etag: 'e', pageInfo: { totalResults: 0, resultsPerPage: 5 } } };
       case 'token_invalid':

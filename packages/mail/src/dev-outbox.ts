@@ -66,7 +66,10 @@ async function mailFiles(dir: string): Promise<string[]> {
     if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
     throw error;
   }
-  return names.filter((name) => FILE.test(name)).sort().reverse();
+  return names
+    .filter((name) => FILE.test(name))
+    .sort()
+    .reverse();
 }
 
 /** The newest `limit` mails of the dev outbox in `dir`, newest first. */

@@ -37,7 +37,12 @@ export function plainText(value: string, max: number): string {
     .replace(/\s+/g, ' ')
     .trim();
   const chars = [...cleaned];
-  return chars.length > max ? `${chars.slice(0, max - 1).join('').trimEnd()}…` : cleaned;
+  return chars.length > max
+    ? `${chars
+        .slice(0, max - 1)
+        .join('')
+        .trimEnd()}…`
+    : cleaned;
 }
 
 /**
@@ -47,7 +52,9 @@ export function plainText(value: string, max: number): string {
  * The mails also say who chose it.
  */
 export function userText(value: string, max = USER_TEXT_MAX): string {
-  const defanged = plainText(value, Infinity).replace(LINK_LIKE, (word) => word.replace(/:\/\//g, '[:]//').replace(/@/g, '[@]').replace(/\./g, '[.]'));
+  const defanged = plainText(value, Infinity).replace(LINK_LIKE, (word) =>
+    word.replace(/:\/\//g, '[:]//').replace(/@/g, '[@]').replace(/\./g, '[.]'),
+  );
   return plainText(defanged, max);
 }
 
@@ -165,11 +172,7 @@ export function passwordChangedMail({ appUrl, at }: { appUrl: string; at: Date }
   const subject = `Your ${PRODUCT_NAME} password was changed`;
   return {
     subject,
-    text: text([
-      `The password of this account was changed at ${mailTime(at)}.`,
-      '',
-      `If that was not you, reset it now: ${reset}`,
-    ]),
+    text: text([`The password of this account was changed at ${mailTime(at)}.`, '', `If that was not you, reset it now: ${reset}`]),
     html: layout(subject, [
       `The password of this account was changed at ${escapeHtml(mailTime(at))}.`,
       `If that was not you, <a href="${escapeHtml(reset)}">reset it now</a>.`,

@@ -1,4 +1,13 @@
-import { escapeHtml, invitationMail, passwordChangedMail, passwordResetMail, signupAttemptMail, userText, USER_TEXT_MAX, verificationMail } from '../src';
+import {
+  escapeHtml,
+  invitationMail,
+  passwordChangedMail,
+  passwordResetMail,
+  signupAttemptMail,
+  userText,
+  USER_TEXT_MAX,
+  verificationMail,
+} from '../src';
 
 /** extensions-2.md 2: every mail has a text and an HTML part, and its links are built on APP_URL. */
 const appUrl = 'https://app.example.com';
@@ -38,7 +47,12 @@ describe('mail templates', () => {
   });
 
   it('every mail is a full HTML document with a text twin', () => {
-    for (const mail of [verificationMail({ appUrl, token }), passwordResetMail({ appUrl, token }), signupAttemptMail({ appUrl }), invitationMail(invitation('Crew'))]) {
+    for (const mail of [
+      verificationMail({ appUrl, token }),
+      passwordResetMail({ appUrl, token }),
+      signupAttemptMail({ appUrl }),
+      invitationMail(invitation('Crew')),
+    ]) {
       expect(mail.html).toMatch(/^<!doctype html>/);
       expect(mail.html).toContain('</html>');
       expect(mail.text.length).toBeGreaterThan(50);
@@ -78,7 +92,9 @@ describe('invitation mail: a name chosen by the inviter cannot speak for us', ()
   });
 
   it('defangs links and addresses, strips control and bidi characters, and truncates', () => {
-    const hostile = 'Your account is locked!\r\n\u202eVisit https://evil.example/login or www.evil.example or mail help@evil.example now ' + 'x'.repeat(100);
+    const hostile =
+      'Your account is locked!\r\n\u202eVisit https://evil.example/login or www.evil.example or mail help@evil.example now ' +
+      'x'.repeat(100);
     const mail = invitationMail(invitation(hostile));
     for (const part of [mail.text, mail.html, mail.subject]) {
       expect(part).not.toContain('https://evil');

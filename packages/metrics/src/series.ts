@@ -143,7 +143,9 @@ export function addQueueCountsSource(source: QueueCountsSource): () => void {
 export const QUEUE_STATES = ['waiting', 'prioritized', 'delayed', 'active', 'paused', 'waiting-children', 'failed', 'completed'] as const;
 
 /** A source over BullMQ queues (anything with getJobCounts), keyed by queue name. */
-export function bullQueueCounts(queues: ReadonlyArray<{ name: string; getJobCounts(...types: string[]): Promise<QueueCounts> }>): QueueCountsSource {
+export function bullQueueCounts(
+  queues: ReadonlyArray<{ name: string; getJobCounts(...types: string[]): Promise<QueueCounts> }>,
+): QueueCountsSource {
   return async () => {
     const counts = await Promise.all(queues.map((queue) => queue.getJobCounts(...QUEUE_STATES)));
     return Object.fromEntries(queues.map((queue, i) => [queue.name, counts[i]!]));
@@ -240,12 +242,24 @@ function healthGauge(name: string, help: string, value: (s: SourceHealthSample) 
   });
 }
 
-export const sourceUp = healthGauge('sdx_source_up', 'Whether a live source is up (0 while marked down), read at scrape time.', (s) => (s.down ? 0 : 1));
-export const sourceLastSuccess = healthGauge('sdx_source_last_success_timestamp_seconds', 'When a live source last served an attempt (Unix seconds).', (s) =>
-  s.last_success_at ? s.last_success_at.getTime() / 1000 : null,
+export const sourceUp = healthGauge('sdx_source_up', 'Whether a live source is up (0 while marked down), read at scrape time.', (s) =>
+  s.down ? 0 : 1,
 );
-export const sourceErrorRate = healthGauge('sdx_source_error_rate_15m', 'Share of a live source\'s tries that failed over the last 15 minutes.', (s) => s.error_rate_15m);
-export const sourceQuotaRemaining = healthGauge('sdx_source_quota_remaining', 'Quota a live source has left, where the platform reports it or publishes its costs.', (s) => s.quota_remaining);
+export const sourceLastSuccess = healthGauge(
+  'sdx_source_last_success_timestamp_seconds',
+  'When a live source last served an attempt (Unix seconds).',
+  (s) => (s.last_success_at ? s.last_success_at.getTime() / 1000 : null),
+);
+export const sourceErrorRate = healthGauge(
+  'sdx_source_error_rate_15m',
+  "Share of a live source's tries that failed over the last 15 minutes.",
+  (s) => s.error_rate_15m,
+);
+export const sourceQuotaRemaining = healthGauge(
+  'sdx_source_quota_remaining',
+  'Quota a live source has left, where the platform reports it or publishes its costs.',
+  (s) => s.quota_remaining,
+);
 
 /** Registers a reader of the live sources' health for the sdx_source_* gauges; returns its removal. */
 export function addSourceHealthSource(source: SourceHealthSource): () => void {
@@ -265,4 +279,3 @@ export function recordSourceDown(provider: string): void {
 export async function scrape(): Promise<{ contentType: string; body: string }> {
   return { contentType: registry.contentType, body: await registry.metrics() };
 }
-

@@ -29,7 +29,12 @@ beforeAll(async () => {
   deadPool.on('error', () => undefined);
   const postgres = () => pool.query('select 1');
   server = await startMetricsServer({ port: 0, host: '127.0.0.1', checks: { postgres, redis: () => redis.ping() } });
-  degraded = await startMetricsServer({ port: 0, host: '127.0.0.1', checks: { postgres: () => deadPool.query('select 1'), redis: () => redis.ping() }, checkTimeoutMs: 500 });
+  degraded = await startMetricsServer({
+    port: 0,
+    host: '127.0.0.1',
+    checks: { postgres: () => deadPool.query('select 1'), redis: () => redis.ping() },
+    checkTimeoutMs: 500,
+  });
 });
 
 afterAll(async () => {
@@ -47,7 +52,9 @@ describe('metrics server', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^text\/plain; version=0\.0\.4/);
     const text = await res.text();
-    const value = (await jobsFinished.get()).values.find((v) => v.labels.platform === 'instagram' && v.labels.status === 'completed')!.value;
+    const value = (await jobsFinished.get()).values.find(
+      (v) => v.labels.platform === 'instagram' && v.labels.status === 'completed',
+    )!.value;
     expect(text).toContain(`sdx_jobs_finished_total{platform="instagram",operation="profile",status="completed"} ${value}`);
   });
 

@@ -37,7 +37,9 @@ export function stripeHostOptions(apiBase: string | null): Pick<Stripe.StripeCon
 }
 
 /** The gateway, or null unless both STRIPE_SECRET_KEY and STRIPE_WEBHOOK_SECRET are set. */
-export function createStripeGateway(config: Pick<AppConfig, 'stripeSecretKey' | 'stripeWebhookSecret' | 'stripeApiBase'>): StripeGateway | null {
+export function createStripeGateway(
+  config: Pick<AppConfig, 'stripeSecretKey' | 'stripeWebhookSecret' | 'stripeApiBase'>,
+): StripeGateway | null {
   if (!config.stripeSecretKey || !config.stripeWebhookSecret) return null;
   const stripe = new Stripe(config.stripeSecretKey, {
     ...stripeHostOptions(config.stripeApiBase),
@@ -51,7 +53,12 @@ export function createStripeGateway(config: Pick<AppConfig, 'stripeSecretKey' | 
 /** What to do about a failed Stripe call. */
 function failureKindOf(error: unknown): PaymentFailureKind {
   if (error instanceof Stripe.errors.StripeCardError) return 'card';
-  if (error instanceof Stripe.errors.StripeConnectionError || error instanceof Stripe.errors.StripeAPIError || error instanceof Stripe.errors.StripeRateLimitError) return 'transient';
+  if (
+    error instanceof Stripe.errors.StripeConnectionError ||
+    error instanceof Stripe.errors.StripeAPIError ||
+    error instanceof Stripe.errors.StripeRateLimitError
+  )
+    return 'transient';
   if (error instanceof Stripe.errors.StripeError) {
     const status = error.statusCode ?? 0;
     return status >= 500 || status === 409 || status === 0 ? 'transient' : 'refused';
@@ -81,7 +88,15 @@ export class StripeGateway implements PaymentGateway {
   ) {}
 
   createCustomer(request: { workspaceId: string; idempotencyKey: string }): Promise<string> {
-    return call(async () => (await this.stripe.customers.create({ metadata: { workspace_id: request.workspaceId } }, { idempotencyKey: request.idempotencyKey })).id);
+    return call(
+      async () =>
+        (
+          await this.stripe.customers.create(
+            { metadata: { workspace_id: request.workspaceId } },
+            { idempotencyKey: request.idempotencyKey },
+          )
+        ).id,
+    );
   }
 
   createPackCheckout(request: PackCheckoutRequest): Promise<HostedCheckout> {
@@ -123,7 +138,10 @@ export class StripeGateway implements PaymentGateway {
 
   createMonthlyPrice(request: { item: PricedItem; metadata: Record<string, string>; idempotencyKey: string }): Promise<string> {
     return call(async () => {
-      const price = await this.stripe.prices.create({ ...priceData(request.item), recurring: { interval: 'month' }, metadata: request.metadata }, { idempotencyKey: request.idempotencyKey });
+      const price = await this.stripe.prices.create(
+        { ...priceData(request.item), recurring: { interval: 'month' }, metadata: request.metadata },
+        { idempotencyKey: request.idempotencyKey },
+      );
       return price.id;
     });
   }
@@ -149,7 +167,9 @@ export class StripeGateway implements PaymentGateway {
   }
 
   createPortalSession(request: { customerId: string; returnUrl: string }): Promise<string> {
-    return call(async () => (await this.stripe.billingPortal.sessions.create({ customer: request.customerId, return_url: request.returnUrl })).url);
+    return call(
+      async () => (await this.stripe.billingPortal.sessions.create({ customer: request.customerId, return_url: request.returnUrl })).url,
+    );
   }
 
   chargeSavedCard(request: SavedCardCharge): Promise<{ id: string; status: string }> {

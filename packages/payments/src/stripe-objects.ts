@@ -1,5 +1,14 @@
 import type Stripe from 'stripe';
-import type { ChargeDispute, ChargeRefund, CompletedCheckout, Metadata, PaymentEvent, PaymentOutcome, ProviderInvoice, ProviderSubscription } from '@sdx/domain/payments';
+import type {
+  ChargeDispute,
+  ChargeRefund,
+  CompletedCheckout,
+  Metadata,
+  PaymentEvent,
+  PaymentOutcome,
+  ProviderInvoice,
+  ProviderSubscription,
+} from '@sdx/domain/payments';
 
 /**
  * Stripe's objects in the service's terms (payment-gateway.ts of the domain): expandable fields
@@ -62,7 +71,13 @@ function checkoutOf(session: Stripe.Checkout.Session): CompletedCheckout {
 }
 
 function paymentOf(intent: Stripe.PaymentIntent): PaymentOutcome {
-  return { id: intent.id, amount: intent.amount, currency: intent.currency, metadata: metadataOf(intent.metadata), failureMessage: intent.last_payment_error?.message ?? null };
+  return {
+    id: intent.id,
+    amount: intent.amount,
+    currency: intent.currency,
+    metadata: metadataOf(intent.metadata),
+    failureMessage: intent.last_payment_error?.message ?? null,
+  };
 }
 
 function refundOf(charge: Stripe.Charge): ChargeRefund {
@@ -105,11 +120,13 @@ export function paymentEventOf(event: Stripe.Event): PaymentEvent {
   const base = { id: event.id, type: String(event.type ?? '') };
   // A signed event is Stripe's; a field it lacks is read as absent, never as a fault of the signature.
   const object = (event.data?.object ?? {}) as Stripe.Event.Data['object'];
-  if (base.type.startsWith('checkout.session.')) return { ...base, kind: 'checkout', checkout: checkoutOf(object as Stripe.Checkout.Session) };
+  if (base.type.startsWith('checkout.session.'))
+    return { ...base, kind: 'checkout', checkout: checkoutOf(object as Stripe.Checkout.Session) };
   if (base.type.startsWith('payment_intent.')) return { ...base, kind: 'payment', payment: paymentOf(object as Stripe.PaymentIntent) };
   if (base.type === 'charge.refunded') return { ...base, kind: 'refund', refund: refundOf(object as Stripe.Charge) };
   if (base.type.startsWith('charge.dispute.')) return { ...base, kind: 'dispute', dispute: disputeOf(object as Stripe.Dispute) };
   if (base.type.startsWith('invoice.')) return { ...base, kind: 'invoice', invoice: invoiceOf(object as InvoiceShape) };
-  if (base.type.startsWith('customer.subscription.')) return { ...base, kind: 'subscription', subscription: subscriptionOf(object as Stripe.Subscription) };
+  if (base.type.startsWith('customer.subscription.'))
+    return { ...base, kind: 'subscription', subscription: subscriptionOf(object as Stripe.Subscription) };
   return { ...base, kind: 'other' };
 }

@@ -76,24 +76,50 @@ describe('StripeGateway', () => {
     expect(card).toMatchObject({ brand: 'visa', last4: '4242', paymentMethodId: expect.stringMatching(/^pm_/) });
     // The PaymentIntent carries the checkout's metadata (auto-recharge's events are found by it).
     const succeeded = received(only(events, 'payment_intent.succeeded'));
-    expect(succeeded).toMatchObject({ kind: 'payment', payment: { id: event.checkout.paymentIntentId, amount: 1000, currency: 'usd', metadata: { payment_id: 'pay_1' }, failureMessage: null } });
+    expect(succeeded).toMatchObject({
+      kind: 'payment',
+      payment: {
+        id: event.checkout.paymentIntentId,
+        amount: 1000,
+        currency: 'usd',
+        metadata: { payment_id: 'pay_1' },
+        failureMessage: null,
+      },
+    });
   });
 
   it('refunds and disputes, read by their PaymentIntent', async () => {
     const { events } = await paidPack();
     const intentId = (only(events, 'payment_intent.succeeded').data.object as { id: string }).id;
-    expect(received(await fake.refund(intentId, 400))).toMatchObject({ type: 'charge.refunded', kind: 'refund', refund: { paymentIntentId: intentId, amountRefunded: 400 } });
+    expect(received(await fake.refund(intentId, 400))).toMatchObject({
+      type: 'charge.refunded',
+      kind: 'refund',
+      refund: { paymentIntentId: intentId, amountRefunded: 400 },
+    });
     const created = received(await fake.dispute(intentId));
-    expect(created).toMatchObject({ type: 'charge.dispute.created', kind: 'dispute', dispute: { paymentIntentId: intentId, status: 'needs_response' } });
+    expect(created).toMatchObject({
+      type: 'charge.dispute.created',
+      kind: 'dispute',
+      dispute: { paymentIntentId: intentId, status: 'needs_response' },
+    });
     if (created.kind !== 'dispute') throw new Error('not a dispute');
-    expect(received(await fake.closeDispute(created.dispute.id, 'won'))).toMatchObject({ kind: 'dispute', dispute: { id: created.dispute.id, status: 'won' } });
+    expect(received(await fake.closeDispute(created.dispute.id, 'won'))).toMatchObject({
+      kind: 'dispute',
+      dispute: { id: created.dispute.id, status: 'won' },
+    });
   });
 
   it('an off-session charge of the saved card; a declined card is a card failure naming its PaymentIntent', async () => {
     const { customerId, events } = await paidPack();
     const intentId = (only(events, 'payment_intent.succeeded').data.object as { id: string }).id;
     const card = (await gateway.cardOfPayment(intentId))!;
-    const charge = { amount: 1000, currency: 'usd', customerId, paymentMethodId: card.paymentMethodId, metadata: { kind: 'auto_recharge', payment_id: 'pay_2' } };
+    const charge = {
+      amount: 1000,
+      currency: 'usd',
+      customerId,
+      paymentMethodId: card.paymentMethodId,
+      metadata: { kind: 'auto_recharge', payment_id: 'pay_2' },
+    };
     const charged = await gateway.chargeSavedCard({ ...charge, idempotencyKey: 'pay_2' });
     expect(charged).toMatchObject({ id: expect.stringMatching(/^pi_/), status: 'succeeded' });
     fake.declinePaymentMethod(card.paymentMethodId);
@@ -118,16 +144,35 @@ describe('StripeGateway', () => {
     expect(completed.checkout).toMatchObject({ mode: 'subscription', paid: true, subscriptionId: expect.stringMatching(/^sub_/) });
     const subscriptionId = completed.checkout.subscriptionId!;
     const paid = received(only(events, 'invoice.paid'));
-    expect(paid).toMatchObject({ kind: 'invoice', invoice: { subscriptionId, subscriptionMetadata: { plan_id: 'starter' }, status: 'paid', amountPaid: 4900, currency: 'usd' } });
+    expect(paid).toMatchObject({
+      kind: 'invoice',
+      invoice: { subscriptionId, subscriptionMetadata: { plan_id: 'starter' }, status: 'paid', amountPaid: 4900, currency: 'usd' },
+    });
     if (paid.kind !== 'invoice') throw new Error('not an invoice');
     expect(paid.invoice.periodEnd!.getTime() - paid.invoice.periodStart!.getTime()).toBeGreaterThanOrEqual(28 * 86_400_000);
 
     const subscription = await gateway.subscription(subscriptionId);
-    expect(subscription).toMatchObject({ id: subscriptionId, status: 'active', itemId: expect.stringMatching(/^si_/), cancelAtPeriodEnd: false, metadata: { workspace_id: 'ws_2', plan_id: 'starter' } });
+    expect(subscription).toMatchObject({
+      id: subscriptionId,
+      status: 'active',
+      itemId: expect.stringMatching(/^si_/),
+      cancelAtPeriodEnd: false,
+      metadata: { workspace_id: 'ws_2', plan_id: 'starter' },
+    });
     expect(subscription.currentPeriodEnd!.getTime()).toBeGreaterThan(Date.now());
 
-    const priceId = await gateway.createMonthlyPrice({ item: { name: 'Pro plan', amount: 19900, currency: 'usd' }, metadata: { plan_id: 'pro' }, idempotencyKey: 'price-pro' });
-    const changed = await gateway.changeSubscriptionPrice(subscriptionId, { itemId: subscription.itemId!, priceId, metadata: { plan_id: 'pro' }, proration: 'always_invoice', idempotencyKey: 'change-1' });
+    const priceId = await gateway.createMonthlyPrice({
+      item: { name: 'Pro plan', amount: 19900, currency: 'usd' },
+      metadata: { plan_id: 'pro' },
+      idempotencyKey: 'price-pro',
+    });
+    const changed = await gateway.changeSubscriptionPrice(subscriptionId, {
+      itemId: subscription.itemId!,
+      priceId,
+      metadata: { plan_id: 'pro' },
+      proration: 'always_invoice',
+      idempotencyKey: 'change-1',
+    });
     expect(changed).toMatchObject({ id: subscriptionId, itemId: subscription.itemId, metadata: { plan_id: 'pro' } });
     expect(fake.subscription(subscriptionId)!.items.data[0]!.price).toMatchObject({ id: priceId, unit_amount: 19900 });
     const cancelled = await gateway.cancelAtPeriodEnd(subscriptionId, 'cancel-1');
@@ -135,7 +180,7 @@ describe('StripeGateway', () => {
     expect(await gateway.createPortalSession({ customerId, returnUrl: 'http://app.test/billing' })).toMatch(/^http/);
   });
 
-  it('reads the older API versions\' shapes: an invoice\'s `subscription` and `subscription_details`, the period on the subscription', () => {
+  it("reads the older API versions' shapes: an invoice's `subscription` and `subscription_details`, the period on the subscription", () => {
     const invoice = received(
       fake.buildEvent('invoice.paid', {
         id: 'in_old',
@@ -156,13 +201,42 @@ describe('StripeGateway', () => {
     );
     expect(invoice).toMatchObject({
       kind: 'invoice',
-      invoice: { id: 'in_old', subscriptionId: 'sub_old', subscriptionMetadata: { plan_id: 'pro', workspace_id: 'ws_3' }, currency: 'usd', periodStart: new Date(1_700_000_000_000), createdAt: new Date(1_700_000_000_000) },
+      invoice: {
+        id: 'in_old',
+        subscriptionId: 'sub_old',
+        subscriptionMetadata: { plan_id: 'pro', workspace_id: 'ws_3' },
+        currency: 'usd',
+        periodStart: new Date(1_700_000_000_000),
+        createdAt: new Date(1_700_000_000_000),
+      },
     });
     const updated = received(
-      fake.buildEvent('customer.subscription.updated', { id: 'sub_old', object: 'subscription', status: 'unpaid', current_period_end: 1_702_592_000, cancel_at_period_end: true, metadata: {}, items: { data: [] }, created: 0 }),
+      fake.buildEvent('customer.subscription.updated', {
+        id: 'sub_old',
+        object: 'subscription',
+        status: 'unpaid',
+        current_period_end: 1_702_592_000,
+        cancel_at_period_end: true,
+        metadata: {},
+        items: { data: [] },
+        created: 0,
+      }),
     );
-    expect(updated).toMatchObject({ kind: 'subscription', subscription: { id: 'sub_old', status: 'past_due', itemId: null, currentPeriodEnd: new Date(1_702_592_000_000), cancelAtPeriodEnd: true, createdAt: null } });
-    expect(received(fake.buildEvent('customer.created', { id: 'cus_1', object: 'customer' }))).toMatchObject({ type: 'customer.created', kind: 'other' });
+    expect(updated).toMatchObject({
+      kind: 'subscription',
+      subscription: {
+        id: 'sub_old',
+        status: 'past_due',
+        itemId: null,
+        currentPeriodEnd: new Date(1_702_592_000_000),
+        cancelAtPeriodEnd: true,
+        createdAt: null,
+      },
+    });
+    expect(received(fake.buildEvent('customer.created', { id: 'cus_1', object: 'customer' }))).toMatchObject({
+      type: 'customer.created',
+      kind: 'other',
+    });
   });
 
   it('refuses a wrong or stale signature', () => {
@@ -173,9 +247,20 @@ describe('StripeGateway', () => {
   });
 
   it('a refused request is `refused`, an unreachable Stripe `transient`', async () => {
-    const wrongKey = createStripeGateway({ stripeSecretKey: 'sk_test_wrong', stripeWebhookSecret: fake.webhookSecret, stripeApiBase: fake.url })!;
-    await expect(wrongKey.createCustomer({ workspaceId: 'ws_4', idempotencyKey: 'customer-ws_4' })).rejects.toMatchObject({ name: 'PaymentFailed', kind: 'refused' });
-    const down = createStripeGateway({ stripeSecretKey: fake.secretKey, stripeWebhookSecret: fake.webhookSecret, stripeApiBase: 'http://127.0.0.1:9' })!;
+    const wrongKey = createStripeGateway({
+      stripeSecretKey: 'sk_test_wrong',
+      stripeWebhookSecret: fake.webhookSecret,
+      stripeApiBase: fake.url,
+    })!;
+    await expect(wrongKey.createCustomer({ workspaceId: 'ws_4', idempotencyKey: 'customer-ws_4' })).rejects.toMatchObject({
+      name: 'PaymentFailed',
+      kind: 'refused',
+    });
+    const down = createStripeGateway({
+      stripeSecretKey: fake.secretKey,
+      stripeWebhookSecret: fake.webhookSecret,
+      stripeApiBase: 'http://127.0.0.1:9',
+    })!;
     await expect(down.subscription('sub_1')).rejects.toMatchObject({ name: 'PaymentFailed', kind: 'transient' });
   });
 });

@@ -17,14 +17,24 @@ export const ADAPTERS: Record<string, { label: string; credentials: string; lice
     licence: 'YouTube API Services Terms',
     limits: '10,000 quota units a day; search 100 units a call',
   },
-  'x-api-v2': { label: 'X API v2', credentials: '`X_BEARER_TOKEN`', licence: 'X Developer Agreement', limits: 'per-endpoint 15-minute windows; pay-per-use credits or monthly cap' },
+  'x-api-v2': {
+    label: 'X API v2',
+    credentials: '`X_BEARER_TOKEN`',
+    licence: 'X Developer Agreement',
+    limits: 'per-endpoint 15-minute windows; pay-per-use credits or monthly cap',
+  },
   'tiktok-research-api': {
     label: 'TikTok Research / Commercial Content API',
     credentials: '`TIKTOK_CLIENT_KEY`, `TIKTOK_CLIENT_SECRET`, `TIKTOK_RESEARCH_ELIGIBLE=1`',
     licence: 'licensed to approved researchers only, not to commercial products',
     limits: '1,000 requests a day; 30-day windows',
   },
-  'meta-ad-library': { label: 'Meta Ad Library API', credentials: '`META_ACCESS_TOKEN`', licence: 'Meta Platform Terms; Ad Library access', limits: 'Graph throttling (X-Business-Use-Case-Usage)' },
+  'meta-ad-library': {
+    label: 'Meta Ad Library API',
+    credentials: '`META_ACCESS_TOKEN`',
+    licence: 'Meta Platform Terms; Ad Library access',
+    limits: 'Graph throttling (X-Business-Use-Case-Usage)',
+  },
   'facebook-pages': {
     label: 'Facebook Pages (Graph API)',
     credentials: '`FACEBOOK_ACCESS_TOKEN` or `META_ACCESS_TOKEN`',
@@ -72,7 +82,7 @@ export const UNSERVED_REASONS: Record<string, string> = {
   'instagram.stories':
     "the Instagram Graph API returns the stories of the operator's own account only (IG User /stories); the vendor's reference has no stories endpoint",
   'facebook.profile_analytics':
-    'Page Insights (Graph API /{page-id}/insights) needs a token of a Page the operator manages, so not of any page; the vendor\'s reference has no analytics endpoint',
+    "Page Insights (Graph API /{page-id}/insights) needs a token of a Page the operator manages, so not of any page; the vendor's reference has no analytics endpoint",
 };
 
 export interface CoverageRow {
@@ -145,8 +155,14 @@ export function renderErrorTables(env: NodeJS.ProcessEnv = FULL_ENV): string {
   }
   const out: string[] = [];
   for (const { names, provider } of tables.values()) {
-    out.push(`#### ${names.map((n) => `${label(n)} (\`${n}\`)`).join(', ')}`, '', '| Status | Upstream code or reason | Our code | Retryable | Wait |', '|---|---|---|---|---|');
-    for (const row of provider.errors) out.push(`| ${row.status} | ${row.upstream} | \`${row.code}\` | ${row.retryable ? 'yes' : 'no'} | ${row.wait} |`);
+    out.push(
+      `#### ${names.map((n) => `${label(n)} (\`${n}\`)`).join(', ')}`,
+      '',
+      '| Status | Upstream code or reason | Our code | Retryable | Wait |',
+      '|---|---|---|---|---|',
+    );
+    for (const row of provider.errors)
+      out.push(`| ${row.status} | ${row.upstream} | \`${row.code}\` | ${row.retryable ? 'yes' : 'no'} | ${row.wait} |`);
     out.push('');
   }
   return out.join('\n').trimEnd();

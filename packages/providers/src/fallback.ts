@@ -111,7 +111,8 @@ export function chainProvider(chain: readonly UpstreamProvider[], keys: Readonly
     name: first.name,
     source: first.source,
     sources: chain.map((p) => ({ provider: p.name, source: p.source })),
-    supports: (platform: Platform, operation: string) => keys.has(`${platform}.${operation}`) && chain.some((p) => p.supports(platform, operation)),
+    supports: (platform: Platform, operation: string) =>
+      keys.has(`${platform}.${operation}`) && chain.some((p) => p.supports(platform, operation)),
     extract,
   };
 }

@@ -57,7 +57,13 @@ export function liveProviders(env: NodeJS.ProcessEnv, warnings: string[] = []): 
 
   const youtubeKey = nonEmpty(env.YOUTUBE_API_KEY);
   if (youtubeKey) {
-    out.youtube.push(createYouTubeProvider({ ...http(nonEmpty(env.YOUTUBE_BASE_URL)), apiKey: youtubeKey, shortsPlaylist: flag(env.YOUTUBE_SHORTS_PLAYLIST) }));
+    out.youtube.push(
+      createYouTubeProvider({
+        ...http(nonEmpty(env.YOUTUBE_BASE_URL)),
+        apiKey: youtubeKey,
+        shortsPlaylist: flag(env.YOUTUBE_SHORTS_PLAYLIST),
+      }),
+    );
   }
 
   const xToken = nonEmpty(env.X_BEARER_TOKEN);
@@ -66,7 +72,9 @@ export function liveProviders(env: NodeJS.ProcessEnv, warnings: string[] = []): 
   const tiktokKey = nonEmpty(env.TIKTOK_CLIENT_KEY);
   const tiktokSecret = nonEmpty(env.TIKTOK_CLIENT_SECRET);
   if (tiktokKey && tiktokSecret && !flag(env.TIKTOK_RESEARCH_ELIGIBLE)) {
-    warnings.push('TikTok credentials are set but TIKTOK_RESEARCH_ELIGIBLE is not: TikTok licenses the Research and Commercial Content APIs for eligible research only, so they stay off');
+    warnings.push(
+      'TikTok credentials are set but TIKTOK_RESEARCH_ELIGIBLE is not: TikTok licenses the Research and Commercial Content APIs for eligible research only, so they stay off',
+    );
   }
   if (tiktokKey && tiktokSecret && flag(env.TIKTOK_RESEARCH_ELIGIBLE)) {
     const lookback = positiveInt('TIKTOK_LOOKBACK_DAYS', env.TIKTOK_LOOKBACK_DAYS);
@@ -83,8 +91,13 @@ export function liveProviders(env: NodeJS.ProcessEnv, warnings: string[] = []): 
   const graphBase = nonEmpty(env.META_GRAPH_BASE_URL);
   const metaToken = nonEmpty(env.META_ACCESS_TOKEN);
   if (metaToken) {
-    const countries = nonEmpty(env.META_AD_REACHED_COUNTRIES)?.split(',').map((c) => c.trim().toUpperCase()).filter(Boolean);
-    out.facebook.push(createMetaAdLibraryProvider({ ...http(graphBase), accessToken: metaToken, ...(countries ? { reachedCountries: countries } : {}) }));
+    const countries = nonEmpty(env.META_AD_REACHED_COUNTRIES)
+      ?.split(',')
+      .map((c) => c.trim().toUpperCase())
+      .filter(Boolean);
+    out.facebook.push(
+      createMetaAdLibraryProvider({ ...http(graphBase), accessToken: metaToken, ...(countries ? { reachedCountries: countries } : {}) }),
+    );
   }
   const facebookToken = nonEmpty(env.FACEBOOK_ACCESS_TOKEN) ?? metaToken;
   if (facebookToken) out.facebook.push(createFacebookPagesProvider({ ...http(graphBase), accessToken: facebookToken }));
@@ -107,7 +120,10 @@ export type LiveSource = 'official' | 'vendor';
 type RouteOrder = Array<LiveSource>;
 
 function parseOrder(name: string, raw: string): RouteOrder {
-  const parts = raw.split(',').map((p) => p.trim().toLowerCase()).filter(Boolean);
+  const parts = raw
+    .split(',')
+    .map((p) => p.trim().toLowerCase())
+    .filter(Boolean);
   if (parts.length === 1 && parts[0] === 'off') return [];
   for (const p of parts) if (p !== 'official' && p !== 'vendor') throw new Error(`${name}: "${p}" is not official, vendor or off`);
   return Array.from(new Set(parts)) as RouteOrder;
@@ -122,7 +138,10 @@ export function routeOrders(env: NodeJS.ProcessEnv): (platform: Platform, operat
   const base = parseOrder('PROVIDER_ORDER', nonEmpty(env.PROVIDER_ORDER) ?? 'official,vendor');
   const byPlatform = new Map<string, RouteOrder>();
   const byOperation = new Map<string, RouteOrder>();
-  for (const entry of (nonEmpty(env.PROVIDER_ROUTES) ?? '').split(';').map((e) => e.trim()).filter(Boolean)) {
+  for (const entry of (nonEmpty(env.PROVIDER_ROUTES) ?? '')
+    .split(';')
+    .map((e) => e.trim())
+    .filter(Boolean)) {
     const [key, value] = entry.split('=').map((s) => s.trim());
     const [platform, operation] = (key ?? '').split('.');
     if (!platform || !isPlatform(platform) || value === undefined) {
@@ -163,7 +182,9 @@ export function routeProviders(
       chains.set(id, entry);
     }
   }
-  return [...chains.values()].map(({ chain, keys }) => chainProvider(chain, keys, { fallback: options.fallback ?? true, ...(options.gate ? { gate: options.gate } : {}) }));
+  return [...chains.values()].map(({ chain, keys }) =>
+    chainProvider(chain, keys, { fallback: options.fallback ?? true, ...(options.gate ? { gate: options.gate } : {}) }),
+  );
 }
 
 /** PROVIDER_FALLBACK: `0` (or false, no, off) turns the run-time fallback off; unset or `1` leaves it on. */
@@ -192,7 +213,10 @@ function parseMode(raw: string | undefined, anyCredentials: boolean): Record<Pla
   if (value === undefined) return all(anyCredentials ? 'live' : 'sandbox');
   if (value === 'sandbox' || value === 'live') return all(value);
   const choices = all('sandbox');
-  for (const part of value.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of value
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const [platform, choice] = part.split('=').map((s) => s.trim());
     if (!platform || !isPlatform(platform) || (choice !== 'live' && choice !== 'sandbox' && choice !== 'off')) {
       throw new Error(`PROVIDER_MODE: "${part}" is not <platform>=live|sandbox|off (platforms: ${PLATFORMS.join(', ')})`);
@@ -213,13 +237,17 @@ export function selectProviders(env: NodeJS.ProcessEnv, options: { sandbox: Prov
   const livePlatforms: Record<Platform, UpstreamProvider[]> = { instagram: [], tiktok: [], youtube: [], twitter: [], facebook: [] };
   for (const platform of PLATFORMS) {
     if (platforms[platform] === 'live') {
-      if (live[platform].length === 0) warnings.push(`${platform} is live but no ${platform} credentials are set: its operations are unavailable`);
+      if (live[platform].length === 0)
+        warnings.push(`${platform} is live but no ${platform} credentials are set: its operations are unavailable`);
       livePlatforms[platform] = live[platform];
     } else if (platforms[platform] === 'sandbox') sandboxed.add(platform);
   }
-  providers.push(...routeProviders(livePlatforms, order, { fallback: fallbackEnabled(env), ...(options.gate ? { gate: options.gate } : {}) }));
+  providers.push(
+    ...routeProviders(livePlatforms, order, { fallback: fallbackEnabled(env), ...(options.gate ? { gate: options.gate } : {}) }),
+  );
   const choices = new Set(Object.values(platforms));
-  const mode: ProviderMode = choices.size === 1 && choices.has('sandbox') ? 'sandbox' : choices.size === 1 && choices.has('live') ? 'live' : 'mixed';
+  const mode: ProviderMode =
+    choices.size === 1 && choices.has('sandbox') ? 'sandbox' : choices.size === 1 && choices.has('live') ? 'live' : 'mixed';
   if (sandboxed.size === PLATFORMS.length) providers.push(options.sandbox);
   else if (sandboxed.size > 0) providers.push(restrictProvider(options.sandbox, sandboxed));
   return { mode, providers, platforms, warnings };

@@ -1,4 +1,13 @@
-import { CATALOG, PLATFORMS, PLATFORM_LABELS, defaultLimitOf, findOperation, isMonitorable, type OperationSpec, type Platform } from '@sdx/catalog';
+import {
+  CATALOG,
+  PLATFORMS,
+  PLATFORM_LABELS,
+  defaultLimitOf,
+  findOperation,
+  isMonitorable,
+  type OperationSpec,
+  type Platform,
+} from '@sdx/catalog';
 import type { Provider } from './types';
 
 /** A platform with the operations some provider serves, in catalog order. */

@@ -50,10 +50,16 @@ type Case = [Platform, string, string, number?];
 
 /** Runs every case (each must succeed) and returns what the fake received. */
 async function run(provider: UpstreamProvider, cases: Case[]): Promise<RecordedRequest[]> {
-  const served = provider.operations().map((o) => `${o.platform}.${o.operation}`).sort();
+  const served = provider
+    .operations()
+    .map((o) => `${o.platform}.${o.operation}`)
+    .sort();
   expect(Array.from(new Set(cases.map(([p, o]) => `${p}.${o}`))).sort()).toEqual(served);
   for (const [platform, operation, target, limit] of cases) {
-    const { items } = await collect(provider, request(platform, operation, target, limit ?? 120, { includePosts: operation === 'profile' ? 7 : 0 }));
+    const { items } = await collect(
+      provider,
+      request(platform, operation, target, limit ?? 120, { includePosts: operation === 'profile' ? 7 : 0 }),
+    );
     expect(items.length).toBeGreaterThan(0);
     for (const item of items) expect(item.source).toBe(provider.source);
   }
@@ -87,7 +93,9 @@ describe('X adapter against the OpenAPI document', () => {
   });
 
   it('an expansion or media field the document does not list fails both the check and the fake', async () => {
-    expect(xQueryProblems('/2/tweets/1800000000000000003', { expansions: 'author_ids', 'media.fields': 'type,length' }).map((p) => p.value)).toEqual(['author_ids', 'length']);
+    expect(
+      xQueryProblems('/2/tweets/1800000000000000003', { expansions: 'author_ids', 'media.fields': 'type,length' }).map((p) => p.value),
+    ).toEqual(['author_ids', 'length']);
     const res = await fetch(`${fake.url}/2/tweets/1800000000000000003?expansions=author_ids`, { headers: { authorization: 'Bearer t' } });
     expect(res.status).toBe(400);
     expect(JSON.stringify(await res.json())).toContain('[author_ids] is not one of');
@@ -143,9 +151,9 @@ describe('YouTube adapter against the discovery document', () => {
     expect(part.status).toBe(400);
     expect(youtubeQueryProblems('/channels', { part: 'snippet', forHandel: '@x' })).toEqual([{ kind: 'parameter', name: 'forHandel' }]);
     expect(youtubeQueryProblems('/videos', { part: 'snippet,stats' })).toEqual([{ kind: 'part', name: 'stats' }]);
-    expect(validate({ items: [{ id: 'x', statistics: { viewCount: 12 } }] }, youtubeDialect.resolve('VideoListResponse'), youtubeDialect)).toEqual([
-      '$.items[0].statistics.viewCount: number where the reference has a string',
-    ]);
+    expect(
+      validate({ items: [{ id: 'x', statistics: { viewCount: 12 } }] }, youtubeDialect.resolve('VideoListResponse'), youtubeDialect),
+    ).toEqual(['$.items[0].statistics.viewCount: number where the reference has a string']);
   });
 });
 
@@ -156,9 +164,10 @@ describe('Meta adapters against the Ad Library reference', () => {
       ['facebook', 'adlibrary_search', 'shoes', 150],
       ['facebook', 'adlibrary_company_ads', FIXTURES.graph.adPageId, 120],
     ]);
-    const fields = Object.keys(reference('meta-graph').ads_archive as Record<string, Record<string, unknown>>).length > 0
-      ? Object.keys((reference('meta-graph').ads_archive as { fields: Record<string, string> }).fields)
-      : [];
+    const fields =
+      Object.keys(reference('meta-graph').ads_archive as Record<string, Record<string, unknown>>).length > 0
+        ? Object.keys((reference('meta-graph').ads_archive as { fields: Record<string, string> }).fields)
+        : [];
     for (const r of fake.requests) {
       expect(r.path).toBe(`/${GRAPH_VERSION}/ads_archive`);
       expect(adsArchiveProblems(r.query)).toEqual([]);
@@ -167,8 +176,13 @@ describe('Meta adapters against the Ad Library reference', () => {
         expect(ad.ad_delivery_start_time).toMatch(/^\d{4}-\d{2}-\d{2}$/);
       }
     }
-    expect(adsArchiveProblems({ fields: 'id,ad_creative_body', serch_terms: 'x' })).toEqual(['parameter serch_terms', 'field ad_creative_body']);
-    const res = await fetch(`${fake.url}/${GRAPH_VERSION}/ads_archive?ad_reached_countries=["US"]&search_terms=x&fields=id,page_nme`, { headers: { authorization: 'Bearer t' } });
+    expect(adsArchiveProblems({ fields: 'id,ad_creative_body', serch_terms: 'x' })).toEqual([
+      'parameter serch_terms',
+      'field ad_creative_body',
+    ]);
+    const res = await fetch(`${fake.url}/${GRAPH_VERSION}/ads_archive?ad_reached_countries=["US"]&search_terms=x&fields=id,page_nme`, {
+      headers: { authorization: 'Bearer t' },
+    });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { message: string } }).error.message).toContain('nonexisting field (page_nme)');
   });
@@ -182,7 +196,11 @@ describe('Meta adapters against the Ad Library reference', () => {
       ['facebook', 'comments', `${FIXTURES.graph.page.id}_900000001`, 120],
       ['facebook', 'comment_replies', `https://www.facebook.com/${FIXTURES.graph.page.username}/posts/900000001?comment_id=7`, 30],
     ]);
-    const ig = createInstagramProvider({ accessToken: 'token', businessAccountId: FIXTURES.graph.igUserId, baseUrl: `${fake.url}/${GRAPH_VERSION}` });
+    const ig = createInstagramProvider({
+      accessToken: 'token',
+      businessAccountId: FIXTURES.graph.igUserId,
+      baseUrl: `${fake.url}/${GRAPH_VERSION}`,
+    });
     await run(ig, [
       ['instagram', 'profile', FIXTURES.graph.igBusiness.username],
       ['instagram', 'posts', FIXTURES.graph.igBusiness.username, 60],
@@ -191,7 +209,9 @@ describe('Meta adapters against the Ad Library reference', () => {
     ]);
     for (const r of fake.requests) expect(r.response?.status).toBe(200);
     expect(graphFieldNames('id,picture{url},reactions.summary(total_count).limit(0)')).toEqual(['id', 'picture', 'reactions']);
-    const res = await fetch(`${fake.url}/${GRAPH_VERSION}/${FIXTURES.graph.page.username}?fields=id,fan_cout`, { headers: { authorization: 'Bearer t' } });
+    const res = await fetch(`${fake.url}/${GRAPH_VERSION}/${FIXTURES.graph.page.username}?fields=id,fan_cout`, {
+      headers: { authorization: 'Bearer t' },
+    });
     expect(res.status).toBe(400);
   });
 });
@@ -214,7 +234,10 @@ describe('TikTok adapter against the documented fields', () => {
       expect(tiktokProblems(r.path, r.query.fields ?? '', r.body)).toEqual([]);
       expect(r.response?.status).toBe(200);
     }
-    expect(tiktokProblems('/v2/research/video/query/', 'id,view_cnt', { query: {}, max_cnt: 1 })).toEqual(['field view_cnt', 'body key max_cnt']);
+    expect(tiktokProblems('/v2/research/video/query/', 'id,view_cnt', { query: {}, max_cnt: 1 })).toEqual([
+      'field view_cnt',
+      'body key max_cnt',
+    ]);
   });
 });
 
@@ -252,6 +275,8 @@ describe('ScrapeCreators adapter against the vendor CLI endpoint list', () => {
     const res = await fetch(`${fake.url}/scrapecreators/v1/instagram/post?ur=x`, { headers: { 'x-api-key': 'k' } });
     expect(res.status).toBe(400);
     expect(vendorQueryProblems('/v1/instagram/post', { ur: 'x' })).toEqual(['parameter ur', 'missing url']);
-    expect(vendorResponseProblems('/v1/twitter/tweet/transcript', { success: true, transcript: 3 })).toEqual(['$.transcript: number where the sample has string']);
+    expect(vendorResponseProblems('/v1/twitter/tweet/transcript', { success: true, transcript: 3 })).toEqual([
+      '$.transcript: number where the sample has string',
+    ]);
   });
 });

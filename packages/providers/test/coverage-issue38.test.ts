@@ -24,7 +24,8 @@ describe('facebook comment_replies through the Graph API', () => {
     const { items } = await collect(pages(), request('facebook', 'comment_replies', commentUrl, 35));
     expect(items).toHaveLength(35);
     expect(new Set(items.map((i) => i.id)).size).toBe(35);
-    for (const item of items as CommentItem[]) expect(item).toMatchObject({ kind: 'comment', platform: 'facebook', parent_id: '900000003_12', source: 'official' });
+    for (const item of items as CommentItem[])
+      expect(item).toMatchObject({ kind: 'comment', platform: 'facebook', parent_id: '900000003_12', source: 'official' });
     const calls = fake.requests.filter((r) => r.path.endsWith('/900000003_12/comments'));
     expect(calls.length).toBeGreaterThanOrEqual(1);
     expect(calls[0]?.query.fields).toContain('permalink_url');
@@ -36,8 +37,18 @@ describe('facebook comment_replies through the Graph API', () => {
   });
 
   it('a URL without comment_id, or whose post is known only by its pfbid form, is an invalid target', async () => {
-    expect((await failure(pages(), request('facebook', 'comment_replies', `https://www.facebook.com/${G.page.username}/posts/900000003`, 5))).code).toBe('invalid_target');
-    expect((await failure(pages(), request('facebook', 'comment_replies', `https://www.facebook.com/${G.page.username}/posts/pfbid02abcDEF?comment_id=12`, 5))).code).toBe('invalid_target');
+    expect(
+      (await failure(pages(), request('facebook', 'comment_replies', `https://www.facebook.com/${G.page.username}/posts/900000003`, 5)))
+        .code,
+    ).toBe('invalid_target');
+    expect(
+      (
+        await failure(
+          pages(),
+          request('facebook', 'comment_replies', `https://www.facebook.com/${G.page.username}/posts/pfbid02abcDEF?comment_id=12`, 5),
+        )
+      ).code,
+    ).toBe('invalid_target');
     expect(fake.requests).toHaveLength(0);
   });
 });

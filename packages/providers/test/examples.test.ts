@@ -1,5 +1,15 @@
 import type { Platform } from '@sdx/catalog';
-import { FIXTURES, exampleWire, fakeTikTokVideoId, reference, referenceExamples, repairedText, startFakeUpstream, type FakeUpstream, type ReferenceExample } from '@sdx/fake-upstream';
+import {
+  FIXTURES,
+  exampleWire,
+  fakeTikTokVideoId,
+  reference,
+  referenceExamples,
+  repairedText,
+  startFakeUpstream,
+  type FakeUpstream,
+  type ReferenceExample,
+} from '@sdx/fake-upstream';
 import {
   createMetaAdLibraryProvider,
   createScrapeCreatorsProvider,
@@ -34,10 +44,12 @@ const S = FIXTURES.scrapecreators;
 type Case = { provider: () => Provider; prefix: string; platform: Platform; operation: string; target: string; limit?: number };
 
 function caseOf(e: Example): Case {
-  const tiktok = () => createTikTokProvider({ clientKey: 'awfakeclientkey123', clientSecret: 'fake-client-secret-0123', baseUrl: fake.url, retryDelayMs: 1 });
+  const tiktok = () =>
+    createTikTokProvider({ clientKey: 'awfakeclientkey123', clientSecret: 'fake-client-secret-0123', baseUrl: fake.url, retryDelayMs: 1 });
   const x = () => createXProvider({ bearerToken: 'token', baseUrl: fake.url, retryDelayMs: 1 });
   const youtube = () => createYouTubeProvider({ apiKey: 'key', baseUrl: `${fake.url}/youtube/v3`, retryDelayMs: 1 });
-  const ads = () => createMetaAdLibraryProvider({ accessToken: 'token', baseUrl: `${fake.url}/${FIXTURES.graph.version}`, retryDelayMs: 1 });
+  const ads = () =>
+    createMetaAdLibraryProvider({ accessToken: 'token', baseUrl: `${fake.url}/${FIXTURES.graph.version}`, retryDelayMs: 1 });
   const vendor = () => createScrapeCreatorsProvider({ apiKey: 'key', baseUrl: `${fake.url}/scrapecreators`, retryDelayMs: 1 });
   const vendorCases: Record<string, [Platform, string, string, number?]> = {
     '/v1/tiktok/search/users': ['tiktok', 'search_users', 'dance', 1],
@@ -67,9 +79,22 @@ function caseOf(e: Example): Case {
     case '/2/users/by/username/{username}':
       return { provider: x, prefix: '/2/users/by/username/', platform: 'twitter', operation: 'profile', target: 'TwitterDev' };
     case '/2/tweets/{id}':
-      return { provider: x, prefix: '/2/tweets/1346889436626259968', platform: 'twitter', operation: 'post', target: '1346889436626259968' };
+      return {
+        provider: x,
+        prefix: '/2/tweets/1346889436626259968',
+        platform: 'twitter',
+        operation: 'post',
+        target: '1346889436626259968',
+      };
     case '/2/tweets/search/recent':
-      return { provider: x, prefix: '/2/tweets/search/recent', platform: 'twitter', operation: 'search', target: 'from:TwitterDev', limit: 10 };
+      return {
+        provider: x,
+        prefix: '/2/tweets/search/recent',
+        platform: 'twitter',
+        operation: 'search',
+        target: 'from:TwitterDev',
+        limit: 10,
+      };
     case '/v2/research/video/query/':
       return { provider: tiktok, prefix: e.endpoint, platform: 'tiktok', operation: 'search', target: 'avocado', limit: 2 };
     case '/v2/oauth/token/':
@@ -83,7 +108,14 @@ function caseOf(e: Example): Case {
     case '/v2/research/adlib/ad/detail/':
       return { provider: tiktok, prefix: e.endpoint, platform: 'tiktok', operation: 'adlibrary_ad', target: '1923845247192304' };
     case '/ads_archive':
-      return { provider: ads, prefix: `/${FIXTURES.graph.version}/ads_archive`, platform: 'facebook', operation: 'adlibrary_search', target: 'vote', limit: 1 };
+      return {
+        provider: ads,
+        prefix: `/${FIXTURES.graph.version}/ads_archive`,
+        platform: 'facebook',
+        operation: 'adlibrary_search',
+        target: 'vote',
+        limit: 1,
+      };
     case '/youtube/v3/channels':
       return { provider: youtube, prefix: e.endpoint, platform: 'youtube', operation: 'profile', target: '@fakechannel' };
     case '/youtube/v3/commentThreads':
@@ -100,7 +132,8 @@ describe.each(examples.map((e) => [e.id, e] as const))('%s', (_id, e) => {
     fake.misbehave({ path: c.prefix, kind: 'reply', reply: { status: e.status, body: exampleWire(e) }, times: e.expect_error ? 10 : 1 });
     // The vendor's profile reply only gives `tagged` the account's ID: its next call uses it.
     const tagged = examples.find((x) => x.endpoint === '/v1/instagram/user/tagged-posts');
-    if (e.endpoint === '/v1/instagram/profile' && tagged) fake.misbehave({ path: '/scrapecreators/v1/instagram/user/tagged-posts', kind: 'reply', reply: { status: 200, body: tagged.body } });
+    if (e.endpoint === '/v1/instagram/profile' && tagged)
+      fake.misbehave({ path: '/scrapecreators/v1/instagram/user/tagged-posts', kind: 'reply', reply: { status: 200, body: tagged.body } });
     const req = request(c.platform, c.operation, c.target, c.limit ?? 1);
     if (e.expect_error) {
       expect((await failure(c.provider(), req)).code).toBe(e.expect_error);
@@ -113,7 +146,12 @@ describe.each(examples.map((e) => [e.id, e] as const))('%s', (_id, e) => {
     if (e.id !== 'tiktok.token') expect(items[0]).toEqual(EXAMPLE_ITEMS[e.id]);
     if (e.id === 'tiktok.token') {
       // The example's token was taken and used: the fake did not know it, so the adapter refreshed once.
-      expect(fake.requests.map((r) => r.path)).toEqual(['/v2/oauth/token/', '/v2/research/user/info/', '/v2/oauth/token/', '/v2/research/user/info/']);
+      expect(fake.requests.map((r) => r.path)).toEqual([
+        '/v2/oauth/token/',
+        '/v2/research/user/info/',
+        '/v2/oauth/token/',
+        '/v2/research/user/info/',
+      ]);
     }
     if (e.endpoint === '/v1/instagram/profile') {
       const id = String((e.body as { data: { user: { id: unknown } } }).data.user.id);
@@ -125,7 +163,7 @@ describe.each(examples.map((e) => [e.id, e] as const))('%s', (_id, e) => {
 describe('where an example and its field table disagree, the adapter follows the example', () => {
   const byId = (id: string): Example => examples.find((e) => e.id === id) as Example;
 
-  it('TikTok video query: has_more pages on with the reply\'s cursor and search_id', async () => {
+  it("TikTok video query: has_more pages on with the reply's cursor and search_id", async () => {
     const e = byId('tiktok.video.query');
     fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: exampleWire(e) } });
     const tiktok = createTikTokProvider({ clientKey: 'k1234567', clientSecret: 's1234567', baseUrl: fake.url });
@@ -143,7 +181,7 @@ describe('where an example and its field table disagree, the adapter follows the
     expect(bodies[1]?.search_id).toBe('2837438294054038');
   });
 
-  it('TikTok ad detail: countries from ad_group.target (the example\'s name) and the reach by country', async () => {
+  it("TikTok ad detail: countries from ad_group.target (the example's name) and the reach by country", async () => {
     const e = byId('tiktok.ad.detail');
     fake.misbehave({ path: e.endpoint, kind: 'reply', reply: { status: 200, body: exampleWire(e) } });
     const tiktok = createTikTokProvider({ clientKey: 'k1234567', clientSecret: 's1234567', baseUrl: fake.url });
@@ -165,7 +203,11 @@ describe('where an example and its field table disagree, the adapter follows the
       expect(seeded.seed).toBe(7);
       const tiktok = createTikTokProvider({ clientKey: 'k1234567', clientSecret: 's1234567', baseUrl: seeded.url });
       await collect(tiktok, request('tiktok', 'search', 'avocado', 200));
-      const forms = new Set(seeded.requests.filter((r) => r.path === '/v2/research/video/query/').map((r) => typeof (r.response?.body as { data: { has_more: unknown } }).data.has_more));
+      const forms = new Set(
+        seeded.requests
+          .filter((r) => r.path === '/v2/research/video/query/')
+          .map((r) => typeof (r.response?.body as { data: { has_more: unknown } }).data.has_more),
+      );
       expect([...forms].sort()).toEqual(['boolean', 'string']);
     } finally {
       await seeded.close();
@@ -173,18 +215,33 @@ describe('where an example and its field table disagree, the adapter follows the
   });
 });
 
-describe('every kept example is the page\'s own', () => {
+describe("every kept example is the page's own", () => {
   const replies = examples.filter((e) => e.status === 200);
 
   it('each success reply has its listed item, and each listed item its example', () => {
-    expect(Object.keys(EXAMPLE_ITEMS).sort()).toEqual(replies.filter((e) => e.id !== 'tiktok.token').map((e) => e.id).sort());
+    expect(Object.keys(EXAMPLE_ITEMS).sort()).toEqual(
+      replies
+        .filter((e) => e.id !== 'tiktok.token')
+        .map((e) => e.id)
+        .sort(),
+    );
   });
 
   it('a transcribed page example is the published text byte for byte, changed only by its listed repairs', () => {
     const transcribed = replies.filter((e) => e.file === 'tiktok.json' && e.id !== 'tiktok.token');
-    expect(transcribed.map((e) => e.id).sort()).toEqual(['tiktok.ad.detail', 'tiktok.ad.query', 'tiktok.comment.list', 'tiktok.user.info', 'tiktok.video.query']);
+    expect(transcribed.map((e) => e.id).sort()).toEqual([
+      'tiktok.ad.detail',
+      'tiktok.ad.query',
+      'tiktok.comment.list',
+      'tiktok.user.info',
+      'tiktok.video.query',
+    ]);
     for (const e of transcribed) {
-      expect(e).toMatchObject({ page: expect.stringMatching(/^https:\/\/developers\.tiktok\.com\/doc\//), read: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/), copy: expect.any(String) });
+      expect(e).toMatchObject({
+        page: expect.stringMatching(/^https:\/\/developers\.tiktok\.com\/doc\//),
+        read: expect.stringMatching(/^\d{4}-\d{2}-\d{2}$/),
+        copy: expect.any(String),
+      });
       expect(JSON.parse(repairedText(e) ?? 'null')).toEqual(e.body);
       // Each repair changes something, and only what the note names.
       for (const [from, to] of e.repairs ?? []) expect(from).not.toBe(to);
@@ -195,7 +252,9 @@ describe('every kept example is the page\'s own', () => {
     expect(query?.published).toContain('"unique_user_seen": "11K"');
     expect(query?.published).toContain('"buisness_id": 3847236290405');
     // The fake replays the repaired text itself: IDs beyond 2^53 keep their digits.
-    expect(String(exampleWire(transcribed.find((e) => e.id === 'tiktok.video.query') as Example))).toContain('"video_id": 702874395068494965');
+    expect(String(exampleWire(transcribed.find((e) => e.id === 'tiktok.video.query') as Example))).toContain(
+      '"video_id": 702874395068494965',
+    );
   });
 
   it('an example of a machine-readable reference is its example or sample as the document has it', () => {

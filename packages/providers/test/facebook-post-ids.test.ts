@@ -17,7 +17,11 @@ beforeAll(async () => {
 afterAll(() => fake.close());
 beforeEach(() => {
   fake.reset();
-  pages = createFacebookPagesProvider({ accessToken: 'EAAFAKEgraphAccessToken0123456789ZZ', baseUrl: `${fake.url}/${G.version}`, retryDelayMs: 10 });
+  pages = createFacebookPagesProvider({
+    accessToken: 'EAAFAKEgraphAccessToken0123456789ZZ',
+    baseUrl: `${fake.url}/${G.version}`,
+    retryDelayMs: 10,
+  });
 });
 
 describe('facebook post URLs', () => {
@@ -35,7 +39,9 @@ describe('facebook post URLs', () => {
   });
 
   it('takes a numeric story_fbid with its page ID, and the pfbid form in a posts path', async () => {
-    const post = (await collect(pages, request('facebook', 'post', `https://www.facebook.com/permalink.php?story_fbid=900000007&id=${G.page.id}`, 1))).items[0];
+    const post = (
+      await collect(pages, request('facebook', 'post', `https://www.facebook.com/permalink.php?story_fbid=900000007&id=${G.page.id}`, 1))
+    ).items[0];
     expect(post).toMatchObject({ kind: 'post', id: `${G.page.id}_900000007` });
     fake.reset();
     const pfbid = 'pfbid02ipW5E9gFTfRZxHfwpoN5iMmNZU4aKK1HzG8MF2qZjRxVXGHqyV1STdgH8CTQ1Ctwl';

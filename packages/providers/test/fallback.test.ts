@@ -1,5 +1,12 @@
 import { startFakeUpstream, type FakeUpstream } from '@sdx/fake-upstream';
-import { createProviderRegistry, createSandboxProvider, selectProviders, untagCursor, type Provider, type SourceReport } from '@sdx/providers';
+import {
+  createProviderRegistry,
+  createSandboxProvider,
+  selectProviders,
+  untagCursor,
+  type Provider,
+  type SourceReport,
+} from '@sdx/providers';
 import { collect, failure, request } from './helpers';
 
 /**
@@ -41,7 +48,13 @@ const ACCESS_NOT_CONFIGURED = {
     error: {
       code: 403,
       message: 'YouTube Data API v3 has not been used in project 1234 before or it is disabled.',
-      errors: [{ message: 'YouTube Data API v3 has not been used in project 1234 before or it is disabled.', domain: 'usageLimits', reason: 'accessNotConfigured' }],
+      errors: [
+        {
+          message: 'YouTube Data API v3 has not been used in project 1234 before or it is disabled.',
+          domain: 'usageLimits',
+          reason: 'accessNotConfigured',
+        },
+      ],
       status: 'PERMISSION_DENIED',
     },
   },
@@ -62,8 +75,20 @@ it('official → vendor when the official key is refused (upstream_auth)', async
   expect(items).toHaveLength(30);
   expect(sources(items)).toEqual(['vendor']);
   expect(reports).toEqual([
-    { source: 'official', provider: 'youtube-data-api', outcome: 'failed', error_code: 'upstream_auth', quota: { unit: 'units a day', used: 1, remaining: null, limit: 10_000 } },
-    { source: 'vendor', provider: 'scrapecreators', outcome: 'served', error_code: null, quota: { unit: 'credits', used: 0, remaining: expect.any(Number), limit: null } },
+    {
+      source: 'official',
+      provider: 'youtube-data-api',
+      outcome: 'failed',
+      error_code: 'upstream_auth',
+      quota: { unit: 'units a day', used: 1, remaining: null, limit: 10_000 },
+    },
+    {
+      source: 'vendor',
+      provider: 'scrapecreators',
+      outcome: 'served',
+      error_code: null,
+      quota: { unit: 'credits', used: 0, remaining: expect.any(Number), limit: null },
+    },
   ]);
   // A cursor the vendor made says so: a resumed attempt goes on with the vendor.
   const cursor = pages.find((p) => p.cursor !== null)?.cursor;
@@ -82,7 +107,10 @@ it('official → vendor on a permission refusal (the API not enabled for the key
 it('vendor → official when PROVIDER_ORDER puts the vendor first', async () => {
   fake.misbehave({ path: VENDOR, kind: 'token_invalid', times: 1 });
   const { reports, onSource } = reported();
-  const { items } = await collect(shorts({ PROVIDER_ORDER: 'vendor,official' }), request('youtube', 'shorts', '@fakechannel', 10, { onSource }));
+  const { items } = await collect(
+    shorts({ PROVIDER_ORDER: 'vendor,official' }),
+    request('youtube', 'shorts', '@fakechannel', 10, { onSource }),
+  );
   expect(items).toHaveLength(10);
   expect(sources(items)).toEqual(['official']);
   expect(reports.map((r) => `${r.source}:${r.outcome}`)).toEqual(['vendor:failed', 'official:served']);
@@ -106,14 +134,17 @@ it('no fallback on other errors (a rate limit is retried on the same source)', a
   expect(calls(VENDOR)).toBe(0);
 });
 
-it('both refuse: the error is the last source\'s, naming both sources tried', async () => {
+it("both refuse: the error is the last source's, naming both sources tried", async () => {
   fake.misbehave({ path: YOUTUBE, kind: 'token_invalid', times: 1 });
   fake.misbehave({ path: VENDOR, kind: 'credits', times: 1 });
   const { reports, onSource } = reported();
   const error = await failure(shorts(), request('youtube', 'shorts', '@fakechannel', 10, { onSource }));
   expect(error.code).toBe('quota_exceeded');
   expect(error.context).toMatchObject({ source: 'vendor', sources_tried: ['official', 'vendor'] });
-  expect(reports.map((r) => `${r.source}:${r.outcome}:${r.error_code}`)).toEqual(['official:failed:upstream_auth', 'vendor:failed:quota_exceeded']);
+  expect(reports.map((r) => `${r.source}:${r.outcome}:${r.error_code}`)).toEqual([
+    'official:failed:upstream_auth',
+    'vendor:failed:quota_exceeded',
+  ]);
 });
 
 it('a resumed attempt goes on with the source that made its cursor, and does not fall over', async () => {
@@ -133,7 +164,15 @@ it('a single source is not wrapped in tags, and reports what served', async () =
   const provider = shorts({ PROVIDER_ROUTES: 'youtube.shorts=official' });
   const { pages } = await collect(provider, request('youtube', 'shorts', '@fakechannel', 60, { onSource }));
   expect(pages.every((p) => p.cursor === null || untagCursor(p.cursor).source === null)).toBe(true);
-  expect(reports).toEqual([{ source: 'official', provider: 'youtube-data-api', outcome: 'served', error_code: null, quota: expect.objectContaining({ unit: 'units a day' }) }]);
+  expect(reports).toEqual([
+    {
+      source: 'official',
+      provider: 'youtube-data-api',
+      outcome: 'served',
+      error_code: null,
+      quota: expect.objectContaining({ unit: 'units a day' }),
+    },
+  ]);
   // YouTube's cost is counted as published: one unit per list call the attempt made.
   expect(reports[0]?.quota?.used).toBe(calls(YOUTUBE));
 });
@@ -172,7 +211,10 @@ describe('source health gate', () => {
       },
       { sandbox: createSandboxProvider(), gate: { usable: () => false } },
     );
-    const { items } = await collect(createProviderRegistry(selection.providers).resolve('youtube', 'shorts')!, request('youtube', 'shorts', '@fakechannel', 10));
+    const { items } = await collect(
+      createProviderRegistry(selection.providers).resolve('youtube', 'shorts')!,
+      request('youtube', 'shorts', '@fakechannel', 10),
+    );
     expect(sources(items)).toEqual(['official']);
   });
 });
@@ -180,11 +222,19 @@ describe('source health gate', () => {
 describe('quota as the sources report it', () => {
   it("X: what the answer's x-rate-limit-remaining says is left", async () => {
     const { reports, onSource } = reported();
-    const selection = selectProviders({ PROVIDER_MODE: 'live', X_BEARER_TOKEN: 't', X_BASE_URL: fake.url }, { sandbox: createSandboxProvider() });
+    const selection = selectProviders(
+      { PROVIDER_MODE: 'live', X_BEARER_TOKEN: 't', X_BASE_URL: fake.url },
+      { sandbox: createSandboxProvider() },
+    );
     const provider = createProviderRegistry(selection.providers).resolve('twitter', 'profile')!;
     await collect(provider, request('twitter', 'profile', 'fakeuser', 1, { onSource }));
     const sent = fake.requests.filter((r) => r.path.startsWith('/2/')).length;
-    expect(reports[0]?.quota).toEqual({ unit: "requests left in the endpoint's 15-minute window", used: 0, remaining: 900 - sent, limit: null });
+    expect(reports[0]?.quota).toEqual({
+      unit: "requests left in the endpoint's 15-minute window",
+      used: 0,
+      remaining: 900 - sent,
+      limit: null,
+    });
   });
 
   it('the vendor: credits_remaining of its last answer; YouTube: search counts 100 units', async () => {
@@ -194,9 +244,15 @@ describe('quota as the sources report it', () => {
     expect(reports[0]?.quota).toEqual({ unit: 'credits', used: 0, remaining: last.credits_remaining, limit: null });
 
     const yt = reported();
-    const selection = selectProviders({ PROVIDER_MODE: 'live', YOUTUBE_API_KEY: 'k', YOUTUBE_BASE_URL: `${fake.url}/youtube/v3` }, { sandbox: createSandboxProvider() });
+    const selection = selectProviders(
+      { PROVIDER_MODE: 'live', YOUTUBE_API_KEY: 'k', YOUTUBE_BASE_URL: `${fake.url}/youtube/v3` },
+      { sandbox: createSandboxProvider() },
+    );
     fake.reset();
-    await collect(createProviderRegistry(selection.providers).resolve('youtube', 'search')!, request('youtube', 'search', 'cats', 5, { onSource: yt.onSource }));
+    await collect(
+      createProviderRegistry(selection.providers).resolve('youtube', 'search')!,
+      request('youtube', 'search', 'cats', 5, { onSource: yt.onSource }),
+    );
     const searches = fake.requests.filter((r) => r.path.endsWith('/search')).length;
     const others = fake.requests.filter((r) => r.path.startsWith(YOUTUBE) && !r.path.endsWith('/search')).length;
     expect(searches).toBeGreaterThan(0);

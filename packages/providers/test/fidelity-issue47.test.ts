@@ -33,11 +33,15 @@ describe('X: whole texts from note_tweet', () => {
 
   it('the fake sends a long post cut at 280 characters unless note_tweet is asked for', async () => {
     expect(isLongTweet(LONG)).toBe(true);
-    const cut = (await (await fetch(`${fake.url}/2/tweets/${LONG}?tweet.fields=entities`, { headers: { authorization: 'Bearer t' } })).json()) as { data: Record<string, unknown> };
+    const cut = (await (
+      await fetch(`${fake.url}/2/tweets/${LONG}?tweet.fields=entities`, { headers: { authorization: 'Bearer t' } })
+    ).json()) as { data: Record<string, unknown> };
     expect(String(cut.data.text)).toHaveLength(280);
     expect(cut.data.note_tweet).toBeUndefined();
     expect(cut.data.entities).toBeUndefined();
-    const whole = (await (await fetch(`${fake.url}/2/tweets/${LONG}?tweet.fields=note_tweet`, { headers: { authorization: 'Bearer t' } })).json()) as {
+    const whole = (await (
+      await fetch(`${fake.url}/2/tweets/${LONG}?tweet.fields=note_tweet`, { headers: { authorization: 'Bearer t' } })
+    ).json()) as {
       data: { note_tweet: { text: string; entities: { hashtags: Array<{ tag: string }> } } };
     };
     expect(whole.data.note_tweet.text).toHaveLength(356);
@@ -47,7 +51,8 @@ describe('X: whole texts from note_tweet', () => {
   it('post: the 356-character text and its last hashtag, from note_tweet.text and note_tweet.entities', async () => {
     const item = (await collect(x(), request('twitter', 'post', LONG, 1))).items[0] as PostItem;
     const sent = fake.requests.find((r) => r.path === `/2/tweets/${LONG}`);
-    const whole = (sent?.response?.body as { data: { note_tweet: { text: string; entities: { hashtags: Array<{ tag: string }> } } } }).data.note_tweet;
+    const whole = (sent?.response?.body as { data: { note_tweet: { text: string; entities: { hashtags: Array<{ tag: string }> } } } }).data
+      .note_tweet;
     expect(item.caption).toBe(whole.text);
     expect(item.caption).toHaveLength(356);
     expect(item.hashtags).toEqual([whole.entities.hashtags[0]?.tag]);
@@ -57,7 +62,9 @@ describe('X: whole texts from note_tweet', () => {
   it('posts, search and the profile bundle carry whole texts; every tweet lookup asks for note_tweet, as the document allows', async () => {
     const posts = (await collect(x(), request('twitter', 'posts', U.username, 20))).items as PostItem[];
     const search = (await collect(x(), request('twitter', 'search', 'news', 20))).items as PostItem[];
-    const bundle = (await collect(x(), request('twitter', 'profile', U.username, 1, { includePosts: 10 }))).items.filter((i) => i.kind === 'post') as PostItem[];
+    const bundle = (await collect(x(), request('twitter', 'profile', U.username, 1, { includePosts: 10 }))).items.filter(
+      (i) => i.kind === 'post',
+    ) as PostItem[];
     for (const items of [posts, search, bundle]) {
       const long = items.filter((i) => isLongTweet(i.id));
       expect(long.length).toBeGreaterThan(0);
@@ -83,16 +90,17 @@ describe('X: whole texts from note_tweet', () => {
   });
 });
 
-describe('TikTok ads: reach, the example\'s spellings, the first day', () => {
+describe("TikTok ads: reach, the example's spellings, the first day", () => {
   const tiktok = (url: string) => createTikTokProvider({ clientKey: 'k1234567', clientSecret: 's1234567', baseUrl: url, retryDelayMs: 1 });
 
-  it('with the Query Ads example\'s spellings (unique_user_seen, buisness_id) reach and advertiser come through; impressions stay null', async () => {
+  it("with the Query Ads example's spellings (unique_user_seen, buisness_id) reach and advertiser come through; impressions stay null", async () => {
     const example = await startFakeUpstream({ forms: 'example' });
     const table = await startFakeUpstream({ forms: 'table' });
     try {
       const a = (await collect(tiktok(example.url), request('tiktok', 'adlibrary_search', 'coffee', 3))).items as AdItem[];
       const b = (await collect(tiktok(table.url), request('tiktok', 'adlibrary_search', 'coffee', 3))).items as AdItem[];
-      const sentA = (example.requests.find((r) => r.path === '/v2/research/adlib/ad/query/')?.response?.body as string | { data: { ads: Array<Record<string, Record<string, unknown>>> } });
+      const sentA = example.requests.find((r) => r.path === '/v2/research/adlib/ad/query/')?.response?.body as
+        string | { data: { ads: Array<Record<string, Record<string, unknown>>> } };
       const adsA = typeof sentA === 'string' ? [] : sentA.data.ads;
       expect(adsA[0]?.advertiser).toHaveProperty('buisness_id');
       expect(adsA[0]?.ad?.reach).toHaveProperty('unique_user_seen');
@@ -118,9 +126,17 @@ describe('TikTok ads: reach, the example\'s spellings, the first day', () => {
     expect(TIKTOK_ADS_EARLIEST).toBe('20221002');
     expect(TIKTOK_ADS_FIRST_DAY).toBe(20221002);
     await collect(tiktok(fake.url), request('tiktok', 'adlibrary_search', 'coffee', 1));
-    const sent = fake.requests.find((r) => r.path === '/v2/research/adlib/ad/query/')?.body as { filters: { ad_published_date_range: { min: string } } };
+    const sent = fake.requests.find((r) => r.path === '/v2/research/adlib/ad/query/')?.body as {
+      filters: { ad_published_date_range: { min: string } };
+    };
     expect(sent.filters.ad_published_date_range.min).toBe('20221002');
-    const token = (await (await fetch(`${fake.url}/v2/oauth/token/`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'client_key=k1234567&client_secret=s1234567&grant_type=client_credentials' })).json()) as { access_token: string };
+    const token = (await (
+      await fetch(`${fake.url}/v2/oauth/token/`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'client_key=k1234567&client_secret=s1234567&grant_type=client_credentials',
+      })
+    ).json()) as { access_token: string };
     const refused = await fetch(`${fake.url}/v2/research/adlib/ad/query/?fields=ad.id`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token.access_token}`, 'content-type': 'application/json' },
@@ -132,7 +148,13 @@ describe('TikTok ads: reach, the example\'s spellings, the first day', () => {
 });
 
 describe('Meta Ad Library: eu_total_reach and scheduled stops', () => {
-  const ads = (now: number) => createMetaAdLibraryProvider({ accessToken: 'token', baseUrl: `${fake.url}/${FIXTURES.graph.version}`, retryDelayMs: 1, now: () => now });
+  const ads = (now: number) =>
+    createMetaAdLibraryProvider({
+      accessToken: 'token',
+      baseUrl: `${fake.url}/${FIXTURES.graph.version}`,
+      retryDelayMs: 1,
+      now: () => now,
+    });
   const NOW = Date.parse('2026-12-07T10:00:00Z');
   const ad = (id: string, extra: Record<string, unknown>) => ({
     id,

@@ -2,7 +2,13 @@ import { findOperation, type Platform } from '@sdx/catalog';
 import { ProviderError, type ExtractionRequest, type Item, type Page, type Provider } from '@sdx/providers';
 
 /** A first-attempt request for a catalog operation, its limit capped at the operation's max_results. */
-export function request(platform: Platform, operation: string, target: string, limit: number, extra: Partial<ExtractionRequest> = {}): ExtractionRequest {
+export function request(
+  platform: Platform,
+  operation: string,
+  target: string,
+  limit: number,
+  extra: Partial<ExtractionRequest> = {},
+): ExtractionRequest {
   const spec = findOperation(platform, operation);
   if (!spec) throw new Error(`no ${platform} ${operation}`);
   return {

@@ -25,7 +25,8 @@ beforeAll(async () => {
 afterAll(() => fake.close());
 beforeEach(() => fake.reset());
 
-const tiktok = () => createTikTokProvider({ clientKey: 'awfakeclientkey123', clientSecret: 'fake-client-secret-0123', baseUrl: fake.url, retryDelayMs: 10 });
+const tiktok = () =>
+  createTikTokProvider({ clientKey: 'awfakeclientkey123', clientSecret: 'fake-client-secret-0123', baseUrl: fake.url, retryDelayMs: 10 });
 const sent = (path: string) => fake.requests.filter((r) => r.path === path);
 
 describe('TikTok: has_more as the examples send it (the string "true")', () => {
@@ -65,7 +66,10 @@ describe('TikTok: an expired ad search_id', () => {
     expect(saved).toBeTruthy();
     fake.reset();
     fake.misbehave({ path: '/v2/research/adlib/ad/query/', kind: 'search_expired' });
-    const resumed = await collect(tiktok(), request('tiktok', 'adlibrary_search', 'coffee', 100, { attempt: 2, resumeCursor: saved ?? null }));
+    const resumed = await collect(
+      tiktok(),
+      request('tiktok', 'adlibrary_search', 'coffee', 100, { attempt: 2, resumeCursor: saved ?? null }),
+    );
     expect(resumed.items.map((i) => i.id)).toEqual(first.items.slice(50).map((i) => i.id));
     const bodies = sent('/v2/research/adlib/ad/query/').map((r) => r.body as Record<string, unknown>);
     expect(bodies[0]?.search_id).toBeDefined();
@@ -74,7 +78,7 @@ describe('TikTok: an expired ad search_id', () => {
 });
 
 describe('TikTok ads: countries', () => {
-  it('the ad detail asks for the targeting fields and maps the ad\'s countries', async () => {
+  it("the ad detail asks for the targeting fields and maps the ad's countries", async () => {
     const { items } = await collect(tiktok(), request('tiktok', 'adlibrary_ad', fakeTikTokAdId(3), 1));
     const ad = items[0] as AdItem;
     expect(String(sent('/v2/research/adlib/ad/detail/')[0]?.query.fields)).toContain('ad_group.targeting_info');
@@ -88,7 +92,7 @@ describe('TikTok ads: countries', () => {
   });
 });
 
-describe('Meta Ad Library: each ad\'s own countries', () => {
+describe("Meta Ad Library: each ad's own countries", () => {
   it('asks for the reach and target-location fields and maps them, not META_AD_REACHED_COUNTRIES', async () => {
     const ads = createMetaAdLibraryProvider({ accessToken: 'token', baseUrl: `${fake.url}/${G.version}`, reachedCountries: ['US'] });
     const { items } = await collect(ads, request('facebook', 'adlibrary_search', 'coffee', 10));
@@ -101,7 +105,7 @@ describe('Meta Ad Library: each ad\'s own countries', () => {
   });
 });
 
-describe('the vendor\'s Facebook ad: per-ad countries', () => {
+describe("the vendor's Facebook ad: per-ad countries", () => {
   it('maps targetedOrReachedCountries and the reach breakdown', async () => {
     const vendor = createScrapeCreatorsProvider({ apiKey: 'key', baseUrl: `${fake.url}/scrapecreators` });
     const ad = (await collect(vendor, request('facebook', 'adlibrary_ad', SC.adId, 1))).items[0] as AdItem;
@@ -109,7 +113,7 @@ describe('the vendor\'s Facebook ad: per-ad countries', () => {
   });
 });
 
-describe('the vendor\'s Facebook reels paging', () => {
+describe("the vendor's Facebook reels paging", () => {
   it('sends next_page_id and cursor together from page 2 on', async () => {
     const vendor = createScrapeCreatorsProvider({ apiKey: 'key', baseUrl: `${fake.url}/scrapecreators` });
     const { items } = await collect(vendor, request('facebook', 'reels', SC.fbPage, 30));
@@ -125,7 +129,12 @@ describe('the vendor\'s Facebook reels paging', () => {
 });
 
 describe('Facebook pfbid post permalinks', () => {
-  const pages = () => createFacebookPagesProvider({ accessToken: 'EAAFAKEgraphAccessToken0123456789ZZ', baseUrl: `${fake.url}/${G.version}`, retryDelayMs: 10 });
+  const pages = () =>
+    createFacebookPagesProvider({
+      accessToken: 'EAAFAKEgraphAccessToken0123456789ZZ',
+      baseUrl: `${fake.url}/${G.version}`,
+      retryDelayMs: 10,
+    });
 
   it('a post permalink as Facebook shows it today (…/posts/pfbid0…) names the post', async () => {
     const listed = (await collect(pages(), request('facebook', 'posts', G.page.username, 3))).items as PostItem[];

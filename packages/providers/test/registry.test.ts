@@ -64,8 +64,20 @@ describe('ProviderRegistry with the sandbox', () => {
     }
     const instagram = body.find((p) => p.platform === 'instagram')!;
     expect(instagram.operations.map((o) => o.operation)).toEqual([
-      'profile', 'post', 'followers', 'following', 'posts', 'reels', 'comments',
-      'highlights', 'highlight_items', 'stories', 'hashtag', 'search_users', 'tagged', 'transcript',
+      'profile',
+      'post',
+      'followers',
+      'following',
+      'posts',
+      'reels',
+      'comments',
+      'highlights',
+      'highlight_items',
+      'stories',
+      'hashtag',
+      'search_users',
+      'tagged',
+      'transcript',
     ]);
     expect(instagram.operations.find((o) => o.operation === 'highlights')).toEqual({
       operation: 'highlights',
@@ -102,11 +114,19 @@ describe('ProviderRegistry with the sandbox', () => {
     // Monitorable: each profile, and the lists of a target's own posts or videos.
     const monitorable = body.flatMap((p) => p.operations.filter((o) => o.monitorable).map((o) => `${p.platform} ${o.operation}`)).sort();
     expect(monitorable).toEqual([
-      'facebook posts', 'facebook profile', 'facebook reels',
-      'instagram posts', 'instagram profile', 'instagram reels',
-      'tiktok posts', 'tiktok profile',
-      'twitter posts', 'twitter profile',
-      'youtube posts', 'youtube profile', 'youtube shorts',
+      'facebook posts',
+      'facebook profile',
+      'facebook reels',
+      'instagram posts',
+      'instagram profile',
+      'instagram reels',
+      'tiktok posts',
+      'tiktok profile',
+      'twitter posts',
+      'twitter profile',
+      'youtube posts',
+      'youtube profile',
+      'youtube shorts',
     ]);
     expect(JSON.parse(JSON.stringify(body))).toEqual(body);
   });
@@ -129,14 +149,32 @@ describe('ProviderRegistry with partial providers', () => {
         platform: 'youtube',
         label: 'YouTube',
         operations: [
-          { operation: 'video', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false, monitorable: false },
+          {
+            operation: 'video',
+            max_results: 1,
+            default_limit: 1,
+            credits_per_result: 1,
+            results_per_credit: 1,
+            base_credits: 0,
+            requires_session: false,
+            monitorable: false,
+          },
         ],
       },
       {
         platform: 'twitter',
         label: 'X (Twitter)',
         operations: [
-          { operation: 'profile', max_results: 1, default_limit: 1, credits_per_result: 1, results_per_credit: 1, base_credits: 0, requires_session: false, monitorable: true },
+          {
+            operation: 'profile',
+            max_results: 1,
+            default_limit: 1,
+            credits_per_result: 1,
+            results_per_credit: 1,
+            base_credits: 0,
+            requires_session: false,
+            monitorable: true,
+          },
         ],
       },
     ]);
@@ -144,7 +182,12 @@ describe('ProviderRegistry with partial providers', () => {
   });
 
   test('an operation outside the catalog is never enabled, even when a provider claims it', () => {
-    const registry = createProviderRegistry([providerFor('claims', [['instagram', 'video'], ['instagram', 'stories']])]);
+    const registry = createProviderRegistry([
+      providerFor('claims', [
+        ['instagram', 'video'],
+        ['instagram', 'stories'],
+      ]),
+    ]);
     expect(registry.isEnabled('instagram', 'video')).toBe(false);
     expect(registry.platforms()).toEqual([
       { platform: 'instagram', label: 'Instagram', operations: CATALOG.instagram.filter((o) => o.operation === 'stories') },

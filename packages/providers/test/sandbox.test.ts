@@ -230,10 +230,20 @@ describe('sandbox provider: counts and paging', () => {
   });
 
   test('other operations use pages of 100 (or options.pageSize)', async () => {
-    const got = await pages(sandbox, { platform: 'youtube', operation: 'playlist_items', target: 'PLrAXtmErZgOeiKm4sgNOknGvNjby9efdf', limit: 250 });
+    const got = await pages(sandbox, {
+      platform: 'youtube',
+      operation: 'playlist_items',
+      target: 'PLrAXtmErZgOeiKm4sgNOknGvNjby9efdf',
+      limit: 250,
+    });
     expect(got.map((p) => p.items.length)).toEqual([100, 100, 50]);
     expect(got.map((p) => p.cursor)).toEqual(['100', '200', null]);
-    const small = await pages(createSandboxProvider({ pageSize: 20 }), { platform: 'tiktok', operation: 'posts', target: 'khaby.lame', limit: 50 });
+    const small = await pages(createSandboxProvider({ pageSize: 20 }), {
+      platform: 'tiktok',
+      operation: 'posts',
+      target: 'khaby.lame',
+      limit: 50,
+    });
     expect(small.map((p) => p.items.length)).toEqual([20, 20, 10]);
   });
 
@@ -256,12 +266,24 @@ describe('sandbox provider: sandbox_drift_N', () => {
 
   test('two reads a second apart differ; the same read without the token is the plain item', async () => {
     const sandbox = createSandboxProvider();
-    const plain = (await items(sandbox, { platform: 'instagram', operation: 'profile', target: 'nasa_sandbox_drift_7', limit: 1 }))[0] as ProfileItem;
+    const plain = (
+      await items(sandbox, { platform: 'instagram', operation: 'profile', target: 'nasa_sandbox_drift_7', limit: 1 })
+    )[0] as ProfileItem;
     const seconds = Math.floor((Date.now() - SANDBOX_DRIFT_EPOCH_MS) / 1000);
     expect(plain.followers_count).toBeGreaterThanOrEqual(7 * seconds);
-    const first = (await items(sandbox, { platform: 'tiktok', operation: 'posts', target: 'khaby_sandbox_drift_1000', limit: 3 })) as PostItem[];
+    const first = (await items(sandbox, {
+      platform: 'tiktok',
+      operation: 'posts',
+      target: 'khaby_sandbox_drift_1000',
+      limit: 3,
+    })) as PostItem[];
     await new Promise((resolve) => setTimeout(resolve, 1100));
-    const second = (await items(sandbox, { platform: 'tiktok', operation: 'posts', target: 'khaby_sandbox_drift_1000', limit: 3 })) as PostItem[];
+    const second = (await items(sandbox, {
+      platform: 'tiktok',
+      operation: 'posts',
+      target: 'khaby_sandbox_drift_1000',
+      limit: 3,
+    })) as PostItem[];
     expect(second.map((p) => p.id)).toEqual(first.map((p) => p.id));
     for (const [i, post] of second.entries()) expect(post.metrics.likes! - first[i]!.metrics.likes!).toBeGreaterThanOrEqual(1000);
   });
@@ -284,7 +306,16 @@ describe('sandbox provider: magic tokens', () => {
     expect(parseSandboxTokens('x_SANDBOX_NOT_FOUND').notFound).toBe(true);
     expect(parseSandboxTokens('Sandbox_Private').private).toBe(true);
     expect(parseSandboxTokens('sandbox_empty').empty).toBe(true);
-    expect(parseSandboxTokens('natgeo')).toEqual({ notFound: false, private: false, flakyAttempts: 0, slowMs: 0, empty: false, count: null, rolling: 0, drift: 0 });
+    expect(parseSandboxTokens('natgeo')).toEqual({
+      notFound: false,
+      private: false,
+      flakyAttempts: 0,
+      slowMs: 0,
+      empty: false,
+      count: null,
+      rolling: 0,
+      drift: 0,
+    });
   });
 
   test('sandbox_not_found: terminal target_not_found', async () => {
@@ -295,7 +326,12 @@ describe('sandbox provider: magic tokens', () => {
   });
 
   test('sandbox_private: terminal target_private', async () => {
-    const error = await failure(createSandboxProvider(), { platform: 'instagram', operation: 'followers', target: 'sandbox_private', limit: 10 });
+    const error = await failure(createSandboxProvider(), {
+      platform: 'instagram',
+      operation: 'followers',
+      target: 'sandbox_private',
+      limit: 10,
+    });
     expect(error).toBeInstanceOf(ProviderError);
     expect((error as ProviderError).code).toBe('target_private');
     expect((error as ProviderError).retryable).toBe(false);
@@ -338,7 +374,12 @@ describe('sandbox provider: magic tokens', () => {
 
   test('sandbox_slow_MS really waits', async () => {
     const started = Date.now();
-    const got = await pages(createSandboxProvider({ pageSize: 5 }), { platform: 'twitter', operation: 'search', target: 'sandbox_slow_40', limit: 10 });
+    const got = await pages(createSandboxProvider({ pageSize: 5 }), {
+      platform: 'twitter',
+      operation: 'search',
+      target: 'sandbox_slow_40',
+      limit: 10,
+    });
     expect(got).toHaveLength(2);
     expect(Date.now() - started).toBeGreaterThanOrEqual(75);
   });
@@ -365,7 +406,9 @@ describe('sandbox provider: magic tokens', () => {
     const seen: Page[] = [];
     let caught: unknown = null;
     try {
-      for await (const page of sandbox.extract(request({ platform: 'tiktok', operation: 'search', target: 'cats', limit: 50, signal: controller.signal }))) {
+      for await (const page of sandbox.extract(
+        request({ platform: 'tiktok', operation: 'search', target: 'cats', limit: 50, signal: controller.signal }),
+      )) {
         seen.push(page);
         controller.abort();
       }
@@ -394,7 +437,9 @@ describe('sandbox provider: magic tokens', () => {
     expect(seven.flatMap((p) => p.items)).toHaveLength(7);
     expect(seven.map((p) => p.items.length)).toEqual([3, 3, 1]);
     expect(seven.every((p) => p.total === 7)).toBe(true);
-    expect(await items(sandbox, { platform: 'youtube', operation: 'search', target: 'cats sandbox_count_500', limit: 20 })).toHaveLength(20);
+    expect(await items(sandbox, { platform: 'youtube', operation: 'search', target: 'cats sandbox_count_500', limit: 20 })).toHaveLength(
+      20,
+    );
     expect(await items(sandbox, { platform: 'youtube', operation: 'search', target: 'sandbox_count_0', limit: 20 })).toHaveLength(0);
   });
 });
@@ -419,7 +464,13 @@ describe('sandbox provider: profile bundles', () => {
     expect(yt.map((i) => i.kind)).toEqual(['profile', 'video', 'video', 'video', 'video']);
     const counted = await items(sandbox, { platform: 'tiktok', operation: 'profile', target: 'sandbox_count_3', includePosts: 10 });
     expect(counted.map((i) => i.kind)).toEqual(['profile', 'video', 'video', 'video']);
-    const resumed = await items(sandbox, { platform: 'tiktok', operation: 'profile', target: 'sandbox_count_3', includePosts: 10, resumeCursor: '1' });
+    const resumed = await items(sandbox, {
+      platform: 'tiktok',
+      operation: 'profile',
+      target: 'sandbox_count_3',
+      includePosts: 10,
+      resumeCursor: '1',
+    });
     expect(resumed).toEqual(counted.slice(1));
   });
 
@@ -482,13 +533,25 @@ describe('sandbox provider: items look like the network', () => {
   });
 
   test('a content target keeps its ID and author', async () => {
-    const [video] = (await items(sandbox, { platform: 'youtube', operation: 'video', target: 'https://youtube.com/watch?v=dQw4w9WgXcQ' })) as PostItem[];
+    const [video] = (await items(sandbox, {
+      platform: 'youtube',
+      operation: 'video',
+      target: 'https://youtube.com/watch?v=dQw4w9WgXcQ',
+    })) as PostItem[];
     expect(video!.id).toBe('dQw4w9WgXcQ');
     expect(video!.url).toBe('https://www.youtube.com/watch?v=dQw4w9WgXcQ');
-    const [tweet] = (await items(sandbox, { platform: 'twitter', operation: 'post', target: 'https://x.com/nasa/status/1790000000000000000' })) as PostItem[];
+    const [tweet] = (await items(sandbox, {
+      platform: 'twitter',
+      operation: 'post',
+      target: 'https://x.com/nasa/status/1790000000000000000',
+    })) as PostItem[];
     expect(tweet!.id).toBe('1790000000000000000');
     expect(tweet!.username).toBe('nasa');
-    const [channel] = (await items(sandbox, { platform: 'youtube', operation: 'profile', target: 'UCBJycsmduvYEL83R_U4JriQ' })) as ProfileItem[];
+    const [channel] = (await items(sandbox, {
+      platform: 'youtube',
+      operation: 'profile',
+      target: 'UCBJycsmduvYEL83R_U4JriQ',
+    })) as ProfileItem[];
     expect(channel!.id).toBe('UCBJycsmduvYEL83R_U4JriQ');
     const [handle] = (await items(sandbox, { platform: 'youtube', operation: 'profile', target: 'mkbhd' })) as ProfileItem[];
     expect(handle!.id).toMatch(/^UC[A-Za-z0-9_-]{22}$/);
@@ -496,7 +559,12 @@ describe('sandbox provider: items look like the network', () => {
   });
 
   test('facebook comment_url works as the target of comment_replies', async () => {
-    const comments = (await items(sandbox, { platform: 'facebook', operation: 'comments', target: 'https://facebook.com/nasa/posts/1234567890123456', limit: 5 })) as CommentItem[];
+    const comments = (await items(sandbox, {
+      platform: 'facebook',
+      operation: 'comments',
+      target: 'https://facebook.com/nasa/posts/1234567890123456',
+      limit: 5,
+    })) as CommentItem[];
     for (const c of comments) {
       expect(c.parent_id).toBe('1234567890123456');
       expect(c.comment_url).toBe(`https://www.facebook.com/nasa/posts/1234567890123456?comment_id=${c.id}`);
@@ -513,7 +581,12 @@ describe('sandbox provider: items look like the network', () => {
   });
 
   test('instagram highlights carry title, cover and an ID usable as a highlight_items target', async () => {
-    const highlights = (await items(sandbox, { platform: 'instagram', operation: 'highlights', target: 'natgeo', limit: 10 })) as HighlightItem[];
+    const highlights = (await items(sandbox, {
+      platform: 'instagram',
+      operation: 'highlights',
+      target: 'natgeo',
+      limit: 10,
+    })) as HighlightItem[];
     for (const h of highlights) {
       expect(h.id).toMatch(/^\d{17}$/);
       expect(h.title).toEqual(expect.any(String));
@@ -521,12 +594,21 @@ describe('sandbox provider: items look like the network', () => {
     }
     const check = normalizeTarget('instagram', 'highlight', highlights[0]!.id);
     expect(check.ok).toBe(true);
-    const stories = await items(sandbox, { platform: 'instagram', operation: 'highlight_items', target: check.ok ? check.normalized : '', limit: 4 });
+    const stories = await items(sandbox, {
+      platform: 'instagram',
+      operation: 'highlight_items',
+      target: check.ok ? check.normalized : '',
+      limit: 4,
+    });
     expect(stories.map((s) => s.kind)).toEqual(['story', 'story', 'story', 'story']);
   });
 
   test('transcripts carry text and ordered timing segments', async () => {
-    const [t] = (await items(sandbox, { platform: 'tiktok', operation: 'transcript', target: 'https://tiktok.com/@khaby.lame/video/7234567890123456789' })) as TranscriptItem[];
+    const [t] = (await items(sandbox, {
+      platform: 'tiktok',
+      operation: 'transcript',
+      target: 'https://tiktok.com/@khaby.lame/video/7234567890123456789',
+    })) as TranscriptItem[];
     expect(t!.id).toBe('7234567890123456789');
     expect(t!.segments.length).toBeGreaterThan(0);
     expect(t!.text).toBe(t!.segments.map((s) => s.text).join(' '));

@@ -25,7 +25,7 @@ beforeEach(() => fake.reset());
 describe('X', () => {
   const x = () => createXProvider({ bearerToken: 'token', baseUrl: fake.url });
 
-  it('a 400 invalid-request (type at the top level, errors[] without type) is the caller\'s bad query, not internal_error', async () => {
+  it("a 400 invalid-request (type at the top level, errors[] without type) is the caller's bad query, not internal_error", async () => {
     const res = await fetch(`${fake.url}/2/tweets/search/recent?query=`, { headers: { authorization: 'Bearer t' } });
     const body = (await res.json()) as { type: string; errors: Array<Record<string, unknown>> };
     expect(res.status).toBe(400);
@@ -82,10 +82,18 @@ describe('Graph', () => {
   it('code 100 subcode 33 (no such node, or one the token may not read) is target_not_found, as is an alias that names nothing (803); a refused token is upstream_auth', async () => {
     const pages = createFacebookPagesProvider({ accessToken: 'token', baseUrl: `${fake.url}/${FIXTURES.graph.version}` });
     fake.misbehave({ path: `/${FIXTURES.graph.version}/`, kind: 'permission' });
-    expect(await failure(pages, request('facebook', 'profile', 'fakepage', 1))).toMatchObject({ code: 'target_not_found', retryable: false, context: { error_code: 100, error_subcode: 33 } });
+    expect(await failure(pages, request('facebook', 'profile', 'fakepage', 1))).toMatchObject({
+      code: 'target_not_found',
+      retryable: false,
+      context: { error_code: 100, error_subcode: 33 },
+    });
     expect((await failure(pages, request('facebook', 'profile', 'nosuchpage', 1))).code).toBe('target_not_found');
     fake.misbehave({ path: `/${FIXTURES.graph.version}/`, kind: 'token_invalid' });
-    expect(await failure(pages, request('facebook', 'profile', 'fakepage', 1))).toMatchObject({ code: 'upstream_auth', retryable: false, context: { error_code: 190 } });
+    expect(await failure(pages, request('facebook', 'profile', 'fakepage', 1))).toMatchObject({
+      code: 'upstream_auth',
+      retryable: false,
+      context: { error_code: 190 },
+    });
   });
 });
 
@@ -97,9 +105,14 @@ describe('TikTok', () => {
     expect(full.pages[0]?.cursor).toMatch(/\|100\|\d+/);
     fake.reset();
     fake.misbehave({ path: '/v2/research/video/query/', kind: 'search_expired', times: 1 });
-    const resumed = await collect(tiktok, request('tiktok', 'search', 'dance', 150, { resumeCursor: full.pages[0]?.cursor ?? null, attempt: 2 }));
+    const resumed = await collect(
+      tiktok,
+      request('tiktok', 'search', 'dance', 150, { resumeCursor: full.pages[0]?.cursor ?? null, attempt: 2 }),
+    );
     expect(resumed.items.map((i) => i.id)).toEqual(full.items.slice(100).map((i) => i.id));
-    const queries = fake.requests.filter((r) => r.path === '/v2/research/video/query/').map((r) => (r.body as { search_id?: string }).search_id);
+    const queries = fake.requests
+      .filter((r) => r.path === '/v2/research/video/query/')
+      .map((r) => (r.body as { search_id?: string }).search_id);
     expect(queries[0]).toBeDefined();
     expect(queries[1]).toBeUndefined();
   });
@@ -132,7 +145,9 @@ describe('vendor routing and errors', () => {
     expect(registry.resolve('youtube', 'transcript')?.source).toBe('vendor');
     expect(registry.resolve('instagram', 'comments')?.source).toBe('vendor');
     expect(registry.isEnabled('instagram', 'followers')).toBe(false);
-    const routed = createProviderRegistry(selectProviders({ ...base, PROVIDER_ROUTES: 'youtube.shorts=vendor,official;instagram=off' }, { sandbox }).providers);
+    const routed = createProviderRegistry(
+      selectProviders({ ...base, PROVIDER_ROUTES: 'youtube.shorts=vendor,official;instagram=off' }, { sandbox }).providers,
+    );
     expect(routed.resolve('youtube', 'shorts')?.source).toBe('vendor');
     expect(routed.isEnabled('instagram', 'comments')).toBe(false);
     const listed = toPlatformResponse(routed).map((p) => p.platform);
@@ -141,7 +156,7 @@ describe('vendor routing and errors', () => {
     expect(() => selectProviders({ ...base, PROVIDER_ORDER: 'vendor,sandbox' }, { sandbox })).toThrow(/PROVIDER_ORDER/);
   });
 
-  it('classifies the vendor\'s errors: bad key, no credits, rate limit, outage, not found', async () => {
+  it("classifies the vendor's errors: bad key, no credits, rate limit, outage, not found", async () => {
     const vendor = (key = 'key') => createScrapeCreatorsProvider({ apiKey: key, baseUrl: `${fake.url}/scrapecreators`, retryLimit: 0 });
     const target = request('twitter', 'transcript', 'https://x.com/a/status/1800000000000000003', 1);
     expect((await failure(vendor(FIXTURES.scrapecreators.badKey), target)).code).toBe('upstream_auth');
@@ -151,16 +166,26 @@ describe('vendor routing and errors', () => {
     expect(await failure(vendor(), target)).toMatchObject({ code: 'rate_limited', retryable: true, retryAfterMs: 7000 });
     fake.misbehave({ path: '/scrapecreators/', kind: 'server_error' });
     expect(await failure(vendor(), target)).toMatchObject({ code: 'upstream_unavailable', retryable: true });
-    expect((await failure(vendor(), request('youtube', 'transcript', FIXTURES.scrapecreators.ytNoTranscript, 1))).code).toBe('target_not_found');
+    expect((await failure(vendor(), request('youtube', 'transcript', FIXTURES.scrapecreators.ytNoTranscript, 1))).code).toBe(
+      'target_not_found',
+    );
   });
 
   it('pages to exactly the limit and resumes from the cursor', async () => {
     const vendor = createScrapeCreatorsProvider({ apiKey: 'key', baseUrl: `${fake.url}/scrapecreators` });
-    const full = await collect(vendor, request('instagram', 'comments', `https://www.instagram.com/p/${FIXTURES.scrapecreators.igPost.shortcode}/`, 40));
+    const full = await collect(
+      vendor,
+      request('instagram', 'comments', `https://www.instagram.com/p/${FIXTURES.scrapecreators.igPost.shortcode}/`, 40),
+    );
     expect(full.items).toHaveLength(40);
     expect(fake.requests).toHaveLength(3);
     fake.reset();
-    const resumed = await collect(vendor, request('instagram', 'comments', `https://www.instagram.com/p/${FIXTURES.scrapecreators.igPost.shortcode}/`, 40, { resumeCursor: full.pages[1]?.cursor ?? null }));
+    const resumed = await collect(
+      vendor,
+      request('instagram', 'comments', `https://www.instagram.com/p/${FIXTURES.scrapecreators.igPost.shortcode}/`, 40, {
+        resumeCursor: full.pages[1]?.cursor ?? null,
+      }),
+    );
     expect(resumed.items.map((i) => i.id)).toEqual(full.items.slice(30).map((i) => i.id));
     expect(resumed.items.every((i) => i.source === 'vendor')).toBe(true);
   });

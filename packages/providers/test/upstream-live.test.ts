@@ -5,7 +5,11 @@ import { createProviderRegistry, createSandboxProvider, selectProviders, type Pr
 const sandbox = createSandboxProvider();
 
 function served(providers: Provider[]): Record<string, string[]> {
-  return Object.fromEntries(createProviderRegistry(providers).platforms().map((p) => [p.platform, p.operations.map((o) => o.operation)]));
+  return Object.fromEntries(
+    createProviderRegistry(providers)
+      .platforms()
+      .map((p) => [p.platform, p.operations.map((o) => o.operation)]),
+  );
 }
 
 const ALL_OPERATIONS = Object.values(CATALOG).reduce((n, ops) => n + ops.length, 0);
@@ -22,7 +26,9 @@ describe('selectProviders', () => {
     const selection = selectProviders({ YOUTUBE_API_KEY: 'k' }, { sandbox });
     expect(selection.mode).toBe('live');
     expect(selection.providers).not.toContain(sandbox);
-    expect(served(selection.providers)).toEqual({ youtube: ['profile', 'posts', 'video', 'comments', 'search', 'trending', 'playlist', 'playlist_items'] });
+    expect(served(selection.providers)).toEqual({
+      youtube: ['profile', 'posts', 'video', 'comments', 'search', 'trending', 'playlist', 'playlist_items'],
+    });
   });
 
   it('PROVIDER_MODE=live with every upstream configured', () => {

@@ -73,22 +73,39 @@ describe('meta ad library', () => {
 
   it('throttling → rate_limited, retry after X-Business-Use-Case-Usage estimated_time_to_regain_access', async () => {
     fake.misbehave({ path: `/${G.version}/ads_archive`, kind: 'rate_limit', regainMinutes: 7 });
-    expect(await failure(ads, request('facebook', 'adlibrary_search', 'shoes', 10))).toMatchObject({ code: 'rate_limited', retryable: true, retryAfterMs: 7 * 60_000 });
+    expect(await failure(ads, request('facebook', 'adlibrary_search', 'shoes', 10))).toMatchObject({
+      code: 'rate_limited',
+      retryable: true,
+      retryAfterMs: 7 * 60_000,
+    });
     fake.misbehave({ path: `/${G.version}/ads_archive`, kind: 'quota', regainMinutes: 60 });
-    expect(await failure(ads, request('facebook', 'adlibrary_search', 'shoes', 10))).toMatchObject({ code: 'rate_limited', retryable: true, retryAfterMs: 3_600_000 });
+    expect(await failure(ads, request('facebook', 'adlibrary_search', 'shoes', 10))).toMatchObject({
+      code: 'rate_limited',
+      retryable: true,
+      retryAfterMs: 3_600_000,
+    });
   });
 
   it('transient errors, in a 5xx or a 200 body → upstream_unavailable; a retry completes', async () => {
     fake.misbehave({ path: `/${G.version}/ads_archive`, kind: 'server_error' });
-    expect(await failure(ads, request('facebook', 'adlibrary_search', 'shoes', 10))).toMatchObject({ code: 'upstream_unavailable', retryable: true });
+    expect(await failure(ads, request('facebook', 'adlibrary_search', 'shoes', 10))).toMatchObject({
+      code: 'upstream_unavailable',
+      retryable: true,
+    });
     fake.misbehave({ path: `/${G.version}/ads_archive`, kind: 'errors_200' });
-    expect(await failure(ads, request('facebook', 'adlibrary_search', 'shoes', 10))).toMatchObject({ code: 'upstream_unavailable', retryable: true });
+    expect(await failure(ads, request('facebook', 'adlibrary_search', 'shoes', 10))).toMatchObject({
+      code: 'upstream_unavailable',
+      retryable: true,
+    });
     expect((await collect(ads, request('facebook', 'adlibrary_search', 'shoes', 10, { attempt: 2 }))).items).toHaveLength(10);
   });
 
   it('an invalid token → upstream_auth; the token is in no error and no URL', async () => {
     const bad = createMetaAdLibraryProvider({ accessToken: G.badToken, baseUrl: `${fake.url}/${G.version}` });
-    expect(await failure(bad, request('facebook', 'adlibrary_search', 'shoes', 10))).toMatchObject({ code: 'upstream_auth', retryable: false });
+    expect(await failure(bad, request('facebook', 'adlibrary_search', 'shoes', 10))).toMatchObject({
+      code: 'upstream_auth',
+      retryable: false,
+    });
     const errors: ProviderError[] = [];
     for (const kind of ['rate_limit', 'quota', 'server_error', 'token_invalid'] as const) {
       fake.misbehave({ path: `/${G.version}/`, kind });
@@ -103,7 +120,15 @@ describe('meta ad library', () => {
 describe('instagram graph api', () => {
   it('profile through business_discovery', async () => {
     const profile = (await collect(instagram, request('instagram', 'profile', 'fakebrand', 1))).items[0];
-    expect(profile).toMatchObject({ kind: 'profile', platform: 'instagram', id: G.igBusiness.id, username: 'fakebrand', posts_count: G.igBusiness.media, followers_count: 120_000, following_count: 80 });
+    expect(profile).toMatchObject({
+      kind: 'profile',
+      platform: 'instagram',
+      id: G.igBusiness.id,
+      username: 'fakebrand',
+      posts_count: G.igBusiness.media,
+      followers_count: 120_000,
+      following_count: 80,
+    });
     expect(under(`/${G.igUserId}`)[0]?.query.fields).toMatch(/^business_discovery\.username\(fakebrand\)\{/);
   });
 
@@ -136,13 +161,19 @@ describe('instagram graph api', () => {
   it('posts resume from a saved cursor', async () => {
     const full = await collect(instagram, request('instagram', 'posts', 'fakebrand', 75));
     fake.reset();
-    const resumed = await collect(instagram, request('instagram', 'posts', 'fakebrand', 75, { resumeCursor: full.pages[0]?.cursor ?? null, attempt: 2 }));
+    const resumed = await collect(
+      instagram,
+      request('instagram', 'posts', 'fakebrand', 75, { resumeCursor: full.pages[0]?.cursor ?? null, attempt: 2 }),
+    );
     expect(resumed.items.map((i) => i.id)).toEqual(full.items.slice(50).map((i) => i.id));
     expect(fake.requests).toHaveLength(1);
   });
 
   it('unknown account → target_not_found; unknown hashtag → target_not_found', async () => {
-    expect(await failure(instagram, request('instagram', 'posts', 'somebodyelse', 10))).toMatchObject({ code: 'target_not_found', retryable: false });
+    expect(await failure(instagram, request('instagram', 'posts', 'somebodyelse', 10))).toMatchObject({
+      code: 'target_not_found',
+      retryable: false,
+    });
     expect(await failure(instagram, request('instagram', 'hashtag', 'nohashtaghere', 10))).toMatchObject({ code: 'target_not_found' });
   });
 });
@@ -150,12 +181,25 @@ describe('instagram graph api', () => {
 describe('facebook pages', () => {
   it('profile and posts', async () => {
     const profile = (await collect(pages, request('facebook', 'profile', 'https://www.facebook.com/fakepage', 1))).items[0];
-    expect(profile).toMatchObject({ kind: 'profile', platform: 'facebook', id: G.page.id, username: 'fakepage', followers_count: 47_000, verified: true });
+    expect(profile).toMatchObject({
+      kind: 'profile',
+      platform: 'facebook',
+      id: G.page.id,
+      username: 'fakepage',
+      followers_count: 47_000,
+      verified: true,
+    });
     fake.reset();
     const { items } = await collect(pages, request('facebook', 'posts', 'fakepage', 150));
     expect(items).toHaveLength(150);
     expect(under(`/${G.page.id}/posts`).map((r) => r.query.limit)).toEqual(['100', '50']);
-    expect(items[0]).toMatchObject({ kind: 'post', platform: 'facebook', id: `${G.page.id}_900000000`, username: 'fakepage', media_type: 'photo' });
+    expect(items[0]).toMatchObject({
+      kind: 'post',
+      platform: 'facebook',
+      id: `${G.page.id}_900000000`,
+      username: 'fakepage',
+      media_type: 'photo',
+    });
     expect((items[0] as PostItem).metrics.comments).toBe(G.page.commentsPerPost);
   });
 
@@ -172,11 +216,17 @@ describe('facebook pages', () => {
   });
 
   it('unknown page → target_not_found (code 100, subcode 33)', async () => {
-    expect(await failure(pages, request('facebook', 'profile', 'nosuchpage', 1))).toMatchObject({ code: 'target_not_found', retryable: false });
+    expect(await failure(pages, request('facebook', 'profile', 'nosuchpage', 1))).toMatchObject({
+      code: 'target_not_found',
+      retryable: false,
+    });
   });
 
   it('page throttling (code 80001) → rate_limited after the Business Use Case estimate', async () => {
     fake.misbehave({ path: `/${G.version}/${G.page.id}/posts`, kind: 'rate_limit', regainMinutes: 3 });
-    expect(await failure(pages, request('facebook', 'posts', 'fakepage', 10))).toMatchObject({ code: 'rate_limited', retryAfterMs: 180_000 });
+    expect(await failure(pages, request('facebook', 'posts', 'fakepage', 10))).toMatchObject({
+      code: 'rate_limited',
+      retryAfterMs: 180_000,
+    });
   });
 });

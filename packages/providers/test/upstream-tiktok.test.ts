@@ -1,5 +1,12 @@
 import { FIXTURES, fakeTikTokAdId, fakeTikTokVideoId, startFakeUpstream, type FakeUpstream } from '@sdx/fake-upstream';
-import { createTikTokProvider, parseJsonExact, type PostItem, type Provider, type ProviderError, type TranscriptItem } from '@sdx/providers';
+import {
+  createTikTokProvider,
+  parseJsonExact,
+  type PostItem,
+  type Provider,
+  type ProviderError,
+  type TranscriptItem,
+} from '@sdx/providers';
 import { collect, failure, request } from './helpers';
 
 const CLIENT_KEY = 'awfakeclientkey123';
@@ -16,7 +23,13 @@ afterAll(() => fake.close());
 beforeEach(() => {
   fake.reset();
   clock = Date.now();
-  tiktok = createTikTokProvider({ clientKey: CLIENT_KEY, clientSecret: CLIENT_SECRET, baseUrl: fake.url, retryDelayMs: 10, now: () => clock });
+  tiktok = createTikTokProvider({
+    clientKey: CLIENT_KEY,
+    clientSecret: CLIENT_SECRET,
+    baseUrl: fake.url,
+    retryDelayMs: 10,
+    now: () => clock,
+  });
 });
 
 const tokenRequests = () => fake.requests.filter((r) => r.path === '/v2/oauth/token/');
@@ -28,7 +41,11 @@ describe('tiktok adapter: client access token', () => {
     await collect(tiktok, request('tiktok', 'profile', 'fakecreator', 1));
     await collect(tiktok, request('tiktok', 'post', fakeTikTokVideoId(3), 1));
     expect(tokenRequests()).toHaveLength(1);
-    expect(tokenRequests()[0]?.body).toMatchObject({ client_key: CLIENT_KEY, client_secret: '[redacted]', grant_type: 'client_credentials' });
+    expect(tokenRequests()[0]?.body).toMatchObject({
+      client_key: CLIENT_KEY,
+      client_secret: '[redacted]',
+      grant_type: 'client_credentials',
+    });
     clock += 2 * 3_600_000; // past expires_in (7200 s)
     await collect(tiktok, request('tiktok', 'profile', 'fakecreator', 1));
     expect(tokenRequests()).toHaveLength(2);
@@ -51,7 +68,10 @@ describe('tiktok adapter: client access token', () => {
 
   it('refreshes only once: a second access_token_invalid → upstream_auth', async () => {
     fake.misbehave({ path: '/v2/research/user/info/', kind: 'token_invalid', times: 2 });
-    expect(await failure(tiktok, request('tiktok', 'profile', 'fakecreator', 1))).toMatchObject({ code: 'upstream_auth', retryable: false });
+    expect(await failure(tiktok, request('tiktok', 'profile', 'fakecreator', 1))).toMatchObject({
+      code: 'upstream_auth',
+      retryable: false,
+    });
     expect(tokenRequests()).toHaveLength(2);
     expect(fake.requests.filter((r) => r.path === '/v2/research/user/info/')).toHaveLength(2);
   });
@@ -80,7 +100,10 @@ describe('tiktok adapter: paging', () => {
     for (const b of sent) {
       const start = String(b.start_date);
       const end = String(b.end_date);
-      const days = (Date.UTC(+end.slice(0, 4), +end.slice(4, 6) - 1, +end.slice(6)) - Date.UTC(+start.slice(0, 4), +start.slice(4, 6) - 1, +start.slice(6))) / 86_400_000;
+      const days =
+        (Date.UTC(+end.slice(0, 4), +end.slice(4, 6) - 1, +end.slice(6)) -
+          Date.UTC(+start.slice(0, 4), +start.slice(4, 6) - 1, +start.slice(6))) /
+        86_400_000;
       expect(days).toBeLessThanOrEqual(29);
       expect(b.query).toEqual({ and: [{ operation: 'EQ', field_name: 'username', field_values: ['fakecreator'] }] });
     }
@@ -105,7 +128,9 @@ describe('tiktok adapter: paging', () => {
   it('comments: 100 then the rest', async () => {
     const { items } = await collect(tiktok, request('tiktok', 'comments', fakeTikTokVideoId(2), 130));
     expect(items).toHaveLength(130);
-    expect(fake.requests.filter((r) => r.path === '/v2/research/video/comment/list/').map((r) => [body(r).max_count, body(r).cursor])).toEqual([
+    expect(
+      fake.requests.filter((r) => r.path === '/v2/research/video/comment/list/').map((r) => [body(r).max_count, body(r).cursor]),
+    ).toEqual([
       [100, 0],
       [30, 100],
     ]);
@@ -135,7 +160,14 @@ describe('tiktok adapter: mapping', () => {
     const id = fakeTikTokVideoId(5);
     expect(BigInt(id) > BigInt(Number.MAX_SAFE_INTEGER)).toBe(true);
     const video = (await collect(tiktok, request('tiktok', 'post', `https://www.tiktok.com/@fakecreator/video/${id}`, 1))).items[0];
-    expect(video).toMatchObject({ kind: 'video', platform: 'tiktok', id, username: 'fakecreator', url: `https://www.tiktok.com/@fakecreator/video/${id}`, media_type: 'video' });
+    expect(video).toMatchObject({
+      kind: 'video',
+      platform: 'tiktok',
+      id,
+      username: 'fakecreator',
+      url: `https://www.tiktok.com/@fakecreator/video/${id}`,
+      media_type: 'video',
+    });
     const v = video as PostItem;
     expect(v.hashtags).toContain('fyp');
     expect(v.caption).toContain('#fyp');
@@ -151,30 +183,56 @@ describe('tiktok adapter: mapping', () => {
     expect(comment).toMatchObject({ kind: 'comment', parent_id: id, id: (BigInt(id) + 1000n).toString() });
 
     const adId = fakeTikTokAdId(7);
-    const ad = (await collect(tiktok, request('tiktok', 'adlibrary_ad', `https://library.tiktok.com/ads/detail/?ad_id=${adId}`, 1))).items[0];
-    expect(ad).toMatchObject({ kind: 'ad', platform: 'tiktok', id: adId, advertiser_id: '7100000000000000000', first_shown_at: '2023-01-05T00:00:00.000Z', platforms: ['tiktok'] });
+    const ad = (await collect(tiktok, request('tiktok', 'adlibrary_ad', `https://library.tiktok.com/ads/detail/?ad_id=${adId}`, 1)))
+      .items[0];
+    expect(ad).toMatchObject({
+      kind: 'ad',
+      platform: 'tiktok',
+      id: adId,
+      advertiser_id: '7100000000000000000',
+      first_shown_at: '2023-01-05T00:00:00.000Z',
+      platforms: ['tiktok'],
+    });
 
     const profile = (await collect(tiktok, request('tiktok', 'profile', 'fakecreator', 1))).items[0];
-    expect(profile).toMatchObject({ kind: 'profile', username: 'fakecreator', followers_count: 1_250_000, verified: true, posts_count: FIXTURES.tiktok.user.videos });
+    expect(profile).toMatchObject({
+      kind: 'profile',
+      username: 'fakecreator',
+      followers_count: 1_250_000,
+      verified: true,
+      posts_count: FIXTURES.tiktok.user.videos,
+    });
   });
 
   it('parseJsonExact keeps big integers and leaves strings and small numbers alone', () => {
-    const parsed = parseJsonExact('{"id":7710933457165090816,"n":-9007199254740993,"s":"123456789012345678901","small":42,"f":1.5e3}') as Record<string, unknown>;
+    const parsed = parseJsonExact(
+      '{"id":7710933457165090816,"n":-9007199254740993,"s":"123456789012345678901","small":42,"f":1.5e3}',
+    ) as Record<string, unknown>;
     expect(parsed).toEqual({ id: '7710933457165090816', n: '-9007199254740993', s: '123456789012345678901', small: 42, f: 1500 });
   });
 });
 
 describe('tiktok adapter: errors', () => {
   it('unknown user → target_not_found; private user → target_private', async () => {
-    expect(await failure(tiktok, request('tiktok', 'profile', 'nobodyhere', 1))).toMatchObject({ code: 'target_not_found', retryable: false });
-    expect(await failure(tiktok, request('tiktok', 'profile', FIXTURES.tiktok.privateUser, 1))).toMatchObject({ code: 'target_private', retryable: false });
+    expect(await failure(tiktok, request('tiktok', 'profile', 'nobodyhere', 1))).toMatchObject({
+      code: 'target_not_found',
+      retryable: false,
+    });
+    expect(await failure(tiktok, request('tiktok', 'profile', FIXTURES.tiktok.privateUser, 1))).toMatchObject({
+      code: 'target_private',
+      retryable: false,
+    });
     expect(await failure(tiktok, request('tiktok', 'posts', FIXTURES.tiktok.privateUser, 10))).toMatchObject({ code: 'target_private' });
     expect(await failure(tiktok, request('tiktok', 'post', '7000000000000000001', 1))).toMatchObject({ code: 'target_not_found' });
   });
 
   it('rate_limit_exceeded → rate_limited with Retry-After', async () => {
     fake.misbehave({ path: '/v2/research/', kind: 'rate_limit', retryAfterSeconds: 12 });
-    expect(await failure(tiktok, request('tiktok', 'profile', 'fakecreator', 1))).toMatchObject({ code: 'rate_limited', retryable: true, retryAfterMs: 12_000 });
+    expect(await failure(tiktok, request('tiktok', 'profile', 'fakecreator', 1))).toMatchObject({
+      code: 'rate_limited',
+      retryable: true,
+      retryAfterMs: 12_000,
+    });
   });
 
   it('daily quota → quota_exceeded, terminal', async () => {
@@ -184,13 +242,19 @@ describe('tiktok adapter: errors', () => {
 
   it('a 200 whose body carries internal_error → retryable, then completes', async () => {
     fake.misbehave({ path: '/v2/research/video/query/', kind: 'errors_200' });
-    expect(await failure(tiktok, request('tiktok', 'posts', 'fakecreator', 10))).toMatchObject({ code: 'upstream_unavailable', retryable: true });
+    expect(await failure(tiktok, request('tiktok', 'posts', 'fakecreator', 10))).toMatchObject({
+      code: 'upstream_unavailable',
+      retryable: true,
+    });
     expect((await collect(tiktok, request('tiktok', 'posts', 'fakecreator', 10, { attempt: 2 }))).items).toHaveLength(10);
   });
 
   it('5xx → upstream_unavailable', async () => {
     fake.misbehave({ path: '/v2/research/', kind: 'server_error', status: 502 });
-    expect(await failure(tiktok, request('tiktok', 'comments', fakeTikTokVideoId(1), 10))).toMatchObject({ code: 'upstream_unavailable', retryable: true });
+    expect(await failure(tiktok, request('tiktok', 'comments', fakeTikTokVideoId(1), 10))).toMatchObject({
+      code: 'upstream_unavailable',
+      retryable: true,
+    });
   });
 
   it('no error message or context carries a credential or token', async () => {

@@ -66,7 +66,10 @@ describe('x adapter: paging', () => {
   it('resumes followers from the cursor without looking the user up again', async () => {
     const full = await collect(x, request('twitter', 'followers', 'fakeuser', 2500));
     fake.reset();
-    const resumed = await collect(x, request('twitter', 'followers', 'fakeuser', 2500, { resumeCursor: full.pages[1]?.cursor ?? null, attempt: 2 }));
+    const resumed = await collect(
+      x,
+      request('twitter', 'followers', 'fakeuser', 2500, { resumeCursor: full.pages[1]?.cursor ?? null, attempt: 2 }),
+    );
     expect(resumed.items.map((i) => i.id)).toEqual(full.items.slice(2000).map((i) => i.id));
     expect(fake.requests.map((r) => r.path)).toEqual([`/2/users/${U.id}/followers`]);
     expect(fake.requests[0]?.query.max_results).toBe('500');

@@ -3,9 +3,54 @@ import { createYouTubeProvider, ProviderError, type PostItem, type Provider } fr
 import { collect, failure, request } from './helpers';
 
 const KEY = 'AIzaSyFAKE-youtube-key-0123456789';
-const POST_KEYS = ['kind', 'platform', 'id', 'username', 'caption', 'url', 'published_at', 'title', 'media_type', 'duration_seconds', 'hashtags', 'collaborator_usernames', 'metrics', 'source'];
-const COMMENT_KEYS = ['kind', 'platform', 'id', 'username', 'caption', 'url', 'published_at', 'parent_id', 'comment_url', 'likes', 'reply_count', 'source'];
-const PROFILE_KEYS = ['kind', 'platform', 'id', 'username', 'caption', 'url', 'published_at', 'display_name', 'bio', 'avatar_url', 'verified', 'private', 'followers_count', 'following_count', 'posts_count', 'source'];
+const POST_KEYS = [
+  'kind',
+  'platform',
+  'id',
+  'username',
+  'caption',
+  'url',
+  'published_at',
+  'title',
+  'media_type',
+  'duration_seconds',
+  'hashtags',
+  'collaborator_usernames',
+  'metrics',
+  'source',
+];
+const COMMENT_KEYS = [
+  'kind',
+  'platform',
+  'id',
+  'username',
+  'caption',
+  'url',
+  'published_at',
+  'parent_id',
+  'comment_url',
+  'likes',
+  'reply_count',
+  'source',
+];
+const PROFILE_KEYS = [
+  'kind',
+  'platform',
+  'id',
+  'username',
+  'caption',
+  'url',
+  'published_at',
+  'display_name',
+  'bio',
+  'avatar_url',
+  'verified',
+  'private',
+  'followers_count',
+  'following_count',
+  'posts_count',
+  'source',
+];
 
 let fake: FakeUpstream;
 let youtube: Provider;
@@ -94,7 +139,13 @@ describe('youtube adapter: mapping', () => {
 
     const video = (await collect(youtube, request('youtube', 'video', 'https://youtu.be/fvch0000003', 1))).items[0];
     expect(Object.keys(video ?? {})).toEqual(POST_KEYS);
-    expect(video).toMatchObject({ kind: 'video', platform: 'youtube', id: 'fvch0000003', url: 'https://www.youtube.com/watch?v=fvch0000003', media_type: 'video' });
+    expect(video).toMatchObject({
+      kind: 'video',
+      platform: 'youtube',
+      id: 'fvch0000003',
+      url: 'https://www.youtube.com/watch?v=fvch0000003',
+      media_type: 'video',
+    });
     const v = video as PostItem;
     expect(typeof v.metrics.views).toBe('number');
     expect(typeof v.caption).toBe('string');
@@ -106,7 +157,9 @@ describe('youtube adapter: mapping', () => {
     expect(comment).toMatchObject({ kind: 'comment', platform: 'youtube', parent_id: 'fvch0000001' });
     expect(comment?.username).toMatch(/^viewer\d+$/);
 
-    const playlist = (await collect(youtube, request('youtube', 'playlist', `https://www.youtube.com/playlist?list=${FIXTURES.youtube.playlist.id}`, 1))).items[0];
+    const playlist = (
+      await collect(youtube, request('youtube', 'playlist', `https://www.youtube.com/playlist?list=${FIXTURES.youtube.playlist.id}`, 1))
+    ).items[0];
     expect(playlist).toMatchObject({ kind: 'playlist', id: FIXTURES.youtube.playlist.id, items_count: FIXTURES.youtube.playlist.items });
   });
 
@@ -129,9 +182,18 @@ describe('youtube adapter: errors', () => {
   });
 
   it('videoNotFound → target_not_found; playlistItemsNotAccessible and commentsDisabled → target_private', async () => {
-    expect(await failure(youtube, request('youtube', 'comments', 'fvzz0000001', 10))).toMatchObject({ code: 'target_not_found', retryable: false });
-    expect(await failure(youtube, request('youtube', 'playlist_items', FIXTURES.youtube.privatePlaylist, 10))).toMatchObject({ code: 'target_private', retryable: false });
-    expect(await failure(youtube, request('youtube', 'comments', FIXTURES.youtube.commentsDisabledVideo, 10))).toMatchObject({ code: 'target_private', retryable: false });
+    expect(await failure(youtube, request('youtube', 'comments', 'fvzz0000001', 10))).toMatchObject({
+      code: 'target_not_found',
+      retryable: false,
+    });
+    expect(await failure(youtube, request('youtube', 'playlist_items', FIXTURES.youtube.privatePlaylist, 10))).toMatchObject({
+      code: 'target_private',
+      retryable: false,
+    });
+    expect(await failure(youtube, request('youtube', 'comments', FIXTURES.youtube.commentsDisabledVideo, 10))).toMatchObject({
+      code: 'target_private',
+      retryable: false,
+    });
   });
 
   it('invalid region code → invalid_target', async () => {
@@ -147,7 +209,11 @@ describe('youtube adapter: errors', () => {
 
   it('429 rateLimitExceeded → rate_limited with Retry-After', async () => {
     fake.misbehave({ path: '/youtube/v3/channels', kind: 'rate_limit', retryAfterSeconds: 30 });
-    expect(await failure(youtube, request('youtube', 'profile', 'fakechannel', 1))).toMatchObject({ code: 'rate_limited', retryable: true, retryAfterMs: 30_000 });
+    expect(await failure(youtube, request('youtube', 'profile', 'fakechannel', 1))).toMatchObject({
+      code: 'rate_limited',
+      retryable: true,
+      retryAfterMs: 30_000,
+    });
   });
 
   it('5xx → retryable; the retried job then completes', async () => {
@@ -171,7 +237,13 @@ describe('youtube adapter: errors', () => {
   });
 
   it('a slow upstream times out → upstream_unavailable', async () => {
-    const impatient = createYouTubeProvider({ apiKey: KEY, baseUrl: `${fake.url}/youtube/v3`, timeoutMs: 150, retryLimit: 1, retryDelayMs: 5 });
+    const impatient = createYouTubeProvider({
+      apiKey: KEY,
+      baseUrl: `${fake.url}/youtube/v3`,
+      timeoutMs: 150,
+      retryLimit: 1,
+      retryDelayMs: 5,
+    });
     fake.misbehave({ path: '/youtube/v3/videos', kind: 'slow', delayMs: 600, times: 2 });
     const error = await failure(impatient, request('youtube', 'video', 'fvch0000003', 1));
     expect(error).toMatchObject({ code: 'upstream_unavailable', retryable: true });

@@ -185,7 +185,9 @@ export function startConsumer(options: ConsumerOptions): RunningConsumer {
       // An entry waiting for a slot goes back to the queue now, for another worker.
       slots.cancelWaits();
       const timer =
-        closeOptions.graceMs === undefined ? null : setTimeout(() => shutdown.abort(new Error('worker shutting down')), closeOptions.graceMs);
+        closeOptions.graceMs === undefined
+          ? null
+          : setTimeout(() => shutdown.abort(new Error('worker shutting down')), closeOptions.graceMs);
       try {
         await Promise.all(workers.map((worker) => worker.close()));
         await Promise.allSettled([...running]);

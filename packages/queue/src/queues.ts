@@ -178,7 +178,11 @@ export class ExtractionQueues {
       requests.map(({ deliveryId, webhookId, attempt, delayMs }) => ({
         name: DELIVERY_ENTRY,
         data: { deliveryId, webhookId },
-        opts: { ...ENTRY_OPTIONS, jobId: `${deliveryId}-a${attempt}${tag}`, delay: delayMs && delayMs > 0 ? Math.ceil(delayMs) : undefined },
+        opts: {
+          ...ENTRY_OPTIONS,
+          jobId: `${deliveryId}-a${attempt}${tag}`,
+          delay: delayMs && delayMs > 0 ? Math.ceil(delayMs) : undefined,
+        },
       })),
     );
     const settled = adding.then(() => undefined);
@@ -233,10 +237,12 @@ export class ExtractionQueues {
     const epoch = this.epoch;
     if (!epoch || this.epochMarked) return;
     this.epochMarked = true;
-    this.connection.set(dataEpochKey(this.keyPrefix, epoch.deployment), String(epoch.now().getTime()), 'EX', DATA_EPOCH_TTL_S, 'NX').catch(() => {
-      // Redis is failing: the add fails with it, and the next add on a connection tries again.
-      this.epochMarked = false;
-    });
+    this.connection
+      .set(dataEpochKey(this.keyPrefix, epoch.deployment), String(epoch.now().getTime()), 'EX', DATA_EPOCH_TTL_S, 'NX')
+      .catch(() => {
+        // Redis is failing: the add fails with it, and the next add on a connection tries again.
+        this.epochMarked = false;
+      });
   }
 
   private async addEntries(requests: readonly EnqueueRequest[]): Promise<void> {
@@ -270,7 +276,9 @@ export class ExtractionQueues {
 
   /** Adds planned entries (see planEntries) of the given attempt, with the given priority. */
   async enqueuePlanned(plans: readonly EntryPlan[], attempt: number, batchChild: boolean, priority?: number): Promise<void> {
-    await this.enqueueMany(plans.flatMap((plan) => plan.jobIds.map((jobId) => ({ jobId, attempt, batchChild, entry: sharedEntry(plan), priority }))));
+    await this.enqueueMany(
+      plans.flatMap((plan) => plan.jobIds.map((jobId) => ({ jobId, attempt, batchChild, entry: sharedEntry(plan), priority }))),
+    );
   }
 
   /**

@@ -45,7 +45,9 @@ it('passes REDIS_CLUSTER_NODES to every app service, which names no service of a
   }
   // A dependency on a service of a profile that is off is an error to docker-compose 1.x (its
   // `required: false` is 2.x only): the services reconnect until the cluster is created.
-  const profiled = Object.entries(compose.services).filter(([, service]) => (service as { profiles?: string[] }).profiles).map(([name]) => name);
+  const profiled = Object.entries(compose.services)
+    .filter(([, service]) => (service as { profiles?: string[] }).profiles)
+    .map(([name]) => name);
   for (const app of ['api', 'worker', 'scheduler', 'migrate']) {
     expect(Object.keys(compose.services[app]!.depends_on ?? {}).filter((name) => profiled.includes(name))).toEqual([]);
     expect(JSON.stringify(compose.services[app]!.depends_on ?? {})).not.toContain('required');

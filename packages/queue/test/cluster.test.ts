@@ -1,7 +1,15 @@
 import IORedis from 'ioredis';
 import { sql } from 'kysely';
 import { isCluster, queuePrefix, QUEUES } from '@sdx/queue';
-import { checkLedger, eventually, keySlot, type PrivateRedisCluster, startRedisCluster, startTestStack, type TestStack } from '@sdx/testing';
+import {
+  checkLedger,
+  eventually,
+  keySlot,
+  type PrivateRedisCluster,
+  startRedisCluster,
+  startTestStack,
+  type TestStack,
+} from '@sdx/testing';
 
 /**
  * The queues on a Redis Cluster (REDIS_CLUSTER_NODES): a six-node cluster of its own (three
@@ -35,7 +43,10 @@ it('runs jobs and a batch end to end: submitted, taken by the worker, completed 
   const ws = await stack.workspace({ credits: 10_000, rateLimitPerMinute: 10_000, maxActiveJobs: 1000 });
   const ids: string[] = [];
   for (let i = 0; i < 12; i++) {
-    const res = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { platform: 'instagram', operation: 'profile', target: `cluster_${i}` } });
+    const res = await stack.api.post('/v1/jobs', {
+      headers: ws.auth,
+      body: { platform: 'instagram', operation: 'profile', target: `cluster_${i}` },
+    });
     expect(res.status).toBe(202);
     ids.push(res.body.id as string);
   }
@@ -45,7 +56,9 @@ it('runs jobs and a batch end to end: submitted, taken by the worker, completed 
   });
   expect(batch.status).toBe(202);
   const done = await eventually(async () => {
-    const { rows } = await sql<{ n: number }>`select count(*)::int as n from jobs where workspace_id = ${ws.workspaceId} and status = 'completed'`.execute(stack.runtime.db);
+    const { rows } = await sql<{
+      n: number;
+    }>`select count(*)::int as n from jobs where workspace_id = ${ws.workspaceId} and status = 'completed'`.execute(stack.runtime.db);
     return rows[0]!.n === 32 ? rows[0]!.n : null;
   }, 30_000);
   expect(done).toBe(32);

@@ -12,7 +12,11 @@ describe('planEntries', () => {
   it('packs jobs in order into entries of at most ENTRY_MAX_JOBS, named after their first job and size', () => {
     const all = ids(2 * ENTRY_MAX_JOBS + 1);
     const plans = planEntries(all, 1);
-    expect(plans.map((p) => p.id)).toEqual([`job_000-a1+${ENTRY_MAX_JOBS - 1}`, `job_${String(ENTRY_MAX_JOBS).padStart(3, '0')}-a1+${ENTRY_MAX_JOBS - 1}`, `job_${String(2 * ENTRY_MAX_JOBS).padStart(3, '0')}-a1`]);
+    expect(plans.map((p) => p.id)).toEqual([
+      `job_000-a1+${ENTRY_MAX_JOBS - 1}`,
+      `job_${String(ENTRY_MAX_JOBS).padStart(3, '0')}-a1+${ENTRY_MAX_JOBS - 1}`,
+      `job_${String(2 * ENTRY_MAX_JOBS).padStart(3, '0')}-a1`,
+    ]);
     expect(plans.flatMap((p) => p.jobIds)).toEqual(all);
     expect(plans.map((p) => p.jobIds.length)).toEqual([ENTRY_MAX_JOBS, ENTRY_MAX_JOBS, 1]);
     // Deterministic: the same jobs give the same entries.

@@ -108,11 +108,7 @@ export function occurrenceAt(rule: Recurrence, k: number): Date | null {
  * The first occurrence strictly after `after` (at or after it with
  * `inclusive`), or null when there is none.
  */
-export function nextOccurrence(
-  rule: Recurrence,
-  after: Date,
-  options: NextOccurrenceOptions = {},
-): Date | null {
+export function nextOccurrence(rule: Recurrence, after: Date, options: NextOccurrenceOptions = {}): Date | null {
   assertValidRecurrence(rule);
   assertInstant(after, 'after');
   const prepared = prepare(rule);
@@ -125,12 +121,7 @@ export function nextOccurrence(
  * Occurrences in the half-open interval (from, to], ascending, at most `max`
  * of them (default DEFAULT_MAX_OCCURRENCES).
  */
-export function occurrencesBetween(
-  rule: Recurrence,
-  from: Date,
-  to: Date,
-  max: number = DEFAULT_MAX_OCCURRENCES,
-): Date[] {
+export function occurrencesBetween(rule: Recurrence, from: Date, to: Date, max: number = DEFAULT_MAX_OCCURRENCES): Date[] {
   assertValidRecurrence(rule);
   assertInstant(from, 'from');
   assertInstant(to, 'to');
@@ -266,12 +257,7 @@ function resolveLocal(zone: IANAZone, local: LocalDateTime): number | null {
     const candidate = wall - before * MINUTE_MS;
     if (offsetAt(zone, candidate) === before) return candidate;
   }
-  const offsets = new Set<number>([
-    before,
-    after,
-    offsetAt(zone, wall - before * MINUTE_MS),
-    offsetAt(zone, wall - after * MINUTE_MS),
-  ]);
+  const offsets = new Set<number>([before, after, offsetAt(zone, wall - before * MINUTE_MS), offsetAt(zone, wall - after * MINUTE_MS)]);
   let best: number | null = null;
   for (const offset of offsets) {
     const candidate = wall - offset * MINUTE_MS;

@@ -152,12 +152,7 @@ function instantFromLocal(zone: string, fields: LocalFields): Date {
 
 /** An anchor from random local fields or a random instant. */
 const anchorArb = fc
-  .tuple(
-    zoneArb,
-    localFieldsArb,
-    fc.date({ min: new Date(RANGE_START), max: new Date(RANGE_END - 1), noInvalidDate: true }),
-    fc.boolean(),
-  )
+  .tuple(zoneArb, localFieldsArb, fc.date({ min: new Date(RANGE_START), max: new Date(RANGE_END - 1), noInvalidDate: true }), fc.boolean())
   .map(([zone, fields, instant, useFields]) => ({
     zone,
     startsAt: useFields ? instantFromLocal(zone, fields) : instant,
@@ -190,11 +185,7 @@ const nearTransitionArb = fc
     // Wall clock at the transition, read with the offset before it.
     const wall = DateTime.fromMillis(tr.at + tr.before * MINUTE + deltaMinutes * MINUTE + second * 1000, { zone: 'utc' });
     const anchorDate =
-      frequency === 'daily'
-        ? wall.minus({ days: k })
-        : frequency === 'weekly'
-          ? wall.minus({ weeks: k })
-          : wall.minus({ months: k });
+      frequency === 'daily' ? wall.minus({ days: k }) : frequency === 'weekly' ? wall.minus({ weeks: k }) : wall.minus({ months: k });
     const startsAt = DateTime.fromObject(
       {
         year: anchorDate.year,
@@ -251,19 +242,22 @@ describe('recurrence properties', () => {
 
   it('occurrences strictly increase with k; once has only k = 0', () => {
     fc.assert(
-      fc.property(ruleArb.chain((rule) => fc.tuple(fc.constant(rule), kRangeArb(rule.frequency))), ([rule, k0]) => {
-        if (rule.frequency === 'once') {
-          expect(occurrenceAt(rule, 0)).toEqual(rule.startsAt);
-          expect(occurrenceAt(rule, 1 + k0)).toBeNull();
-          return;
-        }
-        let prev = occurrenceAt(rule, k0)!.getTime();
-        for (let k = k0 + 1; k <= k0 + 15; k++) {
-          const cur = occurrenceAt(rule, k)!.getTime();
-          expect(cur).toBeGreaterThan(prev);
-          prev = cur;
-        }
-      }),
+      fc.property(
+        ruleArb.chain((rule) => fc.tuple(fc.constant(rule), kRangeArb(rule.frequency))),
+        ([rule, k0]) => {
+          if (rule.frequency === 'once') {
+            expect(occurrenceAt(rule, 0)).toEqual(rule.startsAt);
+            expect(occurrenceAt(rule, 1 + k0)).toBeNull();
+            return;
+          }
+          let prev = occurrenceAt(rule, k0)!.getTime();
+          for (let k = k0 + 1; k <= k0 + 15; k++) {
+            const cur = occurrenceAt(rule, k)!.getTime();
+            expect(cur).toBeGreaterThan(prev);
+            prev = cur;
+          }
+        },
+      ),
       { numRuns: 200 },
     );
   });
@@ -292,8 +286,7 @@ describe('recurrence properties', () => {
     );
     fc.assert(
       fc.property(dailyArb, ({ rule, k0 }) => {
-        const allowed =
-          rule.timezone === 'Australia/Lord_Howe' ? [23.5 * HOUR, 24 * HOUR, 24.5 * HOUR] : [23 * HOUR, 24 * HOUR, 25 * HOUR];
+        const allowed = rule.timezone === 'Australia/Lord_Howe' ? [23.5 * HOUR, 24 * HOUR, 24.5 * HOUR] : [23 * HOUR, 24 * HOUR, 25 * HOUR];
         for (let k = k0; k < k0 + 6; k++) {
           const gap = occurrenceAt(rule, k + 1)!.getTime() - occurrenceAt(rule, k)!.getTime();
           expect(allowed).toContain(gap);
@@ -334,30 +327,27 @@ describe('recurrence properties', () => {
 
   it('weekly occurrences keep the weekday; monthly ones land on min(anchor day, days in month)', () => {
     fc.assert(
-      fc.property(
-        anchorArb,
-        fc.integer({ min: 1, max: 200 }),
-        fc.boolean(),
-        ({ zone, startsAt }, k, weekly) => {
-          const anchor = DateTime.fromJSDate(startsAt, { zone });
-          if (weekly) {
-            const occ = occurrenceAt({ frequency: 'weekly', timezone: zone, startsAt }, k)!;
-            const expectedDate = DateTime.fromObject({ year: anchor.year, month: anchor.month, day: anchor.day }, { zone: 'utc' }).plus({ weeks: k });
-            const l = DateTime.fromJSDate(occ, { zone });
-            // No zone in the list has a gap or overlap that crosses midnight, so the local date is exact.
-            expect(l.toISODate()).toBe(expectedDate.toISODate());
-            expect(l.weekday).toBe(anchor.weekday);
-            return;
-          }
-          const occ = occurrenceAt({ frequency: 'monthly', timezone: zone, startsAt }, k)!;
+      fc.property(anchorArb, fc.integer({ min: 1, max: 200 }), fc.boolean(), ({ zone, startsAt }, k, weekly) => {
+        const anchor = DateTime.fromJSDate(startsAt, { zone });
+        if (weekly) {
+          const occ = occurrenceAt({ frequency: 'weekly', timezone: zone, startsAt }, k)!;
+          const expectedDate = DateTime.fromObject({ year: anchor.year, month: anchor.month, day: anchor.day }, { zone: 'utc' }).plus({
+            weeks: k,
+          });
           const l = DateTime.fromJSDate(occ, { zone });
-          const monthIndex = anchor.year * 12 + (anchor.month - 1) + k;
-          const year = Math.floor(monthIndex / 12);
-          const month = (monthIndex % 12) + 1;
-          const dim = DateTime.fromObject({ year, month }, { zone: 'utc' }).daysInMonth!;
-          expect([l.year, l.month, l.day]).toEqual([year, month, Math.min(anchor.day, dim)]);
-        },
-      ),
+          // No zone in the list has a gap or overlap that crosses midnight, so the local date is exact.
+          expect(l.toISODate()).toBe(expectedDate.toISODate());
+          expect(l.weekday).toBe(anchor.weekday);
+          return;
+        }
+        const occ = occurrenceAt({ frequency: 'monthly', timezone: zone, startsAt }, k)!;
+        const l = DateTime.fromJSDate(occ, { zone });
+        const monthIndex = anchor.year * 12 + (anchor.month - 1) + k;
+        const year = Math.floor(monthIndex / 12);
+        const month = (monthIndex % 12) + 1;
+        const dim = DateTime.fromObject({ year, month }, { zone: 'utc' }).daysInMonth!;
+        expect([l.year, l.month, l.day]).toEqual([year, month, Math.min(anchor.day, dim)]);
+      }),
       { numRuns: 300 },
     );
   });
@@ -370,12 +360,7 @@ describe('recurrence properties', () => {
       const atOccurrence = fc
         .tuple(fc.integer({ min: 0, max: rule.frequency === 'once' ? 0 : 300 }), fc.constantFrom(-1, 0, 0, 1))
         .map(([k, nudge]) => occurrenceAt(rule, k)!.getTime() + nudge);
-      return fc.tuple(
-        fc.constant(rule),
-        fc.oneof(freeProbe, atOccurrence),
-        fc.boolean(),
-        fc.integer({ min: 0, max: 20 * period }),
-      );
+      return fc.tuple(fc.constant(rule), fc.oneof(freeProbe, atOccurrence), fc.boolean(), fc.integer({ min: 0, max: 20 * period }));
     });
     fc.assert(
       fc.property(scenarioArb, ([rule, probe, inclusive, windowMs]) => {
@@ -407,7 +392,11 @@ describe('recurrence properties', () => {
 
   it('nextOccurrence far from the anchor is the smallest occurrence after the probe', () => {
     const farArb = recurringRuleArb.chain((rule) =>
-      fc.tuple(fc.constant(rule), fc.integer({ min: rule.startsAt.getTime(), max: rule.startsAt.getTime() + 15 * 366 * DAY }), fc.boolean()),
+      fc.tuple(
+        fc.constant(rule),
+        fc.integer({ min: rule.startsAt.getTime(), max: rule.startsAt.getTime() + 15 * 366 * DAY }),
+        fc.boolean(),
+      ),
     );
     fc.assert(
       fc.property(farArb, ([rule, probe, inclusive]) => {
@@ -429,9 +418,7 @@ describe('recurrence properties', () => {
         // The latest occurrence at or before the probe is the one just below the first one after it.
         const latestIndex = inclusive && next.getTime() === probe ? lo : lo - 1;
         const latest = latestOccurrenceAtOrBefore(rule, new Date(probe));
-        expect(latest === null ? null : latest.getTime()).toBe(
-          latestIndex < 0 ? null : occurrenceAt(rule, latestIndex)!.getTime(),
-        );
+        expect(latest === null ? null : latest.getTime()).toBe(latestIndex < 0 ? null : occurrenceAt(rule, latestIndex)!.getTime());
       }),
       { numRuns: 300 },
     );

@@ -1,6 +1,14 @@
 import { sql } from 'kysely';
 import { addSourceHealthSource, collectProcessMetrics, type MetricsServer, startMetricsServer } from '@sdx/metrics';
-import { type AppConfig, createLogger, type Logger, OutageLog, resolveProviderMode, sandboxWarning, unverifiedSignUpWarning } from '@sdx/config';
+import {
+  type AppConfig,
+  createLogger,
+  type Logger,
+  OutageLog,
+  resolveProviderMode,
+  sandboxWarning,
+  unverifiedSignUpWarning,
+} from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
 import {
   BucketResultObjects,
@@ -19,7 +27,14 @@ import {
   systemClock,
 } from '@sdx/domain/runtime';
 import { createStripeGateway } from '@sdx/payments';
-import { createProviderRegistry, createSandboxProvider, type Provider, type ProviderRegistry, selectProviders, type SourceGate } from '@sdx/providers';
+import {
+  createProviderRegistry,
+  createSandboxProvider,
+  type Provider,
+  type ProviderRegistry,
+  selectProviders,
+  type SourceGate,
+} from '@sdx/providers';
 import { createFastRedis, ExtractionQueues, type RedisClient, RedisLivePublisher } from '@sdx/queue';
 import { type Resolver, WebhookSender } from '@sdx/webhooks';
 
@@ -59,7 +74,10 @@ export interface RuntimeOptions {
  */
 export function chooseProviders(config: AppConfig, log: Logger, env: NodeJS.ProcessEnv = process.env, gate?: SourceGate): Provider[] {
   const mode = resolveProviderMode(config.nodeEnv, env.PROVIDER_MODE);
-  const selection = selectProviders({ ...env, PROVIDER_MODE: mode }, { sandbox: createSandboxProvider({ latencyMs: config.sandboxLatencyMs }), ...(gate ? { gate } : {}) });
+  const selection = selectProviders(
+    { ...env, PROVIDER_MODE: mode },
+    { sandbox: createSandboxProvider({ latencyMs: config.sandboxLatencyMs }), ...(gate ? { gate } : {}) },
+  );
   const loud = sandboxWarning(config.nodeEnv, selection.platforms);
   if (loud) log.warn({ provider_mode: mode, platforms: selection.platforms }, loud);
   for (const warning of selection.warnings) log.warn(warning);
@@ -96,7 +114,10 @@ export function untilRedisReady(runtime: Pick<Runtime, 'redis'>, timeoutMs = 10_
  * meets a Redis that is still connecting (503 rate_limiter_unavailable) or a pool with no
  * connection. Waiting past `warnAfterMs` is logged once, with what does not answer yet.
  */
-export async function untilDependenciesReady(runtime: Pick<Runtime, 'db' | 'redis' | 'log'>, options: { intervalMs?: number; warnAfterMs?: number } = {}): Promise<void> {
+export async function untilDependenciesReady(
+  runtime: Pick<Runtime, 'db' | 'redis' | 'log'>,
+  options: { intervalMs?: number; warnAfterMs?: number } = {},
+): Promise<void> {
   const intervalMs = options.intervalMs ?? 100;
   const warnAfterMs = options.warnAfterMs ?? 5_000;
   const started = Date.now();
@@ -114,7 +135,10 @@ export async function untilDependenciesReady(runtime: Pick<Runtime, 'db' | 'redi
     if (postgres && redis) return;
     if (!warned && Date.now() - started > warnAfterMs) {
       warned = true;
-      runtime.log.warn({ postgres: postgres ? 'ok' : 'waiting', redis: redis ? 'ok' : 'waiting' }, 'waiting for postgres and redis before reporting ready');
+      runtime.log.warn(
+        { postgres: postgres ? 'ok' : 'waiting', redis: redis ? 'ok' : 'waiting' },
+        'waiting for postgres and redis before reporting ready',
+      );
     }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
@@ -128,7 +152,12 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
   if (unverified) log.warn({ signup_enabled: config.signupEnabled, email_verification: config.emailVerification }, unverified);
   // Each dependency's outage is one warning when it starts and one when it ends.
   const postgresOutage = new OutageLog(log, 'postgres');
-  const db = createDb({ connectionString: config.databaseUrl, max: options.dbPoolSize ?? 10, applicationName: options.name, availability: postgresOutage });
+  const db = createDb({
+    connectionString: config.databaseUrl,
+    max: options.dbPoolSize ?? 10,
+    applicationName: options.name,
+    availability: postgresOutage,
+  });
   const redis = createFastRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes });
   const redisOutage = new OutageLog(log, 'redis');
   redis.on('error', (err) => {
@@ -137,7 +166,10 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
   });
   redis.on('ready', () => redisOutage.succeeded());
   const clock = options.clock ?? systemClock;
-  const queues = new ExtractionQueues(redis, config.redisPrefix, config.queueFairness, { deployment: config.deploymentId, now: () => clock.now() });
+  const queues = new ExtractionQueues(redis, config.redisPrefix, config.queueFairness, {
+    deployment: config.deploymentId,
+    now: () => clock.now(),
+  });
   // Live sources marked down (source health, shared through Postgres) are skipped by fallback chains.
   const registry = createProviderRegistry(options.providers ?? chooseProviders(config, log, options.env, new SourceHealthGate(db)));
   // The sdx_source_* gauges, where some live source serves (the sandbox alone reads nothing).
@@ -243,4 +275,13 @@ export { BackgroundRunner, type RunnerOptions } from './background/runner';
 export { leaseKey, RedisLease } from './background/lease';
 export { type TaskWake, wakeChannel, wakeOverRedis } from './background/wake';
 export { PER_WEBHOOK_IN_FLIGHT, WebhookLanes } from './background/consumers';
-export { periodic, type BackgroundTask, type LeasePolicy, type PeriodicTask, type ProcessName, type QueueTask, type RetryPolicy, type TaskContext } from './background/task';
+export {
+  periodic,
+  type BackgroundTask,
+  type LeasePolicy,
+  type PeriodicTask,
+  type ProcessName,
+  type QueueTask,
+  type RetryPolicy,
+  type TaskContext,
+} from './background/task';

@@ -17,7 +17,11 @@ function tableAfter(file: string, heading: string): string[][] {
   const first = lines.findIndex((line, i) => i > start && line.startsWith('|'));
   const rows: string[][] = [];
   for (let i = first + 2; i < lines.length && lines[i]!.startsWith('|'); i += 1) {
-    rows.push(lines[i]!.slice(1, -1).split(' | ').map((cell) => cell.trim()));
+    rows.push(
+      lines[i]!.slice(1, -1)
+        .split(' | ')
+        .map((cell) => cell.trim()),
+    );
   }
   return rows;
 }
@@ -46,11 +50,14 @@ it('names each task once, each run by some process', () => {
 it('gives the API a task only where docs/deployment.md "Background work" says why', () => {
   const why = section('docs/deployment.md', '## Background work');
   const api = tasksOf('api');
-  const explained = api.length === 0 ? why.includes('**api** runs no background task') : api.every((task) => why.includes(`\`${task.name}\``));
+  const explained =
+    api.length === 0 ? why.includes('**api** runs no background task') : api.every((task) => why.includes(`\`${task.name}\``));
   expect(explained).toBe(true);
 });
 
 it('runs the mail sender and the auto-recharge charger in the workers', () => {
   expect(tasksOf('worker').map((t) => t.name)).toEqual(expect.arrayContaining(['mail', 'recharge', 'reconcile-jobs', 'job-attempts']));
-  expect(tasksOf('scheduler').map((t) => t.name)).toEqual(expect.arrayContaining(['schedule-dispatch', 'monitor-runs', 'plan-grace', 'retention']));
+  expect(tasksOf('scheduler').map((t) => t.name)).toEqual(
+    expect.arrayContaining(['schedule-dispatch', 'monitor-runs', 'plan-grace', 'retention']),
+  );
 });

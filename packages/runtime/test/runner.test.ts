@@ -25,15 +25,30 @@ afterAll(async () => {
 
 /** A process of the service on the test database (all of them under one Redis prefix, as one deployment). */
 function startProcess(): Runtime {
-  const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: database.url, REDIS_URL: testRedisUrl(), REDIS_PREFIX: prefix, LOG_LEVEL: 'warn' });
-  const log = createLogger({ logLevel: 'warn', logFormat: 'json' }, { name: 'test' }, { write: (line: string) => void logged.push(JSON.parse(line) as (typeof logged)[number]) });
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    DATABASE_URL: database.url,
+    REDIS_URL: testRedisUrl(),
+    REDIS_PREFIX: prefix,
+    LOG_LEVEL: 'warn',
+  });
+  const log = createLogger(
+    { logLevel: 'warn', logFormat: 'json' },
+    { name: 'test' },
+    { write: (line: string) => void logged.push(JSON.parse(line) as (typeof logged)[number]) },
+  );
   const runtime = createRuntime(config, { name: 'test', providers: [], log });
   runtimes.push(runtime);
   return runtime;
 }
 
 function runner(runtime: Runtime, task: PeriodicTask, options: { remoteWakes?: boolean } = {}): BackgroundRunner {
-  return new BackgroundRunner({ tasks: [task], context: { services: runtime.services, redisUrl: runtime.config.redisUrl }, redis: runtime.redis, ...options }).start();
+  return new BackgroundRunner({
+    tasks: [task],
+    context: { services: runtime.services, redisUrl: runtime.config.redisUrl },
+    redis: runtime.redis,
+    ...options,
+  }).start();
 }
 
 async function runsOf(task: string): Promise<Record<string, number>> {
@@ -215,10 +230,14 @@ it('drains pass after pass until one comes back short, and is woken over Redis f
     // Three full batches waiting: the wake runs them back to back, and one short pass ends it.
     backlog = 3;
     const wake = wakeOverRedis(api.redis, prefix, 'test-woken');
-    await eventually(async () => {
-      wake.kick();
-      return backlog === 0;
-    }, 5_000, 50);
+    await eventually(
+      async () => {
+        wake.kick();
+        return backlog === 0;
+      },
+      5_000,
+      50,
+    );
     await running.idle('test-woken');
     expect(passes).toBeGreaterThanOrEqual(4);
     expect(passes).toBeLessThanOrEqual(6);

@@ -293,7 +293,10 @@ async function dispatchAll(
 ): Promise<ScheduleRunRow[]> {
   let tenants: Map<string, Tenant>;
   try {
-    tenants = await loadTenants(services, items.map((i) => i.schedule.workspace_id));
+    tenants = await loadTenants(
+      services,
+      items.map((i) => i.schedule.workspace_id),
+    );
   } catch (error) {
     await hold.release().catch(() => undefined);
     throw error;
@@ -310,7 +313,8 @@ async function dispatchAll(
   const settled = items.flatMap(({ run }, i) => (outcomes[i] ? [{ run, outcome: outcomes[i]! }] : []));
   const recorded = new Map((await hold.settle(settled, services.clock.now())).map((r) => [r.id, r]));
   for (const run of recorded.values()) {
-    if (run.trigger === 'scheduled' && run.dispatched_at) observeDispatchLag((run.dispatched_at.getTime() - run.scheduled_for.getTime()) / 1000);
+    if (run.trigger === 'scheduled' && run.dispatched_at)
+      observeDispatchLag((run.dispatched_at.getTime() - run.scheduled_for.getTime()) / 1000);
   }
   return items.map(({ run }) => recorded.get(run.id) ?? run);
 }

@@ -21,7 +21,14 @@ it('skips the next occurrence while the previous job is running, and dispatches 
   const startsAt = new Date(Math.ceil((Date.now() + 1000) / 1000) * 1000);
   const created = await stack.api.post('/v1/schedules', {
     headers: ws.auth,
-    body: { name: 'slow', operation: 'profile', targets: ['sandbox_slow_2500'], frequency: 'daily', timezone: 'UTC', starts_at: startsAt.toISOString() },
+    body: {
+      name: 'slow',
+      operation: 'profile',
+      targets: ['sandbox_slow_2500'],
+      frequency: 'daily',
+      timezone: 'UTC',
+      starts_at: startsAt.toISOString(),
+    },
   });
   expect(created.status).toBe(201);
   const scheduleId = created.body.id as string;

@@ -43,7 +43,11 @@ it('dispatches 1,000 due schedules with no duplicate and no miss', async () => {
     next_run_at: due,
     status: 'active' as const,
   }));
-  for (let i = 0; i < rows.length; i += 250) await stack.runtime.db.insertInto('schedules').values(rows.slice(i, i + 250)).execute();
+  for (let i = 0; i < rows.length; i += 250)
+    await stack.runtime.db
+      .insertInto('schedules')
+      .values(rows.slice(i, i + 250))
+      .execute();
 
   // Each engine claims 50 schedules per transaction and loops until nothing is due.
   const engine = async (services: Runtime['services']): Promise<number> => {

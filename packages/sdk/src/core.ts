@@ -77,7 +77,10 @@ export async function linkedPage<T>(pending: Promise<{ data?: T[]; error?: unkno
 }
 
 /** A page of a list paged by `starting_after` without a Link header: full page, ask for more after the last ID. */
-export async function startingAfterPage<T extends { id: string }>(pending: Promise<{ data?: T[]; error?: unknown; response: Response }>, limit: number): Promise<RawPage<T>> {
+export async function startingAfterPage<T extends { id: string }>(
+  pending: Promise<{ data?: T[]; error?: unknown; response: Response }>,
+  limit: number,
+): Promise<RawPage<T>> {
   const { data, response } = await unwrap(pending);
   const linked = nextFromLink(response.headers.get('link'));
   if (linked) return { data, nextQuery: linked };

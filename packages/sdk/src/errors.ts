@@ -89,8 +89,10 @@ export class WebhookVerificationError extends SdxError {}
 /** Builds the typed error of an answer whose status is not a success. */
 export function errorFromResponse(status: number, body: unknown, headers: Headers): ApiError {
   const requestId = headers.get('x-request-id');
-  const detail: ErrorDetail = isObject(body) && 'detail' in body ? (body.detail as ErrorDetail) : typeof body === 'string' && body !== '' ? body : null;
-  const code = isObject(detail) && typeof detail.error === 'string' ? detail.error : Array.isArray(detail) ? 'validation_error' : `http_${status}`;
+  const detail: ErrorDetail =
+    isObject(body) && 'detail' in body ? (body.detail as ErrorDetail) : typeof body === 'string' && body !== '' ? body : null;
+  const code =
+    isObject(detail) && typeof detail.error === 'string' ? detail.error : Array.isArray(detail) ? 'validation_error' : `http_${status}`;
   if (status === 429) return new RateLimitError(status, code, detail, requestId, parseRetryAfter(headers.get('retry-after')));
   if (status === 402 && code === 'insufficient_credits') return new InsufficientCreditsError(status, detail, requestId);
   return new ApiError(status, code, detail, requestId);

@@ -1,6 +1,16 @@
 export { Client } from './client';
 export { type ClientOptions, DEFAULT_BASE_URL } from './core';
-export { ApiError, ConnectionError, type ErrorDetail, InsufficientCreditsError, RateLimitError, SdxError, TimeoutError, type ValidationIssue, WebhookVerificationError } from './errors';
+export {
+  ApiError,
+  ConnectionError,
+  type ErrorDetail,
+  InsufficientCreditsError,
+  RateLimitError,
+  SdxError,
+  TimeoutError,
+  type ValidationIssue,
+  WebhookVerificationError,
+} from './errors';
 export type { WaitOptions } from './follow';
 export { type OperationLimits, operationLimits } from './limits';
 export { List, type Page } from './paging';

@@ -70,7 +70,10 @@ export function createTransport(options: TransportOptions): (input: Request, ini
         response = await attemptOnce(options.fetch, request.clone(), options.timeoutMs);
       } catch (error) {
         if (request.signal?.aborted) throw request.signal.reason ?? error;
-        const failure = error instanceof ConnectionError ? error : new ConnectionError(`could not reach ${request.url}: ${describeCause(error)}`, { cause: error });
+        const failure =
+          error instanceof ConnectionError
+            ? error
+            : new ConnectionError(`could not reach ${request.url}: ${describeCause(error)}`, { cause: error });
         if (last || !(replayable || refusedBeforeSending(error))) throw failure;
         await sleep(backoff(retry, attempt, null, random), request.signal);
         continue;
@@ -87,7 +90,12 @@ export function createTransport(options: TransportOptions): (input: Request, ini
 }
 
 /** Full jitter, and at least the service's Retry-After. */
-export function backoff(policy: RetryPolicy, attempt: number, retryAfterSeconds: number | null, random: () => number = Math.random): number {
+export function backoff(
+  policy: RetryPolicy,
+  attempt: number,
+  retryAfterSeconds: number | null,
+  random: () => number = Math.random,
+): number {
   const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** attempt);
   const jitter = random() * ceiling;
   return retryAfterSeconds === null ? jitter : Math.max(retryAfterSeconds * 1000, jitter);
@@ -144,7 +152,10 @@ function catchSession(response: Response, credentials: Credentials): void {
 /** A write without a key is retried only when the service says it wrote nothing. */
 async function nothingWritten(response: Response): Promise<boolean> {
   if (response.status === 429) return true;
-  const body = (await response.clone().json().catch(() => null)) as { detail?: { error?: unknown } } | null;
+  const body = (await response
+    .clone()
+    .json()
+    .catch(() => null)) as { detail?: { error?: unknown } } | null;
   return body?.detail?.error === 'rate_limiter_unavailable';
 }
 

@@ -25,16 +25,24 @@ const encoder = new TextEncoder();
  * old and the new one sign). Throws WebhookVerificationError when no signature matches, a header
  * is missing, or the timestamp is too far from now (a replay).
  */
-export async function verifyWebhook(body: string | Uint8Array, headers: HeadersLike, secret: string | string[], options: VerifyOptions = {}): Promise<WebhookEvent> {
+export async function verifyWebhook(
+  body: string | Uint8Array,
+  headers: HeadersLike,
+  secret: string | string[],
+  options: VerifyOptions = {},
+): Promise<WebhookEvent> {
   const id = header(headers, 'webhook-id');
   const timestamp = header(headers, 'webhook-timestamp');
   const signatures = header(headers, 'webhook-signature');
-  if (!id || !timestamp || !signatures) throw new WebhookVerificationError('missing webhook-id, webhook-timestamp or webhook-signature header');
+  if (!id || !timestamp || !signatures)
+    throw new WebhookVerificationError('missing webhook-id, webhook-timestamp or webhook-signature header');
   const seconds = Number(timestamp);
-  if (!/^\d+$/.test(timestamp) || !Number.isSafeInteger(seconds)) throw new WebhookVerificationError('webhook-timestamp is not a Unix time in seconds');
+  if (!/^\d+$/.test(timestamp) || !Number.isSafeInteger(seconds))
+    throw new WebhookVerificationError('webhook-timestamp is not a Unix time in seconds');
   const now = Math.floor((options.now ?? Date.now()) / 1000);
   const tolerance = options.toleranceSeconds ?? 300;
-  if (Math.abs(now - seconds) > tolerance) throw new WebhookVerificationError(`webhook-timestamp is more than ${tolerance} s away from now`);
+  if (Math.abs(now - seconds) > tolerance)
+    throw new WebhookVerificationError(`webhook-timestamp is more than ${tolerance} s away from now`);
 
   const bytes = typeof body === 'string' ? encoder.encode(body) : body;
   const offered = signatures
@@ -55,7 +63,11 @@ export async function verifyWebhook(body: string | Uint8Array, headers: HeadersL
 }
 
 /** The three headers that sign `body` as the service signs a delivery. */
-export async function signWebhook(body: string, secret: string, options: { id: string; timestamp?: number }): Promise<Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string>> {
+export async function signWebhook(
+  body: string,
+  secret: string,
+  options: { id: string; timestamp?: number },
+): Promise<Record<'webhook-id' | 'webhook-timestamp' | 'webhook-signature', string>> {
   const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
   return {
     'webhook-id': options.id,

@@ -76,11 +76,23 @@ it('subscribes through Checkout, applies the plan once paid, upgrades, lists the
   await until(async () => expect((await sdx.billing.get()).plan.id).toBe('starter'));
   const subscribed = await sdx.billing.get();
   const sub = subscribed.subscription!;
-  expect(sub).toMatchObject({ id: expect.stringMatching(/^sub_/), plan_id: 'starter', status: 'active', cancel_at_period_end: false, scheduled_plan_id: null });
+  expect(sub).toMatchObject({
+    id: expect.stringMatching(/^sub_/),
+    plan_id: 'starter',
+    status: 'active',
+    cancel_at_period_end: false,
+    scheduled_plan_id: null,
+  });
   expect(new Date(sub.current_period_end!).getTime()).toBeGreaterThan(Date.now() + 27 * 86_400_000);
   const paid = await sdx.billing.invoices().toArray();
   expect(paid).toHaveLength(1);
-  expect(paid[0]).toMatchObject({ id: expect.stringMatching(/^in_/), status: 'paid', amount_due: 4900, amount_paid: 4900, currency: 'usd' });
+  expect(paid[0]).toMatchObject({
+    id: expect.stringMatching(/^in_/),
+    status: 'paid',
+    amount_due: 4900,
+    amount_paid: 4900,
+    currency: 'usd',
+  });
   expect(paid[0]!.hosted_invoice_url).toBe(`${fake.url}/invoices/${paid[0]!.id}`);
 
   // With a live subscription the same call changes it: an upgrade, invoiced now, the plan once paid.
@@ -101,17 +113,16 @@ it('subscribes through Checkout, applies the plan once paid, upgrades, lists the
   for (const invoice of all) expect(invoice.hosted_invoice_url).toBe(`${fake.url}/invoices/${invoice.id}`);
   sent.length = 0;
   expect((await sdx.billing.invoices({ limit: 1 }).toArray()).map((i) => i.id)).toEqual(all.map((i) => i.id));
-  expect(sent.map((s) => s.path)).toEqual([
-    '/v1/billing/invoices?limit=1',
-    `/v1/billing/invoices?limit=1&starting_after=${all[0]!.id}`,
-  ]);
+  expect(sent.map((s) => s.path)).toEqual(['/v1/billing/invoices?limit=1', `/v1/billing/invoices?limit=1&starting_after=${all[0]!.id}`]);
   const firstPage = await sdx.billing.invoices({ limit: 1 });
   expect(firstPage.data.map((i) => i.id)).toEqual([all[0]!.id]);
   expect(firstPage.hasMore).toBe(true);
 
   const portal = await sdx.billing.portal({ return_url: 'http://console.test/back' });
   expect(portal.url).toContain(`${fake.url}/portal/bps_`);
-  expect(fake.calls.filter((c) => c.path === '/v1/billing_portal/sessions').at(-1)!.params).toMatchObject({ return_url: 'http://console.test/back' });
+  expect(fake.calls.filter((c) => c.path === '/v1/billing_portal/sessions').at(-1)!.params).toMatchObject({
+    return_url: 'http://console.test/back',
+  });
   expect((await sdx.billing.portal()).url).toContain('/portal/bps_');
 
   // Cancelled at the end of the period: the plan stays until Stripe says it ended, then free.

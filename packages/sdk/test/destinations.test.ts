@@ -17,7 +17,16 @@ afterAll(async () => {
 });
 
 it('creates, lists, gets and deletes a destination, and submits a job to it', async () => {
-  const body = { name: 'SDK', type: 's3' as const, bucket: 'sdk-bucket', endpoint: s3.endpoint, force_path_style: true, access_key_id: s3.accessKeyId, secret_access_key: s3.secretAccessKey, format: 'json' as const };
+  const body = {
+    name: 'SDK',
+    type: 's3' as const,
+    bucket: 'sdk-bucket',
+    endpoint: s3.endpoint,
+    force_path_style: true,
+    access_key_id: s3.accessKeyId,
+    secret_access_key: s3.secretAccessKey,
+    format: 'json' as const,
+  };
   const created = await sdx.destinations.create(body);
   expect(created).toMatchObject({ id: expect.stringMatching(/^dst_/), bucket: 'sdk-bucket', format: 'json', prefix: '' });
   expect((await sdx.destinations.list()).data.map((d) => d.id)).toEqual([created.id]);

@@ -52,17 +52,29 @@ it('has examples, and they type-check against the SDK', async () => {
     files: blocks.map((_, i) => `example-${i}.mts`),
   };
   writeFileSync(path.join(dir, 'tsconfig.json'), JSON.stringify(tsconfig));
-  await run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', dir], { maxBuffer: 16 * 1024 * 1024 }).catch((error: { stdout?: string; message: string }) => {
-    throw new Error(`docs/sdk.md examples do not type-check:\n${error.stdout ?? error.message}`);
-  });
+  await run(process.execPath, [require.resolve('typescript/bin/tsc'), '-p', dir], { maxBuffer: 16 * 1024 * 1024 }).catch(
+    (error: { stdout?: string; message: string }) => {
+      throw new Error(`docs/sdk.md examples do not type-check:\n${error.stdout ?? error.message}`);
+    },
+  );
 });
 
 async function runExample(i: number): Promise<string> {
-  const { stdout } = await run(process.execPath, ['--import', pathToFileURL(require.resolve('tsx')).href, path.join(dir, `example-${i}.mts`)], {
-    cwd: dir,
-    env: { PATH: process.env.PATH ?? '', HOME: dir, SDX_API_KEY: ws.apiKey, SDX_BASE_URL: baseUrl, TSX_TSCONFIG_PATH: path.join(ROOT, 'tsconfig.json') },
-    maxBuffer: 16 * 1024 * 1024,
-  }).catch((error: { stderr?: string; message: string }) => {
+  const { stdout } = await run(
+    process.execPath,
+    ['--import', pathToFileURL(require.resolve('tsx')).href, path.join(dir, `example-${i}.mts`)],
+    {
+      cwd: dir,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: dir,
+        SDX_API_KEY: ws.apiKey,
+        SDX_BASE_URL: baseUrl,
+        TSX_TSCONFIG_PATH: path.join(ROOT, 'tsconfig.json'),
+      },
+      maxBuffer: 16 * 1024 * 1024,
+    },
+  ).catch((error: { stderr?: string; message: string }) => {
     throw new Error(`example ${i + 1} of docs/sdk.md failed:\n${blocks[i]}\n${error.stderr ?? error.message}`);
   });
   return stdout;
@@ -91,7 +103,11 @@ it('checks what each example prints', () => {
 blocks.forEach((block, i) => {
   // The first, the quick start, makes and exports 25,000 results: more time on a busy machine.
   const gist = block.split('\n').find((line) => line.trim() !== '' && !line.startsWith('import ') && !line.includes('new Client')) ?? '';
-  it(`runs example ${i + 1}: ${gist}`, async () => {
-    checks[i]!(await runExample(i));
-  }, i === 0 ? 180_000 : 120_000);
+  it(
+    `runs example ${i + 1}: ${gist}`,
+    async () => {
+      checks[i]!(await runExample(i));
+    },
+    i === 0 ? 180_000 : 120_000,
+  );
 });

@@ -55,14 +55,19 @@ it('extracts at once (200), and waits when the service answers 202 after its syn
   expect(quick).toMatchObject({ status: 'completed', result_count: 1 });
 
   const progress: string[] = [];
-  const slow = await sdx.jobs.extract({ platform: 'instagram', operation: 'profile', target: 'sandbox_slow_1200_extract' }, { onProgress: (j) => progress.push(j.status), pollIntervalMs: 100 });
+  const slow = await sdx.jobs.extract(
+    { platform: 'instagram', operation: 'profile', target: 'sandbox_slow_1200_extract' },
+    { onProgress: (j) => progress.push(j.status), pollIntervalMs: 100 },
+  );
   expect(slow.status).toBe('completed');
   expect(progress.at(-1)).toBe('completed');
   expect(sent.filter((s) => s.method === 'POST' && s.path === '/v1/extract')).toHaveLength(2);
 });
 
 it('throws extraction_failed when the extraction fails', async () => {
-  const error = await sdx.jobs.extract({ platform: 'instagram', operation: 'profile', target: 'sandbox_not_found' }).catch((e: unknown) => e);
+  const error = await sdx.jobs
+    .extract({ platform: 'instagram', operation: 'profile', target: 'sandbox_not_found' })
+    .catch((e: unknown) => e);
   expect(error).toBeInstanceOf(ApiError);
   expect(error).toMatchObject({ status: 502, code: 'extraction_failed', requestId: expect.any(String) });
   expect((error as ApiError).detail).toMatchObject({ job_id: expect.stringMatching(/^job_/) });
@@ -79,7 +84,11 @@ it('cancels a job', async () => {
 it('waits by polling when the event stream is refused or fails', async () => {
   const job = await sdx.jobs.create({ platform: 'instagram', operation: 'posts', target: 'natgeo', limit: 20 });
   for (const broken of [
-    async () => new Response(JSON.stringify({ detail: { error: 'method_not_allowed', message: 'no' } }), { status: 405, headers: { 'content-type': 'application/json' } }),
+    async () =>
+      new Response(JSON.stringify({ detail: { error: 'method_not_allowed', message: 'no' } }), {
+        status: 405,
+        headers: { 'content-type': 'application/json' },
+      }),
     async () => {
       throw new TypeError('fetch failed');
     },
@@ -103,7 +112,11 @@ it('waits by polling when the event stream is refused or fails', async () => {
 it('stops waiting when the signal is aborted, and the job keeps running', async () => {
   const job = await sdx.jobs.create({ platform: 'instagram', operation: 'profile', target: 'sandbox_slow_1500_abort' });
   const controller = new AbortController();
-  const waiting = sdx.jobs.wait(job.id, { signal: controller.signal, pollIntervalMs: 50, onProgress: () => controller.abort(new Error('stop')) });
+  const waiting = sdx.jobs.wait(job.id, {
+    signal: controller.signal,
+    pollIntervalMs: 50,
+    onProgress: () => controller.abort(new Error('stop')),
+  });
   await expect(waiting).rejects.toThrow('stop');
   const final = await sdx.jobs.wait(job.id, { pollIntervalMs: 100 });
   expect(final.status).toBe('completed');
@@ -124,7 +137,11 @@ it('runs a batch: create, get, list, wait, export, cancel', async () => {
   expect(csv.split('\n')[0]).toMatch(/^"batch_id","job_id","target"/);
   expect(result.bytes).toBe(Buffer.byteLength(csv));
 
-  const other = await sdx.batches.create({ platform: 'instagram', operation: 'profile', targets: ['sandbox_slow_5000_a', 'sandbox_slow_5000_b'] });
+  const other = await sdx.batches.create({
+    platform: 'instagram',
+    operation: 'profile',
+    targets: ['sandbox_slow_5000_a', 'sandbox_slow_5000_b'],
+  });
   const cancelled = await sdx.batches.cancel(other.id);
   expect(cancelled.cancel_requested_at).not.toBeNull();
 });
@@ -136,7 +153,11 @@ it('downloads exports to a file, a WritableStream and a Node stream, whole and s
   const saved = await sdx.exports.download(job.id, file, { format: 'csv' });
   const csv = readFileSync(file, 'utf8');
   expect(csv.trim().split('\n')).toHaveLength(13);
-  expect(saved).toMatchObject({ bytes: Buffer.byteLength(csv), contentType: expect.stringContaining('text/csv'), filename: expect.stringContaining('.csv') });
+  expect(saved).toMatchObject({
+    bytes: Buffer.byteLength(csv),
+    contentType: expect.stringContaining('text/csv'),
+    filename: expect.stringContaining('.csv'),
+  });
 
   const chunks: Uint8Array[] = [];
   await sdx.exports.download(job.id, new WritableStream({ write: (chunk) => void chunks.push(chunk) }), { format: 'json' });
@@ -150,7 +171,10 @@ it('downloads exports to a file, a WritableStream and a Node stream, whole and s
   expect(written.bytes).toBe(Buffer.concat(collected).length);
 
   const notReady = await sdx.jobs.create({ platform: 'instagram', operation: 'profile', target: 'sandbox_slow_3000_export' });
-  await expect(sdx.exports.download(notReady.id, path.join(dir, 'never.csv'), { format: 'csv' })).rejects.toMatchObject({ status: 409, code: 'results_not_ready' });
+  await expect(sdx.exports.download(notReady.id, path.join(dir, 'never.csv'), { format: 'csv' })).rejects.toMatchObject({
+    status: 409,
+    code: 'results_not_ready',
+  });
   expect(() => readFileSync(path.join(dir, 'never.csv'))).toThrow();
 });
 
@@ -164,7 +188,9 @@ it('throws typed errors: validation (never retried), not found, insufficient cre
   await expect(sdx.jobs.get('job_missing')).rejects.toMatchObject({ status: 404, code: 'job_not_found', requestId: expect.any(String) });
 
   const poor = await stack.workspace({ credits: 10 });
-  const broke = await clientFor(served.url, poor).jobs.create({ platform: 'twitter', operation: 'followers', target: 'nasa', limit: 1000 }).catch((e: unknown) => e);
+  const broke = await clientFor(served.url, poor)
+    .jobs.create({ platform: 'twitter', operation: 'followers', target: 'nasa', limit: 1000 })
+    .catch((e: unknown) => e);
   expect(broke).toBeInstanceOf(InsufficientCreditsError);
   expect(broke).toMatchObject({ status: 402, available: 10, required: 2000 });
   expect(await countWorkspaceRows(stack, 'jobs', poor.workspaceId)).toBe(0);

@@ -33,7 +33,7 @@ it('waits for a job on its event stream, with each page of progress, and reads t
   expect(sent.map((s) => `${s.method} ${s.path}`)).toEqual([`POST /v1/jobs`, `GET /v1/jobs/${job.id}/events`, `GET /v1/jobs/${job.id}`]);
 });
 
-it('reads a job\'s raw events: its current state first, the stream ending after the terminal one', async () => {
+it("reads a job's raw events: its current state first, the stream ending after the terminal one", async () => {
   const job = await sdx.jobs.extract({ platform: 'instagram', operation: 'profile', target: 'natgeo' });
   const events: Array<{ event: string; job: Job }> = [];
   for await (const event of sdx.jobs.events(job.id)) events.push(event);

@@ -2,7 +2,14 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ApiError, type Client, type MonitorRequest } from '@sdx/sdk';
-import { type SeededWorkspace, type ServedStack, startServedStack, type TestStack, untilMonitorRunEnds, untilNextSecond } from '@sdx/testing';
+import {
+  type SeededWorkspace,
+  type ServedStack,
+  startServedStack,
+  type TestStack,
+  untilMonitorRunEnds,
+  untilNextSecond,
+} from '@sdx/testing';
 import { clientFor } from './support';
 
 /**
@@ -28,11 +35,26 @@ beforeEach(async () => {
 });
 
 const TARGETS = ['sdk_sandbox_drift_100', 'sdk2_sandbox_drift_300'];
-const recipe = { name: 'Rivals', platform: 'instagram', operation: 'profile', targets: TARGETS, frequency: 'daily', time_of_day: '09:30', timezone: 'Europe/Paris' } satisfies MonitorRequest;
+const recipe = {
+  name: 'Rivals',
+  platform: 'instagram',
+  operation: 'profile',
+  targets: TARGETS,
+  frequency: 'daily',
+  time_of_day: '09:30',
+  timezone: 'Europe/Paris',
+} satisfies MonitorRequest;
 
 it('creates, lists, gets, updates, pauses, resumes and deletes a monitor', async () => {
   const created = await sdx.monitors.create(recipe);
-  expect(created).toMatchObject({ name: 'Rivals', status: 'active', targets: TARGETS, time_of_day: '09:30', estimated_credits_per_run: 2, estimated_credits_per_month: 60 });
+  expect(created).toMatchObject({
+    name: 'Rivals',
+    status: 'active',
+    targets: TARGETS,
+    time_of_day: '09:30',
+    estimated_credits_per_run: 2,
+    estimated_credits_per_month: 60,
+  });
   expect((await sdx.monitors.list()).data.map((m) => m.id)).toEqual([created.id]);
   expect((await sdx.monitors.get(created.id)).id).toBe(created.id);
   const updated = await sdx.monitors.update(created.id, { name: 'Renamed', frequency: 'weekly', day_of_week: 'friday' });
@@ -41,7 +63,10 @@ it('creates, lists, gets, updates, pauses, resumes and deletes a monitor', async
   expect(paused).toMatchObject({ status: 'paused', paused_reason: 'user', next_run_at: null });
   expect((await sdx.monitors.resume(created.id)).status).toBe('active');
 
-  await expect(sdx.monitors.create({ ...recipe, operation: 'followers' })).rejects.toMatchObject({ status: 422, code: 'operation_not_monitorable' });
+  await expect(sdx.monitors.create({ ...recipe, operation: 'followers' })).rejects.toMatchObject({
+    status: 422,
+    code: 'operation_not_monitorable',
+  });
   // Another workspace's monitor does not exist for this one.
   const other = clientFor(served.url, await stack.workspace({ credits: 10 }));
   await expect(other.monitors.get(created.id)).rejects.toMatchObject({ status: 404, code: 'monitor_not_found' });

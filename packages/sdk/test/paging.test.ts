@@ -30,7 +30,8 @@ beforeEach(async () => {
 
 it('iterates a filtered job list across pages, the filter on every page', async () => {
   const made: string[] = [];
-  for (let i = 0; i < 5; i++) made.push((await sdx.jobs.extract({ platform: 'instagram', operation: 'profile', target: `paging_${i}` })).id);
+  for (let i = 0; i < 5; i++)
+    made.push((await sdx.jobs.extract({ platform: 'instagram', operation: 'profile', target: `paging_${i}` })).id);
   await sdx.jobs.extract({ platform: 'tiktok', operation: 'profile', target: 'other' });
   const ids: string[] = [];
   for await (const job of sdx.jobs.list({ limit: 2, platform: 'instagram', include_result: false })) {
@@ -49,12 +50,25 @@ it('iterates a filtered job list across pages, the filter on every page', async 
 
 it('iterates batches and schedules across pages', async () => {
   const batches: string[] = [];
-  for (let i = 0; i < 3; i++) batches.push((await sdx.batches.create({ platform: 'instagram', operation: 'profile', targets: [`b${i}a`, `b${i}b`] })).id);
+  for (let i = 0; i < 3; i++)
+    batches.push((await sdx.batches.create({ platform: 'instagram', operation: 'profile', targets: [`b${i}a`, `b${i}b`] })).id);
   expect((await sdx.batches.list({ limit: 2 }).toArray()).map((b) => b.id)).toEqual([...batches].reverse());
 
   const schedules: string[] = [];
   for (let i = 0; i < 3; i++) {
-    schedules.push((await sdx.schedules.create({ name: `s${i}`, platform: 'instagram', operation: 'posts', targets: ['natgeo'], frequency: 'daily', timezone: 'UTC', starts_at: '2030-01-01T00:00:00Z' })).id);
+    schedules.push(
+      (
+        await sdx.schedules.create({
+          name: `s${i}`,
+          platform: 'instagram',
+          operation: 'posts',
+          targets: ['natgeo'],
+          frequency: 'daily',
+          timezone: 'UTC',
+          starts_at: '2030-01-01T00:00:00Z',
+        })
+      ).id,
+    );
   }
   const listed: string[] = [];
   for await (const schedule of sdx.schedules.list({ limit: 2 })) listed.push(schedule.id);

@@ -46,18 +46,35 @@ it('quotes a job and a batch without reserving anything', async () => {
 });
 
 it('manages a schedule: create, list, get, update, pause, resume, run, preview, delete', async () => {
-  const recipe = { name: 'Nightly posts', platform: 'instagram', operation: 'posts', targets: ['natgeo'], limit: 5, frequency: 'daily', timezone: 'Europe/Paris', starts_at: '2030-03-30T02:30:00+01:00' } satisfies ScheduleRequest;
+  const recipe = {
+    name: 'Nightly posts',
+    platform: 'instagram',
+    operation: 'posts',
+    targets: ['natgeo'],
+    limit: 5,
+    frequency: 'daily',
+    timezone: 'Europe/Paris',
+    starts_at: '2030-03-30T02:30:00+01:00',
+  } satisfies ScheduleRequest;
   const created = await sdx.schedules.create(recipe);
   expect(created).toMatchObject({ name: 'Nightly posts', status: 'active', requested_limit: 5 });
   expect((await sdx.schedules.list()).data.map((s) => s.id)).toEqual([created.id]);
   expect((await sdx.schedules.get(created.id)).id).toBe(created.id);
-  expect(await sdx.schedules.update(created.id, { ...recipe, name: 'Renamed', limit: 7 })).toMatchObject({ name: 'Renamed', requested_limit: 7 });
+  expect(await sdx.schedules.update(created.id, { ...recipe, name: 'Renamed', limit: 7 })).toMatchObject({
+    name: 'Renamed',
+    requested_limit: 7,
+  });
   expect((await sdx.schedules.pause(created.id)).status).toBe('paused');
   expect((await sdx.schedules.resume(created.id)).status).toBe('active');
   const ran = await sdx.schedules.run(created.id);
   expect(ran.runs![0]).toMatchObject({ trigger: 'manual', status: 'queued', job_id: expect.stringMatching(/^job_/) });
 
-  const preview = await sdx.schedules.preview({ frequency: 'daily', timezone: 'Europe/Paris', starts_at: '2030-03-30T02:30:00+01:00', count: 2 });
+  const preview = await sdx.schedules.preview({
+    frequency: 'daily',
+    timezone: 'Europe/Paris',
+    starts_at: '2030-03-30T02:30:00+01:00',
+    count: 2,
+  });
   expect(preview.runs.map((r) => r.at_utc)).toEqual(['2030-03-30T01:30:00.000Z', '2030-03-31T01:30:00.000Z']);
 
   await sdx.schedules.delete(created.id);
@@ -113,7 +130,10 @@ it('signs up, works in a team workspace with a session, invites, and signs out',
   const invitation = await ada.workspaces.invitations.create(team.id, { email: 'grace.sdk@example.com', role: 'member' });
   expect((await ada.workspaces.invitations.list(team.id)).data.map((i) => i.id)).toEqual([invitation.id]);
   expect((await grace.workspaces.acceptInvitation(invitation.token)).id).toBe(team.id);
-  expect((await ada.workspaces.members.list(team.id)).data.map((m) => m.email).sort()).toEqual(['ada.sdk@example.com', 'grace.sdk@example.com']);
+  expect((await ada.workspaces.members.list(team.id)).data.map((m) => m.email).sort()).toEqual([
+    'ada.sdk@example.com',
+    'grace.sdk@example.com',
+  ]);
   expect((await ada.workspaces.members.update(team.id, graceUser.user.id, { role: 'admin' })).role).toBe('admin');
   await ada.workspaces.members.remove(team.id, graceUser.user.id);
 

@@ -26,7 +26,9 @@ beforeEach(async () => {
 const body = { platform: 'instagram', operation: 'posts', target: 'natgeo', limit: 10 } as const;
 
 it('retries a create whose answer was lost with the same Idempotency-Key: exactly one job exists', async () => {
-  const proxy = await startProxy(served.url, ({ method, path, count }) => (method === 'POST' && path === '/v1/jobs' && count === 1 ? 'drop-response' : 'pass'));
+  const proxy = await startProxy(served.url, ({ method, path, count }) =>
+    method === 'POST' && path === '/v1/jobs' && count === 1 ? 'drop-response' : 'pass',
+  );
   try {
     const job = await clientFor(proxy.url, ws).jobs.create(body);
     const posts = proxy.seen.filter((r) => r.method === 'POST');
@@ -44,7 +46,10 @@ it("keeps the caller's own Idempotency-Key on every attempt, for batches too", a
   const proxy = await startProxy(served.url, ({ method, count }) => (method === 'POST' && count === 1 ? 'drop-response' : 'pass'));
   try {
     const client = clientFor(proxy.url, ws);
-    const batch = await client.batches.create({ platform: 'instagram', operation: 'profile', targets: ['natgeo', 'nasa'] }, { idempotencyKey: 'order-42' });
+    const batch = await client.batches.create(
+      { platform: 'instagram', operation: 'profile', targets: ['natgeo', 'nasa'] },
+      { idempotencyKey: 'order-42' },
+    );
     expect(proxy.seen.map((r) => r.headers['idempotency-key'])).toEqual(['order-42', 'order-42']);
     expect(batch.idempotent_replay).toBe(true);
     expect(await countWorkspaceRows(stack, 'batches', ws.workspaceId)).toBe(1);
@@ -56,8 +61,10 @@ it("keeps the caller's own Idempotency-Key on every attempt, for batches too", a
 
 it('retries 429 and 503 answers, honouring Retry-After, until the service answers', async () => {
   const proxy = await startProxy(served.url, ({ count }) => {
-    if (count === 1) return { status: 503, headers: { 'retry-after': '0' }, body: { detail: { error: 'service_unavailable', message: 'restarting' } } };
-    if (count === 2) return { status: 429, headers: { 'retry-after': '0' }, body: { detail: { error: 'rate_limit_exceeded', message: 'slow down' } } };
+    if (count === 1)
+      return { status: 503, headers: { 'retry-after': '0' }, body: { detail: { error: 'service_unavailable', message: 'restarting' } } };
+    if (count === 2)
+      return { status: 429, headers: { 'retry-after': '0' }, body: { detail: { error: 'rate_limit_exceeded', message: 'slow down' } } };
     return 'pass';
   });
   try {
@@ -71,9 +78,15 @@ it('retries 429 and 503 answers, honouring Retry-After, until the service answer
 });
 
 it('gives up after maxRetries and throws the last answer as a typed error', async () => {
-  const proxy = await startProxy(served.url, () => ({ status: 503, headers: { 'retry-after': '0' }, body: { detail: { error: 'service_unavailable', message: 'down' } } }));
+  const proxy = await startProxy(served.url, () => ({
+    status: 503,
+    headers: { 'retry-after': '0' },
+    body: { detail: { error: 'service_unavailable', message: 'down' } },
+  }));
   try {
-    const error = await clientFor(proxy.url, ws, { maxRetries: 3 }).account.get().catch((e: unknown) => e);
+    const error = await clientFor(proxy.url, ws, { maxRetries: 3 })
+      .account.get()
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ApiError);
     expect(error).toMatchObject({ status: 503, code: 'service_unavailable' });
     expect(proxy.seen).toHaveLength(4);
@@ -85,8 +98,18 @@ it('gives up after maxRetries and throws the last answer as a typed error', asyn
 it('never resends a write without an Idempotency-Key whose answer was lost', async () => {
   const proxy = await startProxy(served.url, ({ method, count }) => (method === 'POST' && count === 1 ? 'drop-response' : 'pass'));
   try {
-    const schedule = { name: 'Nightly', platform: 'instagram', operation: 'posts', targets: ['natgeo'], frequency: 'daily', timezone: 'UTC', starts_at: '2030-01-01T00:00:00Z' } satisfies ScheduleRequest;
-    const error = await clientFor(proxy.url, ws).schedules.create(schedule).catch((e: unknown) => e);
+    const schedule = {
+      name: 'Nightly',
+      platform: 'instagram',
+      operation: 'posts',
+      targets: ['natgeo'],
+      frequency: 'daily',
+      timezone: 'UTC',
+      starts_at: '2030-01-01T00:00:00Z',
+    } satisfies ScheduleRequest;
+    const error = await clientFor(proxy.url, ws)
+      .schedules.create(schedule)
+      .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(ConnectionError);
     expect(proxy.seen).toHaveLength(1);
     const listed = await clientFor(served.url, ws).schedules.list();

@@ -30,17 +30,23 @@ export function contractFetch(sent: Sent[] = []): (input: Request) => Promise<Re
   };
 }
 
-export function clientFor(url: string, ws: Pick<SeededWorkspace, 'apiKey'> | null, options: ClientOptions & { sent?: Sent[] } = {}): Client {
+export function clientFor(
+  url: string,
+  ws: Pick<SeededWorkspace, 'apiKey'> | null,
+  options: ClientOptions & { sent?: Sent[] } = {},
+): Client {
   const { sent, ...rest } = options;
   return new Client({ baseUrl: url, apiKey: ws?.apiKey, fetch: contractFetch(sent), retry: { baseDelayMs: 10, maxDelayMs: 50 }, ...rest });
 }
 
 export interface ProxyRule {
   /** Decides what the proxy does with a request: pass it on, or answer itself. */
-  (request: { method: string; path: string; headers: http.IncomingHttpHeaders; count: number }):
-    | 'pass'
-    | 'drop-response'
-    | { status: number; headers?: Record<string, string>; body?: unknown };
+  (request: {
+    method: string;
+    path: string;
+    headers: http.IncomingHttpHeaders;
+    count: number;
+  }): 'pass' | 'drop-response' | { status: number; headers?: Record<string, string>; body?: unknown };
 }
 
 /**
@@ -48,7 +54,10 @@ export interface ProxyRule {
  * sends one to the service and cuts the connection before the answer reaches the client, or
  * answers itself (a 429 or 503 of a load balancer).
  */
-export async function startProxy(target: string, rule: ProxyRule): Promise<{ url: string; seen: Array<{ method: string; path: string; headers: http.IncomingHttpHeaders }>; close(): Promise<void> }> {
+export async function startProxy(
+  target: string,
+  rule: ProxyRule,
+): Promise<{ url: string; seen: Array<{ method: string; path: string; headers: http.IncomingHttpHeaders }>; close(): Promise<void> }> {
   const seen: Array<{ method: string; path: string; headers: http.IncomingHttpHeaders }> = [];
   const counts = new Map<string, number>();
   const server = http.createServer((req, res) => {
@@ -65,15 +74,19 @@ export async function startProxy(target: string, rule: ProxyRule): Promise<{ url
         res.end(decision.body === undefined ? '' : JSON.stringify(decision.body));
         return;
       }
-      const upstream = http.request(new URL(req.url!, target), { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (answer) => {
-        if (decision === 'drop-response') {
-          answer.resume();
-          answer.on('end', () => req.socket.destroy());
-          return;
-        }
-        res.writeHead(answer.statusCode!, answer.headers);
-        answer.pipe(res);
-      });
+      const upstream = http.request(
+        new URL(req.url!, target),
+        { method: req.method, headers: { ...req.headers, host: new URL(target).host } },
+        (answer) => {
+          if (decision === 'drop-response') {
+            answer.resume();
+            answer.on('end', () => req.socket.destroy());
+            return;
+          }
+          res.writeHead(answer.statusCode!, answer.headers);
+          answer.pipe(res);
+        },
+      );
       upstream.end(Buffer.concat(chunks));
     });
   });

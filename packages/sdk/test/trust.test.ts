@@ -51,7 +51,10 @@ it('signs up with a mailed link, turns two-factor sign-in on, signs in with a co
   const verified = await me.auth.verifyEmail(resent, 'correct horse battery');
   expect(verified.user.email).toBe(email);
   expect((await me.auth.session()).user.two_factor_enabled).toBe(false);
-  await expect(me.auth.verifyEmail('no-such-token', 'correct horse battery')).rejects.toMatchObject({ status: 410, code: 'verification_invalid' });
+  await expect(me.auth.verifyEmail('no-such-token', 'correct horse battery')).rejects.toMatchObject({
+    status: 410,
+    code: 'verification_invalid',
+  });
 
   const setup = await me.auth.twoFactor.setUp();
   expect(setup.otpauth_url).toContain(`secret=${setup.secret}`);
@@ -63,12 +66,17 @@ it('signs up with a mailed link, turns two-factor sign-in on, signs in with a co
   const refused = await again.auth.logIn({ email, password: 'correct horse battery' }).catch((error: unknown) => error);
   expect(refused).toBeInstanceOf(ApiError);
   expect(refused).toMatchObject({ status: 401, code: 'otp_required' });
-  await expect(again.auth.logIn({ email, password: 'correct horse battery', otp: 'not-a-code' })).rejects.toMatchObject({ status: 401, code: 'invalid_otp' });
+  await expect(again.auth.logIn({ email, password: 'correct horse battery', otp: 'not-a-code' })).rejects.toMatchObject({
+    status: 401,
+    code: 'invalid_otp',
+  });
   await again.auth.logIn({ email, password: 'correct horse battery', otp: codes[0]! });
 
   const key = await again.keys.create({ name: 'before the theft' });
   await again.auth.changePassword({ current_password: 'correct horse battery', new_password: 'a brand new password', revokeApiKeys: true });
-  await expect(new Client({ baseUrl: served.url, apiKey: key.api_key, fetch: contractFetch() }).account.get()).rejects.toMatchObject({ status: 401 });
+  await expect(new Client({ baseUrl: served.url, apiKey: key.api_key, fetch: contractFetch() }).account.get()).rejects.toMatchObject({
+    status: 401,
+  });
   // The other session ended with the change; this one goes on.
   await expect(me.auth.session()).rejects.toMatchObject({ status: 401 });
 
@@ -77,8 +85,13 @@ it('signs up with a mailed link, turns two-factor sign-in on, signs in with a co
   const resetToken = await mailedToken(email, 'reset');
   await again.auth.confirmPasswordReset(resetToken, 'the newest password of all', { revokeKeys: true });
   await expect(again.auth.session()).rejects.toMatchObject({ status: 401 });
-  await expect(new Client({ baseUrl: served.url, apiKey: kept.api_key, fetch: contractFetch() }).account.get()).rejects.toMatchObject({ status: 401 });
-  await expect(again.auth.confirmPasswordReset(resetToken, 'once more with feeling')).rejects.toMatchObject({ status: 410, code: 'reset_token_invalid' });
+  await expect(new Client({ baseUrl: served.url, apiKey: kept.api_key, fetch: contractFetch() }).account.get()).rejects.toMatchObject({
+    status: 401,
+  });
+  await expect(again.auth.confirmPasswordReset(resetToken, 'once more with feeling')).rejects.toMatchObject({
+    status: 410,
+    code: 'reset_token_invalid',
+  });
 
   await again.auth.logIn({ email, password: 'the newest password of all', otp: codes[1]! });
   await again.auth.twoFactor.disable({ password: 'the newest password of all', code: codes[2]! });

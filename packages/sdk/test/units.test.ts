@@ -23,7 +23,8 @@ async function collect(body: ReadableStream<Uint8Array>) {
 
 describe('readEvents', () => {
   it('parses events split anywhere, with CRLF, CR, comments, multi-line data, ids and a BOM', async () => {
-    const text = '\uFEFF: hello\r\nevent: status\r\ndata: {"a":\r\ndata: 1}\r\nid: 7\r\n\r\n:keepalive\n\nevent: progress\rdata: x\r\rdata:no-space\n\n';
+    const text =
+      '\uFEFF: hello\r\nevent: status\r\ndata: {"a":\r\ndata: 1}\r\nid: 7\r\n\r\n:keepalive\n\nevent: progress\rdata: x\r\rdata:no-space\n\n';
     for (const size of [1, 2, 3, 5, 8, text.length]) {
       const chunks: string[] = [];
       for (let i = 0; i < text.length; i += size) chunks.push(text.slice(i, i + size));
@@ -59,7 +60,9 @@ describe('webhook signatures (Standard Webhooks)', () => {
   it('verifies a delivery from fetch Headers or Node headers, with bytes or text, and during a rotation', async () => {
     const headers = await signWebhook(body, secret, { id, timestamp });
     expect(await verifyWebhook(body, new Headers(headers), secret, { now })).toEqual({ test: 2432232314 });
-    expect(await verifyWebhook(new TextEncoder().encode(body), { ...headers, 'content-type': 'application/json' }, secret, { now })).toEqual({ test: 2432232314 });
+    expect(
+      await verifyWebhook(new TextEncoder().encode(body), { ...headers, 'content-type': 'application/json' }, secret, { now }),
+    ).toEqual({ test: 2432232314 });
     const other = 'whsec_' + btoa('another secret of 32 bytes......');
     const rotated = { ...headers, 'webhook-signature': `v1,bm9wZQ== ${headers['webhook-signature']}` };
     expect(await verifyWebhook(body, rotated, [other, secret], { now })).toEqual({ test: 2432232314 });
@@ -80,8 +83,14 @@ describe('webhook signatures (Standard Webhooks)', () => {
 
 describe('headers', () => {
   it('reads the next page of a Link header, ignoring other relations', () => {
-    expect(nextFromLink('<https://api.example.com/v1/jobs?limit=2&starting_after=job_9&status=completed>; rel="next"')).toEqual({ limit: '2', starting_after: 'job_9', status: 'completed' });
-    expect(nextFromLink('</v1/jobs?starting_after=job_1>; rel="prev", </v1/jobs?starting_after=job_3>; rel=next')).toEqual({ starting_after: 'job_3' });
+    expect(nextFromLink('<https://api.example.com/v1/jobs?limit=2&starting_after=job_9&status=completed>; rel="next"')).toEqual({
+      limit: '2',
+      starting_after: 'job_9',
+      status: 'completed',
+    });
+    expect(nextFromLink('</v1/jobs?starting_after=job_1>; rel="prev", </v1/jobs?starting_after=job_3>; rel=next')).toEqual({
+      starting_after: 'job_3',
+    });
     expect(nextFromLink('</v1/jobs?starting_after=job_1>; rel="prev"')).toBeNull();
     expect(nextFromLink(null)).toBeNull();
   });
@@ -95,17 +104,28 @@ describe('headers', () => {
 
   it('reads the file name of a Content-Disposition', () => {
     expect(filenameOf('attachment; filename="job_1.csv"')).toBe('job_1.csv');
-    expect(filenameOf("attachment; filename=\"a.csv\"; filename*=UTF-8''r%C3%A9sultats.csv")).toBe('résultats.csv');
+    expect(filenameOf('attachment; filename="a.csv"; filename*=UTF-8\'\'r%C3%A9sultats.csv')).toBe('résultats.csv');
     expect(filenameOf('attachment')).toBeNull();
   });
 
   it('types errors by status and identifier', () => {
     const headers = new Headers({ 'x-request-id': 'req_1', 'retry-after': '12' });
-    expect(errorFromResponse(429, { detail: { error: 'rate_limit_exceeded', message: 'x' } }, headers)).toMatchObject({ retryAfter: 12, requestId: 'req_1', code: 'rate_limit_exceeded' });
+    expect(errorFromResponse(429, { detail: { error: 'rate_limit_exceeded', message: 'x' } }, headers)).toMatchObject({
+      retryAfter: 12,
+      requestId: 'req_1',
+      code: 'rate_limit_exceeded',
+    });
     expect(errorFromResponse(429, { detail: { error: 'rate_limit_exceeded', message: 'x' } }, headers)).toBeInstanceOf(RateLimitError);
-    const credits = errorFromResponse(402, { detail: { error: 'insufficient_credits', message: 'x', available: 3, reserved: 4, required: 9 } }, headers);
+    const credits = errorFromResponse(
+      402,
+      { detail: { error: 'insufficient_credits', message: 'x', available: 3, reserved: 4, required: 9 } },
+      headers,
+    );
     expect(credits).toBeInstanceOf(InsufficientCreditsError);
     expect(credits).toMatchObject({ available: 3, reserved: 4, required: 9 });
-    expect(errorFromResponse(502, '<html>bad gateway</html>', headers)).toMatchObject({ code: 'http_502', detail: '<html>bad gateway</html>' });
+    expect(errorFromResponse(502, '<html>bad gateway</html>', headers)).toMatchObject({
+      code: 'http_502',
+      detail: '<html>bad gateway</html>',
+    });
   });
 });

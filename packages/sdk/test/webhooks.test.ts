@@ -1,5 +1,12 @@
 import { type Client, WebhookVerificationError } from '@sdx/sdk';
-import { eventually, type SeededWorkspace, type ServedStack, startServedStack, startWebhookReceiver, type WebhookReceiver } from '@sdx/testing';
+import {
+  eventually,
+  type SeededWorkspace,
+  type ServedStack,
+  startServedStack,
+  startWebhookReceiver,
+  type WebhookReceiver,
+} from '@sdx/testing';
 import { clientFor } from './support';
 
 /** The webhook endpoints through the SDK, and webhooks.verify on what the service really sends. */
@@ -7,7 +14,10 @@ import { clientFor } from './support';
 let served: ServedStack;
 let inbox: WebhookReceiver;
 beforeAll(async () => {
-  served = await startServedStack({ withWorker: true, env: { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', WEBHOOK_RETRY_SCHEDULE: '0.2,0.2' } });
+  served = await startServedStack({
+    withWorker: true,
+    env: { WEBHOOK_ALLOW_HTTP: '1', WEBHOOK_ALLOW_PRIVATE_NETWORKS: '1', WEBHOOK_RETRY_SCHEDULE: '0.2,0.2' },
+  });
   inbox = await startWebhookReceiver();
 });
 afterAll(async () => {

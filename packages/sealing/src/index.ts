@@ -60,7 +60,8 @@ export class DevelopmentKeyRefused extends Error {
 
 const VALUE_REFUSED =
   'A value sealed under the public development key is refused in production (anyone with the source can seal such values): set it again, or re-seal it outside production with rotate-secrets';
-const KEY_REFUSED = (name: string) => `${name} is the public development key, refused in production: set 32 random bytes in base64 (openssl rand -base64 32)`;
+const KEY_REFUSED = (name: string) =>
+  `${name} is the public development key, refused in production: set 32 random bytes in base64 (openssl rand -base64 32)`;
 
 class AesGcmSealer implements Sealer {
   private readonly currentId: string;
@@ -91,7 +92,8 @@ class AesGcmSealer implements Sealer {
     const [id, payload] = sealed.slice(PREFIX.length).split(':');
     if (this.production && id === DEVELOPMENT_KEY_ID) throw new DevelopmentKeyRefused(VALUE_REFUSED);
     const key = this.keys.get(id!);
-    if (!key) throw new Error(`no key of this process opens a value sealed under key ${id} (is SECRETS_KEY or SECRETS_KEY_PREVIOUS missing?)`);
+    if (!key)
+      throw new Error(`no key of this process opens a value sealed under key ${id} (is SECRETS_KEY or SECRETS_KEY_PREVIOUS missing?)`);
     const raw = Buffer.from(payload!, 'base64url');
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
     decipher.setAAD(Buffer.from(id!));
@@ -133,7 +135,10 @@ export function sealerOf(config: { secretsKey: Buffer | null; secretsKeyPrevious
       if (isDevelopmentKey(config.secretsKeyPrevious)) throw new DevelopmentKeyRefused(KEY_REFUSED('SECRETS_KEY_PREVIOUS'));
       sealer = new AesGcmSealer(config.secretsKey, config.secretsKeyPrevious, true);
     } else {
-      sealer = new AesGcmSealer(config.secretsKey ?? DEVELOPMENT_KEY, config.secretsKeyPrevious ?? (config.secretsKey ? DEVELOPMENT_KEY : null));
+      sealer = new AesGcmSealer(
+        config.secretsKey ?? DEVELOPMENT_KEY,
+        config.secretsKeyPrevious ?? (config.secretsKey ? DEVELOPMENT_KEY : null),
+      );
     }
     sealers.set(config, sealer);
   }

@@ -36,27 +36,40 @@ describe('the development key in production', () => {
   });
 
   it('is refused as SECRETS_KEY or SECRETS_KEY_PREVIOUS in production, and a missing key too', () => {
-    expect(() => sealerOf({ secretsKey: developmentKey, secretsKeyPrevious: null, nodeEnv: 'production' })).toThrow(/SECRETS_KEY is the public development key/);
-    expect(() => sealerOf({ secretsKey: key, secretsKeyPrevious: developmentKey, nodeEnv: 'production' })).toThrow(/SECRETS_KEY_PREVIOUS is the public development key/);
+    expect(() => sealerOf({ secretsKey: developmentKey, secretsKeyPrevious: null, nodeEnv: 'production' })).toThrow(
+      /SECRETS_KEY is the public development key/,
+    );
+    expect(() => sealerOf({ secretsKey: key, secretsKeyPrevious: developmentKey, nodeEnv: 'production' })).toThrow(
+      /SECRETS_KEY_PREVIOUS is the public development key/,
+    );
     expect(() => sealerOf({ secretsKey: null, secretsKeyPrevious: null, nodeEnv: 'production' })).toThrow(/SECRETS_KEY is required/);
   });
 
   it.each([
     ['SECRETS_KEY', { SECRETS_KEY: developmentKey.toString('base64') }],
     ['SECRETS_KEY_PREVIOUS', { SECRETS_KEY: key.toString('base64'), SECRETS_KEY_PREVIOUS: developmentKey.toString('base64') }],
-  ])('keeps the API from starting in production with the development key as %s, before it reaches anything', (name, keys) => {
-    const env: NodeJS.ProcessEnv = {
-      ...process.env,
-      NODE_ENV: 'production',
-      PROVIDER_MODE: 'sandbox',
-      DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none',
-      REDIS_URL: 'redis://127.0.0.1:1/0',
-      LOG_LEVEL: 'silent',
-      ...keys,
-    };
-    if (!('SECRETS_KEY_PREVIOUS' in keys)) delete env.SECRETS_KEY_PREVIOUS;
-    const started = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/api/src/main.ts')], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
-    expect(started.status).toBe(1);
-    expect(started.stderr).toContain(`${name} is the public development key`);
-  }, 60_000);
+  ])(
+    'keeps the API from starting in production with the development key as %s, before it reaches anything',
+    (name, keys) => {
+      const env: NodeJS.ProcessEnv = {
+        ...process.env,
+        NODE_ENV: 'production',
+        PROVIDER_MODE: 'sandbox',
+        DATABASE_URL: 'postgres://postgres@127.0.0.1:1/none',
+        REDIS_URL: 'redis://127.0.0.1:1/0',
+        LOG_LEVEL: 'silent',
+        ...keys,
+      };
+      if (!('SECRETS_KEY_PREVIOUS' in keys)) delete env.SECRETS_KEY_PREVIOUS;
+      const started = spawnSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'apps/api/src/main.ts')], {
+        cwd: ROOT,
+        env,
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(started.status).toBe(1);
+      expect(started.stderr).toContain(`${name} is the public development key`);
+    },
+    60_000,
+  );
 });

@@ -64,7 +64,12 @@ export function createS3Client(settings: BucketSettings): S3Client {
     requestHandler: {
       connectionTimeout: timeout,
       requestTimeout: timeout,
-      ...(settings.lookup ? { httpAgent: new http.Agent({ keepAlive: true, lookup: settings.lookup }), httpsAgent: new https.Agent({ keepAlive: true, lookup: settings.lookup }) } : {}),
+      ...(settings.lookup
+        ? {
+            httpAgent: new http.Agent({ keepAlive: true, lookup: settings.lookup }),
+            httpsAgent: new https.Agent({ keepAlive: true, lookup: settings.lookup }),
+          }
+        : {}),
     },
   });
 }
@@ -170,7 +175,8 @@ export class ObjectStore {
           new DeleteObjectsCommand({ Bucket: this.bucket, Delete: { Objects: chunk.map((Key) => ({ Key })), Quiet: true } }),
         );
         const failed = (out.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
-        if (failed.length > 0) throw new StoreUnavailable(`The object store did not delete ${failed.length} objects: ${failed[0]!.Message ?? failed[0]!.Code}`);
+        if (failed.length > 0)
+          throw new StoreUnavailable(`The object store did not delete ${failed.length} objects: ${failed[0]!.Message ?? failed[0]!.Code}`);
       } catch (err) {
         wrap(err, 'delete objects');
       }
@@ -184,7 +190,12 @@ export class ObjectStore {
       let out;
       try {
         out = await this.client.send(
-          new ListObjectsV2Command({ Bucket: this.bucket, Prefix: prefix, ContinuationToken: token, StartAfter: token ? undefined : after }),
+          new ListObjectsV2Command({
+            Bucket: this.bucket,
+            Prefix: prefix,
+            ContinuationToken: token,
+            StartAfter: token ? undefined : after,
+          }),
         );
       } catch (err) {
         wrap(err, `list ${prefix}`);

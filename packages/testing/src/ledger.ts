@@ -56,7 +56,16 @@ export async function checkLedger(db: Db): Promise<LedgerReport> {
     where not j.cached
   `.execute(db);
   const cached = await sql<{ n: number }>`select count(*)::int as n from jobs where cached`.execute(db);
-  const report: LedgerReport = { jobs: rows.length, completed: 0, failed: 0, cancelled: 0, active: 0, cached: cached.rows[0]!.n, billed: 0, problems: [] };
+  const report: LedgerReport = {
+    jobs: rows.length,
+    completed: 0,
+    failed: 0,
+    cancelled: 0,
+    active: 0,
+    cached: cached.rows[0]!.n,
+    billed: 0,
+    problems: [],
+  };
   for (const job of rows) {
     const problem = (what: string) => report.problems.push(`${job.id} (${job.status}): ${what}`);
     if (job.reservations !== 1) problem(`${job.reservations} reservations`);
@@ -110,7 +119,8 @@ async function checkSpendAndPurchases(db: Db): Promise<string[]> {
     from credit_balances b
   `.execute(db);
   for (const m of months) {
-    if (Number(m.month_spent) !== Number(m.counted)) problems.push(`workspace ${m.workspace_id}: month spent ${m.month_spent}, its reservations count ${m.counted}`);
+    if (Number(m.month_spent) !== Number(m.counted))
+      problems.push(`workspace ${m.workspace_id}: month spent ${m.month_spent}, its reservations count ${m.counted}`);
   }
   const { rows: keys } = await sql<{ key_id: string; spent: number; counted: number }>`
     select s.key_id, s.spent::bigint as spent,
@@ -121,9 +131,18 @@ async function checkSpendAndPurchases(db: Db): Promise<string[]> {
     from api_key_spend s
   `.execute(db);
   for (const k of keys) {
-    if (Number(k.spent) !== Number(k.counted)) problems.push(`key ${k.key_id}: month spent ${k.spent}, its reservations count ${k.counted}`);
+    if (Number(k.spent) !== Number(k.counted))
+      problems.push(`key ${k.key_id}: month spent ${k.spent}, its reservations count ${k.counted}`);
   }
-  const { rows: purchased } = await sql<{ workspace_id: string; balance: number; reserved: number; lifetime: number; added: number; drawn: number; granted: number }>`
+  const { rows: purchased } = await sql<{
+    workspace_id: string;
+    balance: number;
+    reserved: number;
+    lifetime: number;
+    added: number;
+    drawn: number;
+    granted: number;
+  }>`
     select b.workspace_id, b.purchased_balance::bigint as balance, b.purchased_reserved::bigint as reserved, b.lifetime_purchased::bigint as lifetime,
            coalesce((select sum(l.purchased_credits) from credit_ledger l where l.workspace_id = b.workspace_id and l.entry_type in ('grant', 'purchase', 'refund')), 0)::bigint as added,
            coalesce((select sum(l.purchased_credits) from credit_ledger l where l.workspace_id = b.workspace_id and l.entry_type = 'settle'), 0)::bigint as drawn,
@@ -132,11 +151,23 @@ async function checkSpendAndPurchases(db: Db): Promise<string[]> {
   `.execute(db);
   for (const p of purchased) {
     const [balance, reserved] = [Number(p.balance), Number(p.reserved)];
-    if (balance !== Number(p.added) - Number(p.drawn)) problems.push(`workspace ${p.workspace_id}: purchased ${balance}, ledger ${Number(p.added) - Number(p.drawn)}`);
-    if (balance < reserved || reserved < 0) problems.push(`workspace ${p.workspace_id}: purchased ${balance} below its reserved ${reserved}`);
-    if (Number(p.lifetime) !== Number(p.granted)) problems.push(`workspace ${p.workspace_id}: lifetime purchased ${p.lifetime}, grants and purchases ${p.granted}`);
+    if (balance !== Number(p.added) - Number(p.drawn))
+      problems.push(`workspace ${p.workspace_id}: purchased ${balance}, ledger ${Number(p.added) - Number(p.drawn)}`);
+    if (balance < reserved || reserved < 0)
+      problems.push(`workspace ${p.workspace_id}: purchased ${balance} below its reserved ${reserved}`);
+    if (Number(p.lifetime) !== Number(p.granted))
+      problems.push(`workspace ${p.workspace_id}: lifetime purchased ${p.lifetime}, grants and purchases ${p.granted}`);
   }
-  const { rows: payments } = await sql<{ id: string; status: string; credits: number; purchases: number; purchased: number; removed: number; refunded: number; shortfall: number }>`
+  const { rows: payments } = await sql<{
+    id: string;
+    status: string;
+    credits: number;
+    purchases: number;
+    purchased: number;
+    removed: number;
+    refunded: number;
+    shortfall: number;
+  }>`
     select p.id, p.status, p.credits::bigint as credits,
            (select count(*) from credit_ledger l where l.payment_id = p.id and l.entry_type = 'purchase')::int as purchases,
            coalesce((select sum(l.credits) from credit_ledger l where l.payment_id = p.id and l.entry_type = 'purchase'), 0)::bigint as purchased,
@@ -147,8 +178,10 @@ async function checkSpendAndPurchases(db: Db): Promise<string[]> {
   for (const p of payments) {
     const granted = ['paid', 'partially_refunded', 'refunded'].includes(p.status);
     if (p.purchases !== (granted ? 1 : 0)) problems.push(`payment ${p.id} (${p.status}): ${p.purchases} purchase entries`);
-    if (granted && Number(p.purchased) !== Number(p.credits)) problems.push(`payment ${p.id}: purchased ${p.purchased}, its pack ${p.credits}`);
-    if (Number(p.removed) !== Number(p.refunded) - Number(p.shortfall)) problems.push(`payment ${p.id}: refunds removed ${p.removed}, reversed ${p.refunded} less shortfall ${p.shortfall}`);
+    if (granted && Number(p.purchased) !== Number(p.credits))
+      problems.push(`payment ${p.id}: purchased ${p.purchased}, its pack ${p.credits}`);
+    if (Number(p.removed) !== Number(p.refunded) - Number(p.shortfall))
+      problems.push(`payment ${p.id}: refunds removed ${p.removed}, reversed ${p.refunded} less shortfall ${p.shortfall}`);
   }
   return problems;
 }

@@ -11,11 +11,15 @@ export async function passMonitors(stack: TestStack): Promise<void> {
 
 /** Passes over monitors until the run has ended (its batches done and its observations kept); its final status. */
 export async function untilMonitorRunEnds(stack: TestStack, runId: string, timeoutMs = 60_000): Promise<string> {
-  return eventually(async () => {
-    await passMonitors(stack);
-    const row = await stack.runtime.db.selectFrom('monitor_runs').select('status').where('id', '=', runId).executeTakeFirst();
-    return row && !['queued', 'running'].includes(row.status) ? row.status : null;
-  }, timeoutMs, 200);
+  return eventually(
+    async () => {
+      await passMonitors(stack);
+      const row = await stack.runtime.db.selectFrom('monitor_runs').select('status').where('id', '=', runId).executeTakeFirst();
+      return row && !['queued', 'running'].includes(row.status) ? row.status : null;
+    },
+    timeoutMs,
+    200,
+  );
 }
 
 /**

@@ -62,9 +62,13 @@ export async function startPrivateRedis(): Promise<PrivateRedis> {
     }
   };
   const start = async () => {
-    proc = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--dbfilename', 'dump.rdb'], {
-      stdio: 'ignore',
-    });
+    proc = spawn(
+      'redis-server',
+      ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, '--dbfilename', 'dump.rdb'],
+      {
+        stdio: 'ignore',
+      },
+    );
     await until(ping, 10_000, 'redis-server');
   };
   const stop = async (options: { save?: boolean } = {}) => {

@@ -136,17 +136,27 @@ export async function startRedisCluster(): Promise<PrivateRedisCluster> {
     const child = spawn(
       'redis-server',
       [
-        '--port', String(node.port),
-        '--cluster-port', String(node.busPort),
-        '--bind', '127.0.0.1',
-        '--cluster-enabled', 'yes',
-        '--cluster-config-file', 'nodes.conf',
-        '--cluster-node-timeout', String(CLUSTER_NODE_TIMEOUT_MS),
+        '--port',
+        String(node.port),
+        '--cluster-port',
+        String(node.busPort),
+        '--bind',
+        '127.0.0.1',
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-node-timeout',
+        String(CLUSTER_NODE_TIMEOUT_MS),
         // A replica takes over however long it was cut off from its master.
-        '--cluster-replica-validity-factor', '0',
-        '--dir', nodeDir,
-        '--save', '',
-        '--appendonly', 'no',
+        '--cluster-replica-validity-factor',
+        '0',
+        '--dir',
+        nodeDir,
+        '--save',
+        '',
+        '--appendonly',
+        'no',
       ],
       { stdio: 'ignore' },
     );
@@ -166,10 +176,11 @@ export async function startRedisCluster(): Promise<PrivateRedisCluster> {
     rmSync(dir, { recursive: true, force: true });
   };
 
-  const running = () => nodes.filter((node) => {
-    const child = processes.get(node.port);
-    return child && child.exitCode === null && child.signalCode === null;
-  });
+  const running = () =>
+    nodes.filter((node) => {
+      const child = processes.get(node.port);
+      return child && child.exitCode === null && child.signalCode === null;
+    });
 
   const waitHealthy = async (timeoutMs = 30_000) => {
     await until(
@@ -228,7 +239,11 @@ export async function startRedisCluster(): Promise<PrivateRedisCluster> {
         async failedOver(timeoutMs = 30_000) {
           const replicaPort = replica?.port;
           if (replicaPort === undefined) throw new Error(`master ${victim.port} had no replica`);
-          await until(async () => /^master$/m.test(await cli(replicaPort, 'role')), timeoutMs, `the failover of ${victim.port} to ${replicaPort}`);
+          await until(
+            async () => /^master$/m.test(await cli(replicaPort, 'role')),
+            timeoutMs,
+            `the failover of ${victim.port} to ${replicaPort}`,
+          );
           await waitHealthy(timeoutMs);
         },
       };

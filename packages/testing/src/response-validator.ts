@@ -74,11 +74,17 @@ function describeError(error: ErrorObject): string {
 function relevantErrors(errors: ErrorObject[]): ErrorObject[] {
   let kept = errors;
   for (const oneOf of errors.filter((e) => e.keyword === 'oneOf')) {
-    const branchOf = (e: ErrorObject) => (e.schemaPath.startsWith(`${oneOf.schemaPath}/`) ? e.schemaPath.slice(oneOf.schemaPath.length + 1).split('/')[0] : undefined);
+    const branchOf = (e: ErrorObject) =>
+      e.schemaPath.startsWith(`${oneOf.schemaPath}/`) ? e.schemaPath.slice(oneOf.schemaPath.length + 1).split('/')[0] : undefined;
     const branches = new Set(kept.map(branchOf).filter((b): b is string => b !== undefined));
     const mismatched = new Set(
       kept
-        .filter((e) => e.keyword === 'enum' && branchOf(e) !== undefined && e.instancePath.slice(0, e.instancePath.lastIndexOf('/')) === oneOf.instancePath)
+        .filter(
+          (e) =>
+            e.keyword === 'enum' &&
+            branchOf(e) !== undefined &&
+            e.instancePath.slice(0, e.instancePath.lastIndexOf('/')) === oneOf.instancePath,
+        )
         .map(branchOf),
     );
     if (mismatched.size === 0 || mismatched.size === branches.size) continue;
@@ -157,10 +163,7 @@ export function createResponseValidator(document: OpenApiDocument = loadOpenApiD
 
     const mediaType = contentType === undefined ? undefined : mediaTypeOf(contentType);
     if (mediaType !== undefined && !documentedTypes.includes(mediaType)) {
-      throw new ResponseContractError(
-        [`content type ${mediaType} is not documented (documented: ${documentedTypes.join(', ')})`],
-        context,
-      );
+      throw new ResponseContractError([`content type ${mediaType} is not documented (documented: ${documentedTypes.join(', ')})`], context);
     }
     if (mediaType !== undefined && !isJsonMediaType(mediaType)) return; // a download: its bytes are not checked
     if (mediaType === undefined && !documentedTypes.some(isJsonMediaType)) return;

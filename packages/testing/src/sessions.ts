@@ -32,7 +32,8 @@ function sessionUser(res: request.Response, email: string, password: string): Se
   if (!cookie) throw new Error(`no session cookie (status ${res.status}: ${JSON.stringify(res.body)})`);
   const csrf = res.body.csrf_token as string;
   const personal = (res.body.workspaces as Array<{ id: string; kind: string }>).find((w) => w.kind === 'personal');
-  const withWorkspace = (headers: Record<string, string>, workspaceId?: string) => (workspaceId ? { ...headers, 'X-Workspace-ID': workspaceId } : headers);
+  const withWorkspace = (headers: Record<string, string>, workspaceId?: string) =>
+    workspaceId ? { ...headers, 'X-Workspace-ID': workspaceId } : headers;
   return {
     userId: res.body.user.id,
     email,
@@ -48,7 +49,10 @@ function sessionUser(res: request.Response, email: string, password: string): Se
 let seq = 0;
 
 /** Signs a new user up through POST /v1/auth/signup. */
-export async function signUpUser(stack: TestStack, options: { email?: string; password?: string; displayName?: string } = {}): Promise<SessionUser> {
+export async function signUpUser(
+  stack: TestStack,
+  options: { email?: string; password?: string; displayName?: string } = {},
+): Promise<SessionUser> {
   const email = options.email ?? `user${++seq}.${randomBytes(3).toString('hex')}@example.com`;
   const password = options.password ?? `pw-${randomBytes(8).toString('hex')}`;
   const res = await stack.api.post('/v1/auth/signup', { body: { email, password, display_name: options.displayName ?? null } });

@@ -105,7 +105,11 @@ export async function startSmtpCatcher(options: { port?: number } = {}): Promise
       return new Promise<CaughtMail>((resolve, reject) => {
         const timer = setTimeout(() => {
           waiters.delete(waiter);
-          reject(new Error(`no matching mail within ${timeoutMs} ms (${messages.length} received: ${messages.map((m) => `${m.to}: ${m.subject}`).join('; ') || 'none'})`));
+          reject(
+            new Error(
+              `no matching mail within ${timeoutMs} ms (${messages.length} received: ${messages.map((m) => `${m.to}: ${m.subject}`).join('; ') || 'none'})`,
+            ),
+          );
         }, timeoutMs);
         const waiter = (mail: CaughtMail) => {
           if (!accept(mail)) return;

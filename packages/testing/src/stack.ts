@@ -7,10 +7,28 @@ import { createApp, HeavyReads, LiveHub, LoginLimiter, RedisRateLimiter, type Ra
 import { startWorker, type RunningWorker } from '@sdx/app-worker';
 import { type AppConfig, createLogger, loadConfig } from '@sdx/config';
 import { createDb, type Db } from '@sdx/db';
-import { createApiKey, createWorkspace, type Clock, type CreateWorkspaceOptions, grantCredits, lockBalance, newId, planReservation, systemClock } from '@sdx/domain/testing';
+import {
+  createApiKey,
+  createWorkspace,
+  type Clock,
+  type CreateWorkspaceOptions,
+  grantCredits,
+  lockBalance,
+  newId,
+  planReservation,
+  systemClock,
+} from '@sdx/domain/testing';
 import type { Provider } from '@sdx/providers';
 import type { Resolver } from '@sdx/webhooks';
-import { BackgroundRunner, createRuntime, type ProcessBilling, processBilling, type Runtime, taskNamed, untilRedisReady } from '@sdx/runtime';
+import {
+  BackgroundRunner,
+  createRuntime,
+  type ProcessBilling,
+  processBilling,
+  type Runtime,
+  taskNamed,
+  untilRedisReady,
+} from '@sdx/runtime';
 import { writeReservations } from '@sdx/domain/testing';
 import { createResponseValidator } from './response-validator';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
@@ -140,7 +158,11 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     // Every request of a test stack comes from one loopback address; the bound's own tests set it low.
     SIGNUP_LIMIT_PER_HOUR: '10000',
     ...(options.stripe
-      ? { STRIPE_SECRET_KEY: options.stripe.secretKey, STRIPE_WEBHOOK_SECRET: options.stripe.webhookSecret, STRIPE_API_BASE: options.stripe.url }
+      ? {
+          STRIPE_SECRET_KEY: options.stripe.secretKey,
+          STRIPE_WEBHOOK_SECRET: options.stripe.webhookSecret,
+          STRIPE_API_BASE: options.stripe.url,
+        }
       : {}),
     ...options.env,
   });
@@ -155,7 +177,13 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   });
   await untilRedisReady(runtime);
   const limiter = options.limiter ?? new RedisRateLimiter(runtime.redis, config.redisPrefix);
-  const live = new LiveHub({ db: runtime.db, redisUrl: config.redisUrl, redisClusterNodes: config.redisClusterNodes, prefix: config.redisPrefix, log: runtime.log });
+  const live = new LiveHub({
+    db: runtime.db,
+    redisUrl: config.redisUrl,
+    redisClusterNodes: config.redisClusterNodes,
+    prefix: config.redisPrefix,
+    log: runtime.log,
+  });
   // As the API process builds it: heavy reads on a pool of their own.
   const heavyReads = HeavyReads.fromConfig(config);
   const background = new BackgroundRunner({
@@ -165,8 +193,20 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
   }).start();
   const mailer = { kick: () => background.kick('mail') };
   const billing = processBilling({ kick: () => background.kick('recharge') });
-  const loginLimiter = options.loginLimits ? new LoginLimiter(runtime.redis, config.redisPrefix, config.signupLimitPerHour, options.loginLimits) : undefined;
-  const app = createApp({ services: runtime.services, registry: runtime.registry, limiter, redis: runtime.redis, live, heavyReads, mailer, billing, loginLimiter });
+  const loginLimiter = options.loginLimits
+    ? new LoginLimiter(runtime.redis, config.redisPrefix, config.signupLimitPerHour, options.loginLimits)
+    : undefined;
+  const app = createApp({
+    services: runtime.services,
+    registry: runtime.registry,
+    limiter,
+    redis: runtime.redis,
+    live,
+    heavyReads,
+    mailer,
+    billing,
+    loginLimiter,
+  });
   const served = options.stripe ? await listen(app) : null;
   if (served) options.stripe!.setWebhookUrl(`${served.url}/v1/billing/stripe/webhook`);
   const stack: TestStack = {
@@ -229,7 +269,9 @@ export async function seedWorkspace(runtime: Runtime, options: Partial<CreateWor
     apiKey: key.api_key,
     auth: { 'X-API-Key': key.api_key },
     async grant(credits, kind = 'purchased', expiresAt = null) {
-      await runtime.db.transaction().execute((tx) => grantCredits(tx, workspace, runtime.services.clock.now(), { credits, kind, expiresAt }));
+      await runtime.db
+        .transaction()
+        .execute((tx) => grantCredits(tx, workspace, runtime.services.clock.now(), { credits, kind, expiresAt }));
     },
   };
 }
@@ -336,15 +378,23 @@ export async function waitForJob(
   accept: (job: LooseJson) => boolean,
   timeoutMs = 15_000,
 ): Promise<LooseJson> {
-  const res = await eventually(async () => {
-    const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: auth });
-    return accept(r.body) ? r : undefined;
-  }, timeoutMs, 25);
+  const res = await eventually(
+    async () => {
+      const r = await stack.api.get(`/v1/jobs/${jobId}`, { headers: auth });
+      return accept(r.body) ? r : undefined;
+    },
+    timeoutMs,
+    25,
+  );
   return res.body as LooseJson;
 }
 
 /** Rows of a workspace in one of its tables (to check that a refused request wrote nothing). */
-export async function countWorkspaceRows(stack: TestStack, table: 'jobs' | 'batches' | 'idempotency_keys' | 'credit_reservations' | 'credit_ledger', workspaceId: string): Promise<number> {
+export async function countWorkspaceRows(
+  stack: TestStack,
+  table: 'jobs' | 'batches' | 'idempotency_keys' | 'credit_reservations' | 'credit_ledger',
+  workspaceId: string,
+): Promise<number> {
   const row = await stack.runtime.db
     .selectFrom(table)
     .select((eb) => eb.fn.countAll<number>().as('n'))
@@ -370,7 +420,9 @@ export async function usageChecked(stack: TestStack, ws: Pick<SeededWorkspace, '
   if (res.status !== 200) throw new Error(`GET /v1/usage/current answered ${res.status}`);
   const u = res.body as UsageBody;
   if (u.credits_used + u.credits_reserved + u.credits_remaining !== u.credit_limit || u.credits_remaining < 0) {
-    throw new Error(`usage invariant broken: ${u.credits_used} used + ${u.credits_reserved} reserved + ${u.credits_remaining} remaining vs limit ${u.credit_limit}`);
+    throw new Error(
+      `usage invariant broken: ${u.credits_used} used + ${u.credits_reserved} reserved + ${u.credits_remaining} remaining vs limit ${u.credit_limit}`,
+    );
   }
   return u;
 }

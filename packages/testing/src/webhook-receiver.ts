@@ -28,7 +28,9 @@ export interface WebhookReceiver {
  * A webhook receiver on loopback (an outside thing the tests fake): records every POST, answers
  * as `answer` says (204 by default), and can hang to test the sender's timeout.
  */
-export async function startWebhookReceiver(answer: (n: number, message: ReceivedMessage) => Answer = () => ({ status: 204 })): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(
+  answer: (n: number, message: ReceivedMessage) => Answer = () => ({ status: 204 }),
+): Promise<WebhookReceiver> {
   const messages: ReceivedMessage[] = [];
   const waiters: Array<() => void> = [];
   const hung = new Set<ServerResponse>();

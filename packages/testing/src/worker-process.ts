@@ -20,7 +20,9 @@ export interface WorkerProcess {
  * `npx tsx` (tsx runs node as a grandchild, which a group SIGKILL still reaches).
  */
 export function spawnWorkerProcess(stack: TestStack, env: Record<string, string>, options: { direct?: boolean } = {}): WorkerProcess {
-  const [command, args] = options.direct ? [process.execPath, ['--import', 'tsx', 'apps/worker/src/main.ts']] : ['npx', ['tsx', 'apps/worker/src/main.ts']];
+  const [command, args] = options.direct
+    ? [process.execPath, ['--import', 'tsx', 'apps/worker/src/main.ts']]
+    : ['npx', ['tsx', 'apps/worker/src/main.ts']];
   const proc = spawn(command, args, {
     cwd: ROOT,
     detached: true,

@@ -64,7 +64,8 @@ function problemsOf(walk: Walk, read: (file: string) => string | null): string[]
     if (line.number !== i + 1) problems.push(`line ${line.number} is numbered out of order (expected ${i + 1})`);
   });
   if (walk.count === null) problems.push('no "**Count: N calls between files**"');
-  else if (walk.count !== walk.lines.length) problems.push(`the count says ${walk.count} calls, but the walk has ${walk.lines.length} numbered lines`);
+  else if (walk.count !== walk.lines.length)
+    problems.push(`the count says ${walk.count} calls, but the walk has ${walk.lines.length} numbered lines`);
   for (const { name, file } of pairsOf(walk.section)) {
     const source = read(file);
     if (source === null) {
@@ -97,7 +98,14 @@ describe('docs/architecture.md, the walk of a job', () => {
 
   it('names the calls this release added to the path', () => {
     const names = new Set(walk.lines.flatMap((line) => pairsOf(line.text).map((p) => p.name)));
-    for (const name of ['submissionDelivery', 'watchesBalance', 'extractRecorded', 'enqueueAfterCommit', 'bookSettlements', 'announceEnded']) {
+    for (const name of [
+      'submissionDelivery',
+      'watchesBalance',
+      'extractRecorded',
+      'enqueueAfterCommit',
+      'bookSettlements',
+      'announceEnded',
+    ]) {
       expect(names.has(name)).toBe(true);
     }
   });

@@ -126,10 +126,14 @@ function cyclesOf(graph: ReadonlyMap<string, readonly string[]>): string[][] {
 describe('packages/domain', () => {
   const all = files(DOMAIN);
   const rel = (file: string) => path.relative(DOMAIN, file);
-  const arrows: Arrow[] = all.flatMap((file) => importsOf(file).map(({ target, typeOnly }) => ({ from: rel(file), to: rel(target), typeOnly })));
+  const arrows: Arrow[] = all.flatMap((file) =>
+    importsOf(file).map(({ target, typeOnly }) => ({ from: rel(file), to: rel(target), typeOnly })),
+  );
 
   it(`has no file over ${MAX_LINES} lines`, () => {
-    const long = all.map((file) => ({ file: rel(file), lines: readFileSync(file, 'utf8').split('\n').length - 1 })).filter((f) => f.lines > MAX_LINES);
+    const long = all
+      .map((file) => ({ file: rel(file), lines: readFileSync(file, 'utf8').split('\n').length - 1 }))
+      .filter((f) => f.lines > MAX_LINES);
     expect(long).toEqual([]);
   });
 

@@ -71,7 +71,7 @@ describe('workspace package graph', () => {
     return specifier === name || byName.get(name)!.subpaths.includes(`.${specifier.slice(name.length)}`);
   };
 
-  it('reaches into no other workspace package\'s files: imports go through package entries', () => {
+  it("reaches into no other workspace package's files: imports go through package entries", () => {
     const deep = workspaces.flatMap((w) =>
       [...sources(path.join(w.dir, 'src')), ...sources(path.join(w.dir, 'test'))].flatMap((file) =>
         imports(file)

@@ -3,7 +3,16 @@ import type { Request, Response } from 'express';
 import type { Logger } from 'pino';
 import type { Db } from '@sdx/db';
 import { ApiError, countChildrenOf, isTerminal, loadJobById, renderBatch, renderJob } from '@sdx/domain/api';
-import { createFastRedis, createSubscriberRedis, isCluster, type LiveKind, liveChannel, type RedisClient, type RedisNode, type RedisTarget } from '@sdx/queue';
+import {
+  createFastRedis,
+  createSubscriberRedis,
+  isCluster,
+  type LiveKind,
+  liveChannel,
+  type RedisClient,
+  type RedisNode,
+  type RedisTarget,
+} from '@sdx/queue';
 import { StreamSlots } from './slots';
 
 /**
@@ -120,16 +129,27 @@ export class LiveHub {
       taken = await this.slots().take(guard.workspaceId, slotId, guard.limit);
     } catch (err) {
       this.options.log.warn({ err: (err as Error).message }, 'live stream slots unavailable');
-      throw new ApiError('service_unavailable', 'Event streams are temporarily unavailable; retry with backoff.', {}, { 'Retry-After': '1' });
+      throw new ApiError(
+        'service_unavailable',
+        'Event streams are temporarily unavailable; retry with backoff.',
+        {},
+        { 'Retry-After': '1' },
+      );
     } finally {
       res.off('close', onGone);
     }
     if (!taken) {
-      throw new ApiError('stream_limit_exceeded', `This workspace has ${guard.limit} event streams open, the most it may; close one first.`, { limit: guard.limit });
+      throw new ApiError(
+        'stream_limit_exceeded',
+        `This workspace has ${guard.limit} event streams open, the most it may; close one first.`,
+        { limit: guard.limit },
+      );
     }
     if (gone || this.closed) {
       // The client left, or the process began to drain, while the slot was being taken.
-      this.slots().release(guard.workspaceId, slotId).catch(() => undefined);
+      this.slots()
+        .release(guard.workspaceId, slotId)
+        .catch(() => undefined);
       if (!gone) this.refuseClosed(res);
       return;
     }
@@ -181,7 +201,13 @@ export class LiveHub {
     for (const stream of open) stream.res.end();
     this.topics.clear();
     this.stopTimers();
-    await Promise.all(open.map((stream) => this.slots().release(stream.guard.workspaceId, stream.slotId).catch(() => undefined)));
+    await Promise.all(
+      open.map((stream) =>
+        this.slots()
+          .release(stream.guard.workspaceId, stream.slotId)
+          .catch(() => undefined),
+      ),
+    );
     const subscriber = this.subscriber;
     this.subscriber = null;
     if (subscriber) await subscriber.quit().catch(() => subscriber.disconnect());

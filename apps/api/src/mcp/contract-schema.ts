@@ -11,7 +11,10 @@ import type { OperationId } from '../routes/route';
 
 export type JsonSchema = Record<string, unknown>;
 
-const document = loadOpenApiDocument() as unknown as { paths: Record<string, Record<string, unknown>>; components: Record<string, Record<string, unknown>> };
+const document = loadOpenApiDocument() as unknown as {
+  paths: Record<string, Record<string, unknown>>;
+  components: Record<string, Record<string, unknown>>;
+};
 
 function resolve(ref: string): unknown {
   let node: unknown = document;
@@ -31,7 +34,8 @@ export function jsonSchemaOf(node: unknown): JsonSchema {
   const out: JsonSchema = {};
   for (const [key, value] of Object.entries(schema)) {
     if (LEFT_OUT.has(key) || key.startsWith('x-')) continue;
-    if (key === 'properties') out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, jsonSchemaOf(sub)]));
+    if (key === 'properties')
+      out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, jsonSchemaOf(sub)]));
     else if (key === 'items' || (key === 'additionalProperties' && typeof value === 'object')) out[key] = jsonSchemaOf(value);
     else if (key === 'anyOf' || key === 'oneOf' || key === 'allOf') out[key] = (value as unknown[]).map(jsonSchemaOf);
     else out[key] = value;
@@ -62,7 +66,10 @@ function operationOf(operationId: OperationId): { parameters: Parameter[]; body:
       const parameters = [...((item.parameters as unknown[] | undefined) ?? []), ...(op.parameters ?? [])].map((p) =>
         typeof (p as { $ref?: unknown }).$ref === 'string' ? (resolve((p as { $ref: string }).$ref) as Parameter) : (p as Parameter),
       );
-      const requestBody = op.requestBody && typeof (op.requestBody as { $ref?: unknown }).$ref === 'string' ? resolve((op.requestBody as { $ref: string }).$ref) : op.requestBody;
+      const requestBody =
+        op.requestBody && typeof (op.requestBody as { $ref?: unknown }).$ref === 'string'
+          ? resolve((op.requestBody as { $ref: string }).$ref)
+          : op.requestBody;
       const media = (requestBody as { content?: Record<string, { schema?: unknown }> } | undefined)?.content?.['application/json'];
       return { parameters, body: media?.schema ? jsonSchemaOf(media.schema) : null };
     }
@@ -99,7 +106,8 @@ export function toolInput(route: { operationId: OperationId }, options: ToolInpu
     let schema: JsonSchema;
     if (own) schema = own;
     else if (bodyProperties[field]) schema = bodyProperties[field];
-    else if (parameter?.schema) schema = { ...jsonSchemaOf(parameter.schema), ...(parameter.description ? { description: parameter.description.trim() } : {}) };
+    else if (parameter?.schema)
+      schema = { ...jsonSchemaOf(parameter.schema), ...(parameter.description ? { description: parameter.description.trim() } : {}) };
     else throw new Error(`${String(operationId)} has no field ${field} in openapi.yaml`);
     const { default: fallback, ...rest } = { ...schema, ...options.narrow?.[field] };
     // A field the tool requires has no default to fall back on.
@@ -111,7 +119,9 @@ export function toolInput(route: { operationId: OperationId }, options: ToolInpu
 
 /** `schema` without the properties named (and not requiring them). */
 export function withoutProperties(schema: JsonSchema, names: readonly string[]): JsonSchema {
-  const properties = Object.fromEntries(Object.entries((schema.properties ?? {}) as Record<string, unknown>).filter(([name]) => !names.includes(name)));
+  const properties = Object.fromEntries(
+    Object.entries((schema.properties ?? {}) as Record<string, unknown>).filter(([name]) => !names.includes(name)),
+  );
   const required = ((schema.required as string[] | undefined) ?? []).filter((name) => !names.includes(name));
   return { ...schema, properties, required };
 }

@@ -42,7 +42,10 @@ const readMessage: RequestHandler = (req, res, next) => {
   rawBody(req, res, (error?: unknown) => {
     if (error) {
       const status = (error as { status?: number }).status === 413 ? 413 : 400;
-      rpcError(status, status === 413 ? `Payload too large: the body exceeds ${MAX_JSON_BYTES} bytes.` : 'Parse error: could not read the body.')(req, res, next);
+      rpcError(
+        status,
+        status === 413 ? `Payload too large: the body exceeds ${MAX_JSON_BYTES} bytes.` : 'Parse error: could not read the body.',
+      )(req, res, next);
       return;
     }
     try {
@@ -94,7 +97,11 @@ function mcpChains(deps: AppDeps): McpChains {
   const allowedOrigins = [new URL(config.appUrl).origin, ...config.corsOrigins];
 
   const keyOnly: RequestHandler = (req, _res, next) => {
-    if (!presentedKey(req.headers)) throw new ApiError('missing_authentication', 'Send an API key or OAuth access token as Authorization: Bearer <token>, or in X-API-Key.');
+    if (!presentedKey(req.headers))
+      throw new ApiError(
+        'missing_authentication',
+        'Send an API key or OAuth access token as Authorization: Bearer <token>, or in X-API-Key.',
+      );
     next();
   };
   const challenged: ErrorRequestHandler = (err, _req, res, next) => {

@@ -19,7 +19,11 @@ export function describeJob(job: JobRow): string {
 function progressOf(job: JobRow): ProgressUpdate {
   const total = job.progress_total ?? job.requested_limit ?? undefined;
   const current = job.status === 'completed' ? (job.result_count ?? job.progress_current) : job.progress_current;
-  return { progress: current, ...(total !== undefined && total !== null ? { total: Math.max(total, current) } : {}), message: describeJob(job) };
+  return {
+    progress: current,
+    ...(total !== undefined && total !== null ? { total: Math.max(total, current) } : {}),
+    message: describeJob(job),
+  };
 }
 
 /**

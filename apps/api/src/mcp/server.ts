@@ -1,7 +1,14 @@
 import type { Request, Response } from 'express';
 import { z } from 'zod';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { CallToolRequestSchema, type CallToolResult, ErrorCode, ListToolsRequestSchema, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  type CallToolResult,
+  ErrorCode,
+  ListToolsRequestSchema,
+  McpError,
+  type Tool,
+} from '@modelcontextprotocol/sdk/types.js';
 import { ApiError, RequestValidationError, type Tenant, type ValidationIssue } from '@sdx/domain/api';
 import type { AppDeps } from '../deps';
 import { requireAccess } from '../middleware/access';
@@ -21,7 +28,19 @@ import { getSeries } from './tools/get_series';
 import { listChanges } from './tools/list_changes';
 
 /** The tools of extensions-2.md 3 and the monitors' (extensions-3.md 3), in the order tools/list gives them. */
-export const TOOLS: readonly McpTool[] = [listOperations, quote, extract, startJob, getJob, getItems, cancelJob, getUsage, createMonitor, getSeries, listChanges];
+export const TOOLS: readonly McpTool[] = [
+  listOperations,
+  quote,
+  extract,
+  startJob,
+  getJob,
+  getItems,
+  cancelJob,
+  getUsage,
+  createMonitor,
+  getSeries,
+  listChanges,
+];
 
 const SERVER_INFO = { name: 'sdx', title: 'Social data extraction', version: '1.0.0' };
 
@@ -34,7 +53,9 @@ const INSTRUCTIONS =
 const SUMMARY_BYTES = 400;
 
 /** Any JSON value, said in keywords every client's validator reads (the open part of a loose object). */
-const ANY_JSON_VALUE = { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'object' }, { type: 'array' }, { type: 'null' }] };
+const ANY_JSON_VALUE = {
+  anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'boolean' }, { type: 'object' }, { type: 'array' }, { type: 'null' }],
+};
 
 /** Keywords that describe a schema rather than constrain it: they stay beside an anyOf. */
 const ANNOTATIONS = new Set(['title', 'description', 'default', 'examples', 'deprecated', 'readOnly', 'writeOnly']);
@@ -51,7 +72,10 @@ export function portableSchema(node: unknown): unknown {
   for (const [key, value] of Object.entries(node)) {
     if (key === 'properties' || key === 'definitions' || key === '$defs' || key === 'patternProperties') {
       out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, portableSchema(sub)]));
-    } else if (key === 'additionalProperties' && (value === true || (typeof value === 'object' && value !== null && Object.keys(value).length === 0))) {
+    } else if (
+      key === 'additionalProperties' &&
+      (value === true || (typeof value === 'object' && value !== null && Object.keys(value).length === 0))
+    ) {
       out[key] = ANY_JSON_VALUE;
     } else {
       out[key] = typeof value === 'object' ? portableSchema(value) : value;
@@ -115,7 +139,13 @@ export function mcpServer(request: McpRequestContext): Server {
     // Past the limit the tool does not run: a tool error the agent can read, with when to retry (extensions-3.md 1).
     if (request.limited) {
       const { limit, retryAfter } = request.limited;
-      return failure(new ApiError('rate_limit_exceeded', `Rate limit of ${limit} requests per minute exceeded; retry in ${retryAfter} s.`, { limit, retry_after: retryAfter }), maxBytes);
+      return failure(
+        new ApiError('rate_limit_exceeded', `Rate limit of ${limit} requests per minute exceeded; retry in ${retryAfter} s.`, {
+          limit,
+          retry_after: retryAfter,
+        }),
+        maxBytes,
+      );
     }
     // An unknown tool is a protocol error (the MCP specification's -32602), not a tool result.
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${call.params.name.slice(0, 100)}; tools/list names them.`);
@@ -143,7 +173,10 @@ export function mcpServer(request: McpRequestContext): Server {
       const dependency = dependencyError(error, request.deps.services.log, request.res.locals.requestId);
       if (dependency) return failure(dependency, maxBytes);
       request.deps.services.log.error({ err: error, requestId: request.res.locals.requestId, tool: tool.name }, 'mcp tool failed');
-      return failure(new ApiError('internal_error', 'Something went wrong on our side.', { request_id: request.res.locals.requestId }), maxBytes);
+      return failure(
+        new ApiError('internal_error', 'Something went wrong on our side.', { request_id: request.res.locals.requestId }),
+        maxBytes,
+      );
     }
   });
   return server;
@@ -151,7 +184,11 @@ export function mcpServer(request: McpRequestContext): Server {
 
 /** Zod's issues in the shape of the API's validation errors (HTTPValidationError), located under `arguments`. */
 function issuesOf(error: z.ZodError): ValidationIssue[] {
-  return error.issues.map((issue) => ({ loc: ['arguments', ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))], msg: issue.message, type: issue.code }));
+  return error.issues.map((issue) => ({
+    loc: ['arguments', ...issue.path.map((p) => (typeof p === 'symbol' ? String(p) : p))],
+    msg: issue.message,
+    type: issue.code,
+  }));
 }
 
 /** A tool result: the structured content, and as text its summary line then the same content as JSON. */
@@ -169,8 +206,18 @@ function failure(error: ApiError | RequestValidationError, maxBytes: number): Ca
     error instanceof ApiError
       ? { error: error.code, message: error.message, ...error.fields }
       : { error: 'validation_error', message: error.message, detail: error.issues };
-  if (jsonBytes(structured) > maxBytes - SUMMARY_BYTES) structured = { error: structured.error, message: fitLine(String(structured.message)) };
-  return { isError: true, content: [{ type: 'text', text: `${fitLine(`Error ${String(structured.error)}: ${String(structured.message)}`)}\n${JSON.stringify(structured)}` }], structuredContent: structured };
+  if (jsonBytes(structured) > maxBytes - SUMMARY_BYTES)
+    structured = { error: structured.error, message: fitLine(String(structured.message)) };
+  return {
+    isError: true,
+    content: [
+      {
+        type: 'text',
+        text: `${fitLine(`Error ${String(structured.error)}: ${String(structured.message)}`)}\n${JSON.stringify(structured)}`,
+      },
+    ],
+    structuredContent: structured,
+  };
 }
 
 /** A line of at most SUMMARY_BYTES - 1 bytes (cut at a character). */

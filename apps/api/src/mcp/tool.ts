@@ -66,7 +66,10 @@ export function defineTool<I, O>(tool: McpTool<I, O>): McpTool {
 export const ToolError: JsonSchema = {
   type: 'object',
   properties: {
-    error: { type: 'string', description: 'The API error identifier: insufficient_credits, forbidden, job_not_found, validation_error, ...' },
+    error: {
+      type: 'string',
+      description: 'The API error identifier: insufficient_credits, forbidden, job_not_found, validation_error, ...',
+    },
     message: { type: 'string', description: 'What went wrong, for a person or a model.' },
   },
   required: ['error', 'message'],
@@ -82,7 +85,12 @@ export const PLATFORM_ARGUMENT: JsonSchema = { description: 'A platform of list_
  * The operation as the job tools take it: any name, so that one the catalog does not have is
  * answered `unsupported_operation` (naming list_operations), not a bare enum mismatch.
  */
-export const OPERATION_ARGUMENT: JsonSchema = { type: 'string', minLength: 1, maxLength: 64, description: 'An operation of that platform, e.g. "followers".' };
+export const OPERATION_ARGUMENT: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  maxLength: 64,
+  description: 'An operation of that platform, e.g. "followers".',
+};
 
 /** An ID an agent passes (no URL bounds it): as long as the service's IDs at most. */
 export const ID_ARGUMENT: JsonSchema = { minLength: 1, maxLength: 64 };

@@ -28,7 +28,14 @@ export function accessLog(log: Logger): RequestHandler {
     const method = req.method;
     if (asset) {
       res.once('close', () =>
-        log.debug({ req: { id: res.locals.requestId, method, url: redactUrl(req.originalUrl) }, res: { statusCode: res.statusCode }, responseTime: Math.round(performance.now() - started) }, 'asset served'),
+        log.debug(
+          {
+            req: { id: res.locals.requestId, method, url: redactUrl(req.originalUrl) },
+            res: { statusCode: res.statusCode },
+            responseTime: Math.round(performance.now() - started),
+          },
+          'asset served',
+        ),
       );
       next();
       return;
@@ -36,7 +43,13 @@ export function accessLog(log: Logger): RequestHandler {
     const line = (msg: string) =>
       log.info(
         {
-          req: { id: res.locals.requestId, method, url: redactUrl(req.originalUrl), headers: redactHeaders(req.headers), remoteAddress: req.socket.remoteAddress },
+          req: {
+            id: res.locals.requestId,
+            method,
+            url: redactUrl(req.originalUrl),
+            headers: redactHeaders(req.headers),
+            remoteAddress: req.socket.remoteAddress,
+          },
           res: { statusCode: res.statusCode },
           responseTime: Math.round(performance.now() - started),
           workspace_id: (res.locals.tenant as Tenant | undefined)?.workspace.id,

@@ -16,7 +16,9 @@ export function requireAccess(access: Exclude<Access, 'public'>): RequestHandler
   return (_req, res, next) => {
     if (access === 'session') {
       if ((res.locals.principal as Principal | undefined)?.kind !== 'session') {
-        throw new ApiError('forbidden', 'This call needs a signed-in user (the session cookie), not an API key.', { required_auth: 'session' });
+        throw new ApiError('forbidden', 'This call needs a signed-in user (the session cookie), not an API key.', {
+          required_auth: 'session',
+        });
       }
     } else if (!roleAtLeast((res.locals.tenant as Tenant | undefined)?.role, access)) {
       throw new ApiError('forbidden', `This call needs the ${access} role in the workspace.`, { required_role: access });

@@ -91,7 +91,13 @@ export function authenticate(services: Services, options: { actsOnWorkspace?: bo
       const found = await services.keys.authenticate(secret);
       if (!found) throw new ApiError('invalid_api_key', 'The API key is unknown, revoked or expired.');
       if (wanted !== null && wanted !== found.workspace.id) throw notMember(wanted);
-      const tenant: Tenant = { workspace: found.workspace, keyId: found.key.id, role: found.key.role, userId: null, keyCapped: found.key.monthly_credit_cap !== null };
+      const tenant: Tenant = {
+        workspace: found.workspace,
+        keyId: found.key.id,
+        role: found.key.role,
+        userId: null,
+        keyCapped: found.key.monthly_credit_cap !== null,
+      };
       res.locals.tenant = tenant;
       res.locals.principal = { kind: 'api_key', keyId: found.key.id } satisfies Principal;
       next();
@@ -100,7 +106,10 @@ export function authenticate(services: Services, options: { actsOnWorkspace?: bo
 
     const token = sessionToken(req, services.config.nodeEnv === 'production');
     if (!token) {
-      throw new ApiError('missing_authentication', 'Send an API key in X-API-Key or as Authorization: Bearer <key>, or sign in for a session cookie.');
+      throw new ApiError(
+        'missing_authentication',
+        'Send an API key in X-API-Key or as Authorization: Bearer <key>, or sign in for a session cookie.',
+      );
     }
     // A workspace ID Postgres could not even store names no workspace of the caller's.
     if (wanted !== null && !isStorableText(wanted)) throw notMember(wanted);
@@ -111,7 +120,10 @@ export function authenticate(services: Services, options: { actsOnWorkspace?: bo
     }
     if (!resolved.workspace || !resolved.role) throw notMember(wanted ?? '');
     if (resolved.workspace.require_two_factor && !resolved.user.two_factor_enabled && actsOnWorkspace) {
-      throw new ApiError('two_factor_required', 'This workspace requires two-factor sign-in: turn it on for your account (POST /v1/auth/2fa/setup, then /v1/auth/2fa/enable).');
+      throw new ApiError(
+        'two_factor_required',
+        'This workspace requires two-factor sign-in: turn it on for your account (POST /v1/auth/2fa/setup, then /v1/auth/2fa/enable).',
+      );
     }
     const tenant: Tenant = { workspace: resolved.workspace, keyId: null, role: resolved.role, userId: resolved.user.id };
     res.locals.tenant = tenant;

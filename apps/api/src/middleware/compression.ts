@@ -11,7 +11,10 @@ export const COMPRESSION_THRESHOLD_BYTES = 1024;
  * client when it is written. xlsx is a zip already and is left alone.
  */
 function compressible(req: Request, res: Response): boolean {
-  const type = String(res.getHeader('Content-Type') ?? '').split(';')[0]!.trim().toLowerCase();
+  const type = String(res.getHeader('Content-Type') ?? '')
+    .split(';')[0]!
+    .trim()
+    .toLowerCase();
   if (type === 'text/event-stream') return false;
   if (type === 'application/x-ndjson') return true;
   return compression.filter(req, res);

@@ -44,7 +44,9 @@ export function findConsoleBuild(from: string = __dirname): string | null {
  * anything loads, apps/console/tools/boot.ts). No other inline script runs.
  */
 export function consoleCspFor(html: string): string {
-  const hashes = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map((m) => `'sha256-${createHash('sha256').update(m[1]!, 'utf8').digest('base64')}'`);
+  const hashes = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
+    (m) => `'sha256-${createHash('sha256').update(m[1]!, 'utf8').digest('base64')}'`,
+  );
   return hashes.length === 0 ? CONSOLE_CSP : CONSOLE_CSP.replace("script-src 'self'", `script-src 'self' ${hashes.join(' ')}`);
 }
 
@@ -65,8 +67,15 @@ export function consoleRoutes(locate: () => string | null = findConsoleBuild): R
   let assets: RequestHandler | null = null;
   const build = (): string => {
     found ??= locate();
-    if (!found) throw new ApiError('service_unavailable', 'The console is not built yet: `npm start` and `npm run build` build it (apps/console).');
-    assets ??= express.static(path.join(found, 'assets'), { index: false, immutable: true, maxAge: '365d', fallthrough: true, redirect: false });
+    if (!found)
+      throw new ApiError('service_unavailable', 'The console is not built yet: `npm start` and `npm run build` build it (apps/console).');
+    assets ??= express.static(path.join(found, 'assets'), {
+      index: false,
+      immutable: true,
+      maxAge: '365d',
+      fallthrough: true,
+      redirect: false,
+    });
     return found;
   };
   router.use('/console', securityHeaders);

@@ -81,7 +81,8 @@ function humanMessage(item: ValidatorItem, type: string, bound: Bound | null): s
     case 'model_type':
       return 'Input should be a valid dictionary';
     default: {
-      if (bound?.unit) return `${bound.unit === 'characters' ? 'String' : 'List'} should have at ${bound.key === 'max_length' ? 'most' : 'least'} ${bound.value} ${bound.unit}`;
+      if (bound?.unit)
+        return `${bound.unit === 'characters' ? 'String' : 'List'} should have at ${bound.key === 'max_length' ? 'most' : 'least'} ${bound.value} ${bound.unit}`;
       if (bound) return `Input should be ${bound.key === 'le' ? 'less' : 'greater'} than or equal to ${bound.value}`;
       const allowed = /must be equal to one of the allowed values:? ?(.*)$/.exec(message);
       if (allowed) return `Input should be one of the allowed values${allowed[1] ? `: ${allowed[1]}` : ''}`;
@@ -128,7 +129,8 @@ function boundOf(item: ValidatorItem): Bound | null {
   const limit = /must be (<=|>=) (-?\d+(?:\.\d+)?)$/.exec(message);
   if (limit) return { key: limit[1] === '<=' ? 'le' : 'ge', value: limit[2]!, unit: null };
   const length = /must NOT have (more|fewer) than (\d+) (characters|items)$/.exec(message);
-  if (length) return { key: length[1] === 'more' ? 'max_length' : 'min_length', value: length[2]!, unit: length[3] as 'characters' | 'items' };
+  if (length)
+    return { key: length[1] === 'more' ? 'max_length' : 'min_length', value: length[2]!, unit: length[3] as 'characters' | 'items' };
   return null;
 }
 
@@ -144,7 +146,8 @@ export function validatorIssues(error: ValidatorError, body: unknown): Validatio
     // A secret sent in a body (a password, a token) is not echoed back.
     if (loc[0] === 'body' && !SECRET_FIELD.test(String(loc[loc.length - 1]))) {
       let value: unknown = body;
-      for (const key of loc.slice(1)) value = value && typeof value === 'object' ? (value as Record<string | number, unknown>)[key] : undefined;
+      for (const key of loc.slice(1))
+        value = value && typeof value === 'object' ? (value as Record<string | number, unknown>)[key] : undefined;
       if (value !== undefined && type !== 'missing') issue.input = value;
     }
     return issue;
@@ -171,7 +174,12 @@ const RETRY_AFTER_UNAVAILABLE = '2';
 export function dependencyError(err: unknown, log: Logger, requestId: unknown): ApiError | null {
   if (isOverload(err)) {
     log.warn({ fault: faultOf(err), requestId }, 'database overloaded');
-    return new ApiError('service_unavailable', 'The service is overloaded; retry with backoff.', {}, { 'Retry-After': RETRY_AFTER_OVERLOADED });
+    return new ApiError(
+      'service_unavailable',
+      'The service is overloaded; retry with backoff.',
+      {},
+      { 'Retry-After': RETRY_AFTER_OVERLOADED },
+    );
   }
   if (isUnavailableError(err)) {
     // The process's OutageLog reports the outage once; one line per request would flood.
@@ -186,7 +194,12 @@ export function dependencyError(err: unknown, log: Logger, requestId: unknown): 
   if (err instanceof StoreUnavailable) {
     // The result store (RESULT_STORE=s3) does not answer: results cannot be read for now.
     log.warn({ err: err.message, requestId }, 'result store unavailable');
-    return new ApiError('service_unavailable', 'Results are temporarily unavailable; retry with backoff.', {}, { 'Retry-After': RETRY_AFTER_UNAVAILABLE });
+    return new ApiError(
+      'service_unavailable',
+      'Results are temporarily unavailable; retry with backoff.',
+      {},
+      { 'Retry-After': RETRY_AFTER_UNAVAILABLE },
+    );
   }
   return null;
 }
@@ -272,13 +285,26 @@ function renderError(log: Logger): ErrorRequestHandler {
       return;
     }
     if (e.type === 'entity.too.deep') {
-      res.status(422).json({ detail: [{ loc: ['body'], msg: `JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`, type: 'json_too_deep', ctx: { max_depth: MAX_JSON_DEPTH } }] });
+      res
+        .status(422)
+        .json({
+          detail: [
+            {
+              loc: ['body'],
+              msg: `JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`,
+              type: 'json_too_deep',
+              ctx: { max_depth: MAX_JSON_DEPTH },
+            },
+          ],
+        });
       return;
     }
     const status = e.status ?? e.statusCode;
     if (err instanceof URIError && status === 400) {
       // A path parameter that is not valid percent-encoding (the router cannot decode it).
-      res.status(422).json({ detail: [{ loc: ['path'], msg: 'Path parameter is not valid percent-encoding', type: 'value_error', input: req.path }] });
+      res
+        .status(422)
+        .json({ detail: [{ loc: ['path'], msg: 'Path parameter is not valid percent-encoding', type: 'value_error', input: req.path }] });
       return;
     }
     if (status === 404) {
@@ -299,6 +325,8 @@ function renderError(log: Logger): ErrorRequestHandler {
       return;
     }
     log.error({ err, requestId: res.locals.requestId }, 'unhandled error');
-    res.status(500).json({ detail: { error: 'internal_error', message: 'Something went wrong on our side.', request_id: res.locals.requestId } });
+    res
+      .status(500)
+      .json({ detail: { error: 'internal_error', message: 'Something went wrong on our side.', request_id: res.locals.requestId } });
   };
 }

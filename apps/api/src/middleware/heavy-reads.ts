@@ -61,7 +61,12 @@ export class HeavyReads {
    * queries, each of which waits for its turn (`turn`) before it takes a connection.
    */
   static fromConfig(config: AppConfig): HeavyReads {
-    const pool = createDb({ connectionString: config.databaseUrl, max: config.heavyReadConnections, applicationName: 'api-heavy-reads', beforeAcquire: () => reads.turn() });
+    const pool = createDb({
+      connectionString: config.databaseUrl,
+      max: config.heavyReadConnections,
+      applicationName: 'api-heavy-reads',
+      beforeAcquire: () => reads.turn(),
+    });
     const reads = new HeavyReads(config.heavyReadsPerWorkspace, config.heavyReadMinItems, pool);
     return reads;
   }

@@ -55,11 +55,36 @@ export class LoginLimiter {
    * `signUpsPerHour`: SIGNUP_LIMIT_PER_HOUR, sign-ups per client address an hour. `limits`: the
    * failed sign-ins allowed (LOGIN_LIMITS; only a test that is not about them passes others).
    */
-  constructor(redis: RedisClient, keyPrefix: string, signUpsPerHour = 5, limits: { perEmail: number; perAddress: number; windowSeconds: number } = LOGIN_LIMITS) {
-    this.byEmail = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:login:email`, points: limits.perEmail, duration: limits.windowSeconds });
-    this.byAddress = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:login:ip`, points: limits.perAddress, duration: limits.windowSeconds });
-    this.signUps = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:signup:ip`, points: signUpsPerHour, duration: 3600 });
-    this.mailRequests = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:mailreq:ip`, points: MAIL_REQUESTS_PER_ADDRESS_PER_HOUR, duration: 3600 });
+  constructor(
+    redis: RedisClient,
+    keyPrefix: string,
+    signUpsPerHour = 5,
+    limits: { perEmail: number; perAddress: number; windowSeconds: number } = LOGIN_LIMITS,
+  ) {
+    this.byEmail = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `${keyPrefix}:login:email`,
+      points: limits.perEmail,
+      duration: limits.windowSeconds,
+    });
+    this.byAddress = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `${keyPrefix}:login:ip`,
+      points: limits.perAddress,
+      duration: limits.windowSeconds,
+    });
+    this.signUps = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `${keyPrefix}:signup:ip`,
+      points: signUpsPerHour,
+      duration: 3600,
+    });
+    this.mailRequests = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `${keyPrefix}:mailreq:ip`,
+      points: MAIL_REQUESTS_PER_ADDRESS_PER_HOUR,
+      duration: 3600,
+    });
   }
 
   /** One sign-up from the client address; 429 rate_limit_exceeded with Retry-After past SIGNUP_LIMIT_PER_HOUR. */
@@ -79,11 +104,22 @@ export class LoginLimiter {
     for (const result of results) {
       if (result.status === 'fulfilled') continue;
       if (result.reason instanceof RateLimiterRes) waitMs = Math.max(waitMs, result.reason.msBeforeNext);
-      else throw new ApiError('rate_limiter_unavailable', 'The rate limiter is temporarily unavailable; retry with backoff.', {}, { 'Retry-After': '1' });
+      else
+        throw new ApiError(
+          'rate_limiter_unavailable',
+          'The rate limiter is temporarily unavailable; retry with backoff.',
+          {},
+          { 'Retry-After': '1' },
+        );
     }
     if (waitMs > 0) {
       const seconds = Math.max(1, Math.ceil(waitMs / 1000));
-      throw new ApiError('rate_limit_exceeded', `Too many failed sign-ins; retry in ${seconds} s.`, { retry_after: seconds }, { 'Retry-After': String(seconds) });
+      throw new ApiError(
+        'rate_limit_exceeded',
+        `Too many failed sign-ins; retry in ${seconds} s.`,
+        { retry_after: seconds },
+        { 'Retry-After': String(seconds) },
+      );
     }
   }
 

@@ -100,7 +100,12 @@ export async function takeRatePoint(limiter: RateLimiter, res: Response): Promis
     decision = await limiter.consume(tenant.workspace.id, tenant.workspace.rate_limit_per_minute);
   } catch (error) {
     if (error instanceof RateLimiterUnavailable) {
-      throw new ApiError('rate_limiter_unavailable', 'The rate limiter is temporarily unavailable; retry with backoff.', {}, { 'Retry-After': '1' });
+      throw new ApiError(
+        'rate_limiter_unavailable',
+        'The rate limiter is temporarily unavailable; retry with backoff.',
+        {},
+        { 'Retry-After': '1' },
+      );
     }
     throw error;
   }

@@ -18,7 +18,10 @@ export function readCookie(req: Request, name: string): string | null {
   for (const part of header.split(';')) {
     const eq = part.indexOf('=');
     if (eq < 0 || part.slice(0, eq).trim() !== name) continue;
-    const raw = part.slice(eq + 1).trim().replace(/^"(.*)"$/, '$1');
+    const raw = part
+      .slice(eq + 1)
+      .trim()
+      .replace(/^"(.*)"$/, '$1');
     try {
       return decodeURIComponent(raw) || null;
     } catch {
@@ -39,7 +42,13 @@ export function sessionToken(req: Request, production: boolean): string | null {
 
 /** HttpOnly, SameSite=Lax, Path=/, no Domain, Secure in production; the browser keeps it for the session's 30 days at most. */
 export function setSessionCookie(res: Response, token: string, production: boolean): void {
-  res.cookie(sessionCookieName(production), token, { httpOnly: true, sameSite: 'lax', path: '/', secure: production, maxAge: SESSION_MAX_MS });
+  res.cookie(sessionCookieName(production), token, {
+    httpOnly: true,
+    sameSite: 'lax',
+    path: '/',
+    secure: production,
+    maxAge: SESSION_MAX_MS,
+  });
 }
 
 export function clearSessionCookie(res: Response, production: boolean): void {

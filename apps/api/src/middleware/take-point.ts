@@ -10,8 +10,19 @@ export async function takePoint(limiter: RateLimiterRedis, key: string, what: st
   try {
     await limiter.consume(key);
   } catch (reason) {
-    if (!(reason instanceof RateLimiterRes)) throw new ApiError('rate_limiter_unavailable', 'The rate limiter is temporarily unavailable; retry with backoff.', {}, { 'Retry-After': '1' });
+    if (!(reason instanceof RateLimiterRes))
+      throw new ApiError(
+        'rate_limiter_unavailable',
+        'The rate limiter is temporarily unavailable; retry with backoff.',
+        {},
+        { 'Retry-After': '1' },
+      );
     const seconds = Math.max(1, Math.ceil(reason.msBeforeNext / 1000));
-    throw new ApiError('rate_limit_exceeded', `${what}; retry in ${seconds} s.`, { retry_after: seconds }, { 'Retry-After': String(seconds) });
+    throw new ApiError(
+      'rate_limit_exceeded',
+      `${what}; retry in ${seconds} s.`,
+      { retry_after: seconds },
+      { 'Retry-After': String(seconds) },
+    );
   }
 }

@@ -10,7 +10,10 @@
  */
 import path from 'node:path';
 
-type Compile = (path: string, options?: { sensitive?: boolean; strict?: boolean; end?: boolean; trailing?: boolean; delimiter?: string }) => unknown;
+type Compile = (
+  path: string,
+  options?: { sensitive?: boolean; strict?: boolean; end?: boolean; trailing?: boolean; delimiter?: string },
+) => unknown;
 
 let installed = false;
 
@@ -28,7 +31,8 @@ export function rememberValidatorRoutes(): void {
   const compiled = new Map<string, unknown>();
   const remembered: Compile = (path, options) => {
     // Only plain string paths with the validator's options are remembered; anything else is compiled as before.
-    if (typeof path !== 'string' || (options && Object.keys(options).some((k) => k !== 'sensitive' && k !== 'strict'))) return compile(path, options);
+    if (typeof path !== 'string' || (options && Object.keys(options).some((k) => k !== 'sensitive' && k !== 'strict')))
+      return compile(path, options);
     const key = `${options?.sensitive ? 1 : 0}${options?.strict ? 1 : 0}${path}`;
     let found = compiled.get(key);
     if (found === undefined) {

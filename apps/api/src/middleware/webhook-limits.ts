@@ -20,17 +20,35 @@ export class WebhookSendLimiter {
   private readonly redeliveries: RateLimiterRedis;
 
   constructor(redis: RedisClient, keyPrefix: string) {
-    this.tests = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:webhook:test`, points: WEBHOOK_SEND_LIMITS.testsPerMinute, duration: 60 });
-    this.redeliveries = new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:webhook:redeliver`, points: WEBHOOK_SEND_LIMITS.redeliveriesPerMinute, duration: 60 });
+    this.tests = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `${keyPrefix}:webhook:test`,
+      points: WEBHOOK_SEND_LIMITS.testsPerMinute,
+      duration: 60,
+    });
+    this.redeliveries = new RateLimiterRedis({
+      storeClient: redis,
+      keyPrefix: `${keyPrefix}:webhook:redeliver`,
+      points: WEBHOOK_SEND_LIMITS.redeliveriesPerMinute,
+      duration: 60,
+    });
   }
 
   /** One test send; 429 rate_limit_exceeded with Retry-After past 10 a minute. */
   async testSend(workspaceId: string, webhookId: string): Promise<void> {
-    await takePoint(this.tests, `${workspaceId}:${webhookId}`, `At most ${WEBHOOK_SEND_LIMITS.testsPerMinute} test sends a minute per webhook`);
+    await takePoint(
+      this.tests,
+      `${workspaceId}:${webhookId}`,
+      `At most ${WEBHOOK_SEND_LIMITS.testsPerMinute} test sends a minute per webhook`,
+    );
   }
 
   /** One redelivery; 429 rate_limit_exceeded with Retry-After past 60 a minute. */
   async redelivery(workspaceId: string, webhookId: string): Promise<void> {
-    await takePoint(this.redeliveries, `${workspaceId}:${webhookId}`, `At most ${WEBHOOK_SEND_LIMITS.redeliveriesPerMinute} redeliveries a minute per webhook`);
+    await takePoint(
+      this.redeliveries,
+      `${workspaceId}:${webhookId}`,
+      `At most ${WEBHOOK_SEND_LIMITS.redeliveriesPerMinute} redeliveries a minute per webhook`,
+    );
   }
 }

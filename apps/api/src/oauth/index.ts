@@ -9,7 +9,10 @@ const bodyErrors: ErrorRequestHandler = (err: { status?: number; type?: string; 
     next(err);
     return;
   }
-  res.status(status === 413 || status === 415 ? status : 400).set('Cache-Control', 'no-store').json({ error: 'invalid_request', error_description: `The request body could not be read: ${err.message ?? err.type}.` });
+  res
+    .status(status === 413 || status === 415 ? status : 400)
+    .set('Cache-Control', 'no-store')
+    .json({ error: 'invalid_request', error_description: `The request body could not be read: ${err.message ?? err.type}.` });
 };
 
 /**

@@ -21,7 +21,8 @@ export class OAuthLimiter {
   private readonly limiters: Record<OAuthEndpoint, RateLimiterRedis>;
 
   constructor(redis: RedisClient, keyPrefix: string, limits: Record<OAuthEndpoint, { points: number; duration: number }> = OAUTH_LIMITS) {
-    const make = (name: OAuthEndpoint) => new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:oauth:${name}`, ...limits[name] });
+    const make = (name: OAuthEndpoint) =>
+      new RateLimiterRedis({ storeClient: redis, keyPrefix: `${keyPrefix}:oauth:${name}`, ...limits[name] });
     this.limiters = { register: make('register'), authorize: make('authorize'), token: make('token'), revoke: make('revoke') };
   }
 
@@ -40,11 +41,23 @@ export class OAuthLimiter {
         await this.limiters[endpoint].consume(req.ip ?? 'unknown');
       } catch (reason) {
         if (!(reason instanceof RateLimiterRes)) {
-          res.status(503).set('Retry-After', '1').json({ error: 'temporarily_unavailable', error_description: 'The rate limiter is temporarily unavailable; retry with backoff.' });
+          res
+            .status(503)
+            .set('Retry-After', '1')
+            .json({
+              error: 'temporarily_unavailable',
+              error_description: 'The rate limiter is temporarily unavailable; retry with backoff.',
+            });
           return;
         }
         const seconds = Math.max(1, Math.ceil(reason.msBeforeNext / 1000));
-        res.status(429).set('Retry-After', String(seconds)).json({ error: 'too_many_requests', error_description: `Too many ${endpoint} requests from this address; retry in ${seconds} s.` });
+        res
+          .status(429)
+          .set('Retry-After', String(seconds))
+          .json({
+            error: 'too_many_requests',
+            error_description: `Too many ${endpoint} requests from this address; retry in ${seconds} s.`,
+          });
         return;
       }
       next();

@@ -1,6 +1,13 @@
 import type { Response } from 'express';
 import type { OAuthRegisteredClientsStore } from '@modelcontextprotocol/sdk/server/auth/clients.js';
-import { CustomOAuthError, InvalidGrantError, InvalidRequestError, InvalidScopeError, InvalidTargetError, InvalidTokenError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
+import {
+  CustomOAuthError,
+  InvalidGrantError,
+  InvalidRequestError,
+  InvalidScopeError,
+  InvalidTargetError,
+  InvalidTokenError,
+} from '@modelcontextprotocol/sdk/server/auth/errors.js';
 import type { AuthorizationParams, OAuthServerProvider } from '@modelcontextprotocol/sdk/server/auth/provider.js';
 import type { AuthInfo } from '@modelcontextprotocol/sdk/server/auth/types.js';
 import type { OAuthClientInformationFull, OAuthTokenRevocationRequest, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
@@ -59,22 +66,34 @@ export class SdxOAuthProvider implements OAuthServerProvider {
         }
         for (const uri of redirectUris) {
           const problem = redirectUriProblem(uri);
-          if (problem) throw new CustomOAuthError('invalid_redirect_uri', `The redirect URI ${JSON.stringify(uri.slice(0, 200))} ${problem}.`);
+          if (problem)
+            throw new CustomOAuthError('invalid_redirect_uri', `The redirect URI ${JSON.stringify(uri.slice(0, 200))} ${problem}.`);
         }
         const grantTypes = client.grant_types ?? ['authorization_code', 'refresh_token'];
         if (grantTypes.some((grant) => grant !== 'authorization_code' && grant !== 'refresh_token')) {
           throw new CustomOAuthError('invalid_client_metadata', 'Only the authorization_code and refresh_token grants are supported.');
         }
-        const { client_secret: _secret, client_secret_expires_at: _expiry, client_id: _id, client_id_issued_at: _issued, ...metadata } = client as OAuthClientInformationFull;
+        const {
+          client_secret: _secret,
+          client_secret_expires_at: _expiry,
+          client_id: _id,
+          client_id_issued_at: _issued,
+          ...metadata
+        } = client as OAuthClientInformationFull;
         const name = typeof client.client_name === 'string' ? client.client_name.slice(0, CLIENT_NAME_MAX) : null;
-        return (await createOAuthClient(db, { client_name: name, redirect_uris: redirectUris, metadata: { ...metadata, redirect_uris: undefined, client_name: undefined } })) as OAuthClientInformationFull;
+        return (await createOAuthClient(db, {
+          client_name: name,
+          redirect_uris: redirectUris,
+          metadata: { ...metadata, redirect_uris: undefined, client_name: undefined },
+        })) as OAuthClientInformationFull;
       },
     };
   }
 
   /** The client and redirect URI are checked by the SDK; the rest goes to the console's consent page, where the user picks the workspace and role. */
   async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
-    if (!CODE_CHALLENGE.test(params.codeChallenge)) throw new InvalidRequestError('code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, -, ., _ and ~ (RFC 7636).');
+    if (!CODE_CHALLENGE.test(params.codeChallenge))
+      throw new InvalidRequestError('code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, -, ., _ and ~ (RFC 7636).');
     // What the consent page carries back to POST /v1/oauth/consent must fit its bounds.
     if ((params.state?.length ?? 0) > STATE_MAX) throw new InvalidRequestError(`state may be at most ${STATE_MAX} characters.`);
     if ((params.scopes ?? []).join(' ').length > SCOPE_MAX) throw new InvalidRequestError(`scope may be at most ${SCOPE_MAX} characters.`);
@@ -99,7 +118,12 @@ export class SdxOAuthProvider implements OAuthServerProvider {
     return challenge;
   }
 
-  async exchangeAuthorizationCode(client: OAuthClientInformationFull, code: string, _verifier?: string, redirectUri?: string): Promise<OAuthTokens> {
+  async exchangeAuthorizationCode(
+    client: OAuthClientInformationFull,
+    code: string,
+    _verifier?: string,
+    redirectUri?: string,
+  ): Promise<OAuthTokens> {
     return tokensOf(await exchangeCode(this.services.db, { clientId: client.client_id, code, redirectUri }, this.services.clock.now()));
   }
 

@@ -64,10 +64,6 @@ export const authorizeOAuthClient = route('authorizeOAuthClient', {
   protocol: 'oauth',
   handlers: (deps) => {
     const kit = oauthKit(deps);
-    return [
-      kit.limiter.guard('authorize'),
-      faultsAsPage,
-      authorizationHandler({ provider: kit.provider, rateLimit: false }),
-    ];
+    return [kit.limiter.guard('authorize'), faultsAsPage, authorizationHandler({ provider: kit.provider, rateLimit: false })];
   },
 });

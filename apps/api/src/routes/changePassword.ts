@@ -17,7 +17,10 @@ export const changePassword = route('changePassword', {
     const { ip } = clientMeta(req);
     const address = ip ?? 'unknown';
     await loginLimiter.attempt(email, address);
-    await change(services, principal.user.id, principal.session.id, body.current_password, body.new_password, { revokeApiKeys: body.revoke_api_keys === true, ip });
+    await change(services, principal.user.id, principal.session.id, body.current_password, body.new_password, {
+      revokeApiKeys: body.revoke_api_keys === true,
+      ip,
+    });
     await loginLimiter.succeeded(email, address);
     res.status(204).end();
   },

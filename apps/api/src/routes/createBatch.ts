@@ -21,6 +21,8 @@ export const createBatch = route('createBatch', {
     );
     const children = created.jobs.map((job) => ({ id: job.id, target: job.target, status: job.status }));
     res.setHeader('Location', `/v1/batches/${created.batch.id}`);
-    res.status(202).json(renderBatch(created.batch, aggregateChildren(created.jobs), children, { idempotent_replay: created.idempotentReplay }));
+    res
+      .status(202)
+      .json(renderBatch(created.batch, aggregateChildren(created.jobs), children, { idempotent_replay: created.idempotentReplay }));
   },
 });

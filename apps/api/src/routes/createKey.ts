@@ -10,7 +10,9 @@ export const createKey = route('createKey', {
     const tenant = tenantOf(res);
     const expiresAt = body.expires_at ? new Date(body.expires_at) : null;
     if (expiresAt && expiresAt.getTime() <= services.clock.now().getTime()) {
-      throw new RequestValidationError([{ loc: ['body', 'expires_at'], msg: 'Value should be in the future', type: 'value_error', input: body.expires_at }]);
+      throw new RequestValidationError([
+        { loc: ['body', 'expires_at'], msg: 'Value should be in the future', type: 'value_error', input: body.expires_at },
+      ]);
     }
     const created = await createApiKey(services.db, tenant.workspace.id, body.name, {
       role: body.role ?? 'member',

@@ -12,10 +12,6 @@ export const createOAuthToken = route('createOAuthToken', {
   protocol: 'oauth',
   handlers: (deps) => {
     const kit = oauthKit(deps);
-    return [
-      kit.limiter.guard('token'),
-      express.json({ limit: '16kb' }),
-      tokenHandler({ provider: kit.provider, rateLimit: false }),
-    ];
+    return [kit.limiter.guard('token'), express.json({ limit: '16kb' }), tokenHandler({ provider: kit.provider, rateLimit: false })];
   },
 });

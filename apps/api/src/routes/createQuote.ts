@@ -7,7 +7,14 @@ import { route } from './route';
 export const createQuote = route('createQuote', {
   access: 'member',
   handler: async ({ deps: { services }, req, res }, body) => {
-    const input = { platform: body.platform, operation: body.operation, target: body.target, targets: body.targets, limit: body.limit, include_posts: body.include_posts };
+    const input = {
+      platform: body.platform,
+      operation: body.operation,
+      target: body.target,
+      targets: body.targets,
+      limit: body.limit,
+      include_posts: body.include_posts,
+    };
     res.json(await quote(services, tenantOf(res), input, { skipCache: skipCache(req) }));
   },
 });

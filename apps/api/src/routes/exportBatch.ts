@@ -1,4 +1,11 @@
-import { BATCH_CONTEXT_COLUMNS, batchExportItems, batchExportJson, batchExportLines, batchExportRows, prepareBatchExport } from '@sdx/domain/api';
+import {
+  BATCH_CONTEXT_COLUMNS,
+  batchExportItems,
+  batchExportJson,
+  batchExportLines,
+  batchExportRows,
+  prepareBatchExport,
+} from '@sdx/domain/api';
 import { writeCsv, writeXlsx } from '@sdx/exports';
 import { tenantOf } from '../middleware/tenant';
 import { exportFormatOf, sendDownload, streamText } from './export-response';
@@ -15,7 +22,10 @@ export const exportBatch = route('exportBatch', {
     const format = exportFormatOf(req);
     const tenant = tenantOf(res);
     const prepared = await prepareBatchExport(services.db, tenant, String(req.params.batch_id));
-    const reads = { db: heavyReads.admit(res, tenant.workspace.id, batchExportItems(prepared), services.db), resultObjects: services.resultObjects };
+    const reads = {
+      db: heavyReads.admit(res, tenant.workspace.id, batchExportItems(prepared), services.db),
+      resultObjects: services.resultObjects,
+    };
     const tabular = { contextColumns: BATCH_CONTEXT_COLUMNS, itemKinds: prepared.itemKinds };
     await sendDownload(res, 'batch', prepared.batch.id, format, (out) => {
       if (format === 'csv') return writeCsv(batchExportRows(reads, prepared), out, tabular);

@@ -15,7 +15,10 @@ export const exportJob = route('exportJob', {
     const format = exportFormatOf(req);
     const tenant = tenantOf(res);
     const { job, itemKinds } = await prepareJobExport(services.db, tenant, String(req.params.job_id));
-    const reads = { db: heavyReads.admit(res, tenant.workspace.id, job.result_count ?? 0, services.db), resultObjects: services.resultObjects };
+    const reads = {
+      db: heavyReads.admit(res, tenant.workspace.id, job.result_count ?? 0, services.db),
+      resultObjects: services.resultObjects,
+    };
     const tabular = { contextColumns: [], itemKinds };
     await sendDownload(res, 'job', job.id, format, (out) => {
       if (format === 'csv') return writeCsv(jobExportRows(reads, job), out, tabular);

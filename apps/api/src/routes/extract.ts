@@ -21,7 +21,9 @@ export const extract = route('extract', {
     const controller = new AbortController();
     req.on('close', () => controller.abort());
     const signal = draining ? AbortSignal.any([controller.signal, draining]) : controller.signal;
-    const job = isTerminal(created.job.status) ? created.job : await waitForJob(services.db, created.job.id, services.config.syncTimeoutMs, signal);
+    const job = isTerminal(created.job.status)
+      ? created.job
+      : await waitForJob(services.db, created.job.id, services.config.syncTimeoutMs, signal);
     const flags = { deduplicated: created.deduplicated, idempotent_replay: created.idempotentReplay };
     if (job.status === 'completed') {
       await sendJob(res, services, job, flags);

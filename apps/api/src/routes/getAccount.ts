@@ -24,7 +24,9 @@ export const getAccount = route('getAccount', {
       auth_type: session ? 'session' : 'api_key',
       role,
       user: session ? session.user : null,
-      workspaces: session ? await listUserWorkspaces(services.db, session.user.id) : [renderWorkspace(workspace, (role ?? 'owner') as Role)],
+      workspaces: session
+        ? await listUserWorkspaces(services.db, session.user.id)
+        : [renderWorkspace(workspace, (role ?? 'owner') as Role)],
       credits: await getCredits(services.db, workspace, services.clock.now()),
     });
   },

@@ -27,7 +27,10 @@ export const getJob = route('getJob', {
     const attempt_sources = live ? await attemptSourcesOf(services.db, job.id) : [];
     // Shown once a live source was tried; a sandbox job answers alike from every endpoint.
     const flags = attempt_sources.length > 0 ? { attempt_sources } : {};
-    const db = job.status === 'completed' && withResult ? heavyReads.admit(res, tenant.workspace.id, job.result_count ?? 0, services.db) : services.db;
+    const db =
+      job.status === 'completed' && withResult
+        ? heavyReads.admit(res, tenant.workspace.id, job.result_count ?? 0, services.db)
+        : services.db;
     await sendJob(res, { ...services, db }, job, flags, 200, withResult);
   },
 });

@@ -20,7 +20,13 @@ import { pipeTo } from '@sdx/exports';
  * `withResult` (a list asked with include_result=false), or once the result has expired, the
  * job is rendered with `result` null and nothing is read.
  */
-export async function* jobChunks(services: Services, job: JobRow, flags: JobFlags, withResult = true, counts?: PageCount[]): AsyncGenerator<string> {
+export async function* jobChunks(
+  services: Services,
+  job: JobRow,
+  flags: JobFlags,
+  withResult = true,
+  counts?: PageCount[],
+): AsyncGenerator<string> {
   if (job.status !== 'completed' || job.result_expired || !withResult) {
     yield JSON.stringify(renderJob(job, null, flags));
     return;
@@ -41,7 +47,14 @@ export async function writeAll(out: NodeJS.WritableStream, chunks: AsyncIterable
 }
 
 /** Answers `status` with one job, its result streamed. */
-export async function sendJob(res: Response, services: Services, job: JobRow, flags: JobFlags = {}, status = 200, withResult = true): Promise<void> {
+export async function sendJob(
+  res: Response,
+  services: Services,
+  job: JobRow,
+  flags: JobFlags = {},
+  status = 200,
+  withResult = true,
+): Promise<void> {
   await send(res, status, jobChunks(services, job, flags, withResult));
 }
 
@@ -51,7 +64,9 @@ export async function sendJob(res: Response, services: Services, job: JobRow, fl
  */
 export async function sendJobs(res: Response, services: Services, jobs: readonly JobRow[], withResult = true): Promise<void> {
   async function* chunks(): AsyncGenerator<string> {
-    const withResults = withResult ? jobs.filter((job) => job.status === 'completed' && !job.result_expired && job.include_posts === 0) : [];
+    const withResults = withResult
+      ? jobs.filter((job) => job.status === 'completed' && !job.result_expired && job.include_posts === 0)
+      : [];
     const counts = await pageCountsOf(services.db, withResults);
     yield '[';
     for (const [index, job] of jobs.entries()) {
@@ -113,7 +128,10 @@ async function* coalesced(chunks: AsyncIterable<string>): AsyncGenerator<string>
  */
 export function jobETag(job: JobRow, withResult = true): string {
   // The job without its result (include_result=false) is another representation: another tag.
-  const digest = createHash('sha256').update(JSON.stringify(renderJob(job, null))).update(withResult ? resultSourceId(job) : 'no-result').digest('base64url');
+  const digest = createHash('sha256')
+    .update(JSON.stringify(renderJob(job, null)))
+    .update(withResult ? resultSourceId(job) : 'no-result')
+    .digest('base64url');
   return `W/"${digest.slice(0, 22)}"`;
 }
 

@@ -6,7 +6,12 @@ import type { ExtractionRequest } from '@sdx/contract';
  * What POST /v1/jobs and /v1/extract ask of createJob: the validated body, and from the request
  * its Idempotency-Key, its Cache-Control and its X-Request-ID.
  */
-export function jobRequest(req: Request, res: Response, body: ExtractionRequest, endpoint: string): { input: CreateJobInput; options: CreateJobOptions } {
+export function jobRequest(
+  req: Request,
+  res: Response,
+  body: ExtractionRequest,
+  endpoint: string,
+): { input: CreateJobInput; options: CreateJobOptions } {
   return {
     input: {
       platform: body.platform,

@@ -19,7 +19,8 @@ export const listDevMail = route('listDevMail', {
   setup: ({ services }: AppDeps) => {
     const dir = services.config.devMailDir;
     return async ({ req, res }) => {
-      if (!dir || !LOOPBACK.test(req.socket.remoteAddress ?? '')) throw new ApiError('not_found', `No route for ${req.method} ${req.path}.`);
+      if (!dir || !LOOPBACK.test(req.socket.remoteAddress ?? ''))
+        throw new ApiError('not_found', `No route for ${req.method} ${req.path}.`);
       const limit = Number(req.query.limit ?? 50);
       res.setHeader('Cache-Control', 'no-store');
       res.json(await readDevOutbox(dir, limit));

@@ -24,7 +24,9 @@ export const listJobs = route('listJobs', {
       scheduleId: text(req.query.schedule_id),
     };
     const page = await list(services.db, tenant, pageRequestOf(req, 25), filters);
-    const items = withResult ? page.rows.reduce((n, job) => n + (job.status === 'completed' && !job.result_expired ? (job.result_count ?? 0) : 0), 0) : 0;
+    const items = withResult
+      ? page.rows.reduce((n, job) => n + (job.status === 'completed' && !job.result_expired ? (job.result_count ?? 0) : 0), 0)
+      : 0;
     const db = heavyReads.admit(res, tenant.workspace.id, items, services.db);
     setNextLink(req, res, page.next);
     await sendJobs(res, { ...services, db }, page.rows, withResult);

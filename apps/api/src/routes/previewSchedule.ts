@@ -5,6 +5,8 @@ import { route } from './route';
 export const previewSchedule = route('previewSchedule', {
   access: 'viewer',
   handler: async ({ deps: { services }, res }, body) => {
-    res.json(preview({ frequency: body.frequency, timezone: body.timezone, starts_at: body.starts_at, count: body.count }, services.clock.now()));
+    res.json(
+      preview({ frequency: body.frequency, timezone: body.timezone, starts_at: body.starts_at, count: body.count }, services.clock.now()),
+    );
   },
 });

@@ -100,7 +100,9 @@ function referenceAsset(body: Buffer): ReferenceAsset {
   return {
     body,
     gzip: gzipSync(body, { level: 9 }),
-    br: brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 9, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length } }),
+    br: brotliCompressSync(body, {
+      params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 9, [zlibConstants.BROTLI_PARAM_SIZE_HINT]: body.length },
+    }),
     etag: `"${version}"`,
     version,
   };

@@ -9,10 +9,6 @@ export const revokeOAuthToken = route('revokeOAuthToken', {
   protocol: 'oauth',
   handlers: (deps) => {
     const kit = oauthKit(deps);
-    return [
-      kit.limiter.guard('revoke'),
-      express.json({ limit: '16kb' }),
-      revocationHandler({ provider: kit.provider, rateLimit: false }),
-    ];
+    return [kit.limiter.guard('revoke'), express.json({ limit: '16kb' }), revocationHandler({ provider: kit.provider, rateLimit: false })];
   },
 });

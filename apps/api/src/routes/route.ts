@@ -16,19 +16,28 @@ type MediaBody<C> = C extends { 'application/json': infer B } ? B : C[keyof C];
  * it declares in another media type); `undefined` for an operation without one, and possibly
  * `undefined` where the body is optional. The validator has checked it before a route runs.
  */
-export type BodyOf<Id extends OperationId> = Op<Id> extends { requestBody: { content: infer C } }
-  ? MediaBody<C>
-  : Op<Id> extends { requestBody?: { content: infer C } }
-    ? MediaBody<C> | undefined
-    : undefined;
+export type BodyOf<Id extends OperationId> =
+  Op<Id> extends { requestBody: { content: infer C } }
+    ? MediaBody<C>
+    : Op<Id> extends { requestBody?: { content: infer C } }
+      ? MediaBody<C> | undefined
+      : undefined;
 
-type Declared<P, K extends string> = P extends { [key in K]?: infer V } ? ([V] extends [never] ? Record<never, never> : NonNullable<V>) : Record<never, never>;
+type Declared<P, K extends string> = P extends { [key in K]?: infer V }
+  ? [V] extends [never]
+    ? Record<never, never>
+    : NonNullable<V>
+  : Record<never, never>;
 
 /**
  * The query of an operation as it arrives: every value a string, as sent (the validator checks
  * it against openapi.yaml without converting it); an enum keeps its values.
  */
-export type QueryOf<Id extends OperationId> = { [K in keyof Declared<Op<Id>['parameters'], 'query'>]?: Declared<Op<Id>['parameters'], 'query'>[K] extends string ? Declared<Op<Id>['parameters'], 'query'>[K] : string };
+export type QueryOf<Id extends OperationId> = {
+  [K in keyof Declared<Op<Id>['parameters'], 'query'>]?: Declared<Op<Id>['parameters'], 'query'>[K] extends string
+    ? Declared<Op<Id>['parameters'], 'query'>[K]
+    : string;
+};
 
 /** The path parameters of an operation (`{job_id}` ...), as strings. */
 export type ParamsOf<Id extends OperationId> = { [K in keyof Declared<Op<Id>['parameters'], 'path'>]: string };
@@ -131,15 +140,24 @@ function serve<Id extends OperationId, B>(deps: AppDeps, handler: Handler<Id, B>
  * file loads: the app cannot start with it.
  */
 export function route<Id extends OperationId>(operationId: Id, spec: Common & { rawBody: true; handler: Handler<Id, Buffer> }): Route;
-export function route<Id extends OperationId>(operationId: Id, spec: Common & { protocol: 'oauth' | 'mcp'; handlers: (deps: AppDeps) => RequestHandler[] }): Route;
+export function route<Id extends OperationId>(
+  operationId: Id,
+  spec: Common & { protocol: 'oauth' | 'mcp'; handlers: (deps: AppDeps) => RequestHandler[] },
+): Route;
 export function route<Id extends OperationId>(operationId: Id, spec: Common & { setup: (deps: AppDeps) => Handler<Id> }): Route;
 export function route<Id extends OperationId>(operationId: Id, spec: Common & { handler: Handler<Id> }): Route;
 export function route<Id extends OperationId>(operationId: Id, spec: RouteSpec<Id>): Route {
   const operation = contractOperations().get(operationId);
   if (!operation) throw new Error(`route ${String(operationId)}: not an operation of openapi.yaml`);
   const label = `${operation.method.toUpperCase()} ${operation.path}`;
-  if (!ACCESS.has((spec as { access?: string }).access ?? '')) throw new Error(`route ${label} (${String(operationId)}) declares no access`);
-  const base = { operationId, ...operation, access: spec.access, actsOnWorkspace: spec.access !== 'session' && spec.actsOnWorkspace !== false };
+  if (!ACCESS.has((spec as { access?: string }).access ?? ''))
+    throw new Error(`route ${label} (${String(operationId)}) declares no access`);
+  const base = {
+    operationId,
+    ...operation,
+    access: spec.access,
+    actsOnWorkspace: spec.access !== 'session' && spec.actsOnWorkspace !== false,
+  };
   if ('protocol' in spec) return { ...base, reads: spec.protocol, handlers: spec.handlers };
   if ('rawBody' in spec) return { ...base, reads: 'raw', handlers: (deps) => [serve(deps, spec.handler)] };
   if ('setup' in spec) return { ...base, reads: 'json', handlers: (deps) => [serve(deps, spec.setup(deps))] };

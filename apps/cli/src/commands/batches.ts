@@ -21,26 +21,33 @@ export function registerBatches(program: Command): void {
     .option('--idempotency-key <key>', 'your own Idempotency-Key (default: a fresh one, reused on retries)')
     .option('-w, --wait', 'wait until every child ends')
     .action(
-      action(async (ctx, platform: string, operation: string, options: { targetsFile: string; limit?: number; includePosts?: number; idempotencyKey?: string; wait?: boolean }) => {
-        const sdx = ctx.client();
-        const targets = readTargets(options.targetsFile);
-        await noteDefaultLimit(ctx, platform, operation, options.limit);
-        const batch = await sdx.batches.create(
-          {
-            platform,
-            operation: operation as never,
-            targets,
-            ...(options.limit !== undefined ? { limit: options.limit } : {}),
-            ...(options.includePosts !== undefined ? { include_posts: options.includePosts } : {}),
-          },
-          { idempotencyKey: options.idempotencyKey },
-        );
-        if (!options.wait) {
-          printBatch(ctx.out, batch);
-          return;
-        }
-        await waitAndPrint(ctx, sdx, batch.id, batch);
-      }),
+      action(
+        async (
+          ctx,
+          platform: string,
+          operation: string,
+          options: { targetsFile: string; limit?: number; includePosts?: number; idempotencyKey?: string; wait?: boolean },
+        ) => {
+          const sdx = ctx.client();
+          const targets = readTargets(options.targetsFile);
+          await noteDefaultLimit(ctx, platform, operation, options.limit);
+          const batch = await sdx.batches.create(
+            {
+              platform,
+              operation: operation as never,
+              targets,
+              ...(options.limit !== undefined ? { limit: options.limit } : {}),
+              ...(options.includePosts !== undefined ? { include_posts: options.includePosts } : {}),
+            },
+            { idempotencyKey: options.idempotencyKey },
+          );
+          if (!options.wait) {
+            printBatch(ctx.out, batch);
+            return;
+          }
+          await waitAndPrint(ctx, sdx, batch.id, batch);
+        },
+      ),
     );
 
   batches
@@ -101,7 +108,9 @@ async function waitAndPrint(ctx: Context, sdx: Client, id: string, first?: Batch
     },
     (last) => {
       if (ctx.out.json && (last ?? first)) ctx.out.data(last ?? first);
-      ctx.out.note(`\nStopped waiting. ${id} was not cancelled: its jobs keep running on the service.\nFollow it again with \`sdx batches wait ${id}\`, or cancel it with \`sdx batches cancel ${id}\`.`);
+      ctx.out.note(
+        `\nStopped waiting. ${id} was not cancelled: its jobs keep running on the service.\nFollow it again with \`sdx batches wait ${id}\`, or cancel it with \`sdx batches cancel ${id}\`.`,
+      );
     },
   );
   printBatch(ctx.out, done);
@@ -109,32 +118,31 @@ async function waitAndPrint(ctx: Context, sdx: Client, id: string, first?: Batch
 }
 
 function printBatch(out: Output, batch: Batch): void {
-  out.result(
-    batch,
-    () => {
-      out.record([
-        ['id', batch.id],
-        ['status', out.status(batch.status)],
-        ['platform', batch.platform],
-        ['operation', batch.operation],
-        ['limit', batch.requested_limit],
-        ['targets', batch.target_count],
-        ['queued / running', `${number(batch.queued_count)} / ${number(batch.running_count)}`],
-        ['completed / failed / cancelled', `${number(batch.completed_count)} / ${number(batch.failed_count)} / ${number(batch.cancelled_count)}`],
-        ['results', batch.result_count],
-        ['reserved credits', batch.reserved_credits],
-        ['billed credits', batch.billed_credits],
-        ['created', batch.created_at],
+  out.result(batch, () => {
+    out.record([
+      ['id', batch.id],
+      ['status', out.status(batch.status)],
+      ['platform', batch.platform],
+      ['operation', batch.operation],
+      ['limit', batch.requested_limit],
+      ['targets', batch.target_count],
+      ['queued / running', `${number(batch.queued_count)} / ${number(batch.running_count)}`],
+      [
+        'completed / failed / cancelled',
+        `${number(batch.completed_count)} / ${number(batch.failed_count)} / ${number(batch.cancelled_count)}`,
+      ],
+      ['results', batch.result_count],
+      ['reserved credits', batch.reserved_credits],
+      ['billed credits', batch.billed_credits],
+      ['created', batch.created_at],
+    ]);
+    if (batch.jobs && batch.jobs.length > 0) {
+      out.line();
+      out.table(batch.jobs, [
+        { header: 'JOB', value: (j) => j.id },
+        { header: 'TARGET', value: (j) => j.target },
+        { header: 'STATUS', value: (j) => j.status, color: (t) => out.status(t) },
       ]);
-      if (batch.jobs && batch.jobs.length > 0) {
-        out.line();
-        out.table(batch.jobs, [
-          { header: 'JOB', value: (j) => j.id },
-          { header: 'TARGET', value: (j) => j.target },
-          { header: 'STATUS', value: (j) => j.status, color: (t) => out.status(t) },
-        ]);
-      }
-    },
-    [batch.id],
-  );
+    }
+  }, [batch.id]);
 }

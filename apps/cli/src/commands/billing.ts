@@ -44,21 +44,17 @@ export function registerBilling(program: Command): void {
     .action(
       action(async (ctx) => {
         const view = await ctx.client().billing.get();
-        ctx.out.result(
-          view,
-          () => {
-            ctx.out.table<Plan>(view.plans, [
-              { header: '', value: (p) => (p.id === view.plan.id ? '*' : '') },
-              { header: 'PLAN', value: (p) => p.id },
-              { header: 'NAME', value: (p) => p.name },
-              { header: 'CREDITS/MONTH', value: (p) => p.monthly_credits.toLocaleString('en-US') },
-              { header: 'PRICE/MONTH', value: (p) => money(p.amount, p.currency) },
-            ]);
-            if (view.subscription) ctx.out.record(subscriptionRecord(view.subscription));
-            if (!view.payments_enabled) ctx.out.note('Payments are not configured on this service (run `npm run stripe:fake` locally).');
-          },
-          [view.plan.id],
-        );
+        ctx.out.result(view, () => {
+          ctx.out.table<Plan>(view.plans, [
+            { header: '', value: (p) => (p.id === view.plan.id ? '*' : '') },
+            { header: 'PLAN', value: (p) => p.id },
+            { header: 'NAME', value: (p) => p.name },
+            { header: 'CREDITS/MONTH', value: (p) => p.monthly_credits.toLocaleString('en-US') },
+            { header: 'PRICE/MONTH', value: (p) => money(p.amount, p.currency) },
+          ]);
+          if (view.subscription) ctx.out.record(subscriptionRecord(view.subscription));
+          if (!view.payments_enabled) ctx.out.note('Payments are not configured on this service (run `npm run stripe:fake` locally).');
+        }, [view.plan.id]);
       }),
     );
 
@@ -72,7 +68,10 @@ export function registerBilling(program: Command): void {
         if (answer.checkout) {
           const { checkout } = answer;
           ctx.out.result(checkout, () => {
-            ctx.out.record([['checkout', checkout.checkout_id], ['url', checkout.url]]);
+            ctx.out.record([
+              ['checkout', checkout.checkout_id],
+              ['url', checkout.url],
+            ]);
             ctx.out.note('Open the URL to pay; the plan applies once Stripe says the first invoice is paid.');
           }, [checkout.url]);
           return;

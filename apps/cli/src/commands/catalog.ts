@@ -19,7 +19,13 @@ export function registerCatalog(program: Command): void {
             { header: 'OPERATION', value: (r) => r.operation },
             { header: 'DEFAULT', value: (r) => number(r.default_limit), align: 'right' },
             { header: 'MAX', value: (r) => number(r.max_results), align: 'right' },
-            { header: 'PRICE', value: (r) => (r.base_credits > 0 ? `${r.base_credits} flat` : `${r.credits_per_result} / ${r.results_per_credit === 1 ? 'result' : `${r.results_per_credit} results`}`) },
+            {
+              header: 'PRICE',
+              value: (r) =>
+                r.base_credits > 0
+                  ? `${r.base_credits} flat`
+                  : `${r.credits_per_result} / ${r.results_per_credit === 1 ? 'result' : `${r.results_per_credit} results`}`,
+            },
           ]),
         );
       }),
@@ -93,35 +99,44 @@ export function registerCatalog(program: Command): void {
     .option('-l, --limit <n>', LIMIT_HELP, integer())
     .option('--include-posts <n>', 'posts bundled with each profile', integer(0))
     .action(
-      action(async (ctx, platform: string, operation: string, given: string[], options: { targetsFile?: string; limit?: number; includePosts?: number }) => {
-        const targets = [...given, ...(options.targetsFile ? readTargets(options.targetsFile) : [])];
-        if (targets.length === 0) throw new UsageError('give a target, or several, or --targets-file');
-        await noteDefaultLimit(ctx, platform, operation, options.limit);
-        const quote = await ctx.client().quotes.create({
-          platform,
-          operation: operation as never,
-          ...(targets.length === 1 ? { target: targets[0] } : { targets }),
-          ...(options.limit !== undefined ? { limit: options.limit } : {}),
-          ...(options.includePosts !== undefined ? { include_posts: options.includePosts } : {}),
-        });
-        ctx.out.result(quote, () =>
-          ctx.out.record([
-            ['platform / operation', `${quote.platform} / ${quote.operation}`],
-            ['limit per target', quote.requested_limit],
-            ['targets', quote.target_count],
-            ['cached targets', quote.cached_targets],
-            ['max credits', quote.max_credits],
-            ['available credits', quote.available_credits],
-            ['affordable', quote.affordable ? ctx.out.colors.green('yes') : ctx.out.colors.red('no')],
-            ['active jobs', `${number(quote.active_jobs)} of ${number(quote.max_active_jobs)}`],
-          ]),
-        );
-      }),
+      action(
+        async (
+          ctx,
+          platform: string,
+          operation: string,
+          given: string[],
+          options: { targetsFile?: string; limit?: number; includePosts?: number },
+        ) => {
+          const targets = [...given, ...(options.targetsFile ? readTargets(options.targetsFile) : [])];
+          if (targets.length === 0) throw new UsageError('give a target, or several, or --targets-file');
+          await noteDefaultLimit(ctx, platform, operation, options.limit);
+          const quote = await ctx.client().quotes.create({
+            platform,
+            operation: operation as never,
+            ...(targets.length === 1 ? { target: targets[0] } : { targets }),
+            ...(options.limit !== undefined ? { limit: options.limit } : {}),
+            ...(options.includePosts !== undefined ? { include_posts: options.includePosts } : {}),
+          });
+          ctx.out.result(quote, () =>
+            ctx.out.record([
+              ['platform / operation', `${quote.platform} / ${quote.operation}`],
+              ['limit per target', quote.requested_limit],
+              ['targets', quote.target_count],
+              ['cached targets', quote.cached_targets],
+              ['max credits', quote.max_credits],
+              ['available credits', quote.available_credits],
+              ['affordable', quote.affordable ? ctx.out.colors.green('yes') : ctx.out.colors.red('no')],
+              ['active jobs', `${number(quote.active_jobs)} of ${number(quote.max_active_jobs)}`],
+            ]),
+          );
+        },
+      ),
     );
 }
 
 /** The help of --limit wherever a command runs an operation: the default and the maximum are the operation's, from GET /v1/platforms. */
-export const LIMIT_HELP = "results wanted per target (default: the operation's own default; at most its maximum; `sdx platforms` lists both)";
+export const LIMIT_HELP =
+  "results wanted per target (default: the operation's own default; at most its maximum; `sdx platforms` lists both)";
 
 /**
  * When --limit is left out, says on stderr which default the service applies and the maximum,

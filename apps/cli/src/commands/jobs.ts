@@ -37,7 +37,8 @@ export function registerJobs(program: Command): void {
         const job = await withProgress(
           ctx,
           jobProgress(ctx.out),
-          (signal, onProgress) => sdx.jobs.extract(body, { idempotencyKey: options.idempotencyKey, noCache: !options.cache, signal, onProgress }),
+          (signal, onProgress) =>
+            sdx.jobs.extract(body, { idempotencyKey: options.idempotencyKey, noCache: !options.cache, signal, onProgress }),
           (last) => interrupted(ctx, last),
         );
         printJob(ctx.out, job);
@@ -61,7 +62,10 @@ export function registerJobs(program: Command): void {
       action(async (ctx, platform: string, operation: string, target: string, options: JobOptions) => {
         const sdx = ctx.client();
         await noteDefaultLimit(ctx, platform, operation, options.limit);
-        const job = await sdx.jobs.create(request(platform, operation, target, options), { idempotencyKey: options.idempotencyKey, noCache: !options.cache });
+        const job = await sdx.jobs.create(request(platform, operation, target, options), {
+          idempotencyKey: options.idempotencyKey,
+          noCache: !options.cache,
+        });
         if (!options.wait) {
           printJob(ctx.out, job);
           return;
@@ -91,20 +95,37 @@ export function registerJobs(program: Command): void {
     .option('--batch <batch_id>', 'only the children of this batch')
     .option('--schedule <schedule_id>', 'only the jobs of this schedule')
     .action(
-      action(async (ctx, options: { limit?: number; all?: boolean; status?: JobStatus; platform?: string; operation?: string; batch?: string; schedule?: string }) => {
-        // A list shows no results (`sdx jobs get` or `sdx export` reads one): none are read.
-        const list = ctx.client().jobs.list({
-          include_result: false,
-          limit: options.limit,
-          status: options.status,
-          platform: options.platform,
-          operation: options.operation,
-          batch_id: options.batch,
-          schedule_id: options.schedule,
-        });
-        const rows = options.all ? await list.toArray() : (await list).data;
-        ctx.out.result(rows, () => jobTable(ctx.out, rows), rows.map((j) => j.id));
-      }),
+      action(
+        async (
+          ctx,
+          options: {
+            limit?: number;
+            all?: boolean;
+            status?: JobStatus;
+            platform?: string;
+            operation?: string;
+            batch?: string;
+            schedule?: string;
+          },
+        ) => {
+          // A list shows no results (`sdx jobs get` or `sdx export` reads one): none are read.
+          const list = ctx.client().jobs.list({
+            include_result: false,
+            limit: options.limit,
+            status: options.status,
+            platform: options.platform,
+            operation: options.operation,
+            batch_id: options.batch,
+            schedule_id: options.schedule,
+          });
+          const rows = options.all ? await list.toArray() : (await list).data;
+          ctx.out.result(
+            rows,
+            () => jobTable(ctx.out, rows),
+            rows.map((j) => j.id),
+          );
+        },
+      ),
     );
 
   jobs
@@ -138,7 +159,8 @@ export function registerJobs(program: Command): void {
       action(async (ctx, id: string, options: { format: ExportFormat; output?: string }) => {
         const sdx = ctx.client();
         if (!options.output) {
-          if (options.format === 'xlsx' && ctx.out.stdoutIsTerminal) throw new UsageError('xlsx is binary: write it to a file with -o FILE');
+          if (options.format === 'xlsx' && ctx.out.stdoutIsTerminal)
+            throw new UsageError('xlsx is binary: write it to a file with -o FILE');
           if (ctx.out.json) throw new UsageError('--json prints a summary of the download: give -o FILE');
           await sdx.exports.download(id, ctx.out.stdout, { format: options.format });
           return;
@@ -188,30 +210,26 @@ function interrupted(ctx: Context, job: Job | undefined): void {
 }
 
 export function printJob(out: Output, job: Job): void {
-  out.result(
-    job,
-    () => {
-      out.record([
-        ['id', job.id],
-        ['status', out.status(job.status)],
-        ['platform', job.platform],
-        ['operation', job.operation],
-        ['target', job.target],
-        ['limit', job.requested_limit],
-        ['progress', `${number(job.progress_current)}${job.progress_total !== null ? ` / ${number(job.progress_total)}` : ''}`],
-        ['results', job.result_count],
-        ['reserved credits', job.reserved_credits],
-        ['billed credits', job.billed_credits],
-        ['created', job.created_at],
-        ['finished', job.finished_at],
-        ...(job.error ? ([['error', `${job.error.code}: ${job.error.message}`]] as Array<[string, unknown]>) : []),
-        ...(job.cached ? ([['cached', 'yes']] as Array<[string, unknown]>) : []),
-        ...(job.deduplicated ? ([['deduplicated', 'yes']] as Array<[string, unknown]>) : []),
-      ]);
-      if (job.status === 'completed') out.note(out.errColors.dim(`export it: sdx export ${job.id} --format csv -o ${job.id}.csv`));
-    },
-    [job.id],
-  );
+  out.result(job, () => {
+    out.record([
+      ['id', job.id],
+      ['status', out.status(job.status)],
+      ['platform', job.platform],
+      ['operation', job.operation],
+      ['target', job.target],
+      ['limit', job.requested_limit],
+      ['progress', `${number(job.progress_current)}${job.progress_total !== null ? ` / ${number(job.progress_total)}` : ''}`],
+      ['results', job.result_count],
+      ['reserved credits', job.reserved_credits],
+      ['billed credits', job.billed_credits],
+      ['created', job.created_at],
+      ['finished', job.finished_at],
+      ...(job.error ? ([['error', `${job.error.code}: ${job.error.message}`]] as Array<[string, unknown]>) : []),
+      ...(job.cached ? ([['cached', 'yes']] as Array<[string, unknown]>) : []),
+      ...(job.deduplicated ? ([['deduplicated', 'yes']] as Array<[string, unknown]>) : []),
+    ]);
+    if (job.status === 'completed') out.note(out.errColors.dim(`export it: sdx export ${job.id} --format csv -o ${job.id}.csv`));
+  }, [job.id]);
 }
 
 export function jobTable(out: Output, rows: Job[]): void {

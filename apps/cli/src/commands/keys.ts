@@ -20,20 +20,16 @@ export function registerKeys(program: Command): void {
           ...(options.role ? { role: options.role } : {}),
           ...(options.expiresAt ? { expires_at: options.expiresAt } : {}),
         });
-        ctx.out.result(
-          key,
-          () => {
-            ctx.out.record([
-              ['id', key.id],
-              ['name', key.name],
-              ['role', key.role],
-              ['expires', key.expires_at],
-              ['api key', ctx.out.colors.bold(key.api_key)],
-            ]);
-            ctx.out.note(ctx.out.errColors.yellow('The API key is shown this once: store it now.'));
-          },
-          [key.api_key],
-        );
+        ctx.out.result(key, () => {
+          ctx.out.record([
+            ['id', key.id],
+            ['name', key.name],
+            ['role', key.role],
+            ['expires', key.expires_at],
+            ['api key', ctx.out.colors.bold(key.api_key)],
+          ]);
+          ctx.out.note(ctx.out.errColors.yellow('The API key is shown this once: store it now.'));
+        }, [key.api_key]);
       }),
     );
 
@@ -52,7 +48,11 @@ export function registerKeys(program: Command): void {
               { header: 'PREFIX', value: (k) => k.prefix },
               { header: 'ROLE', value: (k) => k.role },
               { header: 'LAST USED', value: (k) => k.last_used_at ?? '-' },
-              { header: 'STATE', value: (k) => (k.revoked_at ? 'revoked' : k.expires_at && Date.parse(k.expires_at) < Date.now() ? 'expired' : 'active'), color: (t, c) => (t === 'active' ? c.green(t) : c.red(t)) },
+              {
+                header: 'STATE',
+                value: (k) => (k.revoked_at ? 'revoked' : k.expires_at && Date.parse(k.expires_at) < Date.now() ? 'expired' : 'active'),
+                color: (t, c) => (t === 'active' ? c.green(t) : c.red(t)),
+              },
             ]),
           rows.map((k) => k.id),
         );

@@ -10,7 +10,9 @@ const CALL_TIMEOUT_MS = 10 * 60_000;
 export function registerMcp(program: Command): void {
   program
     .command('mcp')
-    .description('serve the MCP tools over stdio for desktop agents (Claude Desktop, Cursor, VS Code, ...), calling {base URL}/mcp with the stored key')
+    .description(
+      'serve the MCP tools over stdio for desktop agents (Claude Desktop, Cursor, VS Code, ...), calling {base URL}/mcp with the stored key',
+    )
     .action(action(async (ctx) => serveMcp(ctx)));
 }
 
@@ -40,7 +42,10 @@ async function serveMcp(ctx: Context): Promise<void> {
   try {
     await upstream.connect(new StreamableHTTPClientTransport(url, { requestInit: { headers } }));
   } catch (error) {
-    throw new CliError(`cannot open the MCP server at ${url.href}: ${error instanceof Error ? error.message : String(error)}`, EXIT.connection);
+    throw new CliError(
+      `cannot open the MCP server at ${url.href}: ${error instanceof Error ? error.message : String(error)}`,
+      EXIT.connection,
+    );
   }
 
   const info = upstream.getServerVersion();
@@ -59,7 +64,10 @@ async function serveMcp(ctx: Context): Promise<void> {
       onprogress:
         token === undefined
           ? undefined
-          : (progress) => void extra.sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken: token } }).catch(() => undefined),
+          : (progress) =>
+              void extra
+                .sendNotification({ method: 'notifications/progress', params: { ...progress, progressToken: token } })
+                .catch(() => undefined),
     });
   });
 

@@ -31,7 +31,8 @@ export function parseAlert(text: string): MonitorAlert {
   const [spec, target] = text.split('@', 2) as [string, string | undefined];
   const [metric, condition, threshold] = spec.split(':');
   const conditions = ['above', 'below', 'change_pct_above', 'new_item'];
-  if (!metric || !condition || !conditions.includes(condition)) throw new UsageError(`--alert ${text}: expected metric:condition[:threshold][@target], condition one of ${conditions.join(', ')}`);
+  if (!metric || !condition || !conditions.includes(condition))
+    throw new UsageError(`--alert ${text}: expected metric:condition[:threshold][@target], condition one of ${conditions.join(', ')}`);
   if (condition !== 'new_item' && (threshold === undefined || !Number.isFinite(Number(threshold)) || threshold.trim() === '')) {
     throw new UsageError(`--alert ${text}: ${condition} needs a number threshold (metric:${condition}:N)`);
   }
@@ -70,7 +71,17 @@ export function registerMonitors(program: Command): void {
           ctx,
           platform: string,
           operation: string,
-          options: { name?: string; target?: string[]; targetsFile?: string; frequency: MonitorRequest['frequency']; time?: string; day?: (typeof DAYS)[number]; timezone?: string; limit?: number; alert?: string[] },
+          options: {
+            name?: string;
+            target?: string[];
+            targetsFile?: string;
+            frequency: MonitorRequest['frequency'];
+            time?: string;
+            day?: (typeof DAYS)[number];
+            timezone?: string;
+            limit?: number;
+            alert?: string[];
+          },
         ) => {
           const targets = [...(options.target ?? []), ...(options.targetsFile ? readTargets(options.targetsFile) : [])];
           if (targets.length === 0) throw new UsageError('give at least one --target or a --targets-file');
@@ -194,13 +205,25 @@ export function registerMonitors(program: Command): void {
     .option('--from <time>', 'points at or after (ISO 8601)')
     .option('--to <time>', 'points at or before (ISO 8601)')
     .option('--export <file>', 'write the points to a file instead (csv, xlsx or json by --format)')
-    .option('--format <format>', 'csv, xlsx or json (with --export; default from the file name, else csv)', oneOf(['csv', 'xlsx', 'json'] as const))
+    .option(
+      '--format <format>',
+      'csv, xlsx or json (with --export; default from the file name, else csv)',
+      oneOf(['csv', 'xlsx', 'json'] as const),
+    )
     .action(
       action(
         async (
           ctx,
           id: string,
-          options: { target?: string; metric?: (typeof METRICS)[number]; item?: string; from?: string; to?: string; export?: string; format?: 'csv' | 'xlsx' | 'json' },
+          options: {
+            target?: string;
+            metric?: (typeof METRICS)[number];
+            item?: string;
+            from?: string;
+            to?: string;
+            export?: string;
+            format?: 'csv' | 'xlsx' | 'json';
+          },
         ) => {
           const filters = {
             ...(options.target ? { target: options.target } : {}),
@@ -213,7 +236,11 @@ export function registerMonitors(program: Command): void {
             const extension = /\.(csv|xlsx|json)$/i.exec(options.export)?.[1]?.toLowerCase() as 'csv' | 'xlsx' | 'json' | undefined;
             const format = options.format ?? extension ?? 'csv';
             const saved = await ctx.client().monitors.exportSeries(id, options.export, { format, ...filters });
-            ctx.out.result({ file: options.export, format, bytes: saved.bytes }, () => ctx.out.note(`wrote ${number(saved.bytes)} bytes of ${format} to ${options.export}`), [options.export]);
+            ctx.out.result(
+              { file: options.export, format, bytes: saved.bytes },
+              () => ctx.out.note(`wrote ${number(saved.bytes)} bytes of ${format} to ${options.export}`),
+              [options.export],
+            );
             return;
           }
           const series = await ctx.client().monitors.series(id, filters);
@@ -273,7 +300,8 @@ export function registerMonitors(program: Command): void {
 
 function describeChange(c: MonitorChange): string {
   if (c.kind === 'new_item') return 'new';
-  const show = (v: unknown) => (typeof v === 'number' ? number(v) : v === null || v === undefined ? '-' : typeof v === 'string' ? v : JSON.stringify(v));
+  const show = (v: unknown) =>
+    typeof v === 'number' ? number(v) : v === null || v === undefined ? '-' : typeof v === 'string' ? v : JSON.stringify(v);
   const pct = typeof c.change_pct === 'number' ? ` (${c.change_pct > 0 ? '+' : ''}${c.change_pct.toFixed(2)}%)` : '';
   return `${show(c.before)} -> ${show(c.after)}${pct}`;
 }
@@ -290,8 +318,20 @@ function printMonitor(out: Output, m: Monitor): void {
         ['operation', m.operation],
         ['targets', m.targets.join(', ')],
         ['limit', m.limit],
-        ['frequency', `${m.frequency}${m.day_of_week ? ` on ${m.day_of_week}` : ''}${m.time_of_day ? ` at ${m.time_of_day}` : ''} (${m.timezone})`],
-        ['alerts', m.alerts.length ? m.alerts.map((a) => `${a.metric}:${a.condition}${a.threshold !== undefined ? `:${a.threshold}` : ''}${a.target ? `@${a.target}` : ''}`).join(', ') : '-'],
+        [
+          'frequency',
+          `${m.frequency}${m.day_of_week ? ` on ${m.day_of_week}` : ''}${m.time_of_day ? ` at ${m.time_of_day}` : ''} (${m.timezone})`,
+        ],
+        [
+          'alerts',
+          m.alerts.length
+            ? m.alerts
+                .map(
+                  (a) => `${a.metric}:${a.condition}${a.threshold !== undefined ? `:${a.threshold}` : ''}${a.target ? `@${a.target}` : ''}`,
+                )
+                .join(', ')
+            : '-',
+        ],
         ['credits per run', m.estimated_credits_per_run],
         ['credits per month', m.estimated_credits_per_month],
         ['next run (UTC)', m.next_run_at],

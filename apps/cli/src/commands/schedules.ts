@@ -37,7 +37,14 @@ export function registerSchedules(program: Command): void {
           ctx,
           platform: string,
           operation: string,
-          options: RecurrenceOptions & { name: string; target?: string[]; targetsFile?: string; limit?: number; includePosts?: number; delivery?: 'all' | 'new_only' },
+          options: RecurrenceOptions & {
+            name: string;
+            target?: string[];
+            targetsFile?: string;
+            limit?: number;
+            includePosts?: number;
+            delivery?: 'all' | 'new_only';
+          },
         ) => {
           const targets = [...(options.target ?? []), ...(options.targetsFile ? readTargets(options.targetsFile) : [])];
           if (targets.length === 0) throw new UsageError('give at least one --target or a --targets-file');
@@ -141,34 +148,30 @@ export function registerSchedules(program: Command): void {
 }
 
 function printSchedule(out: Output, schedule: Schedule): void {
-  out.result(
-    schedule,
-    () => {
-      out.record([
-        ['id', schedule.id],
-        ['name', schedule.name],
-        ['status', out.status(schedule.status)],
-        ['platform', schedule.platform],
-        ['operation', schedule.operation],
-        ['targets', schedule.targets.join(', ')],
-        ['limit', schedule.requested_limit],
-        ['frequency', `${schedule.frequency} (${schedule.timezone})`],
-        ['starts at', schedule.starts_at],
-        ['next run (UTC)', schedule.next_run_at],
-        ['last run', schedule.last_run_at],
+  out.result(schedule, () => {
+    out.record([
+      ['id', schedule.id],
+      ['name', schedule.name],
+      ['status', out.status(schedule.status)],
+      ['platform', schedule.platform],
+      ['operation', schedule.operation],
+      ['targets', schedule.targets.join(', ')],
+      ['limit', schedule.requested_limit],
+      ['frequency', `${schedule.frequency} (${schedule.timezone})`],
+      ['starts at', schedule.starts_at],
+      ['next run (UTC)', schedule.next_run_at],
+      ['last run', schedule.last_run_at],
+    ]);
+    const runs = schedule.runs ?? [];
+    if (runs.length > 0) {
+      out.line();
+      out.table(runs, [
+        { header: 'RUN', value: (r) => r.id },
+        { header: 'TRIGGER', value: (r) => r.trigger },
+        { header: 'STATUS', value: (r) => r.status, color: (t) => out.status(t) },
+        { header: 'FOR', value: (r) => r.scheduled_for },
+        { header: 'WORK', value: (r) => r.job_id ?? r.batch_id ?? '-' },
       ]);
-      const runs = schedule.runs ?? [];
-      if (runs.length > 0) {
-        out.line();
-        out.table(runs, [
-          { header: 'RUN', value: (r) => r.id },
-          { header: 'TRIGGER', value: (r) => r.trigger },
-          { header: 'STATUS', value: (r) => r.status, color: (t) => out.status(t) },
-          { header: 'FOR', value: (r) => r.scheduled_for },
-          { header: 'WORK', value: (r) => r.job_id ?? r.batch_id ?? '-' },
-        ]);
-      }
-    },
-    [schedule.id],
-  );
+    }
+  }, [schedule.id]);
 }

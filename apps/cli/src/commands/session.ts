@@ -15,7 +15,9 @@ export function registerSession(program: Command): void {
     .action(
       action(async (ctx, options: { baseUrl?: string }) => {
         const baseUrl = normalizeUrl(options.baseUrl ?? settings(ctx.env).baseUrl);
-        const apiKey = (ctx.streams.stdin.isTTY ? await promptHidden(ctx, `API key for ${baseUrl}: `) : await readAll(ctx.streams.stdin)).trim();
+        const apiKey = (
+          ctx.streams.stdin.isTTY ? await promptHidden(ctx, `API key for ${baseUrl}: `) : await readAll(ctx.streams.stdin)
+        ).trim();
         if (apiKey === '') throw new UsageError('no API key given');
         // Stored only once the service accepts it.
         const account = await ctx
@@ -23,13 +25,24 @@ export function registerSession(program: Command): void {
           .account.get()
           .catch((error: unknown) => {
             if (!(error instanceof ConnectionError)) throw error;
-            const hint = options.baseUrl === undefined ? ' Is the service running there? Pass --base-url <url> (or set SDX_BASE_URL) to log in to another one.' : ' Is the service running there?';
+            const hint =
+              options.baseUrl === undefined
+                ? ' Is the service running there? Pass --base-url <url> (or set SDX_BASE_URL) to log in to another one.'
+                : ' Is the service running there?';
             throw new ConnectionError(`could not reach ${baseUrl}: ${error.message}.${hint}`, { cause: error });
           });
         const file = writeConfig(ctx.env, { api_key: apiKey, base_url: baseUrl });
-        const summary = { base_url: baseUrl, workspace_id: account.organization_id, workspace_name: account.organization_name, key_id: account.authenticated_key_id, config_path: file };
+        const summary = {
+          base_url: baseUrl,
+          workspace_id: account.organization_id,
+          workspace_name: account.organization_name,
+          key_id: account.authenticated_key_id,
+          config_path: file,
+        };
         ctx.out.result(summary, () => {
-          ctx.out.note(`Logged in to ${account.organization_name} (${account.organization_id}) at ${baseUrl} with key ${account.authenticated_key_id}.`);
+          ctx.out.note(
+            `Logged in to ${account.organization_name} (${account.organization_id}) at ${baseUrl} with key ${account.authenticated_key_id}.`,
+          );
           ctx.out.note(`Saved to ${file} (readable by you only). SDX_API_KEY and SDX_BASE_URL override it.`);
         });
       }),
@@ -41,7 +54,9 @@ export function registerSession(program: Command): void {
     .action(
       action(async (ctx) => {
         const removed = removeConfig(ctx.env);
-        ctx.out.result({ config_path: configPath(ctx.env), removed }, () => ctx.out.note(removed ? `Removed ${configPath(ctx.env)}.` : 'Not logged in.'));
+        ctx.out.result({ config_path: configPath(ctx.env), removed }, () =>
+          ctx.out.note(removed ? `Removed ${configPath(ctx.env)}.` : 'Not logged in.'),
+        );
       }),
     );
 }

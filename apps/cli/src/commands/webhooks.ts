@@ -16,7 +16,7 @@ export function registerWebhooks(program: Command): void {
 
   webhooks
     .command('listen')
-    .description('forward the workspace\'s webhook events to a local URL until Ctrl-C')
+    .description("forward the workspace's webhook events to a local URL until Ctrl-C")
     .requiredOption('--forward-to <url>', 'where to POST each event, e.g. http://localhost:4242/webhooks')
     // Each default said once, in words: commander prints the description given to default().
     .addOption(new Option('--events <types>', 'comma-separated event types').default('*', 'all'))
@@ -26,7 +26,10 @@ export function registerWebhooks(program: Command): void {
     .action(
       action(async (ctx, options: { forwardTo: string; events: string; host: string; port: number; publicUrl?: string }) => {
         const target = parseUrl(options.forwardTo, '--forward-to');
-        const events = options.events.split(',').map((e) => e.trim()).filter(Boolean) as Array<WebhookEventType | '*'>;
+        const events = options.events
+          .split(',')
+          .map((e) => e.trim())
+          .filter(Boolean) as Array<WebhookEventType | '*'>;
         const sdx = ctx.client();
         const out = ctx.out;
         let secret = '';
@@ -64,7 +67,12 @@ export function registerWebhooks(program: Command): void {
             report({ forwarded: true, event_id: event.id, type: event.type, status: answer.status });
           } catch (error) {
             res.writeHead(502).end();
-            report({ forwarded: false, event_id: event.id, type: event.type, error: `could not reach ${target.href}: ${(error as Error).message}` });
+            report({
+              forwarded: false,
+              event_id: event.id,
+              type: event.type,
+              error: `could not reach ${target.href}: ${(error as Error).message}`,
+            });
           }
         }
 
@@ -74,7 +82,10 @@ export function registerWebhooks(program: Command): void {
             return;
           }
           const c = out.colors;
-          if (line.forwarded) out.line(`${new Date().toISOString()}  --> ${c.bold(line.type!)} ${line.event_id}  <-- [${line.status! < 300 ? c.green(String(line.status)) : c.red(String(line.status))}] POST ${target.href}`);
+          if (line.forwarded)
+            out.line(
+              `${new Date().toISOString()}  --> ${c.bold(line.type!)} ${line.event_id}  <-- [${line.status! < 300 ? c.green(String(line.status)) : c.red(String(line.status))}] POST ${target.href}`,
+            );
           else out.line(`${new Date().toISOString()}  ${c.red('!!')} ${line.type ?? ''} ${line.event_id ?? ''} ${line.error}`);
         }
 
@@ -85,7 +96,9 @@ export function registerWebhooks(program: Command): void {
           throw new CliError(`cannot listen on ${options.host}:${options.port}: ${error.message}`, EXIT.failure);
         });
         const { port } = relay.address() as AddressInfo;
-        const url = options.publicUrl ? parseUrl(options.publicUrl, '--public-url').href : `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}/`;
+        const url = options.publicUrl
+          ? parseUrl(options.publicUrl, '--public-url').href
+          : `http://${options.host.includes(':') ? `[${options.host}]` : options.host}:${port}/`;
 
         let endpointId: string | undefined;
         const cleanUp = async () => {
@@ -94,13 +107,19 @@ export function registerWebhooks(program: Command): void {
           if (endpointId) await sdx.webhooks.delete(endpointId).catch(() => undefined);
         };
         try {
-          const endpoint = await sdx.webhooks.create({ url, events, description: 'sdx webhooks listen (temporary; deleted when it stops)' });
+          const endpoint = await sdx.webhooks.create({
+            url,
+            events,
+            description: 'sdx webhooks listen (temporary; deleted when it stops)',
+          });
           endpointId = endpoint.id;
           secret = endpoint.secret;
           if (out.json) out.line(JSON.stringify({ ready: true, webhook_id: endpoint.id, url, forward_to: target.href, events, secret }));
           else {
             out.note(`Registered ${endpoint.id} → ${url} for ${events.join(', ')}; forwarding to ${target.href}.`);
-            out.note(`Signing secret: ${out.errColors.bold(endpoint.secret)} (verify deliveries with it; it is deleted with the endpoint).`);
+            out.note(
+              `Signing secret: ${out.errColors.bold(endpoint.secret)} (verify deliveries with it; it is deleted with the endpoint).`,
+            );
             out.note('Ctrl-C stops listening and deletes the endpoint.');
           }
         } catch (error) {
@@ -110,7 +129,8 @@ export function registerWebhooks(program: Command): void {
 
         await ctx
           .interruptible(
-            (signal) => new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })),
+            (signal) =>
+              new Promise<never>((_resolve, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })),
             () => out.note(`\nStopped; deleting ${endpointId}.`),
           )
           .finally(cleanUp);

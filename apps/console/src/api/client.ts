@@ -97,7 +97,12 @@ export class ApiProblem extends Error {
   }
 
   static network(error: unknown): ApiProblem {
-    return new ApiProblem(0, 'network_error', `The service could not be reached (${error instanceof Error ? error.message : String(error)}).`, null);
+    return new ApiProblem(
+      0,
+      'network_error',
+      `The service could not be reached (${error instanceof Error ? error.message : String(error)}).`,
+      null,
+    );
   }
 }
 

@@ -10,7 +10,12 @@ import { isTerminal } from './jobs';
  * if it cannot be opened or breaks. fetch, not EventSource: the request must carry X-Workspace-ID.
  * The stream is parsed by eventsource-parser, the parser the SDK uses too.
  */
-export async function readEventStream(path: string, signal: AbortSignal, onEvent: (event: string, data: unknown) => void, onOpen?: () => void): Promise<void> {
+export async function readEventStream(
+  path: string,
+  signal: AbortSignal,
+  onEvent: (event: string, data: unknown) => void,
+  onOpen?: () => void,
+): Promise<void> {
   const response = await fetch(path, { headers: { ...sessionHeaders(), Accept: 'text/event-stream' }, credentials: 'same-origin', signal });
   if (!response.ok || !response.body || !(response.headers.get('Content-Type') ?? '').startsWith('text/event-stream')) {
     throw new Error(`no event stream (${response.status})`);
@@ -39,7 +44,12 @@ export type LiveMode = 'connecting' | 'stream' | 'polling' | 'done';
  * had or breaks (a network error, a proxy that cuts it), by polling every second until it is
  * terminal. `mode` is 'stream' only once the stream is open.
  */
-function useLive<T extends { status: string }>(kind: 'jobs' | 'batches', id: string, fetchOne: () => Promise<T>, strip: (fresh: T, old: T | undefined) => T) {
+function useLive<T extends { status: string }>(
+  kind: 'jobs' | 'batches',
+  id: string,
+  fetchOne: () => Promise<T>,
+  strip: (fresh: T, old: T | undefined) => T,
+) {
   const queryClient = useQueryClient();
   const workspaceId = currentWorkspaceId();
   const key = useMemo(() => [workspaceId, kind, id], [workspaceId, kind, id]);
@@ -86,5 +96,10 @@ export function useLiveJob(jobId: string) {
 }
 
 export function useLiveBatch(batchId: string) {
-  return useLive<Batch>('batches', batchId, () => unwrap(api.GET('/v1/batches/{batch_id}', { params: { path: { batch_id: batchId } } })), keepBatchJobs);
+  return useLive<Batch>(
+    'batches',
+    batchId,
+    () => unwrap(api.GET('/v1/batches/{batch_id}', { params: { path: { batch_id: batchId } } })),
+    keepBatchJobs,
+  );
 }

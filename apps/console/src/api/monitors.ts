@@ -47,7 +47,10 @@ export async function monitorChanges(
   monitorId: string,
   page: { limit?: number; starting_after?: string; target?: string; kind?: string } = {},
 ): Promise<{ items: MonitorChange[]; hasMore: boolean }> {
-  const { data } = await getJson<{ data: MonitorChange[]; has_more: boolean }>(`/v1/monitors/${encodeURIComponent(monitorId)}/changes`, page);
+  const { data } = await getJson<{ data: MonitorChange[]; has_more: boolean }>(
+    `/v1/monitors/${encodeURIComponent(monitorId)}/changes`,
+    page,
+  );
   return { items: data.data, hasMore: data.has_more };
 }
 

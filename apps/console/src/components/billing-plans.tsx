@@ -25,7 +25,8 @@ function until(sub: Subscription | null): string {
 /** What a click on a plan will do, said before it is done (the confirmation's text). */
 export function planChangeText(current: Plan, target: Plan, sub: Subscription | null): string {
   const price = `${formatMoney(target.amount, target.currency)} a month`;
-  if (!sub) return `Subscribe to ${target.name}: ${price} for ${formatNumber(target.monthly_credits)} credits a month, charged now through Stripe Checkout and every month after. The plan applies once the first payment is confirmed.`;
+  if (!sub)
+    return `Subscribe to ${target.name}: ${price} for ${formatNumber(target.monthly_credits)} credits a month, charged now through Stripe Checkout and every month after. The plan applies once the first payment is confirmed.`;
   if (target.id === current.id) return `Keep ${target.name} (${price}): nothing is charged now, and the scheduled change is called off.`;
   if (isUpgrade(current, target)) {
     return `Upgrade to ${target.name} (${price}): the difference for the rest of this period is charged now; ${formatNumber(target.monthly_credits)} credits a month apply once that payment is confirmed, and ${price} from ${until(sub)}.`;
@@ -46,9 +47,15 @@ export function Plans({ billing, canEdit, enabled }: { billing: Billing; canEdit
     const ws = currentWorkspaceId();
     for (const part of ['billing', 'account', 'usage']) void queryClient.invalidateQueries({ queryKey: [ws, part] });
   };
-  const sub = billing.subscription && (billing.subscription.status === 'active' || billing.subscription.status === 'past_due') ? billing.subscription : null;
+  const sub =
+    billing.subscription && (billing.subscription.status === 'active' || billing.subscription.status === 'past_due')
+      ? billing.subscription
+      : null;
   const change = useMutation({
-    mutationFn: (planId: string) => unwrap(api.POST('/v1/billing/subscription', { body: { plan_id: planId, success_url: back('success'), cancel_url: back('cancelled') } })),
+    mutationFn: (planId: string) =>
+      unwrap(
+        api.POST('/v1/billing/subscription', { body: { plan_id: planId, success_url: back('success'), cancel_url: back('cancelled') } }),
+      ),
     onSuccess: (answer) => {
       // 201: a Checkout Session to pay at; 200: the live subscription, changed.
       if (answer && 'checkout_id' in answer) window.location.assign(answer.url);
@@ -57,7 +64,8 @@ export function Plans({ billing, canEdit, enabled }: { billing: Billing; canEdit
   });
   const cancel = useMutation({ mutationFn: () => unwrap(api.DELETE('/v1/billing/subscription')), onSuccess: refresh });
   const portal = useMutation({
-    mutationFn: () => unwrap(api.POST('/v1/billing/portal', { body: { return_url: new URL(billingPage, window.location.origin).toString() } })),
+    mutationFn: () =>
+      unwrap(api.POST('/v1/billing/portal', { body: { return_url: new URL(billingPage, window.location.origin).toString() } })),
     onSuccess: (session) => window.location.assign(session.url),
   });
   const busy = change.isPending || cancel.isPending || portal.isPending;
@@ -65,15 +73,24 @@ export function Plans({ billing, canEdit, enabled }: { billing: Billing; canEdit
     if (window.confirm(planChangeText(billing.plan, plan, sub))) change.mutate(plan.id);
   };
   const stop = () => {
-    if (window.confirm(`Cancel the subscription: ${billing.plan.name} stays until ${until(sub)}, then the workspace is on the free plan. Nothing is refunded.`)) cancel.mutate();
+    if (
+      window.confirm(
+        `Cancel the subscription: ${billing.plan.name} stays until ${until(sub)}, then the workspace is on the free plan. Nothing is refunded.`,
+      )
+    )
+      cancel.mutate();
   };
   return (
     <>
       {sub && (
         <p data-testid="subscription-state">
-          {billing.plan.name} plan, {sub.status === 'past_due' ? <strong>payment failed — update the card in Manage billing</strong> : sub.status}
+          {billing.plan.name} plan,{' '}
+          {sub.status === 'past_due' ? <strong>payment failed — update the card in Manage billing</strong> : sub.status}
           {sub.cancel_at_period_end ? `, ends ${until(sub)}` : `, renews ${until(sub)}`}
-          {sub.scheduled_plan_id ? ` · changes to ${billing.plans.find((p) => p.id === sub.scheduled_plan_id)?.name ?? sub.scheduled_plan_id} then` : ''}.
+          {sub.scheduled_plan_id
+            ? ` · changes to ${billing.plans.find((p) => p.id === sub.scheduled_plan_id)?.name ?? sub.scheduled_plan_id} then`
+            : ''}
+          .
         </p>
       )}
       <div className="cards" data-testid="plans">
@@ -81,7 +98,12 @@ export function Plans({ billing, canEdit, enabled }: { billing: Billing; canEdit
           const current = plan.id === billing.plan.id;
           const priced = sub ? (sub.scheduled_plan_id ?? billing.plan.id) : billing.plan.id;
           return (
-            <div className={current ? 'card card-current' : 'card'} key={plan.id} data-testid={`plan-${plan.id}`} aria-current={current ? 'true' : undefined}>
+            <div
+              className={current ? 'card card-current' : 'card'}
+              key={plan.id}
+              data-testid={`plan-${plan.id}`}
+              aria-current={current ? 'true' : undefined}
+            >
               <h3>
                 {plan.name} {current && <span className="badge badge-ok">Current plan</span>}
               </h3>
@@ -109,7 +131,9 @@ export function Plans({ billing, canEdit, enabled }: { billing: Billing; canEdit
         </div>
       )}
       {!canEdit && <p className="muted small">An admin of this workspace can change the plan.</p>}
-      {[change.error, cancel.error, portal.error].map((error, i) => (problemCode(error) === 'billing_unavailable' ? null : <ErrorNotice key={i} error={error} />))}
+      {[change.error, cancel.error, portal.error].map((error, i) =>
+        problemCode(error) === 'billing_unavailable' ? null : <ErrorNotice key={i} error={error} />,
+      )}
       {canEdit && <Invoices />}
     </>
   );
@@ -120,7 +144,11 @@ function Invoices() {
   const invoices = useInfiniteQuery({
     queryKey: [currentWorkspaceId(), 'billing', 'invoices'],
     queryFn: ({ pageParam }) =>
-      unwrap(api.GET('/v1/billing/invoices', { params: { query: { limit: INVOICES_PAGE, ...(pageParam ? { starting_after: pageParam } : {}) } } })),
+      unwrap(
+        api.GET('/v1/billing/invoices', {
+          params: { query: { limit: INVOICES_PAGE, ...(pageParam ? { starting_after: pageParam } : {}) } },
+        }),
+      ),
     initialPageParam: null as string | null,
     getNextPageParam: (page) => (page.has_more ? (page.data.at(-1)?.id ?? null) : null),
   });

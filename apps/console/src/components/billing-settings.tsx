@@ -48,7 +48,15 @@ function SavedCard({ card }: { card: Billing['auto_recharge']['payment_method'] 
  * Auto-recharge: when the available credits fall below the threshold the service buys the pack
  * with the saved card. Admins edit it (PUT /v1/billing/auto-recharge); other roles read it.
  */
-export function AutoRechargeSettings({ billing, canEdit, onUnavailable }: { billing: Billing; canEdit: boolean; onUnavailable: () => void }) {
+export function AutoRechargeSettings({
+  billing,
+  canEdit,
+  onUnavailable,
+}: {
+  billing: Billing;
+  canEdit: boolean;
+  onUnavailable: () => void;
+}) {
   const queryClient = useQueryClient();
   const current = billing.auto_recharge;
   const [enabled, setEnabled] = useState(current.enabled);
@@ -57,7 +65,10 @@ export function AutoRechargeSettings({ billing, canEdit, onUnavailable }: { bill
   const parsed = parseCredits(threshold);
   // The service refuses a threshold at or above the pack (422 invalid_threshold): a recharge would leave the credits below it.
   const packCredits = billing.packs.find((p) => p.id === packId)?.credits;
-  const abovePack = parsed.value !== null && packCredits !== undefined && parsed.value >= packCredits ? `Below the pack's ${formatNumber(packCredits)} credits, or every job would buy it again.` : null;
+  const abovePack =
+    parsed.value !== null && packCredits !== undefined && parsed.value >= packCredits
+      ? `Below the pack's ${formatNumber(packCredits)} credits, or every job would buy it again.`
+      : null;
   const save = useMutation({
     mutationFn: () =>
       unwrap(api.PUT('/v1/billing/auto-recharge', { body: { enabled, threshold_credits: parsed.value ?? 0, pack_id: packId } })),
@@ -92,7 +103,12 @@ export function AutoRechargeSettings({ billing, canEdit, onUnavailable }: { bill
       <SavedCard card={current.payment_method} />
       <div className="field checkbox-field">
         <label>
-          <input type="checkbox" checked={enabled} onChange={(e) => setEnabled(e.target.checked)} aria-describedby={needsCard ? 'auto-recharge-card' : undefined} />{' '}
+          <input
+            type="checkbox"
+            checked={enabled}
+            onChange={(e) => setEnabled(e.target.checked)}
+            aria-describedby={needsCard ? 'auto-recharge-card' : undefined}
+          />{' '}
           Recharge automatically
         </label>
         {needsCard && (
@@ -102,9 +118,22 @@ export function AutoRechargeSettings({ billing, canEdit, onUnavailable }: { bill
         )}
       </div>
       <div className="row">
-        <Field label="When available credits fall below" hint="A whole number of credits, below the pack's." error={threshold.trim() === '' && enabled ? 'Say below how many credits to recharge.' : (parsed.error ?? abovePack)}>
+        <Field
+          label="When available credits fall below"
+          hint="A whole number of credits, below the pack's."
+          error={threshold.trim() === '' && enabled ? 'Say below how many credits to recharge.' : (parsed.error ?? abovePack)}
+        >
           {(id, describedBy) => (
-            <input id={id} type="number" min={0} step={1} inputMode="numeric" aria-describedby={describedBy} value={threshold} onChange={(e) => setThreshold(e.target.value)} />
+            <input
+              id={id}
+              type="number"
+              min={0}
+              step={1}
+              inputMode="numeric"
+              aria-describedby={describedBy}
+              value={threshold}
+              onChange={(e) => setThreshold(e.target.value)}
+            />
           )}
         </Field>
         <Field label="Buy">
@@ -119,7 +148,10 @@ export function AutoRechargeSettings({ billing, canEdit, onUnavailable }: { bill
           )}
         </Field>
       </div>
-      <SubmitButton pending={save.isPending} disabled={Boolean(parsed.error) || Boolean(abovePack) || !packId || (enabled && threshold.trim() === '')}>
+      <SubmitButton
+        pending={save.isPending}
+        disabled={Boolean(parsed.error) || Boolean(abovePack) || !packId || (enabled && threshold.trim() === '')}
+      >
         Save auto-recharge
       </SubmitButton>
       {save.isSuccess && !save.isPending && <p role="status">Auto-recharge saved: {save.data.enabled ? 'on' : 'off'}.</p>}
@@ -133,11 +165,21 @@ function MonthSpend({ spent, cap }: { spent: number; cap: number | null }) {
   return (
     <div className="progress" data-testid="month-spend">
       {cap != null && cap > 0 && (
-        <meter min={0} max={cap} value={Math.min(spent, cap)} low={cap * 0.75} high={cap * 0.9} optimum={0} aria-label="This month's spend against the cap" />
+        <meter
+          min={0}
+          max={cap}
+          value={Math.min(spent, cap)}
+          low={cap * 0.75}
+          high={cap * 0.9}
+          optimum={0}
+          aria-label="This month's spend against the cap"
+        />
       )}
       <span>
         {plural(spent, 'credit', 'credits')} spent this month (UTC)
-        {cap != null ? ` of the cap of ${formatNumber(cap)}${cap > 0 ? ` (${Math.round((Math.min(spent, cap) / cap) * 100)}%)` : ''}` : ', no cap'}
+        {cap != null
+          ? ` of the cap of ${formatNumber(cap)}${cap > 0 ? ` (${Math.round((Math.min(spent, cap) / cap) * 100)}%)` : ''}`
+          : ', no cap'}
       </span>
     </div>
   );
@@ -152,8 +194,13 @@ export function LimitsSettings({ billing, canEdit }: { billing: Billing; canEdit
   const capValue = parseCredits(cap);
   const lowValue = parseCredits(low);
   const save = useMutation({
-    mutationFn: () => unwrap(api.PUT('/v1/billing/limits', { body: { monthly_credit_cap: capValue.value, low_credits_threshold: lowValue.value } })),
-    onSuccess: () => Promise.all([queryClient.invalidateQueries({ queryKey: [currentWorkspaceId(), 'billing'] }), queryClient.invalidateQueries({ queryKey: [currentWorkspaceId(), 'account'] })]),
+    mutationFn: () =>
+      unwrap(api.PUT('/v1/billing/limits', { body: { monthly_credit_cap: capValue.value, low_credits_threshold: lowValue.value } })),
+    onSuccess: () =>
+      Promise.all([
+        queryClient.invalidateQueries({ queryKey: [currentWorkspaceId(), 'billing'] }),
+        queryClient.invalidateQueries({ queryKey: [currentWorkspaceId(), 'account'] }),
+      ]),
   });
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
@@ -166,12 +213,30 @@ export function LimitsSettings({ billing, canEdit }: { billing: Billing; canEdit
         <form onSubmit={onSubmit} className="inline-form" aria-label="Workspace limits">
           <Field label="Monthly credit cap" hint="Empty: no cap. Work past it is refused (402 spend_cap_reached)." error={capValue.error}>
             {(id, describedBy) => (
-              <input id={id} type="number" min={0} step={1} inputMode="numeric" aria-describedby={describedBy} value={cap} onChange={(e) => setCap(e.target.value)} />
+              <input
+                id={id}
+                type="number"
+                min={0}
+                step={1}
+                inputMode="numeric"
+                aria-describedby={describedBy}
+                value={cap}
+                onChange={(e) => setCap(e.target.value)}
+              />
             )}
           </Field>
           <Field label="Low-credits alert below" hint="Empty: no alert. Warns here and sends billing.credits_low." error={lowValue.error}>
             {(id, describedBy) => (
-              <input id={id} type="number" min={0} step={1} inputMode="numeric" aria-describedby={describedBy} value={low} onChange={(e) => setLow(e.target.value)} />
+              <input
+                id={id}
+                type="number"
+                min={0}
+                step={1}
+                inputMode="numeric"
+                aria-describedby={describedBy}
+                value={low}
+                onChange={(e) => setLow(e.target.value)}
+              />
             )}
           </Field>
           <SubmitButton pending={save.isPending} disabled={Boolean(capValue.error || lowValue.error)}>
@@ -199,7 +264,8 @@ function KeyCapEditor({ apiKey }: { apiKey: ApiKey }) {
   const value = parseCredits(cap);
   const name = apiKey.name ?? apiKey.prefix;
   const save = useMutation({
-    mutationFn: () => unwrap(api.PATCH('/v1/keys/{key_id}', { params: { path: { key_id: apiKey.id } }, body: { monthly_credit_cap: value.value } })),
+    mutationFn: () =>
+      unwrap(api.PATCH('/v1/keys/{key_id}', { params: { path: { key_id: apiKey.id } }, body: { monthly_credit_cap: value.value } })),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: [currentWorkspaceId(), 'keys'] }),
   });
   const unchanged = value.value === apiKey.monthly_credit_cap && !value.error;
@@ -267,5 +333,7 @@ export function KeyCaps({ canEdit }: { canEdit: boolean }) {
   );
   if (keys.error) return <ErrorNotice error={keys.error} />;
   if (!keys.data) return <Loading />;
-  return <DataTable caption="Spend caps of the API keys" testId="key-caps" empty="No API key in this workspace." data={live} columns={columns} />;
+  return (
+    <DataTable caption="Spend caps of the API keys" testId="key-caps" empty="No API key in this workspace." data={live} columns={columns} />
+  );
 }

@@ -86,7 +86,14 @@ export function formatMoney(amount: number, currency: string): string {
   return format.format(amount / 10 ** digits);
 }
 
-const BRANDS: Record<string, string> = { amex: 'American Express', diners: 'Diners Club', jcb: 'JCB', mastercard: 'Mastercard', unionpay: 'UnionPay', visa: 'Visa' };
+const BRANDS: Record<string, string> = {
+  amex: 'American Express',
+  diners: 'Diners Club',
+  jcb: 'JCB',
+  mastercard: 'Mastercard',
+  unionpay: 'UnionPay',
+  visa: 'Visa',
+};
 
 /** A saved card as people read it: "Visa •••• 4242". */
 export function cardName(card: { brand: string; last4: string }): string {

@@ -2,7 +2,11 @@ import type { Job } from '../api/client';
 import { formatNumber } from '../format';
 
 /** A job's progress: a bar while it runs (its total may be unknown), with the figures in words. */
-export function JobProgress({ job }: { job: Pick<Job, 'status' | 'progress_current' | 'progress_total' | 'requested_limit' | 'progress_message'> }) {
+export function JobProgress({
+  job,
+}: {
+  job: Pick<Job, 'status' | 'progress_current' | 'progress_total' | 'requested_limit' | 'progress_message'>;
+}) {
   const current = job.progress_current ?? 0;
   const total = job.progress_total ?? job.requested_limit;
   const done = job.status === 'completed';

@@ -107,7 +107,10 @@ export function textOf(value: unknown): string {
   if (typeof value === 'number') return formatNumber(value);
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (Array.isArray(value)) return value.map(textOf).join(', ');
-  if (isPlainObject(value)) return Object.entries(value).map(([key, v]) => `${key}: ${textOf(v)}`).join(', ');
+  if (isPlainObject(value))
+    return Object.entries(value)
+      .map(([key, v]) => `${key}: ${textOf(v)}`)
+      .join(', ');
   return String(value);
 }
 

@@ -143,7 +143,8 @@ function ColumnPicker({
             <legend className="visually-hidden">Columns shown, in the order of the csv export</legend>
             {columns.map((column) => (
               <label key={column} className="column-choice">
-                <input type="checkbox" checked={Boolean(visibility[column])} onChange={(e) => onChange(column, e.target.checked)} /> {column}
+                <input type="checkbox" checked={Boolean(visibility[column])} onChange={(e) => onChange(column, e.target.checked)} />{' '}
+                {column}
               </label>
             ))}
           </fieldset>
@@ -189,7 +190,14 @@ export function ResultsBrowser({ job, label = 'Result items' }: { job: Job; labe
     placeholderData: keepPreviousData,
     staleTime: Infinity,
     queryFn: () =>
-      unwrap(api.GET('/v1/jobs/{job_id}/items', { params: { path: { job_id: job.id }, query: { limit: pageSize, ...(here.cursor ? { cursor: here.cursor } : {}), ...(here.offset ? { offset: here.offset } : {}) } } })),
+      unwrap(
+        api.GET('/v1/jobs/{job_id}/items', {
+          params: {
+            path: { job_id: job.id },
+            query: { limit: pageSize, ...(here.cursor ? { cursor: here.cursor } : {}), ...(here.offset ? { offset: here.offset } : {}) },
+          },
+        }),
+      ),
   });
 
   const setShown = (column: string, shown: boolean) =>
@@ -203,30 +211,47 @@ export function ResultsBrowser({ job, label = 'Result items' }: { job: Job; labe
     setVisibility(defaults);
   };
 
-  const rows: Row[] = useMemo(() => (items.isPlaceholderData ? [] : (items.data?.items ?? [])).map((item, i) => ({ position: here.start + i + 1, item: item as Item })), [items.data, items.isPlaceholderData, here.start]);
+  const rows: Row[] = useMemo(
+    () =>
+      (items.isPlaceholderData ? [] : (items.data?.items ?? [])).map((item, i) => ({ position: here.start + i + 1, item: item as Item })),
+    [items.data, items.isPlaceholderData, here.start],
+  );
   const visibleColumns = useMemo(() => columns.filter((c) => visibility[c]), [columns, visibility]);
   const needle = filter.trim().toLowerCase();
   const shownRows = useMemo(
-    () => (needle ? rows.filter((row) => visibleColumns.some((c) => textOf(valueAt(row.item, c, columns)).toLowerCase().includes(needle))) : rows),
+    () =>
+      needle
+        ? rows.filter((row) =>
+            visibleColumns.some((c) =>
+              textOf(valueAt(row.item, c, columns))
+                .toLowerCase()
+                .includes(needle),
+            ),
+          )
+        : rows,
     [rows, needle, visibleColumns, columns],
   );
 
   const columnDefs = useMemo<ColumnDef<Row, unknown>[]>(
     () => [
       { id: '#', header: '#', accessorFn: (row) => row.position, cell: (c) => formatNumber(c.row.original.position) },
-      ...columns.map(
-        (column): ColumnDef<Row, unknown> => ({
-          id: column,
-          header: column,
-          accessorFn: (row) => valueAt(row.item, column, columns),
-          cell: (c) => <Value value={c.getValue()} />,
-        }),
-      ),
+      ...columns.map((column): ColumnDef<Row, unknown> => ({
+        id: column,
+        header: column,
+        accessorFn: (row) => valueAt(row.item, column, columns),
+        cell: (c) => <Value value={c.getValue()} />,
+      })),
     ],
     [columns],
   );
   const columnVisibility: VisibilityState = visibility;
-  const table = useReactTable({ data: shownRows, columns: columnDefs, state: { columnVisibility }, getCoreRowModel: getCoreRowModel(), getRowId: (row) => String(row.position) });
+  const table = useReactTable({
+    data: shownRows,
+    columns: columnDefs,
+    state: { columnVisibility },
+    getCoreRowModel: getCoreRowModel(),
+    getRowId: (row) => String(row.position),
+  });
 
   if (job.status !== 'completed') return <p className="muted">The result appears here when the job has completed.</p>;
   if (job.result_expired) return <p className="muted">The result was deleted after the retention period; the job&apos;s record is kept.</p>;
@@ -237,10 +262,18 @@ export function ResultsBrowser({ job, label = 'Result items' }: { job: Job; labe
   const loaded = items.isPlaceholderData ? 0 : items.data.items.length;
   const busy = items.isFetching;
   const nextCursor = items.isPlaceholderData ? null : items.data.next_cursor;
-  if (loaded === 0 && pages.length === 1 && !busy) return <p className="empty" data-testid="results-empty">The job delivered no items.</p>;
+  if (loaded === 0 && pages.length === 1 && !busy)
+    return (
+      <p className="empty" data-testid="results-empty">
+        The job delivered no items.
+      </p>
+    );
   const from = here.start + 1;
   const to = here.start + loaded;
-  const range = busy && items.isPlaceholderData ? 'Reading the page…' : `Items ${formatNumber(from)}–${formatNumber(to)}${total !== null ? ` of ${formatNumber(total)}` : ''}`;
+  const range =
+    busy && items.isPlaceholderData
+      ? 'Reading the page…'
+      : `Items ${formatNumber(from)}–${formatNumber(to)}${total !== null ? ` of ${formatNumber(total)}` : ''}`;
 
   // One page only: no pager.
   const onePage = pages.length === 1 && !nextCursor;
@@ -261,12 +294,19 @@ export function ResultsBrowser({ job, label = 'Result items' }: { job: Job; labe
         <button type="button" onClick={previous} disabled={pages.length === 1 || busy}>
           ← Previous
         </button>
-        <button type="button" onClick={() => nextCursor && setPages([...pages, { start: here.start + loaded, cursor: nextCursor }])} disabled={!nextCursor || busy}>
+        <button
+          type="button"
+          onClick={() => nextCursor && setPages([...pages, { start: here.start + loaded, cursor: nextCursor }])}
+          disabled={!nextCursor || busy}
+        >
           Next →
         </button>
         <button
           type="button"
-          onClick={() => lastStart !== null && setPages(lastStart === 0 ? [pages[0]!] : [pages[0]!, { start: lastStart, cursor: null, offset: lastStart }])}
+          onClick={() =>
+            lastStart !== null &&
+            setPages(lastStart === 0 ? [pages[0]!] : [pages[0]!, { start: lastStart, cursor: null, offset: lastStart }])
+          }
           disabled={lastStart === null || onLast || busy}
         >
           Last page
@@ -284,7 +324,13 @@ export function ResultsBrowser({ job, label = 'Result items' }: { job: Job; labe
         <div className="results-controls">
           <label htmlFor={filterId}>
             Filter this page
-            <input id={filterId} type="search" value={filter} onChange={(e) => setFilter(e.target.value)} placeholder="Text in the shown columns" />
+            <input
+              id={filterId}
+              type="search"
+              value={filter}
+              onChange={(e) => setFilter(e.target.value)}
+              placeholder="Text in the shown columns"
+            />
           </label>
           <label htmlFor={sizeId}>
             Items per page

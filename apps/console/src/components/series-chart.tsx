@@ -44,7 +44,13 @@ export function SeriesChart({ metric, series }: { metric: string; series: Series
         axes: [{ stroke: '#444' }, { stroke: '#444', size: 64, values: (_u, splits) => splits.map((v) => compact.format(v)) }],
         series: [
           { label: 'Time' },
-          ...lines.map((s, i) => ({ label: seriesLabel(s), stroke: COLOURS[i % COLOURS.length], width: 2, spanGaps: true, points: { show: true, size: 5 } })),
+          ...lines.map((s, i) => ({
+            label: seriesLabel(s),
+            stroke: COLOURS[i % COLOURS.length],
+            width: 2,
+            spanGaps: true,
+            points: { show: true, size: 5 },
+          })),
         ],
       },
       [instants.map((t) => t / 1000), ...columns] as uPlot.AlignedData,

@@ -5,7 +5,19 @@ import { useState } from 'react';
  * A table of TanStack Table: sortable by its headers (buttons, so the keyboard sorts too), and
  * scrolling sideways inside its own box on a narrow screen instead of widening the page.
  */
-export function DataTable<T>({ data, columns, caption, empty, testId }: { data: T[]; columns: ColumnDef<T, unknown>[]; caption: string; empty?: string; testId?: string }) {
+export function DataTable<T>({
+  data,
+  columns,
+  caption,
+  empty,
+  testId,
+}: {
+  data: T[];
+  columns: ColumnDef<T, unknown>[];
+  caption: string;
+  empty?: string;
+  testId?: string;
+}) {
   const [sorting, setSorting] = useState<SortingState>([]);
   const table = useReactTable({
     data,

@@ -35,7 +35,8 @@ const CODE_TITLES: Record<string, string> = {
 export function ErrorNotice({ error, title }: { error: unknown; title?: string }) {
   if (!error) return null;
   const problem = error instanceof ApiProblem ? error : null;
-  const heading = title ?? (problem ? (CODE_TITLES[problem.code] ?? TITLES[problem.status] ?? 'Something went wrong') : 'Something went wrong');
+  const heading =
+    title ?? (problem ? (CODE_TITLES[problem.code] ?? TITLES[problem.status] ?? 'Something went wrong') : 'Something went wrong');
   return (
     <div className="notice notice-error" role="alert">
       <strong>{heading}.</strong> <span>{error instanceof Error ? error.message : String(error)}</span>
@@ -52,7 +53,11 @@ export function ErrorNotice({ error, title }: { error: unknown; title?: string }
       {problem?.code === 'two_factor_required' ? <TwoFactorHint status={problem.status} /> : null}
       {problem && (
         <p className="muted small">
-          {problem.code !== 'network_error' && <>Error <code>{problem.code}</code> · </>}
+          {problem.code !== 'network_error' && (
+            <>
+              Error <code>{problem.code}</code> ·{' '}
+            </>
+          )}
           Request ID <code data-testid="request-id">{problem.requestId ?? 'none (no answer)'}</code>
         </p>
       )}
@@ -134,7 +139,12 @@ export function ConfirmButton(props: {
   const titleId = useId();
   return (
     <>
-      <button type="button" className={props.className ?? (props.danger ? 'danger' : '')} disabled={props.disabled} onClick={() => dialog.current?.showModal()}>
+      <button
+        type="button"
+        className={props.className ?? (props.danger ? 'danger' : '')}
+        disabled={props.disabled}
+        onClick={() => dialog.current?.showModal()}
+      >
         {props.label}
       </button>
       <dialog ref={dialog} aria-labelledby={titleId}>
@@ -218,7 +228,17 @@ export function SecretOnce({
   );
 }
 
-export function Field({ label, hint, children, error }: { label: string; hint?: ReactNode; children: (id: string, describedBy: string | undefined) => ReactNode; error?: string | null }) {
+export function Field({
+  label,
+  hint,
+  children,
+  error,
+}: {
+  label: string;
+  hint?: ReactNode;
+  children: (id: string, describedBy: string | undefined) => ReactNode;
+  error?: string | null;
+}) {
   const id = useId();
   const hintId = hint ? `${id}-hint` : undefined;
   const errorId = error ? `${id}-error` : undefined;
@@ -250,7 +270,17 @@ export function SubmitButton({ pending, children, disabled }: { pending: boolean
   );
 }
 
-export function Pager({ hasPrevious, hasNext, onPrevious, onNext }: { hasPrevious: boolean; hasNext: boolean; onPrevious: () => void; onNext: () => void }) {
+export function Pager({
+  hasPrevious,
+  hasNext,
+  onPrevious,
+  onNext,
+}: {
+  hasPrevious: boolean;
+  hasNext: boolean;
+  onPrevious: () => void;
+  onNext: () => void;
+}) {
   if (!hasPrevious && !hasNext) return null;
   return (
     <nav className="pager" aria-label="Pages">

@@ -30,12 +30,22 @@ export function UsageChart({ days }: { days: Day[] }) {
           setLegend: [(u) => showLatest(u)],
         },
         cursor: { drag: { x: false, y: false } },
-        scales: { x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] }, y: { range: (_u, _min, max) => [0, Math.max(10, max * 1.1)] } },
+        scales: {
+          x: { time: true, range: (_u, min, max) => [min - 43_200, max + 43_200] },
+          y: { range: (_u, _min, max) => [0, Math.max(10, max * 1.1)] },
+        },
         axes: [{ stroke: '#444' }, { stroke: '#444', size: 56 }],
         series: [
           // The day as the table beside it writes it (2026-12-07), not a time of day.
           { label: 'Day (UTC)', value: (_u, v) => (v == null ? '—' : new Date(v * 1000).toISOString().slice(0, 10)) },
-          { label: 'Credits used', stroke: '#1d4ed8', fill: 'rgba(29,78,216,0.35)', width: 1, points: { show: false }, paths: uPlot.paths.bars!({ size: [0.7, 40] }) },
+          {
+            label: 'Credits used',
+            stroke: '#1d4ed8',
+            fill: 'rgba(29,78,216,0.35)',
+            width: 1,
+            points: { show: false },
+            paths: uPlot.paths.bars!({ size: [0.7, 40] }),
+          },
           { label: 'Credits released', stroke: '#15803d', width: 2, points: { show: false } },
         ],
       },
@@ -50,5 +60,12 @@ export function UsageChart({ days }: { days: Day[] }) {
     };
   }, [days]);
   const total = days.reduce((sum, d) => sum + d.credits_used, 0);
-  return <div ref={box} className="chart" role="img" aria-label={`Credits used per day over the last ${days.length} days: ${total.toLocaleString()} in all.`} />;
+  return (
+    <div
+      ref={box}
+      className="chart"
+      role="img"
+      aria-label={`Credits used per day over the last ${days.length} days: ${total.toLocaleString()} in all.`}
+    />
+  );
 }

@@ -23,7 +23,8 @@ export default function Audit() {
   const events = useQuery({
     queryKey: [currentWorkspaceId(), 'audit', cursor],
     enabled: atLeast(role, 'admin'),
-    queryFn: () => unwrap(api.GET('/v1/audit-events', { params: { query: { limit: PAGE, ...(cursor ? { starting_after: cursor } : {}) } } })),
+    queryFn: () =>
+      unwrap(api.GET('/v1/audit-events', { params: { query: { limit: PAGE, ...(cursor ? { starting_after: cursor } : {}) } } })),
     placeholderData: keepPreviousData,
   });
   // The members list names the users in "By"; a user no longer a member keeps their ID.
@@ -58,7 +59,12 @@ export default function Audit() {
             columns={[
               { header: 'When', accessorKey: 'created_at', cell: (c) => formatDate(c.row.original.created_at) },
               { header: 'Action', accessorKey: 'action', cell: (c) => <code>{c.row.original.action}</code> },
-              { header: 'By', id: 'actor', accessorFn: (e) => actorLabel(e.actor, byId), cell: (c) => actorLabel(c.row.original.actor, byId) },
+              {
+                header: 'By',
+                id: 'actor',
+                accessorFn: (e) => actorLabel(e.actor, byId),
+                cell: (c) => actorLabel(c.row.original.actor, byId),
+              },
               { header: 'On', id: 'target', accessorFn: (e) => [e.target_type, e.target_id].filter(Boolean).join(' ') },
               {
                 header: 'Details',
@@ -71,7 +77,12 @@ export default function Audit() {
               { header: 'From', accessorKey: 'ip' },
             ]}
           />
-          <Pager hasPrevious={cursors.length > 0} hasNext={rows.length === PAGE} onPrevious={() => setCursors((c) => c.slice(0, -1))} onNext={() => setCursors((c) => [...c, rows.at(-1)!.id])} />
+          <Pager
+            hasPrevious={cursors.length > 0}
+            hasNext={rows.length === PAGE}
+            onPrevious={() => setCursors((c) => c.slice(0, -1))}
+            onNext={() => setCursors((c) => [...c, rows.at(-1)!.id])}
+          />
         </>
       ) : (
         !events.error && <Loading />
@@ -86,7 +97,10 @@ function detailText(value: unknown): string {
   if (typeof value === 'number') return formatNumber(value);
   if (typeof value === 'string') return value;
   if (Array.isArray(value)) return value.map(detailText).join(', ');
-  if (typeof value === 'object') return Object.entries(value as Record<string, unknown>).map(([k, v]) => `${k.replace(/_/g, ' ')} ${detailText(v)}`).join(', ');
+  if (typeof value === 'object')
+    return Object.entries(value as Record<string, unknown>)
+      .map(([k, v]) => `${k.replace(/_/g, ' ')} ${detailText(v)}`)
+      .join(', ');
   return String(value);
 }
 

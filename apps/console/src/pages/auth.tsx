@@ -23,7 +23,12 @@ export function AuthFrame({ title, children }: { title: string; children: ReactN
  * (GET /v1/dev/mail): a pointer to the console's page of it, shown only where the outbox answers.
  */
 export function DevOutboxHint() {
-  const outbox = useQuery({ queryKey: ['dev-mail', 'probe'], queryFn: () => unwrap(api.GET('/v1/dev/mail', { params: { query: { limit: 1 } } })), retry: false, staleTime: 60_000 });
+  const outbox = useQuery({
+    queryKey: ['dev-mail', 'probe'],
+    queryFn: () => unwrap(api.GET('/v1/dev/mail', { params: { query: { limit: 1 } } })),
+    retry: false,
+    staleTime: 60_000,
+  });
   if (!outbox.isSuccess) return null;
   return (
     <p className="notice" data-testid="dev-outbox-hint">
@@ -67,7 +72,9 @@ export function CheckInbox({ email, notVerified = false, onBack }: { email: stri
   const resend = useMutation({ mutationFn: () => unwrap(api.POST('/v1/auth/verify/resend', { body: { email } })) });
   return (
     <AuthFrame title="Check your inbox">
-      {notVerified && <p className="notice notice-warn">Your email is not verified yet, so you cannot sign in. Follow the link we mailed you first.</p>}
+      {notVerified && (
+        <p className="notice notice-warn">Your email is not verified yet, so you cannot sign in. Follow the link we mailed you first.</p>
+      )}
       <p data-testid="check-inbox">
         We sent a link to <strong>{email}</strong>. Open it to verify your email and enter the console. The link works for 24 hours.
       </p>
@@ -127,7 +134,8 @@ export function SignIn() {
     return (
       <AuthFrame title="Enter your code">
         <p>
-          Two-factor sign-in is on for <strong>{email}</strong>. Enter the 6-digit code your authenticator app shows now, or one of your recovery codes.
+          Two-factor sign-in is on for <strong>{email}</strong>. Enter the 6-digit code your authenticator app shows now, or one of your
+          recovery codes.
         </p>
         <form
           onSubmit={(event) => {
@@ -179,14 +187,26 @@ export function SignIn() {
       )}
       {consent && (
         <p className="notice" data-testid="consent-sign-in">
-          Sign in (or sign up) to connect {new URLSearchParams(location.search).get('client_name')?.trim() || 'an application'} to your account. You choose its workspace and role next.
+          Sign in (or sign up) to connect {new URLSearchParams(location.search).get('client_name')?.trim() || 'an application'} to your
+          account. You choose its workspace and role next.
         </p>
       )}
       <ErrorNotice error={session.problem} />
       <form onSubmit={onSubmit}>
-        <Field label="Email">{(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
+        <Field label="Email">
+          {(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}
+        </Field>
         <Field label="Password">
-          {(id) => <input id={id} type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />}
+          {(id) => (
+            <input
+              id={id}
+              type="password"
+              autoComplete="current-password"
+              required
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+            />
+          )}
         </Field>
         <ErrorNotice error={signIn.error} />
         <SubmitButton pending={signIn.isPending}>Sign in</SubmitButton>
@@ -195,7 +215,10 @@ export function SignIn() {
         <Link to="/reset">Forgot your password?</Link>
       </p>
       <p>
-        New here? <Link to={{ pathname: '/signup', search: comeBack ? `?next=${encodeURIComponent(location.pathname + location.search)}` : '' }}>Create an account</Link>
+        New here?{' '}
+        <Link to={{ pathname: '/signup', search: comeBack ? `?next=${encodeURIComponent(location.pathname + location.search)}` : '' }}>
+          Create an account
+        </Link>
       </p>
     </AuthFrame>
   );
@@ -218,8 +241,12 @@ export function SignUp() {
           signUp.mutate();
         }}
       >
-        <Field label="Name (optional)">{(id) => <input id={id} autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} />}</Field>
-        <Field label="Email">{(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
+        <Field label="Name (optional)">
+          {(id) => <input id={id} autoComplete="name" value={name} onChange={(e) => setName(e.target.value)} />}
+        </Field>
+        <Field label="Email">
+          {(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}
+        </Field>
         <NewPasswordField value={password} onChange={setPassword} />
         <ErrorNotice error={signUp.error} />
         <SubmitButton pending={signUp.isPending}>Create account</SubmitButton>
@@ -249,7 +276,9 @@ function ResendForm() {
         resend.mutate();
       }}
     >
-      <Field label="Email">{(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
+      <Field label="Email">
+        {(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}
+      </Field>
       <ErrorNotice error={resend.error} />
       <SubmitButton pending={resend.isPending}>Send a new link</SubmitButton>
     </form>
@@ -293,8 +322,8 @@ export function VerifyEmail() {
     return (
       <AuthFrame title="This link no longer works">
         <p>
-          A verification link works once and for 24 hours. This one was used already, has expired, or was not copied whole. If you verified your email already,{' '}
-          <Link to="/">sign in</Link>; otherwise have a new link sent.
+          A verification link works once and for 24 hours. This one was used already, has expired, or was not copied whole. If you verified
+          your email already, <Link to="/">sign in</Link>; otherwise have a new link sent.
         </p>
         <ResendForm />
       </AuthFrame>
@@ -377,10 +406,16 @@ function RequestReset() {
           request.mutate();
         }}
       >
-        <Field label="Email">{(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
+        <Field label="Email">
+          {(id) => <input id={id} type="email" autoComplete="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}
+        </Field>
         {isCode(request.error, 'mail_unavailable') ? (
           <ErrorNotice
-            error={new Error('This service is not set up to send mail, so a password cannot be reset by mail. Ask the people who run it: `npm run admin -- reset-password EMAIL` prints a reset link.')}
+            error={
+              new Error(
+                'This service is not set up to send mail, so a password cannot be reset by mail. Ask the people who run it: `npm run admin -- reset-password EMAIL` prints a reset link.',
+              )
+            }
             title="Mail is not set up"
           />
         ) : (
@@ -403,7 +438,8 @@ function NewPasswordForm({ token }: { token: string }) {
   const [touched, setTouched] = useState(false);
   const [revokeKeys, setRevokeKeys] = useState(false);
   const confirm = useMutation({
-    mutationFn: () => unwrap(api.POST('/v1/auth/password-reset/confirm', { body: { token, new_password: password, revoke_keys: revokeKeys } })),
+    mutationFn: () =>
+      unwrap(api.POST('/v1/auth/password-reset/confirm', { body: { token, new_password: password, revoke_keys: revokeKeys } })),
     // Every session of the user ended, this browser's too if it had one.
     onSuccess: async () => {
       forgetLinkToken('/reset');
@@ -466,9 +502,12 @@ function NewPasswordForm({ token }: { token: string }) {
             />
           )}
         </Field>
-        <p className="muted small">Setting it ends every session of your account and disconnects every application (OAuth) you connected.</p>
+        <p className="muted small">
+          Setting it ends every session of your account and disconnects every application (OAuth) you connected.
+        </p>
         <label>
-          <input type="checkbox" checked={revokeKeys} onChange={(e) => setRevokeKeys(e.target.checked)} /> Also revoke every API key I created (do this if someone else may have had your account)
+          <input type="checkbox" checked={revokeKeys} onChange={(e) => setRevokeKeys(e.target.checked)} /> Also revoke every API key I
+          created (do this if someone else may have had your account)
         </label>
         <ErrorNotice error={confirm.error} />
         <SubmitButton pending={confirm.isPending}>Set the password</SubmitButton>
@@ -491,7 +530,13 @@ export function InvitationSummary({ token }: { token: string }) {
   });
   if (!token) return null;
   if (preview.isPending) return <Loading label="Reading the invitation" />;
-  if (preview.error) return <ErrorNotice error={preview.error} title={isCode(preview.error, 'invitation_invalid') ? 'This invitation no longer works' : undefined} />;
+  if (preview.error)
+    return (
+      <ErrorNotice
+        error={preview.error}
+        title={isCode(preview.error, 'invitation_invalid') ? 'This invitation no longer works' : undefined}
+      />
+    );
   const { workspace, role, invited_by: by, expires_at: expires } = preview.data;
   return (
     <div className="notice" data-testid="invitation-summary">
@@ -534,7 +579,8 @@ export function AcceptInvitation() {
         <>
           <InvitationSummary token={token} />
           <p>
-            You are signed in as <strong>{session.user?.email}</strong>. Accepting adds you to this workspace when the invitation was sent to this email.
+            You are signed in as <strong>{session.user?.email}</strong>. Accepting adds you to this workspace when the invitation was sent
+            to this email.
           </p>
           <ErrorNotice error={accept.error} />
           <button type="button" className="primary" disabled={accept.isPending} onClick={() => accept.mutate()}>

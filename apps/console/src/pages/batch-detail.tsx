@@ -30,7 +30,13 @@ export default function BatchDetail() {
     <div>
       <PageHeader title={`Batch ${b.id}`}>
         {atLeast(role, 'member') && !isTerminal(b.status) && (
-          <ConfirmButton label="Cancel batch" danger question="Cancel every child of this batch that has not finished?" confirmLabel="Cancel the batch" onConfirm={() => cancel.mutate()} />
+          <ConfirmButton
+            label="Cancel batch"
+            danger
+            question="Cancel every child of this batch that has not finished?"
+            confirmLabel="Cancel the batch"
+            onConfirm={() => cancel.mutate()}
+          />
         )}
       </PageHeader>
       <ErrorNotice error={cancel.error} />
@@ -56,7 +62,12 @@ export default function BatchDetail() {
         <dt>Created</dt>
         <dd>{formatDate(b.created_at)}</dd>
       </dl>
-      <ExportButtons path={`/v1/batches/${b.id}/export`} baseName={b.id} ready={isTerminal(b.status) && b.completed_count > 0} status={b.status} />
+      <ExportButtons
+        path={`/v1/batches/${b.id}/export`}
+        baseName={b.id}
+        ready={isTerminal(b.status) && b.completed_count > 0}
+        status={b.status}
+      />
       <section aria-labelledby="results-title">
         <h2 id="results-title">Results</h2>
         <BatchResults batch={b} />
@@ -68,7 +79,15 @@ export default function BatchDetail() {
           data={b.jobs ?? []}
           columns={[
             { header: 'Target', accessorKey: 'target', cell: (c) => <span className="target">{c.row.original.target}</span> },
-            { header: 'Job', accessorKey: 'id', cell: (c) => <WorkspaceLink to={`/jobs/${c.row.original.id}`}><code>{c.row.original.id}</code></WorkspaceLink> },
+            {
+              header: 'Job',
+              accessorKey: 'id',
+              cell: (c) => (
+                <WorkspaceLink to={`/jobs/${c.row.original.id}`}>
+                  <code>{c.row.original.id}</code>
+                </WorkspaceLink>
+              ),
+            },
             { header: 'Status', accessorKey: 'status', cell: (c) => <StatusBadge status={c.row.original.status} /> },
           ]}
         />

@@ -17,11 +17,24 @@ export function childStates(b: Batch): string {
     [b.failed_count, 'failed'],
     [b.cancelled_count, 'cancelled'],
   ] as const;
-  return parts.filter(([n]) => n > 0).map(([n, s]) => `${n} ${s}`).join(', ') || 'none';
+  return (
+    parts
+      .filter(([n]) => n > 0)
+      .map(([n, s]) => `${n} ${s}`)
+      .join(', ') || 'none'
+  );
 }
 
 const columns: ColumnDef<Batch, unknown>[] = [
-  { header: 'Batch', accessorKey: 'id', cell: (c) => <WorkspaceLink to={`/batches/${c.row.original.id}`}><code>{c.row.original.id}</code></WorkspaceLink> },
+  {
+    header: 'Batch',
+    accessorKey: 'id',
+    cell: (c) => (
+      <WorkspaceLink to={`/batches/${c.row.original.id}`}>
+        <code>{c.row.original.id}</code>
+      </WorkspaceLink>
+    ),
+  },
   { header: 'Platform', accessorKey: 'platform' },
   { header: 'Operation', accessorKey: 'operation' },
   { header: 'Targets', accessorKey: 'target_count' },
@@ -54,7 +67,12 @@ export default function Batches() {
       {query.data ? (
         <>
           <DataTable caption="Batches" data={query.data.items} columns={columns} empty="No batch yet." />
-          <Pager hasPrevious={cursors.length > 0} hasNext={Boolean(query.data.next)} onPrevious={() => setCursors((c) => c.slice(0, -1))} onNext={() => setCursors((c) => [...c, query.data!.next!])} />
+          <Pager
+            hasPrevious={cursors.length > 0}
+            hasNext={Boolean(query.data.next)}
+            onPrevious={() => setCursors((c) => c.slice(0, -1))}
+            onNext={() => setCursors((c) => [...c, query.data!.next!])}
+          />
         </>
       ) : (
         !query.error && <Loading />

@@ -76,7 +76,9 @@ export default function BillingPage() {
   return (
     <div>
       <PageHeader title="Billing" />
-      <p className="muted">Buy credits with a card through Stripe, recharge automatically, and cap what the workspace and each API key may spend in a month.</p>
+      <p className="muted">
+        Buy credits with a card through Stripe, recharge automatically, and cap what the workspace and each API key may spend in a month.
+      </p>
       {checkout === 'success' && (
         <div className="notice" role="status" data-testid="checkout-notice">
           <strong>Payment received — credits appear as soon as Stripe confirms it.</strong>{' '}
@@ -102,9 +104,9 @@ export default function BillingPage() {
       <LowCreditsWarning role={role} onBillingPage />
       {unavailable && (
         <div className="notice notice-warn" role="alert" data-testid="billing-unavailable">
-          <strong>Payments are not configured on this service.</strong> Credits and plans cannot be bought here for now; the limits below still apply. To
-          turn billing on locally, run <code>npm run stripe:fake</code> and start the service with the three <code>STRIPE_*</code> variables it prints
-          (see docs/billing.md).
+          <strong>Payments are not configured on this service.</strong> Credits and plans cannot be bought here for now; the limits below
+          still apply. To turn billing on locally, run <code>npm run stripe:fake</code> and start the service with the three{' '}
+          <code>STRIPE_*</code> variables it prints (see docs/billing.md).
         </div>
       )}
 
@@ -138,7 +140,10 @@ export default function BillingPage() {
         <>
           <section aria-labelledby="plans-title">
             <h2 id="plans-title">Plan</h2>
-            <p className="muted small">A monthly plan sets the credits of each calendar month; unused plan credits do not carry over. Packs add credits that never expire.</p>
+            <p className="muted small">
+              A monthly plan sets the credits of each calendar month; unused plan credits do not carry over. Packs add credits that never
+              expire.
+            </p>
             <Plans billing={billing.data} canEdit={isAdmin} enabled={!unavailable} />
           </section>
           <section aria-labelledby="packs-title">
@@ -153,12 +158,18 @@ export default function BillingPage() {
           )}
           <section aria-labelledby="recharge-title">
             <h2 id="recharge-title">Auto-recharge</h2>
-            <p className="muted small">When the available credits fall below the threshold, the saved card buys the pack, once at a time. A failed charge turns it off.</p>
+            <p className="muted small">
+              When the available credits fall below the threshold, the saved card buys the pack, once at a time. A failed charge turns it
+              off.
+            </p>
             <AutoRechargeSettings billing={billing.data} canEdit={isAdmin && !unavailable} onUnavailable={() => setUnavailable(true)} />
           </section>
           <section aria-labelledby="caps-title">
             <h2 id="caps-title">Spend caps</h2>
-            <p className="muted small">Caps count what work reserves or is charged in the UTC calendar month; released credits do not count. Cached answers always pass.</p>
+            <p className="muted small">
+              Caps count what work reserves or is charged in the UTC calendar month; released credits do not count. Cached answers always
+              pass.
+            </p>
             <LimitsSettings billing={billing.data} canEdit={isAdmin} />
             <h3>API keys</h3>
             <KeyCaps canEdit={isAdmin} />
@@ -172,12 +183,23 @@ export default function BillingPage() {
 }
 
 /** The packs on sale, each with its price and, for admins, a Buy button that goes to Stripe's checkout. */
-function Packs({ billing, canBuy, unavailable, onUnavailable }: { billing: Billing; canBuy: boolean; unavailable: boolean; onUnavailable: () => void }) {
+function Packs({
+  billing,
+  canBuy,
+  unavailable,
+  onUnavailable,
+}: {
+  billing: Billing;
+  canBuy: boolean;
+  unavailable: boolean;
+  onUnavailable: () => void;
+}) {
   // Stripe sends the buyer back to this workspace's Billing page, whichever is chosen meanwhile.
   const billingPage = useHref(useAt()('/billing'));
   const back = (outcome: 'success' | 'cancelled') => new URL(`${billingPage}?checkout=${outcome}`, window.location.origin).toString();
   const buy = useMutation({
-    mutationFn: (packId: string) => unwrap(api.POST('/v1/billing/checkout', { body: { pack_id: packId, success_url: back('success'), cancel_url: back('cancelled') } })),
+    mutationFn: (packId: string) =>
+      unwrap(api.POST('/v1/billing/checkout', { body: { pack_id: packId, success_url: back('success'), cancel_url: back('cancelled') } })),
     onSuccess: (session) => window.location.assign(session.url),
     onError: (error) => {
       if (problemCode(error) === 'billing_unavailable') onUnavailable();
@@ -202,7 +224,9 @@ function Packs({ billing, canBuy, unavailable, onUnavailable }: { billing: Billi
                 aria-busy={buy.isPending && buy.variables === pack.id}
                 onClick={() => buy.mutate(pack.id)}
               >
-                {buy.variables === pack.id && (buy.isPending || buy.isSuccess) ? 'Going to checkout…' : `Buy ${plural(pack.credits, 'credit', 'credits')}`}
+                {buy.variables === pack.id && (buy.isPending || buy.isSuccess)
+                  ? 'Going to checkout…'
+                  : `Buy ${plural(pack.credits, 'credit', 'credits')}`}
               </button>
             )}
           </div>
@@ -228,7 +252,11 @@ function Payments({ every, packs, onSettled }: { every: number | false; packs: B
   const payments = useInfiniteQuery({
     queryKey: [currentWorkspaceId(), 'billing', 'payments'],
     queryFn: ({ pageParam }) =>
-      unwrap(api.GET('/v1/billing/payments', { params: { query: { limit: PAYMENTS_PAGE, ...(pageParam ? { starting_after: pageParam } : {}) } } })),
+      unwrap(
+        api.GET('/v1/billing/payments', {
+          params: { query: { limit: PAYMENTS_PAGE, ...(pageParam ? { starting_after: pageParam } : {}) } },
+        }),
+      ),
     initialPageParam: null as string | null,
     getNextPageParam: (page) => (page.has_more ? (page.data.at(-1)?.id ?? null) : null),
     refetchInterval: every,
@@ -277,7 +305,12 @@ function Payments({ every, packs, onSettled }: { every: number | false; packs: B
       />
       <ErrorNotice error={payments.error} />
       {payments.hasNextPage && (
-        <button type="button" onClick={() => void payments.fetchNextPage()} disabled={payments.isFetchingNextPage} aria-busy={payments.isFetchingNextPage}>
+        <button
+          type="button"
+          onClick={() => void payments.fetchNextPage()}
+          disabled={payments.isFetchingNextPage}
+          aria-busy={payments.isFetchingNextPage}
+        >
           {payments.isFetchingNextPage ? 'Loading…' : 'Load more'}
         </button>
       )}
@@ -292,10 +325,7 @@ function Refunds({ payment }: { payment: Payment }) {
     <>
       {plural(payment.refunded_credits, 'credit', 'credits')} reversed
       {payment.refund_shortfall_credits > 0 ? (
-        <span className="small">
-          {' '}
-          ({formatNumber(payment.refund_shortfall_credits)} already spent, not taken back)
-        </span>
+        <span className="small"> ({formatNumber(payment.refund_shortfall_credits)} already spent, not taken back)</span>
       ) : null}
     </>
   );

@@ -22,7 +22,17 @@ interface Draft {
   format: Format;
 }
 
-const EMPTY: Draft = { name: '', bucket: '', prefix: '', region: 'us-east-1', endpoint: '', forcePathStyle: false, accessKeyId: '', secretAccessKey: '', format: 'ndjson' };
+const EMPTY: Draft = {
+  name: '',
+  bucket: '',
+  prefix: '',
+  region: 'us-east-1',
+  endpoint: '',
+  forcePathStyle: false,
+  accessKeyId: '',
+  secretAccessKey: '',
+  format: 'ndjson',
+};
 
 /**
  * Destinations: the workspace's buckets, where a job's (a batch's) export is written when it
@@ -60,7 +70,8 @@ export default function Destinations() {
     },
   });
   const remove = useMutation({
-    mutationFn: (destinationId: string) => unwrap(api.DELETE('/v1/destinations/{destination_id}', { params: { path: { destination_id: destinationId } } })),
+    mutationFn: (destinationId: string) =>
+      unwrap(api.DELETE('/v1/destinations/{destination_id}', { params: { path: { destination_id: destinationId } } })),
     onSuccess: () => void queryClient.invalidateQueries({ queryKey: key }),
   });
   const isAdmin = atLeast(role, 'admin');
@@ -73,25 +84,48 @@ export default function Destinations() {
     <div>
       <PageHeader title="Destinations" />
       <p className="muted">
-        A job or batch submitted with a destination has its export written to <code>{'{prefix}{job_id}.{ext}'}</code> (a batch: <code>{'{prefix}{batch_id}.{ext}'}</code>) in
-        the bucket when it ends, retried like webhook deliveries. Delivery costs no credits.
+        A job or batch submitted with a destination has its export written to <code>{'{prefix}{job_id}.{ext}'}</code> (a batch:{' '}
+        <code>{'{prefix}{batch_id}.{ext}'}</code>) in the bucket when it ends, retried like webhook deliveries. Delivery costs no credits.
       </p>
       {isAdmin && (
         <form onSubmit={onSubmit} className="stack" aria-label="Add a destination">
           <div className="row">
-            <Field label="Name">{(id) => <input id={id} required maxLength={120} value={draft.name} onChange={(e) => set('name', e.target.value)} />}</Field>
-            <Field label="Bucket">{(id) => <input id={id} required maxLength={63} value={draft.bucket} onChange={(e) => set('bucket', e.target.value)} />}</Field>
-            <Field label="Prefix (optional)" hint="Put before every key, e.g. sdx/.">
-              {(id, describedBy) => <input id={id} maxLength={512} aria-describedby={describedBy} value={draft.prefix} onChange={(e) => set('prefix', e.target.value)} />}
+            <Field label="Name">
+              {(id) => <input id={id} required maxLength={120} value={draft.name} onChange={(e) => set('name', e.target.value)} />}
             </Field>
-            <Field label="Region">{(id) => <input id={id} maxLength={32} value={draft.region} onChange={(e) => set('region', e.target.value)} />}</Field>
+            <Field label="Bucket">
+              {(id) => <input id={id} required maxLength={63} value={draft.bucket} onChange={(e) => set('bucket', e.target.value)} />}
+            </Field>
+            <Field label="Prefix (optional)" hint="Put before every key, e.g. sdx/.">
+              {(id, describedBy) => (
+                <input
+                  id={id}
+                  maxLength={512}
+                  aria-describedby={describedBy}
+                  value={draft.prefix}
+                  onChange={(e) => set('prefix', e.target.value)}
+                />
+              )}
+            </Field>
+            <Field label="Region">
+              {(id) => <input id={id} maxLength={32} value={draft.region} onChange={(e) => set('region', e.target.value)} />}
+            </Field>
           </div>
           <div className="row">
             <Field label="Endpoint (optional)" hint="An S3-compatible store's URL; empty for AWS.">
-              {(id, describedBy) => <input id={id} type="url" aria-describedby={describedBy} value={draft.endpoint} onChange={(e) => set('endpoint', e.target.value)} />}
+              {(id, describedBy) => (
+                <input
+                  id={id}
+                  type="url"
+                  aria-describedby={describedBy}
+                  value={draft.endpoint}
+                  onChange={(e) => set('endpoint', e.target.value)}
+                />
+              )}
             </Field>
             <label>
-              <input type="checkbox" checked={draft.forcePathStyle} onChange={(e) => set('forcePathStyle', e.target.checked)} /> Path-style addressing
+              <input type="checkbox" checked={draft.forcePathStyle} onChange={(e) => set('forcePathStyle', e.target.checked)} /> Path-style
+              addressing
             </label>
             <Field label="Format">
               {(id) => (
@@ -106,10 +140,22 @@ export default function Destinations() {
             </Field>
           </div>
           <div className="row">
-            <Field label="Access key ID">{(id) => <input id={id} required autoComplete="off" value={draft.accessKeyId} onChange={(e) => set('accessKeyId', e.target.value)} />}</Field>
+            <Field label="Access key ID">
+              {(id) => (
+                <input id={id} required autoComplete="off" value={draft.accessKeyId} onChange={(e) => set('accessKeyId', e.target.value)} />
+              )}
+            </Field>
             <Field label="Secret access key" hint="Stored encrypted; never shown again.">
               {(id, describedBy) => (
-                <input id={id} type="password" required autoComplete="new-password" aria-describedby={describedBy} value={draft.secretAccessKey} onChange={(e) => set('secretAccessKey', e.target.value)} />
+                <input
+                  id={id}
+                  type="password"
+                  required
+                  autoComplete="new-password"
+                  aria-describedby={describedBy}
+                  value={draft.secretAccessKey}
+                  onChange={(e) => set('secretAccessKey', e.target.value)}
+                />
               )}
             </Field>
           </div>

@@ -32,13 +32,19 @@ function Linked({ text }: { text: string }) {
  * are for people who cannot sign in yet).
  */
 export default function DevMail() {
-  const mails = useQuery({ queryKey: ['dev-mail'], queryFn: () => unwrap(api.GET('/v1/dev/mail', { params: { query: { limit: 50 } } })), retry: false, refetchInterval: 3_000 });
+  const mails = useQuery({
+    queryKey: ['dev-mail'],
+    queryFn: () => unwrap(api.GET('/v1/dev/mail', { params: { query: { limit: 50 } } })),
+    retry: false,
+    refetchInterval: 3_000,
+  });
   return (
     <AuthFrame title="Local mail">
       {mails.isPending && <Loading label="Reading the local outbox" />}
       {isCode(mails.error, 'not_found') ? (
         <p className="notice" data-testid="dev-mail-off">
-          This service has no local outbox: it sends its mail through a mail server (SMTP_URL), or runs in production. Look in the inbox of the address the mail went to.
+          This service has no local outbox: it sends its mail through a mail server (SMTP_URL), or runs in production. Look in the inbox of
+          the address the mail went to.
         </p>
       ) : (
         <ErrorNotice error={mails.error} />
@@ -46,9 +52,12 @@ export default function DevMail() {
       {mails.data && (
         <>
           <p className="muted">
-            Running without a mail server, the service writes its mail here instead of sending it (newest first; this page refreshes itself).
+            Running without a mail server, the service writes its mail here instead of sending it (newest first; this page refreshes
+            itself).
           </p>
-          {mails.data.length === 0 && <p data-testid="dev-mail-empty">No mail yet. Sign up, ask for a password reset or invite someone, and the mail appears here.</p>}
+          {mails.data.length === 0 && (
+            <p data-testid="dev-mail-empty">No mail yet. Sign up, ask for a password reset or invite someone, and the mail appears here.</p>
+          )}
           <ol className="mail-list" data-testid="dev-mail">
             {mails.data.map((mail) => (
               <li key={mail.id}>

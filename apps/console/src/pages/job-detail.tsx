@@ -28,7 +28,13 @@ export default function JobDetail() {
     <div>
       <PageHeader title={`Job ${j.id}`}>
         {atLeast(role, 'member') && !isTerminal(j.status) && (
-          <ConfirmButton label="Cancel job" danger question="Cancel this job? Whatever it has not delivered yet is not charged." confirmLabel="Cancel the job" onConfirm={() => cancel.mutate()} />
+          <ConfirmButton
+            label="Cancel job"
+            danger
+            question="Cancel this job? Whatever it has not delivered yet is not charged."
+            confirmLabel="Cancel the job"
+            onConfirm={() => cancel.mutate()}
+          />
         )}
       </PageHeader>
       <ErrorNotice error={cancel.error} />

@@ -50,7 +50,13 @@ export default function Jobs() {
   const cursor = cursors.at(-1);
   const query = useQuery({
     queryKey: [currentWorkspaceId(), 'jobs', filters, cursor],
-    queryFn: () => listJobs({ ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v)), limit: 25, include_result: false, ...(cursor ? { starting_after: cursor } : {}) }),
+    queryFn: () =>
+      listJobs({
+        ...Object.fromEntries(Object.entries(filters).filter(([, v]) => v)),
+        limit: 25,
+        include_result: false,
+        ...(cursor ? { starting_after: cursor } : {}),
+      }),
     placeholderData: keepPreviousData,
     refetchInterval: (q) => (q.state.data?.items.some((j) => j.status === 'queued' || j.status === 'running') ? 2_000 : false),
   });

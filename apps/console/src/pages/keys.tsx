@@ -2,7 +2,17 @@ import { useMutation, useQuery, useQueryClient } from '@tanstack/react-query';
 import { type FormEvent, useState } from 'react';
 import { api, currentWorkspaceId, type Role, type Schemas, unwrap } from '../api/client';
 import { DataTable } from '../components/table';
-import { ConfirmButton, ErrorNotice, Field, formatDate, Loading, PageHeader, SecretOnce, StatusBadge, SubmitButton } from '../components/ui';
+import {
+  ConfirmButton,
+  ErrorNotice,
+  Field,
+  formatDate,
+  Loading,
+  PageHeader,
+  SecretOnce,
+  StatusBadge,
+  SubmitButton,
+} from '../components/ui';
 import { atLeast, ROLES } from '../roles';
 import { useWorkspace } from '../session';
 
@@ -40,7 +50,11 @@ export default function Keys() {
   const [created, setCreated] = useState<Schemas['CreatedApiKey'] | null>(null);
   const create = useMutation({
     mutationFn: () =>
-      unwrap(api.POST('/v1/keys', { body: { name: name.trim(), role: keyRole, ...(expires ? { expires_at: new Date(`${expires}T23:59:59`).toISOString() } : {}) } })),
+      unwrap(
+        api.POST('/v1/keys', {
+          body: { name: name.trim(), role: keyRole, ...(expires ? { expires_at: new Date(`${expires}T23:59:59`).toISOString() } : {}) },
+        }),
+      ),
     onSuccess: (k) => {
       setCreated(k);
       setName('');
@@ -61,8 +75,8 @@ export default function Keys() {
     <div>
       <PageHeader title="API keys" />
       <p className="muted">
-        Keys let programs call the API as this workspace. Applications a person connected by OAuth (agents signing in through the console) are listed here too, as OAuth apps. Revoking
-        either stops it at its next request; signed-in people are not affected.
+        Keys let programs call the API as this workspace. Applications a person connected by OAuth (agents signing in through the console)
+        are listed here too, as OAuth apps. Revoking either stops it at its next request; signed-in people are not affected.
       </p>
       {created && (
         <SecretOnce title={`Key "${created.name}" created`} secret={created.api_key} onDone={() => setCreated(null)}>
@@ -73,7 +87,18 @@ export default function Keys() {
       )}
       {isAdmin && !created && (
         <form onSubmit={onSubmit} className="inline-form" aria-label="Create an API key">
-          <Field label="Name">{(id) => <input id={id} required maxLength={100} value={name} onChange={(e) => setName(e.target.value)} placeholder="e.g. nightly export" />}</Field>
+          <Field label="Name">
+            {(id) => (
+              <input
+                id={id}
+                required
+                maxLength={100}
+                value={name}
+                onChange={(e) => setName(e.target.value)}
+                placeholder="e.g. nightly export"
+              />
+            )}
+          </Field>
           <Field label="Role" hint="At most your own.">
             {(id, describedBy) => (
               <select id={id} aria-describedby={describedBy} value={keyRole} onChange={(e) => setKeyRole(e.target.value as Role)}>
@@ -83,7 +108,9 @@ export default function Keys() {
               </select>
             )}
           </Field>
-          <Field label="Expires (optional)">{(id) => <input id={id} type="date" value={expires} onChange={(e) => setExpires(e.target.value)} />}</Field>
+          <Field label="Expires (optional)">
+            {(id) => <input id={id} type="date" value={expires} onChange={(e) => setExpires(e.target.value)} />}
+          </Field>
           <SubmitButton pending={create.isPending} disabled={!name.trim()}>
             Create key
           </SubmitButton>
@@ -98,11 +125,20 @@ export default function Keys() {
           data={keys.data}
           columns={[
             { header: 'Name', accessorKey: 'name' },
-            { header: 'Kind', id: 'kind', accessorFn: (k) => (isOAuth(k) ? 'OAuth app' : 'API key'), cell: (c) => <KindCell apiKey={c.row.original} /> },
+            {
+              header: 'Kind',
+              id: 'kind',
+              accessorFn: (k) => (isOAuth(k) ? 'OAuth app' : 'API key'),
+              cell: (c) => <KindCell apiKey={c.row.original} />,
+            },
             { header: 'Key', accessorKey: 'prefix', cell: (c) => <code>{c.row.original.prefix}…</code> },
             { header: 'Role', accessorKey: 'role' },
             { header: 'State', id: 'state', accessorFn: keyState, cell: (c) => <StatusBadge status={keyState(c.row.original)} /> },
-            { header: 'Last used', accessorKey: 'last_used_at', cell: (c) => (c.row.original.last_used_at ? formatDate(c.row.original.last_used_at) : 'never') },
+            {
+              header: 'Last used',
+              accessorKey: 'last_used_at',
+              cell: (c) => (c.row.original.last_used_at ? formatDate(c.row.original.last_used_at) : 'never'),
+            },
             { header: 'Created', accessorKey: 'created_at', cell: (c) => formatDate(c.row.original.created_at) },
             { header: 'Expires', accessorKey: 'expires_at', cell: (c) => formatDate(c.row.original.expires_at) },
             ...(isAdmin

@@ -30,7 +30,8 @@ export default function Members() {
   const [inviteRole, setInviteRole] = useState<Role>('member');
   const [created, setCreated] = useState<Schemas['CreatedInvitation'] | null>(null);
   const invite = useMutation({
-    mutationFn: () => unwrap(api.POST('/v1/workspaces/{workspace_id}/invitations', { ...path, body: { email: email.trim(), role: inviteRole } })),
+    mutationFn: () =>
+      unwrap(api.POST('/v1/workspaces/{workspace_id}/invitations', { ...path, body: { email: email.trim(), role: inviteRole } })),
     onSuccess: (inv) => {
       setCreated(inv);
       setEmail('');
@@ -38,26 +39,40 @@ export default function Members() {
     },
   });
   const revokeInvitation = useMutation({
-    mutationFn: (id: string) => unwrap(api.DELETE('/v1/workspaces/{workspace_id}/invitations/{invitation_id}', { params: { path: { workspace_id: workspace.id, invitation_id: id } } })),
+    mutationFn: (id: string) =>
+      unwrap(
+        api.DELETE('/v1/workspaces/{workspace_id}/invitations/{invitation_id}', {
+          params: { path: { workspace_id: workspace.id, invitation_id: id } },
+        }),
+      ),
     onSuccess: () => queryClient.invalidateQueries({ queryKey: invitationsKey }),
   });
   const changeRole = useMutation({
     mutationFn: ({ userId, newRole }: { userId: string; newRole: Role }) =>
-      unwrap(api.PATCH('/v1/workspaces/{workspace_id}/members/{user_id}', { params: { path: { workspace_id: workspace.id, user_id: userId } }, body: { role: newRole } })),
+      unwrap(
+        api.PATCH('/v1/workspaces/{workspace_id}/members/{user_id}', {
+          params: { path: { workspace_id: workspace.id, user_id: userId } },
+          body: { role: newRole },
+        }),
+      ),
     onSuccess: async () => {
       await queryClient.invalidateQueries({ queryKey: membersKey });
       await refresh(workspace.id);
     },
   });
   const removeMember = useMutation({
-    mutationFn: (userId: string) => unwrap(api.DELETE('/v1/workspaces/{workspace_id}/members/{user_id}', { params: { path: { workspace_id: workspace.id, user_id: userId } } })),
+    mutationFn: (userId: string) =>
+      unwrap(
+        api.DELETE('/v1/workspaces/{workspace_id}/members/{user_id}', {
+          params: { path: { workspace_id: workspace.id, user_id: userId } },
+        }),
+      ),
     onSuccess: async (_data, userId) => {
       if (userId === user?.id) {
         // Left: on to the overview of the workspace the console falls back to.
         await refresh();
         void navigate('/', { replace: true });
-      }
-      else await queryClient.invalidateQueries({ queryKey: membersKey });
+      } else await queryClient.invalidateQueries({ queryKey: membersKey });
     },
   });
   const rolesICanGive = ROLES.filter((r) => (r === 'owner' ? role === 'owner' : isAdmin));
@@ -74,7 +89,12 @@ export default function Members() {
           Team workspace “{createdTeam}” created, and you are its owner. It is now the workspace you are in; invite its members below.
         </p>
       )}
-      {!team && <p className="notice">This is a personal workspace: it has one member, you. To work with others, create a team workspace in Settings and invite them there.</p>}
+      {!team && (
+        <p className="notice">
+          This is a personal workspace: it has one member, you. To work with others, create a team workspace in Settings and invite them
+          there.
+        </p>
+      )}
       <ErrorNotice error={members.error ?? changeRole.error ?? removeMember.error} />
       {members.data ? (
         <DataTable
@@ -109,9 +129,19 @@ export default function Members() {
               enableSorting: false,
               cell: (c) =>
                 team && c.row.original.user_id === user?.id ? (
-                  <ConfirmButton label="Leave" danger question={`Leave ${workspace.name}? You lose access to its work until someone invites you again.`} onConfirm={() => removeMember.mutate(c.row.original.user_id)} />
+                  <ConfirmButton
+                    label="Leave"
+                    danger
+                    question={`Leave ${workspace.name}? You lose access to its work until someone invites you again.`}
+                    onConfirm={() => removeMember.mutate(c.row.original.user_id)}
+                  />
                 ) : canManage(c.row.original) ? (
-                  <ConfirmButton label="Remove" danger question={`Remove ${c.row.original.email} from ${workspace.name}?`} onConfirm={() => removeMember.mutate(c.row.original.user_id)} />
+                  <ConfirmButton
+                    label="Remove"
+                    danger
+                    question={`Remove ${c.row.original.email} from ${workspace.name}?`}
+                    onConfirm={() => removeMember.mutate(c.row.original.user_id)}
+                  />
                 ) : null,
             },
           ]}
@@ -125,8 +155,8 @@ export default function Members() {
           {created && (
             <div className="secret" data-testid="invitation-created">
               <p>
-                Invitation for <strong>{created.email}</strong> ({created.role}) created, valid until {formatDate(created.expires_at)}.
-                {' '}Send them this link; it is shown only now:
+                Invitation for <strong>{created.email}</strong> ({created.role}) created, valid until {formatDate(created.expires_at)}. Send
+                them this link; it is shown only now:
               </p>
               <div className="secret-value">
                 <code>{created.accept_url}</code>
@@ -139,7 +169,9 @@ export default function Members() {
           )}
           {isAdmin && (
             <form onSubmit={onInvite} className="inline-form" aria-label="Invite someone">
-              <Field label="Email">{(id) => <input id={id} type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}</Field>
+              <Field label="Email">
+                {(id) => <input id={id} type="email" required value={email} onChange={(e) => setEmail(e.target.value)} />}
+              </Field>
               <Field label="Role">
                 {(id) => (
                   <select id={id} value={inviteRole} onChange={(e) => setInviteRole(e.target.value as Role)}>
@@ -172,7 +204,12 @@ export default function Members() {
                         id: 'actions',
                         enableSorting: false,
                         cell: (c: { row: { original: Schemas['Invitation'] } }) => (
-                          <ConfirmButton label="Revoke" danger question={`Revoke the invitation of ${c.row.original.email}?`} onConfirm={() => revokeInvitation.mutate(c.row.original.id)} />
+                          <ConfirmButton
+                            label="Revoke"
+                            danger
+                            question={`Revoke the invitation of ${c.row.original.email}?`}
+                            onConfirm={() => revokeInvitation.mutate(c.row.original.id)}
+                          />
                         ),
                       },
                     ]
@@ -185,4 +222,3 @@ export default function Members() {
     </div>
   );
 }
-

@@ -4,7 +4,15 @@ import { useParams } from 'react-router';
 import { useWorkspaceNavigate } from '../paths';
 import { WorkspaceLink } from '../components/workspace-link';
 import { api, currentWorkspaceId, unwrap } from '../api/client';
-import { alertsFiredBy, latestWithChange, type MonitorAlert, type MonitorChange, monitorChanges, monitorSeries, type Series } from '../api/monitors';
+import {
+  alertsFiredBy,
+  latestWithChange,
+  type MonitorAlert,
+  type MonitorChange,
+  monitorChanges,
+  monitorSeries,
+  type Series,
+} from '../api/monitors';
 import { DataTable } from '../components/table';
 import { SeriesChart, seriesLabel } from '../components/series-chart';
 import { ConfirmButton, ErrorNotice, formatDate, Loading, PageHeader, Pager, StatusBadge } from '../components/ui';
@@ -38,7 +46,10 @@ function describeChange(change: MonitorChange): string {
   if (change.kind === 'new_item') return `New item ${change.item_id ?? ''}`.trim();
   const what = change.item_id ? `${change.field} of ${change.item_id}` : String(change.field);
   const value = (v: unknown) => (typeof v === 'number' ? formatNumber(v) : v === null || v === undefined ? '—' : JSON.stringify(v));
-  const pct = change.change_pct !== null && change.change_pct !== undefined ? ` (${change.change_pct > 0 ? '+' : ''}${change.change_pct.toFixed(2)} %)` : '';
+  const pct =
+    change.change_pct !== null && change.change_pct !== undefined
+      ? ` (${change.change_pct > 0 ? '+' : ''}${change.change_pct.toFixed(2)} %)`
+      : '';
   return `${what}: ${value(change.before)} → ${value(change.after)}${pct}`;
 }
 
@@ -74,7 +85,11 @@ function ChangesFeed({ monitorId, alerts }: { monitorId: string; alerts: Monitor
                 enableSorting: false,
                 cell: (c) => {
                   const fired = alertsFiredBy(c.row.original, alerts);
-                  return fired.length ? <span className="badge badge-warn">{fired.map((a) => a.condition.replace(/_/g, ' ')).join(', ')}</span> : '';
+                  return fired.length ? (
+                    <span className="badge badge-warn">{fired.map((a) => a.condition.replace(/_/g, ' ')).join(', ')}</span>
+                  ) : (
+                    ''
+                  );
                 },
               },
             ]}
@@ -95,7 +110,11 @@ function ChangesFeed({ monitorId, alerts }: { monitorId: string; alerts: Monitor
 
 /** A chart per metric (one line per target or item), and each series' latest value with its 1- and 7-day change. */
 function SeriesSection({ monitorId }: { monitorId: string }) {
-  const series = useQuery({ queryKey: [currentWorkspaceId(), 'monitor-series', monitorId], queryFn: () => monitorSeries(monitorId), refetchInterval: 5_000 });
+  const series = useQuery({
+    queryKey: [currentWorkspaceId(), 'monitor-series', monitorId],
+    queryFn: () => monitorSeries(monitorId),
+    refetchInterval: 5_000,
+  });
   if (series.error) return <ErrorNotice error={series.error} />;
   if (!series.data) return <Loading />;
   const byMetric = new Map<string, Series[]>();
@@ -154,7 +173,9 @@ export default function MonitorDetail() {
   };
   const act = useMutation({
     mutationFn: async (action: 'pause' | 'resume') =>
-      action === 'pause' ? unwrap(api.POST('/v1/monitors/{monitor_id}/pause', path)) : unwrap(api.POST('/v1/monitors/{monitor_id}/resume', path)),
+      action === 'pause'
+        ? unwrap(api.POST('/v1/monitors/{monitor_id}/pause', path))
+        : unwrap(api.POST('/v1/monitors/{monitor_id}/resume', path)),
     onSuccess: (updated) => queryClient.setQueryData(key, updated),
   });
   const run = useMutation({ mutationFn: () => unwrap(api.POST('/v1/monitors/{monitor_id}/run', path)), onSuccess: refresh });
@@ -186,7 +207,12 @@ export default function MonitorDetail() {
             <button type="button" onClick={() => run.mutate()} disabled={run.isPending}>
               Run now
             </button>
-            <ConfirmButton label="Delete" danger question={`Delete the monitor "${m.name}"? Its series, changes and runs go with it; its batches are kept.`} onConfirm={() => remove.mutate()} />
+            <ConfirmButton
+              label="Delete"
+              danger
+              question={`Delete the monitor "${m.name}"? Its series, changes and runs go with it; its batches are kept.`}
+              onConfirm={() => remove.mutate()}
+            />
           </>
         )}
       </PageHeader>
@@ -216,7 +242,8 @@ export default function MonitorDetail() {
         <dd>{formatDate(m.last_run_at)}</dd>
         <dt>Credits</dt>
         <dd data-testid="monitor-credits">
-          at most {plural(m.estimated_credits_per_run, 'credit', 'credits')} per run, {plural(m.estimated_credits_per_month, 'credit', 'credits')} per month
+          at most {plural(m.estimated_credits_per_run, 'credit', 'credits')} per run,{' '}
+          {plural(m.estimated_credits_per_month, 'credit', 'credits')} per month
         </dd>
       </dl>
       <SeriesSection monitorId={m.id} />
@@ -233,7 +260,8 @@ export default function MonitorDetail() {
           </ul>
         )}
         <p className="muted small">
-          A firing alert is sent to the workspace’s <WorkspaceLink to="/webhooks">webhooks</WorkspaceLink> as <code>monitor.alert</code>; the changes that fired one are marked above.
+          A firing alert is sent to the workspace’s <WorkspaceLink to="/webhooks">webhooks</WorkspaceLink> as <code>monitor.alert</code>;
+          the changes that fired one are marked above.
         </p>
       </section>
       <section aria-labelledby="runs-title">

@@ -26,7 +26,11 @@ const CONDITIONS: Array<{ value: MonitorAlert['condition']; label: string }> = [
 ];
 
 /** The most a run can cost, as the service reserves it: every target at the limit (the catalog's price). */
-export function creditsPerRun(op: Pick<CatalogOperation, 'base_credits' | 'credits_per_result' | 'results_per_credit'>, limit: number, targets: number): number {
+export function creditsPerRun(
+  op: Pick<CatalogOperation, 'base_credits' | 'credits_per_result' | 'results_per_credit'>,
+  limit: number,
+  targets: number,
+): number {
   if (limit <= 0) return 0;
   return (op.base_credits + op.credits_per_result * Math.ceil(limit / op.results_per_credit)) * targets;
 }
@@ -60,7 +64,10 @@ export default function MonitorEdit() {
   const [alerts, setAlerts] = useState<AlertDraft[]>([]);
   // Only what a monitor can follow: the operations GET /v1/platforms marks monitorable.
   const monitorable = useMemo(
-    () => (platforms.data ?? []).map((p) => ({ ...p, operations: p.operations.filter((o) => o.monitorable) })).filter((p) => p.operations.length > 0),
+    () =>
+      (platforms.data ?? [])
+        .map((p) => ({ ...p, operations: p.operations.filter((o) => o.monitorable) }))
+        .filter((p) => p.operations.length > 0),
     [platforms.data],
   );
   const chosenPlatform = monitorable.find((p) => p.platform === platform);
@@ -117,7 +124,9 @@ export default function MonitorEdit() {
   if (!platforms.data) return <Loading />;
   const metrics = metricsOf(operation);
   const perRun = op ? creditsPerRun(op, operation === 'profile' ? 1 : limit, targets.length) : 0;
-  const alertsValid = alerts.every((a) => a.condition === 'new_item' || (a.threshold.trim() !== '' && Number.isFinite(Number(a.threshold))));
+  const alertsValid = alerts.every(
+    (a) => a.condition === 'new_item' || (a.threshold.trim() !== '' && Number.isFinite(Number(a.threshold))),
+  );
   const setAlert = (i: number, patch: Partial<AlertDraft>) => setAlerts(alerts.map((a, j) => (j === i ? { ...a, ...patch } : a)));
   const onSubmit = (event: FormEvent) => {
     event.preventDefault();
@@ -128,7 +137,9 @@ export default function MonitorEdit() {
       <PageHeader title="New monitor" />
       <form onSubmit={onSubmit} className="stack" noValidate>
         <Field label="Name" hint="Optional; the platform and operation when left empty.">
-          {(id, describedBy) => <input id={id} maxLength={120} aria-describedby={describedBy} value={name} onChange={(e) => setName(e.target.value)} />}
+          {(id, describedBy) => (
+            <input id={id} maxLength={120} aria-describedby={describedBy} value={name} onChange={(e) => setName(e.target.value)} />
+          )}
         </Field>
         <div className="row">
           <Field label="Platform">
@@ -174,7 +185,15 @@ export default function MonitorEdit() {
           {operation !== 'profile' && op && (
             <Field label="Items per target" hint={`The latest items followed per target; at most ${formatNumber(op.max_results)}.`}>
               {(id, describedBy) => (
-                <input id={id} type="number" min={1} max={op.max_results} aria-describedby={describedBy} value={limit || ''} onChange={(e) => setLimit(Number(e.target.value))} />
+                <input
+                  id={id}
+                  type="number"
+                  min={1}
+                  max={op.max_results}
+                  aria-describedby={describedBy}
+                  value={limit || ''}
+                  onChange={(e) => setLimit(Number(e.target.value))}
+                />
               )}
             </Field>
           )}
@@ -184,7 +203,15 @@ export default function MonitorEdit() {
           hint={`${targetHint(platform, operation)} 1 to 1,000 targets.`}
           error={duplicates.length ? `Each target may appear once (compared without case). Duplicated: ${duplicates.join(', ')}.` : null}
         >
-          {(id, describedBy) => <textarea id={id} rows={4} aria-describedby={describedBy} value={targetsText} onChange={(e) => setTargetsText(e.target.value)} />}
+          {(id, describedBy) => (
+            <textarea
+              id={id}
+              rows={4}
+              aria-describedby={describedBy}
+              value={targetsText}
+              onChange={(e) => setTargetsText(e.target.value)}
+            />
+          )}
         </Field>
         <div className="row">
           <Field label="Runs">
@@ -237,7 +264,11 @@ export default function MonitorEdit() {
               </Field>
               <Field label={`Alert ${i + 1}: when`}>
                 {(id) => (
-                  <select id={id} value={a.condition} onChange={(e) => setAlert(i, { condition: e.target.value as AlertDraft['condition'] })}>
+                  <select
+                    id={id}
+                    value={a.condition}
+                    onChange={(e) => setAlert(i, { condition: e.target.value as AlertDraft['condition'] })}
+                  >
                     {CONDITIONS.filter((c) => c.value !== 'new_item' || operation !== 'profile').map((c) => (
                       <option key={c.value} value={c.value}>
                         {c.label}
@@ -248,7 +279,15 @@ export default function MonitorEdit() {
               </Field>
               {a.condition !== 'new_item' && (
                 <Field label={`Alert ${i + 1}: threshold`}>
-                  {(id) => <input id={id} type="number" step="any" value={a.threshold} onChange={(e) => setAlert(i, { threshold: e.target.value })} />}
+                  {(id) => (
+                    <input
+                      id={id}
+                      type="number"
+                      step="any"
+                      value={a.threshold}
+                      onChange={(e) => setAlert(i, { threshold: e.target.value })}
+                    />
+                  )}
                 </Field>
               )}
               <Field label={`Alert ${i + 1}: target`}>
@@ -267,7 +306,10 @@ export default function MonitorEdit() {
             </div>
           ))}
           {alerts.length < 20 && (
-            <button type="button" onClick={() => setAlerts([...alerts, { metric: metrics[0]!, condition: 'change_pct_above', threshold: '10', target: '' }])}>
+            <button
+              type="button"
+              onClick={() => setAlerts([...alerts, { metric: metrics[0]!, condition: 'change_pct_above', threshold: '10', target: '' }])}
+            >
               Add an alert
             </button>
           )}
@@ -275,12 +317,16 @@ export default function MonitorEdit() {
         <div className="quote" role="status" data-testid="monitor-estimate">
           <p>
             At most <strong>{plural(perRun, 'credit', 'credits')} per run</strong> and{' '}
-            <strong>{plural(perRun * RUNS_PER_MONTH[frequency], 'credit', 'credits')} per month</strong> ({plural(targets.length, 'target', 'targets')},{' '}
-            {formatNumber(RUNS_PER_MONTH[frequency])} runs a month); each run reserves this and you pay only for what is delivered.
+            <strong>{plural(perRun * RUNS_PER_MONTH[frequency], 'credit', 'credits')} per month</strong> (
+            {plural(targets.length, 'target', 'targets')}, {formatNumber(RUNS_PER_MONTH[frequency])} runs a month); each run reserves this
+            and you pay only for what is delivered.
           </p>
         </div>
         <ErrorNotice error={save.error} />
-        <SubmitButton pending={save.isPending} disabled={!op || targets.length === 0 || targets.length > 1000 || duplicates.length > 0 || !alertsValid}>
+        <SubmitButton
+          pending={save.isPending}
+          disabled={!op || targets.length === 0 || targets.length > 1000 || duplicates.length > 0 || !alertsValid}
+        >
           Create monitor
         </SubmitButton>
       </form>

@@ -12,7 +12,11 @@ import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
 
 const columns: ColumnDef<Monitor, unknown>[] = [
-  { header: 'Name', accessorKey: 'name', cell: (c) => <WorkspaceLink to={`/monitors/${c.row.original.id}`}>{c.row.original.name}</WorkspaceLink> },
+  {
+    header: 'Name',
+    accessorKey: 'name',
+    cell: (c) => <WorkspaceLink to={`/monitors/${c.row.original.id}`}>{c.row.original.name}</WorkspaceLink>,
+  },
   {
     header: 'What',
     id: 'what',
@@ -21,8 +25,16 @@ const columns: ColumnDef<Monitor, unknown>[] = [
   },
   { header: 'Runs', accessorKey: 'frequency' },
   { header: 'Status', accessorKey: 'status', cell: (c) => <StatusBadge status={c.row.original.status} /> },
-  { header: 'Credits a month (at most)', accessorKey: 'estimated_credits_per_month', cell: (c) => formatNumber(c.row.original.estimated_credits_per_month) },
-  { header: 'Next run', accessorKey: 'next_run_at', cell: (c) => (c.row.original.next_run_at ? inZone(c.row.original.next_run_at, c.row.original.timezone) : '—') },
+  {
+    header: 'Credits a month (at most)',
+    accessorKey: 'estimated_credits_per_month',
+    cell: (c) => formatNumber(c.row.original.estimated_credits_per_month),
+  },
+  {
+    header: 'Next run',
+    accessorKey: 'next_run_at',
+    cell: (c) => (c.row.original.next_run_at ? inZone(c.row.original.next_run_at, c.row.original.timezone) : '—'),
+  },
 ];
 
 export default function Monitors() {
@@ -43,12 +55,19 @@ export default function Monitors() {
           </WorkspaceLink>
         )}
       </PageHeader>
-      <p className="muted">A monitor follows profiles or their posts over time: each run keeps what changed, as series, a feed of changes and alerts.</p>
+      <p className="muted">
+        A monitor follows profiles or their posts over time: each run keeps what changed, as series, a feed of changes and alerts.
+      </p>
       <ErrorNotice error={query.error} />
       {query.data ? (
         <>
           <DataTable caption="Monitors" testId="monitors-table" data={query.data.items} columns={columns} empty="No monitor yet." />
-          <Pager hasPrevious={cursors.length > 0} hasNext={Boolean(query.data.next)} onPrevious={() => setCursors((c) => c.slice(0, -1))} onNext={() => setCursors((c) => [...c, query.data!.next!])} />
+          <Pager
+            hasPrevious={cursors.length > 0}
+            hasNext={Boolean(query.data.next)}
+            onPrevious={() => setCursors((c) => c.slice(0, -1))}
+            onNext={() => setCursors((c) => [...c, query.data!.next!])}
+          />
         </>
       ) : (
         !query.error && <Loading />

@@ -56,7 +56,11 @@ export function RecipeFields(props: {
     <div className="row">
       <Field label="Platform">
         {(id) => (
-          <select id={id} value={props.platform} onChange={(e) => props.onChange({ platform: e.target.value, operation: '', limit: props.limit })}>
+          <select
+            id={id}
+            value={props.platform}
+            onChange={(e) => props.onChange({ platform: e.target.value, operation: '', limit: props.limit })}
+          >
             {platforms.data?.map((p) => (
               <option key={p.platform} value={p.platform}>
                 {p.label}
@@ -86,7 +90,11 @@ export function RecipeFields(props: {
       </Field>
       <Field
         label="Results per target"
-        hint={operation ? <span data-testid="limit-hint">{`Default ${formatNumber(operation.default_limit)}; at most ${formatNumber(operation.max_results)}.`}</span> : undefined}
+        hint={
+          operation ? (
+            <span data-testid="limit-hint">{`Default ${formatNumber(operation.default_limit)}; at most ${formatNumber(operation.max_results)}.`}</span>
+          ) : undefined
+        }
         error={limitProblem(props.limit, operation?.max_results)}
       >
         {(id, describedBy) => (
@@ -115,7 +123,8 @@ export function RecipeFields(props: {
 export function limitProblem(limit: number, max: number | undefined): string | null {
   if (!limit) return null;
   if (!Number.isInteger(limit) || limit < 1) return 'Enter a whole number of results, at least 1.';
-  if (max !== undefined && limit > max) return `At most ${formatNumber(max)} results per target for this operation; you entered ${formatNumber(limit)}.`;
+  if (max !== undefined && limit > max)
+    return `At most ${formatNumber(max)} results per target for this operation; you entered ${formatNumber(limit)}.`;
   return null;
 }
 
@@ -131,16 +140,22 @@ function Quote({ body }: { body: Schemas['QuoteRequest'] | null }) {
   if (!body) return <p className="muted">Fill in the form to see what it would cost.</p>;
   if (quote.error) return <ErrorNotice error={quote.error} title="No quote for this" />;
   const q = quote.data;
-  if (!q) return <p className="muted" role="status">Pricing…</p>;
+  if (!q)
+    return (
+      <p className="muted" role="status">
+        Pricing…
+      </p>
+    );
   return (
     <div className={q.affordable ? 'quote' : 'quote quote-bad'} role="status" data-testid="quote">
       <p>
-        Reserves at most <strong>{plural(q.max_credits, 'credit', 'credits')}</strong> now for {plural(q.target_count, 'target', 'targets')} ×{' '}
-        {plural(q.requested_limit, 'result', 'results')}; you pay only for what is delivered.
+        Reserves at most <strong>{plural(q.max_credits, 'credit', 'credits')}</strong> now for {plural(q.target_count, 'target', 'targets')}{' '}
+        × {plural(q.requested_limit, 'result', 'results')}; you pay only for what is delivered.
         {q.cached_targets > 0 && ` ${plural(q.cached_targets, 'target is', 'targets are')} served from the cache at no cost.`}
       </p>
       <p className="small">
-        {plural(q.available_credits, 'credit', 'credits')} available · {formatNumber(q.active_jobs)} of {plural(q.max_active_jobs, 'active job', 'active jobs')}
+        {plural(q.available_credits, 'credit', 'credits')} available · {formatNumber(q.active_jobs)} of{' '}
+        {plural(q.max_active_jobs, 'active job', 'active jobs')}
       </p>
       {!q.affordable && <p className="small">This would be refused now: not enough credits, or too many active jobs.</p>}
     </div>
@@ -157,14 +172,23 @@ export default function NewWork({ mode }: { mode: 'job' | 'batch' }) {
   const targets = useMemo(() => parseTargets(targetsText), [targetsText]);
   const duplicates = useMemo(() => duplicatesOf(targets, recipe.platform, recipe.operation), [targets, recipe.platform, recipe.operation]);
   const invalid = useMemo(
-    () => (mode === 'batch' ? targets.map((t) => ({ t, problem: targetProblem(recipe.platform, recipe.operation, t) })).filter((x) => x.problem) : []),
+    () =>
+      mode === 'batch'
+        ? targets.map((t) => ({ t, problem: targetProblem(recipe.platform, recipe.operation, t) })).filter((x) => x.problem)
+        : [],
     [mode, targets, recipe.platform, recipe.operation],
   );
   const single = mode === 'job' ? targetProblem(recipe.platform, recipe.operation, target) : null;
   const base = { platform: recipe.platform, operation: recipe.operation as Operation, limit: recipe.limit, include_posts: 0 };
   const platforms = usePlatforms();
-  const maxResults = platforms.data?.find((p) => p.platform === recipe.platform)?.operations.find((o) => o.operation === recipe.operation)?.max_results;
-  const ready = recipe.operation !== '' && recipe.limit >= 1 && !limitProblem(recipe.limit, maxResults) && (mode === 'job' ? target.trim() !== '' && !single : targets.length > 0 && duplicates.length === 0 && targets.length <= 100);
+  const maxResults = platforms.data
+    ?.find((p) => p.platform === recipe.platform)
+    ?.operations.find((o) => o.operation === recipe.operation)?.max_results;
+  const ready =
+    recipe.operation !== '' &&
+    recipe.limit >= 1 &&
+    !limitProblem(recipe.limit, maxResults) &&
+    (mode === 'job' ? target.trim() !== '' && !single : targets.length > 0 && duplicates.length === 0 && targets.length <= 100);
   const quoteBody = ready ? (mode === 'job' ? { ...base, target: target.trim() } : { ...base, targets }) : null;
   const submit = useMutation({
     mutationFn: async () =>
@@ -196,7 +220,16 @@ export default function NewWork({ mode }: { mode: 'job' | 'batch' }) {
         <RecipeFields {...recipe} onChange={setRecipe} />
         {mode === 'job' ? (
           <Field label="Target" hint={targetHint(recipe.platform, recipe.operation)} error={single}>
-            {(id, describedBy) => <input id={id} aria-describedby={describedBy} aria-invalid={Boolean(single)} value={target} onChange={(e) => setTarget(e.target.value)} autoComplete="off" />}
+            {(id, describedBy) => (
+              <input
+                id={id}
+                aria-describedby={describedBy}
+                aria-invalid={Boolean(single)}
+                value={target}
+                onChange={(e) => setTarget(e.target.value)}
+                autoComplete="off"
+              />
+            )}
           </Field>
         ) : (
           <Field
@@ -205,7 +238,8 @@ export default function NewWork({ mode }: { mode: 'job' | 'batch' }) {
               <>
                 {`${targetHint(recipe.platform, recipe.operation)} Up to 100; paste a column from a spreadsheet. ${plural(targets.length, 'target', 'targets')}.`}{' '}
                 <span data-testid="batch-reextracts">
-                  A batch extracts every target afresh and bills it, even one a single job would get free from a recent result: for those, start single jobs.
+                  A batch extracts every target afresh and bills it, even one a single job would get free from a recent result: for those,
+                  start single jobs.
                 </span>
               </>
             }
@@ -220,7 +254,14 @@ export default function NewWork({ mode }: { mode: 'job' | 'batch' }) {
             }
           >
             {(id, describedBy) => (
-              <textarea id={id} rows={8} aria-describedby={describedBy} aria-invalid={duplicates.length > 0} value={targetsText} onChange={(e) => setTargetsText(e.target.value)} />
+              <textarea
+                id={id}
+                rows={8}
+                aria-describedby={describedBy}
+                aria-invalid={duplicates.length > 0}
+                value={targetsText}
+                onChange={(e) => setTargetsText(e.target.value)}
+              />
             )}
           </Field>
         )}

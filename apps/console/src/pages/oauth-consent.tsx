@@ -138,12 +138,16 @@ function ConsentForm({ query }: { query: ConsentQuery }) {
   return (
     <AuthFrame title="Connect an application">
       <p>
-        <strong data-testid="consent-client">{name}</strong> asks to use the API on your behalf: it gets a key of the workspace you choose, with the role you choose.
+        <strong data-testid="consent-client">{name}</strong> asks to use the API on your behalf: it gets a key of the workspace you choose,
+        with the role you choose.
       </p>
       <dl className="facts">
         <dt>Application</dt>
         <dd>
-          {name} <span className="muted small">(ID <code>{query.clientId}</code>)</span>
+          {name}{' '}
+          <span className="muted small">
+            (ID <code>{query.clientId}</code>)
+          </span>
         </dd>
         <dt>Sends you back to</dt>
         <dd data-testid="consent-host">
@@ -162,7 +166,8 @@ function ConsentForm({ query }: { query: ConsentQuery }) {
         <dd>{session.user?.email}</dd>
       </dl>
       <p className="muted small">
-        The name is the one the application gave itself. Allow only if you started this from an application you trust, and it runs at the address above.
+        The name is the one the application gave itself. Allow only if you started this from an application you trust, and it runs at the
+        address above.
       </p>
       <ErrorNotice error={workspaces.error} />
       {workspaces.isPending ? (
@@ -211,7 +216,8 @@ function ConsentForm({ query }: { query: ConsentQuery }) {
             )}
           </Field>
           <p className="small">
-            You can take the access back at any time: the application is listed with the workspace’s API keys as an OAuth app, and revoking it there ends its access.
+            You can take the access back at any time: the application is listed with the workspace’s API keys as an OAuth app, and revoking
+            it there ends its access.
           </p>
           <ErrorNotice error={allow.error} />
           {allow.isSuccess ? (

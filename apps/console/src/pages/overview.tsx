@@ -17,7 +17,10 @@ export default function Overview() {
   const { workspace, role } = useWorkspace();
   const ws = currentWorkspaceId();
   const usage = useQuery({ queryKey: [ws, 'usage'], queryFn: () => unwrap(api.GET('/v1/usage/current')), refetchInterval: 10_000 });
-  const daily = useQuery({ queryKey: [ws, 'usage-daily'], queryFn: () => unwrap(api.GET('/v1/usage/daily', { params: { query: { days: 30 } } })) });
+  const daily = useQuery({
+    queryKey: [ws, 'usage-daily'],
+    queryFn: () => unwrap(api.GET('/v1/usage/daily', { params: { query: { days: 30 } } })),
+  });
   const active = useQuery({
     queryKey: [ws, 'jobs', 'active'],
     queryFn: async () => {
@@ -59,7 +62,8 @@ export default function Overview() {
             </p>
             {/* credits_remaining counts every source already: the plan's allowance, purchased and promotional credits. */}
             <p className="muted small">
-              monthly plan of {formatNumber(u.credit_limit)}, with {formatNumber(u.purchased_credits)} purchased and {formatNumber(u.promotional_credits)} promotional
+              monthly plan of {formatNumber(u.credit_limit)}, with {formatNumber(u.purchased_credits)} purchased and{' '}
+              {formatNumber(u.promotional_credits)} promotional
               {u.promotional_expires_at ? ` (until ${formatDate(u.promotional_expires_at)})` : ''}
             </p>
           </div>
@@ -104,7 +108,15 @@ export default function Overview() {
       <section aria-labelledby="active-title">
         <h2 id="active-title">Active jobs</h2>
         <ErrorNotice error={active.error} />
-        {active.data && <DataTable caption="Active jobs" data={active.data} columns={jobColumns} empty="No job is queued or running." testId="active-jobs" />}
+        {active.data && (
+          <DataTable
+            caption="Active jobs"
+            data={active.data}
+            columns={jobColumns}
+            empty="No job is queued or running."
+            testId="active-jobs"
+          />
+        )}
       </section>
     </div>
   );
@@ -122,8 +134,14 @@ const SEEN = 'sdx.console.checklist-seen.';
  * as `sdx` on npm, which is not this CLI: never suggested.
  */
 export const INSTALL_COMMANDS = [
-  { label: 'Pack the clients, in your clone of the service', command: '(cd packages/sdk && npm pack --pack-destination /tmp) && (cd apps/cli && npm pack --pack-destination /tmp)' },
-  { label: 'The command line, then sign in with an API key', command: 'npm install -g /tmp/sdx-sdk-1.0.0.tgz /tmp/sdx-cli-1.0.0.tgz && sdx login' },
+  {
+    label: 'Pack the clients, in your clone of the service',
+    command: '(cd packages/sdk && npm pack --pack-destination /tmp) && (cd apps/cli && npm pack --pack-destination /tmp)',
+  },
+  {
+    label: 'The command line, then sign in with an API key',
+    command: 'npm install -g /tmp/sdx-sdk-1.0.0.tgz /tmp/sdx-cli-1.0.0.tgz && sdx login',
+  },
   { label: 'The TypeScript SDK, in your project', command: 'npm install /tmp/sdx-sdk-1.0.0.tgz' },
   { label: 'The Python SDK, from the clone', command: 'pip install ./clients/python' },
 ] as const;
@@ -165,7 +183,11 @@ function GettingStarted({ role }: { role: Role }) {
     localStorage.setItem(SEEN + ws, JSON.stringify(next));
     setSeen(next);
   };
-  const anyJob = useQuery({ queryKey: [ws, 'jobs', 'any'], queryFn: () => listJobs({ limit: 1, include_result: false }), enabled: !dismissed });
+  const anyJob = useQuery({
+    queryKey: [ws, 'jobs', 'any'],
+    queryFn: () => listJobs({ limit: 1, include_result: false }),
+    enabled: !dismissed,
+  });
   const keys = useQuery({ queryKey: [ws, 'keys', 'checklist'], queryFn: () => unwrap(api.GET('/v1/keys')), enabled: !dismissed });
   const example = useMutation({
     mutationFn: () => unwrap(api.POST('/v1/jobs', { body: { ...EXAMPLE_JOB } })),
@@ -195,7 +217,12 @@ function GettingStarted({ role }: { role: Role }) {
       </p>
       <ol className="checklist">
         <Step done={done.key} testId="step-key">
-          {atLeast(role, 'admin') ? <WorkspaceLink to="/keys">Make an API key</WorkspaceLink> : <WorkspaceLink to="/keys">See the API keys</WorkspaceLink>} for your programs to call the API with.
+          {atLeast(role, 'admin') ? (
+            <WorkspaceLink to="/keys">Make an API key</WorkspaceLink>
+          ) : (
+            <WorkspaceLink to="/keys">See the API keys</WorkspaceLink>
+          )}{' '}
+          for your programs to call the API with.
         </Step>
         <Step done={done.job} testId="step-job">
           {atLeast(role, 'member') ? (

@@ -88,7 +88,12 @@ export default function ScheduleDetail() {
             <WorkspaceLink className="button" to={`/schedules/${s.id}/edit`}>
               Edit
             </WorkspaceLink>
-            <ConfirmButton label="Delete" danger question={`Delete the schedule "${s.name}"? Its past jobs and their results are kept.`} onConfirm={() => remove.mutate()} />
+            <ConfirmButton
+              label="Delete"
+              danger
+              question={`Delete the schedule "${s.name}"? Its past jobs and their results are kept.`}
+              onConfirm={() => remove.mutate()}
+            />
           </>
         )}
       </PageHeader>
@@ -100,7 +105,8 @@ export default function ScheduleDetail() {
         </dd>
         <dt>What</dt>
         <dd>
-          {s.platform} · {s.operation} · {plural(s.requested_limit, 'result', 'results')} per target · {s.delivery === 'new_only' ? 'only new items' : 'everything'}
+          {s.platform} · {s.operation} · {plural(s.requested_limit, 'result', 'results')} per target ·{' '}
+          {s.delivery === 'new_only' ? 'only new items' : 'everything'}
         </dd>
         <dt>Targets</dt>
         <dd className="target">{s.targets.join(', ')}</dd>

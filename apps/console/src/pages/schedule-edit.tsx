@@ -38,7 +38,18 @@ function tomorrowNine(): string {
 
 function draftOf(s: Schedule | undefined): Draft {
   // A new schedule's limit: its operation's default, set with the operation (RecipeFields).
-  if (!s) return { name: '', platform: '', operation: '', limit: 0, targetsText: '', frequency: 'daily', timezone: browserZone(), wall: tomorrowNine(), delivery: 'all' };
+  if (!s)
+    return {
+      name: '',
+      platform: '',
+      operation: '',
+      limit: 0,
+      targetsText: '',
+      frequency: 'daily',
+      timezone: browserZone(),
+      wall: tomorrowNine(),
+      delivery: 'all',
+    };
   return {
     name: s.name,
     platform: s.platform,
@@ -63,7 +74,12 @@ function Preview({ frequency, timezone, startsAt }: { frequency: Frequency; time
     queryKey: [currentWorkspaceId(), 'schedule-preview', settled],
     enabled: Boolean(settled.startsAt),
     retry: false,
-    queryFn: () => unwrap(api.POST('/v1/schedules/preview', { body: { frequency: settled.frequency, timezone: settled.timezone, starts_at: settled.startsAt!, count: 5 } })),
+    queryFn: () =>
+      unwrap(
+        api.POST('/v1/schedules/preview', {
+          body: { frequency: settled.frequency, timezone: settled.timezone, starts_at: settled.startsAt!, count: 5 },
+        }),
+      ),
   });
   return (
     <section aria-labelledby="preview-title" aria-live="polite">
@@ -78,7 +94,12 @@ function Preview({ frequency, timezone, startsAt }: { frequency: Frequency; time
           testId="schedule-preview"
           data={preview.data.runs}
           columns={[
-            { header: `In ${settled.timezone}`, id: 'local', enableSorting: false, cell: (c) => inZone(c.row.original.at_utc, settled.timezone) },
+            {
+              header: `In ${settled.timezone}`,
+              id: 'local',
+              enableSorting: false,
+              cell: (c) => inZone(c.row.original.at_utc, settled.timezone),
+            },
             { header: 'UTC', id: 'utc', enableSorting: false, cell: (c) => inZone(c.row.original.at_utc, 'UTC') },
           ]}
         />
@@ -151,14 +172,28 @@ export default function ScheduleEdit() {
     <div>
       <PageHeader title={title} />
       <form onSubmit={onSubmit} className="stack" noValidate>
-        <Field label="Name">{(id) => <input id={id} required maxLength={120} value={draft.name} onChange={(e) => set({ name: e.target.value })} />}</Field>
+        <Field label="Name">
+          {(id) => <input id={id} required maxLength={120} value={draft.name} onChange={(e) => set({ name: e.target.value })} />}
+        </Field>
         <RecipeFields platform={draft.platform} operation={draft.operation} limit={draft.limit} onChange={(r) => set(r)} />
         <Field
           label="Targets, one per line"
           hint={`${targetHint(draft.platform, draft.operation)} One target runs a job each time; several run a batch.`}
-          error={duplicates.length ? `Each target may appear once (compared without case, and a profile link as its username). Duplicated: ${duplicates.join(', ')}.` : null}
+          error={
+            duplicates.length
+              ? `Each target may appear once (compared without case, and a profile link as its username). Duplicated: ${duplicates.join(', ')}.`
+              : null
+          }
         >
-          {(id, describedBy) => <textarea id={id} rows={4} aria-describedby={describedBy} value={draft.targetsText} onChange={(e) => set({ targetsText: e.target.value })} />}
+          {(id, describedBy) => (
+            <textarea
+              id={id}
+              rows={4}
+              aria-describedby={describedBy}
+              value={draft.targetsText}
+              onChange={(e) => set({ targetsText: e.target.value })}
+            />
+          )}
         </Field>
         <div className="row">
           <Field label="Repeats">
@@ -185,9 +220,17 @@ export default function ScheduleEdit() {
             {(id) => <input id={id} type="datetime-local" required value={draft.wall} onChange={(e) => set({ wall: e.target.value })} />}
           </Field>
         </div>
-        <Field label="Each run delivers" hint="Only new items: each run delivers, and is billed for, what no earlier run of this schedule delivered (list operations).">
+        <Field
+          label="Each run delivers"
+          hint="Only new items: each run delivers, and is billed for, what no earlier run of this schedule delivered (list operations)."
+        >
           {(id, describedBy) => (
-            <select id={id} aria-describedby={describedBy} value={draft.delivery} onChange={(e) => set({ delivery: e.target.value as Draft['delivery'] })}>
+            <select
+              id={id}
+              aria-describedby={describedBy}
+              value={draft.delivery}
+              onChange={(e) => set({ delivery: e.target.value as Draft['delivery'] })}
+            >
               <option value="all">Everything</option>
               <option value="new_only">Only new items</option>
             </select>

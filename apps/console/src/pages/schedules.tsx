@@ -10,8 +10,18 @@ import { atLeast } from '../roles';
 import { useWorkspace } from '../session';
 
 const columns: ColumnDef<Schedule, unknown>[] = [
-  { header: 'Name', accessorKey: 'name', cell: (c) => <WorkspaceLink to={`/schedules/${c.row.original.id}`}>{c.row.original.name}</WorkspaceLink> },
-  { header: 'What', id: 'what', enableSorting: false, cell: (c) => `${c.row.original.platform} · ${c.row.original.operation} · ${c.row.original.targets.length} target${c.row.original.targets.length === 1 ? '' : 's'}` },
+  {
+    header: 'Name',
+    accessorKey: 'name',
+    cell: (c) => <WorkspaceLink to={`/schedules/${c.row.original.id}`}>{c.row.original.name}</WorkspaceLink>,
+  },
+  {
+    header: 'What',
+    id: 'what',
+    enableSorting: false,
+    cell: (c) =>
+      `${c.row.original.platform} · ${c.row.original.operation} · ${c.row.original.targets.length} target${c.row.original.targets.length === 1 ? '' : 's'}`,
+  },
   { header: 'Repeats', accessorKey: 'frequency' },
   { header: 'Status', accessorKey: 'status', cell: (c) => <StatusBadge status={c.row.original.status} /> },
   {
@@ -27,7 +37,8 @@ export default function Schedules() {
   const cursor = cursors.at(-1);
   const query = useQuery({
     queryKey: [currentWorkspaceId(), 'schedules', cursor],
-    queryFn: () => unwrapPage(api.GET('/v1/schedules', { params: { query: { limit: 50, ...(cursor ? { starting_after: cursor } : {}) } } })),
+    queryFn: () =>
+      unwrapPage(api.GET('/v1/schedules', { params: { query: { limit: 50, ...(cursor ? { starting_after: cursor } : {}) } } })),
     placeholderData: keepPreviousData,
   });
   return (
@@ -43,7 +54,12 @@ export default function Schedules() {
       {query.data ? (
         <>
           <DataTable caption="Schedules" data={query.data.items} columns={columns} empty="No schedule yet." />
-          <Pager hasPrevious={cursors.length > 0} hasNext={Boolean(query.data.next)} onPrevious={() => setCursors((c) => c.slice(0, -1))} onNext={() => setCursors((c) => [...c, query.data!.next!])} />
+          <Pager
+            hasPrevious={cursors.length > 0}
+            hasNext={Boolean(query.data.next)}
+            onPrevious={() => setCursors((c) => c.slice(0, -1))}
+            onNext={() => setCursors((c) => [...c, query.data!.next!])}
+          />
         </>
       ) : (
         !query.error && <Loading />

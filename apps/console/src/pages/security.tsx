@@ -20,7 +20,8 @@ export default function Security() {
   );
 }
 
-const wrongPassword = (error: unknown) => (error instanceof ApiProblem && error.code === 'invalid_credentials' ? 'Wrong current password' : undefined);
+const wrongPassword = (error: unknown) =>
+  error instanceof ApiProblem && error.code === 'invalid_credentials' ? 'Wrong current password' : undefined;
 const wrongCode = (error: unknown) => (error instanceof ApiProblem && error.code === 'invalid_otp' ? 'Wrong code' : undefined);
 
 function PasswordSection() {
@@ -31,7 +32,9 @@ function PasswordSection() {
   const [asking, setAsking] = useState(false);
   const change = useMutation({
     mutationFn: (revokeApiKeys: boolean) =>
-      unwrap(api.POST('/v1/auth/password', { body: { current_password: current, new_password: next, revoke_api_keys: revokeApiKeys } })).then(() => revokeApiKeys),
+      unwrap(
+        api.POST('/v1/auth/password', { body: { current_password: current, new_password: next, revoke_api_keys: revokeApiKeys } }),
+      ).then(() => revokeApiKeys),
     onSuccess: () => {
       setCurrent('');
       setNext('');
@@ -54,8 +57,8 @@ function PasswordSection() {
             <strong>Also revoke every API key you created?</strong>
           </p>
           <p>
-            If someone else may know your password, they may have made API keys with it. Revoking every key you created, in every workspace, shuts them out; your own programs that use
-            those keys stop working until you give them new keys.
+            If someone else may know your password, they may have made API keys with it. Revoking every key you created, in every workspace,
+            shuts them out; your own programs that use those keys stop working until you give them new keys.
           </p>
           <div className="actions">
             <button type="button" className="primary" disabled={change.isPending} onClick={() => change.mutate(false)}>
@@ -71,10 +74,31 @@ function PasswordSection() {
         </div>
       ) : (
         <form onSubmit={onSubmit} className="inline-form">
-          <Field label="Current password">{(id) => <input id={id} type="password" autoComplete="current-password" required value={current} onChange={(e) => setCurrent(e.target.value)} />}</Field>
+          <Field label="Current password">
+            {(id) => (
+              <input
+                id={id}
+                type="password"
+                autoComplete="current-password"
+                required
+                value={current}
+                onChange={(e) => setCurrent(e.target.value)}
+              />
+            )}
+          </Field>
           <Field label="New password" hint="10 to 128 characters.">
             {(id, describedBy) => (
-              <input id={id} type="password" autoComplete="new-password" minLength={10} maxLength={128} aria-describedby={describedBy} required value={next} onChange={(e) => setNext(e.target.value)} />
+              <input
+                id={id}
+                type="password"
+                autoComplete="new-password"
+                minLength={10}
+                maxLength={128}
+                aria-describedby={describedBy}
+                required
+                value={next}
+                onChange={(e) => setNext(e.target.value)}
+              />
             )}
           </Field>
           <SubmitButton pending={change.isPending} disabled={!current || next.length < 10}>
@@ -132,7 +156,8 @@ function TwoFactorSection() {
       ) : (
         <>
           <p data-testid="two-factor-status">
-            <strong>Off.</strong> With it on, signing in also asks for a code of an authenticator app on your phone, so a stolen password alone does not open your account.
+            <strong>Off.</strong> With it on, signing in also asks for a code of an authenticator app on your phone, so a stolen password
+            alone does not open your account.
           </p>
           <button type="button" className="primary" onClick={() => setSettingUp(true)}>
             Turn on
@@ -183,15 +208,25 @@ function SetUp({ onEnabled, onCancel }: { onEnabled: (codes: string[]) => void; 
       </>
     );
   }
-  if (!setup.data) return <p className="muted" role="status">Making a secret…</p>;
+  if (!setup.data)
+    return (
+      <p className="muted" role="status">
+        Making a secret…
+      </p>
+    );
   return (
     <div data-testid="two-factor-setup">
       <ol className="steps">
         <li>
           <p>Scan this QR code with an authenticator app (Google Authenticator, 1Password, Authy, …).</p>
-          {qr ? <img src={qr} width={200} height={200} alt="QR code of your two-factor secret" data-testid="totp-qr" /> : <p className="muted">Drawing the QR code…</p>}
+          {qr ? (
+            <img src={qr} width={200} height={200} alt="QR code of your two-factor secret" data-testid="totp-qr" />
+          ) : (
+            <p className="muted">Drawing the QR code…</p>
+          )}
           <p>
-            Or type this key into the app: <code data-testid="totp-secret">{grouped(setup.data.secret)}</code> <CopyButton text={setup.data.secret} label="Copy the key" />
+            Or type this key into the app: <code data-testid="totp-secret">{grouped(setup.data.secret)}</code>{' '}
+            <CopyButton text={setup.data.secret} label="Copy the key" />
           </p>
         </li>
         <li>
@@ -249,8 +284,8 @@ function RecoveryCodes({ codes, onDone }: { codes: string[]; onDone: () => void 
     <section className="secret" aria-labelledby="recovery-title" data-testid="recovery-codes">
       <h3 id="recovery-title">Two-factor sign-in is on. Save your recovery codes</h3>
       <p className="notice notice-warn" role="note">
-        <strong>Save them now.</strong> This is the only time they are shown. Each code signs you in once in place of an app code, if you lose your phone. Keep them where you keep
-        your passwords.
+        <strong>Save them now.</strong> This is the only time they are shown. Each code signs you in once in place of an app code, if you
+        lose your phone. Keep them where you keep your passwords.
       </p>
       <ol className="codes">
         {codes.map((c) => (
@@ -293,10 +328,31 @@ function TurnOff({ onDone }: { onDone: () => void }) {
     >
       <p>Turning it off needs your password and a current code (or a recovery code). The secret and the recovery codes are deleted.</p>
       <div className="inline-form">
-        <Field label="Password">{(id) => <input id={id} type="password" autoComplete="current-password" required value={password} onChange={(e) => setPassword(e.target.value)} />}</Field>
+        <Field label="Password">
+          {(id) => (
+            <input
+              id={id}
+              type="password"
+              autoComplete="current-password"
+              required
+              value={password}
+              onChange={(e) => setPassword(e.target.value)}
+            />
+          )}
+        </Field>
         <Field label="Code" hint="From the app, or a recovery code.">
           {(id, describedBy) => (
-            <input id={id} autoComplete="one-time-code" autoCapitalize="off" spellCheck={false} required maxLength={64} aria-describedby={describedBy} value={code} onChange={(e) => setCode(e.target.value)} />
+            <input
+              id={id}
+              autoComplete="one-time-code"
+              autoCapitalize="off"
+              spellCheck={false}
+              required
+              maxLength={64}
+              aria-describedby={describedBy}
+              value={code}
+              onChange={(e) => setCode(e.target.value)}
+            />
           )}
         </Field>
       </div>

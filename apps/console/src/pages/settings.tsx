@@ -22,12 +22,17 @@ export default function Settings() {
     },
   });
   const renameWs = useMutation({
-    mutationFn: () => unwrap(api.PATCH('/v1/workspaces/{workspace_id}', { params: { path: { workspace_id: workspace.id } }, body: { name: rename.trim() } })),
+    mutationFn: () =>
+      unwrap(
+        api.PATCH('/v1/workspaces/{workspace_id}', { params: { path: { workspace_id: workspace.id } }, body: { name: rename.trim() } }),
+      ),
     onSuccess: () => refresh(workspace.id),
   });
   const requireTwoFactor = useMutation({
     mutationFn: (on: boolean) =>
-      unwrap(api.PATCH('/v1/workspaces/{workspace_id}', { params: { path: { workspace_id: workspace.id } }, body: { require_two_factor: on } })),
+      unwrap(
+        api.PATCH('/v1/workspaces/{workspace_id}', { params: { path: { workspace_id: workspace.id } }, body: { require_two_factor: on } }),
+      ),
     onSuccess: () => refresh(workspace.id),
   });
   const submit = (action: { mutate: () => void }) => (event: FormEvent) => {
@@ -41,7 +46,9 @@ export default function Settings() {
         <section aria-labelledby="rename-title">
           <h2 id="rename-title">This workspace</h2>
           <form onSubmit={submit(renameWs)} className="inline-form">
-            <Field label="Name">{(id) => <input id={id} required maxLength={120} value={rename} onChange={(e) => setRename(e.target.value)} />}</Field>
+            <Field label="Name">
+              {(id) => <input id={id} required maxLength={120} value={rename} onChange={(e) => setRename(e.target.value)} />}
+            </Field>
             <SubmitButton pending={renameWs.isPending} disabled={!rename.trim() || rename.trim() === workspace.name}>
               Rename
             </SubmitButton>
@@ -59,11 +66,16 @@ export default function Settings() {
               Require two-factor sign-in
             </label>
             <div id="require-two-factor-hint" className="hint">
-              Members without two-factor sign-in cannot work here in the console until they turn it on; API keys are not affected. You need it on your own account first.
+              Members without two-factor sign-in cannot work here in the console until they turn it on; API keys are not affected. You need
+              it on your own account first.
             </div>
           </div>
           {requireTwoFactor.isSuccess && (
-            <p role="status">{requireTwoFactor.data.require_two_factor ? 'Two-factor sign-in is now required here.' : 'Two-factor sign-in is no longer required here.'}</p>
+            <p role="status">
+              {requireTwoFactor.data.require_two_factor
+                ? 'Two-factor sign-in is now required here.'
+                : 'Two-factor sign-in is no longer required here.'}
+            </p>
           )}
           <ErrorNotice error={requireTwoFactor.error} />
         </section>
@@ -72,7 +84,9 @@ export default function Settings() {
         <h2 id="team-title">New team workspace</h2>
         <p className="muted">A team workspace has its own credits, keys and work, and members you invite. You become its owner.</p>
         <form onSubmit={submit(createTeam)} className="inline-form">
-          <Field label="Team name">{(id) => <input id={id} required maxLength={120} value={teamName} onChange={(e) => setTeamName(e.target.value)} />}</Field>
+          <Field label="Team name">
+            {(id) => <input id={id} required maxLength={120} value={teamName} onChange={(e) => setTeamName(e.target.value)} />}
+          </Field>
           <SubmitButton pending={createTeam.isPending} disabled={!teamName.trim()}>
             Create team workspace
           </SubmitButton>
@@ -82,7 +96,8 @@ export default function Settings() {
       <section aria-labelledby="security-title">
         <h2 id="security-title">Your password and sign-in</h2>
         <p>
-          Signed in as {user?.email}. Change your password and turn on two-factor sign-in in <WorkspaceLink to="/security">Security</WorkspaceLink>.
+          Signed in as {user?.email}. Change your password and turn on two-factor sign-in in{' '}
+          <WorkspaceLink to="/security">Security</WorkspaceLink>.
         </p>
       </section>
     </div>

@@ -22,13 +22,19 @@ export default function WebhookDetail() {
   const deliveriesKey = [currentWorkspaceId(), 'deliveries', webhookId];
   const deliveries = useQuery({
     queryKey: [...deliveriesKey, cursor],
-    queryFn: () => unwrapPage(api.GET('/v1/webhooks/{webhook_id}/deliveries', { params: { path: { webhook_id: webhookId }, query: { limit: 25, ...(cursor ? { starting_after: cursor } : {}) } } })),
+    queryFn: () =>
+      unwrapPage(
+        api.GET('/v1/webhooks/{webhook_id}/deliveries', {
+          params: { path: { webhook_id: webhookId }, query: { limit: 25, ...(cursor ? { starting_after: cursor } : {}) } },
+        }),
+      ),
     placeholderData: keepPreviousData,
     refetchInterval: 2_000,
   });
   const [secret, setSecret] = useState<Schemas['CreatedWebhook'] | null>(null);
   const [events, setEvents] = useState<Schemas['WebhookEventSelector'][] | null>(null);
-  const refreshAll = () => Promise.all([queryClient.invalidateQueries({ queryKey: key }), queryClient.invalidateQueries({ queryKey: deliveriesKey })]);
+  const refreshAll = () =>
+    Promise.all([queryClient.invalidateQueries({ queryKey: key }), queryClient.invalidateQueries({ queryKey: deliveriesKey })]);
   const update = useMutation({
     mutationFn: (body: Schemas['WebhookUpdateRequest']) => unwrap(api.PATCH('/v1/webhooks/{webhook_id}', { ...path, body })),
     onSuccess: () => {
@@ -36,11 +42,18 @@ export default function WebhookDetail() {
       void refreshAll();
     },
   });
-  const test = useMutation({ mutationFn: () => unwrap(api.POST('/v1/webhooks/{webhook_id}/test', path)), onSuccess: () => void refreshAll() });
+  const test = useMutation({
+    mutationFn: () => unwrap(api.POST('/v1/webhooks/{webhook_id}/test', path)),
+    onSuccess: () => void refreshAll(),
+  });
   const rotate = useMutation({ mutationFn: () => unwrap(api.POST('/v1/webhooks/{webhook_id}/rotate-secret', path)), onSuccess: setSecret });
   const redeliver = useMutation({
     mutationFn: (deliveryId: string) =>
-      unwrap(api.POST('/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver', { params: { path: { webhook_id: webhookId, delivery_id: deliveryId } } })),
+      unwrap(
+        api.POST('/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver', {
+          params: { path: { webhook_id: webhookId, delivery_id: deliveryId } },
+        }),
+      ),
     onSuccess: () => void refreshAll(),
   });
   const remove = useMutation({
@@ -65,8 +78,17 @@ export default function WebhookDetail() {
             <button type="button" onClick={() => update.mutate({ enabled: !h.enabled })} disabled={update.isPending}>
               {h.enabled ? 'Pause' : 'Resume'}
             </button>
-            <ConfirmButton label="Rotate secret" question="Make a new signing secret? The old one keeps signing beside it for 24 hours, so receivers can switch." onConfirm={() => rotate.mutate()} />
-            <ConfirmButton label="Delete" danger question={`Delete the webhook to ${h.url}? No more events are sent to it.`} onConfirm={() => remove.mutate()} />
+            <ConfirmButton
+              label="Rotate secret"
+              question="Make a new signing secret? The old one keeps signing beside it for 24 hours, so receivers can switch."
+              onConfirm={() => rotate.mutate()}
+            />
+            <ConfirmButton
+              label="Delete"
+              danger
+              question={`Delete the webhook to ${h.url}? No more events are sent to it.`}
+              onConfirm={() => remove.mutate()}
+            />
           </>
         )}
       </PageHeader>
@@ -132,7 +154,9 @@ export default function WebhookDetail() {
                   header: 'Answer',
                   id: 'answer',
                   enableSorting: false,
-                  cell: (c) => (c.row.original.response_status ? `HTTP ${c.row.original.response_status}` : '') + (c.row.original.error ? ` ${c.row.original.error}` : ''),
+                  cell: (c) =>
+                    (c.row.original.response_status ? `HTTP ${c.row.original.response_status}` : '') +
+                    (c.row.original.error ? ` ${c.row.original.error}` : ''),
                 },
                 { header: 'Next attempt', accessorKey: 'next_attempt_at', cell: (c) => formatDate(c.row.original.next_attempt_at) },
                 { header: 'Created', accessorKey: 'created_at', cell: (c) => formatDate(c.row.original.created_at) },
@@ -152,7 +176,12 @@ export default function WebhookDetail() {
                   : []),
               ]}
             />
-            <Pager hasPrevious={cursors.length > 0} hasNext={Boolean(deliveries.data.next)} onPrevious={() => setCursors((c) => c.slice(0, -1))} onNext={() => setCursors((c) => [...c, deliveries.data!.next!])} />
+            <Pager
+              hasPrevious={cursors.length > 0}
+              hasNext={Boolean(deliveries.data.next)}
+              onPrevious={() => setCursors((c) => c.slice(0, -1))}
+              onNext={() => setCursors((c) => [...c, deliveries.data!.next!])}
+            />
           </>
         ) : (
           !deliveries.error && <Loading />

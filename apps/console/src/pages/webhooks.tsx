@@ -46,7 +46,10 @@ export default function Webhooks() {
   const [events, setEvents] = useState<EventSelector[]>(['*']);
   const [created, setCreated] = useState<Schemas['CreatedWebhook'] | null>(null);
   const create = useMutation({
-    mutationFn: () => unwrap(api.POST('/v1/webhooks', { body: { url: url.trim(), events, ...(description.trim() ? { description: description.trim() } : {}) } })),
+    mutationFn: () =>
+      unwrap(
+        api.POST('/v1/webhooks', { body: { url: url.trim(), events, ...(description.trim() ? { description: description.trim() } : {}) } }),
+      ),
     onSuccess: (hook) => {
       setCreated(hook);
       setUrl('');
@@ -63,11 +66,17 @@ export default function Webhooks() {
     <div>
       <PageHeader title="Webhooks" />
       <p className="muted">
-        The service POSTs an event to each URL when work ends or a schedule runs, signed with the webhook's secret (Standard Webhooks headers <code>webhook-id</code>,{' '}
-        <code>webhook-timestamp</code>, <code>webhook-signature</code>). Failed deliveries are retried for about a day.
+        The service POSTs an event to each URL when work ends or a schedule runs, signed with the webhook's secret (Standard Webhooks
+        headers <code>webhook-id</code>, <code>webhook-timestamp</code>, <code>webhook-signature</code>). Failed deliveries are retried for
+        about a day.
       </p>
       {created && (
-        <SecretOnce title="Webhook created: its signing secret" keptToSign secret={created.secret} onDone={() => void navigate(`/webhooks/${created.id}`)}>
+        <SecretOnce
+          title="Webhook created: its signing secret"
+          keptToSign
+          secret={created.secret}
+          onDone={() => void navigate(`/webhooks/${created.id}`)}
+        >
           <p className="small">Verify each delivery's signature with it. Rotating the secret later shows a new one once.</p>
         </SecretOnce>
       )}
@@ -75,9 +84,13 @@ export default function Webhooks() {
         <form onSubmit={onSubmit} className="stack" aria-label="Add a webhook">
           <div className="row">
             <Field label="URL" hint="https://… where your receiver listens.">
-              {(id, describedBy) => <input id={id} type="url" required aria-describedby={describedBy} value={url} onChange={(e) => setUrl(e.target.value)} />}
+              {(id, describedBy) => (
+                <input id={id} type="url" required aria-describedby={describedBy} value={url} onChange={(e) => setUrl(e.target.value)} />
+              )}
             </Field>
-            <Field label="Description (optional)">{(id) => <input id={id} maxLength={200} value={description} onChange={(e) => setDescription(e.target.value)} />}</Field>
+            <Field label="Description (optional)">
+              {(id) => <input id={id} maxLength={200} value={description} onChange={(e) => setDescription(e.target.value)} />}
+            </Field>
           </div>
           <EventPicker value={events} onChange={setEvents} />
           <SubmitButton pending={create.isPending} disabled={!url.trim() || events.length === 0}>
@@ -93,9 +106,18 @@ export default function Webhooks() {
           data={hooks.data}
           empty="No webhook yet."
           columns={[
-            { header: 'URL', accessorKey: 'url', cell: (c) => <WorkspaceLink to={`/webhooks/${c.row.original.id}`}>{c.row.original.url}</WorkspaceLink> },
+            {
+              header: 'URL',
+              accessorKey: 'url',
+              cell: (c) => <WorkspaceLink to={`/webhooks/${c.row.original.id}`}>{c.row.original.url}</WorkspaceLink>,
+            },
             { header: 'Events', id: 'events', accessorFn: (h) => h.events.join(', ') },
-            { header: 'State', id: 'enabled', accessorFn: (h) => (h.enabled ? 'active' : 'paused'), cell: (c) => <StatusBadge status={c.row.original.enabled ? 'active' : 'paused'} /> },
+            {
+              header: 'State',
+              id: 'enabled',
+              accessorFn: (h) => (h.enabled ? 'active' : 'paused'),
+              cell: (c) => <StatusBadge status={c.row.original.enabled ? 'active' : 'paused'} />,
+            },
             { header: 'Description', accessorKey: 'description' },
             { header: 'Created', accessorKey: 'created_at', cell: (c) => formatDate(c.row.original.created_at) },
           ]}

@@ -36,17 +36,52 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .createTable('credit_balances')
     .addColumn('workspace_id', 'text', (c) => c.primaryKey().references('workspaces.id'))
     .addColumn('period_start', 'date', (c) => c.notNull())
-    .addColumn('plan_used', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`plan_used >= 0`))
-    .addColumn('plan_reserved', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`plan_reserved >= 0`))
-    .addColumn('promo_balance', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`promo_balance >= 0`))
-    .addColumn('promo_reserved', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`promo_reserved >= 0`))
+    .addColumn('plan_used', 'bigint', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`plan_used >= 0`),
+    )
+    .addColumn('plan_reserved', 'bigint', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`plan_reserved >= 0`),
+    )
+    .addColumn('promo_balance', 'bigint', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`promo_balance >= 0`),
+    )
+    .addColumn('promo_reserved', 'bigint', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`promo_reserved >= 0`),
+    )
     .addColumn('promo_expires_at', 'timestamptz')
-    .addColumn('purchased_balance', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`purchased_balance >= 0`))
-    .addColumn('purchased_reserved', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`purchased_reserved >= 0`))
+    .addColumn('purchased_balance', 'bigint', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`purchased_balance >= 0`),
+    )
+    .addColumn('purchased_reserved', 'bigint', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`purchased_reserved >= 0`),
+    )
     .addColumn('period_promo_spent', 'bigint', (c) => c.notNull().defaultTo(0))
     .addColumn('period_purchased_spent', 'bigint', (c) => c.notNull().defaultTo(0))
     .addColumn('units_used', 'bigint', (c) => c.notNull().defaultTo(0))
-    .addColumn('units_reserved', 'bigint', (c) => c.notNull().defaultTo(0).check(sql`units_reserved >= 0`))
+    .addColumn('units_reserved', 'bigint', (c) =>
+      c
+        .notNull()
+        .defaultTo(0)
+        .check(sql`units_reserved >= 0`),
+    )
     .addColumn('lifetime_purchased', 'bigint', (c) => c.notNull().defaultTo(0))
     .addColumn('lifetime_spent', 'bigint', (c) => c.notNull().defaultTo(0))
     .addColumn('updated_at', 'timestamptz', (c) => c.notNull().defaultTo(sql`now()`))
@@ -97,7 +132,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .execute();
   await db.schema.createIndex('credit_ledger_workspace_idx').on('credit_ledger').columns(['workspace_id', 'id']).execute();
   // A reservation is settled or released at most once, enforced by the database.
-  await sql`create unique index credit_ledger_close_once on credit_ledger (reservation_id) where entry_type in ('settle', 'release')`.execute(db);
+  await sql`create unique index credit_ledger_close_once on credit_ledger (reservation_id) where entry_type in ('settle', 'release')`.execute(
+    db,
+  );
 
   await db.schema
     .createTable('batches')
@@ -128,9 +165,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('request_key', 'text', (c) => c.notNull())
     .addColumn('requested_limit', 'integer', (c) => c.notNull())
     .addColumn('include_posts', 'integer', (c) => c.notNull().defaultTo(0))
-    .addColumn('status', 'text', (c) =>
-      c.notNull().check(sql`status in ('queued', 'running', 'completed', 'failed', 'cancelled')`),
-    )
+    .addColumn('status', 'text', (c) => c.notNull().check(sql`status in ('queued', 'running', 'completed', 'failed', 'cancelled')`))
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('max_attempts', 'integer', (c) => c.notNull())
     .addColumn('progress_stage', 'text', (c) => c.notNull().defaultTo('queued'))
@@ -221,7 +256,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('dispatched_at', 'timestamptz')
     .execute();
   // Each automatic occurrence exists at most once, whatever the number of scheduler processes.
-  await sql`create unique index schedule_runs_occurrence_once on schedule_runs (schedule_id, scheduled_for) where trigger = 'scheduled'`.execute(db);
+  await sql`create unique index schedule_runs_occurrence_once on schedule_runs (schedule_id, scheduled_for) where trigger = 'scheduled'`.execute(
+    db,
+  );
   await db.schema.createIndex('schedule_runs_schedule_idx').on('schedule_runs').columns(['schedule_id', 'id desc']).execute();
 
   await db.schema

@@ -12,5 +12,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
-  await sql`create index if not exists credit_reservations_held_idx on credit_reservations (workspace_id) where status = 'held'`.execute(db);
+  await sql`create index if not exists credit_reservations_held_idx on credit_reservations (workspace_id) where status = 'held'`.execute(
+    db,
+  );
 }

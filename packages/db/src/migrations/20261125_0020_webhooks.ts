@@ -45,7 +45,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('dispatched_at', 'timestamptz')
     .execute();
   // One event of a type per subject: a job ends once, a batch ends once, a run is dispatched once.
-  await sql`create unique index webhook_events_subject_key on webhook_events (type, subject_id) where type <> 'batch.child_ended'`.execute(db);
+  await sql`create unique index webhook_events_subject_key on webhook_events (type, subject_id) where type <> 'batch.child_ended'`.execute(
+    db,
+  );
   await sql`create index webhook_events_undispatched_idx on webhook_events (id) where dispatched_at is null`.execute(db);
 
   await db.schema
@@ -54,7 +56,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     .addColumn('webhook_id', 'text', (c) => c.notNull().references('webhooks.id').onDelete('cascade'))
     .addColumn('event_id', 'text', (c) => c.notNull().references('webhook_events.id'))
     .addColumn('workspace_id', 'text', (c) => c.notNull())
-    .addColumn('status', 'text', (c) => c.notNull().defaultTo('pending').check(sql`status in ('pending', 'succeeded', 'failed')`))
+    .addColumn('status', 'text', (c) =>
+      c
+        .notNull()
+        .defaultTo('pending')
+        .check(sql`status in ('pending', 'succeeded', 'failed')`),
+    )
     .addColumn('attempts', 'integer', (c) => c.notNull().defaultTo(0))
     .addColumn('response_status', 'integer')
     .addColumn('error', 'text')

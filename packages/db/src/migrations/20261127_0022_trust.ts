@@ -21,7 +21,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`lock table users, invitations, workspaces in access exclusive mode`.execute(db);
   // Emails are stored in their one compared form: trimmed, NFKC, lower-cased (identity/emails.ts).
   await sql`update users set email = lower(normalize(btrim(email), NFKC)) where email <> lower(normalize(btrim(email), NFKC))`.execute(db);
-  await sql`update invitations set email = lower(normalize(btrim(email), NFKC)) where email <> lower(normalize(btrim(email), NFKC))`.execute(db);
+  await sql`update invitations set email = lower(normalize(btrim(email), NFKC)) where email <> lower(normalize(btrim(email), NFKC))`.execute(
+    db,
+  );
   await sql`alter table users add column email_verified_at timestamptz`.execute(db);
   await sql`update users set email_verified_at = created_at`.execute(db);
   await sql`alter table users add column two_factor_secret text`.execute(db);

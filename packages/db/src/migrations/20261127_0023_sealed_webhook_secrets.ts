@@ -21,7 +21,10 @@ const BATCH = 500;
 
 function sealerFromEnvironment(env: NodeJS.ProcessEnv = process.env): Sealer {
   const production = (env.NODE_ENV ?? 'development') === 'production';
-  return sealerOf({ secretsKey: secretsKey(env, 'SECRETS_KEY', production), secretsKeyPrevious: secretsKey(env, 'SECRETS_KEY_PREVIOUS', false) });
+  return sealerOf({
+    secretsKey: secretsKey(env, 'SECRETS_KEY', production),
+    secretsKeyPrevious: secretsKey(env, 'SECRETS_KEY_PREVIOUS', false),
+  });
 }
 
 interface SecretRow {
@@ -51,9 +54,13 @@ async function rewrite(db: Kysely<unknown>, pick: RawBuilder<unknown>, change: (
 export async function up(db: Kysely<unknown>): Promise<void> {
   const sealer = sealerFromEnvironment();
   const sealed = `${SEALED_PREFIX}%`;
-  await rewrite(db, sql`secret not like ${sealed} or previous_secret not like ${sealed}`, (value) => (sealer.isSealed(value) ? value : sealer.seal(value)));
+  await rewrite(db, sql`secret not like ${sealed} or previous_secret not like ${sealed}`, (value) =>
+    sealer.isSealed(value) ? value : sealer.seal(value),
+  );
   await sql`alter table webhooks add constraint webhooks_secret_sealed check (secret like ${sql.lit(`${SEALED_PREFIX}%`)})`.execute(db);
-  await sql`alter table webhooks add constraint webhooks_previous_secret_sealed check (previous_secret is null or previous_secret like ${sql.lit(`${SEALED_PREFIX}%`)})`.execute(db);
+  await sql`alter table webhooks add constraint webhooks_previous_secret_sealed check (previous_secret is null or previous_secret like ${sql.lit(`${SEALED_PREFIX}%`)})`.execute(
+    db,
+  );
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
@@ -61,5 +68,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`alter table webhooks drop constraint if exists webhooks_secret_sealed`.execute(db);
   const sealer = sealerFromEnvironment();
   const sealed = `${SEALED_PREFIX}%`;
-  await rewrite(db, sql`secret like ${sealed} or previous_secret like ${sealed}`, (value) => (sealer.isSealed(value) ? sealer.open(value) : value));
+  await rewrite(db, sql`secret like ${sealed} or previous_secret like ${sealed}`, (value) =>
+    sealer.isSealed(value) ? sealer.open(value) : value,
+  );
 }

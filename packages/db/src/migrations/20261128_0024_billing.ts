@@ -67,8 +67,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       updated_at timestamptz not null default now()
     )`.execute(db);
   await sql`create index billing_payments_workspace on billing_payments (workspace_id, id desc)`.execute(db);
-  await sql`create unique index billing_payments_one_recharge on billing_payments (workspace_id) where kind = 'auto_recharge' and status = 'pending'`.execute(db);
-  await sql`create index billing_payments_recharge_due on billing_payments (next_attempt_at) where kind = 'auto_recharge' and status = 'pending' and payment_intent_id is null`.execute(db);
+  await sql`create unique index billing_payments_one_recharge on billing_payments (workspace_id) where kind = 'auto_recharge' and status = 'pending'`.execute(
+    db,
+  );
+  await sql`create index billing_payments_recharge_due on billing_payments (next_attempt_at) where kind = 'auto_recharge' and status = 'pending' and payment_intent_id is null`.execute(
+    db,
+  );
 
   await sql`
     create table stripe_events (
@@ -86,7 +90,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`alter table credit_ledger add column payment_id text`.execute(db);
   await sql`create index credit_ledger_payment on credit_ledger (payment_id) where payment_id is not null`.execute(db);
 
-  await sql`alter table credit_balances add column month_spent bigint not null default 0, add column cap_alerted boolean not null default false`.execute(db);
+  await sql`alter table credit_balances add column month_spent bigint not null default 0, add column cap_alerted boolean not null default false`.execute(
+    db,
+  );
   // What the current period's reservations hold or settled (released ones count nothing).
   // month_spent is not backfilled here: the release before this one reserves without keeping
   // it, so a value computed now is short by the end of the roll. The upgrade's contract step

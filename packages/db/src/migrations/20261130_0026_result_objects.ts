@@ -28,5 +28,7 @@ export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`alter table job_result_pages drop constraint job_result_pages_stored`.execute(db);
   await sql`delete from job_result_pages where items is null`.execute(db);
   await sql`drop index job_result_pages_object`.execute(db);
-  await sql`alter table job_result_pages drop column stored_bytes, drop column object_offset, drop column object_key, alter column items set not null`.execute(db);
+  await sql`alter table job_result_pages drop column stored_bytes, drop column object_offset, drop column object_key, alter column items set not null`.execute(
+    db,
+  );
 }

@@ -48,7 +48,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         add column delivered_at timestamptz,
         add column delivery_next_attempt_at timestamptz,
         add column delivery_lease_until timestamptz`.execute(db);
-    await sql`alter table ${sql.table(table)} add constraint ${sql.ref(`${table}_delivery_destination`)} check ((destination_id is null) = (delivery_status is null))`.execute(db);
+    await sql`alter table ${sql.table(table)} add constraint ${sql.ref(`${table}_delivery_destination`)} check ((destination_id is null) = (delivery_status is null))`.execute(
+      db,
+    );
   }
   await sql`
     create index jobs_delivery_due_idx on jobs (delivery_next_attempt_at)

@@ -29,5 +29,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`drop index if exists api_keys_created_by_idx`.execute(db);
   await sql`alter table invitations drop column if exists invited_by_key_id`.execute(db);
-  await sql`alter table schedules drop column if exists created_by_kind, drop column if exists created_by_id, drop column if exists paused_reason`.execute(db);
+  await sql`alter table schedules drop column if exists created_by_kind, drop column if exists created_by_id, drop column if exists paused_reason`.execute(
+    db,
+  );
 }

@@ -39,7 +39,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       updated_at timestamptz not null default now()
     )`.execute(db);
   await sql`create index billing_subscriptions_workspace on billing_subscriptions (workspace_id, created_at desc)`.execute(db);
-  await sql`create index billing_subscriptions_past_due on billing_subscriptions (past_due_since) where status = 'past_due' and grace_ended_at is null`.execute(db);
+  await sql`create index billing_subscriptions_past_due on billing_subscriptions (past_due_since) where status = 'past_due' and grace_ended_at is null`.execute(
+    db,
+  );
 
   await sql`
     create table billing_invoices (

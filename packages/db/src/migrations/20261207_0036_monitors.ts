@@ -54,7 +54,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     )`.execute(db);
   await sql`create index monitors_workspace_list_idx on monitors (workspace_id, id desc) where deleted_at is null`.execute(db);
   await sql`create index monitors_due_idx on monitors (next_run_at) where status = 'active' and deleted_at is null`.execute(db);
-  await sql`create index monitors_creator_idx on monitors (workspace_id, created_by_kind, created_by_id) where deleted_at is null`.execute(db);
+  await sql`create index monitors_creator_idx on monitors (workspace_id, created_by_kind, created_by_id) where deleted_at is null`.execute(
+    db,
+  );
   await sql`
     create table monitor_runs (
       id text primary key,
@@ -74,7 +76,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       finished_at timestamptz,
       created_at timestamptz not null default now()
     )`.execute(db);
-  await sql`create unique index monitor_runs_occurrence_once on monitor_runs (monitor_id, scheduled_for) where trigger = 'scheduled'`.execute(db);
+  await sql`create unique index monitor_runs_occurrence_once on monitor_runs (monitor_id, scheduled_for) where trigger = 'scheduled'`.execute(
+    db,
+  );
   await sql`create index monitor_runs_monitor_idx on monitor_runs (monitor_id, id desc)`.execute(db);
   await sql`create index monitor_runs_open_idx on monitor_runs (created_at) where status in ('queued', 'running')`.execute(db);
   await sql`
@@ -91,7 +95,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // Covering: a series read (its workspace and monitor, target, metric, item, oldest first) is an
   // index-only scan. The points of one series are spread over as many heap pages as it has
   // points (hourly runs interleave every target), so reading the heap cost a page per point.
-  await sql`create index monitor_points_series_idx on monitor_points (workspace_id, monitor_id, target, metric, item_id, at) include (value)`.execute(db);
+  await sql`create index monitor_points_series_idx on monitor_points (workspace_id, monitor_id, target, metric, item_id, at) include (value)`.execute(
+    db,
+  );
   await sql`
     create table monitor_series (
       monitor_id text not null references monitors (id),

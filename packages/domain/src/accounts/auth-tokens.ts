@@ -13,11 +13,24 @@ export const TOKEN_TTL_MS: Readonly<Record<AuthTokenPurpose, number>> = {
 };
 
 /** A new token of the purpose for the user, valid from `now` for the purpose's lifetime (a verification link carries the password of its sign-up). */
-export async function issueToken(db: Executor, userId: string, purpose: AuthTokenPurpose, now: Date, passwordHash: string | null = null): Promise<string> {
+export async function issueToken(
+  db: Executor,
+  userId: string,
+  purpose: AuthTokenPurpose,
+  now: Date,
+  passwordHash: string | null = null,
+): Promise<string> {
   const token = randomToken();
   await db
     .insertInto('auth_tokens')
-    .values({ id: newId('tok'), user_id: userId, purpose, token_hash: tokenHash(token), password_hash: passwordHash, expires_at: new Date(now.getTime() + TOKEN_TTL_MS[purpose]) })
+    .values({
+      id: newId('tok'),
+      user_id: userId,
+      purpose,
+      token_hash: tokenHash(token),
+      password_hash: passwordHash,
+      expires_at: new Date(now.getTime() + TOKEN_TTL_MS[purpose]),
+    })
     .execute();
   return token;
 }
@@ -71,7 +84,14 @@ export async function findLiveToken(db: Executor, token: string, purpose: AuthTo
 
 /** Uses the token found by findLiveToken, once: false when it was used or expired in between. */
 export async function redeemTokenById(db: Executor, id: string, now: Date): Promise<boolean> {
-  const row = await db.updateTable('auth_tokens').set({ used_at: now }).where('id', '=', id).where('used_at', 'is', null).where('expires_at', '>', now).returning('id').executeTakeFirst();
+  const row = await db
+    .updateTable('auth_tokens')
+    .set({ used_at: now })
+    .where('id', '=', id)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', now)
+    .returning('id')
+    .executeTakeFirst();
   return Boolean(row);
 }
 

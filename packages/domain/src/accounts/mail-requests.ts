@@ -24,7 +24,10 @@ export const MAIL_REQUEST_BATCH = 20;
 const RETRY_MS = 10_000;
 
 async function queueMailRequest(db: Db, kind: AuthTokenPurpose, email: string): Promise<void> {
-  await db.insertInto('mail_requests').values({ id: newId('mrq'), kind, email: normalizeEmail(email) }).execute();
+  await db
+    .insertInto('mail_requests')
+    .values({ id: newId('mrq'), kind, email: normalizeEmail(email) })
+    .execute();
 }
 
 /** POST /v1/auth/password-reset: 503 mail_unavailable without SMTP_URL; otherwise the request queued, the same for any email. */

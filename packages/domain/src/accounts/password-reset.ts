@@ -23,7 +23,10 @@ import { type MailDeps, markVerified, mayMail } from './verification';
 
 export function requireMail(services: Pick<Services, 'config'>): void {
   if (!sendsMail(services.config)) {
-    throw new ApiError('mail_unavailable', 'This service sends no mail, so it cannot reset passwords; ask its operator (who can print a reset link with `npm run admin -- reset-password EMAIL`).');
+    throw new ApiError(
+      'mail_unavailable',
+      'This service sends no mail, so it cannot reset passwords; ask its operator (who can print a reset link with `npm run admin -- reset-password EMAIL`).',
+    );
   }
 }
 
@@ -33,7 +36,11 @@ export async function mailResetLink(tx: Tx, services: MailDeps, email: string): 
   if (!user) return;
   if (!(await mayMail(tx, user.email, 'reset_password'))) return;
   const token = await issueToken(tx, user.id, 'reset_password', services.clock.now());
-  await queueMail(tx, services.config, { to: user.email, template: 'reset_password', ...passwordResetMail({ appUrl: services.config.appUrl, token }) });
+  await queueMail(tx, services.config, {
+    to: user.email,
+    template: 'reset_password',
+    ...passwordResetMail({ appUrl: services.config.appUrl, token }),
+  });
 }
 
 export interface PasswordResetOptions {
@@ -49,7 +56,12 @@ export interface PasswordResetOptions {
  * verified (the link reached it). All in one transaction, each revocation audited. A used,
  * expired or unknown token: 410 reset_token_invalid.
  */
-export async function confirmPasswordReset(services: Services, token: string, newPassword: string, options: PasswordResetOptions = {}): Promise<void> {
+export async function confirmPasswordReset(
+  services: Services,
+  token: string,
+  newPassword: string,
+  options: PasswordResetOptions = {},
+): Promise<void> {
   const passwordHash = await hashPassword(newPassword);
   const ip = options.ip ?? null;
   const done = await services.db.transaction().execute(async (tx) => {
@@ -85,7 +97,11 @@ export async function confirmPasswordReset(services: Services, token: string, ne
  * arrive). The same token as a mailed one: valid one hour, once. Audited in the user's personal
  * workspace (`user.password_reset_link_issued`, the CLI as the actor). Null: no such user.
  */
-export async function issuePasswordResetLink(services: Pick<Services, 'db' | 'config' | 'clock'>, email: string, actor: Actor): Promise<{ link: string; expiresAt: Date } | null> {
+export async function issuePasswordResetLink(
+  services: Pick<Services, 'db' | 'config' | 'clock'>,
+  email: string,
+  actor: Actor,
+): Promise<{ link: string; expiresAt: Date } | null> {
   const user = await findUserByEmail(services.db, email);
   if (!user) return null;
   return services.db.transaction().execute(async (tx) => {
@@ -93,8 +109,18 @@ export async function issuePasswordResetLink(services: Pick<Services, 'db' | 'co
     const token = await issueToken(tx, user.id, 'reset_password', now);
     const personal = await tx.selectFrom('workspaces').select('id').where('personal_user_id', '=', user.id).executeTakeFirst();
     if (personal) {
-      await recordAudit(tx, { workspaceId: personal.id, action: 'user.password_reset_link_issued', actor, targetType: 'user', targetId: user.id, data: {} });
+      await recordAudit(tx, {
+        workspaceId: personal.id,
+        action: 'user.password_reset_link_issued',
+        actor,
+        targetType: 'user',
+        targetId: user.id,
+        data: {},
+      });
     }
-    return { link: passwordResetLink({ appUrl: services.config.appUrl, token }), expiresAt: new Date(now.getTime() + TOKEN_TTL_MS.reset_password) };
+    return {
+      link: passwordResetLink({ appUrl: services.config.appUrl, token }),
+      expiresAt: new Date(now.getTime() + TOKEN_TTL_MS.reset_password),
+    };
   });
 }

@@ -165,7 +165,13 @@ export async function resolveSession(db: Db, token: string, workspaceId: string 
     : null;
   return {
     session,
-    user: { id: row.user_id, email: row.email, display_name: row.display_name, avatar_url: row.avatar_url, two_factor_enabled: row.two_factor_enabled_at !== null },
+    user: {
+      id: row.user_id,
+      email: row.email,
+      display_name: row.display_name,
+      avatar_url: row.avatar_url,
+      two_factor_enabled: row.two_factor_enabled_at !== null,
+    },
     workspace,
     role: workspace && isRole(row.role) ? row.role : null,
   };
@@ -182,12 +188,21 @@ export async function touchSession(db: Db, sessionId: string): Promise<void> {
 }
 
 export async function endSession(db: Executor, sessionId: string): Promise<void> {
-  await db.updateTable('sessions').set({ ended_at: sql<Date>`now()` }).where('id', '=', sessionId).where('ended_at', 'is', null).execute();
+  await db
+    .updateTable('sessions')
+    .set({ ended_at: sql<Date>`now()` })
+    .where('id', '=', sessionId)
+    .where('ended_at', 'is', null)
+    .execute();
 }
 
 /** Ends every session of the user but `keep` (after a password change), or every one (`keep` null: after a reset). */
 export async function endOtherSessions(db: Executor, userId: string, keep: string | null): Promise<number> {
-  let query = db.updateTable('sessions').set({ ended_at: sql<Date>`now()` }).where('user_id', '=', userId).where('ended_at', 'is', null);
+  let query = db
+    .updateTable('sessions')
+    .set({ ended_at: sql<Date>`now()` })
+    .where('user_id', '=', userId)
+    .where('ended_at', 'is', null);
   if (keep) query = query.where('id', '!=', keep);
   const result = await query.executeTakeFirst();
   return Number(result.numUpdatedRows);

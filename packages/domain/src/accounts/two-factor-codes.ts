@@ -31,7 +31,13 @@ export function timeStepAt(at: Date): number {
 
 /** The code of a secret at a moment (tests and the console's own checks use it; the service only verifies). */
 export function totpAt(secret: string, at: Date): string {
-  return generateSync({ secret, epoch: Math.floor(at.getTime() / 1000), period: TOTP_PERIOD_SECONDS, digits: TOTP_DIGITS, algorithm: 'sha1' });
+  return generateSync({
+    secret,
+    epoch: Math.floor(at.getTime() / 1000),
+    period: TOTP_PERIOD_SECONDS,
+    digits: TOTP_DIGITS,
+    algorithm: 'sha1',
+  });
 }
 
 /** What a user typed as an authenticator code, spaces removed: six digits, or null when it is not one. */

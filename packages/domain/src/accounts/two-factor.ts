@@ -30,9 +30,11 @@ export interface TwoFactorSetup {
   otpauth_url: string;
 }
 
-const twoFactorEnabled = () => new ApiError('two_factor_enabled', 'Two-factor sign-in is on already; turn it off first (POST /v1/auth/2fa/disable).');
+const twoFactorEnabled = () =>
+  new ApiError('two_factor_enabled', 'Two-factor sign-in is on already; turn it off first (POST /v1/auth/2fa/disable).');
 const notSetUp = (what: string) => new ApiError('two_factor_not_set_up', what);
-const invalidOtp = () => new ApiError('invalid_otp', 'That code is not the current one, or it was used already: enter the code your authenticator app shows now.');
+const invalidOtp = () =>
+  new ApiError('invalid_otp', 'That code is not the current one, or it was used already: enter the code your authenticator app shows now.');
 
 async function userRow(db: Executor, userId: string): Promise<UserRow> {
   return db.selectFrom('users').selectAll().where('id', '=', userId).executeTakeFirstOrThrow();
@@ -64,7 +66,12 @@ export async function setUpTwoFactor(services: Services, userId: string): Promis
  * POST /v1/auth/2fa/enable: a current code of the pending secret turns two-factor sign-in on
  * (the code's step counts as used) and returns ten new recovery codes, shown this once.
  */
-export async function enableTwoFactor(services: Services, userId: string, code: string, meta: ClientMeta): Promise<{ recovery_codes: string[] }> {
+export async function enableTwoFactor(
+  services: Services,
+  userId: string,
+  code: string,
+  meta: ClientMeta,
+): Promise<{ recovery_codes: string[] }> {
   const user = await userRow(services.db, userId);
   if (user.two_factor_enabled_at) throw twoFactorEnabled();
   if (!user.two_factor_secret) throw notSetUp('Start with POST /v1/auth/2fa/setup.');
@@ -103,7 +110,13 @@ export async function enableTwoFactor(services: Services, userId: string, code: 
  * POST /v1/auth/2fa/disable: the password and a current code (or an unused recovery code) turn
  * two-factor sign-in off; the secret and the recovery codes are deleted.
  */
-export async function disableTwoFactor(services: Services, userId: string, password: string, code: string, meta: ClientMeta): Promise<void> {
+export async function disableTwoFactor(
+  services: Services,
+  userId: string,
+  password: string,
+  code: string,
+  meta: ClientMeta,
+): Promise<void> {
   const user = await userRow(services.db, userId);
   if (!user.two_factor_enabled_at || !user.two_factor_secret) throw notSetUp('Two-factor sign-in is off.');
   if (!(await verifyPassword(user.password_hash, password))) throw new ApiError('invalid_credentials', 'The password is wrong.');
@@ -134,7 +147,10 @@ export async function disableTwoFactor(services: Services, userId: string, passw
 export async function checkSecondFactor(services: Services, user: UserRow, otp: string | undefined): Promise<void> {
   if (!user.two_factor_enabled_at) return;
   if (otp === undefined || otp.trim() === '') {
-    throw new ApiError('otp_required', 'Two-factor sign-in is on: send `otp`, the current code of your authenticator app or a recovery code.');
+    throw new ApiError(
+      'otp_required',
+      'Two-factor sign-in is on: send `otp`, the current code of your authenticator app or a recovery code.',
+    );
   }
   if (!(await useSecondFactor(services.db, services, user, otp))) throw invalidOtp();
 }

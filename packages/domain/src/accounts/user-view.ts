@@ -10,5 +10,11 @@ export interface UserView {
 }
 
 export function renderUser(user: Pick<UserRow, 'id' | 'email' | 'display_name' | 'avatar_url' | 'two_factor_enabled_at'>): UserView {
-  return { id: user.id, email: user.email, display_name: user.display_name, avatar_url: user.avatar_url, two_factor_enabled: user.two_factor_enabled_at !== null };
+  return {
+    id: user.id,
+    email: user.email,
+    display_name: user.display_name,
+    avatar_url: user.avatar_url,
+    two_factor_enabled: user.two_factor_enabled_at !== null,
+  };
 }

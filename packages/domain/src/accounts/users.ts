@@ -15,13 +15,11 @@ import { checkSecondFactor } from './two-factor';
 import { mailSignupAttempt, mailVerification } from './verification';
 import { renderUser } from './user-view';
 
-
 export interface SignUpInput {
   email: string;
   password: string;
   displayName?: string | null;
 }
-
 
 function isUniqueViolation(error: unknown): boolean {
   return (error as { code?: string } | null)?.code === '23505';
@@ -42,7 +40,12 @@ export interface NewUser {
  * of the sign-up, in the caller's transaction. Sign-up and first start's demo user both go
  * through it.
  */
-export async function createUser(tx: Tx, clock: Clock, input: NewUser, by: { ip: string | null; actor?: Actor }): Promise<{ user: UserRow; personal: WorkspaceRow }> {
+export async function createUser(
+  tx: Tx,
+  clock: Clock,
+  input: NewUser,
+  by: { ip: string | null; actor?: Actor },
+): Promise<{ user: UserRow; personal: WorkspaceRow }> {
   const email = normalizeEmail(input.email);
   const user = await tx
     .insertInto('users')
@@ -55,7 +58,12 @@ export async function createUser(tx: Tx, clock: Clock, input: NewUser, by: { ip:
     })
     .returningAll()
     .executeTakeFirstOrThrow();
-  const personal = await createWorkspace(tx, clock, { name: 'Personal', kind: 'personal', personalUserId: user.id, credits: input.credits });
+  const personal = await createWorkspace(tx, clock, {
+    name: 'Personal',
+    kind: 'personal',
+    personalUserId: user.id,
+    credits: input.credits,
+  });
   await tx.insertInto('memberships').values({ workspace_id: personal.id, user_id: user.id, role: 'owner' }).execute();
   await recordAudit(tx, {
     workspaceId: personal.id,
@@ -94,19 +102,35 @@ export async function signUp(services: Services, input: SignUpInput, meta: Clien
   const existing = await findUserByEmail(services.db, email);
   if (existing) {
     if (!verify) throw new ApiError('email_taken', 'An account with this email exists; sign in instead.');
-    await services.db.transaction().execute((tx) => (existing.email_verified_at ? mailSignupAttempt(tx, services, email) : mailVerification(tx, services, existing, passwordHash)));
+    await services.db
+      .transaction()
+      .execute((tx) =>
+        existing.email_verified_at ? mailSignupAttempt(tx, services, email) : mailVerification(tx, services, existing, passwordHash),
+      );
     return { verificationRequired: true };
   }
   try {
     return await services.db.transaction().execute(async (tx) => {
       const credits = verify ? 0 : signUpCredits(services.config);
-      const created = await createUser(tx, services.clock, { email, passwordHash, displayName: input.displayName, credits, verified: !verify }, { ip: meta.ip });
+      const created = await createUser(
+        tx,
+        services.clock,
+        { email, passwordHash, displayName: input.displayName, credits, verified: !verify },
+        { ip: meta.ip },
+      );
       if (verify) {
         await mailVerification(tx, services, created.user, passwordHash);
         return { verificationRequired: true as const };
       }
       const started = await startSession(tx, created.user.id, meta);
-      return { signedIn: { user: renderUser(created.user), workspaces: [renderWorkspace(created.personal, 'owner')], defaultWorkspaceId: null, started } };
+      return {
+        signedIn: {
+          user: renderUser(created.user),
+          workspaces: [renderWorkspace(created.personal, 'owner')],
+          defaultWorkspaceId: null,
+          started,
+        },
+      };
     });
   } catch (error) {
     if (!isUniqueViolation(error)) throw error;
@@ -133,9 +157,11 @@ export async function checkCredentials(db: Db, email: string, password: string):
  */
 export async function signIn(services: Services, user: UserRow, otp: string | undefined, meta: ClientMeta): Promise<SignedIn> {
   if (!user.email_verified_at) {
-    throw new ApiError('email_not_verified', 'Verify your email first: follow the link we mailed you, or ask for another with POST /v1/auth/verify/resend.');
+    throw new ApiError(
+      'email_not_verified',
+      'Verify your email first: follow the link we mailed you, or ask for another with POST /v1/auth/verify/resend.',
+    );
   }
   await checkSecondFactor(services, user, otp);
   return signedInAs(services, user, await startSignInSession(services.db, user.id, meta));
 }
-

@@ -39,10 +39,19 @@ export type MailDeps = Pick<Services, 'config' | 'clock'>;
  * redeems it, and following it sets that password. Null (links made before extensions-3.md):
  * the user row's password stands for it.
  */
-export async function mailVerification(tx: Tx, services: MailDeps, user: Pick<UserRow, 'id' | 'email'>, passwordHash: string | null): Promise<void> {
+export async function mailVerification(
+  tx: Tx,
+  services: MailDeps,
+  user: Pick<UserRow, 'id' | 'email'>,
+  passwordHash: string | null,
+): Promise<void> {
   if (!(await mayMail(tx, user.email, 'verify_email'))) return;
   const token = await issueToken(tx, user.id, 'verify_email', services.clock.now(), passwordHash);
-  await queueMail(tx, services.config, { to: user.email, template: 'verify_email', ...verificationMail({ appUrl: services.config.appUrl, token }) });
+  await queueMail(tx, services.config, {
+    to: user.email,
+    template: 'verify_email',
+    ...verificationMail({ appUrl: services.config.appUrl, token }),
+  });
 }
 
 /** The owner of a taken email is told that someone tried to sign up with it (at most 5 an hour). */
@@ -55,7 +64,13 @@ export async function mailSignupAttempt(tx: Tx, services: MailDeps, email: strin
  * Marks the email verified, once: the personal workspace receives its plan allowance and the
  * change is audited. A second call does nothing.
  */
-export async function markVerified(tx: Tx, services: Pick<Services, 'config' | 'clock'>, userId: string, ip: string | null, actor: Actor = { type: 'user', id: userId, ip }): Promise<void> {
+export async function markVerified(
+  tx: Tx,
+  services: Pick<Services, 'config' | 'clock'>,
+  userId: string,
+  ip: string | null,
+  actor: Actor = { type: 'user', id: userId, ip },
+): Promise<void> {
   const now = services.clock.now();
   const verified = await tx
     .updateTable('users')
@@ -90,7 +105,9 @@ function verificationInvalid(): ApiError {
  */
 export async function verificationEmail(services: Pick<Services, 'db' | 'clock'>, token: string): Promise<string> {
   const live = await findLiveToken(services.db, token, 'verify_email', services.clock.now());
-  const user = live ? await services.db.selectFrom('users').select(['email', 'email_verified_at']).where('id', '=', live.userId).executeTakeFirst() : undefined;
+  const user = live
+    ? await services.db.selectFrom('users').select(['email', 'email_verified_at']).where('id', '=', live.userId).executeTakeFirst()
+    : undefined;
   if (!user || user.email_verified_at) throw verificationInvalid();
   return user.email;
 }
@@ -142,7 +159,11 @@ export async function mailNewVerificationLink(tx: Tx, services: MailDeps, email:
  * link would, without signing anyone in), audited with the CLI as the actor. False: no such user;
  * an email verified already stays as it was (true).
  */
-export async function verifyEmailByOperator(services: Pick<Services, 'db' | 'config' | 'clock'>, email: string, actor: Actor): Promise<boolean> {
+export async function verifyEmailByOperator(
+  services: Pick<Services, 'db' | 'config' | 'clock'>,
+  email: string,
+  actor: Actor,
+): Promise<boolean> {
   const user = await findUserByEmail(services.db, email);
   if (!user) return false;
   await services.db.transaction().execute((tx) => markVerified(tx, services, user.id, null, actor));

@@ -109,7 +109,14 @@ function queueEntriesOf(results: FlushResult<GroupOutcome>): EnqueueRequest[] {
     if (r === NEXT_GROUP || r instanceof Error || r.idempotentReplay) continue;
     const fresh = r.kind === 'job' ? (r.deduplicated ? [] : [r.job]) : r.jobs;
     for (const job of fresh) {
-      if (job.status === 'queued') entries.push({ jobId: job.id, attempt: job.attempts + 1, batchChild: job.batch_id !== null, entry: job.queue_entry, priority: job.queue_priority });
+      if (job.status === 'queued')
+        entries.push({
+          jobId: job.id,
+          attempt: job.attempts + 1,
+          batchChild: job.batch_id !== null,
+          entry: job.queue_entry,
+          priority: job.queue_priority,
+        });
     }
   }
   return entries;
@@ -117,7 +124,9 @@ function queueEntriesOf(results: FlushResult<GroupOutcome>): EnqueueRequest[] {
 
 /** One transaction for the given submissions, retried when Postgres picks it as a deadlock victim. */
 function admitTogether(services: Resources, items: Submission[]): Promise<FlushResult<GroupOutcome>> {
-  return retryDeadlocks(services.log, 'group admission', () => services.db.transaction().execute((tx) => admitInTransaction(services, tx, items)));
+  return retryDeadlocks(services.log, 'group admission', () =>
+    services.db.transaction().execute((tx) => admitInTransaction(services, tx, items)),
+  );
 }
 
 function claimOf(s: Submission, now: Date): IdempotencyClaim {
@@ -152,7 +161,10 @@ async function admitInTransaction(services: Resources, tx: Tx, items: Submission
   // carries its first attempt (the reconciler re-adds a lost one's jobs each in its own entry).
   const singles = plan.decisions.flatMap((d, i) => (d.kind === 'admitted' && items[i]!.batchId === null ? d.rows : []));
   const rowById = new Map(singles.map((row) => [row.id, row]));
-  for (const entry of planEntries(singles.map((row) => row.id), 1)) {
+  for (const entry of planEntries(
+    singles.map((row) => row.id),
+    1,
+  )) {
     for (const id of entry.jobIds) rowById.get(id)!.queue_entry = sharedEntry(entry);
   }
 
@@ -160,7 +172,8 @@ async function admitInTransaction(services: Resources, tx: Tx, items: Submission
   const insertedBatches = batches.length > 0 ? await tx.insertInto('batches').values(batches).returningAll().execute() : [];
   const newRows = plan.decisions.flatMap((d): NewJob[] => (d.kind === 'admitted' ? d.rows : d.kind === 'cached' ? [d.row] : []));
   const inserted = await queueJobs(tx, now, newRows, plan.reservations, plan.balances);
-  if (plan.capsReached.length > 0 || items.some((s) => watchesBalance(s.tenant.workspace))) await afterAdmission(tx, services.config, now, items, state, plan);
+  if (plan.capsReached.length > 0 || items.some((s) => watchesBalance(s.tenant.workspace)))
+    await afterAdmission(tx, services.config, now, items, state, plan);
 
   // Keys this transaction answers for: claimed now, or held by a record of the same body whose work is gone.
   const ours = (i: number) => {
@@ -171,7 +184,8 @@ async function admitInTransaction(services: Resources, tx: Tx, items: Submission
   const pointed = plan.decisions.flatMap((d, i) => {
     if (!ours(i)) return [];
     if (d.kind === 'deduplicated') return [{ scope: claims.get(i)!, resourceId: d.jobId }];
-    if (keys[i]!.kind === 'held' && (d.kind === 'admitted' || d.kind === 'cached')) return [{ scope: claims.get(i)!, resourceId: claimOf(items[i]!, now).resourceId }];
+    if (keys[i]!.kind === 'held' && (d.kind === 'admitted' || d.kind === 'cached'))
+      return [{ scope: claims.get(i)!, resourceId: claimOf(items[i]!, now).resourceId }];
     return [];
   });
   if (dropped.length > 0) await dropClaims(tx, dropped);
@@ -232,7 +246,11 @@ function batchRow(s: Submission, now: Date) {
  * group, where it finds the first one's committed record (a replay), or takes the key if the
  * first was refused, exactly as a concurrent request waiting on the key's row would.
  */
-async function claimKeys(tx: Tx, items: Submission[], now: Date): Promise<{ keys: KeyState[]; claims: Map<number, IdempotencyClaim>; replayable: Replayable }> {
+async function claimKeys(
+  tx: Tx,
+  items: Submission[],
+  now: Date,
+): Promise<{ keys: KeyState[]; claims: Map<number, IdempotencyClaim>; replayable: Replayable }> {
   const keys: KeyState[] = items.map(() => ({ kind: 'none' }));
   const claims = new Map<number, IdempotencyClaim>();
   const claimers = new Map<string, number>();
@@ -248,17 +266,24 @@ async function claimKeys(tx: Tx, items: Submission[], now: Date): Promise<{ keys
   if (claimers.size === 0) return { keys, claims, replayable };
 
   const ordered = [...claimers.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, i]) => i);
-  const won = await insertClaims(tx, ordered.map((i) => claims.get(i)!));
+  const won = await insertClaims(
+    tx,
+    ordered.map((i) => claims.get(i)!),
+  );
   const taken = ordered.filter((i) => !won.has(scopeId(claims.get(i)!)));
   for (const i of ordered) if (won.has(scopeId(claims.get(i)!))) keys[i] = { kind: 'claimed' };
   if (taken.length === 0) return { keys, claims, replayable };
 
-  const records = await findClaimRecords(tx, taken.map((i) => claims.get(i)!));
+  const records = await findClaimRecords(
+    tx,
+    taken.map((i) => claims.get(i)!),
+  );
   const jobIds: string[] = [];
   const batchIds: string[] = [];
   for (const i of taken) {
     const record = records.get(scopeId(claims.get(i)!));
-    if (record && record.request_hash === claims.get(i)!.requestHash) (items[i]!.batchId === null ? jobIds : batchIds).push(record.resource_id);
+    if (record && record.request_hash === claims.get(i)!.requestHash)
+      (items[i]!.batchId === null ? jobIds : batchIds).push(record.resource_id);
   }
   if (jobIds.length > 0) {
     for (const job of await tx.selectFrom('jobs').selectAll().where('id', 'in', jobIds).execute()) replayable.jobs.set(job.id, job);
@@ -279,7 +304,12 @@ async function claimKeys(tx: Tx, items: Submission[], now: Date): Promise<{ keys
     }
     const workspaceId = items[i]!.tenant.workspace.id;
     const work = items[i]!.batchId === null ? replayable.jobs.get(record.resource_id) : replayable.batches.get(record.resource_id)?.batch;
-    keys[i] = { kind: 'held', requestHash: record.request_hash, resourceId: record.resource_id, exists: work?.workspace_id === workspaceId };
+    keys[i] = {
+      kind: 'held',
+      requestHash: record.request_hash,
+      resourceId: record.resource_id,
+      exists: work?.workspace_id === workspaceId,
+    };
   }
   return { keys, claims, replayable };
 }

@@ -33,7 +33,12 @@ export interface QueueOptions {
 /** The delivery columns of a new job or batch: pending from the start, due as soon as it ends. */
 export function deliveryColumns(delivery: { destinationId: string; key: string } | null | undefined, now: Date) {
   if (!delivery) return {};
-  return { destination_id: delivery.destinationId, delivery_status: 'pending' as const, delivery_key: delivery.key, delivery_next_attempt_at: now };
+  return {
+    destination_id: delivery.destinationId,
+    delivery_status: 'pending' as const,
+    delivery_key: delivery.key,
+    delivery_next_attempt_at: now,
+  };
 }
 
 /** The row of a newly admitted job, status queued, its maximum cost reserved and its rates recorded. */
@@ -89,7 +94,12 @@ export function cachedJobRow(
   fresh: JobRow,
   target: AdmitTarget,
   id: string,
-  options: { maxAttempts: number; scheduleId: string | null; requestId: string | null; delivery?: { destinationId: string; key: string } | null },
+  options: {
+    maxAttempts: number;
+    scheduleId: string | null;
+    requestId: string | null;
+    delivery?: { destinationId: string; key: string } | null;
+  },
 ): NewJob {
   return {
     id,
@@ -128,4 +138,3 @@ export function cachedJobRow(
     finished_at: now,
   };
 }
-

@@ -171,11 +171,15 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
     if (count + n > workspace.max_active_jobs) {
       return {
         kind: 'refused',
-        error: new ApiError('concurrent_job_limit_exceeded', `This workspace has ${count} active jobs; its limit is ${workspace.max_active_jobs}.`, {
-          active: count,
-          limit: workspace.max_active_jobs,
-          requested: n,
-        }),
+        error: new ApiError(
+          'concurrent_job_limit_exceeded',
+          `This workspace has ${count} active jobs; its limit is ${workspace.max_active_jobs}.`,
+          {
+            active: count,
+            limit: workspace.max_active_jobs,
+            requested: n,
+          },
+        ),
       };
     }
     const balance = balances.get(workspace.id);
@@ -186,7 +190,13 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
     if (capped) {
       const alerted = capped.scope === 'key' ? keySpent!.alerted : balance.cap_alerted;
       if (!alerted) {
-        capsReached.push({ workspaceId: workspace.id, scope: capped.scope, keyId: capped.scope === 'key' ? s.tenant.keyId : null, cap: capped.cap, spent: capped.spent });
+        capsReached.push({
+          workspaceId: workspace.id,
+          scope: capped.scope,
+          keyId: capped.scope === 'key' ? s.tenant.keyId : null,
+          cap: capped.cap,
+          spent: capped.spent,
+        });
         if (capped.scope === 'key') keySpent!.alerted = true;
         else balances.set(workspace.id, { ...balance, cap_alerted: true });
       }

@@ -55,7 +55,10 @@ export async function quote(services: Services, tenant: Tenant, input: QuoteInpu
   };
   const now = services.clock.now();
   const state = await readAdmissionState(services, services.db, [submission], [{ kind: 'none' }], now, 'peek');
-  const [decision] = planAdmission([submission], state, now, { maxAttempts: services.config.jobMaxAttempts, useCache: services.config.cacheTtlSeconds > 0 }).decisions;
+  const [decision] = planAdmission([submission], state, now, {
+    maxAttempts: services.config.jobMaxAttempts,
+    useCache: services.config.cacheTtlSeconds > 0,
+  }).decisions;
   const workspace = tenant.workspace;
   const balance = state.balances.get(workspace.id)!;
   const full = recipe.maxCredits * targets.length;

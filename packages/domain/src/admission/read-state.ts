@@ -31,7 +31,10 @@ export async function readAdmissionState(
     ...new Map(
       pending
         .filter((s) => s.batchId === null)
-        .map((s) => [`${s.tenant.workspace.id}\u0000${s.targets[0]!.key}`, { workspaceId: s.tenant.workspace.id, key: s.targets[0]!.key }] as const),
+        .map(
+          (s) =>
+            [`${s.tenant.workspace.id}\u0000${s.targets[0]!.key}`, { workspaceId: s.tenant.workspace.id, key: s.targets[0]!.key }] as const,
+        ),
     ).values(),
   ];
   const ids = workspaces.map((w) => w.id);
@@ -43,7 +46,14 @@ export async function readAdmissionState(
   const keyIds = [...new Set(pending.flatMap((s) => (s.tenant.keyId === null || s.tenant.keyCapped === false ? [] : [s.tenant.keyId])))];
   const twins = requests.length > 0 ? reusableTwins(db, requests, cacheFrom) : null;
   const spends = keyIds.length > 0 ? keySpendOf(db, keyIds, periodStartOf(now)) : null;
-  const [balances, actives, ...rest] = await readBalancesWith(db, workspaces, now, mode, counts, ...[twins, spends].filter((q) => q !== null));
+  const [balances, actives, ...rest] = await readBalancesWith(
+    db,
+    workspaces,
+    now,
+    mode,
+    counts,
+    ...[twins, spends].filter((q) => q !== null),
+  );
   const found = (twins ? rest.shift() : []) as JobRow[];
   const spent = (spends ? rest.shift() : []) as unknown as KeySpendRow[];
   return {

@@ -17,7 +17,12 @@ export async function cancelBatch(services: Services, tenant: Tenant, batchId: s
   return batch;
 }
 
-async function cancelInTransaction(services: Services, tx: Tx, tenant: Tenant, batchId: string): Promise<{ batch: BatchRow; cancelled: JobRow[] }> {
+async function cancelInTransaction(
+  services: Services,
+  tx: Tx,
+  tenant: Tenant,
+  batchId: string,
+): Promise<{ batch: BatchRow; cancelled: JobRow[] }> {
   const batch = await tx
     .selectFrom('batches')
     .selectAll()
@@ -36,8 +41,18 @@ async function cancelInTransaction(services: Services, tx: Tx, tenant: Tenant, b
     .execute();
   if (active.length === 0) return { batch, cancelled: [] };
   const now = services.clock.now();
-  const cancelled = await cancelJobs(tx, now, active.map((child) => child.id), 'Cancelled with its batch');
+  const cancelled = await cancelJobs(
+    tx,
+    now,
+    active.map((child) => child.id),
+    'Cancelled with its batch',
+  );
   if (batch.cancel_requested_at !== null) return { batch, cancelled };
-  const marked = await tx.updateTable('batches').set({ cancel_requested_at: now }).where('id', '=', batch.id).returningAll().executeTakeFirstOrThrow();
+  const marked = await tx
+    .updateTable('batches')
+    .set({ cancel_requested_at: now })
+    .where('id', '=', batch.id)
+    .returningAll()
+    .executeTakeFirstOrThrow();
   return { batch: marked, cancelled };
 }

@@ -47,9 +47,13 @@ export function uniqueTargets(targets: string[]): string[] {
   }
   if (duplicates.size > 0) {
     const list = [...duplicates.values()];
-    throw new ApiError('duplicate_batch_target', `Batch targets must be unique (trimmed, case-insensitive); duplicated: ${list.join(', ')}.`, {
-      duplicates: list,
-    });
+    throw new ApiError(
+      'duplicate_batch_target',
+      `Batch targets must be unique (trimmed, case-insensitive); duplicated: ${list.join(', ')}.`,
+      {
+        duplicates: list,
+      },
+    );
   }
   return trimmed;
 }
@@ -88,7 +92,12 @@ export function uniqueNormalizedTargets(targets: string[], normalized: string[])
  * that, the reconciler enqueues the queued children it finds. Batch children are never
  * deduplicated or served from the cache: each target is fresh work.
  */
-export async function createBatch(services: Services, tenant: Tenant, input: CreateBatchInput, options: CreateBatchOptions): Promise<CreatedBatch> {
+export async function createBatch(
+  services: Services,
+  tenant: Tenant,
+  input: CreateBatchInput,
+  options: CreateBatchOptions,
+): Promise<CreatedBatch> {
   const targets = uniqueTargets(input.targets);
   const { recipe, normalized, keys } = resolveRecipe(
     input,
@@ -106,7 +115,9 @@ export async function createBatch(services: Services, tenant: Tenant, input: Cre
     targets: targets.map((target, i) => ({ target, normalized: normalized[i]!, key: keys[i]! })),
     jobIds: targets.map(() => newId('job')),
     batchId,
-    idempotency: options.idempotencyKey ? { endpoint: options.endpoint, key: options.idempotencyKey, requestHash: requestHash(input) } : null,
+    idempotency: options.idempotencyKey
+      ? { endpoint: options.endpoint, key: options.idempotencyKey, requestHash: requestHash(input) }
+      : null,
     skipCache: false,
     scheduleId: options.scheduleId ?? null,
     newOnly: options.newOnly ?? false,

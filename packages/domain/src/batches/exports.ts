@@ -65,10 +65,14 @@ export async function prepareBatchExport(db: Executor, tenant: Tenant, batchId: 
   }
   const expired = children.filter((child) => child.result_expired).map((child) => child.id);
   if (expired.length > 0) {
-    throw new ApiError('results_expired', `The results of ${expired.length} of the completed jobs of batch ${batch.id} were deleted after the retention period.`, {
-      batch_id: batch.id,
-      job_ids: expired,
-    });
+    throw new ApiError(
+      'results_expired',
+      `The results of ${expired.length} of the completed jobs of batch ${batch.id} were deleted after the retention period.`,
+      {
+        batch_id: batch.id,
+        job_ids: expired,
+      },
+    );
   }
   return { batch, children, itemKinds: exportItemKinds(batch.platform, batch.operation, batch.include_posts) };
 }

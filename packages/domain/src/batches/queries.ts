@@ -37,7 +37,9 @@ function addToCounts(counts: BatchCounts, status: JobStatus, n: number, results:
 }
 
 /** The same aggregate as countBatchChildren, from child rows already in hand (a new batch). */
-export function aggregateChildren(jobs: Array<Pick<JobRow, 'status' | 'result_count' | 'reserved_credits' | 'billed_credits'>>): BatchCounts {
+export function aggregateChildren(
+  jobs: Array<Pick<JobRow, 'status' | 'result_count' | 'reserved_credits' | 'billed_credits'>>,
+): BatchCounts {
   const counts = emptyCounts();
   for (const job of jobs) addToCounts(counts, job.status, 1, job.result_count ?? 0, job.reserved_credits, job.billed_credits);
   return counts;
@@ -62,11 +64,17 @@ export async function listBatchRows(db: Executor, tenant: Tenant, page: PageRequ
 
 /** Child counts and sums of several batches in one GROUP BY query. */
 export async function countBatchChildren(db: Executor, tenant: Tenant, batchIds: string[]): Promise<Map<string, BatchCounts>> {
-  return countChildrenOf(db, batchIds.map((id) => ({ id, workspace_id: tenant.workspace.id })));
+  return countChildrenOf(
+    db,
+    batchIds.map((id) => ({ id, workspace_id: tenant.workspace.id })),
+  );
 }
 
 /** countBatchChildren for batches of any workspaces (each read within its own workspace): the webhook dispatcher's and the live streams'. */
-export async function countChildrenOf(db: Executor, batches: ReadonlyArray<Pick<BatchRow, 'id' | 'workspace_id'>>): Promise<Map<string, BatchCounts>> {
+export async function countChildrenOf(
+  db: Executor,
+  batches: ReadonlyArray<Pick<BatchRow, 'id' | 'workspace_id'>>,
+): Promise<Map<string, BatchCounts>> {
   const out = new Map<string, BatchCounts>(batches.map((b) => [b.id, emptyCounts()]));
   if (batches.length === 0) return out;
   const rows = await db
@@ -81,13 +89,18 @@ export async function countChildrenOf(db: Executor, batches: ReadonlyArray<Pick<
       sql<number>`coalesce(sum(billed_credits), 0)::int`.as('billed'),
     ])
     .where('workspace_id', 'in', [...new Set(batches.map((b) => b.workspace_id))])
-    .where('batch_id', 'in', batches.map((b) => b.id))
+    .where(
+      'batch_id',
+      'in',
+      batches.map((b) => b.id),
+    )
     .groupBy(['batch_id', 'workspace_id', 'status'])
     .execute();
   const owner = new Map(batches.map((b) => [b.id, b.workspace_id]));
   for (const row of rows) {
     const counts = out.get(row.batch_id!);
-    if (counts && owner.get(row.batch_id!) === row.workspace_id) addToCounts(counts, row.status, row.n, row.results, row.reserved, row.billed);
+    if (counts && owner.get(row.batch_id!) === row.workspace_id)
+      addToCounts(counts, row.status, row.n, row.results, row.reserved, row.billed);
   }
   return out;
 }

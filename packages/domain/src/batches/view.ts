@@ -1,7 +1,15 @@
 import type { BatchRow, Executor } from '@sdx/db';
 import type { Tenant } from '../resources';
 import type { Page, PageRequest } from '../paging';
-import { type BatchChildSummary, type BatchCounts, childSummaries, countBatchChildren, emptyCounts, getBatchOrThrow, listBatchRows } from './queries';
+import {
+  type BatchChildSummary,
+  type BatchCounts,
+  childSummaries,
+  countBatchChildren,
+  emptyCounts,
+  getBatchOrThrow,
+  listBatchRows,
+} from './queries';
 
 /** A batch with what its response needs: child aggregate and (optionally) child summaries. */
 export interface BatchView {
@@ -17,7 +25,12 @@ export async function getBatchView(db: Executor, tenant: Tenant, batchId: string
 }
 
 /** GET /v1/batches: a page, newest first; three queries whatever the number of batches. */
-export async function listBatchViews(db: Executor, tenant: Tenant, page: PageRequest, options: { includeJobs: boolean }): Promise<Page<BatchView>> {
+export async function listBatchViews(
+  db: Executor,
+  tenant: Tenant,
+  page: PageRequest,
+  options: { includeJobs: boolean },
+): Promise<Page<BatchView>> {
   const batches = await listBatchRows(db, tenant, page);
   return { rows: await viewsOf(db, tenant, batches.rows, options.includeJobs), next: batches.next };
 }

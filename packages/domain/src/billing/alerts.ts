@@ -38,7 +38,8 @@ export interface BillingAlert {
  */
 function subjectOf(alert: BillingAlert): string {
   // A won dispute's grant-back is told as a second payment_succeeded of the payment: its own subject.
-  const once = (alert.type === 'billing.payment_succeeded' && alert.data.reason !== 'dispute_won') || alert.type === 'billing.auto_recharge_failed';
+  const once =
+    (alert.type === 'billing.payment_succeeded' && alert.data.reason !== 'dispute_won') || alert.type === 'billing.auto_recharge_failed';
   return once && alert.data.payment ? alert.data.payment.id : newId('evt');
 }
 

@@ -26,7 +26,11 @@ export type CheckoutResponse = components['schemas']['CheckoutResponse'];
  * row stored wins and a later one reads it.
  */
 export async function ensureCustomer(db: Db, payments: PaymentGateway, workspaceId: string, log: Logger): Promise<string> {
-  const existing = await db.selectFrom('billing_customers').select('stripe_customer_id').where('workspace_id', '=', workspaceId).executeTakeFirst();
+  const existing = await db
+    .selectFrom('billing_customers')
+    .select('stripe_customer_id')
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirst();
   if (existing) return existing.stripe_customer_id;
   let customerId: string;
   try {
@@ -41,7 +45,11 @@ export async function ensureCustomer(db: Db, payments: PaymentGateway, workspace
     // Either unique key may meet the other checkout's row first (the same customer for the same workspace).
     .onConflict((oc) => oc.doNothing())
     .execute();
-  const stored = await db.selectFrom('billing_customers').select('stripe_customer_id').where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow();
+  const stored = await db
+    .selectFrom('billing_customers')
+    .select('stripe_customer_id')
+    .where('workspace_id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
   return stored.stripe_customer_id;
 }
 

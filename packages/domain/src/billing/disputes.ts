@@ -85,7 +85,8 @@ async function hold(tx: Tx, event: PaymentEvent, money: MoneyObject, intentId: s
  * (a payment that never grants, or none of this service).
  */
 export async function chargeMoneyEvent(tx: Tx, event: PaymentEvent, now: Date): Promise<MoneyEventResult | null> {
-  const money: MoneyObject | null = event.kind === 'refund' ? { refund: event.refund } : event.kind === 'dispute' ? { dispute: event.dispute } : null;
+  const money: MoneyObject | null =
+    event.kind === 'refund' ? { refund: event.refund } : event.kind === 'dispute' ? { dispute: event.dispute } : null;
   if (!money) return null;
   const intentId = intentOf(money);
   if (!intentId) return null;
@@ -93,7 +94,8 @@ export async function chargeMoneyEvent(tx: Tx, event: PaymentEvent, now: Date): 
   if (!payment || GRANTABLE.has(payment.status)) {
     await hold(tx, event, money, intentId);
     // The card is not charged again meanwhile.
-    if (payment && event.type === 'charge.dispute.created') await turnAutoRechargeOff(tx, payment.workspace_id, SYSTEM, 'dispute', payment.id);
+    if (payment && event.type === 'charge.dispute.created')
+      await turnAutoRechargeOff(tx, payment.workspace_id, SYSTEM, 'dispute', payment.id);
     return { paymentId: payment?.id ?? null, alerts: [], held: true };
   }
   return { paymentId: payment.id, alerts: await applyMoneyEvent(tx, payment, event.type, money, now), held: false };
@@ -103,7 +105,11 @@ export async function chargeMoneyEvent(tx: Tx, event: PaymentEvent, now: Date): 
  * Applies, in the grant's transaction, the events kept for the payment's PaymentIntent (each
  * once: marked applied). Answers whether there were any, and their alerts.
  */
-export async function applyHeldEvents(tx: Tx, payment: BillingPaymentRow, now: Date): Promise<{ applied: boolean; alerts: BillingAlert[] }> {
+export async function applyHeldEvents(
+  tx: Tx,
+  payment: BillingPaymentRow,
+  now: Date,
+): Promise<{ applied: boolean; alerts: BillingAlert[] }> {
   if (!payment.payment_intent_id) return { applied: false, alerts: [] };
   const held = await tx
     .updateTable('stripe_held_events')
@@ -138,7 +144,11 @@ async function applyMoneyEvent(tx: Tx, payment: BillingPaymentRow, type: string,
 /** The low-credits alert when taking credits back crossed the threshold downward. */
 async function lowAfter(tx: Tx, workspaceId: string, removed: number, available: number): Promise<BillingAlert[]> {
   if (removed <= 0) return [];
-  const workspace = await tx.selectFrom('workspaces').select(['id', 'low_credits_threshold']).where('id', '=', workspaceId).executeTakeFirstOrThrow();
+  const workspace = await tx
+    .selectFrom('workspaces')
+    .select(['id', 'low_credits_threshold'])
+    .where('id', '=', workspaceId)
+    .executeTakeFirstOrThrow();
   const low = lowCreditsBetween(workspace, available + removed, available);
   return low ? [low] : [];
 }
@@ -154,11 +164,22 @@ async function refunded(tx: Tx, payment: BillingPaymentRow, charge: ChargeRefund
     actor: SYSTEM,
     targetType: 'payment',
     targetId: row.id,
-    data: { amount_refunded: row.amount_refunded, refunded_credits: row.refunded_credits, removed_credits: refund.removed, shortfall_credits: refund.shortfall },
+    data: {
+      amount_refunded: row.amount_refunded,
+      refunded_credits: row.refunded_credits,
+      removed_credits: refund.removed,
+      shortfall_credits: refund.shortfall,
+    },
   });
-  const spent = row.refund_shortfall_credits > 0 ? ` ${row.refund_shortfall_credits.toLocaleString('en-US')} of them were already spent or reserved.` : '';
+  const spent =
+    row.refund_shortfall_credits > 0
+      ? ` ${row.refund_shortfall_credits.toLocaleString('en-US')} of them were already spent or reserved.`
+      : '';
   const message = `${formatAmount(row.amount_refunded, row.currency)} of ${formatAmount(row.amount, row.currency)} refunded: ${row.refunded_credits.toLocaleString('en-US')} purchased credits reversed in all.${spent}`;
-  return [paymentAlert('billing.payment_refunded', row, refund.availableCredits, message, 'refund'), ...(await lowAfter(tx, row.workspace_id, refund.removed, refund.availableCredits))];
+  return [
+    paymentAlert('billing.payment_refunded', row, refund.availableCredits, message, 'refund'),
+    ...(await lowAfter(tx, row.workspace_id, refund.removed, refund.availableCredits)),
+  ];
 }
 
 async function disputeCreated(tx: Tx, payment: BillingPaymentRow, dispute: ChargeDispute, now: Date): Promise<BillingAlert[]> {
@@ -175,9 +196,15 @@ async function disputeCreated(tx: Tx, payment: BillingPaymentRow, dispute: Charg
     targetId: row.id,
     data: { dispute_id: dispute.id, disputed_credits: row.disputed_credits, shortfall_credits: row.dispute_shortfall_credits },
   });
-  const spent = row.dispute_shortfall_credits > 0 ? ` ${row.dispute_shortfall_credits.toLocaleString('en-US')} credits were already spent or reserved.` : '';
+  const spent =
+    row.dispute_shortfall_credits > 0
+      ? ` ${row.dispute_shortfall_credits.toLocaleString('en-US')} credits were already spent or reserved.`
+      : '';
   const message = `The charge of ${formatAmount(row.amount, row.currency)} is disputed: ${row.disputed_credits.toLocaleString('en-US')} purchased credits taken back and auto-recharge turned off.${spent}`;
-  return [paymentAlert('billing.payment_refunded', row, outcome.availableCredits, message, 'dispute'), ...(await lowAfter(tx, row.workspace_id, outcome.moved, outcome.availableCredits))];
+  return [
+    paymentAlert('billing.payment_refunded', row, outcome.availableCredits, message, 'dispute'),
+    ...(await lowAfter(tx, row.workspace_id, outcome.moved, outcome.availableCredits)),
+  ];
 }
 
 async function disputeClosed(tx: Tx, payment: BillingPaymentRow, dispute: ChargeDispute, now: Date): Promise<BillingAlert[]> {
@@ -185,7 +212,14 @@ async function disputeClosed(tx: Tx, payment: BillingPaymentRow, dispute: Charge
   if (dispute.status !== 'won') {
     if (dispute.status !== 'lost') return [];
     await tx.updateTable('billing_payments').set({ dispute_status: 'lost', updated_at: now }).where('id', '=', payment.id).execute();
-    await recordAudit(tx, { workspaceId: payment.workspace_id, action: 'billing.dispute_closed', actor: SYSTEM, targetType: 'payment', targetId: payment.id, data: { dispute_id: dispute.id, status: 'lost', credits_granted_back: 0 } });
+    await recordAudit(tx, {
+      workspaceId: payment.workspace_id,
+      action: 'billing.dispute_closed',
+      actor: SYSTEM,
+      targetType: 'payment',
+      targetId: payment.id,
+      data: { dispute_id: dispute.id, status: 'lost', credits_granted_back: 0 },
+    });
     return [];
   }
   const outcome = await restoreDispute(tx, payment, now);

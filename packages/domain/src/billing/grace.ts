@@ -16,7 +16,10 @@ export const GRACE_ACTOR = systemActor('plan-grace');
 
 const BATCH = 100;
 
-export async function endGracePeriods(services: Pick<Resources, 'db' | 'config' | 'clock' | 'log' | 'outbox'>, now: Date = services.clock.now()): Promise<number> {
+export async function endGracePeriods(
+  services: Pick<Resources, 'db' | 'config' | 'clock' | 'log' | 'outbox'>,
+  now: Date = services.clock.now(),
+): Promise<number> {
   const cutoff = new Date(now.getTime() - services.config.planGraceDays * 86_400_000);
   let ended = 0;
   let wrote = false;

@@ -6,7 +6,14 @@ import { RequestValidationError } from '../errors';
 import { type Page, type PageRequest, pageOf } from '../paging';
 
 /** The pending row of a Checkout Session's payment: the pack's credits and price as they are now. */
-export function checkoutPaymentRow(id: string, workspaceId: string, pack: CreditPack, checkoutSessionId: string, createdAt: Date, now: Date): Insertable<BillingPaymentsTable> {
+export function checkoutPaymentRow(
+  id: string,
+  workspaceId: string,
+  pack: CreditPack,
+  checkoutSessionId: string,
+  createdAt: Date,
+  now: Date,
+): Insertable<BillingPaymentsTable> {
   return {
     id,
     workspace_id: workspaceId,
@@ -55,15 +62,29 @@ export function renderPayment(row: BillingPaymentRow): Payment {
  */
 export async function listPayments(db: Executor, workspaceId: string, page: PageRequest): Promise<Page<BillingPaymentRow>> {
   if (page.startingAfter !== null) {
-    const found = await db.selectFrom('billing_payments').select('id').where('id', '=', page.startingAfter).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    const found = await db
+      .selectFrom('billing_payments')
+      .select('id')
+      .where('id', '=', page.startingAfter)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
     if (!found) {
       throw new RequestValidationError([
-        { loc: ['query', 'starting_after'], msg: `No payment ${page.startingAfter} in this workspace to start after`, type: 'value_error', input: page.startingAfter },
+        {
+          loc: ['query', 'starting_after'],
+          msg: `No payment ${page.startingAfter} in this workspace to start after`,
+          type: 'value_error',
+          input: page.startingAfter,
+        },
       ]);
     }
   }
   let query = db.selectFrom('billing_payments').selectAll().where('workspace_id', '=', workspaceId);
   if (page.startingAfter !== null) query = query.where('id', '<', page.startingAfter);
-  const rows = await query.orderBy('workspace_id').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  const rows = await query
+    .orderBy('workspace_id')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
   return pageOf(rows, page.limit);
 }

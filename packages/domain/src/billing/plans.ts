@@ -18,7 +18,14 @@ export type { Plan };
 export type PlanView = components['schemas']['Plan'];
 
 export function renderPlan(plan: Plan): PlanView {
-  return { id: plan.id, name: plan.name, monthly_credits: plan.monthly_credits, amount: plan.amount, currency: plan.currency, limits: { ...plan.limits } };
+  return {
+    id: plan.id,
+    name: plan.name,
+    monthly_credits: plan.monthly_credits,
+    amount: plan.amount,
+    currency: plan.currency,
+    limits: { ...plan.limits },
+  };
 }
 
 export function findPlan(config: Pick<AppConfig, 'plans'>, planId: string | null | undefined): Plan | undefined {
@@ -63,8 +70,20 @@ export interface PlanChange {
  * each other. Null when the workspace is already on that plan at that quota (nothing written
  * but the invoice time). Audited as `billing.plan_changed`.
  */
-export async function applyPlan(tx: Tx, workspaceId: string, plan: Plan, now: Date, invoiceAt: Date | null, actor: Actor): Promise<PlanChange | null> {
-  const workspace = await tx.selectFrom('workspaces').select(['id', 'monthly_quota']).where('id', '=', workspaceId).forUpdate().executeTakeFirst();
+export async function applyPlan(
+  tx: Tx,
+  workspaceId: string,
+  plan: Plan,
+  now: Date,
+  invoiceAt: Date | null,
+  actor: Actor,
+): Promise<PlanChange | null> {
+  const workspace = await tx
+    .selectFrom('workspaces')
+    .select(['id', 'monthly_quota'])
+    .where('id', '=', workspaceId)
+    .forUpdate()
+    .executeTakeFirst();
   if (!workspace) return null;
   const current = await readPlanRow(tx, workspaceId);
   const previousPlanId = current?.plan_id ?? FREE_PLAN_ID;
@@ -80,7 +99,11 @@ export async function applyPlan(tx: Tx, workspaceId: string, plan: Plan, now: Da
     ...(plan.limits.rate_limit_per_minute ? { rate_limit_per_minute: plan.limits.rate_limit_per_minute } : {}),
     ...(plan.limits.max_active_jobs ? { max_active_jobs: plan.limits.max_active_jobs } : {}),
   };
-  await tx.updateTable('workspaces').set({ monthly_quota: plan.monthly_credits, ...limits }).where('id', '=', workspaceId).execute();
+  await tx
+    .updateTable('workspaces')
+    .set({ monthly_quota: plan.monthly_credits, ...limits })
+    .where('id', '=', workspaceId)
+    .execute();
   const difference = plan.monthly_credits - workspace.monthly_quota;
   if (difference !== 0) {
     await tx
@@ -94,12 +117,21 @@ export async function applyPlan(tx: Tx, workspaceId: string, plan: Plan, now: Da
     actor,
     targetType: 'workspace',
     targetId: workspaceId,
-    data: { previous_plan_id: previousPlanId, plan_id: plan.id, previous_monthly_quota: workspace.monthly_quota, monthly_quota: plan.monthly_credits, ...limits },
+    data: {
+      previous_plan_id: previousPlanId,
+      plan_id: plan.id,
+      previous_monthly_quota: workspace.monthly_quota,
+      monthly_quota: plan.monthly_credits,
+      ...limits,
+    },
   });
   return { workspaceId, previousPlanId, planId: plan.id, monthlyQuota: plan.monthly_credits };
 }
 
 /** The workspace's plan row (none: free, never set). */
-export async function readPlanRow(db: Executor, workspaceId: string): Promise<{ plan_id: string; plan_invoice_at: Date | null } | undefined> {
+export async function readPlanRow(
+  db: Executor,
+  workspaceId: string,
+): Promise<{ plan_id: string; plan_invoice_at: Date | null } | undefined> {
   return db.selectFrom('workspace_plans').select(['plan_id', 'plan_invoice_at']).where('workspace_id', '=', workspaceId).executeTakeFirst();
 }

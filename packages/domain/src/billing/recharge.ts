@@ -137,8 +137,20 @@ export async function failRecharge(
 }
 
 /** Turns auto-recharge off (when on), audited with actor `system` and why. */
-export async function turnAutoRechargeOff(tx: Tx, workspaceId: string, actor: Actor, reason: BillingEventReason, paymentId: string | null): Promise<boolean> {
-  const changed = await tx.updateTable('workspaces').set({ auto_recharge_enabled: false }).where('id', '=', workspaceId).where('auto_recharge_enabled', '=', true).returning('id').executeTakeFirst();
+export async function turnAutoRechargeOff(
+  tx: Tx,
+  workspaceId: string,
+  actor: Actor,
+  reason: BillingEventReason,
+  paymentId: string | null,
+): Promise<boolean> {
+  const changed = await tx
+    .updateTable('workspaces')
+    .set({ auto_recharge_enabled: false })
+    .where('id', '=', workspaceId)
+    .where('auto_recharge_enabled', '=', true)
+    .returning('id')
+    .executeTakeFirst();
   if (!changed) return false;
   await recordAudit(tx, {
     workspaceId,
@@ -199,7 +211,13 @@ async function chargeRecharge(deps: RechargeDeps, payment: BillingPaymentRow): P
   if (!workspace?.auto_recharge_enabled && payment.attempts <= 1) {
     await db
       .updateTable('billing_payments')
-      .set({ status: 'failed', failure_message: 'Auto-recharge was turned off before the charge.', locked_until: null, next_attempt_at: null, updated_at: clock.now() })
+      .set({
+        status: 'failed',
+        failure_message: 'Auto-recharge was turned off before the charge.',
+        locked_until: null,
+        next_attempt_at: null,
+        updated_at: clock.now(),
+      })
       .where('id', '=', payment.id)
       .where('status', '=', 'pending')
       .execute();
@@ -210,10 +228,19 @@ async function chargeRecharge(deps: RechargeDeps, payment: BillingPaymentRow): P
     return;
   }
   // The month's bound, before any charge (a retry of this payment is not counted twice: it is excluded).
-  if (payment.attempts <= 1 && (await rechargesThisMonth(db, payment.workspace_id, clock.now(), payment.id)) >= deps.config.autoRechargeMaxPerMonth) {
+  if (
+    payment.attempts <= 1 &&
+    (await rechargesThisMonth(db, payment.workspace_id, clock.now(), payment.id)) >= deps.config.autoRechargeMaxPerMonth
+  ) {
     const max = deps.config.autoRechargeMaxPerMonth;
     log.warn({ payment_id: payment.id, workspace_id: payment.workspace_id, max }, 'auto-recharge monthly limit reached; turned off');
-    await failClaimed(deps, payment, `${max} auto-recharges were charged this month, the most allowed (AUTO_RECHARGE_MAX_PER_MONTH).`, null, 'monthly_limit');
+    await failClaimed(
+      deps,
+      payment,
+      `${max} auto-recharges were charged this month, the most allowed (AUTO_RECHARGE_MAX_PER_MONTH).`,
+      null,
+      'monthly_limit',
+    );
     return;
   }
   try {
@@ -228,7 +255,12 @@ async function chargeRecharge(deps: RechargeDeps, payment: BillingPaymentRow): P
     // The grant waits for payment_intent.succeeded; a webhook quicker than this update set the same ID already.
     await db
       .updateTable('billing_payments')
-      .set({ payment_intent_id: sql<string>`coalesce(payment_intent_id, ${intent.id})`, locked_until: null, next_attempt_at: null, updated_at: clock.now() })
+      .set({
+        payment_intent_id: sql<string>`coalesce(payment_intent_id, ${intent.id})`,
+        locked_until: null,
+        next_attempt_at: null,
+        updated_at: clock.now(),
+      })
       .where('id', '=', payment.id)
       .execute();
     log.info({ payment_id: payment.id, payment_intent: intent.id, status: intent.status }, 'auto-recharge charged');
@@ -237,16 +269,36 @@ async function chargeRecharge(deps: RechargeDeps, payment: BillingPaymentRow): P
     const intentId = error instanceof PaymentFailed ? error.paymentIntentId : null;
     if (failure.kind === 'transient' && payment.attempts < RECHARGE_MAX_ATTEMPTS) {
       const next = new Date(clock.now().getTime() + rechargeRetryDelay(payment.attempts));
-      log.warn({ payment_id: payment.id, attempts: payment.attempts, next_attempt_at: next, stripe: failure }, 'auto-recharge not charged; trying again later');
-      await db.updateTable('billing_payments').set({ next_attempt_at: next, locked_until: null, updated_at: clock.now() }).where('id', '=', payment.id).where('status', '=', 'pending').execute();
+      log.warn(
+        { payment_id: payment.id, attempts: payment.attempts, next_attempt_at: next, stripe: failure },
+        'auto-recharge not charged; trying again later',
+      );
+      await db
+        .updateTable('billing_payments')
+        .set({ next_attempt_at: next, locked_until: null, updated_at: clock.now() })
+        .where('id', '=', payment.id)
+        .where('status', '=', 'pending')
+        .execute();
       return;
     }
     log.warn({ payment_id: payment.id, stripe: failure }, 'auto-recharge failed');
-    await failClaimed(deps, payment, failure.kind === 'card' ? failure.message : 'The payment provider refused the charge.', intentId, failure.kind === 'card' ? 'card_declined' : 'provider_error');
+    await failClaimed(
+      deps,
+      payment,
+      failure.kind === 'card' ? failure.message : 'The payment provider refused the charge.',
+      intentId,
+      failure.kind === 'card' ? 'card_declined' : 'provider_error',
+    );
   }
 }
 
-async function failClaimed(deps: RechargeDeps, payment: BillingPaymentRow, reason: string, intentId: string | null, code: BillingEventReason): Promise<void> {
+async function failClaimed(
+  deps: RechargeDeps,
+  payment: BillingPaymentRow,
+  reason: string,
+  intentId: string | null,
+  code: BillingEventReason,
+): Promise<void> {
   const { db, config, clock, outbox } = deps;
   const failed = await db.transaction().execute((tx) => failRecharge(tx, config, clock.now(), payment.id, reason, intentId, code));
   if (failed) outbox.written();

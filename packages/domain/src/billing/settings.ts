@@ -21,9 +21,15 @@ export type AutoRecharge = components['schemas']['AutoRecharge'];
 export type BillingLimits = components['schemas']['BillingLimits'];
 export type AutoRechargeRequest = components['schemas']['AutoRechargeRequest'];
 
-type BillingColumns = Pick<WorkspaceRow, 'auto_recharge_enabled' | 'auto_recharge_threshold' | 'auto_recharge_pack_id' | 'monthly_credit_cap' | 'low_credits_threshold'>;
+type BillingColumns = Pick<
+  WorkspaceRow,
+  'auto_recharge_enabled' | 'auto_recharge_threshold' | 'auto_recharge_pack_id' | 'monthly_credit_cap' | 'low_credits_threshold'
+>;
 
-export function renderAutoRecharge(workspace: BillingColumns, customer: Pick<BillingCustomerRow, 'card_brand' | 'card_last4'> | undefined): AutoRecharge {
+export function renderAutoRecharge(
+  workspace: BillingColumns,
+  customer: Pick<BillingCustomerRow, 'card_brand' | 'card_last4'> | undefined,
+): AutoRecharge {
   const card = customer?.card_brand && customer.card_last4 ? { brand: customer.card_brand, last4: customer.card_last4 } : null;
   return {
     enabled: workspace.auto_recharge_enabled,
@@ -58,7 +64,11 @@ export async function getBilling(services: Pick<Resources, 'db' | 'config' | 'cl
   const [workspace, customer, balance, planRow, subscription] = await Promise.all([
     readWorkspace(services.db, workspaceId),
     readCustomer(services.db, workspaceId),
-    services.db.selectFrom('credit_balances').select(['period_start', 'month_spent']).where('workspace_id', '=', workspaceId).executeTakeFirst(),
+    services.db
+      .selectFrom('credit_balances')
+      .select(['period_start', 'month_spent'])
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst(),
     readPlanRow(services.db, workspaceId),
     currentSubscription(services.db, workspaceId),
   ]);
@@ -93,12 +103,20 @@ export async function updateAutoRecharge(
   const pack = packOrThrow(services.config, input.pack_id);
   // A threshold at or above the pack would leave the credits below it after a recharge: every settlement would charge again.
   if (input.threshold_credits >= pack.credits) {
-    throw new ApiError('invalid_threshold', `threshold_credits (${input.threshold_credits}) must be below the pack's ${pack.credits} credits.`);
+    throw new ApiError(
+      'invalid_threshold',
+      `threshold_credits (${input.threshold_credits}) must be below the pack's ${pack.credits} credits.`,
+    );
   }
   const workspaceId = tenant.workspace.id;
   return services.db.transaction().execute(async (tx) => {
     // The customer row is locked so a card saved (or forgotten) meanwhile is seen as it will be.
-    const customer = await tx.selectFrom('billing_customers').selectAll().where('workspace_id', '=', workspaceId).forShare().executeTakeFirst();
+    const customer = await tx
+      .selectFrom('billing_customers')
+      .selectAll()
+      .where('workspace_id', '=', workspaceId)
+      .forShare()
+      .executeTakeFirst();
     if (input.enabled && !customer?.payment_method_id) {
       throw new ApiError('payment_method_required', 'Auto-recharge needs a saved card: buy a pack once with Checkout first.');
     }
@@ -106,7 +124,13 @@ export async function updateAutoRecharge(
       .updateTable('workspaces')
       .set({ auto_recharge_enabled: input.enabled, auto_recharge_threshold: input.threshold_credits, auto_recharge_pack_id: input.pack_id })
       .where('id', '=', workspaceId)
-      .returning(['auto_recharge_enabled', 'auto_recharge_threshold', 'auto_recharge_pack_id', 'monthly_credit_cap', 'low_credits_threshold'])
+      .returning([
+        'auto_recharge_enabled',
+        'auto_recharge_threshold',
+        'auto_recharge_pack_id',
+        'monthly_credit_cap',
+        'low_credits_threshold',
+      ])
       .executeTakeFirstOrThrow();
     await recordAudit(tx, {
       workspaceId,
@@ -121,14 +145,25 @@ export async function updateAutoRecharge(
 }
 
 /** PUT /v1/billing/limits: the spend cap and the low-credits alert; works without Stripe. */
-export async function updateBillingLimits(services: Pick<Resources, 'db'>, tenant: Tenant, input: BillingLimits, actor: Actor): Promise<BillingLimits> {
+export async function updateBillingLimits(
+  services: Pick<Resources, 'db'>,
+  tenant: Tenant,
+  input: BillingLimits,
+  actor: Actor,
+): Promise<BillingLimits> {
   const workspaceId = tenant.workspace.id;
   return services.db.transaction().execute(async (tx) => {
     const workspace = await tx
       .updateTable('workspaces')
       .set({ monthly_credit_cap: input.monthly_credit_cap, low_credits_threshold: input.low_credits_threshold })
       .where('id', '=', workspaceId)
-      .returning(['auto_recharge_enabled', 'auto_recharge_threshold', 'auto_recharge_pack_id', 'monthly_credit_cap', 'low_credits_threshold'])
+      .returning([
+        'auto_recharge_enabled',
+        'auto_recharge_threshold',
+        'auto_recharge_pack_id',
+        'monthly_credit_cap',
+        'low_credits_threshold',
+      ])
       .executeTakeFirstOrThrow();
     await recordAudit(tx, {
       workspaceId,

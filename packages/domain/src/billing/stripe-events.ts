@@ -15,7 +15,15 @@ import { checkoutPaymentRow } from './payments';
 import { failRecharge } from './recharge';
 import { handleSubscriptionEvent, isSubscriptionEvent, prefetchSubscription, SUBSCRIPTION_EVENT_TYPES } from './subscription-events';
 import { requirePayments } from './availability';
-import { type CompletedCheckout, type PaymentEvent, type PaymentGateway, paymentFailureOf, type PaymentOutcome, type ProviderSubscription, type SavedCard } from '../payment-gateway';
+import {
+  type CompletedCheckout,
+  type PaymentEvent,
+  type PaymentGateway,
+  paymentFailureOf,
+  type PaymentOutcome,
+  type ProviderSubscription,
+  type SavedCard,
+} from '../payment-gateway';
 
 /**
  * Stripe's webhook (POST /v1/billing/stripe/webhook, extensions-2.md 1). The signature is
@@ -78,7 +86,9 @@ export async function receiveStripeEvent(
     if (seen) return { received: true, outcome: 'duplicate' };
     const card = await cardOf(services, payments, event);
     const subscription = await prefetchSubscription(services, payments, event);
-    const handled = await retryDeadlocks(services.log, 'stripe event', () => services.db.transaction().execute((tx) => handleEvent(tx, services, event, card, subscription)));
+    const handled = await retryDeadlocks(services.log, 'stripe event', () =>
+      services.db.transaction().execute((tx) => handleEvent(tx, services, event, card, subscription)),
+    );
     if (handled.alerts.length > 0 || handled.wroteEvents) services.outbox.written();
     return { received: true, outcome: handled.outcome };
   } catch (error) {
@@ -95,7 +105,10 @@ async function cardOf(services: Pick<Resources, 'log'>, payments: PaymentGateway
   try {
     return await payments.cardOfPayment(event.checkout.paymentIntentId);
   } catch (error) {
-    services.log.warn({ stripe_event: event.id, stripe: paymentFailureOf(error) }, 'card of a checkout not read; credits granted without saving it');
+    services.log.warn(
+      { stripe_event: event.id, stripe: paymentFailureOf(error) },
+      'card of a checkout not read; credits granted without saving it',
+    );
     return null;
   }
 }
@@ -115,14 +128,26 @@ async function handleEvent(
     .executeTakeFirst();
   if (!claimed) return { outcome: 'duplicate', paymentId: null, alerts: [] };
   const now = services.clock.now();
-  const handled = isSubscriptionEvent(event) ? await handleSubscriptionEvent(tx, services, event, subscription, now) : await dispatch(tx, services, event, card, now);
-  await tx.updateTable('stripe_events').set({ outcome: handled.outcome, payment_id: handled.paymentId }).where('id', '=', event.id).execute();
+  const handled = isSubscriptionEvent(event)
+    ? await handleSubscriptionEvent(tx, services, event, subscription, now)
+    : await dispatch(tx, services, event, card, now);
+  await tx
+    .updateTable('stripe_events')
+    .set({ outcome: handled.outcome, payment_id: handled.paymentId })
+    .where('id', '=', event.id)
+    .execute();
   await recordBillingAlerts(tx, services.config, now, handled.alerts);
   return handled;
 }
 
 /** The payment events of HANDLED_TYPES (a checkout's, an off-session charge's, a charge's refund or dispute); the subscription events are subscription-events.ts's. */
-function dispatch(tx: Tx, services: Pick<Resources, 'config' | 'log'>, event: PaymentEvent, card: SavedCard | null, now: Date): Promise<Handled> {
+function dispatch(
+  tx: Tx,
+  services: Pick<Resources, 'config' | 'log'>,
+  event: PaymentEvent,
+  card: SavedCard | null,
+  now: Date,
+): Promise<Handled> {
   switch (event.kind) {
     case 'checkout':
       return checkoutPaid(tx, services, event.checkout, card, now);
@@ -142,7 +167,12 @@ function dispatch(tx: Tx, services: Pick<Resources, 'config' | 'log'>, event: Pa
  * insert never committed (the session was made, then the process stopped). A session the
  * service did not make (no known workspace or pack in its metadata) has none.
  */
-async function checkoutPayment(tx: Tx, services: Pick<Resources, 'config'>, session: CompletedCheckout, now: Date): Promise<BillingPaymentRow | undefined> {
+async function checkoutPayment(
+  tx: Tx,
+  services: Pick<Resources, 'config'>,
+  session: CompletedCheckout,
+  now: Date,
+): Promise<BillingPaymentRow | undefined> {
   const found = await tx.selectFrom('billing_payments').selectAll().where('checkout_session_id', '=', session.id).executeTakeFirst();
   if (found) return found;
   const workspaceId = session.metadata.workspace_id ?? session.reference;
@@ -167,7 +197,12 @@ async function checkoutPayment(tx: Tx, services: Pick<Resources, 'config'>, sess
  * applied in the same transaction: a fully refunded payment ends `refunded` with nothing left
  * granted, and its `billing.payment_succeeded` is not sent.
  */
-async function payAndGrant(tx: Tx, payment: BillingPaymentRow, paymentIntentId: string | null, now: Date): Promise<{ row: BillingPaymentRow; available: number; alerts: BillingAlert[] } | null> {
+async function payAndGrant(
+  tx: Tx,
+  payment: BillingPaymentRow,
+  paymentIntentId: string | null,
+  now: Date,
+): Promise<{ row: BillingPaymentRow; available: number; alerts: BillingAlert[] } | null> {
   await lockWorkspaceBalance(tx, payment.workspace_id, now);
   const from = payment.kind === 'auto_recharge' ? (['pending', 'failed'] as const) : (['pending'] as const);
   const row = await tx
@@ -202,7 +237,10 @@ async function applyEarlyReversals(tx: Tx, row: BillingPaymentRow, now: Date): P
   if (row.amount_refunded > 0) {
     any = true;
     const refund = await reverseRefund(tx, row, row.amount_refunded, now);
-    if (refund) alerts.push(paymentAlert('billing.payment_refunded', refund.payment, refund.availableCredits, refundMessage(refund.payment), 'refund'));
+    if (refund)
+      alerts.push(
+        paymentAlert('billing.payment_refunded', refund.payment, refund.availableCredits, refundMessage(refund.payment), 'refund'),
+      );
   }
   const held = await applyHeldEvents(tx, row, now);
   if (held.applied) any = true;
@@ -239,7 +277,10 @@ async function mismatch(tx: Tx, payment: BillingPaymentRow, paymentIntentId: str
 /** The events of a grant: payment_succeeded (unless a reversal that overtook it left nothing granted), then the reversals'. */
 function grantAlerts(paid: { row: BillingPaymentRow; available: number; alerts: BillingAlert[] }): BillingAlert[] {
   const nothingLeft = paid.alerts.length > 0 && paid.row.status === 'refunded';
-  return [...(nothingLeft ? [] : [paymentAlert('billing.payment_succeeded', paid.row, paid.available, succeededMessage(paid.row))]), ...paid.alerts];
+  return [
+    ...(nothingLeft ? [] : [paymentAlert('billing.payment_succeeded', paid.row, paid.available, succeededMessage(paid.row))]),
+    ...paid.alerts,
+  ];
 }
 
 function succeededMessage(row: BillingPaymentRow): string {
@@ -247,7 +288,13 @@ function succeededMessage(row: BillingPaymentRow): string {
   return `${what} of ${formatAmount(row.amount, row.currency)} received: ${row.credits.toLocaleString('en-US')} purchased credits added.`;
 }
 
-async function checkoutPaid(tx: Tx, services: Pick<Resources, 'config' | 'log'>, session: CompletedCheckout, card: SavedCard | null, now: Date): Promise<Handled> {
+async function checkoutPaid(
+  tx: Tx,
+  services: Pick<Resources, 'config' | 'log'>,
+  session: CompletedCheckout,
+  card: SavedCard | null,
+  now: Date,
+): Promise<Handled> {
   if (!session.paid) return ignored;
   const payment = await checkoutPayment(tx, services, session, now);
   if (!payment) {
@@ -280,7 +327,11 @@ async function saveCustomer(tx: Tx, workspaceId: string, customerId: string | nu
       .onConflict((oc) => oc.column('workspace_id').doUpdateSet({ ...cardColumns, updated_at: now }))
       .execute();
   } else if (card) {
-    await tx.updateTable('billing_customers').set({ ...cardColumns, updated_at: now }).where('workspace_id', '=', workspaceId).execute();
+    await tx
+      .updateTable('billing_customers')
+      .set({ ...cardColumns, updated_at: now })
+      .where('workspace_id', '=', workspaceId)
+      .execute();
   }
 }
 
@@ -306,7 +357,13 @@ async function rechargeSucceeded(tx: Tx, intent: PaymentOutcome, now: Date): Pro
   if (!payment) return ignored;
   const done: Handled = { outcome: 'handled', paymentId: payment.id, alerts: [] };
   if (intent.amount !== payment.amount || intent.currency.toLowerCase() !== payment.currency) {
-    await mismatch(tx, payment, intent.id, now, `Stripe reported ${intent.amount} ${intent.currency}, the pack costs ${payment.amount} ${payment.currency}.`);
+    await mismatch(
+      tx,
+      payment,
+      intent.id,
+      now,
+      `Stripe reported ${intent.amount} ${intent.currency}, the pack costs ${payment.amount} ${payment.currency}.`,
+    );
     return done;
   }
   const paid = await payAndGrant(tx, payment, intent.id, now);

@@ -4,7 +4,13 @@ import { systemActor } from '../audit/audit';
 import type { Resources } from '../resources';
 import type { BillingAlert } from './alerts';
 import { applyPlan, findPlan, freePlan, type PlanChange, readPlanRow } from './plans';
-import { type PaymentEvent, type PaymentGateway, paymentFailureOf, type ProviderInvoice, type ProviderSubscription } from '../payment-gateway';
+import {
+  type PaymentEvent,
+  type PaymentGateway,
+  paymentFailureOf,
+  type ProviderInvoice,
+  type ProviderSubscription,
+} from '../payment-gateway';
 import { LIVE_STATUSES, mirroredPeriod, renderInvoice } from './subscriptions';
 import { ApiError } from '../errors';
 
@@ -24,7 +30,12 @@ import { ApiError } from '../errors';
  * - `customer.subscription.deleted`: cancelled, and the workspace falls to free unless another
  *   of its subscriptions is live.
  */
-export const SUBSCRIPTION_EVENT_TYPES = ['invoice.paid', 'invoice.payment_failed', 'customer.subscription.updated', 'customer.subscription.deleted'] as const;
+export const SUBSCRIPTION_EVENT_TYPES = [
+  'invoice.paid',
+  'invoice.payment_failed',
+  'customer.subscription.updated',
+  'customer.subscription.deleted',
+] as const;
 
 /** The actor of changes Stripe's events make. */
 export const STRIPE_ACTOR = systemActor('stripe');
@@ -46,7 +57,11 @@ export function isSubscriptionEvent(event: PaymentEvent): boolean {
  * The subscription an event needs read from Stripe before its transaction opens: a subscription
  * checkout's, and an invoice's. A failure answers 503, so Stripe sends the event again.
  */
-export async function prefetchSubscription(services: Pick<Resources, 'log'>, payments: PaymentGateway, event: PaymentEvent): Promise<ProviderSubscription | null> {
+export async function prefetchSubscription(
+  services: Pick<Resources, 'log'>,
+  payments: PaymentGateway,
+  event: PaymentEvent,
+): Promise<ProviderSubscription | null> {
   if (!isSubscriptionEvent(event)) return null;
   let id: string | null = null;
   if (event.kind === 'checkout') id = event.checkout.subscriptionId;
@@ -55,8 +70,14 @@ export async function prefetchSubscription(services: Pick<Resources, 'log'>, pay
   try {
     return await payments.subscription(id);
   } catch (error) {
-    services.log.warn({ stripe_event: event.id, subscription: id, stripe: paymentFailureOf(error) }, 'subscription of an event not read; Stripe will retry');
-    throw new ApiError('billing_unavailable', 'The subscription could not be read from Stripe now; nothing was written. Stripe retries the event.');
+    services.log.warn(
+      { stripe_event: event.id, subscription: id, stripe: paymentFailureOf(error) },
+      'subscription of an event not read; Stripe will retry',
+    );
+    throw new ApiError(
+      'billing_unavailable',
+      'The subscription could not be read from Stripe now; nothing was written. Stripe retries the event.',
+    );
   }
 }
 
@@ -75,7 +96,12 @@ async function upsertSubscription(tx: Tx, subscription: ProviderSubscription, wo
   const status = subscription.status;
   const period = mirroredPeriod(subscription);
   const item = subscription.itemId;
-  const existing = await tx.selectFrom('billing_subscriptions').select(['status', 'past_due_since', 'item_id']).where('id', '=', subscription.id).forUpdate().executeTakeFirst();
+  const existing = await tx
+    .selectFrom('billing_subscriptions')
+    .select(['status', 'past_due_since', 'item_id'])
+    .where('id', '=', subscription.id)
+    .forUpdate()
+    .executeTakeFirst();
   if (!existing) {
     await tx
       .insertInto('billing_subscriptions')
@@ -96,7 +122,8 @@ async function upsertSubscription(tx: Tx, subscription: ProviderSubscription, wo
       .execute();
     return;
   }
-  const next: SubscriptionStatus = existing.status === 'canceled' ? 'canceled' : existing.status === 'past_due' && status === 'active' ? 'past_due' : status;
+  const next: SubscriptionStatus =
+    existing.status === 'canceled' ? 'canceled' : existing.status === 'past_due' && status === 'active' ? 'past_due' : status;
   await tx
     .updateTable('billing_subscriptions')
     .set({
@@ -112,7 +139,14 @@ async function upsertSubscription(tx: Tx, subscription: ProviderSubscription, wo
     .execute();
 }
 
-async function recordInvoice(tx: Tx, invoice: ProviderInvoice & { id: string }, workspaceId: string, subscriptionId: string | null, planId: string | null, now: Date) {
+async function recordInvoice(
+  tx: Tx,
+  invoice: ProviderInvoice & { id: string },
+  workspaceId: string,
+  subscriptionId: string | null,
+  planId: string | null,
+  now: Date,
+) {
   const values = {
     status: invoice.status,
     number: invoice.number,
@@ -127,8 +161,22 @@ async function recordInvoice(tx: Tx, invoice: ProviderInvoice & { id: string }, 
   // A paid invoice stays paid, whichever of its events arrives last.
   return tx
     .insertInto('billing_invoices')
-    .values({ id: invoice.id, workspace_id: workspaceId, subscription_id: subscriptionId, plan_id: planId, created_at: invoice.createdAt, ...values })
-    .onConflict((oc) => oc.column('id').doUpdateSet((eb) => ({ ...values, status: eb.case().when('billing_invoices.status', '=', 'paid').then('paid').else(values.status).end() })))
+    .values({
+      id: invoice.id,
+      workspace_id: workspaceId,
+      subscription_id: subscriptionId,
+      plan_id: planId,
+      created_at: invoice.createdAt,
+      ...values,
+    })
+    .onConflict((oc) =>
+      oc
+        .column('id')
+        .doUpdateSet((eb) => ({
+          ...values,
+          status: eb.case().when('billing_invoices.status', '=', 'paid').then('paid').else(values.status).end(),
+        })),
+    )
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -177,12 +225,23 @@ export async function handleSubscriptionEvent(
   }
 }
 
-async function invoiceEvent(tx: Tx, config: AppConfig, type: 'invoice.paid' | 'invoice.payment_failed', invoice: ProviderInvoice, fetched: ProviderSubscription | null, now: Date): Promise<Handled> {
+async function invoiceEvent(
+  tx: Tx,
+  config: AppConfig,
+  type: 'invoice.paid' | 'invoice.payment_failed',
+  invoice: ProviderInvoice,
+  fetched: ProviderSubscription | null,
+  now: Date,
+): Promise<Handled> {
   const subscriptionId = invoice.subscriptionId;
   const invoiceId = invoice.id;
   if (!subscriptionId || !invoiceId) return ignored;
   const metadata = { ...(fetched?.metadata ?? {}), ...invoice.subscriptionMetadata };
-  const known = await tx.selectFrom('billing_subscriptions').select(['workspace_id', 'plan_id']).where('id', '=', subscriptionId).executeTakeFirst();
+  const known = await tx
+    .selectFrom('billing_subscriptions')
+    .select(['workspace_id', 'plan_id'])
+    .where('id', '=', subscriptionId)
+    .executeTakeFirst();
   const workspaceId = await workspaceExists(tx, known?.workspace_id ?? metadata.workspace_id);
   if (!workspaceId) return ignored;
   if (fetched) await upsertSubscription(tx, fetched, workspaceId, now);
@@ -227,7 +286,12 @@ async function invoiceEvent(tx: Tx, config: AppConfig, type: 'invoice.paid' | 'i
     .updateTable('billing_subscriptions')
     .set((eb) => ({
       plan_id: plan.id,
-      status: eb.case().when('status', '=', 'canceled').then('canceled' as SubscriptionStatus).else('active' as SubscriptionStatus).end(),
+      status: eb
+        .case()
+        .when('status', '=', 'canceled')
+        .then('canceled' as SubscriptionStatus)
+        .else('active' as SubscriptionStatus)
+        .end(),
       past_due_since: null,
       grace_ended_at: null,
       updated_at: now,
@@ -244,7 +308,13 @@ async function invoiceEvent(tx: Tx, config: AppConfig, type: 'invoice.paid' | 'i
   return done;
 }
 
-async function subscriptionChanged(tx: Tx, config: AppConfig, type: string, subscription: ProviderSubscription, now: Date): Promise<Handled> {
+async function subscriptionChanged(
+  tx: Tx,
+  config: AppConfig,
+  type: string,
+  subscription: ProviderSubscription,
+  now: Date,
+): Promise<Handled> {
   const known = await tx.selectFrom('billing_subscriptions').select('workspace_id').where('id', '=', subscription.id).executeTakeFirst();
   const workspaceId = await workspaceExists(tx, known?.workspace_id ?? subscription.metadata.workspace_id);
   if (!workspaceId) return ignored;

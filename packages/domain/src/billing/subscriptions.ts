@@ -29,7 +29,10 @@ export const LIVE_STATUSES: readonly SubscriptionStatus[] = ['active', 'past_due
  * `scheduled_plan_id`: the plan the subscription is priced at when it is cheaper than the plan in
  * force (a downgrade, which the next paid invoice brings); null otherwise.
  */
-export function scheduledPlanOf(config: Pick<AppConfig, 'plans'>, row: Pick<BillingSubscriptionRow, 'plan_id' | 'price_plan_id' | 'status'>): string | null {
+export function scheduledPlanOf(
+  config: Pick<AppConfig, 'plans'>,
+  row: Pick<BillingSubscriptionRow, 'plan_id' | 'price_plan_id' | 'status'>,
+): string | null {
   if (!row.price_plan_id || row.price_plan_id === row.plan_id || row.status === 'canceled') return null;
   return isUpgrade(planOf(config, row.plan_id), planOf(config, row.price_plan_id)) ? null : row.price_plan_id;
 }
@@ -62,7 +65,13 @@ export function renderInvoice(row: BillingInvoiceRow): Invoice {
 
 /** The workspace's subscription as GET /v1/billing shows it: the live one, else the newest; undefined when it never subscribed. */
 export async function currentSubscription(db: Executor, workspaceId: string): Promise<BillingSubscriptionRow | undefined> {
-  const rows = await db.selectFrom('billing_subscriptions').selectAll().where('workspace_id', '=', workspaceId).orderBy('created_at', 'desc').limit(20).execute();
+  const rows = await db
+    .selectFrom('billing_subscriptions')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('created_at', 'desc')
+    .limit(20)
+    .execute();
   return rows.find((r) => LIVE_STATUSES.includes(r.status)) ?? rows[0];
 }
 
@@ -88,7 +97,13 @@ export function planProductName(plan: Plan): string {
  */
 export async function ensurePlanPrice(db: Db, payments: PaymentGateway, plan: Plan, log: Resources['log']): Promise<string> {
   const key = { plan_id: plan.id, amount: plan.amount, currency: plan.currency };
-  const stored = await db.selectFrom('billing_prices').select('stripe_price_id').where('plan_id', '=', key.plan_id).where('amount', '=', key.amount).where('currency', '=', key.currency).executeTakeFirst();
+  const stored = await db
+    .selectFrom('billing_prices')
+    .select('stripe_price_id')
+    .where('plan_id', '=', key.plan_id)
+    .where('amount', '=', key.amount)
+    .where('currency', '=', key.currency)
+    .executeTakeFirst();
   if (stored) return stored.stripe_price_id;
   let priceId: string;
   try {
@@ -101,8 +116,18 @@ export async function ensurePlanPrice(db: Db, payments: PaymentGateway, plan: Pl
     log.warn({ plan_id: plan.id, stripe: paymentFailureOf(error) }, 'stripe price not created');
     throw billingUnavailable(error);
   }
-  await db.insertInto('billing_prices').values({ ...key, stripe_price_id: priceId }).onConflict((oc) => oc.doNothing()).execute();
-  const row = await db.selectFrom('billing_prices').select('stripe_price_id').where('plan_id', '=', key.plan_id).where('amount', '=', key.amount).where('currency', '=', key.currency).executeTakeFirstOrThrow();
+  await db
+    .insertInto('billing_prices')
+    .values({ ...key, stripe_price_id: priceId })
+    .onConflict((oc) => oc.doNothing())
+    .execute();
+  const row = await db
+    .selectFrom('billing_prices')
+    .select('stripe_price_id')
+    .where('plan_id', '=', key.plan_id)
+    .where('amount', '=', key.amount)
+    .where('currency', '=', key.currency)
+    .executeTakeFirstOrThrow();
   return row.stripe_price_id;
 }
 
@@ -142,7 +167,13 @@ export async function createSubscription(
       actor,
       targetType: 'workspace',
       targetId: workspaceId,
-      data: { plan_id: plan.id, amount: plan.amount, currency: plan.currency, monthly_credits: plan.monthly_credits, checkout_id: session.id },
+      data: {
+        plan_id: plan.id,
+        amount: plan.amount,
+        currency: plan.currency,
+        monthly_credits: plan.monthly_credits,
+        checkout_id: session.id,
+      },
     }),
   );
   return { status: 201, body: { checkout_id: session.id, url: session.url } };
@@ -164,7 +195,13 @@ async function itemOf(payments: PaymentGateway, row: BillingSubscriptionRow): Pr
  * downgrade taken back): the price again, nothing prorated. The plan it is priced at already:
  * nothing changes.
  */
-async function changePlan(services: Services, payments: PaymentGateway, live: BillingSubscriptionRow, plan: Plan, actor: Actor): Promise<Subscription> {
+async function changePlan(
+  services: Services,
+  payments: PaymentGateway,
+  live: BillingSubscriptionRow,
+  plan: Plan,
+  actor: Actor,
+): Promise<Subscription> {
   const priced = planOf(services.config, live.price_plan_id ?? live.plan_id);
   if (plan.id === priced.id) return renderSubscription(services.config, live);
   // Back to the plan in force (a scheduled downgrade taken back): its period is paid for already, so nothing is prorated.
@@ -198,7 +235,14 @@ async function changePlan(services: Services, payments: PaymentGateway, live: Bi
       actor,
       targetType: 'subscription',
       targetId: live.id,
-      data: { from_plan_id: priced.id, plan_id: plan.id, kind: upgrade ? 'upgrade' : 'downgrade', proration_behavior: proration, amount: plan.amount, currency: plan.currency },
+      data: {
+        from_plan_id: priced.id,
+        plan_id: plan.id,
+        kind: upgrade ? 'upgrade' : 'downgrade',
+        proration_behavior: proration,
+        amount: plan.amount,
+        currency: plan.currency,
+      },
     });
     return renderSubscription(services.config, row);
   });
@@ -206,7 +250,10 @@ async function changePlan(services: Services, payments: PaymentGateway, live: Bi
 
 /** The period end (when the provider gives one) and cancellation of a subscription, as its row keeps them. */
 export function mirroredPeriod(subscription: ProviderSubscription): { current_period_end?: Date; cancel_at_period_end: boolean } {
-  return { ...(subscription.currentPeriodEnd ? { current_period_end: subscription.currentPeriodEnd } : {}), cancel_at_period_end: subscription.cancelAtPeriodEnd };
+  return {
+    ...(subscription.currentPeriodEnd ? { current_period_end: subscription.currentPeriodEnd } : {}),
+    cancel_at_period_end: subscription.cancelAtPeriodEnd,
+  };
 }
 
 /** DELETE /v1/billing/subscription: the live subscription ends at the end of its period. */
@@ -242,12 +289,21 @@ export async function cancelSubscription(services: Services, tenant: Tenant, act
 }
 
 /** POST /v1/billing/portal: a Stripe billing portal session for the workspace's customer. */
-export async function createBillingPortal(services: Services, tenant: Tenant, input: BillingPortalRequest | undefined): Promise<{ url: string }> {
+export async function createBillingPortal(
+  services: Services,
+  tenant: Tenant,
+  input: BillingPortalRequest | undefined,
+): Promise<{ url: string }> {
   const payments = requirePayments(services);
   const workspaceId = tenant.workspace.id;
   const customerId = await ensureCustomer(services.db, payments, workspaceId, services.log);
   try {
-    return { url: await payments.createPortalSession({ customerId, returnUrl: input?.return_url ?? billingPage(services.config.appUrl, workspaceId) }) };
+    return {
+      url: await payments.createPortalSession({
+        customerId,
+        returnUrl: input?.return_url ?? billingPage(services.config.appUrl, workspaceId),
+      }),
+    };
   } catch (error) {
     services.log.warn({ workspace_id: workspaceId, stripe: paymentFailureOf(error) }, 'stripe billing portal session not created');
     throw billingUnavailable(error);
@@ -258,14 +314,30 @@ export async function createBillingPortal(services: Services, tenant: Tenant, in
 export async function listInvoices(db: Executor, workspaceId: string, page: PageRequest): Promise<Page<BillingInvoiceRow>> {
   let query = db.selectFrom('billing_invoices').selectAll().where('workspace_id', '=', workspaceId);
   if (page.startingAfter !== null) {
-    const after = await db.selectFrom('billing_invoices').select(['id', 'created_at']).where('id', '=', page.startingAfter).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    const after = await db
+      .selectFrom('billing_invoices')
+      .select(['id', 'created_at'])
+      .where('id', '=', page.startingAfter)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
     if (!after) {
       throw new RequestValidationError([
-        { loc: ['query', 'starting_after'], msg: `No invoice ${page.startingAfter} in this workspace to start after`, type: 'value_error', input: page.startingAfter },
+        {
+          loc: ['query', 'starting_after'],
+          msg: `No invoice ${page.startingAfter} in this workspace to start after`,
+          type: 'value_error',
+          input: page.startingAfter,
+        },
       ]);
     }
-    query = query.where((eb) => eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]));
+    query = query.where((eb) =>
+      eb.or([eb('created_at', '<', after.created_at), eb.and([eb('created_at', '=', after.created_at), eb('id', '<', after.id)])]),
+    );
   }
-  const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute();
+  const rows = await query
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
   return pageOf(rows, page.limit);
 }

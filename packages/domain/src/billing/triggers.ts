@@ -33,12 +33,21 @@ export function watchesBalance(workspace: Pick<BillingSettings, 'low_credits_thr
 }
 
 /** The `billing.credits_low` alert when the available credits crossed the threshold downward between `before` and `after`. */
-export function lowCreditsCrossed(settings: Pick<BillingSettings, 'id' | 'monthly_quota' | 'low_credits_threshold'>, before: Balance, after: Balance, now: Date): BillingAlert | null {
+export function lowCreditsCrossed(
+  settings: Pick<BillingSettings, 'id' | 'monthly_quota' | 'low_credits_threshold'>,
+  before: Balance,
+  after: Balance,
+  now: Date,
+): BillingAlert | null {
   return lowCreditsBetween(settings, availableOf(before, settings, now).total, availableOf(after, settings, now).total);
 }
 
 /** The `billing.credits_low` alert when the available credits went from `was` to `is` across the threshold, downward. */
-export function lowCreditsBetween(settings: Pick<BillingSettings, 'id' | 'low_credits_threshold'>, was: number, is: number): BillingAlert | null {
+export function lowCreditsBetween(
+  settings: Pick<BillingSettings, 'id' | 'low_credits_threshold'>,
+  was: number,
+  is: number,
+): BillingAlert | null {
   const threshold = settings.low_credits_threshold;
   if (threshold === null || !(was >= threshold && is < threshold)) return null;
   return {
@@ -93,7 +102,14 @@ function capAlert(reached: CapReached): BillingAlert {
  * flags and alerts, and low-credit alerts. Nothing to do (no statement) for workspaces without
  * a threshold or a cap that stopped a submission. No auto-recharge: only settlements charge.
  */
-export async function afterAdmission(tx: Tx, config: AppConfig, now: Date, items: readonly Submission[], state: AdmissionState, plan: AdmissionPlan): Promise<void> {
+export async function afterAdmission(
+  tx: Tx,
+  config: AppConfig,
+  now: Date,
+  items: readonly Submission[],
+  state: AdmissionState,
+  plan: AdmissionPlan,
+): Promise<void> {
   const settings = new Map(items.map((s) => [s.tenant.workspace.id, s.tenant.workspace as BillingSettings]));
   const alerts: BillingAlert[] = plan.capsReached.map(capAlert);
   for (const after of plan.balances) {
@@ -122,7 +138,12 @@ export async function afterSettlements(
   for (const r of reservations) {
     const balance = after.get(r.workspace_id);
     if (r.recharge_below === null || (r.settled_credits ?? 0) <= 0 || !balance || recharges.has(r.workspace_id)) continue;
-    const due = rechargeDue({ id: r.workspace_id, monthly_quota: r.monthly_quota, threshold: r.recharge_below, packId: r.recharge_pack_id }, balance, now, config.creditPacks);
+    const due = rechargeDue(
+      { id: r.workspace_id, monthly_quota: r.monthly_quota, threshold: r.recharge_below, packId: r.recharge_pack_id },
+      balance,
+      now,
+      config.creditPacks,
+    );
     if (due) recharges.set(r.workspace_id, due);
   }
   if (recharges.size > 0) await queueAutoRecharges(tx, now, [...recharges.values()]);
@@ -132,7 +153,8 @@ export async function afterSettlements(
 async function markCapsAlerted(tx: Tx, now: Date, caps: readonly CapReached[]): Promise<void> {
   const workspaces = caps.filter((c) => c.scope === 'workspace').map((c) => c.workspaceId);
   const keys = caps.filter((c) => c.scope === 'key' && c.keyId !== null).map((c) => ({ key_id: c.keyId!, workspace_id: c.workspaceId }));
-  if (workspaces.length > 0) await tx.updateTable('credit_balances').set({ cap_alerted: true }).where('workspace_id', 'in', workspaces).execute();
+  if (workspaces.length > 0)
+    await tx.updateTable('credit_balances').set({ cap_alerted: true }).where('workspace_id', 'in', workspaces).execute();
   if (keys.length === 0) return;
   await sql`
     insert into api_key_spend (key_id, workspace_id, period_start, spent, cap_alerted)

@@ -1,5 +1,13 @@
 import type { CompiledQuery, Insertable } from 'kysely';
-import { type CreditBalanceRow, type CreditLedgerTable, type CreditReservationsTable, type Db, sendTogether, type Tx, type WorkspaceRow } from '@sdx/db';
+import {
+  type CreditBalanceRow,
+  type CreditLedgerTable,
+  type CreditReservationsTable,
+  type Db,
+  sendTogether,
+  type Tx,
+  type WorkspaceRow,
+} from '@sdx/db';
 import { ApiError } from '../errors';
 import { newId } from '../ids';
 import { periodStartOf } from '../time';
@@ -61,7 +69,16 @@ export function balanceAsOf(balance: Balance, now: Date): Balance {
   const period = periodStartOf(now);
   let b = balance;
   if (b.period_start < period) {
-    b = { ...b, period_start: period, plan_used: 0, units_used: 0, period_promo_spent: 0, period_purchased_spent: 0, month_spent: 0, cap_alerted: false };
+    b = {
+      ...b,
+      period_start: period,
+      plan_used: 0,
+      units_used: 0,
+      period_promo_spent: 0,
+      period_purchased_spent: 0,
+      month_spent: 0,
+      cap_alerted: false,
+    };
   }
   if (!promoActive(b, now) && b.promo_balance > b.promo_reserved) {
     b = { ...b, promo_balance: b.promo_reserved };
@@ -78,7 +95,11 @@ export function availableOf(balance: Balance, workspace: Pick<WorkspaceRow, 'mon
 
 export function insufficientCredits(balance: Balance, available: Available, required: number): ApiError {
   const reserved = balance.plan_reserved + balance.promo_reserved + balance.purchased_reserved;
-  return new ApiError('insufficient_credits', `This request needs ${required} credits; ${available.total} are available.`, { available: available.total, reserved, required });
+  return new ApiError('insufficient_credits', `This request needs ${required} credits; ${available.total} are available.`, {
+    available: available.total,
+    reserved,
+    required,
+  });
 }
 
 export interface ReserveRequest {
@@ -152,9 +173,12 @@ export function planReservation(
  * The reservations of a whole submission (a job, or a batch's children), all or nothing: when
  * they do not all fit, the 402 tells what all of them require against what is available.
  */
-export function planReservations(workspace: Pick<WorkspaceRow, 'id' | 'monthly_quota'>, balance: Balance, now: Date, requests: readonly ReserveRequest[]):
-  | { planned: PlannedReservation[]; balance: Balance }
-  | { refused: ApiError } {
+export function planReservations(
+  workspace: Pick<WorkspaceRow, 'id' | 'monthly_quota'>,
+  balance: Balance,
+  now: Date,
+  requests: readonly ReserveRequest[],
+): { planned: PlannedReservation[]; balance: Balance } | { refused: ApiError } {
   const required = requests.reduce((sum, r) => sum + r.credits, 0);
   const available = availableOf(balance, workspace, now);
   if (required > available.total) return { refused: insufficientCredits(balance, available, required) };
@@ -175,9 +199,21 @@ export function planReservations(workspace: Pick<WorkspaceRow, 'id' | 'monthly_q
  * Locks the balance rows of `workspaces` for the rest of the transaction and applies a month
  * rollover or promotional expiry, each recorded in the ledger. Returns them by workspace.
  */
-export async function lockBalances(tx: Tx, workspaces: ReadonlyArray<Pick<WorkspaceRow, 'id' | 'monthly_quota'>>, now: Date): Promise<Map<string, Balance>> {
+export async function lockBalances(
+  tx: Tx,
+  workspaces: ReadonlyArray<Pick<WorkspaceRow, 'id' | 'monthly_quota'>>,
+  now: Date,
+): Promise<Map<string, Balance>> {
   if (workspaces.length === 0) return new Map();
-  return rollOver(tx, await balanceLock(tx, workspaces.map((w) => w.id)).execute(), workspaces, now);
+  return rollOver(
+    tx,
+    await balanceLock(
+      tx,
+      workspaces.map((w) => w.id),
+    ).execute(),
+    workspaces,
+    now,
+  );
 }
 
 /**
@@ -185,7 +221,12 @@ export async function lockBalances(tx: Tx, workspaces: ReadonlyArray<Pick<Worksp
  * with other statements; rollOver then finishes the lock on the rows it returned.
  */
 export function balanceLock(tx: Tx, workspaceIds: readonly string[]) {
-  return tx.selectFrom('credit_balances').selectAll().where('workspace_id', 'in', [...new Set(workspaceIds)]).orderBy('workspace_id').forUpdate();
+  return tx
+    .selectFrom('credit_balances')
+    .selectAll()
+    .where('workspace_id', 'in', [...new Set(workspaceIds)])
+    .orderBy('workspace_id')
+    .forUpdate();
 }
 
 /**
@@ -202,9 +243,15 @@ export async function readBalancesWith<Q extends readonly CompiledQuery<unknown>
   ...others: Q
 ): Promise<[Map<string, Balance>, ...RowsOf<Q>]> {
   const ids = workspaces.map((w) => w.id);
-  const read = mode === 'lock' ? balanceLock(db as Tx, ids).compile() : db.selectFrom('credit_balances').selectAll().where('workspace_id', 'in', ids).compile();
+  const read =
+    mode === 'lock'
+      ? balanceLock(db as Tx, ids).compile()
+      : db.selectFrom('credit_balances').selectAll().where('workspace_id', 'in', ids).compile();
   const [rows, ...rest] = (await sendTogether(db, read, ...others)) as unknown as [Balance[], ...RowsOf<Q>];
-  const balances = mode === 'lock' ? await rollOver(db as Tx, rows, workspaces, now) : new Map(rows.map((row) => [row.workspace_id, balanceAsOf(row, now)]));
+  const balances =
+    mode === 'lock'
+      ? await rollOver(db as Tx, rows, workspaces, now)
+      : new Map(rows.map((row) => [row.workspace_id, balanceAsOf(row, now)]));
   return [balances, ...rest];
 }
 
@@ -228,7 +275,15 @@ export async function rollOver(
 }
 
 export function allowanceEntry(workspaceId: string, quota: number, period: string): Insertable<CreditLedgerTable> {
-  return { workspace_id: workspaceId, entry_type: 'plan_allowance', bucket: 'plan', credits: quota, plan_credits: quota, period_start: period, note: 'monthly plan allowance' };
+  return {
+    workspace_id: workspaceId,
+    entry_type: 'plan_allowance',
+    bucket: 'plan',
+    credits: quota,
+    plan_credits: quota,
+    period_start: period,
+    note: 'monthly plan allowance',
+  };
 }
 
 async function applyRollover(tx: Tx, current: Balance, now: Date, quota: number): Promise<Balance> {
@@ -236,7 +291,10 @@ async function applyRollover(tx: Tx, current: Balance, now: Date, quota: number)
   const next = balanceAsOf(current, now);
   if (next === current) return current;
   if (next.period_start !== current.period_start) {
-    await tx.insertInto('credit_ledger').values(allowanceEntry(workspaceId, quota, next.period_start)).execute();
+    await tx
+      .insertInto('credit_ledger')
+      .values(allowanceEntry(workspaceId, quota, next.period_start))
+      .execute();
   }
   if (next.promo_balance !== current.promo_balance) {
     const expired = current.promo_balance - next.promo_balance;

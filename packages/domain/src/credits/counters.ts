@@ -110,7 +110,8 @@ function differing(rows: Array<Record<string, string>>): CounterFix[] {
   const out: CounterFix[] = [];
   for (const row of rows) {
     for (const c of BALANCE_COUNTERS) {
-      if (row[`${c}_was`] !== row[c]) out.push({ workspace_id: row.workspace_id!, counter: c, was: Number(row[`${c}_was`]), now: Number(row[c]) });
+      if (row[`${c}_was`] !== row[c])
+        out.push({ workspace_id: row.workspace_id!, counter: c, was: Number(row[`${c}_was`]), now: Number(row[c]) });
     }
   }
   return out;
@@ -124,7 +125,10 @@ function differing(rows: Array<Record<string, string>>): CounterFix[] {
 export async function reconcileCounters(db: Db): Promise<CounterReport> {
   const balances = await balanceCounters(db, null);
   const keys = await keyCounters(db, null);
-  const suspects = new Set([...differing(balances).map((f) => f.workspace_id), ...keys.filter((k) => k.was !== k.counted).map((k) => k.workspace_id)]);
+  const suspects = new Set([
+    ...differing(balances).map((f) => f.workspace_id),
+    ...keys.filter((k) => k.was !== k.counted).map((k) => k.workspace_id),
+  ]);
   const fixes: CounterFix[] = [];
   for (const workspaceId of [...suspects].sort()) {
     fixes.push(

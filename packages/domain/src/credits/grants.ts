@@ -7,7 +7,10 @@ import { allowanceEntry, type Balance, lockBalances } from './balances';
 export async function openBalance(tx: Tx, workspace: WorkspaceRow, now: Date): Promise<void> {
   const period = periodStartOf(now);
   await tx.insertInto('credit_balances').values({ workspace_id: workspace.id, period_start: period }).execute();
-  await tx.insertInto('credit_ledger').values(allowanceEntry(workspace.id, workspace.monthly_quota, period)).execute();
+  await tx
+    .insertInto('credit_ledger')
+    .values(allowanceEntry(workspace.id, workspace.monthly_quota, period))
+    .execute();
 }
 
 export interface GrantRequest {
@@ -73,6 +76,9 @@ export async function raiseAllowance(tx: Tx, workspace: WorkspaceRow, quota: num
   await tx.updateTable('workspaces').set({ monthly_quota: quota }).where('id', '=', workspace.id).execute();
   await tx
     .insertInto('credit_ledger')
-    .values({ ...allowanceEntry(workspace.id, quota - workspace.monthly_quota, balance.period_start), note: 'plan allowance from the verified email' })
+    .values({
+      ...allowanceEntry(workspace.id, quota - workspace.monthly_quota, balance.period_start),
+      note: 'plan allowance from the verified email',
+    })
     .execute();
 }

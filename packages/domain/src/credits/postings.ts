@@ -17,7 +17,16 @@ import { type Balance, type Buckets, drawInOrder, rollOver } from './balances';
 /** A reservation just moved from held to settled, with the charge it settled at and its workspace's plan quota. */
 export type ClaimedReservation = Pick<
   ReservationRow,
-  'id' | 'workspace_id' | 'job_id' | 'plan_amount' | 'promo_amount' | 'purchased_amount' | 'units' | 'settled_credits' | 'created_at' | 'api_key_id'
+  | 'id'
+  | 'workspace_id'
+  | 'job_id'
+  | 'plan_amount'
+  | 'promo_amount'
+  | 'purchased_amount'
+  | 'units'
+  | 'settled_credits'
+  | 'created_at'
+  | 'api_key_id'
 > & {
   monthly_quota: number;
   /** The workspace's auto-recharge threshold when auto-recharge is on (else null), and its pack. */
@@ -33,8 +42,18 @@ export interface Settlement {
 
 /** The balance columns a posting changes: each is added to as it is. */
 const DELTA_COLUMNS = [
-  'plan_reserved', 'promo_reserved', 'purchased_reserved', 'units_reserved', 'plan_used', 'promo_balance',
-  'purchased_balance', 'period_promo_spent', 'period_purchased_spent', 'units_used', 'lifetime_spent', 'month_spent',
+  'plan_reserved',
+  'promo_reserved',
+  'purchased_reserved',
+  'units_reserved',
+  'plan_used',
+  'promo_balance',
+  'purchased_balance',
+  'period_promo_spent',
+  'period_purchased_spent',
+  'units_used',
+  'lifetime_spent',
+  'month_spent',
 ] as const;
 
 /** A change to one balance row, summed over the entries that explain it. */
@@ -64,11 +83,16 @@ export interface Posting {
  * spend, when it was made in the balance's current period (a reservation counts in the month it
  * was made; a past month's spend is not kept).
  */
-export function monthReturn(reservation: Pick<ReservationRow, 'created_at' | 'api_key_id'>, balance: Pick<Balance, 'period_start'>, returned: number) {
+export function monthReturn(
+  reservation: Pick<ReservationRow, 'created_at' | 'api_key_id'>,
+  balance: Pick<Balance, 'period_start'>,
+  returned: number,
+) {
   if (returned <= 0 || periodStartOf(reservation.created_at) !== balance.period_start) return { month_spent: 0, keyReturn: undefined };
   return {
     month_spent: -returned,
-    keyReturn: reservation.api_key_id === null ? undefined : { keyId: reservation.api_key_id, periodStart: balance.period_start, credits: returned },
+    keyReturn:
+      reservation.api_key_id === null ? undefined : { keyId: reservation.api_key_id, periodStart: balance.period_start, credits: returned },
   };
 }
 
@@ -76,7 +100,12 @@ export function monthReturn(reservation: Pick<ReservationRow, 'created_at' | 'ap
  * Writes postings in one statement: their ledger entries (in order), and each workspace's
  * balance changed by the sum of its postings' deltas. The balance rows must be locked.
  */
-export async function post(tx: Tx, now: Date, entryType: 'settle' | 'release', postings: readonly Posting[]): Promise<Map<string, BalanceDelta>> {
+export async function post(
+  tx: Tx,
+  now: Date,
+  entryType: 'settle' | 'release',
+  postings: readonly Posting[],
+): Promise<Map<string, BalanceDelta>> {
   if (postings.length === 0) return new Map();
   const sums = new Map<string, BalanceDelta>();
   for (const { entry, delta } of postings) {
@@ -85,7 +114,9 @@ export async function post(tx: Tx, now: Date, entryType: 'settle' | 'release', p
     sums.set(entry.workspace_id, sum);
   }
   const deltas = [...sums].map(([workspace_id, sum]) => ({ workspace_id, ...sum }));
-  const keyReturns = postings.flatMap((p) => (p.keyReturn ? [{ key_id: p.keyReturn.keyId, period_start: p.keyReturn.periodStart, credits: p.keyReturn.credits }] : []));
+  const keyReturns = postings.flatMap((p) =>
+    p.keyReturn ? [{ key_id: p.keyReturn.keyId, period_start: p.keyReturn.periodStart, credits: p.keyReturn.credits }] : [],
+  );
   const keys =
     keyReturns.length === 0
       ? sql``
@@ -110,10 +141,7 @@ export async function post(tx: Tx, now: Date, entryType: 'settle' | 'release', p
     update credit_balances b
     set ${sql.join(DELTA_COLUMNS.map((c) => sql`${sql.ref(c)} = ${sql.ref(`b.${c}`)} + ${sql.ref(`v.${c}`)}`))},
         updated_at = ${now}
-    from ${jsonRows(
-      deltas,
-      `workspace_id text, ${DELTA_COLUMNS.map((c) => `${c} bigint`).join(', ')}`,
-    )} as v
+    from ${jsonRows(deltas, `workspace_id text, ${DELTA_COLUMNS.map((c) => `${c} bigint`).join(', ')}`)} as v
     where b.workspace_id = v.workspace_id
   `.execute(tx);
   return sums;
@@ -142,7 +170,9 @@ export async function bookSettlements(
   settlements: readonly Settlement[],
   locked: readonly Balance[],
 ): Promise<{ charged: Map<string, number>; after: Map<string, Balance> }> {
-  const quotas = [...new Map(settlements.map((s) => [s.reservation.workspace_id, s.reservation.monthly_quota]))].map(([id, monthly_quota]) => ({ id, monthly_quota }));
+  const quotas = [...new Map(settlements.map((s) => [s.reservation.workspace_id, s.reservation.monthly_quota]))].map(
+    ([id, monthly_quota]) => ({ id, monthly_quota }),
+  );
   const balances = await rollOver(tx, locked, quotas, now);
   const charged = new Map<string, number>();
   const postings = settlements.map(({ reservation: r, units }): Posting => {
@@ -190,4 +220,3 @@ export async function bookSettlements(
   const after = new Map([...balances].map(([id, balance]) => [id, applyDelta(balance, sums.get(id))]));
   return { charged, after };
 }
-

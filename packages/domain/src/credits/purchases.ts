@@ -96,7 +96,11 @@ export async function reverseRefund(tx: Tx, payment: PurchasedPayment, amountRef
   // An open or lost dispute reversed the whole payment already: a refund then only records its amount (a won dispute applies it).
   const disputed = locked.dispute_status === 'open' || locked.dispute_status === 'lost';
   // Nothing new: the amount is no more than recorded, and (for a granted payment) its credits were reversed already.
-  if (cumulative <= locked.amount_refunded && (!granted || disputed || creditsToReverse(locked.credits, cumulative, locked.amount) <= locked.refunded_credits)) return null;
+  if (
+    cumulative <= locked.amount_refunded &&
+    (!granted || disputed || creditsToReverse(locked.credits, cumulative, locked.amount) <= locked.refunded_credits)
+  )
+    return null;
   if (!granted || disputed) {
     const row = await tx
       .updateTable('billing_payments')
@@ -213,7 +217,8 @@ export async function restoreDispute(tx: Tx, payment: PurchasedPayment, now: Dat
     .execute();
   // A refund recorded while the dispute stood reverses its part now.
   const refund = locked.amount_refunded > 0 ? await reverseRefund(tx, locked, locked.amount_refunded, now) : null;
-  const row = refund?.payment ?? (await tx.selectFrom('billing_payments').selectAll().where('id', '=', locked.id).executeTakeFirstOrThrow());
+  const row =
+    refund?.payment ?? (await tx.selectFrom('billing_payments').selectAll().where('id', '=', locked.id).executeTakeFirstOrThrow());
   const after = { ...balance, purchased_balance: balance.purchased_balance + back - (refund?.removed ?? 0) };
   return { payment: row, moved: back - (refund?.removed ?? 0), availableCredits: availableOf(after, { monthly_quota: quota }, now).total };
 }

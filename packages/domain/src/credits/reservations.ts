@@ -67,9 +67,16 @@ export function withReservations(tx: Tx, planned: readonly PlannedReservation[],
 }
 
 /** Writes planned reservations on their own (no job rows with them), in one statement. */
-export async function writeReservations(tx: Tx, planned: readonly PlannedReservation[], balances: readonly Balance[], now: Date): Promise<void> {
+export async function writeReservations(
+  tx: Tx,
+  planned: readonly PlannedReservation[],
+  balances: readonly Balance[],
+  now: Date,
+): Promise<void> {
   if (planned.length === 0) return;
-  await withReservations(tx, planned, balances, now).selectNoFrom(sql<number>`1`.as('written')).execute();
+  await withReservations(tx, planned, balances, now)
+    .selectNoFrom(sql<number>`1`.as('written'))
+    .execute();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -113,7 +120,13 @@ export interface SettleRequest {
  */
 export async function settleReservations(tx: Tx, now: Date, requests: readonly SettleRequest[]): Promise<Map<string, number>> {
   if (requests.length === 0) return new Map();
-  const claimed = await claimHeldReservations(now, sql`${jsonRows(requests.map((r) => ({ job_id: r.jobId, charge: r.credits })), 'job_id text, charge bigint')} as v`).execute(tx);
+  const claimed = await claimHeldReservations(
+    now,
+    sql`${jsonRows(
+      requests.map((r) => ({ job_id: r.jobId, charge: r.credits })),
+      'job_id text, charge bigint',
+    )} as v`,
+  ).execute(tx);
   const byJob = new Map(claimed.rows.map((r) => [r.job_id, r]));
   const settlements: Settlement[] = [];
   for (const request of requests) {
@@ -121,7 +134,17 @@ export async function settleReservations(tx: Tx, now: Date, requests: readonly S
     if (reservation) settlements.push({ reservation, units: request.units });
   }
   if (settlements.length === 0) return new Map();
-  return (await bookSettlements(tx, now, settlements, await balanceLock(tx, settlements.map((s) => s.reservation.workspace_id)).execute())).charged;
+  return (
+    await bookSettlements(
+      tx,
+      now,
+      settlements,
+      await balanceLock(
+        tx,
+        settlements.map((s) => s.reservation.workspace_id),
+      ).execute(),
+    )
+  ).charged;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -167,7 +190,13 @@ export async function releaseReservations(tx: Tx, now: Date, jobIds: readonly st
           period_start: balance.period_start,
           note,
         },
-        delta: { plan_reserved: -r.plan_amount, promo_reserved: -r.promo_amount, purchased_reserved: -r.purchased_amount, units_reserved: -r.units, month_spent: month.month_spent },
+        delta: {
+          plan_reserved: -r.plan_amount,
+          promo_reserved: -r.promo_amount,
+          purchased_reserved: -r.purchased_amount,
+          units_reserved: -r.units,
+          month_spent: month.month_spent,
+        },
         keyReturn: month.keyReturn,
       };
     }),
@@ -179,4 +208,3 @@ export async function releaseReservations(tx: Tx, now: Date, jobIds: readonly st
 export async function releaseReservation(tx: Tx, now: Date, jobId: string, note: string): Promise<boolean> {
   return (await releaseReservations(tx, now, [jobId], note)).size > 0;
 }
-

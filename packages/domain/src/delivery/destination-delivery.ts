@@ -92,7 +92,10 @@ export async function claimDueDeliveries(services: Resources, limit: number): Pr
       )
       returning b.id, b.workspace_id, b.destination_id, b.delivery_key, b.delivery_attempts`.execute(services.db),
   ]);
-  return [...jobs.rows.map((row) => ({ ...row, subject: 'job' as const })), ...batches.rows.map((row) => ({ ...row, subject: 'batch' as const }))];
+  return [
+    ...jobs.rows.map((row) => ({ ...row, subject: 'job' as const })),
+    ...batches.rows.map((row) => ({ ...row, subject: 'batch' as const })),
+  ];
 }
 
 export type DestinationDeliveryOutcome = 'succeeded' | 'retrying' | 'failed' | 'skipped';
@@ -137,8 +140,13 @@ async function attempt(services: Resources, claimed: ClaimedDestinationDelivery)
 }
 
 /** Records an attempt's outcome while the attempt is still the delivery's latest (fenced by its number); its event with it. */
-async function record(services: Resources, claimed: ClaimedDestinationDelivery, result: AttemptResult): Promise<DestinationDeliveryOutcome> {
-  const delayMs = result.error === null || result.final ? null : retryDelayMs(services.config.webhookRetrySchedule, claimed.delivery_attempts);
+async function record(
+  services: Resources,
+  claimed: ClaimedDestinationDelivery,
+  result: AttemptResult,
+): Promise<DestinationDeliveryOutcome> {
+  const delayMs =
+    result.error === null || result.final ? null : retryDelayMs(services.config.webhookRetrySchedule, claimed.delivery_attempts);
   const status = result.error === null ? 'succeeded' : delayMs === null ? 'failed' : 'pending';
   const now = services.clock.now();
   const written = await services.db.transaction().execute(async (tx) => {
@@ -166,9 +174,16 @@ async function record(services: Resources, claimed: ClaimedDestinationDelivery, 
 }
 
 /** One attempt of a claimed delivery, recorded. */
-export async function attemptDestinationDelivery(services: Resources, claimed: ClaimedDestinationDelivery): Promise<DestinationDeliveryOutcome> {
+export async function attemptDestinationDelivery(
+  services: Resources,
+  claimed: ClaimedDestinationDelivery,
+): Promise<DestinationDeliveryOutcome> {
   const result = await attempt(services, claimed);
-  if (result.error !== null) services.log.warn({ subject: claimed.id, destination: claimed.destination_id, attempt: claimed.delivery_attempts, err: result.error }, 'delivery to a destination failed');
+  if (result.error !== null)
+    services.log.warn(
+      { subject: claimed.id, destination: claimed.destination_id, attempt: claimed.delivery_attempts, err: result.error },
+      'delivery to a destination failed',
+    );
   return record(services, claimed, result);
 }
 

@@ -20,7 +20,13 @@ import type { DestinationFormat } from '../destinations/destinations';
  * as the download and a 25,000-item export is never in memory whole. Throws the export's errors
  * (results_expired, results_not_ready) before the first byte.
  */
-export async function writeJobExport(services: Resources, tenant: Tenant, jobId: string, format: DestinationFormat, out: NodeJS.WritableStream): Promise<void> {
+export async function writeJobExport(
+  services: Resources,
+  tenant: Tenant,
+  jobId: string,
+  format: DestinationFormat,
+  out: NodeJS.WritableStream,
+): Promise<void> {
   const { job, itemKinds } = await prepareJobExport(services.db, tenant, jobId);
   const tabular = { contextColumns: [], itemKinds };
   if (format === 'csv') await writeCsv(jobExportRows(services, job), out, tabular);
@@ -29,7 +35,13 @@ export async function writeJobExport(services: Resources, tenant: Tenant, jobId:
   else await pipeline(resultJson(services, job), out);
 }
 
-export async function writeBatchExport(services: Resources, tenant: Tenant, batchId: string, format: DestinationFormat, out: NodeJS.WritableStream): Promise<void> {
+export async function writeBatchExport(
+  services: Resources,
+  tenant: Tenant,
+  batchId: string,
+  format: DestinationFormat,
+  out: NodeJS.WritableStream,
+): Promise<void> {
   const prepared = await prepareBatchExport(services.db, tenant, batchId);
   const tabular = { contextColumns: BATCH_CONTEXT_COLUMNS, itemKinds: prepared.itemKinds };
   if (format === 'csv') await writeCsv(batchExportRows(services, prepared), out, tabular);

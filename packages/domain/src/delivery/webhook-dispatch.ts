@@ -30,7 +30,12 @@ import { ALL_EVENTS, BATCH_CHILD_ENDED, recordEvents, type EventCandidate } from
  */
 export async function dispatchEvents(services: Services, limit = 200): Promise<number> {
   // An idle outbox costs one index probe, not a transaction.
-  const waiting = await services.db.selectFrom('webhook_events').select('id').where('dispatched_at', 'is', null).limit(1).executeTakeFirst();
+  const waiting = await services.db
+    .selectFrom('webhook_events')
+    .select('id')
+    .where('dispatched_at', 'is', null)
+    .limit(1)
+    .executeTakeFirst();
   if (!waiting) return 0;
   const { taken, deliveries } = await services.db.transaction().execute(async (tx) => {
     const events = await tx
@@ -64,7 +69,14 @@ export async function dispatchEvents(services: Services, limit = 200): Promise<n
       return hooks
         .filter((h) => h.workspace_id === event.workspace_id && (h.events.includes(event.type) || h.events.includes(ALL_EVENTS)))
         .filter((h) => event.webhook_id === null || event.webhook_id === h.id)
-        .map((h) => ({ id: newId('dlv'), webhook_id: h.id, event_id: event.id, workspace_id: event.workspace_id, next_attempt_at: now, created_at: now }));
+        .map((h) => ({
+          id: newId('dlv'),
+          webhook_id: h.id,
+          event_id: event.id,
+          workspace_id: event.workspace_id,
+          next_attempt_at: now,
+          created_at: now,
+        }));
     });
     const marks = outgoing.map((event) => ({ id: event.id, body: bodies.get(event.id) ?? null }));
     const [inserted] = await Promise.all([
@@ -78,7 +90,10 @@ export async function dispatchEvents(services: Services, limit = 200): Promise<n
     return { taken: events.length, deliveries: inserted };
   });
   // Not waited for: the next pass goes on while Redis takes these (a failure is the sweep's).
-  void enqueueDeliveries(services, deliveries.map((d) => nextDeliveryAttempt(d)));
+  void enqueueDeliveries(
+    services,
+    deliveries.map((d) => nextDeliveryAttempt(d)),
+  );
   return taken;
 }
 
@@ -89,9 +104,18 @@ async function resolveBatchChecks(tx: Tx, now: Date, checks: WebhookEventRow[]):
   const counts = await countChildrenOf(tx, batches);
   const ended: EventCandidate[] = batches.flatMap((batch) => {
     const status = deriveBatchStatus(batch, counts.get(batch.id)!);
-    return status === 'queued' || status === 'running' ? [] : [{ workspaceId: batch.workspace_id, type: `batch.${status}` as const, subjectId: batch.id }];
+    return status === 'queued' || status === 'running'
+      ? []
+      : [{ workspaceId: batch.workspace_id, type: `batch.${status}` as const, subjectId: batch.id }];
   });
-  await tx.deleteFrom('webhook_events').where('id', 'in', checks.map((c) => c.id)).execute();
+  await tx
+    .deleteFrom('webhook_events')
+    .where(
+      'id',
+      'in',
+      checks.map((c) => c.id),
+    )
+    .execute();
   await recordEvents(tx, now, ended);
 }
 
@@ -122,7 +146,16 @@ async function renderBodies(tx: Tx, events: WebhookEventRow[]): Promise<Map<stri
     }
     const subject = event.subject_id ? data.get(event.subject_id) : undefined;
     if (subject === undefined) continue;
-    bodies.set(event.id, JSON.stringify({ id: event.id, type: event.type, created_at: event.created_at.toISOString(), workspace_id: event.workspace_id, data: subject }));
+    bodies.set(
+      event.id,
+      JSON.stringify({
+        id: event.id,
+        type: event.type,
+        created_at: event.created_at.toISOString(),
+        workspace_id: event.workspace_id,
+        data: subject,
+      }),
+    );
   }
   return bodies;
 }

@@ -68,7 +68,10 @@ export async function checkBucket(services: Resources, target: BucketTarget, pre
     store = await openBucket(services, target, CHECK_TIMEOUT_MS);
   } catch (error) {
     if (!(error instanceof AddressRefused)) throw error;
-    const hint = error.setting && services.config.nodeEnv !== 'production' ? ` (for local development, start the service with ${error.setting}=1 to allow it)` : '';
+    const hint =
+      error.setting && services.config.nodeEnv !== 'production'
+        ? ` (for local development, start the service with ${error.setting}=1 to allow it)`
+        : '';
     throw unreachable(`This endpoint cannot be used: ${error.message.replace('webhooks may', 'destinations may')}${hint}.`);
   }
   const key = `${prefix}.sdx-check-${randomBytes(8).toString('hex')}`;

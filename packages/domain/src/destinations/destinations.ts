@@ -53,7 +53,12 @@ export function renderDestination(row: DestinationRow) {
  * custom endpoint through the webhook URL rules), then the destination (its secret sealed) and
  * its audit event are stored in one transaction.
  */
-export async function createDestination(services: Resources, tenant: Tenant, input: DestinationInput, actor: Actor): Promise<DestinationRow> {
+export async function createDestination(
+  services: Resources,
+  tenant: Tenant,
+  input: DestinationInput,
+  actor: Actor,
+): Promise<DestinationRow> {
   const prefix = input.prefix ?? '';
   const region = input.region ?? DEFAULT_DESTINATION_REGION;
   const endpoint = input.endpoint ?? null;
@@ -119,7 +124,12 @@ export async function getDestinationOrThrow(db: Executor, tenant: Tenant, destin
 export async function deleteDestination(services: Resources, tenant: Tenant, destinationId: string, actor: Actor): Promise<void> {
   await services.db.transaction().execute(async (tx) => {
     const row = await getDestinationOrThrow(tx, tenant, destinationId, true);
-    await tx.updateTable('schedules').set({ destination_id: null }).where('workspace_id', '=', tenant.workspace.id).where('destination_id', '=', row.id).execute();
+    await tx
+      .updateTable('schedules')
+      .set({ destination_id: null })
+      .where('workspace_id', '=', tenant.workspace.id)
+      .where('destination_id', '=', row.id)
+      .execute();
     await tx.deleteFrom('destinations').where('id', '=', row.id).execute();
     await recordAudit(tx, {
       workspaceId: tenant.workspace.id,
@@ -147,7 +157,12 @@ export function deliveryKey(destination: Pick<DestinationRow, 'prefix' | 'format
  * The delivery of a submission naming `destinationId` (job or batch `subjectId`); 404
  * destination_not_found unless it is a destination of the workspace. Null without one.
  */
-export async function submissionDelivery(db: Executor, tenant: Tenant, destinationId: string | null | undefined, subjectId: string): Promise<SubmissionDelivery | null> {
+export async function submissionDelivery(
+  db: Executor,
+  tenant: Tenant,
+  destinationId: string | null | undefined,
+  subjectId: string,
+): Promise<SubmissionDelivery | null> {
   if (destinationId === null || destinationId === undefined) return null;
   const destination = await getDestinationOrThrow(db, tenant, destinationId);
   return { destinationId: destination.id, key: deliveryKey(destination, subjectId) };

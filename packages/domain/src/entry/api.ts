@@ -8,7 +8,12 @@ export { requestPasswordReset, resendVerification } from '../accounts/mail-reque
 export { changePassword } from '../accounts/password-change';
 export { confirmPasswordReset, issuePasswordResetLink } from '../accounts/password-reset';
 export {
-  type ClientMeta, endSession, resolveSession, SESSION_COOKIE, SESSION_MAX_MS, sessionExpiresAt,
+  type ClientMeta,
+  endSession,
+  resolveSession,
+  SESSION_COOKIE,
+  SESSION_MAX_MS,
+  sessionExpiresAt,
   touchSession,
 } from '../accounts/sessions';
 export { type SignedIn } from '../accounts/signed-in';
@@ -21,28 +26,41 @@ export { type Actor, actorOf, listAuditEvents, recordAudit, renderAuditEvent, sy
 export { cancelBatch } from '../batches/cancel-batch';
 export { createBatch } from '../batches/create-batch';
 export {
-  BATCH_CONTEXT_COLUMNS, batchExportItems, batchExportJson, batchExportLines, batchExportRows, jobExportRows,
-  prepareBatchExport, prepareJobExport,
+  BATCH_CONTEXT_COLUMNS,
+  batchExportItems,
+  batchExportJson,
+  batchExportLines,
+  batchExportRows,
+  jobExportRows,
+  prepareBatchExport,
+  prepareJobExport,
 } from '../batches/exports';
 export { aggregateChildren, countChildrenOf, getBatchOrThrow } from '../batches/queries';
 export { renderBatch } from '../batches/render';
 export { getBatchView, listBatchViews } from '../batches/view';
 export { type CheckoutRequest, createCheckout } from '../billing/checkout';
 export { listPayments, renderPayment } from '../billing/payments';
-export {
-  type AutoRechargeRequest, type BillingLimits, getBilling, updateAutoRecharge, updateBillingLimits,
-} from '../billing/settings';
+export { type AutoRechargeRequest, type BillingLimits, getBilling, updateAutoRecharge, updateBillingLimits } from '../billing/settings';
 export { receiveStripeEvent } from '../billing/stripe-events';
 export {
-  type BillingPortalRequest, cancelSubscription, createBillingPortal, createSubscription, listInvoices,
-  renderInvoice, type SubscriptionRequest,
+  type BillingPortalRequest,
+  cancelSubscription,
+  createBillingPortal,
+  createSubscription,
+  listInvoices,
+  renderInvoice,
+  type SubscriptionRequest,
 } from '../billing/subscriptions';
 export { type Services } from '../context';
 export { reconcileCounters } from '../credits/counters';
 export { grantCredits } from '../credits/grants';
 export { getCredits, getDailyUsage, getUsage } from '../credits/usage';
 export {
-  createDestination, deleteDestination, type DestinationInput, getDestinationOrThrow, listDestinations,
+  createDestination,
+  deleteDestination,
+  type DestinationInput,
+  getDestinationOrThrow,
+  listDestinations,
   renderDestination,
 } from '../destinations/destinations';
 export { ApiError, RequestValidationError, type ValidationIssue } from '../errors';
@@ -86,20 +104,36 @@ export { readSourceHealth, type SourceHealth } from '../sources/health';
 export { systemClock } from '../time';
 export { listDeliveries, redeliver, renderDelivery, sendTestEvent } from '../webhooks/deliveries';
 export {
-  createWebhook, deleteWebhook, getWebhookOrThrow, listWebhooks, renderWebhook, rotateWebhookSecret,
-  updateWebhook, type WebhookChanges, type WebhookInput,
+  createWebhook,
+  deleteWebhook,
+  getWebhookOrThrow,
+  listWebhooks,
+  renderWebhook,
+  rotateWebhookSecret,
+  updateWebhook,
+  type WebhookChanges,
+  type WebhookInput,
 } from '../webhooks/endpoints';
 export { listApiKeys, updateApiKey } from '../workspaces/api-key-settings';
 export { createApiKey, renderApiKey, revokeApiKey } from '../workspaces/api-keys';
 export { deleteWorkspace } from '../workspaces/delete-workspace';
 export { exportWorkspaceLines } from '../workspaces/export-workspace';
 export {
-  acceptInvitation, createInvitation, listInvitations, previewInvitation, renderInvitation, revokeInvitation,
+  acceptInvitation,
+  createInvitation,
+  listInvitations,
+  previewInvitation,
+  renderInvitation,
+  revokeInvitation,
 } from '../workspaces/invitations';
 export { apiKeyActive, touchApiKey } from '../workspaces/key-use';
 export { type Caller, changeMemberRole, listMembers, removeMember } from '../workspaces/members';
 export {
-  createTeamWorkspace, defaultWorkspaceOf, listAllWorkspaces, listUserWorkspaces, renderWorkspace,
+  createTeamWorkspace,
+  defaultWorkspaceOf,
+  listAllWorkspaces,
+  listUserWorkspaces,
+  renderWorkspace,
   updateWorkspace,
 } from '../workspaces/teams';
 export { createWorkspace, findWorkspace } from '../workspaces/workspaces';

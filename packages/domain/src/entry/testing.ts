@@ -9,8 +9,15 @@ export { hashPassword, verifyPassword } from '../accounts/passwords';
 export { SESSION_IDLE_MS } from '../accounts/sessions';
 export { checkSecondFactor } from '../accounts/two-factor';
 export {
-  asRecoveryCode, asTotpCode, matchTotp, newRecoveryCode, newTotpSecret, otpauthUrl, recoveryCodeHash,
-  timeStepAt, totpAt,
+  asRecoveryCode,
+  asTotpCode,
+  matchTotp,
+  newRecoveryCode,
+  newTotpSecret,
+  otpauthUrl,
+  recoveryCodeHash,
+  timeStepAt,
+  totpAt,
 } from '../accounts/two-factor-codes';
 export { createUser } from '../accounts/users';
 export { recordAudit, systemActor } from '../audit/audit';
@@ -54,15 +61,25 @@ export { purgeMonitorPoints } from '../monitors/retention';
 export { advanceMonitorRun, dispatchMonitors } from '../monitors/runs';
 export { type Tenant } from '../resources';
 export {
-  purgeEndedSessions, purgeExpiredAuthTokens, purgeExpiredIdempotencyKeys, purgeExpiredOAuth,
-  purgeExpiredResults, purgeOldMail, RETENTION_BATCH, runRetention,
+  purgeEndedSessions,
+  purgeExpiredAuthTokens,
+  purgeExpiredIdempotencyKeys,
+  purgeExpiredOAuth,
+  purgeExpiredResults,
+  purgeOldMail,
+  RETENTION_BATCH,
+  runRetention,
 } from '../retention/retention';
 export { SCHEDULE_RUN_ENDPOINT, scheduleTenant } from '../schedules/dispatch-run';
 export { listScheduleViews } from '../schedules/queries';
 export { holdRuns } from '../schedules/runs';
 export { sealerOf } from '../sealing';
 export {
-  DOWN_AFTER_AUTH_FAILURES, quotaDayOf, readSourceHealth, recordSourceHealth, SourceHealthGate,
+  DOWN_AFTER_AUTH_FAILURES,
+  quotaDayOf,
+  readSourceHealth,
+  recordSourceHealth,
+  SourceHealthGate,
   sourceHealthSamples,
 } from '../sources/health';
 export { type Clock, systemClock } from '../time';

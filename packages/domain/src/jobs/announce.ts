@@ -13,7 +13,11 @@ import type { Resources } from '../resources';
  * Tells the live streams that these jobs changed (status or progress; a batch child's stream and
  * its batch's), and this process's webhook dispatcher when events were written.
  */
-export function announce(services: Pick<Resources, 'live' | 'outbox'>, jobs: ReadonlyArray<Pick<JobRow, 'id' | 'batch_id'>>, eventsWritten = false): void {
+export function announce(
+  services: Pick<Resources, 'live' | 'outbox'>,
+  jobs: ReadonlyArray<Pick<JobRow, 'id' | 'batch_id'>>,
+  eventsWritten = false,
+): void {
   if (jobs.length > 0) services.live.publish(jobs.map((job) => ({ jobId: job.id, batchId: job.batch_id })));
   if (eventsWritten) services.outbox.written();
 }

@@ -56,7 +56,17 @@ async function* recorded(
 export async function recordAttemptSources(db: Db, jobId: string, attempt: number, reports: readonly SourceReport[]): Promise<void> {
   await db
     .insertInto('job_attempt_sources')
-    .values(reports.map((r, seq) => ({ job_id: jobId, attempt, seq, source: r.source, provider: r.provider, outcome: r.outcome, error_code: r.error_code })))
+    .values(
+      reports.map((r, seq) => ({
+        job_id: jobId,
+        attempt,
+        seq,
+        source: r.source,
+        provider: r.provider,
+        outcome: r.outcome,
+        error_code: r.error_code,
+      })),
+    )
     .onConflict((oc) => oc.columns(['job_id', 'attempt', 'seq']).doNothing())
     .execute();
 }

@@ -54,11 +54,17 @@ export async function completeJobs(services: Resources, completions: readonly Co
   const results: FlushResult<boolean> = new Array(items.length);
   const regular = items.flatMap((c, i) => (c.job.new_only ? [] : [i]));
   if (regular.length > 0) {
-    const answers = await completeGroup(services, regular.map((i) => items[i]!));
+    const answers = await completeGroup(
+      services,
+      regular.map((i) => items[i]!),
+    );
     regular.forEach((i, k) => (results[i] = answers[k]!));
   }
   for (const [i, c] of items.entries()) {
-    if (c.job.new_only) results[i] = await completeNewOnly(services, c).catch((error: unknown) => (error instanceof Error ? error : new Error(String(error))));
+    if (c.job.new_only)
+      results[i] = await completeNewOnly(services, c).catch((error: unknown) =>
+        error instanceof Error ? error : new Error(String(error)),
+      );
   }
   return results;
 }
@@ -75,7 +81,9 @@ export async function completeJobs(services: Resources, completions: readonly Co
  */
 async function withFinalObjects(services: Resources, completions: readonly Completion[]): Promise<readonly Completion[]> {
   if (services.config.resultStore !== 's3') return completions;
-  const writing = completions.flatMap((c, i) => (c.delivered.finalPage && c.delivered.finalPage.items.length > 0 && !c.job.new_only ? [i] : []));
+  const writing = completions.flatMap((c, i) =>
+    c.delivered.finalPage && c.delivered.finalPage.items.length > 0 && !c.job.new_only ? [i] : [],
+  );
   if (writing.length === 0) return completions;
   const byWorkspace = new Map<string, number[]>();
   for (const i of writing) {
@@ -129,7 +137,12 @@ async function completeTogether(services: Resources, items: readonly Completion[
   const { results, events } = await retryDeadlocks(services.log, 'job completion', () =>
     services.db.transaction().execute((tx) => completeInTransaction(tx, services.config, services.clock.now(), items)),
   );
-  announceEnded(services, items.filter((_, i) => results[i] === true).map((c) => c.job), 'completed', events > 0);
+  announceEnded(
+    services,
+    items.filter((_, i) => results[i] === true).map((c) => c.job),
+    'completed',
+    events > 0,
+  );
   return results;
 }
 
@@ -141,7 +154,9 @@ async function completeNewOnly(services: Resources, c: Completion): Promise<bool
       const kept = await keepOnlyNew(tx, services, c.job, c.lease, c.delivered.finalPage);
       if (!kept) return { results: [false], events: 0 };
       replaced = kept.replaced;
-      return completeInTransaction(tx, services.config, services.clock.now(), [{ ...c, delivered: { ...kept, primary: kept.total, bundled: 0 } }]);
+      return completeInTransaction(tx, services.config, services.clock.now(), [
+        { ...c, delivered: { ...kept, primary: kept.total, bundled: 0 } },
+      ]);
     }),
   );
   if (results[0] === true) {
@@ -173,7 +188,12 @@ async function completeInTransaction(
     idx,
     id: job.id,
     lease,
-    message: delivered.total === 0 ? 'Completed with no results' : delivered.total === 1 ? 'Completed with 1 result' : `Completed with ${delivered.total} results`,
+    message:
+      delivered.total === 0
+        ? 'Completed with no results'
+        : delivered.total === 1
+          ? 'Completed with 1 result'
+          : `Completed with ${delivered.total} results`,
     total: delivered.total,
     credits: chargeOf(job, delivered.primary, delivered.bundled),
     event_id: newId('evt'),
@@ -248,12 +268,20 @@ async function completeInTransaction(
     from done d left join settled s on s.job_id = d.id
     order by d.idx
   `;
-  const [rows, balanceRows] = await sendTogether(tx, completion.compile(tx), balanceLock(tx, items.map(({ job }) => job.workspace_id)).compile());
+  const [rows, balanceRows] = await sendTogether(
+    tx,
+    completion.compile(tx),
+    balanceLock(
+      tx,
+      items.map(({ job }) => job.workspace_id),
+    ).compile(),
+  );
   const results: boolean[] = items.map(() => false);
   const settlements: Settlement[] = [];
   for (const row of rows) {
     results[row.idx] = true;
-    if (row.reservation_id !== null) settlements.push({ reservation: { ...row, id: row.reservation_id }, units: items[row.idx]!.delivered.total });
+    if (row.reservation_id !== null)
+      settlements.push({ reservation: { ...row, id: row.reservation_id }, units: items[row.idx]!.delivered.total });
   }
   const events = rows[0]?.events ?? 0;
   if (settlements.length === 0) return { results, events };

@@ -64,7 +64,9 @@ export async function createJob(services: Services, tenant: Tenant, input: Creat
     targets: [{ target: input.target.trim(), normalized: normalized[0]!, key: keys[0]! }],
     jobIds: [jobId],
     batchId: null,
-    idempotency: options.idempotencyKey ? { endpoint: options.endpoint, key: options.idempotencyKey, requestHash: requestHash(input) } : null,
+    idempotency: options.idempotencyKey
+      ? { endpoint: options.endpoint, key: options.idempotencyKey, requestHash: requestHash(input) }
+      : null,
     skipCache: options.skipCache ?? false,
     scheduleId: options.scheduleId ?? null,
     newOnly: options.newOnly ?? false,

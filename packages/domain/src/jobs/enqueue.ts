@@ -30,7 +30,10 @@ export async function enqueueAfterCommit(services: Resources, requests: readonly
     return true;
   } catch (error) {
     services.log.warn({ err: error, jobs: requests.length }, 'enqueue failed; the reconciler will retry');
-    await markEnqueueFailed(services, requests.map((r) => r.jobId));
+    await markEnqueueFailed(
+      services,
+      requests.map((r) => r.jobId),
+    );
     return false;
   }
 }

@@ -27,7 +27,12 @@ export function decodeItemCursor(cursor: string): ItemPosition | null {
 
 function invalidCursor(cursor: string): RequestValidationError {
   return new RequestValidationError([
-    { loc: ['query', 'cursor'], msg: "The cursor names no position of this job's result; pass a next_cursor as it came", type: 'value_error', input: cursor },
+    {
+      loc: ['query', 'cursor'],
+      msg: "The cursor names no position of this job's result; pass a next_cursor as it came",
+      type: 'value_error',
+      input: cursor,
+    },
   ]);
 }
 
@@ -65,7 +70,9 @@ export async function readJobItems(
 ): Promise<JobItems> {
   const offset = page.offset ?? null;
   if (offset !== null && page.cursor !== null) {
-    throw new RequestValidationError([{ loc: ['query', 'offset'], msg: 'Pass either cursor or offset, not both', type: 'value_error', input: offset }]);
+    throw new RequestValidationError([
+      { loc: ['query', 'offset'], msg: 'Pass either cursor or offset, not both', type: 'value_error', input: offset },
+    ]);
   }
   const job = await getKeptResultOrThrow(store.db, tenant, jobId);
   const from = page.cursor === null ? null : decodeItemCursor(page.cursor);
@@ -79,7 +86,13 @@ export async function readJobItems(
   return itemsFrom(store, job, from, page.limit, page.cursor ?? '');
 }
 
-async function itemsFrom(store: ResultAccess, job: Parameters<typeof resultItemsPage>[1], from: ItemPosition | null, limit: number, cursor: string): Promise<JobItems> {
+async function itemsFrom(
+  store: ResultAccess,
+  job: Parameters<typeof resultItemsPage>[1],
+  from: ItemPosition | null,
+  limit: number,
+  cursor: string,
+): Promise<JobItems> {
   const read = await resultItemsPage(store, job, from, limit);
   if (!read) throw invalidCursor(cursor);
   return { itemsJson: read.itemsJson, nextCursor: read.next ? encodeItemCursor(read.next) : null };

@@ -29,7 +29,6 @@ export interface MoveProgress {
 
 type Mover = Pick<Resources, 'db' | 'resultObjects' | 'log'>;
 
-
 /** Completed jobs with pages in the other store than `to`: how many, and the next `limit` of them after `after`. */
 function pendingJobs(services: Mover, to: ResultStoreName) {
   const inOther = to === 's3' ? sql<boolean>`p.items is not null and p.item_count > 0` : sql<boolean>`p.object_key is not null`;
@@ -100,7 +99,10 @@ async function moveJobToObjects(services: Mover, bucket: ResultObjects, jobId: s
     where p.job_id = ${jobId} and p.page_no = v.page_no and p.items is not null and md5(p.items::text) = v.hash
     returning p.object_key`.execute(services.db);
   const kept = new Set(switched.map((row) => row.object_key));
-  await deleteObjectsQuietly(services, written.filter((w) => !kept.has(w.object_key)).map((w) => w.object_key));
+  await deleteObjectsQuietly(
+    services,
+    written.filter((w) => !kept.has(w.object_key)).map((w) => w.object_key),
+  );
   return { pages: switched.length, bytes: written.filter((w) => kept.has(w.object_key)).reduce((n, w) => n + w.stored_bytes, 0) };
 }
 

@@ -40,10 +40,21 @@ export async function keepOnlyNew(
     .forUpdate()
     .executeTakeFirst();
   if (!owned) return null;
-  const saved = await tx.selectFrom('job_result_pages').select(['page_no', 'items', 'object_key']).where('job_id', '=', job.id).orderBy('page_no').execute();
+  const saved = await tx
+    .selectFrom('job_result_pages')
+    .select(['page_no', 'items', 'object_key'])
+    .where('job_id', '=', job.id)
+    .orderBy('page_no')
+    .execute();
   const savedItems: Item[][] = [];
-  for (const p of saved) savedItems.push(p.object_key === null ? (p.items as Item[]) : (await bucketOf(store).lines(p.object_key)).map((line) => JSON.parse(line) as Item));
-  const pages = [...saved.map((p, k) => ({ pageNo: p.page_no, items: savedItems[k]! })), ...(final ? [{ pageNo: final.pageNo, items: final.items }] : [])];
+  for (const p of saved)
+    savedItems.push(
+      p.object_key === null ? (p.items as Item[]) : (await bucketOf(store).lines(p.object_key)).map((line) => JSON.parse(line) as Item),
+    );
+  const pages = [
+    ...saved.map((p, k) => ({ pageNo: p.page_no, items: savedItems[k]! })),
+    ...(final ? [{ pageNo: final.pageNo, items: final.items }] : []),
+  ];
   const hashes = pages.map((p) => p.items.map(identityHash));
   const set = await tx
     .insertInto('delivery_sets')
@@ -92,8 +103,6 @@ export async function keepOnlyNew(
   };
 }
 
-
-
 /** A page of results: its number and its items (and, once written there, its object). */
 interface Page {
   pageNo: number;
@@ -107,4 +116,3 @@ function identityHash(item: Item): string {
   const identity = typeof id === 'string' || typeof id === 'number' ? `id:${id}` : `content:${canonicalJson(item)}`;
   return BigInt.asIntN(64, createHash('sha256').update(identity).digest().readBigUInt64BE(0)).toString();
 }
-

@@ -145,7 +145,11 @@ function checkTarget(platform: Platform, spec: OperationSpec, target: string, lo
  * Identity of a request for caching and deduplication. `scope` sets apart requests whose results
  * differ from a plain request's for the same target (a new_only schedule's).
  */
-export function requestKey(recipe: Pick<Recipe, 'platform' | 'operation' | 'limit' | 'includePosts'>, normalizedTarget: string, scope: string | null = null): string {
+export function requestKey(
+  recipe: Pick<Recipe, 'platform' | 'operation' | 'limit' | 'includePosts'>,
+  normalizedTarget: string,
+  scope: string | null = null,
+): string {
   const parts = [recipe.platform, recipe.operation, normalizedTarget, recipe.limit, recipe.includePosts];
   if (scope !== null) parts.push(scope);
   return createHash('sha256').update(parts.join('\u0000')).digest('hex');
@@ -180,10 +184,17 @@ export function ratesOf(recipe: Pick<Recipe, 'spec' | 'bundleSpec'>): JobRates {
  * was reserved.
  */
 export function priceOf(rates: JobRates, primary: number, bundled: number): number {
-  let cost = costOf({ base_credits: rates.base_credits, credits_per_result: rates.credit_rate, results_per_credit: rates.results_per_credit }, primary);
+  let cost = costOf(
+    { base_credits: rates.base_credits, credits_per_result: rates.credit_rate, results_per_credit: rates.results_per_credit },
+    primary,
+  );
   if (bundled > 0 && rates.bundle_credit_rate !== null) {
     cost += costOf(
-      { base_credits: rates.bundle_base_credits ?? 0, credits_per_result: rates.bundle_credit_rate, results_per_credit: rates.bundle_results_per_credit ?? 1 },
+      {
+        base_credits: rates.bundle_base_credits ?? 0,
+        credits_per_result: rates.bundle_credit_rate,
+        results_per_credit: rates.bundle_results_per_credit ?? 1,
+      },
       bundled,
     );
   }

@@ -66,7 +66,11 @@ export async function reconcileJobs(services: Services, options: ReconcileOption
     });
     if (failed) report.failed += 1;
   }
-  const requeued = await requeueAbandoned(db, stale.filter((j) => j.attempts < j.max_attempts).map((j) => j.id), staleBefore);
+  const requeued = await requeueAbandoned(
+    db,
+    stale.filter((j) => j.attempts < j.max_attempts).map((j) => j.id),
+    staleBefore,
+  );
   report.requeued = requeued.length;
   announce(services, requeued);
   await enqueueAfterCommit(services, requeued.map(nextAttempt));

@@ -16,7 +16,14 @@ import { enqueueAfterCommit, nextAttempt } from './enqueue';
  * `counted: false` gives the attempt back (the service's own store failed, not the job), so an
  * outage of the result store never uses up a job's attempts.
  */
-export async function retryLater(services: Resources, jobId: string, lease: string, next: Date, message: string, options: { counted?: boolean } = {}): Promise<boolean> {
+export async function retryLater(
+  services: Resources,
+  jobId: string,
+  lease: string,
+  next: Date,
+  message: string,
+  options: { counted?: boolean } = {},
+): Promise<boolean> {
   const requeued = await services.db
     .updateTable('jobs')
     .set({
@@ -45,7 +52,11 @@ export async function retryLater(services: Resources, jobId: string, lease: stri
  * queued for their next attempt, up to `limit` of them; returns those requeued. The caller
  * fails the ones with no attempt left first (failJob with no lease).
  */
-export async function requeueAbandoned(db: Executor, jobIds: readonly string[], staleBefore: Date): Promise<Array<Pick<JobRow, 'id' | 'attempts' | 'batch_id' | 'queue_priority'>>> {
+export async function requeueAbandoned(
+  db: Executor,
+  jobIds: readonly string[],
+  staleBefore: Date,
+): Promise<Array<Pick<JobRow, 'id' | 'attempts' | 'batch_id' | 'queue_priority'>>> {
   if (jobIds.length === 0) return [];
   return db
     .updateTable('jobs')
@@ -94,4 +105,3 @@ export async function handBack(services: Resources, jobId: string, lease: string
   await enqueueAfterCommit(services, [nextAttempt(requeued)]);
   return true;
 }
-

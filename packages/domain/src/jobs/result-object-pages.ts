@@ -70,7 +70,12 @@ export class ObjectPages {
       return await bucketOf({ resultObjects: this.objects }).lines(page.object_key!, partOf(page));
     } catch (err) {
       if ((err as { name?: string }).name !== 'NoSuchKey') throw err;
-      const row = await this.db.selectFrom('job_result_pages').select(['object_key', sql<boolean>`items is not null`.as('in_row')]).where('job_id', '=', this.sourceId).where('page_no', '=', pageNo).executeTakeFirst();
+      const row = await this.db
+        .selectFrom('job_result_pages')
+        .select(['object_key', sql<boolean>`items is not null`.as('in_row')])
+        .where('job_id', '=', this.sourceId)
+        .where('page_no', '=', pageNo)
+        .executeTakeFirst();
       if (row?.in_row) return rowLines(this.db, this.sourceId, pageNo);
       throw new StoreUnavailable(`Page ${pageNo} of the result of ${this.sourceId} is missing from the object store.`, err);
     }
@@ -83,7 +88,9 @@ export class ObjectPages {
     else if (page.object_key === null) lines = await rowLines(this.db, this.sourceId, page.page_no);
     else lines = await this.objectLines(page);
     if (lines.length !== page.item_count) {
-      throw new StoreUnavailable(`Page ${page.page_no} of the result of ${this.sourceId} holds ${lines.length} items where ${page.item_count} were recorded.`);
+      throw new StoreUnavailable(
+        `Page ${page.page_no} of the result of ${this.sourceId} holds ${lines.length} items where ${page.item_count} were recorded.`,
+      );
     }
     this.last = { pageNo: page.page_no, lines };
     return lines;

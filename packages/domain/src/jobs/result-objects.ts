@@ -22,7 +22,10 @@ export function resultObjectKey(jobId: string, pageNo: number): string {
 
 /** The result bucket, or StoreUnavailable where none is configured (pages there cannot be read or written). */
 export function bucketOf(services: { resultObjects?: ResultObjects }): ResultObjects {
-  if (!services.resultObjects) throw new StoreUnavailable('No object store is configured: set S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (and S3_ENDPOINT).');
+  if (!services.resultObjects)
+    throw new StoreUnavailable(
+      'No object store is configured: set S3_BUCKET, S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY (and S3_ENDPOINT).',
+    );
   return services.resultObjects;
 }
 
@@ -68,7 +71,9 @@ export class BucketResultObjects implements ResultObjects {
     return { key, bytes: body.length };
   }
 
-  async putPages(pages: ReadonlyArray<{ jobId: string; pageNo: number; lines: readonly string[] }>): Promise<{ key: string; parts: ObjectPart[] }> {
+  async putPages(
+    pages: ReadonlyArray<{ jobId: string; pageNo: number; lines: readonly string[] }>,
+  ): Promise<{ key: string; parts: ObjectPart[] }> {
     const key = sharedObjectKey();
     const members = await Promise.all(pages.map((page) => zip(page.lines.length === 0 ? '' : `${page.lines.join('\n')}\n`, { level: 6 })));
     const parts: ObjectPart[] = [];
@@ -93,7 +98,8 @@ export class BucketResultObjects implements ResultObjects {
   }
 
   async *list(after?: string): AsyncGenerator<Array<{ key: string; lastModified: Date }>> {
-    for await (const page of this.store.list(RESULT_OBJECT_PREFIX, after)) yield page.map(({ key, lastModified }) => ({ key, lastModified }));
+    for await (const page of this.store.list(RESULT_OBJECT_PREFIX, after))
+      yield page.map(({ key, lastModified }) => ({ key, lastModified }));
   }
 
   close(): void {

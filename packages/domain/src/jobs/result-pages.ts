@@ -20,7 +20,6 @@ export interface PageBody {
 
 type Store = Pick<Resources, 'config' | 'resultObjects'>;
 
-
 /**
  * The body of a page of `items`, written to the object store first when results go there (an
  * empty page stays an empty row: it holds no result bytes). Throws StoreUnavailable when the
@@ -39,7 +38,10 @@ export async function pageBody(services: Store, jobId: string, pageNo: number, i
  * naming them; an object shared by several jobs' last pages stays while one of them is kept).
  * Never throws: an object left behind is the sweeper's.
  */
-export async function deleteObjectsQuietly(services: Pick<Resources, 'db' | 'resultObjects' | 'log'>, keys: readonly string[]): Promise<void> {
+export async function deleteObjectsQuietly(
+  services: Pick<Resources, 'db' | 'resultObjects' | 'log'>,
+  keys: readonly string[],
+): Promise<void> {
   if (keys.length === 0 || !services.resultObjects) return;
   try {
     const named = new Set((await namedKeys(services.db, [...new Set(keys)])).map((row) => row.object_key));
@@ -54,9 +56,16 @@ export async function deleteObjectsQuietly(services: Pick<Resources, 'db' | 'res
  * Deletes the results of jobs from both stores: their page rows, then the objects those rows
  * named. Returns the number of pages deleted.
  */
-export async function deleteJobResults(services: Pick<Resources, 'db' | 'resultObjects' | 'log'>, jobIds: readonly string[]): Promise<number> {
+export async function deleteJobResults(
+  services: Pick<Resources, 'db' | 'resultObjects' | 'log'>,
+  jobIds: readonly string[],
+): Promise<number> {
   if (jobIds.length === 0) return 0;
-  const rows = await services.db.deleteFrom('job_result_pages').where('job_id', 'in', [...jobIds]).returning('object_key').execute();
+  const rows = await services.db
+    .deleteFrom('job_result_pages')
+    .where('job_id', 'in', [...jobIds])
+    .returning('object_key')
+    .execute();
   await deleteObjectsQuietly(
     services,
     rows.flatMap((row) => (row.object_key === null ? [] : [row.object_key])),
@@ -134,5 +143,10 @@ export async function sweepOrphanedObjects(
 
 /** Which of `keys` a page row names (job_result_pages_object). */
 function namedKeys(db: Executor, keys: readonly string[]) {
-  return db.selectFrom('job_result_pages').select('object_key').distinct().where('object_key', 'in', [...keys]).execute();
+  return db
+    .selectFrom('job_result_pages')
+    .select('object_key')
+    .distinct()
+    .where('object_key', 'in', [...keys])
+    .execute();
 }

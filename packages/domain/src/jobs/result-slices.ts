@@ -36,7 +36,10 @@ export const PAGE_COUNT = ['page_no', 'item_count', 'object_key', 'object_offset
  * The page counts of several jobs' results in one small query, by the job whose pages they are
  * (resultSourceId): a list of jobs reads them at once instead of one query per job.
  */
-export async function pageCountsOf(db: Executor, jobs: ReadonlyArray<Pick<JobRow, 'id' | 'source_job_id'>>): Promise<Map<string, PageCount[]>> {
+export async function pageCountsOf(
+  db: Executor,
+  jobs: ReadonlyArray<Pick<JobRow, 'id' | 'source_job_id'>>,
+): Promise<Map<string, PageCount[]>> {
   const sources = [...new Set(jobs.map(resultSourceId))];
   const out = new Map<string, PageCount[]>(sources.map((id) => [id, []]));
   if (sources.length === 0) return out;
@@ -62,7 +65,7 @@ export function slicesOf(pages: readonly PageCount[], maxItems: number): Slice[]
   let open: Slice | null = null;
   let items = 0;
   for (const page of pages) {
-    for (let at = 0; at < page.item_count; ) {
+    for (let at = 0; at < page.item_count;) {
       if (!open) {
         open = { first: page.page_no, from: at, last: page.page_no, to: at };
         items = 0;

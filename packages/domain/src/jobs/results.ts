@@ -35,7 +35,11 @@ export { pageCountsOf, RESULT_SLICE_ITEMS, type ResultAccess, resultSourceId } f
  */
 
 /** The result's items in slices of at most `maxItems`, in order. */
-export async function* resultPages(store: ResultAccess, job: Pick<JobRow, 'id' | 'source_job_id'>, maxItems = RESULT_SLICE_ITEMS): AsyncGenerator<unknown[]> {
+export async function* resultPages(
+  store: ResultAccess,
+  job: Pick<JobRow, 'id' | 'source_job_id'>,
+  maxItems = RESULT_SLICE_ITEMS,
+): AsyncGenerator<unknown[]> {
   const { db } = store;
   const sourceId = resultSourceId(job);
   const pages = await pagesOf(db, sourceId);
@@ -143,7 +147,12 @@ async function itemsPageCounts(db: Executor, sourceId: string, from: ItemPositio
  * items themselves, cut out of their pages by Postgres. Nothing before `from` or after the
  * slice is read. Null when `from` names no item of the result (a cursor not handed out here).
  */
-export async function resultItemsPage(store: ResultAccess, job: Pick<JobRow, 'id' | 'source_job_id'>, from: ItemPosition | null, limit: number): Promise<ItemsPage | null> {
+export async function resultItemsPage(
+  store: ResultAccess,
+  job: Pick<JobRow, 'id' | 'source_job_id'>,
+  from: ItemPosition | null,
+  limit: number,
+): Promise<ItemsPage | null> {
   const { db } = store;
   const sourceId = resultSourceId(job);
   const pages = await itemsPageCounts(db, sourceId, from, limit);
@@ -176,7 +185,11 @@ export async function resultItemsPage(store: ResultAccess, job: Pick<JobRow, 'id
  * slice, or {profile, posts} for a bundle (one profile and at most a few hundred posts,
  * assembled whole). `counts`, when read already (pageCountsOf), spares a query.
  */
-export async function* resultJson(store: ResultAccess, job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>, counts?: PageCount[]): AsyncGenerator<string> {
+export async function* resultJson(
+  store: ResultAccess,
+  job: Pick<JobRow, 'id' | 'source_job_id' | 'include_posts'>,
+  counts?: PageCount[],
+): AsyncGenerator<string> {
   if (job.include_posts > 0) {
     yield JSON.stringify(await loadResult(store, job));
     return;
@@ -203,7 +216,10 @@ const BULK_OBJECT_READS = 8;
  * a page in the object store is read as resultPages reads it, BULK_OBJECT_READS at a time. For
  * results small enough to hold at once (a monitor run's results).
  */
-export async function resultsOf(store: ResultAccess, jobs: ReadonlyArray<Pick<JobRow, 'id' | 'source_job_id'>>): Promise<Map<string, unknown[]>> {
+export async function resultsOf(
+  store: ResultAccess,
+  jobs: ReadonlyArray<Pick<JobRow, 'id' | 'source_job_id'>>,
+): Promise<Map<string, unknown[]>> {
   const out = new Map<string, unknown[]>();
   if (jobs.length === 0) return out;
   const counts = new Map<string, PageCount[]>();

@@ -58,7 +58,12 @@ function unlessShutdown<T>(work: Promise<T>, signal: AbortSignal | undefined): P
  * (state.ts). Claims and completions go through the process's batchers, so the attempts
  * running at once in this process share their statements.
  */
-export async function runJobAttempt(services: Services, providers: ProviderLookup, jobId: string, options: AttemptOptions = {}): Promise<RunOutcome> {
+export async function runJobAttempt(
+  services: Services,
+  providers: ProviderLookup,
+  jobId: string,
+  options: AttemptOptions = {},
+): Promise<RunOutcome> {
   const job = await services.claims.submit(jobId);
   if (!job) return 'skipped';
   // Every line this attempt logs names the job and the request that admitted it.
@@ -113,7 +118,13 @@ async function runClaimed(services: Services, providers: ProviderLookup, job: Jo
 }
 
 /** Streams the provider's pages into job_result_pages, checkpointing each. Null when the attempt lost the job. */
-async function extractPages(services: Services, providers: ProviderLookup, job: JobRow, lease: string, signal: AbortSignal): Promise<Delivered | null> {
+async function extractPages(
+  services: Services,
+  providers: ProviderLookup,
+  job: JobRow,
+  lease: string,
+  signal: AbortSignal,
+): Promise<Delivered | null> {
   const spec = findOperation(job.platform, job.operation);
   const provider = providers.resolve(job.platform, job.operation);
   if (!spec || !provider) {

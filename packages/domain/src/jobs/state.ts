@@ -164,7 +164,13 @@ export interface Progress {
  * With RESULT_STORE=s3 the page's object is written first, and deleted again when the attempt
  * turns out to have lost the job.
  */
-export async function saveProgress(services: Resources, jobId: string, lease: string, progress: Progress, items: unknown[]): Promise<boolean> {
+export async function saveProgress(
+  services: Resources,
+  jobId: string,
+  lease: string,
+  progress: Progress,
+  items: unknown[],
+): Promise<boolean> {
   const body = await pageBody(services, jobId, progress.pageNo, items);
   const saved = await services.db.transaction().execute(async (tx) => {
     const updated = await tx
@@ -224,7 +230,13 @@ export interface Ending {
  * it owns the (running) job. Returns the jobs ended; the caller announces them after commit
  * (announceEnded).
  */
-export async function endWithoutBilling(tx: Tx, now: Date, jobIds: readonly string[], ending: Ending, lease: string | null = null): Promise<JobRow[]> {
+export async function endWithoutBilling(
+  tx: Tx,
+  now: Date,
+  jobIds: readonly string[],
+  ending: Ending,
+  lease: string | null = null,
+): Promise<JobRow[]> {
   if (jobIds.length === 0) return [];
   let query = tx
     .updateTable('jobs')
@@ -242,8 +254,18 @@ export async function endWithoutBilling(tx: Tx, now: Date, jobIds: readonly stri
       result_count: null,
     })
     // The rows are locked in id order, as every writer of several jobs locks them.
-    .where('id', 'in', (eb) => eb.selectFrom('jobs').select('id').where('id', 'in', [...jobIds]).orderBy('id').forUpdate());
-  query = lease === null ? query.where('status', 'in', ['queued', 'running']) : query.where('lease_token', '=', lease).where('status', '=', 'running');
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('jobs')
+        .select('id')
+        .where('id', 'in', [...jobIds])
+        .orderBy('id')
+        .forUpdate(),
+    );
+  query =
+    lease === null
+      ? query.where('status', 'in', ['queued', 'running'])
+      : query.where('lease_token', '=', lease).where('status', '=', 'running');
   const ended = await query.returningAll().execute();
   if (ended.length === 0) return [];
   const endedIds = ended.map((job) => job.id);

@@ -35,8 +35,12 @@ export async function waitForJob(
 /** 502 extraction_failed for a synchronous extraction whose job failed or was cancelled, naming the job and the cause. */
 export function extractionFailed(job: JobRow): ApiError {
   const cause = job.status === 'failed' ? job.error : { code: 'cancelled', message: 'The job was cancelled.', retryable: false };
-  return new ApiError('extraction_failed', `Job ${job.id} ${job.status}: ${(cause as { message?: string } | null)?.message ?? 'no detail'}`, {
-    job_id: job.id,
-    cause,
-  });
+  return new ApiError(
+    'extraction_failed',
+    `Job ${job.id} ${job.status}: ${(cause as { message?: string } | null)?.message ?? 'no detail'}`,
+    {
+      job_id: job.id,
+      cause,
+    },
+  );
 }

@@ -36,7 +36,11 @@ export function mailEnabled(config: Pick<AppConfig, 'smtpUrl' | 'devMailDir'>): 
  * takes the mail with it). When the service sends no mail (no SMTP_URL and no dev outbox: in
  * production) nothing is written and the answer is false.
  */
-export async function queueMail(db: Executor, config: Pick<AppConfig, 'smtpUrl' | 'devMailDir' | 'secretsKey' | 'secretsKeyPrevious'>, message: OutgoingMail): Promise<boolean> {
+export async function queueMail(
+  db: Executor,
+  config: Pick<AppConfig, 'smtpUrl' | 'devMailDir' | 'secretsKey' | 'secretsKeyPrevious'>,
+  message: OutgoingMail,
+): Promise<boolean> {
   if (!mailEnabled(config)) return false;
   const body: MailBody = { text: message.text, html: message.html };
   await db

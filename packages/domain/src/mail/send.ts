@@ -77,7 +77,12 @@ export async function claimDueMail(db: Db, clock: Clock = systemClock, limit = M
 }
 
 /** Sends the mail that is due (one batch); see the top of this file. */
-export async function sendDueMail(db: Db, config: Pick<AppConfig, 'mailFrom' | 'secretsKey' | 'secretsKeyPrevious'>, transport: MailTransport, clock: Clock = systemClock): Promise<MailPass> {
+export async function sendDueMail(
+  db: Db,
+  config: Pick<AppConfig, 'mailFrom' | 'secretsKey' | 'secretsKeyPrevious'>,
+  transport: MailTransport,
+  clock: Clock = systemClock,
+): Promise<MailPass> {
   const rows = await claimDueMail(db, clock);
   const pass: MailPass = { claimed: rows.length, sent: 0, retrying: 0, failed: 0, lastError: null };
   for (const row of rows) {

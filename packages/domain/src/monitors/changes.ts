@@ -69,10 +69,19 @@ export async function recordRunChanges(
   const changes: ChangeRow[] = [];
   for (const c of compared) {
     if (c.previous === undefined) continue;
-    changes.push({ target: c.target, item_id: itemOrNull(c.itemId), kind: 'metric_changed', field: c.metric, before: c.previous, after: c.value, change_pct: changePct(c.previous, c.value) });
+    changes.push({
+      target: c.target,
+      item_id: itemOrNull(c.itemId),
+      kind: 'metric_changed',
+      field: c.metric,
+      before: c.previous,
+      after: c.value,
+      change_pct: changePct(c.previous, c.value),
+    });
   }
   const newItems = monitor.operation === 'profile' ? [] : await recordItems(tx, monitor, results);
-  for (const item of newItems) changes.push({ target: item.target, item_id: item.itemId, kind: 'new_item', field: null, before: null, after: null, change_pct: null });
+  for (const item of newItems)
+    changes.push({ target: item.target, item_id: item.itemId, kind: 'new_item', field: null, before: null, after: null, change_pct: null });
   if (monitor.operation === 'profile') changes.push(...(await recordFields(tx, monitor, results)));
 
   for (let i = 0; i < changes.length; i += 1000) {
@@ -101,7 +110,11 @@ export async function recordRunChanges(
 }
 
 /** The items listed now that the target had not listed before; the target's first listing tells none. */
-async function recordItems(tx: Tx, monitor: MonitorRow, results: readonly TargetItems[]): Promise<Array<{ target: string; itemId: string; metrics: Record<string, unknown> }>> {
+async function recordItems(
+  tx: Tx,
+  monitor: MonitorRow,
+  results: readonly TargetItems[],
+): Promise<Array<{ target: string; itemId: string; metrics: Record<string, unknown> }>> {
   const listed = new Map<string, { target: string; itemId: string; metrics: Record<string, unknown> }>();
   for (const { target, items } of results) {
     for (const raw of items) {
@@ -123,7 +136,11 @@ async function recordItems(tx: Tx, monitor: MonitorRow, results: readonly Target
   for (let i = 0; i < fresh.length; i += 1000) {
     await tx
       .insertInto('monitor_items')
-      .values(fresh.slice(i, i + 1000).map((l) => ({ monitor_id: monitor.id, workspace_id: monitor.workspace_id, target: l.target, item_id: l.itemId })))
+      .values(
+        fresh
+          .slice(i, i + 1000)
+          .map((l) => ({ monitor_id: monitor.id, workspace_id: monitor.workspace_id, target: l.target, item_id: l.itemId })),
+      )
       .onConflict((oc) => oc.doNothing())
       .execute();
   }
@@ -162,7 +179,17 @@ async function recordFields(tx: Tx, monitor: MonitorRow, results: readonly Targe
   for (let i = 0; i < changed.length; i += 1000) {
     await tx
       .insertInto('monitor_fields')
-      .values(changed.slice(i, i + 1000).map((c) => ({ monitor_id: monitor.id, workspace_id: monitor.workspace_id, target: c.target, field: c.field, value: json(c.value) })))
+      .values(
+        changed
+          .slice(i, i + 1000)
+          .map((c) => ({
+            monitor_id: monitor.id,
+            workspace_id: monitor.workspace_id,
+            target: c.target,
+            field: c.field,
+            value: json(c.value),
+          })),
+      )
       .onConflict((oc) => oc.columns(['monitor_id', 'target', 'field']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
       .execute();
   }
@@ -203,7 +230,17 @@ function alertEvents(
       workspaceId: monitor.workspace_id,
       type: 'monitor.alert' as const,
       subjectId: `${run.id}:${index}:${target}${itemId === null ? '' : `:${itemId}`}`,
-      data: { monitor_id: monitor.id, run_id: run.id, target, item_id: itemId, metric: alert.metric, value, previous, condition: alert.condition, threshold: alert.threshold ?? null },
+      data: {
+        monitor_id: monitor.id,
+        run_id: run.id,
+        target,
+        item_id: itemId,
+        metric: alert.metric,
+        value,
+        previous,
+        condition: alert.condition,
+        threshold: alert.threshold ?? null,
+      },
     });
     if (alert.condition === 'new_item') {
       for (const item of newItems) {
@@ -226,7 +263,9 @@ function alertEvents(
 
 /** `monitor.run.completed`, written with the run's completion. */
 export async function recordRunCompleted(tx: Tx, run: MonitorRunRow, at: Date): Promise<void> {
-  await recordRenderedEvents(tx, at, [{ workspaceId: run.workspace_id, type: 'monitor.run.completed', subjectId: run.id, data: renderMonitorRun(run) }]);
+  await recordRenderedEvents(tx, at, [
+    { workspaceId: run.workspace_id, type: 'monitor.run.completed', subjectId: run.id, data: renderMonitorRun(run) },
+  ]);
 }
 
 export interface ChangesQuery {
@@ -244,7 +283,10 @@ export async function listMonitorChanges(db: Executor, tenant: Tenant, monitorId
   }
   if (query.kind !== undefined) q = q.where('kind', '=', query.kind);
   if (page.startingAfter !== null) q = q.where('id', '<', page.startingAfter);
-  const rows = await q.orderBy('id', 'desc').limit(page.limit + 1).execute();
+  const rows = await q
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
   return {
     data: rows.slice(0, page.limit).map((row) => ({
       id: row.id,

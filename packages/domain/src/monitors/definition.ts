@@ -162,7 +162,11 @@ export function patchedInput(monitor: MonitorRow, patch: MonitorPatch): MonitorI
  * monitor takes only its minutes (default :00). day_of_week is for weekly monitors only
  * (default monday).
  */
-function checkRecurrenceFields(frequency: MonitorFrequency, timeOfDay: string | null, dayOfWeek: string | null): { timeOfDay: string | null; dayOfWeek: string | null } {
+function checkRecurrenceFields(
+  frequency: MonitorFrequency,
+  timeOfDay: string | null,
+  dayOfWeek: string | null,
+): { timeOfDay: string | null; dayOfWeek: string | null } {
   if (timeOfDay !== null && !/^([01]\d|2[0-3]):[0-5]\d$/.test(timeOfDay)) {
     throw invalid(['body', 'time_of_day'], 'Input should be a time of day as HH:MM (00:00 to 23:59)', timeOfDay);
   }
@@ -175,7 +179,9 @@ function checkRecurrenceFields(frequency: MonitorFrequency, timeOfDay: string | 
 
 function checkAlerts(alerts: MonitorAlert[], operation: string, targets: string[]): MonitorAlert[] {
   if (alerts.length > MAX_MONITOR_ALERTS) {
-    throw new RequestValidationError([{ loc: ['body', 'alerts'], msg: `List should have at most ${MAX_MONITOR_ALERTS} items`, type: 'too_long' }]);
+    throw new RequestValidationError([
+      { loc: ['body', 'alerts'], msg: `List should have at most ${MAX_MONITOR_ALERTS} items`, type: 'too_long' },
+    ]);
   }
   const metrics = metricsOf(operation);
   const byKey = new Map(targets.map((t) => [t.toLowerCase(), t]));
@@ -192,7 +198,8 @@ function checkAlerts(alerts: MonitorAlert[], operation: string, targets: string[
     let target: string | undefined;
     if (alert.target !== undefined) {
       target = byKey.get(alert.target.trim().toLowerCase());
-      if (target === undefined) throw invalid(['body', 'alerts', i, 'target'], "An alert's target must be one of the monitor's targets", alert.target);
+      if (target === undefined)
+        throw invalid(['body', 'alerts', i, 'target'], "An alert's target must be one of the monitor's targets", alert.target);
     }
     return {
       metric: alert.metric,

@@ -27,7 +27,10 @@ export async function createMonitor(services: Services, tenant: Tenant, input: M
       paused_reason: null,
       created_by_kind: creator?.kind ?? null,
       created_by_id: creator?.id ?? null,
-      next_run_at: nextMonitorRun({ frequency: def.frequency, time_of_day: def.timeOfDay, day_of_week: def.dayOfWeek, timezone: def.timezone }, now),
+      next_run_at: nextMonitorRun(
+        { frequency: def.frequency, time_of_day: def.timeOfDay, day_of_week: def.dayOfWeek, timezone: def.timezone },
+        now,
+      ),
       last_run_at: null,
       created_at: now,
       updated_at: now,

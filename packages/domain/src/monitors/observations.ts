@@ -62,7 +62,9 @@ export async function ensureMonthPartition(db: Db, at: Date): Promise<void> {
   if (ensured.has(name)) return;
   const to = new Date(Date.UTC(from.getUTCFullYear(), from.getUTCMonth() + 1, 1));
   try {
-    await sql`create table if not exists ${sql.table(name)} partition of monitor_points for values from (${sql.lit(from.toISOString())}) to (${sql.lit(to.toISOString())})`.execute(db);
+    await sql`create table if not exists ${sql.table(name)} partition of monitor_points for values from (${sql.lit(from.toISOString())}) to (${sql.lit(to.toISOString())})`.execute(
+      db,
+    );
   } catch (error) {
     const code = (error as { code?: string }).code;
     // 42P07: made meanwhile by another process; 42P17/23514: overlapping (made by another name).
@@ -119,12 +121,37 @@ export async function recordRunObservations(
     const slice = points.slice(i, i + 1000);
     await tx
       .insertInto('monitor_points')
-      .values(slice.map((p) => ({ monitor_id: monitor.id, workspace_id: monitor.workspace_id, target: p.target, item_id: p.itemId, metric: p.metric, at, value: p.value, run_id: run.id })))
+      .values(
+        slice.map((p) => ({
+          monitor_id: monitor.id,
+          workspace_id: monitor.workspace_id,
+          target: p.target,
+          item_id: p.itemId,
+          metric: p.metric,
+          at,
+          value: p.value,
+          run_id: run.id,
+        })),
+      )
       .execute();
     await tx
       .insertInto('monitor_series')
-      .values(slice.map((p) => ({ monitor_id: monitor.id, workspace_id: monitor.workspace_id, target: p.target, item_id: p.itemId, metric: p.metric, value: p.value, at })))
-      .onConflict((oc) => oc.columns(['monitor_id', 'target', 'item_id', 'metric']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), at: eb.ref('excluded.at') })))
+      .values(
+        slice.map((p) => ({
+          monitor_id: monitor.id,
+          workspace_id: monitor.workspace_id,
+          target: p.target,
+          item_id: p.itemId,
+          metric: p.metric,
+          value: p.value,
+          at,
+        })),
+      )
+      .onConflict((oc) =>
+        oc
+          .columns(['monitor_id', 'target', 'item_id', 'metric'])
+          .doUpdateSet((eb) => ({ value: eb.ref('excluded.value'), at: eb.ref('excluded.at') })),
+      )
       .execute();
   }
   return { observations: points.length, changes };
@@ -152,12 +179,11 @@ export const MAX_SERIES_POINTS = 100_000;
 async function seriesPoints(db: Executor, tenant: Tenant, monitorId: string, query: SeriesQuery) {
   const monitor = await getMonitorOrThrow(db, tenant, monitorId);
   if (query.from && query.to && query.from.getTime() > query.to.getTime()) {
-    throw new RequestValidationError([{ loc: ['query', 'from'], msg: 'from must not be after to', type: 'value_error', input: query.from.toISOString() }]);
+    throw new RequestValidationError([
+      { loc: ['query', 'from'], msg: 'from must not be after to', type: 'value_error', input: query.from.toISOString() },
+    ]);
   }
-  let q = db
-    .selectFrom('monitor_points')
-    .where('monitor_id', '=', monitor.id)
-    .where('workspace_id', '=', tenant.workspace.id);
+  let q = db.selectFrom('monitor_points').where('monitor_id', '=', monitor.id).where('workspace_id', '=', tenant.workspace.id);
   if (query.target !== undefined) {
     const wanted = query.target.trim().toLowerCase();
     const target = monitor.targets.find((t) => t.toLowerCase() === wanted) ?? query.target;
@@ -169,12 +195,21 @@ async function seriesPoints(db: Executor, tenant: Tenant, monitorId: string, que
   if (query.to) q = q.where('at', '<=', query.to);
   // The order of monitor_points_series_idx (workspace_id, monitor_id, target, metric, item_id, at,
   // value included): an index-only scan in index order, not sorted.
-  return q.orderBy('target').orderBy('metric').orderBy('item_id').orderBy('at').limit(MAX_SERIES_POINTS + 1);
+  return q
+    .orderBy('target')
+    .orderBy('metric')
+    .orderBy('item_id')
+    .orderBy('at')
+    .limit(MAX_SERIES_POINTS + 1);
 }
 
 function tooManyPoints(): RequestValidationError {
   return new RequestValidationError([
-    { loc: ['query'], msg: `More than ${MAX_SERIES_POINTS} points match; narrow the answer with target, metric, item_id, from or to`, type: 'value_error' },
+    {
+      loc: ['query'],
+      msg: `More than ${MAX_SERIES_POINTS} points match; narrow the answer with target, metric, item_id, from or to`,
+      type: 'value_error',
+    },
   ]);
 }
 

@@ -51,7 +51,10 @@ export async function listMonitorRuns(
   await getMonitorOrThrow(db, tenant, monitorId);
   let query = db.selectFrom('monitor_runs').selectAll().where('monitor_id', '=', monitorId).where('workspace_id', '=', tenant.workspace.id);
   if (page.startingAfter !== null) query = query.where('id', '<', page.startingAfter);
-  const rows = await query.orderBy('id', 'desc').limit(page.limit + 1).execute();
+  const rows = await query
+    .orderBy('id', 'desc')
+    .limit(page.limit + 1)
+    .execute();
   return { rows: rows.slice(0, page.limit), hasMore: rows.length > page.limit };
 }
 
@@ -74,7 +77,10 @@ export function renderMonitor(monitor: MonitorRow) {
     status: monitor.status,
     paused_reason: monitor.paused_reason as 'user' | 'creator_revoked' | null,
     alerts: monitor.alerts as MonitorAlert[],
-    created_by: monitor.created_by_kind === null || monitor.created_by_id === null ? null : { kind: monitor.created_by_kind, id: monitor.created_by_id },
+    created_by:
+      monitor.created_by_kind === null || monitor.created_by_id === null
+        ? null
+        : { kind: monitor.created_by_kind, id: monitor.created_by_id },
     next_run_at: monitor.status === 'active' ? iso(monitor.next_run_at) : null,
     last_run_at: iso(monitor.last_run_at),
     estimated_credits_per_run: perRun,

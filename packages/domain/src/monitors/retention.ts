@@ -35,7 +35,12 @@ async function partitions(db: Db): Promise<Array<{ name: string; to: Date }>> {
 }
 
 /** One retention pass of monitors' points as of `now`: partitions dropped, rows deleted. */
-export async function purgeMonitorPoints(db: Db, now: Date, defaultDays: number, batchSize = MONITOR_POINTS_PURGE_BATCH): Promise<{ partitionsDropped: number; pointsDeleted: number }> {
+export async function purgeMonitorPoints(
+  db: Db,
+  now: Date,
+  defaultDays: number,
+  batchSize = MONITOR_POINTS_PURGE_BATCH,
+): Promise<{ partitionsDropped: number; pointsDeleted: number }> {
   const days = monitorRetentionDays(defaultDays);
   const cutoff = new Date(now.getTime() - days * 86_400_000);
   let partitionsDropped = 0;

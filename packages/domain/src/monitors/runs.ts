@@ -37,7 +37,10 @@ export const MONITOR_RUN_ENDPOINT = 'monitor-run';
 export const MONITOR_ADVANCE_LIMIT = 100;
 
 /** The tenant a monitor's work is created for: its workspace, as the key that made it (whose monthly cap its runs count against). */
-export async function monitorTenant(db: Executor, monitor: Pick<MonitorRow, 'workspace_id' | 'created_by_kind' | 'created_by_id'>): Promise<Tenant> {
+export async function monitorTenant(
+  db: Executor,
+  monitor: Pick<MonitorRow, 'workspace_id' | 'created_by_kind' | 'created_by_id'>,
+): Promise<Tenant> {
   const workspace = await findWorkspace(db, monitor.workspace_id);
   if (!workspace) throw new Error(`workspace ${monitor.workspace_id} of a monitor does not exist`);
   return { workspace, keyId: monitor.created_by_kind === 'key' ? monitor.created_by_id : null, role: null };
@@ -68,7 +71,11 @@ export async function runMonitorNow(services: Services, tenant: Tenant, monitorI
   const run = await services.db.transaction().execute(async (tx) => {
     const monitor = await lockMonitorOrThrow(tx, tenant, monitorId);
     await tx.updateTable('monitors').set({ last_run_at: now }).where('id', '=', monitor.id).execute();
-    return tx.insertInto('monitor_runs').values(runValues(monitor, 'manual', now, now)).returningAll().executeTakeFirstOrThrow();
+    return tx
+      .insertInto('monitor_runs')
+      .values(runValues(monitor, 'manual', now, now))
+      .returningAll()
+      .executeTakeFirstOrThrow();
   });
   return (await advanceMonitorRun(services, run.id)) ?? run;
 }
@@ -115,7 +122,10 @@ export async function claimDueMonitorRuns(db: Db, now: Date, limit = MONITOR_ADV
  * One scheduler pass over monitors: due monitors get their runs, then every open run (new ones
  * included) is advanced. Returns the runs made and how many open runs were advanced.
  */
-export async function dispatchMonitors(services: Services, now: Date = services.clock.now()): Promise<{ claimed: number; advanced: number }> {
+export async function dispatchMonitors(
+  services: Services,
+  now: Date = services.clock.now(),
+): Promise<{ claimed: number; advanced: number }> {
   const claimed = await claimDueMonitorRuns(services.db, now);
   const open = await services.db
     .selectFrom('monitor_runs')
@@ -131,7 +141,9 @@ export async function dispatchMonitors(services: Services, now: Date = services.
   return { claimed: claimed.length, advanced };
 }
 
-type Outcome = Pick<MonitorRunRow, 'status' | 'batch_ids' | 'next_chunk' | 'started_at' | 'finished_at' | 'observations' | 'changes'> & { error: unknown };
+type Outcome = Pick<MonitorRunRow, 'status' | 'batch_ids' | 'next_chunk' | 'started_at' | 'finished_at' | 'observations' | 'changes'> & {
+  error: unknown;
+};
 
 /**
  * Advances one open run, holding its row (FOR UPDATE SKIP LOCKED: a run another process is
@@ -175,7 +187,11 @@ export async function advanceMonitorRun(services: Services, runId: string): Prom
     await tx.commit().execute();
     return stored;
   } catch (error) {
-    if (!tx.isCommitted && !tx.isRolledBack) await tx.rollback().execute().catch(() => undefined);
+    if (!tx.isCommitted && !tx.isRolledBack)
+      await tx
+        .rollback()
+        .execute()
+        .catch(() => undefined);
     throw error;
   }
 }
@@ -217,14 +233,23 @@ async function advance(services: Services, tx: Tx, monitor: MonitorRow, run: Mon
     }
   }
   if (monitor.deleted_at !== null && out.next_chunk < chunks.length) {
-    return { ...out, status: 'failed', finished_at: now, error: { error: 'monitor_not_found', message: `Monitor ${monitor.id} was deleted during the run.`, monitor_id: monitor.id } };
+    return {
+      ...out,
+      status: 'failed',
+      finished_at: now,
+      error: { error: 'monitor_not_found', message: `Monitor ${monitor.id} was deleted during the run.`, monitor_id: monitor.id },
+    };
   }
   while (out.next_chunk < chunks.length) {
     try {
       const created = await createBatch(
         services,
         tenant,
-        { ...recipe, targets: chunks[out.next_chunk]!, ...(monitor.destination_id !== null ? { destination_id: monitor.destination_id } : {}) },
+        {
+          ...recipe,
+          targets: chunks[out.next_chunk]!,
+          ...(monitor.destination_id !== null ? { destination_id: monitor.destination_id } : {}),
+        },
         { endpoint: MONITOR_RUN_ENDPOINT, idempotencyKey: `${run.id}:${out.next_chunk}`, requestId: run.id },
       );
       if (!out.batch_ids.includes(created.batch.id)) out.batch_ids.push(created.batch.id);

@@ -27,7 +27,11 @@ export interface OAuthGrantFailure {
 
 export type OAuthGrantResult = { ok: true; tokens: OAuthTokenSet } | ({ ok: false } & OAuthGrantFailure);
 
-const fail = (description: string, error: OAuthGrantFailure['error'] = 'invalid_grant'): OAuthGrantResult => ({ ok: false, error, description });
+const fail = (description: string, error: OAuthGrantFailure['error'] = 'invalid_grant'): OAuthGrantResult => ({
+  ok: false,
+  error,
+  description,
+});
 
 /** Issues an access token and a refresh token of the grant `keyId`. */
 async function issueTokens(tx: Tx, keyId: string, scope: string, now: Date): Promise<OAuthTokenSet> {
@@ -38,7 +42,14 @@ async function issueTokens(tx: Tx, keyId: string, scope: string, now: Date): Pro
     .insertInto('oauth_tokens')
     .values([
       { token_hash: hashApiKey(access), key_id: keyId, kind: 'access', scope, created_at: now, expires_at: at(ACCESS_TOKEN_TTL_SECONDS) },
-      { token_hash: hashApiKey(refresh), key_id: keyId, kind: 'refresh', scope, created_at: now, expires_at: at(REFRESH_TOKEN_TTL_SECONDS) },
+      {
+        token_hash: hashApiKey(refresh),
+        key_id: keyId,
+        kind: 'refresh',
+        scope,
+        created_at: now,
+        expires_at: at(REFRESH_TOKEN_TTL_SECONDS),
+      },
     ])
     .execute();
   return { access_token: access, token_type: 'Bearer', expires_in: ACCESS_TOKEN_TTL_SECONDS, refresh_token: refresh, scope };
@@ -63,7 +74,11 @@ export async function codeChallengeOf(db: Executor, clientId: string, code: stri
  * until now) and a first pair of tokens issued. A code presented a second time revokes the
  * grant it made (RFC 6749 4.1.2, OAuth 2.1 4.1.3): whoever holds it, a leaked code gives nothing.
  */
-export async function exchangeCode(db: Executor, request: { clientId: string; code: string; redirectUri?: string }, now: Date): Promise<OAuthGrantResult> {
+export async function exchangeCode(
+  db: Executor,
+  request: { clientId: string; code: string; redirectUri?: string },
+  now: Date,
+): Promise<OAuthGrantResult> {
   if (request.code.length > 200) return fail('The authorization code is unknown or has expired.');
   return inTransaction(db, async (tx) => {
     const code = await tx
@@ -78,7 +93,8 @@ export async function exchangeCode(db: Executor, request: { clientId: string; co
       await revokeApiKey(tx, code.key_id, { actor: systemActor('oauth'), reason: 'authorization_code_reused' });
       return fail('The authorization code was already used; the grant it made is revoked.');
     }
-    if (request.redirectUri !== undefined && request.redirectUri !== code.redirect_uri) return fail('The redirect_uri differs from the one of the authorization request.');
+    if (request.redirectUri !== undefined && request.redirectUri !== code.redirect_uri)
+      return fail('The redirect_uri differs from the one of the authorization request.');
     await tx.updateTable('oauth_codes').set({ used_at: now }).where('code_hash', '=', code.code_hash).execute();
     const grant = await tx
       .updateTable('api_keys')
@@ -98,18 +114,32 @@ export async function exchangeCode(db: Executor, request: { clientId: string; co
  * (OAuth 2.1 4.3.1, RFC 9700 4.14.2), and every token of it stops working. A narrower scope
  * may be asked; a wider one is refused.
  */
-export async function refreshTokens(db: Executor, request: { clientId: string; refreshToken: string; scopes?: string[] }, now: Date): Promise<OAuthGrantResult> {
-  if (request.refreshToken.length > 200 || !request.refreshToken.startsWith(OAUTH_REFRESH_PREFIX)) return fail('The refresh token is unknown, expired or revoked.');
+export async function refreshTokens(
+  db: Executor,
+  request: { clientId: string; refreshToken: string; scopes?: string[] },
+  now: Date,
+): Promise<OAuthGrantResult> {
+  if (request.refreshToken.length > 200 || !request.refreshToken.startsWith(OAUTH_REFRESH_PREFIX))
+    return fail('The refresh token is unknown, expired or revoked.');
   return inTransaction(db, async (tx) => {
     const token = await tx
       .selectFrom('oauth_tokens')
       .innerJoin('api_keys', 'api_keys.id', 'oauth_tokens.key_id')
-      .select(['oauth_tokens.token_hash', 'oauth_tokens.key_id', 'oauth_tokens.scope', 'oauth_tokens.expires_at', 'oauth_tokens.retired_at', 'api_keys.revoked_at', 'api_keys.oauth_client_id'])
+      .select([
+        'oauth_tokens.token_hash',
+        'oauth_tokens.key_id',
+        'oauth_tokens.scope',
+        'oauth_tokens.expires_at',
+        'oauth_tokens.retired_at',
+        'api_keys.revoked_at',
+        'api_keys.oauth_client_id',
+      ])
       .where('oauth_tokens.token_hash', '=', hashApiKey(request.refreshToken))
       .where('oauth_tokens.kind', '=', 'refresh')
       .forUpdate('oauth_tokens')
       .executeTakeFirst();
-    if (!token || token.oauth_client_id !== request.clientId || token.revoked_at) return fail('The refresh token is unknown, expired or revoked.');
+    if (!token || token.oauth_client_id !== request.clientId || token.revoked_at)
+      return fail('The refresh token is unknown, expired or revoked.');
     if (token.retired_at) {
       await revokeApiKey(tx, token.key_id, { actor: systemActor('oauth'), reason: 'refresh_token_reused' });
       return fail('The refresh token was already used; the grant is revoked. Sign in again.');
@@ -117,9 +147,13 @@ export async function refreshTokens(db: Executor, request: { clientId: string; r
     if (token.expires_at.getTime() <= now.getTime()) return fail('The refresh token is unknown, expired or revoked.');
     const granted = token.scope.split(' ');
     const asked = request.scopes?.filter(Boolean) ?? [];
-    if (asked.some((scope) => !granted.includes(scope))) return fail(`The scope may not exceed the one granted (${token.scope}).`, 'invalid_scope');
+    if (asked.some((scope) => !granted.includes(scope)))
+      return fail(`The scope may not exceed the one granted (${token.scope}).`, 'invalid_scope');
     await tx.updateTable('oauth_tokens').set({ retired_at: now }).where('token_hash', '=', token.token_hash).execute();
-    return { ok: true, tokens: await issueTokens(tx, token.key_id, asked.length > 0 ? asked.join(' ') : token.scope || DEFAULT_OAUTH_SCOPE, now) };
+    return {
+      ok: true,
+      tokens: await issueTokens(tx, token.key_id, asked.length > 0 ? asked.join(' ') : token.scope || DEFAULT_OAUTH_SCOPE, now),
+    };
   });
 }
 
@@ -128,7 +162,11 @@ export async function refreshTokens(db: Executor, request: { clientId: string; r
  * `api_key.revoked`, the grant as actor), an access token only itself. A token that is
  * unknown, of another client or already gone changes nothing (the endpoint answers 200 anyway).
  */
-export async function revokeClientToken(db: Executor, request: { clientId: string; token: string; ip: string | null }, now: Date): Promise<void> {
+export async function revokeClientToken(
+  db: Executor,
+  request: { clientId: string; token: string; ip: string | null },
+  now: Date,
+): Promise<void> {
   if (request.token.length > 200) return;
   const token = await db
     .selectFrom('oauth_tokens')
@@ -142,5 +180,10 @@ export async function revokeClientToken(db: Executor, request: { clientId: strin
     await revokeApiKey(db, token.key_id, { actor, reason: 'client_revoked' });
     return;
   }
-  await db.updateTable('oauth_tokens').set({ retired_at: now }).where('token_hash', '=', token.token_hash).where('retired_at', 'is', null).execute();
+  await db
+    .updateTable('oauth_tokens')
+    .set({ retired_at: now })
+    .where('token_hash', '=', token.token_hash)
+    .where('retired_at', 'is', null)
+    .execute();
 }

@@ -47,7 +47,12 @@ const DAY_MS = 24 * 3600_000;
  * one expires results at a time (another finds the lock taken and leaves the work to it), so
  * two batches never each see the other's jobs as unexpired and both keep pages nobody reads.
  */
-export async function purgeExpiredResults(store: RetentionStore, now: Date, retentionDays: number, batchSize = RESULT_PURGE_BATCH): Promise<{ jobs: number; pages: number }> {
+export async function purgeExpiredResults(
+  store: RetentionStore,
+  now: Date,
+  retentionDays: number,
+  batchSize = RESULT_PURGE_BATCH,
+): Promise<{ jobs: number; pages: number }> {
   const { db } = store;
   const cutoff = new Date(now.getTime() - retentionDays * DAY_MS);
   const total = { jobs: 0, pages: 0 };
@@ -249,7 +254,10 @@ export async function runRetention(store: RetentionStore, now: Date, policy: Ret
   const authTokensDeleted = await purgeExpiredAuthTokens(db, now, policy.batchSize);
   const oauthDeleted = await purgeExpiredOAuth(db, now, policy.batchSize);
   const mailDeleted = await purgeOldMail(db, now, policy.batchSize);
-  const points = policy.monitorRetentionDays === undefined ? { pointsDeleted: 0, partitionsDropped: 0 } : await purgeMonitorPoints(db, now, policy.monitorRetentionDays);
+  const points =
+    policy.monitorRetentionDays === undefined
+      ? { pointsDeleted: 0, partitionsDropped: 0 }
+      : await purgeMonitorPoints(db, now, policy.monitorRetentionDays);
   return {
     resultsExpired: results.jobs,
     resultPagesDeleted: results.pages,

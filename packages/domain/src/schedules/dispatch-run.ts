@@ -112,7 +112,13 @@ async function attempt(services: Services, tenant: Tenant, schedule: ScheduleRow
     include_posts: schedule.include_posts,
     ...(schedule.destination_id !== null ? { destination_id: schedule.destination_id } : {}),
   };
-  const options = { endpoint: SCHEDULE_RUN_ENDPOINT, idempotencyKey: run.id, scheduleId: schedule.id, newOnly: schedule.delivery === 'new_only', requestId: run.id };
+  const options = {
+    endpoint: SCHEDULE_RUN_ENDPOINT,
+    idempotencyKey: run.id,
+    scheduleId: schedule.id,
+    newOnly: schedule.delivery === 'new_only',
+    requestId: run.id,
+  };
   try {
     if (schedule.targets.length === 1) {
       const created = await createJob(services, tenant, { ...recipe, target: schedule.targets[0]! }, options);
@@ -131,7 +137,12 @@ async function attempt(services: Services, tenant: Tenant, schedule: ScheduleRow
       };
     }
     if (error instanceof RequestValidationError) {
-      return { status: 'failed', jobId: null, batchId: null, error: { error: 'invalid_request', message: error.message, detail: error.issues } };
+      return {
+        status: 'failed',
+        jobId: null,
+        batchId: null,
+        error: { error: 'invalid_request', message: error.message, detail: error.issues },
+      };
     }
     throw error;
   }

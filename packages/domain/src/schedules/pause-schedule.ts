@@ -18,7 +18,12 @@ export async function pauseSchedule(services: Services, tenant: Tenant, schedule
       });
     }
     if (current.status === 'paused') return current;
-    return tx.updateTable('schedules').set({ status: 'paused', paused_reason: null, updated_at: now }).where('id', '=', current.id).returningAll().executeTakeFirstOrThrow();
+    return tx
+      .updateTable('schedules')
+      .set({ status: 'paused', paused_reason: null, updated_at: now })
+      .where('id', '=', current.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
   });
   return (await scheduleViewsOf(services.db, [schedule]))[0]!;
 }

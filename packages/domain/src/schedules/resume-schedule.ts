@@ -41,7 +41,8 @@ export async function resumeSchedule(services: Services, tenant: Tenant, schedul
       );
     }
     const creator = scheduleCreator(current);
-    const takeOver = current.paused_reason === 'creator_revoked' || (creator !== null && !(await creatorLive(tx, current.workspace_id, creator)));
+    const takeOver =
+      current.paused_reason === 'creator_revoked' || (creator !== null && !(await creatorLive(tx, current.workspace_id, creator)));
     if (takeOver) {
       const next = creatorOf(tenant);
       await recordAudit(tx, {
@@ -55,7 +56,13 @@ export async function resumeSchedule(services: Services, tenant: Tenant, schedul
     }
     return tx
       .updateTable('schedules')
-      .set({ status: 'active', next_run_at: nextRunAt, paused_reason: null, ...(takeOver ? creatorColumns(creatorOf(tenant)) : {}), updated_at: now })
+      .set({
+        status: 'active',
+        next_run_at: nextRunAt,
+        paused_reason: null,
+        ...(takeOver ? creatorColumns(creatorOf(tenant)) : {}),
+        updated_at: now,
+      })
       .where('id', '=', current.id)
       .returningAll()
       .executeTakeFirstOrThrow();
@@ -66,7 +73,14 @@ export async function resumeSchedule(services: Services, tenant: Tenant, schedul
 /** Whether a creator may still act in the workspace: a live key of it, or a member. */
 async function creatorLive(tx: Tx, workspaceId: string, creator: { kind: 'user' | 'key'; id: string }): Promise<boolean> {
   if (creator.kind === 'user') {
-    return Boolean(await tx.selectFrom('memberships').select('user_id').where('workspace_id', '=', workspaceId).where('user_id', '=', creator.id).executeTakeFirst());
+    return Boolean(
+      await tx
+        .selectFrom('memberships')
+        .select('user_id')
+        .where('workspace_id', '=', workspaceId)
+        .where('user_id', '=', creator.id)
+        .executeTakeFirst(),
+    );
   }
   const key = await tx
     .selectFrom('api_keys')

@@ -15,7 +15,12 @@ export async function runScheduleNow(services: Services, tenant: Tenant, schedul
     const schedule = await lockScheduleOrThrow(tx, tenant, scheduleId);
     const overlapping = schedule.overlap_policy === 'skip' && (await schedulesWithActiveWork(tx, [schedule.id])).has(schedule.id);
     const run = await insertManualRun(tx, schedule, now, overlapping);
-    const updated = await tx.updateTable('schedules').set({ last_run_at: now }).where('id', '=', schedule.id).returningAll().executeTakeFirstOrThrow();
+    const updated = await tx
+      .updateTable('schedules')
+      .set({ last_run_at: now })
+      .where('id', '=', schedule.id)
+      .returningAll()
+      .executeTakeFirstOrThrow();
     return { schedule: updated, run };
   });
   if (run.status === 'queued') await dispatchScheduleRun(services, schedule, run, { tenant });

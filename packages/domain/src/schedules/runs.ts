@@ -112,10 +112,16 @@ export async function holdRuns(db: Db, which: RunSelection): Promise<RunHold> {
       .where('job_id', 'is', null)
       .where('batch_id', 'is', null)
       .where('dispatched_at', 'is', null);
-    query = 'ids' in which ? query.where('id', 'in', [...which.ids]) : query.where('created_at', '<=', which.createdBefore).orderBy('created_at').limit(which.limit);
+    query =
+      'ids' in which
+        ? query.where('id', 'in', [...which.ids])
+        : query.where('created_at', '<=', which.createdBefore).orderBy('created_at').limit(which.limit);
     runs = await query.forUpdate().skipLocked().execute();
   } catch (error) {
-    await tx.rollback().execute().catch(() => undefined);
+    await tx
+      .rollback()
+      .execute()
+      .catch(() => undefined);
     throw error;
   }
   const release = async () => {

@@ -41,7 +41,10 @@ export function quotaDayOf(at: Date): string {
  * failures (and a down mark); an `upstream_auth` adds to it, and the tenth in a row marks the
  * source down (a warning and sdx_source_marked_down_total); quota as the attempt saw it.
  */
-export async function recordSourceHealth(services: Pick<Resources, 'db' | 'log' | 'clock'>, reports: readonly SourceReport[]): Promise<void> {
+export async function recordSourceHealth(
+  services: Pick<Resources, 'db' | 'log' | 'clock'>,
+  reports: readonly SourceReport[],
+): Promise<void> {
   const now = services.clock.now();
   const day = quotaDayOf(now);
   for (const r of reports) {
@@ -106,7 +109,9 @@ export async function readSourceHealth(db: Db, now: Date = new Date()): Promise<
     .selectAll('h')
     .select([
       sql<number>`(select count(*) from job_attempt_sources s where s.provider = h.provider and s.created_at > ${since})::int`.as('tries'),
-      sql<number>`(select count(*) from job_attempt_sources s where s.provider = h.provider and s.created_at > ${since} and s.outcome = 'failed')::int`.as('failures'),
+      sql<number>`(select count(*) from job_attempt_sources s where s.provider = h.provider and s.created_at > ${since} and s.outcome = 'failed')::int`.as(
+        'failures',
+      ),
     ])
     .orderBy('h.provider')
     .execute();

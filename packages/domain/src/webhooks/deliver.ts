@@ -75,8 +75,18 @@ export async function claimDeliveries(db: Executor, ids: readonly string[]): Pro
 }
 
 /** Records outcomes (the group of the process's outcome batcher), each only while its lease holds; the row as recorded, or null. */
-export async function recordDeliveryOutcomes(db: Executor, outcomes: readonly DeliveryOutcome[]): Promise<FlushResult<RecordedDelivery | null>> {
-  const values = outcomes.map((o) => ({ id: o.id, lease: o.lease, status: o.status, response_status: o.responseStatus, error: o.error, delay_ms: o.delayMs }));
+export async function recordDeliveryOutcomes(
+  db: Executor,
+  outcomes: readonly DeliveryOutcome[],
+): Promise<FlushResult<RecordedDelivery | null>> {
+  const values = outcomes.map((o) => ({
+    id: o.id,
+    lease: o.lease,
+    status: o.status,
+    response_status: o.responseStatus,
+    error: o.error,
+    delay_ms: o.delayMs,
+  }));
   const { rows } = await sql<RecordedDelivery>`
     update webhook_deliveries d
     set status = v.status,
@@ -115,7 +125,11 @@ export interface RecordedDelivery {
  * `sent` is called once the receiver is done with (answered, timed out, or not needed): what
  * follows is the service's own bookkeeping, which the per-receiver bound need not wait for.
  */
-export async function attemptDelivery(services: Resources & { deliveries: DeliveryAttempts }, deliveryId: string, sent: () => void = () => undefined): Promise<AttemptOutcome> {
+export async function attemptDelivery(
+  services: Resources & { deliveries: DeliveryAttempts },
+  deliveryId: string,
+  sent: () => void = () => undefined,
+): Promise<AttemptOutcome> {
   const claimed = await services.deliveries.claim(deliveryId).catch((error: unknown) => {
     sent();
     throw error;
@@ -129,10 +143,19 @@ export async function attemptDelivery(services: Resources & { deliveries: Delive
   const send = async () => {
     // A secret no key of this process opens (SECRETS_KEY missing or wrong) throws here: the
     // attempt is given up unrecorded, and its lease lapses into the sweep once the key is back.
-    const headers = signatureHeaders(signingSecrets(services.config, claimed, now), claimed.event_id, Math.floor(now.getTime() / 1000), claimed.body);
+    const headers = signatureHeaders(
+      signingSecrets(services.config, claimed, now),
+      claimed.event_id,
+      Math.floor(now.getTime() / 1000),
+      claimed.body,
+    );
     return services.webhooks.send({ url: claimed.url, body: claimed.body, headers });
   };
-  const outcome = await (!claimed.enabled && claimed.type !== 'webhook.test' ? Promise.resolve({ ok: false, status: null, error: 'the webhook is disabled' }) : send()).finally(sent);
+  const outcome = await (
+    !claimed.enabled && claimed.type !== 'webhook.test'
+      ? Promise.resolve({ ok: false, status: null, error: 'the webhook is disabled' })
+      : send()
+  ).finally(sent);
   recordWebhookDelivery(outcome.ok ? 'succeeded' : 'failed');
 
   const delayMs = outcome.ok || !claimed.enabled ? null : retryDelayMs(services.config.webhookRetrySchedule, claimed.attempts);

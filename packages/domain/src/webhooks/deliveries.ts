@@ -57,7 +57,14 @@ export async function listDeliveries(db: Executor, tenant: Tenant, webhookId: st
 async function insertDelivery(tx: Tx, workspaceId: string, webhookId: string, eventId: string, now: Date): Promise<WebhookDeliveryRow> {
   return tx
     .insertInto('webhook_deliveries')
-    .values({ id: newId('dlv'), webhook_id: webhookId, event_id: eventId, workspace_id: workspaceId, next_attempt_at: now, created_at: now })
+    .values({
+      id: newId('dlv'),
+      webhook_id: webhookId,
+      event_id: eventId,
+      workspace_id: workspaceId,
+      next_attempt_at: now,
+      created_at: now,
+    })
     .returningAll()
     .executeTakeFirstOrThrow();
 }
@@ -109,7 +116,8 @@ export async function redeliver(services: Resources, tenant: Tenant, webhookId: 
       .where('d.webhook_id', '=', webhook.id)
       .where('d.workspace_id', '=', tenant.workspace.id)
       .executeTakeFirst();
-    if (!original) throw new ApiError('delivery_not_found', `No delivery ${deliveryId} of webhook ${webhookId}.`, { delivery_id: deliveryId });
+    if (!original)
+      throw new ApiError('delivery_not_found', `No delivery ${deliveryId} of webhook ${webhookId}.`, { delivery_id: deliveryId });
     return { delivery: await insertDelivery(tx, tenant.workspace.id, webhook.id, original.event_id, now), type: original.type };
   });
   await enqueueDeliveries(services, [nextDeliveryAttempt(delivery)]);

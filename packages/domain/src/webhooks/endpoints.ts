@@ -42,7 +42,10 @@ async function checkUrl(services: Resources, url: string): Promise<void> {
   } catch (error) {
     if (!(error instanceof AddressRefused)) throw error;
     // Outside production, name the setting that allows such a URL for local development.
-    const hint = error.setting && services.config.nodeEnv !== 'production' ? ` (for local development, start the service with ${error.setting}=1 to allow it)` : '';
+    const hint =
+      error.setting && services.config.nodeEnv !== 'production'
+        ? ` (for local development, start the service with ${error.setting}=1 to allow it)`
+        : '';
     throw new ApiError('invalid_webhook_url', `This URL cannot receive webhooks: ${error.message}${hint}.`, { url });
   }
 }
@@ -74,9 +77,15 @@ export async function createWebhook(services: Resources, tenant: Tenant, input: 
   const limit = services.config.maxWebhooksPerWorkspace;
   return services.db.transaction().execute(async (tx) => {
     await tx.selectFrom('workspaces').select('id').where('id', '=', tenant.workspace.id).forUpdate().executeTakeFirstOrThrow();
-    const { count } = await tx.selectFrom('webhooks').select((eb) => eb.fn.countAll<number>().as('count')).where('workspace_id', '=', tenant.workspace.id).executeTakeFirstOrThrow();
+    const { count } = await tx
+      .selectFrom('webhooks')
+      .select((eb) => eb.fn.countAll<number>().as('count'))
+      .where('workspace_id', '=', tenant.workspace.id)
+      .executeTakeFirstOrThrow();
     if (Number(count) >= limit) {
-      throw new ApiError('webhook_limit_reached', `This workspace has ${limit} webhooks, the most it may have; delete one first.`, { limit });
+      throw new ApiError('webhook_limit_reached', `This workspace has ${limit} webhooks, the most it may have; delete one first.`, {
+        limit,
+      });
     }
     const row = await tx
       .insertInto('webhooks')
@@ -116,7 +125,13 @@ export async function getWebhookOrThrow(db: Executor, tenant: Tenant, webhookId:
 }
 
 /** PATCH /v1/webhooks/{id}: a new URL is checked like a new webhook's; the change and its audit event commit together. */
-export async function updateWebhook(services: Resources, tenant: Tenant, webhookId: string, changes: WebhookChanges, actor: Actor): Promise<WebhookRow> {
+export async function updateWebhook(
+  services: Resources,
+  tenant: Tenant,
+  webhookId: string,
+  changes: WebhookChanges,
+  actor: Actor,
+): Promise<WebhookRow> {
   if (changes.url !== undefined) await checkUrl(services, changes.url);
   return services.db.transaction().execute(async (tx) => {
     const before = await getWebhookOrThrow(tx, tenant, webhookId, true);
@@ -167,7 +182,12 @@ export async function deleteWebhook(services: Resources, tenant: Tenant, webhook
  * it replaces signs beside it for 24 hours, so a receiver can switch without missing a message.
  * (A second rotation within those hours retires the oldest at once.)
  */
-export async function rotateWebhookSecret(services: Resources, tenant: Tenant, webhookId: string, actor: Actor): Promise<WebhookWithSecret> {
+export async function rotateWebhookSecret(
+  services: Resources,
+  tenant: Tenant,
+  webhookId: string,
+  actor: Actor,
+): Promise<WebhookWithSecret> {
   const secret = generateSecret();
   return services.db.transaction().execute(async (tx) => {
     const before = await getWebhookOrThrow(tx, tenant, webhookId, true);

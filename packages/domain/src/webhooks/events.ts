@@ -84,13 +84,24 @@ export async function recordTestEvent(tx: Tx, workspaceId: string, webhookId: st
   });
   await tx
     .insertInto('webhook_events')
-    .values({ id, workspace_id: workspaceId, type: 'webhook.test', subject_id: null, webhook_id: webhookId, body, created_at: now, dispatched_at: now })
+    .values({
+      id,
+      workspace_id: workspaceId,
+      type: 'webhook.test',
+      subject_id: null,
+      webhook_id: webhookId,
+      body,
+      created_at: now,
+      dispatched_at: now,
+    })
     .execute();
   return id;
 }
 
 /** The events of jobs that ended: their own, and a check of the batch of each batch child. */
-export function endingCandidates(jobs: ReadonlyArray<{ id: string; workspace_id: string; batch_id: string | null; status: string }>): EventCandidate[] {
+export function endingCandidates(
+  jobs: ReadonlyArray<{ id: string; workspace_id: string; batch_id: string | null; status: string }>,
+): EventCandidate[] {
   return jobs.flatMap((job): EventCandidate[] => [
     { workspaceId: job.workspace_id, type: `job.${job.status}` as WebhookEventType, subjectId: job.id },
     ...(job.batch_id ? [{ workspaceId: job.workspace_id, type: BATCH_CHILD_ENDED, subjectId: job.batch_id } as const] : []),
@@ -98,10 +109,14 @@ export function endingCandidates(jobs: ReadonlyArray<{ id: string; workspace_id:
 }
 
 /** The events of schedule runs: dispatched (queued with its work) or skipped; a failed dispatch tells none. */
-export function runCandidates(runs: ReadonlyArray<{ id: string; workspace_id: string; status: string; job_id: string | null; batch_id: string | null }>): EventCandidate[] {
+export function runCandidates(
+  runs: ReadonlyArray<{ id: string; workspace_id: string; status: string; job_id: string | null; batch_id: string | null }>,
+): EventCandidate[] {
   return runs.flatMap((run): EventCandidate[] => {
-    if (run.status === 'queued' && (run.job_id || run.batch_id)) return [{ workspaceId: run.workspace_id, type: 'schedule.run.dispatched', subjectId: run.id }];
-    if (run.status === 'skipped_credits' || run.status === 'skipped_overlap') return [{ workspaceId: run.workspace_id, type: 'schedule.run.skipped', subjectId: run.id }];
+    if (run.status === 'queued' && (run.job_id || run.batch_id))
+      return [{ workspaceId: run.workspace_id, type: 'schedule.run.dispatched', subjectId: run.id }];
+    if (run.status === 'skipped_credits' || run.status === 'skipped_overlap')
+      return [{ workspaceId: run.workspace_id, type: 'schedule.run.skipped', subjectId: run.id }];
     return [];
   });
 }

@@ -22,7 +22,9 @@ function keysWithSpend(db: Executor, now: Date) {
     .selectFrom('api_keys')
     .leftJoin('api_key_spend', 'api_key_spend.key_id', 'api_keys.id')
     .selectAll('api_keys')
-    .select(sql<number>`coalesce(case when api_key_spend.period_start = ${period}::date then api_key_spend.spent end, 0)`.as('month_spent'));
+    .select(
+      sql<number>`coalesce(case when api_key_spend.period_start = ${period}::date then api_key_spend.spent end, 0)`.as('month_spent'),
+    );
 }
 
 /** A workspace's keys, newest first, revoked ones included, with this month's spend. */
@@ -50,7 +52,15 @@ export interface KeyChanger {
  * by a key it made), nor of a key whose role is above its own: 403 forbidden (extensions-3.md
  * 1). Sessions (of admins and owners: the route's access) may.
  */
-export async function updateApiKey(db: Executor, workspaceId: string, keyId: string, change: UpdateApiKeyChange, actor: Actor, now: Date, changer?: KeyChanger): Promise<ApiKeyWithSpend> {
+export async function updateApiKey(
+  db: Executor,
+  workspaceId: string,
+  keyId: string,
+  change: UpdateApiKeyChange,
+  actor: Actor,
+  now: Date,
+  changer?: KeyChanger,
+): Promise<ApiKeyWithSpend> {
   return inTransaction(db, async (tx) => {
     const set = {
       ...(change.name !== undefined ? { name: change.name } : {}),
@@ -75,7 +85,10 @@ export async function updateApiKey(db: Executor, workspaceId: string, keyId: str
       targetId: keyId,
       data: {
         before: { name: before.name, monthly_credit_cap: before.monthly_credit_cap },
-        after: { name: change.name ?? before.name, monthly_credit_cap: change.monthlyCreditCap !== undefined ? change.monthlyCreditCap : before.monthly_credit_cap },
+        after: {
+          name: change.name ?? before.name,
+          monthly_credit_cap: change.monthlyCreditCap !== undefined ? change.monthlyCreditCap : before.monthly_credit_cap,
+        },
       },
     });
     return keysWithSpend(tx, now).where('api_keys.id', '=', keyId).executeTakeFirstOrThrow();
@@ -85,7 +98,9 @@ export async function updateApiKey(db: Executor, workspaceId: string, keyId: str
 /** 403 forbidden when the calling key may not change the cap of `keyId` (itself, a key that made it, or a key of a higher role). */
 async function checkCapChanger(tx: Tx, keyId: string, role: string, callerKeyId: string, callerRole: string | null): Promise<void> {
   if (!isRole(role) || !roleAtLeast(callerRole, role)) {
-    throw new ApiError('forbidden', `A key may not change a key whose role (${role}) is above its own (${callerRole ?? 'none'}).`, { required_role: role });
+    throw new ApiError('forbidden', `A key may not change a key whose role (${role}) is above its own (${callerRole ?? 'none'}).`, {
+      required_role: role,
+    });
   }
   const { rows } = await sql<{ id: string }>`
     with recursive up (id, created_by) as (
@@ -98,7 +113,9 @@ async function checkCapChanger(tx: Tx, keyId: string, role: string, callerKeyId:
   if (rows.length > 0) {
     throw new ApiError(
       'forbidden',
-      keyId === callerKeyId ? "A key may not change its own monthly_credit_cap; ask an admin's session." : 'A key may not change the monthly_credit_cap of the key that made it.',
+      keyId === callerKeyId
+        ? "A key may not change its own monthly_credit_cap; ask an admin's session."
+        : 'A key may not change the monthly_credit_cap of the key that made it.',
     );
   }
 }

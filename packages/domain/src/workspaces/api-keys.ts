@@ -53,10 +53,17 @@ export interface CreateApiKeyOptions {
  * Makes a key: the one function behind POST /v1/keys, the admin CLI and first start. The key
  * and its audit event are written in one transaction (the caller's, when it passes one).
  */
-export async function createApiKey(db: Executor, workspaceId: string, name: string | null = null, options: CreateApiKeyOptions = {}): Promise<CreatedApiKey> {
+export async function createApiKey(
+  db: Executor,
+  workspaceId: string,
+  name: string | null = null,
+  options: CreateApiKeyOptions = {},
+): Promise<CreatedApiKey> {
   const role = options.role ?? 'owner';
   if (options.grantorRole !== undefined && !roleAtLeast(options.grantorRole, role)) {
-    throw new ApiError('forbidden', `A key's role may not exceed your own role (${options.grantorRole ?? 'none'}).`, { required_role: role });
+    throw new ApiError('forbidden', `A key's role may not exceed your own role (${options.grantorRole ?? 'none'}).`, {
+      required_role: role,
+    });
   }
   const kind: ApiKeyKind = options.oauth ? 'oauth' : 'api_key';
   const secret = generateApiKeySecret(options.oauth ? OAUTH_ACCESS_PREFIX : API_KEY_PREFIX);
@@ -86,7 +93,14 @@ export async function createApiKey(db: Executor, workspaceId: string, name: stri
       actor: options.actor ?? systemActor('admin-cli'),
       targetType: 'api_key',
       targetId: id,
-      data: { name, role, prefix: key.prefix, expires_at: key.expires_at?.toISOString() ?? null, monthly_credit_cap: key.monthly_credit_cap, ...oauthData },
+      data: {
+        name,
+        role,
+        prefix: key.prefix,
+        expires_at: key.expires_at?.toISOString() ?? null,
+        monthly_credit_cap: key.monthly_credit_cap,
+        ...oauthData,
+      },
     });
     return { key_id: id, api_key: secret, key };
   });
@@ -119,7 +133,11 @@ export interface RevokeApiKeyOptions {
  */
 export async function revokeApiKey(db: Executor, keyId: string, options: RevokeApiKeyOptions = {}): Promise<boolean> {
   return inTransaction(db, async (tx) => {
-    let update = tx.updateTable('api_keys').set({ revoked_at: sql<Date>`now()` }).where('id', '=', keyId).where('revoked_at', 'is', null);
+    let update = tx
+      .updateTable('api_keys')
+      .set({ revoked_at: sql<Date>`now()` })
+      .where('id', '=', keyId)
+      .where('revoked_at', 'is', null);
     if (options.workspaceId) update = update.where('workspace_id', '=', options.workspaceId);
     const revoked = await update.returning(['id', 'workspace_id', 'name', 'prefix', 'kind']).executeTakeFirst();
     if (revoked) {
@@ -256,7 +274,15 @@ export async function revokeKeysOf(tx: Tx, options: RevokeKeysOfOptions): Promis
       actor: options.actor,
       targetType: 'api_key',
       targetId: key.id,
-      data: { name: key.name, prefix: key.prefix, role: key.role, kind: key.kind, reason: options.reason, creator: options.userId, created_by: key.created_by },
+      data: {
+        name: key.name,
+        prefix: key.prefix,
+        role: key.role,
+        kind: key.kind,
+        reason: options.reason,
+        creator: options.userId,
+        created_by: key.created_by,
+      },
     });
   }
   await afterKeysRevoked(tx, sorted);

@@ -53,7 +53,12 @@ export async function pauseRunsOfCreator(tx: Tx, workspaceId: string, creator: C
  * caller's transaction (the revocation's or the removal's). Monitors made before created_by was
  * recorded (null) are never paused here. Returns the IDs paused.
  */
-export async function pauseMonitorsOfCreator(tx: Tx, workspaceId: string, creator: Creator, actor: Actor = CREATOR_REVOKED_ACTOR): Promise<string[]> {
+export async function pauseMonitorsOfCreator(
+  tx: Tx,
+  workspaceId: string,
+  creator: Creator,
+  actor: Actor = CREATOR_REVOKED_ACTOR,
+): Promise<string[]> {
   const paused = await tx
     .updateTable('monitors')
     .set({ status: 'paused', paused_reason: 'creator_revoked', updated_at: new Date() })

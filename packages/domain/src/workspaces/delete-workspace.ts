@@ -131,11 +131,22 @@ export async function deleteWorkspace(
   const rows: Partial<Record<WorkspaceTable, number>> = {};
   const count = (table: WorkspaceTable, n: number) => (rows[table] = (rows[table] ?? 0) + n);
 
-  await db.updateTable('api_keys').set({ revoked_at: new Date() }).where('workspace_id', '=', workspaceId).where('revoked_at', 'is', null).execute();
+  await db
+    .updateTable('api_keys')
+    .set({ revoked_at: new Date() })
+    .where('workspace_id', '=', workspaceId)
+    .where('revoked_at', 'is', null)
+    .execute();
   const webhookIds = (await db.selectFrom('webhooks').select('id').where('workspace_id', '=', workspaceId).execute()).map((w) => w.id);
   let queueEntries = await removeDeliveryEntries(services, webhookIds);
 
-  const present = new Set((await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(db)).rows.map((r) => r.name));
+  const present = new Set(
+    (
+      await sql<{ name: string }>`select table_name as name from information_schema.tables where table_schema = current_schema()`.execute(
+        db,
+      )
+    ).rows.map((r) => r.name),
+  );
   const withJobs = WITH_JOBS.filter((t) => present.has(t));
   for (const table of WORKSPACE_TABLES) {
     if (!present.has(table) || table === 'job_result_pages' || (WITH_JOBS as readonly string[]).includes(table)) continue;
@@ -155,7 +166,13 @@ export async function deleteWorkspace(
     count('workspaces', Number(gone.numDeletedRows));
     await tx
       .insertInto('workspace_deletions')
-      .values({ id, workspace_id: workspaceId, actor_type: actor.type, actor_id: actor.id, data: JSON.stringify({ rows, queue_entries: queueEntries, redis_keys: redisKeys }) })
+      .values({
+        id,
+        workspace_id: workspaceId,
+        actor_type: actor.type,
+        actor_id: actor.id,
+        data: JSON.stringify({ rows, queue_entries: queueEntries, redis_keys: redisKeys }),
+      })
       .execute();
   });
   return { deleted: { id, workspaceId, rows, queueEntries, redisKeys } };
@@ -192,7 +209,13 @@ async function deleteJobs(
   const add = (table: WorkspaceTable, n: number) => (rows[table] = (rows[table] ?? 0) + n);
   let entries = 0;
   for (;;) {
-    const batch = await db.selectFrom('jobs').select(['id', 'attempts', 'queue_entry']).where('workspace_id', '=', workspaceId).orderBy('id').limit(batchSize).execute();
+    const batch = await db
+      .selectFrom('jobs')
+      .select(['id', 'attempts', 'queue_entry'])
+      .where('workspace_id', '=', workspaceId)
+      .orderBy('id')
+      .limit(batchSize)
+      .execute();
     if (batch.length === 0) return { rows, entries };
     entries += await removeJobEntries(services, workspaceId, batch);
     const ids = batch.map((j) => j.id);
@@ -211,7 +234,11 @@ async function deleteJobs(
  * attempt's) and the shared entry it travels in when every job of that entry is the
  * workspace's. An entry a worker holds stays; its claim finds no job and does nothing.
  */
-async function removeJobEntries(services: Resources, workspaceId: string, jobs: ReadonlyArray<{ id: string; attempts: number; queue_entry: string | null }>): Promise<number> {
+async function removeJobEntries(
+  services: Resources,
+  workspaceId: string,
+  jobs: ReadonlyArray<{ id: string; attempts: number; queue_entry: string | null }>,
+): Promise<number> {
   const { queues, db } = services;
   const candidates = new Set<string>();
   for (const job of jobs) {
@@ -224,7 +251,13 @@ async function removeJobEntries(services: Resources, workspaceId: string, jobs: 
       const entry = await queue.getJob(entryId);
       if (!entry) continue;
       const carried = entry.data.jobIds && entry.data.jobIds.length > 0 ? entry.data.jobIds : [entry.data.jobId];
-      const others = await db.selectFrom('jobs').select('id').where('id', 'in', carried).where('workspace_id', '<>', workspaceId).limit(1).execute();
+      const others = await db
+        .selectFrom('jobs')
+        .select('id')
+        .where('id', 'in', carried)
+        .where('workspace_id', '<>', workspaceId)
+        .limit(1)
+        .execute();
       if (others.length > 0) continue;
       removed += await queue.remove(entryId);
     }

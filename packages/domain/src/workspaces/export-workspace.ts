@@ -31,7 +31,12 @@ export async function* exportWorkspace(db: Executor, workspaceId: string): Async
   const workspace = await db.selectFrom('workspaces').selectAll().where('id', '=', workspaceId).executeTakeFirst();
   if (!workspace) return;
   yield record('workspace', workspace);
-  const balances = await db.selectFrom('credit_balances').selectAll().where('workspace_id', '=', workspaceId).orderBy('period_start').execute();
+  const balances = await db
+    .selectFrom('credit_balances')
+    .selectAll()
+    .where('workspace_id', '=', workspaceId)
+    .orderBy('period_start')
+    .execute();
   for (const balance of balances) yield record('balance', balance);
   const members = await db
     .selectFrom('memberships')

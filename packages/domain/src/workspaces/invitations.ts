@@ -74,14 +74,21 @@ async function inviterOf(tx: Tx, caller: Caller): Promise<{ email: string; displ
  * INVITATIONS_PER_DAY a UTC day per workspace. With SMTP_URL set, the invitation mail is queued
  * in the same transaction (mail/outbox.ts): it goes out exactly when the invitation exists.
  */
-export async function createInvitation(services: Services, workspaceId: string, email: string, role: Role, caller: Caller): Promise<CreatedInvitation> {
+export async function createInvitation(
+  services: Services,
+  workspaceId: string,
+  email: string,
+  role: Role,
+  caller: Caller,
+): Promise<CreatedInvitation> {
   if (role === 'owner' && !roleAtLeast(caller.role, 'owner')) {
     throw new ApiError('forbidden', 'Only an owner can invite an owner.', { required_role: 'owner' });
   }
   const address = normalizeEmail(email);
   return services.db.transaction().execute(async (tx) => {
     const workspace = await lockWorkspace(tx, workspaceId);
-    if (workspace.kind === 'personal') throw new ApiError('personal_workspace', 'A personal workspace takes no members; create a team workspace.');
+    if (workspace.kind === 'personal')
+      throw new ApiError('personal_workspace', 'A personal workspace takes no members; create a team workspace.');
     await checkDailyInvitations(tx, workspaceId, services.clock.now());
     const member = await tx
       .selectFrom('memberships')
@@ -179,7 +186,18 @@ export async function previewInvitation(db: Executor, token: string): Promise<In
     .selectFrom('invitations as i')
     .innerJoin('workspaces as w', 'w.id', 'i.workspace_id')
     .leftJoin('users as u', 'u.id', 'i.invited_by')
-    .select(['i.role', 'i.expires_at', 'i.accepted_at', 'i.revoked_at', 'i.invited_by', 'i.invited_by_key_id', 'w.id as workspace_id', 'w.name as workspace_name', 'u.display_name', 'u.email'])
+    .select([
+      'i.role',
+      'i.expires_at',
+      'i.accepted_at',
+      'i.revoked_at',
+      'i.invited_by',
+      'i.invited_by_key_id',
+      'w.id as workspace_id',
+      'w.name as workspace_name',
+      'u.display_name',
+      'u.email',
+    ])
     .where('i.token_hash', '=', tokenHash(token))
     .executeTakeFirst();
   if (!found || found.accepted_at || found.revoked_at || found.expires_at.getTime() <= Date.now() || !(await senderStillMay(db, found))) {
@@ -206,10 +224,22 @@ export async function revokeInvitation(services: Services, workspaceId: string, 
       .returning(['id', 'email', 'role'])
       .executeTakeFirst();
     if (revoked) {
-      await recordAudit(tx, { workspaceId, action: 'invitation.revoked', actor, targetType: 'invitation', targetId: revoked.id, data: { email: revoked.email, role: revoked.role } });
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'invitation.revoked',
+        actor,
+        targetType: 'invitation',
+        targetId: revoked.id,
+        data: { email: revoked.email, role: revoked.role },
+      });
       return;
     }
-    const exists = await tx.selectFrom('invitations').select('id').where('id', '=', invitationId).where('workspace_id', '=', workspaceId).executeTakeFirst();
+    const exists = await tx
+      .selectFrom('invitations')
+      .select('id')
+      .where('id', '=', invitationId)
+      .where('workspace_id', '=', workspaceId)
+      .executeTakeFirst();
     if (!exists) throw new ApiError('invitation_not_found', 'No such invitation in this workspace.', { invitation_id: invitationId });
   });
 }
@@ -220,7 +250,10 @@ export async function revokeInvitation(services: Services, workspaceId: string, 
  * role. An invitation older than the record of its sending key (neither recorded) is judged as
  * it was sent.
  */
-async function senderStillMay(tx: Executor, invitation: Pick<InvitationRow, 'workspace_id' | 'role' | 'invited_by' | 'invited_by_key_id'>): Promise<boolean> {
+async function senderStillMay(
+  tx: Executor,
+  invitation: Pick<InvitationRow, 'workspace_id' | 'role' | 'invited_by' | 'invited_by_key_id'>,
+): Promise<boolean> {
   if (invitation.invited_by !== null) {
     const member = await tx
       .selectFrom('memberships')
@@ -251,9 +284,19 @@ async function senderStillMay(tx: Executor, invitation: Pick<InvitationRow, 'wor
  * locked, and the workspace's lock (taken by removals and role changes too) is held while the
  * sender is checked, so a token is used once and a removal cannot slip between check and join.
  */
-export async function acceptInvitation(services: Services, token: string, user: { id: string; email: string | null }, actor: Actor): Promise<WorkspaceView> {
+export async function acceptInvitation(
+  services: Services,
+  token: string,
+  user: { id: string; email: string | null },
+  actor: Actor,
+): Promise<WorkspaceView> {
   return services.db.transaction().execute(async (tx) => {
-    const invitation = await tx.selectFrom('invitations').selectAll().where('token_hash', '=', tokenHash(token)).forUpdate().executeTakeFirst();
+    const invitation = await tx
+      .selectFrom('invitations')
+      .selectAll()
+      .where('token_hash', '=', tokenHash(token))
+      .forUpdate()
+      .executeTakeFirst();
     if (!invitation || invitation.accepted_at || invitation.revoked_at || invitation.expires_at.getTime() <= Date.now()) {
       throw new ApiError('invitation_invalid', 'This invitation has expired, was revoked or was used already.');
     }
@@ -262,7 +305,10 @@ export async function acceptInvitation(services: Services, token: string, user: 
     }
     const workspace = await lockWorkspace(tx, invitation.workspace_id);
     if (!(await senderStillMay(tx, invitation))) {
-      throw new ApiError('invitation_invalid', 'Whoever sent this invitation may no longer invite with this role; ask a current admin for a new one.');
+      throw new ApiError(
+        'invitation_invalid',
+        'Whoever sent this invitation may no longer invite with this role; ask a current admin for a new one.',
+      );
     }
     const existing = await tx
       .selectFrom('memberships')
@@ -270,7 +316,11 @@ export async function acceptInvitation(services: Services, token: string, user: 
       .where('workspace_id', '=', workspace.id)
       .where('user_id', '=', user.id)
       .executeTakeFirst();
-    await tx.updateTable('invitations').set({ accepted_at: sql<Date>`now()`, accepted_by: user.id }).where('id', '=', invitation.id).execute();
+    await tx
+      .updateTable('invitations')
+      .set({ accepted_at: sql<Date>`now()`, accepted_by: user.id })
+      .where('id', '=', invitation.id)
+      .execute();
     if (existing) return renderWorkspace(workspace, existing.role);
     await addMember(tx, workspace.id, user.id, invitation.role, actor, { invitation_id: invitation.id });
     return renderWorkspace(workspace, invitation.role);

@@ -70,7 +70,12 @@ export async function lookupKeys(db: Db, presented: PresentedSecret[]): Promise<
     .selectFrom('api_keys')
     .select(['id as matched_key_id', 'secret_hash as presented', sql<Date | null>`null::timestamptz`.as('token_expires_at')])
     .where('secret_hash', 'in', keyHashes.length > 0 ? keyHashes : ['']);
-  const matches = tokenHashes.length === 0 ? byKeyHash : keyHashes.length === 0 ? activeAccessTokens(db, tokenHashes) : byKeyHash.unionAll(activeAccessTokens(db, tokenHashes));
+  const matches =
+    tokenHashes.length === 0
+      ? byKeyHash
+      : keyHashes.length === 0
+        ? activeAccessTokens(db, tokenHashes)
+        : byKeyHash.unionAll(activeAccessTokens(db, tokenHashes));
   const query = db
     .selectFrom(matches.as('m'))
     .innerJoin('api_keys', 'api_keys.id', 'm.matched_key_id')

@@ -82,7 +82,13 @@ function requireRole(caller: Caller, required: Role, why: string): void {
  * them what they made) and the pending invitations the member sent whose role is above the new
  * one (revokeInvitationsOf).
  */
-export async function changeMemberRole(services: Services, workspaceId: string, userId: string, role: Role, caller: Caller): Promise<MemberView> {
+export async function changeMemberRole(
+  services: Services,
+  workspaceId: string,
+  userId: string,
+  role: Role,
+  caller: Caller,
+): Promise<MemberView> {
   return services.db.transaction().execute(async (tx) => {
     const member = await lockedMember(tx, workspaceId, userId);
     if (member.role === 'owner' || role === 'owner') requireRole(caller, 'owner', 'Only an owner can make or unmake owners.');
@@ -105,7 +111,13 @@ export async function changeMemberRole(services: Services, workspaceId: string, 
         await revokeInvitationsOf(tx, { workspaceId, sender: { kind: 'user', id: userId }, above: role, reason: 'sender_demoted' });
       }
     }
-    return { user_id: member.user_id, email: member.email, display_name: member.display_name, role, joined_at: member.created_at.toISOString() };
+    return {
+      user_id: member.user_id,
+      email: member.email,
+      display_name: member.display_name,
+      role,
+      joined_at: member.created_at.toISOString(),
+    };
   });
 }
 
@@ -141,7 +153,14 @@ export async function removeMember(services: Services, workspaceId: string, user
 }
 
 /** Adds a user to a workspace with a role, and the member.joined event, in the caller's transaction. */
-export async function addMember(tx: Tx, workspaceId: string, userId: string, role: Role, actor: Actor, data: Record<string, unknown> = {}): Promise<void> {
+export async function addMember(
+  tx: Tx,
+  workspaceId: string,
+  userId: string,
+  role: Role,
+  actor: Actor,
+  data: Record<string, unknown> = {},
+): Promise<void> {
   await tx.insertInto('memberships').values({ workspace_id: workspaceId, user_id: userId, role }).execute();
   await recordAudit(tx, { workspaceId, action: 'member.joined', actor, targetType: 'user', targetId: userId, data: { ...data, role } });
 }

@@ -16,7 +16,13 @@ export interface WorkspaceView {
 }
 
 export function renderWorkspace(workspace: Pick<WorkspaceRow, 'id' | 'name' | 'kind' | 'require_two_factor'>, role: Role): WorkspaceView {
-  return { id: workspace.id, name: workspace.name, kind: workspace.kind === 'personal' ? 'personal' : 'team', role, require_two_factor: workspace.require_two_factor };
+  return {
+    id: workspace.id,
+    name: workspace.name,
+    kind: workspace.kind === 'personal' ? 'personal' : 'team',
+    role,
+    require_two_factor: workspace.require_two_factor,
+  };
 }
 
 /** Every workspace the user belongs to: the personal one first, then the others by age. */
@@ -82,9 +88,21 @@ export async function createTeamWorkspace(services: Services, userId: string, na
     if (Number(made.n) >= limit) {
       throw new ApiError('workspace_limit_reached', `You have made ${limit} team workspaces, the most one user may have.`, { limit });
     }
-    const workspace = await createWorkspace(tx, services.clock, { name, kind: 'team', credits: services.config.newTeamWorkspaceCredits, createdBy: userId });
+    const workspace = await createWorkspace(tx, services.clock, {
+      name,
+      kind: 'team',
+      credits: services.config.newTeamWorkspaceCredits,
+      createdBy: userId,
+    });
     await tx.insertInto('memberships').values({ workspace_id: workspace.id, user_id: userId, role: 'owner' }).execute();
-    await recordAudit(tx, { workspaceId: workspace.id, action: 'workspace.created', actor, targetType: 'workspace', targetId: workspace.id, data: { name } });
+    await recordAudit(tx, {
+      workspaceId: workspace.id,
+      action: 'workspace.created',
+      actor,
+      targetType: 'workspace',
+      targetId: workspace.id,
+      data: { name },
+    });
     return renderWorkspace(workspace, 'owner');
   });
 }
@@ -107,21 +125,48 @@ export async function updateWorkspace(services: Services, tenant: Tenant, input:
     const name = input.name ?? before.name;
     const requireTwoFactor = input.requireTwoFactor ?? before.require_two_factor;
     if (requireTwoFactor && !before.require_two_factor) await assertOwnTwoFactor(tx, tenant.userId);
-    const workspace = await tx.updateTable('workspaces').set({ name, require_two_factor: requireTwoFactor }).where('id', '=', workspaceId).returningAll().executeTakeFirstOrThrow();
+    const workspace = await tx
+      .updateTable('workspaces')
+      .set({ name, require_two_factor: requireTwoFactor })
+      .where('id', '=', workspaceId)
+      .returningAll()
+      .executeTakeFirstOrThrow();
     if (before.name !== name) {
-      await recordAudit(tx, { workspaceId, action: 'workspace.renamed', actor, targetType: 'workspace', targetId: workspaceId, data: { from: before.name, to: name } });
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'workspace.renamed',
+        actor,
+        targetType: 'workspace',
+        targetId: workspaceId,
+        data: { from: before.name, to: name },
+      });
     }
     if (before.require_two_factor !== requireTwoFactor) {
-      await recordAudit(tx, { workspaceId, action: 'workspace.two_factor_changed', actor, targetType: 'workspace', targetId: workspaceId, data: { require_two_factor: requireTwoFactor } });
+      await recordAudit(tx, {
+        workspaceId,
+        action: 'workspace.two_factor_changed',
+        actor,
+        targetType: 'workspace',
+        targetId: workspaceId,
+        data: { require_two_factor: requireTwoFactor },
+      });
     }
     return renderWorkspace(workspace, tenant.role as Role);
   });
 }
 
 async function assertOwnTwoFactor(tx: Tx, userId: string | null | undefined): Promise<void> {
-  const user = userId ? await tx.selectFrom('users').select('two_factor_enabled_at').where('id', '=', userId).executeTakeFirst() : undefined;
+  const user = userId
+    ? await tx.selectFrom('users').select('two_factor_enabled_at').where('id', '=', userId).executeTakeFirst()
+    : undefined;
   if (!user?.two_factor_enabled_at) {
-    throw new ApiError('two_factor_required', 'Turn on two-factor sign-in on your own account (signed in, POST /v1/auth/2fa/setup) before requiring it of the workspace.', {}, {}, 409);
+    throw new ApiError(
+      'two_factor_required',
+      'Turn on two-factor sign-in on your own account (signed in, POST /v1/auth/2fa/setup) before requiring it of the workspace.',
+      {},
+      {},
+      409,
+    );
   }
 }
 
@@ -151,7 +196,11 @@ export async function listAllWorkspaces(db: Executor): Promise<WorkspaceSummary[
         .whereRef('memberships.workspace_id', '=', 'workspaces.id')
         .where('memberships.role', '=', 'owner')
         .as('owners'),
-      eb.selectFrom('memberships').select((e) => e.fn.countAll<number>().as('n')).whereRef('memberships.workspace_id', '=', 'workspaces.id').as('member_count'),
+      eb
+        .selectFrom('memberships')
+        .select((e) => e.fn.countAll<number>().as('n'))
+        .whereRef('memberships.workspace_id', '=', 'workspaces.id')
+        .as('member_count'),
       eb
         .selectFrom('api_keys')
         .select((e) => e.fn.countAll<number>().as('n'))

@@ -50,6 +50,9 @@ export async function findWorkspace(db: Executor, id: string): Promise<Workspace
 }
 
 export async function countWorkspaces(db: Executor): Promise<number> {
-  const row = await db.selectFrom('workspaces').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('workspaces')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }

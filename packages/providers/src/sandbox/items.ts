@@ -421,9 +421,7 @@ export function adItem(platform: Platform, rng: Rng, index: number, o: AdOptions
     status: active ? 'active' : 'inactive',
     body,
     media_urls: [media],
-    platforms: facebook
-      ? ['facebook', ...rng.sample(['instagram', 'messenger', 'audience_network'], rng.int(0, 3))]
-      : ['tiktok'],
+    platforms: facebook ? ['facebook', ...rng.sample(['instagram', 'messenger', 'audience_network'], rng.int(0, 3))] : ['tiktok'],
     countries: rng.sample(facebook ? COUNTRIES : EU_COUNTRIES, rng.int(1, 4)),
     spend: facebook ? `${spendLow}-${spendLow === 0 ? 99 : spendLow * 5 - 1} USD` : null,
     // As the platforms publish them: Meta an impressions range, TikTok only reach (unique users seen).

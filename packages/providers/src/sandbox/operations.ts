@@ -138,7 +138,10 @@ const profile: Generator = (s) => s.profile();
 const follows: Generator = (s, index, rng) => listedProfile(s.platform, rng, index);
 
 const searchUsers: Generator = (s, index, rng) => {
-  const slug = s.text.toLowerCase().replace(/[^a-z0-9]+/g, '').slice(0, 14);
+  const slug = s.text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '')
+    .slice(0, 14);
   const who = person(s.platform, rng, index);
   const sep = s.platform === 'facebook' ? '.' : '_';
   let handle = who.username;

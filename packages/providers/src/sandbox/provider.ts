@@ -89,15 +89,10 @@ function plan(request: ExtractionRequest, options: Required<Omit<SandboxProvider
 function basePlan(request: ExtractionRequest, options: Required<Omit<SandboxProviderOptions, 'sleep' | 'latencyMs'>>): Plan {
   const spec = findOperation(request.platform, request.operation);
   if (!spec) {
-    throw new ProviderError(
-      'internal_error',
-      `the sandbox does not serve ${request.platform}/${request.operation}`,
-      false,
-    );
+    throw new ProviderError('internal_error', `the sandbox does not serve ${request.platform}/${request.operation}`, false);
   }
   const tokens = parseSandboxTokens(request.target);
-  const pageSize =
-    spec.operation === 'followers' || spec.operation === 'following' ? options.followPageSize : options.pageSize;
+  const pageSize = spec.operation === 'followers' || spec.operation === 'following' ? options.followPageSize : options.pageSize;
   const limit = Math.max(0, Math.min(Math.floor(request.limit), spec.max_results));
   const available = (wanted: number): number => (tokens.count === null ? wanted : Math.min(tokens.count, wanted));
   const stream = openStream(request.platform, spec, request.target);
@@ -169,11 +164,10 @@ export function createSandboxProvider(options: SandboxProviderOptions = {}): Pro
     if (tokens.notFound) throw ProviderError.notFound(`${request.target} was not found on ${request.platform}`, context);
     if (tokens.private) throw ProviderError.private(`${request.target} is private on ${request.platform}`, context);
     if (request.attempt <= tokens.flakyAttempts) {
-      throw ProviderError.unavailable(
-        `upstream unavailable (attempt ${request.attempt} of ${tokens.flakyAttempts} failing)`,
-        null,
-        { ...context, attempt: request.attempt },
-      );
+      throw ProviderError.unavailable(`upstream unavailable (attempt ${request.attempt} of ${tokens.flakyAttempts} failing)`, null, {
+        ...context,
+        attempt: request.attempt,
+      });
     }
 
     const work = plan(request, sizes);

@@ -34,12 +34,7 @@ export function rows<F>(table: readonly ErrorRule<F>[]): ErrorRow[] {
 }
 
 /** The error of the first row matching `facts`; the table's last row must match anything. */
-export function classifyBy<F>(
-  table: readonly ErrorRule<F>[],
-  facts: F,
-  message: string,
-  context: Record<string, unknown>,
-): ProviderError {
+export function classifyBy<F>(table: readonly ErrorRule<F>[], facts: F, message: string, context: Record<string, unknown>): ProviderError {
   const rule = table.find((r) => r.when(facts));
   if (!rule) return new ProviderError('internal_error', message, false, null, context);
   return new ProviderError(rule.code, message, rule.retryable, rule.waitMs?.(facts) ?? null, context);

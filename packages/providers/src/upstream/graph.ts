@@ -36,7 +36,8 @@ interface GraphFacts {
   now: number;
 }
 
-const throttleWait = (f: GraphFacts): number => businessUseCaseRegainMs(f.headers) ?? retryAfterMs(f.headers, f.now) ?? GRAPH_THROTTLE_DEFAULT_MS;
+const throttleWait = (f: GraphFacts): number =>
+  businessUseCaseRegainMs(f.headers) ?? retryAfterMs(f.headers, f.now) ?? GRAPH_THROTTLE_DEFAULT_MS;
 
 /**
  * Graph API errors (developers.facebook.com/docs/graph-api/guides/error-handling). Code 100
@@ -50,13 +51,65 @@ const throttleWait = (f: GraphFacts): number => businessUseCaseRegainMs(f.header
  * (Instagram business_discovery).
  */
 export const GRAPH_ERRORS: ErrorRule<GraphFacts>[] = [
-  { status: '400, 403', upstream: 'codes 4, 17, 32, 613, 80000-80014 (throttling)', code: 'rate_limited', retryable: true, wait: 'max estimated_time_to_regain_access of X-Business-Use-Case-Usage, else Retry-After, else 10 min', when: (f) => [4, 17, 32, 613].includes(f.code) || between(f.code, 80000, 80014), waitMs: throttleWait },
-  { status: 'any, 5xx', upstream: 'codes 1, 2, 341 or is_transient', code: 'upstream_unavailable', retryable: true, wait: 'regain time or Retry-After if sent', when: (f) => [1, 2, 341].includes(f.code) || f.transient || f.status >= 500, waitMs: (f) => businessUseCaseRegainMs(f.headers) ?? retryAfterMs(f.headers, f.now) },
-  { status: '400, 401', upstream: 'code 190, 102 (token invalid or expired)', code: 'upstream_auth', retryable: false, wait: '', when: (f) => f.code === 190 || f.code === 102 || f.status === 401 },
-  { status: '400, 403', upstream: 'code 10, 200-299 (permission denied)', code: 'upstream_auth', retryable: false, wait: '', when: (f) => f.code === 10 || between(f.code, 200, 299) },
-  { status: '400, 404', upstream: 'code 100 subcode 33 (no such node, or one the token may not read); 803 (no such alias); 110 / subcode 2207013 (no such Instagram user)', code: 'target_not_found', retryable: false, wait: '', when: (f) => (f.code === 100 && f.subcode === 33) || f.code === 803 || f.code === 110 || f.subcode === 2207013 },
-  { status: '400', upstream: 'code 100 for a field or parameter the node does not have', code: 'internal_error', retryable: false, wait: '', when: (f) => f.code === 100 && /nonexisting field|unknown field|invalid fields/i.test(f.message) },
-  { status: '400', upstream: 'code 100 (invalid parameter)', code: 'invalid_target', retryable: false, wait: '', when: (f) => f.code === 100 || f.status === 400 },
+  {
+    status: '400, 403',
+    upstream: 'codes 4, 17, 32, 613, 80000-80014 (throttling)',
+    code: 'rate_limited',
+    retryable: true,
+    wait: 'max estimated_time_to_regain_access of X-Business-Use-Case-Usage, else Retry-After, else 10 min',
+    when: (f) => [4, 17, 32, 613].includes(f.code) || between(f.code, 80000, 80014),
+    waitMs: throttleWait,
+  },
+  {
+    status: 'any, 5xx',
+    upstream: 'codes 1, 2, 341 or is_transient',
+    code: 'upstream_unavailable',
+    retryable: true,
+    wait: 'regain time or Retry-After if sent',
+    when: (f) => [1, 2, 341].includes(f.code) || f.transient || f.status >= 500,
+    waitMs: (f) => businessUseCaseRegainMs(f.headers) ?? retryAfterMs(f.headers, f.now),
+  },
+  {
+    status: '400, 401',
+    upstream: 'code 190, 102 (token invalid or expired)',
+    code: 'upstream_auth',
+    retryable: false,
+    wait: '',
+    when: (f) => f.code === 190 || f.code === 102 || f.status === 401,
+  },
+  {
+    status: '400, 403',
+    upstream: 'code 10, 200-299 (permission denied)',
+    code: 'upstream_auth',
+    retryable: false,
+    wait: '',
+    when: (f) => f.code === 10 || between(f.code, 200, 299),
+  },
+  {
+    status: '400, 404',
+    upstream:
+      'code 100 subcode 33 (no such node, or one the token may not read); 803 (no such alias); 110 / subcode 2207013 (no such Instagram user)',
+    code: 'target_not_found',
+    retryable: false,
+    wait: '',
+    when: (f) => (f.code === 100 && f.subcode === 33) || f.code === 803 || f.code === 110 || f.subcode === 2207013,
+  },
+  {
+    status: '400',
+    upstream: 'code 100 for a field or parameter the node does not have',
+    code: 'internal_error',
+    retryable: false,
+    wait: '',
+    when: (f) => f.code === 100 && /nonexisting field|unknown field|invalid fields/i.test(f.message),
+  },
+  {
+    status: '400',
+    upstream: 'code 100 (invalid parameter)',
+    code: 'invalid_target',
+    retryable: false,
+    wait: '',
+    when: (f) => f.code === 100 || f.status === 400,
+  },
   { status: '404', upstream: 'any', code: 'target_not_found', retryable: false, wait: '', when: (f) => f.status === 404 },
   { status: 'any', upstream: 'anything else', code: 'internal_error', retryable: false, wait: '', when: () => true },
 ];
@@ -103,7 +156,13 @@ export class GraphClient {
       now: this.now(),
     };
     const message = this.http.safe(error.message ?? `HTTP ${res.status}`);
-    const context = { upstream: this.upstream, status: res.status, error_code: facts.code, error_subcode: facts.subcode, fbtrace_id: str(error.fbtrace_id) };
+    const context = {
+      upstream: this.upstream,
+      status: res.status,
+      error_code: facts.code,
+      error_subcode: facts.subcode,
+      fbtrace_id: str(error.fbtrace_id),
+    };
     return classifyBy(GRAPH_ERRORS, facts, `${this.upstream}: ${message}`, context);
   }
 

@@ -91,8 +91,7 @@ export class UpstreamHttp {
         methods: ['GET', 'POST'],
         statusCodes: [],
         errorCodes: NETWORK_CODES,
-        calculateDelay: ({ attemptCount, computedValue }) =>
-          computedValue === 0 ? 0 : retryDelayMs * 2 ** (attemptCount - 1),
+        calculateDelay: ({ attemptCount, computedValue }) => (computedValue === 0 ? 0 : retryDelayMs * 2 ** (attemptCount - 1)),
       },
       throwHttpErrors: false,
       followRedirect: false,
@@ -123,11 +122,10 @@ export class UpstreamHttp {
       if (signal.aborted) throw abortError(signal);
       const code = (error as { code?: string }).code ?? 'ERR_NETWORK';
       const timedOut = (error as { name?: string }).name === 'TimeoutError';
-      throw ProviderError.unavailable(
-        `${this.upstream} ${timedOut ? 'timed out' : `network error (${code})`}`,
-        null,
-        { upstream: this.upstream, network_error: code },
-      );
+      throw ProviderError.unavailable(`${this.upstream} ${timedOut ? 'timed out' : `network error (${code})`}`, null, {
+        upstream: this.upstream,
+        network_error: code,
+      });
     } finally {
       signal.removeEventListener('abort', onAbort);
     }
@@ -155,7 +153,12 @@ export class UpstreamHttp {
   /** The quota the attempt of `signal` used and was told is left; null when this upstream has no meter. */
   quota(signal: AbortSignal): QuotaReading | null {
     if (!this.meter) return null;
-    return { unit: this.meter.unit, used: this.spent.get(signal) ?? 0, remaining: this.left.get(signal) ?? null, limit: this.meter.limit ?? null };
+    return {
+      unit: this.meter.unit,
+      used: this.spent.get(signal) ?? 0,
+      remaining: this.left.get(signal) ?? null,
+      limit: this.meter.limit ?? null,
+    };
   }
 
   /** A message safe to keep: upstream text with any secret removed and its length bounded. */

@@ -12,5 +12,10 @@ export { GRAPH_DEFAULT_BASE_URL, GRAPH_VERSION, GRAPH_ERRORS, type GraphConfig }
 export type { HttpSettings } from './http';
 export type { UpstreamProvider } from './provider';
 export { parseJsonExact } from './json';
-export { createScrapeCreatorsProvider, instagramMediaId, SCRAPECREATORS_DEFAULT_BASE_URL, type ScrapeCreatorsConfig } from './scrapecreators';
+export {
+  createScrapeCreatorsProvider,
+  instagramMediaId,
+  SCRAPECREATORS_DEFAULT_BASE_URL,
+  type ScrapeCreatorsConfig,
+} from './scrapecreators';
 export { rows as errorRows, type ErrorRow } from './classify';

@@ -1,5 +1,17 @@
 import type { ItemKind, Platform } from '@sdx/catalog';
-import type { AdItem, AdvertiserItem, CommentItem, HighlightItem, ItemBase, Metrics, PlaylistItem, PostItem, ProfileItem, StoryItem, TranscriptItem } from '../types';
+import type {
+  AdItem,
+  AdvertiserItem,
+  CommentItem,
+  HighlightItem,
+  ItemBase,
+  Metrics,
+  PlaylistItem,
+  PostItem,
+  ProfileItem,
+  StoryItem,
+  TranscriptItem,
+} from '../types';
 
 /**
  * Builders of the normalized items. Every builder sets every field of its kind in a fixed order,

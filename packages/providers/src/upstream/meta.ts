@@ -100,7 +100,15 @@ export function createMetaAdLibraryProvider(config: MetaAdLibraryConfig): Upstre
       fetch: async (after, size) => {
         const body = await graph.get(
           '/ads_archive',
-          { ...search, ad_reached_countries: countries, ad_type: 'ALL', ad_active_status: 'ALL', fields: AD_FIELDS, limit: size, after: after ?? undefined },
+          {
+            ...search,
+            ad_reached_countries: countries,
+            ad_type: 'ALL',
+            ad_active_status: 'ALL',
+            fields: AD_FIELDS,
+            limit: size,
+            after: after ?? undefined,
+          },
           request.signal,
         );
         const data = arr(body.data);
@@ -124,7 +132,14 @@ const PAGE_FIELDS = 'id,name,username,about,link,fan_count,followers_count,verif
 const FB_POST_FIELDS =
   'id,message,created_time,permalink_url,attachments{media_type},shares,reactions.summary(total_count).limit(0),comments.summary(total_count).limit(0)';
 /** Facebook attachment types in the sandbox's vocabulary (a post without attachment is text). */
-const FB_MEDIA_TYPES: Record<string, string> = { photo: 'photo', album: 'photo', video: 'video', video_inline: 'video', share: 'link', link: 'link' };
+const FB_MEDIA_TYPES: Record<string, string> = {
+  photo: 'photo',
+  album: 'photo',
+  video: 'video',
+  video_inline: 'video',
+  share: 'link',
+  link: 'link',
+};
 const FB_COMMENT_FIELDS = 'id,message,created_time,from{id,name},like_count,comment_count,permalink_url';
 
 export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvider {
@@ -183,7 +198,8 @@ export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvid
     const url = asUrl(target);
     if (!url) {
       const [owner, post] = target.includes('_') ? target.split('_', 2) : [null, target];
-      if ((owner !== null && !FACEBOOK_NUMERIC_ID.test(owner)) || !post || !FACEBOOK_POST_ID.test(post)) throw ProviderError.invalid('not a Facebook post ID', { target });
+      if ((owner !== null && !FACEBOOK_NUMERIC_ID.test(owner)) || !post || !FACEBOOK_POST_ID.test(post))
+        throw ProviderError.invalid('not a Facebook post ID', { target });
       return target;
     }
     // Every part that becomes the Graph path is checked (as the catalog did at admission): a
@@ -191,7 +207,8 @@ export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvid
     const story = url.searchParams.get('story_fbid') ?? url.searchParams.get('fbid');
     const owner = url.searchParams.get('id');
     if (story) {
-      if (!FACEBOOK_POST_ID.test(story) || (owner !== null && !FACEBOOK_NUMERIC_ID.test(owner))) throw ProviderError.invalid('URL does not name a Facebook post by a valid ID', { target });
+      if (!FACEBOOK_POST_ID.test(story) || (owner !== null && !FACEBOOK_NUMERIC_ID.test(owner)))
+        throw ProviderError.invalid('URL does not name a Facebook post by a valid ID', { target });
       if (owner) return `${owner}_${story}`;
       return story;
     }
@@ -199,7 +216,7 @@ export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvid
     if (m?.[1] && m[2]) {
       if (!FACEBOOK_POST_ID.test(m[2])) throw ProviderError.invalid('URL does not name a Facebook post by a valid ID', { target });
       const pageId = String((await page(m[1], signal)).id);
-      if (!FACEBOOK_NUMERIC_ID.test(pageId)) throw ProviderError.invalid('the post\'s page has no numeric ID', { target });
+      if (!FACEBOOK_NUMERIC_ID.test(pageId)) throw ProviderError.invalid("the post's page has no numeric ID", { target });
       return `${pageId}_${m[2]}`;
     }
     throw ProviderError.invalid('URL does not name a Facebook post by a valid ID', { target });
@@ -223,7 +240,11 @@ export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvid
         state: { id: pageId, ...(username ? { u: username } : {}) },
         signal: request.signal,
         fetch: async (after, size) => {
-          const body = await graph.get(`/${pageId}/posts`, { fields: FB_POST_FIELDS, limit: size, after: after ?? undefined }, request.signal);
+          const body = await graph.get(
+            `/${pageId}/posts`,
+            { fields: FB_POST_FIELDS, limit: size, after: after ?? undefined },
+            request.signal,
+          );
           return { items: arr(body.data).map((p) => mapPost(obj(p), username)), next: nextAfter(body, size) };
         },
       });
@@ -245,9 +266,15 @@ export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvid
       return target;
     }
     const comment = url.searchParams.get('comment_id');
-    const post = url.searchParams.get('story_fbid') ?? url.searchParams.get('fbid') ?? /^\/[^/]+\/(?:posts|videos)\/([^/]+)/.exec(url.pathname)?.[1] ?? null;
-    if (!comment || !FACEBOOK_NUMERIC_ID.test(comment)) throw ProviderError.invalid('URL does not name a Facebook comment (comment_id)', { target });
-    if (!post || !FACEBOOK_NUMERIC_ID.test(post)) throw ProviderError.invalid("the comment's post has no numeric ID (a pfbid permalink cannot name its comments)", { target });
+    const post =
+      url.searchParams.get('story_fbid') ??
+      url.searchParams.get('fbid') ??
+      /^\/[^/]+\/(?:posts|videos)\/([^/]+)/.exec(url.pathname)?.[1] ??
+      null;
+    if (!comment || !FACEBOOK_NUMERIC_ID.test(comment))
+      throw ProviderError.invalid('URL does not name a Facebook comment (comment_id)', { target });
+    if (!post || !FACEBOOK_NUMERIC_ID.test(post))
+      throw ProviderError.invalid("the comment's post has no numeric ID (a pfbid permalink cannot name its comments)", { target });
     return `${post}_${comment}`;
   }
 
@@ -263,7 +290,11 @@ export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvid
         state: { id },
         signal: request.signal,
         fetch: async (after, size) => {
-          const body = await graph.get(`/${id}/comments`, { fields: FB_COMMENT_FIELDS, filter: 'toplevel', limit: size, after: after ?? undefined }, request.signal);
+          const body = await graph.get(
+            `/${id}/comments`,
+            { fields: FB_COMMENT_FIELDS, filter: 'toplevel', limit: size, after: after ?? undefined },
+            request.signal,
+          );
           const items = arr(body.data).map((raw) => {
             const c = obj(raw);
             return commentItem('facebook', {
@@ -331,15 +362,20 @@ export function createInstagramProvider(config: InstagramConfig): UpstreamProvid
       caption: str(m.caption),
       url: str(m.permalink),
       published_at: isoTime(m.timestamp),
-      media_type: product === 'REELS' ? 'reel' : IG_MEDIA_TYPES[str(m.media_type) ?? ''] ?? null,
+      media_type: product === 'REELS' ? 'reel' : (IG_MEDIA_TYPES[str(m.media_type) ?? ''] ?? null),
       metrics: metrics({ likes: num(m.like_count), comments: num(m.comments_count) }),
     });
   }
 
   async function discover(username: string, media: string | null, signal: AbortSignal): Promise<Json> {
-    const body = await graph.get(`/${me}`, { fields: `business_discovery.username(${username.replace(/^@/, '')}){${IG_PROFILE_FIELDS}${media ? `,${media}` : ''}}` }, signal);
+    const body = await graph.get(
+      `/${me}`,
+      { fields: `business_discovery.username(${username.replace(/^@/, '')}){${IG_PROFILE_FIELDS}${media ? `,${media}` : ''}}` },
+      signal,
+    );
     const found = obj(body.business_discovery);
-    if (found.id === undefined) throw ProviderError.notFound('no Instagram business or creator account with that username', { upstream: 'instagram-graph' });
+    if (found.id === undefined)
+      throw ProviderError.notFound('no Instagram business or creator account with that username', { upstream: 'instagram-graph' });
     return found;
   }
 
@@ -374,7 +410,11 @@ export function createInstagramProvider(config: InstagramConfig): UpstreamProvid
         const username = str(found.username);
         const all = arr(list.data).map(obj);
         const kept = reelsOnly ? all.filter((m) => str(m.media_product_type) === 'REELS') : all;
-        return { items: kept.map((m) => mapMedia(m, username)), next: nextAfter(list, size), total: reelsOnly ? null : num(found.media_count) };
+        return {
+          items: kept.map((m) => mapMedia(m, username)),
+          next: nextAfter(list, size),
+          total: reelsOnly ? null : num(found.media_count),
+        };
       },
     });
   }

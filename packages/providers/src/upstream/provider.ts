@@ -44,11 +44,7 @@ export function upstreamProvider(
     extract(request) {
       const handler = handlers[request.platform]?.[request.operation];
       if (!handler) {
-        throw new ProviderError(
-          'internal_error',
-          `${name} does not serve ${request.platform} ${request.operation}`,
-          false,
-        );
+        throw new ProviderError('internal_error', `${name} does not serve ${request.platform} ${request.operation}`, false);
       }
       return stamped(handler(request), source);
     },

@@ -67,14 +67,24 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
     });
     const body = obj(res.body);
     const value = str(body.access_token);
-    if (res.status >= 500) throw ProviderError.unavailable('TikTok token endpoint unavailable', null, { upstream: 'tiktok', status: res.status });
-    if (res.status === 429) throw ProviderError.rateLimited('TikTok token endpoint rate limit', retryAfterMs(res.headers, now()) ?? 60_000, { upstream: 'tiktok' });
-    if (!value) {
-      throw new ProviderError('upstream_auth', `TikTok refused the client credentials: ${http.safe(body.error ?? res.status)}`, false, null, {
+    if (res.status >= 500)
+      throw ProviderError.unavailable('TikTok token endpoint unavailable', null, { upstream: 'tiktok', status: res.status });
+    if (res.status === 429)
+      throw ProviderError.rateLimited('TikTok token endpoint rate limit', retryAfterMs(res.headers, now()) ?? 60_000, {
         upstream: 'tiktok',
-        status: res.status,
-        log_id: str(body.log_id),
       });
+    if (!value) {
+      throw new ProviderError(
+        'upstream_auth',
+        `TikTok refused the client credentials: ${http.safe(body.error ?? res.status)}`,
+        false,
+        null,
+        {
+          upstream: 'tiktok',
+          status: res.status,
+          log_id: str(body.log_id),
+        },
+      );
     }
     const ttl = (num(body.expires_in) ?? 7200) * 1000;
     token = { value, expiresAt: now() + ttl - Math.min(60_000, ttl / 10) };
@@ -106,15 +116,84 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
    * first page, paging past the ads delivered), so the row is what is left when that fails too.
    */
   const TIKTOK_ERRORS: ErrorRule<TikTokFacts>[] = [
-    { status: '429', upstream: 'rate_limit_exceeded', code: 'rate_limited', retryable: true, wait: 'Retry-After, else 60 s', when: (f) => f.code === 'rate_limit_exceeded' || (f.status === 429 && f.code !== 'daily_quota_limit_exceeded'), waitMs: (f) => retryAfterMs(f.res.headers, now()) ?? 60_000 },
-    { status: '429', upstream: 'daily_quota_limit_exceeded', code: 'quota_exceeded', retryable: false, wait: 'until midnight UTC', when: (f) => f.code === 'daily_quota_limit_exceeded', waitMs: () => msUntilUtcMidnight() },
-    { status: 'any, 5xx', upstream: 'internal_error (even in a 200)', code: 'upstream_unavailable', retryable: true, wait: 'Retry-After if sent', when: (f) => f.code === 'internal_error' || f.status >= 500, waitMs: (f) => retryAfterMs(f.res.headers, now()) },
-    { status: '401, 403', upstream: 'access_token_invalid (after one refresh), scope_not_authorized, scope_permission_missed', code: 'upstream_auth', retryable: false, wait: '', when: (f) => ['access_token_invalid', 'scope_not_authorized', 'scope_permission_missed'].includes(f.code) || f.status === 401 || f.status === 403 },
-    { status: '400', upstream: 'invalid_params: search_id expired (left after the query restarted without it)', code: 'upstream_unavailable', retryable: true, wait: '', when: (f) => invalidParams(f, /search[_ ]?id/i) },
-    { status: '400', upstream: 'invalid_params naming a field or body key the API does not know', code: 'internal_error', retryable: false, wait: '', when: (f) => invalidParams(f, /invalid field|unknown (body )?(key|field)/i) },
-    { status: '400', upstream: 'invalid_params naming a private account', code: 'target_private', retryable: false, wait: '', when: (f) => invalidParams(f, /private/i) },
-    { status: '400', upstream: 'invalid_params naming a missing target', code: 'target_not_found', retryable: false, wait: '', when: (f) => invalidParams(f, /not (be )?found|not exist|doesn't exist|cannot be found|no such/i) },
-    { status: '400', upstream: 'other invalid_params', code: 'invalid_target', retryable: false, wait: '', when: (f) => f.code === 'invalid_params' },
+    {
+      status: '429',
+      upstream: 'rate_limit_exceeded',
+      code: 'rate_limited',
+      retryable: true,
+      wait: 'Retry-After, else 60 s',
+      when: (f) => f.code === 'rate_limit_exceeded' || (f.status === 429 && f.code !== 'daily_quota_limit_exceeded'),
+      waitMs: (f) => retryAfterMs(f.res.headers, now()) ?? 60_000,
+    },
+    {
+      status: '429',
+      upstream: 'daily_quota_limit_exceeded',
+      code: 'quota_exceeded',
+      retryable: false,
+      wait: 'until midnight UTC',
+      when: (f) => f.code === 'daily_quota_limit_exceeded',
+      waitMs: () => msUntilUtcMidnight(),
+    },
+    {
+      status: 'any, 5xx',
+      upstream: 'internal_error (even in a 200)',
+      code: 'upstream_unavailable',
+      retryable: true,
+      wait: 'Retry-After if sent',
+      when: (f) => f.code === 'internal_error' || f.status >= 500,
+      waitMs: (f) => retryAfterMs(f.res.headers, now()),
+    },
+    {
+      status: '401, 403',
+      upstream: 'access_token_invalid (after one refresh), scope_not_authorized, scope_permission_missed',
+      code: 'upstream_auth',
+      retryable: false,
+      wait: '',
+      when: (f) =>
+        ['access_token_invalid', 'scope_not_authorized', 'scope_permission_missed'].includes(f.code) ||
+        f.status === 401 ||
+        f.status === 403,
+    },
+    {
+      status: '400',
+      upstream: 'invalid_params: search_id expired (left after the query restarted without it)',
+      code: 'upstream_unavailable',
+      retryable: true,
+      wait: '',
+      when: (f) => invalidParams(f, /search[_ ]?id/i),
+    },
+    {
+      status: '400',
+      upstream: 'invalid_params naming a field or body key the API does not know',
+      code: 'internal_error',
+      retryable: false,
+      wait: '',
+      when: (f) => invalidParams(f, /invalid field|unknown (body )?(key|field)/i),
+    },
+    {
+      status: '400',
+      upstream: 'invalid_params naming a private account',
+      code: 'target_private',
+      retryable: false,
+      wait: '',
+      when: (f) => invalidParams(f, /private/i),
+    },
+    {
+      status: '400',
+      upstream: 'invalid_params naming a missing target',
+      code: 'target_not_found',
+      retryable: false,
+      wait: '',
+      when: (f) => invalidParams(f, /not (be )?found|not exist|doesn't exist|cannot be found|no such/i),
+    },
+    {
+      status: '400',
+      upstream: 'other invalid_params',
+      code: 'invalid_target',
+      retryable: false,
+      wait: '',
+      when: (f) => f.code === 'invalid_params',
+    },
     { status: '404', upstream: 'any', code: 'target_not_found', retryable: false, wait: '', when: (f) => f.status === 404 },
     { status: 'any', upstream: 'anything else', code: 'internal_error', retryable: false, wait: '', when: () => true },
   ];
@@ -142,7 +221,14 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
   async function post(path: string, fields: string, json: Json, signal: AbortSignal): Promise<Json> {
     for (let attempt = 0; ; attempt++) {
       const bearer = await accessToken(signal);
-      const res = await http.request({ method: 'POST', path, query: { fields }, json, headers: { authorization: `Bearer ${bearer}` }, signal });
+      const res = await http.request({
+        method: 'POST',
+        path,
+        query: { fields },
+        json,
+        headers: { authorization: `Bearer ${bearer}` },
+        signal,
+      });
       const body = obj(res.body);
       const code = str(obj(body.error).code);
       if (code === 'ok' && res.status >= 200 && res.status < 300) return obj(body.data);
@@ -158,14 +244,14 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
 
   function videoId(target: string): string {
     const url = asUrl(target);
-    const id = url ? /\/video\/(\d{8,20})/.exec(url.pathname)?.[1] ?? url.searchParams.get('id') : target;
+    const id = url ? (/\/video\/(\d{8,20})/.exec(url.pathname)?.[1] ?? url.searchParams.get('id')) : target;
     if (!id || !/^\d{8,20}$/.test(id)) throw ProviderError.invalid('not a TikTok video ID or video URL', { target });
     return id;
   }
 
   function adId(target: string): string {
     const url = asUrl(target);
-    const id = url ? url.searchParams.get('ad_id') ?? /\/(\d{8,20})\/?$/.exec(url.pathname)?.[1] : target;
+    const id = url ? (url.searchParams.get('ad_id') ?? /\/(\d{8,20})\/?$/.exec(url.pathname)?.[1]) : target;
     if (!id || !/^\d{1,20}$/.test(id)) throw ProviderError.invalid('not a TikTok ad ID or ad library URL', { target });
     return id;
   }
@@ -277,7 +363,11 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
     });
   }
 
-  const eq = (field: string, value: string): Json => ({ operation: 'EQ', field_name: field, field_values: [field === 'username' || field === 'hashtag_name' ? value.replace(/^[@#]/, '') : value] });
+  const eq = (field: string, value: string): Json => ({
+    operation: 'EQ',
+    field_name: field,
+    field_values: [field === 'username' || field === 'hashtag_name' ? value.replace(/^[@#]/, '') : value],
+  });
 
   /** The one video with this ID: its ID carries its creation time in the upper 32 bits. */
   async function video(target: string, signal: AbortSignal): Promise<Json> {
@@ -356,7 +446,12 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
           start: page(request),
           signal: request.signal,
           fetch: async (tok, size) => {
-            const data = await post('/v2/research/video/comment/list/', COMMENT_FIELDS, { video_id: id, max_count: size, cursor: Number(tok ?? 0) }, request.signal);
+            const data = await post(
+              '/v2/research/video/comment/list/',
+              COMMENT_FIELDS,
+              { video_id: id, max_count: size, cursor: Number(tok ?? 0) },
+              request.signal,
+            );
             const items = arr(data.comments).map((raw) => {
               const c = obj(raw);
               const cid = String(c.id);
@@ -364,7 +459,10 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
                 id: cid,
                 caption: str(c.text),
                 published_at: isoTime(c.create_time),
-                parent_id: str(c.parent_comment_id) && str(c.parent_comment_id) !== str(c.video_id) ? str(c.parent_comment_id) : str(c.video_id) ?? id,
+                parent_id:
+                  str(c.parent_comment_id) && str(c.parent_comment_id) !== str(c.video_id)
+                    ? str(c.parent_comment_id)
+                    : (str(c.video_id) ?? id),
                 likes: num(c.like_count),
                 reply_count: num(c.reply_count),
               });
@@ -405,7 +503,7 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
               // the expired ID on every attempt.
               if (!(tok && error instanceof ProviderError && error.context.search_expired === true)) throw error;
               let searchId: string | null = null;
-              for (let skip = delivered; skip > 0; ) {
+              for (let skip = delivered; skip > 0;) {
                 const passed = await query(Math.min(50, skip), searchId);
                 skip -= arr(passed.ads).length;
                 searchId = str(passed.search_id);

@@ -36,7 +36,7 @@ const PROBLEM = 'https://api.twitter.com/2/problems/';
 export function createXProvider(config: XConfig): UpstreamProvider {
   // What is left of the endpoint's 15-minute window, as each answer's x-rate-limit-remaining says.
   const http = new UpstreamHttp('x', { ...config, baseUrl: config.baseUrl ?? X_DEFAULT_BASE_URL }, () => [config.bearerToken], {
-    unit: 'requests left in the endpoint\'s 15-minute window',
+    unit: "requests left in the endpoint's 15-minute window",
     remaining: (res) => num(header(res.headers, 'x-rate-limit-remaining')),
   });
   const now = config.now ?? Date.now;
@@ -74,15 +74,84 @@ export function createXProvider(config: XConfig): UpstreamProvider {
 
   /** X API v2 errors (docs.x.com/x-api/fundamentals/response-codes-and-errors, problem types of the OpenAPI document). */
   const X_ERRORS: ErrorRule<XFacts>[] = [
-    { status: '402', upstream: 'CreditsDepleted (pay-per-use balance exhausted)', code: 'quota_exceeded', retryable: false, wait: 'until credits are bought', when: (f) => f.status === 402 },
-    { status: '429', upstream: 'problem usage-capped (daily or monthly cap)', code: 'quota_exceeded', retryable: false, wait: 'x-rate-limit-reset if sent', when: (f) => f.type === 'usage-capped', waitMs: (f) => resetDelay(f.res) },
-    { status: '429', upstream: 'Too Many Requests', code: 'rate_limited', retryable: true, wait: 'until x-rate-limit-reset, else Retry-After, else 15 min', when: (f) => f.status === 429, waitMs: (f) => resetDelay(f.res) ?? 15 * 60_000 },
-    { status: '5xx', upstream: 'any', code: 'upstream_unavailable', retryable: true, wait: 'Retry-After if sent', when: (f) => f.status >= 500, waitMs: (f) => retryAfterMs(f.res.headers, now()) },
-    { status: '200, 403', upstream: 'problem not-authorized-for-resource (protected account)', code: 'target_private', retryable: false, wait: '', when: (f) => f.type === 'not-authorized-for-resource' },
-    { status: '401, 403', upstream: 'Unauthorized; problem client-forbidden, unsupported-authentication', code: 'upstream_auth', retryable: false, wait: '', when: (f) => f.status === 401 || f.status === 403 || ['client-forbidden', 'unsupported-authentication', 'not-authorized-for-field'].includes(f.type) },
-    { status: '200, 404', upstream: 'problem resource-not-found', code: 'target_not_found', retryable: false, wait: '', when: (f) => f.type === 'resource-not-found' || f.status === 404 },
-    { status: '400', upstream: 'problem invalid-request naming a parameter X does not know', code: 'internal_error', retryable: false, wait: '', when: (f) => f.type === 'invalid-request' && /query parameter (value )?\[[^\]]*\] is not one of/.test(f.message) },
-    { status: '400', upstream: 'problem invalid-request (the query or target)', code: 'invalid_target', retryable: false, wait: '', when: (f) => f.type === 'invalid-request' || f.status === 400 },
+    {
+      status: '402',
+      upstream: 'CreditsDepleted (pay-per-use balance exhausted)',
+      code: 'quota_exceeded',
+      retryable: false,
+      wait: 'until credits are bought',
+      when: (f) => f.status === 402,
+    },
+    {
+      status: '429',
+      upstream: 'problem usage-capped (daily or monthly cap)',
+      code: 'quota_exceeded',
+      retryable: false,
+      wait: 'x-rate-limit-reset if sent',
+      when: (f) => f.type === 'usage-capped',
+      waitMs: (f) => resetDelay(f.res),
+    },
+    {
+      status: '429',
+      upstream: 'Too Many Requests',
+      code: 'rate_limited',
+      retryable: true,
+      wait: 'until x-rate-limit-reset, else Retry-After, else 15 min',
+      when: (f) => f.status === 429,
+      waitMs: (f) => resetDelay(f.res) ?? 15 * 60_000,
+    },
+    {
+      status: '5xx',
+      upstream: 'any',
+      code: 'upstream_unavailable',
+      retryable: true,
+      wait: 'Retry-After if sent',
+      when: (f) => f.status >= 500,
+      waitMs: (f) => retryAfterMs(f.res.headers, now()),
+    },
+    {
+      status: '200, 403',
+      upstream: 'problem not-authorized-for-resource (protected account)',
+      code: 'target_private',
+      retryable: false,
+      wait: '',
+      when: (f) => f.type === 'not-authorized-for-resource',
+    },
+    {
+      status: '401, 403',
+      upstream: 'Unauthorized; problem client-forbidden, unsupported-authentication',
+      code: 'upstream_auth',
+      retryable: false,
+      wait: '',
+      when: (f) =>
+        f.status === 401 ||
+        f.status === 403 ||
+        ['client-forbidden', 'unsupported-authentication', 'not-authorized-for-field'].includes(f.type),
+    },
+    {
+      status: '200, 404',
+      upstream: 'problem resource-not-found',
+      code: 'target_not_found',
+      retryable: false,
+      wait: '',
+      when: (f) => f.type === 'resource-not-found' || f.status === 404,
+    },
+    {
+      status: '400',
+      upstream: 'problem invalid-request naming a parameter X does not know',
+      code: 'internal_error',
+      retryable: false,
+      wait: '',
+      when: (f) => f.type === 'invalid-request' && /query parameter (value )?\[[^\]]*\] is not one of/.test(f.message),
+    },
+    {
+      status: '400',
+      upstream: 'problem invalid-request (the query or target)',
+      code: 'invalid_target',
+      retryable: false,
+      wait: '',
+      when: (f) => f.type === 'invalid-request' || f.status === 400,
+    },
     { status: 'any', upstream: 'anything else', code: 'internal_error', retryable: false, wait: '', when: () => true },
   ];
 
@@ -166,7 +235,11 @@ export function createXProvider(config: XConfig): UpstreamProvider {
   }
 
   async function user(username: string, signal: AbortSignal): Promise<Json> {
-    const body = await get(`/2/users/by/username/${encodeURIComponent(username.replace(/^@/, ''))}`, { 'user.fields': USER_FIELDS }, signal);
+    const body = await get(
+      `/2/users/by/username/${encodeURIComponent(username.replace(/^@/, ''))}`,
+      { 'user.fields': USER_FIELDS },
+      signal,
+    );
     return obj(body.data);
   }
 
@@ -223,60 +296,66 @@ export function createXProvider(config: XConfig): UpstreamProvider {
     };
   }
 
-  return upstreamProvider('x-api-v2', 'official', rows(X_ERRORS), {
-    twitter: {
-      profile: (request) =>
-        profileBundle(
-          request,
-          async () => mapUser(await user(request.target, request.signal)),
-          (profile, limit, start) =>
-            (async function* () {
-              const id = profile?.id ?? (await userId(request, start));
-              yield* tweetsOf(id, limit, start, request.signal, 'posts');
-            })(),
-        ),
-      followers: follows('followers'),
-      following: follows('following'),
-      posts: (request) =>
-        (async function* () {
-          const start = decodeCursor(request.resumeCursor);
-          yield* tweetsOf(await userId(request, start), request.limit, start, request.signal);
-        })(),
-      post: (request) =>
-        single(async () => {
-          const body = await get(
-            `/2/tweets/${tweetId(request.target)}`,
-            { 'tweet.fields': TWEET_FIELDS, expansions: TWEET_EXPANSIONS, 'user.fields': 'username', 'media.fields': MEDIA_FIELDS },
-            request.signal,
-          );
-          const item = mapTweets(body)[0];
-          if (!item) throw ProviderError.notFound('X post not found', { upstream: 'x' });
-          return item;
-        }),
-      search: (request) =>
-        paginate({
-          limit: request.limit,
-          pageMax: 100,
-          pageMin: 10,
-          start: decodeCursor(request.resumeCursor),
-          signal: request.signal,
-          fetch: async (token, size) => {
+  return upstreamProvider(
+    'x-api-v2',
+    'official',
+    rows(X_ERRORS),
+    {
+      twitter: {
+        profile: (request) =>
+          profileBundle(
+            request,
+            async () => mapUser(await user(request.target, request.signal)),
+            (profile, limit, start) =>
+              (async function* () {
+                const id = profile?.id ?? (await userId(request, start));
+                yield* tweetsOf(id, limit, start, request.signal, 'posts');
+              })(),
+          ),
+        followers: follows('followers'),
+        following: follows('following'),
+        posts: (request) =>
+          (async function* () {
+            const start = decodeCursor(request.resumeCursor);
+            yield* tweetsOf(await userId(request, start), request.limit, start, request.signal);
+          })(),
+        post: (request) =>
+          single(async () => {
             const body = await get(
-              '/2/tweets/search/recent',
-              {
-                query: request.target,
-                max_results: size,
-                next_token: token ?? undefined,
-                'tweet.fields': TWEET_FIELDS,
-                expansions: TWEET_EXPANSIONS,
-                'user.fields': 'username',
-                'media.fields': MEDIA_FIELDS,
-              },
+              `/2/tweets/${tweetId(request.target)}`,
+              { 'tweet.fields': TWEET_FIELDS, expansions: TWEET_EXPANSIONS, 'user.fields': 'username', 'media.fields': MEDIA_FIELDS },
               request.signal,
             );
-            return { items: mapTweets(body), next: str(obj(body.meta).next_token) };
-          },
-        }),
+            const item = mapTweets(body)[0];
+            if (!item) throw ProviderError.notFound('X post not found', { upstream: 'x' });
+            return item;
+          }),
+        search: (request) =>
+          paginate({
+            limit: request.limit,
+            pageMax: 100,
+            pageMin: 10,
+            start: decodeCursor(request.resumeCursor),
+            signal: request.signal,
+            fetch: async (token, size) => {
+              const body = await get(
+                '/2/tweets/search/recent',
+                {
+                  query: request.target,
+                  max_results: size,
+                  next_token: token ?? undefined,
+                  'tweet.fields': TWEET_FIELDS,
+                  expansions: TWEET_EXPANSIONS,
+                  'user.fields': 'username',
+                  'media.fields': MEDIA_FIELDS,
+                },
+                request.signal,
+              );
+              return { items: mapTweets(body), next: str(obj(body.meta).next_token) };
+            },
+          }),
+      },
     },
-  }, (signal) => http.quota(signal));
+    (signal) => http.quota(signal),
+  );
 }

@@ -57,12 +57,37 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
    * reason badRequest with details reason API_KEY_INVALID).
    */
   const YOUTUBE_ERRORS: ErrorRule<YouTubeFacts>[] = [
-    { status: '403', upstream: 'quotaExceeded, dailyLimitExceeded', code: 'quota_exceeded', retryable: false, wait: 'until midnight Pacific (the daily reset)', when: (f) => ['quotaExceeded', 'dailyLimitExceeded'].includes(f.reason), waitMs: () => msUntilMidnightPacific(now()) },
-    { status: '429, 403', upstream: 'rateLimitExceeded, userRateLimitExceeded', code: 'rate_limited', retryable: true, wait: 'Retry-After, else 60 s', when: (f) => f.status === 429 || ['rateLimitExceeded', 'userRateLimitExceeded'].includes(f.reason), waitMs: (f) => retryAfterMs(f.res.headers, now()) ?? 60_000 },
-    { status: '5xx', upstream: 'backendError and any other', code: 'upstream_unavailable', retryable: true, wait: 'Retry-After if sent', when: (f) => f.status >= 500, waitMs: (f) => retryAfterMs(f.res.headers, now()) },
+    {
+      status: '403',
+      upstream: 'quotaExceeded, dailyLimitExceeded',
+      code: 'quota_exceeded',
+      retryable: false,
+      wait: 'until midnight Pacific (the daily reset)',
+      when: (f) => ['quotaExceeded', 'dailyLimitExceeded'].includes(f.reason),
+      waitMs: () => msUntilMidnightPacific(now()),
+    },
+    {
+      status: '429, 403',
+      upstream: 'rateLimitExceeded, userRateLimitExceeded',
+      code: 'rate_limited',
+      retryable: true,
+      wait: 'Retry-After, else 60 s',
+      when: (f) => f.status === 429 || ['rateLimitExceeded', 'userRateLimitExceeded'].includes(f.reason),
+      waitMs: (f) => retryAfterMs(f.res.headers, now()) ?? 60_000,
+    },
+    {
+      status: '5xx',
+      upstream: 'backendError and any other',
+      code: 'upstream_unavailable',
+      retryable: true,
+      wait: 'Retry-After if sent',
+      when: (f) => f.status >= 500,
+      waitMs: (f) => retryAfterMs(f.res.headers, now()),
+    },
     {
       status: '400, 401, 403',
-      upstream: 'details reason API_KEY_INVALID, API_KEY_SERVICE_BLOCKED, API_KEY_HTTP_REFERRER_BLOCKED, API_KEY_IP_ADDRESS_BLOCKED, SERVICE_DISABLED; keyInvalid, keyExpired, accessNotConfigured, ipRefererBlocked, forbidden for unregistered callers',
+      upstream:
+        'details reason API_KEY_INVALID, API_KEY_SERVICE_BLOCKED, API_KEY_HTTP_REFERRER_BLOCKED, API_KEY_IP_ADDRESS_BLOCKED, SERVICE_DISABLED; keyInvalid, keyExpired, accessNotConfigured, ipRefererBlocked, forbidden for unregistered callers',
       code: 'upstream_auth',
       retryable: false,
       wait: '',
@@ -72,17 +97,48 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
         ['keyInvalid', 'keyExpired', 'accessNotConfigured', 'ipRefererBlocked', 'authError'].includes(f.reason) ||
         (f.status === 403 && /unregistered callers/i.test(f.message)),
     },
-    { status: '400', upstream: 'invalid / unknownPart for a parameter or part the API does not know', code: 'internal_error', retryable: false, wait: '', when: (f) => f.status === 400 && (f.reason === 'unknownPart' || /Cannot bind query parameter/.test(f.message)) },
-    { status: '404', upstream: 'videoNotFound, playlistNotFound, channelNotFound, notFound', code: 'target_not_found', retryable: false, wait: '', when: (f) => f.status === 404 },
-    { status: '403', upstream: 'commentsDisabled, playlistItemsNotAccessible, forbidden', code: 'target_private', retryable: false, wait: '', when: (f) => f.status === 403 },
-    { status: '400', upstream: 'invalidRegionCode, invalidParameter and other bad values', code: 'invalid_target', retryable: false, wait: '', when: (f) => f.status === 400 },
+    {
+      status: '400',
+      upstream: 'invalid / unknownPart for a parameter or part the API does not know',
+      code: 'internal_error',
+      retryable: false,
+      wait: '',
+      when: (f) => f.status === 400 && (f.reason === 'unknownPart' || /Cannot bind query parameter/.test(f.message)),
+    },
+    {
+      status: '404',
+      upstream: 'videoNotFound, playlistNotFound, channelNotFound, notFound',
+      code: 'target_not_found',
+      retryable: false,
+      wait: '',
+      when: (f) => f.status === 404,
+    },
+    {
+      status: '403',
+      upstream: 'commentsDisabled, playlistItemsNotAccessible, forbidden',
+      code: 'target_private',
+      retryable: false,
+      wait: '',
+      when: (f) => f.status === 403,
+    },
+    {
+      status: '400',
+      upstream: 'invalidRegionCode, invalidParameter and other bad values',
+      code: 'invalid_target',
+      retryable: false,
+      wait: '',
+      when: (f) => f.status === 400,
+    },
     { status: 'any', upstream: 'anything else', code: 'internal_error', retryable: false, wait: '', when: () => true },
   ];
 
   function classify(res: HttpResponse): ProviderError {
     const error = obj(obj(res.body).error);
     const reason = str(obj(arr(error.errors)[0]).reason) ?? '';
-    const info = arr(error.details).map((d) => str(obj(d).reason)).find((r): r is string => Boolean(r)) ?? '';
+    const info =
+      arr(error.details)
+        .map((d) => str(obj(d).reason))
+        .find((r): r is string => Boolean(r)) ?? '';
     const message = http.safe(error.message ?? `HTTP ${res.status}`);
     return classifyBy(YOUTUBE_ERRORS, { status: res.status, reason, info, message: str(error.message) ?? '', res }, `YouTube: ${message}`, {
       upstream: 'youtube',
@@ -125,7 +181,9 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
    */
   async function channelByCustomName(name: string, signal: AbortSignal): Promise<Json> {
     const found = await get('/search', { part: 'snippet', type: 'channel', q: name, maxResults: 5 }, signal);
-    const ids = arr(found.items).map((i) => str(obj(obj(i).id).channelId)).filter((x): x is string => Boolean(x));
+    const ids = arr(found.items)
+      .map((i) => str(obj(obj(i).id).channelId))
+      .filter((x): x is string => Boolean(x));
     if (ids.length === 0) throw ProviderError.notFound('no YouTube channel has that custom URL', { upstream: 'youtube' });
     const body = await get('/channels', { part: 'snippet,statistics,contentDetails', id: ids.join(','), maxResults: ids.length }, signal);
     const wanted = squash(name);
@@ -236,8 +294,14 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
       state: { u: playlist, ...(handle ? { h: handle } : {}) },
       signal,
       fetch: async (token, size) => {
-        const body = await get('/playlistItems', { part: 'contentDetails', playlistId: playlist, maxResults: size, pageToken: token ?? undefined }, signal);
-        const ids = arr(body.items).map((i) => str(obj(obj(i).contentDetails).videoId)).filter((x): x is string => Boolean(x));
+        const body = await get(
+          '/playlistItems',
+          { part: 'contentDetails', playlistId: playlist, maxResults: size, pageToken: token ?? undefined },
+          signal,
+        );
+        const ids = arr(body.items)
+          .map((i) => str(obj(obj(i).contentDetails).videoId))
+          .filter((x): x is string => Boolean(x));
         return {
           items: await videosById(ids, handle, signal),
           next: str(body.nextPageToken),
@@ -284,112 +348,127 @@ export function createYouTubeProvider(config: YouTubeConfig): UpstreamProvider {
 
   const shorts: Record<string, OperationHandler> = config.shortsPlaylist ? { shorts: channelShorts } : {};
 
-  return upstreamProvider('youtube-data-api', 'official', rows(YOUTUBE_ERRORS), {
-    youtube: {
-      ...shorts,
-      profile: (request) => {
-        let raw: Json | null = null;
-        return profileBundle(
-          request,
-          async () => mapChannel((raw = await channel(request.target, request.signal))),
-          (_profile, limit, start) => channelPosts(request, raw, limit, start, 'posts'),
-        );
-      },
-      posts: (request) => channelPosts(request, null, request.limit, decodeCursor(request.resumeCursor)),
-      video: (request) =>
-        single(async () => {
-          const items = await videosById([videoId(request.target)], null, request.signal);
-          if (!items[0]) throw ProviderError.notFound('YouTube video not found or not public', { upstream: 'youtube' });
-          return items[0];
-        }),
-      comments: (request) => {
-        const video = videoId(request.target);
-        return paginate({
-          limit: request.limit,
-          pageMax: 100,
-          start: decodeCursor(request.resumeCursor),
-          signal: request.signal,
-          fetch: async (token, size) => {
-            const body = await get(
-              '/commentThreads',
-              { part: 'snippet', videoId: video, maxResults: size, order: 'time', textFormat: 'plainText', pageToken: token ?? undefined },
-              request.signal,
-            );
-            const items = arr(body.items).map((t) => {
-              const thread = obj(obj(t).snippet);
-              const top = obj(thread.topLevelComment);
-              const s = obj(top.snippet);
-              const id = String(top.id ?? obj(t).id);
-              const link = `https://www.youtube.com/watch?v=${video}&lc=${id}`;
-              return commentItem('youtube', {
-                id,
-                username: str(s.authorDisplayName)?.replace(/^@/, '') ?? null,
-                caption: str(s.textOriginal) ?? str(s.textDisplay),
-                url: link,
-                published_at: isoTime(s.publishedAt),
-                parent_id: str(thread.videoId) ?? video,
-                likes: num(s.likeCount),
-                reply_count: num(thread.totalReplyCount),
+  return upstreamProvider(
+    'youtube-data-api',
+    'official',
+    rows(YOUTUBE_ERRORS),
+    {
+      youtube: {
+        ...shorts,
+        profile: (request) => {
+          let raw: Json | null = null;
+          return profileBundle(
+            request,
+            async () => mapChannel((raw = await channel(request.target, request.signal))),
+            (_profile, limit, start) => channelPosts(request, raw, limit, start, 'posts'),
+          );
+        },
+        posts: (request) => channelPosts(request, null, request.limit, decodeCursor(request.resumeCursor)),
+        video: (request) =>
+          single(async () => {
+            const items = await videosById([videoId(request.target)], null, request.signal);
+            if (!items[0]) throw ProviderError.notFound('YouTube video not found or not public', { upstream: 'youtube' });
+            return items[0];
+          }),
+        comments: (request) => {
+          const video = videoId(request.target);
+          return paginate({
+            limit: request.limit,
+            pageMax: 100,
+            start: decodeCursor(request.resumeCursor),
+            signal: request.signal,
+            fetch: async (token, size) => {
+              const body = await get(
+                '/commentThreads',
+                {
+                  part: 'snippet',
+                  videoId: video,
+                  maxResults: size,
+                  order: 'time',
+                  textFormat: 'plainText',
+                  pageToken: token ?? undefined,
+                },
+                request.signal,
+              );
+              const items = arr(body.items).map((t) => {
+                const thread = obj(obj(t).snippet);
+                const top = obj(thread.topLevelComment);
+                const s = obj(top.snippet);
+                const id = String(top.id ?? obj(t).id);
+                const link = `https://www.youtube.com/watch?v=${video}&lc=${id}`;
+                return commentItem('youtube', {
+                  id,
+                  username: str(s.authorDisplayName)?.replace(/^@/, '') ?? null,
+                  caption: str(s.textOriginal) ?? str(s.textDisplay),
+                  url: link,
+                  published_at: isoTime(s.publishedAt),
+                  parent_id: str(thread.videoId) ?? video,
+                  likes: num(s.likeCount),
+                  reply_count: num(thread.totalReplyCount),
+                });
               });
-            });
-            return { items, next: str(body.nextPageToken) };
-          },
-        });
-      },
-      search: (request) =>
-        paginate({
-          limit: request.limit,
-          pageMax: 50,
-          start: decodeCursor(request.resumeCursor),
-          signal: request.signal,
-          fetch: async (token, size) => {
-            const body = await get(
-              '/search',
-              { part: 'snippet', type: 'video', q: request.target, maxResults: size, pageToken: token ?? undefined },
-              request.signal,
-            );
-            const ids = arr(body.items).map((i) => str(obj(obj(i).id).videoId)).filter((x): x is string => Boolean(x));
-            return { items: await videosById(ids, null, request.signal), next: str(body.nextPageToken) };
-          },
-        }),
-      trending: (request) =>
-        paginate({
-          limit: request.limit,
-          pageMax: 50,
-          start: decodeCursor(request.resumeCursor),
-          signal: request.signal,
-          fetch: async (token, size) => {
-            const body = await get(
-              '/videos',
-              { part: VIDEO_PARTS, chart: 'mostPopular', regionCode: request.target, maxResults: size, pageToken: token ?? undefined },
-              request.signal,
-            );
-            return {
-              items: arr(body.items).map((v) => mapVideo(obj(v), null)),
-              next: str(body.nextPageToken),
-              total: num(obj(body.pageInfo).totalResults),
-            };
-          },
-        }),
-      playlist: (request) =>
-        single(async () => {
-          const id = playlistId(request.target);
-          const body = await get('/playlists', { part: 'snippet,contentDetails', id }, request.signal);
-          const p = arr(body.items)[0];
-          if (!p) throw ProviderError.notFound('YouTube playlist not found or private', { upstream: 'youtube' });
-          const snippet = obj(obj(p).snippet);
-          return playlistItem('youtube', {
-            id: String(obj(p).id),
-            username: str(snippet.channelTitle),
-            caption: str(snippet.description),
-            url: `https://www.youtube.com/playlist?list=${id}`,
-            published_at: isoTime(snippet.publishedAt),
-            title: str(snippet.title),
-            items_count: num(obj(obj(p).contentDetails).itemCount),
+              return { items, next: str(body.nextPageToken) };
+            },
           });
-        }),
-      playlist_items: (request) =>
-        playlistVideos(playlistId(request.target), null, request.limit, decodeCursor(request.resumeCursor), request.signal),
+        },
+        search: (request) =>
+          paginate({
+            limit: request.limit,
+            pageMax: 50,
+            start: decodeCursor(request.resumeCursor),
+            signal: request.signal,
+            fetch: async (token, size) => {
+              const body = await get(
+                '/search',
+                { part: 'snippet', type: 'video', q: request.target, maxResults: size, pageToken: token ?? undefined },
+                request.signal,
+              );
+              const ids = arr(body.items)
+                .map((i) => str(obj(obj(i).id).videoId))
+                .filter((x): x is string => Boolean(x));
+              return { items: await videosById(ids, null, request.signal), next: str(body.nextPageToken) };
+            },
+          }),
+        trending: (request) =>
+          paginate({
+            limit: request.limit,
+            pageMax: 50,
+            start: decodeCursor(request.resumeCursor),
+            signal: request.signal,
+            fetch: async (token, size) => {
+              const body = await get(
+                '/videos',
+                { part: VIDEO_PARTS, chart: 'mostPopular', regionCode: request.target, maxResults: size, pageToken: token ?? undefined },
+                request.signal,
+              );
+              return {
+                items: arr(body.items).map((v) => mapVideo(obj(v), null)),
+                next: str(body.nextPageToken),
+                total: num(obj(body.pageInfo).totalResults),
+              };
+            },
+          }),
+        playlist: (request) =>
+          single(async () => {
+            const id = playlistId(request.target);
+            const body = await get('/playlists', { part: 'snippet,contentDetails', id }, request.signal);
+            const p = arr(body.items)[0];
+            if (!p) throw ProviderError.notFound('YouTube playlist not found or private', { upstream: 'youtube' });
+            const snippet = obj(obj(p).snippet);
+            return playlistItem('youtube', {
+              id: String(obj(p).id),
+              username: str(snippet.channelTitle),
+              caption: str(snippet.description),
+              url: `https://www.youtube.com/playlist?list=${id}`,
+              published_at: isoTime(snippet.publishedAt),
+              title: str(snippet.title),
+              items_count: num(obj(obj(p).contentDetails).itemCount),
+            });
+          }),
+        playlist_items: (request) =>
+          playlistVideos(playlistId(request.target), null, request.limit, decodeCursor(request.resumeCursor), request.signal),
+      },
     },
-  }, (signal) => http.quota(signal));
+    (signal) => http.quota(signal),
+  );
 }

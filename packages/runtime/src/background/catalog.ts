@@ -12,7 +12,14 @@ import {
   sweepOrphanedObjects,
   type SweepState,
 } from '@sdx/domain/runtime';
-import { DEFAULT_CLAIM_LIMIT, DEFAULT_DISPATCH_CONCURRENCY, dispatchAllDue, RECOVER_EVERY_MS, RECOVERY_GRACE_MS, recoverStalledRuns } from '@sdx/scheduler-engine';
+import {
+  DEFAULT_CLAIM_LIMIT,
+  DEFAULT_DISPATCH_CONCURRENCY,
+  dispatchAllDue,
+  RECOVER_EVERY_MS,
+  RECOVERY_GRACE_MS,
+  recoverStalledRuns,
+} from '@sdx/scheduler-engine';
 import { mailTransportOf } from '../mail';
 import { startJobAttempts, startWebhookDeliveries } from './consumers';
 import { type BackgroundTask, periodic, type ProcessName, type RetryPolicy } from './task';
@@ -36,7 +43,7 @@ export const CATALOG: readonly BackgroundTask[] = [
     runs: '`runJobAttempt`',
     cadence: 'queues `extract-jobs`, `extract-batch-children`; `WORKER_CONCURRENCY` slots',
     metrics: '`sdx_job_run_seconds`, `sdx_job_queue_wait_seconds`',
-    retryDoc: 'the job\'s lease and `retryLater` (`JOB_RETRY_BASE_MS`, doubling); an entry lost: `reconcile-jobs`',
+    retryDoc: "the job's lease and `retryLater` (`JOB_RETRY_BASE_MS`, doubling); an entry lost: `reconcile-jobs`",
     start: startJobAttempts,
   },
   periodic({
@@ -70,7 +77,11 @@ export const CATALOG: readonly BackgroundTask[] = [
     lease: { ttlMs: (config) => config.counterReconcileIntervalMs, setting: '`COUNTER_RECONCILE_INTERVAL_MS`' },
     async run({ services, hooks }) {
       const report = await reconcileCounters(services.db);
-      if (report.fixes.length > 0) services.log.warn({ fixes: report.fixes.slice(0, 50), mended: report.fixes.length }, 'reconciled credit counters that differed from the ledger');
+      if (report.fixes.length > 0)
+        services.log.warn(
+          { fixes: report.fixes.slice(0, 50), mended: report.fixes.length },
+          'reconciled credit counters that differed from the ledger',
+        );
       hooks?.onCountersReconciled?.(report);
     },
   }),
@@ -94,7 +105,7 @@ export const CATALOG: readonly BackgroundTask[] = [
     runs: '`attemptDelivery`',
     cadence: 'queue `webhook-deliveries`; `WEBHOOK_CONCURRENCY` slots, 32 in flight per webhook',
     metrics: '`sdx_webhook_deliveries_total`',
-    retryDoc: 'the delivery\'s schedule (webhooks.md); BullMQ lock 30 s',
+    retryDoc: "the delivery's schedule (webhooks.md); BullMQ lock 30 s",
     start: startWebhookDeliveries,
   },
   periodic({
@@ -164,7 +175,8 @@ export const CATALOG: readonly BackgroundTask[] = [
     retry: NEXT_INTERVAL,
     async run({ services }) {
       const due = await dispatchAllDue(services, { limit: DEFAULT_CLAIM_LIMIT });
-      if (due.runs.length > 0 || due.dropped > 0) services.log.info({ claimed: due.claimed, runs: due.runs.length, dropped: due.dropped }, 'scheduler pass');
+      if (due.runs.length > 0 || due.dropped > 0)
+        services.log.info({ claimed: due.claimed, runs: due.runs.length, dropped: due.dropped }, 'scheduler pass');
     },
   }),
   periodic({
@@ -190,7 +202,8 @@ export const CATALOG: readonly BackgroundTask[] = [
     retry: NEXT_INTERVAL,
     async run({ services }) {
       const monitors = await dispatchMonitors(services);
-      if (monitors.claimed > 0) services.log.info({ monitorRuns: monitors.claimed, advanced: monitors.advanced }, 'monitor runs dispatched');
+      if (monitors.claimed > 0)
+        services.log.info({ monitorRuns: monitors.claimed, advanced: monitors.advanced }, 'monitor runs dispatched');
     },
   }),
   periodic({
@@ -204,7 +217,10 @@ export const CATALOG: readonly BackgroundTask[] = [
     lease: { ttlMs: (config) => config.retentionIntervalMs, setting: '`RETENTION_INTERVAL_MS`' },
     async run({ services }) {
       const { config } = services;
-      const done = await runRetention(services, services.clock.now(), { resultRetentionDays: config.resultRetentionDays, monitorRetentionDays: config.monitorRetentionDays });
+      const done = await runRetention(services, services.clock.now(), {
+        resultRetentionDays: config.resultRetentionDays,
+        monitorRetentionDays: config.monitorRetentionDays,
+      });
       if (Object.values(done).some((n) => n > 0)) services.log.info(done, 'retention purge');
     },
   }),

@@ -56,13 +56,17 @@ export function startWebhookDeliveries(context: TaskContext, measure: Measure): 
   });
   const connection = createWorkerRedis({ url: context.redisUrl, clusterNodes: services.config.redisClusterNodes });
   connection.on('error', (err) => log.debug({ err: err.message }, 'webhook consumer redis error'));
-  const consumer = new Worker<DeliveryPayload>(QUEUES.webhookDeliveries, (entry) => lanes.run(entry.data.webhookId, entry.data.deliveryId), {
-    connection,
-    prefix: services.queues.prefix,
-    concurrency,
-    stalledInterval: 5_000,
-    lockDuration: 30_000,
-  });
+  const consumer = new Worker<DeliveryPayload>(
+    QUEUES.webhookDeliveries,
+    (entry) => lanes.run(entry.data.webhookId, entry.data.deliveryId),
+    {
+      connection,
+      prefix: services.queues.prefix,
+      concurrency,
+      stalledInterval: 5_000,
+      lockDuration: 30_000,
+    },
+  );
   consumer.on('error', (err) => log.warn({ err: err.message }, 'webhook consumer error'));
   return {
     async close() {

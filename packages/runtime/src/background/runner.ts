@@ -80,7 +80,9 @@ export class BackgroundRunner {
       const subscriber = createSubscriberRedis({ url: context.redisUrl, clusterNodes: config.redisClusterNodes });
       subscriber.on('error', (err) => log.debug({ err: err.message }, 'background wake subscriber error'));
       subscriber.on('message', (_channel: string, name: string) => this.kick(name));
-      void subscriber.subscribe(wakeChannel(config.redisPrefix)).catch((err: Error) => log.warn({ err: err.message }, 'background wakes not subscribed'));
+      void subscriber
+        .subscribe(wakeChannel(config.redisPrefix))
+        .catch((err: Error) => log.warn({ err: err.message }, 'background wakes not subscribed'));
       this.subscriber = subscriber;
     }
     return this;
@@ -216,7 +218,10 @@ class PeriodicSlot {
       backgroundRuns.inc({ task: task.name, outcome: 'failed' });
       this.failures += 1;
       const retryInMs = this.retryDelay();
-      log.warn({ task: task.name, err: error instanceof Error ? error.message : String(error), failures: this.failures, retryInMs }, 'background task failed');
+      log.warn(
+        { task: task.name, err: error instanceof Error ? error.message : String(error), failures: this.failures, retryInMs },
+        'background task failed',
+      );
       this.schedule(retryInMs);
     } finally {
       if (renew) clearInterval(renew);

@@ -88,7 +88,11 @@ export class Auth {
    * revokes every API key they created. 410 `reset_token_invalid`.
    */
   async confirmPasswordReset(token: string, newPassword: string, options: { revokeKeys?: boolean } = {}): Promise<void> {
-    await unwrap(this.core.http.POST('/v1/auth/password-reset/confirm', { body: { token, new_password: newPassword, revoke_keys: options.revokeKeys ?? false } }));
+    await unwrap(
+      this.core.http.POST('/v1/auth/password-reset/confirm', {
+        body: { token, new_password: newPassword, revoke_keys: options.revokeKeys ?? false },
+      }),
+    );
   }
 }
 

@@ -31,13 +31,18 @@ export class Batches {
 
   /** `GET /v1/batches/{batch_id}`, with child summaries. */
   async get(id: string, options: { signal?: AbortSignal } = {}): Promise<Batch> {
-    const { data } = await unwrap(this.core.http.GET('/v1/batches/{batch_id}', { params: { path: { batch_id: id } }, signal: options.signal }));
+    const { data } = await unwrap(
+      this.core.http.GET('/v1/batches/{batch_id}', { params: { path: { batch_id: id } }, signal: options.signal }),
+    );
     return data;
   }
 
   /** `GET /v1/batches`, newest first, across pages. */
   list(params: BatchListParams = {}): List<Batch> {
-    return new List<Batch>((query) => linkedPage(this.core.http.GET('/v1/batches', { params: { query: query as never } })), queryOf(params));
+    return new List<Batch>(
+      (query) => linkedPage(this.core.http.GET('/v1/batches', { params: { query: query as never } })),
+      queryOf(params),
+    );
   }
 
   /** `POST /v1/batches/{batch_id}/cancel`: cancels every child still queued or running. */
@@ -53,7 +58,8 @@ export class Batches {
         open: (signal) => this.openEvents(id, signal),
         get: (signal) => this.get(id, { signal }),
         isTerminal: (batch) => TERMINAL_BATCH_STATUSES.has(batch.status),
-        fingerprint: (b) => `${b.status}/${b.queued_count}/${b.running_count}/${b.completed_count}/${b.failed_count}/${b.cancelled_count}/${b.result_count}`,
+        fingerprint: (b) =>
+          `${b.status}/${b.queued_count}/${b.running_count}/${b.completed_count}/${b.failed_count}/${b.cancelled_count}/${b.result_count}`,
       },
       options,
     );
@@ -68,7 +74,12 @@ export class Batches {
 
   private async openEvents(id: string, signal?: AbortSignal): Promise<ReadableStream<Uint8Array>> {
     const { data } = await unwrap(
-      this.core.http.GET('/v1/batches/{batch_id}/events', { params: { path: { batch_id: id } }, parseAs: 'stream', headers: { Accept: 'text/event-stream' }, signal }),
+      this.core.http.GET('/v1/batches/{batch_id}/events', {
+        params: { path: { batch_id: id } },
+        parseAs: 'stream',
+        headers: { Accept: 'text/event-stream' },
+        signal,
+      }),
     );
     return data as ReadableStream<Uint8Array>;
   }

@@ -20,7 +20,9 @@ export class Billing {
    * (send the subscriber to `url`). With one: `{ subscription }`, changed to the plan (an upgrade
    * is invoiced at once; a downgrade waits for the next invoice, `scheduled_plan_id`).
    */
-  async subscribe(body: SubscriptionRequest): Promise<{ checkout: Checkout; subscription?: undefined } | { subscription: Subscription; checkout?: undefined }> {
+  async subscribe(
+    body: SubscriptionRequest,
+  ): Promise<{ checkout: Checkout; subscription?: undefined } | { subscription: Subscription; checkout?: undefined }> {
     const { data, response } = await unwrap(this.core.http.POST('/v1/billing/subscription', { body }));
     if (response.status === 201) return { checkout: data as Checkout };
     return { subscription: data as Subscription };

@@ -34,8 +34,16 @@ export class Exports {
   async open(id: string, options: ExportOptions = {}): Promise<OpenedExport> {
     const query = { format: (options.format ?? 'json') as 'json' };
     const pending = id.startsWith('bat_')
-      ? this.core.http.GET('/v1/batches/{batch_id}/export', { params: { path: { batch_id: id }, query }, parseAs: 'stream', signal: options.signal })
-      : this.core.http.GET('/v1/jobs/{job_id}/export', { params: { path: { job_id: id }, query }, parseAs: 'stream', signal: options.signal });
+      ? this.core.http.GET('/v1/batches/{batch_id}/export', {
+          params: { path: { batch_id: id }, query },
+          parseAs: 'stream',
+          signal: options.signal,
+        })
+      : this.core.http.GET('/v1/jobs/{job_id}/export', {
+          params: { path: { job_id: id }, query },
+          parseAs: 'stream',
+          signal: options.signal,
+        });
     const { data, response } = await unwrap(pending);
     return {
       body: data as unknown as ReadableStream<Uint8Array>,
@@ -49,13 +57,21 @@ export class Exports {
    * all), a WritableStream (closed at the end), or a Node writable stream (left open, as
    * process.stdout must be). Nothing is held in memory.
    */
-  async download(id: string, to: string | WritableStream<Uint8Array> | NodeWritableLike, options: ExportOptions = {}): Promise<DownloadResult> {
+  async download(
+    id: string,
+    to: string | WritableStream<Uint8Array> | NodeWritableLike,
+    options: ExportOptions = {},
+  ): Promise<DownloadResult> {
     return saveExport(await this.open(id, options), to, options.signal);
   }
 }
 
 /** Writes an opened export to a file path, a WritableStream (closed at the end) or a Node writable (left open). */
-export async function saveExport(opened: OpenedExport, to: string | WritableStream<Uint8Array> | NodeWritableLike, signal?: AbortSignal): Promise<DownloadResult> {
+export async function saveExport(
+  opened: OpenedExport,
+  to: string | WritableStream<Uint8Array> | NodeWritableLike,
+  signal?: AbortSignal,
+): Promise<DownloadResult> {
   const meta = { contentType: opened.contentType, filename: opened.filename };
   if (typeof to === 'string') return { bytes: await writeToFile(opened.body, to, signal), ...meta };
   if (isWebWritable(to)) {
@@ -84,10 +100,11 @@ async function writeToNodeStream(body: ReadableStream<Uint8Array>, to: NodeWrita
       const { done, value } = await reader.read();
       if (done) break;
       bytes += value.length;
-      if (!to.write(value)) await new Promise<void>((resolve, reject) => {
-        to.once('drain', () => resolve());
-        to.once('error', (error) => reject(error));
-      });
+      if (!to.write(value))
+        await new Promise<void>((resolve, reject) => {
+          to.once('drain', () => resolve());
+          to.once('error', (error) => reject(error));
+        });
     }
   } catch (error) {
     await reader.cancel().catch(() => undefined);

@@ -43,7 +43,12 @@ export class Jobs {
     if (response.status !== 202) return data;
     const job = await this.wait(data.id, options);
     if (job.status === 'completed') return job;
-    throw new ApiError(502, 'extraction_failed', { error: 'extraction_failed', message: `job ${job.id} ended ${job.status}`, job_id: job.id, cause: job.error }, response.headers.get('x-request-id'));
+    throw new ApiError(
+      502,
+      'extraction_failed',
+      { error: 'extraction_failed', message: `job ${job.id} ended ${job.status}`, job_id: job.id, cause: job.error },
+      response.headers.get('x-request-id'),
+    );
   }
 
   /** `GET /v1/jobs/{job_id}`. */
@@ -54,10 +59,7 @@ export class Jobs {
 
   /** `GET /v1/jobs`, newest first: `await` for the first page, `for await` for every job across pages, filters kept. */
   list(params: JobListParams = {}): List<Job> {
-    return new List<Job>(
-      (query) => linkedPage(this.core.http.GET('/v1/jobs', { params: { query: query as never } })),
-      queryOf(params),
-    );
+    return new List<Job>((query) => linkedPage(this.core.http.GET('/v1/jobs', { params: { query: query as never } })), queryOf(params));
   }
 
   /** `POST /v1/jobs/{job_id}/cancel`. */
@@ -93,14 +95,21 @@ export class Jobs {
   /** `GET /v1/jobs/{job_id}/items`: a completed job's result item by item, fetched page by page. */
   items(id: string, params: { limit?: number } = {}): List<Item> {
     return new List<Item>(async (query) => {
-      const { data } = await unwrap(this.core.http.GET('/v1/jobs/{job_id}/items', { params: { path: { job_id: id }, query: query as never } }));
+      const { data } = await unwrap(
+        this.core.http.GET('/v1/jobs/{job_id}/items', { params: { path: { job_id: id }, query: query as never } }),
+      );
       return { data: data.items, nextQuery: data.next_cursor ? { cursor: data.next_cursor } : null };
     }, queryOf(params));
   }
 
   private async openEvents(id: string, signal?: AbortSignal): Promise<ReadableStream<Uint8Array>> {
     const { data } = await unwrap(
-      this.core.http.GET('/v1/jobs/{job_id}/events', { params: { path: { job_id: id } }, parseAs: 'stream', headers: { Accept: 'text/event-stream' }, signal }),
+      this.core.http.GET('/v1/jobs/{job_id}/events', {
+        params: { path: { job_id: id } },
+        parseAs: 'stream',
+        headers: { Accept: 'text/event-stream' },
+        signal,
+      }),
     );
     return data as ReadableStream<Uint8Array>;
   }

@@ -1,6 +1,15 @@
 import { type Core, linkedPage, unwrap } from '../core';
 import { List, queryOf, type RawPage } from '../paging';
-import type { Monitor, MonitorChange, MonitorChangeFilters, MonitorRequest, MonitorRun, MonitorSeries, MonitorSeriesFilters, MonitorUpdate } from '../types';
+import type {
+  Monitor,
+  MonitorChange,
+  MonitorChangeFilters,
+  MonitorRequest,
+  MonitorRun,
+  MonitorSeries,
+  MonitorSeriesFilters,
+  MonitorUpdate,
+} from '../types';
 import { type DownloadResult, filenameOf, type NodeWritableLike, type OpenedExport, saveExport } from './exports';
 
 export interface MonitorListParams {
@@ -15,7 +24,9 @@ export interface SeriesExportOptions extends MonitorSeriesFilters {
 }
 
 /** A page of a `{data, has_more}` list: the next one starts after its last item. */
-async function hasMorePage<T extends { id: string }>(pending: Promise<{ data?: { data: T[]; has_more: boolean }; error?: unknown; response: Response }>): Promise<RawPage<T>> {
+async function hasMorePage<T extends { id: string }>(
+  pending: Promise<{ data?: { data: T[]; has_more: boolean }; error?: unknown; response: Response }>,
+): Promise<RawPage<T>> {
   const { data } = await unwrap(pending);
   const last = data.data[data.data.length - 1];
   return { data: data.data, nextQuery: data.has_more && last ? { starting_after: last.id } : null };
@@ -39,7 +50,10 @@ export class Monitors {
 
   /** `GET /v1/monitors`, newest first, across pages. */
   list(params: MonitorListParams = {}): List<Monitor> {
-    return new List<Monitor>((query) => linkedPage(this.core.http.GET('/v1/monitors', { params: { query: query as never } })), queryOf(params));
+    return new List<Monitor>(
+      (query) => linkedPage(this.core.http.GET('/v1/monitors', { params: { query: query as never } })),
+      queryOf(params),
+    );
   }
 
   /** `GET /v1/monitors/{monitor_id}`. */
@@ -80,14 +94,17 @@ export class Monitors {
   /** `GET /v1/monitors/{monitor_id}/runs`, newest first, across pages. */
   runs(id: string, params: { limit?: number } = {}): List<MonitorRun> {
     return new List<MonitorRun>(
-      (query) => hasMorePage(this.core.http.GET('/v1/monitors/{monitor_id}/runs', { params: { path: { monitor_id: id }, query: query as never } })),
+      (query) =>
+        hasMorePage(this.core.http.GET('/v1/monitors/{monitor_id}/runs', { params: { path: { monitor_id: id }, query: query as never } })),
       queryOf(params),
     );
   }
 
   /** `GET /v1/monitors/{monitor_id}/series`: each series with its points oldest first. */
   async series(id: string, filters: MonitorSeriesFilters = {}): Promise<MonitorSeries[]> {
-    const { data } = await unwrap(this.core.http.GET('/v1/monitors/{monitor_id}/series', { params: { path: { monitor_id: id }, query: filters } }));
+    const { data } = await unwrap(
+      this.core.http.GET('/v1/monitors/{monitor_id}/series', { params: { path: { monitor_id: id }, query: filters } }),
+    );
     return data.data;
   }
 
@@ -95,13 +112,25 @@ export class Monitors {
   async openSeriesExport(id: string, options: SeriesExportOptions = {}): Promise<OpenedExport> {
     const { signal, format = 'json', ...filters } = options;
     const { data, response } = await unwrap(
-      this.core.http.GET('/v1/monitors/{monitor_id}/series/export', { params: { path: { monitor_id: id }, query: { format, ...filters } }, parseAs: 'stream', signal }),
+      this.core.http.GET('/v1/monitors/{monitor_id}/series/export', {
+        params: { path: { monitor_id: id }, query: { format, ...filters } },
+        parseAs: 'stream',
+        signal,
+      }),
     );
-    return { body: data as unknown as ReadableStream<Uint8Array>, contentType: response.headers.get('content-type'), filename: filenameOf(response.headers.get('content-disposition')) };
+    return {
+      body: data as unknown as ReadableStream<Uint8Array>,
+      contentType: response.headers.get('content-type'),
+      filename: filenameOf(response.headers.get('content-disposition')),
+    };
   }
 
   /** The series export written to a file path (whole or not at all), a WritableStream, or a Node writable. */
-  async exportSeries(id: string, to: string | WritableStream<Uint8Array> | NodeWritableLike, options: SeriesExportOptions = {}): Promise<DownloadResult> {
+  async exportSeries(
+    id: string,
+    to: string | WritableStream<Uint8Array> | NodeWritableLike,
+    options: SeriesExportOptions = {},
+  ): Promise<DownloadResult> {
     return saveExport(await this.openSeriesExport(id, options), to, options.signal);
   }
 
@@ -109,7 +138,9 @@ export class Monitors {
   changes(id: string, filters: MonitorChangeFilters & { limit?: number } = {}): List<MonitorChange> {
     return new List<MonitorChange>(
       (query) =>
-        hasMorePage(this.core.http.GET('/v1/monitors/{monitor_id}/changes', { params: { path: { monitor_id: id }, query: query as never } })),
+        hasMorePage(
+          this.core.http.GET('/v1/monitors/{monitor_id}/changes', { params: { path: { monitor_id: id }, query: query as never } }),
+        ),
       queryOf(filters),
     );
   }

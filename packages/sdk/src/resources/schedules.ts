@@ -13,7 +13,10 @@ export class Schedules {
 
   /** `GET /v1/schedules`, active and paused, across pages. */
   list(params: { limit?: number } = {}): List<Schedule> {
-    return new List<Schedule>((query) => linkedPage(this.core.http.GET('/v1/schedules', { params: { query: query as never } })), queryOf(params));
+    return new List<Schedule>(
+      (query) => linkedPage(this.core.http.GET('/v1/schedules', { params: { query: query as never } })),
+      queryOf(params),
+    );
   }
 
   /** `GET /v1/schedules/{schedule_id}`, with its recent runs. */

@@ -1,6 +1,13 @@
 import { type Core, startingAfterPage, unwrap } from '../core';
 import { List, queryOf } from '../paging';
-import type { WebhookCreateRequest, WebhookDelivery, WebhookEndpoint, WebhookEndpointWithSecret, WebhookEvent, WebhookUpdateRequest } from '../types';
+import type {
+  WebhookCreateRequest,
+  WebhookDelivery,
+  WebhookEndpoint,
+  WebhookEndpointWithSecret,
+  WebhookEvent,
+  WebhookUpdateRequest,
+} from '../types';
 import { type HeadersLike, signWebhook, verifyWebhook, type VerifyOptions } from '../webhook-signature';
 
 export class Webhooks {
@@ -53,7 +60,11 @@ export class Webhooks {
   deliveries(id: string, params: { limit?: number } = {}): List<WebhookDelivery> {
     const limit = params.limit ?? 50;
     return new List<WebhookDelivery>(
-      (query) => startingAfterPage(this.core.http.GET('/v1/webhooks/{webhook_id}/deliveries', { params: { path: { webhook_id: id }, query: query as never } }), limit),
+      (query) =>
+        startingAfterPage(
+          this.core.http.GET('/v1/webhooks/{webhook_id}/deliveries', { params: { path: { webhook_id: id }, query: query as never } }),
+          limit,
+        ),
       queryOf({ ...params, limit }),
     );
   }
@@ -61,7 +72,9 @@ export class Webhooks {
   /** `POST /v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver`. */
   async redeliver(id: string, deliveryId: string): Promise<WebhookDelivery> {
     const { data } = await unwrap(
-      this.core.http.POST('/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver', { params: { path: { webhook_id: id, delivery_id: deliveryId } } }),
+      this.core.http.POST('/v1/webhooks/{webhook_id}/deliveries/{delivery_id}/redeliver', {
+        params: { path: { webhook_id: id, delivery_id: deliveryId } },
+      }),
     );
     return data;
   }

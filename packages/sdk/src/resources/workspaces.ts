@@ -51,7 +51,9 @@ export class Members {
   /** `GET /v1/workspaces/{workspace_id}/members`. */
   list(workspaceId: string): List<Member> {
     return new List<Member>(async () => {
-      const { data } = await unwrap(this.core.http.GET('/v1/workspaces/{workspace_id}/members', { params: { path: { workspace_id: workspaceId } } }));
+      const { data } = await unwrap(
+        this.core.http.GET('/v1/workspaces/{workspace_id}/members', { params: { path: { workspace_id: workspaceId } } }),
+      );
       return { data, nextQuery: null };
     });
   }
@@ -59,14 +61,21 @@ export class Members {
   /** `PATCH /v1/workspaces/{workspace_id}/members/{user_id}`: changes a member's role. */
   async update(workspaceId: string, userId: string, body: { role: Role }): Promise<Member> {
     const { data } = await unwrap(
-      this.core.http.PATCH('/v1/workspaces/{workspace_id}/members/{user_id}', { params: { path: { workspace_id: workspaceId, user_id: userId } }, body }),
+      this.core.http.PATCH('/v1/workspaces/{workspace_id}/members/{user_id}', {
+        params: { path: { workspace_id: workspaceId, user_id: userId } },
+        body,
+      }),
     );
     return data;
   }
 
   /** `DELETE /v1/workspaces/{workspace_id}/members/{user_id}` (members may remove themselves). */
   async remove(workspaceId: string, userId: string): Promise<void> {
-    await unwrap(this.core.http.DELETE('/v1/workspaces/{workspace_id}/members/{user_id}', { params: { path: { workspace_id: workspaceId, user_id: userId } } }));
+    await unwrap(
+      this.core.http.DELETE('/v1/workspaces/{workspace_id}/members/{user_id}', {
+        params: { path: { workspace_id: workspaceId, user_id: userId } },
+      }),
+    );
   }
 }
 
@@ -75,14 +84,18 @@ export class Invitations {
 
   /** `POST /v1/workspaces/{workspace_id}/invitations`: `token` is shown once. */
   async create(workspaceId: string, body: { email: string; role: Role }): Promise<CreatedInvitation> {
-    const { data } = await unwrap(this.core.http.POST('/v1/workspaces/{workspace_id}/invitations', { params: { path: { workspace_id: workspaceId } }, body }));
+    const { data } = await unwrap(
+      this.core.http.POST('/v1/workspaces/{workspace_id}/invitations', { params: { path: { workspace_id: workspaceId } }, body }),
+    );
     return data;
   }
 
   /** `GET /v1/workspaces/{workspace_id}/invitations`: pending ones, without tokens. */
   list(workspaceId: string): List<Invitation> {
     return new List<Invitation>(async () => {
-      const { data } = await unwrap(this.core.http.GET('/v1/workspaces/{workspace_id}/invitations', { params: { path: { workspace_id: workspaceId } } }));
+      const { data } = await unwrap(
+        this.core.http.GET('/v1/workspaces/{workspace_id}/invitations', { params: { path: { workspace_id: workspaceId } } }),
+      );
       return { data, nextQuery: null };
     });
   }
@@ -90,7 +103,9 @@ export class Invitations {
   /** `DELETE /v1/workspaces/{workspace_id}/invitations/{invitation_id}`. */
   async revoke(workspaceId: string, invitationId: string): Promise<void> {
     await unwrap(
-      this.core.http.DELETE('/v1/workspaces/{workspace_id}/invitations/{invitation_id}', { params: { path: { workspace_id: workspaceId, invitation_id: invitationId } } }),
+      this.core.http.DELETE('/v1/workspaces/{workspace_id}/invitations/{invitation_id}', {
+        params: { path: { workspace_id: workspaceId, invitation_id: invitationId } },
+      }),
     );
   }
 }

@@ -8,7 +8,7 @@ import { createMonitor as createMonitorRoute } from '../../routes/createMonitor'
 export const createMonitor = defineTool<BodyOf<'createMonitor'>, unknown>({
   name: 'create_monitor',
   description:
-    'Creates a monitor: one operation (a profile, or a target\'s own posts or videos; list_operations marks them monitorable) run over 1 to 1000 targets ' +
+    "Creates a monitor: one operation (a profile, or a target's own posts or videos; list_operations marks them monitorable) run over 1 to 1000 targets " +
     'hourly, daily or weekly, keeping each count or metric as a series (read it with get_series) and what changed (list_changes). ' +
     'Each run is billed as a batch of those targets; the answer gives estimated_credits_per_run and estimated_credits_per_month. ' +
     'alerts fire webhooks (monitor.alert) when a metric crosses a threshold (above, below), moves by a percentage (change_pct_above) or a new item appears (new_item).',

@@ -19,14 +19,22 @@ export const extract = defineTool<Pick<BodyOf<'extract'>, 'platform' | 'operatio
     'Answers the job and its first items. If truncated is true or next_cursor is not null, read the rest with get_items (job_id, cursor = next_cursor) until next_cursor is null. ' +
     'If the job is not done within the wait (completed: false), follow it with get_job, then read the results with get_items.',
   route: extractRoute,
-  input: toolInput(extractRoute, { fields: ['platform', 'operation', 'target', 'limit'], own: { operation: OPERATION_ARGUMENT }, narrow: { platform: PLATFORM_ARGUMENT }, required: ['platform'] }),
+  input: toolInput(extractRoute, {
+    fields: ['platform', 'operation', 'target', 'limit'],
+    own: { operation: OPERATION_ARGUMENT },
+    narrow: { platform: PLATFORM_ARGUMENT },
+    required: ['platform'],
+  }),
   output: {
     type: 'object',
     properties: {
       job: JobSummary,
       completed: { type: 'boolean', description: 'False when the wait ended before the job did: follow it with get_job.' },
       items: { type: 'array', items: {}, description: 'The first result items.' },
-      next_cursor: { anyOf: [{ type: 'string' }, { type: 'null' }], description: 'Pass it with job_id to get_items to read on; null when every item is here.' },
+      next_cursor: {
+        anyOf: [{ type: 'string' }, { type: 'null' }],
+        description: 'Pass it with job_id to get_items to read on; null when every item is here.',
+      },
       truncated: { type: 'boolean', description: 'True when the output size bound cut the items.' },
       skipped_oversized: { type: 'number', description: 'Items passed over because one alone exceeds the output bound.' },
     },
@@ -52,7 +60,8 @@ export const extract = defineTool<Pick<BodyOf<'extract'>, 'platform' | 'operatio
     }
     const frame = { job: rendered, completed: true, skipped_oversized: 0 };
     const read = await boundedItems(services, ctx.tenant, job.id, { limit: ITEMS_LIMIT_MAX, cursor: null }, frame, ctx.budget);
-    const more = read.next_cursor === null ? 'every result is here' : `read on with get_items, job_id "${job.id}", cursor "${read.next_cursor}"`;
+    const more =
+      read.next_cursor === null ? 'every result is here' : `read on with get_items, job_id "${job.id}", cursor "${read.next_cursor}"`;
     return {
       structured: { job: rendered, completed: true, ...read },
       summary: `${describeJob(job)} ${read.items.length} items here; ${more}.`,

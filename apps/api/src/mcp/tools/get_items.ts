@@ -28,9 +28,15 @@ export const getItems = defineTool<{ job_id: string; cursor?: string; limit?: nu
     type: 'object',
     properties: {
       items: { type: 'array', items: {}, description: 'Result items, in the order of the result.' },
-      next_cursor: { anyOf: [{ type: 'string' }, { type: 'null' }], description: 'Pass it as cursor to read on; null at the end of the result.' },
+      next_cursor: {
+        anyOf: [{ type: 'string' }, { type: 'null' }],
+        description: 'Pass it as cursor to read on; null at the end of the result.',
+      },
       truncated: { type: 'boolean', description: 'True when the output size bound, not limit, ended this page.' },
-      skipped_oversized: { type: 'number', description: 'Items passed over because one alone exceeds the output bound (read them with GET /v1/jobs/{job_id}/items).' },
+      skipped_oversized: {
+        type: 'number',
+        description: 'Items passed over because one alone exceeds the output bound (read them with GET /v1/jobs/{job_id}/items).',
+      },
     },
     required: ['items', 'next_cursor', 'truncated', 'skipped_oversized'],
   },

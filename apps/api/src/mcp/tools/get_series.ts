@@ -8,7 +8,10 @@ import { getMonitorSeries as getMonitorSeriesRoute } from '../../routes/getMonit
 export const MONITOR_ID_ARGUMENT = { ...ID_ARGUMENT, description: 'The monitor ID create_monitor answered, e.g. "mon_01H...".' };
 
 /** GET /v1/monitors/{monitor_id}/series, within the output budget. */
-export const getSeries = defineTool<{ monitor_id: string; target?: string; metric?: string; item_id?: string; from?: string; to?: string }, unknown>({
+export const getSeries = defineTool<
+  { monitor_id: string; target?: string; metric?: string; item_id?: string; from?: string; to?: string },
+  unknown
+>({
   name: 'get_series',
   description:
     "A monitor's series: per target (and item, for lists) and metric, its points {at, value} oldest first; a series gains a point only when its value changes. Free. " +
@@ -54,6 +57,9 @@ export const getSeries = defineTool<{ monitor_id: string; target?: string; metri
       series.length = fit;
     }
     const points = series.reduce((n, s) => n + s.points.length, 0);
-    return { structured: { series, truncated }, summary: `${series.length} series, ${points} points${truncated ? ' (older points left out to fit the output bound)' : ''}.` };
+    return {
+      structured: { series, truncated },
+      summary: `${series.length} series, ${points} points${truncated ? ' (older points left out to fit the output bound)' : ''}.`,
+    };
   },
 });

@@ -6,7 +6,10 @@ import { MONITOR_ID_ARGUMENT } from './get_series';
 import { listMonitorChanges as listMonitorChangesRoute } from '../../routes/listMonitorChanges';
 
 /** GET /v1/monitors/{monitor_id}/changes: a page of a monitor's changes, newest first, within the output budget. */
-export const listChanges = defineTool<{ monitor_id: string; target?: string; kind?: 'metric_changed' | 'field_changed' | 'new_item'; limit?: number; starting_after?: string }, unknown>({
+export const listChanges = defineTool<
+  { monitor_id: string; target?: string; kind?: 'metric_changed' | 'field_changed' | 'new_item'; limit?: number; starting_after?: string },
+  unknown
+>({
   name: 'list_changes',
   description:
     "What a monitor's runs found changed, newest first: metric_changed (a count or metric moved: before, after, change_pct), field_changed (a profile's display_name, bio, verified, private or url) " +
@@ -14,7 +17,11 @@ export const listChanges = defineTool<{ monitor_id: string; target?: string; kin
   route: listMonitorChangesRoute,
   input: toolInput(listMonitorChangesRoute, {
     fields: ['monitor_id', 'target', 'kind', 'limit', 'starting_after'],
-    narrow: { monitor_id: MONITOR_ID_ARGUMENT, target: { minLength: 1 }, starting_after: { minLength: 1, description: 'The id of the last change of the previous answer.' } },
+    narrow: {
+      monitor_id: MONITOR_ID_ARGUMENT,
+      target: { minLength: 1 },
+      starting_after: { minLength: 1, description: 'The id of the last change of the previous answer.' },
+    },
   }),
   output: {
     type: 'object',
@@ -24,7 +31,13 @@ export const listChanges = defineTool<{ monitor_id: string; target?: string; kin
     },
     required: ['changes', 'has_more'],
   },
-  annotations: { title: "List a monitor's changes", readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: {
+    title: "List a monitor's changes",
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
   async run(ctx, input) {
     const page = await listMonitorChanges(
       ctx.deps.services.db,
@@ -40,6 +53,9 @@ export const listChanges = defineTool<{ monitor_id: string; target?: string; kin
       changes.pop();
       hasMore = true;
     }
-    return { structured: { changes, has_more: hasMore }, summary: `${changes.length} changes${hasMore ? `; more with starting_after "${changes.at(-1)?.id}"` : ''}.` };
+    return {
+      structured: { changes, has_more: hasMore },
+      summary: `${changes.length} changes${hasMore ? `; more with starting_after "${changes.at(-1)?.id}"` : ''}.`,
+    };
   },
 });

@@ -35,16 +35,31 @@ export const listOperations = defineTool<{ platform?: string; limit?: number; cu
     fields: ['platform', 'limit', 'cursor'],
     own: {
       platform: { type: 'string', minLength: 1, maxLength: 64, description: 'Only this platform, e.g. "instagram".' },
-      limit: { type: 'integer', minimum: 1, maximum: LIST_OPERATIONS_MAX_LIMIT, description: `The most operations in one answer (default ${LIST_OPERATIONS_DEFAULT_LIMIT}).` },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        maximum: LIST_OPERATIONS_MAX_LIMIT,
+        description: `The most operations in one answer (default ${LIST_OPERATIONS_DEFAULT_LIMIT}).`,
+      },
       cursor: { ...CURSOR_ARGUMENT, description: 'next_cursor of the previous answer, to go on.' },
     },
   }),
   output: {
     type: 'object',
-    properties: { operations: { type: 'array', items: Operation }, truncated: { type: 'boolean' }, next_cursor: { anyOf: [{ type: 'string' }, { type: 'null' }] } },
+    properties: {
+      operations: { type: 'array', items: Operation },
+      truncated: { type: 'boolean' },
+      next_cursor: { anyOf: [{ type: 'string' }, { type: 'null' }] },
+    },
     required: ['operations', 'truncated', 'next_cursor'],
   },
-  annotations: { title: 'List operations and prices', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+  annotations: {
+    title: 'List operations and prices',
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
   async run(ctx, input) {
     const all = ctx.deps.registry
       .platforms()

@@ -16,7 +16,12 @@ export const quote = defineTool<Pick<BodyOf<'createQuote'>, 'platform' | 'operat
     'whether the workspace can afford it now, and what would block it (blocked_by). Free, writes nothing. ' +
     'Call it before start_job or extract when cost matters.',
   route: createQuote,
-  input: toolInput(createQuote, { fields: ['platform', 'operation', 'target', 'targets', 'limit'], own: { operation: OPERATION_ARGUMENT }, narrow: { platform: PLATFORM_ARGUMENT }, required: ['platform'] }),
+  input: toolInput(createQuote, {
+    fields: ['platform', 'operation', 'target', 'targets', 'limit'],
+    own: { operation: OPERATION_ARGUMENT },
+    narrow: { platform: PLATFORM_ARGUMENT },
+    required: ['platform'],
+  }),
   output: componentSchema('QuoteResponse'),
   annotations: { title: 'Price a job', readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   async run(ctx, input) {

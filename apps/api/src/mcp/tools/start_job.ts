@@ -6,7 +6,10 @@ import type { BodyOf } from '../../routes/route';
 import { createJob as createJobRoute } from '../../routes/createJob';
 
 /** POST /v1/jobs: answers at once with the queued job (or the replayed, deduplicated or cached one). */
-export const startJob = defineTool<Pick<BodyOf<'createJob'>, 'platform' | 'operation' | 'target' | 'limit'> & { idempotency_key?: string }, unknown>({
+export const startJob = defineTool<
+  Pick<BodyOf<'createJob'>, 'platform' | 'operation' | 'target' | 'limit'> & { idempotency_key?: string },
+  unknown
+>({
   name: 'start_job',
   description:
     'Starts an extraction job and answers at once with the job (without results). Bills credits: the most the job can cost is reserved now, ' +
@@ -17,7 +20,16 @@ export const startJob = defineTool<Pick<BodyOf<'createJob'>, 'platform' | 'opera
   input: toolInput(createJobRoute, {
     fields: ['platform', 'operation', 'target', 'limit', 'idempotency_key'],
     narrow: { platform: PLATFORM_ARGUMENT },
-    own: { operation: OPERATION_ARGUMENT, idempotency_key: { type: 'string', minLength: 1, maxLength: 128, description: 'Makes a retry return the first job instead of starting another (kept 24 hours): the Idempotency-Key of POST /v1/jobs.' } },
+    own: {
+      operation: OPERATION_ARGUMENT,
+      idempotency_key: {
+        type: 'string',
+        minLength: 1,
+        maxLength: 128,
+        description:
+          'Makes a retry return the first job instead of starting another (kept 24 hours): the Idempotency-Key of POST /v1/jobs.',
+      },
+    },
     required: ['platform'],
   }),
   output: { type: 'object', properties: { job: JobSummary }, required: ['job'] },

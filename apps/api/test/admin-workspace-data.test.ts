@@ -171,17 +171,15 @@ async function populated(): Promise<Seeded> {
   await sql`insert into webhook_deliveries (id, webhook_id, event_id, workspace_id) values (${`dlv_export${i}`}, ${`whk_export${i}`}, ${`evt_export${i}`}, ${ws.workspaceId})`.execute(
     db,
   );
-  await db
-    .transaction()
-    .execute((tx) =>
-      recordAudit(tx, {
-        workspaceId: ws.workspaceId,
-        action: 'workspace.created',
-        actor: systemActor('test'),
-        targetType: 'workspace',
-        targetId: ws.workspaceId,
-      }),
-    );
+  await db.transaction().execute((tx) =>
+    recordAudit(tx, {
+      workspaceId: ws.workspaceId,
+      action: 'workspace.created',
+      actor: systemActor('test'),
+      targetType: 'workspace',
+      targetId: ws.workspaceId,
+    }),
+  );
   return { ...ws, queuedJobId: '', userId, paymentId, index: i };
 }
 

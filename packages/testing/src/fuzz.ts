@@ -590,12 +590,10 @@ function accountBody(op: FuzzOperation, accounts: FuzzAccounts): fc.Arbitrary<Bo
     case 'createCheckout':
       return fc.constantFrom('pack_10k', 'pack_100k').map((pack_id) => ({ body: JSON.stringify({ pack_id }), mutation: 'admissible' }));
     case 'updateAutoRecharge':
-      return fc
-        .nat({ max: 100_000 })
-        .map((threshold) => ({
-          body: JSON.stringify({ enabled: false, threshold_credits: threshold, pack_id: 'pack_10k' }),
-          mutation: 'admissible',
-        }));
+      return fc.nat({ max: 100_000 }).map((threshold) => ({
+        body: JSON.stringify({ enabled: false, threshold_credits: threshold, pack_id: 'pack_10k' }),
+        mutation: 'admissible',
+      }));
     case 'receiveStripeWebhook':
       return fc
         .record({

@@ -285,18 +285,16 @@ function renderError(log: Logger): ErrorRequestHandler {
       return;
     }
     if (e.type === 'entity.too.deep') {
-      res
-        .status(422)
-        .json({
-          detail: [
-            {
-              loc: ['body'],
-              msg: `JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`,
-              type: 'json_too_deep',
-              ctx: { max_depth: MAX_JSON_DEPTH },
-            },
-          ],
-        });
+      res.status(422).json({
+        detail: [
+          {
+            loc: ['body'],
+            msg: `JSON nesting is deeper than ${MAX_JSON_DEPTH} levels`,
+            type: 'json_too_deep',
+            ctx: { max_depth: MAX_JSON_DEPTH },
+          },
+        ],
+      });
       return;
     }
     const status = e.status ?? e.statusCode;

@@ -41,13 +41,10 @@ export class OAuthLimiter {
         await this.limiters[endpoint].consume(req.ip ?? 'unknown');
       } catch (reason) {
         if (!(reason instanceof RateLimiterRes)) {
-          res
-            .status(503)
-            .set('Retry-After', '1')
-            .json({
-              error: 'temporarily_unavailable',
-              error_description: 'The rate limiter is temporarily unavailable; retry with backoff.',
-            });
+          res.status(503).set('Retry-After', '1').json({
+            error: 'temporarily_unavailable',
+            error_description: 'The rate limiter is temporarily unavailable; retry with backoff.',
+          });
           return;
         }
         const seconds = Math.max(1, Math.ceil(reason.msBeforeNext / 1000));

@@ -170,12 +170,10 @@ async function recordInvoice(
       ...values,
     })
     .onConflict((oc) =>
-      oc
-        .column('id')
-        .doUpdateSet((eb) => ({
-          ...values,
-          status: eb.case().when('billing_invoices.status', '=', 'paid').then('paid').else(values.status).end(),
-        })),
+      oc.column('id').doUpdateSet((eb) => ({
+        ...values,
+        status: eb.case().when('billing_invoices.status', '=', 'paid').then('paid').else(values.status).end(),
+      })),
     )
     .returningAll()
     .executeTakeFirstOrThrow();

@@ -180,15 +180,13 @@ async function recordFields(tx: Tx, monitor: MonitorRow, results: readonly Targe
     await tx
       .insertInto('monitor_fields')
       .values(
-        changed
-          .slice(i, i + 1000)
-          .map((c) => ({
-            monitor_id: monitor.id,
-            workspace_id: monitor.workspace_id,
-            target: c.target,
-            field: c.field,
-            value: json(c.value),
-          })),
+        changed.slice(i, i + 1000).map((c) => ({
+          monitor_id: monitor.id,
+          workspace_id: monitor.workspace_id,
+          target: c.target,
+          field: c.field,
+          value: json(c.value),
+        })),
       )
       .onConflict((oc) => oc.columns(['monitor_id', 'target', 'field']).doUpdateSet((eb) => ({ value: eb.ref('excluded.value') })))
       .execute();

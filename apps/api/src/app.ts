@@ -1,7 +1,7 @@
 import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import { loadOpenApiDocument, OPENAPI_PATH } from '@sdx/contract';
-import { processBilling, wakeOverRedis } from '@sdx/runtime';
+import { wakeOverRedis } from '@sdx/runtime';
 import type { ApiDeps, AppDeps } from './deps';
 import { requireAccess } from './middleware/access';
 import { accessLog } from './middleware/access-log';
@@ -65,7 +65,6 @@ export function createApp(apiDeps: ApiDeps, routes: readonly Route[] = ROUTES): 
         prefix: config.redisPrefix,
         log: apiDeps.services.log,
       }),
-    billing: apiDeps.billing ?? processBilling(wakeOverRedis(apiDeps.redis, config.redisPrefix, 'recharge')),
   };
   // A draining process ends its live streams: their clients reconnect to another process.
   apiDeps.draining?.addEventListener('abort', () => void deps.live.close(), { once: true });

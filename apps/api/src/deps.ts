@@ -1,7 +1,7 @@
 import type { RedisClient } from '@sdx/queue';
 import type { Services } from '@sdx/domain/api';
 import type { ProviderRegistry } from '@sdx/providers';
-import type { ProcessBilling, TaskWake } from '@sdx/runtime';
+import type { TaskWake } from '@sdx/runtime';
 import type { LoginLimiter } from './middleware/login-limit';
 import type { HeavyReads } from './middleware/heavy-reads';
 import type { RateLimiter } from './middleware/rate-limit';
@@ -31,11 +31,6 @@ export interface ApiDeps {
   mailer?: TaskWake | null;
   /** The live-progress streams (one Redis subscriber); built by createApp when not given. */
   live?: LiveHub;
-  /**
-   * The wake of the workers' auto-recharge charger (`processBilling` of packages/runtime); built
-   * by createApp when not given. Payments themselves go through `services.payments`.
-   */
-  billing?: ProcessBilling;
 }
 
 /** ApiDeps with everything createApp fills in. */
@@ -44,5 +39,4 @@ export interface AppDeps extends ApiDeps {
   mailer: TaskWake | null;
   heavyReads: HeavyReads;
   live: LiveHub;
-  billing: ProcessBilling;
 }

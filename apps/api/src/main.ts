@@ -1,7 +1,7 @@
 import { applyHeapGrowth, loadConfig } from '@sdx/config';
 import { migrateToLatest } from '@sdx/db';
 import { addQueueCountsSource, bullQueueCounts, collectProcessMetrics } from '@sdx/metrics';
-import { createRuntime, onShutdown, processBilling, untilDependenciesReady, wakeOverRedis } from '@sdx/runtime';
+import { createRuntime, onShutdown, untilDependenciesReady, wakeOverRedis } from '@sdx/runtime';
 import { createApp } from './app';
 import { HeavyReads } from './middleware/heavy-reads';
 import { RedisRateLimiter } from './middleware/rate-limit';
@@ -26,7 +26,6 @@ async function main(): Promise<void> {
   // No background task runs here (docs/deployment.md "Background work"): the routes wake the
   // workers' mail and recharge tasks over Redis after a commit that gave them work.
   const mailer = wakeOverRedis(runtime.redis, config.redisPrefix, 'mail');
-  const billing = processBilling(wakeOverRedis(runtime.redis, config.redisPrefix, 'recharge'));
   const app = createApp({
     services: runtime.services,
     registry: runtime.registry,
@@ -35,7 +34,6 @@ async function main(): Promise<void> {
     draining: drain.signal,
     heavyReads,
     mailer,
-    billing,
   });
   const server = createApiServer(app);
   // The port opens (and `api listening` is said) once Postgres and Redis answer: the load

@@ -269,7 +269,6 @@ export function onShutdown(log: Logger, name: string, stop: () => Promise<void>,
   process.on('SIGINT', handle);
 }
 export { mailTransportOf } from './mail';
-export { processBilling, type ProcessBilling } from './billing';
 export { CATALOG, catalogTable, taskNamed, tasksOf } from './background/catalog';
 export { BackgroundRunner, type RunnerOptions } from './background/runner';
 export { leaseKey, RedisLease } from './background/lease';

@@ -20,15 +20,7 @@ import {
 } from '@sdx/domain/testing';
 import type { Provider } from '@sdx/providers';
 import type { Resolver } from '@sdx/webhooks';
-import {
-  BackgroundRunner,
-  createRuntime,
-  type ProcessBilling,
-  processBilling,
-  type Runtime,
-  taskNamed,
-  untilRedisReady,
-} from '@sdx/runtime';
+import { BackgroundRunner, createRuntime, type Runtime, taskNamed, untilRedisReady } from '@sdx/runtime';
 import { writeReservations } from '@sdx/domain/testing';
 import { createResponseValidator } from './response-validator';
 import { baseDatabaseUrl, databaseUrlFor, templateDb, testRedisUrl } from './env';
@@ -56,8 +48,6 @@ export interface TestStack {
    */
   background: BackgroundRunner;
   worker: RunningWorker | null;
-  /** The wake of the workers' `recharge` task. */
-  billing: ProcessBilling;
   /** With `stripe`: the app's loopback origin, where the fake Stripe sends its events. */
   url: string | null;
   startWorker(concurrency?: number): RunningWorker;
@@ -192,7 +182,6 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     everyMs: { mail: 200, recharge: 100 },
   }).start();
   const mailer = { kick: () => background.kick('mail') };
-  const billing = processBilling({ kick: () => background.kick('recharge') });
   const loginLimiter = options.loginLimits
     ? new LoginLimiter(runtime.redis, config.redisPrefix, config.signupLimitPerHour, options.loginLimits)
     : undefined;
@@ -204,7 +193,6 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     live,
     heavyReads,
     mailer,
-    billing,
     loginLimiter,
   });
   const served = options.stripe ? await listen(app) : null;
@@ -219,7 +207,6 @@ export async function startTestStack(options: StackOptions = {}): Promise<TestSt
     live,
     background,
     worker: null,
-    billing,
     url: served?.url ?? null,
     startWorker(concurrency = options.workerConcurrency ?? 4) {
       const worker = startWorker({

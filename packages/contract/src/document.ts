@@ -1,4 +1,6 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 import { parse } from 'yaml';
@@ -20,10 +22,43 @@ export const OPENAPI_PATH: string = findOpenApiFile(__dirname);
 
 export type OpenApiDocument = OpenAPIV3.DocumentV3;
 
+let documentJson: string | undefined;
+
+/**
+ * openapi.yaml as JSON text, parsed once per process. Parsing the YAML (over 500 KB) costs about
+ * 600 ms of CPU, reading JSON about 10, so the JSON is also kept beside the system's temporary
+ * files under the YAML's digest, for the next process that reads the same contract (every test
+ * file, every CLI run). A cache that cannot be read or written is parsed again, never trusted.
+ */
+function contractJson(): string {
+  if (documentJson !== undefined) return documentJson;
+  const source = readFileSync(OPENAPI_PATH, 'utf8');
+  const digest = createHash('sha256').update(source).digest('hex').slice(0, 32);
+  const cached = path.join(tmpdir(), `sdx-openapi-${digest}.json`);
+  try {
+    const text = readFileSync(cached, 'utf8');
+    JSON.parse(text);
+    documentJson = text;
+    return text;
+  } catch {
+    // Absent or unreadable: parse the YAML.
+  }
+  const text = JSON.stringify(parse(source));
+  documentJson = text;
+  try {
+    const partial = `${cached}.${process.pid}.tmp`;
+    writeFileSync(partial, text);
+    renameSync(partial, cached);
+  } catch {
+    // A read-only file system: every process parses the YAML.
+  }
+  return text;
+}
+
 /**
  * Reads and parses openapi.yaml. Each call returns a fresh object, so a consumer that
  * mutates the document (express-openapi-validator does) cannot affect another.
  */
 export function loadOpenApiDocument(): OpenApiDocument {
-  return parse(readFileSync(OPENAPI_PATH, 'utf8')) as OpenApiDocument;
+  return JSON.parse(contractJson()) as OpenApiDocument;
 }

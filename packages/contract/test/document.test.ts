@@ -26,7 +26,7 @@ describe('the contract document', () => {
     expect(loadOpenApiDocument().info.title).not.toBe('changed');
   });
 
-  it('reads the YAML again when the cache is broken or belongs to another version of the file', () => {
+  it('reads the YAML again when the cache is broken, and a second process reads the cache', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'sdx-contract-'));
     try {
       const source = readFileSync(OPENAPI_PATH, 'utf8');
@@ -42,8 +42,8 @@ describe('the contract document', () => {
       expect(first.stdout).toBe((parse(source) as { info: { version: string } }).info.version);
       const cached = JSON.parse(readFileSync(path.join(dir, `sdx-openapi-${digest}.json`), 'utf8')) as unknown;
       expect(cached).toEqual(parse(source));
-      // Only the one file: no partial files left behind.
-      expect(readdirSync(dir)).toEqual([`sdx-openapi-${digest}.json`]);
+      // No partial file left behind (tsx keeps its own cache there too).
+      expect(readdirSync(dir).filter((name) => name.startsWith('sdx-'))).toEqual([`sdx-openapi-${digest}.json`]);
       // A second process reads what the first wrote.
       expect(run().stdout).toBe(first.stdout);
     } finally {

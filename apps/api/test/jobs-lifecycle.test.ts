@@ -1,4 +1,4 @@
-import { startTestStack, type SeededWorkspace, type TestStack, waitForJob, usageChecked, type LooseJson } from '@sdx/testing';
+import { heldSandbox, startTestStack, type SeededWorkspace, type TestStack, waitForJob, usageChecked, type LooseJson } from '@sdx/testing';
 
 /**
  * The job lifecycle of api-v1.md 3 through HTTP with a real worker: completion and billing
@@ -6,9 +6,11 @@ import { startTestStack, type SeededWorkspace, type TestStack, waitForJob, usage
  * of running jobs, and the usage invariant before, during and after jobs.
  */
 
+// Slow pages wait while a test holds them: what it asserts of a running job happens while it runs.
+const sandbox = heldSandbox();
 let stack: TestStack;
 beforeAll(async () => {
-  stack = await startTestStack({ withWorker: true });
+  stack = await startTestStack({ withWorker: true, providers: [sandbox.provider] });
 });
 afterAll(async () => {
   await stack.close();
@@ -35,7 +37,8 @@ async function reservationStatus(jobId: string) {
 describe('queued → running → completed', () => {
   it('runs, checkpoints and completes with per-result billing', async () => {
     const ws = await stack.workspace({ credits: 1000 });
-    const created = await submit(ws, { operation: 'posts', target: 'natgeo_sandbox_slow_1500', limit: 40 });
+    const letGo = sandbox.hold();
+    const created = await submit(ws, { operation: 'posts', target: 'natgeo_sandbox_slow_300', limit: 40 });
     const running = await waitFor(ws, created.id, (j) => j.status === 'running');
     expect(running.attempts).toBe(1);
     expect(running.heartbeat_at).not.toBeNull();
@@ -43,6 +46,7 @@ describe('queued → running → completed', () => {
     expect(running.result).toBeNull();
     expect(await usage(ws)).toMatchObject({ credits_reserved: 80, credits_used: 0 });
 
+    letGo();
     const done = await waitFor(ws, created.id, terminal);
     expect(done).toMatchObject({
       status: 'completed',
@@ -213,7 +217,8 @@ describe('usage invariant', () => {
   it('holds before, during and after a mix of jobs', async () => {
     const ws = await stack.workspace({ credits: 500 });
     expect(await usage(ws)).toMatchObject({ credit_limit: 500, credits_used: 0, credits_reserved: 0, credits_remaining: 500 });
-    const slow = await submit(ws, { operation: 'posts', target: 'slowpoke_sandbox_slow_1500', limit: 50 });
+    const letGo = sandbox.hold();
+    const slow = await submit(ws, { operation: 'posts', target: 'slowpoke_sandbox_slow_300', limit: 50 });
     const quick = await submit(ws, { operation: 'posts', target: 'quick', limit: 10 });
     const failing = await submit(ws, { operation: 'posts', target: 'gone_sandbox_not_found', limit: 10 });
     // The quick jobs may already be done; whatever the moment, the invariant holds.
@@ -227,6 +232,7 @@ describe('usage invariant', () => {
     expect((await stack.api.get(`/v1/jobs/${slow.id}`, { headers: ws.auth })).body.status).not.toBe('completed');
     expect(during).toMatchObject({ credits_used: 20, credits_reserved: 100, credits_remaining: 380 });
 
+    letGo();
     await waitFor(ws, slow.id, terminal);
     expect(await usage(ws)).toMatchObject({ credits_used: 120, credits_reserved: 0, credits_remaining: 380 });
   });

@@ -1,7 +1,6 @@
 import { startWorker, type RunningWorker } from '@sdx/app-worker';
-import { abortableSleep, createSandboxProvider } from '@sdx/providers';
 import { createRuntime, type Runtime } from '@sdx/runtime';
-import { eventually, startTestStack, type SeededWorkspace, type TestStack, usageChecked } from '@sdx/testing';
+import { eventually, heldSandbox, startTestStack, type SeededWorkspace, type TestStack, usageChecked } from '@sdx/testing';
 
 /**
  * A worker running many attempts at once claims them in groups and completes them in groups
@@ -14,29 +13,19 @@ import { eventually, startTestStack, type SeededWorkspace, type TestStack, usage
 // lease guard must discard it) instead of being stopped by its heartbeat first.
 const TIMING = { HEARTBEAT_TIMEOUT_MS: '30000', HEARTBEAT_INTERVAL_MS: '10000', RECONCILE_INTERVAL_MS: '500' };
 
-// Attempts of `sandbox_slow_${HELD_MS}` targets wait on the provider until the test lets them go,
-// so what the test does meanwhile happens while they run, however slow the machine.
-const HELD_MS = 1500;
-let letGo: () => void = () => undefined;
-const held = new Promise<void>((resolve) => (letGo = resolve));
-const provider = createSandboxProvider({
-  sleep: (ms, signal) =>
-    ms === HELD_MS
-      ? Promise.race([held, new Promise<void>((resolve) => signal.addEventListener('abort', () => resolve(), { once: true }))])
-      : abortableSleep(ms, signal),
-});
+// Slow pages wait while a test holds them: what it does meanwhile happens while they run.
+const sandbox = heldSandbox();
 
 let stack: TestStack;
 const extra: Array<{ worker: RunningWorker; runtime: Runtime }> = [];
 beforeAll(async () => {
-  stack = await startTestStack({ env: TIMING, providers: [provider] });
+  stack = await startTestStack({ env: TIMING, providers: [sandbox.provider] });
 });
 afterAll(async () => {
   for (const { worker, runtime } of extra) {
     await worker.close();
     await runtime.close();
   }
-  letGo();
   await stack.close();
 });
 
@@ -130,7 +119,8 @@ describe('group completion through the worker', () => {
   it('a job of the group that lost its lease is not billed; the others are', async () => {
     const ws = await stack.workspace({ credits: 1000 });
     const ids: string[] = [];
-    for (let i = 0; i < 10; i++) ids.push(await submit(ws, { operation: 'posts', target: `lease${i}_sandbox_slow_${HELD_MS}`, limit: 10 }));
+    const letGo = sandbox.hold();
+    for (let i = 0; i < 10; i++) ids.push(await submit(ws, { operation: 'posts', target: `lease${i}_sandbox_slow_100`, limit: 10 }));
     if (!stack.worker) stack.startWorker(32);
     await eventually(async () => (await jobsOf(ids)).every((r) => r.status === 'running'), 15_000, 50);
 

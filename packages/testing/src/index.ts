@@ -18,3 +18,4 @@ export * from './worker-process';
 export { untilRedisReady } from '@sdx/runtime';
 export * from './s3';
 export * from './monitors';
+export * from './held-sandbox';

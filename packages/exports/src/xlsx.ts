@@ -1,4 +1,4 @@
-import ExcelJS from 'exceljs';
+import type ExcelJS from 'exceljs';
 import { once } from 'node:events';
 import { PassThrough, type Stream } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
@@ -51,6 +51,9 @@ export async function writeXlsx(
   options: TabularExportOptions,
 ): Promise<number> {
   const encoder = rowEncoder(options);
+  // exceljs is loaded on the first xlsx export, not by every process that imports this package
+  // (about 300 ms of CPU).
+  const { default: Excel } = await import('exceljs');
   // The workbook writes its first bytes as soon as it has a sheet: the first page is read
   // before that, so a source that fails at once fails before the first byte.
   const pages = source[Symbol.asyncIterator]();
@@ -68,7 +71,7 @@ export async function writeXlsx(
   delivered.catch((error: unknown) => stopped.abort(error));
   const { signal } = stopped;
   try {
-    const workbook = new ExcelJS.stream.xlsx.WorkbookWriter({
+    const workbook = new Excel.stream.xlsx.WorkbookWriter({
       stream: body as unknown as Stream,
       useStyles: false,
       useSharedStrings: false,

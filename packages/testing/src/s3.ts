@@ -2,7 +2,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import S3rver from 's3rver';
 
 /**
  * A loopback S3 for tests and benches: s3rver on a free port, its objects in a temp folder,
@@ -27,8 +26,10 @@ export interface LoopbackS3 {
 }
 
 export async function startLoopbackS3(buckets: string[] = ['sdx-results']): Promise<LoopbackS3> {
+  // Loaded by the tests that start one, not by every file that imports @sdx/testing (about 400 ms).
+  const { default: S3rverServer } = await import('s3rver');
   const directory = mkdtempSync(path.join(os.tmpdir(), 'sdx-s3-'));
-  const server = new S3rver({
+  const server = new S3rverServer({
     address: '127.0.0.1',
     port: 0,
     silent: true,

@@ -1,17 +1,26 @@
-import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { type FakeStripe, startFakeStripe } from '@sdx/fake-stripe';
 import { eventually, listen, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
-import { type AxeViolation, DESKTOP, launchBrowser, PHONE, seriousA11yViolations, visibleButtons, heading, newPageIn } from './browser';
+import {
+  type AxeViolation,
+  DESKTOP,
+  launchBrowser,
+  PHONE,
+  seriousA11yViolations,
+  visibleButtons,
+  heading,
+  newPageIn,
+  screenshot,
+} from './browser';
 
 /**
  * The console's Billing page (extensions-2.md 1) in a real browser against the real service and
  * the fake Stripe: a pack bought through the fake's hosted Checkout page, the credits arriving
  * with Stripe's signed webhook, the saved card, the spend caps of the workspace and of a key,
  * the low-credits warning of the overview, and what a viewer sees. Each step's screenshot goes
- * to docs/console/billing/, and each step's page passes axe at desktop and phone width.
+ * to docs/console/billing/ (with SCREENSHOTS=1), and each step's page passes axe at desktop and phone width.
  */
 let stripe: FakeStripe;
 let stack: TestStack;
@@ -27,7 +36,6 @@ beforeAll(async () => {
   stack = await startTestStack({ stripe });
   base = stack.url!;
   browser = await launchBrowser();
-  mkdirSync(SHOTS, { recursive: true });
 }, 60_000);
 
 afterAll(async () => {
@@ -62,9 +70,9 @@ async function step(page: Page, name: string): Promise<void> {
   await page.waitForLoadState('networkidle');
   const desktop = await seriousA11yViolations(page);
   if (desktop.length > 0) violations[`${name} (desktop)`] = desktop;
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  await screenshot(page, path.join(SHOTS, `${name}.png`));
   await page.setViewportSize(PHONE);
-  await page.screenshot({ path: path.join(SHOTS, `${name}-phone.png`), fullPage: true });
+  await screenshot(page, path.join(SHOTS, `${name}-phone.png`));
   const phone = await seriousA11yViolations(page);
   if (phone.length > 0) violations[`${name} (phone)`] = phone;
   const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
@@ -110,7 +118,7 @@ describe('the Billing page', () => {
     await pack.getByRole('button', { name: 'Buy 10,000 credits' }).click();
     await page.waitForURL((url) => url.toString().startsWith(`${stripe.url}/checkout/`));
     await page.getByRole('button', { name: 'Pay $10.00' }).waitFor();
-    await page.screenshot({ path: path.join(SHOTS, '02-stripe-checkout.png'), fullPage: true });
+    await screenshot(page, path.join(SHOTS, '02-stripe-checkout.png'));
     await page.getByRole('button', { name: 'Pay $10.00' }).click();
 
     // Stripe sends the buyer back to the Billing page of the workspace that bought.

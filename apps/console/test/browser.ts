@@ -41,17 +41,39 @@ export async function heading(page: Page, name: string | RegExp): Promise<void> 
   await page.getByRole('heading', { level: 1, name }).waitFor();
 }
 
-/** Where the screenshots go (CI keeps this folder as an artifact; the README names it). */
+/**
+ * Whether this run takes screenshots: SCREENSHOTS=1 (`npm run docs:screenshots` sets it and runs
+ * the files that take them). Without it the tests render, check and assert on every page at the
+ * same points and write no picture.
+ */
+export const TAKE_SCREENSHOTS = process.env.SCREENSHOTS === '1';
+
+/** Where the screenshots go with SCREENSHOTS=1 (the README names it). */
 export const SCREENSHOTS = path.resolve(__dirname, '..', '..', '..', 'artifacts', 'screenshots');
 
-/** Screenshots of the page as it is, at desktop and at phone width; the page is left at desktop width. */
+/** A full-page screenshot of the page as it is, written to `file`, when the run takes them. */
+export async function screenshot(page: Page, file: string): Promise<void> {
+  if (!TAKE_SCREENSHOTS) return;
+  mkdirSync(path.dirname(file), { recursive: true });
+  await page.screenshot({ path: file, fullPage: true });
+}
+
+/**
+ * Screenshots of the page as it is, at desktop and at phone width, when the run takes them; the
+ * page is left at desktop width either way.
+ */
 export async function screenshots(page: Page, name: string): Promise<void> {
-  mkdirSync(SCREENSHOTS, { recursive: true });
   await page.setViewportSize(DESKTOP);
-  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-desktop.png`), fullPage: true });
+  if (!TAKE_SCREENSHOTS) return;
+  await screenshot(page, path.join(SCREENSHOTS, `${name}-desktop.png`));
   await page.setViewportSize(PHONE);
-  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}-phone.png`), fullPage: true });
+  await screenshot(page, path.join(SCREENSHOTS, `${name}-phone.png`));
   await page.setViewportSize(DESKTOP);
+}
+
+/** Closes the contexts opened so far (their pages stop polling the service) and forgets them. */
+export async function closeContexts(contexts: BrowserContext[]): Promise<void> {
+  for (const context of contexts.splice(0)) await context.close().catch(() => undefined);
 }
 
 export interface AxeViolation {
@@ -66,7 +88,8 @@ export interface AxeViolation {
  * through the DevTools protocol (page.evaluate), which the console's CSP does not apply to.
  */
 export async function seriousA11yViolations(page: Page): Promise<AxeViolation[]> {
-  await page.evaluate(axe.source);
+  // Injected once per document: the console's own navigations keep it, a load starts afresh.
+  if (!(await page.evaluate(`typeof window.axe?.run === 'function'`))) await page.evaluate(axe.source);
   // Evaluated in the page (a string: this file is compiled without the DOM's types).
   const results = (await page.evaluate(
     `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })`,

@@ -5,7 +5,17 @@ import Papa from 'papaparse';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { createSandboxProvider } from '@sdx/providers';
 import { eventually, grantWorkspaceCredits, listen, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
-import { launchBrowser, SCREENSHOTS, screenshots, seriousA11yViolations, visibleButtons, heading, newPageIn } from './browser';
+import {
+  closeContexts,
+  heading,
+  launchBrowser,
+  newPageIn,
+  SCREENSHOTS,
+  screenshots,
+  seriousA11yViolations,
+  TAKE_SCREENSHOTS,
+  visibleButtons,
+} from './browser';
 
 /**
  * The web console in a real browser (Debian's chromium through playwright-core) against the
@@ -29,8 +39,11 @@ beforeAll(async () => {
   browser = await launchBrowser();
 }, 60_000);
 
+// Each test opens its own pages: closed after it, they stop polling the service meanwhile.
+afterEach(() => closeContexts(contexts));
+
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => undefined);
+  await closeContexts(contexts);
   await browser?.close();
   await new Promise((resolve) => server?.close(resolve));
   await stack?.close();
@@ -39,9 +52,10 @@ afterAll(async () => {
 /** Where each page's screenshots are kept for the docs (docs/console/pages.md). */
 const DOC_SHOTS = path.resolve(__dirname, '..', '..', '..', 'docs', 'console', 'pages');
 
-/** A page's screenshots (desktop and phone), under artifacts/screenshots and, for the docs, docs/console/pages. */
+/** A page's screenshots (desktop and phone), under artifacts/screenshots and, for the docs, docs/console/pages (SCREENSHOTS=1). */
 async function pageScreenshots(page: Page, name: string): Promise<void> {
   await screenshots(page, name);
+  if (!TAKE_SCREENSHOTS) return;
   mkdirSync(DOC_SHOTS, { recursive: true });
   for (const size of ['desktop', 'phone'])
     copyFileSync(path.join(SCREENSHOTS, `${name}-${size}.png`), path.join(DOC_SHOTS, `${name}-${size}.png`));

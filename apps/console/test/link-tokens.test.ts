@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startSmtpCatcher, startTestStack, type TestStack } from '@sdx/testing';
-import { heading, launchBrowser, newPageIn } from './browser';
+import { heading, launchBrowser, newPageIn, closeContexts } from './browser';
 
 /**
  * extensions-3.md 1 in Chromium: the tokens of mailed links (verification, reset, invitation)
@@ -33,8 +33,11 @@ beforeAll(async () => {
   browser = await launchBrowser();
 }, 60_000);
 
+// Each test opens its own pages: closed after it, they stop polling the service meanwhile.
+afterEach(() => closeContexts(contexts));
+
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => undefined);
+  await closeContexts(contexts);
   await browser?.close();
   await new Promise((resolve) => server?.close(resolve));
   await stack?.close();

@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
@@ -14,7 +13,7 @@ import {
   type TestStack,
   type WebhookReceiver,
 } from '@sdx/testing';
-import { type AxeViolation, DESKTOP, heading, launchBrowser, newPageIn, PHONE, seriousA11yViolations } from './browser';
+import { type AxeViolation, DESKTOP, heading, launchBrowser, newPageIn, PHONE, seriousA11yViolations, screenshot } from './browser';
 
 /**
  * The Monitors pages in Chromium against the real service (API, worker, Postgres, Redis, the
@@ -22,7 +21,7 @@ import { type AxeViolation, DESKTOP, heading, launchBrowser, newPageIn, PHONE, s
  * offered, its credits per run and per month shown before and after), run twice by hand; its page
  * then shows three lines in the followers chart, the latest values, a changes feed whose change
  * fired the alert, and the alert reached a webhook receiver as `monitor.alert`. Pause, resume and
- * delete from the page. Screenshots go to docs/console/monitors/. The three tests share the
+ * delete from the page. Screenshots go to docs/console/monitors/ (with SCREENSHOTS=1). The three tests share the
  * monitor and the page, in order.
  */
 let stack: TestStack;
@@ -48,7 +47,6 @@ beforeAll(async () => {
   const hook = await stack.api.post('/v1/webhooks', { headers: user.write(), body: { url: receiver.url, events: ['*'] } });
   if (hook.status !== 201) throw new Error(`POST /v1/webhooks answered ${hook.status}: ${JSON.stringify(hook.body)}`);
   browser = await launchBrowser();
-  mkdirSync(SHOTS, { recursive: true });
 }, 60_000);
 
 afterAll(async () => {
@@ -68,7 +66,7 @@ async function check(page: Page, name: string): Promise<void> {
     await page.setViewportSize(viewport);
     const found = await seriousA11yViolations(page);
     if (found.length > 0) violations[`${name}-${width}`] = found;
-    await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
+    await screenshot(page, path.join(SHOTS, `${name}-${width}.png`));
   }
   await page.setViewportSize(DESKTOP);
 }

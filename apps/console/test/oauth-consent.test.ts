@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { logInUser, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
-import { launchBrowser, screenshots, seriousA11yViolations, heading, newPageIn } from './browser';
+import { launchBrowser, screenshots, seriousA11yViolations, heading, newPageIn, closeContexts } from './browser';
 
 /**
  * The console's OAuth consent page (extensions-2.md 3) in a real browser against the real
@@ -41,8 +41,11 @@ beforeAll(async () => {
   browser = await launchBrowser();
 }, 60_000);
 
+// Each test opens its own pages: closed after it, they stop polling the service meanwhile.
+afterEach(() => closeContexts(contexts));
+
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => undefined);
+  await closeContexts(contexts);
   await browser?.close();
   await new Promise((resolve) => client?.close(resolve));
   await new Promise((resolve) => server?.close(resolve));

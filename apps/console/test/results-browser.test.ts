@@ -1,10 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import type { Server } from 'node:http';
 import path from 'node:path';
 import Papa from 'papaparse';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { eventually, grantWorkspaceCredits, listen, signUpUser, startTestStack, type SessionUser, type TestStack } from '@sdx/testing';
-import { type AxeViolation, DESKTOP, launchBrowser, PHONE, seriousA11yViolations, newPageIn } from './browser';
+import { type AxeViolation, DESKTOP, launchBrowser, PHONE, seriousA11yViolations, newPageIn, screenshot, closeContexts } from './browser';
 
 /**
  * The results browser of the job and batch pages (issue 39, item 3) in Chromium against the
@@ -12,7 +11,7 @@ import { type AxeViolation, DESKTOP, launchBrowser, PHONE, seriousA11yViolations
  * forward to its last page and back with nothing lost or repeated, the csv's columns and their
  * picker (remembered per operation), nested fields as text, the filter of the page, username kept
  * in sight on a wide table, a batch of 100 children, and axe on desktop and phone. Screenshots go
- * to docs/console/results/ (the pictures of docs/console/results.md).
+ * to docs/console/results/ (the pictures of docs/console/results.md) with SCREENSHOTS=1.
  */
 let stack: TestStack;
 let server: Server;
@@ -72,11 +71,13 @@ beforeAll(async () => {
   }, 120_000);
   bigIds = (await apiItems(bigJob)).map((item) => item.id as string);
   browser = await launchBrowser();
-  mkdirSync(SHOTS, { recursive: true });
 }, 180_000);
 
+// Each test opens its own pages: closed after it, they stop polling the service meanwhile.
+afterEach(() => closeContexts(contexts));
+
 afterAll(async () => {
-  for (const context of contexts) await context.close().catch(() => undefined);
+  await closeContexts(contexts);
   await browser?.close();
   await new Promise((resolve) => server?.close(resolve));
   await stack?.close();
@@ -125,7 +126,7 @@ async function check(page: Page, name: string, options: { shots?: boolean } = {}
     const found = await seriousA11yViolations(page);
     checked.add(`${name}-${width}`);
     if (found.length > 0) violations[`${name}-${width}`] = found;
-    if (options.shots !== false) await page.screenshot({ path: path.join(SHOTS, `${name}-${width}.png`), fullPage: true });
+    if (options.shots !== false) await screenshot(page, path.join(SHOTS, `${name}-${width}.png`));
   }
   await page.setViewportSize(DESKTOP);
 }

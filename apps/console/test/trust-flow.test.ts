@@ -1,17 +1,16 @@
 import { createHmac } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { startSmtpCatcher, startTestStack, type TestStack } from '@sdx/testing';
-import { type AxeViolation, launchBrowser, seriousA11yViolations, heading, newPageIn } from './browser';
+import { type AxeViolation, launchBrowser, seriousA11yViolations, heading, newPageIn, screenshot } from './browser';
 
 /**
  * extensions-2.md 2 in the browser: sign-up with email verification, the mailed link, two-factor
  * sign-in (TOTP) turned on and used, and a password reset, against the real service mailing a
  * real SMTP server on loopback. Each step's screenshot goes to docs/console/trust/ (the pictures
- * of docs/console/trust.md), and each step's page passes axe.
+ * of docs/console/trust.md) with SCREENSHOTS=1, and each step's page passes axe.
  */
 type Catcher = Awaited<ReturnType<typeof startSmtpCatcher>>;
 type Mail = Catcher['messages'][number];
@@ -33,7 +32,6 @@ beforeAll(async () => {
   stack = await startTestStack({ env: { SMTP_URL: smtp.url, APP_URL: base, EMAIL_VERIFICATION: '1' } });
   server.on('request', stack.app);
   browser = await launchBrowser();
-  mkdirSync(SHOTS, { recursive: true });
 }, 60_000);
 
 afterAll(async () => {
@@ -55,7 +53,7 @@ async function step(page: Page, name: string): Promise<void> {
   await page.waitForLoadState('networkidle');
   const found = await seriousA11yViolations(page);
   if (found.length > 0) violations[name] = found;
-  await page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+  await screenshot(page, path.join(SHOTS, `${name}.png`));
 }
 
 /** A signed-in browser's headers for the API: its session cookie and the session's CSRF token. */
@@ -126,7 +124,7 @@ describe('the console on the open internet', () => {
     const mail = smtp.messages.filter((m: Mail) => m.to === email).at(-1)!;
     const reader = await newPage();
     await reader.setContent(mail.html);
-    await reader.screenshot({ path: path.join(SHOTS, '03-verification-mail.png'), fullPage: true });
+    await screenshot(reader, path.join(SHOTS, '03-verification-mail.png'));
 
     // Signing in before verifying: the same "check your inbox", with its resend.
     const early = await newPage();

@@ -6,11 +6,18 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 
 const ROOT = path.resolve(__dirname, '../../..');
-/** Inside the repository, so the bundles' imports of node_modules resolve as those of dist/ do. */
-const CACHE = path.join(ROOT, 'node_modules', '.cache', 'sdx-built-processes');
+
+/**
+ * Where the bundles of an entry are kept: in the node_modules of its workspace package (of the
+ * repository outside one), so their imports resolve to the packages its sources import.
+ */
+function cacheOf(entry: string): string {
+  const workspace = /^(apps|packages)\/[^/]+/.exec(entry)?.[0] ?? '';
+  return path.join(ROOT, workspace, 'node_modules', '.cache', 'sdx-built-processes');
+}
 
 interface Built {
-  /** The bundle, relative to CACHE. */
+  /** The bundle, in the entry's cache folder. */
   bundle: string;
   /** Each source compiled into it (relative to ROOT) and the digest of its bytes. */
   inputs: Record<string, string>;
@@ -26,10 +33,10 @@ function digestOf(file: string): string | null {
   }
 }
 
-function upToDate(record: string): string | null {
+function upToDate(cache: string, record: string): string | null {
   try {
     const built = JSON.parse(readFileSync(record, 'utf8')) as Built;
-    const bundle = path.join(CACHE, built.bundle);
+    const bundle = path.join(cache, built.bundle);
     if (!existsSync(bundle)) return null;
     for (const [file, digest] of Object.entries(built.inputs)) if (digestOf(file) !== digest) return null;
     return bundle;
@@ -39,12 +46,13 @@ function upToDate(record: string): string | null {
 }
 
 async function buildEntry(entry: string): Promise<string> {
+  const cache = cacheOf(entry);
   const name = path.basename(entry, '.ts');
-  const record = path.join(CACHE, `${name}.json`);
-  const current = upToDate(record);
+  const record = path.join(cache, `${name}.json`);
+  const current = upToDate(cache, record);
   if (current) return current;
-  mkdirSync(CACHE, { recursive: true });
-  const partial = path.join(CACHE, `${name}.${process.pid}.${Date.now()}.tmp.js`);
+  mkdirSync(cache, { recursive: true });
+  const partial = path.join(cache, `${name}.${process.pid}.${Date.now()}.tmp.js`);
   // As scripts/build.ts compiles dist/: the workspace's packages compiled in, every other package an import.
   const result = await build({
     absWorkingDir: ROOT,
@@ -69,19 +77,20 @@ async function buildEntry(entry: string): Promise<string> {
   for (const file of Object.keys(result.metafile.inputs).sort()) inputs[file] = digestOf(file) ?? '';
   const key = createHash('sha256').update(JSON.stringify(inputs)).digest('hex').slice(0, 16);
   const bundle = `${name}-${key}.js`;
-  renameSync(partial, path.join(CACHE, bundle));
+  renameSync(partial, path.join(cache, bundle));
   const partialRecord = `${record}.${process.pid}.tmp`;
   writeFileSync(partialRecord, JSON.stringify({ bundle, inputs } satisfies Built));
   renameSync(partialRecord, record);
-  return path.join(CACHE, bundle);
+  return path.join(cache, bundle);
 }
 
 const building = new Map<string, Promise<string>>();
 
 /**
- * A process of the service (an entry of scripts/build.ts, e.g. apps/api/src/admin.ts) compiled
- * into one file that plain `node` runs, as `npm run build` makes dist/admin.js: the production
- * form of the process, and a start without tsx compiling its sources on every run. Kept in
+ * A process of the service (an entry of scripts/build.ts, e.g. apps/api/src/admin.ts, or the
+ * CLI's apps/cli/src/main.ts) compiled into one file that plain `node` runs, as `npm run build`
+ * makes dist/admin.js: the workspace's packages compiled in (@sdx/sdk from its source, by
+ * tsconfig's paths), a start without tsx compiling the sources on every run. Kept in
  * node_modules/.cache under the digest of its sources and built again when one changes.
  */
 export function builtProcess(entry: string): Promise<string> {

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { createDb } from '@sdx/db';
-import { startTestStack, type TestStack } from '@sdx/testing';
+import { runAdmin, startTestStack, type TestStack } from '@sdx/testing';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../../..');
@@ -17,7 +17,13 @@ afterAll(async () => {
   await stack.close();
 });
 
+/** The CLI as built for production (dist/admin.js); the first test runs it as documented, through npm. */
 async function admin(...args: string[]): Promise<string> {
+  const { stdout } = await runAdmin(args, { ...process.env, DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'silent' });
+  return stdout;
+}
+
+async function npmRunAdmin(...args: string[]): Promise<string> {
   const { stdout } = await run('npm', ['run', '-s', 'admin', '--', ...args], {
     cwd: ROOT,
     env: { ...process.env, DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'silent' },
@@ -26,7 +32,7 @@ async function admin(...args: string[]): Promise<string> {
 }
 
 it('creates a workspace and keys, grants credits and revokes keys, as decisions.md specifies', async () => {
-  const out = await admin(
+  const out = await npmRunAdmin(
     'create-workspace',
     '--name',
     'Acme',
@@ -131,15 +137,12 @@ it('lists workspaces and keys (--json) so an operator can replace a lost key; it
     ['workspace.created', { type: 'system', id: 'admin-cli' }],
   ]);
   expect(audit.body[0].data).toEqual({ credits: 50, kind: 'purchased', expires_at: null });
-  // Ten CLI runs, each a Node start with tsx: room for a loaded machine.
+  // Ten CLI runs, each a Node start: room for a loaded machine.
 }, 180_000);
 
 describe('refuses a database it cannot work on, and says why', () => {
   async function adminAt(databaseUrl: string, ...args: string[]) {
-    return run('npm', ['run', '-s', 'admin', '--', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' },
-    });
+    return runAdmin(args, { ...process.env, DATABASE_URL: databaseUrl, LOG_LEVEL: 'silent' });
   }
   const withDatabase = (name: string) => {
     const url = new URL(stack.databaseUrl);

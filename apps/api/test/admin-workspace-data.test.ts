@@ -1,14 +1,9 @@
-import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { ensureMonthPartition, recordAudit, systemActor, WORKSPACE_TABLES } from '@sdx/domain/testing';
-import { eventually, type SeededWorkspace, startTestStack, type TestStack, waitForJob } from '@sdx/testing';
-
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../../..');
+import { eventually, runAdmin, type SeededWorkspace, startTestStack, type TestStack, waitForJob } from '@sdx/testing';
 
 let stack: TestStack;
 let dir: string;
@@ -22,16 +17,12 @@ afterAll(async () => {
 });
 
 async function admin(...args: string[]): Promise<string> {
-  const { stdout } = await run('npm', ['run', '-s', 'admin', '--', ...args], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATABASE_URL: stack.databaseUrl,
-      REDIS_URL: stack.config.redisUrl,
-      REDIS_PREFIX: stack.config.redisPrefix,
-      LOG_LEVEL: 'silent',
-    },
-    maxBuffer: 64 * 1024 * 1024,
+  const { stdout } = await runAdmin(args, {
+    ...process.env,
+    DATABASE_URL: stack.databaseUrl,
+    REDIS_URL: stack.config.redisUrl,
+    REDIS_PREFIX: stack.config.redisPrefix,
+    LOG_LEVEL: 'silent',
   });
   return stdout;
 }

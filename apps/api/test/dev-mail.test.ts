@@ -1,11 +1,8 @@
-import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { networkInterfaces } from 'node:os';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { loadConfig } from '@sdx/config';
-import { eventually, startTestStack, type TestStack } from '@sdx/testing';
+import { eventually, runAdmin, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
  * Issue 52 / extensions-3.md 5: outside production, without SMTP_URL, mail goes to a local
@@ -13,9 +10,6 @@ import { eventually, startTestStack, type TestStack } from '@sdx/testing';
  * only; password reset then works, EMAIL_VERIFICATION=1 is accepted; in production nothing
  * changes. `admin reset-password` and `admin verify-email` help a user without mail.
  */
-
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../../..');
 
 interface DevMail {
   id: string;
@@ -132,9 +126,11 @@ it('is not there when mail goes to SMTP_URL (nor in production, where devMailDir
 
 describe('admin CLI', () => {
   async function admin(...args: string[]): Promise<string> {
-    const { stdout } = await run('npm', ['run', '-s', 'admin', '--', ...args], {
-      cwd: ROOT,
-      env: { ...process.env, DATABASE_URL: stack.databaseUrl, LOG_LEVEL: 'silent', APP_URL: 'http://localhost:3000' },
+    const { stdout } = await runAdmin(args, {
+      ...process.env,
+      DATABASE_URL: stack.databaseUrl,
+      LOG_LEVEL: 'silent',
+      APP_URL: 'http://localhost:3000',
     });
     return stdout;
   }

@@ -1,6 +1,3 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import ExcelJS from 'exceljs';
 import { sql } from 'kysely';
 import request from 'supertest';
@@ -8,6 +5,7 @@ import { moveResults, purgeExpiredResults, resultPages, resultsOf, sweepOrphaned
 import {
   eventually,
   type LoopbackS3,
+  runAdmin,
   type SeededWorkspace,
   startLoopbackS3,
   startTestStack,
@@ -25,8 +23,6 @@ import {
  */
 
 const BUCKET = 'sdx-results';
-const run = promisify(execFile);
-const ROOT = path.resolve(__dirname, '../../..');
 let s3: LoopbackS3;
 let stack: TestStack;
 let ws: SeededWorkspace;
@@ -276,18 +272,15 @@ it('fails attempts, never jobs, while the store is down; reads answer 503; the j
 
 it('moves results both ways from the admin CLI, with a progress bar, and refuses a store it does not know', async () => {
   const admin = async (...args: string[]) =>
-    run('npm', ['run', '-s', 'admin', '--', ...args], {
-      cwd: ROOT,
-      env: {
-        ...process.env,
-        DATABASE_URL: stack.databaseUrl,
-        LOG_LEVEL: 'silent',
-        S3_ENDPOINT: s3.endpoint,
-        S3_BUCKET: BUCKET,
-        S3_ACCESS_KEY_ID: s3.accessKeyId,
-        S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
-        S3_FORCE_PATH_STYLE: '1',
-      },
+    runAdmin(args, {
+      ...process.env,
+      DATABASE_URL: stack.databaseUrl,
+      LOG_LEVEL: 'silent',
+      S3_ENDPOINT: s3.endpoint,
+      S3_BUCKET: BUCKET,
+      S3_ACCESS_KEY_ID: s3.accessKeyId,
+      S3_SECRET_ACCESS_KEY: s3.secretAccessKey,
+      S3_FORCE_PATH_STYLE: '1',
     });
   expect(await rowItems()).toBe(0);
   const before = (await objectKeys()).length;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { type FakeStripe, startFakeStripe } from '@sdx/fake-stripe';
 import { eventually, type ServedStack, startServedStack, startTestStack, type TestStack } from '@sdx/testing';
-import { json, sdx } from './support';
+import { json, sdx, useBuiltSdx } from './support';
 
 /**
  * `sdx billing …` as a child process against the real service and the fake Stripe: the plans with
@@ -27,6 +27,7 @@ beforeAll(async () => {
   stack = await startTestStack({ stripe: fake, env: { APP_URL: 'http://console.test', PLANS } });
   unpaid = await startServedStack({ env: { APP_URL: 'http://console.test', PLANS } });
   home = mkdtempSync(path.join(tmpdir(), 'sdx-cli-billing-'));
+  await useBuiltSdx();
 });
 afterAll(async () => {
   await stack?.close();

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { countWorkspaceRows, type SeededWorkspace, type ServedStack, startServedStack, type TestStack, waitForJob } from '@sdx/testing';
-import { json, sdx } from './support';
+import { json, sdx, useBuiltSdx } from './support';
 
 /** `sdx` as a child process against the real service: its main flows, their --json output and exit codes. */
 
@@ -14,6 +14,7 @@ beforeAll(async () => {
   served = await startServedStack({ withWorker: true });
   ({ stack, url: baseUrl } = served);
   home = mkdtempSync(path.join(tmpdir(), 'sdx-cli-'));
+  await useBuiltSdx();
 });
 afterAll(async () => {
   await served.close();

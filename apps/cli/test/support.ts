@@ -1,10 +1,22 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import path from 'node:path';
-import type { LooseJson } from '@sdx/testing';
+import { builtProcess, type LooseJson } from '@sdx/testing';
 
 export const ROOT = path.resolve(__dirname, '../../..');
 /** The bin the workspace install links as node_modules/.bin/sdx (what `npx sdx` runs). */
 export const BIN = path.join(ROOT, 'node_modules', '.bin', 'sdx');
+
+let command: string[] = [BIN];
+
+/**
+ * From here on in this test file, `sdx` runs the CLI built into one file (apps/cli/src/main.ts,
+ * @sdx/sdk compiled in from its source, as the bin runs them under tsx), started by plain node
+ * without compiling its TypeScript on every run. For files that run it many times; the others
+ * (and `npx sdx`) run the bin.
+ */
+export async function useBuiltSdx(): Promise<void> {
+  command = [await builtProcess('apps/cli/src/main.ts')];
+}
 
 export interface Ran {
   code: number | null;
@@ -17,7 +29,7 @@ export function sdx(
   args: string[],
   options: { env?: Record<string, string>; input?: string; cwd?: string } = {},
 ): Promise<Ran> & { child: ChildProcess } {
-  const child = spawn(process.execPath, [BIN, ...args], {
+  const child = spawn(process.execPath, [...command, ...args], {
     cwd: options.cwd ?? ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...options.env },
     stdio: ['pipe', 'pipe', 'pipe'],

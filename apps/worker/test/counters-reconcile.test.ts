@@ -1,10 +1,16 @@
-import { execFile } from 'node:child_process';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { startWorker } from '@sdx/app-worker';
 import { type CounterReport, reconcileCounters } from '@sdx/domain/testing';
-import { checkLedger, eventually, type SeededWorkspace, startTestStack, TEST_SECRETS_KEY, type TestStack, waitForJob } from '@sdx/testing';
+import {
+  checkLedger,
+  eventually,
+  runAdmin,
+  type SeededWorkspace,
+  startTestStack,
+  TEST_SECRETS_KEY,
+  type TestStack,
+  waitForJob,
+} from '@sdx/testing';
 
 /**
  * The money's stored counters (each workspace's month spend, reserved totals, lifetime spend and
@@ -15,7 +21,6 @@ import { checkLedger, eventually, type SeededWorkspace, startTestStack, TEST_SEC
  * mended month spend: a cap counts what was really spent.
  */
 
-const ROOT = path.resolve(__dirname, '../../..');
 let stack: TestStack;
 beforeAll(async () => {
   // The stack's worker runs jobs but no counter pass of its own: each case says who mends.
@@ -133,22 +138,14 @@ it('npm run admin -- reconcile-counters mends them and prints each', async () =>
   const { ws, key } = await spendingWorkspace();
   const exact = await countersOf(ws.workspaceId);
   await breakCounters(ws.workspaceId, key.id);
-  const { stdout } = await promisify(execFile)(
-    process.execPath,
-    ['--import', 'tsx', 'apps/api/src/admin.ts', 'reconcile-counters', '--json'],
-    {
-      cwd: ROOT,
-      env: {
-        PATH: process.env.PATH ?? '',
-        HOME: process.env.HOME ?? '',
-        DATABASE_URL: stack.databaseUrl,
-        REDIS_URL: stack.config.redisUrl,
-        SECRETS_KEY: TEST_SECRETS_KEY,
-        LOG_LEVEL: 'silent',
-      },
-      timeout: 60_000,
-    },
-  );
+  const { stdout } = await runAdmin(['reconcile-counters', '--json'], {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    DATABASE_URL: stack.databaseUrl,
+    REDIS_URL: stack.config.redisUrl,
+    SECRETS_KEY: TEST_SECRETS_KEY,
+    LOG_LEVEL: 'silent',
+  });
   const printed = JSON.parse(stdout.trim().split('\n').pop()!) as CounterReport;
   expect(
     printed.fixes

@@ -14,6 +14,7 @@ export * from './docs';
 export * from './webhook-receiver';
 export * from './smtp';
 export * from './worker-process';
+export * from './built-process';
 // Tests wait for a second runtime's Redis as the stack does.
 export { untilRedisReady } from '@sdx/runtime';
 export * from './s3';

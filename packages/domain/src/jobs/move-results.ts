@@ -76,10 +76,14 @@ export async function moveResults(
 }
 
 async function moveJobToObjects(services: Mover, bucket: ResultObjects, jobId: string): Promise<{ pages: number; bytes: number }> {
+  // Each page's hash once (materialized), not once per item: a 1,000-item page would hash its items 1,000 times.
   const { rows: lines } = await sql<{ page_no: number; line: string; hash: string }>`
-    select p.page_no, e.value::text as line, md5(p.items::text) as hash
-    from job_result_pages p cross join lateral jsonb_array_elements(p.items) with ordinality as e(value, n)
-    where p.job_id = ${jobId} and p.items is not null and p.item_count > 0
+    with p as materialized (
+      select page_no, items, md5(items::text) as hash from job_result_pages
+      where job_id = ${jobId} and items is not null and item_count > 0
+    )
+    select p.page_no, e.value::text as line, p.hash
+    from p cross join lateral jsonb_array_elements(p.items) with ordinality as e(value, n)
     order by p.page_no, e.n`.execute(services.db);
   const pages = new Map<number, { lines: string[]; hash: string }>();
   for (const row of lines) {

@@ -8,6 +8,7 @@ import {
   listen,
   type PrivateRedisCluster,
   startRedisCluster,
+  heldSandbox,
   startTestStack,
   type TestStack,
   untilRedisReady,
@@ -21,6 +22,8 @@ import {
  * workspaces whose keys lie on different nodes are renewed together.
  */
 let cluster: PrivateRedisCluster;
+// Slow pages wait while a test holds them.
+const sandbox = heldSandbox();
 let stack: TestStack;
 let server: Server;
 let base: string;
@@ -28,7 +31,7 @@ const extra: RedisClient[] = [];
 
 beforeAll(async () => {
   cluster = await startRedisCluster();
-  stack = await startTestStack({ withWorker: true, env: { REDIS_CLUSTER_NODES: cluster.nodesEnv } });
+  stack = await startTestStack({ withWorker: true, providers: [sandbox.provider], env: { REDIS_CLUSTER_NODES: cluster.nodesEnv } });
   ({ url: base, server } = await listen(stack.app));
 }, 60_000);
 afterAll(async () => {
@@ -74,10 +77,12 @@ it('counts a workspace against one limit across two API instances: 429 past it o
 
 it('streams a job to its end over the cluster pub/sub', async () => {
   const ws = await stack.workspace({ credits: 1000, rateLimitPerMinute: 1000 });
-  // Two pages of 100 items, 1 s each: the stream is open before the first page is saved.
+  // Two pages of 100 items: the pages wait until the stream has said its first event, so the
+  // stream is open before the first page is saved.
+  const letGo = sandbox.hold();
   const created = await stack.api.post('/v1/jobs', {
     headers: ws.auth,
-    body: { platform: 'youtube', operation: 'playlist_items', target: 'PLcluster_sandbox_slow_1000', limit: 200 },
+    body: { platform: 'youtube', operation: 'playlist_items', target: 'PLcluster_sandbox_slow_100', limit: 200 },
   });
   expect(created.status).toBe(202);
   type Seen = { event: string; status: string; progress: number };
@@ -97,6 +102,7 @@ it('streams a job to its end over the cluster pub/sub', async () => {
           const event = /^event: (.*)$/m.exec(block)?.[1] ?? '';
           const data = JSON.parse(/^data: (.*)$/m.exec(block)?.[1] ?? '{}') as { status: string; progress_current: number };
           seen.push({ event, status: data.status, progress: data.progress_current });
+          letGo();
         }
       });
       res.on('end', () => resolve(seen));

@@ -3,7 +3,8 @@ import type { BatchRow, Executor, JobRow } from '@sdx/db';
 import type { Tenant } from '../resources';
 import { ApiError } from '../errors';
 import { getKeptResultOrThrow } from '../jobs/queries';
-import { type ResultAccess, resultItemLines, resultJson, resultPages } from '../jobs/results';
+import type { ResultAccess } from '../jobs/result-slices';
+import { resultItemLines, resultJson, resultPages } from '../jobs/results';
 import { completedChildren, getBatchOrThrow } from './queries';
 
 /**

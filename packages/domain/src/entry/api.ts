@@ -76,7 +76,8 @@ export { getJobOrThrow, type JobFilters, listJobs, loadJobById } from '../jobs/q
 export { type JobFlags, renderJob } from '../jobs/render';
 export { type PageCount } from '../jobs/result-object-pages';
 export { BucketResultObjects } from '../jobs/result-objects';
-export { pageCountsOf, type ResultAccess, resultItemLines, resultJson, resultSourceId } from '../jobs/results';
+export { pageCountsOf, type ResultAccess, resultSourceId } from '../jobs/result-slices';
+export { resultItemLines, resultJson } from '../jobs/results';
 export { extractionFailed, isTerminal, waitForJob } from '../jobs/wait-for-job';
 export { type ChangeKind, listMonitorChanges } from '../monitors/changes';
 export { MAX_MONITOR_ALERTS, MAX_MONITOR_TARGETS, type MonitorInput, type MonitorPatch } from '../monitors/definition';

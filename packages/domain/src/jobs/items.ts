@@ -3,7 +3,8 @@ import type { Executor, JobRow } from '@sdx/db';
 import { RequestValidationError } from '../errors';
 import type { Tenant } from '../resources';
 import { getKeptResultOrThrow } from './queries';
-import { type ItemPosition, type ResultAccess, resultItemsPage, resultSourceId } from './results';
+import { type ResultAccess, resultSourceId } from './result-slices';
+import { type ItemPosition, resultItemsPage } from './results';
 
 /**
  * GET /v1/jobs/{job_id}/items (extensions.md 7): a completed result `limit` items at a time.

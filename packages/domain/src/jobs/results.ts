@@ -16,9 +16,6 @@ import {
   sliceText,
 } from './result-slices';
 
-export type { PageCount } from './result-object-pages';
-export { pageCountsOf, RESULT_SLICE_ITEMS, type ResultAccess, resultSourceId } from './result-slices';
-
 /**
  * Results are stored page by page (job_result_pages) as the provider delivers them (see the
  * job-state module's saveProgress and completeJobs), so a long job checkpoints its progress and a

@@ -89,9 +89,7 @@ export default tseslint.config(
       // pino-pretty is an optional development dependency, loaded lazily in a try (packages/config).
       '@typescript-eslint/no-require-imports': ['error', { allow: ['^pino-pretty$'] }],
       // Not yet on: what recommendedTypeChecked reported in the code when it was adopted, each
-      // to be fixed and its rule turned back on. no-unnecessary-type-assertion (927 places, all
-      // fixed by `npx eslint . --fix`) waits for a quiet tree as the first formatting did.
-      '@typescript-eslint/no-unnecessary-type-assertion': 'off',
+      // to be fixed and its rule turned back on.
       '@typescript-eslint/no-unsafe-argument': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-call': 'off',

@@ -121,7 +121,7 @@ export function median(values: number[]): number {
   if (values.length === 0) return Number.NaN;
   const s = [...values].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+  return s.length % 2 ? s[mid] : (s[mid - 1] + s[mid]) / 2;
 }
 
 export function meets(figure: Figure, value: number): boolean | null {
@@ -203,7 +203,7 @@ async function main(): Promise<void> {
   let failed = false;
   try {
     console.log(
-      `bench:ab ${bench}${parts ? ` parts ${parts}` : ''}: A = ${sides[0]!.name}, B = working tree ${REPO_ROOT}; ${rounds} round(s); load average ${os
+      `bench:ab ${bench}${parts ? ` parts ${parts}` : ''}: A = ${sides[0].name}, B = working tree ${REPO_ROOT}; ${rounds} round(s); load average ${os
         .loadavg()
         .map((l) => l.toFixed(2))
         .join(' ')}`,
@@ -236,7 +236,7 @@ async function main(): Promise<void> {
     }
     const rows = [['figure', 'target', `A median`, `B median`, 'B / A', 'A verdict', 'B verdict']];
     const mark = (ok: boolean | null) => (ok === null ? '-' : ok ? 'met' : 'MISSED');
-    for (const figure of BENCHES[bench]!) {
+    for (const figure of BENCHES[bench]) {
       const values = (side: string) =>
         figures
           .get(side)!
@@ -259,7 +259,7 @@ async function main(): Promise<void> {
         mark(okB),
       ]);
     }
-    console.log(`\nmedians of ${rounds} round(s), A = ${sides[0]!.name}, B = working tree:\n${table(rows)}`);
+    console.log(`\nmedians of ${rounds} round(s), A = ${sides[0].name}, B = working tree:\n${table(rows)}`);
     console.log(
       `load average at the end: ${os
         .loadavg()

@@ -121,16 +121,16 @@ async function main(): Promise<void> {
     );
     for (let round = 0; round < WARMUP_ROUNDS + ROUNDS; round++) {
       const record = round >= WARMUP_ROUNDS;
-      for (let k = 0; k < variants.length; k++) await post(variants[(round + k) % variants.length]!, record);
+      for (let k = 0; k < variants.length; k++) await post(variants[(round + k) % variants.length], record);
       if (round % RETIRE_EVERY === RETIRE_EVERY - 1) await retire();
     }
     agent.destroy();
 
-    const base = summarize(variants[0]!.samples);
+    const base = summarize(variants[0].samples);
     const rows = [['variant', 'n', 'p50 ms', 'p90 ms', 'p99 ms', 'mean ms', 'added p50 ms', 'added mean ms']];
     const summaries = variants.map((v) => summarize(v.samples));
     variants.forEach((v, i) => {
-      const s = summaries[i]!;
+      const s = summaries[i];
       rows.push([
         v.name,
         String(s.count),
@@ -143,11 +143,11 @@ async function main(): Promise<void> {
       ]);
     });
     console.log(`\n${table(rows)}`);
-    const added = summaries[3]!.p50 - base.p50;
+    const added = summaries[3].p50 - base.p50;
     const addedOk = added < TARGET_ADDED_P50_MS;
     failed ||= !addedOk;
     console.log(`\nrate limiter + idempotency add ${ms(added)} ms at p50 (target < ${TARGET_ADDED_P50_MS} ms): ${verdict(addedOk)}`);
-    const capsAdded = summaries[4]!.p50 - base.p50;
+    const capsAdded = summaries[4].p50 - base.p50;
     const capsOk = capsAdded < TARGET_CAPS_P50_MS;
     failed ||= !capsOk;
     console.log(`spend caps (key and workspace) add ${ms(capsAdded)} ms at p50 (target < ${TARGET_CAPS_P50_MS} ms): ${verdict(capsOk)}`);

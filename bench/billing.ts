@@ -121,13 +121,13 @@ async function main(): Promise<void> {
     };
     console.log(`baseline: GET /v1/account at ${RATE}/s (open loop)...`);
     await openLoop(async (i, at) => {
-      const account = await send(agent, server.url, { method: 'GET', path: '/v1/account', headers: readers[i]! });
+      const account = await send(agent, server.url, { method: 'GET', path: '/v1/account', headers: readers[i] });
       if (account.status !== 200) throw new Error(`account: ${account.status}`);
       baseline.push(performance.now() - at);
     });
     console.log(`delivering ${EVENTS} signed events at ${RATE}/s (open loop), each followed by GET /v1/account...`);
     await openLoop(async (i, at) => {
-      const buyer = buyers[i]!;
+      const buyer = buyers[i];
       const hook = await send(agent, server.url, {
         method: 'POST',
         path: '/v1/billing/stripe/webhook',
@@ -174,7 +174,7 @@ async function main(): Promise<void> {
     let wrongQuota = 0;
     console.log(`delivering ${EVENTS} signed invoice.paid at ${RATE}/s (open loop), each followed by GET /v1/account...`);
     await openLoop(async (i, at) => {
-      const subscriber = subscribers[i]!;
+      const subscriber = subscribers[i];
       const hook = await send(agent, server.url, {
         method: 'POST',
         path: '/v1/billing/stripe/webhook',
@@ -190,7 +190,7 @@ async function main(): Promise<void> {
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from credit_ledger where entry_type = 'purchase'`.execute(
       runtime.db,
     );
-    const purchases = rows[0]!.n;
+    const purchases = rows[0].n;
     const g = summarize(granted);
     const b = summarize(baseline);
     const p = summarize(planned);

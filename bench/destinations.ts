@@ -153,8 +153,8 @@ async function main(): Promise<void> {
       store.close();
     }
     const header = ['format', 'items', 'object', 'upload', 'extraction', 'delivery', 'peak RSS growth', 'peak heap growth'];
-    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
-    const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
+    const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i].length)));
+    const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i])).join('  ');
     console.log(line(header));
     for (const row of rows) console.log(line(row));
     console.log(failures.length === 0 ? `PASS: every delivery under ${MAX_ADDED_MB} MB of added RSS` : `FAIL: ${failures.join('; ')}`);

@@ -88,14 +88,14 @@ async function run(mode: 'workspace' | 'fifo'): Promise<Result> {
       const { rows } = await sql<{ n: number }>`select count(*)::int as n from jobs where status in ('queued', 'running')`.execute(
         runtime.db,
       );
-      if (rows[0]!.n === 0) break;
+      if (rows[0].n === 0) break;
       await sleep(200);
     }
     const lateRow = await runtime.db.selectFrom('jobs').selectAll().where('id', '=', late.job.id).executeTakeFirstOrThrow();
     const { rows } = await sql<{ jobs: number; first: Date; last: Date; completed: number }>`
       select count(*)::int as jobs, min(started_at) as first, max(finished_at) as last, count(*) filter (where status = 'completed')::int as completed from jobs
     `.execute(runtime.db);
-    const r = rows[0]!;
+    const r = rows[0];
     if (r.completed !== r.jobs) throw new Error(`${r.jobs - r.completed} jobs did not complete`);
     const seconds = (r.last.getTime() - r.first.getTime()) / 1000;
     return {

@@ -274,7 +274,7 @@ async function main(): Promise<void> {
       // flight). The loops take turns, round after round, so that drift of the machine reaches
       // the bare route and the API alike; the ratio judged is the median of the rounds' ratios
       // of maxima.
-      const profiledLevel = LEVELS.reduce((best, c) => (Math.abs(c - 64) < Math.abs(best - 64) ? c : best), LEVELS[0]!);
+      const profiledLevel = LEVELS.reduce((best, c) => (Math.abs(c - 64) < Math.abs(best - 64) ? c : best), LEVELS[0]);
       const rounds = Object.fromEntries(KINDS.map((kind) => [kind, LEVELS.map(() => [] as LoadReport[])])) as Record<Kind, LoadReport[][]>;
       for (let round = 1; round <= ROUNDS; round++) {
         console.log(
@@ -284,7 +284,7 @@ async function main(): Promise<void> {
           for (const kind of KINDS) {
             const profiled =
               CPU_PROF_DIR && round === 1 && kind === 'api' && concurrency === profiledLevel ? await startCpuProfile() : null;
-            rounds[kind][l]!.push(
+            rounds[kind][l].push(
               await runLoad({
                 ...plans[kind](`${kind}closed${round}c${concurrency}`),
                 mode: 'closed',
@@ -329,8 +329,8 @@ async function main(): Promise<void> {
         ]);
       };
       for (const kind of KINDS) {
-        row(kind, `open ${RATE}/s`, reports[`${kind}-open`]!);
-        for (const [l, concurrency] of LEVELS.entries()) row(kind, `closed c=${concurrency} x${ROUNDS}`, mergeReports(rounds[kind][l]!));
+        row(kind, `open ${RATE}/s`, reports[`${kind}-open`]);
+        for (const [l, concurrency] of LEVELS.entries()) row(kind, `closed c=${concurrency} x${ROUNDS}`, mergeReports(rounds[kind][l]));
       }
       if (besideA) rowsA.push(...besideRows(besideA));
       console.log(`\n${table(rowsA)}`);
@@ -343,13 +343,13 @@ async function main(): Promise<void> {
         }
       }
       /** The best level's throughput in each round. */
-      const maxima = (kind: Kind) => Array.from({ length: ROUNDS }, (_, i) => Math.max(...rounds[kind].map((atLevel) => rps(atLevel[i]!))));
+      const maxima = (kind: Kind) => Array.from({ length: ROUNDS }, (_, i) => Math.max(...rounds[kind].map((atLevel) => rps(atLevel[i]))));
       const bareMax = maxima('bare');
       const atSixteen = LEVELS.indexOf(16);
       const judge = (kind: 'api' | 'spread' | 'paid') => {
-        const ratios = maxima(kind).map((m, i) => m / bareMax[i]!);
+        const ratios = maxima(kind).map((m, i) => m / bareMax[i]);
         const ratio = median(ratios);
-        const openRun = reports[`${kind}-open`]!;
+        const openRun = reports[`${kind}-open`];
         const p99 = summarize(openRun.latencies).p99;
         const sustained = openRun.ok === openRun.sent && rps(openRun) >= RATE * 0.97;
         const target = kind === 'spread' ? TARGET_RATIO_SPREAD : TARGET_RATIO_A;
@@ -360,7 +360,7 @@ async function main(): Promise<void> {
         const same =
           atSixteen < 0
             ? ''
-            : `; at c=16 alone ${median(rounds[kind][atSixteen]!.map((r, i) => rps(r) / rps(rounds.bare[atSixteen]![i]!))).toFixed(2)}`;
+            : `; at c=16 alone ${median(rounds[kind][atSixteen].map((r, i) => rps(r) / rps(rounds.bare[atSixteen][i]))).toFixed(2)}`;
         console.log(
           `(a) ${names[kind]}: max throughput ratio to bare insert ${ratio.toFixed(2)} (median of rounds ${ratios.map((x) => x.toFixed(2)).join(', ')}${same}; target ≥ ${target}); ` +
             `at ${RATE} req/s offered: ${rps(openRun).toFixed(0)} req/s answered, ${openRun.sent - openRun.ok} failed, p99 ${ms(p99)} ms (target < ${TARGET_P99_MS} ms): ${verdict(ok)}`,
@@ -453,7 +453,7 @@ async function main(): Promise<void> {
         directRuns.push(await runDirect(round));
         rawRuns.push(await runRawE2e(round));
       }
-      const directRatios = directRuns.map((d, i) => d / rawRuns[i]!);
+      const directRatios = directRuns.map((d, i) => d / rawRuns[i]);
       const serviceDirect = median(directRuns);
       const rawE2e = median(rawRuns);
 
@@ -571,7 +571,7 @@ function mergeReports(reports: LoadReport[]): LoadReport {
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 function rps(report: LoadReport): number {

@@ -164,7 +164,7 @@ async function main(): Promise<void> {
             `select count(*)::int as n from jobs where batch_id = any($1::text[]) and status in ('queued', 'running')`,
             [batchIds],
           )
-        ).rows[0]!.n;
+        ).rows[0].n;
       const untilEnded = async (batchIds: string[]) => {
         const deadline = Date.now() + RUN_TIMEOUT_MS;
         while ((await openJobs(batchIds)) > 0) {
@@ -397,7 +397,7 @@ async function main(): Promise<void> {
                coalesce(sum(pg_indexes_size(inhrelid)), 0)::bigint as indexes,
                coalesce(sum(pg_total_relation_size(inhrelid)), 0)::bigint as total
         from pg_inherits where inhparent = 'monitor_points'::regclass`);
-      const size = sizes[0]!;
+      const size = sizes[0];
       const points = Number(size.points);
       const bytesPerPoint = Number(size.total) / points;
       result.bytes_per_point = Number(bytesPerPoint.toFixed(1));
@@ -410,11 +410,11 @@ async function main(): Promise<void> {
       verdicts.push(
         [
           'series 1 target × 1 year, p99',
-          `${ms(result.series_p99_ms!)} ms`,
-          `${ms(result.baseline_p99_ms!)} ms`,
-          `p50 ${ms(result.series_p50_ms!)} ms`,
+          `${ms(result.series_p99_ms)} ms`,
+          `${ms(result.baseline_p99_ms)} ms`,
+          `p50 ${ms(result.series_p50_ms)} ms`,
           `< ${TARGET_P99_MS} ms`,
-          verdict(result.series_p99_ms! < TARGET_P99_MS),
+          verdict(result.series_p99_ms < TARGET_P99_MS),
         ],
         ['bytes per point', `${result.bytes_per_point}`, '-', '-', 'reported', '-'],
       );

@@ -103,7 +103,7 @@ async function main(): Promise<void> {
         await sql<{
           id: string;
         }>`select id from jobs where workspace_id = ${ws.workspaceId} and ${where} order by id desc offset ${n - 1} limit 1`.execute(db)
-      ).rows[0]!.id;
+      ).rows[0].id;
     const page100 = await nth(99 * 25);
     // The hundredth page of failed jobs (or the last full one, on a smaller run).
     const failedCount = JOBS / 100;
@@ -217,7 +217,7 @@ async function pageQuery(
       ...page,
       sql: `explain (analyze, format json) ${page.sql}`,
     });
-    times.push(rows[0]!['QUERY PLAN'][0]!['Execution Time']);
+    times.push(rows[0]['QUERY PLAN'][0]['Execution Time']);
   }
   return { indexes: indexesIn(await explain(runtime.db, page)).join(', ') || 'none', executionMs: summarize(times).p50 };
 }

@@ -166,8 +166,8 @@ async function measureCpu(
   const worker = await startWorkerChild({
     kind: 'real',
     concurrency: WORKER_CONCURRENCY,
-    redisUrl: env.REDIS_URL!,
-    prefix: env.REDIS_PREFIX!,
+    redisUrl: env.REDIS_URL,
+    prefix: env.REDIS_PREFIX,
     env,
   });
   try {
@@ -264,8 +264,8 @@ async function measureBytes(
     const worker = await startWorkerChild({
       kind: 'real',
       concurrency: WORKER_CONCURRENCY,
-      redisUrl: env.REDIS_URL!,
-      prefix: env.REDIS_PREFIX!,
+      redisUrl: env.REDIS_URL,
+      prefix: env.REDIS_PREFIX,
       env: store === 's3' ? { ...env, ...s3Env } : env,
     });
     try {
@@ -520,7 +520,7 @@ async function measureMulti(runtime: Runtime, database: BenchDatabase, admin: pg
   }
   console.log(`\n${table(rows)}`);
   // Rounds' ratios: each round's 2+2 against its own 1+1.
-  const ratios = results[2].map((r, i) => r.rate / results[1][i]!.rate);
+  const ratios = results[2].map((r, i) => r.rate / results[1][i].rate);
   console.log(
     `\n(multi) throughput ratio 2+2 / 1+1: ${median(ratios).toFixed(2)} (rounds ${ratios.map((r) => r.toFixed(2)).join(', ')}) on ${os.cpus().length} cores`,
   );
@@ -610,7 +610,7 @@ function bytes(n: number): string {
 function median(values: number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const mid = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  return sorted.length % 2 === 1 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
 function loadAverage(): string {

@@ -92,7 +92,7 @@ async function seed(databaseUrl: string, due: Date): Promise<void> {
       for (let i = start; i < Math.min(SCHEDULES, start + 1000); i++) {
         rows.push({
           id: newId('sch'),
-          workspace_id: workspaces[i % WORKSPACES]!,
+          workspace_id: workspaces[i % WORKSPACES],
           name: `bench ${i}`,
           platform: 'instagram',
           operation: 'profile',
@@ -183,7 +183,7 @@ async function scenario(template: string, engines: number, prefix: string): Prom
           (select count(distinct schedule_id)::int from jobs) as job_schedules,
           (select count(*)::int from schedules s where not exists (select 1 from schedule_runs r where r.schedule_id = s.id)) as missed
       `.execute(db);
-      const r = rows[0]!;
+      const r = rows[0];
       return {
         engines,
         ms,

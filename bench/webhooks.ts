@@ -276,7 +276,7 @@ async function main(): Promise<void> {
   }
 
   const sorted = rounds.map((r) => r.service / r.bare).sort((a, b) => a - b);
-  const ratio = sorted.length ? sorted[Math.floor(sorted.length / 2)]! : Number.NaN;
+  const ratio = sorted.length ? sorted[Math.floor(sorted.length / 2)] : Number.NaN;
   console.log('');
   console.log(
     table([

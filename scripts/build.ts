@@ -36,7 +36,7 @@ const builtins = new Set([...builtinModules, ...builtinModules.map((m) => `node:
 /** `@scope/name/sub` → `@scope/name`, `name/sub` → `name`. */
 export function packageOf(specifier: string): string {
   const parts = specifier.split('/');
-  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
 
 /** node_modules imports stay imports; @sdx/* and relative ones are compiled in. */

@@ -36,7 +36,7 @@ const read = (file: string): Manifest => JSON.parse(readFileSync(file, 'utf8')) 
 
 function packageOf(specifier: string): string {
   const parts = specifier.split('/');
-  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
 
 function tsFiles(dir: string): string[] {
@@ -73,10 +73,10 @@ export function importsOf(file: string): ImportRef[] {
       out.push({ specifier: node.moduleSpecifier.text, typeOnly });
     } else if (ts.isExportDeclaration(node) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
       out.push({ specifier: node.moduleSpecifier.text, typeOnly: node.isTypeOnly });
-    } else if (ts.isCallExpression(node) && node.arguments.length === 1 && ts.isStringLiteral(node.arguments[0]!)) {
+    } else if (ts.isCallExpression(node) && node.arguments.length === 1 && ts.isStringLiteral(node.arguments[0])) {
       const callee = node.expression;
       if (callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && callee.text === 'require')) {
-        out.push({ specifier: (node.arguments[0] as ts.StringLiteral).text, typeOnly: false });
+        out.push({ specifier: node.arguments[0].text, typeOnly: false });
       }
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
       out.push({ specifier: node.argument.literal.text, typeOnly: true });

@@ -69,7 +69,7 @@ export function render(dir: string): Resource[] {
       continue;
     }
     for (const doc of parseAllDocuments(readFileSync(target, 'utf8'))) {
-      if (doc.errors.length > 0) throw new Error(`${path.relative(ROOT, target)}: ${doc.errors[0]!.message}`);
+      if (doc.errors.length > 0) throw new Error(`${path.relative(ROOT, target)}: ${doc.errors[0].message}`);
       const value = doc.toJS() as Resource | null;
       if (value) resources.push(value);
     }

@@ -383,7 +383,7 @@ function sendRaw(
           resolve({
             status: res.statusCode ?? 0,
             body: Buffer.concat(chunks).toString('utf8'),
-            retryAfter: (res.headers['retry-after'] as string | undefined) ?? null,
+            retryAfter: res.headers['retry-after'] ?? null,
           }),
         );
         res.on('error', () => resolve(null));

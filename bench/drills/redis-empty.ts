@@ -63,7 +63,7 @@ async function main(): Promise<void> {
     await sleep(6_000);
 
     const queuedBefore = Number(
-      (await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0]!.n,
+      (await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0].n,
     );
     // Passes from here on are the recovery: one just before it (a worker's routine pass, which
     // may re-add the few jobs marked before the deployment's data epoch began) is not, and its
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
     const requeuedAt = await waitUntil(
       async () => {
         const queued = Number(
-          (await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0]!.n,
+          (await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0].n,
         );
         const n = await entries().catch(() => 0);
         return n >= queued ? Date.now() : null;
@@ -95,7 +95,7 @@ async function main(): Promise<void> {
     const perWorker = workers.map((w) => reconciled(w, stoppingAt));
     const total = perWorker.reduce((a, b) => a + b, 0);
     const queuedNow = Number(
-      (await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0]!.n,
+      (await sql<{ n: number }>`select count(*)::int as n from jobs where status = 'queued'`.execute(runtime.db)).rows[0].n,
     );
     const alive = workers.filter((w) => w.alive()).length;
     const exits = [];

@@ -109,7 +109,7 @@ export async function runRedisFailoverDrill(options: RedisFailoverOptions = DEFA
       SECRETS_KEY: TEST_SECRETS_KEY,
       PROVIDER_MODE: 'sandbox',
       DATABASE_URL: databaseUrl,
-      REDIS_URL: `redis://127.0.0.1:${cluster.nodes[0]!.port}/0`,
+      REDIS_URL: `redis://127.0.0.1:${cluster.nodes[0].port}/0`,
       REDIS_CLUSTER_NODES: cluster.nodesEnv,
       REDIS_PREFIX: prefix,
       PORT: String(port),
@@ -204,7 +204,7 @@ export async function runRedisFailoverDrill(options: RedisFailoverOptions = DEFA
       const { rows } = await sql<{
         n: number;
       }>`select count(*)::int as n from jobs where workspace_id = ${workspaceId} and status in ('queued', 'running')`.execute(db);
-      if (rows[0]!.n === 0 || Date.now() > drainedBy) break;
+      if (rows[0].n === 0 || Date.now() > drainedBy) break;
       await sleep(200);
     }
     const killToDrainedMs = Date.now() - killAt;
@@ -292,7 +292,7 @@ function request(
         resolve({
           status: res.statusCode ?? 0,
           body: Buffer.concat(chunks).toString('utf8'),
-          retryAfter: (res.headers['retry-after'] as string | undefined) ?? null,
+          retryAfter: res.headers['retry-after'] ?? null,
         }),
       );
       res.on('error', () => resolve(null));

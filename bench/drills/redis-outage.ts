@@ -91,7 +91,7 @@ async function main(): Promise<void> {
     const load = (async () => {
       const started = Date.now();
       // Until AFTER_MS past Redis's return, however long stopping and starting it took.
-      const loadDone = () => (phase as Phase) === 'after' && Date.now() - backAt >= AFTER_MS;
+      const loadDone = () => phase === 'after' && Date.now() - backAt >= AFTER_MS;
       for (let i = 0; !loadDone(); i++) {
         const due = started + (i * 1000) / RATE;
         if (due > Date.now()) await sleep(due - Date.now());
@@ -118,8 +118,7 @@ async function main(): Promise<void> {
 
     const active = async () =>
       Number(
-        (await sql<{ n: number }>`select count(*)::int as n from jobs where status in ('queued', 'running')`.execute(runtime.db)).rows[0]!
-          .n,
+        (await sql<{ n: number }>`select count(*)::int as n from jobs where status in ('queued', 'running')`.execute(runtime.db)).rows[0].n,
       );
     await waitUntil(async () => (await active()) === 0, 120_000, 'every admitted job completed', 200);
     const drainedMs = Date.now() - backAt;
@@ -132,7 +131,7 @@ async function main(): Promise<void> {
     const ledger = await checkLedger(runtime.db);
     const fivexx = (phase: Phase, except: string[] = []) =>
       Object.entries(answers[phase])
-        .filter(([s]) => (s.startsWith('5') && !except.includes(s.split(' ')[0]!)) || s === 'error')
+        .filter(([s]) => (s.startsWith('5') && !except.includes(s.split(' ')[0])) || s === 'error')
         .reduce((n, [, c]) => n + c, 0);
     const fmt = (p: Phase) =>
       Object.entries(answers[p])

@@ -221,7 +221,7 @@ export async function runRestoreDrill(options: RestoreOptions = DEFAULT_OPTIONS)
     loading = false;
     await Promise.all(load);
     await primary.archiveCurrentWal();
-    const walSegments = (await primary.query<{ n: number }>('postgres', `select archived_count::int as n from pg_stat_archiver`))[0]!.n;
+    const walSegments = (await primary.query<{ n: number }>('postgres', `select archived_count::int as n from pg_stat_archiver`))[0].n;
 
     // The bad day: the primary and its Redis are lost, the processes with them.
     for (const app of apps.splice(0)) await app.stop('SIGKILL');

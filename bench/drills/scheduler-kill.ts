@@ -32,7 +32,7 @@ async function main(): Promise<void> {
     });
     const rows = Array.from({ length: SCHEDULES }, (_, i) => ({
       id: newId('sch'),
-      workspace_id: workspaces[i % WORKSPACES]!,
+      workspace_id: workspaces[i % WORKSPACES],
       name: `drill ${i}`,
       platform: 'instagram',
       operation: 'profile',
@@ -53,8 +53,8 @@ async function main(): Promise<void> {
 
     const dispatched = async () =>
       Number(
-        (await sql<{ n: number }>`select count(*)::int as n from schedule_runs where dispatched_at is not null`.execute(runtime.db))
-          .rows[0]!.n,
+        (await sql<{ n: number }>`select count(*)::int as n from schedule_runs where dispatched_at is not null`.execute(runtime.db)).rows[0]
+          .n,
       );
     const started = Date.now();
     const victim = startService('scheduler', drill.env, 'scheduler-killed');
@@ -81,7 +81,7 @@ async function main(): Promise<void> {
         }>`select count(*)::int as n from schedule_runs where dispatched_at is null and job_id is null and batch_id is null`.execute(
           runtime.db,
         )
-      ).rows[0]!.n,
+      ).rows[0].n,
     );
     await waitUntil(async () => (await dispatched()) >= SCHEDULES, 180_000, 'every occurrence dispatched', 200);
     const allMs = Date.now() - started;
@@ -105,7 +105,7 @@ async function main(): Promise<void> {
         (select count(*)::int from schedules s where not exists (select 1 from schedule_runs r where r.schedule_id = s.id and r.dispatched_at is not null)) as missed,
         (select count(*)::int from schedule_runs where dispatched_at is not null) as dispatched
     `.execute(runtime.db);
-    const c = counts[0]!;
+    const c = counts[0];
     const recovered = survivor.logs().filter((l) => l.msg === 'recovered an undispatched schedule run').length;
     const ledger = await checkLedger(runtime.db);
     report(

@@ -126,7 +126,7 @@ export async function runStripeWebhookDrill(options: StripeWebhookDrillOptions):
         select coalesce(sum(purchased_balance), 0)::bigint as purchased, coalesce(sum(lifetime_purchased), 0)::bigint as lifetime from credit_balances`.execute(
         env.runtime.db,
       );
-      return `${rows[0]!.purchased}/${rows[0]!.lifetime}`;
+      return `${rows[0].purchased}/${rows[0].lifetime}`;
     };
     const beforeReplay = await totals();
     const replayed = fake.events.find((e) => e.type === 'checkout.session.completed')!;
@@ -153,7 +153,7 @@ export async function runStripeWebhookDrill(options: StripeWebhookDrillOptions):
     const wrongGrants = grants
       .filter((g) => buyers.has(g.workspace_id) && (Number(g.purchased) !== PACK.credits || Number(g.lifetime) !== PACK.credits))
       .map((g) => `${g.workspace_id}: ${g.purchased}/${g.lifetime}`);
-    const count = async (query: RawBuilder<{ n: number }>) => Number((await query.execute(env.runtime.db)).rows[0]!.n);
+    const count = async (query: RawBuilder<{ n: number }>) => Number((await query.execute(env.runtime.db)).rows[0].n);
     return {
       sessions: sessions.length,
       events: fake.events.length,

@@ -165,7 +165,7 @@ function startApp(root: string, app: AppName, release: 'old' | 'new', env: Recor
       return exited;
     },
   };
-  for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', (line) => proc.lines.push(line));
+  for (const stream of [child.stdout, child.stderr]) createInterface({ input: stream }).on('line', (line) => proc.lines.push(line));
   child.on('exit', (code, signal) => {
     if (!stopping) proc.died = { code, signal };
   });
@@ -196,7 +196,7 @@ function request(
           resolve({
             status: res.statusCode ?? 0,
             body: Buffer.concat(chunks).toString('utf8'),
-            retryAfter: (res.headers['retry-after'] as string | undefined) ?? null,
+            retryAfter: res.headers['retry-after'] ?? null,
           }),
         );
         res.on('error', () => resolve(null));
@@ -459,7 +459,7 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
         n: string;
       }>`select count(*) as n from jobs where workspace_id = ${workspaceId} and status in ('queued', 'running')`.execute(db);
       const { missing } = await undelivered();
-      if ((Number(open.rows[0]!.n) === 0 && Date.now() > lastDue + 3000 && missing === 0) || Date.now() > settledBy) break;
+      if ((Number(open.rows[0].n) === 0 && Date.now() > lastDue + 3000 && missing === 0) || Date.now() > settledBy) break;
       await sleep(500);
     }
 
@@ -536,7 +536,7 @@ export async function runUpgradeDrill(options: UpgradeOptions = DEFAULT_OPTIONS)
         received: new Set(ids).size,
         duplicates: ids.length - new Set(ids).size,
         missing: delivered.missing,
-        deliveriesDelivered: Number(deliveriesDelivered.rows[0]!.n),
+        deliveriesDelivered: Number(deliveriesDelivered.rows[0].n),
       },
       deaths: apps.filter((a) => a.died).map((a) => `${a.release} ${a.app} (${a.died!.signal ?? a.died!.code})`),
       unstructuredLogLines: apps.reduce((count, a) => count + unstructuredLines(a.lines).length, 0),
@@ -563,7 +563,7 @@ function latencyByPhase(samples: Sample[]): Record<string, { p99: number; max: n
       .filter((s) => s.phase === phase)
       .map((s) => s.ms)
       .sort((a, b) => a - b);
-    out[phase] = { p99: times[Math.min(times.length - 1, Math.floor(times.length * 0.99))]!, max: times[times.length - 1]! };
+    out[phase] = { p99: times[Math.min(times.length - 1, Math.floor(times.length * 0.99))], max: times[times.length - 1] };
   }
   return out;
 }

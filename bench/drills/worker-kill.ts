@@ -53,8 +53,7 @@ async function main(): Promise<void> {
     await admit(JOBS);
     const active = async () =>
       Number(
-        (await sql<{ n: number }>`select count(*)::int as n from jobs where status in ('queued', 'running')`.execute(runtime.db)).rows[0]!
-          .n,
+        (await sql<{ n: number }>`select count(*)::int as n from jobs where status in ('queued', 'running')`.execute(runtime.db)).rows[0].n,
       );
 
     let kills = 0;

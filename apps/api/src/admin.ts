@@ -169,7 +169,7 @@ async function main(argv: string[]): Promise<number> {
     allowPositionals: true,
   });
   if (!COMMANDS.includes(command ?? '')) throw new UsageError(USAGE);
-  if (positionals.length > (WITH_ARGUMENT.includes(command!) ? 1 : 0)) throw new UsageError(`unexpected argument ${positionals.at(-1)}`);
+  if (positionals.length > (WITH_ARGUMENT.includes(command) ? 1 : 0)) throw new UsageError(`unexpected argument ${positionals.at(-1)}`);
   const config = loadConfig();
   const db = createDb({ connectionString: config.databaseUrl, max: 2, applicationName: 'admin' });
   const print = (payload: object, text: string) => {

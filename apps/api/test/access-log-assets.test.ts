@@ -40,7 +40,7 @@ it('logs a console asset at debug in one line without headers', async () => {
     const served = lines().filter((line) => line.req?.url === `/console/assets/${asset}`);
     expect(served).toHaveLength(1);
     expect(served[0]).toMatchObject({ level: 20, msg: 'asset served' });
-    expect(served[0]!.req!.headers).toBeUndefined();
+    expect(served[0].req!.headers).toBeUndefined();
   } finally {
     await debug.close();
   }

@@ -48,7 +48,7 @@ it('creates a workspace and keys, grants credits and revokes keys, as decisions.
   );
   const lines = out.trim().split('\n');
   expect(lines).toHaveLength(1);
-  const created = JSON.parse(lines[0]!);
+  const created = JSON.parse(lines[0]);
   expect(Object.keys(created).sort()).toEqual(['api_key', 'key_id', 'workspace_id']);
   expect(created.api_key).toMatch(/^sdx_live_[0-9A-Za-z]{32,}$/);
   expect(created.workspace_id).toMatch(/^ws_/);
@@ -151,7 +151,7 @@ describe('refuses a database it cannot work on, and says why', () => {
   };
   async function databaseExists(name: string): Promise<boolean> {
     const found = await sql<{ n: number }>`select count(*)::int as n from pg_database where datname = ${name}`.execute(stack.runtime.db);
-    return found.rows[0]!.n > 0;
+    return found.rows[0].n > 0;
   }
 
   it('a database that does not exist: exit 3, and it is not created', async () => {
@@ -176,7 +176,7 @@ describe('refuses a database it cannot work on, and says why', () => {
         const tables = await sql<{
           n: number;
         }>`select count(*)::int as n from information_schema.tables where table_schema = 'public'`.execute(db);
-        expect(tables.rows[0]!.n).toBe(0);
+        expect(tables.rows[0].n).toBe(0);
       } finally {
         await db.destroy();
       }

@@ -130,7 +130,7 @@ async function populated(): Promise<Seeded> {
   }>`insert into delivery_sets (schedule_id, platform, operation, target) values (${schedule.body.id}, 'instagram', 'profile', 'x') returning id`.execute(
     db,
   );
-  await sql`insert into delivered_items (set_id, item_hash) values (${set.rows[0]!.id}, 42)`.execute(db);
+  await sql`insert into delivered_items (set_id, item_hash) values (${set.rows[0].id}, 42)`.execute(db);
   await sql`insert into schedule_runs (id, schedule_id, workspace_id, trigger, scheduled_for, status) values (${`run_export${i}`}, ${schedule.body.id}, ${ws.workspaceId}, 'manual', now(), 'queued')`.execute(
     db,
   );
@@ -195,7 +195,7 @@ async function rowsOf(ws: Seeded, ids: { jobs: string[]; schedules: string[]; ke
   const out: Record<string, number> = {};
   const count = async (table: string, where: ReturnType<typeof sql>) =>
     (out[table] = Number(
-      (await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where ${where}`.execute(db)).rows[0]!.n,
+      (await sql<{ n: number }>`select count(*)::int as n from ${sql.table(table)} where ${where}`.execute(db)).rows[0].n,
     ));
   const { rows: keyed } = await sql<{
     table_name: string;

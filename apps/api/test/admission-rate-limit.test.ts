@@ -226,7 +226,7 @@ async function startRedisServer(port: number): Promise<ChildProcess> {
     let out = '';
     const timer = setTimeout(() => reject(new Error(`redis-server did not start: ${out}`)), 5000);
     child.once('error', reject);
-    child.stdout!.on('data', (chunk: Buffer) => {
+    child.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       if (/ready to accept connections/i.test(out)) {
         clearTimeout(timer);

@@ -31,9 +31,9 @@ function examplesOf(markdown: string): Example[] {
     if (lines[i] !== '```sh') continue;
     const expects: string[] = [];
     for (let j = i - 1; j >= 0; j--) {
-      const match = /^<!-- expect: (.*) -->$/.exec(lines[j]!);
+      const match = /^<!-- expect: (.*) -->$/.exec(lines[j]);
       if (!match) break;
-      expects.unshift(match[1]!);
+      expects.unshift(match[1]);
     }
     const end = lines.indexOf('```', i + 1);
     examples.push({ line: i + 1, script: lines.slice(i + 1, end).join('\n'), expects });
@@ -44,7 +44,7 @@ function examplesOf(markdown: string): Example[] {
 
 function holds(output: string, expected: string): boolean {
   const regex = /^\/(.*)\/$/.exec(expected);
-  if (regex) return new RegExp(regex[1]!).test(output);
+  if (regex) return new RegExp(regex[1]).test(output);
   return output.toLowerCase().includes(expected.toLowerCase());
 }
 

@@ -63,7 +63,7 @@ describe('the contract, served', () => {
     expect(csp).not.toMatch(/https?:|\*/);
     const scripts = [...res.text.matchAll(/<script[^>]*src="([^"]+)"/g)].map((m) => m[1]);
     expect(scripts).toEqual([expect.stringMatching(/^\/docs\/redoc\.standalone\.js\?v=[\w-]{16}$/)]);
-    const script = await stack.api.get(scripts[0]!);
+    const script = await stack.api.get(scripts[0]);
     expect(script.status).toBe(200);
     expect(script.headers['content-type']).toBe('application/javascript; charset=utf-8');
     expect(String(script.text ?? script.body).length).toBeGreaterThan(100_000);
@@ -71,7 +71,7 @@ describe('the contract, served', () => {
 
   it('serves the page, its script and the contract from memory: ETag, 304, cached for good when versioned, compressed once', async () => {
     const page = await stack.api.get('/docs');
-    const version = /redoc\.standalone\.js\?v=([\w-]{16})/.exec(page.text)![1]!;
+    const version = /redoc\.standalone\.js\?v=([\w-]{16})/.exec(page.text)![1];
     expect(reference.docsScriptUrl()).toBe(`/docs/redoc.standalone.js?v=${version}`);
     // The same bytes as the process made once, and the same objects on every call: nothing is made again per request.
     expect(reference.docsPageAsset()).toBe(reference.docsPageAsset());
@@ -153,9 +153,9 @@ describe('the reference page in a browser', () => {
     expect(res?.status()).toBe(200);
     await page.waitForSelector('[data-section-id]', { timeout: 30_000 });
 
-    const listed = (await page.evaluate(
+    const listed = await page.evaluate<string[]>(
       "[...document.querySelectorAll('[data-section-id]')].map((e) => e.getAttribute('data-section-id'))",
-    )) as string[];
+    );
     const missing = operationIds.filter((id) => !listed.some((section) => section.endsWith(`/operation/${id}`)));
     expect(missing).toEqual([]);
     expect(await page.title()).toContain('API reference');

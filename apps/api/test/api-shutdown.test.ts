@@ -44,7 +44,7 @@ it('on SIGTERM the API answers POST /v1/extract waits with 202 and the job at on
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
-  for (const stream of [api.stdout!, api.stderr!]) createInterface({ input: stream }).on('line', (l) => lines.push(l));
+  for (const stream of [api.stdout, api.stderr]) createInterface({ input: stream }).on('line', (l) => lines.push(l));
   const exited = new Promise<number | null>((resolve) => api.once('exit', (code) => resolve(code)));
   try {
     await eventually(async () => (await fetch(`http://127.0.0.1:${port}/healthz`)).ok, 30_000, 100);

@@ -28,10 +28,10 @@ describe('authentication under concurrent requests', () => {
       { headers: { 'X-API-Key': revoked.api_key }, status: 401, error: 'invalid_api_key' },
       { headers: { 'X-API-Key': 'sdx_live_doesnotexist0000000000000000000000' }, status: 401, error: 'invalid_api_key' },
     ];
-    const plan = Array.from({ length: 60 }, (_, i) => callers[i % callers.length]!);
+    const plan = Array.from({ length: 60 }, (_, i) => callers[i % callers.length]);
     const responses = await Promise.all(plan.map((c) => stack.api.get('/v1/account', { headers: c.headers })));
     responses.forEach((res, i) => {
-      const expected = plan[i]!;
+      const expected = plan[i];
       expect(res.status).toBe(expected.status);
       if (expected.status === 200) expect(res.body.organization_id).toBe(expected.workspace);
       else expect(res.body.detail.error).toBe(expected.error);

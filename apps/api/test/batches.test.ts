@@ -151,9 +151,9 @@ describe('batch lifecycle', () => {
     expect(u).toMatchObject({ credits_used: 30, credits_reserved: 0, credits_remaining: 970, units_used: 15, units_reserved: 0 });
 
     // Children are ordinary jobs: retried and settled on their own.
-    const flaky = await stack.api.get(`/v1/jobs/${final!.jobs![3]!.id}`, { headers: ws.auth });
+    const flaky = await stack.api.get(`/v1/jobs/${final!.jobs![3].id}`, { headers: ws.auth });
     expect(flaky.body).toMatchObject({ status: 'completed', attempts: 2, billed_credits: 10, result_count: 5 });
-    const missing = await stack.api.get(`/v1/jobs/${final!.jobs![2]!.id}`, { headers: ws.auth });
+    const missing = await stack.api.get(`/v1/jobs/${final!.jobs![2].id}`, { headers: ws.auth });
     expect(missing.body).toMatchObject({ status: 'failed', billed_credits: 0, result: null });
     expect(missing.body.error.code).toBe('target_not_found');
   }, 120_000);
@@ -339,7 +339,7 @@ describe('batch cancellation', () => {
     await new Promise((r) => setTimeout(r, 1500));
     expect(await getBatch(ws, id)).toEqual(b);
     expect(await usage(ws)).toMatchObject({ credits_used: 10, credits_reserved: 0 });
-    const child = await stack.api.get(`/v1/jobs/${b.jobs![1]!.id}`, { headers: ws.auth });
+    const child = await stack.api.get(`/v1/jobs/${b.jobs![1].id}`, { headers: ws.auth });
     expect(child.body).toMatchObject({ status: 'cancelled', billed_credits: 0, result: null });
   });
 
@@ -390,7 +390,7 @@ describe('batch enqueue recovery', () => {
     const own = await startTestStack({ env: { RECONCILE_RECHECK_MS: '1000' } });
     const waiting = async () => {
       const counts = await own.runtime.queues.batchChildren.getJobCounts('waiting', 'prioritized');
-      return counts.waiting! + counts.prioritized!;
+      return counts.waiting + counts.prioritized;
     };
     try {
       const ws = await own.workspace({ credits: 100 });

@@ -74,12 +74,12 @@ describe('a checkout, end to end', () => {
       (c) => c.method === 'POST' && c.path === '/v1/customers' && metadataOf(c).workspace_id === ws.workspaceId,
     );
     expect(customerCalls).toHaveLength(1);
-    expect(customerCalls[0]!.idempotencyKey).toBe(`customer-${ws.workspaceId}`);
+    expect(customerCalls[0].idempotencyKey).toBe(`customer-${ws.workspaceId}`);
     const session = fake.calls.find(
       (c) => c.method === 'POST' && c.path === '/v1/checkout/sessions' && metadataOf(c).workspace_id === ws.workspaceId,
     )!;
     expect(session.status).toBe(200);
-    const payment = (await payments(ws))[0]!;
+    const payment = (await payments(ws))[0];
     expect(session.params).toMatchObject({
       mode: 'payment',
       client_reference_id: ws.workspaceId,
@@ -170,7 +170,7 @@ describe('a checkout, end to end', () => {
       .execute();
     expect(customers).toHaveLength(1);
     const sessions = fake.calls.filter((c) => c.path === '/v1/checkout/sessions' && metadataOf(c).workspace_id === ws.workspaceId);
-    expect(new Set(sessions.map((c) => c.params.customer))).toEqual(new Set([customers[0]!.stripe_customer_id]));
+    expect(new Set(sessions.map((c) => c.params.customer))).toEqual(new Set([customers[0].stripe_customer_id]));
   });
 
   it('an async payment (completed unpaid, then async_payment_succeeded) grants once', async () => {
@@ -182,7 +182,7 @@ describe('a checkout, end to end', () => {
     );
     await fake.settled();
     expect(await usage(ws)).toMatchObject({ purchased_credits: 10000, lifetime_purchased: 10000 });
-    expect((await payments(ws))[0]!.status).toBe('paid');
+    expect((await payments(ws))[0].status).toBe('paid');
   });
 });
 
@@ -233,7 +233,7 @@ describe('each event once, each session once', () => {
     expect(await usage(ws)).toMatchObject({ purchased_credits: 10000 });
     const list = await payments(ws);
     expect(list).toHaveLength(1);
-    expect(list[0]).toMatchObject({ id: row!.id, status: 'paid', credits: 10000 });
+    expect(list[0]).toMatchObject({ id: row.id, status: 'paid', credits: 10000 });
   });
 });
 
@@ -321,10 +321,10 @@ describe('payments list and roles', () => {
     const page1 = await stack.api.get('/v1/billing/payments', { headers: ws.auth, query: { limit: 2 } });
     expect(page1.body.has_more).toBe(true);
     expect(page1.body.data.map((p: { id: string }) => p.id)).toEqual(ids.slice(0, 2));
-    const page2 = await stack.api.get('/v1/billing/payments', { headers: ws.auth, query: { limit: 2, starting_after: ids[1]! } });
+    const page2 = await stack.api.get('/v1/billing/payments', { headers: ws.auth, query: { limit: 2, starting_after: ids[1] } });
     expect(page2.body).toMatchObject({ has_more: false, data: [{ id: ids[2] }] });
     const other = await stack.workspace({ credits: 0 });
-    const foreign = await stack.api.get('/v1/billing/payments', { headers: other.auth, query: { starting_after: ids[0]! } });
+    const foreign = await stack.api.get('/v1/billing/payments', { headers: other.auth, query: { starting_after: ids[0] } });
     expect(foreign.status).toBe(422);
     expect((await stack.api.get('/v1/billing/payments', { headers: ws.auth, query: { limit: 101 } })).status).toBe(422);
 

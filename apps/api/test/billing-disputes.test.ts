@@ -141,15 +141,15 @@ describe('a refund or dispute before the grant', () => {
     expect((await deliver(refund)).body).toEqual({ received: true, outcome: 'handled' });
     expect(await usage(ws)).toMatchObject({ purchased_credits: 0, lifetime_purchased: 0 });
     const [row] = await stack.runtime.db.selectFrom('billing_payments').selectAll().where('checkout_session_id', '=', id).execute();
-    expect(row!.status).toBe('pending');
+    expect(row.status).toBe('pending');
 
     expect((await deliver(completed)).body).toEqual({ received: true, outcome: 'handled' });
-    expect(await payment(ws, row!.id)).toMatchObject({ status: 'refunded', refunded_credits: 100, refund_shortfall_credits: 0 });
+    expect(await payment(ws, row.id)).toMatchObject({ status: 'refunded', refunded_credits: 100, refund_shortfall_credits: 0 });
     expect((await usage(ws)).purchased_credits).toBe(0);
     // The other events of the payment, and every repeat, change nothing more.
     for (const event of [...events, refund, completed]) expect((await deliver(event)).status).toBe(200);
     expect((await deliver(refund)).body.outcome).toBe('duplicate');
-    expect(await payment(ws, row!.id)).toMatchObject({ status: 'refunded', refunded_credits: 100 });
+    expect(await payment(ws, row.id)).toMatchObject({ status: 'refunded', refunded_credits: 100 });
     expect((await usage(ws)).purchased_credits).toBe(0);
     // No "payment received" for a payment that left nothing granted; the refund is told and audited.
     expect((await billingEvents(ws)).map((e) => e.type)).toEqual(['billing.payment_refunded']);
@@ -287,7 +287,7 @@ describe('disputes of a granted payment', () => {
       .executeTakeFirstOrThrow();
     await deliver(
       fake.buildEvent('charge.refunded', {
-        id: created.data.object.charge as string,
+        id: created.data.object.charge,
         object: 'charge',
         payment_intent: intentId,
         amount: charge.amount,

@@ -150,7 +150,7 @@ describe('plans and GET /v1/billing', () => {
       ['starter', 50000, 4900],
       ['pro', 300000, 19900],
     ]);
-    expect(body.plans[1]!.limits).toEqual({ rate_limit_per_minute: 700, max_active_jobs: 30 });
+    expect(body.plans[1].limits).toEqual({ rate_limit_per_minute: 700, max_active_jobs: 30 });
     expect(body.plan.id).toBe('free');
     expect(body.subscription).toBeNull();
   });
@@ -228,7 +228,7 @@ describe('subscribing, changing and cancelling', () => {
     // Upgrade: the price of the plan made once, the difference invoiced now; the quota when that invoice is paid.
     const up = await stack.api.post('/v1/billing/subscription', { headers: ws.auth, body: { plan_id: 'pro' } });
     expect(up.status).toBe(200);
-    const upgrade = changeCalls(sub.id)[0]!;
+    const upgrade = changeCalls(sub.id)[0];
     expect(upgrade.params).toMatchObject({
       items: [{ id: expect.stringMatching(/^si_/), price: expect.stringMatching(/^price_/) }],
       metadata: { plan_id: 'pro' },
@@ -242,7 +242,7 @@ describe('subscribing, changing and cancelling', () => {
     const down = await stack.api.post('/v1/billing/subscription', { headers: ws.auth, body: { plan_id: 'starter' } });
     expect(down.status).toBe(200);
     expect(down.body).toMatchObject({ plan_id: 'pro', scheduled_plan_id: 'starter' });
-    expect(changeCalls(sub.id)[1]!.params).toMatchObject({ metadata: { plan_id: 'starter' }, proration_behavior: 'none' });
+    expect(changeCalls(sub.id)[1].params).toMatchObject({ metadata: { plan_id: 'starter' }, proration_behavior: 'none' });
     await fake.settled();
     expect(await quota(ws)).toBe(300000);
     fake.advanceSubscription(sub.id);
@@ -381,7 +381,7 @@ describe('Stripe events', () => {
     const ws = await stack.workspace({ credits: 1000 });
     const sub = await subscribe(ws);
     const latest = fake.events.filter((e) => e.type === 'invoice.paid').at(-1)!;
-    const object = structuredClone(latest.data.object) as Record<string, unknown>;
+    const object = structuredClone<Record<string, unknown>>(latest.data.object);
     const parent = object.parent as { subscription_details: { subscription: string; metadata: Record<string, string> } };
     expect(parent.subscription_details.subscription).toBe(sub.id);
     // The same subscription's invoice in the older shape, for the pro plan, made later.

@@ -178,7 +178,7 @@ it('past AUTO_RECHARGE_MAX_PER_MONTH (2) charges, the next one due is not charge
   expect((await stack.api.get('/v1/billing', { headers: ws.auth })).body.auto_recharge.enabled).toBe(false);
 
   const [message] = await receiver.received(1);
-  const body = JSON.parse(message!.body);
+  const body = JSON.parse(message.body);
   expect(body).toMatchObject({
     type: 'billing.auto_recharge_failed',
     workspace_id: ws.workspaceId,

@@ -127,38 +127,38 @@ it('a queued recharge becomes one off-session PaymentIntent with the spec parame
 
   expect(fake.paymentIntentsCreated() - before).toBe(1);
   const [call] = intentCalls(ws.workspaceId);
-  expect(call!.idempotencyKey).toBe(pending!.id);
-  expect(call!.params).toEqual({
+  expect(call.idempotencyKey).toBe(pending.id);
+  expect(call.params).toEqual({
     amount: 1000,
     currency: 'usd',
     customer: customer.stripe_customer_id,
     payment_method: customer.payment_method_id,
     confirm: true,
     off_session: true,
-    metadata: { workspace_id: ws.workspaceId, pack_id: 'pack_10k', kind: 'auto_recharge', payment_id: pending!.id },
+    metadata: { workspace_id: ws.workspaceId, pack_id: 'pack_10k', kind: 'auto_recharge', payment_id: pending.id },
   });
   const [paid] = await recharges(ws.workspaceId);
   expect(paid).toMatchObject({ status: 'paid', credits: 10000, payment_intent_id: expect.stringMatching(/^pi_/) });
   expect(await usage(ws)).toMatchObject({ purchased_credits: 20000, lifetime_purchased: 20000 });
   const list = await stack.api.get('/v1/billing/payments', { headers: ws.auth });
-  expect(list.body.data[0]).toMatchObject({ id: paid!.id, kind: 'auto_recharge', status: 'paid' });
+  expect(list.body.data[0]).toMatchObject({ id: paid.id, kind: 'auto_recharge', status: 'paid' });
 
   // The charger asked again after a crash (the PaymentIntent ID not stored): Stripe answers the
   // same PaymentIntent for the same Idempotency-Key, and nothing is granted twice.
   await stack.runtime.db
     .updateTable('billing_payments')
     .set({ status: 'pending', payment_intent_id: null, next_attempt_at: new Date(), locked_until: null })
-    .where('id', '=', paid!.id)
+    .where('id', '=', paid.id)
     .execute();
   const again = await eventually(async () => {
     const [row] = await recharges(ws.workspaceId);
-    return row!.payment_intent_id !== null ? row : null;
+    return row.payment_intent_id !== null ? row : null;
   });
-  expect(again).toMatchObject({ payment_intent_id: paid!.payment_intent_id, attempts: 2 });
-  expect(intentCalls(ws.workspaceId).map((c) => c.idempotencyKey)).toEqual([pending!.id, pending!.id]);
+  expect(again).toMatchObject({ payment_intent_id: paid.payment_intent_id, attempts: 2 });
+  expect(intentCalls(ws.workspaceId).map((c) => c.idempotencyKey)).toEqual([pending.id, pending.id]);
   expect(fake.paymentIntentsCreated() - before).toBe(1);
   // (The row is put back as it was: Stripe sent its one payment_intent.succeeded already.)
-  await stack.runtime.db.updateTable('billing_payments').set({ status: 'paid' }).where('id', '=', paid!.id).execute();
+  await stack.runtime.db.updateTable('billing_payments').set({ status: 'paid' }).where('id', '=', paid.id).execute();
   expect(await usage(ws)).toMatchObject({ purchased_credits: 20000 });
 });
 
@@ -214,7 +214,7 @@ it('a declined card fails the recharge, turns auto-recharge off, and tells owner
   expect(list.body.data[0]).toMatchObject({ id: failed.id, kind: 'auto_recharge', status: 'failed', paid_at: null });
 
   const [message] = await receiver.received(1);
-  const body = JSON.parse(message!.body);
+  const body = JSON.parse(message.body);
   expect(body).toMatchObject({
     type: 'billing.auto_recharge_failed',
     workspace_id: ws.workspaceId,

@@ -122,14 +122,14 @@ it('a partial then a full refund after spending: what is left is removed, the re
   const messages = await receiver.received(3);
   const bodies = messages.map((m) => JSON.parse(m.body) as BillingWebhookEvent);
   expect(bodies.map((b) => b.type)).toEqual(['billing.payment_succeeded', 'billing.payment_refunded', 'billing.payment_refunded']);
-  expect(bodies[0]!.data).toMatchObject({ payment: { id: paymentId, status: 'paid' }, available_credits: 100, scope: null });
-  expect(bodies[1]!.data.payment).toMatchObject({
+  expect(bodies[0].data).toMatchObject({ payment: { id: paymentId, status: 'paid' }, available_credits: 100, scope: null });
+  expect(bodies[1].data.payment).toMatchObject({
     id: paymentId,
     status: 'partially_refunded',
     refunded_credits: 50,
     refund_shortfall_credits: 10,
   });
-  expect(bodies[2]!.data).toMatchObject({
+  expect(bodies[2].data).toMatchObject({
     payment: { status: 'refunded', refunded_credits: 100, refund_shortfall_credits: 60 },
     available_credits: 0,
   });

@@ -59,7 +59,7 @@ it('counts a workspace against one limit across two API instances: 429 past it o
   const ws = await stack.workspace({ rateLimitPerMinute: 6 });
   const statuses: number[] = [];
   for (let i = 0; i < 6; i++) {
-    const res = await apis[i % 2]!.get('/v1/jobs', { headers: ws.auth });
+    const res = await apis[i % 2].get('/v1/jobs', { headers: ws.auth });
     statuses.push(res.status);
     expect(res.headers['ratelimit-remaining']).toBe(String(5 - i));
   }
@@ -112,7 +112,7 @@ it('streams a job to its end over the cluster pub/sub', async () => {
   });
   // The state when the stream opened, the first page saved and the end: each change after the
   // first heard over the cluster's pub/sub (nothing polls).
-  expect(['queued', 'running']).toContain(events[0]!.status);
+  expect(['queued', 'running']).toContain(events[0].status);
   expect(events.filter((e) => e.event === 'progress').map((e) => e.progress)).toContain(100);
   expect(events.at(-1)).toEqual({ event: 'status', status: 'completed', progress: 200 });
   expect(stack.live.stats()).toEqual({ streams: 0, topics: 0 });
@@ -122,9 +122,9 @@ it('takes and renews stream slots of workspaces on different nodes', async () =>
   const slots = new StreamSlots(stack.runtime.redis, stack.config.redisPrefix, 60_000);
   const workspaces = Array.from({ length: 8 }, (_, i) => `ws_cluster_${i}`);
   for (const ws of workspaces) expect(await slots.take(ws, `${ws}-s1`, 1)).toBe(true);
-  expect(await slots.take(workspaces[0]!, 'another', 1)).toBe(false);
+  expect(await slots.take(workspaces[0], 'another', 1)).toBe(false);
   await slots.renew(new Map(workspaces.map((ws) => [ws, [`${ws}-s1`]])));
   for (const ws of workspaces) expect(await slots.count(ws)).toBe(1);
   for (const ws of workspaces) await slots.release(ws, `${ws}-s1`);
-  expect(await slots.count(workspaces[3]!)).toBe(0);
+  expect(await slots.count(workspaces[3])).toBe(0);
 });

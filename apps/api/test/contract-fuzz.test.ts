@@ -206,7 +206,7 @@ function send(method: string, path: string, headers: Record<string, string>, bod
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       const cookie =
-        (res.headers['set-cookie'] ?? []).map((line) => line.split(';')[0]!).find((pair) => /^sdx_session=./.test(pair)) ?? null;
+        (res.headers['set-cookie'] ?? []).map((line) => line.split(';')[0]).find((pair) => /^sdx_session=./.test(pair)) ?? null;
       const reply = () => ({
         status: res.statusCode ?? 0,
         contentType: String(res.headers['content-type'] ?? ''),
@@ -248,8 +248,8 @@ const foreign: Record<string, string[]> = Object.fromEntries(Object.keys(POOL_OF
 const POOL_SIZE: Record<string, number> = { workspace_id: 2 };
 
 function remember(into: Record<string, string[]>, param: string, id: unknown): void {
-  if (typeof id !== 'string' || !POOL_OF[param]!.test(id) || into[param]!.includes(id)) return;
-  const pool = into[param]!;
+  if (typeof id !== 'string' || !POOL_OF[param].test(id) || into[param].includes(id)) return;
+  const pool = into[param];
   pool.push(id);
   if (pool.length > (POOL_SIZE[param] ?? 200)) pool.splice(param === 'workspace_id' ? 1 : 0, 1);
 }
@@ -301,14 +301,14 @@ function pathOf(request: FuzzRequest): string {
     if (choice.kind === 'literal') values[name] = choice.value;
     else {
       const pool = (choice.kind === 'created' ? created : foreign)[name] ?? [];
-      values[name] = pool.length ? pool[choice.pick % pool.length]! : 'job_none';
+      values[name] = pool.length ? pool[choice.pick % pool.length] : 'job_none';
     }
   }
   // A created delivery goes with its webhook when both are picked from what the run created.
   const webhook = values.delivery_id !== undefined ? webhookOfDelivery.get(values.delivery_id) : undefined;
   if (webhook && request.ids.webhook_id?.kind === 'created' && request.ids.delivery_id?.kind === 'created') values.webhook_id = webhook;
   for (const [name, value] of Object.entries(values)) {
-    path = path.replace(`{${name}}`, request.ids[name]!.kind === 'literal' ? value : encodeURIComponent(value));
+    path = path.replace(`{${name}}`, request.ids[name].kind === 'literal' ? value : encodeURIComponent(value));
   }
   if (request.query.length)
     path += `?${request.query.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`.replace(/%2500/g, '%00')).join('&')}`;
@@ -543,7 +543,7 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
       }
     }
     try {
-      validator.validate(op.method, path.split('?')[0]!, reply.status, body, reply.contentType || undefined);
+      validator.validate(op.method, path.split('?')[0], reply.status, body, reply.contentType || undefined);
     } catch (error) {
       if (!(error instanceof ResponseContractError)) throw error;
       breaks.push(`${describe(request, path, reply)}: ${error.problems.join('; ')}`);
@@ -568,7 +568,7 @@ it(`${REQUESTS} generated requests over every operation: no 5xx, every response 
     await Promise.all(
       Array.from({ length: CONCURRENCY }, async () => {
         while (next < requests.length) {
-          const request = requests[next++]!;
+          const request = requests[next++];
           await runOne(request);
           sent += 1;
         }

@@ -19,7 +19,7 @@ describe('Location and reserved_credits', () => {
     expect(res.status).toBe(202);
     expect(res.headers.location).toBe(`/v1/jobs/${res.body.id}`);
     expect(res.body.reserved_credits).toBe(200);
-    const followed = await stack.api.get(res.headers.location as string, { headers: ws.auth });
+    const followed = await stack.api.get(res.headers.location, { headers: ws.auth });
     expect(followed.body.id).toBe(res.body.id);
     const done = await waitForJob(stack, ws.auth, res.body.id, (j) => j.status === 'completed');
     expect(done.reserved_credits).toBe(0);
@@ -35,6 +35,6 @@ describe('Location and reserved_credits', () => {
     expect(res.status).toBe(202);
     expect(res.headers.location).toBe(`/v1/batches/${res.body.id}`);
     expect(res.body.reserved_credits).toBe(2);
-    expect((await stack.api.get(res.headers.location as string, { headers: ws.auth })).body.id).toBe(res.body.id);
+    expect((await stack.api.get(res.headers.location, { headers: ws.auth })).body.id).toBe(res.body.id);
   });
 });

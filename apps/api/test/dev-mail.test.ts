@@ -55,10 +55,10 @@ it('sends the verification mail to the dev outbox; its link verifies the sign-up
     const mails = await mailsTo(email);
     return mails.length > 0 ? mails : undefined;
   }, 20_000);
-  expect(mail!.subject).toMatch(/verify/i);
-  expect(mail!.text).toContain('http://localhost:3000/console/verify?token=');
-  expect(Date.parse(mail!.created_at)).not.toBeNaN();
-  const token = decodeURIComponent(linkToken(mail!.text, 'verify')!);
+  expect(mail.subject).toMatch(/verify/i);
+  expect(mail.text).toContain('http://localhost:3000/console/verify?token=');
+  expect(Date.parse(mail.created_at)).not.toBeNaN();
+  const token = decodeURIComponent(linkToken(mail.text, 'verify')!);
   const verified = await stack.api.post('/v1/auth/verify', { body: { token, password: 'a long enough password' } });
   expect(verified.status).toBe(200);
   expect(verified.body.user.email).toBe(email);
@@ -79,9 +79,9 @@ it('resets a password through the dev outbox (no 503 mail_unavailable), newest m
     return mails.length === 2 ? mails : undefined;
   }, 20_000);
   // Newest first.
-  expect(resets[0]!.id > resets[1]!.id).toBe(true);
-  expect(Date.parse(resets[0]!.created_at)).toBeGreaterThanOrEqual(Date.parse(resets[1]!.created_at));
-  const token = decodeURIComponent(linkToken(resets[0]!.text, 'reset')!);
+  expect(resets[0].id > resets[1].id).toBe(true);
+  expect(Date.parse(resets[0].created_at)).toBeGreaterThanOrEqual(Date.parse(resets[1].created_at));
+  const token = decodeURIComponent(linkToken(resets[0].text, 'reset')!);
   expect((await stack.api.post('/v1/auth/password-reset/confirm', { body: { token, new_password: 'a brand new password' } })).status).toBe(
     204,
   );

@@ -32,7 +32,7 @@ async function verificationToken(to: string, count = 1): Promise<string> {
   const mail = mailsTo(to).at(-1)!;
   const match = /\/console\/verify\?token=([A-Za-z0-9_%-]+)/.exec(mail.text);
   if (!match) throw new Error(`no verification link in: ${mail.text}`);
-  return decodeURIComponent(match[1]!);
+  return decodeURIComponent(match[1]);
 }
 
 describe('sign-up with EMAIL_VERIFICATION on', () => {
@@ -40,7 +40,7 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
     const email = newEmail();
     const fresh = await signUp(email);
     const token = await verificationToken(email);
-    expect(mailsTo(email)[0]!.html).toContain(`${APP_URL}/console/verify?token=`);
+    expect(mailsTo(email)[0].html).toContain(`${APP_URL}/console/verify?token=`);
     expect((await verify(token)).status).toBe(200);
     const taken = await signUp(email.toUpperCase(), 'another password entirely');
     for (const res of [fresh, taken]) {
@@ -50,7 +50,7 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
     }
     // The owner of the taken email is told that someone tried, with no link that signs in.
     await smtp.waitFor(() => mailsTo(email).length >= 2, 10_000);
-    const attempt = mailsTo(email)[1]!;
+    const attempt = mailsTo(email)[1];
     expect(attempt.text).not.toContain('/console/verify?token=');
     expect(attempt.text.toLowerCase()).toContain('sign up');
     // And the account keeps its password.
@@ -150,7 +150,7 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
       fresh.push(await timeOf(newEmail()));
       again.push(await timeOf(taken));
     }
-    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+    const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
     // Both do a password hash and one transaction that writes a mail: within a factor of 2.
     const ratio = median(again) / median(fresh);
     expect(ratio).toBeGreaterThan(0.5);
@@ -236,12 +236,12 @@ describe('sign-up with EMAIL_VERIFICATION on', () => {
     await new Promise((resolve) => setTimeout(resolve, 1500));
     expect(mailsTo(email)).toHaveLength(5);
     // Every link mailed works until one is used; then the others are retired.
-    const links = mailsTo(email).map((m) => decodeURIComponent(/token=([A-Za-z0-9_%-]+)/.exec(m.text)![1]!));
+    const links = mailsTo(email).map((m) => decodeURIComponent(/token=([A-Za-z0-9_%-]+)/.exec(m.text)![1]));
     expect(new Set(links).size).toBe(5);
     // Every resent link carries the sign-up's password.
-    expect((await verify(links[2]!, 'not the sign-up password')).status).toBe(401);
-    expect((await verify(links[2]!)).status).toBe(200);
-    expect((await verify(links[4]!)).status).toBe(410);
+    expect((await verify(links[2], 'not the sign-up password')).status).toBe(401);
+    expect((await verify(links[2])).status).toBe(200);
+    expect((await verify(links[4])).status).toBe(410);
   });
 
   it('keeps no clear token in the outbox once the mail is sent', async () => {

@@ -72,7 +72,7 @@ async function readXlsx(body: Buffer): Promise<unknown[][]> {
   await workbook.xlsx.load(body as unknown as ArrayBuffer);
   expect(workbook.worksheets).toHaveLength(1);
   const rows: unknown[][] = [];
-  workbook.worksheets[0]!.eachRow({ includeEmpty: true }, (row) => {
+  workbook.worksheets[0].eachRow({ includeEmpty: true }, (row) => {
     rows.push((row.values as unknown[]).slice(1));
   });
   return rows;
@@ -122,16 +122,16 @@ describe('GET /v1/jobs/{job_id}/export', () => {
     expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(csv.headers['content-disposition']).toBe(`attachment; filename="${id}.csv"`);
     const [header, ...rows] = parseCsv(csv.text);
-    expect(header!.slice(0, LEADING_ITEM_COLUMNS.length)).toEqual(LEADING_ITEM_COLUMNS);
+    expect(header.slice(0, LEADING_ITEM_COLUMNS.length)).toEqual(LEADING_ITEM_COLUMNS);
     expect(header).toEqual(expect.arrayContaining(['media_type', 'hashtags', 'metrics.likes', 'metrics.views']));
     expect(rows).toHaveLength(7);
-    const col = (name: string) => header!.indexOf(name);
+    const col = (name: string) => header.indexOf(name);
     rows.forEach((row, i) => {
-      expect(row).toHaveLength(header!.length);
-      expect(row[col('id')]).toBe(items[i]!.id);
+      expect(row).toHaveLength(header.length);
+      expect(row[col('id')]).toBe(items[i].id);
       expect(row[col('kind')]).toBe('post');
-      expect(row[col('hashtags')]).toBe(JSON.stringify(items[i]!.hashtags));
-      expect(row[col('metrics.likes')]).toBe(String((items[i]!.metrics as { likes: number | null }).likes ?? ''));
+      expect(row[col('hashtags')]).toBe(JSON.stringify(items[i].hashtags));
+      expect(row[col('metrics.likes')]).toBe(String((items[i].metrics as { likes: number | null }).likes ?? ''));
     });
 
     const xlsx = await downloadBinary(ws, `/v1/jobs/${id}/export`);
@@ -142,8 +142,8 @@ describe('GET /v1/jobs/{job_id}/export', () => {
     expect(sheet).toHaveLength(8);
     expect(sheet[0]).toEqual(header);
     sheet.slice(1).forEach((row, i) => {
-      expect(row[col('id')]).toBe(items[i]!.id);
-      expect(row[col('username')]).toBe(items[i]!.username);
+      expect(row[col('id')]).toBe(items[i].id);
+      expect(row[col('username')]).toBe(items[i].username);
     });
 
     expect((await stack.api.get('/v1/usage/current', { headers: ws.auth })).body).toEqual(usageBefore);
@@ -158,7 +158,7 @@ describe('GET /v1/jobs/{job_id}/export', () => {
     expect(Object.keys(json.body)).toEqual(['profile', 'posts']);
 
     const [header, ...rows] = parseCsv((await download(ws, `/v1/jobs/${id}/export`, 'csv')).text);
-    expect(rows.map((r) => r[header!.indexOf('kind')])).toEqual(['profile', 'post', 'post', 'post']);
+    expect(rows.map((r) => r[header.indexOf('kind')])).toEqual(['profile', 'post', 'post', 'post']);
     expect(header).toEqual(expect.arrayContaining(['followers_count', 'metrics.likes']));
 
     const single = await createJob(ws, { operation: 'profile', target: 'lonely' });
@@ -211,10 +211,10 @@ describe('GET /v1/batches/{batch_id}/export', () => {
     expect(csv.headers['content-type']).toBe('text/csv; charset=utf-8');
     expect(csv.headers['content-disposition']).toBe(`attachment; filename="${batchId}.csv"`);
     const [header, ...rows] = parseCsv(csv.text);
-    expect(header!.slice(0, 3 + LEADING_ITEM_COLUMNS.length)).toEqual(['batch_id', 'job_id', 'target', ...LEADING_ITEM_COLUMNS]);
+    expect(header.slice(0, 3 + LEADING_ITEM_COLUMNS.length)).toEqual(['batch_id', 'job_id', 'target', ...LEADING_ITEM_COLUMNS]);
     expect(rows).toHaveLength(12);
     const expected = [0, 1, 3].flatMap((i) => (results[i].result as Item[]).map((item) => [batchId, jobIds[i], targets[i], item.id]));
-    expect(rows.map((r) => [r[0], r[1], r[2], r[header!.indexOf('id')]])).toEqual(expected);
+    expect(rows.map((r) => [r[0], r[1], r[2], r[header.indexOf('id')]])).toEqual(expected);
 
     const xlsx = await downloadBinary(ws, `/v1/batches/${batchId}/export`);
     expect(xlsx.status).toBe(200);
@@ -222,7 +222,7 @@ describe('GET /v1/batches/{batch_id}/export', () => {
     expect(xlsx.headers['content-disposition']).toBe(`attachment; filename="${batchId}.xlsx"`);
     const sheet = await readXlsx(xlsx.body as Buffer);
     expect(sheet[0]).toEqual(header);
-    expect(sheet.slice(1).map((r) => [r[0], r[1], r[2], r[header!.indexOf('id')]])).toEqual(expected);
+    expect(sheet.slice(1).map((r) => [r[0], r[1], r[2], r[header.indexOf('id')]])).toEqual(expected);
   });
 });
 
@@ -240,7 +240,7 @@ describe('large exports', () => {
     expect(done).toMatchObject({ completed_count: 100, result_count: 100, billed_credits: 100, reserved_credits: 0 });
     const sheet = await readXlsx((await downloadBinary(ws, `/v1/batches/${batchId}/export`)).body as Buffer);
     expect(sheet).toHaveLength(101);
-    expect(sheet[0]!.slice(0, 3)).toEqual(['batch_id', 'job_id', 'target']);
+    expect(sheet[0].slice(0, 3)).toEqual(['batch_id', 'job_id', 'target']);
     expect(sheet.slice(1).map((r) => r[2])).toEqual(targets);
     expect(sheet.slice(1).every((r) => r[0] === batchId && r[3] === 'profile')).toBe(true);
   }, 40_000);
@@ -273,9 +273,9 @@ describe('large exports', () => {
       expect(headers['transfer-encoding']).toBe('chunked');
       expect(chunks).toBeGreaterThan(5);
       const [header, ...rows] = parseCsv(text);
-      expect(header!.slice(0, LEADING_ITEM_COLUMNS.length)).toEqual(LEADING_ITEM_COLUMNS);
+      expect(header.slice(0, LEADING_ITEM_COLUMNS.length)).toEqual(LEADING_ITEM_COLUMNS);
       expect(rows).toHaveLength(25_000);
-      expect(new Set(rows.map((r) => r[header!.indexOf('id')])).size).toBe(25_000);
+      expect(new Set(rows.map((r) => r[header.indexOf('id')])).size).toBe(25_000);
       expect(rows.every((r) => r[0] === 'profile')).toBe(true);
     } finally {
       await new Promise((resolve) => server.close(resolve));

@@ -108,7 +108,7 @@ it('reads from Postgres no more than the items of the page it answers', async ()
     await sql<{ n: number }>`select sum(length(items::text))::int as n from job_result_pages where job_id = ${bigJobId}`.execute(
       stack.runtime.db,
     )
-  ).rows[0]!.n;
+  ).rows[0].n;
   expect(largest * 20).toBeLessThan(whole);
 });
 
@@ -146,7 +146,7 @@ it('reads the counts of no more stored pages than the page spans, and the one it
       const page = await readJobItems({ db }, tenant, bigJobId, { limit, cursor });
       const end = Math.min(start + limit, 25_000);
       // The pages of items start..end-1, and the page of item `end` when there is one.
-      const needed = pageOf[end - 1]! - pageOf[start]! + 1 + (end < 25_000 && pageOf[end] !== pageOf[end - 1] ? 1 : 0);
+      const needed = pageOf[end - 1] - pageOf[start] + 1 + (end < 25_000 && pageOf[end] !== pageOf[end - 1] ? 1 : 0);
       expect(pageRows).toBe(needed);
       cursor = page.nextCursor;
       start = end;
@@ -186,7 +186,7 @@ it('starts a page at an offset: the last page straight away, any place on or acr
     .where('job_id', '=', bigJobId)
     .orderBy('page_no')
     .execute();
-  const firstPage = stored[0]!.item_count;
+  const firstPage = stored[0].item_count;
   expect(stored.length).toBeGreaterThan(2);
   // The last page of 25,000 items at 300 a page: floor(24,999 / 300) × 300.
   const last = await stack.api.get(`/v1/jobs/${bigJobId}/items`, { headers: ws.auth, query: { limit: 300, offset: 24_900 } });

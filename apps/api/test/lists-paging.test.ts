@@ -68,7 +68,7 @@ function nextOf(link: string | undefined): string | null {
   if (!link) return null;
   const match = /^<([^>]+)>; rel="next"$/.exec(link);
   if (!match) throw new Error(`not a next link: ${link}`);
-  return match[1]!;
+  return match[1];
 }
 
 /** Follows `Link` from `first` to the last page; the IDs of every page, and the pages' URLs. */
@@ -80,7 +80,7 @@ async function walk(first: string): Promise<{ pages: string[][]; urls: string[] 
     const res = await stack.api.get(url, { headers: ws.auth });
     expect(res.status).toBe(200);
     pages.push((res.body as Array<{ id: string }>).map((item) => item.id));
-    url = nextOf(res.headers.link as string | undefined);
+    url = nextOf(res.headers.link);
     if (pages.length > 100) throw new Error('paging does not end');
   }
   return { pages, urls };
@@ -93,15 +93,15 @@ describe('GET /v1/jobs', () => {
     expect(pages.map((p) => p.length)).toEqual([7, 7, 7, 4]);
     expect(pages.flat()).toEqual(all.map((j) => j.id));
     // Each next page keeps the query and starts after the last ID of the one before.
-    expect(urls[1]).toBe(`/v1/jobs?limit=7&include_result=false&starting_after=${pages[0]![6]}`);
-    expect(urls[2]).toBe(`/v1/jobs?limit=7&include_result=false&starting_after=${pages[1]![6]}`);
+    expect(urls[1]).toBe(`/v1/jobs?limit=7&include_result=false&starting_after=${pages[0][6]}`);
+    expect(urls[2]).toBe(`/v1/jobs?limit=7&include_result=false&starting_after=${pages[1][6]}`);
   });
 
   it('answers no Link when the page holds the last job, even a full page', async () => {
     const res = await stack.api.get('/v1/jobs', { headers: ws.auth, query: { limit: 25, include_result: false } });
     expect(res.body).toHaveLength(25);
     expect(res.headers.link).toBeUndefined();
-    const after = await stack.api.get('/v1/jobs', { headers: ws.auth, query: { starting_after: all[all.length - 1]!.id } });
+    const after = await stack.api.get('/v1/jobs', { headers: ws.auth, query: { starting_after: all[all.length - 1].id } });
     expect(after.status).toBe(200);
     expect(after.body).toEqual([]);
     expect(after.headers.link).toBeUndefined();
@@ -149,7 +149,7 @@ describe('GET /v1/jobs', () => {
 
   it('leaves result null with include_result=false, and streams it by default', async () => {
     const followers = all.find((j) => j.operation === 'followers' && j.status === 'completed')!;
-    const query = { operation: 'followers', limit: 1, starting_after: all[all.indexOf(followers) - 1]!.id };
+    const query = { operation: 'followers', limit: 1, starting_after: all[all.indexOf(followers) - 1].id };
     const without = await stack.api.get('/v1/jobs', { headers: ws.auth, query: { ...query, include_result: false } });
     expect(without.body).toHaveLength(1);
     expect(without.body[0]).toMatchObject({ id: followers.id, status: 'completed', result_count: 5, result: null, result_expired: false });
@@ -187,12 +187,12 @@ describe('GET /v1/batches and GET /v1/schedules', () => {
       .where('workspace_id', '=', ws.workspaceId)
       .orderBy('id', 'desc')
       .execute();
-    expect(batches.slice(0, 2).map((b) => b.id)).toEqual([more[1]!.id, more[0]!.id]);
+    expect(batches.slice(0, 2).map((b) => b.id)).toEqual([more[1].id, more[0].id]);
     expect(batches).toHaveLength(4); // with the batch of the schedule's run
     const { pages, urls } = await walk('/v1/batches?limit=2&include_jobs=true');
     expect(pages).toEqual([batches.slice(0, 2).map((b) => b.id), batches.slice(2).map((b) => b.id)]);
-    expect(urls[1]).toBe(`/v1/batches?limit=2&include_jobs=true&starting_after=${more[0]!.id}`);
-    const unknown = await stack.api.get('/v1/batches', { headers: ws.auth, query: { starting_after: all[0]!.id } });
+    expect(urls[1]).toBe(`/v1/batches?limit=2&include_jobs=true&starting_after=${more[0].id}`);
+    const unknown = await stack.api.get('/v1/batches', { headers: ws.auth, query: { starting_after: all[0].id } });
     expect(unknown.status).toBe(422);
     expect(unknown.body.detail[0]).toMatchObject({ loc: ['query', 'starting_after'], type: 'value_error' });
   });
@@ -211,7 +211,7 @@ describe('GET /v1/batches and GET /v1/schedules', () => {
     const third = await post('/v1/schedules', body('third'));
     const first = await stack.api.get('/v1/schedules', { headers: ws.auth, query: { limit: 1 } });
     expect(first.body.map((s: { id: string }) => s.id)).toEqual([third.id]);
-    const next = nextOf(first.headers.link as string)!;
+    const next = nextOf(first.headers.link)!;
     expect(next).toBe(`/v1/schedules?limit=1&starting_after=${third.id}`);
     expect((await stack.api.delete(`/v1/schedules/${third.id}`, { headers: ws.auth })).status).toBe(204);
     const { pages } = await walk(next);

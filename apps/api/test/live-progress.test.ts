@@ -72,7 +72,7 @@ function open(path: string, headers: Record<string, string> = ws.auth): Promise<
           const fields = Object.fromEntries(
             block.split('\n').map((line) => [line.slice(0, line.indexOf(':')), line.slice(line.indexOf(':') + 1).trim()]),
           );
-          stream.events.push({ event: fields.event!, data: JSON.parse(fields.data!), at: Date.now() });
+          stream.events.push({ event: fields.event, data: JSON.parse(fields.data), at: Date.now() });
         }
       });
       res.on('error', () => undefined);
@@ -103,8 +103,8 @@ it('shows a sandbox_slow_ job page by page, within a second of each page, and en
   await stream.ended;
 
   const [first, ...rest] = stream.events;
-  expect(first!.event).toBe('status');
-  expect(['queued', 'running']).toContain(first!.data.status);
+  expect(first.event).toBe('status');
+  expect(['queued', 'running']).toContain(first.data.status);
   const progress = stream.events.filter((e) => e.event === 'progress' && e.data.progress_current > 0);
   expect(progress.map((e) => e.data.progress_current)).toEqual([100, 200]);
   for (const page of progress) {
@@ -112,7 +112,7 @@ it('shows a sandbox_slow_ job page by page, within a second of each page, and en
     expect(page.at - Date.parse(page.data.heartbeat_at)).toBeLessThan(1000);
     expect(page.data.status).toBe('running');
   }
-  const last = rest[rest.length - 1]!;
+  const last = rest[rest.length - 1];
   expect(last).toMatchObject({ event: 'status', data: { status: 'completed', progress_current: 300, result: null } });
   expect(stream.events.every((e) => e.data.id === created.body.id && e.data.result === null)).toBe(true);
   // Every event shows something the one before did not.
@@ -127,8 +127,8 @@ it('shows a batch until it completes', async () => {
   });
   const stream = await open(`/v1/batches/${created.body.id}/events`);
   await stream.ended;
-  expect(stream.events[0]!.event).toBe('status');
-  const last = stream.events[stream.events.length - 1]!;
+  expect(stream.events[0].event).toBe('status');
+  const last = stream.events[stream.events.length - 1];
   expect(last).toMatchObject({ event: 'status', data: { id: created.body.id, status: 'completed', completed_count: 2 } });
   expect(stream.events.every((e) => e.data.jobs === undefined)).toBe(true);
 });

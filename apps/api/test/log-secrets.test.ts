@@ -28,9 +28,9 @@ describe('logs', () => {
     secrets.push(ws.apiKey);
 
     const user = await signUpUser(stack);
-    secrets.push(user.password, user.cookie.split('=')[1]!, user.csrf);
+    secrets.push(user.password, user.cookie.split('=')[1], user.csrf);
     const again = await logInUser(stack, user.email, user.password);
-    secrets.push(again.cookie.split('=')[1]!, again.csrf);
+    secrets.push(again.cookie.split('=')[1], again.csrf);
     const newPassword = `changed-${user.password}`;
     const changed = await stack.api.post('/v1/auth/password', {
       headers: again.write(),
@@ -44,7 +44,7 @@ describe('logs', () => {
 
     const created = await stack.api.post('/v1/keys', { headers: user.write(user.personalWorkspaceId), body: { name: 'ci' } });
     const fresh = await logInUser(stack, user.email, newPassword);
-    secrets.push(fresh.cookie.split('=')[1]!, fresh.csrf);
+    secrets.push(fresh.cookie.split('=')[1], fresh.csrf);
     const key = created.status === 201 ? (created.body.api_key as string) : null;
     const viaSession = await stack.api.post('/v1/keys', { headers: fresh.write(fresh.personalWorkspaceId), body: { name: 'ci-2' } });
     expect(viaSession.status).toBe(201);
@@ -95,7 +95,7 @@ describe('logs of the mailed links (extensions-3.md 1)', () => {
       const tokenIn = async (to: string, kind: string) => {
         const pattern = new RegExp(`/console/${kind}\\?token=([A-Za-z0-9_%-]+)`);
         await smtp.waitFor((m) => m.to === to && pattern.test(m.text), 10_000);
-        return decodeURIComponent(pattern.exec(smtp.messages.filter((m) => m.to === to && pattern.test(m.text)).at(-1)!.text)![1]!);
+        return decodeURIComponent(pattern.exec(smtp.messages.filter((m) => m.to === to && pattern.test(m.text)).at(-1)!.text)![1]);
       };
       const email = `links.${Date.now().toString(36)}@example.com`;
       const password = 'a password for the links';
@@ -119,7 +119,7 @@ describe('logs of the mailed links (extensions-3.md 1)', () => {
         .set('Referer', page('verify', verification))
         .send({ token: verification, password });
       expect(verified.status).toBe(200);
-      const cookie = (verified.headers['set-cookie'] as unknown as string[])[0]!.split(';')[0]!;
+      const cookie = (verified.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
       const csrf = verified.body.csrf_token as string;
 
       expect((await mailed.api.post('/v1/auth/password-reset', { body: { email } })).status).toBe(202);
@@ -137,7 +137,7 @@ describe('logs of the mailed links (extensions-3.md 1)', () => {
       const signedIn = await request(mailed.app).post('/v1/auth/login').send({ email, password: 'a newer password for the links' });
       expect(signedIn.status).toBe(200);
       const session = {
-        Cookie: (signedIn.headers['set-cookie'] as unknown as string[])[0]!.split(';')[0]!,
+        Cookie: (signedIn.headers['set-cookie'] as unknown as string[])[0].split(';')[0],
         'X-CSRF-Token': signedIn.body.csrf_token as string,
       };
       const team = await request(mailed.app).post('/v1/workspaces').set(session).send({ name: 'Links' });

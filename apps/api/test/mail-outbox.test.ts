@@ -126,8 +126,8 @@ describe('the mail outbox, sent by sendDueMail', () => {
     await queueMail(db, config, { to, template: 'verify_email', ...verificationMail({ appUrl: APP_URL, token }) });
     const [queued] = await rowsTo(to);
     expect(queued).toMatchObject({ status: 'pending', attempts: 0, template: 'verify_email' });
-    expect(queued!.body_sealed).toMatch(/^sealed:v1:/);
-    expect(queued!.body_sealed).not.toContain(token);
+    expect(queued.body_sealed).toMatch(/^sealed:v1:/);
+    expect(queued.body_sealed).not.toContain(token);
 
     const transport = createMailTransport(smtp.url);
     try {
@@ -137,20 +137,20 @@ describe('the mail outbox, sent by sendDueMail', () => {
     }
     const mail = await smtp.waitFor(to);
     expect(mail.from).toBe('no-reply@console.test');
-    expect(mail.subject).toBe(queued!.subject);
+    expect(mail.subject).toBe(queued.subject);
     expect(mail.text).toContain(`${APP_URL}/console/verify?token=${token}`);
     expect(mail.html).toContain(`href="${APP_URL}/console/verify?token=${token}"`);
     expect(mail.raw).toMatch(/Content-Type: multipart\/alternative/i);
 
     const [sent] = await rowsTo(to);
     expect(sent).toMatchObject({ status: 'sent', attempts: 1, body_sealed: null, locked_until: null, last_error: null });
-    expect(sent!.sent_at).toEqual(clock.now());
+    expect(sent.sent_at).toEqual(clock.now());
     // No trace of the link's token is left anywhere in the outbox.
     const dump = await sql<{ dump: string }>`select coalesce(string_agg(row_to_json(m)::text, ''), '') as dump from mail_outbox m`.execute(
       db,
     );
-    expect(dump.rows[0]!.dump).not.toContain(token);
-    expect(dump.rows[0]!.dump).toContain(to);
+    expect(dump.rows[0].dump).not.toContain(token);
+    expect(dump.rows[0].dump).toContain(to);
   });
 
   it('a server that is down or refuses leaves the mail pending with its attempts counted and backed off; it goes out once the server is back', async () => {
@@ -164,9 +164,9 @@ describe('the mail outbox, sent by sendDueMail', () => {
     }
     let [row] = await rowsTo(to);
     expect(row).toMatchObject({ status: 'pending', attempts: 1, locked_until: null });
-    expect(row!.last_error).toMatch(/ECONNREFUSED|connect/i);
-    expect(row!.next_attempt_at.getTime()).toBe(clock.at + mailRetryDelay(1));
-    expect(row!.body_sealed).toMatch(/^sealed:v1:/);
+    expect(row.last_error).toMatch(/ECONNREFUSED|connect/i);
+    expect(row.next_attempt_at.getTime()).toBe(clock.at + mailRetryDelay(1));
+    expect(row.body_sealed).toMatch(/^sealed:v1:/);
 
     // Not due yet: nothing is tried before next_attempt_at.
     const transport = createMailTransport(smtp.url);
@@ -180,8 +180,8 @@ describe('the mail outbox, sent by sendDueMail', () => {
       expect(await sendDueMail(db, config, transport, clock)).toMatchObject({ claimed: 1, retrying: 1 });
       [row] = await rowsTo(to);
       expect(row).toMatchObject({ status: 'pending', attempts: 2 });
-      expect(row!.last_error).toMatch(/451/);
-      expect(row!.next_attempt_at.getTime()).toBe(clock.at + mailRetryDelay(2));
+      expect(row.last_error).toMatch(/451/);
+      expect(row.next_attempt_at.getTime()).toBe(clock.at + mailRetryDelay(2));
       expect(mailRetryDelay(2)).toBeGreaterThan(mailRetryDelay(1));
 
       // Back: the next attempt delivers it.
@@ -241,7 +241,7 @@ describe('the mail outbox, sent by sendDueMail', () => {
     const transports = [createMailTransport(smtp.url), createMailTransport(smtp.url)];
     try {
       const passes = await Promise.all(transports.map((t) => sendDueMail(db, config, t, clock)));
-      const rest = await sendDueMail(db, config, transports[0]!, clock);
+      const rest = await sendDueMail(db, config, transports[0], clock);
       expect(passes.reduce((n, p) => n + p.sent, rest.sent)).toBe(12);
     } finally {
       for (const t of transports) t.close();
@@ -265,7 +265,7 @@ describe('the mail outbox, sent by sendDueMail', () => {
         subject: 'old',
         body_sealed: null,
         created_at: new Date(Date.now() - 2 * 3600_000),
-      } as never)
+      })
       .execute();
     expect(await recentMailCount(db, to, ['reset_password'], 3600_000)).toBe(2);
     expect(await recentMailCount(db, to, ['reset_password', 'verify_email'], 3600_000)).toBe(3);
@@ -350,7 +350,7 @@ describe('invitations through the outbox (HTTP)', () => {
     const today = await sql<{ start: Date }>`select date_trunc('day', now() at time zone 'utc') at time zone 'utc' as start`.execute(
       stack.runtime.db,
     );
-    const start = today.rows[0]!.start;
+    const start = today.rows[0].start;
     const row = (i: number, createdAt: Date) => ({
       id: newId('inv'),
       workspace_id: workspaceId,

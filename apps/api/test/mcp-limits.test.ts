@@ -93,7 +93,7 @@ describe('/mcp inside the limits', () => {
       });
       expect(past.body.result!.structuredContent!.retry_after).toBeGreaterThanOrEqual(1);
       expect(past.body.result!.structuredContent!.retry_after).toBeLessThanOrEqual(60);
-      expect(past.body.result!.content![0]!.text).toMatch(/rate_limit_exceeded/);
+      expect(past.body.result!.content![0].text).toMatch(/rate_limit_exceeded/);
     }
     expect(await jobsOf(ws)).toBe(1);
   });

@@ -42,10 +42,10 @@ it('extract reports the job while it waits, then answers its items', async () =>
   expect(result.structuredContent.items).toHaveLength(100);
   // The job's states as it went: queued or running first, completed last; progress never goes back.
   expect(seen.length).toBeGreaterThanOrEqual(2);
-  expect(seen[0]!.message).toMatch(/queued|running/);
+  expect(seen[0].message).toMatch(/queued|running/);
   expect(seen[seen.length - 1]).toMatchObject({ progress: 100, total: 100, message: expect.stringMatching(/completed/) });
   const values = seen.map((p) => p.progress);
-  for (let i = 1; i < values.length; i += 1) expect(values[i]!).toBeGreaterThan(values[i - 1]!);
+  for (let i = 1; i < values.length; i += 1) expect(values[i]).toBeGreaterThan(values[i - 1]);
 });
 
 it('extract answers the running job after SYNC_TIMEOUT_MS, to follow with get_job and read with get_items', async () => {

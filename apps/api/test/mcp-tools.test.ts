@@ -113,7 +113,7 @@ describe('tools/list', () => {
       anyOf: Array<{ properties?: Record<string, { properties?: Record<string, unknown> }> }>;
     };
     // The contract's JobResponse.finished_at (nullable in openapi.yaml) as a portable JSON Schema.
-    expect(getJob.anyOf[0]!.properties!.job!.properties!.finished_at).toEqual({
+    expect(getJob.anyOf[0].properties!.job.properties!.finished_at).toEqual({
       description: 'When it reached a terminal state.',
       anyOf: [{ type: 'string', format: 'date-time' }, { type: 'null' }],
     });
@@ -490,7 +490,7 @@ describe('progress', () => {
     expect(seen.length).toBeGreaterThanOrEqual(1);
     const values = seen.map((p) => p.progress);
     expect(values).toEqual([...values].sort((a, b) => a - b));
-    expect(seen[seen.length - 1]!.message).toMatch(/completed/);
+    expect(seen[seen.length - 1].message).toMatch(/completed/);
     const started: Progress[] = [];
     const job = await client.callTool(
       { name: 'start_job', arguments: { platform: 'twitter', operation: 'followers', target: 'mcp_progress_start', limit: 10 } },
@@ -500,7 +500,7 @@ describe('progress', () => {
       },
     );
     expect(started).toHaveLength(1);
-    expect(started[0]!.message).toContain((job.structuredContent as { job: { id: string } }).job.id);
+    expect(started[0].message).toContain((job.structuredContent as { job: { id: string } }).job.id);
   });
 });
 

@@ -142,8 +142,8 @@ describe('changes', () => {
     const fields = all.filter((c) => c.kind === 'field_changed');
     expect(fields).toHaveLength(1);
     expect(fields[0]).toMatchObject({ target: 'esa', item_id: null, field: 'bio', before: 'an older bio', change_pct: null });
-    expect(typeof fields[0]!.after).toBe('string');
-    expect(fields[0]!.after).not.toBe('an older bio');
+    expect(typeof fields[0].after).toBe('string');
+    expect(fields[0].after).not.toBe('an older bio');
     // The steady target's counts did not change.
     expect((await changes(ws, monitor.id, '?target=ESA&kind=metric_changed')).data).toEqual([]);
     expect((await changes(ws, monitor.id, '?kind=field_changed')).data).toEqual(fields);
@@ -152,7 +152,7 @@ describe('changes', () => {
     const page = await changes(ws, monitor.id, '?limit=1');
     expect(page.has_more).toBe(true);
     expect(page.data).toEqual([all[0]]);
-    const rest = await changes(ws, monitor.id, `?starting_after=${page.data[0]!.id}`);
+    const rest = await changes(ws, monitor.id, `?starting_after=${page.data[0].id}`);
     expect(rest).toEqual({ data: all.slice(1), has_more: false });
     expect([...all.map((c) => c.id)].sort().reverse()).toEqual(all.map((c) => c.id));
 
@@ -227,7 +227,7 @@ describe('alerts', () => {
     const alerts = events.filter((e) => e.type === 'monitor.alert');
     expect(alerts).toHaveLength(1);
     expect(schemaProblems('MonitorAlertWebhookEvent', alerts[0])).toEqual([]);
-    const data = alerts[0]!.data;
+    const data = alerts[0].data;
     expect(data).toMatchObject({
       monitor_id: monitor.id,
       run_id: second.id,

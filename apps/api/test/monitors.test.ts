@@ -250,12 +250,12 @@ describe('the monitor resource', () => {
     const made = [await create(ws, { name: 'one' }), await create(ws, { name: 'two' }), await create(ws, { name: 'three' })];
     const first = await stack.api.get('/v1/monitors?limit=2', { headers: ws.auth });
     expect(first.body.map((m: Monitor) => m.name)).toEqual(['three', 'two']);
-    expect(first.headers.link).toBe(`</v1/monitors?limit=2&starting_after=${made[1]!.id}>; rel="next"`);
-    const second = await stack.api.get(`/v1/monitors?limit=2&starting_after=${made[1]!.id}`, { headers: ws.auth });
+    expect(first.headers.link).toBe(`</v1/monitors?limit=2&starting_after=${made[1].id}>; rel="next"`);
+    const second = await stack.api.get(`/v1/monitors?limit=2&starting_after=${made[1].id}`, { headers: ws.auth });
     expect(second.body.map((m: Monitor) => m.name)).toEqual(['one']);
-    expect((await stack.api.get(`/v1/monitors?starting_after=${made[1]!.id}`, { headers: other.auth })).status).toBe(422);
+    expect((await stack.api.get(`/v1/monitors?starting_after=${made[1].id}`, { headers: other.auth })).status).toBe(422);
 
-    const id = made[0]!.id;
+    const id = made[0].id;
     for (const [method, path] of [
       ['get', `/v1/monitors/${id}`],
       ['patch', `/v1/monitors/${id}`],
@@ -377,26 +377,26 @@ describe('runs', () => {
     await dispatchMonitors(stack.runtime.services);
     let [run] = await runs(ws, monitor.id);
     expect(run).toMatchObject({ id: runId, status: 'running' });
-    expect(run!.batch_ids).toHaveLength(1);
+    expect(run.batch_ids).toHaveLength(1);
 
     // Each time the active jobs end, the next batch enters.
     for (const [index, slice] of [
       [1, targets.slice(100, 200)],
       [2, targets.slice(200)],
     ] as const) {
-      expect((await stack.api.post(`/v1/batches/${run!.batch_ids[index - 1]}/cancel`, { headers: ws.auth })).status).toBe(200);
+      expect((await stack.api.post(`/v1/batches/${run.batch_ids[index - 1]}/cancel`, { headers: ws.auth })).status).toBe(200);
       await dispatchMonitors(stack.runtime.services);
       [run] = await runs(ws, monitor.id);
-      expect(run!.status).toBe('running');
-      expect(run!.batch_ids).toHaveLength(index + 1);
-      expect(await batchTargets(run!.batch_ids[index]!)).toEqual(slice);
+      expect(run.status).toBe('running');
+      expect(run.batch_ids).toHaveLength(index + 1);
+      expect(await batchTargets(run.batch_ids[index])).toEqual(slice);
     }
-    expect((await stack.api.post(`/v1/batches/${run!.batch_ids[2]}/cancel`, { headers: ws.auth })).status).toBe(200);
+    expect((await stack.api.post(`/v1/batches/${run.batch_ids[2]}/cancel`, { headers: ws.auth })).status).toBe(200);
     await dispatchMonitors(stack.runtime.services);
     [run] = await runs(ws, monitor.id);
     expect(run).toMatchObject({ id: runId, status: 'completed', error: null });
-    expect(run!.finished_at).not.toBeNull();
-    expect(new Set(run!.batch_ids).size).toBe(3);
+    expect(run.finished_at).not.toBeNull();
+    expect(new Set(run.batch_ids).size).toBe(3);
   });
 
   it('the scheduler runs a due monitor once per occurrence, with the injected clock', async () => {
@@ -414,7 +414,7 @@ describe('runs', () => {
     const made = await runs(ws, monitor.id);
     expect(made).toHaveLength(1);
     expect(made[0]).toMatchObject({ trigger: 'scheduled', scheduled_for: new Date(due).toISOString(), status: 'running' });
-    expect(made[0]!.batch_ids).toHaveLength(1);
+    expect(made[0].batch_ids).toHaveLength(1);
     const after = (await stack.api.get(`/v1/monitors/${monitor.id}`, { headers: ws.auth })).body as Monitor;
     expect(after.next_run_at).toBe(new Date(due + HOUR).toISOString());
     expect(after.last_run_at).toBe(clock.now().toISOString());
@@ -514,14 +514,14 @@ describe('observations and series', () => {
     expect(second.observations).toBe(3);
     const followers = await series(ws, monitor.id, `?target=${drifting.toUpperCase()}&metric=followers_count`);
     expect(followers).toHaveLength(1);
-    const [a, b] = followers[0]!.points;
-    expect(b!.value - a!.value).toBeGreaterThanOrEqual(50);
-    expect(Date.parse(b!.at)).toBeGreaterThan(Date.parse(a!.at));
+    const [a, b] = followers[0].points;
+    expect(b.value - a.value).toBeGreaterThanOrEqual(50);
+    expect(Date.parse(b.at)).toBeGreaterThan(Date.parse(a.at));
     expect((await series(ws, monitor.id, `?target=${steady}`)).every((s) => s.points.length === 1)).toBe(true);
     // from/to bound the points; another workspace reads nothing.
-    expect(
-      (await series(ws, monitor.id, `?metric=followers_count&target=${drifting}&from=${encodeURIComponent(b!.at)}`))[0]!.points,
-    ).toEqual([b]);
+    expect((await series(ws, monitor.id, `?metric=followers_count&target=${drifting}&from=${encodeURIComponent(b.at)}`))[0].points).toEqual(
+      [b],
+    );
     const other = await workspace();
     expect((await stack.api.get(`/v1/monitors/${monitor.id}/series`, { headers: other.auth })).status).toBe(404);
     expect((await stack.api.get(`/v1/monitors/${monitor.id}/series/export?format=csv`, { headers: other.auth })).status).toBe(404);
@@ -534,12 +534,12 @@ describe('observations and series', () => {
     expect(csv.headers['content-disposition']).toBe(`attachment; filename="${monitor.id}.csv"`);
     expect(csv.text.trimEnd().split('\r\n')).toEqual([
       '"target","item_id","metric","at","value"',
-      `"${drifting}",,"followers_count","${a!.at}",${a!.value}`,
-      `"${drifting}",,"followers_count","${b!.at}",${b!.value}`,
+      `"${drifting}",,"followers_count","${a.at}",${a.value}`,
+      `"${drifting}",,"followers_count","${b.at}",${b.value}`,
     ]);
     const json = await stack.api.get(`/v1/monitors/${monitor.id}/series/export?${query}`, { headers: ws.auth });
     expect(json.body).toEqual(
-      [a, b].map((p) => ({ target: drifting, item_id: null, metric: 'followers_count', at: p!.at, value: p!.value })),
+      [a, b].map((p) => ({ target: drifting, item_id: null, metric: 'followers_count', at: p.at, value: p.value })),
     );
     const xlsx = await request(stack.app)
       .get(`/v1/monitors/${monitor.id}/series/export?format=xlsx&${query}`)
@@ -552,13 +552,13 @@ describe('observations and series', () => {
       });
     expect(xlsx.status).toBe(200);
     const book = new ExcelJS.Workbook();
-    await book.xlsx.load(xlsx.body as unknown as ArrayBuffer);
+    await book.xlsx.load(xlsx.body);
     const cells: unknown[] = [];
-    book.worksheets[0]!.eachRow((row) => cells.push((row.values as unknown[]).slice(1)));
+    book.worksheets[0].eachRow((row) => cells.push((row.values as unknown[]).slice(1)));
     expect(cells).toEqual([
       ['target', 'item_id', 'metric', 'at', 'value'],
-      [drifting, undefined, 'followers_count', a!.at, a!.value],
-      [drifting, undefined, 'followers_count', b!.at, b!.value],
+      [drifting, undefined, 'followers_count', a.at, a.value],
+      [drifting, undefined, 'followers_count', b.at, b.value],
     ]);
   });
 
@@ -584,8 +584,8 @@ describe('observations and series', () => {
     const monitor = await create(ws, { targets: ['kept_sandbox_drift_3'] });
     await stack.api.post(`/v1/monitors/${monitor.id}/run`, { headers: ws.auth });
     await completed(ws, monitor.id);
-    const [point] = (await series(ws, monitor.id, '?metric=followers_count'))[0]!.points;
-    const at = Date.parse(point!.at);
+    const [point] = (await series(ws, monitor.id, '?metric=followers_count'))[0].points;
+    const at = Date.parse(point.at);
     const db = stack.runtime.db;
     // Within the retention: nothing goes.
     expect(await purgeMonitorPoints(db, new Date(at + 2 * 86_400_000), 5)).toEqual({ partitionsDropped: 0, pointsDeleted: 0 });
@@ -612,6 +612,6 @@ describe('observations and series', () => {
     const dropped = await purgeMonitorPoints(db, new Date(Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 2, 1)), 1);
     expect(dropped.partitionsDropped).toBeGreaterThanOrEqual(1);
     const { rows } = await sql<{ n: number }>`select count(*)::int as n from pg_class where relname = ${name}`.execute(db);
-    expect(rows[0]!.n).toBe(0);
+    expect(rows[0].n).toBe(0);
   });
 });

@@ -40,7 +40,7 @@ async function raw(
     const type = String(res.headers['content-type'] ?? '');
     validator.validate(
       method,
-      path.split('?')[0]!,
+      path.split('?')[0],
       res.status,
       type.startsWith('application/json') ? res.body : undefined,
       type || undefined,
@@ -202,7 +202,7 @@ describe('authorization', () => {
     });
     const res = await raw('get', `/oauth/authorize?${query}`);
     expect(res.status).toBe(302);
-    const location = new URL(res.headers.location as string, appUrl);
+    const location = new URL(res.headers.location, appUrl);
     expect(location.pathname).toBe('/console/oauth/consent');
     expect(Object.fromEntries(location.searchParams)).toEqual({
       client_id,
@@ -233,8 +233,8 @@ describe('authorization', () => {
       [client_id, 'http://127.0.0.1:8765/other'],
     ]) {
       const query = new URLSearchParams({
-        client_id: client!,
-        redirect_uri: redirect!,
+        client_id: client,
+        redirect_uri: redirect,
         response_type: 'code',
         code_challenge: challenge,
         code_challenge_method: 'S256',
@@ -268,7 +268,7 @@ describe('authorization', () => {
         { resource: 'https://elsewhere.example/mcp' },
       ];
       for (const extra of extras) {
-        const query = new URLSearchParams({ client_id: client_id!, redirect_uri: redirect_uri!, state: 's', ...good, ...extra });
+        const query = new URLSearchParams({ client_id: client_id, redirect_uri: redirect_uri, state: 's', ...good, ...extra });
         const res = await raw('get', `/oauth/authorize?${query}`);
         expect({ status: res.status, location: res.headers.location, type: res.headers['content-type'] }).toEqual({
           status: 400,

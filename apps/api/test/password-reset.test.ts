@@ -26,7 +26,7 @@ async function resetToken(to: string, count = 1): Promise<string> {
   await smtp.waitFor(() => mailsTo(to).length >= count, 10_000);
   const match = /\/console\/reset\?token=([A-Za-z0-9_%-]+)/.exec(mailsTo(to).at(-1)!.text);
   if (!match) throw new Error('no reset link in the mail');
-  return decodeURIComponent(match[1]!);
+  return decodeURIComponent(match[1]);
 }
 
 describe('password reset', () => {
@@ -39,7 +39,7 @@ describe('password reset', () => {
       expect(res.body).toEqual({ accepted: true });
     }
     const token = await resetToken(user.email);
-    expect(mailsTo(user.email)[0]!.html).toContain(`${APP_URL}/console/reset?token=`);
+    expect(mailsTo(user.email)[0].html).toContain(`${APP_URL}/console/reset?token=`);
     expect(token.length).toBeGreaterThan(30);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(mailsTo('nobody.here@example.com')).toHaveLength(0);

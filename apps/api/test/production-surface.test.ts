@@ -118,7 +118,7 @@ describe('in production', () => {
     stack = await startTestStack({
       env: {
         NODE_ENV: 'production',
-        TRUST_PROXY: manifest.TRUST_PROXY!,
+        TRUST_PROXY: manifest.TRUST_PROXY,
         SECRETS_KEY: randomBytes(32).toString('base64'),
         NEW_WORKSPACE_CREDITS: '5000',
         SIGNUP_LIMIT_PER_HOUR: '5',
@@ -130,7 +130,7 @@ describe('in production', () => {
 
   it('gives a sign-up without email verification 0 credits, whatever NEW_WORKSPACE_CREDITS says, and warned at start', async () => {
     const res = await signUp(stack, { 'X-Forwarded-For': '198.51.100.77' });
-    const usage = await stack.api.get('/v1/usage/current', { headers: { Cookie: setCookies(res)[0]!.split(';')[0]! } });
+    const usage = await stack.api.get('/v1/usage/current', { headers: { Cookie: setCookies(res)[0].split(';')[0] } });
     expect(usage.status).toBe(200);
     expect(usage.body).toMatchObject({ credit_limit: 0, credits_remaining: 0 });
     expect(logged.some((line) => line.includes('"level":40') && line.includes('SIGN-UP WITHOUT EMAIL VERIFICATION IN PRODUCTION'))).toBe(
@@ -166,7 +166,7 @@ describe('in production', () => {
     expect(attributes).toEqual(expect.arrayContaining(['path=/', 'secure', 'httponly', 'samesite=lax']));
     expect(attributes.some((a) => a.startsWith('domain'))).toBe(false);
 
-    const pair = line.split(';')[0]!;
+    const pair = line.split(';')[0];
     const session = await stack.api.get('/v1/auth/session', { headers: { Cookie: pair } });
     expect(session.status).toBe(200);
     expect(session.body.user.id).toBe(res.body.user.id);
@@ -208,7 +208,7 @@ describe('outside production', () => {
     const [line] = setCookies(res) as [string];
     expect(line).toMatch(/^sdx_session=[^;]+;/);
     expect(line.toLowerCase()).not.toContain('secure');
-    const pair = line.split(';')[0]!;
+    const pair = line.split(';')[0];
     expect((await stack.api.get('/v1/auth/session', { headers: { Cookie: pair } })).status).toBe(200);
     const prefixed = `__Host-${pair}`;
     expect(sessionToken(withCookie(prefixed), false)).toBeNull();

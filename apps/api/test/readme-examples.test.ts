@@ -21,7 +21,7 @@ const README = path.resolve(__dirname, '../../../README.md');
 export function commandsAfter(markdown: string, marker: string): string[] {
   const from = markdown.indexOf(marker);
   expect(from).toBeGreaterThanOrEqual(0);
-  const block = /```sh\n([\s\S]*?)```/.exec(markdown.slice(from))![1]!;
+  const block = /```sh\n([\s\S]*?)```/.exec(markdown.slice(from))![1];
   return block
     .replace(/\\\n\s*/g, '')
     .split('\n')
@@ -111,10 +111,10 @@ it('runs "Mail on a laptop": the reset mail is in the local outbox, newest first
       (await run('bash', ['-e', '-c', command.replaceAll('localhost:3000', host)], { cwd: workdir, env, timeout: 30_000 })).stdout,
     );
   }
-  expect(JSON.parse(outputs[0]!).user.email).toBe('lin@example.com');
-  const mails = JSON.parse(outputs[2]!) as Array<{ to: string; subject: string; text: string }>;
+  expect(JSON.parse(outputs[0]).user.email).toBe('lin@example.com');
+  const mails = JSON.parse(outputs[2]) as Array<{ to: string; subject: string; text: string }>;
   expect(mails[0]).toMatchObject({ to: 'lin@example.com', subject: expect.stringMatching(/reset/i) });
-  expect(mails[0]!.text).toMatch(/\/console\/reset\?token=/);
+  expect(mails[0].text).toMatch(/\/console\/reset\?token=/);
 }, 60_000);
 
 it('gives /docs a Clients section (CLI, TypeScript, Python, MCP) installing from the tarballs, and names no unscoped package', async () => {

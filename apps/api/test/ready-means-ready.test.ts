@@ -50,8 +50,8 @@ function start(app: 'api' | 'worker', env: Record<string, string>): { child: Chi
     rest = parts.pop() ?? '';
     lines.push(...parts);
   };
-  child.stdout!.on('data', take);
-  child.stderr!.on('data', take);
+  child.stdout.on('data', take);
+  child.stderr.on('data', take);
   return { child, lines };
 }
 

@@ -60,7 +60,7 @@ async function rowItems(): Promise<number> {
   const { rows } = await sql<{
     n: number;
   }>`select count(*)::int as n from job_result_pages where items is not null and item_count > 0`.execute(stack.runtime.db);
-  return rows[0]!.n;
+  return rows[0].n;
 }
 
 async function completed(jobId: string) {
@@ -118,9 +118,9 @@ async function xlsxCells(path: string): Promise<string> {
     });
   expect(res.status).toBe(200);
   const book = new ExcelJS.Workbook();
-  await book.xlsx.load(res.body as unknown as ArrayBuffer);
+  await book.xlsx.load(res.body);
   const rows: unknown[] = [];
-  book.worksheets[0]!.eachRow((row) => rows.push(row.values));
+  book.worksheets[0].eachRow((row) => rows.push(row.values));
   return JSON.stringify(rows);
 }
 
@@ -161,13 +161,13 @@ it('answers every read with the same bytes from objects as from rows, and Postgr
     select count(distinct object_key)::int as n, sum(stored_bytes)::int as bytes from job_result_pages where object_key is not null`.execute(
     stack.runtime.db,
   );
-  expect(meta[0]!.n).toBe(keys.length);
-  expect(meta[0]!.bytes).toBeGreaterThan(0);
+  expect(meta[0].n).toBe(keys.length);
+  expect(meta[0].bytes).toBeGreaterThan(0);
 
   const jobs = [followers, bundle, posts, cached, ...small];
   const fromObjects = await readEverything(jobs, batch.body.id);
-  expect(JSON.parse(fromObjects[`${followers} job`]!).result).toHaveLength(2500);
-  expect(JSON.parse(fromObjects[`${bundle} job`]!).result.posts.length).toBeGreaterThan(0);
+  expect(JSON.parse(fromObjects[`${followers} job`]).result).toHaveLength(2500);
+  expect(JSON.parse(fromObjects[`${bundle} job`]).result.posts.length).toBeGreaterThan(0);
 
   // Into Postgres, while nothing else changes: the same bytes from rows, and no object left.
   const toRows = await moveResults(stack.runtime.services, 'postgres', { batch: 2 });

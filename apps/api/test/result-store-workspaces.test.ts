@@ -121,8 +121,8 @@ it('two workspaces completing in one group get objects of their own; deleting on
     expect(lines.map((l) => JSON.parse(l).bio)).toEqual([row.workspace_id]);
   }
   const whole = async (key: string) => (await bucket.lines(key)).map((l) => JSON.parse(l).bio);
-  expect(await whole([...doomedKeys][0]!)).toEqual([doomed.workspaceId, doomed.workspaceId]);
-  expect(await whole([...keptKeys][0]!)).toEqual([kept.workspaceId, kept.workspaceId]);
+  expect(await whole([...doomedKeys][0])).toEqual([doomed.workspaceId, doomed.workspaceId]);
+  expect(await whole([...keptKeys][0])).toEqual([kept.workspaceId, kept.workspaceId]);
 
   await deleteWorkspace(stack.runtime.services, stack.runtime.redis, doomed.workspaceId, systemActor('test'));
   const left = await objectKeys();
@@ -138,7 +138,7 @@ it('two workspaces completing in one group get objects of their own; deleting on
     );
     expect(lines.map((l) => JSON.parse(l).bio)).toEqual([kept.workspaceId]);
   }
-  const { rows: doomedRows } = await sql`select 1 from job_result_pages where job_id = any(${[ids[0]!, ids[2]!]}::text[])`.execute(
+  const { rows: doomedRows } = await sql`select 1 from job_result_pages where job_id = any(${[ids[0], ids[2]]}::text[])`.execute(
     stack.runtime.db,
   );
   expect(doomedRows).toEqual([]);

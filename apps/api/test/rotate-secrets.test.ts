@@ -75,8 +75,8 @@ it('re-seals every sealed value under the new key, opening the old ones with SEC
       .select(['secret', 'previous_secret'])
       .where('id', '=', created.body.id)
       .executeTakeFirstOrThrow(),
-    totp: (await sql<{ v: string }>`select two_factor_secret as v from users where id = 'usr_rot'`.execute(stack.runtime.db)).rows[0]!.v,
-    mail: (await sql<{ v: string }>`select body_sealed as v from mail_outbox where id = 'mail_rot'`.execute(stack.runtime.db)).rows[0]!.v,
+    totp: (await sql<{ v: string }>`select two_factor_secret as v from users where id = 'usr_rot'`.execute(stack.runtime.db)).rows[0].v,
+    mail: (await sql<{ v: string }>`select body_sealed as v from mail_outbox where id = 'mail_rot'`.execute(stack.runtime.db)).rows[0].v,
   });
   const expectUnder = async (sealer: ReturnType<typeof sealerOf>) => {
     const now = await stored();

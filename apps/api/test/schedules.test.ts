@@ -342,7 +342,7 @@ describe('POST /v1/schedules/{id}/run', () => {
     expect(res.status).toBe(202);
     const after = res.body as Schedule;
     expect(after.runs).toHaveLength(1);
-    const run = after.runs[0]!;
+    const run = after.runs[0];
     expect(run).toMatchObject({
       trigger: 'manual',
       status: 'queued',

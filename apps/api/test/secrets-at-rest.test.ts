@@ -45,9 +45,9 @@ it('leaves no webhook secret in clear in a pg_dump of the database', async () =>
     .orderBy('id')
     .execute();
   const byId = new Map(rows.map((r) => [r.id, r]));
-  expect(sealer.open(byId.get(ids[0]!)!.secret)).toBe(shown[2]);
-  expect(sealer.open(byId.get(ids[0]!)!.previous_secret!)).toBe(shown[0]);
-  expect(sealer.open(byId.get(ids[1]!)!.secret)).toBe(shown[1]);
+  expect(sealer.open(byId.get(ids[0])!.secret)).toBe(shown[2]);
+  expect(sealer.open(byId.get(ids[0])!.previous_secret!)).toBe(shown[0]);
+  expect(sealer.open(byId.get(ids[1])!.secret)).toBe(shown[1]);
 
   const { stdout } = await run('pg_dump', ['--no-owner', '--data-only', stack.databaseUrl], { maxBuffer: 256 * 1024 * 1024 });
   // The dump is of this database, with these webhooks in it.

@@ -285,7 +285,7 @@ describe.each(authenticated.map((route) => [label(route), route] as const))('%s'
       }
     });
 
-  const params = [...route.path.matchAll(/:([a-z_]+)/g)].map((m) => m[1]!);
+  const params = [...route.path.matchAll(/:([a-z_]+)/g)].map((m) => m[1]);
   if (params.length > 0)
     it(`answers 404 for another workspace's ${params.join(', ')}`, async () => {
       const callers: Array<[string, Headers]> =
@@ -297,7 +297,7 @@ describe.each(authenticated.map((route) => [label(route), route] as const))('%s'
             ];
       for (const param of params) {
         for (const [kind, headers] of callers) {
-          const res = await call(route, headers, pathWith(route.path, a.ids, { [param]: b.ids[param]! }), true);
+          const res = await call(route, headers, pathWith(route.path, a.ids, { [param]: b.ids[param] }), true);
           expect({ param, kind, status: res.status, error: res.body.detail?.error }).toEqual({
             param,
             kind,
@@ -314,29 +314,29 @@ it('changed nothing in the other workspace', async () => {
   const job = await stack.runtime.db
     .selectFrom('jobs')
     .select(['status', 'cancel_requested_at'])
-    .where('id', '=', beta.job_id!)
+    .where('id', '=', beta.job_id)
     .executeTakeFirstOrThrow();
   expect(job.cancel_requested_at).toBeNull();
-  const key = await stack.runtime.db.selectFrom('api_keys').select('revoked_at').where('id', '=', beta.key_id!).executeTakeFirstOrThrow();
+  const key = await stack.runtime.db.selectFrom('api_keys').select('revoked_at').where('id', '=', beta.key_id).executeTakeFirstOrThrow();
   expect(key.revoked_at).toBeNull();
   const schedule = await stack.runtime.db
     .selectFrom('schedules')
     .select(['status', 'deleted_at', 'name'])
-    .where('id', '=', beta.schedule_id!)
+    .where('id', '=', beta.schedule_id)
     .executeTakeFirstOrThrow();
   expect(schedule).toEqual({ status: 'active', deleted_at: null, name: 'sweep' });
   const monitor = await stack.runtime.db
     .selectFrom('monitors')
     .select(['status', 'deleted_at', 'name'])
-    .where('id', '=', beta.monitor_id!)
+    .where('id', '=', beta.monitor_id)
     .executeTakeFirstOrThrow();
   expect(monitor).toEqual({ status: 'active', deleted_at: null, name: 'sweep' });
-  expect(await stack.runtime.db.selectFrom('monitor_runs').select('id').where('monitor_id', '=', beta.monitor_id!).execute()).toEqual([]);
+  expect(await stack.runtime.db.selectFrom('monitor_runs').select('id').where('monitor_id', '=', beta.monitor_id).execute()).toEqual([]);
   const member = await stack.runtime.db
     .selectFrom('memberships')
     .select('role')
-    .where('user_id', '=', beta.user_id!)
-    .where('workspace_id', '=', beta.workspace_id!)
+    .where('user_id', '=', beta.user_id)
+    .where('workspace_id', '=', beta.workspace_id)
     .executeTakeFirstOrThrow();
   expect(member.role).toBe('member');
 });

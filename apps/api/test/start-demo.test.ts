@@ -46,7 +46,7 @@ it('creates the demo user, owner of the demo workspace, and prints its password 
   let out = '';
   child.stdout!.on('data', (chunk) => (out += chunk.toString()));
   const password = await eventually(async () => /Password \(shown once, keep it\): (\S+)/.exec(out)?.[1], 40_000);
-  const apiKey = /API key \(shown once, keep it\): (\S+)/.exec(out)![1]!;
+  const apiKey = /API key \(shown once, keep it\): (\S+)/.exec(out)![1];
   expect(out).toContain('demo@example.com');
   const base = `http://127.0.0.1:${port}`;
   const login = await eventually(

@@ -151,7 +151,7 @@ it("a crashed process's streams stop counting when their leases run out", async 
   await stack.runtime.redis.zadd(slotsKey(crashed.workspaceId), until, 'ghost-1', until, 'ghost-2', until, 'ghost-3');
   expect((await stack.api.get(`/v1/jobs/${job}/events`, { headers: crashed.auth })).status).toBe(429);
   await new Promise((resolve) => setTimeout(resolve, 2600));
-  const s = await open(processes[0]!.base, `/v1/jobs/${job}/events`, crashed.auth);
+  const s = await open(processes[0].base, `/v1/jobs/${job}/events`, crashed.auth);
   expect(s.status).toBe(200);
   s.close();
 });
@@ -161,7 +161,7 @@ it('a stream ends within the recheck interval of its key being revoked', async (
   expect(created.status).toBe(201);
   const key = { 'X-API-Key': created.body.api_key as string };
   const job = await pendingJob(ws.auth);
-  const stream = await open(processes[1]!.base, `/v1/jobs/${job}/events`, key);
+  const stream = await open(processes[1].base, `/v1/jobs/${job}/events`, key);
   expect(stream.status).toBe(200);
   await eventually(async () => stream.body.includes('event: status'));
   // A full recheck interval with the key valid: the stream stays.
@@ -178,7 +178,7 @@ it('a stream ends within the recheck interval of its key being revoked', async (
 it("a session stream ends within the recheck interval of signing out; a removed member's stream ends too", async () => {
   const user = await signUpUser(stack);
   const job = await pendingJob(user.write());
-  const stream = await open(processes[0]!.base, `/v1/jobs/${job}/events`, user.read());
+  const stream = await open(processes[0].base, `/v1/jobs/${job}/events`, user.read());
   expect(stream.status).toBe(200);
   await eventually(async () => stream.body.includes('event: status'));
   await new Promise((resolve) => setTimeout(resolve, RECHECK_MS * 2));
@@ -202,7 +202,7 @@ it("a session stream ends within the recheck interval of signing out; a removed 
   // Team workspaces start without credits (NEW_TEAM_WORKSPACE_CREDITS 0): grant what the job reserves.
   await grantWorkspaceCredits(stack, team, 1000);
   const teamJob = await pendingJob(owner.write(team));
-  const memberStream = await open(processes[1]!.base, `/v1/jobs/${teamJob}/events`, member.read(team));
+  const memberStream = await open(processes[1].base, `/v1/jobs/${teamJob}/events`, member.read(team));
   expect(memberStream.status).toBe(200);
   const removedAt = Date.now();
   expect((await stack.api.delete(`/v1/workspaces/${team}/members/${member.userId}`, { headers: owner.write(team) })).status).toBe(204);

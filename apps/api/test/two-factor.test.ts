@@ -190,7 +190,7 @@ describe('sign-in with two-factor sign-in on', () => {
     const twice = await logIn(fay, recoveryCodes[0]);
     expect(twice.status).toBe(401);
     expect(twice.body.detail.error).toBe('invalid_otp');
-    const typed = await logIn(fay, recoveryCodes[1]!.toUpperCase().replace(/-/g, ' '));
+    const typed = await logIn(fay, recoveryCodes[1].toUpperCase().replace(/-/g, ' '));
     expect(typed.status).toBe(200);
     const used = await db()
       .selectFrom('two_factor_recovery_codes')

@@ -36,7 +36,7 @@ export function configPath(env: NodeJS.ProcessEnv): string {
 export function readConfig(env: NodeJS.ProcessEnv): StoredConfig {
   try {
     const parsed = JSON.parse(readFileSync(configPath(env), 'utf8')) as unknown;
-    return typeof parsed === 'object' && parsed !== null ? (parsed as StoredConfig) : {};
+    return typeof parsed === 'object' && parsed !== null ? parsed : {};
   } catch {
     return {};
   }

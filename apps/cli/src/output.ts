@@ -71,10 +71,10 @@ export class Output {
       return;
     }
     const cells = rows.map((row) => columns.map((column) => column.value(row)));
-    const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map((row) => visibleLength(row[i]!))));
+    const widths = columns.map((column, i) => Math.max(column.header.length, ...cells.map((row) => visibleLength(row[i]))));
     const pad = (text: string, i: number) => {
-      const gap = ' '.repeat(widths[i]! - visibleLength(text));
-      return columns[i]!.align === 'right' ? gap + text : text + gap;
+      const gap = ' '.repeat(widths[i] - visibleLength(text));
+      return columns[i].align === 'right' ? gap + text : text + gap;
     };
     this.line(
       columns
@@ -85,7 +85,7 @@ export class Output {
     for (const row of cells)
       this.line(
         row
-          .map((cell, i) => pad(columns[i]!.color?.(cell, this.colors) ?? cell, i))
+          .map((cell, i) => pad(columns[i].color?.(cell, this.colors) ?? cell, i))
           .join('  ')
           .trimEnd(),
       );

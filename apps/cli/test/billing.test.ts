@@ -46,7 +46,7 @@ function marked(stdout: string): string[] {
   return stdout
     .split('\n')
     .filter((line) => line.startsWith('*'))
-    .map((line) => line.split(/\s+/)[1]!);
+    .map((line) => line.split(/\s+/)[1]);
 }
 
 it('subscribes through Checkout, shows the plan once paid, upgrades, lists invoices, opens the portal and cancels', async () => {
@@ -87,13 +87,13 @@ it('subscribes through Checkout, shows the plan once paid, upgrades, lists invoi
   expect(subscribed.stdout).toMatch(/^plan +starter$/m);
   expect(subscribed.stdout).toMatch(/^status +active$/m);
   expect(subscribed.stdout).toMatch(/^cancels at period end +no$/m);
-  const subId = /^subscription +(sub_\S+)$/m.exec(subscribed.stdout)![1]!;
+  const subId = /^subscription +(sub_\S+)$/m.exec(subscribed.stdout)![1];
 
   expect(invoices.code).toBe(0);
   const rows = invoices.stdout.trimEnd().split('\n');
   expect(rows[0]).toMatch(/^ID +NUMBER +STATUS +AMOUNT +CREATED +URL$/);
   expect(rows).toHaveLength(2);
-  const invoiceId = rows[1]!.split(/\s+/)[0]!;
+  const invoiceId = rows[1].split(/\s+/)[0];
   expect(invoiceId).toMatch(/^in_/);
   expect(rows[1]).toMatch(
     new RegExp(`^${invoiceId} +\\S+ +paid +\\$49\\.00 +\\S+ +${fake.url.replace(/\./g, '\\.')}/invoices/${invoiceId}$`),
@@ -123,7 +123,7 @@ it('subscribes through Checkout, shows the plan once paid, upgrades, lists invoi
   expect(listed).toHaveLength(2);
   expect(listed.map((i) => i.id)).toContain(invoiceId);
   for (const i of listed) expect(i).toMatchObject({ status: 'paid', hosted_invoice_url: `${fake.url}/invoices/${i.id}` });
-  expect(newest.stdout).toBe(`${listed[0]!.id}\n`);
+  expect(newest.stdout).toBe(`${listed[0].id}\n`);
   expect(badLimit.code).toBe(2);
   expect(badLimit.stderr).toContain('expected an integer of at least 1');
   expect(portal.stdout.trim()).toMatch(new RegExp(`^${fake.url.replace(/\./g, '\\.')}/portal/bps_\\S+$`));

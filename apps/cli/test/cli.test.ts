@@ -95,8 +95,8 @@ it('extracts at once, and prints aligned tables without colour off a terminal', 
   expect(table.stdout).not.toMatch(/\u001b\[/);
   const [header, row] = table.stdout.trimEnd().split('\n');
   expect(header).toMatch(/^ID +STATUS +PLATFORM +OPERATION +TARGET +RESULTS +CREDITS +CREATED$/);
-  expect(row!.indexOf('completed')).toBe(header!.indexOf('STATUS'));
-  expect(row!.indexOf('instagram')).toBe(header!.indexOf('PLATFORM'));
+  expect(row.indexOf('completed')).toBe(header.indexOf('STATUS'));
+  expect(row.indexOf('instagram')).toBe(header.indexOf('PLATFORM'));
 
   const platforms = json<Array<{ platform: string }>>(await sdx(['platforms', '--json'], { env: { SDX_BASE_URL: baseUrl } }));
   expect(platforms).toHaveLength(5);

@@ -58,9 +58,9 @@ it('creates a monitor with an alert, runs it twice, and shows its runs, series, 
         '-n',
         'Rivals',
         '-t',
-        targets[0]!,
+        targets[0],
         '-t',
-        targets[1]!,
+        targets[1],
         '--frequency',
         'weekly',
         '--day',
@@ -131,7 +131,7 @@ it('creates a monitor with an alert, runs it twice, and shows its runs, series, 
   const file = path.join(home, 'series.csv');
   const exported = json(await sdx(['monitors', 'series', id, '--export', file, '--json'], { env }));
   expect(exported).toMatchObject({ file, format: 'csv' });
-  expect(readFileSync(file, 'utf8').split(/\r?\n/)[0]!.replace(/"/g, '')).toBe('target,item_id,metric,at,value');
+  expect(readFileSync(file, 'utf8').split(/\r?\n/)[0].replace(/"/g, '')).toBe('target,item_id,metric,at,value');
 }, 120_000);
 
 it('shows the changes of the second run, then deletes the monitor', async () => {
@@ -143,7 +143,7 @@ it('shows the changes of the second run, then deletes the monitor', async () => 
       .map((c: { target: string }) => c.target)
       .sort(),
   ).toEqual([...targets].sort());
-  const feed = await sdx(['monitors', 'changes', id, '--target', targets[1]!], { env });
+  const feed = await sdx(['monitors', 'changes', id, '--target', targets[1]], { env });
   expect(feed.stdout).toMatch(/followers_count +[\d,]+ -> [\d,]+ \(\+\d+\.\d{2}%\)/);
 
   expect(json(await sdx(['monitors', 'delete', id, '--json'], { env }))).toEqual({ id, deleted: true });

@@ -28,7 +28,7 @@ async function pack(workspace: string): Promise<{ filename: string; files: strin
     maxBuffer: 16 * 1024 * 1024,
   });
   const [packed] = JSON.parse(stdout) as Array<{ filename: string; files: Array<{ path: string }> }>;
-  return { filename: path.join(dir, packed!.filename), files: packed!.files.map((f) => f.path).sort() };
+  return { filename: path.join(dir, packed.filename), files: packed.files.map((f) => f.path).sort() };
 }
 
 /** Unpacks a tarball as node_modules/<name> of the consumer directory. */
@@ -192,7 +192,7 @@ describe('the packed sdx', () => {
     const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8');
     // `npx sdx` appears only to warn against it.
     expect(readme.match(/npx sdx\b/g)?.length ?? 0).toBe(readme.match(/not `npx sdx`/g)?.length ?? 0);
-    const block = /install them from the tarballs of this clone[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)![1]!;
+    const block = /install them from the tarballs of this clone[\s\S]*?```sh\n([\s\S]*?)```/.exec(readme)![1];
     const lines = block
       .split('\n')
       .filter((line) => line.trim() !== '')
@@ -247,7 +247,7 @@ describe('the packed sdx', () => {
     'runs the SDK quick start from the docs as %s',
     async (file) => {
       const docs = readFileSync(path.join(ROOT, 'docs/sdk.md'), 'utf8');
-      const quickStart = /## Quick start[\s\S]*?```ts\n([\s\S]*?)```/.exec(docs)![1]!;
+      const quickStart = /## Quick start[\s\S]*?```ts\n([\s\S]*?)```/.exec(docs)![1];
       const project = path.join(consumer, `project-${path.extname(file).slice(1)}`);
       mkdirSync(project, { recursive: true });
       // As docs/sdk.md makes it: `npm init -y && npm pkg set type=module` (offline, no install).

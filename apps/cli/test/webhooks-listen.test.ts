@@ -39,7 +39,7 @@ it('forwards the events signed, prints one JSON line each, and deletes the endpo
     body: { platform: 'instagram', operation: 'profile', target: 'natgeo' },
   });
   const [message] = await handler.received(1);
-  expect((await verifyWebhook(message!.body, message!.headers, ready.secret)).data).toMatchObject({ id: job.body.id });
+  expect((await verifyWebhook(message.body, message.headers, ready.secret)).data).toMatchObject({ id: job.body.id });
   expect(await next()).toMatchObject({ forwarded: true, type: 'job.completed', status: 204 });
 
   listening.child.kill('SIGINT');

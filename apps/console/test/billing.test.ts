@@ -75,7 +75,7 @@ async function step(page: Page, name: string): Promise<void> {
   await screenshot(page, path.join(SHOTS, `${name}-phone.png`));
   const phone = await seriousA11yViolations(page);
   if (phone.length > 0) violations[`${name} (phone)`] = phone;
-  const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+  const width = await page.evaluate<number>('document.documentElement.scrollWidth');
   if (width > PHONE.width) violations[`${name} (phone)`] = `the page is ${width} px wide on a ${PHONE.width} px screen`;
   await page.setViewportSize(DESKTOP);
 }

@@ -91,9 +91,9 @@ export async function seriousA11yViolations(page: Page): Promise<AxeViolation[]>
   // Injected once per document: the console's own navigations keep it, a load starts afresh.
   if (!(await page.evaluate(`typeof window.axe?.run === 'function'`))) await page.evaluate(axe.source);
   // Evaluated in the page (a string: this file is compiled without the DOM's types).
-  const results = (await page.evaluate(
+  const results = await page.evaluate<axe.AxeResults>(
     `axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa'] } })`,
-  )) as axe.AxeResults;
+  );
   return results.violations
     .filter((v) => v.impact === 'serious' || v.impact === 'critical')
     .map((v) => ({ id: v.id, impact: v.impact ?? null, help: v.help, nodes: v.nodes.map((n) => n.target.join(' ')) }));
@@ -101,7 +101,7 @@ export async function seriousA11yViolations(page: Page): Promise<AxeViolation[]>
 
 /** The accessible names of the visible buttons of the page's main area, table sort buttons left out. */
 export async function visibleButtons(page: Page): Promise<string[]> {
-  return (await page.evaluate(`[...document.querySelectorAll('main button, main [role="button"]')]
+  return page.evaluate<string[]>(`[...document.querySelectorAll('main button, main [role="button"]')]
     .filter((b) => b.offsetParent !== null && !b.closest('th') && !b.closest('dialog'))
-    .map((b) => (b.getAttribute('aria-label') ?? b.textContent ?? '').trim())`)) as string[];
+    .map((b) => (b.getAttribute('aria-label') ?? b.textContent ?? '').trim())`);
 }

@@ -166,7 +166,7 @@ describe('console: a new user', () => {
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download CSV' }).click()]);
     expect(download.suggestedFilename()).toMatch(/\.csv$/);
-    const csv = Papa.parse<Record<string, string>>(readFileSync((await download.path())!, 'utf8'), { header: true, skipEmptyLines: true });
+    const csv = Papa.parse<Record<string, string>>(readFileSync(await download.path(), 'utf8'), { header: true, skipEmptyLines: true });
     expect(csv.errors).toEqual([]);
     expect(csv.data).toHaveLength(60);
     expect(csv.meta.fields).toEqual(expect.arrayContaining(['kind', 'platform']));
@@ -174,7 +174,7 @@ describe('console: a new user', () => {
 
     const [ndjson] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: 'Download NDJSON' }).click()]);
     expect(ndjson.suggestedFilename()).toMatch(/\.ndjson$/);
-    const lines = readFileSync((await ndjson.path())!, 'utf8')
+    const lines = readFileSync(await ndjson.path(), 'utf8')
       .split('\n')
       .filter((line) => line !== '');
     const items = lines.map((line) => JSON.parse(line) as { kind: string; platform: string; id: string });
@@ -201,8 +201,8 @@ describe('console: a new user', () => {
     const rows = page.getByTestId('schedule-preview').locator('tbody tr');
     await eventually(async () => (await rows.count()) === 5 && (await rows.first().textContent())?.includes('29'), 10_000);
     const cells = await rows.evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent ?? '')));
-    expect(cells.map(([local]) => /09:00/.test(local!))).toEqual([true, true, true, true, true]);
-    expect(cells.map(([, utc]) => /(\d\d):00/.exec(utc!)?.[1])).toEqual(['08', '08', '07', '07', '07']);
+    expect(cells.map(([local]) => /09:00/.test(local))).toEqual([true, true, true, true, true]);
+    expect(cells.map(([, utc]) => /(\d\d):00/.exec(utc)?.[1])).toEqual(['08', '08', '07', '07', '07']);
 
     await page.getByRole('button', { name: 'Create schedule' }).click();
     await heading(page, 'Morning profiles');
@@ -215,9 +215,9 @@ describe('console: a new user', () => {
     const user = await signUpUser(stack, { password: PASSWORD });
     const page = await newPage();
     const focused = async () =>
-      (await page.evaluate(
+      await page.evaluate<string>(
         `(document.activeElement?.getAttribute('aria-label') || document.activeElement?.textContent || document.activeElement?.id || '').trim()`,
-      )) as string;
+      );
     await page.goto(`${base}/console/`);
     await heading(page, 'Sign in');
     await page.keyboard.press('Tab');
@@ -556,7 +556,7 @@ describe('console: a team', () => {
       await page.setViewportSize({ width: 390, height: 844 });
       const phone = await seriousA11yViolations(page);
       if (phone.length > 0) violations[`${name} (phone)`] = phone;
-      const width = (await page.evaluate('document.documentElement.scrollWidth')) as number;
+      const width = await page.evaluate<number>('document.documentElement.scrollWidth');
       if (width > 390) violations[`${name} (phone)`] = `the page is ${width} px wide on a 390 px screen`;
       await page.setViewportSize({ width: 1280, height: 800 });
     };
@@ -667,7 +667,7 @@ describe('console: getting started', () => {
 
     await checklist.getByRole('button', { name: 'Try an example job' }).click();
     await page.waitForURL(/\/console\/w\/ws_[^/]+\/jobs\/job_/);
-    const jobId = /\/jobs\/(job_[^/?#]+)/.exec(page.url())![1]!;
+    const jobId = /\/jobs\/(job_[^/?#]+)/.exec(page.url())![1];
     const job = await stack.api.get(`/v1/jobs/${jobId}`, { headers: await browserSession(page) });
     expect(job.body).toMatchObject({ platform: 'instagram', operation: 'profile', target: 'natgeo' });
     await page.getByTestId('job-status').filter({ hasText: 'completed' }).waitFor({ timeout: 30_000 });

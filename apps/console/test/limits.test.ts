@@ -173,7 +173,7 @@ it('the console’s forms default to every operation’s default and say its max
   await page.getByRole('heading', { level: 1, name: 'New job' }).waitFor();
   // Before anything is chosen: the first operation's own default.
   await page.getByTestId('limit-hint').waitFor();
-  expect(await read()).toEqual(expected(operations[0]!));
+  expect(await read()).toEqual(expected(operations[0]));
   const seen: Record<string, unknown> = {};
   const wanted: Record<string, unknown> = {};
   for (const o of operations) {

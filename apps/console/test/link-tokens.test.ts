@@ -51,7 +51,7 @@ const newEmail = (who: string) => `${who}${++seq}.${Date.now().toString(36)}@exa
 async function mailedToken(to: string, kind: 'verify' | 'reset'): Promise<string> {
   const pattern = new RegExp(`/console/${kind}\\?token=([A-Za-z0-9_%.-]+)`);
   await smtp.waitFor((m) => m.to === to && pattern.test(m.text), 10_000);
-  return decodeURIComponent(pattern.exec(smtp.messages.filter((m) => m.to === to && pattern.test(m.text)).at(-1)!.text)![1]!);
+  return decodeURIComponent(pattern.exec(smtp.messages.filter((m) => m.to === to && pattern.test(m.text)).at(-1)!.text)![1]);
 }
 
 interface Seen {
@@ -162,7 +162,7 @@ describe('mailed links in the browser', () => {
     const owner = newEmail('owner');
     await stack.api.post('/v1/auth/signup', { body: { email: owner, password } });
     const signedIn = await stack.api.post('/v1/auth/verify', { body: { token: await mailedToken(owner, 'verify'), password } });
-    const cookie = (signedIn.headers['set-cookie'] as unknown as string[])[0]!.split(';')[0]!;
+    const cookie = (signedIn.headers['set-cookie'] as unknown as string[])[0].split(';')[0];
     const headers = { Cookie: cookie, 'X-CSRF-Token': signedIn.body.csrf_token as string };
     const team = await stack.api.post('/v1/workspaces', { headers, body: { name: 'Linked team' } });
     const invitee = newEmail('invitee');

@@ -127,7 +127,7 @@ it('creates a monitor of three drifting profiles with the form, runs it twice, a
   await page.getByLabel('Alert 1: when').selectOption('change_pct_above');
   // Any growth at all between two runs: the drift is a tiny fraction of the followers.
   await page.getByLabel('Alert 1: threshold').fill('0.0000001');
-  await page.getByLabel('Alert 1: target').selectOption(TARGETS[1]!);
+  await page.getByLabel('Alert 1: target').selectOption(TARGETS[1]);
   await check(page, 'monitor-new');
   await page.getByRole('button', { name: 'Create monitor' }).click();
   await heading(page, 'Competitors');
@@ -175,7 +175,7 @@ it('shows the changes feed, marks the change that fired the alert, and the alert
   expect(monitorId).toMatch(/^mon_/);
   // Each target's followers grew between the runs: a changes feed of metric_changed rows.
   const changes = page.getByTestId('monitor-changes').locator('tbody tr');
-  await changes.filter({ hasText: TARGETS[0]! }).filter({ hasText: 'followers_count' }).first().waitFor();
+  await changes.filter({ hasText: TARGETS[0] }).filter({ hasText: 'followers_count' }).first().waitFor();
   for (const target of TARGETS)
     expect(await changes.filter({ hasText: target }).filter({ hasText: 'metric changed' }).count()).toBeGreaterThan(0);
   // The alert's target's change is marked as having fired it; the others' are not.
@@ -194,7 +194,7 @@ it('shows the changes feed, marks the change that fired the alert, and the alert
     200,
   );
   expect(alerts).toHaveLength(1);
-  expect(alerts[0]!.data).toMatchObject({
+  expect(alerts[0].data).toMatchObject({
     monitor_id: monitorId,
     target: TARGETS[1],
     metric: 'followers_count',

@@ -222,7 +222,7 @@ it('shows the csv export’s columns in its order, and the picker’s choice is 
   const csv = await fetch(`${base}/v1/jobs/${postsJob}/export?format=csv`, { headers: user.read() });
   expect(csv.status).toBe(200);
   const parsed = Papa.parse<string[]>(await csv.text(), { skipEmptyLines: true });
-  const csvColumns = parsed.data[0]!;
+  const csvColumns = parsed.data[0];
   expect(csvColumns.slice(0, 7)).toEqual(['kind', 'platform', 'id', 'username', 'caption', 'url', 'published_at']);
   expect(csvColumns).toEqual(expect.arrayContaining(['metrics.views', 'hashtags', 'extra']));
 
@@ -236,7 +236,7 @@ it('shows the csv export’s columns in its order, and the picker’s choice is 
   const labels = (await picker.locator('label').allTextContents()).map((t) => t.trim());
   expect(labels).toEqual(csvColumns);
   const checked: string[] = [];
-  for (let i = 0; i < labels.length; i++) if (await choices.nth(i).isChecked()) checked.push(labels[i]!);
+  for (let i = 0; i < labels.length; i++) if (await choices.nth(i).isChecked()) checked.push(labels[i]);
   expect(await headers(page)).toEqual(['#', ...checked]);
   // Shown by default: the fields that differ item to item; not kind, platform or extra.
   expect(checked).toEqual(expect.arrayContaining(['id', 'username', 'caption', 'metrics.views', 'metrics.likes', 'hashtags']));
@@ -304,15 +304,15 @@ it('shows nested fields as readable text, never raw JSON, and keeps username in 
   const hashtags = await columnValues(page, 'hashtags');
   const first = items.findIndex((item) => Array.isArray(item.hashtags) && item.hashtags.length > 1 && item.hashtags.length <= 6);
   expect(first).toBeGreaterThanOrEqual(0);
-  expect(hashtags[first]).toBe((items[first]!.hashtags as string[]).join(', '));
+  expect(hashtags[first]).toBe((items[first].hashtags as string[]).join(', '));
 
   // Scrolled to its far right, the table still shows each row's username, at desktop and phone width.
   for (const viewport of [DESKTOP, PHONE]) {
     await page.setViewportSize(viewport);
     const wrap = page.locator('.results-wrap');
-    const scrolled = (await page.evaluate(
+    const scrolled = await page.evaluate<number>(
       `(() => { const el = document.querySelector('.results-wrap'); el.scrollLeft = el.scrollWidth; return el.scrollLeft; })()`,
-    )) as number;
+    );
     const box = (await wrap.boundingBox())!;
     expect(scrolled).toBeGreaterThan(200);
     for (const cell of [page.locator('thead th.col-username'), page.locator('tbody td.col-username').first()]) {
@@ -320,7 +320,7 @@ it('shows nested fields as readable text, never raw JSON, and keeps username in 
       expect(at.x).toBeGreaterThanOrEqual(box.x - 1);
       expect(at.x + at.width).toBeLessThanOrEqual(box.x + box.width + 1);
     }
-    expect(await page.locator('tbody td.col-username').first().textContent()).toBe(items[0]!.username);
+    expect(await page.locator('tbody td.col-username').first().textContent()).toBe(items[0].username);
     // The page itself does not scroll sideways: the table does, inside its box.
     expect(await page.evaluate('document.documentElement.scrollWidth <= window.innerWidth')).toBe(true);
   }
@@ -334,7 +334,7 @@ it('filters within the page shown', async () => {
   await openJob(page, bigJob);
   await waitForRange(page, 'Items 1–100 of 5,000');
   const usernames = await columnValues(page, 'username');
-  const wanted = usernames[42]!;
+  const wanted = usernames[42];
   await page.getByLabel('Filter this page').fill(wanted.toUpperCase());
   await waitForRange(page, 'of this page match');
   const matching = await columnValues(page, 'username');

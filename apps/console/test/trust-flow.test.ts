@@ -82,7 +82,7 @@ function totp(secret: string, at = Date.now()): string {
   const counter = Buffer.alloc(8);
   counter.writeBigUInt64BE(BigInt(Math.floor(at / 30_000)));
   const hmac = createHmac('sha1', key).update(counter).digest();
-  const offset = hmac[hmac.length - 1]! & 0x0f;
+  const offset = hmac[hmac.length - 1] & 0x0f;
   const code = (hmac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000;
   return code.toString().padStart(6, '0');
 }
@@ -203,7 +203,7 @@ describe('the console on the open internet', () => {
     await page.reload();
     await heading(page, 'Security');
     await page.getByTestId('two-factor-status').filter({ hasText: 'On.' }).waitFor();
-    expect(await page.content()).not.toContain(recoveryCodes[0]!);
+    expect(await page.content()).not.toContain(recoveryCodes[0]);
 
     // Now the owner may require it of the workspace.
     await page.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: 'Settings' }).click();
@@ -285,7 +285,7 @@ describe('the console on the open internet', () => {
     await page.getByLabel('Password').fill(NEW_PASSWORD);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await heading(page, 'Enter your code');
-    await page.getByLabel('Code').fill(recoveryCodes[0]!);
+    await page.getByLabel('Code').fill(recoveryCodes[0]);
     await page.getByRole('button', { name: 'Sign in' }).click();
     await heading(page, 'Overview');
     owner = page;

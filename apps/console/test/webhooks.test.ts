@@ -63,13 +63,13 @@ describe('console: webhooks', () => {
 
       await page.getByRole('button', { name: 'Send a test event' }).click();
       const [message] = await receiver.received(1, 15_000);
-      expect(JSON.parse(message!.body).type).toBe('webhook.test');
+      expect(JSON.parse(message.body).type).toBe('webhook.test');
       // Signed with the secret the console showed (Standard Webhooks: HMAC-SHA256 of id.timestamp.body).
-      const signed = `${message!.headers['webhook-id']}.${message!.headers['webhook-timestamp']}.${message!.body}`;
+      const signed = `${message.headers['webhook-id']}.${message.headers['webhook-timestamp']}.${message.body}`;
       const expected = createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64'))
         .update(signed)
         .digest('base64');
-      expect(message!.headers['webhook-signature']!.split(' ')).toContain(`v1,${expected}`);
+      expect(message.headers['webhook-signature'].split(' ')).toContain(`v1,${expected}`);
       await page
         .getByTestId('deliveries-table')
         .locator('tbody tr')

@@ -180,7 +180,7 @@ describe('purgeExpiredResults', () => {
     expect(await purgeExpiredResults({ db }, now, 30)).toEqual({ jobs: 0, pages: 0 });
     expect(await purgeExpiredResults({ db }, new Date(now.getTime() + DAY), 30)).toEqual({ jobs: 1, pages: 2 });
     // The job rows, their settlement included, are all still there.
-    expect(Number((await sql<{ n: number }>`select count(*)::int as n from jobs`.execute(db)).rows[0]!.n)).toBe(5);
+    expect(Number((await sql<{ n: number }>`select count(*)::int as n from jobs`.execute(db)).rows[0].n)).toBe(5);
   });
 
   it('keeps the pages a cached job reads until that job expires too', async () => {
@@ -399,7 +399,7 @@ describe('the retention task', () => {
       await new Promise((resolve) => setTimeout(resolve, 200));
       expect((await jobStates()).job_done).toEqual({ expired: false, pages: 2 });
       now = new Date(now.getTime() + 2 * DAY);
-      await eventually(async () => (await jobStates()).job_done!.expired, 10_000, 20);
+      await eventually(async () => (await jobStates()).job_done.expired, 10_000, 20);
       expect((await jobStates()).job_done).toEqual({ expired: true, pages: 0 });
     } finally {
       await purge.stop();

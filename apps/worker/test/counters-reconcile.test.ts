@@ -41,7 +41,7 @@ async function countersOf(workspaceId: string): Promise<Counters> {
   const { rows } = await sql<Counters>`
     select month_spent::int, plan_reserved::int, lifetime_spent::int, purchased_balance::int
     from credit_balances where workspace_id = ${workspaceId}`.execute(stack.runtime.db);
-  return rows[0]!;
+  return rows[0];
 }
 
 const keySpend = async (keyId: string) =>

@@ -27,7 +27,7 @@ let child: ChildProcess | undefined;
 /** The worker's command in docker-compose.yml: the test runs exactly that. */
 function composeCommand(): string[] {
   const compose = parse(readFileSync(path.join(ROOT, 'docker-compose.yml'), 'utf8')) as { services: Record<string, { command: string[] }> };
-  return compose.services.worker!.command;
+  return compose.services.worker.command;
 }
 
 async function freePort(): Promise<number> {
@@ -66,7 +66,7 @@ describe('worker drain on SIGTERM', () => {
     expect(command).toBe('node');
     const metricsPort = await freePort();
     const output: string[] = [];
-    child = spawn(process.execPath, [path.join(OUT, path.basename(script!))], {
+    child = spawn(process.execPath, [path.join(OUT, path.basename(script))], {
       cwd: ROOT,
       env: {
         PATH: process.env.PATH,

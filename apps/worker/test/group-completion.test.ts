@@ -82,8 +82,8 @@ describe('group completion through the worker', () => {
     const expected = new Map<string, number>();
     const byWorkspace = new Map<SeededWorkspace, number>();
     for (let i = 0; i < 60; i++) {
-      const ws = workspaces[i % 3]!;
-      const [body, billed] = kinds[i % kinds.length]!;
+      const ws = workspaces[i % 3];
+      const [body, billed] = kinds[i % kinds.length];
       const id = await submit(ws, { ...body, target: `g${i}_${body.target as string}` });
       expected.set(id, billed);
       byWorkspace.set(ws, (byWorkspace.get(ws) ?? 0) + billed);
@@ -126,7 +126,7 @@ describe('group completion through the worker', () => {
 
     // While the attempts wait on the provider: two jobs are cancelled, one is taken over by
     // another attempt (its lease replaced).
-    const [cancelA, cancelB, takenOver] = [ids[1]!, ids[4]!, ids[7]!];
+    const [cancelA, cancelB, takenOver] = [ids[1], ids[4], ids[7]];
     for (const id of [cancelA, cancelB]) {
       const res = await stack.api.post(`/v1/jobs/${id}/cancel`, { headers: ws.auth });
       expect(res.body).toMatchObject({ status: 'cancelled' });
@@ -162,7 +162,7 @@ describe('group completion through the worker', () => {
     const ids: string[] = [];
     const owner = new Map<string, SeededWorkspace>();
     for (let i = 0; i < 30; i++) {
-      const ws = workspaces[i % 2]!;
+      const ws = workspaces[i % 2];
       const id = await submit(ws, { operation: 'posts', target: `dup${i}_sandbox_slow_50`, limit: 10 });
       ids.push(id);
       owner.set(id, ws);

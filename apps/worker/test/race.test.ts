@@ -58,7 +58,7 @@ describe('two workers racing over duplicate queue entries', () => {
       await stack.runtime.queues.enqueue({ jobId, attempt: 7, batchChild: false });
     }
     const counts = await stack.runtime.queues.jobs.getJobCounts('waiting', 'prioritized');
-    expect(counts.waiting! + counts.prioritized!).toBe(jobs.length * 3);
+    expect(counts.waiting + counts.prioritized).toBe(jobs.length * 3);
 
     workers.push(stack.startWorker(8), stack.startWorker(8));
 

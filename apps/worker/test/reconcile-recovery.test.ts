@@ -72,7 +72,7 @@ it('splits a lost backlog between reconcilers running at once: every job re-queu
   const before = await queuedEntries();
   expect(before.size).toBe(1_501);
   // Round robin across workspaces: the other workspace's only job goes with the first of the big one.
-  expect(before.get(lone!)).toBe(1);
+  expect(before.get(lone)).toBe(1);
   expect(Math.max(...ids.map((id) => before.get(id)!))).toBeGreaterThan(1_000);
 
   await loseRedisData();
@@ -94,10 +94,10 @@ it('splits a lost backlog between reconcilers running at once: every job re-queu
   const recorded = await stack.runtime.db
     .selectFrom('jobs')
     .select(['id', 'queue_priority'])
-    .where('id', 'in', [...ids, lone!])
+    .where('id', 'in', [...ids, lone])
     .execute();
   for (const { id, queue_priority } of recorded) expect(after.get(id)).toBe(queue_priority);
-  expect(after.get(lone!)).toBe(1);
+  expect(after.get(lone)).toBe(1);
 
   // Once re-queued, a job is not taken again until the data is lost again (or its recheck is due).
   const again = await reconcileJobs(stack.runtime.services, { enqueueGraceMs: 0 });
@@ -184,7 +184,7 @@ it('takes first, at its next pass, a job whose queue add failed', async () => {
   await sql`update jobs set enqueued_at = to_timestamp(0) where id = ${id}`.execute(stack.runtime.db);
   const report = await reconcileJobs(stack.runtime.services, { enqueueGraceMs: 0 });
   expect(report.enqueuedIds).toEqual([id]);
-  expect((await queuedEntries()).has(id!)).toBe(true);
+  expect((await queuedEntries()).has(id)).toBe(true);
 }, 30_000);
 
 it("starts a new deployment's data epoch at its first add, so the first reconciler pass leaves the jobs already queued alone", async () => {

@@ -58,8 +58,8 @@ describe('shared queue entries', () => {
 
     const entries = await waitingEntries();
     expect(entries).toHaveLength(1);
-    expect(entries[0]!.id).toBe(`${ids[0]}-a1+5`);
-    expect(jobIdsOf(entries[0]!.data)).toEqual(ids);
+    expect(entries[0].id).toBe(`${ids[0]}-a1+5`);
+    expect(jobIdsOf(entries[0].data)).toEqual(ids);
 
     // One worker with two slots: the entry's other four jobs can only run through the entries
     // it hands back.
@@ -101,13 +101,13 @@ describe('shared queue entries', () => {
     const [later] = await submitTogether(ws, ['refill_later_sandbox_slow_100']);
     const worker = stack.startWorker(2);
     const done = await eventually(async () => {
-      const rows = await jobsOf([slow!.id, fast!.id, later!.id]);
+      const rows = await jobsOf([slow.id, fast.id, later.id]);
       return rows.every((r) => r.status === 'completed') ? new Map(rows.map((r) => [r.id, r])) : undefined;
     }, 20_000);
     await worker.close();
     stack.worker = null;
     // The later job took the fast one's slot while the slow one of the same entry still ran.
-    expect(done.get(later!.id)!.finished_at!.getTime()).toBeLessThan(done.get(slow!.id)!.finished_at!.getTime());
+    expect(done.get(later.id)!.finished_at!.getTime()).toBeLessThan(done.get(slow.id)!.finished_at!.getTime());
   }, 40_000);
 
   it('holds at most one entry per queue that it cannot start', async () => {
@@ -121,7 +121,7 @@ describe('shared queue entries', () => {
     // Both slots run the pair: one entry waits here for a slot, the others stay in the queue for
     // any other worker, and none of their jobs has started.
     const counts = await stack.runtime.queues.jobs.getJobCounts('waiting', 'prioritized', 'active');
-    expect({ waiting: counts.waiting! + counts.prioritized!, active: counts.active }).toEqual({ waiting: 2, active: 1 });
+    expect({ waiting: counts.waiting + counts.prioritized, active: counts.active }).toEqual({ waiting: 2, active: 1 });
     expect((await jobsOf(others.map((j) => j.id))).map((r) => r.status)).toEqual(['queued', 'queued', 'queued']);
 
     const ids = [...pair, ...others].map((j) => j.id);

@@ -61,7 +61,7 @@ it('a worker stopped mid-job hands the job back at once; the next worker resumes
   expect(await exited).toBe(0);
   // Grace (300 ms) and the hand-back, not the heartbeat timeout (60 s).
   expect(Date.now() - stoppedAt).toBeLessThan(5_000);
-  expect(worker!.output()).toContain('attempt handed back at shutdown');
+  expect(worker.output()).toContain('attempt handed back at shutdown');
 
   const handedBack = await stack.runtime.db.selectFrom('jobs').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow();
   expect(handedBack).toMatchObject({ status: 'queued', attempts: 0, lease_token: null, progress_stage: 'queued' });

@@ -81,7 +81,7 @@ it('queues again the deliveries whose queue entries were lost', async () => {
   expect(await dispatchEvents(stack.runtime.services)).toBe(0);
   const worker = stack.startWorker(1);
   const [message] = (await receiver.received(before + 1, 20_000)).slice(before);
-  expect(new Webhook(hook.body.secret).verify(message!.body, message!.headers)).toMatchObject({
+  expect(new Webhook(hook.body.secret).verify(message.body, message.headers)).toMatchObject({
     type: 'webhook.test',
     id: test.body.event_id,
   });

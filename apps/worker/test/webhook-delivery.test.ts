@@ -54,7 +54,7 @@ const SCHEMA_OF: Record<string, string> = {
 function verified(secret: string, message: { body: string; headers: Record<string, string> }) {
   const event = new Webhook(secret).verify(message.body, message.headers) as { id: string; type: string; data: Record<string, LooseJson> };
   expect(message.headers['webhook-id']).toBe(event.id);
-  expect(schemaProblems(SCHEMA_OF[event.type.split('.')[0]!]!, event)).toEqual([]);
+  expect(schemaProblems(SCHEMA_OF[event.type.split('.')[0]], event)).toEqual([]);
   return event;
 }
 
@@ -149,7 +149,7 @@ it('sends only the events a webhook takes, and nothing to a workspace without we
   const failed = await stack.api.post('/v1/jobs', { headers: ws.auth, body: { operation: 'profile', target: 'only_sandbox_private' } });
   const other = await stack.api.post('/v1/jobs', { headers: quiet.auth, body: { operation: 'profile', target: 'quiet_sandbox_private' } });
   const [message] = await inbox.received(1);
-  expect(verified(hook.secret, message!)).toMatchObject({ type: 'job.failed', data: { id: failed.body.id } });
+  expect(verified(hook.secret, message)).toMatchObject({ type: 'job.failed', data: { id: failed.body.id } });
   await eventually(async () => {
     const jobs = await Promise.all(
       [done, other].map((r) => stack.runtime.db.selectFrom('jobs').select('status').where('id', '=', r.body.id).executeTakeFirstOrThrow()),
@@ -173,8 +173,8 @@ it('retries a receiver answering 500, 500, 200: three attempts of the same messa
   const messages = await inbox.received(3);
   const ids = messages.map((m) => verified(hook.secret, m).id);
   expect(new Set(ids).size).toBe(1);
-  expect(messages.map((m) => m.body)).toEqual([messages[0]!.body, messages[0]!.body, messages[0]!.body]);
-  expect(JSON.parse(messages[0]!.body).data.id).toBe(job.body.id);
+  expect(messages.map((m) => m.body)).toEqual([messages[0].body, messages[0].body, messages[0].body]);
+  expect(JSON.parse(messages[0].body).data.id).toBe(job.body.id);
   const [delivery] = await eventually(async () => {
     const log = await deliveries(ws, hook.id);
     return log[0]?.status === 'succeeded' ? log : undefined;
@@ -197,11 +197,11 @@ it('fails a delivery once the retry schedule is spent, and redelivers it on requ
   expect(inbox.messages).toHaveLength(4);
 
   healthy = true;
-  const again = await stack.api.post(`/v1/webhooks/${hook.id}/deliveries/${failed!.id}/redeliver`, { headers: ws.auth });
+  const again = await stack.api.post(`/v1/webhooks/${hook.id}/deliveries/${failed.id}/redeliver`, { headers: ws.auth });
   expect(again.status).toBe(202);
-  expect(again.body).toMatchObject({ event_id: failed!.event_id, status: 'pending', attempts: 0 });
+  expect(again.body).toMatchObject({ event_id: failed.event_id, status: 'pending', attempts: 0 });
   const messages = await inbox.received(5);
-  expect(verified(hook.secret, messages[4]!).id).toBe(failed!.event_id);
+  expect(verified(hook.secret, messages[4]).id).toBe(failed.event_id);
   await eventually(async () => (await deliveries(ws, hook.id))[0]?.status === 'succeeded');
 });
 
@@ -220,18 +220,18 @@ it('cuts off a receiver that hangs at 10 s and retries it, without delaying anot
     await stack.api.post('/v1/jobs', { headers: other.auth, body: { operation: 'profile', target: `fast_${i}` } });
   const fastMessages = await fast.received(3);
   for (const message of fastMessages) verified(fastHook.secret, message);
-  expect(held!.abortedAt).toBeNull();
+  expect(held.abortedAt).toBeNull();
 
   const [, retried] = await hanging.received(2, 20_000);
-  expect(held!.abortedAt).not.toBeNull();
+  expect(held.abortedAt).not.toBeNull();
   // The sender gave up on its own (the receiver never answered), no sooner than its timeout.
-  expect(held!.abortedAt! - held!.at).toBeGreaterThanOrEqual(9_500);
-  expect(verified(slowHook.secret, retried!).id).toBe(held!.headers['webhook-id']);
+  expect(held.abortedAt! - held.at).toBeGreaterThanOrEqual(9_500);
+  expect(verified(slowHook.secret, retried).id).toBe(held.headers['webhook-id']);
   const [delivery] = await eventually(async () => {
     const log = await deliveries(ws, slowHook.id);
     return log[0]?.status === 'succeeded' ? log : undefined;
   });
-  expect(delivery!.attempts).toBe(2);
+  expect(delivery.attempts).toBe(2);
 }, 40_000);
 
 it('signs with both secrets for 24 hours after a rotation', async () => {
@@ -244,12 +244,12 @@ it('signs with both secrets for 24 hours after a rotation', async () => {
   expect(rotated.body.secret).not.toBe(hook.secret);
   await stack.api.post(`/v1/webhooks/${hook.id}/test`, { headers: ws.auth });
   const [message] = await inbox.received(1);
-  const signatures = message!.headers['webhook-signature']!.split(' ');
+  const signatures = message.headers['webhook-signature'].split(' ');
   expect(signatures).toHaveLength(2);
   // Either secret verifies the message on its own.
-  expect(verified(rotated.body.secret, message!).type).toBe('webhook.test');
-  expect(verified(hook.secret, message!).type).toBe('webhook.test');
-  expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(message!.body, message!.headers)).toThrow(
+  expect(verified(rotated.body.secret, message).type).toBe('webhook.test');
+  expect(verified(hook.secret, message).type).toBe('webhook.test');
+  expect(() => new Webhook(`whsec_${Buffer.alloc(32, 7).toString('base64')}`).verify(message.body, message.headers)).toThrow(
     /No matching signature/,
   );
 
@@ -261,9 +261,9 @@ it('signs with both secrets for 24 hours after a rotation', async () => {
     .execute();
   await stack.api.post(`/v1/webhooks/${hook.id}/test`, { headers: ws.auth });
   const [, later] = await inbox.received(2);
-  expect(later!.headers['webhook-signature']!.split(' ')).toHaveLength(1);
-  verified(rotated.body.secret, later!);
-  expect(() => new Webhook(hook.secret).verify(later!.body, later!.headers)).toThrow(/No matching signature/);
+  expect(later.headers['webhook-signature'].split(' ')).toHaveLength(1);
+  verified(rotated.body.secret, later);
+  expect(() => new Webhook(hook.secret).verify(later.body, later.headers)).toThrow(/No matching signature/);
 });
 
 it('stops a disabled webhook: no new deliveries, test sends still go', async () => {
@@ -275,7 +275,7 @@ it('stops a disabled webhook: no new deliveries, test sends still go', async () 
   await eventually(async () => (await stack.api.get(`/v1/jobs/${job.body.id}`, { headers: ws.auth })).body.status === 'completed');
   await stack.api.post(`/v1/webhooks/${hook.id}/test`, { headers: ws.auth });
   const [message] = await inbox.received(1);
-  expect(verified(hook.secret, message!).type).toBe('webhook.test');
+  expect(verified(hook.secret, message).type).toBe('webhook.test');
   await new Promise((resolve) => setTimeout(resolve, 500));
   expect(inbox.messages).toHaveLength(1);
 });

@@ -28,7 +28,7 @@ function snippet(): string {
   const page = readFileSync(path.join(ROOT, 'docs/webhooks.md'), 'utf8');
   const match = /<!-- snippet: receiver -->\n```js\n([\s\S]*?)```/.exec(page);
   if (!match) throw new Error('docs/webhooks.md has no receiver snippet');
-  return match[1]!;
+  return match[1];
 }
 
 async function freePort(): Promise<number> {
@@ -80,13 +80,13 @@ it('verifies the service’s messages with the snippet of docs/webhooks.md', asy
     .where('workspace_id', '=', ws.workspaceId)
     .execute();
   const timestamp = Math.floor(Date.now() / 1000);
-  const headers = signatureHeaders([hook.body.secret], event!.id, timestamp, event!.body!);
+  const headers = signatureHeaders([hook.body.secret], event.id, timestamp, event.body!);
   const tampered = await fetch(`http://127.0.0.1:${port}/`, {
     method: 'POST',
     headers,
-    body: event!.body!.replace('"completed"', '"failed"'),
+    body: event.body!.replace('"completed"', '"failed"'),
   });
   expect(tampered.status).toBe(400);
-  const genuine = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers, body: event!.body! });
+  const genuine = await fetch(`http://127.0.0.1:${port}/`, { method: 'POST', headers, body: event.body! });
   expect(genuine.status).toBe(204);
 });

@@ -162,11 +162,11 @@ export async function startArchivingPrimary(): Promise<ArchivingPrimary> {
     async archiveCurrentWal(timeoutMs = 30_000) {
       const [switched] = await primary.query<{ wal: string }>('postgres', 'select pg_walfile_name(pg_switch_wal()) as wal');
       const deadline = Date.now() + timeoutMs;
-      while (!existsSync(path.join(archive, switched!.wal))) {
-        if (Date.now() > deadline) throw new Error(`WAL segment ${switched!.wal} not archived within ${timeoutMs} ms`);
+      while (!existsSync(path.join(archive, switched.wal))) {
+        if (Date.now() > deadline) throw new Error(`WAL segment ${switched.wal} not archived within ${timeoutMs} ms`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
-      return switched!.wal;
+      return switched.wal;
     },
     async destroy() {
       await primary.stop('immediate');
@@ -215,7 +215,7 @@ export async function restoreCluster(
     const [state] = await restored
       .query<{ recovering: boolean }>('postgres', 'select pg_is_in_recovery() as recovering')
       .catch(() => [{ recovering: true }]);
-    if (!state!.recovering) break;
+    if (!state.recovering) break;
     if (Date.now() > deadline) throw new Error('the restored cluster did not finish recovery within 120 s');
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

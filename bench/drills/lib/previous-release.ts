@@ -63,7 +63,7 @@ export function releasesOf(changelog: string): ChangelogRelease[] {
   for (const section of sections) {
     const heading = /^\[(\d+\.\d+\.\d+)\]\s*-\s*(\d{4}-\d{2}-\d{2})/.exec(section);
     const commit = /^Commit:\s*`?([0-9a-f]{7,40})`?/im.exec(section);
-    if (heading && commit) out.push({ version: heading[1]!, date: heading[2]!, commit: commit[1]! });
+    if (heading && commit) out.push({ version: heading[1], date: heading[2], commit: commit[1] });
   }
   return out;
 }

@@ -41,7 +41,7 @@ export function startApp(app: AppName, env: Record<string, string>, root: string
       await exited;
     },
   };
-  for (const stream of [child.stdout!, child.stderr!]) createInterface({ input: stream }).on('line', (line) => proc.lines.push(line));
+  for (const stream of [child.stdout, child.stderr]) createInterface({ input: stream }).on('line', (line) => proc.lines.push(line));
   child.on('exit', (code, signal) => {
     if (!stopping) proc.died = { code, signal };
   });

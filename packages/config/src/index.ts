@@ -206,9 +206,9 @@ export function parseCreditPacks(raw: string | undefined): CreditPack[] {
       throw new Error(
         `CREDIT_PACKS[${i}] must be {id (letters, digits, _ or -), credits > 0, amount > 0 (minor unit), currency (3 letters)}`,
       );
-    if (seen.has(p!.id!)) throw new Error(`CREDIT_PACKS lists ${p!.id} twice`);
-    seen.add(p!.id!);
-    return { id: p!.id!, credits: p!.credits!, amount: p!.amount!, currency: p!.currency!.toLowerCase() };
+    if (seen.has(p.id!)) throw new Error(`CREDIT_PACKS lists ${p.id} twice`);
+    seen.add(p.id!);
+    return { id: p.id!, credits: p.credits!, amount: p.amount!, currency: p.currency!.toLowerCase() };
   });
 }
 
@@ -318,7 +318,7 @@ export function parseRedisClusterNodes(raw: string | undefined): RedisNode[] {
     if (!match || port < 1 || port > 65535) {
       throw new Error(`REDIS_CLUSTER_NODES must be a comma list of host:port (such as redis-1:6379,redis-2:6379), got "${raw}"`);
     }
-    nodes.push({ host: match[1]!.replace(/^\[(.*)\]$/, '$1'), port });
+    nodes.push({ host: match[1].replace(/^\[(.*)\]$/, '$1'), port });
   }
   return nodes;
 }
@@ -555,8 +555,8 @@ const WARN = 40;
  * line per failed request, attempt or loop turn would bury that under a flood.
  */
 function demoteOutageFaults(this: Logger, args: Parameters<pino.LogFn>, method: pino.LogFn, level: number): void {
-  const first = args[0] as unknown;
-  if (level >= WARN && first && typeof first === 'object' && 'err' in first && isUnavailableError((first as { err: unknown }).err)) {
+  const first = args[0];
+  if (level >= WARN && first && typeof first === 'object' && 'err' in first && isUnavailableError(first.err)) {
     if (this.isLevelEnabled('debug')) this.debug(...(args as [object, string?]));
     return;
   }

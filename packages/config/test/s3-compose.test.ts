@@ -46,7 +46,7 @@ function headerShell(): Record<string, string> {
 }
 
 it('has MinIO and a one-shot bucket creator, in the s3 profile only', () => {
-  const minio = compose.services.minio!;
+  const minio = compose.services.minio;
   expect(minio.image).toMatch(/^minio\/minio(:|$)/);
   expect(minio.profiles).toEqual(['s3']);
   expect(minio.command).toEqual(expect.arrayContaining(['server', '/data']));
@@ -54,7 +54,7 @@ it('has MinIO and a one-shot bucket creator, in the s3 profile only', () => {
   // Published on loopback only: the root user's keys are development values.
   for (const port of minio.ports ?? []) expect(port).toMatch(/^127\.0\.0\.1:/);
 
-  const init = compose.services['minio-init']!;
+  const init = compose.services['minio-init'];
   expect(init.image).toMatch(/^minio\/mc(:|$)/);
   expect(init.profiles).toEqual(['s3']);
   expect(init.depends_on).toEqual({ minio: { condition: 'service_healthy' } });
@@ -63,12 +63,12 @@ it('has MinIO and a one-shot bucket creator, in the s3 profile only', () => {
   expect(script).toContain('mc mb --ignore-existing');
   // Services outside the profile keep running without it.
   for (const name of ['postgres', 'redis', 'api', 'worker', 'scheduler', 'migrate'])
-    expect(compose.services[name]!.profiles).toBeUndefined();
+    expect(compose.services[name].profiles).toBeUndefined();
 });
 
 it('gives every app service the result store variables, and names no service of the profile', () => {
   for (const app of ['api', 'worker', 'scheduler', 'migrate']) {
-    const env = compose.services[app]!.environment!;
+    const env = compose.services[app].environment!;
     for (const name of [
       'RESULT_STORE',
       'S3_BUCKET',
@@ -83,26 +83,26 @@ it('gives every app service the result store variables, and names no service of 
   }
   // Not waited for: a dependency on a service of a profile that is off is an error to
   // docker-compose 1.x; until the bucket exists, page writes are attempts retried.
-  for (const app of ['api', 'worker', 'scheduler']) expect(compose.services[app]!.depends_on ?? {}).not.toHaveProperty('minio-init');
+  for (const app of ['api', 'worker', 'scheduler']) expect(compose.services[app].depends_on ?? {}).not.toHaveProperty('minio-init');
 });
 
 it("runs the service on the profile's MinIO with the header's command, and on Postgres without it", () => {
   const shell = headerShell();
   expect(shell.RESULT_STORE).toBe('s3');
-  const env = resolved(compose.services.worker!, shell);
+  const env = resolved(compose.services.worker, shell);
   const store = resultStoreOf(env);
   expect(store.resultStore).toBe('s3');
   expect(store.s3).toEqual({
     endpoint: 'http://minio:9000',
-    bucket: interpolate(compose.services['minio-init']!.environment!.BUCKET!, shell),
+    bucket: interpolate(compose.services['minio-init'].environment!.BUCKET, shell),
     region: 'us-east-1',
-    accessKeyId: interpolate(compose.services.minio!.environment!.MINIO_ROOT_USER!, shell),
-    secretAccessKey: interpolate(compose.services.minio!.environment!.MINIO_ROOT_PASSWORD!, shell),
+    accessKeyId: interpolate(compose.services.minio.environment!.MINIO_ROOT_USER, shell),
+    secretAccessKey: interpolate(compose.services.minio.environment!.MINIO_ROOT_PASSWORD, shell),
     forcePathStyle: true,
   });
   expect(store.s3!.bucket).toBe('sdx-results');
 
   // `docker compose up` alone: results in Postgres, and no bucket named, so nothing (the
   // retention's orphan sweep among them) talks to an object store that is not running.
-  expect(resultStoreOf(resolved(compose.services.worker!, {}))).toEqual({ resultStore: 'postgres', s3: null });
+  expect(resultStoreOf(resolved(compose.services.worker, {}))).toEqual({ resultStore: 'postgres', s3: null });
 });

@@ -19,7 +19,7 @@ const document = loadOpenApiDocument() as unknown as Node;
 function resolve(node: Node | undefined): Node | undefined {
   let current = node;
   for (let i = 0; current && typeof current.$ref === 'string' && i < 20; i += 1) {
-    current = (current.$ref as string)
+    current = current.$ref
       .slice(2)
       .split('/')
       .map((part) => part.replace(/~1/g, '/').replace(/~0/g, '~'))
@@ -150,7 +150,7 @@ describe('openapi.yaml reads well and generates good clients', () => {
 
   // ajv knows OpenAPI's `nullable`; `discriminator` is only a hint for clients here (oneOf decides).
   const ajv = addFormats(new Ajv({ strict: false, allErrors: true }));
-  const dereferenced = dereferenceSync(document as never) as unknown as Node;
+  const dereferenced = dereferenceSync(document) as unknown as Node;
   const compiled = new WeakMap<object, ReturnType<typeof ajv.compile>>();
   /** Problems of each example of each media type of `content` against its schema, as `where: errors`. */
   function exampleProblems(content: Node | undefined, where: string): string[] {

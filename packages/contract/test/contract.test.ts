@@ -34,7 +34,7 @@ function altered(value: unknown, path: Array<string | number>, to: unknown): unk
     string | number,
     unknown
   >;
-  const last = path[path.length - 1]!;
+  const last = path[path.length - 1];
   if (to === undefined) delete parent[last];
   else parent[last] = to;
   return copy;

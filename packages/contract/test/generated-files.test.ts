@@ -25,11 +25,11 @@ interface Command {
 
 function commands(): Command[] {
   const manifest = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  return manifest.scripts['generate:types']!.split('&&').map((command) => {
+  return manifest.scripts['generate:types'].split('&&').map((command) => {
     const [bin, ...args] = command.trim().split(/\s+/);
     const at = args.indexOf('-o');
     if (!bin || at < 0 || !args[at + 1]) throw new Error(`generate:types: "${command.trim()}" names no output (-o)`);
-    return { bin, args, output: args[at + 1]! };
+    return { bin, args, output: args[at + 1] };
   });
 }
 
@@ -62,6 +62,6 @@ it('the generated files are those of the current openapi.yaml (else: npm run gen
 
 it('lists every webhook event type of openapi.yaml, and every selector is one of them or *', () => {
   const schemas = loadOpenApiDocument().components!.schemas! as Record<string, { enum?: string[] }>;
-  expect([...WEBHOOK_EVENT_TYPES]).toEqual(schemas.WebhookEventType!.enum);
-  expect(schemas.WebhookEventSelector!.enum).toEqual(['*', ...WEBHOOK_EVENT_TYPES]);
+  expect([...WEBHOOK_EVENT_TYPES]).toEqual(schemas.WebhookEventType.enum);
+  expect(schemas.WebhookEventSelector.enum).toEqual(['*', ...WEBHOOK_EVENT_TYPES]);
 });

@@ -142,7 +142,7 @@ class PipelinedConnection implements DatabaseConnection {
       if (begun) await begun;
       const results = await Promise.all(sent);
       if (queries) return { rows: results.map((r) => r.rows) as R[] };
-      const { command, rowCount, rows } = results[0]!;
+      const { command, rowCount, rows } = results[0];
       const counted = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE';
       return { numAffectedRows: counted ? BigInt(rowCount ?? 0) : undefined, rows: (rows ?? []) as R[] };
     } catch (error) {

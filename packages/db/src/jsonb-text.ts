@@ -49,7 +49,7 @@ function write(value: unknown): string {
   if (keys.length === 0) return '{}';
   keys.sort(compareKeys);
   let out = '{';
-  for (let i = 0; i < keys.length; i++) out += `${i === 0 ? '' : ', '}${JSON.stringify(keys[i])}: ${write(record[keys[i]!])}`;
+  for (let i = 0; i < keys.length; i++) out += `${i === 0 ? '' : ', '}${JSON.stringify(keys[i])}: ${write(record[keys[i]])}`;
   return `${out}}`;
 }
 

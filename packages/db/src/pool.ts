@@ -36,7 +36,7 @@ export function createDb(options: DbOptions): Db {
     connectionTimeoutMillis: 5000,
     // pg's pipeline mode (see driver.ts): statements go out without waiting for the previous answer.
     pipeline: true,
-  } as pg.PoolConfig);
+  });
   // A client that loses its connection, idle or checked out, must not crash the process: the
   // query it was running fails with the error, and the pool discards the client. Every client
   // gets its listener the moment the pool has connected it, before anyone can check it out.

@@ -62,7 +62,7 @@ describe('migration lock timeout', () => {
       },
     ]);
     // `set local`: the connection is back to the server's default after the migration's transaction.
-    expect((await sql<{ v: string }>`select current_setting('lock_timeout') as v`.execute(db)).rows[0]!.v).toBe('0');
+    expect((await sql<{ v: string }>`select current_setting('lock_timeout') as v`.execute(db)).rows[0].v).toBe('0');
   });
 
   it('gives up on a lock held by a long transaction, and the queries behind it wait no longer than the timeout', async () => {

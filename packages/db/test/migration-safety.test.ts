@@ -61,7 +61,7 @@ describe('the schema checker', () => {
         label: ['text'],
         attempts: ['integer', false, true],
       }),
-      schedules: previous.schedules!,
+      schedules: previous.schedules,
       exports: table({ id: ['text', false] }),
     };
     expect(compareSchemas(previous, next, [])).toEqual([]);
@@ -78,15 +78,15 @@ describe('the schema checker', () => {
   it('catches a renamed column and a renamed table', () => {
     const next: SchemaSnapshot = {
       jobs: table({ id: ['text', false], status: ['text', false], handle: ['text', false], note: ['text'] }),
-      recurring_jobs: previous.schedules!,
+      recurring_jobs: previous.schedules,
     };
     const findings = compareSchemas(previous, next, []);
     expect(findings.map((f) => [f.kind, f.table, f.column])).toEqual([
       ['column-renamed', 'jobs', 'target'],
       ['table-renamed', 'schedules', undefined],
     ]);
-    expect(findings[0]!.detail).toContain('jobs.handle');
-    expect(findings[1]!.detail).toContain('recurring_jobs');
+    expect(findings[0].detail).toContain('jobs.handle');
+    expect(findings[1].detail).toContain('recurring_jobs');
   });
 
   it('catches a type change, a column made NOT NULL and a new NOT NULL column without a default', () => {
@@ -98,7 +98,7 @@ describe('the schema checker', () => {
         note: ['text', false],
         owner: ['text', false],
       }),
-      schedules: previous.schedules!,
+      schedules: previous.schedules,
     };
     expect(compareSchemas(previous, next, []).map((f) => [f.kind, f.column])).toEqual([
       ['column-type-changed', 'status'],

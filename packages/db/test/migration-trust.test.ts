@@ -20,7 +20,7 @@ describe('migration 20261127_0022_trust', () => {
       )
     ).rows.map((r) => r.column_name);
   const tableExists = async (table: string) =>
-    (await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_name = ${table}`.execute(db)).rows[0]!
+    (await sql<{ n: number }>`select count(*)::int as n from information_schema.tables where table_name = ${table}`.execute(db)).rows[0]
       .n === 1;
 
   it("keeps existing users verified, stores emails in one form, backfills team workspaces' makers, and goes down and up again", async () => {

@@ -38,7 +38,7 @@ describe('pipelined driver', () => {
           );
       }
       return result;
-    } as never);
+    });
   });
 
   afterEach(() => spy.mockRestore());
@@ -59,7 +59,7 @@ describe('pipelined driver', () => {
     const rows = await db.transaction().execute(async (tx) => {
       await tx
         .insertInto('pipelined' as never)
-        .values({ id: hostile, n: 1, at, tags: ['x', 'y,z'], doc: JSON.stringify({ q: hostile }) } as never)
+        .values({ id: hostile, n: 1, at, tags: ['x', 'y,z'], doc: JSON.stringify({ q: hostile }) })
         .execute();
       return tx
         .updateTable('pipelined' as never)
@@ -195,7 +195,7 @@ describe('pipelined driver', () => {
     try {
       const failed = own.transaction().execute(async (tx) => {
         const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(tx);
-        await sql`select pg_terminate_backend(${rows[0]!.pid})`.execute(db);
+        await sql`select pg_terminate_backend(${rows[0].pid})`.execute(db);
         await sql`select pg_sleep(0.2)`.execute(tx);
       });
       await expect(failed).rejects.toThrow();

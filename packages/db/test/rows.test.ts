@@ -34,7 +34,7 @@ describe('jsonRows', () => {
       const { rows } = await sql<{
         total: number;
       }>`select sum(v.n)::int as total from ${jsonRows([{ n: 1 }, { n: 2 }, { n: 3 }], 'n int')} as v`.execute(tx);
-      return rows[0]!.total;
+      return rows[0].total;
     });
     expect(out).toBe(6);
   });

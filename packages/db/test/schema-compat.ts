@@ -97,7 +97,7 @@ export async function snapshotSchema(db: Db): Promise<SchemaSnapshot> {
 const sameColumns = (a: TableShape, b: TableShape) => {
   const left = Object.keys(a.columns).sort();
   const right = Object.keys(b.columns).sort();
-  return left.length === right.length && left.every((name, i) => name === right[i] && a.columns[name]!.type === b.columns[name]!.type);
+  return left.length === right.length && left.every((name, i) => name === right[i] && a.columns[name].type === b.columns[name].type);
 };
 
 /** What the previous release could meet broken in `next`; allowed removals left out. */
@@ -110,7 +110,7 @@ export function compareSchemas(previous: SchemaSnapshot, next: SchemaSnapshot, c
     const after = next[table];
     if (!after) {
       if (allowed(table)) continue;
-      const renamed = newTables.find((name) => sameColumns(before, next[name]!));
+      const renamed = newTables.find((name) => sameColumns(before, next[name]));
       findings.push(
         renamed
           ? {
@@ -128,7 +128,7 @@ export function compareSchemas(previous: SchemaSnapshot, next: SchemaSnapshot, c
       const now = after.columns[column];
       if (!now) {
         if (allowed(table, column)) continue;
-        const renamed = added.find((name) => !renameTargets.has(name) && after.columns[name]!.type === shape.type);
+        const renamed = added.find((name) => !renameTargets.has(name) && after.columns[name].type === shape.type);
         if (renamed) renameTargets.add(renamed);
         findings.push(
           renamed
@@ -156,7 +156,7 @@ export function compareSchemas(previous: SchemaSnapshot, next: SchemaSnapshot, c
     if (before.kind !== 'table') continue;
     for (const column of added) {
       if (renameTargets.has(column)) continue;
-      const shape = after.columns[column]!;
+      const shape = after.columns[column];
       if (!shape.nullable && !shape.hasDefault && !allowed(table, column)) {
         findings.push({
           kind: 'new-required-column',

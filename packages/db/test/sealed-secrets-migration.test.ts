@@ -52,7 +52,7 @@ describe('migration 20261127_0023_sealed_webhook_secrets', () => {
     const left = await sql<{
       n: number;
     }>`select count(*)::int as n from webhooks where secret like 'whsec_%' or previous_secret like 'whsec_%'`.execute(db);
-    expect(left.rows[0]!.n).toBe(0);
+    expect(left.rows[0].n).toBe(0);
     expect(sealer.open((await stored('whk_bulk_1100')).secret)).toBe('whsec_bulk1100');
 
     // No clear value can be written any more, in either column.

@@ -105,7 +105,7 @@ export class GroupCommit<I, O> {
   /** While items wait behind a flush, refuses each one when it reaches maxWaitMs. */
   private armStaleTimer(): void {
     if (this.staleTimer || !Number.isFinite(this.maxWaitMs) || this.queue.length === 0) return;
-    const due = this.queue[0]!.queuedAt + this.maxWaitMs - performance.now();
+    const due = this.queue[0].queuedAt + this.maxWaitMs - performance.now();
     this.staleTimer = setTimeout(
       () => {
         this.staleTimer = null;
@@ -122,7 +122,7 @@ export class GroupCommit<I, O> {
     if (!Number.isFinite(this.maxWaitMs)) return;
     const limit = performance.now() - this.maxWaitMs;
     let stale = 0;
-    while (stale < this.queue.length && this.queue[stale]!.queuedAt < limit) stale += 1;
+    while (stale < this.queue.length && this.queue[stale].queuedAt < limit) stale += 1;
     for (const p of this.queue.splice(0, stale)) p.reject(new GroupCommitOverloaded());
   }
 
@@ -138,7 +138,7 @@ export class GroupCommit<I, O> {
       const result = results[i];
       if (result instanceof Error) p.reject(result);
       else if (i >= results.length) p.reject(new Error('group commit: the flush answered fewer items than it was given'));
-      else p.resolve(result as O);
+      else p.resolve(result);
     });
   }
 }

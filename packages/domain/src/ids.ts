@@ -42,7 +42,7 @@ function randomFraction(): number {
     randomFillSync(pool);
     next = 0;
   }
-  return pool[next++]! / 256;
+  return pool[next++] / 256;
 }
 
 const ulid = monotonicFactory(randomFraction);

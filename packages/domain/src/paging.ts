@@ -54,7 +54,7 @@ export function pageQuery<T extends Listed, O>(
 export function pageOf<T extends { id: string }>(rows: T[], limit: number): Page<T> {
   if (rows.length <= limit) return { rows, next: null };
   const page = rows.slice(0, limit);
-  return { rows: page, next: page[page.length - 1]!.id };
+  return { rows: page, next: page[page.length - 1].id };
 }
 
 const NOUN: Record<Listed, string> = { jobs: 'job', batches: 'batch', schedules: 'schedule', monitors: 'monitor' };

@@ -99,11 +99,11 @@ describe('group admission', () => {
     const entryIds = new Set(fresh.map((job) => job.queue_entry));
     expect(entryIds.size).toBe(1);
     const [entryId] = [...entryIds];
-    expect(entryId).toBe(`${fresh[0]!.id}-a1+5`);
+    expect(entryId).toBe(`${fresh[0].id}-a1+5`);
     await stack.runtime.queues.idle(); // the add goes on after the answer
     const entry = await stack.runtime.queues.jobs.getJob(entryId!);
-    expect(entry?.data).toEqual({ jobId: fresh[0]!.id, attempt: 1, jobIds: fresh.map((job) => job.id) });
-    expect(await stack.runtime.queues.jobs.getJob(`${fresh[1]!.id}-a1`)).toBeUndefined();
+    expect(entry?.data).toEqual({ jobId: fresh[0].id, attempt: 1, jobIds: fresh.map((job) => job.id) });
+    expect(await stack.runtime.queues.jobs.getJob(`${fresh[1].id}-a1`)).toBeUndefined();
   });
 
   it('frees the idempotency key of a submission refused inside a group', async () => {
@@ -136,7 +136,7 @@ describe('group admission', () => {
   it('keeps the usage invariant when 200 submissions of 4 workspaces race', async () => {
     const workspaces = await Promise.all(Array.from({ length: 4 }, () => stack.workspace({ credits: 37 })));
     const tenants = await Promise.all(workspaces.map((w) => tenantOf(w.workspaceId)));
-    const outcomes = await Promise.allSettled(Array.from({ length: 200 }, (_, i) => submit(tenants[i % 4]!, `race_${i}`)));
+    const outcomes = await Promise.allSettled(Array.from({ length: 200 }, (_, i) => submit(tenants[i % 4], `race_${i}`)));
     for (const [n, ws] of workspaces.entries()) {
       const mine = outcomes.filter((_, i) => i % 4 === n);
       expect(mine.filter((o) => o.status === 'fulfilled')).toHaveLength(37);

@@ -40,9 +40,9 @@ it('keeps single jobs out of the batch index and finds batch children through it
   await sql`analyze jobs`.execute(db);
 
   const definition = await sql<{ def: string }>`select pg_get_indexdef('jobs_batch_children_idx'::regclass) as def`.execute(db);
-  expect(definition.rows[0]!.def).toMatch(/WHERE \(batch_id IS NOT NULL\)/);
+  expect(definition.rows[0].def).toMatch(/WHERE \(batch_id IS NOT NULL\)/);
   const old = await sql<{ n: number }>`select count(*)::int as n from pg_indexes where indexname = 'jobs_batch_idx'`.execute(db);
-  expect(old.rows[0]!.n).toBe(0);
+  expect(old.rows[0].n).toBe(0);
 
   const explain = async (text: string, parameters: unknown[]) => {
     const { rows } = await db.executeQuery<{ 'QUERY PLAN': unknown }>({
@@ -51,7 +51,7 @@ it('keeps single jobs out of the batch index and finds batch children through it
       query: undefined as never,
       queryId: undefined as never,
     });
-    return indexesIn(rows[0]!['QUERY PLAN']);
+    return indexesIn(rows[0]['QUERY PLAN']);
   };
   const byOne = await explain('select * from jobs where workspace_id = $1 and batch_id = $2 and status = $3 order by batch_position', [
     ws.workspaceId,

@@ -44,7 +44,7 @@ it('claims by primary key while thousands of jobs are queued, and claims only th
   const compiled = claimStatement(stack.runtime.services, wanted).compile(stack.runtime.db);
   const plan = await stack.runtime.db.transaction().execute(async (tx) => {
     const { rows } = await tx.executeQuery<{ 'QUERY PLAN': unknown }>({ ...compiled, sql: `explain (format json) ${compiled.sql}` });
-    return rows[0]!['QUERY PLAN'];
+    return rows[0]['QUERY PLAN'];
   });
   const indexes = indexesIn(plan);
   expect(indexes.length).toBeGreaterThan(0);

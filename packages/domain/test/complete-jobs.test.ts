@@ -66,14 +66,14 @@ describe('group claim', () => {
   it('claims each job of the group once, with a lease of its own', async () => {
     const ws = await stack.workspace({ credits: 1000 });
     const [a, b, c] = [await submit(ws, 'claim_a', 5), await submit(ws, 'claim_b', 5), await submit(ws, 'claim_c', 5)];
-    const rows = await claimJobs(stack.runtime.services, [a!, b!, a!, c!, 'job_missing']);
+    const rows = await claimJobs(stack.runtime.services, [a, b, a, c, 'job_missing']);
     expect(rows.map((r) => (r && !(r instanceof Error) ? r.id : r))).toEqual([a, b, null, c, null]);
     const claimed = rows.filter((r): r is JobRow => !!r && !(r instanceof Error));
     for (const row of claimed) expect(row).toMatchObject({ status: 'running', attempts: 1, progress_stage: 'running' });
     expect(new Set(claimed.map((r) => r.lease_token)).size).toBe(3);
     expect(claimed.every((r) => typeof r.lease_token === 'string' && r.lease_token.length > 0)).toBe(true);
     // Running with a live heartbeat: not claimable again.
-    expect(await claimJobs(stack.runtime.services, [a!, c!])).toEqual([null, null]);
+    expect(await claimJobs(stack.runtime.services, [a, c])).toEqual([null, null]);
   });
 });
 
@@ -101,14 +101,14 @@ describe('group completion', () => {
     await stack.runtime.db.updateTable('jobs').set({ lease_token: 'another-attempt' }).where('id', '=', takenOver).execute();
 
     const group = [
-      delivered(jobs[0]!, 10),
-      delivered(jobs[1]!, 3),
-      delivered(jobs[2]!, 10),
-      delivered(jobs[3]!, 20),
-      delivered(jobs[4]!, 5),
-      delivered(jobs[5]!, 20),
-      delivered(jobs[6]!, 20),
-      delivered(jobs[7]!, 8),
+      delivered(jobs[0], 10),
+      delivered(jobs[1], 3),
+      delivered(jobs[2], 10),
+      delivered(jobs[3], 20),
+      delivered(jobs[4], 5),
+      delivered(jobs[5], 20),
+      delivered(jobs[6], 20),
+      delivered(jobs[7], 8),
     ];
     expect(await completeJobs(stack.runtime.services, group)).toEqual([true, true, false, true, true, true, false, true]);
 
@@ -124,7 +124,7 @@ describe('group completion', () => {
       [8, 10],
     ];
     rows.forEach((row, i) => {
-      const [count, billed] = expected[i]!;
+      const [count, billed] = expected[i];
       if (count < 0) return;
       expect(row).toMatchObject({
         status: 'completed',
@@ -217,7 +217,7 @@ describe('group completion', () => {
     const id = await submit(ws, 'g_closed', 10);
     const [row] = await claimAll([id]);
     await stack.runtime.db.transaction().execute((tx) => settleReservation(tx, new Date(), { jobId: id, credits: 4, units: 2 }));
-    expect(await completeJobs(stack.runtime.services, [delivered(row!, 10)])).toEqual([true]);
+    expect(await completeJobs(stack.runtime.services, [delivered(row, 10)])).toEqual([true]);
     expect(await job(id)).toMatchObject({ status: 'completed', billed_credits: 20, result_count: 10 });
     expect(await settles(id)).toHaveLength(1);
     expect(await usage(ws)).toMatchObject({ credits_used: 4, credits_reserved: 0 });
@@ -227,17 +227,17 @@ describe('group completion', () => {
     const ws = await stack.workspace({ credits: 100 });
     const ids = [await submit(ws, 'g_ok_1', 5), await submit(ws, 'g_bad', 5), await submit(ws, 'g_ok_2', 5)];
     const [ok1, bad, ok2] = await claimAll(ids);
-    const refused = delivered(bad!, 5);
+    const refused = delivered(bad, 5);
     // jsonb cannot store a NUL character.
     refused.delivered.finalPage!.items[0] = { kind: 'post', id: 'nul', caption: 'a\u0000b' } as unknown as Item;
-    const results = await completeJobs(stack.runtime.services, [delivered(ok1!, 5), refused, delivered(ok2!, 5)]);
+    const results = await completeJobs(stack.runtime.services, [delivered(ok1, 5), refused, delivered(ok2, 5)]);
     expect(results[0]).toBe(true);
     expect(results[1]).toBeInstanceOf(Error);
     expect(results[2]).toBe(true);
-    expect(await job(ids[1]!)).toMatchObject({ status: 'running', billed_credits: 0 });
-    expect(await reservation(ids[1]!)).toMatchObject({ status: 'held' });
-    expect(await settles(ids[1]!)).toEqual([]);
-    for (const id of [ids[0]!, ids[2]!]) {
+    expect(await job(ids[1])).toMatchObject({ status: 'running', billed_credits: 0 });
+    expect(await reservation(ids[1])).toMatchObject({ status: 'held' });
+    expect(await settles(ids[1])).toEqual([]);
+    for (const id of [ids[0], ids[2]]) {
       expect(await job(id)).toMatchObject({ status: 'completed', billed_credits: 10 });
       expect(await settles(id)).toHaveLength(1);
     }
@@ -312,15 +312,13 @@ describe('settleReservations', () => {
       settleReservations(
         tx,
         now,
-        batched.jobs.map((jobId, i) => ({ jobId, credits: charges[i]!, units: charges[i]! })),
+        batched.jobs.map((jobId, i) => ({ jobId, credits: charges[i], units: charges[i] })),
       ),
     );
     const oneByOne: Array<number | null> = [];
     for (const [i, jobId] of single.jobs.entries()) {
       oneByOne.push(
-        await stack.runtime.db
-          .transaction()
-          .execute((tx) => settleReservation(tx, now, { jobId, credits: charges[i]!, units: charges[i]! })),
+        await stack.runtime.db.transaction().execute((tx) => settleReservation(tx, now, { jobId, credits: charges[i], units: charges[i] })),
       );
     }
     expect(batched.jobs.map((id) => many.get(id) ?? null)).toEqual(oneByOne);

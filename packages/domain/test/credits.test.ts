@@ -22,7 +22,7 @@ describe('credit ledger', () => {
     const ws = await stack.workspace({ credits: 100 });
     const outcomes = await Promise.allSettled(Array.from({ length: 30 }, () => reserve(ws.workspaceId, 7)));
     const accepted = outcomes.filter((o) => o.status === 'fulfilled');
-    const rejected = outcomes.filter((o) => o.status === 'rejected') as PromiseRejectedResult[];
+    const rejected = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
     expect(accepted).toHaveLength(14); // 14 * 7 = 98 <= 100 < 105
     for (const r of rejected) {
       expect(r.reason).toBeInstanceOf(ApiError);

@@ -1,5 +1,4 @@
 import { sql } from 'kysely';
-import type { JobStatus } from '@sdx/db';
 import { type JobFilters, listBatchViews, listJobs, listScheduleViews, purgeExpiredResults, type Tenant } from '@sdx/domain/testing';
 import { explain, indexesIn, nodeTypesIn, recordingStatements, startTestStack, type TestStack } from '@sdx/testing';
 
@@ -116,7 +115,7 @@ const DEEP = 'job_00plan00015000';
 
 describe.each<[string, JobFilters, string]>([
   ['no filter', {}, 'jobs_workspace_idx'],
-  ['status', { status: 'failed' as JobStatus }, 'jobs_workspace_status_idx'],
+  ['status', { status: 'failed' }, 'jobs_workspace_status_idx'],
   ['platform', { platform: 'twitter' }, 'jobs_workspace_platform_idx'],
   ['operation', { operation: 'followers' }, 'jobs_workspace_operation_idx'],
   ['schedule_id', { scheduleId: '<schedule>' }, 'jobs_schedule_idx'],

@@ -1,6 +1,6 @@
 import type ExcelJS from 'exceljs';
 import { once } from 'node:events';
-import { PassThrough, type Stream } from 'node:stream';
+import { PassThrough } from 'node:stream';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { type ExportRow, type TabularExportOptions, rowEncoder } from './rows';
 import { pipeTo } from './stream';
@@ -72,7 +72,7 @@ export async function writeXlsx(
   const { signal } = stopped;
   try {
     const workbook = new Excel.stream.xlsx.WorkbookWriter({
-      stream: body as unknown as Stream,
+      stream: body,
       useStyles: false,
       useSharedStrings: false,
     });

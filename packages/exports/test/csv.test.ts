@@ -98,7 +98,7 @@ describe('writeCsv', () => {
     const [headerLine, dataLine] = out.text().split('\r\n');
     const header = columnsFor(['profile']);
     expect(headerLine).toBe(['target', ...header].map((c) => `"${c}"`).join(','));
-    const fields = dataLine!.split(',');
+    const fields = dataLine.split(',');
     expect(fields[0]).toBe('"alice"');
     expect(fields[1 + header.indexOf('kind')]).toBe('"profile"');
     expect(fields[1 + header.indexOf('username')]).toBe('"bob"');
@@ -117,7 +117,7 @@ describe('writeCsv', () => {
     // every `;` sits inside a quoted field, so no cell it makes begins with a formula character.
     const cells: string[] = [''];
     let quoted = false;
-    for (const ch of dataLine!) {
+    for (const ch of dataLine) {
       if (ch === '"') quoted = !quoted;
       else if (ch === ';' && !quoted) cells.push('');
       else cells[cells.length - 1] += ch;
@@ -125,12 +125,12 @@ describe('writeCsv', () => {
     expect(cells).toHaveLength(1);
     expect(cells.every((cell) => !/^[=+\-@\t\r]/.test(cell))).toBe(true);
     // Without the quotes (the encoding before), the same reader would start cells with `=` and `@`.
-    const bare = dataLine!.replace(/"/g, '').split(';');
+    const bare = dataLine.replace(/"/g, '').split(';');
     expect(bare.some((cell) => /^[=@+]/.test(cell))).toBe(true);
     // The comma reader gets the fields back exactly.
-    const [fields] = Papa.parse<string[]>(dataLine!).data;
-    expect(fields![0]).toBe(hostile);
-    expect(fields![1 + columnsFor(['post']).indexOf('caption')]).toBe('a;@SUM(A1);+1');
+    const [fields] = Papa.parse<string[]>(dataLine).data;
+    expect(fields[0]).toBe(hostile);
+    expect(fields[1 + columnsFor(['post']).indexOf('caption')]).toBe('a;@SUM(A1);+1');
   });
 
   it('encodes records exactly as papaparse unparse does with every string quoted', () => {

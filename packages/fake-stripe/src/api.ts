@@ -98,7 +98,7 @@ export class StripeApi<E extends Emitted> {
     const retrieve =
       (object: string, param: string): Handler =>
       ({ params, path }) =>
-        state.render(state.get(object, path[param]!), expand(params));
+        state.render(state.get(object, path[param]), expand(params));
     this.handlers = {
       PostCustomers: ({ params }) => state.render(state.createCustomer(params), expand(params)),
       GetCustomersCustomer: retrieve('customer', 'customer'),
@@ -112,9 +112,9 @@ export class StripeApi<E extends Emitted> {
       // Monthly plans (subscriptions.ts).
       PostPrices: ({ params }) => state.render(books().createPrice(params), expand(params)),
       GetSubscriptionsSubscriptionExposedId: ({ params, path }) =>
-        state.render(books().render(state.get('subscription', path.subscription_exposed_id!)), expand(params)),
+        state.render(books().render(state.get('subscription', path.subscription_exposed_id)), expand(params)),
       PostSubscriptionsSubscriptionExposedId: ({ params, path }) =>
-        state.render(books().render(books().update(path.subscription_exposed_id!, params)), expand(params)),
+        state.render(books().render(books().update(path.subscription_exposed_id, params)), expand(params)),
       GetInvoicesInvoice: retrieve('invoice', 'invoice'),
       PostBillingPortalSessions: ({ params }) => state.render(books().createPortalSession(params), expand(params)),
     };
@@ -165,7 +165,7 @@ export class StripeApi<E extends Emitted> {
         invalidRequest(`Invalid request: Content-Type ${contentType} is not supported; send application/x-www-form-urlencoded parameters.`),
       );
     }
-    params = qs.parse(request.method === 'GET' ? request.query : request.body, PARSE) as Record<string, unknown>;
+    params = qs.parse(request.method === 'GET' ? request.query : request.body, PARSE);
 
     const fingerprint = `${request.method} ${request.path} ${JSON.stringify(params)}`;
     if (idempotencyKey) {

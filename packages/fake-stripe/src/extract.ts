@@ -98,7 +98,7 @@ export function extractSubset(source: SourceDocument, note: SourceNote): StripeS
     pending.push(...collectRefs(schema, new Set()));
   }
   const schemas = Object.fromEntries(
-    [...names].sort().map((name) => [name, withoutDescriptions(source.components.schemas[name]!) as JsonObject]),
+    [...names].sort().map((name) => [name, withoutDescriptions(source.components.schemas[name]) as JsonObject]),
   );
   return {
     openapi: source.openapi,

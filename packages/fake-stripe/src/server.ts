@@ -294,7 +294,7 @@ class FakeStripeServer implements FakeStripe {
       if (method === 'GET' && pathname === '/') return html(200, this.dashboard());
       if (subscriptionPage) {
         const [, kind, rawId, action] = subscriptionPage;
-        const id = decodeURIComponent(rawId!);
+        const id = decodeURIComponent(rawId);
         if (method === 'GET' && kind === 'portal' && !action) return html(200, this.book.portalPage(id));
         if (method === 'GET' && kind === 'invoices' && !action) return html(200, this.book.invoicePage(id));
         if (method === 'POST' && kind === 'invoices' && action === 'pay') {
@@ -310,22 +310,22 @@ class FakeStripeServer implements FakeStripe {
           return redirect('/');
         }
       }
-      if (session && method === 'GET' && !session[2]) return html(200, this.checkout(decodeURIComponent(session[1]!)));
+      if (session && method === 'GET' && !session[2]) return html(200, this.checkout(decodeURIComponent(session[1])));
       if (session && method === 'POST' && session[2] === 'pay') {
-        const id = decodeURIComponent(session[1]!);
+        const id = decodeURIComponent(session[1]);
         const current = this.state.get<CheckoutSession>('checkout.session', id);
         if (current.status === 'open') this.state.payCheckoutSession(id);
         if (current.mode === 'subscription') return redirect(current.success_url.replace('{CHECKOUT_SESSION_ID}', id));
         return redirect(current.success_url.replace('{CHECKOUT_SESSION_ID}', id));
       }
       if (session && method === 'POST' && session[2] === 'refund') {
-        const id = decodeURIComponent(session[1]!);
+        const id = decodeURIComponent(session[1]);
         const current = this.state.get<CheckoutSession>('checkout.session', id);
         if (current.payment_intent) this.refundQuietly(current.payment_intent);
         return redirect(`/checkout/${encodeURIComponent(id)}`);
       }
       if (intent && method === 'POST') {
-        this.refundQuietly(decodeURIComponent(intent[1]!));
+        this.refundQuietly(decodeURIComponent(intent[1]));
         return redirect('/');
       }
       html(404, `<!doctype html><title>Not found</title><p>Nothing at ${escapeHtml(pathname)}.</p>`);

@@ -90,7 +90,7 @@ export function findOperation(method: string, pathname: string): { operation: Op
     if (operation.method !== method) continue;
     const match = operation.pattern.exec(pathname);
     if (!match) continue;
-    const pathParams = Object.fromEntries(operation.pathParams.map((name, i) => [name, decodeURIComponent(match[i + 1]!)]));
+    const pathParams = Object.fromEntries(operation.pathParams.map((name, i) => [name, decodeURIComponent(match[i + 1])]));
     return { operation, pathParams };
   }
   return null;
@@ -132,26 +132,26 @@ function show(value: unknown): string {
 /** The problem Stripe would name first, in its words, from ajv's errors. */
 export function paramProblem(errors: ErrorObject[]): ParamProblem {
   const [error] = [...errors].sort((a, b) => segmentsOf(b).length - segmentsOf(a).length || rank(a) - rank(b));
-  const segments = segmentsOf(error!);
+  const segments = segmentsOf(error);
   const param = bracketed(segments);
-  switch (error!.keyword) {
+  switch (error.keyword) {
     case 'additionalProperties':
       return { param, message: `Received unknown parameter: ${param}`, code: 'parameter_unknown' };
     case 'required':
       return { param, message: `Missing required param: ${param}.`, code: 'parameter_missing' };
     case 'enum':
-      return { param, message: `Invalid ${param}: must be one of ${oneOf(error!.params.allowedValues as unknown[])}` };
+      return { param, message: `Invalid ${param}: must be one of ${oneOf(error.params.allowedValues as unknown[])}` };
     case 'type': {
-      const type = String(error!.params.type);
+      const type = String(error.params.type);
       if (type === 'integer' || type === 'number')
-        return { param, message: `Invalid integer: ${show(error!.data)}`, code: 'parameter_invalid_integer' };
+        return { param, message: `Invalid integer: ${show(error.data)}`, code: 'parameter_invalid_integer' };
       if (type === 'object' || type === 'array') return { param, message: `Invalid ${type}` };
-      return { param, message: `Invalid ${type}: ${show(error!.data)}` };
+      return { param, message: `Invalid ${type}: ${show(error.data)}` };
     }
     case 'maxLength':
-      return { param, message: `Invalid ${param}: must be at most ${String(error!.params.limit)} characters` };
+      return { param, message: `Invalid ${param}: must be at most ${String(error.params.limit)} characters` };
     default:
-      return { param, message: `Invalid ${param || 'request'}: ${error!.message ?? 'invalid value'}` };
+      return { param, message: `Invalid ${param || 'request'}: ${error.message ?? 'invalid value'}` };
   }
 }
 
@@ -184,8 +184,8 @@ export function objectProblems(name: string, object: unknown): string[] {
     responseAjv = new Ajv({ strict: false, validateFormats: false, allErrors: true, logger: false });
     responseAjv.addSchema({
       $id: 'stripe',
-      components: { schemas: nullableToJsonSchema(stripeSubset().components.schemas as Json) },
-    } as object);
+      components: { schemas: nullableToJsonSchema(stripeSubset().components.schemas) },
+    });
   }
   const validate = responseAjv.getSchema(`stripe#/components/schemas/${name}`);
   if (!validate) throw new Error(`no component schema ${name}`);

@@ -165,7 +165,7 @@ export class StripeState<E extends Emitted> {
         quantity: item.quantity,
       };
     });
-    const currency = inputs[0]!.currency;
+    const currency = inputs[0].currency;
     if (inputs.some((input) => input.currency !== currency))
       throw invalidRequest('All line items must use the same currency.', 'line_items');
     const created = unixNow();
@@ -377,16 +377,16 @@ export class StripeState<E extends Emitted> {
       return;
     }
     const schema = stripeSubset().components.schemas[target.object];
-    const property = (schema?.properties as Record<string, Record<string, unknown>> | undefined)?.[field!];
+    const property = (schema?.properties as Record<string, Record<string, unknown>> | undefined)?.[field];
     if (!property?.['x-expansionResources']) {
-      const inline = (schema?.['x-expandableFields'] as string[] | undefined)?.includes(field!) && rest.length === 0;
+      const inline = (schema?.['x-expandableFields'] as string[] | undefined)?.includes(field) && rest.length === 0;
       if (inline) return;
       throw invalidRequest(`This property cannot be expanded (${path}).`, 'expand');
     }
-    const value = target[field!];
+    const value = target[field];
     const found = typeof value === 'string' ? this.objects.get(value) : undefined;
-    if (found) target[field!] = clone(found);
-    const next = target[field!];
+    if (found) target[field] = clone(found);
+    const next = target[field];
     if (rest.length > 0 && next !== null && typeof next === 'object') this.expandPath(next as StripeObject, rest, path);
   }
 }

@@ -178,8 +178,8 @@ export class SubscriptionBook {
 
   /** Pays a subscription Checkout Session: the subscription, its first invoice paid, and the events in Stripe's order. */
   payCheckout(session: CheckoutSession, lineItems: LineItem[], subscriptionMetadata: Metadata, intervalOf: string): void {
-    const item = lineItems[0]!;
-    const amount = (item.amount_total as number) ?? session.amount_total;
+    const item = lineItems[0];
+    const amount = item.amount_total ?? session.amount_total;
     const price = this.store.put(
       this.priceObject({ currency: session.currency, unitAmount: amount, product: newId('prod_', 14), interval: intervalOf, metadata: {} }),
     );
@@ -249,7 +249,7 @@ export class SubscriptionBook {
   private invoice(subscription: Subscription, amount: number, reason: string, created: number, start: number, end: number): Invoice {
     this.invoiceCount += 1;
     const id = newId('in_');
-    const price = subscription.items.data[0]!.price;
+    const price = subscription.items.data[0].price;
     const parent = {
       type: 'subscription_details',
       quote_details: null,
@@ -346,7 +346,7 @@ export class SubscriptionBook {
       subscription.cancel_at_period_end = params.cancel_at_period_end === true;
       subscription.cancel_at = subscription.cancel_at_period_end ? subscription.current_period_end : null;
     }
-    const item = subscription.items.data[0]!;
+    const item = subscription.items.data[0];
     const oldPrice = item.price;
     if (newPrice) item.price = newPrice;
     this.emit('customer.subscription.updated', this.render(subscription));
@@ -382,7 +382,7 @@ export class SubscriptionBook {
     const end = nextMonth(start);
     subscription.current_period_start = start;
     subscription.current_period_end = end;
-    const item = subscription.items.data[0]!;
+    const item = subscription.items.data[0];
     item.current_period_start = start;
     item.current_period_end = end;
     this.emit('customer.subscription.updated', this.render(subscription));
@@ -485,7 +485,7 @@ export class SubscriptionBook {
         const actions = live
           ? `<form method="post" action="/subscriptions/${escapeHtml(s.id)}/advance"><button type="submit">Next period</button></form><form method="post" action="/subscriptions/${escapeHtml(s.id)}/cancel"><button type="submit" class="secondary">Cancel now</button></form>`
           : '';
-        const price = s.items.data[0]!.price;
+        const price = s.items.data[0].price;
         return `<tr><td><code>${escapeHtml(s.id)}</code></td><td>${escapeHtml(s.status)}</td><td>${escapeHtml(s.metadata.plan_id ?? '')}</td><td>${escapeHtml(formatAmount(price.unit_amount, price.currency))}</td><td>${new Date(s.current_period_end * 1000).toISOString()}${s.cancel_at_period_end ? ' (cancels)' : ''}</td><td>${actions}</td></tr>`;
       })
       .join('');

@@ -167,8 +167,8 @@ describe('fake Stripe API through the stripe package', () => {
     });
     expect(objectProblems('charge', charge)).toEqual([]);
     expect(fake.events.slice(before).map((e) => e.type)).toEqual(['payment_intent.succeeded', 'charge.succeeded']);
-    expect(fake.events[before]!.data.object).toMatchObject({ id: intent.id, metadata: { kind: 'auto_recharge' } });
-    expect(fake.events[before]!.request).toEqual({ id: expect.stringMatching(/^req_/), idempotency_key: 'recharge-1' });
+    expect(fake.events[before].data.object).toMatchObject({ id: intent.id, metadata: { kind: 'auto_recharge' } });
+    expect(fake.events[before].request).toEqual({ id: expect.stringMatching(/^req_/), idempotency_key: 'recharge-1' });
     expect(await stripe.paymentIntents.create(params, { idempotencyKey: 'recharge-1' })).toEqual(intent);
     expect(fake.paymentIntentsCreated()).toBe(1);
 

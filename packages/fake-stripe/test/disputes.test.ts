@@ -21,7 +21,7 @@ async function paidIntent(): Promise<string> {
   const customer = await stripe.customers.create({ metadata: { workspace_id: 'ws_1' } });
   const session = await stripe.checkout.sessions.create(packSession(customer.id, 'ws_1'));
   const [completed] = await fake.payCheckoutSession(session.id);
-  return (completed!.data.object as unknown as Stripe.Checkout.Session).payment_intent as string;
+  return (completed.data.object as unknown as Stripe.Checkout.Session).payment_intent as string;
 }
 
 /** The delivered events of these types, parsed by the `stripe` package from the signed bodies. */
@@ -37,10 +37,10 @@ describe('fake Stripe disputes', () => {
     const created = await fake.dispute(intentId);
     await fake.settled();
     const [event, withdrawn] = delivered(['charge.dispute.created', 'charge.dispute.funds_withdrawn']);
-    expect(event!.id).toBe(created.id);
-    expect(withdrawn!.type).toBe('charge.dispute.funds_withdrawn');
+    expect(event.id).toBe(created.id);
+    expect(withdrawn.type).toBe('charge.dispute.funds_withdrawn');
     expect(objectProblems('event', event)).toEqual([]);
-    const dispute = event!.data.object as Stripe.Dispute;
+    const dispute = event.data.object as Stripe.Dispute;
     expect(objectProblems('dispute', dispute)).toEqual([]);
     const charge = await stripe.charges.retrieve(dispute.charge as string);
     expect(dispute).toMatchObject({

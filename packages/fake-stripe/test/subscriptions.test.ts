@@ -62,10 +62,10 @@ describe('subscriptions through the stripe package', () => {
       cancel_at_period_end: false,
       metadata: { workspace_id: 'ws_1', plan_id: 'starter' },
     });
-    const item = subscription.items.data[0]!;
+    const item = subscription.items.data[0];
     expect(item.price).toMatchObject({ unit_amount: 4900, currency: 'usd', recurring: { interval: 'month' } });
     expect(item.current_period_end - item.current_period_start).toBeGreaterThanOrEqual(28 * 86_400);
-    const paid = fake.events.find((e) => e.type === 'invoice.paid')!.data.object as Record<string, unknown>;
+    const paid = fake.events.find((e) => e.type === 'invoice.paid')!.data.object;
     expect(paid).toMatchObject({
       status: 'paid',
       amount_paid: 4900,
@@ -87,13 +87,13 @@ describe('subscriptions through the stripe package', () => {
     });
     expect(pro).toMatchObject({ object: 'price', type: 'recurring', unit_amount: 19900 });
     const before = fake.events.length;
-    const item = subscription.items.data[0]!.id;
+    const item = subscription.items.data[0].id;
     const upgraded = await stripe.subscriptions.update(subscription.id, {
       items: [{ id: item, price: pro.id }],
       metadata: { plan_id: 'pro' },
       proration_behavior: 'always_invoice',
     });
-    expect(upgraded.items.data[0]!.price.id).toBe(pro.id);
+    expect(upgraded.items.data[0].price.id).toBe(pro.id);
     const upgradeEvents = fake.events.slice(before);
     expect(types(upgradeEvents)).toEqual([
       'customer.subscription.updated',
@@ -102,7 +102,7 @@ describe('subscriptions through the stripe package', () => {
       'invoice.paid',
       'invoice.payment_succeeded',
     ]);
-    const proration = upgradeEvents.find((e) => e.type === 'invoice.paid')!.data.object as Record<string, unknown>;
+    const proration = upgradeEvents.find((e) => e.type === 'invoice.paid')!.data.object;
     expect(proration.amount_paid as number).toBeGreaterThan(14_000);
     expect(proration.amount_paid as number).toBeLessThanOrEqual(15_000);
     expect(proration).toMatchObject({
@@ -139,7 +139,7 @@ describe('subscriptions through the stripe package', () => {
       'invoice.payment_failed',
       'customer.subscription.updated',
     ]);
-    const open = failed.find((e) => e.type === 'invoice.payment_failed')!.data.object as Record<string, unknown>;
+    const open = failed.find((e) => e.type === 'invoice.payment_failed')!.data.object;
     expect(open).toMatchObject({ status: 'open', billing_reason: 'subscription_cycle' });
     expect(open.created as number).toBeGreaterThan(Math.floor(Date.now() / 1000) + 27 * 86_400);
     expect((await stripe.subscriptions.retrieve(subscription.id)).status).toBe('past_due');
@@ -172,7 +172,7 @@ describe('subscriptions through the stripe package', () => {
     ).rejects.toThrow(/recurring/);
     const { subscription } = await subscribed();
     await expect(
-      stripe.subscriptions.update(subscription.id, { items: [{ id: subscription.items.data[0]!.id, price: 'price_nope' }] }),
+      stripe.subscriptions.update(subscription.id, { items: [{ id: subscription.items.data[0].id, price: 'price_nope' }] }),
     ).rejects.toThrow(/No such price/);
   });
 });

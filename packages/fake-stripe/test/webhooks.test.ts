@@ -31,12 +31,12 @@ describe('fake Stripe webhooks', () => {
     expect(events.map((e) => e.type)).toEqual(['checkout.session.completed', 'payment_intent.succeeded', 'charge.succeeded']);
     expect(receiver.received).toHaveLength(3);
 
-    const first = receiver.received[0]!;
+    const first = receiver.received[0];
     expect(first.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(first.headers['user-agent']).toMatch(/^Stripe\/1\.0/);
     const event = stripe.webhooks.constructEvent(first.body, first.headers['stripe-signature'] as string, fake.webhookSecret, 300);
     expect(event.type).toBe('checkout.session.completed');
-    expect(event.id).toBe(events[0]!.id);
+    expect(event.id).toBe(events[0].id);
     expect(event).toMatchObject({
       object: 'event',
       livemode: false,
@@ -58,8 +58,8 @@ describe('fake Stripe webhooks', () => {
     expect(completed.payment_intent).toMatch(/^pi_/);
 
     const intentEvent = stripe.webhooks.constructEvent(
-      receiver.received[1]!.body,
-      receiver.received[1]!.headers['stripe-signature'] as string,
+      receiver.received[1].body,
+      receiver.received[1].headers['stripe-signature'] as string,
       fake.webhookSecret,
       300,
     );
@@ -75,7 +75,7 @@ describe('fake Stripe webhooks', () => {
 
   it('signs so that a tampered body, a stale timestamp or another secret is refused', async () => {
     await paidSession();
-    const { body, headers } = receiver.received[0]!;
+    const { body, headers } = receiver.received[0];
     const header = headers['stripe-signature'] as string;
     expect(header).toMatch(/^t=\d+,v1=[0-9a-f]{64}$/);
     expect(header).toBe(fake.sign(body, Number(/t=(\d+)/.exec(header)![1])));
@@ -92,14 +92,14 @@ describe('fake Stripe webhooks', () => {
   it('retries a delivery the receiver answered with 500, each copy signed', async () => {
     receiver.answers.push(500, 503);
     const { events } = await paidSession();
-    const first = events[0]!.id;
+    const first = events[0].id;
     const attempts = fake.deliveries.filter((d) => d.eventId === first);
     expect(attempts).toMatchObject([
       { eventId: first, attempt: 1, status: 500 },
       { eventId: first, attempt: 2, status: 200 },
     ]);
-    expect(attempts[1]!.at - attempts[0]!.at).toBeGreaterThanOrEqual(45);
-    const second = events[1]!.id;
+    expect(attempts[1].at - attempts[0].at).toBeGreaterThanOrEqual(45);
+    const second = events[1].id;
     expect(fake.deliveries.filter((d) => d.eventId === second).map((d) => d.status)).toEqual([503, 200]);
     const copies = receiver.received.filter((r) => JSON.parse(r.body).id === first);
     expect(copies).toHaveLength(2);
@@ -128,7 +128,7 @@ describe('fake Stripe webhooks', () => {
 
   it('pays with an overridden amount, and asynchronously (completed unpaid, then async_payment_succeeded)', async () => {
     const mismatch = await paidSession({ amountTotal: 999, currency: 'eur' });
-    expect(mismatch.events[0]!.data.object).toMatchObject({ amount_total: 999, currency: 'eur', payment_status: 'paid' });
+    expect(mismatch.events[0].data.object).toMatchObject({ amount_total: 999, currency: 'eur', payment_status: 'paid' });
 
     const later = await paidSession({ async: true, card: { brand: 'mastercard', last4: '4444' } });
     expect(later.events.map((e) => e.type)).toEqual([
@@ -137,9 +137,9 @@ describe('fake Stripe webhooks', () => {
       'charge.succeeded',
       'checkout.session.async_payment_succeeded',
     ]);
-    expect(later.events[0]!.data.object).toMatchObject({ status: 'complete', payment_status: 'unpaid' });
-    expect(later.events[3]!.data.object).toMatchObject({ payment_status: 'paid' });
-    const intent = await stripe.paymentIntents.retrieve(later.events[0]!.data.object.payment_intent as string, {
+    expect(later.events[0].data.object).toMatchObject({ status: 'complete', payment_status: 'unpaid' });
+    expect(later.events[3].data.object).toMatchObject({ payment_status: 'paid' });
+    const intent = await stripe.paymentIntents.retrieve(later.events[0].data.object.payment_intent as string, {
       expand: ['payment_method'],
     });
     expect((intent.payment_method as Stripe.PaymentMethod).card).toMatchObject({ brand: 'mastercard', last4: '4444' });
@@ -151,7 +151,7 @@ describe('fake Stripe webhooks', () => {
     fake.setWebhookUrl(null);
     const { events } = await paidSession();
     expect(events).toHaveLength(3);
-    expect(events[0]!.pending_webhooks).toBe(0);
+    expect(events[0].pending_webhooks).toBe(0);
     expect(receiver.received).toHaveLength(0);
     expect(fake.deliveries).toHaveLength(0);
   });

@@ -190,7 +190,7 @@ const pfbidOf = (i: number): string => `pfbid0${Buffer.from(`fakepost:${90000000
 /** Post index of a pfbid0… ID, or null. */
 function pfbidIndex(pfbid: string): number | null {
   const m = /^pfbid0([0-9a-f]+)$/.exec(pfbid);
-  const text = m ? Buffer.from(m[1] as string, 'hex').toString('utf8') : '';
+  const text = m ? Buffer.from(m[1], 'hex').toString('utf8') : '';
   const n = /^fakepost:(\d+)$/.exec(text);
   return n ? Number(n[1]) - 900000000 : null;
 }
@@ -229,7 +229,7 @@ function igMedia(i: number, owner: boolean) {
 function businessDiscovery(req: FakeRequest, fields: string): FakeResponse {
   const m = /^business_discovery\.username\(([^)]+)\)\{(.*)\}$/.exec(fields);
   if (!m) return graphError(400, 100, '(#100) Invalid fields parameter');
-  const username = (m[1] as string).toLowerCase();
+  const username = m[1].toLowerCase();
   if (username !== F.igBusiness.username) {
     return graphError(400, 110, 'Invalid user id', {
       error_subcode: 2207013,
@@ -249,7 +249,7 @@ function businessDiscovery(req: FakeRequest, fields: string): FakeResponse {
     media_count: b.media,
     website: 'https://example.com',
   };
-  const media = /media(?:\.limit\((\d+)\))?(?:\.after\(([^)]+)\))?\{/.exec(m[2] as string);
+  const media = /media(?:\.limit\((\d+)\))?(?:\.after\(([^)]+)\))?\{/.exec(m[2]);
   if (media) {
     const limit = Number(media[1] ?? 25);
     const offset = decodeToken('g', media[2]);
@@ -301,12 +301,11 @@ export function createGraphApi(): FakeApi {
     }
     // A post: {page-id}_{post-id}, where the post ID may be the pfbid0… form, or a bare pfbid0….
     const pfbidMatch = node ? /^(?:(\d+)_)?(pfbid0[A-Za-z0-9]+)$/.exec(node) : null;
-    const pfbidPost =
-      pfbidMatch && (pfbidMatch[1] === undefined || pfbidMatch[1] === F.page.id) ? pfbidIndex(pfbidMatch[2] as string) : null;
+    const pfbidPost = pfbidMatch && (pfbidMatch[1] === undefined || pfbidMatch[1] === F.page.id) ? pfbidIndex(pfbidMatch[2]) : null;
     const postMatch = node ? (pfbidPost !== null ? [node, F.page.id, String(900000000 + pfbidPost)] : /^(\d+)_(\d+)$/.exec(node)) : null;
     if (postMatch && postMatch[1] === F.page.id) {
       const i = Number(postMatch[2]) - 900000000;
-      if (i < 0 || i >= F.page.posts) return missing(node as string);
+      if (i < 0 || i >= F.page.posts) return missing(node);
       if (!edgeName) return nonexistingField(req, 'Post') ?? { status: 200, body: post(i) };
       if (edgeName === 'comments') {
         const bad = nonexistingField(req, 'Comment');
@@ -332,7 +331,7 @@ export function createGraphApi(): FakeApi {
     if (commentMatch) {
       const i = Number(commentMatch[1]) - 900000000;
       const c = Number(commentMatch[2]);
-      if (i < 0 || i >= F.page.posts || c >= F.page.commentsPerPost) return missing(node as string);
+      if (i < 0 || i >= F.page.posts || c >= F.page.commentsPerPost) return missing(node);
       if (edgeName === 'comments') {
         const bad = nonexistingField(req, 'Comment');
         if (bad) return bad;

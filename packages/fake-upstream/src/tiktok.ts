@@ -153,11 +153,11 @@ function videoQuery(req: FakeRequest): FakeResponse {
     candidates = hit ? [video(hit.stream, hit.index)] : [];
   } else if (username !== undefined) {
     if (username === F.privateUser) return reply(400, {}, 'invalid_params', `The user ${username} is private`);
-    candidates = username === F.user.username ? all(STREAMS.user as Stream) : [];
+    candidates = username === F.user.username ? all(STREAMS.user) : [];
   } else if (hashtag !== undefined) {
-    candidates = hashtag === F.hashtag.name ? all(STREAMS.hashtag as Stream) : [];
+    candidates = hashtag === F.hashtag.name ? all(STREAMS.hashtag) : [];
   } else if (keyword !== undefined) {
-    candidates = keyword.includes(FIXTURES.emptyQueryWord) ? [] : all(STREAMS.keyword as Stream, keyword);
+    candidates = keyword.includes(FIXTURES.emptyQueryWord) ? [] : all(STREAMS.keyword, keyword);
   } else return reply(400, {}, 'invalid_params', 'query must have at least one condition');
   const inWindow = candidates.filter((v) => v.create_time >= from && v.create_time < to);
   const cursor = Number(body.cursor ?? 0);
@@ -231,7 +231,7 @@ const AD_BASE = 1_800_000_000_000_000_000n;
 const adIdOf = (index: number): bigint => AD_BASE + BigInt(index) * 7919n;
 
 const AD_COUNTRIES = ['DE', 'FR', 'IT', 'GB', 'ES', 'NL'];
-const adCountries = (index: number): string[] => [AD_COUNTRIES[index % 6] as string, AD_COUNTRIES[(index + 2) % 6] as string];
+const adCountries = (index: number): string[] => [AD_COUNTRIES[index % 6], AD_COUNTRIES[(index + 2) % 6]];
 
 function ad(index: number) {
   const id = adIdOf(index);
@@ -324,7 +324,7 @@ function adQuery(req: FakeRequest): FakeResponse {
   const prior = typeof body.search_id === 'string' ? /^s(\d+)-/.exec(body.search_id) : null;
   const offset = prior ? Number(prior[1]) : 0;
   const ads = [];
-  for (let i = offset; i < Math.min(total, offset + maxCount); i++) ads.push(queryExampleSpelling(adFields(ad(i), fieldsOf(req)) as Json));
+  for (let i = offset; i < Math.min(total, offset + maxCount); i++) ads.push(queryExampleSpelling(adFields(ad(i), fieldsOf(req))));
   const nextOffset = offset + ads.length;
   return reply(200, { ads, has_more: hasMore(nextOffset < total), search_id: `s${nextOffset}-${hash(term)}` });
 }
@@ -410,7 +410,7 @@ export function createTikTokApi(mode: Forms | null = null): FakeApi {
 
 /** IDs of fixture videos, for tests: the creator's video `index`. */
 export function fakeTikTokVideoId(index: number): string {
-  return videoId(STREAMS.user as Stream, index).toString();
+  return videoId(STREAMS.user, index).toString();
 }
 
 /** ID of fixture ad `index`. */

@@ -100,7 +100,7 @@ const WORDS = [
 
 export function sentence(key: string, words = 8): string {
   const out: string[] = [];
-  for (let i = 0; i < words; i++) out.push(WORDS[hash(`${key}:${i}`) % WORDS.length] as string);
+  for (let i = 0; i < words; i++) out.push(WORDS[hash(`${key}:${i}`) % WORDS.length]);
   const text = out.join(' ');
   return text.charAt(0).toUpperCase() + text.slice(1);
 }

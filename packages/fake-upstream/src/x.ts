@@ -159,7 +159,7 @@ function tweetObject(id: string, fields: string[] = []) {
   const stream = Number(m?.[1] ?? 0);
   const index = Number(m?.[2] ?? 0);
   const authorId = stream === 0 ? F.user.id : `15${String(hash(id) % 1000).padStart(17, '0')}`;
-  const tag = ['news', 'tech', 'fake'][hash(id) % 3] as string;
+  const tag = ['news', 'tech', 'fake'][hash(id) % 3];
   const long = isLongTweet(id) ? longTweetText(id, tag) : null;
   const hashtag = (text: string) => ({ start: text.length - tag.length - 1, end: text.length, tag });
   const short = `${sentence(`${id}:t`, 9)} #${tag}`;
@@ -239,12 +239,12 @@ export function createXApi(mode: Forms | null = null): FakeApi {
     const p = req.path;
     const problems = xQueryProblems(p, req.query);
     if (problems.length > 0 && !problems[0]?.message.startsWith('no X operation')) {
-      const first = problems[0] as { parameter: string; value: string; message: string };
+      const first = problems[0];
       return invalid(first.message, first.parameter, first.value);
     }
     let m: RegExpExecArray | null;
     if ((m = /^\/2\/users\/by\/username\/([^/]+)$/.exec(p))) {
-      const u = decodeURIComponent(m[1] as string).toLowerCase();
+      const u = decodeURIComponent(m[1]).toLowerCase();
       if (u === F.user.username) return { status: 200, body: { data: userObject(F.user.username, F.user.id) } };
       if (u === F.protectedUser.username)
         return { status: 200, body: { data: userObject(F.protectedUser.username, F.protectedUser.id, 1, true) } };
@@ -288,7 +288,7 @@ export function createXApi(mode: Forms | null = null): FakeApi {
       return tweetsPage(ids, offset, size, total, 'x', tweetFields(req));
     }
     if ((m = /^\/2\/tweets\/(\d+)$/.exec(p))) {
-      const id = m[1] as string;
+      const id = m[1];
       if (!knownTweet(id)) return notFound('tweet', 'id', id, `Could not find tweet with id: [${id}].`);
       const t = tweetObject(id, tweetFields(req));
       return {

@@ -80,7 +80,7 @@ const videoIdOf = (stream: string, index: number): string => `fv${stream}${Strin
 function knownVideo(id: string): { stream: string; index: number } | null {
   const m = /^fv(ch|pl|sr|tr|cd|sh)(\d{7})$/.exec(id);
   if (!m) return null;
-  const stream = m[1] as string;
+  const stream = m[1];
   const index = Number(m[2]);
   const sizes: Record<string, number> = {
     ch: F.channel.videos,

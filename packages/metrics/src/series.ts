@@ -148,7 +148,7 @@ export function bullQueueCounts(
 ): QueueCountsSource {
   return async () => {
     const counts = await Promise.all(queues.map((queue) => queue.getJobCounts(...QUEUE_STATES)));
-    return Object.fromEntries(queues.map((queue, i) => [queue.name, counts[i]!]));
+    return Object.fromEntries(queues.map((queue, i) => [queue.name, counts[i]]));
   };
 }
 

@@ -65,7 +65,7 @@ export async function startMetricsServer(options: MetricsServerOptions): Promise
     if (path === '/healthz') return send(res, 200, { status: 'ok' });
     if (path === '/readyz') {
       const names = Object.keys(options.checks);
-      const results = await Promise.all(names.map((name) => within(options.checks[name]!, timeoutMs)));
+      const results = await Promise.all(names.map((name) => within(options.checks[name], timeoutMs)));
       const checks = Object.fromEntries(names.map((name, i) => [name, results[i]]));
       const ok = !draining && results.every((r) => r === 'ok');
       return send(res, ok ? 200 : 503, { status: ok ? 'ok' : draining ? 'draining' : 'error', checks });

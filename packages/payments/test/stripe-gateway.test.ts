@@ -29,7 +29,7 @@ function received(event: StripeEvent) {
 const only = (events: StripeEvent[], type: string): StripeEvent => {
   const found = events.filter((e) => e.type === type);
   expect(found).toHaveLength(1);
-  return found[0]!;
+  return found[0];
 };
 
 async function paidPack(workspaceId = 'ws_1') {
@@ -174,7 +174,7 @@ describe('StripeGateway', () => {
       idempotencyKey: 'change-1',
     });
     expect(changed).toMatchObject({ id: subscriptionId, itemId: subscription.itemId, metadata: { plan_id: 'pro' } });
-    expect(fake.subscription(subscriptionId)!.items.data[0]!.price).toMatchObject({ id: priceId, unit_amount: 19900 });
+    expect(fake.subscription(subscriptionId)!.items.data[0].price).toMatchObject({ id: priceId, unit_amount: 19900 });
     const cancelled = await gateway.cancelAtPeriodEnd(subscriptionId, 'cancel-1');
     expect(cancelled).toMatchObject({ cancelAtPeriodEnd: true, currentPeriodEnd: subscription.currentPeriodEnd });
     expect(await gateway.createPortalSession({ customerId, returnUrl: 'http://app.test/billing' })).toMatch(/^http/);

@@ -178,7 +178,7 @@ describe('sandbox provider: determinism and resuming', () => {
     const input = { platform: 'twitter' as const, operation: 'followers', target: 'nasa', limit: 2500 };
     const fresh = await pages(sandbox, input);
     expect(fresh.map((p) => p.cursor)).toEqual(['1000', '2000', null]);
-    const resumed = await pages(sandbox, { ...input, resumeCursor: fresh[0]!.cursor, attempt: 2 });
+    const resumed = await pages(sandbox, { ...input, resumeCursor: fresh[0].cursor, attempt: 2 });
     expect(resumed.map((p) => p.cursor)).toEqual(['2000', null]);
     expect(resumed.flatMap((p) => p.items)).toEqual(fresh.slice(1).flatMap((p) => p.items));
     expect(resumed.every((p) => p.total === 2500)).toBe(true);
@@ -285,7 +285,7 @@ describe('sandbox provider: sandbox_drift_N', () => {
       limit: 3,
     })) as PostItem[];
     expect(second.map((p) => p.id)).toEqual(first.map((p) => p.id));
-    for (const [i, post] of second.entries()) expect(post.metrics.likes! - first[i]!.metrics.likes!).toBeGreaterThanOrEqual(1000);
+    for (const [i, post] of second.entries()) expect(post.metrics.likes! - first[i].metrics.likes!).toBeGreaterThanOrEqual(1000);
   });
 });
 
@@ -453,7 +453,7 @@ describe('sandbox provider: profile bundles', () => {
     expect(got.every((p) => p.total === 13)).toBe(true);
     const [profile, ...posts] = got.flatMap((p) => p.items);
     expect(profile).toEqual((await items(sandbox, { platform: 'instagram', operation: 'profile', target: 'natgeo' }))[0]);
-    expect(profile!.kind).toBe('profile');
+    expect(profile.kind).toBe('profile');
     expect(posts.every((p) => p.kind === 'post')).toBe(true);
     expect(posts).toEqual(await items(sandbox, { platform: 'instagram', operation: 'posts', target: 'natgeo', limit: 12 }));
   });
@@ -477,8 +477,8 @@ describe('sandbox provider: profile bundles', () => {
   test('a profile without includePosts is one item', async () => {
     const got = await pages(createSandboxProvider(), { platform: 'twitter', operation: 'profile', target: 'nasa' });
     expect(got).toHaveLength(1);
-    expect(got[0]!.items).toHaveLength(1);
-    expect(got[0]!.cursor).toBeNull();
+    expect(got[0].items).toHaveLength(1);
+    expect(got[0].cursor).toBeNull();
   });
 });
 
@@ -525,7 +525,7 @@ describe('sandbox provider: items look like the network', () => {
     const got = (await items(sandbox, { platform: 'tiktok', operation: 'hashtag', target: 'fyp', limit: 200 })) as PostItem[];
     const times = got.map((p) => p.published_at!);
     expect([...times].sort().reverse()).toEqual(times);
-    expect(times[0]! <= EPOCH_ISO).toBe(true);
+    expect(times[0] <= EPOCH_ISO).toBe(true);
     for (const p of got) {
       expect(p.hashtags[0]).toBe('fyp');
       for (const tag of p.hashtags) expect(p.caption).toContain(`#${tag}`);
@@ -538,24 +538,24 @@ describe('sandbox provider: items look like the network', () => {
       operation: 'video',
       target: 'https://youtube.com/watch?v=dQw4w9WgXcQ',
     })) as PostItem[];
-    expect(video!.id).toBe('dQw4w9WgXcQ');
-    expect(video!.url).toBe('https://www.youtube.com/watch?v=dQw4w9WgXcQ');
+    expect(video.id).toBe('dQw4w9WgXcQ');
+    expect(video.url).toBe('https://www.youtube.com/watch?v=dQw4w9WgXcQ');
     const [tweet] = (await items(sandbox, {
       platform: 'twitter',
       operation: 'post',
       target: 'https://x.com/nasa/status/1790000000000000000',
     })) as PostItem[];
-    expect(tweet!.id).toBe('1790000000000000000');
-    expect(tweet!.username).toBe('nasa');
+    expect(tweet.id).toBe('1790000000000000000');
+    expect(tweet.username).toBe('nasa');
     const [channel] = (await items(sandbox, {
       platform: 'youtube',
       operation: 'profile',
       target: 'UCBJycsmduvYEL83R_U4JriQ',
     })) as ProfileItem[];
-    expect(channel!.id).toBe('UCBJycsmduvYEL83R_U4JriQ');
+    expect(channel.id).toBe('UCBJycsmduvYEL83R_U4JriQ');
     const [handle] = (await items(sandbox, { platform: 'youtube', operation: 'profile', target: 'mkbhd' })) as ProfileItem[];
-    expect(handle!.id).toMatch(/^UC[A-Za-z0-9_-]{22}$/);
-    expect(handle!.url).toBe('https://www.youtube.com/@mkbhd');
+    expect(handle.id).toMatch(/^UC[A-Za-z0-9_-]{22}$/);
+    expect(handle.url).toBe('https://www.youtube.com/@mkbhd');
   });
 
   test('facebook comment_url works as the target of comment_replies', async () => {
@@ -569,14 +569,14 @@ describe('sandbox provider: items look like the network', () => {
       expect(c.parent_id).toBe('1234567890123456');
       expect(c.comment_url).toBe(`https://www.facebook.com/nasa/posts/1234567890123456?comment_id=${c.id}`);
     }
-    const check = normalizeTarget('facebook', 'comment_url', comments[0]!.comment_url!);
+    const check = normalizeTarget('facebook', 'comment_url', comments[0].comment_url!);
     expect(check.ok).toBe(true);
     const target = check.ok ? check.normalized : '';
     const replies = (await items(sandbox, { platform: 'facebook', operation: 'comment_replies', target, limit: 5 })) as CommentItem[];
     expect(replies).toHaveLength(5);
     for (const r of replies) {
       expect(r.kind).toBe('comment');
-      expect(r.parent_id).toBe(comments[0]!.id);
+      expect(r.parent_id).toBe(comments[0].id);
     }
   });
 
@@ -592,7 +592,7 @@ describe('sandbox provider: items look like the network', () => {
       expect(h.title).toEqual(expect.any(String));
       expect(h.cover_url).toMatch(/^https:\/\//);
     }
-    const check = normalizeTarget('instagram', 'highlight', highlights[0]!.id);
+    const check = normalizeTarget('instagram', 'highlight', highlights[0].id);
     expect(check.ok).toBe(true);
     const stories = await items(sandbox, {
       platform: 'instagram',
@@ -609,11 +609,11 @@ describe('sandbox provider: items look like the network', () => {
       operation: 'transcript',
       target: 'https://tiktok.com/@khaby.lame/video/7234567890123456789',
     })) as TranscriptItem[];
-    expect(t!.id).toBe('7234567890123456789');
-    expect(t!.segments.length).toBeGreaterThan(0);
-    expect(t!.text).toBe(t!.segments.map((s) => s.text).join(' '));
+    expect(t.id).toBe('7234567890123456789');
+    expect(t.segments.length).toBeGreaterThan(0);
+    expect(t.text).toBe(t.segments.map((s) => s.text).join(' '));
     let previousEnd = 0;
-    for (const s of t!.segments) {
+    for (const s of t.segments) {
       expect(s.start).toBeGreaterThanOrEqual(previousEnd);
       expect(s.end).toBeGreaterThan(s.start);
       previousEnd = s.end;

@@ -92,7 +92,7 @@ export function planEntries(jobIds: readonly string[], attempt: number): EntryPl
   const plans: EntryPlan[] = [];
   for (let i = 0; i < jobIds.length; i += ENTRY_MAX_JOBS) {
     const run = jobIds.slice(i, i + ENTRY_MAX_JOBS);
-    const id = run.length === 1 ? entryId({ jobId: run[0]!, attempt }) : `${run[0]}-a${attempt}+${run.length - 1}`;
+    const id = run.length === 1 ? entryId({ jobId: run[0], attempt }) : `${run[0]}-a${attempt}+${run.length - 1}`;
     plans.push({ id, jobIds: run });
   }
   return plans;

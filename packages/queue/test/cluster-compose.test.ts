@@ -23,12 +23,12 @@ const nodes = [1, 2, 3, 4, 5, 6].map((n) => `redis-node-${n}`);
 
 it('has six cluster-enabled Redis nodes and a one-shot creator, in the cluster profile only', () => {
   for (const name of nodes) {
-    const node = compose.services[name]!;
+    const node = compose.services[name];
     expect(node.profiles).toEqual(['cluster']);
     expect(node.command).toEqual(expect.arrayContaining(['--cluster-enabled', 'yes', '--maxmemory-policy', 'noeviction']));
     expect(name in compose.volumes).toBe(true);
   }
-  const init = compose.services['redis-cluster-init']!;
+  const init = compose.services['redis-cluster-init'];
   expect(init.profiles).toEqual(['cluster']);
   expect(Object.keys(init.depends_on ?? {}).sort()).toEqual(nodes);
   const script = (init.command as string[]).join('\n');
@@ -36,12 +36,12 @@ it('has six cluster-enabled Redis nodes and a one-shot creator, in the cluster p
   expect(script).toContain('--cluster-replicas 1');
   expect(script).toContain('--cluster-yes');
   // Services outside the profile keep running without it.
-  expect(compose.services.redis!.profiles).toBeUndefined();
+  expect(compose.services.redis.profiles).toBeUndefined();
 });
 
 it('passes REDIS_CLUSTER_NODES to every app service, which names no service of a profile that may be off', () => {
   for (const app of ['api', 'worker', 'scheduler', 'migrate']) {
-    expect(compose.services[app]!.environment!.REDIS_CLUSTER_NODES).toBe('${REDIS_CLUSTER_NODES:-}');
+    expect(compose.services[app].environment!.REDIS_CLUSTER_NODES).toBe('${REDIS_CLUSTER_NODES:-}');
   }
   // A dependency on a service of a profile that is off is an error to docker-compose 1.x (its
   // `required: false` is 2.x only): the services reconnect until the cluster is created.
@@ -49,8 +49,8 @@ it('passes REDIS_CLUSTER_NODES to every app service, which names no service of a
     .filter(([, service]) => (service as { profiles?: string[] }).profiles)
     .map(([name]) => name);
   for (const app of ['api', 'worker', 'scheduler', 'migrate']) {
-    expect(Object.keys(compose.services[app]!.depends_on ?? {}).filter((name) => profiled.includes(name))).toEqual([]);
-    expect(JSON.stringify(compose.services[app]!.depends_on ?? {})).not.toContain('required');
+    expect(Object.keys(compose.services[app].depends_on ?? {}).filter((name) => profiled.includes(name))).toEqual([]);
+    expect(JSON.stringify(compose.services[app].depends_on ?? {})).not.toContain('required');
   }
   // The node list the header tells operators to set names the six nodes, and parses.
   const line = /REDIS_CLUSTER_NODES=(\S+)/.exec(text)?.[1] ?? '';

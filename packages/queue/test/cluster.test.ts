@@ -59,7 +59,7 @@ it('runs jobs and a batch end to end: submitted, taken by the worker, completed 
     const { rows } = await sql<{
       n: number;
     }>`select count(*)::int as n from jobs where workspace_id = ${ws.workspaceId} and status = 'completed'`.execute(stack.runtime.db);
-    return rows[0]!.n === 32 ? rows[0]!.n : null;
+    return rows[0].n === 32 ? rows[0].n : null;
   }, 30_000);
   expect(done).toBe(32);
   for (const id of ids.slice(0, 3)) {

@@ -181,7 +181,7 @@ const nearTransitionArb = fc
   })
   .map(({ zone, pick, frequency, k, deltaMinutes, second }) => {
     const list = TRANSITIONS.get(zone)!;
-    const tr = list[pick % list.length]!;
+    const tr = list[pick % list.length];
     // Wall clock at the transition, read with the offset before it.
     const wall = DateTime.fromMillis(tr.at + tr.before * MINUTE + deltaMinutes * MINUTE + second * 1000, { zone: 'utc' });
     const anchorDate =
@@ -197,7 +197,7 @@ const nearTransitionArb = fc
       },
       { zone },
     ).toJSDate();
-    return { rule: { frequency, timezone: zone, startsAt } as Recurrence, k };
+    return { rule: { frequency, timezone: zone, startsAt }, k };
   });
 
 /** Index ranges that keep brute-force scans short but still reach years out. */

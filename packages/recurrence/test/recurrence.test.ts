@@ -379,7 +379,7 @@ describe('America/New_York (2026-03-08 spring forward, 2026-11-01 fall back)', (
     }
     expect(seen.size).toBe(days);
     for (let i = 1; i < runs.length; i++) {
-      expect([23 * HOUR, 24 * HOUR, 25 * HOUR]).toContain(runs[i]!.getTime() - runs[i - 1]!.getTime());
+      expect([23 * HOUR, 24 * HOUR, 25 * HOUR]).toContain(runs[i].getTime() - runs[i - 1].getTime());
     }
   });
 });
@@ -431,7 +431,7 @@ describe('zones without DST and with fractional offsets', () => {
     const r = rule('daily', 'Asia/Tokyo', '2026-01-01T09:00:00+09:00');
     const runs = occurrencesBetween(r, new Date('2025-12-31T00:00:00Z'), new Date('2026-12-31T23:59:59Z'));
     expect(runs).toHaveLength(365);
-    for (let i = 1; i < runs.length; i++) expect(runs[i]!.getTime() - runs[i - 1]!.getTime()).toBe(DAY);
+    for (let i = 1; i < runs.length; i++) expect(runs[i].getTime() - runs[i - 1].getTime()).toBe(DAY);
     expect(runs.every((d) => d.getUTCHours() === 0 && d.getUTCMinutes() === 0)).toBe(true);
   });
 
@@ -525,9 +525,9 @@ describe('nextOccurrence', () => {
     const all: Date[] = [];
     for (let k = 0; k < 3700; k++) all.push(occurrenceAt(d, k)!);
     for (const probe of [1, 100, 1000, 2000, 3000, 3650]) {
-      const t = new Date(all[probe]!.getTime() - 1);
+      const t = new Date(all[probe].getTime() - 1);
       expect(nextOccurrence(d, t)).toEqual(all[probe]);
-      expect(nextOccurrence(d, all[probe]!)).toEqual(all[probe + 1]);
+      expect(nextOccurrence(d, all[probe])).toEqual(all[probe + 1]);
     }
   });
 });

@@ -16,9 +16,10 @@ function tableAfter(file: string, heading: string): string[][] {
   if (start < 0) throw new Error(`${file} has no "${heading}"`);
   const first = lines.findIndex((line, i) => i > start && line.startsWith('|'));
   const rows: string[][] = [];
-  for (let i = first + 2; i < lines.length && lines[i]!.startsWith('|'); i += 1) {
+  for (let i = first + 2; i < lines.length && lines[i].startsWith('|'); i += 1) {
     rows.push(
-      lines[i]!.slice(1, -1)
+      lines[i]
+        .slice(1, -1)
         .split(' | ')
         .map((cell) => cell.trim()),
     );

@@ -82,7 +82,7 @@ it('runs a task on its interval, moved by its jitter, and stops cleanly after th
   expect(starts.length).toBeGreaterThanOrEqual(6);
   expect(starts.length).toBeLessThanOrEqual(20);
   // Each wait is 50 ms ± 20 %, counted from the end of the pass before.
-  const gaps = starts.slice(1).map((at, i) => at - starts[i]!);
+  const gaps = starts.slice(1).map((at, i) => at - starts[i]);
   expect(Math.min(...gaps)).toBeGreaterThanOrEqual(55);
   await eventually(async () => starts.length > ended, 2_000, 1);
   await running.stop();
@@ -118,9 +118,9 @@ it('logs a failed pass and retries it per its policy: after 40 ms, doubling, the
   }
   // Two failures, retried 40 then 80 ms later; the third pass succeeds and the next waits a minute.
   expect(starts).toHaveLength(3);
-  expect(starts[1]! - starts[0]!).toBeGreaterThanOrEqual(38);
-  expect(starts[2]! - starts[1]!).toBeGreaterThanOrEqual(78);
-  expect(starts[2]! - starts[1]!).toBeLessThan(1_000);
+  expect(starts[1] - starts[0]).toBeGreaterThanOrEqual(38);
+  expect(starts[2] - starts[1]).toBeGreaterThanOrEqual(78);
+  expect(starts[2] - starts[1]).toBeLessThan(1_000);
   const failures = logged.filter((line) => line.task === 'test-retry');
   expect(failures.map((f) => [f.msg, f.failures, f.retryInMs, f.err])).toEqual([
     ['background task failed', 1, 40, 'division by zero'],
@@ -151,7 +151,7 @@ it('retries a task whose policy is the next interval on its interval', async () 
   } finally {
     await running.stop();
   }
-  expect(Math.min(...starts.slice(1).map((at, i) => at - starts[i]!))).toBeGreaterThanOrEqual(145);
+  expect(Math.min(...starts.slice(1).map((at, i) => at - starts[i]))).toBeGreaterThanOrEqual(145);
   expect(logged.filter((line) => line.task === 'test-next-interval').map((f) => f.retryInMs)).toEqual(starts.map(() => 150));
 });
 

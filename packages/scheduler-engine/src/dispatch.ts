@@ -310,7 +310,7 @@ async function dispatchAll(
       return null;
     }
   });
-  const settled = items.flatMap(({ run }, i) => (outcomes[i] ? [{ run, outcome: outcomes[i]! }] : []));
+  const settled = items.flatMap(({ run }, i) => (outcomes[i] ? [{ run, outcome: outcomes[i] }] : []));
   const recorded = new Map((await hold.settle(settled, services.clock.now())).map((r) => [r.id, r]));
   for (const run of recorded.values()) {
     if (run.trigger === 'scheduled' && run.dispatched_at)
@@ -332,7 +332,7 @@ async function mapConcurrent<T, R>(items: T[], concurrency: number, fn: (item: T
   const lanes = Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, async () => {
     while (next < items.length) {
       const index = next++;
-      out[index] = await fn(items[index]!);
+      out[index] = await fn(items[index]);
     }
   });
   await Promise.all(lanes);

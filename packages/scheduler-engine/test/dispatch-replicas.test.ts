@@ -30,7 +30,7 @@ it('dispatches 1,000 due schedules with no duplicate and no miss', async () => {
   const due = new Date(Math.floor(Date.now() / 1000) * 1000 - 5000);
   const rows = Array.from({ length: SCHEDULES }, (_, i) => ({
     id: newId('sch'),
-    workspace_id: workspaces[i % WORKSPACES]!.workspaceId,
+    workspace_id: workspaces[i % WORKSPACES].workspaceId,
     name: `s${i}`,
     platform: 'instagram',
     operation: 'profile',
@@ -59,7 +59,7 @@ it('dispatches 1,000 due schedules with no duplicate and no miss', async () => {
     }
   };
   const counts = await Promise.all([engine(stack.runtime.services), engine(second.services)]);
-  expect(counts[0]! + counts[1]!).toBe(SCHEDULES);
+  expect(counts[0] + counts[1]).toBe(SCHEDULES);
   expect(counts[0]).toBeGreaterThan(0);
   expect(counts[1]).toBeGreaterThan(0);
 

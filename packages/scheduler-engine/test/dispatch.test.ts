@@ -126,7 +126,7 @@ describe('once schedules', () => {
     const { runs } = await dispatchDue(stack.runtime.services);
     expect(runs).toHaveLength(1);
     expect(runs[0]).toMatchObject({ schedule_id: s.id, status: 'queued', trigger: 'scheduled' });
-    expect(runs[0]!.scheduled_for.toISOString()).toBe('2026-06-01T13:00:00.000Z');
+    expect(runs[0].scheduled_for.toISOString()).toBe('2026-06-01T13:00:00.000Z');
     const row = await scheduleRow(s.id);
     expect(row).toMatchObject({ status: 'completed', next_run_at: null });
     expect(row.last_run_at?.toISOString()).toBe('2026-06-01T13:00:01.000Z');
@@ -160,7 +160,7 @@ describe('catch-up after downtime', () => {
     clock.set('2026-07-04T09:40:00Z');
     const { runs } = await dispatchDue(stack.runtime.services);
     expect(runs).toHaveLength(1);
-    expect(runs[0]!.scheduled_for.toISOString()).toBe('2026-07-04T09:00:00.000Z');
+    expect(runs[0].scheduled_for.toISOString()).toBe('2026-07-04T09:00:00.000Z');
     expect((await scheduleRow(s.id)).next_run_at?.toISOString()).toBe('2026-07-05T09:00:00.000Z');
     expect((await dispatchDue(stack.runtime.services)).runs).toEqual([]);
     expect(await runsOf(s.id)).toHaveLength(1);
@@ -205,7 +205,7 @@ describe('credits', () => {
     const first = await dispatchDue(stack.runtime.services);
     expect(first.runs).toHaveLength(1);
     expect(first.runs[0]).toMatchObject({ status: 'skipped_credits', job_id: null, batch_id: null, dispatched_at: null });
-    expect(first.runs[0]!.error).toMatchObject({ error: 'insufficient_credits', available: 2 });
+    expect(first.runs[0].error).toMatchObject({ error: 'insufficient_credits', available: 2 });
     expect(await stack.runtime.db.selectFrom('batches').select('id').where('workspace_id', '=', ws.workspaceId).execute()).toEqual([]);
     expect(await stack.runtime.db.selectFrom('jobs').select('id').where('workspace_id', '=', ws.workspaceId).execute()).toEqual([]);
     expect((await scheduleRow(s.id)).last_run_at?.toISOString()).toBe('2026-09-01T09:00:00.000Z');
@@ -215,7 +215,7 @@ describe('credits', () => {
     const second = await dispatchDue(stack.runtime.services);
     expect(second.runs).toHaveLength(1);
     expect(second.runs[0]).toMatchObject({ status: 'queued', job_id: null });
-    const batch = await stack.api.get(`/v1/batches/${second.runs[0]!.batch_id}`, { headers: ws.auth });
+    const batch = await stack.api.get(`/v1/batches/${second.runs[0].batch_id}`, { headers: ws.auth });
     expect(batch.body).toMatchObject({ target_count: 3, reserved_credits: 3, status: 'queued' });
   });
 });
@@ -226,18 +226,18 @@ describe('overlap_policy skip', () => {
     const ws = await workspace({ credits: 100 });
     const s = await createSchedule(ws, { timezone: 'UTC', starts_at: '2026-09-10T09:00:00Z', targets: ['nasa', 'esa'] });
     clock.set('2026-09-10T09:00:00Z');
-    const first = (await dispatchDue(stack.runtime.services)).runs[0]!;
+    const first = (await dispatchDue(stack.runtime.services)).runs[0];
     expect(first.status).toBe('queued');
     const children = await stack.runtime.db.selectFrom('jobs').select('id').where('batch_id', '=', first.batch_id).execute();
     // One child finishes; the other is still queued: the batch's work is active.
-    await stack.api.post(`/v1/jobs/${children[0]!.id}/cancel`, { headers: ws.auth });
+    await stack.api.post(`/v1/jobs/${children[0].id}/cancel`, { headers: ws.auth });
     clock.set('2026-09-11T09:00:00Z');
-    const second = (await dispatchDue(stack.runtime.services)).runs[0]!;
+    const second = (await dispatchDue(stack.runtime.services)).runs[0];
     expect(second).toMatchObject({ status: 'skipped_overlap', job_id: null, batch_id: null, error: null, dispatched_at: null });
     expect((await scheduleRow(s.id)).last_run_at?.toISOString()).toBe('2026-09-11T09:00:00.000Z');
-    await stack.api.post(`/v1/jobs/${children[1]!.id}/cancel`, { headers: ws.auth });
+    await stack.api.post(`/v1/jobs/${children[1].id}/cancel`, { headers: ws.auth });
     clock.set('2026-09-12T09:00:00Z');
-    const third = (await dispatchDue(stack.runtime.services)).runs[0]!;
+    const third = (await dispatchDue(stack.runtime.services)).runs[0];
     expect(third.status).toBe('queued');
     expect(third.batch_id).not.toBe(first.batch_id);
   });
@@ -252,7 +252,7 @@ describe('recovery of runs a dead scheduler left undispatched', () => {
     // The claim commits, then the process dies before dispatching.
     const claim = await claimDueRuns(stack.runtime.services, clock.now());
     expect(claim.runs).toHaveLength(1);
-    const run = claim.runs[0]!.run;
+    const run = claim.runs[0].run;
     expect(run).toMatchObject({ status: 'queued', job_id: null, dispatched_at: null });
     // Another process does not dispatch the occurrence again: it is no longer due.
     expect((await dispatchDue(stack.runtime.services)).runs).toEqual([]);
@@ -264,10 +264,10 @@ describe('recovery of runs a dead scheduler left undispatched', () => {
     const recovered = await recoverStalledRuns(stack.runtime.services);
     expect(recovered).toHaveLength(1);
     expect(recovered[0]).toMatchObject({ id: run.id, status: 'queued' });
-    expect(recovered[0]!.job_id).toMatch(/^job_/);
+    expect(recovered[0].job_id).toMatch(/^job_/);
     expect(await recoverStalledRuns(stack.runtime.services)).toEqual([]);
     const jobs = await stack.runtime.db.selectFrom('jobs').select('id').where('schedule_id', '=', s.id).execute();
-    expect(jobs.map((j) => j.id)).toEqual([recovered[0]!.job_id]);
+    expect(jobs.map((j) => j.id)).toEqual([recovered[0].job_id]);
   });
 
   it('leaves a run to the live dispatcher holding it however long it takes, and takes it the moment the hold is gone', async () => {
@@ -275,7 +275,7 @@ describe('recovery of runs a dead scheduler left undispatched', () => {
     const ws = await workspace();
     const s = await createSchedule(ws, { timezone: 'UTC', starts_at: '2026-10-03T09:00:00Z' });
     clock.set('2026-10-03T09:00:00Z');
-    const { run } = (await claimDueRuns(stack.runtime.services, clock.now())).runs[0]!;
+    const { run } = (await claimDueRuns(stack.runtime.services, clock.now())).runs[0];
     // A dispatcher holds the run (its transaction open, as while it dispatches).
     const hold = await holdRuns(stack.runtime.db, { ids: [run.id] });
     expect(hold.runs.map((r) => r.id)).toEqual([run.id]);
@@ -289,7 +289,7 @@ describe('recovery of runs a dead scheduler left undispatched', () => {
     await hold.release();
     const recovered = await recoverStalledRuns(stack.runtime.services);
     expect(recovered.map((r) => r.id)).toEqual([run.id]);
-    expect(recovered[0]!.job_id).toMatch(/^job_/);
+    expect(recovered[0].job_id).toMatch(/^job_/);
     expect(await stack.runtime.db.selectFrom('jobs').select('id').where('schedule_id', '=', s.id).execute()).toHaveLength(1);
   });
 
@@ -298,7 +298,7 @@ describe('recovery of runs a dead scheduler left undispatched', () => {
     const ws = await workspace();
     const s = await createSchedule(ws, { timezone: 'UTC', starts_at: '2026-10-05T09:00:00Z', targets: ['spacex'] });
     clock.set('2026-10-05T09:00:00Z');
-    const { run, schedule } = (await claimDueRuns(stack.runtime.services, clock.now())).runs[0]!;
+    const { run, schedule } = (await claimDueRuns(stack.runtime.services, clock.now())).runs[0];
     // The dispatcher created the job with the run's key, then died before writing the outcome.
     const tenant = await scheduleTenant(stack.runtime.db, schedule.workspace_id);
     const created = await createJob(

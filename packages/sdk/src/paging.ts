@@ -79,9 +79,9 @@ export function nextFromLink(link: string | null): Record<string, string> | null
   for (const part of link.split(/,(?=\s*<)/)) {
     const match = /^\s*<([^>]*)>(.*)$/.exec(part);
     if (!match) continue;
-    const rels = /;\s*rel\s*=\s*"?([^";]+)"?/i.exec(match[2]!)?.[1]?.split(/\s+/) ?? [];
+    const rels = /;\s*rel\s*=\s*"?([^";]+)"?/i.exec(match[2])?.[1]?.split(/\s+/) ?? [];
     if (!rels.includes('next')) continue;
-    const url = new URL(match[1]!, 'http://link.invalid');
+    const url = new URL(match[1], 'http://link.invalid');
     return Object.fromEntries(url.searchParams.entries());
   }
   return null;

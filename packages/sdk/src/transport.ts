@@ -141,7 +141,7 @@ function catchSession(response: Response, credentials: Credentials): void {
   const cookies = typeof getSetCookie === 'function' ? getSetCookie.call(response.headers) : [];
   for (const cookie of cookies) {
     const [pair] = cookie.split(';');
-    const [name, ...value] = pair!.split('=');
+    const [name, ...value] = pair.split('=');
     const cookieName = name?.trim() ?? '';
     if (!SESSION_COOKIES.has(cookieName)) continue;
     const token = value.join('=').trim();

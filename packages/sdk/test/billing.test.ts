@@ -93,7 +93,7 @@ it('subscribes through Checkout, applies the plan once paid, upgrades, lists the
     amount_paid: 4900,
     currency: 'usd',
   });
-  expect(paid[0]!.hosted_invoice_url).toBe(`${fake.url}/invoices/${paid[0]!.id}`);
+  expect(paid[0].hosted_invoice_url).toBe(`${fake.url}/invoices/${paid[0].id}`);
 
   // With a live subscription the same call changes it: an upgrade, invoiced now, the plan once paid.
   const up = await sdx.billing.subscribe({ plan_id: 'pro' });
@@ -108,14 +108,14 @@ it('subscribes through Checkout, applies the plan once paid, upgrades, lists the
   expect(all).toHaveLength(2);
   expect(all.map((i) => i.status)).toEqual(['paid', 'paid']);
   // Newest first (Stripe's `created` is in seconds: two invoices of the same second come in ID order).
-  expect(all.map((i) => i.id)).toContain(paid[0]!.id);
-  expect(Date.parse(all[0]!.created_at)).toBeGreaterThanOrEqual(Date.parse(all[1]!.created_at));
+  expect(all.map((i) => i.id)).toContain(paid[0].id);
+  expect(Date.parse(all[0].created_at)).toBeGreaterThanOrEqual(Date.parse(all[1].created_at));
   for (const invoice of all) expect(invoice.hosted_invoice_url).toBe(`${fake.url}/invoices/${invoice.id}`);
   sent.length = 0;
   expect((await sdx.billing.invoices({ limit: 1 }).toArray()).map((i) => i.id)).toEqual(all.map((i) => i.id));
-  expect(sent.map((s) => s.path)).toEqual(['/v1/billing/invoices?limit=1', `/v1/billing/invoices?limit=1&starting_after=${all[0]!.id}`]);
+  expect(sent.map((s) => s.path)).toEqual(['/v1/billing/invoices?limit=1', `/v1/billing/invoices?limit=1&starting_after=${all[0].id}`]);
   const firstPage = await sdx.billing.invoices({ limit: 1 });
-  expect(firstPage.data.map((i) => i.id)).toEqual([all[0]!.id]);
+  expect(firstPage.data.map((i) => i.id)).toEqual([all[0].id]);
   expect(firstPage.hasMore).toBe(true);
 
   const portal = await sdx.billing.portal({ return_url: 'http://console.test/back' });

@@ -182,7 +182,7 @@ it('throws typed errors: validation (never retried), not found, insufficient cre
   const invalid = await sdx.jobs.create({ platform: 'instagram', operation: 'profile', target: 'x', limit: 0 }).catch((e: unknown) => e);
   expect(invalid).toBeInstanceOf(ApiError);
   expect(invalid).toMatchObject({ status: 422, code: 'validation_error' });
-  expect((invalid as ApiError).issues[0]!.loc).toEqual(['body', 'limit']);
+  expect((invalid as ApiError).issues[0].loc).toEqual(['body', 'limit']);
   expect(sent.filter((s) => s.method === 'POST')).toHaveLength(1);
 
   await expect(sdx.jobs.get('job_missing')).rejects.toMatchObject({ status: 404, code: 'job_not_found', requestId: expect.any(String) });

@@ -38,7 +38,7 @@ it("reads a job's raw events: its current state first, the stream ending after t
   const events: Array<{ event: string; job: Job }> = [];
   for await (const event of sdx.jobs.events(job.id)) events.push(event);
   expect(events).toHaveLength(1);
-  expect(events[0]!.job).toMatchObject({ id: job.id, status: 'completed', result: null });
+  expect(events[0].job).toMatchObject({ id: job.id, status: 'completed', result: null });
 });
 
 it('waits for a batch on its event stream', async () => {

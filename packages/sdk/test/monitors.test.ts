@@ -103,7 +103,7 @@ it('runs a monitor twice and reads its runs, series and export', async () => {
     expect(s).toMatchObject({ item_id: null, metric: 'followers_count' });
     // Drifting: both runs kept a point, growing.
     expect(s.points).toHaveLength(2);
-    expect(s.points[1]!.value).toBeGreaterThan(s.points[0]!.value);
+    expect(s.points[1].value).toBeGreaterThan(s.points[0].value);
   }
   const one = await sdx.monitors.series(monitor.id, { target: TARGETS[0] });
   expect(new Set(one.map((s) => s.target))).toEqual(new Set([TARGETS[0]]));
@@ -114,7 +114,7 @@ it('runs a monitor twice and reads its runs, series and export', async () => {
   const saved = await sdx.monitors.exportSeries(monitor.id, file, { format: 'csv', metric: 'followers_count' });
   expect(saved.bytes).toBeGreaterThan(0);
   const lines = readFileSync(file, 'utf8').trim().split(/\r?\n/);
-  expect(lines[0]!.replace(/"/g, '')).toBe('target,item_id,metric,at,value');
+  expect(lines[0].replace(/"/g, '')).toBe('target,item_id,metric,at,value');
   expect(lines).toHaveLength(1 + 4);
 
   secondRun = second.id;

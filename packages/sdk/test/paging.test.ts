@@ -87,5 +87,5 @@ it("reads a job's items page by page, as its export has them; exports ndjson", a
   await sdx.exports.download(job.id, file, { format: 'ndjson' });
   const lines = readFileSync(file, 'utf8').trim().split('\n');
   expect(lines).toHaveLength(2500);
-  expect(JSON.parse(lines[0]!).id).toBe(ids[0]);
+  expect(JSON.parse(lines[0]).id).toBe(ids[0]);
 });

@@ -67,7 +67,7 @@ it('manages a schedule: create, list, get, update, pause, resume, run, preview, 
   expect((await sdx.schedules.pause(created.id)).status).toBe('paused');
   expect((await sdx.schedules.resume(created.id)).status).toBe('active');
   const ran = await sdx.schedules.run(created.id);
-  expect(ran.runs![0]).toMatchObject({ trigger: 'manual', status: 'queued', job_id: expect.stringMatching(/^job_/) });
+  expect(ran.runs[0]).toMatchObject({ trigger: 'manual', status: 'queued', job_id: expect.stringMatching(/^job_/) });
 
   const preview = await sdx.schedules.preview({
     frequency: 'daily',
@@ -108,7 +108,7 @@ it('iterates audit events across pages (starting_after), newest first', async ()
   expect(first.data).toHaveLength(2);
   expect(first.hasMore).toBe(true);
   const second = await first.next();
-  expect(second!.data.map((e) => e.id)).not.toContain(first.data[0]!.id);
+  expect(second!.data.map((e) => e.id)).not.toContain(first.data[0].id);
 });
 
 it('signs up, works in a team workspace with a session, invites, and signs out', async () => {

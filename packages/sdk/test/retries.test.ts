@@ -33,8 +33,8 @@ it('retries a create whose answer was lost with the same Idempotency-Key: exactl
     const job = await clientFor(proxy.url, ws).jobs.create(body);
     const posts = proxy.seen.filter((r) => r.method === 'POST');
     expect(posts).toHaveLength(2);
-    expect(posts[0]!.headers['idempotency-key']).toBeTruthy();
-    expect(posts[1]!.headers['idempotency-key']).toBe(posts[0]!.headers['idempotency-key']);
+    expect(posts[0].headers['idempotency-key']).toBeTruthy();
+    expect(posts[1].headers['idempotency-key']).toBe(posts[0].headers['idempotency-key']);
     expect(job.idempotent_replay).toBe(true);
     expect(await countWorkspaceRows(stack, 'jobs', ws.workspaceId)).toBe(1);
   } finally {

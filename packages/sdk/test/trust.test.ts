@@ -23,7 +23,7 @@ async function mailedToken(to: string, kind: 'verify' | 'reset', after = 0): Pro
   const pattern = new RegExp(`/console/${kind}\\?token=([A-Za-z0-9_%.-]+)`);
   const matching = () => smtp.messages.filter((m) => m.to === to && pattern.test(m.text));
   await smtp.waitFor(() => matching().length > after, 10_000);
-  return decodeURIComponent(pattern.exec(matching().at(-1)!.text)![1]!);
+  return decodeURIComponent(pattern.exec(matching().at(-1)!.text)![1]);
 }
 
 /** RFC 6238 TOTP (SHA-1, 6 digits, 30 s) of a base32 secret. */
@@ -35,7 +35,7 @@ function totp(secret: string, at = Date.now()): string {
   const counter = Buffer.alloc(8);
   counter.writeBigUInt64BE(BigInt(Math.floor(at / 30_000)));
   const hmac = createHmac('sha1', key).update(counter).digest();
-  const offset = hmac[hmac.length - 1]! & 0x0f;
+  const offset = hmac[hmac.length - 1] & 0x0f;
   return ((hmac.readUInt32BE(offset) & 0x7fffffff) % 1_000_000).toString().padStart(6, '0');
 }
 
@@ -70,7 +70,7 @@ it('signs up with a mailed link, turns two-factor sign-in on, signs in with a co
     status: 401,
     code: 'invalid_otp',
   });
-  await again.auth.logIn({ email, password: 'correct horse battery', otp: codes[0]! });
+  await again.auth.logIn({ email, password: 'correct horse battery', otp: codes[0] });
 
   const key = await again.keys.create({ name: 'before the theft' });
   await again.auth.changePassword({ current_password: 'correct horse battery', new_password: 'a brand new password', revokeApiKeys: true });
@@ -93,7 +93,7 @@ it('signs up with a mailed link, turns two-factor sign-in on, signs in with a co
     code: 'reset_token_invalid',
   });
 
-  await again.auth.logIn({ email, password: 'the newest password of all', otp: codes[1]! });
-  await again.auth.twoFactor.disable({ password: 'the newest password of all', code: codes[2]! });
+  await again.auth.logIn({ email, password: 'the newest password of all', otp: codes[1] });
+  await again.auth.twoFactor.disable({ password: 'the newest password of all', code: codes[2] });
   expect((await again.auth.session()).user.two_factor_enabled).toBe(false);
 });

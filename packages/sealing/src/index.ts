@@ -91,12 +91,12 @@ class AesGcmSealer implements Sealer {
     if (!this.isSealed(sealed)) throw new Error('not a sealed value');
     const [id, payload] = sealed.slice(PREFIX.length).split(':');
     if (this.production && id === DEVELOPMENT_KEY_ID) throw new DevelopmentKeyRefused(VALUE_REFUSED);
-    const key = this.keys.get(id!);
+    const key = this.keys.get(id);
     if (!key)
       throw new Error(`no key of this process opens a value sealed under key ${id} (is SECRETS_KEY or SECRETS_KEY_PREVIOUS missing?)`);
-    const raw = Buffer.from(payload!, 'base64url');
+    const raw = Buffer.from(payload, 'base64url');
     const decipher = createDecipheriv('aes-256-gcm', key, raw.subarray(0, 12));
-    decipher.setAAD(Buffer.from(id!));
+    decipher.setAAD(Buffer.from(id));
     decipher.setAuthTag(raw.subarray(raw.length - 16));
     return Buffer.concat([decipher.update(raw.subarray(12, raw.length - 16)), decipher.final()]).toString('utf8');
   }

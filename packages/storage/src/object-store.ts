@@ -176,7 +176,7 @@ export class ObjectStore {
         );
         const failed = (out.Errors ?? []).filter((e) => e.Code !== 'NoSuchKey');
         if (failed.length > 0)
-          throw new StoreUnavailable(`The object store did not delete ${failed.length} objects: ${failed[0]!.Message ?? failed[0]!.Code}`);
+          throw new StoreUnavailable(`The object store did not delete ${failed.length} objects: ${failed[0].Message ?? failed[0].Code}`);
       } catch (err) {
         wrap(err, 'delete objects');
       }

@@ -8,6 +8,6 @@ export function codeBlocks(page: string, language: string): string[] {
   const text = readFileSync(path.join(ROOT, 'docs', page), 'utf8');
   const blocks: string[] = [];
   const fence = /^```([\w-]*)\n([\s\S]*?)^```$/gm;
-  for (let match = fence.exec(text); match; match = fence.exec(text)) if (match[1] === language) blocks.push(match[2]!);
+  for (let match = fence.exec(text); match; match = fence.exec(text)) if (match[1] === language) blocks.push(match[2]);
   return blocks;
 }

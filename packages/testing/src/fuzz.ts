@@ -317,12 +317,12 @@ export function arbitraryOf(document: OpenApiDocument, raw: Schema, name?: strin
     case 'array': {
       const items =
         name === 'targets'
-          ? fc.oneof(HINTS.target!, fc.string({ minLength: 1, maxLength: 30 }))
+          ? fc.oneof(HINTS.target, fc.string({ minLength: 1, maxLength: 30 }))
           : arbitraryOf(document, schema.items ?? {}, undefined);
       const maxLength = Math.min(schema.maxItems ?? 5, name === 'targets' ? 5 : 5);
       const arrays = fc.array(items, { minLength: schema.minItems ?? 0, maxLength: Math.max(maxLength, schema.minItems ?? 0) });
       if (name && name !== 'targets' && HINTS[name])
-        return nullable(fc.oneof({ weight: 4, arbitrary: HINTS[name]! }, { weight: 1, arbitrary: arrays }));
+        return nullable(fc.oneof({ weight: 4, arbitrary: HINTS[name] }, { weight: 1, arbitrary: arrays }));
       return nullable(arrays);
     }
     case 'integer': {
@@ -345,7 +345,7 @@ export function arbitraryOf(document: OpenApiDocument, raw: Schema, name?: strin
       if (name && HINTS[name])
         return nullable(
           fc.oneof(
-            { weight: 4, arbitrary: HINTS[name]! },
+            { weight: 4, arbitrary: HINTS[name] },
             { weight: 1, arbitrary: fc.string({ minLength: schema.minLength ?? 0, maxLength: Math.min(schema.maxLength ?? 40, 40) }) },
           ),
         );
@@ -416,8 +416,8 @@ function mutatedBody(document: OpenApiDocument, schema: Schema): fc.Arbitrary<{ 
 }
 
 const idChoice: fc.Arbitrary<IdChoice> = fc.oneof(
-  { weight: 6, arbitrary: fc.nat().map((pick) => ({ kind: 'created', pick }) as IdChoice) },
-  { weight: 1, arbitrary: fc.nat().map((pick) => ({ kind: 'foreign', pick }) as IdChoice) },
+  { weight: 6, arbitrary: fc.nat().map((pick): IdChoice => ({ kind: 'created', pick })) },
+  { weight: 1, arbitrary: fc.nat().map((pick): IdChoice => ({ kind: 'foreign', pick })) },
   {
     weight: 2,
     arbitrary: fc
@@ -444,7 +444,7 @@ const idChoice: fc.Arbitrary<IdChoice> = fc.oneof(
           .map(encodeURIComponent)
           .filter((value) => value !== '.' && value !== '..'),
       )
-      .map((value) => ({ kind: 'literal', value }) as IdChoice),
+      .map((value): IdChoice => ({ kind: 'literal', value })),
   },
 );
 
@@ -680,7 +680,7 @@ export function requestArbitrary(
 ): fc.Arbitrary<FuzzRequest> {
   const ids = fc
     .tuple(...op.pathParams.map(() => idChoice))
-    .map((choices) => Object.fromEntries(op.pathParams.map((name, i) => [name, choices[i]!])));
+    .map((choices) => Object.fromEntries(op.pathParams.map((name, i) => [name, choices[i]])));
   const properties = op.body ? Object.keys(resolveRef(document, op.body).properties ?? {}) : [];
   // Schema-valid bodies with a recipe the catalog accepts, a small limit and no bundle: these
   // pass admission, so the IDs they create feed the requests that follow.
@@ -688,7 +688,7 @@ export function requestArbitrary(
   const monitorChange =
     op.operationId === 'updateMonitor'
       ? fc
-          .record({ name: HINTS.name!, limit: fc.integer({ min: 1, max: 5 }) })
+          .record({ name: HINTS.name, limit: fc.integer({ min: 1, max: 5 }) })
           .map((b): Body => ({ body: JSON.stringify(b), mutation: 'admissible' }))
       : null;
   const admissible =
@@ -703,7 +703,7 @@ export function requestArbitrary(
             fc.integer({ min: 1, max: 5 }),
             fc.boolean(),
             destinationChoice,
-            HINTS.timezone!,
+            HINTS.timezone,
           )
           .map(([b, recipe, limit, single, destination, timezone]): Body => {
             const merged: Record<string, unknown> = {

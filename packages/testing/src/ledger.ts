@@ -62,7 +62,7 @@ export async function checkLedger(db: Db): Promise<LedgerReport> {
     failed: 0,
     cancelled: 0,
     active: 0,
-    cached: cached.rows[0]!.n,
+    cached: cached.rows[0].n,
     billed: 0,
     problems: [],
   };

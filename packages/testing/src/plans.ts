@@ -29,7 +29,7 @@ function valuesOf(plan: unknown, wanted: string): string[] {
 /** The EXPLAIN (FORMAT JSON) plan of a compiled statement, with its parameters (nothing is executed). */
 export async function explain(db: Db, compiled: CompiledQuery): Promise<unknown> {
   const { rows } = await db.executeQuery<{ 'QUERY PLAN': unknown }>({ ...compiled, sql: `explain (format json) ${compiled.sql}` });
-  return rows[0]!['QUERY PLAN'];
+  return rows[0]['QUERY PLAN'];
 }
 
 /**

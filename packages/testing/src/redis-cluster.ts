@@ -81,11 +81,11 @@ async function clusterNodes(port: number): Promise<NodeLine[]> {
     .map((line) => {
       const [id, address, flags, masterId, , , , , ...slots] = line.split(' ');
       return {
-        id: id!,
-        port: Number(/:(\d+)@/.exec(address!)?.[1]),
-        master: flags!.split(',').includes('master'),
-        failed: /fail/.test(flags!),
-        masterId: masterId === '-' ? null : masterId!,
+        id: id,
+        port: Number(/:(\d+)@/.exec(address)?.[1]),
+        master: flags.split(',').includes('master'),
+        failed: /fail/.test(flags),
+        masterId: masterId === '-' ? null : masterId,
         slots,
       };
     });
@@ -110,7 +110,7 @@ function holds(slots: readonly string[], slot: number): boolean {
   return slots.some((range) => {
     if (range.startsWith('[')) return false;
     const [from, to] = range.split('-').map(Number);
-    return slot >= from! && slot <= (to ?? from!);
+    return slot >= from && slot <= (to ?? from);
   });
 }
 
@@ -222,7 +222,7 @@ export async function startRedisCluster(): Promise<PrivateRedisCluster> {
       return (await masterLines()).map((line) => line.port);
     },
     async killMaster(key) {
-      const lines = await clusterNodes(running()[0]!.port);
+      const lines = await clusterNodes(running()[0].port);
       const masters = lines.filter((line) => line.master && !line.failed);
       const victim = key === undefined ? masters[0] : masters.find((line) => holds(line.slots, keySlot(key)));
       if (!victim) throw new Error('no master found to kill');

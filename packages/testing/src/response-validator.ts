@@ -108,7 +108,7 @@ function decodeLenient(segment: string): string {
  */
 export function createResponseValidator(document: OpenApiDocument = loadOpenApiDocument()): ResponseValidator {
   // openapi-backend compiles each response schema on its own, so every $ref is inlined first
-  const definition = dereferenceSync(document as never) as unknown as Document;
+  const definition = dereferenceSync(document) as unknown as Document;
   const router = new OpenAPIRouter({ definition, ignoreTrailingSlashes: false });
   const validator = new OpenAPIValidator({
     definition,
@@ -153,7 +153,7 @@ export function createResponseValidator(document: OpenApiDocument = loadOpenApiD
         context,
       );
     }
-    const content = responses[statusKey]!.content ?? {};
+    const content = responses[statusKey].content ?? {};
     const documentedTypes = Object.keys(content);
 
     if (documentedTypes.length === 0) {

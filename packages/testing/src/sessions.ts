@@ -21,7 +21,7 @@ export function cookieFrom(res: request.Response, name = 'sdx_session'): string 
   const raw = res.headers['set-cookie'] as unknown;
   const all = Array.isArray(raw) ? (raw as string[]) : typeof raw === 'string' ? [raw] : [];
   for (const line of all) {
-    const pair = line.split(';')[0]!;
+    const pair = line.split(';')[0];
     if (pair.startsWith(`${name}=`) && pair.length > name.length + 1) return pair;
   }
   return null;

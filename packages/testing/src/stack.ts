@@ -373,7 +373,7 @@ export async function waitForJob(
     timeoutMs,
     25,
   );
-  return res.body as LooseJson;
+  return res.body;
 }
 
 /** Rows of a workspace in one of its tables (to check that a refused request wrote nothing). */

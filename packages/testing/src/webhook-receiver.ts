@@ -95,7 +95,7 @@ export function schemaProblems(name: string, value: unknown): string[] {
   if (!ajv) {
     ajv = new Ajv({ strict: false, allErrors: true });
     addFormats(ajv);
-    ajv.addSchema({ $id: 'openapi', components: loadOpenApiDocument().components } as object);
+    ajv.addSchema({ $id: 'openapi', components: loadOpenApiDocument().components });
   }
   const validate = ajv.getSchema(`openapi#/components/schemas/${name}`);
   if (!validate) throw new Error(`no schema ${name} in openapi.yaml`);

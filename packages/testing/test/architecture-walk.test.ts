@@ -29,8 +29,8 @@ function walkOf(markdown: string): Walk {
   const lines: Walk['lines'] = [];
   for (const line of section.split('\n')) {
     const numbered = /^(\d+)\.\s+(.*)$/.exec(line);
-    if (numbered) lines.push({ number: Number(numbered[1]), text: numbered[2]! });
-    else if (lines.length > 0 && /^\s{2,}\S/.test(line)) lines[lines.length - 1]!.text += ` ${line.trim()}`;
+    if (numbered) lines.push({ number: Number(numbered[1]), text: numbered[2] });
+    else if (lines.length > 0 && /^\s{2,}\S/.test(line)) lines[lines.length - 1].text += ` ${line.trim()}`;
   }
   const count = /\*\*Count: (\d+) calls between files\*\*/.exec(section);
   return { lines, count: count ? Number(count[1]) : null, section };
@@ -39,9 +39,9 @@ function walkOf(markdown: string): Walk {
 /** Each `name` (`path.ts`) pair of a text, its path resolved from the repository's root. */
 function pairsOf(text: string): Array<{ name: string; file: string }> {
   return [...text.matchAll(/`([A-Za-z_$][\w$.]*)` \(`([\w./-]+\.ts)`/g)].map((m) => {
-    const written = m[2]!;
+    const written = m[2];
     const file = written.startsWith('apps/') || written.startsWith('packages/') ? written : `${DOMAIN}/${written}`;
-    return { name: m[1]!, file };
+    return { name: m[1], file };
   });
 }
 

@@ -54,7 +54,7 @@ function importsOf(file: string): Import[] {
 
 /** A file's unit: its folder of src/, or the file itself when it lies directly in src/. */
 function unitOf(relative: string): string {
-  return relative.split(path.sep)[0]!;
+  return relative.split(path.sep)[0];
 }
 
 interface Arrow {

@@ -52,12 +52,12 @@ function sources(dir: string): string[] {
 const IMPORT = /(?:\bfrom\s+|\bimport\s*\(\s*|\brequire\(\s*|^\s*import\s+)['"]([^'"]+)['"]/gm;
 
 function imports(file: string): string[] {
-  return [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => m[1]!).filter((s) => !s.startsWith('.') && !s.startsWith('node:'));
+  return [...readFileSync(file, 'utf8').matchAll(IMPORT)].map((m) => m[1]).filter((s) => !s.startsWith('.') && !s.startsWith('node:'));
 }
 
 function packageOf(specifier: string): string {
   const parts = specifier.split('/');
-  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0]!;
+  return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
 
 describe('workspace package graph', () => {

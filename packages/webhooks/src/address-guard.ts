@@ -100,7 +100,7 @@ export function guardedLookup(policy: AddressPolicy) {
           return;
         }
         if (opts.all) done(null, wanted);
-        else done(null, wanted[0]!.address, wanted[0]!.family);
+        else done(null, wanted[0].address, wanted[0].family);
       },
       (error: Error) => done(Object.assign(error, { code: 'EADDRREFUSED' }), '', 0),
     );

@@ -311,7 +311,7 @@ export class LiveHub {
     }
     await Promise.all(
       [...byCredential.values()].map(async (streams) => {
-        const valid = await streams[0]!.guard.stillValid().catch((err: Error) => {
+        const valid = await streams[0].guard.stillValid().catch((err: Error) => {
           this.options.log.warn({ err: err.message }, 'live credential check failed');
           return true;
         });

@@ -194,7 +194,7 @@ export function mcpRoutes(deps: AppDeps, routes: readonly Route[]): Router {
     const [keyOnly, authenticated, ...rest] = route.handlers(deps);
     // Right after authentication (each chain's first two handlers), the declared access, as on every /v1 route.
     const access = route.access === 'public' ? [] : [requireAccess(route.access)];
-    router[route.method](MCP_PATH, keyOnly!, authenticated!, ...access, ...rest);
+    router[route.method](MCP_PATH, keyOnly, authenticated, ...access, ...rest);
   }
   router.all(MCP_PATH, rpcError(405, 'Method not allowed.', { Allow: 'POST' }));
   router.use(MCP_PATH, mcpChains(deps).challenged);

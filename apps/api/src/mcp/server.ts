@@ -97,8 +97,8 @@ const TOOL_LIST: Tool[] = TOOLS.map((tool) => ({
   name: tool.name,
   title: tool.annotations.title,
   description: tool.description,
-  inputSchema: { type: 'object', ...(portableSchema(tool.input) as object) } as Tool['inputSchema'],
-  outputSchema: { type: 'object', anyOf: [portableSchema(tool.output), portableSchema(ToolError)] } as Tool['outputSchema'],
+  inputSchema: { type: 'object', ...(portableSchema(tool.input) as object) },
+  outputSchema: { type: 'object', anyOf: [portableSchema(tool.output), portableSchema(ToolError)] },
   annotations: tool.annotations,
 }));
 

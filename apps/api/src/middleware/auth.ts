@@ -22,7 +22,7 @@ export function presentedKey(headers: { 'x-api-key'?: string | string[]; authori
   const auth = headers.authorization;
   if (auth) {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-    if (match) return match[1]!;
+    if (match) return match[1];
   }
   return null;
 }

@@ -12,7 +12,7 @@ export const COMPRESSION_THRESHOLD_BYTES = 1024;
  */
 function compressible(req: Request, res: Response): boolean {
   const type = String(res.getHeader('Content-Type') ?? '')
-    .split(';')[0]!
+    .split(';')[0]
     .trim()
     .toLowerCase();
   if (type === 'text/event-stream') return false;

@@ -45,7 +45,7 @@ export function findConsoleBuild(from: string = __dirname): string | null {
  */
 export function consoleCspFor(html: string): string {
   const hashes = [...html.matchAll(/<script>([\s\S]*?)<\/script>/g)].map(
-    (m) => `'sha256-${createHash('sha256').update(m[1]!, 'utf8').digest('base64')}'`,
+    (m) => `'sha256-${createHash('sha256').update(m[1], 'utf8').digest('base64')}'`,
   );
   return hashes.length === 0 ? CONSOLE_CSP : CONSOLE_CSP.replace("script-src 'self'", `script-src 'self' ${hashes.join(' ')}`);
 }

@@ -127,10 +127,10 @@ interface Bound {
 function boundOf(item: ValidatorItem): Bound | null {
   const message = item.message ?? '';
   const limit = /must be (<=|>=) (-?\d+(?:\.\d+)?)$/.exec(message);
-  if (limit) return { key: limit[1] === '<=' ? 'le' : 'ge', value: limit[2]!, unit: null };
+  if (limit) return { key: limit[1] === '<=' ? 'le' : 'ge', value: limit[2], unit: null };
   const length = /must NOT have (more|fewer) than (\d+) (characters|items)$/.exec(message);
   if (length)
-    return { key: length[1] === 'more' ? 'max_length' : 'min_length', value: length[2]!, unit: length[3] as 'characters' | 'items' };
+    return { key: length[1] === 'more' ? 'max_length' : 'min_length', value: length[2], unit: length[3] as 'characters' | 'items' };
   return null;
 }
 

@@ -21,10 +21,10 @@ export const MAIL_REQUESTS_PER_ADDRESS_PER_HOUR = 20;
  * (`unknown`) as it is.
  */
 export function clientNetwork(address: string): string {
-  const bare = address.replace(/^\[|\]$/g, '').split('%')[0]!;
+  const bare = address.replace(/^\[|\]$/g, '').split('%')[0];
   if (!isIPv6(bare)) return address;
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(bare);
-  if (mapped) return mapped[1]!;
+  if (mapped) return mapped[1];
   const [head = '', tail = ''] = bare.toLowerCase().split('::');
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];

@@ -55,7 +55,7 @@ export class SdxOAuthProvider implements OAuthServerProvider {
     this.clientsStore = {
       getClient: async (clientId) => {
         const row = await findOAuthClient(db, clientId);
-        return row ? (renderClient(row) as OAuthClientInformationFull) : undefined;
+        return row ? renderClient(row) : undefined;
       },
       // Public clients only: a secret the SDK drew for a client that asked for one is dropped,
       // and the answer says `none` (RFC 7591 3.2.1 lets the server replace what was asked).
@@ -81,11 +81,11 @@ export class SdxOAuthProvider implements OAuthServerProvider {
           ...metadata
         } = client as OAuthClientInformationFull;
         const name = typeof client.client_name === 'string' ? client.client_name.slice(0, CLIENT_NAME_MAX) : null;
-        return (await createOAuthClient(db, {
+        return await createOAuthClient(db, {
           client_name: name,
           redirect_uris: redirectUris,
           metadata: { ...metadata, redirect_uris: undefined, client_name: undefined },
-        })) as OAuthClientInformationFull;
+        });
       },
     };
   }

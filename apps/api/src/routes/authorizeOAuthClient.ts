@@ -33,7 +33,7 @@ export function authorizationErrorPage(res: Response, error: string, description
  */
 const faultsAsPage: RequestHandler = (_req, res, next) => {
   const redirect = res.redirect.bind(res) as (status: number, url: string) => void;
-  res.redirect = ((...args: [number, string] | [string]) => {
+  res.redirect = (...args: [number, string] | [string]) => {
     const [status, url] = args.length === 2 ? args : [302, args[0]];
     if (url.startsWith(`${CONSENT_PAGE}?`)) {
       redirect(status, url);
@@ -49,7 +49,7 @@ const faultsAsPage: RequestHandler = (_req, res, next) => {
       // Not a URL: the generic words above.
     }
     authorizationErrorPage(res, error, description);
-  }) as Response['redirect'];
+  };
   next();
 };
 

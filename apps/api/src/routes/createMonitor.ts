@@ -1,4 +1,4 @@
-import { createMonitor as create, type MonitorInput, renderMonitor } from '@sdx/domain/api';
+import { createMonitor as create, renderMonitor } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { route } from './route';
 
@@ -6,7 +6,7 @@ import { route } from './route';
 export const createMonitor = route('createMonitor', {
   access: 'member',
   handler: async ({ deps: { services }, res }, body) => {
-    const monitor = await create(services, tenantOf(res), body as MonitorInput);
+    const monitor = await create(services, tenantOf(res), body);
     res.status(201).json(renderMonitor(monitor));
   },
 });

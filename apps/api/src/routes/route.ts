@@ -128,7 +128,7 @@ function contextOf<Id extends OperationId>(deps: AppDeps, req: Request, res: Res
 function serve<Id extends OperationId, B>(deps: AppDeps, handler: Handler<Id, B>): RequestHandler {
   return (req, res) => {
     const validated: unknown = req.body;
-    return handler(contextOf<Id>(deps, req, res), validated as B) as Promise<void> | void;
+    return handler(contextOf<Id>(deps, req, res), validated as B);
   };
 }
 

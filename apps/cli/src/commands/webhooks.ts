@@ -84,7 +84,7 @@ export function registerWebhooks(program: Command): void {
           const c = out.colors;
           if (line.forwarded)
             out.line(
-              `${new Date().toISOString()}  --> ${c.bold(line.type!)} ${line.event_id}  <-- [${line.status! < 300 ? c.green(String(line.status)) : c.red(String(line.status))}] POST ${target.href}`,
+              `${new Date().toISOString()}  --> ${c.bold(line.type)} ${line.event_id}  <-- [${line.status! < 300 ? c.green(String(line.status)) : c.red(String(line.status))}] POST ${target.href}`,
             );
           else out.line(`${new Date().toISOString()}  ${c.red('!!')} ${line.type ?? ''} ${line.event_id ?? ''} ${line.error}`);
         }

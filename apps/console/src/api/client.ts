@@ -131,7 +131,7 @@ export function nextCursor(response: Response): string | null {
   if (!link) return null;
   for (const part of link.split(',')) {
     const match = /<([^>]+)>\s*;\s*rel="?next"?/.exec(part);
-    if (match) return new URL(match[1]!, location.origin).searchParams.get('starting_after');
+    if (match) return new URL(match[1], location.origin).searchParams.get('starting_after');
   }
   return null;
 }

@@ -70,7 +70,7 @@ export function latestWithChange(series: Series): { latest: number | null; day: 
   if (!last) return { latest: null, day: null, week: null };
   const now = Date.parse(last.at);
   const change = (ms: number) => {
-    const first = series.points[0]!;
+    const first = series.points[0];
     if (Date.parse(first.at) > now - ms) return null;
     const before = valueAt(series.points, now - ms);
     return before === null ? null : last.value - before;

@@ -183,7 +183,7 @@ export function ResultsBrowser({ job, label = 'Result items' }: { job: Job; labe
   const [visibility, setVisibility] = useState<Record<string, boolean>>(() => loadVisibility(storageKey, defaults));
   const ready = job.status === 'completed' && !job.result_expired;
 
-  const here = pages[pages.length - 1]!;
+  const here = pages[pages.length - 1];
   const items = useQuery({
     queryKey: [currentWorkspaceId(), 'job-items', job.id, pageSize, here.cursor, here.offset ?? null],
     enabled: ready,
@@ -212,8 +212,7 @@ export function ResultsBrowser({ job, label = 'Result items' }: { job: Job; labe
   };
 
   const rows: Row[] = useMemo(
-    () =>
-      (items.isPlaceholderData ? [] : (items.data?.items ?? [])).map((item, i) => ({ position: here.start + i + 1, item: item as Item })),
+    () => (items.isPlaceholderData ? [] : (items.data?.items ?? [])).map((item, i) => ({ position: here.start + i + 1, item: item })),
     [items.data, items.isPlaceholderData, here.start],
   );
   const visibleColumns = useMemo(() => columns.filter((c) => visibility[c]), [columns, visibility]);
@@ -283,12 +282,12 @@ export function ResultsBrowser({ job, label = 'Result items' }: { job: Job; labe
   const previous = () => {
     if (here.offset === undefined) return setPages(pages.slice(0, -1));
     const start = here.start - pageSize;
-    setPages(start <= 0 ? [pages[0]!] : [...pages.slice(0, -1), { start, cursor: null, offset: start }]);
+    setPages(start <= 0 ? [pages[0]] : [...pages.slice(0, -1), { start, cursor: null, offset: start }]);
   };
   const pager = (where: string) =>
     onePage ? null : (
       <nav className="pager results-pager" aria-label={`Result pages (${where})`}>
-        <button type="button" onClick={() => setPages([pages[0]!])} disabled={pages.length === 1 || busy}>
+        <button type="button" onClick={() => setPages([pages[0]])} disabled={pages.length === 1 || busy}>
           First page
         </button>
         <button type="button" onClick={previous} disabled={pages.length === 1 || busy}>
@@ -304,8 +303,7 @@ export function ResultsBrowser({ job, label = 'Result items' }: { job: Job; labe
         <button
           type="button"
           onClick={() =>
-            lastStart !== null &&
-            setPages(lastStart === 0 ? [pages[0]!] : [pages[0]!, { start: lastStart, cursor: null, offset: lastStart }])
+            lastStart !== null && setPages(lastStart === 0 ? [pages[0]] : [pages[0], { start: lastStart, cursor: null, offset: lastStart }])
           }
           disabled={lastStart === null || onLast || busy}
         >

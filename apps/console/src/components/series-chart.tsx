@@ -29,7 +29,7 @@ export function SeriesChart({ metric, series }: { metric: string; series: Series
       let i = 0;
       let held: number | null = null;
       return instants.map((t) => {
-        while (i < s.points.length && Date.parse(s.points[i]!.at) <= t) held = s.points[i++]!.value;
+        while (i < s.points.length && Date.parse(s.points[i].at) <= t) held = s.points[i++].value;
         return held;
       });
     });

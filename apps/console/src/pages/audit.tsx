@@ -72,7 +72,7 @@ export default function Audit() {
                 enableSorting: false,
                 accessorFn: (e) => (Object.keys(e.data).length ? JSON.stringify(e.data) : ''),
                 // Each field on a line of its own, wrapped: nothing cut off, no raw JSON to read.
-                cell: (c) => <AuditDetails data={c.row.original.data as Record<string, unknown>} />,
+                cell: (c) => <AuditDetails data={c.row.original.data} />,
               },
               { header: 'From', accessorKey: 'ip' },
             ]}

@@ -71,7 +71,7 @@ export default function Batches() {
             hasPrevious={cursors.length > 0}
             hasNext={Boolean(query.data.next)}
             onPrevious={() => setCursors((c) => c.slice(0, -1))}
-            onNext={() => setCursors((c) => [...c, query.data!.next!])}
+            onNext={() => setCursors((c) => [...c, query.data.next!])}
           />
         </>
       ) : (

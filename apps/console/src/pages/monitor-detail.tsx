@@ -98,7 +98,7 @@ function ChangesFeed({ monitorId, alerts }: { monitorId: string; alerts: Monitor
             hasPrevious={cursors.length > 0}
             hasNext={changes.data.hasMore}
             onPrevious={() => setCursors((c) => c.slice(0, -1))}
-            onNext={() => setCursors((c) => [...c, changes.data!.items.at(-1)!.id])}
+            onNext={() => setCursors((c) => [...c, changes.data.items.at(-1)!.id])}
           />
         </>
       ) : (

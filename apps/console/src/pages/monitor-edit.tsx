@@ -74,13 +74,13 @@ export default function MonitorEdit() {
   const op = chosenPlatform?.operations.find((o) => o.operation === operation);
   useEffect(() => {
     if (monitorable.length && !chosenPlatform) {
-      const first = monitorable[0]!;
+      const first = monitorable[0];
       setPlatform(first.platform);
-      setOperation(first.operations[0]!.operation);
-      setLimit(first.operations[0]!.default_limit);
+      setOperation(first.operations[0].operation);
+      setLimit(first.operations[0].default_limit);
     } else if (chosenPlatform && !op) {
-      setOperation(chosenPlatform.operations[0]!.operation);
-      setLimit(chosenPlatform.operations[0]!.default_limit);
+      setOperation(chosenPlatform.operations[0].operation);
+      setLimit(chosenPlatform.operations[0].default_limit);
     }
   }, [monitorable, chosenPlatform, op]);
   const targets = parseTargets(targetsText);
@@ -150,8 +150,8 @@ export default function MonitorEdit() {
                 onChange={(e) => {
                   const next = monitorable.find((p) => p.platform === e.target.value)!;
                   setPlatform(next.platform);
-                  setOperation(next.operations[0]!.operation);
-                  setLimit(next.operations[0]!.default_limit);
+                  setOperation(next.operations[0].operation);
+                  setLimit(next.operations[0].default_limit);
                 }}
               >
                 {monitorable.map((p) => (
@@ -308,7 +308,7 @@ export default function MonitorEdit() {
           {alerts.length < 20 && (
             <button
               type="button"
-              onClick={() => setAlerts([...alerts, { metric: metrics[0]!, condition: 'change_pct_above', threshold: '10', target: '' }])}
+              onClick={() => setAlerts([...alerts, { metric: metrics[0], condition: 'change_pct_above', threshold: '10', target: '' }])}
             >
               Add an alert
             </button>

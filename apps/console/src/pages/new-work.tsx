@@ -39,10 +39,10 @@ export function RecipeFields(props: {
   const operation = platform?.operations.find((o) => o.operation === props.operation);
   useEffect(() => {
     if (platforms.data && !platform) {
-      const first = platforms.data[0]!.operations[0]!;
-      props.onChange({ platform: platforms.data[0]!.platform, operation: first.operation, limit: first.default_limit });
+      const first = platforms.data[0].operations[0];
+      props.onChange({ platform: platforms.data[0].platform, operation: first.operation, limit: first.default_limit });
     } else if (platform && !operation) {
-      const first = platform.operations[0]!;
+      const first = platform.operations[0];
       props.onChange({ platform: props.platform, operation: first.operation, limit: first.default_limit });
     }
   });

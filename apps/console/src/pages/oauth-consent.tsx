@@ -110,7 +110,7 @@ function ConsentForm({ query }: { query: ConsentQuery }) {
         code_challenge_method: 'S256',
         ...(query.state !== null ? { state: query.state } : {}),
         ...(query.scope !== null ? { scope: query.scope } : {}),
-        workspace_id: workspace!.id,
+        workspace_id: workspace.id,
         role: chosenRole,
       }),
     onSuccess: ({ redirect_to }) => window.location.assign(redirect_to),

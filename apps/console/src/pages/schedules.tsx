@@ -58,7 +58,7 @@ export default function Schedules() {
             hasPrevious={cursors.length > 0}
             hasNext={Boolean(query.data.next)}
             onPrevious={() => setCursors((c) => c.slice(0, -1))}
-            onNext={() => setCursors((c) => [...c, query.data!.next!])}
+            onNext={() => setCursors((c) => [...c, query.data.next!])}
           />
         </>
       ) : (

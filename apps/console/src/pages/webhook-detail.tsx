@@ -180,7 +180,7 @@ export default function WebhookDetail() {
               hasPrevious={cursors.length > 0}
               hasNext={Boolean(deliveries.data.next)}
               onPrevious={() => setCursors((c) => c.slice(0, -1))}
-              onNext={() => setCursors((c) => [...c, deliveries.data!.next!])}
+              onNext={() => setCursors((c) => [...c, deliveries.data.next!])}
             />
           </>
         ) : (

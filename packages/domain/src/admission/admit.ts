@@ -94,7 +94,7 @@ export async function admitGroup(services: Resources, items: Submission[]): Prom
   for (const r of results) {
     if (r === NEXT_GROUP || r instanceof Error || r.idempotentReplay || (r.kind === 'job' && r.deduplicated)) continue;
     const jobs = r.kind === 'job' ? [r.job] : r.jobs;
-    recordJobsAdmitted(jobs[0]!.platform, jobs[0]!.operation, jobs.length);
+    recordJobsAdmitted(jobs[0].platform, jobs[0].operation, jobs.length);
   }
   return results;
 }
@@ -136,7 +136,7 @@ function claimOf(s: Submission, now: Date): IdempotencyClaim {
     key: s.idempotency!.key,
     requestHash: s.idempotency!.requestHash,
     resourceType: s.batchId === null ? 'job' : 'batch',
-    resourceId: s.batchId ?? s.jobIds[0]!,
+    resourceId: s.batchId ?? s.jobIds[0],
     now,
   };
 }
@@ -159,7 +159,7 @@ async function admitInTransaction(services: Resources, tx: Tx, items: Submission
 
   // The new single queued jobs travel in shared queue entries; each row records the entry that
   // carries its first attempt (the reconciler re-adds a lost one's jobs each in its own entry).
-  const singles = plan.decisions.flatMap((d, i) => (d.kind === 'admitted' && items[i]!.batchId === null ? d.rows : []));
+  const singles = plan.decisions.flatMap((d, i) => (d.kind === 'admitted' && items[i].batchId === null ? d.rows : []));
   const rowById = new Map(singles.map((row) => [row.id, row]));
   for (const entry of planEntries(
     singles.map((row) => row.id),
@@ -168,7 +168,7 @@ async function admitInTransaction(services: Resources, tx: Tx, items: Submission
     for (const id of entry.jobIds) rowById.get(id)!.queue_entry = sharedEntry(entry);
   }
 
-  const batches = plan.decisions.flatMap((d, i) => (d.kind === 'admitted' && items[i]!.batchId !== null ? [batchRow(items[i]!, now)] : []));
+  const batches = plan.decisions.flatMap((d, i) => (d.kind === 'admitted' && items[i].batchId !== null ? [batchRow(items[i], now)] : []));
   const insertedBatches = batches.length > 0 ? await tx.insertInto('batches').values(batches).returningAll().execute() : [];
   const newRows = plan.decisions.flatMap((d): NewJob[] => (d.kind === 'admitted' ? d.rows : d.kind === 'cached' ? [d.row] : []));
   const inserted = await queueJobs(tx, now, newRows, plan.reservations, plan.balances);
@@ -177,15 +177,15 @@ async function admitInTransaction(services: Resources, tx: Tx, items: Submission
 
   // Keys this transaction answers for: claimed now, or held by a record of the same body whose work is gone.
   const ours = (i: number) => {
-    const key = keys[i]!;
-    return key.kind === 'claimed' || (key.kind === 'held' && !key.exists && key.requestHash === items[i]!.idempotency?.requestHash);
+    const key = keys[i];
+    return key.kind === 'claimed' || (key.kind === 'held' && !key.exists && key.requestHash === items[i].idempotency?.requestHash);
   };
   const dropped = plan.decisions.flatMap((d, i) => (d.kind === 'refused' && ours(i) ? [claims.get(i)!] : []));
   const pointed = plan.decisions.flatMap((d, i) => {
     if (!ours(i)) return [];
     if (d.kind === 'deduplicated') return [{ scope: claims.get(i)!, resourceId: d.jobId }];
-    if (keys[i]!.kind === 'held' && (d.kind === 'admitted' || d.kind === 'cached'))
-      return [{ scope: claims.get(i)!, resourceId: claimOf(items[i]!, now).resourceId }];
+    if (keys[i].kind === 'held' && (d.kind === 'admitted' || d.kind === 'cached'))
+      return [{ scope: claims.get(i)!, resourceId: claimOf(items[i], now).resourceId }];
     return [];
   });
   if (dropped.length > 0) await dropClaims(tx, dropped);
@@ -193,7 +193,7 @@ async function admitInTransaction(services: Resources, tx: Tx, items: Submission
 
   const jobById = new Map(inserted.map((job) => [job.id, job]));
   const batchById = new Map(insertedBatches.map((batch) => [batch.id, batch]));
-  return plan.decisions.map((d, i) => answer(d, items[i]!, jobById, batchById, replayable));
+  return plan.decisions.map((d, i) => answer(d, items[i], jobById, batchById, replayable));
 }
 
 function answer(
@@ -219,7 +219,7 @@ function answer(
       return { kind: 'job', job: jobById.get(d.row.id)!, deduplicated: false, idempotentReplay: false };
     case 'admitted': {
       const jobs = d.rows.map((row) => jobById.get(row.id)!);
-      if (s.batchId === null) return { kind: 'job', job: jobs[0]!, deduplicated: false, idempotentReplay: false };
+      if (s.batchId === null) return { kind: 'job', job: jobs[0], deduplicated: false, idempotentReplay: false };
       return { kind: 'batch', batch: batchById.get(s.batchId)!, jobs, idempotentReplay: false };
     }
   }
@@ -283,7 +283,7 @@ async function claimKeys(
   for (const i of taken) {
     const record = records.get(scopeId(claims.get(i)!));
     if (record && record.request_hash === claims.get(i)!.requestHash)
-      (items[i]!.batchId === null ? jobIds : batchIds).push(record.resource_id);
+      (items[i].batchId === null ? jobIds : batchIds).push(record.resource_id);
   }
   if (jobIds.length > 0) {
     for (const job of await tx.selectFrom('jobs').selectAll().where('id', 'in', jobIds).execute()) replayable.jobs.set(job.id, job);
@@ -302,8 +302,8 @@ async function claimKeys(
       keys[i] = { kind: 'vanished' };
       continue;
     }
-    const workspaceId = items[i]!.tenant.workspace.id;
-    const work = items[i]!.batchId === null ? replayable.jobs.get(record.resource_id) : replayable.batches.get(record.resource_id)?.batch;
+    const workspaceId = items[i].tenant.workspace.id;
+    const work = items[i].batchId === null ? replayable.jobs.get(record.resource_id) : replayable.batches.get(record.resource_id)?.batch;
     keys[i] = {
       kind: 'held',
       requestHash: record.request_hash,

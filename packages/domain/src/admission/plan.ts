@@ -146,7 +146,7 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
     }
 
     const workspace = s.tenant.workspace;
-    const key0 = s.targets[0]!.key;
+    const key0 = s.targets[0].key;
     if (s.batchId === null && !s.newOnly) {
       const twin = s.delivery ? undefined : admittedTwins.get(twinOf(workspace.id, key0));
       const found = state.reusable.get(workspace.id)?.get(key0);
@@ -156,7 +156,7 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
       if (found && !active && rules.useCache && !s.skipCache) {
         return {
           kind: 'cached',
-          row: cachedJobRow(workspace.id, now, found, s.targets[0]!, s.jobIds[0]!, {
+          row: cachedJobRow(workspace.id, now, found, s.targets[0], s.jobIds[0], {
             maxAttempts: rules.maxAttempts,
             scheduleId: s.scheduleId,
             requestId: s.requestId,
@@ -213,7 +213,7 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
     if (keySpent) keySpent.spent += required;
     reservations.push(...reserve.planned);
     const rows = s.targets.map((target, index) =>
-      queuedJobRow(workspace.id, now, s.recipe, target, s.jobIds[index]!, {
+      queuedJobRow(workspace.id, now, s.recipe, target, s.jobIds[index], {
         maxAttempts: rules.maxAttempts,
         batchId: s.batchId,
         batchPosition: s.batchId === null ? null : index,
@@ -229,7 +229,7 @@ export function planAdmission(submissions: readonly Submission[], state: Admissi
     balances.set(workspace.id, reserve.balance);
     reserved.add(workspace.id);
     active.set(workspace.id, count + n);
-    if (s.batchId === null && !s.newOnly) admittedTwins.set(twinOf(workspace.id, key0), s.jobIds[0]!);
+    if (s.batchId === null && !s.newOnly) admittedTwins.set(twinOf(workspace.id, key0), s.jobIds[0]);
     return { kind: 'admitted', rows, reserved: s.recipe.maxCredits * n };
   });
 

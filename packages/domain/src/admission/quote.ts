@@ -44,7 +44,7 @@ export async function quote(services: Services, tenant: Tenant, input: QuoteInpu
   const submission: Submission = {
     tenant,
     recipe,
-    targets: targets.map((target, i) => ({ target, normalized: normalized[i]!, key: keys[i]! })),
+    targets: targets.map((target, i) => ({ target, normalized: normalized[i], key: keys[i] })),
     jobIds: targets.map((_, i) => `quote_${i}`),
     batchId: single ? null : 'quote',
     idempotency: null,
@@ -62,7 +62,7 @@ export async function quote(services: Services, tenant: Tenant, input: QuoteInpu
   const workspace = tenant.workspace;
   const balance = state.balances.get(workspace.id)!;
   const full = recipe.maxCredits * targets.length;
-  const outcome = decision!;
+  const outcome = decision;
   return {
     platform: recipe.platform,
     operation: recipe.operation,

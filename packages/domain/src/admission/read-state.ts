@@ -24,7 +24,7 @@ export async function readAdmissionState(
   now: Date,
   mode: 'lock' | 'peek' = 'lock',
 ): Promise<AdmissionState> {
-  const pending = items.filter((_, i) => keys[i]!.kind === 'none' || keys[i]!.kind === 'claimed' || keys[i]!.kind === 'held');
+  const pending = items.filter((_, i) => keys[i].kind === 'none' || keys[i].kind === 'claimed' || keys[i].kind === 'held');
   const workspaces = [...new Map(pending.map((s) => [s.tenant.workspace.id, s.tenant.workspace])).values()];
   if (workspaces.length === 0) return { balances: new Map(), active: new Map(), reusable: new Map(), keys, keySpend: new Map() };
   const requests = [
@@ -33,7 +33,7 @@ export async function readAdmissionState(
         .filter((s) => s.batchId === null)
         .map(
           (s) =>
-            [`${s.tenant.workspace.id}\u0000${s.targets[0]!.key}`, { workspaceId: s.tenant.workspace.id, key: s.targets[0]!.key }] as const,
+            [`${s.tenant.workspace.id}\u0000${s.targets[0].key}`, { workspaceId: s.tenant.workspace.id, key: s.targets[0].key }] as const,
         ),
     ).values(),
   ];

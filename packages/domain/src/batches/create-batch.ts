@@ -112,7 +112,7 @@ export async function createBatch(
   const admitted = await services.admissions.admit({
     tenant,
     recipe,
-    targets: targets.map((target, i) => ({ target, normalized: normalized[i]!, key: keys[i]! })),
+    targets: targets.map((target, i) => ({ target, normalized: normalized[i], key: keys[i] })),
     jobIds: targets.map(() => newId('job')),
     batchId,
     idempotency: options.idempotencyKey

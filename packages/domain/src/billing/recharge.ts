@@ -71,7 +71,7 @@ export const RECHARGE_RETRY_DELAYS_MS = [5_000, 30_000, 2 * 60_000, 10 * 60_000,
 export const RECHARGE_MAX_ATTEMPTS = 10;
 
 export function rechargeRetryDelay(attempts: number): number {
-  return RECHARGE_RETRY_DELAYS_MS[Math.min(Math.max(attempts, 1), RECHARGE_RETRY_DELAYS_MS.length) - 1]!;
+  return RECHARGE_RETRY_DELAYS_MS[Math.min(Math.max(attempts, 1), RECHARGE_RETRY_DELAYS_MS.length) - 1];
 }
 
 /** Claims due recharges (no PaymentIntent yet) under a lease; each claim is an attempt. */

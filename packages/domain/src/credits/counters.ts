@@ -111,7 +111,7 @@ function differing(rows: Array<Record<string, string>>): CounterFix[] {
   for (const row of rows) {
     for (const c of BALANCE_COUNTERS) {
       if (row[`${c}_was`] !== row[c])
-        out.push({ workspace_id: row.workspace_id!, counter: c, was: Number(row[`${c}_was`]), now: Number(row[c]) });
+        out.push({ workspace_id: row.workspace_id, counter: c, was: Number(row[`${c}_was`]), now: Number(row[c]) });
     }
   }
   return out;

@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import type { LookupFunction } from 'node:net';
 import type { DestinationRow } from '@sdx/db';
 import { ObjectStore } from '@sdx/storage';
 import { AddressRefused, guardedLookup } from '@sdx/webhooks';
@@ -51,7 +50,7 @@ export async function openBucket(services: Resources, target: BucketTarget, time
     accessKeyId: target.accessKeyId,
     secretAccessKey: target.secretAccessKey,
     timeoutMs,
-    lookup: target.endpoint !== null ? (guardedLookup(services.webhooks.policy) as unknown as LookupFunction) : undefined,
+    lookup: target.endpoint !== null ? guardedLookup(services.webhooks.policy) : undefined,
   });
 }
 

@@ -56,7 +56,7 @@ export async function completeJobs(services: Resources, completions: readonly Co
   if (regular.length > 0) {
     const answers = await completeGroup(
       services,
-      regular.map((i) => items[i]!),
+      regular.map((i) => items[i]),
     );
     regular.forEach((i, k) => (results[i] = answers[k]!));
   }
@@ -87,20 +87,20 @@ async function withFinalObjects(services: Resources, completions: readonly Compl
   if (writing.length === 0) return completions;
   const byWorkspace = new Map<string, number[]>();
   for (const i of writing) {
-    const workspaceId = completions[i]!.job.workspace_id;
+    const workspaceId = completions[i].job.workspace_id;
     byWorkspace.set(workspaceId, [...(byWorkspace.get(workspaceId) ?? []), i]);
   }
   const out = [...completions];
   await Promise.all(
     [...byWorkspace.values()].map(async (members) => {
       const pages = members.map((i) => {
-        const { job, delivered } = completions[i]!;
+        const { job, delivered } = completions[i];
         return { jobId: job.id, pageNo: delivered.finalPage!.pageNo, lines: jsonbTexts(delivered.finalPage!.items) };
       });
       const { key, parts } = await bucketOf(services).putPages(pages);
       members.forEach((i, k) => {
-        const c = completions[i]!;
-        const part = parts[k]!;
+        const c = completions[i];
+        const part = parts[k];
         // One page alone is the whole object; several of the workspace share it, each at its offset.
         const object = { key, offset: members.length === 1 ? null : part.offset, bytes: part.bytes };
         out[i] = { ...c, delivered: { ...c.delivered, finalPage: { ...c.delivered.finalPage!, object } } };
@@ -281,7 +281,7 @@ async function completeInTransaction(
   for (const row of rows) {
     results[row.idx] = true;
     if (row.reservation_id !== null)
-      settlements.push({ reservation: { ...row, id: row.reservation_id }, units: items[row.idx]!.delivered.total });
+      settlements.push({ reservation: { ...row, id: row.reservation_id }, units: items[row.idx].delivered.total });
   }
   const events = rows[0]?.events ?? 0;
   if (settlements.length === 0) return { results, events };

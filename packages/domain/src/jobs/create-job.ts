@@ -61,7 +61,7 @@ export async function createJob(services: Services, tenant: Tenant, input: Creat
   const admitted = await services.admissions.admit({
     tenant,
     recipe,
-    targets: [{ target: input.target.trim(), normalized: normalized[0]!, key: keys[0]! }],
+    targets: [{ target: input.target.trim(), normalized: normalized[0], key: keys[0] }],
     jobIds: [jobId],
     batchId: null,
     idempotency: options.idempotencyKey

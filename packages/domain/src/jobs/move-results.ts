@@ -37,7 +37,7 @@ function pendingJobs(services: Mover, to: ResultStoreName) {
       const { rows } = await sql<{ n: number }>`
         select count(distinct p.job_id)::int as n from job_result_pages p join jobs j on j.id = p.job_id
         where j.status = 'completed' and ${inOther}`.execute(services.db);
-      return rows[0]!.n;
+      return rows[0].n;
     },
     next: async (after: string, limit: number) => {
       const { rows } = await sql<{ job_id: string }>`

@@ -52,7 +52,7 @@ export async function keepOnlyNew(
       p.object_key === null ? (p.items as Item[]) : (await bucketOf(store).lines(p.object_key)).map((line) => JSON.parse(line) as Item),
     );
   const pages = [
-    ...saved.map((p, k) => ({ pageNo: p.page_no, items: savedItems[k]! })),
+    ...saved.map((p, k) => ({ pageNo: p.page_no, items: savedItems[k] })),
     ...(final ? [{ pageNo: final.pageNo, items: final.items }] : []),
   ];
   const hashes = pages.map((p) => p.items.map(identityHash));
@@ -75,7 +75,7 @@ export async function keepOnlyNew(
   const claimed = new Set(rows.map((r) => r.item_hash));
   const kept = pages.map((p, k) =>
     p.items.filter((_, i) => {
-      const hash = hashes[k]![i]!;
+      const hash = hashes[k][i];
       if (!claimed.has(hash)) return false;
       claimed.delete(hash); // an item repeated within the job is delivered once
       return true;
@@ -83,7 +83,7 @@ export async function keepOnlyNew(
   );
   const savedPages = [];
   for (const [k, items] of kept.slice(0, saved.length).entries()) {
-    savedPages.push({ page_no: saved[k]!.page_no, ...(await pageBody(store, job.id, saved[k]!.page_no, items)) });
+    savedPages.push({ page_no: saved[k].page_no, ...(await pageBody(store, job.id, saved[k].page_no, items)) });
   }
   if (savedPages.length > 0) {
     await sql`
@@ -93,7 +93,7 @@ export async function keepOnlyNew(
     `.execute(tx);
   }
   const total = kept.reduce((n, items) => n + items.length, 0);
-  const finalItems = kept[kept.length - 1]!;
+  const finalItems = kept[kept.length - 1];
   const finalBody = final ? await pageBody(store, job.id, final.pageNo, finalItems) : null;
   const object = finalBody?.object_key ? { key: finalBody.object_key, offset: null, bytes: finalBody.stored_bytes! } : null;
   return {

@@ -39,7 +39,7 @@ export function renderJob(job: JobRow, result: JobResult | null, flags: JobFlags
     billed_credits: job.billed_credits,
     result: job.status === 'completed' && !job.result_expired ? result : null,
     result_expired: job.result_expired,
-    error: job.status === 'failed' ? ((job.error as unknown) ?? null) : null,
+    error: job.status === 'failed' ? (job.error ?? null) : null,
     created_at: job.created_at.toISOString(),
     started_at: iso(job.started_at),
     finished_at: iso(job.finished_at),

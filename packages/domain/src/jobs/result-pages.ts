@@ -129,7 +129,7 @@ export async function sweepOrphanedObjects(
         outcome.deleted += orphans.length;
       }
     }
-    state.after = page[page.length - 1]!.key;
+    state.after = page[page.length - 1].key;
     listings += 1;
     if (listings >= (options.maxListings ?? 10)) {
       reachedEnd = false;

@@ -48,7 +48,7 @@ export async function* resultPages(
     }
     const rows = await sliceQuery(db, sourceId, slice).execute();
     if (rows.some((row) => row.items === null)) throw movedWhileRead();
-    yield rows.length === 1 ? (rows[0]!.items as unknown[]) : rows.flatMap((row) => row.items as unknown[]);
+    yield rows.length === 1 ? (rows[0].items as unknown[]) : rows.flatMap((row) => row.items as unknown[]);
   }
 }
 
@@ -155,7 +155,7 @@ export async function resultItemsPage(
   const pages = await itemsPageCounts(db, sourceId, from, limit);
   const start = from ?? { page: pages[0]?.page_no ?? 0, index: 0 };
   if (pages.length === 0) return from ? null : { itemsJson: '', next: null };
-  if (pages[0]!.page_no !== start.page || start.index >= pages[0]!.item_count) return null;
+  if (pages[0].page_no !== start.page || start.index >= pages[0].item_count) return null;
   const slice: Slice = { first: start.page, from: start.index, last: start.page, to: start.index };
   let taken = 0;
   let next: ItemPosition | null = null;

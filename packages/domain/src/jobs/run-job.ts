@@ -155,7 +155,7 @@ async function extractPages(
       if (signal.aborted) return null;
       const items: Item[] = page.items.slice(0, Math.max(0, cap - total));
       pageNo += 1;
-      if (firstKind === undefined && items.length > 0) firstKind = items[0]!.kind;
+      if (firstKind === undefined && items.length > 0) firstKind = items[0].kind;
       if (total + items.length >= cap || page.cursor === null) {
         // The last page is saved in the completion transaction: one commit fewer per job (with
         // RESULT_STORE=s3, in one object with the last pages of the jobs completed with it).

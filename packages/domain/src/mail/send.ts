@@ -36,7 +36,7 @@ export const MAIL_MAX_ATTEMPTS = 8;
 
 /** The wait after `attempts` failed attempts. */
 export function mailRetryDelay(attempts: number): number {
-  return MAIL_RETRY_DELAYS_MS[Math.min(Math.max(attempts, 1), MAIL_RETRY_DELAYS_MS.length) - 1]!;
+  return MAIL_RETRY_DELAYS_MS[Math.min(Math.max(attempts, 1), MAIL_RETRY_DELAYS_MS.length) - 1];
 }
 
 export interface MailPass {

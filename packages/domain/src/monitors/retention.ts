@@ -30,7 +30,7 @@ async function partitions(db: Db): Promise<Array<{ name: string; to: Date }>> {
   `.execute(db);
   return rows.flatMap((row) => {
     const match = /TO \('([^']+)'\)/.exec(row.bound);
-    return match ? [{ name: row.name, to: new Date(match[1]!) }] : [];
+    return match ? [{ name: row.name, to: new Date(match[1]) }] : [];
   });
 }
 

@@ -247,7 +247,7 @@ async function advance(services: Services, tx: Tx, monitor: MonitorRow, run: Mon
         tenant,
         {
           ...recipe,
-          targets: chunks[out.next_chunk]!,
+          targets: chunks[out.next_chunk],
           ...(monitor.destination_id !== null ? { destination_id: monitor.destination_id } : {}),
         },
         { endpoint: MONITOR_RUN_ENDPOINT, idempotencyKey: `${run.id}:${out.next_chunk}`, requestId: run.id },
@@ -276,7 +276,7 @@ async function batchesEnded(db: Executor, batchIds: readonly string[]): Promise<
   const { rows } = await sql<{ open: boolean }>`
     select exists (select 1 from jobs where batch_id = any(${[...batchIds]}::text[]) and status in ('queued', 'running')) as open
   `.execute(db);
-  return !rows[0]!.open;
+  return !rows[0].open;
 }
 
 /**
@@ -302,7 +302,7 @@ async function refusalOfWholeRun(
     submission = {
       tenant: { ...tenant, workspace: { ...tenant.workspace, max_active_jobs: Number.MAX_SAFE_INTEGER } },
       recipe,
-      targets: targets.map((target, i) => ({ target, normalized: normalized[i]!, key: keys[i]! })),
+      targets: targets.map((target, i) => ({ target, normalized: normalized[i], key: keys[i] })),
       jobIds: targets.map((_, i) => `run_${i}`),
       batchId: 'run',
       idempotency: null,

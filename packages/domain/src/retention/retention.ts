@@ -85,7 +85,7 @@ export async function purgeExpiredResults(
         select (select count(*) from expired)::int as jobs, (select count(*) from gone)::int as pages,
                (select array_agg(object_key) from gone where object_key is not null) as objects
       `.execute(tx);
-      return rows[0]!;
+      return rows[0];
     });
     if (!batch) return total;
     // The rows are gone (committed): their objects go next; one left behind is the sweeper's.

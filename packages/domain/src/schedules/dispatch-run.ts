@@ -89,7 +89,7 @@ export async function dispatchScheduleRun(
     throw error;
   }
   const [recorded] = await hold.settle([{ run: held, outcome }], services.clock.now());
-  return recorded!;
+  return recorded;
 }
 
 /** The dispatch of dispatchScheduleRun without recording it: the scheduler records a whole round in one statement. */
@@ -121,7 +121,7 @@ async function attempt(services: Services, tenant: Tenant, schedule: ScheduleRow
   };
   try {
     if (schedule.targets.length === 1) {
-      const created = await createJob(services, tenant, { ...recipe, target: schedule.targets[0]! }, options);
+      const created = await createJob(services, tenant, { ...recipe, target: schedule.targets[0] }, options);
       return { status: 'queued', jobId: created.job.id, batchId: null, error: null };
     }
     const created = await createBatch(services, tenant, { ...recipe, targets: schedule.targets }, options);

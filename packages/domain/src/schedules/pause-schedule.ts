@@ -25,5 +25,5 @@ export async function pauseSchedule(services: Services, tenant: Tenant, schedule
       .returningAll()
       .executeTakeFirstOrThrow();
   });
-  return (await scheduleViewsOf(services.db, [schedule]))[0]!;
+  return (await scheduleViewsOf(services.db, [schedule]))[0];
 }

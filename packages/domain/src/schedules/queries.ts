@@ -79,7 +79,7 @@ export async function scheduleViewsOf(db: Executor, schedules: ScheduleRow[]): P
 /** GET /v1/schedules/{id}. */
 export async function getScheduleView(db: Executor, tenant: Tenant, scheduleId: string): Promise<ScheduleView> {
   const schedule = await getScheduleOrThrow(db, tenant, scheduleId);
-  return (await scheduleViewsOf(db, [schedule]))[0]!;
+  return (await scheduleViewsOf(db, [schedule]))[0];
 }
 
 /**

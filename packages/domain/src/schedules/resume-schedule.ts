@@ -67,7 +67,7 @@ export async function resumeSchedule(services: Services, tenant: Tenant, schedul
       .returningAll()
       .executeTakeFirstOrThrow();
   });
-  return (await scheduleViewsOf(services.db, [schedule]))[0]!;
+  return (await scheduleViewsOf(services.db, [schedule]))[0];
 }
 
 /** Whether a creator may still act in the workspace: a live key of it, or a member. */

@@ -24,5 +24,5 @@ export async function runScheduleNow(services: Services, tenant: Tenant, schedul
     return { schedule: updated, run };
   });
   if (run.status === 'queued') await dispatchScheduleRun(services, schedule, run, { tenant });
-  return (await scheduleViewsOf(services.db, [schedule]))[0]!;
+  return (await scheduleViewsOf(services.db, [schedule]))[0];
 }

@@ -25,5 +25,5 @@ export async function updateSchedule(services: Services, tenant: Tenant, schedul
       .returningAll()
       .executeTakeFirstOrThrow();
   });
-  return (await scheduleViewsOf(services.db, [schedule]))[0]!;
+  return (await scheduleViewsOf(services.db, [schedule]))[0];
 }

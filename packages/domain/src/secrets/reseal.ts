@@ -36,7 +36,7 @@ export async function resealSecrets(db: Executor, config: Pick<AppConfig, 'secre
         where id > ${after} and ${sql.ref(column)} like ${`${SEALED_PREFIX}%`} and ${sql.ref(column)} not like ${current}
         order by id limit ${BATCH}`.execute(db);
       if (rows.length === 0) break;
-      after = rows[rows.length - 1]!.id;
+      after = rows[rows.length - 1].id;
       const changes: Array<{ id: string; before: string; after: string }> = [];
       for (const row of rows) {
         try {

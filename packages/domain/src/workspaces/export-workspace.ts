@@ -76,7 +76,7 @@ async function* pages(db: Executor, table: PagedTable, workspaceId: string): Asy
     `.execute(db);
     for (const row of rows) yield row;
     if (rows.length < EXPORT_PAGE_SIZE) return;
-    after = String(rows[rows.length - 1]!.id);
+    after = String(rows[rows.length - 1].id);
   }
 }
 

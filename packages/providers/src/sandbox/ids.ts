@@ -98,7 +98,7 @@ export function person(platform: Platform, rng: Rng, uniqueIndex?: number): { us
 }
 
 export function capitalize(word: string): string {
-  return word.length === 0 ? word : word[0]!.toUpperCase() + word.slice(1);
+  return word.length === 0 ? word : word[0].toUpperCase() + word.slice(1);
 }
 
 /** A display name that fits a handle made by `username`. */

@@ -68,11 +68,11 @@ const DRIFTING_METRICS = ['views', 'likes', 'comments', 'shares'] as const;
 export function drifted(item: Item, perSecond: number, nowMs: number = Date.now()): Item {
   const grow = perSecond * Math.max(0, Math.floor((nowMs - SANDBOX_DRIFT_EPOCH_MS) / 1000));
   const out: Record<string, unknown> = { ...item };
-  for (const key of DRIFTING_COUNTS) if (typeof out[key] === 'number') out[key] = (out[key] as number) + grow;
+  for (const key of DRIFTING_COUNTS) if (typeof out[key] === 'number') out[key] = out[key] + grow;
   const metrics = out.metrics as Record<string, unknown> | null | undefined;
   if (metrics && typeof metrics === 'object') {
     const grown: Record<string, unknown> = { ...metrics };
-    for (const key of DRIFTING_METRICS) if (typeof grown[key] === 'number') grown[key] = (grown[key] as number) + grow;
+    for (const key of DRIFTING_METRICS) if (typeof grown[key] === 'number') grown[key] = grown[key] + grow;
     out.metrics = grown;
   }
   return out as Item;
@@ -117,7 +117,7 @@ function basePlan(request: ExtractionRequest, options: Required<Omit<SandboxProv
       pageSize,
       bundle: false,
       // Ages come from the position (newest first); the ID is the item's sequence number.
-      item: (index) => ({ ...stream.item(index), id: String(head - index) }) as Item,
+      item: (index) => ({ ...stream.item(index), id: String(head - index) }),
     };
   }
   return {

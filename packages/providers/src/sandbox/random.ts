@@ -87,7 +87,7 @@ export class Rng {
   }
 
   pick<T>(values: readonly T[]): T {
-    return values[Math.floor(this.float() * values.length)] as T;
+    return values[Math.floor(this.float() * values.length)];
   }
 
   /** `count` distinct values of `values` (fewer when values is shorter), in drawn order. */
@@ -95,7 +95,7 @@ export class Rng {
     const pool = values.slice();
     const out: T[] = [];
     while (out.length < count && pool.length > 0) {
-      out.push(pool.splice(Math.floor(this.float() * pool.length), 1)[0] as T);
+      out.push(pool.splice(Math.floor(this.float() * pool.length), 1)[0]);
     }
     return out;
   }

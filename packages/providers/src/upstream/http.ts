@@ -117,7 +117,7 @@ export class UpstreamHttp {
     signal.addEventListener('abort', onAbort, { once: true });
     let response: Response<string>;
     try {
-      response = (await promise) as Response<string>;
+      response = await promise;
     } catch (error) {
       if (signal.aborted) throw abortError(signal);
       const code = (error as { code?: string }).code ?? 'ERR_NETWORK';

@@ -60,7 +60,7 @@ export function metrics(m: Partial<Metrics>): Metrics {
 /** Hashtags of a caption, lower-cased, without '#', in order of appearance, unique. */
 export function hashtagsOf(text: string | null): string[] {
   if (!text) return [];
-  const tags = Array.from(text.matchAll(/#([\p{L}\p{N}_]+)/gu), (m) => (m[1] as string).toLowerCase());
+  const tags = Array.from(text.matchAll(/#([\p{L}\p{N}_]+)/gu), (m) => m[1].toLowerCase());
   return Array.from(new Set(tags));
 }
 

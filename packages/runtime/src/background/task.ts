@@ -101,5 +101,5 @@ export type BackgroundTask = PeriodicTask | QueueTask;
 
 /** Declares a periodic task, its state's type inferred from `setup`. */
 export function periodic<S = undefined>(task: Omit<PeriodicTask<S>, 'kind'>): PeriodicTask {
-  return { kind: 'periodic', ...task } as PeriodicTask;
+  return { kind: 'periodic', ...task };
 }

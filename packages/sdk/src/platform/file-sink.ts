@@ -2,7 +2,6 @@ import { randomBytes } from 'node:crypto';
 import { createWriteStream } from 'node:fs';
 import { rename, rm } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import type { ReadableStream as NodeReadableStream } from 'node:stream/web';
 import { pipeline } from 'node:stream/promises';
 
 /**
@@ -12,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
  */
 export async function writeToFile(body: ReadableStream<Uint8Array>, path: string, signal?: AbortSignal): Promise<number> {
   const partial = `${path}.${randomBytes(4).toString('hex')}.part`;
-  const source = Readable.fromWeb(body as unknown as NodeReadableStream<Uint8Array>);
+  const source = Readable.fromWeb(body);
   const file = createWriteStream(partial, { mode: 0o644 });
   try {
     await pipeline(source, file, { signal });

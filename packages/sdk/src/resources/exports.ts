@@ -119,12 +119,12 @@ export function filenameOf(header: string | null): string | null {
   const extended = /filename\*\s*=\s*(?:UTF-8|utf-8)''([^;]+)/.exec(header);
   if (extended) {
     try {
-      return decodeURIComponent(extended[1]!.trim());
+      return decodeURIComponent(extended[1].trim());
     } catch {
       // fall through to the plain form
     }
   }
   const plain = /filename\s*=\s*("((?:[^"\\]|\\.)*)"|[^;]+)/.exec(header);
   if (!plain) return null;
-  return plain[2] !== undefined ? plain[2].replace(/\\(.)/g, '$1') : plain[1]!.trim();
+  return plain[2] !== undefined ? plain[2].replace(/\\(.)/g, '$1') : plain[1].trim();
 }

@@ -1,4 +1,4 @@
-import { createMonitor as create, type MonitorInput, renderMonitor } from '@sdx/domain/api';
+import { createMonitor as create, renderMonitor } from '@sdx/domain/api';
 import { toolInput, componentSchema } from '../contract-schema';
 import { defineTool } from '../tool';
 import type { BodyOf } from '../../routes/route';
@@ -19,7 +19,7 @@ export const createMonitor = defineTool<BodyOf<'createMonitor'>, unknown>({
   output: { type: 'object', properties: { monitor: componentSchema('Monitor') }, required: ['monitor'] },
   annotations: { title: 'Create a monitor', readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
   async run(ctx, input) {
-    const monitor = renderMonitor(await create(ctx.deps.services, ctx.tenant, input as MonitorInput));
+    const monitor = renderMonitor(await create(ctx.deps.services, ctx.tenant, input));
     return {
       structured: { monitor },
       summary: `Monitor ${monitor.id} follows ${monitor.targets.length} targets ${monitor.frequency}, next run ${monitor.next_run_at ?? 'none'}, about ${monitor.estimated_credits_per_run} credits a run.`,

@@ -1,8 +1,9 @@
 import { readFileSync, rmSync } from 'node:fs';
 import { builtinModules } from 'node:module';
 import path from 'node:path';
-import { build, type Metafile, type Plugin } from 'esbuild';
+import { build, type Metafile } from 'esbuild';
 import { ensureConsoleBuild } from '@sdx/console';
+import { PROCESS_BUNDLE } from './bundle';
 import { DEV_ONLY_IMPORTS, TEST_ONLY_PACKAGES } from './check-deps';
 
 /**
@@ -38,17 +39,6 @@ export function packageOf(specifier: string): string {
   const parts = specifier.split('/');
   return specifier.startsWith('@') ? parts.slice(0, 2).join('/') : parts[0];
 }
-
-/** node_modules imports stay imports; @sdx/* and relative ones are compiled in. */
-const externalPackages: Plugin = {
-  name: 'external-packages',
-  setup(b) {
-    b.onResolve({ filter: /^[^./]/ }, (args) => {
-      if (args.path.startsWith('@sdx/')) return undefined;
-      return { path: args.path, external: true };
-    });
-  },
-};
 
 interface Manifest {
   name: string;
@@ -95,14 +85,8 @@ export async function buildProcesses(outdir: string): Promise<{ outputs: Array<[
     absWorkingDir: ROOT,
     entryPoints: ENTRIES,
     outdir,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node22',
     sourcemap: true,
-    metafile: true,
-    logLevel: 'warning',
-    plugins: [externalPackages],
+    ...PROCESS_BUNDLE,
   });
   const outputs = Object.entries(result.metafile.outputs)
     .filter(([file]) => file.endsWith('.js'))

@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from '
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
+import { PROCESS_BUNDLE } from '../../../scripts/bundle';
 
 const ROOT = path.resolve(__dirname, '../../..');
 
@@ -53,26 +54,8 @@ async function buildEntry(entry: string): Promise<string> {
   if (current) return current;
   mkdirSync(cache, { recursive: true });
   const partial = path.join(cache, `${name}.${process.pid}.${Date.now()}.tmp.js`);
-  // As scripts/build.ts compiles dist/: the workspace's packages compiled in, every other package an import.
-  const result = await build({
-    absWorkingDir: ROOT,
-    entryPoints: [entry],
-    outfile: partial,
-    bundle: true,
-    platform: 'node',
-    format: 'cjs',
-    target: 'node20',
-    metafile: true,
-    logLevel: 'warning',
-    plugins: [
-      {
-        name: 'external-packages',
-        setup(b) {
-          b.onResolve({ filter: /^[^./]/ }, (args) => (args.path.startsWith('@sdx/') ? undefined : { path: args.path, external: true }));
-        },
-      },
-    ],
-  });
+  // As `npm run build` compiles dist/ (scripts/bundle.ts).
+  const result = await build({ ...PROCESS_BUNDLE, absWorkingDir: ROOT, entryPoints: [entry], outfile: partial });
   const inputs: Record<string, string> = {};
   for (const file of Object.keys(result.metafile.inputs).sort()) inputs[file] = digestOf(file) ?? '';
   const key = createHash('sha256').update(JSON.stringify(inputs)).digest('hex').slice(0, 16);

@@ -1,6 +1,5 @@
 import { createHash } from 'node:crypto';
-import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { OpenAPIV3 } from 'express-openapi-validator/dist/framework/types';
 import { parse } from 'yaml';
@@ -25,16 +24,23 @@ export type OpenApiDocument = OpenAPIV3.DocumentV3;
 let documentJson: string | undefined;
 
 /**
+ * Where the parsed contract is kept for the next process: beside the code, in the node_modules
+ * cache of the folder that holds openapi.yaml, so only who can change the code can change what
+ * the request validator enforces (not another user of a shared temporary folder).
+ */
+export const CONTRACT_CACHE_DIR: string = path.join(path.dirname(OPENAPI_PATH), 'node_modules', '.cache', 'sdx-contract');
+
+/**
  * openapi.yaml as JSON text, parsed once per process. Parsing the YAML (over 500 KB) costs about
- * 600 ms of CPU, reading JSON about 10, so the JSON is also kept beside the system's temporary
- * files under the YAML's digest, for the next process that reads the same contract (every test
- * file, every CLI run). A cache that cannot be read or written is parsed again, never trusted.
+ * 600 ms of CPU, reading JSON about 10, so the JSON is also kept in CONTRACT_CACHE_DIR under the
+ * YAML's digest, for the next process that reads the same contract (every test file, every CLI
+ * run). A cache that cannot be read or written is parsed again, never trusted.
  */
 function contractJson(): string {
   if (documentJson !== undefined) return documentJson;
   const source = readFileSync(OPENAPI_PATH, 'utf8');
   const digest = createHash('sha256').update(source).digest('hex').slice(0, 32);
-  const cached = path.join(tmpdir(), `sdx-openapi-${digest}.json`);
+  const cached = path.join(CONTRACT_CACHE_DIR, `openapi-${digest}.json`);
   try {
     const text = readFileSync(cached, 'utf8');
     JSON.parse(text);
@@ -46,11 +52,12 @@ function contractJson(): string {
   const text = JSON.stringify(parse(source));
   documentJson = text;
   try {
+    mkdirSync(CONTRACT_CACHE_DIR, { recursive: true });
     const partial = `${cached}.${process.pid}.tmp`;
     writeFileSync(partial, text);
     renameSync(partial, cached);
   } catch {
-    // A read-only file system: every process parses the YAML.
+    // A read-only installation: every process parses the YAML.
   }
   return text;
 }

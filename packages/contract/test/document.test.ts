@@ -1,11 +1,11 @@
 import { spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { OpenAPISchemaValidator } from 'express-openapi-validator/dist/framework/openapi.schema.validator';
 import { parse } from 'yaml';
-import { OPENAPI_PATH, loadOpenApiDocument } from '../src';
+import { CONTRACT_CACHE_DIR, OPENAPI_PATH, loadOpenApiDocument } from '../src';
 
 /**
  * openapi.yaml is read as JSON kept under its digest (document.ts). What is read is the YAML,
@@ -27,27 +27,39 @@ describe('the contract document', () => {
   });
 
   it('reads the YAML again when the cache is broken, and a second process reads the cache', () => {
+    const source = readFileSync(OPENAPI_PATH, 'utf8');
+    const digest = createHash('sha256').update(source).digest('hex').slice(0, 32);
+    const cached = path.join(CONTRACT_CACHE_DIR, `openapi-${digest}.json`);
+    const version = (parse(source) as { info: { version: string } }).info.version;
+    // A cache file cut short (the process writing it died) is parsed again and replaced.
+    mkdirSync(CONTRACT_CACHE_DIR, { recursive: true });
+    writeFileSync(cached, '{"openapi": "3.0');
+    const first = versionInChild();
+    expect(first.stderr).toBe('');
+    expect(first.stdout).toBe(version);
+    expect(JSON.parse(readFileSync(cached, 'utf8'))).toEqual(parse(source));
+    expect(readdirSync(CONTRACT_CACHE_DIR).filter((name) => name.endsWith('.tmp'))).toEqual([]);
+    // A second process reads what the first wrote.
+    expect(versionInChild().stdout).toBe(version);
+  });
+
+  it('trusts no file of the shared temporary folder: a contract planted there changes nothing', () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'sdx-contract-'));
     try {
       const source = readFileSync(OPENAPI_PATH, 'utf8');
       const digest = createHash('sha256').update(source).digest('hex').slice(0, 32);
-      // A cache file cut short (the process writing it died) is parsed again and replaced.
-      writeFileSync(path.join(dir, `sdx-openapi-${digest}.json`), '{"openapi": "3.0');
-      const script = `const { loadOpenApiDocument } = require(${JSON.stringify(require.resolve('../src/document'))});
-        process.stdout.write(loadOpenApiDocument().info.version);`;
-      const run = () =>
-        spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { env: { ...process.env, TMPDIR: dir }, encoding: 'utf8' });
-      const first = run();
-      expect(first.stderr).toBe('');
-      expect(first.stdout).toBe((parse(source) as { info: { version: string } }).info.version);
-      const cached = JSON.parse(readFileSync(path.join(dir, `sdx-openapi-${digest}.json`), 'utf8')) as unknown;
-      expect(cached).toEqual(parse(source));
-      // No partial file left behind (tsx keeps its own cache there too).
-      expect(readdirSync(dir).filter((name) => name.startsWith('sdx-'))).toEqual([`sdx-openapi-${digest}.json`]);
-      // A second process reads what the first wrote.
-      expect(run().stdout).toBe(first.stdout);
+      const planted = JSON.stringify({ openapi: '3.0.3', info: { title: 'planted', version: 'planted' }, paths: {} });
+      for (const name of [`sdx-openapi-${digest}.json`, `openapi-${digest}.json`]) writeFileSync(path.join(dir, name), planted);
+      const run = versionInChild({ TMPDIR: dir });
+      expect(run.stdout).toBe((parse(source) as { info: { version: string } }).info.version);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
   });
 });
+
+function versionInChild(env: Record<string, string> = {}) {
+  const script = `const { loadOpenApiDocument } = require(${JSON.stringify(require.resolve('../src/document'))});
+    process.stdout.write(loadOpenApiDocument().info.version);`;
+  return spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { env: { ...process.env, ...env }, encoding: 'utf8' });
+}

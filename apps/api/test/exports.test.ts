@@ -2,16 +2,18 @@ import http from 'node:http';
 import ExcelJS from 'exceljs';
 import Papa from 'papaparse';
 import request from 'supertest';
-import { eventually, listen, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
+import { eventually, heldSandbox, listen, type SeededWorkspace, startTestStack, type TestStack } from '@sdx/testing';
 
 /**
  * Job and batch downloads through HTTP, read back with papaparse and exceljs. The writers'
  * own rules (quoting, formula neutralisation, column flattening) are tested in
  * packages/exports; here: readiness, tenancy, headers, rows, order and streaming.
  */
+// Slow pages wait while a test holds them: what it asserts before completion happens before it.
+const sandbox = heldSandbox();
 let stack: TestStack;
 beforeAll(async () => {
-  stack = await startTestStack({ withWorker: true });
+  stack = await startTestStack({ withWorker: true, providers: [sandbox.provider] });
 });
 afterAll(async () => {
   await stack.close();
@@ -82,7 +84,8 @@ describe('GET /v1/jobs/{job_id}/export', () => {
   it('answers 404 for unknown and foreign jobs, 422 for an unknown format, 409 before completion, then 200', async () => {
     const ws = await workspace();
     const stranger = await workspace();
-    const id = await createJob(ws, { operation: 'posts', target: 'slowposter_sandbox_slow_1200', limit: 3 });
+    const letGo = sandbox.hold();
+    const id = await createJob(ws, { operation: 'posts', target: 'slowposter_sandbox_slow_200', limit: 3 });
 
     const early = await download(ws, `/v1/jobs/${id}/export`, 'csv');
     expect(early.status).toBe(409);
@@ -97,6 +100,7 @@ describe('GET /v1/jobs/{job_id}/export', () => {
       expect(res.body.detail.error).toBe('job_not_found');
     }
 
+    letGo();
     await completedJob(ws, id);
     const ready = await download(ws, `/v1/jobs/${id}/export`, 'csv');
     expect(ready.status).toBe(200);

@@ -1,6 +1,6 @@
 import express, { type Express, type RequestHandler } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
-import { loadOpenApiDocument, type OpenApiDocument } from '@sdx/contract';
+import { loadOpenApiDocument } from '@sdx/contract';
 import { wakeOverRedis } from '@sdx/runtime';
 import type { ApiDeps, AppDeps } from './deps';
 import { requireAccess } from './middleware/access';
@@ -18,6 +18,7 @@ import { integerQueryParameters, jsonBody, refuseUnstorableInput, takesBody } fr
 import { rateLimit } from './middleware/rate-limit';
 import { requestId } from './middleware/request-id';
 import { rememberValidatorRoutes } from './middleware/validator-routes';
+import { requestsOnly, skipUnusedSpecValidator } from './middleware/validator-start';
 import { ROUTES } from './routes';
 import type { Route } from './routes/route';
 import { LiveHub } from './live/hub';
@@ -91,18 +92,18 @@ export function createApp(apiDeps: ApiDeps, routes: readonly Route[] = ROUTES): 
   const limited = rateLimit(deps.limiter);
   const recordUse = recordKeyUse(deps.services);
   rememberValidatorRoutes();
+  skipUnusedSpecValidator();
   const document = loadOpenApiDocument();
   const validator = OpenApiValidator.middleware({
     // A copy of its own (the validator rewrites the document it is given), with the requests
-    // only: it validates no response, and compiling the response schemas cost about a quarter
-    // of its start.
+    // only (validator-start.ts).
     apiSpec: requestsOnly(loadOpenApiDocument()),
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, allErrors: true },
     validateResponses: false,
     validateSecurity: false,
     validateFormats: true,
     // The document is checked against OpenAPI 3 by CI (redocly lint, packages/contract/test),
-    // not again by each process that starts (about 300 ms of CPU each).
+    // not again by each process that starts (validator-start.ts).
     validateApiSpec: false,
     ignoreUndocumented: false,
   });
@@ -126,15 +127,4 @@ export function createApp(apiDeps: ApiDeps, routes: readonly Route[] = ROUTES): 
   app.use(notFound);
   app.use(renderErrors(deps.services.log));
   return app;
-}
-
-/** The contract without its responses (each operation answers a bare `default`), for the request validator. */
-function requestsOnly(document: OpenApiDocument): OpenApiDocument {
-  for (const item of Object.values(document.paths)) {
-    for (const method of ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const) {
-      const operation = item?.[method];
-      if (operation) operation.responses = { default: { description: 'See openapi.yaml.' } };
-    }
-  }
-  return document;
 }

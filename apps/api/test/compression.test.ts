@@ -18,6 +18,7 @@ let ws: SeededWorkspace;
 let server: Server;
 let base: string;
 let bigJobId: string;
+let smallJobId: string;
 
 interface Raw {
   status: number;
@@ -61,11 +62,13 @@ beforeAll(async () => {
     body: { platform: 'twitter', operation: 'followers', target: 'compressed', limit: 6_000 },
   });
   bigJobId = big.body.id;
-  for (let i = 0; i < 10; i++)
-    await stack.api.post('/v1/jobs', {
+  for (let i = 0; i < 10; i++) {
+    const small = await stack.api.post('/v1/jobs', {
       headers: ws.auth,
       body: { platform: 'instagram', operation: 'profile', target: `compressed_${i}` },
     });
+    smallJobId = small.body.id;
+  }
   await eventually(async () => {
     const rows = await stack.runtime.db.selectFrom('jobs').select('status').where('workspace_id', '=', ws.workspaceId).execute();
     return rows.every((r) => r.status === 'completed');
@@ -119,6 +122,18 @@ it('sends responses under 1 KB as they are', async () => {
   expect(error.status).toBe(404);
   expect(error.headers['content-encoding']).toBeUndefined();
   expect(JSON.parse(error.body.toString('utf8')).detail.error).toBe('job_not_found');
+});
+
+it('sends a job read whole in one write with its length, and streams a large result', async () => {
+  const small = await get(`${base}/v1/jobs/${smallJobId}`, ws.auth);
+  expect(small.status).toBe(200);
+  expect(small.headers['transfer-encoding']).toBeUndefined();
+  expect(Number(small.headers['content-length'])).toBe(small.body.length);
+  expect((JSON.parse(small.body.toString('utf8')) as { result: unknown[] }).result).toHaveLength(1);
+  const big = await get(`${base}/v1/jobs/${bigJobId}`, ws.auth);
+  expect(big.headers['transfer-encoding']).toBe('chunked');
+  expect(big.headers['content-length']).toBeUndefined();
+  expect((JSON.parse(big.body.toString('utf8')) as { result: unknown[] }).result).toHaveLength(6_000);
 });
 
 describe('exports', () => {

@@ -78,17 +78,31 @@ export async function sendJobs(res: Response, services: Services, jobs: readonly
   await send(res, 200, chunks());
 }
 
-/** Answers `status` with JSON text written chunk by chunk (see the top of this file). */
+/**
+ * Answers `status` with JSON text written chunk by chunk (see the top of this file), or at once
+ * when the chunks read before the status line were all there was.
+ */
 export async function send(res: Response, status: number, chunks: AsyncGenerator<string>): Promise<void> {
-  // Up to the first slice of a result before the status line goes out.
+  // Up to the first slice of a result before the status line goes out, and on while what is
+  // read stays under WRITE_BYTES: a small answer is then read whole.
   const prefix: string[] = [];
+  let size = 0;
   let next = await chunks.next();
-  while (!next.done && prefix.length < 3) {
+  while (!next.done && (prefix.length < 3 || size < WRITE_BYTES)) {
     prefix.push(next.value);
+    size += next.value.length;
     next = await chunks.next();
   }
   res.status(status);
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
+  if (next.done) {
+    // The whole answer was read with its first chunks (a job without a result, or with a small
+    // one): one write with its length, as any other JSON answer goes, rather than a stream.
+    const body = prefix.join('');
+    res.setHeader('Content-Length', Buffer.byteLength(body));
+    res.end(body);
+    return;
+  }
   async function* all(): AsyncGenerator<string> {
     yield* prefix;
     for (let rest = next; !rest.done; rest = await chunks.next()) yield rest.value;

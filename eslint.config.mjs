@@ -88,17 +88,6 @@ export default tseslint.config(
       'no-control-regex': 'off',
       // pino-pretty is an optional development dependency, loaded lazily in a try (packages/config).
       '@typescript-eslint/no-require-imports': ['error', { allow: ['^pino-pretty$'] }],
-      // Not yet on: what recommendedTypeChecked reported in the code when it was adopted, each
-      // to be fixed and its rule turned back on.
-      '@typescript-eslint/no-unsafe-argument': 'off',
-      '@typescript-eslint/no-unsafe-assignment': 'off',
-      '@typescript-eslint/no-unsafe-call': 'off',
-      '@typescript-eslint/no-unsafe-member-access': 'off',
-      '@typescript-eslint/no-unsafe-return': 'off',
-      '@typescript-eslint/no-base-to-string': 'off',
-      '@typescript-eslint/require-await': 'off',
-      '@typescript-eslint/unbound-method': 'off',
-      '@typescript-eslint/restrict-template-expressions': 'off',
     },
   },
   {

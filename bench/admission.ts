@@ -47,8 +47,8 @@ const TARGET_503_P99_MS = 100;
 
 /** Allows everything without touching Redis: the "control off" limiter. */
 const noopLimiter: RateLimiter = {
-  async consume(_workspaceId, limitPerMinute) {
-    return { allowed: true, limit: limitPerMinute, remaining: limitPerMinute, resetMs: 60_000 };
+  consume(_workspaceId, limitPerMinute) {
+    return Promise.resolve({ allowed: true, limit: limitPerMinute, remaining: limitPerMinute, resetMs: 60_000 });
   },
 };
 
@@ -155,7 +155,7 @@ async function main(): Promise<void> {
     // Redis unreachable: the limiter's connection points at a port nobody listens on.
     const dead = createFastRedis('redis://127.0.0.1:1/0');
     dead.on('error', () => undefined);
-    closers.push(async () => dead.disconnect());
+    closers.push(() => Promise.resolve(dead.disconnect()));
     const deadServer = await serve(appWith(new RedisRateLimiter(dead, config.redisPrefix)));
     closers.push(deadServer.close);
     const { samples: deadSamples, first: deadFirst } = await measure503(deadServer.url, auth, DEAD_REQUESTS, 'dead');

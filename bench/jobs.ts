@@ -628,7 +628,7 @@ async function waitForCompleted(db: ReturnType<typeof createRuntime>['db'], work
  * Retires this workspace's queued jobs older than one second, twice a second, standing in for
  * the worker fleet during (a) so that the active-job count stays bounded.
  */
-function startRetirer(db: ReturnType<typeof createRuntime>['db'], workspaceIds: string[]): { stop(): Promise<void> } {
+function startRetirer(db: ReturnType<typeof createRuntime>['db'], workspaceIds: string[]): { stop: () => Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
     running = db

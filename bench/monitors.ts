@@ -122,7 +122,7 @@ async function main(): Promise<void> {
     );
     closers.push(api.close);
     const agent = keepAliveAgent(4);
-    closers.push(async () => agent.destroy());
+    closers.push(() => Promise.resolve(agent.destroy()));
     const headers = { 'X-API-Key': ws.apiKey };
     const call = async (method: 'GET' | 'POST', path: string, body?: unknown, expect = [200, 201, 202]) => {
       const reply = await send(agent, api.url, { method, path, headers, body: body === undefined ? undefined : JSON.stringify(body) });

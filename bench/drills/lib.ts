@@ -122,7 +122,7 @@ export function startService(app: 'worker' | 'scheduler' | 'api', env: Record<st
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 export async function waitUntil<T>(
-  check: () => Promise<T | null | undefined | false>,
+  check: () => T | null | undefined | false | Promise<T | null | undefined | false>,
   timeoutMs: number,
   what: string,
   intervalMs = 50,

@@ -59,7 +59,7 @@ async function main(): Promise<void> {
 
     for (let i = 0; i < WORKERS; i++) workers.push(startService('worker', drill.env, `worker-${i + 1}`));
     // Each worker is consuming and its reconciler has made its first pass.
-    await waitUntil(async () => workers.every((w) => w.logs().some((l) => l.msg === 'worker started')), 60_000, 'workers started');
+    await waitUntil(() => workers.every((w) => w.logs().some((l) => l.msg === 'worker started')), 60_000, 'workers started');
     await sleep(6_000);
 
     const queuedBefore = Number(

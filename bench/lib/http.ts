@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { RequestListener } from 'node:http';
 
 /** A loopback HTTP server for an in-process app; close() ends idle keep-alive sockets too. */
-export async function serve(app: RequestListener): Promise<{ url: string; close(): Promise<void> }> {
+export async function serve(app: RequestListener): Promise<{ url: string; close: () => Promise<void> }> {
   const server = http.createServer(app);
   server.keepAliveTimeout = 60_000;
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

@@ -92,9 +92,10 @@ async function runChild(plan: WorkerPlan): Promise<() => Promise<void>> {
   let processed = 0;
   const worker = new Worker(
     plan.queueName!,
-    async () => {
+    () => {
       processed++;
       if (processed === plan.expected) process.send!({ type: 'done', at: epochNow() } satisfies ChildMessage);
+      return Promise.resolve();
     },
     { connection, prefix: plan.prefix, concurrency: plan.concurrency },
   );
@@ -109,7 +110,7 @@ if (process.argv.includes('--worker-child')) {
   let stop: (() => Promise<void>) | null = null;
   process.on('message', (message) => {
     if (message === 'stop') {
-      (stop ?? (async () => undefined))().then(
+      (stop ?? (() => Promise.resolve()))().then(
         () => process.exit(0),
         (error: unknown) => {
           console.error(error);

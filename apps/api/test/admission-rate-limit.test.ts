@@ -65,7 +65,7 @@ describe('rate limiter outage', () => {
     const redis = createFastRedis(`redis://127.0.0.1:${port}/0`);
     redis.on('error', () => undefined);
     try {
-      await eventually(async () => redis.status === 'ready', 5000);
+      await eventually(() => redis.status === 'ready', 5000);
       const api = appWithLimiterRedis(redis);
       const ws = await stack.workspace();
 
@@ -73,7 +73,7 @@ describe('rate limiter outage', () => {
       expect(before.status).toBe(202);
 
       await stopRedisServer(server);
-      await eventually(async () => redis.status !== 'ready', 5000);
+      await eventually(() => redis.status !== 'ready', 5000);
       const started = performance.now();
       const down = await api.post('/v1/jobs', { headers: ws.auth, body: jobBody('recovery_two') });
       expect(performance.now() - started).toBeLessThan(500);

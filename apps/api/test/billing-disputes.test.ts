@@ -112,7 +112,7 @@ async function subscribe(ws: SeededWorkspace): Promise<void> {
 /** The billing webhook of the workspace with that reason, once delivered. */
 async function told(ws: SeededWorkspace, reason: string) {
   return eventually(
-    async () =>
+    () =>
       receiver.messages.map((m) => JSON.parse(m.body)).find((b) => b.workspace_id === ws.workspaceId && b.data?.reason === reason) ?? null,
   );
 }

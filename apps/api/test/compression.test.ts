@@ -159,9 +159,9 @@ describe('exports', () => {
     let reads = 0;
     const counting: KyselyPlugin = {
       transformQuery: (args) => args.node,
-      transformResult: async (args) => {
+      transformResult: (args) => {
         reads += 1;
-        return args.result;
+        return Promise.resolve(args.result);
       },
     };
     const app = createApp({

@@ -123,7 +123,7 @@ beforeAll(async () => {
       SMTP_URL: smtp.url,
       EMAIL_VERIFICATION: '0',
     },
-    webhookResolver: async () => [{ address: '127.0.0.1', family: 4 }],
+    webhookResolver: () => Promise.resolve([{ address: '127.0.0.1', family: 4 }]),
   });
   const ample = { credits: 1_000_000_000, rateLimitPerMinute: 1_000_000_000, maxActiveJobs: 1_000_000, maxResultLimit: 25_000 };
   main = await stack.workspace(ample);

@@ -53,8 +53,9 @@ const EXPOSED = [
   'Mcp-Session-Id',
 ];
 
+/** A header's comma-separated values (a header sent more than once: all its lines'). */
 const listOf = (value: unknown) =>
-  String(value ?? '')
+  (Array.isArray(value) ? value.join(',') : typeof value === 'string' ? value : '')
     .split(',')
     .map((v) => v.trim().toLowerCase())
     .filter(Boolean);

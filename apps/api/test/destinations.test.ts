@@ -352,10 +352,10 @@ describe('a custom endpoint passes the webhook URL rules', () => {
     ['loopback.example.com', '127.0.0.1'],
     ['metadata.example.com', '169.254.169.254'],
   ]);
-  const resolver = async (host: string): Promise<LookupAddress[]> => {
+  const resolver = (host: string): Promise<LookupAddress[]> => {
     const address = dns.get(host);
-    if (!address) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-    return [{ address, family: 4 }];
+    if (!address) return Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }));
+    return Promise.resolve([{ address, family: 4 }]);
   };
   let strict: TestStack;
   beforeAll(async () => {

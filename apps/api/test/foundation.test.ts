@@ -124,7 +124,7 @@ describe('authentication', () => {
     const app = createApp({
       services: { ...stack.runtime.services, log },
       registry: stack.runtime.registry,
-      limiter: { consume: async (_w, limit) => ({ allowed: true, limit, remaining: limit, resetMs: 60_000 }) },
+      limiter: { consume: (_w, limit) => Promise.resolve({ allowed: true, limit, remaining: limit, resetMs: 60_000 }) },
       redis: stack.runtime.redis,
     });
     const ws = await stack.workspace();

@@ -206,7 +206,7 @@ describe('logs', () => {
     const app = createApp({
       services: { ...stack.runtime.services, log },
       registry: stack.runtime.registry,
-      limiter: { consume: async () => ({ allowed: true, limit: 1, remaining: 1, resetMs: 1 }) },
+      limiter: { consume: () => Promise.resolve({ allowed: true, limit: 1, remaining: 1, resetMs: 1 }) },
       redis: stack.runtime.redis,
     });
     await request(app)
@@ -263,7 +263,7 @@ describe('Postgres unreachable', () => {
     const app = createApp({
       services: runtime.services,
       registry: runtime.registry,
-      limiter: { consume: async () => ({ allowed: true, limit: 1, remaining: 1, resetMs: 1 }) },
+      limiter: { consume: () => Promise.resolve({ allowed: true, limit: 1, remaining: 1, resetMs: 1 }) },
       redis: runtime.redis,
     });
     const { server, url } = await listen(app);

@@ -82,9 +82,9 @@ it('reads from Postgres no more than the items of the page it answers', async ()
   let fetched = 0;
   const measuring: KyselyPlugin = {
     transformQuery: (args) => args.node,
-    transformResult: async (args) => {
+    transformResult: (args) => {
       fetched += JSON.stringify(args.result.rows).length;
-      return args.result;
+      return Promise.resolve(args.result);
     },
   };
   const db = stack.runtime.db.withPlugin(measuring);
@@ -116,10 +116,10 @@ it('reads the counts of no more stored pages than the page spans, and the one it
   let pageRows = 0;
   const counting: KyselyPlugin = {
     transformQuery: (args) => args.node,
-    transformResult: async (args) => {
+    transformResult: (args) => {
       const first = args.result.rows[0] as Record<string, unknown> | undefined;
       if (first && 'item_count' in first && 'page_no' in first) pageRows += args.result.rows.length;
-      return args.result;
+      return Promise.resolve(args.result);
     },
   };
   const db = stack.runtime.db.withPlugin(counting);

@@ -125,7 +125,7 @@ describe('GET /v1/jobs', () => {
     for (const [key, value] of Object.entries(query)) params.set(key, value.replace('<batch>', batchId).replace('<schedule>', scheduleId));
     const want = all.filter(expected).map((j) => j.id);
     expect(want.length).toBeGreaterThan(1);
-    const { pages } = await walk(`/v1/jobs?${params}`);
+    const { pages } = await walk(`/v1/jobs?${params.toString()}`);
     expect(pages.flat()).toEqual(want);
   });
 

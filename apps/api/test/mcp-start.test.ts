@@ -72,7 +72,7 @@ beforeAll(async () => {
   });
   let out = '';
   child.stdout!.on('data', (chunk) => (out += chunk.toString()));
-  ownerKey = await eventually(async () => /API key \(shown once, keep it\): (\S+)/.exec(out)?.[1], 60_000);
+  ownerKey = await eventually(() => /API key \(shown once, keep it\): (\S+)/.exec(out)?.[1], 60_000);
   base = `http://127.0.0.1:${port}`;
   const created = await eventually(
     async () => {

@@ -215,7 +215,7 @@ describe('alerts', () => {
     const second = await runOnce(ws, monitor.id);
     const third = await runOnce(ws, monitor.id);
 
-    await eventually(async () => eventsOf(ws).filter((e) => e.type === 'monitor.run.completed').length >= 3, 20_000);
+    await eventually(() => eventsOf(ws).filter((e) => e.type === 'monitor.run.completed').length >= 3, 20_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     const events = eventsOf(ws);
     const completed = events.filter((e) => e.type === 'monitor.run.completed');
@@ -258,8 +258,8 @@ describe('alerts', () => {
     const second = await runOnce(ws, monitor.id);
     const fresh = (await changes(ws, monitor.id, '?kind=new_item')).data;
     expect(fresh.length).toBeGreaterThan(0);
-    await eventually(async () => eventsOf(ws).filter((e) => e.type === 'monitor.run.completed').length >= 2, 20_000);
-    await eventually(async () => eventsOf(ws).filter((e) => e.type === 'monitor.alert').length >= fresh.length, 20_000);
+    await eventually(() => eventsOf(ws).filter((e) => e.type === 'monitor.run.completed').length >= 2, 20_000);
+    await eventually(() => eventsOf(ws).filter((e) => e.type === 'monitor.alert').length >= fresh.length, 20_000);
     await new Promise((resolve) => setTimeout(resolve, 500));
     const alerts = eventsOf(ws).filter((e) => e.type === 'monitor.alert');
     expect(alerts.map((e) => e.data.item_id).sort()).toEqual(fresh.map((c) => c.item_id).sort());

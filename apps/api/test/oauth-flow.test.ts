@@ -200,7 +200,7 @@ describe('authorization', () => {
       state: 'abc',
       scope: 'mcp',
     });
-    const res = await raw('get', `/oauth/authorize?${query}`);
+    const res = await raw('get', `/oauth/authorize?${query.toString()}`);
     expect(res.status).toBe(302);
     const location = new URL(res.headers.location, appUrl);
     expect(location.pathname).toBe('/console/oauth/consent');
@@ -221,7 +221,7 @@ describe('authorization', () => {
       code_challenge: challenge,
       code_challenge_method: 'S256',
     });
-    expect((await raw('get', `/oauth/authorize?${otherPort}`)).status).toBe(302);
+    expect((await raw('get', `/oauth/authorize?${otherPort.toString()}`)).status).toBe(302);
   });
 
   it('answers an unknown client or redirect URI itself, never redirecting', async () => {
@@ -239,7 +239,7 @@ describe('authorization', () => {
         code_challenge: challenge,
         code_challenge_method: 'S256',
       });
-      const res = await raw('get', `/oauth/authorize?${query}`);
+      const res = await raw('get', `/oauth/authorize?${query.toString()}`);
       expect({ status: res.status, location: res.headers.location, error: res.body.error }).toEqual({
         status: 400,
         location: undefined,
@@ -269,7 +269,7 @@ describe('authorization', () => {
       ];
       for (const extra of extras) {
         const query = new URLSearchParams({ client_id: client_id, redirect_uri: redirect_uri, state: 's', ...good, ...extra });
-        const res = await raw('get', `/oauth/authorize?${query}`);
+        const res = await raw('get', `/oauth/authorize?${query.toString()}`);
         expect({ status: res.status, location: res.headers.location, type: res.headers['content-type'] }).toEqual({
           status: 400,
           location: undefined,
@@ -290,7 +290,7 @@ describe('authorization', () => {
       code_challenge: pkce().challenge,
       code_challenge_method: 'S256',
     });
-    const res = await raw('get', `/oauth/authorize?${query}`);
+    const res = await raw('get', `/oauth/authorize?${query.toString()}`);
     expect(res.status).toBe(400);
     expect(res.text).not.toContain('<script>');
   });

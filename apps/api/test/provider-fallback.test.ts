@@ -115,7 +115,9 @@ it('a job the first source serves names that source alone', async () => {
 it("GET /v1/platforms lists each platform's live sources with their health, as the attempts left it", async () => {
   const res = await stack.api.get('/v1/platforms');
   expect(res.status).toBe(200);
-  const youtube = (res.body as Array<{ platform: string; sources?: Array<Record<string, unknown>> }>).find((p) => p.platform === 'youtube');
+  const youtube = (
+    res.body as Array<{ platform: string; sources?: Array<{ provider: string; source: string } & Record<string, unknown>> }>
+  ).find((p) => p.platform === 'youtube');
   expect(youtube?.sources?.map((s) => `${s.provider}:${s.source}`)).toEqual(['youtube-data-api:official', 'scrapecreators:vendor']);
   const official = youtube?.sources?.[0];
   const vendor = youtube?.sources?.[1];

@@ -93,7 +93,7 @@ it('says it is ready, and opens its port, only once Redis answers; the first rat
 
   // Both reach their wait and say, after a few seconds of it, what they wait for.
   const waiting = 'waiting for postgres and redis before reporting ready';
-  await eventually(async () => (said(api.lines, waiting) && said(worker.lines, waiting)) || undefined, 60_000, 100);
+  await eventually(() => (said(api.lines, waiting) && said(worker.lines, waiting)) || undefined, 60_000, 100);
   expect(api.child.exitCode).toBeNull();
   expect(worker.child.exitCode).toBeNull();
   expect(said(api.lines, 'api listening')).toBe(false);
@@ -101,12 +101,12 @@ it('says it is ready, and opens its port, only once Redis answers; the first rat
   expect(await accepts(port)).toBe(false);
 
   await redis.start();
-  await eventually(async () => said(api.lines, 'api listening') || undefined, 60_000, 20);
+  await eventually(() => said(api.lines, 'api listening') || undefined, 60_000, 20);
   // The load balancer's first request, the moment the process says it listens.
   const first = await fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { 'X-API-Key': apiKey } });
   expect(first.status).toBe(200);
   expect(first.headers.get('ratelimit-limit')).not.toBeNull();
   const ready = await fetch(`http://127.0.0.1:${port}/readyz`);
   expect(await ready.json()).toEqual({ status: 'ok', checks: { postgres: 'ok', redis: 'ok' } });
-  await eventually(async () => said(worker.lines, 'worker started') || undefined, 60_000, 50);
+  await eventually(() => said(worker.lines, 'worker started') || undefined, 60_000, 50);
 }, 150_000);

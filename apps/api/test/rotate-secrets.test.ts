@@ -16,7 +16,7 @@ import { startTestStack, type TestStack } from '@sdx/testing';
  */
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../../..');
-const resolver = async (): Promise<LookupAddress[]> => [{ address: '93.184.216.34', family: 4 }];
+const resolver = (): Promise<LookupAddress[]> => Promise.resolve([{ address: '93.184.216.34', family: 4 }]);
 const keyOne = randomBytes(32);
 const keyTwo = randomBytes(32);
 

@@ -11,7 +11,7 @@ import { startTestStack, type TestStack } from '@sdx/testing';
  * while the stored values open to exactly what was shown.
  */
 const run = promisify(execFile);
-const resolver = async (): Promise<LookupAddress[]> => [{ address: '93.184.216.34', family: 4 }];
+const resolver = (): Promise<LookupAddress[]> => Promise.resolve([{ address: '93.184.216.34', family: 4 }]);
 
 let stack: TestStack;
 beforeAll(async () => {

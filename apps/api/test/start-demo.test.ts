@@ -45,7 +45,7 @@ it('creates the demo user, owner of the demo workspace, and prints its password 
   });
   let out = '';
   child.stdout!.on('data', (chunk) => (out += chunk.toString()));
-  const password = await eventually(async () => /Password \(shown once, keep it\): (\S+)/.exec(out)?.[1], 40_000);
+  const password = await eventually(() => /Password \(shown once, keep it\): (\S+)/.exec(out)?.[1], 40_000);
   const apiKey = /API key \(shown once, keep it\): (\S+)/.exec(out)![1];
   expect(out).toContain('demo@example.com');
   const base = `http://127.0.0.1:${port}`;
@@ -92,7 +92,7 @@ it('creates the demo user, owner of the demo workspace, and prints its password 
   });
   expect(wrong.status).toBe(401);
   // Output piped, not a terminal: still one "Ready" line once the API answers.
-  await eventually(async () => out.includes(`Ready in `) || undefined, 40_000, 200);
+  await eventually(() => out.includes(`Ready in `) || undefined, 40_000, 200);
   expect(out).toMatch(
     new RegExp(
       `^Ready in [\\d.]+ s: http://localhost:${port} \\(console http://localhost:${port}/console, API reference http://localhost:${port}/docs\\)$`,
@@ -123,7 +123,7 @@ it('on a second start, prints no key but says how to get one again', async () =>
   });
   let out = '';
   child.stdout!.on('data', (chunk) => (out += chunk.toString()));
-  await eventually(async () => out.includes('Ready in ') || undefined, 60_000, 200);
+  await eventually(() => out.includes('Ready in ') || undefined, 60_000, 200);
   expect(out).not.toContain('API key (shown once');
   expect(out).toContain('the demo API key and password were shown on the first start only');
   expect(out).toContain('npm run -s admin -- create-key --workspace <ws_id>');

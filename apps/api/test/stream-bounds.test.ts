@@ -105,7 +105,7 @@ it('admits MAX_STREAMS_PER_WORKSPACE streams across processes; one more is 429 s
   const open2 = await open(b.base, `/v1/jobs/${job}/events`, ws.auth);
   const open3 = await open(a.base, `/v1/jobs/${job}/events`, ws.auth);
   expect([open1.status, open2.status, open3.status]).toEqual([200, 200, 200]);
-  await eventually(async () => open1.body.includes('event: status'));
+  await eventually(() => open1.body.includes('event: status'));
 
   // One past the limit, on either process and on the stack's own app (validated against openapi.yaml).
   const refused = await stack.api.get(`/v1/jobs/${job}/events`, { headers: ws.auth });
@@ -139,7 +139,7 @@ it('admits MAX_STREAMS_PER_WORKSPACE streams across processes; one more is 429 s
 
   for (const s of [open1, open3, reopened, otherStream]) s.close();
   await eventually(async () => (await stack.runtime.redis.zcard(slotsKey(ws.workspaceId))) === 0, 5000);
-  await eventually(async () => processes.every((p) => p.live.stats().streams === 0), 5000);
+  await eventually(() => processes.every((p) => p.live.stats().streams === 0), 5000);
 });
 
 it("a crashed process's streams stop counting when their leases run out", async () => {
@@ -163,7 +163,7 @@ it('a stream ends within the recheck interval of its key being revoked', async (
   const job = await pendingJob(ws.auth);
   const stream = await open(processes[1].base, `/v1/jobs/${job}/events`, key);
   expect(stream.status).toBe(200);
-  await eventually(async () => stream.body.includes('event: status'));
+  await eventually(() => stream.body.includes('event: status'));
   // A full recheck interval with the key valid: the stream stays.
   await new Promise((resolve) => setTimeout(resolve, RECHECK_MS * 2));
   expect(stream.ended).toBe(false);
@@ -180,7 +180,7 @@ it("a session stream ends within the recheck interval of signing out; a removed 
   const job = await pendingJob(user.write());
   const stream = await open(processes[0].base, `/v1/jobs/${job}/events`, user.read());
   expect(stream.status).toBe(200);
-  await eventually(async () => stream.body.includes('event: status'));
+  await eventually(() => stream.body.includes('event: status'));
   await new Promise((resolve) => setTimeout(resolve, RECHECK_MS * 2));
   expect(stream.ended).toBe(false);
 

@@ -169,7 +169,7 @@ describe('invitations', () => {
     const stored = await stack.runtime.db.selectFrom('invitations').selectAll().where('id', '=', res.body.id).executeTakeFirstOrThrow();
     expect(JSON.stringify(stored)).not.toContain(res.body.token);
 
-    const mail = await eventually(async () => smtp.messages.find((m) => m.includes(res.body.token)));
+    const mail = await eventually(() => smtp.messages.find((m) => m.includes(res.body.token)));
     expect(mail).toMatch(/Crew/);
     expect(mail).toMatch(/grace\.hopper@example\.com/i);
 

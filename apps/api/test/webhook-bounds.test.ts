@@ -8,7 +8,7 @@ import { startTestStack, type TestStack } from '@sdx/testing';
  * minute per webhook (429 rate_limit_exceeded with Retry-After and retry_after), each counted
  * per webhook and workspace.
  */
-const resolver = async (): Promise<LookupAddress[]> => [{ address: '93.184.216.34', family: 4 }];
+const resolver = (): Promise<LookupAddress[]> => Promise.resolve([{ address: '93.184.216.34', family: 4 }]);
 
 let stack: TestStack;
 beforeAll(async () => {

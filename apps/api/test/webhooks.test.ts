@@ -19,10 +19,10 @@ const dns = new Map<string, string[]>([
   ['mapped.example.com', ['::ffff:127.0.0.1']],
   ['mixed.example.com', ['93.184.216.34', '192.168.1.10']],
 ]);
-const resolver = async (host: string): Promise<LookupAddress[]> => {
+const resolver = (host: string): Promise<LookupAddress[]> => {
   const addresses = dns.get(host);
-  if (!addresses) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
-  return addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  if (!addresses) return Promise.reject(Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' }));
+  return Promise.resolve(addresses.map((address) => ({ address, family: address.includes(':') ? 6 : 4 })));
 };
 
 let stack: TestStack;

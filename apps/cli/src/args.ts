@@ -23,7 +23,9 @@ export function collect(value: string, previous: string[] = []): string[] {
 }
 
 /** A commander action with the context made from the global options (--json, --quiet). */
-export function action<A extends unknown[]>(handler: (ctx: Context, ...args: A) => Promise<void>): (...args: unknown[]) => Promise<void> {
+export function action<A extends unknown[]>(
+  handler: (ctx: Context, ...args: A) => void | Promise<void>,
+): (...args: unknown[]) => Promise<void> {
   return async (...args: unknown[]) => {
     const command = args[args.length - 1] as Command;
     const globals = command.optsWithGlobals<{ json?: boolean; quiet?: boolean }>();

@@ -20,15 +20,15 @@ export interface Session {
   /** Problem of the first session check other than "not signed in". */
   problem: ApiProblem | null;
   /** Signs in; with two-factor sign-in on, a first try without `otp` is refused 401 otp_required. */
-  signIn(email: string, password: string, otp?: string): Promise<void>;
+  signIn: (email: string, password: string, otp?: string) => Promise<void>;
   /** Signs up: 'signed-in' at once, or 'verify' when the service mails a link first (no session yet). */
-  signUp(email: string, password: string, displayName: string): Promise<'signed-in' | 'verify'>;
+  signUp: (email: string, password: string, displayName: string) => Promise<'signed-in' | 'verify'>;
   /** Enters the console with a session another call started (a verified email's link). */
-  enter(signedIn: SignedIn): void;
-  signOut(): Promise<void>;
-  switchWorkspace(id: string): void;
+  enter: (signedIn: SignedIn) => void;
+  signOut: () => Promise<void>;
+  switchWorkspace: (id: string) => void;
   /** Reads the session again (after joining or creating a workspace). */
-  refresh(preferWorkspace?: string): Promise<void>;
+  refresh: (preferWorkspace?: string) => Promise<void>;
 }
 
 const SessionContext = createContext<Session | null>(null);

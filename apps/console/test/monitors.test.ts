@@ -185,7 +185,7 @@ it('shows the changes feed, marks the change that fired the alert, and the alert
 
   // The alert reached the webhook receiver, once.
   const alerts = await eventually(
-    async () => {
+    () => {
       const events = receiver.messages.map((m) => JSON.parse(m.body) as { type: string; data: Record<string, unknown> });
       const found = events.filter((e) => e.type === 'monitor.alert');
       return found.length > 0 && events.some((e) => e.type === 'monitor.run.completed') ? found : null;

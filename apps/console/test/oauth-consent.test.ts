@@ -88,7 +88,7 @@ function authorization(clientId: string, redirectUri: string, state: string): { 
     state,
     resource: `${base}/mcp`,
   });
-  return { url: `${base}/oauth/authorize?${query}`, verifier };
+  return { url: `${base}/oauth/authorize?${query.toString()}`, verifier };
 }
 
 /** The consent page, reached signed out: the sign-in first, then the page with its query intact. */
@@ -248,7 +248,7 @@ describe('console: OAuth consent', () => {
       code_challenge_method: 'S256',
       state: 'x',
     });
-    await page.goto(`${base}/console/oauth/consent?${query}`);
+    await page.goto(`${base}/console/oauth/consent?${query.toString()}`);
     await signInOnConsent(page, user, 'Nobody');
     await page.getByRole('button', { name: 'Allow' }).click();
     const alert = page.getByRole('alert');

@@ -68,7 +68,7 @@ function counted(): { db: Db; statements: () => number } {
       statements += 1;
       return args.node;
     },
-    transformResult: async (args) => args.result,
+    transformResult: (args) => Promise.resolve(args.result),
   };
   return { db: db.withPlugin(plugin), statements: () => statements };
 }

@@ -60,10 +60,10 @@ export function startWorker(options: WorkerOptions): RunningWorker {
   const { services } = options;
   const { log } = services;
   const connection = createWorkerRedis({ url: options.redisUrl, clusterNodes: services.config.redisClusterNodes });
-  connection.on('error', (err) => log.debug({ err: err.message }, 'worker redis error'));
+  connection.on('error', (err: Error) => log.debug({ err: err.message }, 'worker redis error'));
   // Leases on a fail-fast connection: a pass whose lease cannot be taken fails and is retried.
   const leases = createFastRedis({ url: options.redisUrl, clusterNodes: services.config.redisClusterNodes });
-  leases.on('error', (err) => log.debug({ err: err.message }, 'worker lease redis error'));
+  leases.on('error', (err: Error) => log.debug({ err: err.message }, 'worker lease redis error'));
   const off = excluded(options);
   const runner = new BackgroundRunner({
     tasks: tasksOf('worker').filter((task) => !off.has(task.name)),

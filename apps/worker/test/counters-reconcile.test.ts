@@ -174,14 +174,14 @@ it("the worker's reconciler mends them on its own, at start and then every COUNT
     onCountersReconciled: (report) => passes.push(report),
   });
   try {
-    await eventually(async () => passes.some((p) => p.fixes.some((f) => f.workspace_id === ws.workspaceId)) || undefined, 30_000, 50);
+    await eventually(() => passes.some((p) => p.fixes.some((f) => f.workspace_id === ws.workspaceId)) || undefined, 30_000, 50);
     expect(await countersOf(ws.workspaceId)).toEqual(exact);
     expect(await problemsOf(ws.workspaceId, key.id)).toEqual([]);
     // Broken again while it runs: the next pass mends it too.
     await breakCounters(ws.workspaceId, key.id);
     const before = passes.length;
     await eventually(
-      async () => passes.slice(before).some((p) => p.fixes.some((f) => f.workspace_id === ws.workspaceId)) || undefined,
+      () => passes.slice(before).some((p) => p.fixes.some((f) => f.workspace_id === ws.workspaceId)) || undefined,
       30_000,
       50,
     );

@@ -123,7 +123,7 @@ describe('worker drain on SIGTERM', () => {
     // What docker stop does: SIGTERM to the container's process (tini forwards it to node).
     process.kill(child.pid!, 'SIGTERM');
     // Probed once the process has taken the signal (its first shutdown line), not before.
-    await until('the worker took the signal', async () => (output.join('').includes('worker shutting down') ? true : undefined));
+    await until('the worker took the signal', () => Promise.resolve(output.join('').includes('worker shutting down') ? true : undefined));
     const draining = await fetch(`http://127.0.0.1:${metricsPort}/readyz`)
       .then((r) => r.status)
       .catch(() => 'closed');

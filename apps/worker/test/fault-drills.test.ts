@@ -77,7 +77,7 @@ it('Redis restarted empty with 1,000 jobs queued: two workers re-queue them all 
     );
   const backlog = await queued();
   await eventually(
-    async () => {
+    () => {
       const since = reports.filter((r) => r.at >= restartedAt);
       return since.reduce((n, r) => n + r.report.enqueued, 0) >= backlog;
     },

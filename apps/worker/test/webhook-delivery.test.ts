@@ -110,7 +110,7 @@ it('delivers every event type, signed and verifiable by the standardwebhooks lib
     'webhook.test': hook.id,
   };
   const seen = new Map<string, Record<string, LooseJson>>();
-  await eventually(async () => {
+  await eventually(() => {
     for (const message of inbox.messages) {
       const event = verified(hook.secret, message);
       const subject = event.data.schedule_id ?? event.data.webhook_id ?? event.data.id;

@@ -55,7 +55,7 @@ async function adminQuery(statement: string): Promise<void> {
 
 /** A migrated template when jest's globalSetup did not make one; returns how to drop it. */
 async function ensureTemplate(): Promise<() => Promise<void>> {
-  if (process.env.SDX_TEMPLATE_DB) return async () => undefined;
+  if (process.env.SDX_TEMPLATE_DB) return () => Promise.resolve();
   const name = `sdx_tpl_py_${randomBytes(4).toString('hex')}`;
   await adminQuery(`create database ${name}`);
   const db = createDb({ connectionString: databaseUrlFor(name), max: 1 });

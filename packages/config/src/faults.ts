@@ -57,11 +57,21 @@ export function isUnavailableError(error: unknown): boolean {
   return false;
 }
 
+/** An object thrown without a message: an Error by its name (what String() gives), anything else as JSON. */
+function describe(error: object): string {
+  if (error instanceof Error) return error.name;
+  try {
+    return JSON.stringify(error) ?? Object.prototype.toString.call(error);
+  } catch {
+    return Object.prototype.toString.call(error);
+  }
+}
+
 /** The one-line description of a fault for a log record: code and message, never a stack. */
 export function faultOf(error: unknown): { code?: string; message: string } {
   if (error && typeof error === 'object') {
     const { code, message } = error as { code?: unknown; message?: unknown };
-    const text = typeof message === 'string' && message ? message : String(error);
+    const text = typeof message === 'string' && message ? message : describe(error);
     return typeof code === 'string' ? { code, message: text } : { message: text };
   }
   return { message: String(error) };

@@ -91,11 +91,13 @@ class PipelinedDriver implements Driver {
     return connection;
   }
 
-  async beginTransaction(connection: PipelinedConnection, settings: TransactionSettings): Promise<void> {
+  /** Sends BEGIN and returns at once: its answer is waited for with the transaction's first statement. */
+  beginTransaction(connection: PipelinedConnection, settings: TransactionSettings): Promise<void> {
     let text = 'begin';
     if (settings.isolationLevel) text += ` isolation level ${settings.isolationLevel}`;
     if (settings.accessMode) text += ` ${settings.accessMode}`;
     connection.begin(text);
+    return Promise.resolve();
   }
 
   async commitTransaction(connection: PipelinedConnection): Promise<void> {
@@ -106,8 +108,14 @@ class PipelinedDriver implements Driver {
     await connection.end('rollback');
   }
 
-  async releaseConnection(connection: PipelinedConnection): Promise<void> {
-    connection.release();
+  releaseConnection(connection: PipelinedConnection): Promise<void> {
+    try {
+      connection.release();
+    } catch (error) {
+      // pg's release throws for a client released twice: a rejection, as from kysely's own drivers.
+      return Promise.reject(error);
+    }
+    return Promise.resolve();
   }
 
   async destroy(): Promise<void> {
@@ -141,7 +149,7 @@ class PipelinedConnection implements DatabaseConnection {
     try {
       if (begun) await begun;
       const results = await Promise.all(sent);
-      if (queries) return { rows: results.map((r) => r.rows) as R[] };
+      if (queries) return { rows: results.map((r): unknown[] => r.rows) as R[] };
       const { command, rowCount, rows } = results[0];
       const counted = command === 'INSERT' || command === 'UPDATE' || command === 'DELETE' || command === 'MERGE';
       return { numAffectedRows: counted ? BigInt(rowCount ?? 0) : undefined, rows: (rows ?? []) as R[] };
@@ -151,9 +159,13 @@ class PipelinedConnection implements DatabaseConnection {
     }
   }
 
-  // eslint-disable-next-line require-yield -- kysely's Driver interface wants an async generator; this one only refuses
-  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
-    throw new Error('streamed reads are not supported on pipelined connections; read in keyset slices');
+  /** kysely's DatabaseConnection streams; this one refuses, at the first read. */
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    const refused: AsyncIterableIterator<QueryResult<R>> = {
+      next: () => Promise.reject(new Error('streamed reads are not supported on pipelined connections; read in keyset slices')),
+      [Symbol.asyncIterator]: () => refused,
+    };
+    return refused;
   }
 
   release(): void {

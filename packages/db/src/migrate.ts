@@ -1,5 +1,6 @@
 import { type Kysely, Migrator, type Migration, type MigrationProvider, sql } from 'kysely';
 import pg from 'pg';
+import { faultOf } from '@sdx/config';
 import type { Db } from './pool';
 import * as m0001 from './migrations/20261122_0001_initial';
 import * as m0002 from './migrations/20261122_0002_schedule_run_recovery';
@@ -136,7 +137,7 @@ function bounded(migrations: Record<string, Migration>, bounds: MigrationBounds)
 }
 
 const providerOf = (migrations: Record<string, Migration>, bounds: MigrationBounds): MigrationProvider => ({
-  getMigrations: async () => bounded(migrations, bounds),
+  getMigrations: () => Promise.resolve(bounded(migrations, bounds)),
 });
 const provider = providerOf(MIGRATIONS, MIGRATION_BOUNDS);
 const MIGRATION_LOCK = 715517;
@@ -174,7 +175,7 @@ export async function migrateSetToLatest(
         const code = (error as { code?: unknown }).code;
         const failed = (results ?? []).find((r) => r.status === 'Error')?.migrationName ?? 'migration';
         if (typeof code !== 'string' || !RETRIED_CODES.has(code) || attempt >= bounds.attempts)
-          throw error instanceof Error ? error : new Error(String(error));
+          throw error instanceof Error ? error : new Error(faultOf(error).message);
         const pauseMs = Math.round(Math.min(bounds.maxPauseMs, bounds.pauseMs * 2 ** (attempt - 1)) * (0.75 + Math.random() * 0.5));
         bounds.onRetry?.({ migration: failed, attempt, code, pauseMs });
         attempt += 1;
@@ -194,7 +195,7 @@ export async function pendingMigrations(db: Db): Promise<string[]> {
 
 export async function migrateDown(db: Db): Promise<void> {
   const { error } = await new Migrator({ db, provider }).migrateDown();
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  if (error) throw error instanceof Error ? error : new Error(faultOf(error).message);
 }
 
 /** The names of every migration, in the order they apply. */

@@ -30,9 +30,9 @@ describe('GroupCommit', () => {
   });
 
   it('answers an Error for one item without failing the others, and a thrown flush for all', async () => {
-    const group = new GroupCommit<number, number>(async (items) => {
-      if (items.includes(99)) throw new Error('database unreachable');
-      return items.map((n) => (n === 2 ? new Error('refused') : n));
+    const group = new GroupCommit<number, number>((items) => {
+      if (items.includes(99)) return Promise.reject(new Error('database unreachable'));
+      return Promise.resolve(items.map((n) => (n === 2 ? new Error('refused') : n)));
     });
     const results = await Promise.allSettled([group.submit(1), group.submit(2), group.submit(3)]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);

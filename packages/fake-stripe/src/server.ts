@@ -87,6 +87,11 @@ export const DEFAULT_WEBHOOK_SECRET = 'whsec_fake_0123456789abcdefghijklmnopqrst
 export const DEFAULT_RETRY_DELAYS_MS = [200, 1000, 3000];
 const MAX_BODY = 1024 * 1024;
 
+/** What `step` returns, as a promise, as Stripe's API answers: a refusal it throws is a rejection. */
+function answered<T>(step: () => T): Promise<T> {
+  return new Promise((resolve) => resolve(step()));
+}
+
 class FakeStripeServer implements FakeStripe {
   url = '';
   readonly events: StripeEvent[] = [];
@@ -146,8 +151,8 @@ class FakeStripeServer implements FakeStripe {
     return this.state.intentsCreatedByApi;
   }
 
-  async payCheckoutSession(sessionId: string, options: PayOptions = {}): Promise<StripeEvent[]> {
-    return this.emittedBy(() => this.state.payCheckoutSession(sessionId, options));
+  payCheckoutSession(sessionId: string, options: PayOptions = {}): Promise<StripeEvent[]> {
+    return answered(() => this.emittedBy(() => this.state.payCheckoutSession(sessionId, options)));
   }
 
   /** The events `step` emitted (it returns them, or the subscription book emitted them as it went). */
@@ -181,16 +186,18 @@ class FakeStripeServer implements FakeStripe {
     return this.state.all<Invoice>('invoice').find((i) => i.id === id);
   }
 
-  async refund(paymentIntentId: string, amount?: number): Promise<StripeEvent> {
-    return this.state.createRefund({ payment_intent: paymentIntentId, ...(amount === undefined ? {} : { amount }) }, NO_REQUEST).event;
+  refund(paymentIntentId: string, amount?: number): Promise<StripeEvent> {
+    return answered(
+      () => this.state.createRefund({ payment_intent: paymentIntentId, ...(amount === undefined ? {} : { amount }) }, NO_REQUEST).event,
+    );
   }
 
-  async dispute(chargeOrIntentId: string, options: DisputeOptions = {}): Promise<StripeEvent> {
-    return openDispute(this.state, chargeOrIntentId, options, NO_REQUEST).event;
+  dispute(chargeOrIntentId: string, options: DisputeOptions = {}): Promise<StripeEvent> {
+    return answered(() => openDispute(this.state, chargeOrIntentId, options, NO_REQUEST).event);
   }
 
-  async closeDispute(disputeId: string, status: 'won' | 'lost'): Promise<StripeEvent> {
-    return closeDisputeOf(this.state, disputeId, status, NO_REQUEST).event;
+  closeDispute(disputeId: string, status: 'won' | 'lost'): Promise<StripeEvent> {
+    return answered(() => closeDisputeOf(this.state, disputeId, status, NO_REQUEST).event);
   }
 
   declinePaymentMethod(paymentMethodId: string): void {

@@ -119,7 +119,7 @@ export class StripeState<E extends Emitted> {
     if (params.mode === undefined) throw invalidRequest('Missing required param: mode.', 'mode', 'parameter_missing');
     if (params.mode !== 'payment' && !(params.mode === 'subscription' && this.subscriptions)) {
       throw invalidRequest(
-        `This fake of Stripe creates Checkout Sessions in payment or subscription mode only, not ${String(params.mode)}.`,
+        `This fake of Stripe creates Checkout Sessions in payment or subscription mode only, not ${typeof params.mode === 'string' ? params.mode : JSON.stringify(params.mode)}.`,
         'mode',
       );
     }

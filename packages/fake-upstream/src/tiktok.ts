@@ -123,10 +123,18 @@ function only<T extends Record<string, unknown>>(o: T, fields: string[]): Partia
 
 type Json = Record<string, unknown>;
 
+/** A value of a request's body as text: a string, number or boolean as sent, none as '', anything else as its JSON. */
+function text(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string' || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean')
+    return String(value);
+  return JSON.stringify(value);
+}
+
 function videoQuery(req: FakeRequest): FakeResponse {
   const body = (req.body ?? {}) as Json;
-  const start = String(body.start_date ?? '');
-  const end = String(body.end_date ?? '');
+  const start = text(body.start_date);
+  const end = text(body.end_date);
   if (!/^\d{8}$/.test(start) || !/^\d{8}$/.test(end))
     return reply(400, {}, 'invalid_params', 'start_date and end_date are required in YYYYMMDD format');
   const from = ymdToSeconds(start);
@@ -175,7 +183,7 @@ function videoQuery(req: FakeRequest): FakeResponse {
 }
 
 function userInfo(req: FakeRequest): FakeResponse {
-  const username = String(((req.body ?? {}) as Json).username ?? '').toLowerCase();
+  const username = text(((req.body ?? {}) as Json).username).toLowerCase();
   if (username === F.privateUser) return reply(400, {}, 'invalid_params', `The user ${username} is private`);
   if (username !== F.user.username) return reply(400, {}, 'invalid_params', `The user ${username} does not exist`);
   return reply(
@@ -198,7 +206,7 @@ function userInfo(req: FakeRequest): FakeResponse {
 
 function comments(req: FakeRequest): FakeResponse {
   const body = (req.body ?? {}) as Json;
-  const id = String(body.video_id ?? '');
+  const id = text(body.video_id);
   if (!lookupVideo(id)) return reply(400, {}, 'invalid_params', `The video ${id} does not exist`);
   const maxCount = Number(body.max_count ?? 10);
   if (!Number.isInteger(maxCount) || maxCount < 1 || maxCount > 100)
@@ -315,10 +323,10 @@ function adQuery(req: FakeRequest): FakeResponse {
     return reply(400, {}, 'invalid_params', 'max_count must be between 1 and 50');
   const range = ((body.filters as Json | undefined)?.ad_published_date_range ?? null) as Json | null;
   if (!range?.min || !range.max) return reply(400, {}, 'invalid_params', 'filters.ad_published_date_range is required');
-  if (!/^\d{8}$/.test(String(range.min)) || Number(range.min) < TIKTOK_ADS_FIRST_DAY) {
+  if (!/^\d{8}$/.test(text(range.min)) || Number(range.min) < TIKTOK_ADS_FIRST_DAY) {
     return reply(400, {}, 'invalid_params', 'filters.ad_published_date_range.min must be a date after October 1, 2022');
   }
-  const term = String(body.search_term ?? '');
+  const term = text(body.search_term);
   const total = term.includes(FIXTURES.emptyQueryWord) ? 0 : F.adResults;
   // The search_id of a previous page says where the next page starts.
   const prior = typeof body.search_id === 'string' ? /^s(\d+)-/.exec(body.search_id) : null;
@@ -330,7 +338,7 @@ function adQuery(req: FakeRequest): FakeResponse {
 }
 
 function adDetail(req: FakeRequest): FakeResponse {
-  const raw = String(((req.body ?? {}) as Json).ad_id ?? '');
+  const raw = text(((req.body ?? {}) as Json).ad_id);
   const id = /^\d{1,20}$/.test(raw) ? BigInt(raw) : -1n;
   const index = id >= AD_BASE && (id - AD_BASE) % 7919n === 0n ? Number((id - AD_BASE) / 7919n) : -1;
   if (index < 0 || index >= F.adResults) return reply(400, {}, 'invalid_params', `The ad ${raw} does not exist`);
@@ -349,7 +357,7 @@ export function createTikTokApi(mode: Forms | null = null): FakeApi {
       if (body.grant_type !== 'client_credentials' || !body.client_key || !body.client_secret || body.client_secret === F.badSecret) {
         return { status: 401, body: { error: 'invalid_client', error_description: 'Client key or secret is incorrect.', log_id: logId() } };
       }
-      const token = `clt.fake${++issued}${hash(String(body.client_key) + issued)}`;
+      const token = `clt.fake${++issued}${hash(text(body.client_key) + issued)}`;
       tokens.add(token);
       return { status: 200, body: { access_token: token, expires_in: 7200, token_type: 'Bearer' } };
     }
@@ -387,7 +395,7 @@ export function createTikTokApi(mode: Forms | null = null): FakeApi {
       case 'quota':
         return reply(429, {}, 'daily_quota_limit_exceeded', 'API daily quota limit was exceeded.');
       case 'search_expired':
-        return reply(400, {}, 'invalid_params', `Search Id ${String(((_req.body ?? {}) as Json).search_id ?? '')} is invalid or expired`);
+        return reply(400, {}, 'invalid_params', `Search Id ${text(((_req.body ?? {}) as Json).search_id)} is invalid or expired`);
       case 'errors_200':
         return reply(200, {}, 'internal_error', 'Something went wrong. Please try again later.');
       case 'token_invalid':

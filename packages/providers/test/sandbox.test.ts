@@ -71,8 +71,9 @@ function recordingSleep(): { calls: number[]; sleep: NonNullable<SandboxProvider
   const calls: number[] = [];
   return {
     calls,
-    sleep: async (ms) => {
+    sleep: (ms) => {
       calls.push(ms);
+      return Promise.resolve();
     },
   };
 }

@@ -29,7 +29,7 @@ afterAll(async () => {
   await cluster?.stop();
 });
 
-it('connects to the cluster and hash-tags the queues prefix (one Redis keeps it as it was)', async () => {
+it('connects to the cluster and hash-tags the queues prefix (one Redis keeps it as it was)', () => {
   expect(isCluster(stack.runtime.redis)).toBe(true);
   expect(stack.config.redisClusterNodes).toHaveLength(6);
   expect(stack.runtime.queues.prefix).toBe(`{${stack.config.redisPrefix}}`);

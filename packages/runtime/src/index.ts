@@ -160,7 +160,7 @@ export function createRuntime(config: AppConfig, options: RuntimeOptions): Runti
   });
   const redis = createFastRedis({ url: config.redisUrl, clusterNodes: config.redisClusterNodes });
   const redisOutage = new OutageLog(log, 'redis');
-  redis.on('error', (err) => {
+  redis.on('error', (err: Error) => {
     redisOutage.failed(err);
     log.debug({ err: err.message }, 'redis connection error');
   });

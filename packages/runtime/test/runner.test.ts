@@ -84,7 +84,7 @@ it('runs a task on its interval, moved by its jitter, and stops cleanly after th
   // Each wait is 50 ms ± 20 %, counted from the end of the pass before.
   const gaps = starts.slice(1).map((at, i) => at - starts[i]);
   expect(Math.min(...gaps)).toBeGreaterThanOrEqual(55);
-  await eventually(async () => starts.length > ended, 2_000, 1);
+  await eventually(() => starts.length > ended, 2_000, 1);
   await running.stop();
   expect(ended).toBe(starts.length);
   const after = starts.length;
@@ -111,7 +111,7 @@ it('logs a failed pass and retries it per its policy: after 40 ms, doubling, the
   });
   const running = runner(runtime, task);
   try {
-    await eventually(async () => starts.length >= 3, 5_000, 5);
+    await eventually(() => starts.length >= 3, 5_000, 5);
     await sleep(300);
   } finally {
     await running.stop();
@@ -147,7 +147,7 @@ it('retries a task whose policy is the next interval on its interval', async () 
   });
   const running = runner(runtime, task);
   try {
-    await eventually(async () => starts.length >= 3, 5_000, 5);
+    await eventually(() => starts.length >= 3, 5_000, 5);
   } finally {
     await running.stop();
   }
@@ -179,7 +179,7 @@ it('runs a leased task in one of two processes, and in the other once the first 
       },
     });
   const first = runner(a, task('a'));
-  await eventually(async () => ran.a > 0, 5_000, 5);
+  await eventually(() => ran.a > 0, 5_000, 5);
   const second = runner(b, task('b'));
   try {
     await sleep(600);
@@ -191,7 +191,7 @@ it('runs a leased task in one of two processes, and in the other once the first 
     // The holder stops and gives the lease up: the other process takes it at its next turn.
     await first.stop();
     const stoppedAt = ran.a;
-    await eventually(async () => ran.b >= 3, 5_000, 5);
+    await eventually(() => ran.b >= 3, 5_000, 5);
     expect(ran.a).toBe(stoppedAt);
   } finally {
     await first.stop();
@@ -225,13 +225,13 @@ it('drains pass after pass until one comes back short, and is woken over Redis f
   });
   const running = runner(worker, task, { remoteWakes: true });
   try {
-    await eventually(async () => passes === 1, 5_000, 5);
+    await eventually(() => passes === 1, 5_000, 5);
     await running.idle('test-woken');
     // Three full batches waiting: the wake runs them back to back, and one short pass ends it.
     backlog = 3;
     const wake = wakeOverRedis(api.redis, prefix, 'test-woken');
     await eventually(
-      async () => {
+      () => {
         wake.kick();
         return backlog === 0;
       },

@@ -84,14 +84,14 @@ it('cancels a job', async () => {
 it('waits by polling when the event stream is refused or fails', async () => {
   const job = await sdx.jobs.create({ platform: 'instagram', operation: 'posts', target: 'natgeo', limit: 20 });
   for (const broken of [
-    async () =>
-      new Response(JSON.stringify({ detail: { error: 'method_not_allowed', message: 'no' } }), {
-        status: 405,
-        headers: { 'content-type': 'application/json' },
-      }),
-    async () => {
-      throw new TypeError('fetch failed');
-    },
+    () =>
+      Promise.resolve(
+        new Response(JSON.stringify({ detail: { error: 'method_not_allowed', message: 'no' } }), {
+          status: 405,
+          headers: { 'content-type': 'application/json' },
+        }),
+      ),
+    () => Promise.reject(new TypeError('fetch failed')),
   ]) {
     const paths: string[] = [];
     const client = clientFor(served.url, ws, {

@@ -44,7 +44,7 @@ export function recordingStatements(db: Db): { db: Db; statements: CompiledQuery
       statements.push(db.getExecutor().compileQuery(args.node, args.queryId));
       return args.node;
     },
-    transformResult: async (args) => args.result,
+    transformResult: (args) => Promise.resolve(args.result),
   };
   return { db: db.withPlugin(plugin), statements };
 }

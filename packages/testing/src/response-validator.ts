@@ -127,7 +127,7 @@ export function createResponseValidator(document: OpenApiDocument = loadOpenApiD
     if (!METHODS.includes(verb)) return undefined;
     const operation = find(verb, requestPath.split(/[?#]/)[0]);
     if (!operation?.operationId) return undefined;
-    const { params } = router.parseRequest({ method: verb, path: requestPath.split(/[?#]/)[0], headers: {} }, operation);
+    const params: unknown = router.parseRequest({ method: verb, path: requestPath.split(/[?#]/)[0], headers: {} }, operation).params;
     const decoded: Record<string, string> = {};
     for (const [name, value] of Object.entries(params as Record<string, string>)) decoded[name] = decodeLenient(value);
     return { operationId: operation.operationId, method: verb, template: operation.path, params: decoded };

@@ -67,13 +67,15 @@ export async function startLoopbackS3(buckets: string[] = ['sdx-results']): Prom
     accessKeyId: 'S3RVER',
     secretAccessKey: 'S3RVER',
     directory,
-    async pause() {
+    pause() {
       down = true;
       for (const socket of open) socket.resetAndDestroy();
       open.clear();
+      return Promise.resolve();
     },
-    async resume() {
+    resume() {
       down = false;
+      return Promise.resolve();
     },
     async stop() {
       down = true;

@@ -30,12 +30,13 @@ export function cookieFrom(res: request.Response, name = 'sdx_session'): string 
 function sessionUser(res: request.Response, email: string, password: string): SessionUser {
   const cookie = cookieFrom(res);
   if (!cookie) throw new Error(`no session cookie (status ${res.status}: ${JSON.stringify(res.body)})`);
-  const csrf = res.body.csrf_token as string;
-  const personal = (res.body.workspaces as Array<{ id: string; kind: string }>).find((w) => w.kind === 'personal');
+  const body = res.body as { csrf_token: string; workspaces: Array<{ id: string; kind: string }>; user: { id: string } };
+  const csrf = body.csrf_token;
+  const personal = body.workspaces.find((w) => w.kind === 'personal');
   const withWorkspace = (headers: Record<string, string>, workspaceId?: string) =>
     workspaceId ? { ...headers, 'X-Workspace-ID': workspaceId } : headers;
   return {
-    userId: res.body.user.id,
+    userId: body.user.id,
     email,
     password,
     personalWorkspaceId: personal?.id ?? '',

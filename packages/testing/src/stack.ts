@@ -93,7 +93,7 @@ export interface StackStripe {
   setWebhookUrl(url: string | null): void;
 }
 
-export async function createTestDatabase(): Promise<{ name: string; url: string; drop(): Promise<void> }> {
+export async function createTestDatabase(): Promise<{ name: string; url: string; drop: () => Promise<void> }> {
   const name = `sdx_t_${randomBytes(6).toString('hex')}`;
   const admin = new pg.Client({ connectionString: baseDatabaseUrl() });
   await admin.connect();
@@ -118,7 +118,7 @@ export async function createTestDatabase(): Promise<{ name: string; url: string;
 }
 
 /** A database cloned from the migrated template and a Db on it; drop() closes the one and drops the other. */
-export async function createTestDb(): Promise<{ db: Db; url: string; drop(): Promise<void> }> {
+export async function createTestDb(): Promise<{ db: Db; url: string; drop: () => Promise<void> }> {
   const database = await createTestDatabase();
   const db = createDb({ connectionString: database.url, max: 2 });
   return {
@@ -311,7 +311,11 @@ export class ContractClient {
 }
 
 /** Polls until `check` returns a value or the timeout passes. */
-export async function eventually<T>(check: () => Promise<T | undefined | null | false>, timeoutMs = 20_000, intervalMs = 50): Promise<T> {
+export async function eventually<T>(
+  check: () => T | undefined | null | false | Promise<T | undefined | null | false>,
+  timeoutMs = 20_000,
+  intervalMs = 50,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -321,7 +325,10 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+    if (Date.now() > deadline) {
+      const cause = last instanceof Error || typeof last === 'string' ? String(last) : JSON.stringify(last);
+      throw new Error(`condition not met within ${timeoutMs} ms${last ? `: ${cause}` : ''}`);
+    }
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }

@@ -82,9 +82,9 @@ describe('WebhookSender', () => {
     const sender = new WebhookSender({
       allowHttp: true,
       allowPrivate: false,
-      resolve: async (host) => {
+      resolve: (host) => {
         calls.push(host);
-        return [{ address: '127.0.0.1', family: 4 }];
+        return Promise.resolve([{ address: '127.0.0.1', family: 4 }]);
       },
     });
     const literal = await sender.send(request('/ok'));

@@ -69,7 +69,7 @@ export function portableSchema(node: unknown): unknown {
   if (Array.isArray(node)) return node.map(portableSchema);
   if (!node || typeof node !== 'object') return node;
   const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(node)) {
+  for (const [key, value] of Object.entries(node as Record<string, unknown>)) {
     if (key === 'properties' || key === 'definitions' || key === '$defs' || key === 'patternProperties') {
       out[key] = Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([name, sub]) => [name, portableSchema(sub)]));
     } else if (

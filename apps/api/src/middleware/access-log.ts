@@ -30,7 +30,7 @@ export function accessLog(log: Logger): RequestHandler {
       res.once('close', () =>
         log.debug(
           {
-            req: { id: res.locals.requestId, method, url: redactUrl(req.originalUrl) },
+            req: { id: res.locals.requestId as string, method, url: redactUrl(req.originalUrl) },
             res: { statusCode: res.statusCode },
             responseTime: Math.round(performance.now() - started),
           },
@@ -44,7 +44,7 @@ export function accessLog(log: Logger): RequestHandler {
       log.info(
         {
           req: {
-            id: res.locals.requestId,
+            id: res.locals.requestId as string,
             method,
             url: redactUrl(req.originalUrl),
             headers: redactHeaders(req.headers),

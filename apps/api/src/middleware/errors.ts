@@ -322,9 +322,8 @@ function renderError(log: Logger): ErrorRequestHandler {
       sendServiceError(res, dependency);
       return;
     }
-    log.error({ err, requestId: res.locals.requestId }, 'unhandled error');
-    res
-      .status(500)
-      .json({ detail: { error: 'internal_error', message: 'Something went wrong on our side.', request_id: res.locals.requestId } });
+    const requestId = res.locals.requestId as string;
+    log.error({ err, requestId }, 'unhandled error');
+    res.status(500).json({ detail: { error: 'internal_error', message: 'Something went wrong on our side.', request_id: requestId } });
   };
 }

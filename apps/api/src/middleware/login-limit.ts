@@ -29,7 +29,7 @@ export function clientNetwork(address: string): string {
   const left = head ? head.split(':') : [];
   const right = tail ? tail.split(':') : [];
   // An embedded IPv4 tail (::1.2.3.4) is two groups; the /64 never reaches it unless the address has no ::.
-  const groups = bare.includes('::') ? [...left, ...Array(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
+  const groups = bare.includes('::') ? [...left, ...Array<string>(Math.max(0, 8 - left.length - right.length)).fill('0'), ...right] : left;
   return `${groups
     .slice(0, 4)
     .map((group) => (parseInt(group, 16) || 0).toString(16))

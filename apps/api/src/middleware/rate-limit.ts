@@ -31,7 +31,7 @@ export class RateLimiterUnavailable extends Error {}
  */
 export class RedisRateLimiter implements RateLimiter {
   private readonly limiter: RateLimiterRedis;
-  private pending = new Map<string, Array<{ limit: number; resolve(d: RateDecision): void; reject(e: unknown): void }>>();
+  private pending = new Map<string, Array<{ limit: number; resolve: (d: RateDecision) => void; reject: (e: unknown) => void }>>();
 
   constructor(redis: RedisClient, keyPrefix: string) {
     this.limiter = new RateLimiterRedis({

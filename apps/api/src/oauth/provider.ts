@@ -91,14 +91,18 @@ export class SdxOAuthProvider implements OAuthServerProvider {
   }
 
   /** The client and redirect URI are checked by the SDK; the rest goes to the console's consent page, where the user picks the workspace and role. */
-  async authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
+  authorize(client: OAuthClientInformationFull, params: AuthorizationParams, res: Response): Promise<void> {
     if (!CODE_CHALLENGE.test(params.codeChallenge))
-      throw new InvalidRequestError('code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, -, ., _ and ~ (RFC 7636).');
+      return Promise.reject(
+        new InvalidRequestError('code_challenge must be 43 to 128 characters of A-Z, a-z, 0-9, -, ., _ and ~ (RFC 7636).'),
+      );
     // What the consent page carries back to POST /v1/oauth/consent must fit its bounds.
-    if ((params.state?.length ?? 0) > STATE_MAX) throw new InvalidRequestError(`state may be at most ${STATE_MAX} characters.`);
-    if ((params.scopes ?? []).join(' ').length > SCOPE_MAX) throw new InvalidRequestError(`scope may be at most ${SCOPE_MAX} characters.`);
+    if ((params.state?.length ?? 0) > STATE_MAX)
+      return Promise.reject(new InvalidRequestError(`state may be at most ${STATE_MAX} characters.`));
+    if ((params.scopes ?? []).join(' ').length > SCOPE_MAX)
+      return Promise.reject(new InvalidRequestError(`scope may be at most ${SCOPE_MAX} characters.`));
     if (params.resource && params.resource.href.replace(/\/$/, '') !== resourceOf(this.appUrl)) {
-      throw new InvalidTargetError(`The only resource this server grants access to is ${resourceOf(this.appUrl)}.`);
+      return Promise.reject(new InvalidTargetError(`The only resource this server grants access to is ${resourceOf(this.appUrl)}.`));
     }
     const query = new URLSearchParams({
       client_id: client.client_id,
@@ -110,6 +114,7 @@ export class SdxOAuthProvider implements OAuthServerProvider {
     if (params.state !== undefined) query.set('state', params.state);
     if (params.scopes && params.scopes.length > 0) query.set('scope', params.scopes.join(' '));
     res.redirect(302, `${CONSENT_PAGE}?${query.toString()}`);
+    return Promise.resolve();
   }
 
   async challengeForAuthorizationCode(client: OAuthClientInformationFull, code: string): Promise<string> {

@@ -10,8 +10,8 @@ export const listJobItems = route('listJobItems', {
     const limit = Number(req.query.limit ?? ITEMS_PAGE_DEFAULT);
     const cursor = typeof req.query.cursor === 'string' ? req.query.cursor : null;
     const offset = req.query.offset === undefined ? null : Number(req.query.offset);
-    const page = await readJobItems(services, tenantOf(res), String(req.params.job_id), { limit, cursor, offset });
     async function* body(): AsyncGenerator<string> {
+      const page = await readJobItems(services, tenantOf(res), String(req.params.job_id), { limit, cursor, offset });
       yield `{"items":[${page.itemsJson}],"next_cursor":${JSON.stringify(page.nextCursor)}}`;
     }
     await send(res, 200, body());

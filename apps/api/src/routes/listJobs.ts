@@ -3,7 +3,7 @@ import type { JobStatus } from '@sdx/db';
 import { tenantOf } from '../middleware/tenant';
 import { sendJobs } from './job-body';
 import { pageRequestOf, setNextLink } from './paging';
-import { route } from './route';
+import { booleanQuery, route } from './route';
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
@@ -15,7 +15,7 @@ export const listJobs = route('listJobs', {
   access: 'viewer',
   handler: async ({ deps: { services, heavyReads }, req, res }) => {
     const tenant = tenantOf(res);
-    const withResult = String(req.query.include_result ?? 'true') !== 'false';
+    const withResult = booleanQuery(req.query.include_result, true);
     const filters: JobFilters = {
       status: text(req.query.status) as JobStatus | undefined,
       platform: text(req.query.platform),

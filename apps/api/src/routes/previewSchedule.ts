@@ -4,7 +4,7 @@ import { route } from './route';
 /** POST /v1/schedules/preview — the next occurrences, as the scheduler will dispatch them. */
 export const previewSchedule = route('previewSchedule', {
   access: 'viewer',
-  handler: async ({ deps: { services }, res }, body) => {
+  handler: ({ deps: { services }, res }, body) => {
     res.json(
       preview({ frequency: body.frequency, timezone: body.timezone, starts_at: body.starts_at, count: body.count }, services.clock.now()),
     );

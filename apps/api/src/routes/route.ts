@@ -39,6 +39,15 @@ export type QueryOf<Id extends OperationId> = {
     : string;
 };
 
+/**
+ * A boolean query parameter (include_result, include_jobs): the validator has made it true or
+ * false (it coerces a query's `type: boolean`); `otherwise` when it was not sent.
+ */
+export function booleanQuery(value: unknown, otherwise: boolean): boolean {
+  if (typeof value === 'boolean') return value;
+  return value === 'true' ? true : value === 'false' ? false : otherwise;
+}
+
 /** The path parameters of an operation (`{job_id}` ...), as strings. */
 export type ParamsOf<Id extends OperationId> = { [K in keyof Declared<Op<Id>['parameters'], 'path'>]: string };
 

@@ -52,7 +52,7 @@ export function registerSession(program: Command): void {
     .command('logout')
     .description('forget the stored API key')
     .action(
-      action(async (ctx) => {
+      action((ctx) => {
         const removed = removeConfig(ctx.env);
         ctx.out.result({ config_path: configPath(ctx.env), removed }, () =>
           ctx.out.note(removed ? `Removed ${configPath(ctx.env)}.` : 'Not logged in.'),

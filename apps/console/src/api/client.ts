@@ -91,7 +91,14 @@ export class ApiProblem extends Error {
     }
     if (detail && typeof detail === 'object') {
       const d = detail as Record<string, unknown>;
-      return new ApiProblem(response.status, String(d.error ?? 'error'), String(d.message ?? response.statusText), requestId, [], d);
+      return new ApiProblem(
+        response.status,
+        typeof d.error === 'string' ? d.error : 'error',
+        typeof d.message === 'string' ? d.message : response.statusText,
+        requestId,
+        [],
+        d,
+      );
     }
     return new ApiProblem(response.status, 'http_error', `The service answered ${response.status} ${response.statusText}.`, requestId);
   }

@@ -104,6 +104,7 @@ export function valueAt(item: Item, column: string, columns: readonly string[]):
 /** A value as plain text, as the table shows it (what the filter matches): no JSON. */
 export function textOf(value: unknown): string {
   if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
   if (typeof value === 'number') return formatNumber(value);
   if (typeof value === 'boolean') return value ? 'yes' : 'no';
   if (Array.isArray(value)) return value.map(textOf).join(', ');
@@ -111,7 +112,8 @@ export function textOf(value: unknown): string {
     return Object.entries(value)
       .map(([key, v]) => `${key}: ${textOf(v)}`)
       .join(', ');
-  return String(value);
+  // JSON has no other kind of value.
+  return '';
 }
 
 export { isPlainObject };

@@ -104,7 +104,7 @@ export function Value({ value }: { value: unknown }): ReactNode {
       <details className="cell-more">
         <summary>{plural(value.length, 'entry', 'entries')}</summary>
         <ol className="kv-list">
-          {value.map((v, i) => (
+          {(value as unknown[]).map((v, i) => (
             <li key={i}>{isPlainObject(v) ? <KeyValues value={v} /> : <Value value={v} />}</li>
           ))}
         </ol>
@@ -112,7 +112,7 @@ export function Value({ value }: { value: unknown }): ReactNode {
     );
   }
   if (isPlainObject(value)) return <KeyValues value={value} />;
-  return String(value);
+  return textOf(value);
 }
 
 /** A class naming the column (`col-username`, `col-metrics-views`) for its width rules. */

@@ -31,6 +31,13 @@ const CODE_TITLES: Record<string, string> = {
   two_factor_required: 'Two-factor sign-in required',
 };
 
+/** What went wrong, in words: an Error's message, or what was thrown. */
+function messageOf(error: unknown): string {
+  if (error instanceof Error) return error.message;
+  if (typeof error === 'string') return error;
+  return JSON.stringify(error) ?? 'Unknown error';
+}
+
 /** An error in words, with its request ID for support. */
 export function ErrorNotice({ error, title }: { error: unknown; title?: string }) {
   if (!error) return null;
@@ -39,7 +46,7 @@ export function ErrorNotice({ error, title }: { error: unknown; title?: string }
     title ?? (problem ? (CODE_TITLES[problem.code] ?? TITLES[problem.status] ?? 'Something went wrong') : 'Something went wrong');
   return (
     <div className="notice notice-error" role="alert">
-      <strong>{heading}.</strong> <span>{error instanceof Error ? error.message : String(error)}</span>
+      <strong>{heading}.</strong> <span>{messageOf(error)}</span>
       {problem && problem.issues.length > 0 && (
         <ul>
           {problem.issues.map((issue, i) => (
@@ -49,7 +56,9 @@ export function ErrorNotice({ error, title }: { error: unknown; title?: string }
           ))}
         </ul>
       )}
-      {problem?.detail.required_role ? <p>This needs the {String(problem.detail.required_role)} role.</p> : null}
+      {typeof problem?.detail.required_role === 'string' && problem.detail.required_role ? (
+        <p>This needs the {problem.detail.required_role} role.</p>
+      ) : null}
       {problem?.code === 'two_factor_required' ? <TwoFactorHint status={problem.status} /> : null}
       {problem && (
         <p className="muted small">

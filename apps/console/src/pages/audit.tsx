@@ -101,7 +101,9 @@ function detailText(value: unknown): string {
     return Object.entries(value as Record<string, unknown>)
       .map(([k, v]) => `${k.replace(/_/g, ' ')} ${detailText(v)}`)
       .join(', ');
-  return String(value);
+  if (typeof value === 'boolean') return String(value);
+  // JSON has no other kind of value.
+  return '';
 }
 
 /** An audit event's `data`, one field a line ("credits: 500"), long values wrapped. */

@@ -51,7 +51,7 @@ export interface Completion {
  */
 export async function completeJobs(services: Resources, completions: readonly Completion[]): Promise<FlushResult<boolean>> {
   const items = await withFinalObjects(services, completions);
-  const results: FlushResult<boolean> = new Array(items.length);
+  const results: FlushResult<boolean> = new Array<boolean | Error>(items.length);
   const regular = items.flatMap((c, i) => (c.job.new_only ? [] : [i]));
   if (regular.length > 0) {
     const answers = await completeGroup(

@@ -101,7 +101,7 @@ export interface RunHold {
 }
 
 export async function holdRuns(db: Db, which: RunSelection): Promise<RunHold> {
-  if ('ids' in which && which.ids.length === 0) return { runs: [], settle: async () => [], release: async () => undefined };
+  if ('ids' in which && which.ids.length === 0) return { runs: [], settle: () => Promise.resolve([]), release: () => Promise.resolve() };
   const tx: ControlledTransaction<Database> = await db.startTransaction().execute();
   let runs: ScheduleRunRow[];
   try {

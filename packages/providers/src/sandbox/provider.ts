@@ -181,7 +181,7 @@ export function createSandboxProvider(options: SandboxProviderOptions = {}): Pro
       if (!first) await beforePage();
       first = false;
       const end = work.bundle && offset === 0 ? 1 : Math.min(work.total, offset + work.pageSize);
-      const items: Item[] = new Array(end - offset);
+      const items: Item[] = new Array<Item>(end - offset);
       for (let i = offset; i < end; i++) items[i - offset] = { ...work.item(i), source: 'sandbox' };
       offset = end;
       yield { items, cursor: offset < work.total ? String(offset) : null, total: work.total };

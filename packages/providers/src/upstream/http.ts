@@ -161,9 +161,10 @@ export class UpstreamHttp {
     };
   }
 
-  /** A message safe to keep: upstream text with any secret removed and its length bounded. */
+  /** A message safe to keep: upstream text (or the JSON of what it sent instead) with any secret removed and its length bounded. */
   safe(text: unknown): string {
-    return redact(String(text ?? ''), this.secrets()).slice(0, 300);
+    const plain = typeof text === 'string' ? text : text === null || text === undefined ? '' : (JSON.stringify(text) ?? '');
+    return redact(plain, this.secrets()).slice(0, 300);
   }
 }
 

@@ -279,7 +279,7 @@ export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvid
   }
 
   /** The comments of a post, or the replies of a comment (`parent` names the node). */
-  function comments(request: ExtractionRequest, parent: () => Promise<string>) {
+  function comments(request: ExtractionRequest, parent: () => string | Promise<string>) {
     return (async function* () {
       const start = decodeCursor(request.resumeCursor);
       const id = start?.x?.id ?? (await parent());
@@ -332,7 +332,7 @@ export function createFacebookPagesProvider(config: GraphConfig): UpstreamProvid
         }),
       comments: (request) => comments(request, () => postId(request.target, request.signal)),
       // A comment's replies: the Comment node's /comments edge (Graph reference, comment/comments).
-      comment_replies: (request) => comments(request, async () => commentId(request.target)),
+      comment_replies: (request) => comments(request, () => commentId(request.target)),
     },
   });
 }

@@ -341,7 +341,7 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
             const url = igPostUrl(request.target);
             const body = await get('/v2/instagram/media/transcript', { url }, request.signal);
             const t = obj(arr(body.transcripts)[0]);
-            return transcript('instagram', String(t.id ?? request.target), url, str(t.text));
+            return transcript('instagram', str(t.id) ?? request.target, url, str(t.text));
           }),
       },
       tiktok: {
@@ -439,7 +439,7 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
               const s = obj(raw);
               return { start: (num(s.startMs) ?? 0) / 1000, end: (num(s.endMs) ?? 0) / 1000, text: str(s.text) ?? '' };
             });
-            return transcript('youtube', String(body.videoId ?? request.target), url, str(body.transcript_only_text), {
+            return transcript('youtube', str(body.videoId) ?? request.target, url, str(body.transcript_only_text), {
               language: str(body.language),
               segments,
             });
@@ -514,7 +514,7 @@ export function createScrapeCreatorsProvider(config: ScrapeCreatorsConfig): Upst
           single(async () => {
             const body = await get('/v1/facebook/adLibrary/ad', { id: adId(request.target) }, request.signal);
             const snap = obj(body.snapshot);
-            const id = String(body.adArchiveID ?? adId(request.target));
+            const id = str(body.adArchiveID) ?? adId(request.target);
             // body is a string in the vendor's sample; older Ad Library snapshots nest it as {text}.
             const text = str(snap.body) ?? str(obj(snap.body).text) ?? str(snap.caption);
             const media = [

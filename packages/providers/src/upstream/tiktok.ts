@@ -284,7 +284,7 @@ export function createTikTokProvider(config: TikTokConfig): UpstreamProvider {
   function adCountries(entry: Json): string[] {
     const group = obj(entry.ad_group);
     const targeting = obj(group.targeting_info ?? group.target);
-    const targeted = Array.isArray(targeting.country) ? targeting.country : (str(targeting.country) ?? '').split(',');
+    const targeted = Array.isArray(targeting.country) ? (targeting.country as unknown[]) : (str(targeting.country) ?? '').split(',');
     return countryCodes([...targeted, ...Object.keys(obj(obj(obj(entry.ad).reach).unique_users_seen_by_country))]);
   }
 

@@ -55,7 +55,7 @@ export function startWebhookDeliveries(context: TaskContext, measure: Measure): 
     }
   });
   const connection = createWorkerRedis({ url: context.redisUrl, clusterNodes: services.config.redisClusterNodes });
-  connection.on('error', (err) => log.debug({ err: err.message }, 'webhook consumer redis error'));
+  connection.on('error', (err: Error) => log.debug({ err: err.message }, 'webhook consumer redis error'));
   const consumer = new Worker<DeliveryPayload>(
     QUEUES.webhookDeliveries,
     (entry) => lanes.run(entry.data.webhookId, entry.data.deliveryId),

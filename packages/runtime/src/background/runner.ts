@@ -78,7 +78,7 @@ export class BackgroundRunner {
     }
     if (this.options.remoteWakes && [...this.periodic.values()].some((slot) => slot.task.wakes?.includes('kick'))) {
       const subscriber = createSubscriberRedis({ url: context.redisUrl, clusterNodes: config.redisClusterNodes });
-      subscriber.on('error', (err) => log.debug({ err: err.message }, 'background wake subscriber error'));
+      subscriber.on('error', (err: Error) => log.debug({ err: err.message }, 'background wake subscriber error'));
       subscriber.on('message', (_channel: string, name: string) => this.kick(name));
       void subscriber
         .subscribe(wakeChannel(config.redisPrefix))

@@ -60,7 +60,7 @@ export const listOperations = defineTool<{ platform?: string; limit?: number; cu
     idempotentHint: true,
     openWorldHint: false,
   },
-  async run(ctx, input) {
+  run(ctx, input) {
     const all = ctx.deps.registry
       .platforms()
       .filter(({ platform }) => input.platform === undefined || platform === input.platform)
@@ -80,9 +80,9 @@ export const listOperations = defineTool<{ platform?: string; limit?: number; cu
     const fit = itemsThatFit({}, rest, ctx.budget);
     const truncated = from + fit < all.length;
     const operations = rest.slice(0, fit);
-    return {
+    return Promise.resolve({
       structured: { operations, truncated, next_cursor: truncated ? String(from + fit) : null },
       summary: `${operations.length} of ${all.length} operations${truncated ? `; more with cursor "${from + fit}"` : ''}.`,
-    };
+    });
   },
 });

@@ -30,13 +30,19 @@ type Declared<P, K extends string> = P extends { [key in K]?: infer V }
   : Record<never, never>;
 
 /**
- * The query of an operation as it arrives: every value a string, as sent (the validator checks
- * it against openapi.yaml without converting it); an enum keeps its values.
+ * The query of an operation as the validator leaves it: it coerces query parameters to their
+ * declared type whatever its `coerceTypes` (that option is the body's), so a `type: boolean`
+ * parameter arrives as true or false and an integer as a number; strings as sent, an enum with
+ * its values.
  */
 export type QueryOf<Id extends OperationId> = {
   [K in keyof Declared<Op<Id>['parameters'], 'query'>]?: Declared<Op<Id>['parameters'], 'query'>[K] extends string
     ? Declared<Op<Id>['parameters'], 'query'>[K]
-    : string;
+    : Declared<Op<Id>['parameters'], 'query'>[K] extends boolean
+      ? boolean
+      : Declared<Op<Id>['parameters'], 'query'>[K] extends number
+        ? number
+        : string;
 };
 
 /**

@@ -69,3 +69,14 @@ function contractJson(): string {
 export function loadOpenApiDocument(): OpenApiDocument {
   return JSON.parse(contractJson()) as OpenApiDocument;
 }
+
+let documentDigest: string | undefined;
+
+/**
+ * The SHA-256 (hex) of openapi.yaml: the key of what is derived from the contract and kept for
+ * the next process (the tests' compiled response schemas). Read once per process.
+ */
+export function contractDigest(): string {
+  documentDigest ??= createHash('sha256').update(readFileSync(OPENAPI_PATH, 'utf8')).digest('hex');
+  return documentDigest;
+}

@@ -72,5 +72,5 @@ export type OperationId = keyof operations;
 /** The values of the contract's enums that code needs at run time, generated with the types. */
 export { WEBHOOK_EVENT_TYPES, type WebhookEventType } from './events';
 
-export { CONTRACT_CACHE_DIR, OPENAPI_PATH, loadOpenApiDocument } from './document';
+export { CONTRACT_CACHE_DIR, OPENAPI_PATH, contractDigest, loadOpenApiDocument } from './document';
 export type { OpenApiDocument } from './document';

@@ -1,3 +1,4 @@
+import type { ChildProcess } from 'node:child_process';
 import { verifyWebhook } from '@sdx/sdk';
 import { type ServedStack, startServedStack, startWebhookReceiver, type WebhookReceiver, type LooseJson } from '@sdx/testing';
 import { sdx } from './support';
@@ -13,7 +14,9 @@ beforeAll(async () => {
   });
   handler = await startWebhookReceiver(() => ({ status: 204 }));
 });
+const listeners: ChildProcess[] = [];
 afterAll(async () => {
+  for (const child of listeners) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
   await handler.close();
   await served.close();
 });
@@ -22,6 +25,8 @@ it('forwards the events signed, prints one JSON line each, and deletes the endpo
   const ws = await served.stack.workspace({ credits: 10_000 });
   const env = { SDX_BASE_URL: served.url, SDX_API_KEY: ws.apiKey, XDG_CONFIG_HOME: '/nonexistent' };
   const listening = sdx(['webhooks', 'listen', '--forward-to', handler.url, '--events', 'job.completed', '--json'], { env });
+  // A failed expectation below must not leave the listener running past the test.
+  listeners.push(listening.child);
   const next = jsonLines(listening.child.stdout!);
 
   const ready = await next();

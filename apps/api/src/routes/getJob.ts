@@ -1,7 +1,7 @@
 import { attemptSourcesOf, getJobOrThrow } from '@sdx/domain/api';
 import { tenantOf } from '../middleware/tenant';
 import { jobETag, matchesIfNoneMatch, sendJob } from './job-body';
-import { booleanQuery, route } from './route';
+import { route } from './route';
 
 /**
  * GET /v1/jobs/{job_id} — the result streamed; a large one is a heavy read (bounded per
@@ -11,10 +11,10 @@ import { booleanQuery, route } from './route';
  */
 export const getJob = route('getJob', {
   access: 'viewer',
-  handler: async ({ deps: { services, heavyReads, registry }, req, res }) => {
+  handler: async ({ deps: { services, heavyReads, registry }, req, res, query }) => {
     const tenant = tenantOf(res);
     const job = await getJobOrThrow(services.db, tenant, String(req.params.job_id));
-    const withResult = booleanQuery(req.query.include_result, true);
+    const withResult = query.include_result ?? true;
     const etag = jobETag(job, withResult);
     res.setHeader('ETag', etag);
     if (matchesIfNoneMatch(req.get('If-None-Match'), etag)) {

@@ -3,7 +3,7 @@ import type { JobStatus } from '@sdx/db';
 import { tenantOf } from '../middleware/tenant';
 import { sendJobs } from './job-body';
 import { pageRequestOf, setNextLink } from './paging';
-import { booleanQuery, route } from './route';
+import { route } from './route';
 
 const text = (value: unknown): string | undefined => (typeof value === 'string' ? value : undefined);
 
@@ -13,9 +13,9 @@ const text = (value: unknown): string | undefined => (typeof value === 'string' 
  */
 export const listJobs = route('listJobs', {
   access: 'viewer',
-  handler: async ({ deps: { services, heavyReads }, req, res }) => {
+  handler: async ({ deps: { services, heavyReads }, req, res, query }) => {
     const tenant = tenantOf(res);
-    const withResult = booleanQuery(req.query.include_result, true);
+    const withResult = query.include_result ?? true;
     const filters: JobFilters = {
       status: text(req.query.status) as JobStatus | undefined,
       platform: text(req.query.platform),

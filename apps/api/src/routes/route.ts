@@ -36,23 +36,17 @@ type Declared<P, K extends string> = P extends { [key in K]?: infer V }
  * its values.
  */
 export type QueryOf<Id extends OperationId> = {
-  [K in keyof Declared<Op<Id>['parameters'], 'query'>]?: Declared<Op<Id>['parameters'], 'query'>[K] extends string
-    ? Declared<Op<Id>['parameters'], 'query'>[K]
-    : Declared<Op<Id>['parameters'], 'query'>[K] extends boolean
-      ? boolean
-      : Declared<Op<Id>['parameters'], 'query'>[K] extends number
-        ? number
-        : string;
+  [K in keyof Declared<Op<Id>['parameters'], 'query'>]?: QueryValue<Declared<Op<Id>['parameters'], 'query'>[K]>;
 };
 
-/**
- * A boolean query parameter (include_result, include_jobs): the validator has made it true or
- * false (it coerces a query's `type: boolean`); `otherwise` when it was not sent.
- */
-export function booleanQuery(value: unknown, otherwise: boolean): boolean {
-  if (typeof value === 'boolean') return value;
-  return value === 'true' ? true : value === 'false' ? false : otherwise;
-}
+/** A query parameter's declared type as the validator leaves it (tuples: `boolean` is not split into `true | false`). */
+type QueryValue<V> = [NonNullable<V>] extends [string]
+  ? NonNullable<V>
+  : [NonNullable<V>] extends [boolean]
+    ? boolean
+    : [NonNullable<V>] extends [number]
+      ? number
+      : string;
 
 /** The path parameters of an operation (`{job_id}` ...), as strings. */
 export type ParamsOf<Id extends OperationId> = { [K in keyof Declared<Op<Id>['parameters'], 'path'>]: string };
